@@ -1,0 +1,90 @@
+/**
+ * `npm run buy -- <METHOD> <path-or-url> [json-body]`: pay any x402 endpoint (ours or
+ * anyone's) with @x402/fetch and print the answer, the amount paid and the settlement
+ * transaction. The key comes from BUYER_PRIVATE_KEY; in local mode a funded devnet buyer
+ * from data/devnet.json is used when it is not set. A path is resolved against BASE_URL
+ * (default http://127.0.0.1:$PORT, port 4021).
+ */
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { decodePaymentResponseHeader } from "@x402/core/http";
+import type { PaymentRequirements } from "@x402/core/types";
+import { registerExactEvmScheme } from "@x402/evm/exact/client";
+import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
+import { formatUnits, isHex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+
+const USAGE = `usage: npm run buy -- <GET|POST|...> <path-or-url> [json-body]
+  e.g. npm run buy -- POST /api/payment-verify '{"tx_hash":"0x..."}'
+  env: BUYER_PRIVATE_KEY (default in local mode: a devnet buyer from data/devnet.json), BASE_URL, DATA_DIR`;
+
+function fail(message: string): never {
+  console.error(`buy: ${message}`);
+  process.exit(2);
+}
+
+function buyerKey(): `0x${string}` {
+  const fromEnv = process.env.BUYER_PRIVATE_KEY?.trim();
+  if (fromEnv) {
+    const key = (fromEnv.startsWith("0x") ? fromEnv : `0x${fromEnv}`) as `0x${string}`;
+    if (!isHex(key) || key.length !== 66) fail("BUYER_PRIVATE_KEY must be a 32-byte hex private key (its value is not shown)");
+    return key;
+  }
+  const devnetFile = path.join(process.env.DATA_DIR || "data", "devnet.json");
+  if (!existsSync(devnetFile)) fail(`set BUYER_PRIVATE_KEY, or start the service in local mode (npm start) so that ${devnetFile} exists`);
+  const devnet = JSON.parse(readFileSync(devnetFile, "utf8")) as { buyers: { privateKey: `0x${string}` }[] };
+  const first = devnet.buyers[0];
+  if (!first) fail(`${devnetFile} lists no buyers`);
+  return first.privateKey;
+}
+
+async function main(): Promise<void> {
+  const [method, target, body] = process.argv.slice(2);
+  if (!method || !target) fail(USAGE);
+  if (body !== undefined) {
+    try {
+      JSON.parse(body);
+    } catch {
+      fail(`the body is not valid JSON: ${body}`);
+    }
+  }
+  const base = process.env.BASE_URL || `http://127.0.0.1:${process.env.PORT || 4021}`;
+  const url = /^https?:\/\//.test(target) ? target : new URL(target, base).toString();
+
+  const account = privateKeyToAccount(buyerKey());
+  const client = new x402Client();
+  registerExactEvmScheme(client, { signer: account });
+  let quoted: PaymentRequirements | undefined;
+  client.onAfterPaymentCreation(async (context) => {
+    quoted = context.selectedRequirements as PaymentRequirements;
+  });
+  const pay = wrapFetchWithPayment(fetch, client);
+
+  const started = Date.now();
+  const res = await pay(url, {
+    method: method.toUpperCase(),
+    ...(body !== undefined ? { headers: { "content-type": "application/json" }, body } : {}),
+  });
+  const text = await res.text();
+  let pretty = text;
+  try {
+    pretty = JSON.stringify(JSON.parse(text), null, 2);
+  } catch {}
+
+  console.log(`${method.toUpperCase()} ${url} -> ${res.status} in ${Date.now() - started} ms (buyer ${account.address})`);
+  console.log(pretty);
+  const receipt = res.headers.get("payment-response");
+  if (receipt) {
+    const settlement = decodePaymentResponseHeader(receipt);
+    const amount = quoted ? `${formatUnits(BigInt(quoted.amount), 6)} USDC (${quoted.amount} atomic) to ${quoted.payTo}` : "unknown amount";
+    if (settlement.success) console.log(`paid: ${amount}\nsettlement: ${settlement.transaction} on ${settlement.network}`);
+    else console.log(`not charged: settlement failed (${settlement.errorReason ?? "unknown reason"})`);
+  } else if (quoted) {
+    console.log(`not charged: the call failed with ${res.status}, so the payment was not settled`);
+  } else {
+    console.log("no payment was asked for");
+  }
+  process.exitCode = res.ok ? 0 : 1;
+}
+
+main().catch((error) => fail(error instanceof Error ? error.message : String(error)));

@@ -1,0 +1,55 @@
+/**
+ * The shape of one entry of the route table. The table (`spec/routes.ts`) is the single
+ * source of every route: the x402 payment config, request validation, dispatch to
+ * `functions/`, `/openapi.json`, `/.well-known/x402` and the landing page all derive from it.
+ */
+import type { TObject, TSchema } from "@sinclair/typebox";
+import type { ErrorCode } from "../src/errors.ts";
+
+/** HTTP methods the service routes. */
+export type Method = "GET" | "POST";
+
+/** One route of the service. */
+export interface RouteDef {
+  /** HTTP method; a path offered with two methods has two entries. */
+  readonly method: Method;
+  /** Absolute path under `/api/`, canonical (no trailing slash, no dot segments). */
+  readonly path: string;
+  /** Unique OpenAPI operationId, camelCase. */
+  readonly operationId: string;
+  /** One line for lists and the challenge's `resource.description`. */
+  readonly summary: string;
+  /** Longer Markdown-free description: what it answers and its limits. */
+  readonly description: string;
+  /** OpenAPI tags, first one groups the landing page. */
+  readonly tags: readonly string[];
+  /** Price per call in USD (settled in USDC), or `null` for a free route. */
+  readonly price: number | null;
+  /** Module in `functions/` (without `.ts`) whose default export answers the route. */
+  readonly fn: string;
+  /** Query-string parameters (strings coerced to the declared types). Absent: none allowed. */
+  readonly query?: TObject;
+  /** JSON body. Absent: no body expected (a body is ignored). */
+  readonly body?: TObject;
+  /** The 200 response. */
+  readonly response: TSchema;
+  /** Error codes the route can answer with, beyond the ones every route has. */
+  readonly errors: readonly ErrorCode[];
+  /** An example request input and output, for Bazaar discovery and the docs. */
+  readonly example?: { readonly input?: Record<string, unknown>; readonly output?: unknown };
+}
+
+/** Identity helper that keeps the literal types of a route entry. */
+export function defineRoute<const R extends RouteDef>(route: R): R {
+  return route;
+}
+
+/** `"POST /api/x"`: the key used by the x402 routes config and `/.well-known/x402`. */
+export function routeKey(route: Pick<RouteDef, "method" | "path">): string {
+  return `${route.method} ${route.path}`;
+}
+
+/** Atomic USDC units (6 decimals) of a USD price, as the decimal string x402 quotes. */
+export function atomicUsdc(priceUsd: number): string {
+  return String(Math.round(priceUsd * 1_000_000));
+}

@@ -1,0 +1,36 @@
+/**
+ * Shared TypeBox schemas used by several routes. Each schema and its static type share a
+ * name, so a route's request, response and OpenAPI description come from one object.
+ */
+import { type Static, Type } from "@sinclair/typebox";
+
+/** A 20-byte EVM address, any case. */
+export const Address = Type.String({
+  pattern: "^0x[0-9a-fA-F]{40}$",
+  description: "EVM address: 0x followed by 40 hex digits",
+  examples: ["0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"],
+});
+export type Address = Static<typeof Address>;
+
+/** A 32-byte transaction hash. */
+export const TxHash = Type.String({
+  pattern: "^0x[0-9a-fA-F]{64}$",
+  description: "transaction hash: 0x followed by 64 hex digits",
+});
+export type TxHash = Static<typeof TxHash>;
+
+/** The body of every error response. */
+export const ErrorBody = Type.Object(
+  {
+    error: Type.Object({
+      code: Type.String({ description: "stable snake_case code", examples: ["invalid_request"] }),
+      message: Type.String({ description: "what is wrong and how to fix it" }),
+      details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    }),
+  },
+  { $id: "ErrorBody" },
+);
+export type ErrorBody = Static<typeof ErrorBody>;
+
+/** A request with no parameters. */
+export const NoInput = Type.Object({}, { additionalProperties: false });

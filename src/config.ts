@@ -1,0 +1,179 @@
+/**
+ * Configuration from the environment. With no production settings the service runs in
+ * local mode on an embedded anvil chain; setting any production variable switches to
+ * production mode, where every required variable is checked at start and each problem is
+ * reported in one clear line. Secrets are held here and never logged.
+ */
+import { getAddress, isAddress, isHex } from "viem";
+import { atomicUsdc } from "../spec/route.ts";
+import type { LogLevel } from "./log.ts";
+
+/**
+ * The networks the service can settle on, with their USDC contract and EIP-712 domain. Only
+ * Base mainnet: the discovery documents are built for it, and the contract quotes it.
+ */
+export const NETWORKS = {
+  "eip155:8453": {
+    chainId: 8453,
+    name: "Base",
+    usdc: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+    usdcName: "USD Coin",
+    usdcVersion: "2",
+    publicRpc: "https://mainnet.base.org",
+  },
+} as const;
+
+/** A network id the service supports. */
+export type NetworkId = keyof typeof NETWORKS;
+
+/** How payments are verified and settled. */
+export type FacilitatorSetting =
+  /** Local mode: in-process facilitator paying gas with the devnet's account 0. */
+  | { kind: "devnet" }
+  /** Production, self-hosted: in-process facilitator paying gas with this key. */
+  | { kind: "self"; privateKey: `0x${string}` }
+  /** Production, remote facilitator over HTTP; CDP keys when it is Coinbase's. */
+  | { kind: "remote"; url: string; cdp: { keyId: string; keySecret: string } | undefined };
+
+/** The service's whole configuration. */
+export interface Config {
+  mode: "local" | "production";
+  network: NetworkId;
+  chainId: number;
+  usdc: { address: `0x${string}`; name: string; version: string; decimals: 6 };
+  /** RPC URLs in order of preference (production); local mode fills in the anvil URL. */
+  rpcUrls: string[];
+  /** Receiving address; in local mode it is the devnet's account 1 until the devnet starts. */
+  payTo: `0x${string}` | undefined;
+  facilitator: FacilitatorSetting;
+  publicUrl: string | undefined;
+  host: string;
+  port: number;
+  dataDir: string;
+  logLevel: LogLevel;
+  /** Local mode only: anvil's port (0 picks a free one). */
+  anvilPort: number;
+  /** How long a quoted challenge stays payable. */
+  maxTimeoutSeconds: number;
+}
+
+/** Start-up refused: one line per problem. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(`Configuration problems:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    this.problems = problems;
+  }
+}
+
+const PRODUCTION_VARS = ["NETWORK", "RPC_URL", "PAY_TO", "FACILITATOR_URL", "FACILITATOR_PRIVATE_KEY"] as const;
+const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error", "silent"];
+const CDP_FACILITATOR_HOST = "api.cdp.coinbase.com";
+
+function parsePort(name: string, text: string | undefined, fallback: number, problems: string[]): number {
+  if (text === undefined || text === "") return fallback;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) {
+    problems.push(`${name} must be a port number 0-65535, got "${text}"`);
+    return fallback;
+  }
+  return n;
+}
+
+function parseUrl(name: string, text: string, problems: string[]): string | undefined {
+  try {
+    const url = new URL(text);
+    if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("scheme");
+    return url.toString().replace(/\/+$/, "");
+  } catch {
+    problems.push(`${name} must be an http(s) URL, got "${text}"`);
+    return undefined;
+  }
+}
+
+/** Read and check the configuration; throws `ConfigError` listing every problem at once. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const problems: string[] = [];
+  const set = (name: string) => env[name] !== undefined && env[name] !== "";
+  const production = PRODUCTION_VARS.some(set);
+
+  const network = (env.NETWORK || "eip155:8453") as NetworkId;
+  if (!(network in NETWORKS)) {
+    problems.push(`NETWORK must be one of ${Object.keys(NETWORKS).join(", ")}, got "${env.NETWORK}"`);
+  }
+  const net = NETWORKS[network] ?? NETWORKS["eip155:8453"];
+
+  const logLevel = (env.LOG_LEVEL || "info") as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${env.LOG_LEVEL}"`);
+
+  const port = parsePort("PORT", env.PORT, 4021, problems);
+  const anvilPort = parsePort("ANVIL_PORT", env.ANVIL_PORT, 8545, problems);
+  let publicUrl: string | undefined;
+  if (set("PUBLIC_URL")) publicUrl = parseUrl("PUBLIC_URL", env.PUBLIC_URL as string, problems);
+
+  let rpcUrls: string[] = [];
+  let payTo: `0x${string}` | undefined;
+  let facilitator: FacilitatorSetting = { kind: "devnet" };
+  let host = env.HOST || "127.0.0.1";
+
+  if (production) {
+    host = env.HOST || "0.0.0.0";
+    if (!set("RPC_URL")) problems.push(`RPC_URL is required in production: one or more comma-separated ${net.name} RPC URLs (e.g. ${net.publicRpc})`);
+    else {
+      rpcUrls = (env.RPC_URL as string)
+        .split(",")
+        .map((u) => u.trim())
+        .filter(Boolean)
+        .flatMap((u) => parseUrl("RPC_URL", u, problems) ?? []);
+    }
+    if (!set("PAY_TO")) problems.push("PAY_TO is required in production: the address that receives USDC payments");
+    else if (!isAddress(env.PAY_TO as string, { strict: false })) problems.push(`PAY_TO must be an EVM address (0x + 40 hex digits), got "${env.PAY_TO}"`);
+    else payTo = getAddress(env.PAY_TO as string);
+
+    if (set("FACILITATOR_URL") && set("FACILITATOR_PRIVATE_KEY")) {
+      problems.push("set either FACILITATOR_URL (a remote facilitator) or FACILITATOR_PRIVATE_KEY (settle ourselves), not both");
+    } else if (set("FACILITATOR_URL")) {
+      const url = parseUrl("FACILITATOR_URL", env.FACILITATOR_URL as string, problems);
+      let cdp: { keyId: string; keySecret: string } | undefined;
+      if (url && new URL(url).host === CDP_FACILITATOR_HOST) {
+        if (!set("CDP_API_KEY_ID") || !set("CDP_API_KEY_SECRET")) {
+          problems.push("CDP_API_KEY_ID and CDP_API_KEY_SECRET are required when FACILITATOR_URL is the Coinbase CDP facilitator");
+        } else cdp = { keyId: env.CDP_API_KEY_ID as string, keySecret: env.CDP_API_KEY_SECRET as string };
+      }
+      if (url) facilitator = { kind: "remote", url, cdp };
+    } else if (set("FACILITATOR_PRIVATE_KEY")) {
+      const key = (env.FACILITATOR_PRIVATE_KEY as string).trim();
+      const normalised = (key.startsWith("0x") ? key : `0x${key}`) as `0x${string}`;
+      if (!isHex(normalised) || normalised.length !== 66) problems.push("FACILITATOR_PRIVATE_KEY must be a 32-byte hex private key (64 hex digits); its value is not shown");
+      else facilitator = { kind: "self", privateKey: normalised };
+    } else {
+      problems.push("a facilitator is required in production: FACILITATOR_URL (with CDP_API_KEY_ID/CDP_API_KEY_SECRET for Coinbase's) or FACILITATOR_PRIVATE_KEY to settle ourselves");
+    }
+  } else if (host !== "127.0.0.1" && host !== "localhost") {
+    problems.push(`local mode binds to 127.0.0.1 only (it runs a development chain with public keys); HOST="${host}" needs production settings`);
+  }
+
+  if (problems.length > 0) throw new ConfigError(problems);
+  return {
+    mode: production ? "production" : "local",
+    network,
+    chainId: net.chainId,
+    usdc: { address: net.usdc, name: net.usdcName, version: net.usdcVersion, decimals: 6 },
+    rpcUrls,
+    payTo,
+    facilitator,
+    publicUrl,
+    host,
+    port,
+    dataDir: env.DATA_DIR || "data",
+    logLevel,
+    anvilPort,
+    maxTimeoutSeconds: 300,
+  };
+}
+
+/** The challenge amount of a USD price on this network's USDC. */
+export function priceAtomic(priceUsd: number): string {
+  return atomicUsdc(priceUsd);
+}

@@ -1,0 +1,81 @@
+/**
+ * What a function in `functions/` receives besides its input. Functions never see
+ * Express or Astro objects: everything they need arrives here.
+ */
+import type { Static, TObject, TSchema } from "@sinclair/typebox";
+import type { PublicClient } from "viem";
+import type { RouteDef } from "../spec/route.ts";
+import type { Logger } from "./log.ts";
+
+/** Settings a function may read (never secrets). */
+export interface FunctionConfig {
+  mode: "local" | "production";
+  network: `eip155:${number}`;
+  chainId: number;
+  usdc: `0x${string}`;
+  payTo: `0x${string}`;
+  publicUrl: string | undefined;
+  version: string;
+  /** Check every answer against its response schema (on in local mode and tests). */
+  validateResponses: boolean;
+}
+
+/** Long-lived services shared by all requests, built once at start. */
+export interface Services {
+  config: FunctionConfig;
+  /** Reads the chain the service settles on. */
+  chain: PublicClient;
+  log: Logger;
+}
+
+/** A payment that the facilitator verified for this request and that settles after a 2xx answer. */
+export interface VerifiedPayment {
+  /** `"POST /api/x"`: the route the payment was quoted for. */
+  route: string;
+  payer: `0x${string}`;
+  /** Atomic units of `asset`. */
+  amount: string;
+  asset: `0x${string}`;
+  network: string;
+  /** The EIP-3009 authorisation nonce. */
+  nonce: `0x${string}`;
+}
+
+/** What Express hands the Astro handler in `locals` for every request. */
+export interface ApiLocals {
+  services: Services;
+  requestId: string;
+  payment: VerifiedPayment | null;
+}
+
+/** The per-call context of a function. */
+export interface FunctionContext extends Services {
+  requestId: string;
+  payment: VerifiedPayment | null;
+  route: RouteDef;
+  now(): Date;
+}
+
+/** The validated input of a route: its body for POST, its query for GET, with path parameters. */
+export type RouteInput<R extends RouteDef> = R["body"] extends TObject
+  ? Static<R["body"]>
+  : R["query"] extends TObject
+    ? Static<R["query"]>
+    : Record<string, never>;
+
+/** The answer of a route. */
+export type RouteOutput<R extends RouteDef> = Static<R["response"] & TSchema>;
+
+/** A function module's default export: the route it answers and how. */
+export interface RouteFunction<R extends RouteDef = RouteDef> {
+  route: R;
+  run(input: RouteInput<R>, ctx: FunctionContext): Promise<RouteOutput<R>>;
+}
+
+/** Bind a function to its route entry so its input and output are typed by the route's schemas. */
+export function defineFunction<R extends RouteDef>(
+  route: R,
+  run: (input: RouteInput<R>, ctx: FunctionContext) => Promise<RouteOutput<R>>,
+): RouteFunction<R> {
+  return { route, run };
+}

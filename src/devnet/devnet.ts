@@ -1,0 +1,222 @@
+/**
+ * "Local mode" chain: an anvil node that looks like Base to x402 code — chain id 8453, USDC,
+ * WETH and Multicall3 at their canonical Base addresses, funded test accounts.
+ */
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+  type Address,
+  type Chain,
+  createTestClient,
+  defineChain,
+  type Hex,
+  hexToBytes,
+  http,
+  publicActions,
+  toHex,
+  walletActions,
+} from "viem";
+import { mnemonicToAccount } from "viem/accounts";
+import { base } from "viem/chains";
+import { BASE_CHAIN_ID, MULTICALL3_ADDRESS, TEST_MNEMONIC, USDC_ADDRESS, WETH_ADDRESS } from "../chain/addresses.ts";
+import { startAnvil } from "./anvil.ts";
+import { type ContractArtifact, loadContracts } from "./contracts.ts";
+
+/** Options for {@link startDevnet}. */
+export type DevnetOptions = {
+  /** Holds anvil-state.json (when persisting) and devnet.json. */
+  dataDir?: string | undefined;
+  /** 0 picks a free port. */
+  port?: number | undefined;
+  /** Keep chain state across restarts in `${dataDir}/anvil-state.json`. */
+  persist?: boolean | undefined;
+};
+
+/** A devnet key pair (public test mnemonic: worthless anywhere but here). */
+export type DevnetAccount = { address: Address; privateKey: Hex };
+
+/** What other processes need to talk to the devnet; also the shape of devnet.json (plus createdAt). */
+export type DevnetInfo = {
+  rpcUrl: string;
+  chainId: number;
+  usdc: Address;
+  weth: Address;
+  multicall3: Address;
+  /** Account 1: the service's receiving address. */
+  payTo: Address;
+  /** Account 0: submits settlement transactions and pays their gas; also the USDC minter. */
+  facilitator: DevnetAccount;
+  /** Accounts 2-9. */
+  buyers: DevnetAccount[];
+};
+
+/** A running devnet. */
+export type Devnet = DevnetInfo & { stop(): Promise<void> };
+
+/** USDC (atomic, 6 decimals) minted to each of accounts 0-9 when the chain is first set up: 1,000 USDC. */
+export const DEVNET_USDC_PER_ACCOUNT = 1_000_000_000n;
+
+const ACCOUNT_COUNT = 10;
+
+/** Derives devnet accounts 0-9 from the test mnemonic, with their private keys. */
+export function devnetAccounts(mnemonic: string = TEST_MNEMONIC): DevnetAccount[] {
+  return Array.from({ length: ACCOUNT_COUNT }, (_, addressIndex) => {
+    const account = mnemonicToAccount(mnemonic, { addressIndex });
+    const privateKey = account.getHdKey().privateKey;
+    if (!privateKey) throw new Error(`mnemonic account ${addressIndex} has no private key`);
+    return { address: account.address, privateKey: toHex(privateKey) };
+  });
+}
+
+/** viem chain for the devnet: Base's definition (formatters, chain id) pointed at the local RPC. */
+export function devnetChain(rpcUrl: string, chainId: number = BASE_CHAIN_ID): Chain {
+  return defineChain({
+    ...base,
+    id: chainId,
+    name: "Base (local devnet)",
+    rpcUrls: { default: { http: [rpcUrl] } },
+    blockExplorers: undefined,
+    // Base's entry carries blockCreated: 5022 for Multicall3, which would make viem refuse
+    // multicalls pinned to the devnet's early blocks.
+    contracts: { multicall3: { address: MULTICALL3_ADDRESS } },
+    testnet: true,
+  });
+}
+
+/** Starts (or resumes) the devnet and idempotently installs contracts and funds accounts. */
+export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> {
+  const dataDir = options.dataDir ?? "data";
+  const persist = options.persist ?? true;
+  mkdirSync(dataDir, { recursive: true });
+
+  const contracts = loadContracts();
+  const anvil = await startAnvil({
+    port: options.port ?? 8545,
+    chainId: BASE_CHAIN_ID,
+    stateFile: persist ? join(dataDir, "anvil-state.json") : undefined,
+  });
+
+  try {
+    const accounts = devnetAccounts();
+    const [facilitator, payTo] = accounts as [DevnetAccount, DevnetAccount];
+    const info: DevnetInfo = {
+      rpcUrl: anvil.rpcUrl,
+      chainId: BASE_CHAIN_ID,
+      usdc: USDC_ADDRESS,
+      weth: WETH_ADDRESS,
+      multicall3: MULTICALL3_ADDRESS,
+      payTo: payTo.address,
+      facilitator,
+      buyers: accounts.slice(2),
+    };
+    const freshlyFunded = await setUpChain(info, accounts, contracts);
+    writeDevnetFile(join(dataDir, "devnet.json"), info, freshlyFunded);
+    return { ...info, stop: anvil.stop };
+  } catch (error) {
+    await anvil.stop();
+    throw error;
+  }
+}
+
+type Artifacts = ReturnType<typeof loadContracts>;
+
+// Returns true when this call minted the initial balances (i.e. the chain was new).
+async function setUpChain(info: DevnetInfo, accounts: DevnetAccount[], contracts: Artifacts): Promise<boolean> {
+  const client = createTestClient({
+    mode: "anvil",
+    chain: devnetChain(info.rpcUrl, info.chainId),
+    transport: http(info.rpcUrl),
+    account: mnemonicToAccount(TEST_MNEMONIC, { addressIndex: 0 }),
+    pollingInterval: 50,
+  })
+    .extend(publicActions)
+    .extend(walletActions);
+
+  const usdc = contracts.FiatTokenLocal;
+  if (!sameRuntimeCode(await client.getCode({ address: USDC_ADDRESS }), usdc)) {
+    // Immutables (minter, EIP-712 caches) are only filled in by a real constructor run, so deploy
+    // normally and copy the resulting runtime code; setCode keeps existing storage (balances).
+    const hash = await client.deployContract({
+      abi: usdc.abi,
+      bytecode: usdc.bytecode,
+      args: [info.facilitator.address],
+    });
+    const { contractAddress, status } = await client.waitForTransactionReceipt({ hash });
+    if (status !== "success" || !contractAddress) throw new Error("FiatTokenLocal deployment failed");
+    const runtime = await client.getCode({ address: contractAddress });
+    if (!runtime) throw new Error("FiatTokenLocal deployment left no code");
+    await client.setCode({ address: USDC_ADDRESS, bytecode: runtime });
+    await client.setCode({ address: contractAddress, bytecode: "0x" });
+  }
+  for (const [address, artifact] of [
+    [WETH_ADDRESS, contracts.WETH9],
+    [MULTICALL3_ADDRESS, contracts.Multicall3],
+  ] as const) {
+    if (!sameRuntimeCode(await client.getCode({ address }), artifact)) {
+      await client.setCode({ address, bytecode: artifact.deployedBytecode });
+    }
+  }
+
+  // Zero supply means nobody was ever funded: restarts from a saved state must not re-mint.
+  const totalSupply = await client.readContract({ address: USDC_ADDRESS, abi: usdc.abi, functionName: "totalSupply" });
+  const fund = totalSupply === 0n;
+  if (fund) {
+    // One block for all mints, so an interrupted setup can't leave some accounts funded.
+    await client.setAutomine(false);
+    try {
+      let nonce = await client.getTransactionCount({ address: info.facilitator.address, blockTag: "pending" });
+      const hashes: Hex[] = [];
+      for (const { address } of accounts) {
+        hashes.push(
+          await client.writeContract({
+            address: USDC_ADDRESS,
+            abi: usdc.abi,
+            functionName: "mint",
+            args: [address, DEVNET_USDC_PER_ACCOUNT],
+            nonce: nonce++,
+            gas: 100_000n,
+          }),
+        );
+      }
+      await client.mine({ blocks: 1 });
+      for (const hash of hashes) {
+        const { status } = await client.waitForTransactionReceipt({ hash });
+        if (status !== "success") throw new Error(`USDC mint ${hash} reverted`);
+      }
+    } finally {
+      await client.setAutomine(true);
+    }
+  }
+  // setCode does not create a block; mining one makes "latest" reflect every change above.
+  await client.mine({ blocks: 1 });
+  return fund;
+}
+
+// solc leaves immutable slots zeroed in deployedBytecode; mask them on both sides so the check
+// means "same contract version", whatever constructor arguments filled them in.
+function sameRuntimeCode(onchain: Hex | undefined, artifact: ContractArtifact): boolean {
+  if (!onchain || onchain.length !== artifact.deployedBytecode.length) return false;
+  const actual = hexToBytes(onchain);
+  const expected = hexToBytes(artifact.deployedBytecode);
+  for (const { start, length } of artifact.immutableReferences) {
+    actual.fill(0, start, start + length);
+    expected.fill(0, start, start + length);
+  }
+  return actual.every((byte, i) => byte === expected[i]);
+}
+
+function writeDevnetFile(file: string, info: DevnetInfo, freshChain: boolean): void {
+  // createdAt dates the chain, not the process: keep it across restarts of a persisted chain.
+  let createdAt = new Date().toISOString();
+  if (!freshChain && existsSync(file)) {
+    try {
+      const previous = JSON.parse(readFileSync(file, "utf8")) as { createdAt?: string };
+      if (previous.createdAt) createdAt = previous.createdAt;
+    } catch {
+      // Unreadable file: treat as new.
+    }
+  }
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify({ ...info, createdAt }, null, 2)}\n`);
+  renameSync(tmp, file);
+}

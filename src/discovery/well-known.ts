@@ -1,0 +1,31 @@
+/**
+ * `/.well-known/x402`: the discovery document crawlers such as x402scan read
+ * (`{version: 1, resources: ["POST /api/..."], instructions}`), plus richer fields: each
+ * paid resource's price, network and asset.
+ */
+import { atomicUsdc, routeKey, type RouteDef } from "../../spec/route.ts";
+import { NETWORKS } from "../config.ts";
+
+/** The `/.well-known/x402` document of `routes`. */
+export function buildWellKnown(routes: readonly RouteDef[]): Record<string, unknown> {
+  const paid = routes.filter((r) => r.price !== null);
+  const network = "eip155:8453";
+  return {
+    version: 1,
+    resources: paid.map(routeKey),
+    instructions:
+      "Every resource is paid per call in USDC on Base with x402 v2 (scheme exact). Call it without payment to receive HTTP 402 with the challenge in the PAYMENT-REQUIRED header and the body; sign an EIP-3009 transferWithAuthorization for the quoted amount to the quoted payTo; repeat the call with the payload in X-Payment or PAYMENT-SIGNATURE. The answer comes with a PAYMENT-RESPONSE header naming the settlement transaction. Failed calls (any status >= 400) are never charged. Full schemas: /openapi.json.",
+    x402Version: 2,
+    network,
+    asset: NETWORKS[network].usdc,
+    openapi: "/openapi.json",
+    endpoints: paid.map((r) => ({
+      method: r.method,
+      path: r.path,
+      price_usd: r.price,
+      amount: atomicUsdc(r.price as number),
+      summary: r.summary,
+      tags: [...r.tags],
+    })),
+  };
+}

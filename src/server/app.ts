@@ -1,0 +1,105 @@
+/**
+ * The Express application: the only place that knows Express. The request path is
+ * request id and logging → canonical paths → body limit → `X-Payment` alias → in-flight
+ * guard → `@x402/express` → status from `writeHead` → static files → Astro.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import type { FacilitatorClient } from "@x402/core/server";
+import { paymentMiddlewareFromHTTPServer, x402HTTPResourceServer } from "@x402/express";
+import express, { type NextFunction, type Request, type Response } from "express";
+import { routes } from "../../spec/routes.ts";
+import type { Config } from "../config.ts";
+import type { ApiLocals, Services } from "../context.ts";
+import { bodyLimit } from "./middleware/body-limit.ts";
+import { canonicalPath } from "./middleware/canonical-path.ts";
+import { type InFlightRegistry, inFlightGuard, memoryInFlightRegistry } from "./middleware/in-flight-guard.ts";
+import { paymentHeaderAlias } from "./middleware/payment-header.ts";
+import { requestContext, requestIdOf } from "./middleware/request-context.ts";
+import { sendError } from "./middleware/send-error.ts";
+import { challengeBodies, statusFromWriteHead } from "./middleware/x402-fixes.ts";
+import { createResourceServer, GuardedFacilitator, paymentRoutes, verifiedPaymentOf } from "./payments.ts";
+
+/** Astro's node-adapter handler in middleware mode. */
+export type AstroHandler = (req: Request, res: Response, next: NextFunction, locals: ApiLocals) => Promise<void>;
+
+/** Everything `createApp` needs. */
+export interface AppOptions {
+  config: Config;
+  services: Services;
+  facilitator: FacilitatorClient;
+  /** The built Astro handler (`dist/server/entry.mjs`). */
+  astro: AstroHandler;
+  /** Built static files (`dist/client`). */
+  clientDir: string;
+  inFlight?: InFlightRegistry;
+}
+
+/** Load the built Astro handler from `distDir`; a missing build is a clear start-up error. */
+export async function loadAstroHandler(distDir = "dist"): Promise<AstroHandler> {
+  const entry = path.resolve(distDir, "server/entry.mjs");
+  if (!existsSync(entry)) throw new Error(`No build at ${entry}: run \`npm run build\` first.`);
+  const mod = (await import(pathToFileURL(entry).href)) as { handler: AstroHandler };
+  return mod.handler;
+}
+
+/** Build the Express app. */
+export function createApp({ config, services, facilitator, astro, clientDir, inFlight }: AppOptions): express.Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("trust proxy", config.mode === "production" ? "loopback, linklocal, uniquelocal" : false);
+  app.set("etag", false);
+
+  const payTo = services.config.payTo;
+  const resourceServer = createResourceServer(new GuardedFacilitator(facilitator, services.log), config.network);
+  const httpServer = new x402HTTPResourceServer(resourceServer, paymentRoutes(routes, config, payTo));
+
+  app.use(
+    requestContext({
+      log: services.log,
+      describe: (req) => {
+        const payment = verifiedPaymentOf(req);
+        return payment ? { route: payment.route, payer: payment.payer, amount: payment.amount } : {};
+      },
+    }),
+  );
+  app.use(canonicalPath());
+  app.use(bodyLimit({ maxBytes: 64 * 1024 }));
+  app.use(paymentHeaderAlias());
+  app.use(inFlightGuard(inFlight ?? memoryInFlightRegistry()));
+  app.use(challengeBodies());
+  app.use(paymentMiddlewareFromHTTPServer(httpServer));
+  app.use(statusFromWriteHead());
+
+  // The crawler document has no file extension and lives in a dot folder, which the static
+  // server rightly refuses; it is small, so it is read once and served from memory.
+  const wellKnownFile = path.resolve(clientDir, ".well-known/x402");
+  const wellKnown = existsSync(wellKnownFile) ? readFileSync(wellKnownFile) : undefined;
+  app.get("/.well-known/x402", (_req, res) => {
+    if (!wellKnown) return sendError(res, 404, "not_found", "The discovery document was not built; run `npm run build`.");
+    res.type("application/json").setHeader("Cache-Control", "public, max-age=300");
+    res.end(wellKnown);
+  });
+  app.use(express.static(clientDir, { index: ["index.html"], maxAge: "5m", extensions: ["html"] }));
+
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const locals: ApiLocals = { services, requestId: requestIdOf(req), payment: verifiedPaymentOf(req) };
+    astro(req, res, next, locals).catch(next);
+  });
+
+  app.use((req: Request, res: Response) => {
+    sendError(res, 404, "not_found", `Nothing at ${req.path}. The API is described at /openapi.json.`);
+  });
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    services.log.error("unhandled error", { request_id: requestIdOf(req), error: error instanceof Error ? error : String(error) });
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    const status = (error as { status?: number }).status;
+    if (status === 400) sendError(res, 400, "invalid_request", "The request could not be read.");
+    else sendError(res, 500, "internal_error", "The service failed while answering; you were not charged.");
+  });
+  return app;
+}

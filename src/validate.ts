@@ -1,0 +1,115 @@
+/**
+ * Request validation from the route table's TypeBox schemas. Validators are compiled once
+ * per schema; only the query string is coerced (it arrives as text), never the body.
+ */
+import type { TObject, TSchema } from "@sinclair/typebox";
+import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
+import { Value } from "@sinclair/typebox/value";
+import { type FieldProblem, InvalidRequestError } from "./errors.ts";
+
+const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
+
+function checkerFor(schema: TSchema): TypeCheck<TSchema> {
+  let check = compiled.get(schema);
+  if (!check) {
+    check = TypeCompiler.Compile(schema);
+    compiled.set(schema, check);
+  }
+  return check;
+}
+
+/** The schema at a JSON pointer inside an object schema, for naming what was expected. */
+function schemaAt(root: TSchema, pointer: string): TSchema | undefined {
+  let node: TSchema | undefined = root;
+  for (const part of pointer.split("/").slice(1)) {
+    if (!node) return undefined;
+    if (node.properties?.[part]) node = node.properties[part] as TSchema;
+    else if (node.items && /^\d+$/.test(part)) node = node.items as TSchema;
+    else return undefined;
+  }
+  return node;
+}
+
+/** A short human description of what a schema accepts. */
+export function describeSchema(schema: TSchema): string {
+  if (typeof schema.description === "string" && schema.type !== "object") {
+    const bounds = [
+      schema.minimum !== undefined ? `>= ${schema.minimum}` : "",
+      schema.maximum !== undefined ? `<= ${schema.maximum}` : "",
+    ].filter(Boolean);
+    return bounds.length ? `${schema.description} (${bounds.join(", ")})` : schema.description;
+  }
+  if (schema.const !== undefined) return JSON.stringify(schema.const);
+  if (Array.isArray(schema.anyOf)) return (schema.anyOf as TSchema[]).map(describeSchema).join(" or ");
+  if (Array.isArray(schema.enum)) return `one of ${schema.enum.map((v: unknown) => JSON.stringify(v)).join(", ")}`;
+  const parts: string[] = [];
+  const type = schema.type === "integer" ? "an integer" : schema.type === "object" ? "a JSON object" : `a ${schema.type}`;
+  parts.push(type);
+  if (schema.minimum !== undefined) parts.push(`>= ${schema.minimum}`);
+  if (schema.maximum !== undefined) parts.push(`<= ${schema.maximum}`);
+  if (schema.minLength !== undefined) parts.push(`at least ${schema.minLength} characters`);
+  if (schema.maxLength !== undefined) parts.push(`at most ${schema.maxLength} characters`);
+  if (schema.pattern !== undefined) parts.push(`matching ${schema.pattern}`);
+  return parts.join(", ");
+}
+
+function echo(value: unknown): unknown {
+  if (value === undefined) return undefined;
+  const text = JSON.stringify(value);
+  return text !== undefined && text.length <= 120 ? value : `${(text ?? "").slice(0, 117)}...`;
+}
+
+/** Every problem of `value` against `schema`, one per field, named `${where}.${field}`. */
+export function findProblems(schema: TSchema, value: unknown, where: "body" | "query"): FieldProblem[] {
+  const check = checkerFor(schema);
+  if (check.Check(value)) return [];
+  const seen = new Map<string, FieldProblem>();
+  for (const error of check.Errors(value)) {
+    const field = error.path === "" ? where : `${where}.${error.path.slice(1).replaceAll("/", ".")}`;
+    if (seen.has(field)) continue;
+    const fieldSchema = schemaAt(schema, error.path);
+    const unexpected = fieldSchema === undefined && error.path !== "";
+    const problem: FieldProblem = {
+      field,
+      expected: unexpected
+        ? `no such field; allowed: ${Object.keys(schema.properties ?? {}).join(", ") || "none"}`
+        : describeSchema(fieldSchema ?? error.schema),
+    };
+    if (error.value !== undefined && !unexpected) problem.received = echo(error.value);
+    if (error.value === undefined) problem.expected = `required: ${problem.expected}`;
+    seen.set(field, problem);
+  }
+  return [...seen.values()];
+}
+
+/** Validate a JSON body; throws a 400 naming every bad field. */
+export function validateBody<T>(schema: TObject, body: unknown): T {
+  const problems = findProblems(schema, body, "body");
+  if (problems.length > 0) throw new InvalidRequestError(summarise(problems), problems);
+  return body as T;
+}
+
+/** Validate query parameters, coercing their text to the declared types; throws a 400 naming every bad field. */
+export function validateQuery<T>(schema: TObject, params: URLSearchParams): T {
+  const raw: Record<string, string | string[]> = {};
+  for (const key of new Set(params.keys())) {
+    const all = params.getAll(key);
+    raw[key] = all.length === 1 ? (all[0] as string) : all;
+  }
+  const converted = Value.Convert(schema, raw);
+  const problems = findProblems(schema, converted, "query");
+  if (problems.length > 0) throw new InvalidRequestError(summarise(problems), problems);
+  return converted as T;
+}
+
+function summarise(problems: FieldProblem[]): string {
+  const list = problems.map((p) => `${p.field} (${p.expected})`).join("; ");
+  return `Invalid request: ${list}.`;
+}
+
+/** Check a function's answer against its declared response schema (a mismatch is our bug, not the caller's). */
+export function responseProblems(schema: TSchema, value: unknown): string[] {
+  const check = checkerFor(schema);
+  if (check.Check(value)) return [];
+  return [...check.Errors(value)].slice(0, 5).map((e) => `${e.path || "/"}: ${e.message}`);
+}

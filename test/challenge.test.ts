@@ -1,0 +1,59 @@
+/** Every paid route in the table answers an unpaid call with the exact x402 v2 challenge, in the header and the body. */
+import { decodePaymentRequiredHeader } from "@x402/core/http";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { atomicUsdc } from "../spec/route.ts";
+import { paidRoutes } from "../spec/routes.ts";
+import type { RunningService } from "../src/server/service.ts";
+import { devnet, startTestService } from "./support/service.ts";
+
+let service: RunningService;
+beforeAll(async () => {
+  service = await startTestService();
+});
+afterAll(() => service.close());
+
+describe.each(paidRoutes.map((r) => [`${r.method} ${r.path}`, r] as const))("unpaid %s", (_key, route) => {
+  it("answers 402 with the same challenge in PAYMENT-REQUIRED and the body", async () => {
+    const res = await fetch(`${service.url}${route.path}`, {
+      method: route.method,
+      ...(route.method === "POST" ? { headers: { "content-type": "application/json" }, body: "{}" } : {}),
+    });
+    expect(res.status).toBe(402);
+    expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+    const header = decodePaymentRequiredHeader(res.headers.get("payment-required") as string);
+    const body = await res.json();
+    expect(body).toEqual(JSON.parse(JSON.stringify(header)));
+
+    expect(header.x402Version).toBe(2);
+    expect(header.resource).toEqual({ url: `${service.url}${route.path}`, description: route.summary, mimeType: "application/json" });
+    expect(header.accepts).toHaveLength(1);
+    expect(header.accepts[0]).toEqual({
+      scheme: "exact",
+      network: "eip155:8453",
+      asset: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+      amount: atomicUsdc(route.price as number),
+      payTo: devnet().payTo,
+      maxTimeoutSeconds: 300,
+      extra: { name: "USD Coin", version: "2" },
+    });
+    expect(header.extensions?.bazaar).toBeDefined();
+  });
+});
+
+it("quotes payment-verify at exactly 100000 atomic USDC (0.10)", async () => {
+  const res = await fetch(`${service.url}/api/payment-verify`, { method: "POST" });
+  const body = (await res.json()) as { accepts: { amount: string }[] };
+  expect(body.accepts[0]?.amount).toBe("100000");
+});
+
+it("uses PUBLIC_URL for resource URLs behind a proxy", async () => {
+  const { testConfig } = await import("./support/service.ts");
+  const proxied = await startTestService({ config: { ...testConfig(), publicUrl: "https://api.example.com" } });
+  try {
+    const res = await fetch(`${proxied.url}/api/payment-verify`, { method: "POST" });
+    const body = (await res.json()) as { resource: { url: string } };
+    expect(body.resource.url).toBe("https://api.example.com/api/payment-verify");
+  } finally {
+    await proxied.close();
+  }
+});

@@ -1,0 +1,95 @@
+/** Configuration: local mode by default; production settings are checked all at once, one line per problem, secrets never echoed. */
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../src/config.ts";
+
+function problems(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
+describe("local mode", () => {
+  it("is the default with no settings", () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      mode: "local",
+      network: "eip155:8453",
+      chainId: 8453,
+      host: "127.0.0.1",
+      port: 4021,
+      facilitator: { kind: "devnet" },
+      usdc: { address: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", name: "USD Coin", version: "2", decimals: 6 },
+      maxTimeoutSeconds: 300,
+    });
+  });
+
+  it("refuses to bind beyond loopback", () => {
+    expect(problems({ HOST: "0.0.0.0" })).toEqual([
+      'local mode binds to 127.0.0.1 only (it runs a development chain with public keys); HOST="0.0.0.0" needs production settings',
+    ]);
+  });
+});
+
+describe("production mode", () => {
+  const key = `0x${"ab".repeat(32)}`;
+
+  it("is chosen by any production setting and lists every missing one", () => {
+    expect(problems({ PAY_TO: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" })).toEqual([
+      "RPC_URL is required in production: one or more comma-separated Base RPC URLs (e.g. https://mainnet.base.org)",
+      "a facilitator is required in production: FACILITATOR_URL (with CDP_API_KEY_ID/CDP_API_KEY_SECRET for Coinbase's) or FACILITATOR_PRIVATE_KEY to settle ourselves",
+    ]);
+  });
+
+  it("accepts several RPC URLs and a self-hosted facilitator", () => {
+    const config = loadConfig({
+      RPC_URL: "https://mainnet.base.org, https://base.drpc.org/",
+      PAY_TO: "0x70997970c51812dc3a010c7d01b50e0d17dc79c8",
+      FACILITATOR_PRIVATE_KEY: key,
+      PUBLIC_URL: "https://api.example.com/",
+    });
+    expect(config).toMatchObject({
+      mode: "production",
+      host: "0.0.0.0",
+      rpcUrls: ["https://mainnet.base.org", "https://base.drpc.org"],
+      payTo: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+      facilitator: { kind: "self", privateKey: key },
+      publicUrl: "https://api.example.com",
+    });
+  });
+
+  it("needs CDP keys for the CDP facilitator", () => {
+    const base = { RPC_URL: "https://mainnet.base.org", PAY_TO: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" };
+    expect(problems({ ...base, FACILITATOR_URL: "https://api.cdp.coinbase.com/platform/v2/x402" })).toEqual([
+      "CDP_API_KEY_ID and CDP_API_KEY_SECRET are required when FACILITATOR_URL is the Coinbase CDP facilitator",
+    ]);
+    const config = loadConfig({ ...base, FACILITATOR_URL: "https://api.cdp.coinbase.com/platform/v2/x402", CDP_API_KEY_ID: "id", CDP_API_KEY_SECRET: "secret" });
+    expect(config.facilitator).toEqual({ kind: "remote", url: "https://api.cdp.coinbase.com/platform/v2/x402", cdp: { keyId: "id", keySecret: "secret" } });
+    expect(loadConfig({ ...base, FACILITATOR_URL: "https://facilitator.payai.network" }).facilitator).toEqual({
+      kind: "remote",
+      url: "https://facilitator.payai.network",
+      cdp: undefined,
+    });
+  });
+
+  it("reports each malformed value without echoing secrets", () => {
+    const found = problems({
+      NETWORK: "eip155:1",
+      RPC_URL: "ftp://x",
+      PAY_TO: "0x123",
+      FACILITATOR_PRIVATE_KEY: "0xsecretvalue",
+      PORT: "99999",
+    });
+    expect(found).toEqual([
+      'NETWORK must be one of eip155:8453, got "eip155:1"',
+      'PORT must be a port number 0-65535, got "99999"',
+      'RPC_URL must be an http(s) URL, got "ftp://x"',
+      'PAY_TO must be an EVM address (0x + 40 hex digits), got "0x123"',
+      "FACILITATOR_PRIVATE_KEY must be a 32-byte hex private key (64 hex digits); its value is not shown",
+    ]);
+    expect(found.join("\n")).not.toContain("secretvalue");
+  });
+});

@@ -1,0 +1,198 @@
+/**
+ * A call that fails is never charged: for each way a paid call can fail, the buyer's and
+ * the receiver's USDC balances are unchanged, the authorisation is unused on chain, and the
+ * facilitator sent no transaction.
+ */
+import { decodePaymentResponseHeader } from "@x402/core/http";
+import { http, type PrivateKeyAccount } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RunningService } from "../src/server/service.ts";
+import { forwardRpc, startStub, type Stub } from "./support/stub-server.ts";
+import { buyerAccount, chainClient, challengeOf, devnet, signPayment, startTestService, usdcBalance } from "./support/service.ts";
+
+const json = { "content-type": "application/json" };
+const unknownTx = `0x${"22".repeat(32)}`;
+const authorizationStateAbi = [
+  { type: "function", name: "authorizationState", stateMutability: "view", inputs: [{ type: "address" }, { type: "bytes32" }], outputs: [{ type: "bool" }] },
+] as const;
+
+let service: RunningService;
+beforeAll(async () => {
+  service = await startTestService();
+});
+afterAll(() => service.close());
+
+/** Balances and the facilitator's transaction count, to compare before and after. */
+async function snapshot(buyer: PrivateKeyAccount) {
+  const client = chainClient();
+  return {
+    buyer: await usdcBalance(buyer.address),
+    payTo: await usdcBalance(devnet().payTo),
+    facilitatorTxs: await client.getTransactionCount({ address: devnet().facilitator.address }),
+  };
+}
+
+function nonceOf(header: string): `0x${string}` {
+  return (JSON.parse(Buffer.from(header, "base64").toString()) as { payload: { authorization: { nonce: `0x${string}` } } }).payload.authorization.nonce;
+}
+
+async function authorizationUsed(buyer: PrivateKeyAccount, nonce: `0x${string}`): Promise<boolean> {
+  return chainClient().readContract({ address: devnet().usdc, abi: authorizationStateAbi, functionName: "authorizationState", args: [buyer.address, nonce] });
+}
+
+async function paidCall(target: RunningService, header: string, body: string) {
+  const res = await fetch(`${target.url}/api/payment-verify`, { method: "POST", headers: { ...json, "PAYMENT-SIGNATURE": header }, body });
+  return { res, body: (await res.json()) as Record<string, unknown> & { error?: { code: string } } };
+}
+
+describe("failures of the call itself", () => {
+  it("an invalid body is a 400 naming the field, and the same payment still buys the answer afterwards", async () => {
+    const buyer = buyerAccount(2);
+    const before = await snapshot(buyer);
+    const header = await signPayment(await challengeOf(`${service.url}/api/payment-verify`, { method: "POST" }), buyer);
+
+    const bad = await paidCall(service, header, JSON.stringify({ tx_hash: "0x1234", min_amount: "ten", extra: 1 }));
+    expect(bad.res.status).toBe(400);
+    expect(bad.res.headers.get("payment-response")).toBeNull();
+    expect(bad.body).toEqual({
+      error: {
+        code: "invalid_request",
+        message: expect.stringContaining("body.tx_hash"),
+        details: {
+          fields: [
+            { field: "body.extra", expected: "no such field; allowed: tx_hash, to, from, min_amount" },
+            { field: "body.tx_hash", expected: "transaction hash: 0x followed by 64 hex digits", received: "0x1234" },
+            { field: "body.min_amount", expected: "minimum USDC amount (decimal USDC, not atomic) (>= 0, <= 1000000000000)", received: "ten" },
+          ],
+        },
+      },
+    });
+    expect(await snapshot(buyer)).toEqual(before);
+    expect(await authorizationUsed(buyer, nonceOf(header))).toBe(false);
+
+    const good = await paidCall(service, header, JSON.stringify({ tx_hash: unknownTx }));
+    expect(good.res.status).toBe(200);
+    expect(await usdcBalance(buyer.address)).toBe(before.buyer - 100_000n);
+  });
+
+  it("malformed JSON is a 400 and not charged", async () => {
+    const buyer = buyerAccount(2);
+    const before = await snapshot(buyer);
+    const header = await signPayment(await challengeOf(`${service.url}/api/payment-verify`, { method: "POST" }), buyer);
+    const { res, body } = await paidCall(service, header, "{not json");
+    expect(res.status).toBe(400);
+    expect(body.error).toEqual({ code: "invalid_request", message: "The request body is not valid JSON; send a JSON object.", details: { fields: [{ field: "body", expected: "a JSON object" }] } });
+    expect(await snapshot(buyer)).toEqual(before);
+  });
+
+  it("a body over 64 KiB is a 413 and not charged", async () => {
+    const buyer = buyerAccount(2);
+    const before = await snapshot(buyer);
+    const header = await signPayment(await challengeOf(`${service.url}/api/payment-verify`, { method: "POST" }), buyer);
+    const { res, body } = await paidCall(service, header, JSON.stringify({ tx_hash: unknownTx, pad: "x".repeat(70_000) }));
+    expect(res.status).toBe(413);
+    expect(body.error?.code).toBe("payload_too_large");
+    expect(await snapshot(buyer)).toEqual(before);
+  });
+});
+
+describe("failures upstream and inside the function", () => {
+  let stub: Stub;
+  let mode: "down" | "rpc_error" | "bad_receipt" = "down";
+  let broken: RunningService;
+  beforeAll(async () => {
+    stub = await startStub(async (_req, res, body) => {
+      if (mode === "down") {
+        res.writeHead(503).end("service unavailable");
+        return;
+      }
+      const calls = (Array.isArray(body) ? body : [body]) as { id: number; method: string }[];
+      const answers = await Promise.all(
+        calls.map(async (call) => {
+          if (mode === "rpc_error") return { jsonrpc: "2.0", id: call.id, error: { code: -32000, message: "header not found" } };
+          const answer = (await forwardRpc(devnet().rpcUrl, call)) as { result?: Record<string, unknown> };
+          // A receipt whose logs are missing makes the function itself throw (not an upstream error).
+          if (call.method === "eth_getTransactionReceipt" && answer.result) answer.result = { ...answer.result, logs: null };
+          return answer;
+        }),
+      );
+      res.writeHead(200, json).end(JSON.stringify(Array.isArray(body) ? answers : answers[0]));
+    });
+    broken = await startTestService({ readTransport: http(stub.url, { retryCount: 0, timeout: 2_000 }) });
+  });
+  afterAll(async () => {
+    await broken.close();
+    await stub.close();
+  });
+
+  async function expectNotCharged(status: number, code: string, txHash: string) {
+    const buyer = buyerAccount(3);
+    const before = await snapshot(buyer);
+    const header = await signPayment(await challengeOf(`${broken.url}/api/payment-verify`, { method: "POST" }), buyer);
+    const { res, body } = await paidCall(broken, header, JSON.stringify({ tx_hash: txHash }));
+    expect(res.status).toBe(status);
+    expect(body.error?.code).toBe(code);
+    expect(res.headers.get("payment-response")).toBeNull();
+    expect(await snapshot(buyer)).toEqual(before);
+    expect(await authorizationUsed(buyer, nonceOf(header))).toBe(false);
+    return body;
+  }
+
+  it("an unreachable chain node is a 503 and not charged", async () => {
+    mode = "down";
+    const body = await expectNotCharged(503, "unavailable", unknownTx);
+    expect(body.error).toEqual({ code: "unavailable", message: "The chain node is unreachable while reading the transaction receipt; retry shortly.", details: { upstream: "rpc" } });
+  });
+
+  it("a chain node answering with an error is a 502 and not charged", async () => {
+    mode = "rpc_error";
+    const body = await expectNotCharged(502, "upstream_error", unknownTx);
+    expect(JSON.stringify(body)).not.toContain("header not found");
+  });
+
+  it("a function that throws is a 500 and not charged", async () => {
+    mode = "bad_receipt";
+    const existing = await chainClient().getBlock({ blockTag: "latest" });
+    const body = await expectNotCharged(500, "internal_error", existing.transactions[0] as string);
+    expect(body.error).toEqual({ code: "internal_error", message: "The service failed while answering; you were not charged." });
+  });
+});
+
+describe("payments that do not match the challenge", () => {
+  async function expectRefused(spoil: Parameters<typeof signPayment>[2], reason: string, buyerIndex = 4) {
+    const buyer = buyerAccount(buyerIndex);
+    const before = await snapshot(buyer);
+    const header = await signPayment(await challengeOf(`${service.url}/api/payment-verify`, { method: "POST" }), buyer, spoil);
+    const { res, body } = await paidCall(service, header, JSON.stringify({ tx_hash: unknownTx }));
+    expect(res.status).toBe(402);
+    expect(body.x402Version).toBe(2);
+    expect(body.error).toBe(reason);
+    expect(res.headers.get("payment-required")).not.toBeNull();
+    expect(await snapshot(buyer)).toEqual(before);
+    return body;
+  }
+
+  it("an expired authorisation", () => expectRefused({ validBefore: BigInt(Math.floor(Date.now() / 1000) - 60) }, "invalid_exact_evm_payload_authorization_valid_before"));
+  it("an authorisation not yet valid", () => expectRefused({ validAfter: BigInt(Math.floor(Date.now() / 1000) + 3600) }, "invalid_exact_evm_payload_authorization_valid_after"));
+  it("a wrong amount", () => expectRefused({ value: "1" }, "invalid_exact_evm_payload_authorization_value_mismatch"));
+  it("a wrong payTo", () => expectRefused({ to: buyerAccount(5).address }, "invalid_exact_evm_recipient_mismatch"));
+  it("a wrong network", () => expectRefused({ accepted: { network: "eip155:84532" } }, "No matching payment requirements"));
+  it("a signature for another chain", () => expectRefused({ chainId: 84532 }, "invalid_exact_evm_signature"));
+
+  it("a replayed authorisation is refused and charged only the first time", async () => {
+    const buyer = buyerAccount(4);
+    const before = await snapshot(buyer);
+    const header = await signPayment(await challengeOf(`${service.url}/api/payment-verify`, { method: "POST" }), buyer);
+    const first = await paidCall(service, header, JSON.stringify({ tx_hash: unknownTx }));
+    expect(first.res.status).toBe(200);
+    expect(decodePaymentResponseHeader(first.res.headers.get("payment-response") as string).success).toBe(true);
+    const afterFirst = await snapshot(buyer);
+    expect(afterFirst.buyer).toBe(before.buyer - 100_000n);
+    expect(afterFirst.facilitatorTxs).toBe(before.facilitatorTxs + 1);
+
+    const replay = await paidCall(service, header, JSON.stringify({ tx_hash: unknownTx }));
+    expect(replay.res.status).toBe(402);
+    expect(replay.body.error).toBe("invalid_exact_evm_nonce_already_used");
+    expect(await snapshot(buyer)).toEqual(afterFirst);
+  });
+});

@@ -1,0 +1,156 @@
+/**
+ * Test support: start the real service (built Astro handler, real Express, real x402
+ * facilitator) against the shared devnet, and the buyers, balances and raw HTTP helpers the
+ * tests use. Nothing here stubs the service itself.
+ */
+import { request as httpRequest } from "node:http";
+import { encodePaymentSignatureHeader, decodePaymentRequiredHeader } from "@x402/core/http";
+import type { PaymentPayload, PaymentRequired, PaymentRequirements } from "@x402/core/types";
+import { registerExactEvmScheme } from "@x402/evm/exact/client";
+import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
+import { createPublicClient, erc20Abi, getAddress, http, type PrivateKeyAccount, type PublicClient, toHex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { inject } from "vitest";
+import { baseChain } from "../../src/chain/client.ts";
+import { type Config, loadConfig } from "../../src/config.ts";
+import { createLogger, type Logger, type LogLevel } from "../../src/log.ts";
+import { type RunningService, type StartServiceOptions, startService } from "../../src/server/service.ts";
+
+/** The shared devnet of this test run. */
+export function devnet() {
+  return inject("devnet");
+}
+
+/** A local-mode configuration on a free port, quiet unless `LOG_LEVEL` is set. */
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({ PORT: "0", LOG_LEVEL: process.env.LOG_LEVEL ?? "silent", ...env });
+}
+
+/** A logger whose lines are kept in `lines` for assertions. */
+export function capturingLogger(level: LogLevel = "debug"): Logger & { lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const log = createLogger(level, {}, (line) => lines.push(JSON.parse(line) as Record<string, unknown>));
+  return Object.assign(log, { lines });
+}
+
+/** Start the service on the shared devnet. */
+export async function startTestService(options: Partial<StartServiceOptions> = {}): Promise<RunningService> {
+  const d = devnet();
+  return startService({
+    config: testConfig(),
+    devnet: { rpcUrl: d.rpcUrl, payTo: d.payTo, facilitator: d.facilitator },
+    ...options,
+  });
+}
+
+/** A public client on the shared devnet. */
+export function chainClient(): PublicClient {
+  const d = devnet();
+  return createPublicClient({ chain: baseChain([d.rpcUrl]), transport: http(d.rpcUrl) }) as PublicClient;
+}
+
+/** The USDC balance (atomic) of `address`. */
+export async function usdcBalance(address: `0x${string}`): Promise<bigint> {
+  return chainClient().readContract({ address: devnet().usdc, abi: erc20Abi, functionName: "balanceOf", args: [address] });
+}
+
+/** Devnet buyer `index` (0-7: accounts 2-9 of the test mnemonic). */
+export function buyerAccount(index: number): PrivateKeyAccount {
+  const buyer = devnet().buyers[index];
+  if (!buyer) throw new Error(`no devnet buyer ${index}`);
+  return privateKeyToAccount(buyer.privateKey);
+}
+
+/** `fetch` that pays x402 challenges with `account`, as a real buyer's client does. */
+export function payingFetch(account: PrivateKeyAccount): typeof fetch {
+  const client = new x402Client();
+  registerExactEvmScheme(client, { signer: account });
+  return wrapFetchWithPayment(fetch, client) as typeof fetch;
+}
+
+/** The challenge of an unpaid call. */
+export async function challengeOf(url: string, init: RequestInit = {}): Promise<PaymentRequired> {
+  const res = await fetch(url, init);
+  if (res.status !== 402) throw new Error(`expected 402 from ${url}, got ${res.status}`);
+  return decodePaymentRequiredHeader(res.headers.get("payment-required") as string);
+}
+
+/** Options that spoil a hand-signed payment in one way. */
+export interface SignOverrides {
+  value?: string;
+  to?: `0x${string}`;
+  validAfter?: bigint;
+  validBefore?: bigint;
+  nonce?: `0x${string}`;
+  chainId?: number;
+  /** Replaces fields of the requirements echoed as `accepted`. */
+  accepted?: Partial<PaymentRequirements>;
+}
+
+/** Sign an EIP-3009 payment for the first option of `challenge` by hand, optionally spoiled, and encode it as the header value. */
+export async function signPayment(challenge: PaymentRequired, account: PrivateKeyAccount, overrides: SignOverrides = {}): Promise<string> {
+  const requirements = challenge.accepts[0] as PaymentRequirements;
+  const now = BigInt(Math.floor(Date.now() / 1000));
+  const authorization = {
+    from: account.address,
+    to: overrides.to ?? getAddress(requirements.payTo),
+    value: overrides.value ?? requirements.amount,
+    validAfter: (overrides.validAfter ?? 0n).toString(),
+    validBefore: (overrides.validBefore ?? now + BigInt(requirements.maxTimeoutSeconds)).toString(),
+    nonce: overrides.nonce ?? toHex(crypto.getRandomValues(new Uint8Array(32))),
+  };
+  const extra = requirements.extra as { name: string; version: string };
+  const signature = await account.signTypedData({
+    domain: { name: extra.name, version: extra.version, chainId: overrides.chainId ?? 8453, verifyingContract: getAddress(requirements.asset) },
+    types: {
+      TransferWithAuthorization: [
+        { name: "from", type: "address" },
+        { name: "to", type: "address" },
+        { name: "value", type: "uint256" },
+        { name: "validAfter", type: "uint256" },
+        { name: "validBefore", type: "uint256" },
+        { name: "nonce", type: "bytes32" },
+      ],
+    },
+    primaryType: "TransferWithAuthorization",
+    message: {
+      from: authorization.from,
+      to: authorization.to,
+      value: BigInt(authorization.value),
+      validAfter: BigInt(authorization.validAfter),
+      validBefore: BigInt(authorization.validBefore),
+      nonce: authorization.nonce,
+    },
+  });
+  const payload: PaymentPayload = {
+    x402Version: 2,
+    resource: challenge.resource,
+    accepted: { ...requirements, ...overrides.accepted },
+    payload: { authorization, signature },
+  } as PaymentPayload;
+  return encodePaymentSignatureHeader(payload);
+}
+
+/** A raw HTTP/1.1 request with the path sent byte for byte (fetch would normalise it). */
+export function rawRequest(
+  baseUrl: string,
+  method: string,
+  rawPath: string,
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  const url = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: url.hostname, port: url.port, method, path: rawPath, headers: { ...headers, ...(body ? { "content-length": String(Buffer.byteLength(body)) } : {}) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }));
+      },
+    );
+    req.on("error", reject);
+    if (body) req.write(body);
+    req.end();
+  });
+}
