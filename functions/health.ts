@@ -1,5 +1,5 @@
 /** `GET /api/health`: liveness, mode, network and the latest block. */
-import { health } from "../spec/routes.ts";
+import { health } from "../spec/routes/core.ts";
 import { defineFunction } from "../src/context.ts";
 
 export default defineFunction(health, async (_input, ctx) => {
@@ -9,8 +9,9 @@ export default defineFunction(health, async (_input, ctx) => {
   } catch (error) {
     ctx.log.warn("health: chain unreachable", { error: error instanceof Error ? error.message : String(error) });
   }
+  const status: "ok" | "degraded" = blockNumber === null ? "degraded" : "ok";
   return {
-    status: blockNumber === null ? "degraded" : "ok",
+    status,
     mode: ctx.config.mode,
     network: ctx.config.network,
     chain_id: ctx.config.chainId,

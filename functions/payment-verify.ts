@@ -3,7 +3,7 @@
  * says whether it paid the expected recipient enough, from the expected sender.
  */
 import { formatUnits, getAddress, isAddressEqual, parseEventLogs, parseUnits, TransactionNotFoundError, TransactionReceiptNotFoundError, type Hash, type TransactionReceipt } from "viem";
-import { paymentVerify } from "../spec/routes.ts";
+import { paymentVerify } from "../spec/routes/core.ts";
 import { defineFunction, type FunctionContext, type RouteOutput } from "../src/context.ts";
 import { readChain } from "../src/chain/rpc-error.ts";
 

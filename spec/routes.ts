@@ -1,103 +1,29 @@
 /**
- * The route table: every route the service answers under `/api/`. Add a route by adding
- * one entry here and one module in `functions/` named by its `fn`.
+ * The route table: every route the service answers under `/api/`. Each area keeps its
+ * entries in `spec/routes/<area>.ts`; add a route by adding one entry there and one module
+ * in `functions/` named by its `fn`. Everything else (validation, dispatch, x402 config,
+ * `/openapi.json`, `/.well-known/x402`, the landing page) derives from this list.
  */
-import { Type } from "@sinclair/typebox";
-import { defineRoute, type RouteDef } from "./route.ts";
-import { Address, NoInput, TxHash } from "./schemas.ts";
+import type { RouteDef } from "./route.ts";
+import { analyticsRoutes } from "./routes/analytics.ts";
+import { contentRoutes } from "./routes/content.ts";
+import { coreRoutes } from "./routes/core.ts";
+import { intelRoutes } from "./routes/intel.ts";
 
-/** `GET /api/health`: liveness and what chain the service settles on. */
-export const health = defineRoute({
-  method: "GET",
-  path: "/api/health",
-  operationId: "getHealth",
-  summary: "Service health, network and latest block",
-  description:
-    "Free. Answers whether the service can reach its chain, which network and USDC contract it settles on, and where payments go.",
-  tags: ["free"],
-  price: null,
-  fn: "health",
-  query: NoInput,
-  response: Type.Object({
-    status: Type.Union([Type.Literal("ok"), Type.Literal("degraded")]),
-    mode: Type.Union([Type.Literal("local"), Type.Literal("production")]),
-    network: Type.String({ examples: ["eip155:8453"] }),
-    chain_id: Type.Integer(),
-    block_number: Type.Union([Type.Integer(), Type.Null()]),
-    usdc: Address,
-    pay_to: Address,
-    version: Type.String(),
-  }),
-  errors: [],
-});
-
-/** The reasons `payment-verify` gives; stable codes callers can switch on. */
-export const PaymentVerifyReason = Type.Union(
-  [
-    Type.Literal("verified"),
-    Type.Literal("tx_not_found"),
-    Type.Literal("tx_pending"),
-    Type.Literal("tx_reverted"),
-    Type.Literal("no_usdc_transfer"),
-    Type.Literal("wrong_recipient"),
-    Type.Literal("wrong_sender"),
-    Type.Literal("amount_too_small"),
-  ],
-  { description: "stable code: why the payment is or is not verified" },
-);
-
-/** `POST /api/payment-verify`: proves a USDC payment on chain. */
-export const paymentVerify = defineRoute({
-  method: "POST",
-  path: "/api/payment-verify",
-  operationId: "verifyPayment",
-  summary: "Verify a USDC settlement transaction on Base",
-  description:
-    "Reads the transaction receipt and its USDC Transfer logs and answers whether it paid the recipient (default: this service's receiving address) at least min_amount USDC, from the expected sender if given, with its confirmations. Unknown, pending, reverted, wrong-token, wrong-recipient and too-small transactions are answered with verified=false and a precise reason.",
-  tags: ["payments"],
-  price: 0.1,
-  fn: "payment-verify",
-  body: Type.Object(
-    {
-      tx_hash: TxHash,
-      to: Type.Optional({ ...Address, description: "expected recipient; default: this service's receiving address" }),
-      from: Type.Optional({ ...Address, description: "expected sender; default: any" }),
-      min_amount: Type.Optional(
-        Type.Number({ minimum: 0, maximum: 1e12, description: "minimum USDC amount (decimal USDC, not atomic)" }),
-      ),
-    },
-    { additionalProperties: false },
-  ),
-  response: Type.Object({
-    tx_hash: TxHash,
-    verified: Type.Boolean(),
-    reason: PaymentVerifyReason,
-    detail: Type.String({ description: "the reason in words" }),
-    from: Type.Union([Address, Type.Null()]),
-    to: Type.Union([Address, Type.Null()]),
-    amount_usdc: Type.Union([Type.String({ description: "decimal USDC, e.g. 0.1" }), Type.Null()]),
-    confirmations: Type.Integer({ minimum: 0 }),
-    transfer: Type.Union([
-      Type.Object({
-        from: Address,
-        to: Address,
-        value_atomic: Type.Union([Type.Integer(), Type.String({ pattern: "^[0-9]+$" })], {
-          description: "atomic USDC (6 decimals); a decimal string above 2^53",
-        }),
-        block: Type.Integer(),
-        log_index: Type.Integer(),
-      }),
-      Type.Null(),
-    ]),
-  }),
-  errors: ["invalid_request", "upstream_error", "unavailable", "upstream_timeout"],
-  example: {
-    input: { tx_hash: `0x${"ab".repeat(32)}`, min_amount: 0.1 },
-  },
-});
+export { health, PaymentVerifyReason, paymentVerify } from "./routes/core.ts";
 
 /** Every route, in the order the landing page and the discovery documents list them. */
-export const routes: readonly RouteDef[] = [health, paymentVerify];
+export const routes: readonly RouteDef[] = [...coreRoutes, ...contentRoutes, ...analyticsRoutes, ...intelRoutes];
 
 /** The paid routes. */
 export const paidRoutes: readonly RouteDef[] = routes.filter((r) => r.price !== null);
+
+const keys = new Set<string>();
+const operationIds = new Set<string>();
+for (const route of routes) {
+  const key = `${route.method} ${route.path}`;
+  if (keys.has(key)) throw new Error(`spec/routes: ${key} is declared twice`);
+  if (operationIds.has(route.operationId)) throw new Error(`spec/routes: operationId ${route.operationId} is used twice`);
+  keys.add(key);
+  operationIds.add(route.operationId);
+}

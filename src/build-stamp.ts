@@ -3,7 +3,8 @@
  * by `npm run build` and compared by `npm start`, which rebuilds when they differ.
  */
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 
 /** Files and folders whose content decides the build. */
@@ -44,5 +45,34 @@ export function buildIsCurrent(root = ".", distDir = "dist"): boolean {
     return stamp.inputs === hashBuildInputs(root) && existsSync(path.join(root, distDir, "server/entry.mjs"));
   } catch {
     return false;
+  }
+}
+
+const LOCK_STALE_MS = 5 * 60_000;
+
+/**
+ * Build if `dist/` is missing or stale. A lock folder makes concurrent callers (several test
+ * runs, or `npm start` beside `npm test`) wait for one build instead of writing `dist/` together.
+ */
+export async function ensureBuild(root = "."): Promise<void> {
+  const lock = path.join(root, ".build.lock");
+  for (;;) {
+    if (buildIsCurrent(root)) return;
+    try {
+      mkdirSync(lock);
+    } catch {
+      const age = existsSync(lock) ? Date.now() - statSync(lock).mtimeMs : 0;
+      if (age > LOCK_STALE_MS) rmSync(lock, { recursive: true, force: true });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      continue;
+    }
+    try {
+      if (buildIsCurrent(root)) return;
+      const result = spawnSync(process.execPath, ["--import", "tsx", "scripts/build.ts"], { cwd: root, stdio: "inherit" });
+      if (result.status !== 0) throw new Error("the build failed (see above); fix it and run `npm run build`");
+      return;
+    } finally {
+      rmSync(lock, { recursive: true, force: true });
+    }
   }
 }

@@ -64,7 +64,7 @@ export type RouteInput<R extends RouteDef> = R["body"] extends TObject
     : Record<string, never>;
 
 /** The answer of a route. */
-export type RouteOutput<R extends RouteDef> = Static<R["response"] & TSchema>;
+export type RouteOutput<R extends RouteDef> = R["response"] extends TSchema ? Static<R["response"]> : never;
 
 /** A function module's default export: the route it answers and how. */
 export interface RouteFunction<R extends RouteDef = RouteDef> {

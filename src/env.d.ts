@@ -1,5 +1,8 @@
 /// <reference types="astro/client" />
 
+type ApiLocalsOfService = import("./context.ts").ApiLocals;
+
 declare namespace App {
-  interface Locals extends import("./context.ts").ApiLocals {}
+  /** What Express hands every request (src/server/app.ts). */
+  interface Locals extends ApiLocalsOfService {}
 }

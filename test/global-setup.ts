@@ -3,12 +3,11 @@
  * handler, as `npm start` does), and start one devnet in a temporary folder that every test
  * file shares through `inject("devnet")`.
  */
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
-import { buildIsCurrent } from "../src/build-stamp.ts";
+import { ensureBuild } from "../src/build-stamp.ts";
 import { type DevnetInfo, startDevnet } from "../src/devnet/devnet.ts";
 
 declare module "vitest" {
@@ -18,10 +17,7 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  if (!buildIsCurrent()) {
-    const result = spawnSync(process.execPath, ["--import", "tsx", "scripts/build.ts"], { stdio: "inherit" });
-    if (result.status !== 0) throw new Error("npm run build failed; the HTTP tests need the build");
-  }
+  await ensureBuild();
   const dataDir = mkdtempSync(path.join(tmpdir(), "x402-test-devnet-"));
   const devnet = await startDevnet({ dataDir, port: 0, persist: false });
   const { stop, ...info } = devnet;

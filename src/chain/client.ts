@@ -5,9 +5,16 @@
 import { type Chain, createPublicClient, defineChain, fallback, http, type PublicClient, type Transport } from "viem";
 import { base } from "viem/chains";
 
-/** Base (chain id 8453) reached through `rpcUrls`. */
+/**
+ * Base (chain id 8453) reached through `rpcUrls`. Multicall3's creation block is dropped:
+ * viem would refuse multicalls pinned below it, which on the local chain is every block.
+ */
 export function baseChain(rpcUrls: string[]): Chain {
-  return defineChain({ ...base, rpcUrls: { default: { http: rpcUrls } } });
+  return defineChain({
+    ...base,
+    rpcUrls: { default: { http: rpcUrls } },
+    contracts: { ...base.contracts, multicall3: { address: "0xcA11bde05977b3631167028862bE2a173976CA11" } },
+  });
 }
 
 /** A fallback transport over `rpcUrls`: each URL batched, timed out and retried before the next is tried. */

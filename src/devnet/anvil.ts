@@ -33,9 +33,10 @@ export type AnvilInstance = {
   stop(): Promise<void>;
 };
 
-// Base-shaped block environment. Base's base fee sits around 0.001-0.01 gwei, so 1e6 wei keeps
-// gas costs in the right order of magnitude (viem fee estimates stay tiny but non-zero).
-// Base's block gas limit is in the 150M range; it matters only for very large calls.
+// Base-shaped block environment: Base's base fee sits around 0.001-0.01 gwei (1e6-1e7 wei) and
+// its block gas limit is in the 150M range. Anvil still suggests a 1 gwei priority fee; we keep
+// that rather than pass --disable-min-priority-fee, which makes eth_gasPrice drop the tip while
+// eth_maxPriorityFeePerGas keeps it, and viem then builds transactions with tip > fee cap.
 const BASE_FEE_WEI = 1_000_000n;
 const BLOCK_GAS_LIMIT = 150_000_000n;
 // Seconds between state dumps: bounds what a crash (SIGKILL, power loss) can lose.
@@ -73,25 +74,13 @@ async function startOnce(options: AnvilOptions): Promise<AnvilInstance> {
   }
 
   const args = [
-    "--host",
-    host,
-    "--port",
-    String(port),
-    "--chain-id",
-    String(chainId),
-    "--mnemonic",
-    options.mnemonic ?? TEST_MNEMONIC,
-    "--accounts",
-    "10",
-    "--balance",
-    "10000",
-    "--base-fee",
-    String(BASE_FEE_WEI),
-    "--gas-limit",
-    String(BLOCK_GAS_LIMIT),
+    ...["--host", host, "--port", String(port), "--chain-id", String(chainId)],
+    ...["--mnemonic", options.mnemonic ?? TEST_MNEMONIC, "--accounts", "10", "--balance", "10000"],
+    ...["--base-fee", String(BASE_FEE_WEI), "--gas-limit", String(BLOCK_GAS_LIMIT)],
+    // OP-stack EVM (Base is an OP chain): deposit transactions and OP's EIP-1559 parameters, so the
+    // base fee decays ~0.4% per idle block (Ethereum rules: 12.5%, reaching 7 wei after 100 blocks).
+    ...["--network", "optimism"],
     "--silent",
-    "--network",
-    "optimism",
   ];
   if (options.stateFile) args.push("--state", options.stateFile, "--state-interval", String(STATE_INTERVAL_S));
   if (options.blockTime !== undefined) args.push("--block-time", String(options.blockTime));
@@ -200,9 +189,10 @@ function isPortFree(host: string, port: number): Promise<boolean> {
 
 let exitHooksInstalled = false;
 
-// Anvil must not outlive us: on normal exit SIGTERM it (sync, it then dumps state on its own);
-// on SIGINT/SIGTERM/SIGHUP stop it gracefully first, then resume the default signal behaviour
-// unless the application installed its own handler (which then owns shutdown).
+// Anvil must not outlive us. On normal exit: SIGTERM it synchronously (it then dumps its state on
+// its own). On SIGINT/SIGTERM/SIGHUP with no other listener: stop it gracefully, then re-raise so
+// the default exit still happens. If the application listens too, it owns shutdown order (e.g.
+// drain HTTP before stopping the chain), so we stay out of the way and rely on the exit hook.
 function installExitHooks(): void {
   if (exitHooksInstalled) return;
   exitHooksInstalled = true;
@@ -212,13 +202,12 @@ function installExitHooks(): void {
   if (!isMainThread) return; // Signals are only delivered to the main thread.
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
     const handler = () => {
+      if (process.listenerCount(signal) > 1) return;
       process.off(signal, handler);
       const stopping = [...liveChildren].map((child) =>
         terminate(child, new Promise<void>((resolve) => child.once("exit", () => resolve()))),
       );
-      void Promise.allSettled(stopping).then(() => {
-        if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
-      });
+      void Promise.allSettled(stopping).then(() => process.kill(process.pid, signal));
     };
     process.on(signal, handler);
   }

@@ -16,7 +16,7 @@ import {
   toHex,
   walletActions,
 } from "viem";
-import { mnemonicToAccount } from "viem/accounts";
+import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
 import { base } from "viem/chains";
 import { BASE_CHAIN_ID, MULTICALL3_ADDRESS, TEST_MNEMONIC, USDC_ADDRESS, WETH_ADDRESS } from "../chain/addresses.ts";
 import { startAnvil } from "./anvil.ts";
@@ -126,7 +126,7 @@ async function setUpChain(info: DevnetInfo, accounts: DevnetAccount[], contracts
     mode: "anvil",
     chain: devnetChain(info.rpcUrl, info.chainId),
     transport: http(info.rpcUrl),
-    account: mnemonicToAccount(TEST_MNEMONIC, { addressIndex: 0 }),
+    account: privateKeyToAccount(info.facilitator.privateKey),
     pollingInterval: 50,
   })
     .extend(publicActions)

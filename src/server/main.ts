@@ -2,8 +2,7 @@
  * `npm start`: check the configuration, build if the build is missing or stale, start the
  * local chain in local mode, then serve. Ctrl-C stops cleanly and keeps the chain's state.
  */
-import { spawnSync } from "node:child_process";
-import { buildIsCurrent } from "../build-stamp.ts";
+import { buildIsCurrent, ensureBuild } from "../build-stamp.ts";
 import { ConfigError, loadConfig } from "../config.ts";
 import { createLogger } from "../log.ts";
 import { startService } from "./service.ts";
@@ -22,11 +21,7 @@ async function main(): Promise<void> {
 
   if (!buildIsCurrent()) {
     console.log("The build is missing or older than the sources: building first (npm run build)...");
-    const result = spawnSync(process.execPath, ["--import", "tsx", "scripts/build.ts"], { stdio: "inherit" });
-    if (result.status !== 0) {
-      console.error("Cannot start: the build failed (see above).");
-      process.exit(1);
-    }
+    await ensureBuild();
   }
 
   const log = createLogger(config.logLevel);

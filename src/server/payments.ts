@@ -122,7 +122,7 @@ export function createResourceServer(facilitator: FacilitatorClient, network: st
   const server = new x402ResourceServer(facilitator);
   registerServerScheme(server, { networks: [network as `${string}:${string}`] });
   server.onAfterVerify(async ({ paymentPayload, requirements, result, transportContext }) => {
-    const request = transportContext?.request;
+    const request = (transportContext as { request?: { adapter?: unknown; method?: string; routePattern?: string } } | undefined)?.request;
     const req = (request?.adapter as unknown as { req?: Request } | undefined)?.req;
     const authorization = (paymentPayload.payload as { authorization?: { from?: string; nonce?: string } }).authorization;
     if (!req || !request) return;
