@@ -2,10 +2,20 @@
  * `POST /api/payment-verify`: reads a transaction's receipt and its USDC `Transfer` logs and
  * says whether it paid the expected recipient enough, from the expected sender.
  */
-import { formatUnits, getAddress, isAddressEqual, parseEventLogs, parseUnits, TransactionNotFoundError, TransactionReceiptNotFoundError, type Hash, type TransactionReceipt } from "viem";
+import {
+  formatUnits,
+  getAddress,
+  type Hash,
+  isAddressEqual,
+  parseEventLogs,
+  parseUnits,
+  TransactionNotFoundError,
+  type TransactionReceipt,
+  TransactionReceiptNotFoundError,
+} from "viem";
 import { paymentVerify } from "../spec/routes/core.ts";
-import { defineFunction, type FunctionContext, type RouteOutput } from "../src/context.ts";
 import { readChain } from "../src/chain/rpc-error.ts";
+import { defineFunction, type FunctionContext, type RouteOutput } from "../src/context.ts";
 
 type Answer = RouteOutput<typeof paymentVerify>;
 
@@ -117,7 +127,11 @@ export default defineFunction(paymentVerify, async (input, ctx) => {
     transfer: describe(first),
   };
   if (total < minAtomic) {
-    return answer("amount_too_small", `Paid ${formatUnits(total, 6)} USDC, less than the ${formatUnits(minAtomic, 6)} USDC required.`, paid);
+    return answer(
+      "amount_too_small",
+      `Paid ${formatUnits(total, 6)} USDC, less than the ${formatUnits(minAtomic, 6)} USDC required.`,
+      paid,
+    );
   }
   return answer("verified", `Paid ${formatUnits(total, 6)} USDC to ${expectedTo} with ${confirmations} confirmation(s).`, paid);
 });

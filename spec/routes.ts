@@ -10,7 +10,7 @@ import { contentRoutes } from "./routes/content.ts";
 import { coreRoutes } from "./routes/core.ts";
 import { intelRoutes } from "./routes/intel.ts";
 
-export { health, PaymentVerifyReason, paymentVerify } from "./routes/core.ts";
+export { health, PaymentVerifyReason, paymentVerify, pricing } from "./routes/core.ts";
 
 /** Every route, in the order the landing page and the discovery documents list them. */
 export const routes: readonly RouteDef[] = [...coreRoutes, ...contentRoutes, ...analyticsRoutes, ...intelRoutes];

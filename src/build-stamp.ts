@@ -2,8 +2,9 @@
  * Whether the build in `dist/` matches the sources: a hash of every input file, written
  * by `npm run build` and compared by `npm start`, which rebuilds when they differ.
  */
-import { createHash } from "node:crypto";
+
 import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 

@@ -119,7 +119,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
   if (production) {
     host = env.HOST || "0.0.0.0";
-    if (!set("RPC_URL")) problems.push(`RPC_URL is required in production: one or more comma-separated ${net.name} RPC URLs (e.g. ${net.publicRpc})`);
+    if (!set("RPC_URL"))
+      problems.push(`RPC_URL is required in production: one or more comma-separated ${net.name} RPC URLs (e.g. ${net.publicRpc})`);
     else {
       rpcUrls = (env.RPC_URL as string)
         .split(",")
@@ -128,7 +129,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         .flatMap((u) => parseUrl("RPC_URL", u, problems) ?? []);
     }
     if (!set("PAY_TO")) problems.push("PAY_TO is required in production: the address that receives USDC payments");
-    else if (!isAddress(env.PAY_TO as string, { strict: false })) problems.push(`PAY_TO must be an EVM address (0x + 40 hex digits), got "${env.PAY_TO}"`);
+    else if (!isAddress(env.PAY_TO as string, { strict: false }))
+      problems.push(`PAY_TO must be an EVM address (0x + 40 hex digits), got "${env.PAY_TO}"`);
     else payTo = getAddress(env.PAY_TO as string);
 
     if (set("FACILITATOR_URL") && set("FACILITATOR_PRIVATE_KEY")) {
@@ -145,13 +147,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     } else if (set("FACILITATOR_PRIVATE_KEY")) {
       const key = (env.FACILITATOR_PRIVATE_KEY as string).trim();
       const normalised = (key.startsWith("0x") ? key : `0x${key}`) as `0x${string}`;
-      if (!isHex(normalised) || normalised.length !== 66) problems.push("FACILITATOR_PRIVATE_KEY must be a 32-byte hex private key (64 hex digits); its value is not shown");
+      if (!isHex(normalised) || normalised.length !== 66)
+        problems.push("FACILITATOR_PRIVATE_KEY must be a 32-byte hex private key (64 hex digits); its value is not shown");
       else facilitator = { kind: "self", privateKey: normalised };
     } else {
-      problems.push("a facilitator is required in production: FACILITATOR_URL (with CDP_API_KEY_ID/CDP_API_KEY_SECRET for Coinbase's) or FACILITATOR_PRIVATE_KEY to settle ourselves");
+      problems.push(
+        "a facilitator is required in production: FACILITATOR_URL (with CDP_API_KEY_ID/CDP_API_KEY_SECRET for Coinbase's) or FACILITATOR_PRIVATE_KEY to settle ourselves",
+      );
     }
   } else if (host !== "127.0.0.1" && host !== "localhost") {
-    problems.push(`local mode binds to 127.0.0.1 only (it runs a development chain with public keys); HOST="${host}" needs production settings`);
+    problems.push(
+      `local mode binds to 127.0.0.1 only (it runs a development chain with public keys); HOST="${host}" needs production settings`,
+    );
   }
 
   if (problems.length > 0) throw new ConfigError(problems);

@@ -46,6 +46,8 @@ export interface ApiLocals {
   services: Services;
   requestId: string;
   payment: VerifiedPayment | null;
+  /** Filled in by the dispatcher: how long the function ran (for Server-Timing and the log). */
+  timings: { functionMs?: number };
 }
 
 /** The per-call context of a function. */

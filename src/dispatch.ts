@@ -3,7 +3,7 @@
  * request to the route table, validates its input, refuses a paid route without a verified
  * payment for that exact route, runs the route's function and turns errors into JSON.
  */
-import { routeKey, type RouteDef } from "../spec/route.ts";
+import { type RouteDef, routeKey } from "../spec/route.ts";
 import { routes } from "../spec/routes.ts";
 import type { ApiLocals, FunctionContext, RouteFunction } from "./context.ts";
 import { InvalidRequestError, NotFoundError, ServiceError, toErrorResponse } from "./errors.ts";
@@ -94,8 +94,10 @@ export async function dispatch(request: Request, locals: ApiLocals, load: Functi
       throw new Error(`functions/${route.fn}.ts does not export the function of ${route.operationId}`);
     }
     const ctx: FunctionContext = { ...locals.services, requestId: locals.requestId, payment: locals.payment, route, now: () => new Date() };
+    const started = performance.now();
     const output = await fn.run(input as never, ctx);
-    log.debug("function answered", { route: `${route.method} ${route.path}` });
+    locals.timings.functionMs = Math.round((performance.now() - started) * 100) / 100;
+    log.debug("function answered", { route: `${route.method} ${route.path}`, ms: locals.timings.functionMs });
     if (locals.services.config.validateResponses) {
       const problems = responseProblems(route.response, output);
       if (problems.length > 0) throw new Error(`${route.operationId} answered outside its schema: ${problems.join("; ")}`);
@@ -103,7 +105,12 @@ export async function dispatch(request: Request, locals: ApiLocals, load: Functi
     return json(200, output, route.price === null ? {} : { "Cache-Control": "private, no-store" });
   } catch (error) {
     const { status, headers, body } = toErrorResponse(error);
-    if (status >= 500) log.error("function failed", { status, error: error instanceof Error ? error : String(error), cause: error instanceof Error && error.cause instanceof Error ? error.cause.message : undefined });
+    if (status >= 500)
+      log.error("function failed", {
+        status,
+        error: error instanceof Error ? error : String(error),
+        cause: error instanceof Error && error.cause instanceof Error ? error.cause.message : undefined,
+      });
     return json(status, body, headers);
   }
 }

@@ -3,7 +3,7 @@
  * per schema; only the query string is coerced (it arrives as text), never the body.
  */
 import type { TObject, TSchema } from "@sinclair/typebox";
-import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
+import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 import { Value } from "@sinclair/typebox/value";
 import { type FieldProblem, InvalidRequestError } from "./errors.ts";
 

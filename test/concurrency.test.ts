@@ -1,7 +1,16 @@
 /** Five copies of one payment sent at once: the function runs once, one settlement, four 409s. */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { RunningService } from "../src/server/service.ts";
-import { buyerAccount, capturingLogger, chainClient, challengeOf, devnet, signPayment, startTestService, usdcBalance } from "./support/service.ts";
+import {
+  buyerAccount,
+  capturingLogger,
+  chainClient,
+  challengeOf,
+  devnet,
+  signPayment,
+  startTestService,
+  usdcBalance,
+} from "./support/service.ts";
 
 let service: RunningService;
 const log = capturingLogger("debug");

@@ -66,8 +66,17 @@ describe("production mode", () => {
     expect(problems({ ...base, FACILITATOR_URL: "https://api.cdp.coinbase.com/platform/v2/x402" })).toEqual([
       "CDP_API_KEY_ID and CDP_API_KEY_SECRET are required when FACILITATOR_URL is the Coinbase CDP facilitator",
     ]);
-    const config = loadConfig({ ...base, FACILITATOR_URL: "https://api.cdp.coinbase.com/platform/v2/x402", CDP_API_KEY_ID: "id", CDP_API_KEY_SECRET: "secret" });
-    expect(config.facilitator).toEqual({ kind: "remote", url: "https://api.cdp.coinbase.com/platform/v2/x402", cdp: { keyId: "id", keySecret: "secret" } });
+    const config = loadConfig({
+      ...base,
+      FACILITATOR_URL: "https://api.cdp.coinbase.com/platform/v2/x402",
+      CDP_API_KEY_ID: "id",
+      CDP_API_KEY_SECRET: "secret",
+    });
+    expect(config.facilitator).toEqual({
+      kind: "remote",
+      url: "https://api.cdp.coinbase.com/platform/v2/x402",
+      cdp: { keyId: "id", keySecret: "secret" },
+    });
     expect(loadConfig({ ...base, FACILITATOR_URL: "https://facilitator.payai.network" }).facilitator).toEqual({
       kind: "remote",
       url: "https://facilitator.payai.network",

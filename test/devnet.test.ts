@@ -184,9 +184,7 @@ describe("devnet", () => {
     expect(await read<Hex>("RECEIVE_WITH_AUTHORIZATION_TYPEHASH")).toBe(
       "0xd099cc98ef71107a616c4f0f941f04c322d8e254fe26b3c6668db87aae413de8",
     );
-    expect(await read<Hex>("CANCEL_AUTHORIZATION_TYPEHASH")).toBe(
-      "0x158b0a9edf7a828aad02f63cd515c68ef2f50ba807396f6d12842833a1597429",
-    );
+    expect(await read<Hex>("CANCEL_AUTHORIZATION_TYPEHASH")).toBe("0x158b0a9edf7a828aad02f63cd515c68ef2f50ba807396f6d12842833a1597429");
     expect(await read<Hex>("PERMIT_TYPEHASH")).toBe(
       keccak256(toHex("Permit(address owner,address spender,uint256 value,uint256 nonce,uint256 deadline)")),
     );
@@ -292,15 +290,7 @@ describe("devnet", () => {
         address: USDC_ADDRESS,
         abi: usdcAbi,
         functionName: "transferWithAuthorization",
-        args: [
-          expired.from,
-          expired.to,
-          expired.value,
-          expired.validAfter,
-          expired.validBefore,
-          expired.nonce,
-          expiredSig,
-        ],
+        args: [expired.from, expired.to, expired.value, expired.validAfter, expired.validBefore, expired.nonce, expiredSig],
       }),
     ).rejects.toThrow("FiatTokenV2: authorization is expired");
   });
@@ -331,9 +321,7 @@ describe("devnet", () => {
       });
 
     const { request } = await simulate(message, await sign(message));
-    expect(
-      (await publicClient.waitForTransactionReceipt({ hash: await facilitator.writeContract(request) })).status,
-    ).toBe("success");
+    expect((await publicClient.waitForTransactionReceipt({ hash: await facilitator.writeContract(request) })).status).toBe("success");
 
     const future = { ...message, validAfter: now + 300n, nonce: randomNonce() };
     await expect(simulate(future, await sign(future))).rejects.toThrow("FiatTokenV2: authorization is not yet valid");
@@ -353,15 +341,7 @@ describe("devnet", () => {
         address: USDC_ADDRESS,
         abi: usdcAbi,
         functionName: "receiveWithAuthorization",
-        args: [
-          receive.from,
-          receive.to,
-          receive.value,
-          receive.validAfter,
-          receive.validBefore,
-          receive.nonce,
-          receiveSig,
-        ],
+        args: [receive.from, receive.to, receive.value, receive.validAfter, receive.validBefore, receive.nonce, receiveSig],
       }),
     ).rejects.toThrow("FiatTokenV2: caller must be the payee");
 
@@ -384,9 +364,7 @@ describe("devnet", () => {
       args: [buyer.address, canceled.nonce, cancelSig],
     });
     expect((await publicClient.waitForTransactionReceipt({ hash: cancelHash })).status).toBe("success");
-    await expect(simulate(canceled, await sign(canceled))).rejects.toThrow(
-      "FiatTokenV2: authorization is used or canceled",
-    );
+    await expect(simulate(canceled, await sign(canceled))).rejects.toThrow("FiatTokenV2: authorization is used or canceled");
   });
 
   it("verifies smart-wallet (ERC-1271) payers through the bytes-signature form", async () => {
@@ -418,9 +396,7 @@ describe("devnet", () => {
         args: [from, devnet.payTo, 5_000n, 0n, validBefore, randomNonce(), "0xc0ffee"],
       });
     const { request } = await settle(acceptAll);
-    expect(
-      (await publicClient.waitForTransactionReceipt({ hash: await facilitator.writeContract(request) })).status,
-    ).toBe("success");
+    expect((await publicClient.waitForTransactionReceipt({ hash: await facilitator.writeContract(request) })).status).toBe("success");
     expect(
       await publicClient.readContract({
         address: USDC_ADDRESS,
@@ -481,12 +457,8 @@ describe("devnet", () => {
     const { publicClient, walletFor } = clients(devnet.rpcUrl);
     const wallet = walletFor(buyerAt(4).privateKey);
     const address = wallet.account.address;
-    expect(await publicClient.readContract({ address: WETH_ADDRESS, abi: wethAbi, functionName: "name" })).toBe(
-      "Wrapped Ether",
-    );
-    expect(await publicClient.readContract({ address: WETH_ADDRESS, abi: wethAbi, functionName: "symbol" })).toBe(
-      "WETH",
-    );
+    expect(await publicClient.readContract({ address: WETH_ADDRESS, abi: wethAbi, functionName: "name" })).toBe("Wrapped Ether");
+    expect(await publicClient.readContract({ address: WETH_ADDRESS, abi: wethAbi, functionName: "symbol" })).toBe("WETH");
     expect(await publicClient.readContract({ address: WETH_ADDRESS, abi: wethAbi, functionName: "decimals" })).toBe(18);
 
     const deposit = await wallet.writeContract({
@@ -504,9 +476,7 @@ describe("devnet", () => {
         args: [address],
       }),
     ).toBe(parseEther("1.5"));
-    expect(await publicClient.readContract({ address: WETH_ADDRESS, abi: wethAbi, functionName: "totalSupply" })).toBe(
-      parseEther("1.5"),
-    );
+    expect(await publicClient.readContract({ address: WETH_ADDRESS, abi: wethAbi, functionName: "totalSupply" })).toBe(parseEther("1.5"));
 
     const withdraw = await wallet.writeContract({
       address: WETH_ADDRESS,
@@ -540,13 +510,9 @@ describe("devnet", () => {
       args: [calls],
     });
     expect(results.map((result) => result.success)).toEqual([true, true]);
-    const balances = results.map((result) =>
-      decodeFunctionResult({ abi: usdcAbi, functionName: "balanceOf", data: result.returnData }),
-    );
+    const balances = results.map((result) => decodeFunctionResult({ abi: usdcAbi, functionName: "balanceOf", data: result.returnData }));
     expect(balances).toEqual([1_000_000_000n, 1_000_000_000n]);
-    expect(
-      await publicClient.readContract({ address: MULTICALL3_ADDRESS, abi: multicall3Abi, functionName: "getChainId" }),
-    ).toBe(8453n);
+    expect(await publicClient.readContract({ address: MULTICALL3_ADDRESS, abi: multicall3Abi, functionName: "getChainId" })).toBe(8453n);
     // viem's own multicall goes through aggregate3 at chain.contracts.multicall3 too.
     expect(
       await publicClient.multicall({

@@ -19,7 +19,10 @@ it("/openapi.json is a valid OpenAPI 3.1.0 document listing every route with its
   const doc = (await res.json()) as {
     openapi: string;
     info: { version: string };
-    paths: Record<string, Record<string, { operationId: string; security: unknown[]; "x-price-usd": number; "x-payment-info"?: { amount: string } }>>;
+    paths: Record<
+      string,
+      Record<string, { operationId: string; security: unknown[]; "x-price-usd": number; "x-payment-info"?: { amount: string } }>
+    >;
     components: { securitySchemes: Record<string, unknown> };
   };
   const result = await validate(structuredClone(doc) as never);
@@ -47,7 +50,12 @@ it("/.well-known/x402 lists every paid route in the shape x402scan reads", async
   const res = await fetch(`${service.url}/.well-known/x402`);
   expect(res.status).toBe(200);
   expect(res.headers.get("content-type")).toMatch(/^application\/json/);
-  const doc = (await res.json()) as { version: number; resources: string[]; instructions: string; endpoints: { path: string; amount: string }[] };
+  const doc = (await res.json()) as {
+    version: number;
+    resources: string[];
+    instructions: string;
+    endpoints: { path: string; amount: string }[];
+  };
   expect(doc.version).toBe(1);
   expect(doc.resources).toEqual(paidRoutes.map(routeKey));
   expect(doc.instructions).toMatch(/x402/);
@@ -65,4 +73,20 @@ it("the landing page lists every route with its method and price, and links the 
   expect(html).toContain('href="/openapi.json"');
   expect(html).toContain('href="/.well-known/x402"');
   expect(html).toContain("$0.10");
+});
+
+it("GET /api/pricing lists every route's price from the route table", async () => {
+  const res = await fetch(`${service.url}/api/pricing`);
+  expect(res.status).toBe(200);
+  const body = (await res.json()) as {
+    network: string;
+    asset: string;
+    pay_to: string;
+    routes: { method: string; path: string; amount: string; free: boolean }[];
+  };
+  expect(body.network).toBe("eip155:8453");
+  expect(body.asset).toBe("0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913");
+  expect(body.routes.map((r) => [r.method, r.path, r.free, r.amount])).toEqual(
+    routes.map((r) => [r.method, r.path, r.price === null, r.price === null ? "0" : atomicUsdc(r.price)]),
+  );
 });

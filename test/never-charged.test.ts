@@ -7,13 +7,19 @@ import { decodePaymentResponseHeader } from "@x402/core/http";
 import { http, type PrivateKeyAccount } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningService } from "../src/server/service.ts";
-import { forwardRpc, startStub, type Stub } from "./support/stub-server.ts";
 import { buyerAccount, chainClient, challengeOf, devnet, signPayment, startTestService, usdcBalance } from "./support/service.ts";
+import { forwardRpc, type Stub, startStub } from "./support/stub-server.ts";
 
 const json = { "content-type": "application/json" };
 const unknownTx = `0x${"22".repeat(32)}`;
 const authorizationStateAbi = [
-  { type: "function", name: "authorizationState", stateMutability: "view", inputs: [{ type: "address" }, { type: "bytes32" }], outputs: [{ type: "bool" }] },
+  {
+    type: "function",
+    name: "authorizationState",
+    stateMutability: "view",
+    inputs: [{ type: "address" }, { type: "bytes32" }],
+    outputs: [{ type: "bool" }],
+  },
 ] as const;
 
 let service: RunningService;
@@ -33,11 +39,17 @@ async function snapshot(buyer: PrivateKeyAccount) {
 }
 
 function nonceOf(header: string): `0x${string}` {
-  return (JSON.parse(Buffer.from(header, "base64").toString()) as { payload: { authorization: { nonce: `0x${string}` } } }).payload.authorization.nonce;
+  return (JSON.parse(Buffer.from(header, "base64").toString()) as { payload: { authorization: { nonce: `0x${string}` } } }).payload
+    .authorization.nonce;
 }
 
 async function authorizationUsed(buyer: PrivateKeyAccount, nonce: `0x${string}`): Promise<boolean> {
-  return chainClient().readContract({ address: devnet().usdc, abi: authorizationStateAbi, functionName: "authorizationState", args: [buyer.address, nonce] });
+  return chainClient().readContract({
+    address: devnet().usdc,
+    abi: authorizationStateAbi,
+    functionName: "authorizationState",
+    args: [buyer.address, nonce],
+  });
 }
 
 async function paidCall(target: RunningService, header: string, body: string) {
@@ -62,7 +74,11 @@ describe("failures of the call itself", () => {
           fields: [
             { field: "body.extra", expected: "no such field; allowed: tx_hash, to, from, min_amount" },
             { field: "body.tx_hash", expected: "transaction hash: 0x followed by 64 hex digits", received: "0x1234" },
-            { field: "body.min_amount", expected: "minimum USDC amount (decimal USDC, not atomic) (>= 0, <= 1000000000000)", received: "ten" },
+            {
+              field: "body.min_amount",
+              expected: "minimum USDC amount (decimal USDC, not atomic) (>= 0, <= 1000000000000)",
+              received: "ten",
+            },
           ],
         },
       },
@@ -81,7 +97,11 @@ describe("failures of the call itself", () => {
     const header = await signPayment(await challengeOf(`${service.url}/api/payment-verify`, { method: "POST" }), buyer);
     const { res, body } = await paidCall(service, header, "{not json");
     expect(res.status).toBe(400);
-    expect(body.error).toEqual({ code: "invalid_request", message: "The request body is not valid JSON; send a JSON object.", details: { fields: [{ field: "body", expected: "a JSON object" }] } });
+    expect(body.error).toEqual({
+      code: "invalid_request",
+      message: "The request body is not valid JSON; send a JSON object.",
+      details: { fields: [{ field: "body", expected: "a JSON object" }] },
+    });
     expect(await snapshot(buyer)).toEqual(before);
   });
 
@@ -141,7 +161,11 @@ describe("failures upstream and inside the function", () => {
   it("an unreachable chain node is a 503 and not charged", async () => {
     mode = "down";
     const body = await expectNotCharged(503, "unavailable", unknownTx);
-    expect(body.error).toEqual({ code: "unavailable", message: "The chain node is unreachable while reading the transaction receipt; retry shortly.", details: { upstream: "rpc" } });
+    expect(body.error).toEqual({
+      code: "unavailable",
+      message: "The chain node is unreachable while reading the transaction receipt; retry shortly.",
+      details: { upstream: "rpc" },
+    });
   });
 
   it("a chain node answering with an error is a 502 and not charged", async () => {
@@ -172,8 +196,10 @@ describe("payments that do not match the challenge", () => {
     return body;
   }
 
-  it("an expired authorisation", () => expectRefused({ validBefore: BigInt(Math.floor(Date.now() / 1000) - 60) }, "invalid_exact_evm_payload_authorization_valid_before"));
-  it("an authorisation not yet valid", () => expectRefused({ validAfter: BigInt(Math.floor(Date.now() / 1000) + 3600) }, "invalid_exact_evm_payload_authorization_valid_after"));
+  it("an expired authorisation", () =>
+    expectRefused({ validBefore: BigInt(Math.floor(Date.now() / 1000) - 60) }, "invalid_exact_evm_payload_authorization_valid_before"));
+  it("an authorisation not yet valid", () =>
+    expectRefused({ validAfter: BigInt(Math.floor(Date.now() / 1000) + 3600) }, "invalid_exact_evm_payload_authorization_valid_after"));
   it("a wrong amount", () => expectRefused({ value: "1" }, "invalid_exact_evm_payload_authorization_value_mismatch"));
   it("a wrong payTo", () => expectRefused({ to: buyerAccount(5).address }, "invalid_exact_evm_recipient_mismatch"));
   it("a wrong network", () => expectRefused({ accepted: { network: "eip155:84532" } }, "No matching payment requirements"));

@@ -3,7 +3,7 @@
  * exact amounts, senders, recipients and blocks. The function is called directly with a
  * real chain client; the paid HTTP path is covered by payment.test.ts.
  */
-import { createWalletClient, erc20Abi, http, parseUnits, type Hash, type PrivateKeyAccount } from "viem";
+import { createWalletClient, erc20Abi, type Hash, http, type PrivateKeyAccount, parseUnits } from "viem";
 import { beforeAll, describe, expect, it } from "vitest";
 import verify from "../functions/payment-verify.ts";
 import { paymentVerify } from "../spec/routes.ts";
@@ -23,7 +23,12 @@ function wallet(account: PrivateKeyAccount) {
 }
 
 async function usdcTransfer(from: PrivateKeyAccount, to: `0x${string}`, usdc: string): Promise<Hash> {
-  const hash = await wallet(from).writeContract({ address: devnet().usdc, abi: erc20Abi, functionName: "transfer", args: [to, parseUnits(usdc, 6)] });
+  const hash = await wallet(from).writeContract({
+    address: devnet().usdc,
+    abi: erc20Abi,
+    functionName: "transfer",
+    args: [to, parseUnits(usdc, 6)],
+  });
   await chainClient().waitForTransactionReceipt({ hash });
   return hash;
 }
@@ -33,7 +38,16 @@ beforeAll(() => {
   sender = buyerAccount(7);
   other = buyerAccount(5);
   ctx = {
-    config: { mode: "local", network: "eip155:8453", chainId: 8453, usdc: d.usdc, payTo: d.payTo, publicUrl: undefined, version: "test", validateResponses: true },
+    config: {
+      mode: "local",
+      network: "eip155:8453",
+      chainId: 8453,
+      usdc: d.usdc,
+      payTo: d.payTo,
+      publicUrl: undefined,
+      version: "test",
+      validateResponses: true,
+    },
     chain: chainClient(),
     log: createLogger("silent"),
     requestId: "test",
@@ -65,24 +79,47 @@ describe("payment-verify", () => {
   it("says amount_too_small when the transfer is below min_amount", async () => {
     const hash = await usdcTransfer(sender, devnet().payTo, "0.05");
     const answer = await verify.run({ tx_hash: hash, min_amount: 0.1 }, ctx);
-    expect(answer).toMatchObject({ verified: false, reason: "amount_too_small", amount_usdc: "0.05", detail: "Paid 0.05 USDC, less than the 0.1 USDC required." });
+    expect(answer).toMatchObject({
+      verified: false,
+      reason: "amount_too_small",
+      amount_usdc: "0.05",
+      detail: "Paid 0.05 USDC, less than the 0.1 USDC required.",
+    });
   });
 
   it("says wrong_recipient when USDC went elsewhere, and checks an explicit `to`", async () => {
     const hash = await usdcTransfer(sender, other.address, "1");
-    expect(await verify.run({ tx_hash: hash }, ctx)).toMatchObject({ verified: false, reason: "wrong_recipient", to: other.address, amount_usdc: "1" });
-    expect(await verify.run({ tx_hash: hash, to: other.address.toLowerCase() }, ctx)).toMatchObject({ verified: true, reason: "verified", to: other.address });
+    expect(await verify.run({ tx_hash: hash }, ctx)).toMatchObject({
+      verified: false,
+      reason: "wrong_recipient",
+      to: other.address,
+      amount_usdc: "1",
+    });
+    expect(await verify.run({ tx_hash: hash, to: other.address.toLowerCase() }, ctx)).toMatchObject({
+      verified: true,
+      reason: "verified",
+      to: other.address,
+    });
   });
 
   it("says wrong_sender when the expected sender did not pay", async () => {
     const hash = await usdcTransfer(sender, devnet().payTo, "1");
-    expect(await verify.run({ tx_hash: hash, from: other.address }, ctx)).toMatchObject({ verified: false, reason: "wrong_sender", from: sender.address });
+    expect(await verify.run({ tx_hash: hash, from: other.address }, ctx)).toMatchObject({
+      verified: false,
+      reason: "wrong_sender",
+      from: sender.address,
+    });
   });
 
   it("says no_usdc_transfer for a transaction that moved another token", async () => {
     const hash = await wallet(sender).writeContract({ address: devnet().weth, abi: wethAbi, functionName: "deposit", value: 10n ** 15n });
     await chainClient().waitForTransactionReceipt({ hash });
-    expect(await verify.run({ tx_hash: hash }, ctx)).toMatchObject({ verified: false, reason: "no_usdc_transfer", transfer: null, amount_usdc: null });
+    expect(await verify.run({ tx_hash: hash }, ctx)).toMatchObject({
+      verified: false,
+      reason: "no_usdc_transfer",
+      transfer: null,
+      amount_usdc: null,
+    });
   });
 
   it("says tx_reverted for a mined transaction that reverted", async () => {
@@ -98,11 +135,21 @@ describe("payment-verify", () => {
   });
 
   it("says tx_not_found for an unknown hash and tx_pending for one not yet mined", async () => {
-    expect(await verify.run({ tx_hash: `0x${"55".repeat(32)}` }, ctx)).toMatchObject({ verified: false, reason: "tx_not_found", confirmations: 0 });
+    expect(await verify.run({ tx_hash: `0x${"55".repeat(32)}` }, ctx)).toMatchObject({
+      verified: false,
+      reason: "tx_not_found",
+      confirmations: 0,
+    });
     const client = chainClient();
     await client.request({ method: "evm_setAutomine" as never, params: [false] as never });
     try {
-      const hash = await wallet(sender).writeContract({ address: devnet().usdc, abi: erc20Abi, functionName: "transfer", args: [devnet().payTo, 1n], gas: 100_000n });
+      const hash = await wallet(sender).writeContract({
+        address: devnet().usdc,
+        abi: erc20Abi,
+        functionName: "transfer",
+        args: [devnet().payTo, 1n],
+        gas: 100_000n,
+      });
       expect(await verify.run({ tx_hash: hash }, ctx)).toMatchObject({ verified: false, reason: "tx_pending" });
       await client.request({ method: "evm_mine" as never });
       expect(await verify.run({ tx_hash: hash }, ctx)).toMatchObject({ verified: true, amount_usdc: "0.000001" });

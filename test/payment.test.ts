@@ -3,10 +3,19 @@
  * transaction is a real EIP-3009 settlement on the devnet, moving exactly the price.
  */
 import { decodePaymentResponseHeader } from "@x402/core/http";
-import { parseEventLogs, erc20Abi } from "viem";
+import { erc20Abi, parseEventLogs } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningService } from "../src/server/service.ts";
-import { buyerAccount, chainClient, challengeOf, devnet, payingFetch, signPayment, startTestService, usdcBalance } from "./support/service.ts";
+import {
+  buyerAccount,
+  chainClient,
+  challengeOf,
+  devnet,
+  payingFetch,
+  signPayment,
+  startTestService,
+  usdcBalance,
+} from "./support/service.ts";
 
 let service: RunningService;
 beforeAll(async () => {
@@ -23,7 +32,11 @@ describe("a paid call through @x402/fetch", () => {
     const payTo = devnet().payTo;
     const [buyerBefore, payToBefore] = [await usdcBalance(buyer.address), await usdcBalance(payTo)];
 
-    const res = await payingFetch(buyer)(`${service.url}/api/payment-verify`, { method: "POST", headers: json, body: JSON.stringify({ tx_hash: unknownTx }) });
+    const res = await payingFetch(buyer)(`${service.url}/api/payment-verify`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ tx_hash: unknownTx }),
+    });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({
       tx_hash: unknownTx,
@@ -47,12 +60,18 @@ describe("a paid call through @x402/fetch", () => {
 
     expect(await usdcBalance(buyer.address)).toBe(buyerBefore - 100_000n);
     expect(await usdcBalance(payTo)).toBe(payToBefore + 100_000n);
+    expect(res.headers.get("server-timing")).toMatch(/^verify;dur=[\d.]+, fn;dur=[\d.]+, settle;dur=[\d.]+$/);
+    expect(res.headers.get("cache-control")).toContain("private");
   });
 
   it("verifies its own previous settlement transaction", async () => {
     const buyer = buyerAccount(0);
     const pay = payingFetch(buyer);
-    const first = await pay(`${service.url}/api/payment-verify`, { method: "POST", headers: json, body: JSON.stringify({ tx_hash: unknownTx }) });
+    const first = await pay(`${service.url}/api/payment-verify`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ tx_hash: unknownTx }),
+    });
     const { transaction } = decodePaymentResponseHeader(first.headers.get("payment-response") as string);
     const receipt = await chainClient().getTransactionReceipt({ hash: transaction as `0x${string}` });
     const latestBefore = await chainClient().getBlockNumber({ cacheTime: 0 });

@@ -28,6 +28,37 @@ export const health = defineRoute({
   errors: [],
 });
 
+/** `GET /api/pricing`: what every route costs, for agents budgeting before they call. */
+export const pricing = defineRoute({
+  method: "GET",
+  path: "/api/pricing",
+  operationId: "getPricing",
+  summary: "Price list of every route",
+  description:
+    "Free. Every route with its price in USD and in atomic USDC, plus the network, asset and receiving address that the x402 challenges quote, so an agent can budget before calling.",
+  tags: ["free"],
+  price: null,
+  fn: "pricing",
+  query: NoInput,
+  response: Type.Object({
+    network: Type.String({ examples: ["eip155:8453"] }),
+    scheme: Type.Literal("exact"),
+    asset: Address,
+    pay_to: Address,
+    routes: Type.Array(
+      Type.Object({
+        method: Type.String(),
+        path: Type.String(),
+        summary: Type.String(),
+        free: Type.Boolean(),
+        price_usd: Type.Number(),
+        amount: Type.String({ description: "atomic USDC (6 decimals); 0 when free" }),
+      }),
+    ),
+  }),
+  errors: [],
+});
+
 /** The reasons `payment-verify` gives; stable codes callers can switch on. */
 export const PaymentVerifyReason = Type.Union(
   [
@@ -59,9 +90,7 @@ export const paymentVerify = defineRoute({
       tx_hash: TxHash,
       to: Type.Optional({ ...Address, description: "expected recipient; default: this service's receiving address" }),
       from: Type.Optional({ ...Address, description: "expected sender; default: any" }),
-      min_amount: Type.Optional(
-        Type.Number({ minimum: 0, maximum: 1e12, description: "minimum USDC amount (decimal USDC, not atomic)" }),
-      ),
+      min_amount: Type.Optional(Type.Number({ minimum: 0, maximum: 1e12, description: "minimum USDC amount (decimal USDC, not atomic)" })),
     },
     { additionalProperties: false },
   ),
@@ -94,4 +123,4 @@ export const paymentVerify = defineRoute({
 });
 
 /** The core routes, in listing order. */
-export const coreRoutes: readonly RouteDef[] = [health, paymentVerify];
+export const coreRoutes: readonly RouteDef[] = [health, pricing, paymentVerify];

@@ -19,9 +19,7 @@ export function baseChain(rpcUrls: string[]): Chain {
 
 /** A fallback transport over `rpcUrls`: each URL batched, timed out and retried before the next is tried. */
 export function rpcTransport(rpcUrls: string[], { timeoutMs = 10_000, retryCount = 2 } = {}): Transport {
-  const transports = rpcUrls.map((url) =>
-    http(url, { timeout: timeoutMs, retryCount, retryDelay: 250, batch: { wait: 0 } }),
-  );
+  const transports = rpcUrls.map((url) => http(url, { timeout: timeoutMs, retryCount, retryDelay: 250, batch: { wait: 0 } }));
   return transports.length === 1 ? (transports[0] as Transport) : fallback(transports, { retryCount: 0 });
 }
 

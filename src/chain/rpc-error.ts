@@ -15,24 +15,16 @@ export function toChainError(error: unknown, what: string): unknown {
   const walk = (e: unknown): unknown[] => (e instanceof Error ? [e, ...walk(e.cause)] : []);
   const chain = walk(error);
   if (chain.some((e) => e instanceof TimeoutError)) {
-    return new UpstreamError(
-      "upstream_timeout",
-      "rpc",
-      `The chain node did not answer in time while ${what}; retry shortly.`,
-      { cause: error },
-    );
+    return new UpstreamError("upstream_timeout", "rpc", `The chain node did not answer in time while ${what}; retry shortly.`, {
+      cause: error,
+    });
   }
   const http = chain.find((e): e is HttpRequestError => e instanceof HttpRequestError);
   if (http?.status === 429 || chain.some((e) => e instanceof RpcRequestError && e.code === -32005)) {
-    return new UpstreamError(
-      "unavailable",
-      "rpc",
-      `The chain node is rate-limiting us while ${what}; retry in a few seconds.`,
-      {
-        cause: error,
-        retryAfterSeconds: 5,
-      },
-    );
+    return new UpstreamError("unavailable", "rpc", `The chain node is rate-limiting us while ${what}; retry in a few seconds.`, {
+      cause: error,
+      retryAfterSeconds: 5,
+    });
   }
   if (http && (http.status === undefined || http.status >= 500)) {
     return new UpstreamError("unavailable", "rpc", `The chain node is unreachable while ${what}; retry shortly.`, {

@@ -3,7 +3,7 @@
  * (`{version: 1, resources: ["POST /api/..."], instructions}`), plus richer fields: each
  * paid resource's price, network and asset.
  */
-import { atomicUsdc, routeKey, type RouteDef } from "../../spec/route.ts";
+import { atomicUsdc, type RouteDef, routeKey } from "../../spec/route.ts";
 import { NETWORKS } from "../config.ts";
 
 /** The `/.well-known/x402` document of `routes`. */

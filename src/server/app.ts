@@ -19,7 +19,7 @@ import { paymentHeaderAlias } from "./middleware/payment-header.ts";
 import { requestContext, requestIdOf } from "./middleware/request-context.ts";
 import { sendError } from "./middleware/send-error.ts";
 import { challengeBodies, statusFromWriteHead } from "./middleware/x402-fixes.ts";
-import { createResourceServer, GuardedFacilitator, paymentRoutes, verifiedPaymentOf } from "./payments.ts";
+import { createResourceServer, GuardedFacilitator, paymentRoutes, timingsOf, verifiedPaymentOf } from "./payments.ts";
 
 /** Astro's node-adapter handler in middleware mode. */
 export type AstroHandler = (req: Request, res: Response, next: NextFunction, locals: ApiLocals) => Promise<void>;
@@ -60,7 +60,7 @@ export function createApp({ config, services, facilitator, astro, clientDir, inF
       log: services.log,
       describe: (req) => {
         const payment = verifiedPaymentOf(req);
-        return payment ? { route: payment.route, payer: payment.payer, amount: payment.amount } : {};
+        return payment ? { route: payment.route, payer: payment.payer, amount: payment.amount, ...timingsOf(req) } : {};
       },
     }),
   );
@@ -81,10 +81,12 @@ export function createApp({ config, services, facilitator, astro, clientDir, inF
     res.type("application/json").setHeader("Cache-Control", "public, max-age=300");
     res.end(wellKnown);
   });
-  app.use(express.static(clientDir, { index: ["index.html"], maxAge: "5m", extensions: ["html"] }));
+  // API paths are never files: skipping the static lookup saves a filesystem stat per call.
+  const serveStatic = express.static(clientDir, { index: ["index.html"], maxAge: "5m", extensions: ["html"] });
+  app.use((req: Request, res: Response, next: NextFunction) => (req.path.startsWith("/api/") ? next() : serveStatic(req, res, next)));
 
   app.use((req: Request, res: Response, next: NextFunction) => {
-    const locals: ApiLocals = { services, requestId: requestIdOf(req), payment: verifiedPaymentOf(req) };
+    const locals: ApiLocals = { services, requestId: requestIdOf(req), payment: verifiedPaymentOf(req), timings: timingsOf(req) };
     astro(req, res, next, locals).catch(next);
   });
 

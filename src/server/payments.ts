@@ -18,9 +18,9 @@ import { registerExactEvmScheme as registerFacilitatorScheme } from "@x402/evm/e
 import { registerExactEvmScheme as registerServerScheme } from "@x402/evm/exact/server";
 import { declareDiscoveryExtension } from "@x402/extensions/bazaar";
 import type { Request } from "express";
-import { type Chain, createWalletClient, type Transport, publicActions } from "viem";
+import { type Chain, createWalletClient, publicActions, type Transport } from "viem";
 import { nonceManager, privateKeyToAccount } from "viem/accounts";
-import { atomicUsdc, routeKey, type RouteDef } from "../../spec/route.ts";
+import { atomicUsdc, type RouteDef, routeKey } from "../../spec/route.ts";
 import type { Config } from "../config.ts";
 import type { VerifiedPayment } from "../context.ts";
 import type { Logger } from "../log.ts";
@@ -112,6 +112,32 @@ export function createRemoteFacilitator(url: string, cdp: { keyId: string; keySe
 /** The payment verified for each in-flight request, set by the after-verify hook. */
 const verifiedPayments = new WeakMap<Request, VerifiedPayment>();
 
+/** How long each step of a paid request took, in milliseconds. */
+export interface PaymentTimings {
+  verifyMs?: number;
+  functionMs?: number;
+  settleMs?: number;
+}
+const timings = new WeakMap<Request, PaymentTimings & { verifyStart?: number; settleStart?: number }>();
+
+/** The step timings of a request (created on first use). */
+export function timingsOf(req: Request): PaymentTimings {
+  let t = timings.get(req);
+  if (!t) {
+    t = {};
+    timings.set(req, t);
+  }
+  return t;
+}
+
+function requestOf(transportContext: unknown): { req: Request; method: string | undefined; routePattern: string | undefined } | undefined {
+  const request = (transportContext as { request?: { adapter?: unknown; method?: string; routePattern?: string } } | undefined)?.request;
+  const req = (request?.adapter as { req?: Request } | undefined)?.req;
+  return req && request ? { req, method: request.method, routePattern: request.routePattern } : undefined;
+}
+
+const round = (ms: number) => Math.round(ms * 100) / 100;
+
 /** The verified payment of a request, if x402 verified one. */
 export function verifiedPaymentOf(req: Request): VerifiedPayment | null {
   return verifiedPayments.get(req) ?? null;
@@ -121,19 +147,38 @@ export function verifiedPaymentOf(req: Request): VerifiedPayment | null {
 export function createResourceServer(facilitator: FacilitatorClient, network: string): x402ResourceServer {
   const server = new x402ResourceServer(facilitator);
   registerServerScheme(server, { networks: [network as `${string}:${string}`] });
+  server.onBeforeVerify(async ({ transportContext }) => {
+    const found = requestOf(transportContext);
+    if (found) (timingsOf(found.req) as { verifyStart?: number }).verifyStart = performance.now();
+  });
   server.onAfterVerify(async ({ paymentPayload, requirements, result, transportContext }) => {
-    const request = (transportContext as { request?: { adapter?: unknown; method?: string; routePattern?: string } } | undefined)?.request;
-    const req = (request?.adapter as unknown as { req?: Request } | undefined)?.req;
+    const found = requestOf(transportContext);
+    if (!found) return;
+    const { req } = found;
+    const t = timings.get(req);
+    if (t?.verifyStart !== undefined) t.verifyMs = round(performance.now() - t.verifyStart);
     const authorization = (paymentPayload.payload as { authorization?: { from?: string; nonce?: string } }).authorization;
-    if (!req || !request) return;
     verifiedPayments.set(req, {
-      route: `${(request.method ?? req.method).toUpperCase()} ${request.routePattern}`,
+      route: `${(found.method ?? req.method).toUpperCase()} ${found.routePattern}`,
       payer: (result.payer ?? authorization?.from ?? "0x") as `0x${string}`,
       amount: requirements.amount,
       asset: requirements.asset as `0x${string}`,
       network: requirements.network,
       nonce: (authorization?.nonce ?? "0x") as `0x${string}`,
     });
+  });
+  server.onBeforeSettle(async ({ transportContext }) => {
+    const found = requestOf(transportContext);
+    if (found) (timingsOf(found.req) as { settleStart?: number }).settleStart = performance.now();
+  });
+  server.onAfterSettle(async ({ transportContext }) => {
+    const found = requestOf(transportContext);
+    const t = found && timings.get(found.req);
+    if (!found || !t || t.settleStart === undefined) return;
+    t.settleMs = round(performance.now() - t.settleStart);
+    // Set before x402 replays the buffered response, so the buyer sees where the time went.
+    const parts = [`verify;dur=${t.verifyMs ?? 0}`, `fn;dur=${t.functionMs ?? 0}`, `settle;dur=${t.settleMs}`];
+    found.req.res?.setHeader("Server-Timing", parts.join(", "));
   });
   return server;
 }
@@ -149,12 +194,18 @@ export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo
             bodyType: "json",
             input: route.example?.input ?? {},
             ...(route.body ? { inputSchema: route.body as unknown as Record<string, unknown> } : {}),
-            output: { schema: route.response as unknown as Record<string, unknown>, ...(route.example?.output ? { example: route.example.output } : {}) },
+            output: {
+              schema: route.response as unknown as Record<string, unknown>,
+              ...(route.example?.output ? { example: route.example.output } : {}),
+            },
           })
         : declareDiscoveryExtension({
             input: route.example?.input ?? {},
             ...(route.query ? { inputSchema: route.query as unknown as Record<string, unknown> } : {}),
-            output: { schema: route.response as unknown as Record<string, unknown>, ...(route.example?.output ? { example: route.example.output } : {}) },
+            output: {
+              schema: route.response as unknown as Record<string, unknown>,
+              ...(route.example?.output ? { example: route.example.output } : {}),
+            },
           });
       return [
         routeKey(route),
@@ -179,7 +230,8 @@ export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo
             body: {
               error: {
                 code: "settlement_failed",
-                message: "The payment could not be settled, so the answer was withheld and you were not charged. Sign a fresh authorisation and retry.",
+                message:
+                  "The payment could not be settled, so the answer was withheld and you were not charged. Sign a fresh authorisation and retry.",
                 details: { reason: safeReason(failure.errorReason, "settlement_failed") },
               },
             },

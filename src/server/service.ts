@@ -3,8 +3,9 @@
  * handler and HTTP server. Used by `npm start` (src/server/main.ts), the tests and the
  * benchmarks, so all three run the same code.
  */
-import type { AddressInfo } from "node:net";
+
 import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import type { FacilitatorClient } from "@x402/core/server";
 import type { PublicClient, Transport } from "viem";
 import packageJson from "../../package.json" with { type: "json" };

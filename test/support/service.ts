@@ -4,7 +4,7 @@
  * tests use. Nothing here stubs the service itself.
  */
 import { request as httpRequest } from "node:http";
-import { encodePaymentSignatureHeader, decodePaymentRequiredHeader } from "@x402/core/http";
+import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from "@x402/core/types";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
@@ -101,7 +101,12 @@ export async function signPayment(challenge: PaymentRequired, account: PrivateKe
   };
   const extra = requirements.extra as { name: string; version: string };
   const signature = await account.signTypedData({
-    domain: { name: extra.name, version: extra.version, chainId: overrides.chainId ?? 8453, verifyingContract: getAddress(requirements.asset) },
+    domain: {
+      name: extra.name,
+      version: extra.version,
+      chainId: overrides.chainId ?? 8453,
+      verifyingContract: getAddress(requirements.asset),
+    },
     types: {
       TransferWithAuthorization: [
         { name: "from", type: "address" },
@@ -142,7 +147,13 @@ export function rawRequest(
   const url = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: url.hostname, port: url.port, method, path: rawPath, headers: { ...headers, ...(body ? { "content-length": String(Buffer.byteLength(body)) } : {}) } },
+      {
+        host: url.hostname,
+        port: url.port,
+        method,
+        path: rawPath,
+        headers: { ...headers, ...(body ? { "content-length": String(Buffer.byteLength(body)) } : {}) },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));

@@ -17,9 +17,14 @@ const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 /** Middleware factory: buffer the body (at most `maxBytes`) into `req.body`, or answer 413. */
 export function bodyLimit({ maxBytes = 64 * 1024 }: BodyLimitOptions = {}) {
   const tooLarge = (res: Response) =>
-    sendError(res, 413, "payload_too_large", `Request bodies are limited to ${maxBytes} bytes; send a smaller body.`, { max_bytes: maxBytes });
+    sendError(res, 413, "payload_too_large", `Request bodies are limited to ${maxBytes} bytes; send a smaller body.`, {
+      max_bytes: maxBytes,
+    });
   return function bodyLimitMiddleware(req: Request, res: Response, next: NextFunction): void {
-    if (!METHODS_WITH_BODY.has(req.method)) return next();
+    if (!METHODS_WITH_BODY.has(req.method)) {
+      next();
+      return;
+    }
     const declared = Number(req.headers["content-length"] ?? "0");
     if (declared > maxBytes) {
       res.setHeader("Connection", "close");

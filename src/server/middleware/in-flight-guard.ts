@@ -36,7 +36,14 @@ export function inFlightGuard(registry: InFlightRegistry = memoryInFlightRegistr
     const key = authorizationKey(req);
     if (!key) return next();
     if (!(await registry.claim(key))) {
-      sendError(res, 409, "payment_in_progress", "This payment is already being used by another request in flight; wait for that answer instead of resending the same payment.", undefined, { "Retry-After": "1" });
+      sendError(
+        res,
+        409,
+        "payment_in_progress",
+        "This payment is already being used by another request in flight; wait for that answer instead of resending the same payment.",
+        undefined,
+        { "Retry-After": "1" },
+      );
       return;
     }
     res.once("close", () => void registry.release(key));

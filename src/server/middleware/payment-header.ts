@@ -11,7 +11,9 @@ export function paymentHeaderAlias() {
     const alias = req.headers["x-payment"];
     const signature = req.headers["payment-signature"];
     if (Array.isArray(alias) || Array.isArray(signature)) {
-      sendError(res, 400, "invalid_request", "Send one payment header, once.", { fields: [{ field: "header.x-payment", expected: "one base64 payment payload" }] });
+      sendError(res, 400, "invalid_request", "Send one payment header, once.", {
+        fields: [{ field: "header.x-payment", expected: "one base64 payment payload" }],
+      });
       return;
     }
     if (alias !== undefined) {

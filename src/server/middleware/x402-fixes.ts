@@ -27,11 +27,19 @@ export function challengeBodies() {
         return json(decodePaymentRequiredHeader(challenge));
       }
       if (status === 402 && isEmpty(body)) {
-        return json({ error: { code: "settlement_failed", message: "The payment could not be settled; you were not charged. Sign a fresh authorisation and retry." } });
+        return json({
+          error: {
+            code: "settlement_failed",
+            message: "The payment could not be settled; you were not charged. Sign a fresh authorisation and retry.",
+          },
+        });
       }
       if (status >= 500 && body && typeof (body as { error?: unknown }).error === "string") {
         const code: ErrorCode = status === 502 ? "upstream_error" : "internal_error";
-        const message = status === 502 ? "The payment facilitator failed; you were not charged. Retry shortly." : "The service failed while handling the payment; you were not charged.";
+        const message =
+          status === 502
+            ? "The payment facilitator failed; you were not charged. Retry shortly."
+            : "The service failed while handling the payment; you were not charged.";
         return json({ error: { code, message } });
       }
       return json(body);

@@ -1,0 +1,186 @@
+/**
+ * Benchmarks of the service spine (issue 2):
+ * 1. A free GET of a small JSON document through the whole stack (Express, guards, x402,
+ *    Astro, dispatcher) against a bare node:http server answering the same bytes, side by
+ *    side, loaded by autocannon in a separate process.
+ * 2. Paid calls on the local chain, split into verify, function and settle (from the
+ *    service's own timings), and the service's own overhead: total minus those three.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
+import type { PaymentRequirements } from "@x402/core/types";
+import { getAddress, toHex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { ensureBuild } from "../src/build-stamp.ts";
+import { loadConfig } from "../src/config.ts";
+import { startDevnet } from "../src/devnet/devnet.ts";
+import { createLogger } from "../src/log.ts";
+import { startService } from "../src/server/service.ts";
+
+const DURATION_S = Number(process.env.BENCH_SECONDS ?? 5);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const PAID_CALLS = Number(process.env.BENCH_PAID_CALLS ?? 60);
+
+interface Load {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+/** Load `url` from a separate process (the servers live in this one, so it must not block). */
+async function autocannon(url: string): Promise<Load> {
+  const cli = path.resolve("node_modules/autocannon/autocannon.js");
+  const child = spawn(process.execPath, [cli, "-j", "-c", String(CONNECTIONS), "-d", String(DURATION_S), url]);
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+  if (code !== 0) throw new Error(`autocannon failed: ${stderr}`);
+  const out = JSON.parse(stdout) as {
+    requests: { average: number };
+    latency: { p50: number; p99: number };
+    errors: number;
+    non2xx: number;
+  };
+  return { rps: out.requests.average, p50: out.latency.p50, p99: out.latency.p99, errors: out.errors + out.non2xx };
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+/** Run the spine benchmarks and print their tables. */
+export async function benchSpine(): Promise<void> {
+  await ensureBuild();
+  const dataDir = mkdtempSync(path.join(tmpdir(), "x402-bench-"));
+  const devnet = await startDevnet({ dataDir, port: 0, persist: false });
+  const lines: Record<string, unknown>[] = [];
+  // Only the paid calls' log lines are kept; parsing every line would load the server under test.
+  const log = createLogger("info", {}, (line) => {
+    if (line.includes('"status":200') && line.includes("payment-verify")) lines.push(JSON.parse(line) as Record<string, unknown>);
+  });
+  const service = await startService({ config: loadConfig({ PORT: "0", LOG_LEVEL: "info" }), devnet, log });
+
+  try {
+    // 1. Free GET, full stack vs bare node:http with the same bytes.
+    const freePath = process.env.BENCH_FREE_PATH ?? "/api/pricing";
+    const sample = await fetch(`${service.url}${freePath}`);
+    const bytes = Buffer.from(await sample.arrayBuffer());
+    const contentType = sample.headers.get("content-type") ?? "application/json";
+    const bare = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": contentType, "content-length": bytes.length });
+      res.end(bytes);
+    });
+    await new Promise<void>((resolve) => bare.listen(0, "127.0.0.1", resolve));
+    const bareUrl = `http://127.0.0.1:${(bare.address() as AddressInfo).port}${freePath}`;
+    await autocannon(`${service.url}${freePath}`); // warm-up (JIT) of the service
+    const bareLoad = await autocannon(bareUrl);
+    const fullLoad = await autocannon(`${service.url}${freePath}`);
+    bare.close();
+    console.log(
+      `\nFree GET ${freePath} (${bytes.length} bytes), ${CONNECTIONS} connections, ${DURATION_S} s each, autocannon in its own process`,
+    );
+    console.table({
+      "bare node:http": { "req/s": Math.round(bareLoad.rps), "p50 ms": bareLoad.p50, "p99 ms": bareLoad.p99, errors: bareLoad.errors },
+      "full stack": { "req/s": Math.round(fullLoad.rps), "p50 ms": fullLoad.p50, "p99 ms": fullLoad.p99, errors: fullLoad.errors },
+    });
+    console.log(`full stack / bare = ${((100 * fullLoad.rps) / bareLoad.rps).toFixed(1)}% (target >= 50%)`);
+
+    // 2. Paid calls, pre-signed so the buyer's signing time is not counted.
+    const paidPath = "/api/payment-verify";
+    const challengeRes = await fetch(`${service.url}${paidPath}`, { method: "POST" });
+    const challenge = decodePaymentRequiredHeader(challengeRes.headers.get("payment-required") as string);
+    const requirements = challenge.accepts[0] as PaymentRequirements;
+    const buyer = privateKeyToAccount((devnet.buyers[0] as { privateKey: `0x${string}` }).privateKey);
+    const extra = requirements.extra as { name: string; version: string };
+    const headers: string[] = [];
+    for (let i = 0; i < PAID_CALLS; i++) {
+      const authorization = {
+        from: buyer.address,
+        to: getAddress(requirements.payTo),
+        value: requirements.amount,
+        validAfter: "0",
+        validBefore: String(Math.floor(Date.now() / 1000) + 300),
+        nonce: toHex(crypto.getRandomValues(new Uint8Array(32))),
+      };
+      const signature = await buyer.signTypedData({
+        domain: { name: extra.name, version: extra.version, chainId: 8453, verifyingContract: getAddress(requirements.asset) },
+        types: {
+          TransferWithAuthorization: [
+            { name: "from", type: "address" },
+            { name: "to", type: "address" },
+            { name: "value", type: "uint256" },
+            { name: "validAfter", type: "uint256" },
+            { name: "validBefore", type: "uint256" },
+            { name: "nonce", type: "bytes32" },
+          ],
+        },
+        primaryType: "TransferWithAuthorization",
+        message: { ...authorization, value: BigInt(authorization.value), validAfter: 0n, validBefore: BigInt(authorization.validBefore) },
+      });
+      headers.push(
+        encodePaymentSignatureHeader({
+          x402Version: 2,
+          resource: challenge.resource,
+          accepted: requirements,
+          payload: { authorization, signature },
+        } as never),
+      );
+    }
+    lines.length = 0;
+    const clientTotals: number[] = [];
+    for (const header of headers) {
+      const started = performance.now();
+      const res = await fetch(`${service.url}${paidPath}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "payment-signature": header },
+        body: JSON.stringify({ tx_hash: `0x${"ab".repeat(32)}` }),
+      });
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`paid call answered ${res.status}`);
+      clientTotals.push(performance.now() - started);
+    }
+    const rows = lines.filter((l) => l.msg === "request" && l.path === paidPath && l.status === 200) as {
+      ms: number;
+      verifyMs: number;
+      functionMs: number;
+      settleMs: number;
+    }[];
+    const col = (f: (r: (typeof rows)[number]) => number) => rows.map(f);
+    const overhead = col((r) => r.ms - r.verifyMs - r.functionMs - r.settleMs);
+    const row = (values: number[]) => ({
+      p50: +percentile(values, 50).toFixed(2),
+      p90: +percentile(values, 90).toFixed(2),
+      max: +Math.max(...values).toFixed(2),
+    });
+    console.log(`\nPaid POST ${paidPath} on the local chain, ${rows.length} sequential calls (ms)`);
+    console.table({
+      "verify (facilitator + chain)": row(col((r) => r.verifyMs)),
+      "function (incl. its chain reads)": row(col((r) => r.functionMs)),
+      "settle (facilitator + chain)": row(col((r) => r.settleMs)),
+      "server total": row(col((r) => r.ms)),
+      "service overhead = total - the three": row(overhead),
+      "client-observed total": row(clientTotals),
+    });
+    console.log(`service overhead p50 = ${percentile(overhead, 50).toFixed(2)} ms (target < 5 ms)`);
+  } finally {
+    await service.close();
+    await devnet.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  benchSpine().catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+}
