@@ -55,6 +55,8 @@ export interface Config {
   anvilPort: number;
   /** How long a quoted challenge stays payable. */
   maxTimeoutSeconds: number;
+  /** PostgreSQL server URL; undefined: the embedded PGlite database in `${dataDir}/pglite`. */
+  databaseUrl: string | undefined;
 }
 
 /** Start-up refused: one line per problem. */
@@ -161,6 +163,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     );
   }
 
+  let databaseUrl: string | undefined;
+  if (set("DATABASE_URL")) {
+    const url = env.DATABASE_URL as string;
+    if (!/^postgres(ql)?:\/\//.test(url)) problems.push("DATABASE_URL must be a postgres:// or postgresql:// URL (its value is not shown)");
+    else databaseUrl = url;
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     mode: production ? "production" : "local",
@@ -177,6 +186,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel,
     anvilPort,
     maxTimeoutSeconds: 300,
+    databaseUrl,
   };
 }
 

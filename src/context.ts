@@ -6,6 +6,7 @@ import type { Static, TObject, TSchema } from "@sinclair/typebox";
 import type { PublicClient } from "viem";
 import type { RouteDef } from "../spec/route.ts";
 import type { Logger } from "./log.ts";
+import type { Store } from "./store/store.ts";
 
 /** Settings a function may read (never secrets). */
 export interface FunctionConfig {
@@ -26,6 +27,8 @@ export interface Services {
   /** Reads the chain the service settles on. */
   chain: PublicClient;
   log: Logger;
+  /** The durable store (PGlite or PostgreSQL). */
+  store: Store;
 }
 
 /** A payment that the facilitator verified for this request and that settles after a 2xx answer. */

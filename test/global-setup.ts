@@ -9,10 +9,15 @@ import path from "node:path";
 import type { TestProject } from "vitest/node";
 import { ensureBuild } from "../src/build-stamp.ts";
 import { type DevnetInfo, startDevnet } from "../src/devnet/devnet.ts";
+import { writePgliteSnapshot } from "../src/store/store.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
     devnet: DevnetInfo;
+    /** A migrated empty PGlite database to open test stores from. */
+    pgliteSnapshot: string;
+    /** A PostgreSQL server for the store tests, when one is available (TEST_DATABASE_URL). */
+    databaseUrl: string | undefined;
   }
 }
 
@@ -22,6 +27,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const devnet = await startDevnet({ dataDir, port: 0, persist: false });
   const { stop, ...info } = devnet;
   project.provide("devnet", info);
+  const snapshot = path.join(dataDir, "pglite-snapshot.tar");
+  await writePgliteSnapshot(snapshot);
+  project.provide("pgliteSnapshot", snapshot);
+  project.provide("databaseUrl", process.env.TEST_DATABASE_URL || undefined);
   return async () => {
     await stop();
     rmSync(dataDir, { recursive: true, force: true });

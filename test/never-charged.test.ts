@@ -205,20 +205,26 @@ describe("payments that do not match the challenge", () => {
   it("a wrong network", () => expectRefused({ accepted: { network: "eip155:84532" } }, "No matching payment requirements"));
   it("a signature for another chain", () => expectRefused({ chainId: 84532 }, "invalid_exact_evm_signature"));
 
-  it("a replayed authorisation is refused and charged only the first time", async () => {
+  it("a replayed authorisation is charged only the first time: the same request gets the kept answer, another request a 402", async () => {
     const buyer = buyerAccount(4);
     const before = await snapshot(buyer);
     const header = await signPayment(await challengeOf(`${service.url}/api/payment-verify`, { method: "POST" }), buyer);
     const first = await paidCall(service, header, JSON.stringify({ tx_hash: unknownTx }));
     expect(first.res.status).toBe(200);
-    expect(decodePaymentResponseHeader(first.res.headers.get("payment-response") as string).success).toBe(true);
+    const receipt = first.res.headers.get("payment-response") as string;
+    expect(decodePaymentResponseHeader(receipt).success).toBe(true);
     const afterFirst = await snapshot(buyer);
     expect(afterFirst.buyer).toBe(before.buyer - 100_000n);
     expect(afterFirst.facilitatorTxs).toBe(before.facilitatorTxs + 1);
 
-    const replay = await paidCall(service, header, JSON.stringify({ tx_hash: unknownTx }));
-    expect(replay.res.status).toBe(402);
-    expect(replay.body.error).toBe("invalid_exact_evm_nonce_already_used");
+    const same = await paidCall(service, header, JSON.stringify({ tx_hash: unknownTx }));
+    expect(same.res.status).toBe(200);
+    expect(same.body).toEqual(first.body);
+    expect(same.res.headers.get("payment-response")).toBe(receipt);
+
+    const other = await paidCall(service, header, JSON.stringify({ tx_hash: `0x${"23".repeat(32)}` }));
+    expect(other.res.status).toBe(402);
+    expect(other.body.error).toBe("invalid_exact_evm_nonce_already_used");
     expect(await snapshot(buyer)).toEqual(afterFirst);
   });
 });

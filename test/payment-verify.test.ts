@@ -10,6 +10,7 @@ import { paymentVerify } from "../spec/routes.ts";
 import { baseChain } from "../src/chain/client.ts";
 import type { FunctionContext } from "../src/context.ts";
 import { createLogger } from "../src/log.ts";
+import type { Store } from "../src/store/store.ts";
 import { buyerAccount, chainClient, devnet } from "./support/service.ts";
 
 const wethAbi = [{ type: "function", name: "deposit", stateMutability: "payable", inputs: [], outputs: [] }] as const;
@@ -50,6 +51,8 @@ beforeAll(() => {
     },
     chain: chainClient(),
     log: createLogger("silent"),
+    // payment-verify never touches the store.
+    store: {} as Store,
     requestId: "test",
     payment: null,
     route: paymentVerify,

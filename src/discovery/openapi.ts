@@ -84,6 +84,10 @@ function operation(route: RouteDef): Record<string, unknown> {
   }
   if (route.price !== null) {
     op["x-payment-info"] = {
+      // Both spellings crawlers are known to read: `protocols`/`pricingMode`/`price` and ours.
+      protocols: ["x402"],
+      pricingMode: "fixed",
+      price: route.price.toFixed(2),
       protocol: "x402",
       x402Version: 2,
       scheme: "exact",

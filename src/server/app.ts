@@ -1,7 +1,8 @@
 /**
  * The Express application: the only place that knows Express. The request path is
- * request id and logging → canonical paths → body limit → `X-Payment` alias → in-flight
- * guard → `@x402/express` → status from `writeHead` → static files → Astro.
+ * request id and logging → canonical paths → body limit → `X-Payment` alias → ledger
+ * (kept answers for paid retries, outcome recording) → in-flight guard → ledger row opened →
+ * `@x402/express` → status from `writeHead` → static files → Astro.
  */
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -14,12 +15,14 @@ import type { Config } from "../config.ts";
 import type { ApiLocals, Services } from "../context.ts";
 import { bodyLimit } from "./middleware/body-limit.ts";
 import { canonicalPath } from "./middleware/canonical-path.ts";
-import { type InFlightRegistry, inFlightGuard, memoryInFlightRegistry } from "./middleware/in-flight-guard.ts";
+import type { AuthorizationReader } from "../chain/authorization.ts";
+import { type InFlightRegistry, inFlightGuard } from "./middleware/in-flight-guard.ts";
+import { paymentLedger } from "./middleware/payment-ledger.ts";
 import { paymentHeaderAlias } from "./middleware/payment-header.ts";
 import { requestContext, requestIdOf } from "./middleware/request-context.ts";
 import { sendError } from "./middleware/send-error.ts";
 import { challengeBodies, statusFromWriteHead } from "./middleware/x402-fixes.ts";
-import { createResourceServer, GuardedFacilitator, paymentRoutes, timingsOf, verifiedPaymentOf } from "./payments.ts";
+import { createResourceServer, GuardedFacilitator, isPrepaid, markPrepaid, paymentRoutes, timingsOf, verifiedPaymentOf } from "./payments.ts";
 
 /** Astro's node-adapter handler in middleware mode. */
 export type AstroHandler = (req: Request, res: Response, next: NextFunction, locals: ApiLocals) => Promise<void>;
@@ -33,7 +36,11 @@ export interface AppOptions {
   astro: AstroHandler;
   /** Built static files (`dist/client`). */
   clientDir: string;
-  inFlight?: InFlightRegistry;
+  inFlight: InFlightRegistry;
+  /** This instance's id, recorded on ledger rows. */
+  instance: string;
+  /** Reads authorisations on chain, to resolve payments whose settlement is unknown. */
+  authorizations: AuthorizationReader;
 }
 
 /** Load the built Astro handler from `distDir`; a missing build is a clear start-up error. */
@@ -45,7 +52,7 @@ export async function loadAstroHandler(distDir = "dist"): Promise<AstroHandler> 
 }
 
 /** Build the Express app. */
-export function createApp({ config, services, facilitator, astro, clientDir, inFlight }: AppOptions): express.Express {
+export function createApp({ config, services, facilitator, astro, clientDir, inFlight, instance, authorizations }: AppOptions): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", config.mode === "production" ? "loopback, linklocal, uniquelocal" : false);
@@ -67,9 +74,13 @@ export function createApp({ config, services, facilitator, astro, clientDir, inF
   app.use(canonicalPath());
   app.use(bodyLimit({ maxBytes: 64 * 1024 }));
   app.use(paymentHeaderAlias());
-  app.use(inFlightGuard(inFlight ?? memoryInFlightRegistry()));
+  const ledger = paymentLedger({ store: services.store, instance, log: services.log, authorizations, markPrepaid });
+  app.use(ledger.record);
+  app.use(inFlightGuard(inFlight));
+  app.use(ledger.open);
   app.use(challengeBodies());
-  app.use(paymentMiddlewareFromHTTPServer(httpServer));
+  const x402 = paymentMiddlewareFromHTTPServer(httpServer);
+  app.use((req: Request, res: Response, next: NextFunction) => (isPrepaid(req) ? next() : x402(req, res, next)));
   app.use(statusFromWriteHead());
 
   // The crawler document has no file extension and lives in a dot folder, which the static

@@ -28,6 +28,9 @@ import type { Logger } from "../log.ts";
 /** A reason code is passed on only when it is a stable snake_case code, never free text from viem. */
 const REASON_CODE = /^[a-z0-9_]{1,80}$/;
 
+/** Failures after which a settlement may or may not have landed on chain. */
+const TIMEOUT = /time(d)?\s?out|timeout/i;
+
 function safeReason(reason: string | undefined, fallback: string): string {
   return reason && REASON_CODE.test(reason) ? reason : fallback;
 }
@@ -62,12 +65,15 @@ export class GuardedFacilitator implements FacilitatorClient {
       result = await this.inner.settle(payload, requirements);
     } catch (error) {
       this.log.error("facilitator settle failed", { error: error instanceof Error ? error : String(error) });
-      return { success: false, errorReason: "settlement_failed", transaction: "", network: requirements.network };
+      const timedOut = TIMEOUT.test(error instanceof Error ? `${error.name} ${error.message}` : String(error));
+      return { success: false, errorReason: timedOut ? "settlement_timeout" : "settlement_failed", transaction: "", network: requirements.network };
     }
     if (result.success) return result;
     this.log.error("settlement refused", { reason: result.errorReason, detail: result.errorMessage, tx: result.transaction });
     const { errorMessage: _hidden, ...rest } = result;
-    return { ...rest, errorReason: safeReason(result.errorReason, "settlement_failed") };
+    // A timeout means the transfer may still land: the ledger treats it as unknown, not failed.
+    const timedOut = TIMEOUT.test(`${result.errorReason ?? ""} ${result.errorMessage ?? ""}`);
+    return { ...rest, errorReason: timedOut ? "settlement_timeout" : safeReason(result.errorReason, "settlement_failed") };
   }
 
   getSupported(): Promise<SupportedResponse> {
@@ -141,6 +147,20 @@ const round = (ms: number) => Math.round(ms * 100) / 100;
 /** The verified payment of a request, if x402 verified one. */
 export function verifiedPaymentOf(req: Request): VerifiedPayment | null {
   return verifiedPayments.get(req) ?? null;
+}
+
+/** Requests answered for a payment settled by an earlier attempt: x402 must let them through. */
+const prepaid = new WeakSet<Request>();
+
+/** Mark a request as paid by an earlier, settled attempt with `payment`. */
+export function markPrepaid(req: Request, payment: VerifiedPayment): void {
+  prepaid.add(req);
+  verifiedPayments.set(req, payment);
+}
+
+/** True for a request marked by `markPrepaid`. */
+export function isPrepaid(req: Request): boolean {
+  return prepaid.has(req);
 }
 
 /** The x402 resource server: exact EVM scheme on our network, recording each verified payment on its request. */

@@ -3,18 +3,25 @@
  * handler and HTTP server. Used by `npm start` (src/server/main.ts), the tests and the
  * benchmarks, so all three run the same code.
  */
-
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { hostname } from "node:os";
+import path from "node:path";
 import type { FacilitatorClient } from "@x402/core/server";
 import type { PublicClient, Transport } from "viem";
 import packageJson from "../../package.json" with { type: "json" };
+import { authorizationReader } from "../chain/authorization.ts";
 import { baseChain, createChainClient, rpcTransport } from "../chain/client.ts";
 import type { Config } from "../config.ts";
 import type { Services } from "../context.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { type AstroHandler, createApp, loadAstroHandler } from "./app.ts";
-import type { InFlightRegistry } from "./middleware/in-flight-guard.ts";
+import { storeInFlightRegistry } from "../store/inflight.ts";
+import { openStore, type Store } from "../store/store.ts";
+import { startLedgerMaintenance } from "./ledger-maintenance.ts";
+import { type InFlightRegistry, memoryInFlightRegistry } from "./middleware/in-flight-guard.ts";
 import { createRemoteFacilitator, createSelfFacilitator } from "./payments.ts";
 
 /** What local mode's devnet provides to the service. */
@@ -37,6 +44,12 @@ export interface StartServiceOptions {
   astro?: AstroHandler;
   distDir?: string;
   inFlight?: InFlightRegistry;
+  /** An open store to use (and leave open on close); default: open the configured one. */
+  store?: Store;
+  /** This instance's id in the ledger and the in-flight registry. */
+  instance?: string;
+  /** Run ledger upkeep (reconcile, purge) every minute; default true. */
+  maintenance?: boolean;
 }
 
 /** A running service. */
@@ -47,6 +60,51 @@ export interface RunningService {
   payTo: `0x${string}`;
   facilitatorAddress: `0x${string}` | undefined;
   close(): Promise<void>;
+}
+
+/** The file naming the process that has the embedded database open (PGlite serves one process). */
+export const PGLITE_OWNER_FILE = "owner.pid";
+
+/** The pid of a live process holding `dir`, if any. */
+export function pgliteOwner(dir: string): number | undefined {
+  const file = path.join(dir, PGLITE_OWNER_FILE);
+  if (!existsSync(file)) return undefined;
+  const pid = Number(readFileSync(file, "utf8").trim());
+  if (!Number.isInteger(pid) || pid === process.pid) return undefined;
+  try {
+    process.kill(pid, 0);
+    return pid;
+  } catch {
+    return undefined;
+  }
+}
+
+function claimPgliteDir(dir: string): void {
+  const owner = pgliteOwner(dir);
+  if (owner !== undefined) {
+    throw new Error(`The embedded database in ${dir} is in use by process ${owner}; stop it first, or set DATABASE_URL to share a PostgreSQL server.`);
+  }
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, PGLITE_OWNER_FILE), String(process.pid));
+}
+
+/** Drop in-flight claims left by instances on this host whose process is gone (a crash), so their payments can be retried at once. */
+async function releaseDeadClaims(store: Store, log: Logger): Promise<void> {
+  const claims = await store.query<{ instance: string }>("select distinct instance from inflight");
+  for (const { instance } of claims) {
+    const [host, pid] = instance.split(":");
+    if (host !== hostname() || !pid) continue;
+    let alive = true;
+    try {
+      process.kill(Number(pid), 0);
+    } catch {
+      alive = false;
+    }
+    if (!alive) {
+      await store.query("delete from inflight where instance = $1", [instance]);
+      log.info("released in-flight claims of a stopped instance", { instance });
+    }
+  }
 }
 
 /** Start the service and listen on `config.host:config.port` (port 0 picks a free one). */
@@ -74,6 +132,13 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     }
   }
 
+  const ownStore = !options.store;
+  const pgliteDir = path.join(config.dataDir, "pglite");
+  if (ownStore && !config.databaseUrl) claimPgliteDir(pgliteDir);
+  const store = options.store ?? (await openStore(config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dir: pgliteDir }));
+  const instance = options.instance ?? `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
+  if (store.engine === "postgres") await releaseDeadClaims(store, log);
+
   const services: Services = {
     config: {
       mode: config.mode,
@@ -87,7 +152,10 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     },
     chain: createChainClient(chain, options.readTransport ?? transport) as PublicClient,
     log,
+    store,
   };
+  const authorizations = authorizationReader(createChainClient(chain, transport), config.usdc.address);
+  const stopMaintenance = options.maintenance === false ? () => {} : startLedgerMaintenance(store, authorizations, log);
 
   const astro = options.astro ?? (await loadAstroHandler(options.distDir ?? "dist"));
   const app = createApp({
@@ -96,7 +164,11 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     facilitator,
     astro,
     clientDir: `${options.distDir ?? "dist"}/client`,
-    ...(options.inFlight ? { inFlight: options.inFlight } : {}),
+    // PGlite serves one process, so one instance: memory suffices and a crash leaves no stale claim.
+    // On PostgreSQL several instances share the claims.
+    inFlight: options.inFlight ?? (store.engine === "postgres" ? storeInFlightRegistry(store, instance) : memoryInFlightRegistry()),
+    instance,
+    authorizations,
   });
 
   const server = await new Promise<Server>((resolve, reject) => {
@@ -113,10 +185,14 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     services,
     payTo,
     facilitatorAddress,
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      stopMaintenance();
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      });
+      if (ownStore) await store.close();
+      if (ownStore && !config.databaseUrl) rmSync(path.join(pgliteDir, PGLITE_OWNER_FILE), { force: true });
+    },
   };
 }

@@ -15,6 +15,7 @@ import { baseChain } from "../../src/chain/client.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
 import { createLogger, type Logger, type LogLevel } from "../../src/log.ts";
 import { type RunningService, type StartServiceOptions, startService } from "../../src/server/service.ts";
+import { openStore, type Store } from "../../src/store/store.ts";
 
 /** The shared devnet of this test run. */
 export function devnet() {
@@ -33,12 +34,22 @@ export function capturingLogger(level: LogLevel = "debug"): Logger & { lines: Re
   return Object.assign(log, { lines });
 }
 
-/** Start the service on the shared devnet. */
+let fileStore: Promise<Store> | undefined;
+
+/** This test file's store: an in-memory PGlite opened from the run's snapshot, shared by the file's services. */
+export function testStore(): Promise<Store> {
+  fileStore ??= openStore({ kind: "pglite", dir: undefined, snapshot: inject("pgliteSnapshot") });
+  return fileStore;
+}
+
+/** Start the service on the shared devnet (and this file's store unless one is given). */
 export async function startTestService(options: Partial<StartServiceOptions> = {}): Promise<RunningService> {
   const d = devnet();
   return startService({
     config: testConfig(),
     devnet: { rpcUrl: d.rpcUrl, payTo: d.payTo, facilitator: d.facilitator },
+    store: options.store ?? (await testStore()),
+    maintenance: false,
     ...options,
   });
 }

@@ -29,18 +29,43 @@ export function paymentHeaderAlias() {
   };
 }
 
-/** The EIP-3009 authorisation identity (payer and nonce) of a request's payment header, if it has one. */
-export function authorizationKey(req: Request): string | null {
+/** What a payment header claims (unverified until the facilitator verifies it). */
+export interface ClaimedPayment {
+  payer: string;
+  nonce: string;
+  amount: string;
+  asset: string;
+  network: string;
+  validBefore: number | null;
+}
+
+/** Decode the EIP-3009 payment in a request's `PAYMENT-SIGNATURE` header, if it carries one. */
+export function claimedPayment(req: Request): ClaimedPayment | null {
   const header = req.headers["payment-signature"];
   if (typeof header !== "string" || header.length > 16_384) return null;
   try {
     const payload = JSON.parse(Buffer.from(header, "base64").toString("utf8")) as {
-      payload?: { authorization?: { from?: unknown; nonce?: unknown } };
+      accepted?: { amount?: unknown; asset?: unknown; network?: unknown };
+      payload?: { authorization?: { from?: unknown; nonce?: unknown; value?: unknown; validBefore?: unknown } };
     };
     const auth = payload.payload?.authorization;
     if (typeof auth?.from !== "string" || typeof auth.nonce !== "string") return null;
-    return `${auth.from.toLowerCase()}:${auth.nonce.toLowerCase()}`;
+    const validBefore = Number(auth.validBefore);
+    return {
+      payer: auth.from.toLowerCase(),
+      nonce: auth.nonce.toLowerCase(),
+      amount: String(auth.value ?? payload.accepted?.amount ?? "0").replace(/[^0-9]/g, "") || "0",
+      asset: String(payload.accepted?.asset ?? ""),
+      network: String(payload.accepted?.network ?? ""),
+      validBefore: Number.isSafeInteger(validBefore) ? validBefore : null,
+    };
   } catch {
     return null;
   }
+}
+
+/** The EIP-3009 authorisation identity (payer and nonce) of a request's payment header, if it has one. */
+export function authorizationKey(req: Request): string | null {
+  const claim = claimedPayment(req);
+  return claim ? `${claim.payer}:${claim.nonce}` : null;
 }

@@ -1,0 +1,48 @@
+/**
+ * `npm run ledger [days]`: earnings by route and by day, and the calls that were not
+ * charged or whose settlement failed, from the payment ledger (default: the last 30 days).
+ * Reads the configured store: PostgreSQL with DATABASE_URL, else the embedded database in
+ * DATA_DIR (which only one process can open: stop the service first, or use PostgreSQL).
+ */
+import path from "node:path";
+import { formatUnits } from "viem";
+import { ConfigError, loadConfig } from "../src/config.ts";
+import { pgliteOwner } from "../src/server/service.ts";
+import { ledgerReport } from "../src/store/ledger.ts";
+import { openStore, redact } from "../src/store/store.ts";
+
+const usdc = (atomic: string) => formatUnits(BigInt(atomic), 6);
+
+async function main(): Promise<void> {
+  const days = Number(process.argv[2] ?? 30);
+  if (!Number.isInteger(days) || days <= 0) throw new Error(`days must be a positive integer, got "${process.argv[2]}"`);
+  const config = loadConfig();
+  const dir = path.join(config.dataDir, "pglite");
+  if (!config.databaseUrl) {
+    const owner = pgliteOwner(dir);
+    if (owner !== undefined) {
+      throw new Error(`The service (process ${owner}) has the embedded database in ${dir} open, and it serves one process at a time. Stop the service, or run it with DATABASE_URL (PostgreSQL) to read the ledger while it runs.`);
+    }
+  }
+  const store = await openStore(config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dir });
+  try {
+    const report = await ledgerReport(store, days);
+    const where = config.databaseUrl ? redact(config.databaseUrl) : dir;
+    console.log(`Payment ledger, last ${days} day(s), from ${where}\n`);
+    const total = report.byRoute.reduce((sum, r) => sum + BigInt(r.earned_atomic), 0n);
+    console.log(`Earned: ${usdc(total.toString())} USDC in ${report.byRoute.reduce((n, r) => n + r.calls, 0)} settled call(s)\n`);
+    console.log("By route");
+    console.table(report.byRoute.map((r) => ({ route: r.route, calls: r.calls, usdc: usdc(r.earned_atomic) })));
+    console.log("By day (UTC)");
+    console.table(report.byDay.map((r) => ({ day: r.day, calls: r.calls, usdc: usdc(r.earned_atomic) })));
+    console.log("Not charged and failed");
+    console.table(report.failures.map((f) => ({ outcome: f.outcome, status: f.status, reason: f.reason, count: f.count })));
+  } finally {
+    await store.close();
+  }
+}
+
+main().catch((error) => {
+  console.error(`ledger: ${error instanceof ConfigError || error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

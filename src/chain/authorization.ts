@@ -1,0 +1,71 @@
+/**
+ * Reading an EIP-3009 authorisation's fate on chain: whether it was used
+ * (`authorizationState`) and which transaction used it (its `AuthorizationUsed` event).
+ * Used to resolve payments whose settlement outcome is unknown.
+ */
+import type { PublicClient } from "viem";
+import { readChain } from "./rpc-error.ts";
+
+const eip3009Abi = [
+  {
+    type: "function",
+    name: "authorizationState",
+    stateMutability: "view",
+    inputs: [
+      { name: "authorizer", type: "address" },
+      { name: "nonce", type: "bytes32" },
+    ],
+    outputs: [{ type: "bool" }],
+  },
+  {
+    type: "event",
+    name: "AuthorizationUsed",
+    inputs: [
+      { name: "authorizer", type: "address", indexed: true },
+      { name: "nonce", type: "bytes32", indexed: true },
+    ],
+  },
+] as const;
+
+/** Reads authorisations of one EIP-3009 token. */
+export interface AuthorizationReader {
+  /** True when the authorisation was used (settled) or cancelled. */
+  isUsed(authorizer: string, nonce: string): Promise<boolean>;
+  /** The transaction that used it, searched back `lookbackBlocks` from the latest block. */
+  findUse(authorizer: string, nonce: string, lookbackBlocks: number): Promise<`0x${string}` | null>;
+}
+
+/** An `AuthorizationReader` for `token` through `client`. */
+export function authorizationReader(client: PublicClient, token: `0x${string}`): AuthorizationReader {
+  return {
+    isUsed: (authorizer, nonce) =>
+      readChain("reading an authorisation's state", () =>
+        client.readContract({
+          address: token,
+          abi: eip3009Abi,
+          functionName: "authorizationState",
+          args: [authorizer as `0x${string}`, nonce as `0x${string}`],
+        }),
+      ),
+    findUse: (authorizer, nonce, lookbackBlocks) =>
+      readChain("searching for the settlement of an authorisation", async () => {
+        const latest = await client.getBlockNumber({ cacheTime: 0 });
+        const floor = latest > BigInt(lookbackBlocks) ? latest - BigInt(lookbackBlocks) : 0n;
+        // Newest first, in chunks public RPCs accept.
+        for (let to = latest; to >= floor; to -= 2000n) {
+          const from = to - 1999n > floor ? to - 1999n : floor;
+          const logs = await client.getLogs({
+            address: token,
+            event: eip3009Abi[1],
+            args: { authorizer: authorizer as `0x${string}`, nonce: nonce as `0x${string}` },
+            fromBlock: from,
+            toBlock: to,
+          });
+          const found = logs.at(-1);
+          if (found) return found.transactionHash;
+          if (from === floor) break;
+        }
+        return null;
+      }),
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * Periodic upkeep of the ledger: resolve rows left open by a crash or a settlement timeout
+ * from the authorisation's state on chain, and forget kept answers that can no longer be
+ * presented. Runs at start and then every minute; several instances may run it together.
+ */
+import type { AuthorizationReader } from "../chain/authorization.ts";
+import type { Logger } from "../log.ts";
+import { finishLedgerRow, openLedgerRows } from "../store/ledger.ts";
+import { purgeExpiredAnswers } from "../store/paid-answers.ts";
+import type { Store } from "../store/store.ts";
+
+/** Rows younger than this may still be in flight somewhere and are left alone. */
+const SETTLE_GRACE_MS = 3 * 60_000;
+
+/** Resolve open rows that no request can still be working on; returns how many were resolved. */
+export async function reconcileLedger(store: Store, authorizations: AuthorizationReader, log: Logger, now = new Date()): Promise<number> {
+  let resolved = 0;
+  for (const row of await openLedgerRows(store)) {
+    if (now.getTime() - new Date(row.created_at).getTime() < SETTLE_GRACE_MS) continue;
+    if (await authorizations.isUsed(row.payer, row.nonce)) {
+      const tx = await authorizations.findUse(row.payer, row.nonce, 10_000);
+      await finishLedgerRow(store, row.id, { outcome: "settled", status: row.status, reason: "reconciled_on_chain", ...(tx ? { settlementTx: tx } : {}) });
+      resolved++;
+    } else if (row.valid_before !== null && row.valid_before * 1000 < now.getTime()) {
+      // Expired and unused: it can never be settled now.
+      await finishLedgerRow(store, row.id, { outcome: "not_charged", status: row.status, reason: "interrupted_before_settlement" });
+      resolved++;
+    }
+  }
+  if (resolved > 0) log.info("ledger: resolved open rows from the chain", { resolved });
+  return resolved;
+}
+
+/** Start the upkeep loop; returns a function that stops it. */
+export function startLedgerMaintenance(store: Store, authorizations: AuthorizationReader, log: Logger, everyMs = 60_000): () => void {
+  let running = false;
+  const tick = async () => {
+    if (running) return;
+    running = true;
+    try {
+      await reconcileLedger(store, authorizations, log);
+      await purgeExpiredAnswers(store);
+    } catch (error) {
+      log.warn("ledger upkeep failed; will retry", { error: error as Error });
+    } finally {
+      running = false;
+    }
+  };
+  void tick();
+  const timer = setInterval(() => void tick(), everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,106 @@
+/**
+ * Versioned schema migrations, applied in order at start under an advisory lock so that
+ * several instances starting together apply each one once. A database on a newer schema
+ * than this build knows is refused with a clear message instead of being misread.
+ */
+import { ServiceError } from "../errors.ts";
+import type { Queryable, Store } from "./store.ts";
+
+/** One schema change. Never edit a released migration: add a new one. */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/** Every migration, oldest first. */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "payment ledger, kept paid answers, in-flight payments",
+    sql: `
+      create table ledger (
+        id bigserial primary key,
+        request_id text not null,
+        route text not null,
+        payer text not null,
+        amount_atomic numeric(78, 0) not null,
+        asset text not null,
+        network text not null,
+        nonce text not null,
+        valid_before bigint,
+        request_hash text not null,
+        outcome text not null check (outcome in ('pending', 'settled', 'not_charged', 'settlement_failed', 'settlement_unknown')),
+        status integer,
+        reason text,
+        settlement_tx text,
+        instance text not null,
+        created_at timestamptz not null default now(),
+        finished_at timestamptz
+      );
+      create index ledger_payment on ledger (payer, nonce);
+      create index ledger_created on ledger (created_at);
+      create index ledger_open on ledger (outcome) where outcome in ('pending', 'settlement_unknown');
+
+      create table paid_answers (
+        payer text not null,
+        nonce text not null,
+        request_hash text not null,
+        status integer not null,
+        headers jsonb not null,
+        body text not null,
+        settlement_tx text not null,
+        expires_at timestamptz not null,
+        created_at timestamptz not null default now(),
+        primary key (payer, nonce)
+      );
+      create index paid_answers_expiry on paid_answers (expires_at);
+
+      create table inflight (
+        key text primary key,
+        instance text not null,
+        expires_at timestamptz not null
+      );
+    `,
+  },
+];
+
+/** The newest schema version this build knows. */
+export const SCHEMA_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));
+
+/** 503 at start: the database was migrated by a newer build. */
+export class SchemaTooNewError extends ServiceError {
+  override name = "SchemaTooNewError";
+  constructor(found: number) {
+    super(
+      "unavailable",
+      503,
+      `The database is on schema version ${found}, newer than this build knows (${SCHEMA_VERSION}); run a build at least as new as the one that migrated it.`,
+    );
+  }
+}
+
+async function currentVersion(db: Queryable): Promise<number> {
+  const [row] = await db.query<{ version: number | null }>("select max(version)::int as version from schema_migrations");
+  return row?.version ?? 0;
+}
+
+/** Apply every pending migration; returns the versions applied. */
+export async function migrate(store: Store): Promise<number[]> {
+  return store.transaction(async (tx) => {
+    await tx.query("select pg_advisory_xact_lock(402100)");
+    await tx.query(
+      "create table if not exists schema_migrations (version integer primary key, name text not null, applied_at timestamptz not null default now())",
+    );
+    const found = await currentVersion(tx);
+    if (found > SCHEMA_VERSION) throw new SchemaTooNewError(found);
+    const applied: number[] = [];
+    for (const migration of MIGRATIONS) {
+      if (migration.version <= found) continue;
+      for (const statement of migration.sql.split(";").map((s) => s.trim()).filter(Boolean)) await tx.query(statement);
+      await tx.query("insert into schema_migrations (version, name) values ($1, $2)", [migration.version, migration.name]);
+      applied.push(migration.version);
+    }
+    return applied;
+  });
+}

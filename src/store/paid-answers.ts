@@ -1,0 +1,74 @@
+/**
+ * Answers that were paid for and settled, kept for the authorisation's validity window, so
+ * a buyer whose connection dropped can present the same payment again and get the same
+ * answer (body and `PAYMENT-RESPONSE`) without a second settlement.
+ */
+import type { Queryable } from "./store.ts";
+
+/** Largest answer kept for paid retries; larger ones are answered once only. */
+export const MAX_KEPT_ANSWER_BYTES = 1024 * 1024;
+
+/** A kept answer. */
+export interface KeptAnswer {
+  payer: string;
+  nonce: string;
+  requestHash: string;
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  settlementTx: string;
+  expiresAt: Date;
+}
+
+/** Keep an answer; false when it is too large to keep. */
+export async function keepAnswer(db: Queryable, answer: KeptAnswer): Promise<boolean> {
+  if (Buffer.byteLength(answer.body) > MAX_KEPT_ANSWER_BYTES) return false;
+  await db.query(
+    `insert into paid_answers (payer, nonce, request_hash, status, headers, body, settlement_tx, expires_at)
+     values (lower($1), lower($2), $3, $4, $5::jsonb, $6, $7, $8)
+     on conflict (payer, nonce) do nothing`,
+    [
+      answer.payer,
+      answer.nonce,
+      answer.requestHash,
+      answer.status,
+      JSON.stringify(answer.headers),
+      answer.body,
+      answer.settlementTx,
+      answer.expiresAt.toISOString(),
+    ],
+  );
+  return true;
+}
+
+/** The kept answer of an authorisation, if still kept. */
+export async function findAnswer(db: Queryable, payer: string, nonce: string): Promise<KeptAnswer | undefined> {
+  const [row] = await db.query<{
+    request_hash: string;
+    status: number;
+    headers: Record<string, string> | string;
+    body: string;
+    settlement_tx: string;
+    expires_at: Date;
+  }>("select request_hash, status, headers, body, settlement_tx, expires_at from paid_answers where payer = lower($1) and nonce = lower($2) and expires_at > now()", [
+    payer,
+    nonce,
+  ]);
+  if (!row) return undefined;
+  return {
+    payer,
+    nonce,
+    requestHash: row.request_hash,
+    status: row.status,
+    headers: typeof row.headers === "string" ? (JSON.parse(row.headers) as Record<string, string>) : row.headers,
+    body: row.body,
+    settlementTx: row.settlement_tx,
+    expiresAt: row.expires_at,
+  };
+}
+
+/** Forget answers whose authorisation can no longer be presented; returns how many. */
+export async function purgeExpiredAnswers(db: Queryable): Promise<number> {
+  const rows = await db.query<{ n: number }>("with gone as (delete from paid_answers where expires_at <= now() returning 1) select count(*)::int as n from gone");
+  return rows[0]?.n ?? 0;
+}

@@ -1,0 +1,128 @@
+/**
+ * The service's durable state: one SQL dialect (PostgreSQL's) on two engines, an embedded
+ * PGlite database in `data/` by default or a PostgreSQL server when `DATABASE_URL` is set.
+ * Same schema and queries on both; migrations are applied at start.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { ServiceError } from "../errors.ts";
+import { migrate } from "./migrations.ts";
+
+/** Something SQL can be sent to: the store itself or a transaction. */
+export interface Queryable {
+  /** Run one statement with `$1`-style parameters and return its rows. */
+  query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+}
+
+/** An open store. */
+export interface Store extends Queryable {
+  readonly engine: "pglite" | "postgres";
+  /** Run `fn` in one transaction; it commits when `fn` resolves and rolls back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/**
+ * Where the store lives. A PGlite store without `dir` lives in memory; `snapshot` is a file
+ * written by `writePgliteSnapshot` to start from (much faster than creating a database).
+ */
+export type StoreLocation = { kind: "postgres"; url: string } | { kind: "pglite"; dir: string | undefined; snapshot?: string };
+
+/** 503: the database cannot be reached (start-up or a request). */
+export class StoreUnavailableError extends ServiceError {
+  override name = "StoreUnavailableError";
+  constructor(message: string, cause?: unknown) {
+    super("unavailable", 503, message, { cause });
+  }
+}
+
+async function openPglite(dir: string | undefined, snapshot?: string): Promise<Store> {
+  const { PGlite } = await import("@electric-sql/pglite");
+  if (dir) mkdirSync(dir, { recursive: true });
+  const db = snapshot ? await PGlite.create({ loadDataDir: new Blob([readFileSync(snapshot)]) }) : await PGlite.create(dir);
+  return {
+    engine: "pglite",
+    async query<T>(sql: string, params: readonly unknown[] = []) {
+      return (await db.query<T>(sql, params as unknown[])).rows;
+    },
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>) {
+      return db.transaction(async (tx) =>
+        fn({ query: async <R>(sql: string, params: readonly unknown[] = []) => (await tx.query<R>(sql, params as unknown[])).rows }),
+      );
+    },
+    close: () => db.close(),
+  };
+}
+
+async function openPostgres(url: string): Promise<Store> {
+  const { default: pg } = await import("pg");
+  const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000 });
+  // An idle client losing its server must not crash the process; the next query reports it.
+  pool.on("error", () => {});
+  try {
+    await pool.query("select 1");
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw new StoreUnavailableError(`Cannot reach the database at ${redact(url)}: ${(error as Error).message}`, error);
+  }
+  return {
+    engine: "postgres",
+    async query<T>(sql: string, params: readonly unknown[] = []) {
+      return (await pool.query(sql, params as unknown[])).rows as T[];
+    },
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>) {
+      const client = await pool.connect();
+      try {
+        await client.query("begin");
+        const result = await fn({ query: async <R>(sql: string, params: readonly unknown[] = []) => (await client.query(sql, params as unknown[])).rows as R[] });
+        await client.query("commit");
+        return result;
+      } catch (error) {
+        await client.query("rollback").catch(() => {});
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    close: () => pool.end(),
+  };
+}
+
+/** A database URL with its password hidden, for messages. */
+export function redact(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return "(unparseable DATABASE_URL)";
+  }
+}
+
+/** Open the store and bring its schema up to date. */
+export async function openStore(location: StoreLocation): Promise<Store> {
+  const store = location.kind === "postgres" ? await openPostgres(location.url) : await openPglite(location.dir, location.snapshot);
+  try {
+    await migrate(store);
+  } catch (error) {
+    await store.close().catch(() => {});
+    throw error;
+  }
+  return store;
+}
+
+/** Write a migrated, empty in-memory PGlite database to `file`, for fast `snapshot` starts (tests, benchmarks). */
+export async function writePgliteSnapshot(file: string): Promise<void> {
+  const { PGlite } = await import("@electric-sql/pglite");
+  const db = await PGlite.create();
+  const store: Store = {
+    engine: "pglite",
+    query: async <T>(sql: string, params: readonly unknown[] = []) => (await db.query<T>(sql, params as unknown[])).rows,
+    transaction: <T>(fn: (tx: Queryable) => Promise<T>) =>
+      db.transaction(async (tx) => fn({ query: async <R>(sql: string, params: readonly unknown[] = []) => (await tx.query<R>(sql, params as unknown[])).rows })),
+    close: () => db.close(),
+  };
+  await migrate(store);
+  const dump = await db.dumpDataDir("none");
+  writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
+  await db.close();
+}

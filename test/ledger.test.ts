@@ -1,0 +1,251 @@
+/**
+ * The payment ledger and paid retries, on the embedded PGlite database and, when a server is
+ * available (TEST_DATABASE_URL; `.ci/run` starts one), on PostgreSQL: exact rows for each way
+ * a paid call ends, kept answers for retries, and settlements whose outcome was unknown.
+ */
+import { decodePaymentResponseHeader } from "@x402/core/http";
+import type { FacilitatorClient } from "@x402/core/server";
+import { http } from "viem";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { baseChain, rpcTransport } from "../src/chain/client.ts";
+import { createSelfFacilitator } from "../src/server/payments.ts";
+import type { RunningService } from "../src/server/service.ts";
+import { type LedgerRow, ledgerReport, ledgerRowsOf } from "../src/store/ledger.ts";
+import { openStore, type Store } from "../src/store/store.ts";
+import { freshDatabase } from "./support/postgres.ts";
+import { buyerAccount, chainClient, challengeOf, devnet, signPayment, startTestService, testStore, usdcBalance } from "./support/service.ts";
+import { forwardRpc, startStub, type Stub } from "./support/stub-server.ts";
+
+const json = { "content-type": "application/json" };
+const unknownTx = `0x${"61".repeat(32)}`;
+
+interface Engine {
+  name: string;
+  open(): Promise<{ store: Store; close(): Promise<void> }>;
+}
+const engines: Engine[] = [
+  { name: "PGlite", open: async () => ({ store: await testStore(), close: async () => {} }) },
+];
+const databaseUrl = inject("databaseUrl");
+if (databaseUrl) {
+  engines.push({
+    name: "PostgreSQL",
+    open: async () => {
+      const db = await freshDatabase(databaseUrl);
+      const store = await openStore({ kind: "postgres", url: db.url });
+      return {
+        store,
+        close: async () => {
+          await store.close();
+          await db.drop();
+        },
+      };
+    },
+  });
+} else {
+  it.skip("ledger on PostgreSQL: no TEST_DATABASE_URL (.ci/run starts a throwaway server and sets it)", () => {});
+}
+
+function claim(header: string): { payer: string; nonce: string } {
+  const auth = (JSON.parse(Buffer.from(header, "base64").toString()) as { payload: { authorization: { from: string; nonce: string } } }).payload.authorization;
+  return { payer: auth.from, nonce: auth.nonce };
+}
+
+/** The fields of a row that a test can know exactly. */
+function shape(row: LedgerRow) {
+  return {
+    request_id: row.request_id,
+    route: row.route,
+    payer: row.payer,
+    amount_atomic: row.amount_atomic,
+    outcome: row.outcome,
+    status: row.status,
+    reason: row.reason,
+    settlement_tx: row.settlement_tx,
+  };
+}
+
+describe.each(engines)("ledger on $name", (engine) => {
+  let store: Store;
+  let closeStore: () => Promise<void>;
+  let service: RunningService;
+  let broken: RunningService;
+  let stub: Stub;
+
+  beforeAll(async () => {
+    ({ store, close: closeStore } = await engine.open());
+    service = await startTestService({ store });
+    stub = await startStub(async (_req, res, body) => {
+      const calls = (Array.isArray(body) ? body : [body]) as { id: number; method: string }[];
+      const answers = calls.map((call) => ({ jsonrpc: "2.0", id: call.id, error: { code: -32000, message: "header not found" } }));
+      res.writeHead(200, json).end(JSON.stringify(Array.isArray(body) ? answers : answers[0]));
+    });
+    broken = await startTestService({ store, readTransport: http(stub.url, { retryCount: 0 }) });
+  });
+  afterAll(async () => {
+    await service.close();
+    await broken.close();
+    await stub.close();
+    await closeStore();
+  });
+
+  async function pay(target: RunningService, header: string, body: unknown) {
+    const res = await fetch(`${target.url}/api/payment-verify`, { method: "POST", headers: { ...json, "X-Payment": header }, body: JSON.stringify(body) });
+    return { res, text: await res.text(), requestId: res.headers.get("x-request-id") as string };
+  }
+
+  async function header(buyerIndex: number, spoil: Parameters<typeof signPayment>[2] = {}) {
+    return signPayment(await challengeOf(`${service.url}/api/payment-verify`, { method: "POST" }), buyerAccount(buyerIndex), spoil);
+  }
+
+  /** Rows are finished just after the response is written; wait for that. */
+  async function rowsOf(h: string, count: number): Promise<LedgerRow[]> {
+    const { payer, nonce } = claim(h);
+    for (let i = 0; i < 50; i++) {
+      const rows = await ledgerRowsOf(store, payer, nonce);
+      if (rows.length >= count && rows.every((r) => r.outcome !== "pending")) return rows;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return ledgerRowsOf(store, payer, nonce);
+  }
+
+  it("records a settled call with its settlement transaction", async () => {
+    const h = await header(0);
+    const call = await pay(service, h, { tx_hash: unknownTx });
+    expect(call.res.status).toBe(200);
+    const tx = decodePaymentResponseHeader(call.res.headers.get("payment-response") as string).transaction;
+    expect((await rowsOf(h, 1)).map(shape)).toEqual([
+      {
+        request_id: call.requestId,
+        route: "POST /api/payment-verify",
+        payer: buyerAccount(0).address.toLowerCase(),
+        amount_atomic: "100000",
+        outcome: "settled",
+        status: 200,
+        reason: null,
+        settlement_tx: tx,
+      },
+    ]);
+  });
+
+  it("records each never-charged failure with its status and reason", async () => {
+    const cases = [
+      { h: await header(1), target: service, body: { tx_hash: "0x12" }, status: 400, reason: "invalid_request" },
+      { h: await header(1), target: broken, body: { tx_hash: unknownTx }, status: 502, reason: "upstream_error" },
+      {
+        h: await header(1, { validBefore: BigInt(Math.floor(Date.now() / 1000) - 60) }),
+        target: service,
+        body: { tx_hash: unknownTx },
+        status: 402,
+        reason: "invalid_exact_evm_payload_authorization_valid_before",
+      },
+    ];
+    const before = await usdcBalance(buyerAccount(1).address);
+    for (const c of cases) {
+      const call = await pay(c.target, c.h, c.body);
+      expect(call.res.status).toBe(c.status);
+      expect((await rowsOf(c.h, 1)).map(shape)).toEqual([
+        {
+          request_id: call.requestId,
+          route: "POST /api/payment-verify",
+          payer: buyerAccount(1).address.toLowerCase(),
+          amount_atomic: "100000",
+          outcome: "not_charged",
+          status: c.status,
+          reason: c.reason,
+          settlement_tx: null,
+        },
+      ]);
+    }
+    expect(await usdcBalance(buyerAccount(1).address)).toBe(before);
+  });
+
+  it("answers a paid retry with the kept answer, records it as a duplicate, and never transfers twice", async () => {
+    const buyer = buyerAccount(2);
+    const h = await header(2);
+    const before = await usdcBalance(buyer.address);
+    const txsBefore = await chainClient().getTransactionCount({ address: devnet().facilitator.address });
+    const first = await pay(service, h, { tx_hash: unknownTx });
+    expect(first.res.status).toBe(200);
+    // The buyer lost the answer and sends the very same request again.
+    const retry = await pay(service, h, { tx_hash: unknownTx });
+    expect(retry.res.status).toBe(200);
+    expect(retry.text).toBe(first.text);
+    expect(retry.res.headers.get("payment-response")).toBe(first.res.headers.get("payment-response"));
+    expect(await usdcBalance(buyer.address)).toBe(before - 100_000n);
+    expect(await chainClient().getTransactionCount({ address: devnet().facilitator.address })).toBe(txsBefore + 1);
+
+    const tx = decodePaymentResponseHeader(first.res.headers.get("payment-response") as string).transaction;
+    const rows = (await rowsOf(h, 2)).map(shape);
+    expect(rows.map((r) => [r.request_id, r.outcome, r.status, r.reason, r.settlement_tx])).toEqual([
+      [first.requestId, "settled", 200, null, tx],
+      [retry.requestId, "not_charged", 200, "paid_retry: kept answer replayed", tx],
+    ]);
+  });
+
+  it("records concurrent duplicates as 409 payment_in_progress", async () => {
+    const h = await header(3);
+    const calls = await Promise.all([1, 2, 3].map(() => pay(service, h, { tx_hash: unknownTx })));
+    expect(calls.map((c) => c.res.status).sort()).toEqual([200, 409, 409]);
+    const rows = (await rowsOf(h, 3)).map((r) => [r.outcome, r.status, r.reason]);
+    expect(rows.sort()).toEqual([
+      ["not_charged", 409, "payment_in_progress"],
+      ["not_charged", 409, "payment_in_progress"],
+      ["settled", 200, null],
+    ]);
+  });
+
+  it("resolves a settlement whose outcome was unknown from the chain, and answers the retry without a second transfer", async () => {
+    const d = devnet();
+    const real = createSelfFacilitator(d.facilitator.privateKey, baseChain([d.rpcUrl]), rpcTransport([d.rpcUrl]), "eip155:8453");
+    let settlements = 0;
+    const timingOut: FacilitatorClient = {
+      verify: (p, r) => real.verify(p, r),
+      getSupported: () => real.getSupported(),
+      settle: async (p, r) => {
+        const result = await real.settle(p, r);
+        settlements++;
+        if (settlements === 1) throw new Error(`Timed out waiting for the facilitator (the transfer ${result.transaction} did land)`);
+        return result;
+      },
+    };
+    const flaky = await startTestService({ store, facilitator: timingOut });
+    try {
+      const buyer = buyerAccount(4);
+      const before = await usdcBalance(buyer.address);
+      const h = await header(4);
+      const first = await pay(flaky, h, { tx_hash: unknownTx });
+      expect(first.res.status).toBe(402);
+      expect(JSON.parse(first.text).error.code).toBe("settlement_failed");
+      expect(decodePaymentResponseHeader(first.res.headers.get("payment-response") as string).errorReason).toBe("settlement_timeout");
+      expect((await rowsOf(h, 1)).map((r) => [r.outcome, r.status, r.reason])).toEqual([["settlement_unknown", 402, "settlement_timeout"]]);
+      // It did land: the buyer paid once.
+      expect(await usdcBalance(buyer.address)).toBe(before - 100_000n);
+
+      const retry = await pay(flaky, h, { tx_hash: unknownTx });
+      expect(retry.res.status).toBe(200);
+      const settlement = decodePaymentResponseHeader(retry.res.headers.get("payment-response") as string);
+      expect(settlement.success).toBe(true);
+      const receipt = await chainClient().getTransactionReceipt({ hash: settlement.transaction as `0x${string}` });
+      expect(receipt.status).toBe("success");
+      expect(settlements).toBe(1);
+      expect(await usdcBalance(buyer.address)).toBe(before - 100_000n);
+      expect((await rowsOf(h, 2)).map((r) => [r.outcome, r.status, r.reason, r.settlement_tx])).toEqual([
+        ["settled", 402, "reconciled_on_chain", settlement.transaction],
+        ["not_charged", 200, "paid_retry: answered for an earlier settled attempt", settlement.transaction],
+      ]);
+    } finally {
+      await flaky.close();
+    }
+  });
+
+  it("reports earnings by route and day and the failures, without payer addresses", async () => {
+    const report = await ledgerReport(store, 30);
+    const verify = report.byRoute.find((r) => r.route === "POST /api/payment-verify");
+    expect(verify?.calls).toBeGreaterThanOrEqual(4);
+    expect(BigInt(verify?.earned_atomic ?? "0")).toBe(BigInt(verify?.calls ?? 0) * 100_000n);
+    expect(report.byDay.at(-1)?.day).toBe(new Date().toISOString().slice(0, 10));
+    expect(report.failures.some((f) => f.reason === "payment_in_progress" && f.status === 409)).toBe(true);
+    expect(JSON.stringify(report)).not.toMatch(/0x[0-9a-f]{40}/i);
+  });
+});
