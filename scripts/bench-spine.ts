@@ -12,15 +12,12 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
-import type { PaymentRequirements } from "@x402/core/types";
-import { getAddress, toHex } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
 import { ensureBuild } from "../src/build-stamp.ts";
 import { loadConfig } from "../src/config.ts";
 import { startDevnet } from "../src/devnet/devnet.ts";
 import { createLogger } from "../src/log.ts";
 import { startService } from "../src/server/service.ts";
+import { measurePaidCalls, percentile } from "./bench-paid.ts";
 
 const DURATION_S = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -52,10 +49,6 @@ async function autocannon(url: string): Promise<Load> {
   return { rps: out.requests.average, p50: out.latency.p50, p99: out.latency.p99, errors: out.errors + out.non2xx };
 }
 
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-}
 
 /** Run the spine benchmarks and print their tables. */
 export async function benchSpine(): Promise<void> {
@@ -95,81 +88,18 @@ export async function benchSpine(): Promise<void> {
     console.log(`full stack / bare = ${((100 * fullLoad.rps) / bareLoad.rps).toFixed(1)}% (target >= 50%)`);
 
     // 2. Paid calls, pre-signed so the buyer's signing time is not counted.
-    const paidPath = "/api/payment-verify";
-    const challengeRes = await fetch(`${service.url}${paidPath}`, { method: "POST" });
-    const challenge = decodePaymentRequiredHeader(challengeRes.headers.get("payment-required") as string);
-    const requirements = challenge.accepts[0] as PaymentRequirements;
-    const buyer = privateKeyToAccount((devnet.buyers[0] as { privateKey: `0x${string}` }).privateKey);
-    const extra = requirements.extra as { name: string; version: string };
-    const headers: string[] = [];
-    for (let i = 0; i < PAID_CALLS; i++) {
-      const authorization = {
-        from: buyer.address,
-        to: getAddress(requirements.payTo),
-        value: requirements.amount,
-        validAfter: "0",
-        validBefore: String(Math.floor(Date.now() / 1000) + 300),
-        nonce: toHex(crypto.getRandomValues(new Uint8Array(32))),
-      };
-      const signature = await buyer.signTypedData({
-        domain: { name: extra.name, version: extra.version, chainId: 8453, verifyingContract: getAddress(requirements.asset) },
-        types: {
-          TransferWithAuthorization: [
-            { name: "from", type: "address" },
-            { name: "to", type: "address" },
-            { name: "value", type: "uint256" },
-            { name: "validAfter", type: "uint256" },
-            { name: "validBefore", type: "uint256" },
-            { name: "nonce", type: "bytes32" },
-          ],
-        },
-        primaryType: "TransferWithAuthorization",
-        message: { ...authorization, value: BigInt(authorization.value), validAfter: 0n, validBefore: BigInt(authorization.validBefore) },
-      });
-      headers.push(
-        encodePaymentSignatureHeader({
-          x402Version: 2,
-          resource: challenge.resource,
-          accepted: requirements,
-          payload: { authorization, signature },
-        } as never),
-      );
-    }
-    lines.length = 0;
-    const clientTotals: number[] = [];
-    for (const header of headers) {
-      const started = performance.now();
-      const res = await fetch(`${service.url}${paidPath}`, {
-        method: "POST",
-        headers: { "content-type": "application/json", "payment-signature": header },
-        body: JSON.stringify({ tx_hash: `0x${"ab".repeat(32)}` }),
-      });
-      await res.arrayBuffer();
-      if (res.status !== 200) throw new Error(`paid call answered ${res.status}`);
-      clientTotals.push(performance.now() - started);
-    }
-    const rows = lines.filter((l) => l.msg === "request" && l.path === paidPath && l.status === 200) as {
-      ms: number;
-      verifyMs: number;
-      functionMs: number;
-      settleMs: number;
-    }[];
-    const col = (f: (r: (typeof rows)[number]) => number) => rows.map(f);
-    const overhead = col((r) => r.ms - r.verifyMs - r.functionMs - r.settleMs);
-    const row = (values: number[]) => ({
-      p50: +percentile(values, 50).toFixed(2),
-      p90: +percentile(values, 90).toFixed(2),
-      max: +Math.max(...values).toFixed(2),
-    });
-    console.log(`\nPaid POST ${paidPath} on the local chain, ${rows.length} sequential calls (ms)`);
+    const paid = await measurePaidCalls(service.url, (devnet.buyers[0] as { privateKey: `0x${string}` }).privateKey, PAID_CALLS, lines);
+    const row = (values: number[]) => ({ p50: +percentile(values, 50).toFixed(2), p90: +percentile(values, 90).toFixed(2), max: +Math.max(...values).toFixed(2) });
+    console.log(`\nPaid POST /api/payment-verify on the local chain, ${paid.verify.length} sequential calls (ms)`);
     console.table({
-      "verify (facilitator + chain)": row(col((r) => r.verifyMs)),
-      "function (incl. its chain reads)": row(col((r) => r.functionMs)),
-      "settle (facilitator + chain)": row(col((r) => r.settleMs)),
-      "server total": row(col((r) => r.ms)),
-      "service overhead = total - the three": row(overhead),
-      "client-observed total": row(clientTotals),
+      "verify (facilitator + chain)": row(paid.verify),
+      "function (incl. its chain reads)": row(paid.fn),
+      "settle (facilitator + chain)": row(paid.settle),
+      "server total": row(paid.total),
+      "service overhead = total - the three": row(paid.overhead),
+      "client-observed total": row(paid.client),
     });
+    const overhead = paid.overhead;
     console.log(`service overhead p50 = ${percentile(overhead, 50).toFixed(2)} ms (target < 5 ms)`);
   } finally {
     await service.close();

@@ -41,6 +41,8 @@ export interface AppOptions {
   instance: string;
   /** Reads authorisations on chain, to resolve payments whose settlement is unknown. */
   authorizations: AuthorizationReader;
+  /** The payment ledger and paid retries; off only in the benchmark that measures their cost. */
+  ledger?: boolean;
 }
 
 /** Load the built Astro handler from `distDir`; a missing build is a clear start-up error. */
@@ -52,7 +54,7 @@ export async function loadAstroHandler(distDir = "dist"): Promise<AstroHandler> 
 }
 
 /** Build the Express app. */
-export function createApp({ config, services, facilitator, astro, clientDir, inFlight, instance, authorizations }: AppOptions): express.Express {
+export function createApp({ config, services, facilitator, astro, clientDir, inFlight, instance, authorizations, ledger: withLedger = true }: AppOptions): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", config.mode === "production" ? "loopback, linklocal, uniquelocal" : false);
@@ -75,9 +77,9 @@ export function createApp({ config, services, facilitator, astro, clientDir, inF
   app.use(bodyLimit({ maxBytes: 64 * 1024 }));
   app.use(paymentHeaderAlias());
   const ledger = paymentLedger({ store: services.store, instance, log: services.log, authorizations, markPrepaid });
-  app.use(ledger.record);
+  if (withLedger) app.use(ledger.record);
   app.use(inFlightGuard(inFlight));
-  app.use(ledger.open);
+  if (withLedger) app.use(ledger.open);
   app.use(challengeBodies());
   const x402 = paymentMiddlewareFromHTTPServer(httpServer);
   app.use((req: Request, res: Response, next: NextFunction) => (isPrepaid(req) ? next() : x402(req, res, next)));

@@ -50,6 +50,8 @@ export interface StartServiceOptions {
   instance?: string;
   /** Run ledger upkeep (reconcile, purge) every minute; default true. */
   maintenance?: boolean;
+  /** The payment ledger and paid retries; default true (off only to benchmark their cost). */
+  ledger?: boolean;
 }
 
 /** A running service. */
@@ -169,6 +171,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     inFlight: options.inFlight ?? (store.engine === "postgres" ? storeInFlightRegistry(store, instance) : memoryInFlightRegistry()),
     instance,
     authorizations,
+    ledger: options.ledger ?? true,
   });
 
   const server = await new Promise<Server>((resolve, reject) => {

@@ -1,0 +1,98 @@
+/** Shared by the benchmarks: pre-signed paid calls and the per-step timings the service logs for them. */
+import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
+import type { PaymentRequirements } from "@x402/core/types";
+import { getAddress, toHex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+
+/** The `p`th percentile of `values`. */
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+/** Per-call step timings in ms, one entry per call. */
+export interface PaidTimings {
+  verify: number[];
+  fn: number[];
+  settle: number[];
+  total: number[];
+  /** Server total minus verify, function and settle: the service's own work. */
+  overhead: number[];
+  client: number[];
+}
+
+/**
+ * Make `n` sequential paid `POST /api/payment-verify` calls with authorisations signed
+ * beforehand, and read their step timings from the access-log lines collected in `lines`.
+ */
+export async function measurePaidCalls(baseUrl: string, buyerKey: `0x${string}`, n: number, lines: Record<string, unknown>[]): Promise<PaidTimings> {
+  const paidPath = "/api/payment-verify";
+  const challengeRes = await fetch(`${baseUrl}${paidPath}`, { method: "POST" });
+  const challenge = decodePaymentRequiredHeader(challengeRes.headers.get("payment-required") as string);
+  const requirements = challenge.accepts[0] as PaymentRequirements;
+  const buyer = privateKeyToAccount(buyerKey);
+  const extra = requirements.extra as { name: string; version: string };
+  const headers: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const authorization = {
+      from: buyer.address,
+      to: getAddress(requirements.payTo),
+      value: requirements.amount,
+      validAfter: "0",
+      validBefore: String(Math.floor(Date.now() / 1000) + 600),
+      nonce: toHex(crypto.getRandomValues(new Uint8Array(32))),
+    };
+    const signature = await buyer.signTypedData({
+      domain: { name: extra.name, version: extra.version, chainId: 8453, verifyingContract: getAddress(requirements.asset) },
+      types: {
+        TransferWithAuthorization: [
+          { name: "from", type: "address" },
+          { name: "to", type: "address" },
+          { name: "value", type: "uint256" },
+          { name: "validAfter", type: "uint256" },
+          { name: "validBefore", type: "uint256" },
+          { name: "nonce", type: "bytes32" },
+        ],
+      },
+      primaryType: "TransferWithAuthorization",
+      message: { ...authorization, value: BigInt(authorization.value), validAfter: 0n, validBefore: BigInt(authorization.validBefore) },
+    });
+    headers.push(encodePaymentSignatureHeader({ x402Version: 2, resource: challenge.resource, accepted: requirements, payload: { authorization, signature } } as never));
+  }
+  lines.length = 0;
+  const client: number[] = [];
+  for (const header of headers) {
+    const started = performance.now();
+    const res = await fetch(`${baseUrl}${paidPath}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "payment-signature": header },
+      body: JSON.stringify({ tx_hash: `0x${"ab".repeat(32)}` }),
+    });
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`paid call answered ${res.status}`);
+    client.push(performance.now() - started);
+  }
+  // The access-log line is written when the response closes; give the last one a moment.
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const rows = lines.filter((l) => l.msg === "request" && l.path === paidPath && l.status === 200) as {
+    ms: number;
+    verifyMs: number;
+    functionMs: number;
+    settleMs: number;
+  }[];
+  return {
+    verify: rows.map((r) => r.verifyMs),
+    fn: rows.map((r) => r.functionMs),
+    settle: rows.map((r) => r.settleMs),
+    total: rows.map((r) => r.ms),
+    overhead: rows.map((r) => r.ms - r.verifyMs - r.functionMs - r.settleMs),
+    client,
+  };
+}
+
+/** A logger sink keeping only successful paid-call access lines (parsing every line would load the server under test). */
+export function paidLineSink(lines: Record<string, unknown>[]): (line: string) => void {
+  return (line) => {
+    if (line.includes('"status":200') && line.includes("payment-verify")) lines.push(JSON.parse(line) as Record<string, unknown>);
+  };
+}

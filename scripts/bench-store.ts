@@ -1,0 +1,119 @@
+/**
+ * Benchmarks of the durable state (issue 6), PGlite and PostgreSQL side by side:
+ * ledger writes per second (a row opened as pending and then finished, as a paid call does),
+ * and the latency the ledger and the in-flight guard add to a paid call on the local chain
+ * (the service's own overhead with them, minus without them). PostgreSQL is measured when
+ * TEST_DATABASE_URL is set (`npm run bench` runs under scripts/ci/with-postgres.sh, which
+ * starts a throwaway cluster).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { ensureBuild } from "../src/build-stamp.ts";
+import { loadConfig } from "../src/config.ts";
+import { startDevnet } from "../src/devnet/devnet.ts";
+import { createLogger } from "../src/log.ts";
+import { memoryInFlightRegistry } from "../src/server/middleware/in-flight-guard.ts";
+import { startService } from "../src/server/service.ts";
+import { finishLedgerRow, insertLedgerRow } from "../src/store/ledger.ts";
+import { openStore, type Store } from "../src/store/store.ts";
+import { measurePaidCalls, paidLineSink, percentile } from "./bench-paid.ts";
+
+const WRITES = Number(process.env.BENCH_LEDGER_WRITES ?? 2000);
+const PAID_CALLS = Number(process.env.BENCH_PAID_CALLS ?? 60);
+
+async function ledgerWritesPerSecond(store: Store): Promise<number> {
+  const started = performance.now();
+  const batch = 8;
+  for (let i = 0; i < WRITES; i += batch) {
+    await Promise.all(
+      Array.from({ length: batch }, async (_, j) => {
+        const id = await insertLedgerRow(
+          store,
+          {
+            requestId: `bench-${i + j}`,
+            route: "POST /api/payment-verify",
+            payer: "0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc",
+            amountAtomic: "100000",
+            asset: "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
+            network: "eip155:8453",
+            nonce: `0x${(i + j).toString(16).padStart(64, "0")}`,
+            validBefore: null,
+            requestHash: "bench",
+            instance: "bench",
+          },
+          { outcome: "pending" },
+        );
+        await finishLedgerRow(store, id, { outcome: "settled", status: 200, settlementTx: "0xbench" });
+      }),
+    );
+  }
+  return WRITES / ((performance.now() - started) / 1000);
+}
+
+/** Run the store benchmarks and print their table. */
+export async function benchStore(): Promise<void> {
+  await ensureBuild();
+  const dataDir = mkdtempSync(path.join(tmpdir(), "x402-bench-store-"));
+  const devnet = await startDevnet({ dataDir, port: 0, persist: false });
+  const engines: { name: string; open(): Promise<Store> }[] = [
+    { name: "PGlite (on disk)", open: () => openStore({ kind: "pglite", dir: path.join(dataDir, "pglite") }) },
+  ];
+  const pgUrl = process.env.TEST_DATABASE_URL;
+  if (pgUrl) engines.push({ name: "PostgreSQL", open: () => openStore({ kind: "postgres", url: pgUrl }) });
+
+  const results: Record<string, Record<string, number | string>> = {};
+  try {
+    let buyer = 0;
+    const overheadOf = async (store: Store, ledger: boolean) => {
+      const lines: Record<string, unknown>[] = [];
+      const service = await startService({
+        config: loadConfig({ PORT: "0" }),
+        devnet,
+        store,
+        ledger,
+        // Without: no ledger and an in-memory guard, so the difference is all store work.
+        ...(ledger ? {} : { inFlight: memoryInFlightRegistry() }),
+        maintenance: false,
+        log: createLogger("info", {}, paidLineSink(lines)),
+      });
+      try {
+        const key = (devnet.buyers[buyer++ % devnet.buyers.length] as { privateKey: `0x${string}` }).privateKey;
+        return (await measurePaidCalls(service.url, key, PAID_CALLS, lines)).overhead;
+      } finally {
+        await service.close();
+      }
+    };
+    for (const engine of engines) {
+      const store = await engine.open();
+      try {
+        const writes = await ledgerWritesPerSecond(store);
+        const without = await overheadOf(store, false);
+        const withLedger = await overheadOf(store, true);
+        const added = percentile(withLedger, 50) - percentile(without, 50);
+        results[engine.name] = {
+          "ledger writes/s (open+finish)": Math.round(writes),
+          "overhead p50 without ledger/store guard (ms)": +percentile(without, 50).toFixed(2),
+          "overhead p50 with ledger+guard (ms)": +percentile(withLedger, 50).toFixed(2),
+          "added p50 (ms)": +added.toFixed(2),
+          "added p90 (ms)": +(percentile(withLedger, 90) - percentile(without, 90)).toFixed(2),
+        };
+      } finally {
+        await store.close();
+      }
+    }
+    if (!pgUrl) results.PostgreSQL = { note: "not measured: run under scripts/ci/with-postgres.sh or set TEST_DATABASE_URL" };
+    console.log(`\nDurable state: ${WRITES} ledger writes, ${PAID_CALLS} paid calls per configuration`);
+    console.table(results);
+  } finally {
+    await devnet.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  benchStore().catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+}
