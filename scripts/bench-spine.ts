@@ -60,7 +60,9 @@ export async function benchSpine(): Promise<void> {
   const log = createLogger("info", {}, (line) => {
     if (line.includes('"status":200') && line.includes("payment-verify")) lines.push(JSON.parse(line) as Record<string, unknown>);
   });
-  const service = await startService({ config: loadConfig({ PORT: "0", LOG_LEVEL: "info" }), devnet, log });
+  const service = await startService({ config: loadConfig({ PORT: "0", LOG_LEVEL: "info", DATA_DIR: dataDir }), devnet, log });
+  // The same service without the document cache, to measure the Astro dispatch path itself.
+  const uncached = await startService({ config: loadConfig({ PORT: "0", LOG_LEVEL: "silent", DATA_DIR: dataDir }), devnet, store: service.services.store, documentCache: false, maintenance: false });
 
   try {
     // 1. Free GET, full stack vs bare node:http with the same bytes.
@@ -77,15 +79,18 @@ export async function benchSpine(): Promise<void> {
     await autocannon(`${service.url}${freePath}`); // warm-up (JIT) of the service
     const bareLoad = await autocannon(bareUrl);
     const fullLoad = await autocannon(`${service.url}${freePath}`);
+    await autocannon(`${uncached.url}${freePath}`);
+    const astroLoad = await autocannon(`${uncached.url}${freePath}`);
     bare.close();
     console.log(
       `\nFree GET ${freePath} (${bytes.length} bytes), ${CONNECTIONS} connections, ${DURATION_S} s each, autocannon in its own process`,
     );
     console.table({
       "bare node:http": { "req/s": Math.round(bareLoad.rps), "p50 ms": bareLoad.p50, "p99 ms": bareLoad.p99, errors: bareLoad.errors },
-      "full stack": { "req/s": Math.round(fullLoad.rps), "p50 ms": fullLoad.p50, "p99 ms": fullLoad.p99, errors: fullLoad.errors },
+      "full stack (document cache)": { "req/s": Math.round(fullLoad.rps), "p50 ms": fullLoad.p50, "p99 ms": fullLoad.p99, errors: fullLoad.errors },
+      "full stack, rendered by Astro each time": { "req/s": Math.round(astroLoad.rps), "p50 ms": astroLoad.p50, "p99 ms": astroLoad.p99, errors: astroLoad.errors },
     });
-    console.log(`full stack / bare = ${((100 * fullLoad.rps) / bareLoad.rps).toFixed(1)}% (target >= 50%)`);
+    console.log(`full stack / bare = ${((100 * fullLoad.rps) / bareLoad.rps).toFixed(1)}% (target >= 50%); through Astro each time: ${((100 * astroLoad.rps) / bareLoad.rps).toFixed(1)}%`);
 
     // 2. Paid calls, pre-signed so the buyer's signing time is not counted.
     const paid = await measurePaidCalls(service.url, (devnet.buyers[0] as { privateKey: `0x${string}` }).privateKey, PAID_CALLS, lines);
@@ -102,6 +107,7 @@ export async function benchSpine(): Promise<void> {
     const overhead = paid.overhead;
     console.log(`service overhead p50 = ${percentile(overhead, 50).toFixed(2)} ms (target < 5 ms)`);
   } finally {
+    await uncached.close();
     await service.close();
     await devnet.stop();
     rmSync(dataDir, { recursive: true, force: true });

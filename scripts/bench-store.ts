@@ -68,7 +68,7 @@ export async function benchStore(): Promise<void> {
     const overheadOf = async (store: Store, ledger: boolean) => {
       const lines: Record<string, unknown>[] = [];
       const service = await startService({
-        config: loadConfig({ PORT: "0" }),
+        config: loadConfig({ PORT: "0", DATA_DIR: dataDir }),
         devnet,
         store,
         ledger,

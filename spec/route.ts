@@ -35,6 +35,11 @@ export interface RouteDef {
   readonly response: TSchema;
   /** Error codes the route can answer with, beyond the ones every route has. */
   readonly errors: readonly ErrorCode[];
+  /**
+   * `"process"`: a free GET whose answer depends only on the build and the configuration, so
+   * it is computed once per process and then served from memory (skipping the Astro render).
+   */
+  readonly cache?: "process";
   /** An example request input and output, for Bazaar discovery and the docs. */
   readonly example?: { readonly input?: Record<string, unknown>; readonly output?: unknown };
 }

@@ -58,9 +58,11 @@ async function readJsonBody(request: Request): Promise<unknown> {
 }
 
 function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), {
+  const bytes = Buffer.from(JSON.stringify(body));
+  // A known length lets Node send the answer in one write instead of chunked encoding.
+  return new Response(bytes, {
     status,
-    headers: { "Content-Type": "application/json; charset=utf-8", ...headers },
+    headers: { "Content-Type": "application/json; charset=utf-8", "Content-Length": String(bytes.length), ...headers },
   });
 }
 

@@ -6,6 +6,9 @@ import { paidRoutes, routes } from "../spec/routes.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { startTestService } from "./support/service.ts";
 
+const escapeHtml = (text: string) =>
+  text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;").replaceAll('"', "&quot;").replaceAll("'", "&#39;");
+
 let service: RunningService;
 beforeAll(async () => {
   service = await startTestService();
@@ -68,7 +71,7 @@ it("the landing page lists every route with its method and price, and links the 
   const html = await res.text();
   for (const route of routes) {
     expect(html).toContain(`<code>${route.path}</code>`);
-    expect(html).toContain(route.summary);
+    expect(html).toContain(escapeHtml(route.summary));
   }
   expect(html).toContain('href="/openapi.json"');
   expect(html).toContain('href="/.well-known/x402"');
@@ -89,4 +92,14 @@ it("GET /api/pricing lists every route's price from the route table", async () =
   expect(body.routes.map((r) => [r.method, r.path, r.free, r.amount])).toEqual(
     routes.map((r) => [r.method, r.path, r.price === null, r.price === null ? "0" : atomicUsdc(r.price)]),
   );
+});
+
+it("serves a cacheable free document from memory with the same bytes and headers, and a fresh request id", async () => {
+  const first = await fetch(`${service.url}/api/pricing`);
+  const second = await fetch(`${service.url}/api/pricing`);
+  expect(second.status).toBe(200);
+  expect(await second.text()).toBe(await first.text());
+  expect(second.headers.get("content-type")).toBe(first.headers.get("content-type"));
+  expect(second.headers.get("content-length")).toBe(first.headers.get("content-length"));
+  expect(second.headers.get("x-request-id")).not.toBe(first.headers.get("x-request-id"));
 });

@@ -39,6 +39,7 @@ export const pricing = defineRoute({
   tags: ["free"],
   price: null,
   fn: "pricing",
+  cache: "process",
   query: NoInput,
   response: Type.Object({
     network: Type.String({ examples: ["eip155:8453"] }),

@@ -10,11 +10,13 @@ import { pathToFileURL } from "node:url";
 import type { FacilitatorClient } from "@x402/core/server";
 import { paymentMiddlewareFromHTTPServer, x402HTTPResourceServer } from "@x402/express";
 import express, { type NextFunction, type Request, type Response } from "express";
+import { routeKey } from "../../spec/route.ts";
 import { routes } from "../../spec/routes.ts";
 import type { Config } from "../config.ts";
 import type { ApiLocals, Services } from "../context.ts";
 import { bodyLimit } from "./middleware/body-limit.ts";
 import { canonicalPath } from "./middleware/canonical-path.ts";
+import { documentCache } from "./middleware/document-cache.ts";
 import type { AuthorizationReader } from "../chain/authorization.ts";
 import { type InFlightRegistry, inFlightGuard } from "./middleware/in-flight-guard.ts";
 import { paymentLedger } from "./middleware/payment-ledger.ts";
@@ -43,6 +45,8 @@ export interface AppOptions {
   authorizations: AuthorizationReader;
   /** The payment ledger and paid retries; off only in the benchmark that measures their cost. */
   ledger?: boolean;
+  /** Serve `cache: "process"` documents from memory; off only in the benchmark that measures the Astro path. */
+  documentCache?: boolean;
 }
 
 /** Load the built Astro handler from `distDir`; a missing build is a clear start-up error. */
@@ -54,7 +58,7 @@ export async function loadAstroHandler(distDir = "dist"): Promise<AstroHandler> 
 }
 
 /** Build the Express app. */
-export function createApp({ config, services, facilitator, astro, clientDir, inFlight, instance, authorizations, ledger: withLedger = true }: AppOptions): express.Express {
+export function createApp({ config, services, facilitator, astro, clientDir, inFlight, instance, authorizations, ledger: withLedger = true, documentCache: withDocumentCache = true }: AppOptions): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", config.mode === "production" ? "loopback, linklocal, uniquelocal" : false);
@@ -74,9 +78,17 @@ export function createApp({ config, services, facilitator, astro, clientDir, inF
     }),
   );
   app.use(canonicalPath());
+  if (withDocumentCache) app.use(documentCache(routes));
   app.use(bodyLimit({ maxBytes: 64 * 1024 }));
   app.use(paymentHeaderAlias());
-  const ledger = paymentLedger({ store: services.store, instance, log: services.log, authorizations, markPrepaid });
+  const ledger = paymentLedger({
+    store: services.store,
+    instance,
+    log: services.log,
+    authorizations,
+    markPrepaid,
+    paidRoutes: new Set(routes.filter((r) => r.price !== null).map(routeKey)),
+  });
   if (withLedger) app.use(ledger.record);
   app.use(inFlightGuard(inFlight));
   if (withLedger) app.use(ledger.open);

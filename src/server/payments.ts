@@ -40,10 +40,13 @@ function safeReason(reason: string | undefined, fallback: string): string {
  * text of a failed verify or settle (often a viem error with RPC details) is logged, not sent.
  */
 export class GuardedFacilitator implements FacilitatorClient {
-  constructor(
-    private readonly inner: FacilitatorClient,
-    private readonly log: Logger,
-  ) {}
+  private readonly inner: FacilitatorClient;
+  private readonly log: Logger;
+
+  constructor(inner: FacilitatorClient, log: Logger) {
+    this.inner = inner;
+    this.log = log;
+  }
 
   async verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> {
     let result: VerifyResponse;

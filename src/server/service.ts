@@ -23,6 +23,12 @@ import { openStore, type Store } from "../store/store.ts";
 import { startLedgerMaintenance } from "./ledger-maintenance.ts";
 import { type InFlightRegistry, memoryInFlightRegistry } from "./middleware/in-flight-guard.ts";
 import { createRemoteFacilitator, createSelfFacilitator } from "./payments.ts";
+import type { Resolver } from "../outbound/safe-fetch.ts";
+import { CDP_DISCOVERY_URL } from "../upstreams/directory-cdp.ts";
+import { X402_LIST_URL } from "../upstreams/directory-x402-list.ts";
+import { runCrawl } from "../x402/crawl.ts";
+import { startCrawlSchedule } from "../x402/crawl-schedule.ts";
+import { createIntelServices, type IntelSettings } from "../x402/intel-services.ts";
 
 /** What local mode's devnet provides to the service. */
 export interface DevnetEndpoints {
@@ -52,6 +58,16 @@ export interface StartServiceOptions {
   maintenance?: boolean;
   /** The payment ledger and paid retries; default true (off only to benchmark their cost). */
   ledger?: boolean;
+  /** Serve cacheable free documents from memory; default true (off only to benchmark the Astro path). */
+  documentCache?: boolean;
+  /** Let caller-chosen URLs reach loopback (tests); default: the config's (local mode only). Refused in production mode. */
+  allowLoopbackTargets?: boolean;
+  /** Let the trust crawl reach loopback (local mode's demo catalogue of local sellers). Refused in production mode. */
+  crawlAllowLoopback?: boolean;
+  /** Replace DNS resolution of outbound fetches (tests). */
+  resolve?: Resolver;
+  /** Delay before the scheduled crawl first checks whether a crawl is due; default 5 s. */
+  crawlFirstCheckMs?: number;
 }
 
 /** A running service. */
@@ -115,6 +131,10 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const log = options.log ?? createLogger(config.logLevel);
   const local = config.mode === "local";
   if (local && !options.devnet) throw new Error("local mode needs a running devnet");
+  const allowLoopbackTargets = options.allowLoopbackTargets ?? config.intel.allowLoopbackTargets;
+  if (!local && (allowLoopbackTargets || options.crawlAllowLoopback)) {
+    throw new Error("loopback targets are never allowed in production mode");
+  }
 
   const rpcUrls = local ? [options.devnet?.rpcUrl as string] : config.rpcUrls;
   const chain = baseChain(rpcUrls);
@@ -141,6 +161,16 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const instance = options.instance ?? `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
   if (store.engine === "postgres") await releaseDeadClaims(store, log);
 
+  const intelSettings: IntelSettings = {
+    cdpDiscoveryUrl: config.intel.cdpDiscoveryUrl ?? CDP_DISCOVERY_URL,
+    x402ListUrl: config.intel.x402ListUrl ?? X402_LIST_URL,
+    allowLoopbackTargets,
+    crawlAllowLoopback: options.crawlAllowLoopback ?? false,
+    crawlConcurrency: config.intel.crawlConcurrency,
+    crawlOriginTimeoutMs: config.intel.crawlOriginTimeoutSeconds * 1000,
+    ...(options.resolve ? { resolve: options.resolve } : {}),
+  };
+
   const services: Services = {
     config: {
       mode: config.mode,
@@ -155,9 +185,34 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     chain: createChainClient(chain, options.readTransport ?? transport) as PublicClient,
     log,
     store,
+    intel: intelSettings,
   };
   const authorizations = authorizationReader(createChainClient(chain, transport), config.usdc.address);
   const stopMaintenance = options.maintenance === false ? () => {} : startLedgerMaintenance(store, authorizations, log);
+  const crawlInterval = config.intel.crawlIntervalMinutes ?? 0;
+  // The schedule runs here, outside the Astro bundle, with its own fetcher and catalogue.
+  const intel = createIntelServices(intelSettings);
+  const stopCrawls =
+    crawlInterval > 0
+      ? startCrawlSchedule({
+          intervalMinutes: crawlInterval,
+          store,
+          log,
+          ...(options.crawlFirstCheckMs !== undefined ? { firstCheckMs: options.crawlFirstCheckMs } : {}),
+          crawl: (signal) =>
+            runCrawl({
+              store,
+              catalogue: intel.catalogue,
+              fetcher: intel.crawl.fetcher,
+              chain: { client: services.chain, network: config.network, usdc: config.usdc.address },
+              concurrency: intel.crawl.concurrency,
+              originTimeoutMs: intel.crawl.originTimeoutMs,
+              trigger: "schedule",
+              log,
+              signal,
+            }),
+        })
+      : async () => {};
 
   const astro = options.astro ?? (await loadAstroHandler(options.distDir ?? "dist"));
   const app = createApp({
@@ -172,6 +227,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     instance,
     authorizations,
     ledger: options.ledger ?? true,
+    documentCache: options.documentCache ?? true,
   });
 
   const server = await new Promise<Server>((resolve, reject) => {
@@ -190,6 +246,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     facilitatorAddress,
     close: async () => {
       stopMaintenance();
+      await stopCrawls();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

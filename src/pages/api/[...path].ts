@@ -10,9 +10,17 @@ export const prerender = false;
 
 const modules = import.meta.glob<{ default: RouteFunction }>("../../../functions/*.ts");
 
-async function load(fn: string): Promise<RouteFunction | undefined> {
-  const importer = modules[`../../../functions/${fn}.ts`];
-  return importer ? (await importer()).default : undefined;
+// Each module is imported once: a dynamic import() per request costs a trip through the loader.
+const loaded = new Map<string, Promise<RouteFunction | undefined>>();
+
+function load(fn: string): Promise<RouteFunction | undefined> {
+  let found = loaded.get(fn);
+  if (!found) {
+    const importer = modules[`../../../functions/${fn}.ts`];
+    found = importer ? importer().then((m) => m.default) : Promise.resolve(undefined);
+    loaded.set(fn, found);
+  }
+  return found;
 }
 
 export const ALL: APIRoute = ({ request, locals }) => dispatch(request, locals, load);

@@ -37,6 +37,8 @@ export interface PaymentLedgerOptions {
   authorizations: AuthorizationReader;
   /** Mark a request as already paid so x402 lets it through, with the payment it carries. */
   markPrepaid(req: Request, payment: VerifiedPayment): void;
+  /** `"POST /api/x"` keys of the paid routes: only their requests are ledger rows. */
+  paidRoutes: ReadonlySet<string>;
 }
 
 interface LedgerState {
@@ -184,8 +186,9 @@ export function paymentLedger(options: PaymentLedgerOptions) {
     /** Before the in-flight guard: replay kept answers, record everything else. */
     record: async function paymentLedgerRecord(req: Request, res: Response, next: NextFunction): Promise<void> {
       const claim = claimedPayment(req);
-      if (!claim) return next();
-      const state: LedgerState = { claim, hash: requestHash(req), route: routeOf(req) };
+      const route = routeOf(req);
+      if (!claim || !options.paidRoutes.has(route)) return next();
+      const state: LedgerState = { claim, hash: requestHash(req), route };
       states.set(req, state);
       try {
         const kept = await findAnswer(store, claim.payer, claim.nonce);

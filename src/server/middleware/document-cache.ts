@@ -1,0 +1,52 @@
+/**
+ * Serves free documents whose answer depends only on the build and the configuration
+ * (routes marked `cache: "process"`) from memory after their first answer. Astro's per-request
+ * render pipeline costs far more than such a document, which agents fetch often.
+ */
+import type { NextFunction, Request, Response } from "express";
+import type { RouteDef } from "../../../spec/route.ts";
+
+interface CachedDocument {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/** Middleware factory: memoise the 200 answers of the cacheable GET routes among `routes`. */
+export function documentCache(routes: readonly RouteDef[]) {
+  const cacheable = new Set(routes.filter((r) => r.cache === "process" && r.method === "GET" && r.price === null).map((r) => r.path));
+  const documents = new Map<string, CachedDocument>();
+  return function documentCacheMiddleware(req: Request, res: Response, next: NextFunction): void {
+    if ((req.method !== "GET" && req.method !== "HEAD") || !cacheable.has(req.path) || req.url.includes("?")) return next();
+    const hit = documents.get(req.path);
+    if (hit) {
+      res.writeHead(hit.status, hit.headers);
+      res.end(req.method === "HEAD" ? undefined : hit.body);
+      return;
+    }
+    if (req.method === "HEAD") return next();
+    const chunks: Buffer[] = [];
+    const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+    const end = res.end.bind(res) as (...args: unknown[]) => Response;
+    const keep = (chunk: unknown) => {
+      if (chunk !== undefined && chunk !== null && typeof chunk !== "function") chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
+    };
+    res.write = ((...args: unknown[]) => {
+      keep(args[0]);
+      return write(...args);
+    }) as Response["write"];
+    res.end = ((...args: unknown[]) => {
+      keep(args[0]);
+      const result = end(...args);
+      if (res.statusCode === 200) {
+        const headers: Record<string, string> = {};
+        for (const [name, value] of Object.entries(res.getHeaders())) {
+          if (value !== undefined && name !== "x-request-id" && name !== "date") headers[name] = String(value);
+        }
+        documents.set(req.path, { status: 200, headers, body: Buffer.concat(chunks) });
+      }
+      return result;
+    }) as Response["end"];
+    next();
+  };
+}
