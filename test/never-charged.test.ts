@@ -228,3 +228,62 @@ describe("payments that do not match the challenge", () => {
     expect(await snapshot(buyer)).toEqual(afterFirst);
   });
 });
+
+describe("settlement failures", () => {
+  const leaky = "ContractFunctionExecutionError: The contract function \"transferWithAuthorization\" reverted. Request Arguments: from: 0xf39F... rpc http://10.0.0.5:8545";
+  async function withFacilitator(settle: () => Promise<never> | Promise<{ success: false; errorReason: string; errorMessage: string; transaction: string; network: "eip155:8453" }>) {
+    const d = devnet();
+    const { createSelfFacilitator } = await import("../src/server/payments.ts");
+    const { baseChain, rpcTransport } = await import("../src/chain/client.ts");
+    const real = createSelfFacilitator(d.facilitator.privateKey, baseChain([d.rpcUrl]), rpcTransport([d.rpcUrl]), "eip155:8453");
+    return startTestService({ facilitator: { verify: (p, r) => real.verify(p, r), getSupported: () => real.getSupported(), settle } });
+  }
+
+  it.each([
+    ["refuses with raw RPC text", () => Promise.resolve({ success: false as const, errorReason: leaky, errorMessage: leaky, transaction: "", network: "eip155:8453" as const })],
+    ["throws", () => Promise.reject(new Error(leaky))],
+  ])("when the facilitator %s: 402 settlement_failed, a stable reason, no viem text, not charged", async (_name, settle) => {
+    const target = await withFacilitator(settle as never);
+    try {
+      const buyer = buyerAccount(5);
+      const before = await snapshot(buyer);
+      const header = await signPayment(await challengeOf(`${target.url}/api/payment-verify`, { method: "POST" }), buyer);
+      const { res, body } = await paidCall(target, header, JSON.stringify({ tx_hash: unknownTx }));
+      expect(res.status).toBe(402);
+      expect(body.error).toEqual({
+        code: "settlement_failed",
+        message: "The payment could not be settled, so the answer was withheld and you were not charged. Sign a fresh authorisation and retry.",
+        details: { reason: "settlement_failed" },
+      });
+      const receipt = decodePaymentResponseHeader(res.headers.get("payment-response") as string);
+      expect(receipt).toMatchObject({ success: false, errorReason: "settlement_failed" });
+      const everything = JSON.stringify(body) + JSON.stringify(receipt) + JSON.stringify([...res.headers]);
+      expect(everything).not.toContain("Contract");
+      expect(everything).not.toContain("10.0.0.5");
+      expect(await snapshot(buyer)).toEqual(before);
+    } finally {
+      await target.close();
+    }
+  });
+
+  it("when the facilitator cannot verify at all: 502 upstream_error in the service's error shape, not charged", async () => {
+    const target = await startTestService({
+      facilitator: {
+        verify: () => Promise.reject(new Error(leaky)),
+        settle: () => Promise.reject(new Error("unreachable")),
+        getSupported: async () => ({ kinds: [{ x402Version: 2, scheme: "exact", network: "eip155:8453" }], extensions: [], signers: {} }),
+      },
+    });
+    try {
+      const buyer = buyerAccount(5);
+      const before = await snapshot(buyer);
+      const header = await signPayment(await challengeOf(`${target.url}/api/payment-verify`, { method: "POST" }), buyer);
+      const { res, body } = await paidCall(target, header, JSON.stringify({ tx_hash: unknownTx }));
+      expect(res.status).toBe(502);
+      expect(body).toEqual({ error: { code: "upstream_error", message: "The payment facilitator failed; you were not charged. Retry shortly." } });
+      expect(await snapshot(buyer)).toEqual(before);
+    } finally {
+      await target.close();
+    }
+  });
+});
