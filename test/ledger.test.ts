@@ -75,9 +75,20 @@ describe.each(engines)("ledger on $name", (engine) => {
   beforeAll(async () => {
     ({ store, close: closeStore } = await engine.open());
     service = await startTestService({ store });
+    // Receipts of `unknownTx` fail upstream (502); other receipts lose their logs, which makes
+    // the function itself throw (500).
     stub = await startStub(async (_req, res, body) => {
-      const calls = (Array.isArray(body) ? body : [body]) as { id: number; method: string }[];
-      const answers = calls.map((call) => ({ jsonrpc: "2.0", id: call.id, error: { code: -32000, message: "header not found" } }));
+      const calls = (Array.isArray(body) ? body : [body]) as { id: number; method: string; params?: unknown[] }[];
+      const answers = await Promise.all(
+        calls.map(async (call) => {
+          if (call.method === "eth_getTransactionReceipt" && call.params?.[0] === unknownTx) {
+            return { jsonrpc: "2.0", id: call.id, error: { code: -32000, message: "header not found" } };
+          }
+          const answer = (await forwardRpc(devnet().rpcUrl, call)) as { result?: Record<string, unknown> };
+          if (call.method === "eth_getTransactionReceipt" && answer.result) answer.result = { ...answer.result, logs: null };
+          return answer;
+        }),
+      );
       res.writeHead(200, json).end(JSON.stringify(Array.isArray(body) ? answers : answers[0]));
     });
     broken = await startTestService({ store, readTransport: http(stub.url, { retryCount: 0 }) });
@@ -129,9 +140,11 @@ describe.each(engines)("ledger on $name", (engine) => {
   });
 
   it("records each never-charged failure with its status and reason", async () => {
+    const existingTx = (await chainClient().getBlock({ blockTag: "latest" })).transactions[0] as string;
     const cases = [
       { h: await header(1), target: service, body: { tx_hash: "0x12" }, status: 400, reason: "invalid_request" },
       { h: await header(1), target: broken, body: { tx_hash: unknownTx }, status: 502, reason: "upstream_error" },
+      { h: await header(1), target: broken, body: { tx_hash: existingTx }, status: 500, reason: "internal_error" },
       {
         h: await header(1, { validBefore: BigInt(Math.floor(Date.now() / 1000) - 60) }),
         target: service,
