@@ -3,6 +3,7 @@
  * says whether it paid the expected recipient enough, from the expected sender.
  */
 import {
+  erc20Abi,
   formatUnits,
   getAddress,
   type Hash,
@@ -19,17 +20,6 @@ import { defineFunction, type FunctionContext, type RouteOutput } from "../src/c
 
 type Answer = RouteOutput<typeof paymentVerify>;
 
-const transferEvent = [
-  {
-    type: "event",
-    name: "Transfer",
-    inputs: [
-      { name: "from", type: "address", indexed: true },
-      { name: "to", type: "address", indexed: true },
-      { name: "value", type: "uint256", indexed: false },
-    ],
-  },
-] as const;
 
 /** Values above 2^53 cannot be JSON integers without loss, so they are given as strings. */
 function atomicJson(value: bigint): number | string {
@@ -80,7 +70,7 @@ export default defineFunction(paymentVerify, async (input, ctx) => {
   }
 
   const transfers = parseEventLogs({
-    abi: transferEvent,
+    abi: erc20Abi,
     eventName: "Transfer",
     logs: found.logs.filter((log) => isAddressEqual(log.address, ctx.config.usdc)),
   });

@@ -1,8 +1,7 @@
 /** Shared by the benchmarks: pre-signed paid calls and the per-step timings the service logs for them. */
-import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
-import type { PaymentRequirements } from "@x402/core/types";
-import { getAddress, toHex } from "viem";
+import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { privateKeyToAccount } from "viem/accounts";
+import { signPayment } from "../src/buyer/sign-payment.ts";
 
 /** The `p`th percentile of `values`. */
 export function percentile(values: number[], p: number): number {
@@ -29,36 +28,10 @@ export async function measurePaidCalls(baseUrl: string, buyerKey: `0x${string}`,
   const paidPath = "/api/payment-verify";
   const challengeRes = await fetch(`${baseUrl}${paidPath}`, { method: "POST" });
   const challenge = decodePaymentRequiredHeader(challengeRes.headers.get("payment-required") as string);
-  const requirements = challenge.accepts[0] as PaymentRequirements;
   const buyer = privateKeyToAccount(buyerKey);
-  const extra = requirements.extra as { name: string; version: string };
+  const validBefore = BigInt(Math.floor(Date.now() / 1000) + 600);
   const headers: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const authorization = {
-      from: buyer.address,
-      to: getAddress(requirements.payTo),
-      value: requirements.amount,
-      validAfter: "0",
-      validBefore: String(Math.floor(Date.now() / 1000) + 600),
-      nonce: toHex(crypto.getRandomValues(new Uint8Array(32))),
-    };
-    const signature = await buyer.signTypedData({
-      domain: { name: extra.name, version: extra.version, chainId: 8453, verifyingContract: getAddress(requirements.asset) },
-      types: {
-        TransferWithAuthorization: [
-          { name: "from", type: "address" },
-          { name: "to", type: "address" },
-          { name: "value", type: "uint256" },
-          { name: "validAfter", type: "uint256" },
-          { name: "validBefore", type: "uint256" },
-          { name: "nonce", type: "bytes32" },
-        ],
-      },
-      primaryType: "TransferWithAuthorization",
-      message: { ...authorization, value: BigInt(authorization.value), validAfter: 0n, validBefore: BigInt(authorization.validBefore) },
-    });
-    headers.push(encodePaymentSignatureHeader({ x402Version: 2, resource: challenge.resource, accepted: requirements, payload: { authorization, signature } } as never));
-  }
+  for (let i = 0; i < n; i++) headers.push(await signPayment(challenge, buyer, { validBefore }));
   lines.length = 0;
   const client: number[] = [];
   for (const header of headers) {

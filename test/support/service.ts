@@ -4,7 +4,7 @@
  * tests use. Nothing here stubs the service itself.
  */
 import { request as httpRequest } from "node:http";
-import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
+import { decodePaymentRequiredHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from "@x402/core/types";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
@@ -86,66 +86,7 @@ export async function challengeOf(url: string, init: RequestInit = {}): Promise<
   return decodePaymentRequiredHeader(res.headers.get("payment-required") as string);
 }
 
-/** Options that spoil a hand-signed payment in one way. */
-export interface SignOverrides {
-  value?: string;
-  to?: `0x${string}`;
-  validAfter?: bigint;
-  validBefore?: bigint;
-  nonce?: `0x${string}`;
-  chainId?: number;
-  /** Replaces fields of the requirements echoed as `accepted`. */
-  accepted?: Partial<PaymentRequirements>;
-}
-
-/** Sign an EIP-3009 payment for the first option of `challenge` by hand, optionally spoiled, and encode it as the header value. */
-export async function signPayment(challenge: PaymentRequired, account: PrivateKeyAccount, overrides: SignOverrides = {}): Promise<string> {
-  const requirements = challenge.accepts[0] as PaymentRequirements;
-  const now = BigInt(Math.floor(Date.now() / 1000));
-  const authorization = {
-    from: account.address,
-    to: overrides.to ?? getAddress(requirements.payTo),
-    value: overrides.value ?? requirements.amount,
-    validAfter: (overrides.validAfter ?? 0n).toString(),
-    validBefore: (overrides.validBefore ?? now + BigInt(requirements.maxTimeoutSeconds)).toString(),
-    nonce: overrides.nonce ?? toHex(crypto.getRandomValues(new Uint8Array(32))),
-  };
-  const extra = requirements.extra as { name: string; version: string };
-  const signature = await account.signTypedData({
-    domain: {
-      name: extra.name,
-      version: extra.version,
-      chainId: overrides.chainId ?? 8453,
-      verifyingContract: getAddress(requirements.asset),
-    },
-    types: {
-      TransferWithAuthorization: [
-        { name: "from", type: "address" },
-        { name: "to", type: "address" },
-        { name: "value", type: "uint256" },
-        { name: "validAfter", type: "uint256" },
-        { name: "validBefore", type: "uint256" },
-        { name: "nonce", type: "bytes32" },
-      ],
-    },
-    primaryType: "TransferWithAuthorization",
-    message: {
-      from: authorization.from,
-      to: authorization.to,
-      value: BigInt(authorization.value),
-      validAfter: BigInt(authorization.validAfter),
-      validBefore: BigInt(authorization.validBefore),
-      nonce: authorization.nonce,
-    },
-  });
-  const payload: PaymentPayload = {
-    x402Version: 2,
-    resource: challenge.resource,
-    accepted: { ...requirements, ...overrides.accepted },
-    payload: { authorization, signature },
-  } as PaymentPayload;
-  return encodePaymentSignatureHeader(payload);
-}
+export { type PaymentOverrides as SignOverrides, signPayment } from "../../src/buyer/sign-payment.ts";
 
 /** A raw HTTP/1.1 request with the path sent byte for byte (fetch would normalise it). */
 export function rawRequest(
