@@ -13,12 +13,15 @@ import { hashBuildInputs, stampPath } from "../src/build-stamp.ts";
 import { loadContracts } from "../src/devnet/contracts.ts";
 import { buildOpenApi } from "../src/discovery/openapi.ts";
 import { buildWellKnown } from "../src/discovery/well-known.ts";
+import { compileContent } from "./content/compile.ts";
 
 /** Build everything into `dist/`. */
 export async function build(root = process.cwd()): Promise<void> {
   const started = Date.now();
   const inputs = hashBuildInputs(root);
   process.env.ASTRO_TELEMETRY_DISABLED = "1";
+  // content/ -> .generated/content.json (server-only), which the Astro build bundles into dist/server.
+  await compileContent(root);
   await astroBuild({ root, logLevel: "warn" });
 
   const client = path.join(root, "dist/client");

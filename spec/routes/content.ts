@@ -1,5 +1,284 @@
-/** Content routes: playbook bundle, how-to SOPs and the knowledge base (issue 3). */
-import type { RouteDef } from "../route.ts";
+/**
+ * Content routes (issue 3): the playbook bundle (spec 4.2), the how-to SOPs (4.3) and the
+ * knowledge base (4.5 and `kb/ask`). Their records are defined once in
+ * `spec/content-schema.ts` and served from the compiled content (`src/content/catalog.ts`).
+ */
+import { type Static, Type } from "@sinclair/typebox";
+import {
+  AllInOption,
+  BUNDLE_ID,
+  BUNDLE_PRICE_USDC,
+  KbCategoryCount,
+  KbEntry,
+  KbEntrySummary,
+  PLAYBOOK_IDS,
+  PlaybookItem,
+  PlaybookPreviewItem,
+  SOP_CATALOGUE,
+  SopIndexEntry,
+  SopRecord,
+  type SopSlug,
+} from "../content-schema.ts";
+import { defineRoute, type RouteDef } from "../route.ts";
+import { NoInput } from "../schemas.ts";
+
+/** The free bundle preview (spec 2.3 bundle metadata with preview items). */
+export const PlaybookBundlePreview = Type.Object({
+  bundle: Type.String({ description: "the bundle's name" }),
+  bundle_id: Type.Literal(BUNDLE_ID),
+  version: Type.String({ examples: ["1.0.0"] }),
+  vendor: Type.String(),
+  summary: Type.String(),
+  free: Type.Literal(true, { description: "this preview is free" }),
+  price_usdc: Type.Literal(BUNDLE_PRICE_USDC, { description: "price of the full bundle (POST) in USD" }),
+  how_to_buy: Type.String(),
+  items_total: Type.Literal(PLAYBOOK_IDS.length),
+  items: Type.Array(PlaybookPreviewItem),
+});
+export type PlaybookBundlePreview = Static<typeof PlaybookBundlePreview>;
+
+/** `GET /api/compute/playbook-bundle`: the free preview. */
+export const getPlaybookBundle = defineRoute({
+  method: "GET",
+  path: "/api/compute/playbook-bundle",
+  operationId: "getPlaybookBundlePreview",
+  summary: "Playbook bundle: free preview of the 13 playbooks",
+  description:
+    "Free. The bundle's name, version, vendor, summary, price and how to buy, and the 13 playbooks as id, title and whether the owner requested it. The steps, pitfalls and checks are sold by POST on the same path.",
+  tags: ["playbooks", "free"],
+  price: null,
+  fn: "playbook-bundle-preview",
+  query: NoInput,
+  response: PlaybookBundlePreview,
+  errors: [],
+});
+
+/** The bought bundle (spec 4.2). */
+export const PlaybookBundlePurchase = Type.Object({
+  bundle: Type.String(),
+  bundle_id: Type.Literal(BUNDLE_ID),
+  version: Type.String(),
+  items_total: Type.Literal(PLAYBOOK_IDS.length),
+  items_returned: Type.Integer({ minimum: 1, description: "13, or 1 when a topic was given" }),
+  topic_found: Type.Union([Type.Boolean(), Type.Null()], {
+    description: "true when a topic was given (and found); null when none was given",
+  }),
+  items: Type.Array(PlaybookItem),
+  markdown: Type.Optional(Type.String({ description: "the items as one Markdown document; present when format is markdown" })),
+});
+export type PlaybookBundlePurchase = Static<typeof PlaybookBundlePurchase>;
+
+/** `POST /api/compute/playbook-bundle`: the full playbooks, all or one. */
+export const buyPlaybookBundle = defineRoute({
+  method: "POST",
+  path: "/api/compute/playbook-bundle",
+  operationId: "buyPlaybookBundle",
+  summary: "Playbook bundle: all 13 playbooks (or one topic) with steps, commands, pitfalls and checks",
+  description:
+    "Paid. Every playbook in full: what it solves, numbered steps each with what to do and the exact command, pitfalls, and checks that prove it worked. topic narrows the answer to one playbook id (an unknown id is a 404 listing the valid ids, not charged); format markdown adds the same content as one Markdown document.",
+  tags: ["playbooks"],
+  price: BUNDLE_PRICE_USDC,
+  fn: "playbook-bundle-buy",
+  body: Type.Object(
+    {
+      topic: Type.Optional(Type.String({ minLength: 1, description: `one playbook id (${PLAYBOOK_IDS.join(", ")}); omit for all 13` })),
+      format: Type.Optional(
+        Type.Union([Type.Literal("json"), Type.Literal("markdown")], { description: '"json" (default) or "markdown"' }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+  response: PlaybookBundlePurchase,
+  errors: ["invalid_request", "not_found"],
+  example: { input: { topic: "ship-x402-endpoint", format: "json" } },
+});
+
+/** The free SOP index document (spec 2.5). */
+export const HowtoIndex = Type.Object({
+  service: Type.String(),
+  summary: Type.String(),
+  free: Type.Literal(true),
+  sops_total: Type.Literal(SOP_CATALOGUE.length),
+  sops: Type.Array(SopIndexEntry),
+  how_to_buy: Type.String(),
+  all_in_option: AllInOption,
+});
+export type HowtoIndex = Static<typeof HowtoIndex>;
+
+/** `GET /api/howto`: the free SOP index. */
+export const getHowtoIndex = defineRoute({
+  method: "GET",
+  path: "/api/howto",
+  operationId: "getHowtoIndex",
+  summary: "How-to SOPs: free index with prices, step and pitfall counts",
+  description:
+    "Free. The four step-by-step SOPs with title, price, summary, number of steps and pitfalls, tags and the date they were last verified, plus how to buy one and the all-in bundle option.",
+  tags: ["how-to", "free"],
+  price: null,
+  fn: "howto-index",
+  query: NoInput,
+  response: HowtoIndex,
+  errors: [],
+});
+
+/** `Create-X402-Endpoint` from `create-x402-endpoint`, for operationIds. */
+function pascal(slug: string): string {
+  return slug.replace(/(^|-)([a-z0-9])/g, (_m, _dash: string, c: string) => c.toUpperCase());
+}
+
+/** The `sop` parameter: optional, and when given it must name the path's SOP. */
+function sopParameter(slug: string) {
+  return Type.Object(
+    { sop: Type.Optional(Type.Literal(slug, { description: `optional; when given it must be "${slug}", the SOP of this path` })) },
+    { additionalProperties: false },
+  );
+}
+
+/** The GET and POST routes of one SOP. */
+function howtoRoutesOf(slug: SopSlug, price: number): { get: RouteDef; post: RouteDef } {
+  const path = `/api/howto/${slug}`;
+  const common = {
+    path,
+    summary: `How-to SOP ${slug}: full steps, commands, pitfalls, checks and files`,
+    description: `Paid. The SOP ${slug} in full: prerequisites, numbered steps each with what to do and the exact command, pitfalls, checks that prove it worked, and the files it creates. GET and POST answer the same record.`,
+    tags: ["how-to"],
+    price,
+    response: SopRecord,
+    errors: ["invalid_request"],
+  } as const;
+  return {
+    get: defineRoute({
+      ...common,
+      method: "GET",
+      operationId: `getHowto${pascal(slug)}`,
+      fn: `howto-${slug}-get`,
+      query: sopParameter(slug),
+    }),
+    post: defineRoute({
+      ...common,
+      method: "POST",
+      operationId: `postHowto${pascal(slug)}`,
+      fn: `howto-${slug}-post`,
+      body: sopParameter(slug),
+      example: { input: { sop: slug } },
+    }),
+  };
+}
+
+/** `GET` and `POST /api/howto/<slug>` for each SOP of the catalogue, priced per SOP. */
+export const howtoRoutes = Object.fromEntries(SOP_CATALOGUE.map((s) => [s.slug, howtoRoutesOf(s.slug, s.price_usdc)])) as Record<
+  SopSlug,
+  { get: RouteDef; post: RouteDef }
+>;
+
+/** All knowledge-base entries (spec 4.5). */
+export const KbList = Type.Object({
+  entries_total: Type.Integer(),
+  entries: Type.Array(KbEntrySummary),
+});
+export type KbList = Static<typeof KbList>;
+
+/** `GET /api/kb`: every entry's id, title and category. */
+export const listKb = defineRoute({
+  method: "GET",
+  path: "/api/kb",
+  operationId: "listKbEntries",
+  summary: "Knowledge base: all entries (id, title, category)",
+  description: "Free. The 15 knowledge-base entries by category. The answers are sold through POST /api/kb/ask.",
+  tags: ["knowledge-base", "free"],
+  price: null,
+  fn: "kb-list",
+  query: NoInput,
+  response: KbList,
+  errors: [],
+});
+
+/** Knowledge-base categories with their entry counts (spec 2.2). */
+export const KbCategories = Type.Object({
+  categories_total: Type.Integer(),
+  categories: Type.Array(KbCategoryCount),
+});
+export type KbCategories = Static<typeof KbCategories>;
+
+/** `GET /api/kb/categories`. */
+export const listKbCategories = defineRoute({
+  method: "GET",
+  path: "/api/kb/categories",
+  operationId: "listKbCategories",
+  summary: "Knowledge base: categories with entry counts",
+  description: "Free. Each knowledge-base category that has entries, with how many.",
+  tags: ["knowledge-base", "free"],
+  price: null,
+  fn: "kb-categories",
+  query: NoInput,
+  response: KbCategories,
+  errors: [],
+});
+
+/** Search results: matching entries, best first. */
+export const KbSearchResult = Type.Object({
+  query: Type.String(),
+  matches: Type.Array(KbEntrySummary, { description: "matching entries, most relevant first (at most 10)" }),
+});
+export type KbSearchResult = Static<typeof KbSearchResult>;
+
+/** `GET /api/kb/search?q=`. */
+export const searchKb = defineRoute({
+  method: "GET",
+  path: "/api/kb/search",
+  operationId: "searchKb",
+  summary: "Knowledge base: search titles, tags and answers",
+  description:
+    "Free. Entries matching q (words, prefixes and small typos) over titles, tags and answers, most relevant first, at most 10. Lists id, title and category; the answers are sold through POST /api/kb/ask.",
+  tags: ["knowledge-base", "free"],
+  price: null,
+  fn: "kb-search",
+  query: Type.Object(
+    { q: Type.String({ minLength: 1, maxLength: 200, pattern: "\\S", description: "the search words (1-200 characters, not blank)" }) },
+    { additionalProperties: false },
+  ),
+  response: KbSearchResult,
+  errors: ["invalid_request"],
+});
+
+/** The answer of `kb/ask`. */
+export const KbAskAnswer = Type.Object({
+  question: Type.String(),
+  matches: Type.Array(KbEntrySummary, { description: "the most relevant entries, best first (at most 5)" }),
+  best_match: Type.Union([KbEntry, Type.Null()], {
+    description: "the top entry in full (with its answer) when it is a confident match, else null",
+  }),
+});
+export type KbAskAnswer = Static<typeof KbAskAnswer>;
+
+/** `POST /api/kb/ask`: the best answer to a question. */
+export const askKb = defineRoute({
+  method: "POST",
+  path: "/api/kb/ask",
+  operationId: "askKb",
+  summary: "Knowledge base: answer a question from the curated entries",
+  description:
+    "Paid. Ranks the 15 curated entries on x402, payments, Base and operating agents against the question (BM25 with prefix and typo matching, title weighted most) and returns the best entry's full answer when the match is confident, with the ranked list either way.",
+  tags: ["knowledge-base"],
+  price: 0.03,
+  fn: "kb-ask",
+  body: Type.Object(
+    { question: Type.String({ minLength: 3, maxLength: 500, pattern: "\\S", description: "the question (3-500 characters)" }) },
+    { additionalProperties: false },
+  ),
+  response: KbAskAnswer,
+  errors: ["invalid_request"],
+  example: { input: { question: "How many decimals does USDC use in an x402 amount?" } },
+});
 
 /** The content routes, in listing order. */
-export const contentRoutes: readonly RouteDef[] = [];
+export const contentRoutes: readonly RouteDef[] = [
+  getPlaybookBundle,
+  buyPlaybookBundle,
+  getHowtoIndex,
+  ...SOP_CATALOGUE.flatMap((s) => [howtoRoutes[s.slug].get, howtoRoutes[s.slug].post]),
+  listKb,
+  listKbCategories,
+  searchKb,
+  askKb,
+];

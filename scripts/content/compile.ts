@@ -1,0 +1,426 @@
+/**
+ * The content compiler, run by `npm run build` before the Astro build (and alone with
+ * `npx tsx scripts/content/compile.ts` to check content): every file under `content/` is
+ * parsed, validated against `spec/content-schema.ts` and the catalogue (13 playbooks, 4 SOPs
+ * with their prices and step/pitfall counts, 15 KB entries), and compiled into the records
+ * the API serves plus a Markdown rendition of each playbook and SOP. The result goes to
+ * `.generated/content.json`: server-only, bundled into `dist/server` by `src/content/catalog.ts`,
+ * never copied to `dist/client`. Any problem fails the build with file, field and expectation.
+ */
+import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { Value } from "@sinclair/typebox/value";
+import {
+  BundleFrontmatter,
+  type BundleMeta,
+  CompiledContent,
+  type CompiledPlaybook,
+  type CompiledSop,
+  HowtoFrontmatter,
+  type HowtoMeta,
+  KB_ANSWER_WORDS,
+  KB_CATEGORIES,
+  KB_ENTRIES_TOTAL,
+  KB_MIN_CATEGORIES,
+  type KbCategoryCount,
+  type KbEntry,
+  KbFrontmatter,
+  PLAYBOOK_IDS,
+  PlaybookFrontmatter,
+  SOP_CATALOGUE,
+  SopFrontmatter,
+} from "../../spec/content-schema.ts";
+import { bulletsOf, filesOf, shiftHeadings, splitSections, stepsOf, wordCount } from "./body.ts";
+import { ContentError, Problems } from "./problems.ts";
+import { checkFrontmatter, readSourceFile, type SourceFile } from "./source-file.ts";
+
+/** Options of `compileContent`. */
+export interface CompileOptions {
+  /** Where to write the compiled JSON; default `<root>/.generated/content.json`; `null` writes nothing (tests). */
+  outFile?: string | null;
+  /** The content folder; default `<root>/content`. */
+  contentDir?: string;
+  /** Today as `YYYY-MM-DD` (a `last_verified` after it is refused); default: the current UTC date. */
+  today?: string;
+}
+
+/** Where the compiled content goes by default, relative to the repository root. */
+export const COMPILED_CONTENT_FILE = ".generated/content.json";
+
+const PLAYBOOK_SECTIONS = ["Steps", "Pitfalls", "Verify"] as const;
+const SOP_SECTIONS = ["Prerequisites", "Steps", "Pitfalls", "Verify", "Files"] as const;
+
+interface Context {
+  root: string;
+  contentDir: string;
+  today: string;
+  problems: Problems;
+}
+
+function rel(ctx: Context, abs: string): string {
+  return path.relative(ctx.root, abs).split(path.sep).join("/");
+}
+
+/** The `.md` files of a content folder, sorted; a missing folder is a problem. */
+function markdownFiles(ctx: Context, folder: string): string[] {
+  const dir = path.join(ctx.contentDir, folder);
+  if (!existsSync(dir)) {
+    ctx.problems.add({
+      file: rel(ctx, dir),
+      field: "folder",
+      expected: `the folder content/${folder}/ with one .md file per entry`,
+      found: "no such folder",
+    });
+    return [];
+  }
+  return readdirSync(dir)
+    .filter((name) => name.endsWith(".md"))
+    .sort()
+    .map((name) => path.join(dir, name));
+}
+
+/** Read one required single file (`bundle.md`, `howto.md`), or record that it is missing. */
+function singleFile(ctx: Context, name: string, what: string): SourceFile | undefined {
+  const abs = path.join(ctx.contentDir, name);
+  if (!existsSync(abs)) {
+    ctx.problems.add({ file: rel(ctx, abs), field: "file", expected: what, found: "no such file" });
+    return undefined;
+  }
+  return readSourceFile(abs, rel(ctx, abs), ctx.problems);
+}
+
+/** `last_verified` must be a real calendar day, not after today. */
+function checkDate(ctx: Context, file: SourceFile, value: string): void {
+  const parsed = new Date(`${value}T00:00:00Z`);
+  const line = file.keyLines.get("last_verified");
+  const at = line ? { line } : {};
+  if (Number.isNaN(parsed.getTime()) || parsed.toISOString().slice(0, 10) !== value) {
+    ctx.problems.add({ file: file.rel, field: "last_verified", expected: "a real calendar date YYYY-MM-DD", found: value, ...at });
+  } else if (value > ctx.today) {
+    ctx.problems.add({ file: file.rel, field: "last_verified", expected: `a date on or before today (${ctx.today})`, found: value, ...at });
+  }
+}
+
+/** The id or slug must equal the file name. */
+function checkFileName(file: SourceFile, field: "id" | "slug", value: string): void {
+  const expected = path.basename(file.rel, ".md");
+  if (value !== expected) {
+    const line = file.keyLines.get(field);
+    file.problems.add({
+      file: file.rel,
+      field,
+      expected: `"${expected}" (the file name)`,
+      found: JSON.stringify(value),
+      ...(line ? { line } : {}),
+    });
+  }
+}
+
+/** Refuse an empty list where at least one entry is required. */
+function nonEmpty(file: SourceFile, field: string, list: unknown[] | undefined): void {
+  if (list && list.length === 0) file.problems.add({ file: file.rel, field, expected: "at least one entry", found: "none" });
+}
+
+function compileBundle(ctx: Context): BundleMeta | undefined {
+  const file = singleFile(ctx, "bundle.md", "content/bundle.md with the bundle's frontmatter");
+  if (!file) return undefined;
+  const data = checkFrontmatter(file, BundleFrontmatter);
+  return data ? { ...data, intro: file.body.trim() } : undefined;
+}
+
+function compileHowto(ctx: Context): HowtoMeta | undefined {
+  const file = singleFile(ctx, "howto.md", "content/howto.md with the SOP index's frontmatter");
+  if (!file) return undefined;
+  return checkFrontmatter(file, HowtoFrontmatter);
+}
+
+function compilePlaybook(ctx: Context, file: SourceFile): CompiledPlaybook | undefined {
+  const data = checkFrontmatter(file, PlaybookFrontmatter);
+  const sections = splitSections(file, PLAYBOOK_SECTIONS);
+  const steps = stepsOf(file, sections);
+  const pitfalls = bulletsOf(file, sections, "Pitfalls", "pitfalls");
+  const verify = bulletsOf(file, sections, "Verify", "verify");
+  nonEmpty(file, "## Steps", steps);
+  nonEmpty(file, "## Pitfalls", pitfalls);
+  nonEmpty(file, "## Verify", verify);
+  if (!data) return undefined;
+  checkFileName(file, "id", data.id);
+  checkDate(ctx, file, data.last_verified);
+  if (!steps || !pitfalls || !verify) return undefined;
+  const verified = `_Last verified: ${data.last_verified}._`;
+  return {
+    preview: { id: data.id, title: data.title, requested_by_owner: data.requested_by_owner },
+    item: { id: data.id, title: data.title, solves: data.solves, steps, pitfalls, verify },
+    tags: data.tags,
+    order: data.order,
+    last_verified: data.last_verified,
+    source: file.rel,
+    markdown: `# ${data.title}\n\n**Solves:** ${data.solves}\n\n${verified}\n\n${file.body.trim()}\n`,
+    markdown_section: `## ${data.title}\n\n**Solves:** ${data.solves}\n\n${verified}\n\n${shiftHeadings(file, 1)}\n`,
+  };
+}
+
+function compilePlaybooks(ctx: Context): CompiledPlaybook[] {
+  const compiled: CompiledPlaybook[] = [];
+  const found = new Set<string>();
+  for (const abs of markdownFiles(ctx, "playbooks")) {
+    const file = readSourceFile(abs, rel(ctx, abs), ctx.problems);
+    const id = path.basename(abs, ".md");
+    found.add(id);
+    if (!(PLAYBOOK_IDS as readonly string[]).includes(id)) {
+      ctx.problems.add({
+        file: file.rel,
+        field: "file name",
+        expected: `one of the ${PLAYBOOK_IDS.length} playbook ids: ${PLAYBOOK_IDS.join(", ")}`,
+        found: id,
+      });
+    }
+    const playbook = compilePlaybook(ctx, file);
+    if (playbook) compiled.push(playbook);
+  }
+  for (const id of PLAYBOOK_IDS) {
+    if (!found.has(id))
+      ctx.problems.add({
+        file: `${rel(ctx, ctx.contentDir)}/playbooks/${id}.md`,
+        field: "file",
+        expected: "this playbook of the bundle (spec 2.3)",
+        found: "no such file",
+      });
+  }
+  checkOrders(
+    ctx,
+    "order",
+    compiled.map((p) => ({ file: p.source, order: p.order })),
+    PLAYBOOK_IDS.length,
+  );
+  return compiled.sort((a, b) => a.order - b.order);
+}
+
+/** Each `order` value 1..total used exactly once. */
+function checkOrders(ctx: Context, field: string, entries: { file: string; order: number }[], total: number): void {
+  const byOrder = new Map<number, string[]>();
+  for (const e of entries) byOrder.set(e.order, [...(byOrder.get(e.order) ?? []), e.file]);
+  for (const [order, files] of byOrder) {
+    if (files.length > 1) {
+      for (const file of files)
+        ctx.problems.add({
+          file,
+          field,
+          expected: `a position 1-${total} no other file uses`,
+          found: `${order}, also used by ${files.filter((f) => f !== file).join(", ")}`,
+        });
+    }
+  }
+}
+
+function compileSop(ctx: Context, file: SourceFile): CompiledSop | undefined {
+  const data = checkFrontmatter(file, SopFrontmatter);
+  const sections = splitSections(file, SOP_SECTIONS);
+  const prerequisites = bulletsOf(file, sections, "Prerequisites", "prerequisites");
+  const steps = stepsOf(file, sections);
+  const pitfalls = bulletsOf(file, sections, "Pitfalls", "pitfalls");
+  const verify = bulletsOf(file, sections, "Verify", "verify");
+  const files = filesOf(file, sections);
+  nonEmpty(file, "## Prerequisites", prerequisites);
+  nonEmpty(file, "## Verify", verify);
+  nonEmpty(file, "## Files", files);
+  const slug = path.basename(file.rel, ".md");
+  const entry = SOP_CATALOGUE.find((s) => s.slug === slug);
+  if (!entry) {
+    ctx.problems.add({
+      file: file.rel,
+      field: "file name",
+      expected: `one of the SOP slugs: ${SOP_CATALOGUE.map((s) => s.slug).join(", ")}`,
+      found: slug,
+    });
+  } else {
+    if (steps && steps.length !== entry.steps) {
+      ctx.problems.add({
+        file: file.rel,
+        field: "## Steps",
+        expected: `exactly ${entry.steps} steps (the SOP catalogue, spec 2.4)`,
+        found: `${steps.length}`,
+      });
+    }
+    if (pitfalls && pitfalls.length !== entry.pitfalls) {
+      ctx.problems.add({
+        file: file.rel,
+        field: "## Pitfalls",
+        expected: `exactly ${entry.pitfalls} pitfalls (the SOP catalogue, spec 2.4)`,
+        found: `${pitfalls.length}`,
+      });
+    }
+    if (data && data.price_usdc !== entry.price_usdc) {
+      const line = file.keyLines.get("price_usdc");
+      ctx.problems.add({
+        file: file.rel,
+        field: "price_usdc",
+        expected: `${entry.price_usdc} (the SOP catalogue, spec 2.4)`,
+        found: `${data.price_usdc}`,
+        ...(line ? { line } : {}),
+      });
+    }
+  }
+  if (!data) return undefined;
+  checkFileName(file, "slug", data.slug);
+  checkDate(ctx, file, data.last_verified);
+  if (!prerequisites || !steps || !pitfalls || !verify || !files) return undefined;
+  return {
+    index: {
+      slug: data.slug,
+      title: data.title,
+      price_usdc: data.price_usdc,
+      summary: data.summary,
+      steps: steps.length,
+      pitfalls: pitfalls.length,
+      tags: data.tags,
+      last_verified: data.last_verified,
+    },
+    record: { slug: data.slug, title: data.title, summary: data.summary, prerequisites, steps, pitfalls, verify, files },
+    order: data.order,
+    source: file.rel,
+    markdown: `# ${data.title}\n\n${data.summary}\n\n_Last verified: ${data.last_verified}._\n\n${file.body.trim()}\n`,
+  };
+}
+
+function compileSops(ctx: Context): CompiledSop[] {
+  const compiled: CompiledSop[] = [];
+  const found = new Set<string>();
+  for (const abs of markdownFiles(ctx, "sops")) {
+    found.add(path.basename(abs, ".md"));
+    const sop = compileSop(ctx, readSourceFile(abs, rel(ctx, abs), ctx.problems));
+    if (sop) compiled.push(sop);
+  }
+  for (const { slug } of SOP_CATALOGUE) {
+    if (!found.has(slug))
+      ctx.problems.add({
+        file: `${rel(ctx, ctx.contentDir)}/sops/${slug}.md`,
+        field: "file",
+        expected: "this SOP of the catalogue (spec 2.4)",
+        found: "no such file",
+      });
+  }
+  checkOrders(
+    ctx,
+    "order",
+    compiled.map((s) => ({ file: s.source, order: s.order })),
+    SOP_CATALOGUE.length,
+  );
+  return compiled.sort((a, b) => a.order - b.order);
+}
+
+function compileKbEntry(ctx: Context, file: SourceFile): KbEntry | undefined {
+  const data = checkFrontmatter(file, KbFrontmatter);
+  const answer = file.body.trim();
+  for (const node of file.tree.children) {
+    if (node.type === "heading" && node.depth === 1) {
+      const line = node.position ? { line: node.position.start.line + file.bodyLineOffset } : {};
+      ctx.problems.add({
+        file: file.rel,
+        field: "answer",
+        expected: "no level-1 heading (the title comes from the frontmatter `title`)",
+        ...line,
+      });
+    }
+  }
+  const words = wordCount(answer);
+  if (words < KB_ANSWER_WORDS.min || words > KB_ANSWER_WORDS.max) {
+    ctx.problems.add({
+      file: file.rel,
+      field: "answer",
+      expected: `an answer of ${KB_ANSWER_WORDS.min}-${KB_ANSWER_WORDS.max} words`,
+      found: `${words} words`,
+    });
+  }
+  if (!data) return undefined;
+  checkFileName(file, "id", data.id);
+  checkDate(ctx, file, data.last_verified);
+  return { id: data.id, title: data.title, category: data.category, tags: data.tags, answer, last_verified: data.last_verified };
+}
+
+function compileKb(ctx: Context): { entries: KbEntry[]; categories: KbCategoryCount[] } {
+  const files = markdownFiles(ctx, "kb");
+  const entries: KbEntry[] = [];
+  for (const abs of files) {
+    const entry = compileKbEntry(ctx, readSourceFile(abs, rel(ctx, abs), ctx.problems));
+    if (entry) entries.push(entry);
+  }
+  const kbDir = `${rel(ctx, ctx.contentDir)}/kb`;
+  if (files.length !== KB_ENTRIES_TOTAL) {
+    ctx.problems.add({
+      file: kbDir,
+      field: "entries",
+      expected: `exactly ${KB_ENTRIES_TOTAL} entries (spec 2.2)`,
+      found: `${files.length}`,
+    });
+  }
+  const categories = KB_CATEGORIES.map((name) => ({ name, count: entries.filter((e) => e.category === name).length })).filter(
+    (c) => c.count > 0,
+  );
+  if (files.length > 0 && entries.length === files.length && categories.length < KB_MIN_CATEGORIES) {
+    ctx.problems.add({
+      file: kbDir,
+      field: "category",
+      expected: `entries spread across at least ${KB_MIN_CATEGORIES} of ${KB_CATEGORIES.join(", ")}`,
+      found: categories.map((c) => `${c.name} (${c.count})`).join(", "),
+    });
+  }
+  const rank = (category: string) => (KB_CATEGORIES as readonly string[]).indexOf(category);
+  entries.sort((a, b) => rank(a.category) - rank(b.category) || a.id.localeCompare(b.id));
+  return { entries, categories };
+}
+
+/** Compile `content/` under `root`; throws a `ContentError` listing every problem. */
+export async function compileContent(root: string, options: CompileOptions = {}): Promise<CompiledContent> {
+  const ctx: Context = {
+    root,
+    contentDir: options.contentDir ?? path.join(root, "content"),
+    today: options.today ?? new Date().toISOString().slice(0, 10),
+    problems: new Problems(),
+  };
+  const bundle = compileBundle(ctx);
+  const playbooks = compilePlaybooks(ctx);
+  const howto = compileHowto(ctx);
+  const sops = compileSops(ctx);
+  const kb = compileKb(ctx);
+  ctx.problems.throwIfAny();
+  if (!bundle || !howto) throw new ContentError(ctx.problems.list);
+
+  const compiled: CompiledContent = {
+    "x-generated": "Generated by scripts/content/compile.ts from content/; do not edit. Server-only: holds paid content.",
+    bundle,
+    playbooks,
+    howto,
+    sops,
+    kb,
+  };
+  // A compiler bug, not an author's mistake: the output must match what the API promises.
+  if (!Value.Check(CompiledContent, compiled)) {
+    const first = [...Value.Errors(CompiledContent, compiled)][0];
+    throw new Error(`content compiler produced an invalid document at ${first?.path}: ${first?.message}`);
+  }
+
+  const outFile = options.outFile === undefined ? path.join(root, COMPILED_CONTENT_FILE) : options.outFile;
+  if (outFile) {
+    mkdirSync(path.dirname(outFile), { recursive: true });
+    const temp = `${outFile}.${process.pid}.tmp`;
+    writeFileSync(temp, `${JSON.stringify(compiled, null, 2)}\n`);
+    renameSync(temp, outFile);
+  }
+  return compiled;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const started = Date.now();
+  compileContent(process.cwd())
+    .then((c) => {
+      const steps = c.playbooks.reduce((sum, p) => sum + p.item.steps.length, 0);
+      console.log(
+        `content: ${c.playbooks.length} playbooks (${steps} steps), ${c.sops.length} SOPs, ${c.kb.entries.length} KB entries in ${Date.now() - started} ms -> ${COMPILED_CONTENT_FILE}`,
+      );
+    })
+    .catch((error: unknown) => {
+      console.error(error instanceof Error ? error.message : error);
+      process.exit(1);
+    });
+}

@@ -1,0 +1,148 @@
+/**
+ * Reading one content file: its YAML frontmatter (gray-matter), checked field by field
+ * against its schema in `spec/content-schema.ts`, and its Markdown body parsed with unified +
+ * remark-parse, with line numbers that point into the file an author edits.
+ */
+import { readFileSync } from "node:fs";
+import type { Static, TObject, TSchema } from "@sinclair/typebox";
+import { TypeCompiler } from "@sinclair/typebox/compiler";
+import matter from "gray-matter";
+import type { Root } from "mdast";
+import remarkParse from "remark-parse";
+import { unified } from "unified";
+import { echo, type Problems } from "./problems.ts";
+
+/** One parsed content file. */
+export interface SourceFile {
+  /** Path relative to the repository root, as problems name it. */
+  rel: string;
+  /** The raw frontmatter values (dates normalised to `YYYY-MM-DD`). */
+  data: Record<string, unknown>;
+  /** The Markdown after the frontmatter. */
+  body: string;
+  /** The body's syntax tree (positions relative to `body`). */
+  tree: Root;
+  /** Lines before the body, to turn body positions into file lines. */
+  bodyLineOffset: number;
+  /** Frontmatter keys and the file line they are on. */
+  keyLines: Map<string, number>;
+  problems: Problems;
+}
+
+const parser = unified().use(remarkParse);
+
+/**
+ * js-yaml turns an unquoted `2026-11-20` into a Date, and silently rolls an impossible day
+ * such as `2026-02-30` over into March; so a Date value is replaced by the text the author
+ * wrote on its line, which the schema and the date check then judge as written.
+ */
+function datesAsWritten(data: Record<string, unknown>, rawMatter: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(data)) {
+    if (!(value instanceof Date)) {
+      out[key] = value;
+      continue;
+    }
+    const line = rawMatter.split("\n").find((l) => l.startsWith(`${key}:`));
+    const written = line
+      ?.slice(key.length + 1)
+      .replace(/\s+#.*$/, "")
+      .trim();
+    out[key] = written || value;
+  }
+  return out;
+}
+
+/** Read and parse `abs`; YAML errors become problems (the file then has empty data). */
+export function readSourceFile(abs: string, rel: string, problems: Problems): SourceFile {
+  const text = readFileSync(abs, "utf8").replace(/\r\n?/g, "\n");
+  let data: Record<string, unknown> = {};
+  let body = text;
+  let rawMatter = "";
+  try {
+    // An options object turns off gray-matter's cache, which would hand back the same object for equal texts.
+    const parsed = matter(text, {});
+    data = datesAsWritten(parsed.data as Record<string, unknown>, parsed.matter);
+    body = parsed.content;
+    rawMatter = parsed.matter;
+  } catch (error) {
+    const mark = (error as { mark?: { line?: number } }).mark;
+    problems.add({
+      file: rel,
+      field: "frontmatter",
+      expected: "valid YAML between the two `---` lines",
+      found: (error as Error).message.split("\n")[0],
+      ...(mark?.line !== undefined ? { line: mark.line + 1 } : {}),
+    });
+  }
+  const bodyLineOffset = text.slice(0, text.length - body.length).split("\n").length - 1;
+  const keyLines = new Map<string, number>();
+  rawMatter.split("\n").forEach((line, i) => {
+    const key = /^([A-Za-z0-9_-]+)\s*:/.exec(line)?.[1];
+    // rawMatter starts right after the opening `---`, so its line i is file line i + 1.
+    if (key && !keyLines.has(key)) keyLines.set(key, i + 1);
+  });
+  return { rel, data, body, tree: parser.parse(body) as Root, bodyLineOffset, keyLines, problems };
+}
+
+/** The file line of a body position's line. */
+export function fileLine(file: SourceFile, bodyLine: number | undefined): number | undefined {
+  return bodyLine === undefined ? undefined : bodyLine + file.bodyLineOffset;
+}
+
+const checkers = new WeakMap<TSchema, ReturnType<typeof TypeCompiler.Compile>>();
+
+/** The schema at a JSON pointer inside an object schema. */
+function schemaAt(root: TSchema, pointer: string): TSchema | undefined {
+  let node: TSchema | undefined = root;
+  for (const part of pointer.split("/").slice(1)) {
+    if (!node) return undefined;
+    if (node.properties?.[part]) node = node.properties[part] as TSchema;
+    else if (node.items && /^\d+$/.test(part)) node = node.items as TSchema;
+    else return undefined;
+  }
+  return node;
+}
+
+/** What a field schema expects, in words (every content field schema carries a description). */
+function expectedOf(schema: TSchema): string {
+  if (typeof schema.description === "string") return schema.description;
+  if (schema.const !== undefined) return JSON.stringify(schema.const);
+  return schema.type === "object" ? "a mapping" : `a ${schema.type}`;
+}
+
+/**
+ * Check `file`'s frontmatter against `schema`: every missing, unknown or malformed field is a
+ * problem naming the field and what was expected. Returns the typed data when it is valid.
+ */
+export function checkFrontmatter<S extends TObject>(file: SourceFile, schema: S): Static<S> | undefined {
+  let check = checkers.get(schema);
+  if (!check) {
+    check = TypeCompiler.Compile(schema);
+    checkers.set(schema, check);
+  }
+  if (check.Check(file.data)) return file.data as Static<S>;
+  const seen = new Set<string>();
+  const allowed = (at: string) => Object.keys((schemaAt(schema, at) ?? schema).properties ?? {}).join(", ");
+  for (const error of check.Errors(file.data)) {
+    const field = error.path.slice(1).replaceAll("/", ".") || "frontmatter";
+    if (seen.has(field)) continue;
+    seen.add(field);
+    const fieldSchema = schemaAt(schema, error.path);
+    const line = file.keyLines.get(error.path.split("/")[1] ?? "");
+    const parent = error.path.split("/").slice(0, -1).join("/");
+    if (fieldSchema === undefined) {
+      file.problems.add({ file: file.rel, field, expected: `no such field (allowed: ${allowed(parent)})`, ...(line ? { line } : {}) });
+      continue;
+    }
+    const value = error.value;
+    file.problems.add({
+      file: file.rel,
+      field,
+      expected: value === undefined ? `this required field: ${expectedOf(fieldSchema)}` : expectedOf(fieldSchema),
+      ...(value === undefined ? {} : { found: echo(value) }),
+      ...(line ? { line } : {}),
+    });
+  }
+  return undefined;
+}

@@ -1,0 +1,405 @@
+/**
+ * The one schema of the content in `content/`: every frontmatter field an author writes (with
+ * its meaning and default), the catalogue the build holds the content to (ids, slugs, prices,
+ * step and pitfall counts of spec 2.3-2.4), and the records the compiler emits and the API
+ * serves (spec 2.2-2.5). `scripts/content/compile.ts` validates against it; `src/content/`
+ * reads the compiled document through it; `spec/routes/content.ts` answers with it.
+ *
+ * No frontmatter field has a default: every field listed here is required and a missing,
+ * unknown or malformed one fails the build with the file, the field and what was expected.
+ * The only optional part of any file is free prose (a body intro), which defaults to empty.
+ */
+import { type Static, Type } from "@sinclair/typebox";
+
+// ---------------------------------------------------------------------------------------
+// The catalogue: what must exist (spec 2.3, 2.4, 8 and DECISIONS.md).
+// ---------------------------------------------------------------------------------------
+
+/** The 13 playbook ids of the bundle (spec 2.3 with the DECISIONS.md names); each is a file `content/playbooks/<id>.md`. */
+export const PLAYBOOK_IDS = [
+  "ship-x402-endpoint",
+  "verifier-money-rules",
+  "test-buyer",
+  "x402-register",
+  "fix-bug-base-rpc",
+  "connect-cdp-account",
+  "core-data",
+  "drive-bridge",
+  "install-adsense",
+  "ads-size-setup",
+  "nginx-route-recovery",
+  "playbook-bundle-mechanism",
+  "telegram-alerts-secure",
+] as const;
+
+/** One playbook id. */
+export type PlaybookId = (typeof PLAYBOOK_IDS)[number];
+
+/** Price of `POST /api/compute/playbook-bundle` in USD (DECISIONS.md: 0.91 everywhere). */
+export const BUNDLE_PRICE_USDC = 0.91 as const;
+
+/** The `bundle_id` of the bundle, fixed by spec 2.3. */
+export const BUNDLE_ID = "playbook-bundle";
+
+/** One SOP of the catalogue (spec 2.4): its slug, price and the exact step and pitfall counts its file must have. */
+export interface SopCatalogueEntry {
+  readonly slug: string;
+  readonly price_usdc: number;
+  readonly steps: number;
+  readonly pitfalls: number;
+}
+
+/** The SOP catalogue of spec 2.4 (slugs named in DECISIONS.md); the routes are generated from it and the build holds each file to it. */
+export const SOP_CATALOGUE = [
+  { slug: "create-x402-endpoint", price_usdc: 0.3, steps: 15, pitfalls: 10 },
+  { slug: "vps-gdrive-connect", price_usdc: 0.1, steps: 9, pitfalls: 8 },
+  { slug: "x402-register", price_usdc: 0.3, steps: 13, pitfalls: 10 },
+  { slug: "youtube-auto-ai", price_usdc: 0.1, steps: 12, pitfalls: 9 },
+] as const satisfies readonly SopCatalogueEntry[];
+
+/** One SOP slug. */
+export type SopSlug = (typeof SOP_CATALOGUE)[number]["slug"];
+
+/** The knowledge-base categories an entry may belong to, in listing order. */
+export const KB_CATEGORIES = ["x402-protocol", "payments", "base-chain", "agents", "operations"] as const;
+
+/** The number of knowledge-base entries (spec 2.2 and 8). */
+export const KB_ENTRIES_TOTAL = 15;
+
+/** The fewest categories the 15 entries must spread across. */
+export const KB_MIN_CATEGORIES = 4;
+
+/** Word count bounds of a knowledge-base answer (direct answer, specifics, limits). */
+export const KB_ANSWER_WORDS = { min: 150, max: 400 } as const;
+
+// ---------------------------------------------------------------------------------------
+// Field types shared by the frontmatter schemas.
+// ---------------------------------------------------------------------------------------
+
+/** A kebab-case id: lower-case letters and digits separated by single hyphens. */
+export const KebabId = Type.String({
+  pattern: "^[a-z0-9]+(-[a-z0-9]+)*$",
+  description: "a kebab-case id (lower-case letters and digits joined by single hyphens) equal to the file name",
+});
+
+/** Non-empty one-line text. */
+const Text = (description: string) => Type.String({ minLength: 1, pattern: "\\S", description });
+
+/** A calendar date `YYYY-MM-DD` (the compiler also rejects impossible and future dates). */
+export const IsoDate = Type.String({
+  pattern: "^\\d{4}-\\d{2}-\\d{2}$",
+  description: "a date YYYY-MM-DD",
+  examples: ["2026-11-20"],
+});
+
+/** A list of tags: short lower-case keywords, at least one. */
+export const Tags = Type.Array(Text("a tag"), { minItems: 1, description: "a list of at least one tag (short keywords)" });
+
+// ---------------------------------------------------------------------------------------
+// Frontmatter of each kind of file (what authors write).
+// ---------------------------------------------------------------------------------------
+
+/** `content/bundle.md`: the bundle's metadata. Body: an optional short intro (default: none). */
+export const BundleFrontmatter = Type.Object(
+  {
+    /** Display name of the bundle. Required. */
+    bundle: Text('the bundle\'s display name, e.g. "x402 Builder Playbooks"'),
+    /** Always `playbook-bundle` (spec 2.3). Required. */
+    bundle_id: Type.Literal(BUNDLE_ID, { description: `exactly "${BUNDLE_ID}"` }),
+    /** Semantic version of the bundle's content, `1.0.0` (spec 9). Required; quote it in YAML. */
+    version: Type.String({ pattern: "^\\d+\\.\\d+\\.\\d+$", description: 'a version string like "1.0.0" (quoted in YAML)' }),
+    /** Who sells it. Required. */
+    vendor: Text("the vendor's name"),
+    /** 2-3 sentences on what the bundle gives a buyer. Required. */
+    summary: Text("2-3 sentences on what the bundle gives a buyer"),
+    /** The price of the paid call in USD; must be 0.91. Required. */
+    price_usdc: Type.Literal(BUNDLE_PRICE_USDC, { description: `the number ${BUNDLE_PRICE_USDC}` }),
+    /** One paragraph naming the exact paid call (`POST /api/compute/playbook-bundle`). Required. */
+    how_to_buy: Type.String({
+      pattern: "POST /api/compute/playbook-bundle",
+      description: "one paragraph naming the exact call `POST /api/compute/playbook-bundle`",
+    }),
+  },
+  { additionalProperties: false },
+);
+export type BundleFrontmatter = Static<typeof BundleFrontmatter>;
+
+/** `content/playbooks/<id>.md`: one playbook. Body: optional intro, then `## Steps`, `## Pitfalls`, `## Verify`. */
+export const PlaybookFrontmatter = Type.Object(
+  {
+    /** The playbook id, equal to the file name and one of `PLAYBOOK_IDS`. Required. */
+    id: KebabId,
+    /** Human title. Required. */
+    title: Text("the playbook's title"),
+    /** Whether the owner asked for this playbook (shown in the free preview). Required. */
+    requested_by_owner: Type.Boolean({ description: "true or false: whether the owner asked for this playbook" }),
+    /** One sentence: the problem it solves. Required. */
+    solves: Text("one sentence: the problem the playbook solves"),
+    /** Keywords. Required, at least one. */
+    tags: Tags,
+    /** Listing position in the bundle, 1-13, each used once. Required. */
+    order: Type.Integer({ minimum: 1, maximum: PLAYBOOK_IDS.length, description: `an integer 1-${PLAYBOOK_IDS.length}` }),
+    /** The day the steps were last run and found to work. Required. */
+    last_verified: IsoDate,
+  },
+  { additionalProperties: false },
+);
+export type PlaybookFrontmatter = Static<typeof PlaybookFrontmatter>;
+
+/** The bundle pointer inside the SOP index's `all_in_option`. */
+export const AllInOption = Type.Object(
+  {
+    /** Always `playbook-bundle`. */
+    bundle: Type.Literal(BUNDLE_ID, { description: `exactly "${BUNDLE_ID}"` }),
+    /** A sentence pointing at `POST /api/compute/playbook-bundle` for all 13 playbooks at 0.91. */
+    note: Type.String({
+      pattern: "POST /api/compute/playbook-bundle",
+      description: "a sentence naming `POST /api/compute/playbook-bundle` (all 13 playbooks at 0.91)",
+    }),
+  },
+  { additionalProperties: false, description: "the all-in alternative to buying SOPs one by one" },
+);
+export type AllInOption = Static<typeof AllInOption>;
+
+/** `content/howto.md`: the SOP index metadata (frontmatter only). */
+export const HowtoFrontmatter = Type.Object(
+  {
+    /** The name of the SOP service. Required. */
+    service: Text("the SOP service's name"),
+    /** 2-3 sentences on what the SOPs are. Required. */
+    summary: Text("2-3 sentences on what the SOPs are"),
+    /** One paragraph naming the exact calls `GET|POST /api/howto/<slug>` and that each is paid at its SOP's price. Required. */
+    how_to_buy: Type.String({
+      pattern: "/api/howto/",
+      description: "one paragraph naming the calls `GET /api/howto/<slug>` / `POST /api/howto/<slug>`",
+    }),
+    /** The pointer to the whole playbook bundle. Required. */
+    all_in_option: AllInOption,
+  },
+  { additionalProperties: false },
+);
+export type HowtoFrontmatter = Static<typeof HowtoFrontmatter>;
+
+/** `content/sops/<slug>.md`: one SOP. Body: `## Prerequisites`, `## Steps`, `## Pitfalls`, `## Verify`, `## Files`. */
+export const SopFrontmatter = Type.Object(
+  {
+    /** The slug, equal to the file name and one of `SOP_CATALOGUE`. Required. */
+    slug: KebabId,
+    /** Human title. Required. */
+    title: Text("the SOP's title"),
+    /** 2-3 sentences: what it sets up and for whom (free: shown in the index). Required. */
+    summary: Text("2-3 sentences on what the SOP sets up"),
+    /** Price in USD, equal to the catalogue's price for the slug. Required. */
+    price_usdc: Type.Number({ exclusiveMinimum: 0, description: "the price in USD (a number, e.g. 0.3)" }),
+    /** Keywords. Required, at least one. */
+    tags: Tags,
+    /** The day the steps were last run and found to work. Required. */
+    last_verified: IsoDate,
+    /** Listing position, 1-4, each used once. Required. */
+    order: Type.Integer({ minimum: 1, maximum: SOP_CATALOGUE.length, description: `an integer 1-${SOP_CATALOGUE.length}` }),
+  },
+  { additionalProperties: false },
+);
+export type SopFrontmatter = Static<typeof SopFrontmatter>;
+
+/** `content/kb/<id>.md`: one knowledge-base entry. Body: the answer in Markdown. */
+export const KbFrontmatter = Type.Object(
+  {
+    /** The entry id, equal to the file name. Required. */
+    id: KebabId,
+    /** A question or topic. Required. */
+    title: Text("the entry's title: a question or a topic"),
+    /** One of `KB_CATEGORIES`. Required. */
+    category: Type.Union(
+      KB_CATEGORIES.map((c) => Type.Literal(c)),
+      { description: `one of ${KB_CATEGORIES.join(", ")}` },
+    ),
+    /** Keywords (searched by `kb/ask` and `kb/search`). Required, at least one. */
+    tags: Tags,
+    /** The day the answer was last checked. Required. */
+    last_verified: IsoDate,
+  },
+  { additionalProperties: false },
+);
+export type KbFrontmatter = Static<typeof KbFrontmatter>;
+
+// ---------------------------------------------------------------------------------------
+// Records the compiler emits and the API serves (spec 2.2-2.5).
+// ---------------------------------------------------------------------------------------
+
+/** One step of a playbook or SOP. */
+export const Step = Type.Object(
+  {
+    n: Type.Integer({ minimum: 1, description: "step number, from 1" }),
+    do: Type.String({ description: "what to do and why (Markdown text: `code` stays in backticks)" }),
+    cmd: Type.String({ description: "the exact command(s) or file content; empty when the step has none" }),
+  },
+  { additionalProperties: false },
+);
+export type Step = Static<typeof Step>;
+
+/** Preview item of the bundle (free, spec 2.3). */
+export const PlaybookPreviewItem = Type.Object(
+  {
+    id: Type.String({ description: "playbook id: the `topic` to buy it alone" }),
+    title: Type.String(),
+    requested_by_owner: Type.Boolean(),
+  },
+  { additionalProperties: false },
+);
+export type PlaybookPreviewItem = Static<typeof PlaybookPreviewItem>;
+
+/** Full item of the bundle (paid, spec 2.3). */
+export const PlaybookItem = Type.Object(
+  {
+    id: Type.String(),
+    title: Type.String(),
+    solves: Type.String({ description: "the problem it solves" }),
+    steps: Type.Array(Step),
+    pitfalls: Type.Array(Type.String(), { description: "what goes wrong and how to avoid it" }),
+    verify: Type.Array(Type.String(), { description: "checks that prove it worked" }),
+  },
+  { additionalProperties: false },
+);
+export type PlaybookItem = Static<typeof PlaybookItem>;
+
+/** The bundle's metadata as compiled from `content/bundle.md`. */
+export const BundleMeta = Type.Object(
+  {
+    bundle: Type.String(),
+    bundle_id: Type.Literal(BUNDLE_ID),
+    version: Type.String(),
+    vendor: Type.String(),
+    summary: Type.String(),
+    price_usdc: Type.Number(),
+    how_to_buy: Type.String(),
+    /** The body of `bundle.md` (Markdown), "" when there is none. */
+    intro: Type.String(),
+  },
+  { additionalProperties: false },
+);
+export type BundleMeta = Static<typeof BundleMeta>;
+
+/** SOP record (paid, spec 2.4). */
+export const SopRecord = Type.Object(
+  {
+    slug: Type.String(),
+    title: Type.String(),
+    summary: Type.String(),
+    prerequisites: Type.Array(Type.String()),
+    steps: Type.Array(Step),
+    pitfalls: Type.Array(Type.String()),
+    verify: Type.Array(Type.String()),
+    files: Type.Array(Type.String(), { description: "paths of the files the SOP creates or edits" }),
+  },
+  { additionalProperties: false },
+);
+export type SopRecord = Static<typeof SopRecord>;
+
+/** SOP index entry (free, spec 2.4). */
+export const SopIndexEntry = Type.Object(
+  {
+    slug: Type.String(),
+    title: Type.String(),
+    price_usdc: Type.Number(),
+    summary: Type.String(),
+    steps: Type.Integer({ description: "number of steps" }),
+    pitfalls: Type.Integer({ description: "number of pitfalls" }),
+    tags: Type.Array(Type.String()),
+    last_verified: IsoDate,
+  },
+  { additionalProperties: false },
+);
+export type SopIndexEntry = Static<typeof SopIndexEntry>;
+
+/** The SOP index metadata compiled from `content/howto.md`. */
+export const HowtoMeta = Type.Object(
+  { service: Type.String(), summary: Type.String(), how_to_buy: Type.String(), all_in_option: AllInOption },
+  { additionalProperties: false },
+);
+export type HowtoMeta = Static<typeof HowtoMeta>;
+
+/** Knowledge-base entry as listed (free, spec 2.2). */
+export const KbEntrySummary = Type.Object(
+  { id: Type.String(), title: Type.String(), category: Type.String() },
+  { additionalProperties: false },
+);
+export type KbEntrySummary = Static<typeof KbEntrySummary>;
+
+/** Full knowledge-base entry (paid through `kb/ask`'s `best_match`). */
+export const KbEntry = Type.Object(
+  {
+    id: Type.String(),
+    title: Type.String(),
+    category: Type.String(),
+    tags: Type.Array(Type.String()),
+    answer: Type.String({ description: "the answer in Markdown" }),
+    last_verified: IsoDate,
+  },
+  { additionalProperties: false },
+);
+export type KbEntry = Static<typeof KbEntry>;
+
+/** A category with its number of entries (spec 2.2). */
+export const KbCategoryCount = Type.Object(
+  { name: Type.String({ description: "category name" }), count: Type.Integer({ minimum: 1, description: "entries in it" }) },
+  { additionalProperties: false },
+);
+export type KbCategoryCount = Static<typeof KbCategoryCount>;
+
+/** A compiled playbook: what the API serves and the Markdown renditions. */
+export const CompiledPlaybook = Type.Object(
+  {
+    preview: PlaybookPreviewItem,
+    item: PlaybookItem,
+    tags: Type.Array(Type.String()),
+    order: Type.Integer(),
+    last_verified: IsoDate,
+    /** Source file, relative to the repository root. */
+    source: Type.String(),
+    /** Standalone Markdown document (title as `#`). */
+    markdown: Type.String(),
+    /** The same one level down (title as `##`), for the one-document bundle. */
+    markdown_section: Type.String(),
+  },
+  { additionalProperties: false },
+);
+export type CompiledPlaybook = Static<typeof CompiledPlaybook>;
+
+/** A compiled SOP. */
+export const CompiledSop = Type.Object(
+  {
+    index: SopIndexEntry,
+    record: SopRecord,
+    order: Type.Integer(),
+    source: Type.String(),
+    /** Standalone Markdown document (title as `#`). */
+    markdown: Type.String(),
+  },
+  { additionalProperties: false },
+);
+export type CompiledSop = Static<typeof CompiledSop>;
+
+/** The whole compiled content (`.generated/content.json`, server-only). */
+export const CompiledContent = Type.Object(
+  {
+    "x-generated": Type.String(),
+    bundle: BundleMeta,
+    /** In bundle order. */
+    playbooks: Type.Array(CompiledPlaybook),
+    howto: HowtoMeta,
+    /** In index order. */
+    sops: Type.Array(CompiledSop),
+    kb: Type.Object(
+      {
+        /** In category order, then title. */
+        entries: Type.Array(KbEntry),
+        /** Non-empty categories in `KB_CATEGORIES` order. */
+        categories: Type.Array(KbCategoryCount),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type CompiledContent = Static<typeof CompiledContent>;

@@ -1,0 +1,196 @@
+/**
+ * Paid content never leaks: the text of every paid step (`do` and `cmd` of each playbook and
+ * SOP step), every paid pitfall and check, and every KB answer is absent from every file in
+ * `dist/client` and from every free response (free routes, searches, discovery documents,
+ * pages, 402 challenges). The scan proves it can fail: the same needles are found in the
+ * server bundle, where they must be, and in an escaped copy planted in a haystack.
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import path from "node:path";
+import { decodePaymentRequiredHeader } from "@x402/core/http";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { CompiledContent } from "../spec/content-schema.ts";
+import { contentRoutes } from "../spec/routes/content.ts";
+import type { RunningService } from "../src/server/service.ts";
+import { startTestService } from "./support/service.ts";
+
+const root = path.resolve(import.meta.dirname, "..");
+const compiled = JSON.parse(readFileSync(path.join(root, ".generated/content.json"), "utf8")) as CompiledContent;
+
+/** Shorter strings (`npm test`, `sudo nginx -t`) can appear legitimately in free text, so only these are scanned. */
+const MIN_NEEDLE = 24;
+
+/** Whitespace-insensitive, entity-decoded text, so reflowed or HTML-escaped copies still match. */
+function normalise(text: string): string {
+  return text
+    .replaceAll("&lt;", "<")
+    .replaceAll("&gt;", ">")
+    .replaceAll("&quot;", '"')
+    .replaceAll("&#39;", "'")
+    .replaceAll("&#x27;", "'")
+    .replaceAll("&amp;", "&")
+    .replace(/\s+/g, " ")
+    .trim();
+}
+
+interface Needle {
+  what: string;
+  text: string;
+}
+
+function paidNeedles(): Needle[] {
+  const needles: Needle[] = [];
+  const add = (what: string, text: string) => {
+    const t = normalise(text);
+    if (t.length >= MIN_NEEDLE) needles.push({ what, text: t });
+  };
+  for (const p of compiled.playbooks) {
+    for (const s of p.item.steps) {
+      add(`playbook ${p.item.id} step ${s.n} do`, s.do);
+      add(`playbook ${p.item.id} step ${s.n} cmd`, s.cmd);
+    }
+    for (const [i, t] of p.item.pitfalls.entries()) add(`playbook ${p.item.id} pitfall ${i + 1}`, t);
+    for (const [i, t] of p.item.verify.entries()) add(`playbook ${p.item.id} verify ${i + 1}`, t);
+  }
+  for (const s of compiled.sops) {
+    for (const step of s.record.steps) {
+      add(`SOP ${s.index.slug} step ${step.n} do`, step.do);
+      add(`SOP ${s.index.slug} step ${step.n} cmd`, step.cmd);
+    }
+    for (const [i, t] of s.record.pitfalls.entries()) add(`SOP ${s.index.slug} pitfall ${i + 1}`, t);
+    for (const [i, t] of s.record.verify.entries()) add(`SOP ${s.index.slug} verify ${i + 1}`, t);
+  }
+  for (const e of compiled.kb.entries) {
+    add(`KB ${e.id} answer`, e.answer);
+    // Each paragraph too: a partial leak of an answer is still a leak.
+    for (const [i, para] of e.answer.split(/\n\s*\n/).entries()) add(`KB ${e.id} answer paragraph ${i + 1}`, para);
+  }
+  return needles;
+}
+
+const needles = paidNeedles();
+
+/** The needles found in `haystack`. */
+function leaksIn(haystack: string): string[] {
+  const text = normalise(haystack);
+  return needles.filter((n) => text.includes(n.text)).map((n) => n.what);
+}
+
+/** The value of a JS string literal (quotes included) as the bundler printed it. */
+function jsString(literal: string): string {
+  const escapes: Record<string, string> = { n: "\n", t: "\t", r: "\r", b: "\b", f: "\f", v: "\v", "0": "\0" };
+  return literal.slice(1, -1).replace(/\\(u\{[0-9a-fA-F]+\}|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|\n|.)/g, (_m, e: string) => {
+    if (e.startsWith("u{")) return String.fromCodePoint(Number.parseInt(e.slice(2, -1), 16));
+    if (e.length > 1 && (e[0] === "u" || e[0] === "x")) return String.fromCharCode(Number.parseInt(e.slice(1), 16));
+    if (e === "\n") return "";
+    return escapes[e] ?? e;
+  });
+}
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const full = path.join(dir, name);
+    return statSync(full).isDirectory() ? filesUnder(full) : [full];
+  });
+}
+
+/** Every string inside a JSON value, one per line (JSON escapes would hide multi-line text). */
+function jsonStrings(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (Array.isArray(value)) return value.map(jsonStrings).join("\n");
+  if (value && typeof value === "object") return Object.values(value).map(jsonStrings).join("\n");
+  return "";
+}
+
+describe("the paid-content leak scan", () => {
+  it("has needles from every paid playbook, SOP and KB entry", () => {
+    const count = (prefix: string) => needles.filter((n) => n.what.startsWith(prefix)).length;
+    for (const p of compiled.playbooks) expect(count(`playbook ${p.item.id} step`), p.item.id).toBeGreaterThan(0);
+    for (const s of compiled.sops) expect(count(`SOP ${s.index.slug} step`), s.index.slug).toBeGreaterThanOrEqual(s.index.steps);
+    for (const e of compiled.kb.entries) expect(count(`KB ${e.id} answer`), e.id).toBeGreaterThan(1);
+  });
+
+  it("finds a planted, HTML-escaped and reflowed copy of a paid step (it can fail)", () => {
+    const step = compiled.sops[0]?.record.steps.find((s) => s.do.length >= MIN_NEEDLE) ?? compiled.playbooks[0]?.item.steps[0];
+    if (!step) throw new Error("no step to plant");
+    const planted = `<p>${step.do.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(" ", "\n  ")}</p>`;
+    expect(leaksIn(`<html><body>${planted}</body></html>`).length).toBeGreaterThan(0);
+  });
+
+  it("finds the paid text in dist/server, where it must be (the needles are the real compiled text)", () => {
+    const server = filesUnder(path.join(root, "dist/server")).filter((f) => /\.m?js$/.test(f));
+    // The bundle holds the content as JS string literals ("...", '...' or `...`): decode each one before scanning.
+    const literals = server.flatMap(
+      (f) => readFileSync(f, "utf8").match(/"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`/g) ?? [],
+    );
+    // Large objects are printed as `JSON.parse("...")`: a literal that is JSON is decoded once more.
+    const decoded = literals
+      .filter((l) => l.length >= MIN_NEEDLE)
+      .map(jsString)
+      .map((text) => {
+        if (!/^[[{]/.test(text)) return text;
+        try {
+          return jsonStrings(JSON.parse(text));
+        } catch {
+          return text;
+        }
+      });
+    const found = new Set(decoded.flatMap((l) => leaksIn(l)));
+    expect(needles.filter((n) => !found.has(n.what)).map((n) => n.what)).toEqual([]);
+  });
+
+  it("finds none of it in any file of dist/client", () => {
+    const leaks = filesUnder(path.join(root, "dist/client")).flatMap((file) =>
+      leaksIn(readFileSync(file, "utf8")).map((what) => `${path.relative(root, file)}: ${what}`),
+    );
+    expect(leaks).toEqual([]);
+  });
+
+  describe("free responses", () => {
+    let service: RunningService;
+    beforeAll(async () => {
+      service = await startTestService();
+    });
+    afterAll(() => service.close());
+
+    async function scan(pathname: string, init?: RequestInit): Promise<string[]> {
+      const res = await fetch(`${service.url}${pathname}`, init);
+      const raw = await res.text();
+      const header = res.headers.get("payment-required");
+      let decoded = "";
+      try {
+        decoded = jsonStrings(JSON.parse(raw));
+      } catch {}
+      const challenge = header ? jsonStrings(decodePaymentRequiredHeader(header)) : "";
+      return [...leaksIn(raw), ...leaksIn(decoded), ...leaksIn(challenge)].map((what) => `${init?.method ?? "GET"} ${pathname}: ${what}`);
+    }
+
+    it("finds none of it in the free routes, searches, discovery documents, pages and 402 challenges", async () => {
+      const paths = [
+        "/",
+        "/playbooks",
+        "/howto",
+        ...compiled.sops.map((s) => `/howto/${s.index.slug}`),
+        "/kb",
+        "/openapi.json",
+        "/.well-known/x402",
+        ...contentRoutes.filter((r) => r.price === null && r.path !== "/api/kb/search").map((r) => r.path),
+        // Searching for each entry's own words must list the entry, never quote its answer.
+        ...compiled.kb.entries.map((e) => `/api/kb/search?q=${encodeURIComponent(e.title)}`),
+        // ... and for its answer's own words, shuffled so that the echoed query is not a copy of the answer.
+        ...compiled.kb.entries.map((e) => `/api/kb/search?q=${encodeURIComponent(e.answer.split(/\s+/).slice(0, 30).reverse().join(" "))}`),
+      ];
+      const leaks: string[] = [];
+      for (const p of paths) leaks.push(...(await scan(p)));
+      for (const route of contentRoutes.filter((r) => r.price !== null)) {
+        leaks.push(
+          ...(await scan(route.path, {
+            method: route.method,
+            ...(route.method === "POST" ? { headers: { "content-type": "application/json" }, body: "{}" } : {}),
+          })),
+        );
+      }
+      expect(leaks).toEqual([]);
+    });
+  });
+});
