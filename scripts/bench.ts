@@ -10,6 +10,7 @@ const only = process.argv[2];
 async function main(): Promise<void> {
   if (!only || only === "spine") await benchSpine();
   for (const [name, file, fn] of [
+    ["content", "./bench-content.ts", "benchContent"],
     ["analytics", "./bench-analytics.ts", "benchAnalytics"],
     ["store", "./bench-store.ts", "benchStore"],
     ["crawl", "./bench-crawl.ts", "benchCrawl"],

@@ -24,6 +24,12 @@ export function matchRoute(method: string, pathname: string): RouteDef {
   const path = pathname.length > 1 && pathname.endsWith("/") ? pathname.slice(0, -1) : pathname;
   const candidates = byPath.get(path);
   if (!candidates) {
+    // Under a family of routes (e.g. /api/howto/<slug>), name the valid ones.
+    const parent = path.slice(0, path.lastIndexOf("/"));
+    const siblings = parent.length > "/api".length ? [...byPath.keys()].filter((p) => p.startsWith(`${parent}/`)) : [];
+    if (siblings.length > 0) {
+      throw new NotFoundError(`No route ${path}. Valid paths here: ${siblings.join(", ")}.`, { path, valid_paths: siblings });
+    }
     throw new NotFoundError(`No route ${path}. The routes are listed at /openapi.json.`, { path });
   }
   const wanted = method === "HEAD" ? "GET" : method;

@@ -69,3 +69,17 @@ it("a known path with the wrong method answers 405 with Allow", async () => {
   expect(res.headers.allow).toBe("GET");
   expect(JSON.parse(res.body).error.code).toBe("method_not_allowed");
 });
+
+it("an unknown path under a family of routes lists the valid ones", async () => {
+  const res = await rawRequest(service.url, "GET", "/api/howto/nope");
+  expect(res.status).toBe(404);
+  expect(JSON.parse(res.body).error.details).toEqual({
+    path: "/api/howto/nope",
+    valid_paths: [
+      "/api/howto/create-x402-endpoint",
+      "/api/howto/vps-gdrive-connect",
+      "/api/howto/x402-register",
+      "/api/howto/youtube-auto-ai",
+    ],
+  });
+});
