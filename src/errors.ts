@@ -20,15 +20,33 @@ export type ErrorCode =
   | "upstream_error"
   | "unavailable"
   | "upstream_timeout"
-  | "settlement_failed";
+  | "settlement_failed"
+  /** 400: a caller-chosen URL leads to a private, loopback or otherwise refused address (issue 5). */
+  | "target_not_allowed";
 
 /** The JSON body of every error response. */
 export interface ErrorBody {
   error: { code: ErrorCode; message: string; details?: Record<string, unknown> };
 }
 
+/**
+ * Marks service errors across module copies: the Astro build bundles its own copy of this
+ * file while the Express side loads the source, so a plain `instanceof` would not recognise
+ * an error thrown by the other copy (and a 503 would become a 500).
+ */
+const BRAND = Symbol.for("x402-chain-data-service/ServiceError");
+
 /** Base class of every error the service reports to a caller. */
 export class ServiceError extends Error {
+  /** Identifies the class across module copies; each subclass declares its own. */
+  static readonly errorName: string = "ServiceError";
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
+    const names = (value as { [BRAND]?: unknown } | null)?.[BRAND];
+    return Array.isArray(names) && names.includes((this as typeof ServiceError).errorName);
+  }
+
   override name = "ServiceError";
   readonly code: ErrorCode;
   readonly status: number;
@@ -43,6 +61,11 @@ export class ServiceError extends Error {
     options: { details?: Record<string, unknown>; cause?: unknown; headers?: Record<string, string> } = {},
   ) {
     super(message, { cause: options.cause });
+    const names: string[] = [];
+    for (let c = new.target as typeof ServiceError | undefined; c && c.errorName; c = Object.getPrototypeOf(c)) {
+      if (!names.includes(c.errorName)) names.push(c.errorName);
+    }
+    Object.defineProperty(this, BRAND, { value: names });
     this.code = code;
     this.status = status;
     this.details = options.details;
@@ -62,6 +85,7 @@ export interface FieldProblem {
 
 /** 400: the request was understood but a field is missing or malformed. */
 export class InvalidRequestError extends ServiceError {
+  static override readonly errorName: string = "InvalidRequestError";
   override name = "InvalidRequestError";
   readonly fields: FieldProblem[];
   constructor(message: string, fields: FieldProblem[] = []) {
@@ -72,6 +96,7 @@ export class InvalidRequestError extends ServiceError {
 
 /** 404: the path, topic, slug or transaction does not exist. */
 export class NotFoundError extends ServiceError {
+  static override readonly errorName: string = "NotFoundError";
   override name = "NotFoundError";
   constructor(message: string, details?: Record<string, unknown>) {
     super("not_found", 404, message, details ? { details } : {});
@@ -83,6 +108,7 @@ const UPSTREAM_STATUS = { upstream_error: 502, unavailable: 503, upstream_timeou
 
 /** 502/503/504: a chain node or third-party API failed; the call is not charged. */
 export class UpstreamError extends ServiceError {
+  static override readonly errorName: string = "UpstreamError";
   override name = "UpstreamError";
   readonly upstream: string;
   constructor(

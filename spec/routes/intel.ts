@@ -1,5 +1,335 @@
 /** x402 ecosystem intelligence routes: conformance checks, directory search, trust scores (issue 5). */
-import type { RouteDef } from "../route.ts";
+import { type Static, Type } from "@sinclair/typebox";
+import { CHECK_MEANINGS, CHECK_NAMES } from "../../src/x402/conformance.ts";
+import { defineRoute, type RouteDef } from "../route.ts";
+import { NoInput } from "../schemas.ts";
+
+const Url = Type.String({
+  minLength: 1,
+  maxLength: 2048,
+  description: "absolute http or https URL of a public host (private, loopback and metadata addresses are refused)",
+  examples: ["https://api.example.com/weather"],
+});
+
+/** The named boolean checks of a conformance report. */
+export const ConformanceChecks = Type.Object(
+  Object.fromEntries(CHECK_NAMES.map((name) => [name, Type.Boolean({ description: CHECK_MEANINGS[name] })])) as Record<
+    (typeof CHECK_NAMES)[number],
+    ReturnType<typeof Type.Boolean>
+  >,
+);
+export type ConformanceChecks = Static<typeof ConformanceChecks>;
+
+/** The name of one check. */
+export const CheckNameSchema = Type.Union(
+  CHECK_NAMES.map((name) => Type.Literal(name)),
+  { description: "a check name" },
+);
+
+/** What `x402-check` answers (and `x402-trust` embeds as `check`). */
+export const ConformanceReportSchema = Type.Object({
+  url: Type.String(),
+  method: Type.String(),
+  final_url: Type.Union([Type.String(), Type.Null()], { description: "the URL that answered, after redirects" }),
+  reachable: Type.Boolean(),
+  status: Type.Union([Type.Integer(), Type.Null()], { description: "HTTP status of the unpaid call; null when there was no HTTP answer" }),
+  error: Type.Union([Type.String(), Type.Null()], { description: "why the target was unreachable (kind: message)" }),
+  conformant: Type.Boolean({ description: "every check passed" }),
+  x402Version: Type.Union([Type.Integer(), Type.Null()]),
+  challenge_source: Type.Union([Type.Literal("header"), Type.Literal("body"), Type.Literal("both"), Type.Null()]),
+  accepts: Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: "the challenge's payment options as sent" }),
+  price_usd: Type.Union([Type.Number(), Type.Null()], {
+    description: "USD price of the USDC option (Base first); null when not in USDC or not atomic",
+  }),
+  pay_to: Type.Union([Type.String(), Type.Null()], { description: "receiving address of that option" }),
+  network: Type.Union([Type.String(), Type.Null()], { description: "CAIP-2 network of that option" }),
+  asset: Type.Union([Type.String(), Type.Null()]),
+  failed_checks: Type.Array(CheckNameSchema),
+  checks: ConformanceChecks,
+  discovery: Type.Object({ well_known_url: Type.String(), openapi_url: Type.String() }),
+  elapsed_ms: Type.Integer({ minimum: 0 }),
+});
+export type ConformanceReportSchema = Static<typeof ConformanceReportSchema>;
+
+/** `POST /api/x402-check`: is this endpoint a conforming x402 seller, what does it charge, where does the money go. */
+export const x402Check = defineRoute({
+  method: "POST",
+  path: "/api/x402-check",
+  operationId: "checkX402Endpoint",
+  summary: "Check an endpoint's x402 conformance, price and payTo",
+  description:
+    "Calls the URL once without payment (method and JSON body as given) and checks: answers 402; challenge in PAYMENT-REQUIRED (base64 JSON) and/or the body; x402Version 2; accepts items with scheme, network, asset, atomic amount (or v1 maxAmountRequired), payTo, maxTimeoutSeconds, extra.name/version for EIP-3009 assets; Bazaar discovery metadata; the origin's /.well-known/x402 and /openapi.json. Extracts the USD price and payTo. Each check is a named boolean; conformant is their conjunction. An unreachable target is an answer (reachable false). Private, loopback, link-local, CGNAT, multicast and cloud-metadata targets, non-http(s) URLs and redirects to any of them are refused with 400 target_not_allowed and not charged.",
+  tags: ["x402 intelligence"],
+  price: 0.1,
+  fn: "x402-check",
+  body: Type.Object(
+    {
+      url: Url,
+      method: Type.Optional(
+        Type.Union([Type.Literal("GET"), Type.Literal("POST"), Type.Literal("PUT"), Type.Literal("PATCH"), Type.Literal("DELETE")], {
+          description: "HTTP method of the call; default POST",
+        }),
+      ),
+      body: Type.Optional(
+        Type.Record(Type.String(), Type.Unknown(), { description: "JSON object sent as the request body (not with GET)" }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+  response: ConformanceReportSchema,
+  errors: ["invalid_request", "target_not_allowed"],
+  example: { input: { url: "https://api.example.com/weather", method: "GET" } },
+});
+
+/** One endpoint of a directory search. */
+export const DirectoryEndpoint = Type.Object({
+  url: Type.String(),
+  price_usd: Type.Union([Type.Number(), Type.Null()]),
+  sources: Type.Array(Type.String(), { description: "directories listing it: cdp_bazaar, x402_list" }),
+  network: Type.Union([Type.String(), Type.Null()], { description: "CAIP-2 network (v1 names such as base normalised)" }),
+  payTo: Type.Union([Type.String(), Type.Null()]),
+  description: Type.Union([Type.String(), Type.Null()]),
+  name: Type.Union([Type.String(), Type.Null()]),
+  method: Type.Union([Type.Literal("GET"), Type.Literal("POST"), Type.Null()]),
+  tags: Type.Array(Type.String()),
+});
+export type DirectoryEndpoint = Static<typeof DirectoryEndpoint>;
+
+/** `POST /api/x402-directory`: search the public x402 directories. */
+export const x402Directory = defineRoute({
+  method: "POST",
+  path: "/api/x402-directory",
+  operationId: "searchX402Directory",
+  summary: "Search the public x402 directories (CDP Bazaar and x402 List)",
+  description:
+    "Searches the CDP Bazaar discovery API and x402 List, merged by URL (an endpoint listed by both shows both sources), with each directory's status (ok, timeout, error: ...). Filters: query (every word must appear in the URL, name, description or tags), network (CAIP-2 id or v1 name such as base), max_price_usd, limit (default 20, maximum 100). Endpoints listed by both directories come first, then by URL. The directories are cached for up to 5 minutes. When no directory answers the call fails with 503 and is not charged.",
+  tags: ["x402 intelligence"],
+  price: 0.1,
+  fn: "x402-directory",
+  body: Type.Object(
+    {
+      query: Type.Optional(Type.String({ maxLength: 200, description: "words to match" })),
+      network: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "network, e.g. eip155:8453 or base" })),
+      max_price_usd: Type.Optional(Type.Number({ minimum: 0, maximum: 1e9, description: "highest price per call in USD" })),
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: "endpoints returned; default 20" })),
+    },
+    { additionalProperties: false },
+  ),
+  response: Type.Object({
+    query: Type.Union([Type.String(), Type.Null()]),
+    network: Type.Union([Type.String(), Type.Null()]),
+    max_price_usd: Type.Union([Type.Number(), Type.Null()]),
+    limit: Type.Integer(),
+    sources: Type.Record(Type.String(), Type.String(), { description: "directory name to status: ok, timeout or error: <reason>" }),
+    results: Type.Integer({ description: "endpoints returned" }),
+    matched: Type.Integer({ description: "endpoints matching before the limit" }),
+    fetched_at: Type.String({ description: "when the directories were read (ISO 8601)" }),
+    endpoints: Type.Array(DirectoryEndpoint),
+  }),
+  errors: ["invalid_request", "unavailable"],
+  example: { input: { query: "weather", network: "eip155:8453", max_price_usd: 0.05, limit: 10 } },
+});
+
+const VerdictSchema = Type.Union([Type.Literal("pay"), Type.Literal("pay_with_caution"), Type.Literal("avoid")]);
+
+/** The payTo reputation of a row. */
+export const ReputationSchema = Type.Object({
+  measured: Type.Boolean(),
+  transfers: Type.Union([Type.Integer(), Type.Null()], { description: "incoming USDC transfers found (at most 25)" }),
+  distinct_payers: Type.Union([Type.Integer(), Type.Null()]),
+  newest_age_hours: Type.Union([Type.Number(), Type.Null()]),
+  oldest_age_hours: Type.Union([Type.Number(), Type.Null()]),
+  window_blocks: Type.Union([Type.Integer(), Type.Null()], { description: "blocks scanned back from the latest" }),
+  note: Type.String({ description: "in words; starts with 'NOT measured' when the RPC refused" }),
+});
+
+/** One scored origin. */
+export const TrustRowSchema = Type.Object({
+  rank: Type.Integer({ minimum: 1, description: "position by score (best first) in the run" }),
+  origin: Type.String(),
+  endpoint: Type.String({ description: "the representative endpoint probed" }),
+  method: Type.String(),
+  endpoints: Type.Integer({ description: "endpoints of this origin in the catalogue" }),
+  score: Type.Integer({ minimum: 0, maximum: 100 }),
+  verdict: VerdictSchema,
+  previous_score: Type.Union([Type.Integer(), Type.Null()], { description: "score in the previous run; null when not scored then" }),
+  reachable: Type.Boolean(),
+  status: Type.Union([Type.Integer(), Type.Null()]),
+  conformant: Type.Boolean(),
+  failed_checks: Type.Array(Type.String()),
+  penalties: Type.Array(Type.String()),
+  price_usd: Type.Union([Type.Number(), Type.Null()]),
+  pay_to: Type.Union([Type.String(), Type.Null()]),
+  network: Type.Union([Type.String(), Type.Null()]),
+  x402_version: Type.Union([Type.Integer(), Type.Null()]),
+  reputation: ReputationSchema,
+  latency_ms: Type.Union([Type.Integer(), Type.Null()]),
+  probed_at: Type.String(),
+});
+export type TrustRowSchema = Static<typeof TrustRowSchema>;
+
+/** The trust leaderboard document of spec 2.7 (the free preview answers exactly this). */
+export const TrustLeaderboardDocument = Type.Object({
+  provider: Type.String(),
+  what_it_is: Type.String(),
+  price_usdc_per_call: Type.Number(),
+  endpoints: Type.Array(Type.Object({ route: Type.String(), price_usd: Type.Number() })),
+  freshness: Type.String({ description: "when the run finished, ISO 8601 UTC" }),
+  coverage: Type.Object({
+    origins_in_catalogue: Type.Union([Type.Integer(), Type.Null()]),
+    origins_scored: Type.Integer({ description: "origins that answered over HTTP and were scored" }),
+    origins_total: Type.Integer({ description: "origins probed (scored + unreachable)" }),
+    verdicts: Type.Object({ pay: Type.Integer(), pay_with_caution: Type.Integer(), avoid: Type.Integer() }),
+  }),
+  score_stats: Type.Object({
+    median: Type.Union([Type.Number(), Type.Null()]),
+    mean: Type.Union([Type.Number(), Type.Null()]),
+    p90: Type.Union([Type.Number(), Type.Null()]),
+    unreachable: Type.Integer(),
+  }),
+  common_penalties: Type.Record(Type.String(), Type.Integer(), { description: "penalty text to the number of origins it applied to" }),
+  free_preview_top_10: Type.Array(
+    Type.Object({ origin: Type.String(), score: Type.Integer(), verdict: VerdictSchema, endpoints: Type.Integer() }),
+  ),
+  not_checked: Type.Array(Type.String()),
+  caveat: Type.String(),
+});
+export type TrustLeaderboardDocument = Static<typeof TrustLeaderboardDocument>;
+
+/** The paid leaderboard: the document with the run and the requested rows. */
+export const TrustLeaderboardFull = Type.Composite([
+  TrustLeaderboardDocument,
+  Type.Object({
+    run: Type.Object({
+      id: Type.Integer(),
+      started_at: Type.String(),
+      finished_at: Type.String(),
+      trigger: Type.String(),
+      sources: Type.Record(Type.String(), Type.String()),
+      runs_total: Type.Integer({ description: "completed runs kept in the history" }),
+    }),
+    order: Type.Union([Type.Literal("best"), Type.Literal("worst")]),
+    limit: Type.Integer(),
+    rows_matching: Type.Integer({ description: "rows matching the filters before the limit" }),
+    rows: Type.Array(TrustRowSchema),
+  }),
+]);
+export type TrustLeaderboardFull = Static<typeof TrustLeaderboardFull>;
+
+const Limit = Type.Integer({ minimum: 1, maximum: 500, description: "rows returned; default 25" });
+const Order = Type.Union([Type.Literal("best"), Type.Literal("worst")], { description: "best (default) or worst first" });
+const trustErrors = ["invalid_request", "unavailable"] as const;
+const trustDescription =
+  "Every origin in the public x402 catalogue (CDP Bazaar and x402 List), one representative endpoint probed each, scored 0-100 on 402 behaviour, challenge conformance, discovery documents, on-chain payTo reputation (last 25 incoming USDC transfers: count, distinct payers, age) and price sanity, with a verdict pay, pay_with_caution or avoid. The document carries the scoring rules (what_it_is), coverage, score statistics, common penalties and the top 10; rows follow ordered by score. Answers 503 (not charged) until a crawl has completed.";
+
+/** `GET /api/trust-leaderboard`: the leaderboard with rows. */
+export const getTrustLeaderboard = defineRoute({
+  method: "GET",
+  path: "/api/trust-leaderboard",
+  operationId: "getTrustLeaderboard",
+  summary: "x402 seller trust leaderboard",
+  description: trustDescription,
+  tags: ["x402 intelligence"],
+  price: 0.05,
+  fn: "trust-leaderboard-get",
+  query: Type.Object({ limit: Type.Optional(Limit), order: Type.Optional(Order) }, { additionalProperties: false }),
+  response: TrustLeaderboardFull,
+  errors: [...trustErrors],
+  example: { input: { limit: 25, order: "worst" } },
+});
+
+/** `POST /api/trust-leaderboard`: the leaderboard with rows, filtered. */
+export const postTrustLeaderboard = defineRoute({
+  method: "POST",
+  path: "/api/trust-leaderboard",
+  operationId: "queryTrustLeaderboard",
+  summary: "x402 seller trust leaderboard, filtered",
+  description: `${trustDescription} The body filters rows by verdict and minimum score.`,
+  tags: ["x402 intelligence"],
+  price: 0.05,
+  fn: "trust-leaderboard-post",
+  body: Type.Object(
+    {
+      limit: Type.Optional(Limit),
+      order: Type.Optional(Order),
+      verdict: Type.Optional({ ...VerdictSchema, description: "only rows with this verdict" }),
+      min_score: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: "only rows scoring at least this" })),
+    },
+    { additionalProperties: false },
+  ),
+  response: TrustLeaderboardFull,
+  errors: [...trustErrors],
+  example: { input: { limit: 10, order: "best", verdict: "pay", min_score: 80 } },
+});
+
+/** `GET /api/trust-leaderboard/preview`: the free document, top 10 only. */
+export const trustLeaderboardPreview = defineRoute({
+  method: "GET",
+  path: "/api/trust-leaderboard/preview",
+  operationId: "previewTrustLeaderboard",
+  summary: "Trust leaderboard preview: top 10 and coverage",
+  description:
+    "Free. The trust leaderboard document (spec 2.7) of the latest completed crawl: scoring rules, coverage, score statistics, common penalties and the top 10 origins, without further rows. 503 until a crawl has completed.",
+  tags: ["free"],
+  price: null,
+  fn: "trust-leaderboard-preview",
+  query: NoInput,
+  response: TrustLeaderboardDocument,
+  errors: ["unavailable"],
+});
+
+/** One earlier crawl row of an origin. */
+const HistoryItem = Type.Object({ run_id: Type.Integer(), probed_at: Type.String(), score: Type.Integer(), verdict: VerdictSchema });
+
+/** `POST /api/x402-trust`: score one origin now, the way the leaderboard does. */
+export const x402Trust = defineRoute({
+  method: "POST",
+  path: "/api/x402-trust",
+  operationId: "scoreX402Origin",
+  summary: "Trust score of one x402 seller, probed now",
+  description:
+    "Scores one origin now exactly as the leaderboard crawl does. A URL with a path is probed as given; a bare origin is probed at its representative catalogue endpoint, or at its root when the catalogue does not list it. The method is the one a directory states, else GET, then POST when GET answers 404 or 405. Answers the score, verdict, penalties, payTo reputation, the conformance report, the origin's place in the latest leaderboard and its earlier crawl scores. Refused targets are 400 target_not_allowed, not charged.",
+  tags: ["x402 intelligence"],
+  price: 0.05,
+  fn: "x402-trust",
+  body: Type.Object({ url: Url }, { additionalProperties: false }),
+  response: Type.Object({
+    origin: Type.String(),
+    endpoint: Type.String({ description: "the endpoint probed" }),
+    method: Type.String(),
+    in_catalogue: Type.Boolean(),
+    endpoints: Type.Integer({ description: "endpoints of this origin in the catalogue (0 when not listed)" }),
+    score: Type.Integer({ minimum: 0, maximum: 100 }),
+    verdict: VerdictSchema,
+    penalties: Type.Array(Type.String()),
+    reputation: ReputationSchema,
+    check: ConformanceReportSchema,
+    leaderboard: Type.Union([
+      Type.Object({
+        run_id: Type.Integer(),
+        freshness: Type.String(),
+        rank: Type.Integer(),
+        score: Type.Integer(),
+        verdict: VerdictSchema,
+      }),
+      Type.Null(),
+    ]),
+    history: Type.Array(HistoryItem, { description: "this origin's crawl rows, newest first (at most 20)" }),
+    probed_at: Type.String(),
+  }),
+  errors: ["invalid_request", "target_not_allowed"],
+  example: { input: { url: "https://api.example.com" } },
+});
+
+/** The leaderboard's routes, for the document's `endpoints`. */
+export const trustRoutes = [getTrustLeaderboard, postTrustLeaderboard, trustLeaderboardPreview, x402Trust] as const;
 
 /** The x402 intelligence routes, in listing order. */
-export const intelRoutes: readonly RouteDef[] = [];
+export const intelRoutes: readonly RouteDef[] = [
+  x402Check,
+  x402Directory,
+  x402Trust,
+  getTrustLeaderboard,
+  postTrustLeaderboard,
+  trustLeaderboardPreview,
+];

@@ -63,6 +63,45 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: "trust leaderboard runs and rows (issue 5)",
+    sql: `
+      create table trust_runs (
+        id bigserial primary key,
+        trigger text not null,
+        status text not null check (status in ('running', 'done', 'failed')),
+        started_at timestamptz not null default now(),
+        finished_at timestamptz,
+        summary jsonb,
+        error text
+      );
+      create index trust_runs_done on trust_runs (id) where status = 'done';
+
+      create table trust_rows (
+        run_id bigint not null references trust_runs (id) on delete cascade,
+        origin text not null,
+        endpoint text not null,
+        method text not null,
+        endpoints integer not null,
+        reachable boolean not null,
+        status integer,
+        score integer not null check (score between 0 and 100),
+        verdict text not null check (verdict in ('pay', 'pay_with_caution', 'avoid')),
+        penalties jsonb not null,
+        checks jsonb not null,
+        price_usd numeric,
+        pay_to text,
+        network text,
+        x402_version integer,
+        reputation jsonb not null,
+        latency_ms integer,
+        probed_at timestamptz not null,
+        primary key (run_id, origin)
+      );
+      create index trust_rows_origin on trust_rows (origin, run_id desc);
+    `,
+  },
 ];
 
 /** The newest schema version this build knows. */
@@ -70,6 +109,7 @@ export const SCHEMA_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));
 
 /** 503 at start: the database was migrated by a newer build. */
 export class SchemaTooNewError extends ServiceError {
+  static override readonly errorName: string = "SchemaTooNewError";
   override name = "SchemaTooNewError";
   constructor(found: number) {
     super(

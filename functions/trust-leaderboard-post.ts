@@ -1,0 +1,13 @@
+/** `POST /api/trust-leaderboard`: the latest crawl's leaderboard document with rows, filtered by verdict and minimum score. */
+import { postTrustLeaderboard } from "../spec/routes/intel.ts";
+import { defineFunction } from "../src/context.ts";
+import { documentContext, fullLeaderboard } from "../src/x402/leaderboard.ts";
+
+export default defineFunction(postTrustLeaderboard, async (input, ctx) =>
+  fullLeaderboard(ctx.store, documentContext(ctx.config), {
+    limit: input.limit ?? 25,
+    order: input.order ?? "best",
+    verdict: input.verdict,
+    min_score: input.min_score,
+  }),
+);

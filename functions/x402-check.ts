@@ -1,0 +1,25 @@
+/**
+ * `POST /api/x402-check`: call an endpoint once without payment and report its x402
+ * conformance, price and payTo. Refused targets throw 400 `target_not_allowed` (not charged).
+ */
+import { x402Check } from "../spec/routes/intel.ts";
+import { defineFunction } from "../src/context.ts";
+import { InvalidRequestError } from "../src/errors.ts";
+import { checkConformance } from "../src/x402/conformance.ts";
+import { intelOf } from "../src/x402/intel-services.ts";
+
+export default defineFunction(x402Check, async (input, ctx) => {
+  const method = input.method ?? "POST";
+  if (input.body !== undefined && method === "GET") {
+    throw new InvalidRequestError("A GET call carries no body; drop body or use another method.", [
+      { field: "body.body", expected: "absent when method is GET" },
+    ]);
+  }
+  const report = await checkConformance(intelOf(ctx).fetcher, {
+    url: input.url,
+    method,
+    ...(input.body !== undefined ? { body: input.body } : {}),
+  });
+  ctx.log.info("x402 check", { url: report.url, status: report.status, conformant: report.conformant, ms: report.elapsed_ms });
+  return report;
+});

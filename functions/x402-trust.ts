@@ -1,0 +1,58 @@
+/**
+ * `POST /api/x402-trust`: score one origin now, exactly as the leaderboard crawl does, with its
+ * standing in the latest leaderboard and its earlier crawl scores. A URL with a path is probed
+ * as given; a bare origin is probed at its representative catalogue endpoint (or at its root
+ * when the catalogue does not list it).
+ */
+import { x402Trust } from "../spec/routes/intel.ts";
+import { defineFunction } from "../src/context.ts";
+import { TargetNotAllowedError } from "../src/outbound/safe-fetch.ts";
+import { normaliseEndpointUrl } from "../src/upstreams/directory-entry.ts";
+import { probeOrigin } from "../src/x402/assess-origin.ts";
+import { representativeEndpoint } from "../src/x402/catalogue.ts";
+import { intelOf } from "../src/x402/intel-services.ts";
+import { originHistory, originStanding } from "../src/x402/leaderboard.ts";
+import { payToReputation } from "../src/x402/reputation.ts";
+import { penaltyTexts } from "../src/x402/trust-score.ts";
+
+export default defineFunction(x402Trust, async (input, ctx) => {
+  const url = normaliseEndpointUrl(input.url);
+  if (!url) {
+    throw new TargetNotAllowedError("Only absolute http and https URLs can be scored.", {
+      url: input.url.slice(0, 200),
+      reason: "malformed_url",
+    });
+  }
+  const intel = intelOf(ctx);
+  // Refuse a forbidden target before spending anything on the catalogue.
+  await intel.fetcher.preflight(url);
+  const { origin, pathname } = new URL(url);
+  const snapshot = await intel.catalogue.read();
+  const listed = snapshot.endpoints.filter((e) => e.origin === origin);
+  const exact = listed.find((e) => e.url === url);
+  const target =
+    pathname !== "/" || listed.length === 0
+      ? { url, method: exact?.method ?? null }
+      : (({ url: u, method }) => ({ url: u, method }))(representativeEndpoint(listed));
+
+  const probedAt = ctx.now();
+  const probe = await probeOrigin(intel.fetcher, target, (payTo, network) =>
+    payToReputation(payTo, network, { chain: ctx.chain, network: ctx.config.network, usdc: ctx.config.usdc, now: () => ctx.now() }),
+  );
+  const [standing, history] = await Promise.all([originStanding(ctx.store, origin), originHistory(ctx.store, origin)]);
+  return {
+    origin,
+    endpoint: target.url,
+    method: probe.method,
+    in_catalogue: listed.length > 0,
+    endpoints: listed.length,
+    score: probe.assessment.score,
+    verdict: probe.assessment.verdict,
+    penalties: penaltyTexts(probe.assessment.penalties),
+    reputation: probe.reputation,
+    check: probe.report,
+    leaderboard: standing,
+    history,
+    probed_at: probedAt.toISOString(),
+  };
+});

@@ -1,0 +1,125 @@
+/**
+ * Benchmark of the trust crawl (issue 5): origins probed per second in a crawl of 1,000 local
+ * fake origins on 16 loopback addresses, 10% of them slow (answering after the time limit)
+ * or dead (dropping every connection), listed by local stand-ins of both directories, with
+ * payTo reputations read on a local chain and every row written to an in-memory store. Runs
+ * once per concurrency bound and prints the bound and the per-origin time limit it used.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { baseChain, createChainClient, rpcTransport } from "../src/chain/client.ts";
+import { startDevnet } from "../src/devnet/devnet.ts";
+import { createLogger } from "../src/log.ts";
+import { openStore } from "../src/store/store.ts";
+import { cdpItems, type ListedEndpoint, startLocalDirectories, x402ListItems } from "../src/upstreams/directory-fixtures.ts";
+import { runCrawl } from "../src/x402/crawl.ts";
+import { type SellerKind, startSellers } from "../src/x402/demo-sellers.ts";
+import { createIntelServices } from "../src/x402/intel-services.ts";
+
+const ORIGINS = Number(process.env.BENCH_CRAWL_ORIGINS ?? 1_000);
+const BOUNDS = (process.env.BENCH_CRAWL_CONCURRENCY ?? "32,128").split(",").map(Number);
+const ORIGIN_TIMEOUT_MS = Number(process.env.BENCH_CRAWL_ORIGIN_TIMEOUT_MS ?? 5_000);
+
+/** The mix of a realistic catalogue: 90% answering in various states, 5% slow, 5% dead. */
+function kindOf(i: number): SellerKind {
+  const slot = i % 20;
+  if (slot === 0) return "slow";
+  if (slot === 1) return "dead";
+  const answering: SellerKind[] = [
+    "conforming_v2",
+    "conforming_v2",
+    "conforming_v2",
+    "v1_only",
+    "body_only",
+    "decimal_amount",
+    "missing_pay_to",
+    "free_200",
+    "expensive",
+  ];
+  return answering[slot % answering.length] as SellerKind;
+}
+
+/** Run the crawl benchmark and print its table. */
+export async function benchCrawl(): Promise<void> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), "x402-bench-crawl-"));
+  const devnet = await startDevnet({ dataDir, port: 0, persist: false });
+  const payTos = devnet.buyers.map((b) => b.address);
+  const { sellers, close } = await startSellers(
+    Array.from({ length: ORIGINS }, (_, i) => ({
+      kind: kindOf(i),
+      host: `127.0.0.${2 + (i % 16)}`,
+      payTo: payTos[i % payTos.length],
+      slowMs: 60_000,
+    })),
+  );
+  const listed: ListedEndpoint[] = sellers.map((s, i) => ({
+    url: s.url,
+    method: s.method,
+    amount: "10000",
+    payTo: payTos[i % payTos.length] as string,
+    description: `seller ${i}`,
+    name: `seller ${i}`,
+  }));
+  const directories = await startLocalDirectories({ cdp: cdpItems(listed), x402List: x402ListItems(listed.filter((_, i) => i % 2 === 0)) });
+  const chain = createChainClient(baseChain([devnet.rpcUrl]), rpcTransport([devnet.rpcUrl]));
+  const log = createLogger("silent");
+  const rows: Record<string, Record<string, string | number>> = {};
+  try {
+    for (const concurrency of BOUNDS) {
+      const store = await openStore({ kind: "pglite", dir: undefined });
+      // The production fetcher and catalogue, with loopback allowed for the fake origins only.
+      const intel = createIntelServices({
+        cdpDiscoveryUrl: directories.cdpUrl,
+        x402ListUrl: directories.x402ListUrl,
+        allowLoopbackTargets: false,
+        crawlAllowLoopback: true,
+        crawlConcurrency: concurrency,
+        crawlOriginTimeoutMs: ORIGIN_TIMEOUT_MS,
+      });
+      const started = performance.now();
+      const result = await runCrawl({
+        store,
+        catalogue: intel.catalogue,
+        fetcher: intel.crawl.fetcher,
+        chain: { client: chain, network: "eip155:8453", usdc: devnet.usdc },
+        concurrency,
+        originTimeoutMs: ORIGIN_TIMEOUT_MS,
+        trigger: "bench",
+        log,
+      });
+      const seconds = (performance.now() - started) / 1000;
+      await store.close();
+      rows[`concurrency ${concurrency}`] = {
+        origins: result.origins_total,
+        "slow+dead": result.unreachable,
+        "per-origin limit s": ORIGIN_TIMEOUT_MS / 1000,
+        "elapsed s": +seconds.toFixed(2),
+        "origins/s": +(result.origins_total / seconds).toFixed(1),
+        pay: result.verdicts.pay,
+        caution: result.verdicts.pay_with_caution,
+        avoid: result.verdicts.avoid,
+      };
+    }
+    console.log(
+      `\nTrust crawl: ${ORIGINS} local fake origins on 16 loopback addresses, 10% slow (answer after the limit) or dead (connection dropped), ` +
+        `3 requests per origin (endpoint, /.well-known/x402, /openapi.json), payTo reputations read on a local chain, rows written to PGlite`,
+    );
+    console.table(rows);
+    console.log(
+      "The slow origins dominate: each holds a slot for the whole per-origin limit, so a round of them costs one limit. Default bound: CRAWL_CONCURRENCY=32; raise it for larger catalogues.",
+    );
+  } finally {
+    await directories.close();
+    await close();
+    await devnet.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  benchCrawl().catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+}

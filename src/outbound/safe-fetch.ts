@@ -1,0 +1,376 @@
+/**
+ * The one way the service reaches a URL that a caller (or a third-party directory) chose.
+ * The host is resolved once, every resolved address is checked against the address policy,
+ * and the connection is pinned to the checked address through a custom `lookup`, so a
+ * second DNS answer (rebinding) can never redirect it. TLS still verifies the certificate
+ * for the host name (SNI and `Host` keep the name). Redirects are followed by hand, each hop
+ * checked the same way, at most three. Connect and whole-response timeouts and a body cap
+ * bound what one call can cost.
+ */
+import { lookup as dnsLookup } from "node:dns/promises";
+import { request as httpRequest, type IncomingMessage, type RequestOptions } from "node:http";
+import { request as httpsRequest } from "node:https";
+import type { LookupFunction } from "node:net";
+import { ServiceError, UpstreamError } from "../errors.ts";
+import { type AddressPolicyOptions, addressRefusal, hostNameRefusal, isAddressLiteral, type RefusalReason } from "./address-policy.ts";
+
+/** One resolved address. */
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+/** Resolves a host name to every address it has (default: the system resolver, `dns.lookup` with `all`). */
+export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
+
+/** Settings of a safe fetcher; every field has a default. */
+export interface SafeFetchOptions extends AddressPolicyOptions {
+  /** Replace DNS resolution (tests inject hostile resolvers). */
+  resolve?: Resolver;
+  /** Time to resolve and open the connection (and finish TLS). Default 3000 ms. */
+  connectTimeoutMs?: number;
+  /** Time for the whole exchange, redirects, headers and body included. Default 8000 ms. */
+  totalTimeoutMs?: number;
+  /** Body bytes kept; the rest is discarded and `truncated` set. Default 256 KiB. */
+  maxBodyBytes?: number;
+  /** Redirects followed (each re-checked). Default 3. */
+  maxRedirects?: number;
+  /** `User-Agent` sent. */
+  userAgent?: string;
+}
+
+/** One outbound request. */
+export interface OutboundRequest {
+  url: string;
+  method?: string;
+  headers?: Record<string, string>;
+  /** A request body, sent as is. */
+  body?: string;
+  /** Cancels the request (a crawl's per-origin deadline). */
+  signal?: AbortSignal;
+  /** Body bytes kept for this request, instead of the fetcher's cap (discovery documents run larger). */
+  maxBodyBytes?: number;
+}
+
+/** The answer to an outbound request (the last hop when redirects were followed). */
+export interface OutboundResponse {
+  /** The URL that answered, after redirects. */
+  url: string;
+  status: number;
+  /** Header names in lower case; repeated headers joined with ", ". */
+  headers: Record<string, string>;
+  body: Buffer;
+  /** The body was longer than the cap and was cut. */
+  truncated: boolean;
+  /** The URLs redirected through, in order (without the final one). */
+  redirects: string[];
+  /** The address the answering connection was pinned to. */
+  address: string;
+  elapsedMs: number;
+}
+
+/** Fetch a caller-chosen URL safely. */
+export interface SafeFetcher {
+  (request: OutboundRequest): Promise<OutboundResponse>;
+  /**
+   * Check a URL as a fetch would (scheme, name, every resolved address) without connecting:
+   * throws `TargetNotAllowedError` for a refused target. A name that does not resolve passes
+   * (an unreachable target is an answer, not a refusal).
+   */
+  preflight(url: string): Promise<void>;
+}
+
+/** 400 `target_not_allowed`: the URL (or a redirect) leads somewhere the service must not connect to. Never charged. */
+export class TargetNotAllowedError extends ServiceError {
+  static override readonly errorName: string = "TargetNotAllowedError";
+  override name = "TargetNotAllowedError";
+  readonly reason: RefusalReason | "scheme" | "credentials" | "malformed_url";
+  constructor(
+    message: string,
+    details: { url: string; reason: RefusalReason | "scheme" | "credentials" | "malformed_url"; address?: string; hop?: number },
+  ) {
+    super("target_not_allowed", 400, message, { details });
+    this.reason = details.reason;
+  }
+}
+
+/** How an allowed target failed to answer. */
+export type OutboundFailureKind = "dns" | "connect" | "timeout" | "tls" | "protocol" | "too_many_redirects" | "aborted";
+
+/** The target could not be reached or did not answer properly; 502 (504 on a timeout) if it ever reaches a caller. */
+export class OutboundError extends UpstreamError {
+  static override readonly errorName: string = "OutboundError";
+  override name = "OutboundError";
+  readonly kind: OutboundFailureKind;
+  constructor(kind: OutboundFailureKind, message: string, cause?: unknown) {
+    super(kind === "timeout" ? "upstream_timeout" : "upstream_error", "target", message, { cause });
+    this.kind = kind;
+  }
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+const systemResolver: Resolver = async (hostname) => {
+  const answers = await dnsLookup(hostname, { all: true, verbatim: true });
+  return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+};
+
+/** Parse and check a URL's scheme, credentials and host name (before any DNS). */
+function checkUrl(text: string, policy: AddressPolicyOptions, hop: number): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new TargetNotAllowedError(`"${text.slice(0, 200)}" is not a valid absolute URL.`, {
+      url: text.slice(0, 200),
+      reason: "malformed_url",
+      hop,
+    });
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new TargetNotAllowedError(`Only http and https URLs can be checked, not ${url.protocol}`, {
+      url: url.href,
+      reason: "scheme",
+      hop,
+    });
+  }
+  if (url.username || url.password) {
+    throw new TargetNotAllowedError("URLs with credentials (user:password@) are not fetched.", {
+      url: redactUrl(url),
+      reason: "credentials",
+      hop,
+    });
+  }
+  // WHATWG parsing has already turned 2130706433, 0177.0.0.1 and 0x7f.1 into 127.0.0.1.
+  const host = url.hostname;
+  if (!isAddressLiteral(host)) {
+    const reason = hostNameRefusal(host, policy);
+    if (reason) throw refusal(url, reason, undefined, hop);
+  }
+  return url;
+}
+
+function redactUrl(url: URL): string {
+  const copy = new URL(url.href);
+  copy.username = "";
+  copy.password = "";
+  return copy.href;
+}
+
+function refusal(url: URL, reason: RefusalReason, address: string | undefined, hop: number): TargetNotAllowedError {
+  const where = address && address !== url.hostname ? `${url.hostname} (${address})` : url.hostname;
+  const via = hop > 0 ? ` (reached by redirect ${hop})` : "";
+  return new TargetNotAllowedError(
+    `${where}${via} is a ${reason.replaceAll("_", " ")} address or name; only public internet hosts can be checked.`,
+    { url: url.href, reason, ...(address ? { address } : {}), hop },
+  );
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(onTimeout()), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/** Create a safe fetcher with `options`. */
+export function createSafeFetcher(options: SafeFetchOptions = {}): SafeFetcher {
+  const policy: AddressPolicyOptions = { allowLoopback: options.allowLoopback === true };
+  const resolve = options.resolve ?? systemResolver;
+  const connectTimeoutMs = options.connectTimeoutMs ?? 3_000;
+  const totalTimeoutMs = options.totalTimeoutMs ?? 8_000;
+  const maxBodyBytes = options.maxBodyBytes ?? 256 * 1024;
+  const maxRedirects = options.maxRedirects ?? 3;
+  const userAgent = options.userAgent ?? "x402-chain-data-service conformance checker";
+
+  /** Resolve once and check every address; the first one is the pinned address. */
+  async function pinnedAddress(url: URL, hop: number): Promise<ResolvedAddress> {
+    const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+    if (isAddressLiteral(host)) {
+      const reason = addressRefusal(host, policy);
+      if (reason) throw refusal(url, reason, host, hop);
+      return { address: host, family: host.includes(":") ? 6 : 4 };
+    }
+    let answers: ResolvedAddress[];
+    try {
+      answers = await withTimeout(
+        resolve(host),
+        connectTimeoutMs,
+        () => new OutboundError("timeout", `Resolving ${host} took longer than ${connectTimeoutMs} ms.`),
+      );
+    } catch (error) {
+      if (error instanceof OutboundError) throw error;
+      throw new OutboundError("dns", `${host} does not resolve (${(error as NodeJS.ErrnoException).code ?? "no address"}).`, error);
+    }
+    if (answers.length === 0) throw new OutboundError("dns", `${host} has no address.`);
+    // Every answer is checked: a name with one public and one private address is refused,
+    // because which one a client would use is not ours to predict.
+    for (const answer of answers) {
+      const reason = addressRefusal(answer.address, policy);
+      if (reason) throw refusal(url, reason, answer.address, hop);
+    }
+    return answers[0] as ResolvedAddress;
+  }
+
+  /** One HTTP exchange with the connection pinned to `pinned`. */
+  function exchange(
+    url: URL,
+    pinned: ResolvedAddress,
+    request: OutboundRequest,
+    deadline: number,
+  ): Promise<Omit<OutboundResponse, "redirects" | "elapsedMs">> {
+    return new Promise((resolvePromise, reject) => {
+      const lookup: LookupFunction = (_hostname, lookupOptions, callback) => {
+        // Node asks for all addresses when it races IPv4/IPv6; answer with the pinned one only.
+        if ((lookupOptions as { all?: boolean }).all) (callback as unknown as (e: null, a: ResolvedAddress[]) => void)(null, [pinned]);
+        else callback(null, pinned.address, pinned.family);
+      };
+      const headers: Record<string, string> = {
+        "user-agent": userAgent,
+        accept: "application/json, */*;q=0.5",
+        "accept-encoding": "identity",
+        ...request.headers,
+      };
+      if (request.body !== undefined) headers["content-length"] = String(Buffer.byteLength(request.body));
+      const requestOptions: RequestOptions = {
+        protocol: url.protocol,
+        hostname: url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname,
+        port: url.port || (url.protocol === "https:" ? 443 : 80),
+        path: `${url.pathname}${url.search}`,
+        method: request.method ?? "GET",
+        headers,
+        lookup,
+        agent: false,
+        ...(url.protocol === "https:" && !isAddressLiteral(url.hostname) ? { servername: url.hostname } : {}),
+      };
+      const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+      let settled = false;
+      const finish = (error: Error | null, value?: Omit<OutboundResponse, "redirects" | "elapsedMs">) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(connectTimer);
+        clearTimeout(totalTimer);
+        request.signal?.removeEventListener("abort", onAbort);
+        if (error) reject(error);
+        else resolvePromise(value as Omit<OutboundResponse, "redirects" | "elapsedMs">);
+      };
+      const cap = request.maxBodyBytes ?? maxBodyBytes;
+      const req = send(requestOptions, (res: IncomingMessage) => {
+        const chunks: Buffer[] = [];
+        let kept = 0;
+        let truncated = false;
+        res.on("data", (chunk: Buffer) => {
+          if (truncated) return;
+          const room = cap - kept;
+          if (chunk.length > room) {
+            if (room > 0) chunks.push(chunk.subarray(0, room));
+            kept = cap;
+            truncated = true;
+            // Enough: stop reading and drop the connection instead of downloading the rest.
+            done();
+            res.destroy();
+            return;
+          }
+          chunks.push(chunk);
+          kept += chunk.length;
+        });
+        const done = () => {
+          const headersOut: Record<string, string> = {};
+          for (const [name, value] of Object.entries(res.headers)) {
+            if (value !== undefined) headersOut[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value;
+          }
+          finish(null, {
+            url: url.href,
+            status: res.statusCode ?? 0,
+            headers: headersOut,
+            body: Buffer.concat(chunks),
+            truncated,
+            address: pinned.address,
+          });
+        };
+        res.on("end", done);
+        res.on("error", (error) => finish(new OutboundError("protocol", `The answer from ${url.host} broke off.`, error)));
+        res.on("aborted", () => finish(new OutboundError("protocol", `The answer from ${url.host} broke off.`)));
+      });
+      const connectTimer = setTimeout(() => {
+        req.destroy();
+        finish(new OutboundError("timeout", `${url.host} did not accept a connection within ${connectTimeoutMs} ms.`));
+      }, connectTimeoutMs);
+      const totalTimer = setTimeout(
+        () => {
+          req.destroy();
+          finish(new OutboundError("timeout", `${url.host} did not answer within ${totalTimeoutMs} ms.`));
+        },
+        Math.max(1, deadline - Date.now()),
+      );
+      const onAbort = () => {
+        req.destroy();
+        finish(new OutboundError("aborted", `The request to ${url.host} was cancelled.`));
+      };
+      if (request.signal?.aborted) return onAbort();
+      request.signal?.addEventListener("abort", onAbort, { once: true });
+      req.on("socket", (socket) => {
+        const connected = () => clearTimeout(connectTimer);
+        socket.once(url.protocol === "https:" ? "secureConnect" : "connect", connected);
+      });
+      req.on("error", (error: NodeJS.ErrnoException) => {
+        const tls = /CERT|SSL|TLS|certificate/i.test(`${error.code ?? ""} ${error.message}`);
+        const kind: OutboundFailureKind = tls
+          ? "tls"
+          : error.code === "HPE_HEADER_OVERFLOW" || error.code?.startsWith("HPE_")
+            ? "protocol"
+            : "connect";
+        finish(new OutboundError(kind, `${url.host}: ${error.code ?? error.message}`, error));
+      });
+      if (request.body !== undefined) req.write(request.body);
+      req.end();
+    });
+  }
+
+  async function preflight(url: string): Promise<void> {
+    try {
+      await pinnedAddress(checkUrl(url, policy, 0), 0);
+    } catch (error) {
+      if (!(error instanceof OutboundError)) throw error;
+    }
+  }
+
+  async function safeFetch(request: OutboundRequest): Promise<OutboundResponse> {
+    const started = performance.now();
+    const redirects: string[] = [];
+    let url = checkUrl(request.url, policy, 0);
+    let current: OutboundRequest = request;
+    // One deadline for the whole exchange, redirects included.
+    const deadline = Date.now() + totalTimeoutMs;
+    for (let hop = 0; ; hop++) {
+      if (request.signal?.aborted) throw new OutboundError("aborted", `The request to ${url.host} was cancelled.`);
+      if (Date.now() >= deadline) throw new OutboundError("timeout", `${request.url} did not answer within ${totalTimeoutMs} ms.`);
+      const pinned = await pinnedAddress(url, hop);
+      const answer = await exchange(url, pinned, current, deadline);
+      const location = answer.headers.location;
+      if (!REDIRECTS.has(answer.status) || !location) {
+        return { ...answer, redirects, elapsedMs: Math.round(performance.now() - started) };
+      }
+      if (hop >= maxRedirects) {
+        throw new OutboundError("too_many_redirects", `${request.url} redirected more than ${maxRedirects} times.`);
+      }
+      redirects.push(url.href);
+      let next: string;
+      try {
+        next = new URL(location, url).href;
+      } catch {
+        throw new OutboundError("protocol", `${url.host} redirected to an invalid location.`);
+      }
+      url = checkUrl(next, policy, hop + 1);
+      // 303, and 301/302 after POST, become GET without a body, as browsers do.
+      const keepMethod = answer.status === 307 || answer.status === 308 || (current.method ?? "GET") === "GET";
+      const { body: _dropped, ...withoutBody } = current;
+      current = keepMethod ? { ...current, url: url.href } : { ...withoutBody, url: url.href, method: "GET" };
+    }
+  }
+
+  return Object.assign(safeFetch, { preflight });
+}

@@ -1,0 +1,181 @@
+/**
+ * Local stand-ins for the two directories, serving fixtures in their documented shapes with
+ * their paging (CDP: `limit`/`offset` with `pagination.total`; x402 List: `page`/`per_page`
+ * with `meta.total_pages`). CDP items rotate through the documented variants (v2 `amount`
+ * with an ISO `lastUpdated`; v1 `maxAmountRequired`, network `base`, unix `lastUpdated`, the
+ * description on the option and the method in `outputSchema`; v2 with `metadata`). Used by
+ * local mode (so search and crawl work offline), the crawl benchmark and the tests.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** One endpoint to list. */
+export interface ListedEndpoint {
+  url: string;
+  method: "GET" | "POST";
+  /** Atomic USDC. */
+  amount: string;
+  payTo: string;
+  description: string;
+  name: string;
+  /** CAIP-2 network; default eip155:8453. */
+  network?: string;
+  tags?: string[];
+}
+
+const USDC_BASE = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
+const V1_NAMES: Record<string, string> = { "eip155:8453": "base", "eip155:84532": "base-sepolia" };
+
+/** The CDP Bazaar items of `endpoints`, rotating through the documented variants. */
+export function cdpItems(endpoints: readonly ListedEndpoint[]): Record<string, unknown>[] {
+  return endpoints.map((e, i) => {
+    const network = e.network ?? "eip155:8453";
+    const bazaar = { bazaar: { info: { input: { type: "http", method: e.method } }, schema: {} } };
+    const v2Option = {
+      scheme: "exact",
+      network,
+      amount: e.amount,
+      payTo: e.payTo,
+      asset: USDC_BASE,
+      maxTimeoutSeconds: 300,
+      extra: { name: "USD Coin", version: "2" },
+    };
+    const quality = { l30DaysTotalCalls: 42 + i, l30DaysUniquePayers: 15, lastCalledAt: "2026-01-15T10:30:00Z" };
+    switch (i % 3) {
+      case 0:
+        return {
+          resource: e.url,
+          description: e.description,
+          type: "http",
+          x402Version: 2,
+          lastUpdated: "2026-01-15T10:30:00Z",
+          accepts: [v2Option],
+          extensions: bazaar,
+          quality,
+          serviceName: e.name,
+          tags: e.tags ?? [],
+        };
+      case 1:
+        return {
+          resource: e.url,
+          type: "http",
+          x402Version: 1,
+          lastUpdated: 1768473000,
+          accepts: [
+            {
+              scheme: "exact",
+              network: V1_NAMES[network] ?? network,
+              maxAmountRequired: e.amount,
+              resource: e.url,
+              description: e.description,
+              mimeType: "application/json",
+              payTo: e.payTo,
+              maxTimeoutSeconds: 60,
+              asset: USDC_BASE,
+              outputSchema: { input: { type: "http", method: e.method }, output: {} },
+              extra: { name: "USD Coin", version: "2" },
+            },
+          ],
+        };
+      default:
+        return {
+          resource: e.url,
+          type: "http",
+          x402Version: 2,
+          lastUpdated: "2026-01-16T08:00:00.000Z",
+          accepts: [v2Option],
+          extensions: bazaar,
+          metadata: { name: e.name, description: e.description },
+          tags: e.tags ?? [],
+        };
+    }
+  });
+}
+
+/** The x402 List items of `endpoints` (price as a "$" string, no payTo). */
+export function x402ListItems(endpoints: readonly ListedEndpoint[]): Record<string, unknown>[] {
+  return endpoints.map((e) => ({
+    slug: e.name.toLowerCase().replace(/[^a-z0-9]+/g, "-"),
+    name: e.name,
+    description: e.description,
+    url: e.url,
+    network: V1_NAMES[e.network ?? "eip155:8453"] ?? e.network,
+    status: "online",
+    endpoints: 1,
+    price_per_request: `$${(Number(e.amount) / 1e6).toString()}`,
+    uptime_24h: 99.8,
+    tags: e.tags ?? [],
+  }));
+}
+
+/** Running local directories. */
+export interface LocalDirectories {
+  cdpUrl: string;
+  x402ListUrl: string;
+  /** Requests served, by directory. */
+  requests: { cdp: number; x402List: number };
+  close(): Promise<void>;
+}
+
+function listen(server: Server, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, host, () => resolve((server.address() as AddressInfo).port));
+  });
+}
+
+/** Serve `cdp` and `x402List` items as the two directories on `host` (default 127.0.0.1). */
+export async function startLocalDirectories(items: { cdp: unknown[]; x402List: unknown[] }, host = "127.0.0.1"): Promise<LocalDirectories> {
+  const requests = { cdp: 0, x402List: 0 };
+  const cdp = createServer((req, res) => {
+    requests.cdp++;
+    const url = new URL(req.url ?? "/", "http://local");
+    const asked = Number(url.searchParams.get("limit") ?? 100);
+    // As documented: rounded to 10 and clamped to 20..1000.
+    const limit = Math.min(1000, Math.max(20, Math.round((Number.isFinite(asked) ? asked : 100) / 10) * 10));
+    const offset = Math.max(0, Number(url.searchParams.get("offset") ?? 0) || 0);
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(
+      JSON.stringify({
+        x402Version: 2,
+        items: items.cdp.slice(offset, offset + limit),
+        pagination: { limit, offset, total: items.cdp.length },
+      }),
+    );
+  });
+  const list = createServer((req, res) => {
+    requests.x402List++;
+    const url = new URL(req.url ?? "/", "http://local");
+    const perPage = Math.min(100, Math.max(1, Number(url.searchParams.get("per_page") ?? 20) || 20));
+    const page = Math.max(1, Number(url.searchParams.get("page") ?? 1) || 1);
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(
+      JSON.stringify({
+        data: items.x402List.slice((page - 1) * perPage, page * perPage),
+        meta: {
+          page,
+          per_page: perPage,
+          total: items.x402List.length,
+          total_pages: Math.max(1, Math.ceil(items.x402List.length / perPage)),
+        },
+      }),
+    );
+  });
+  const [cdpPort, listPort] = await Promise.all([listen(cdp, host), listen(list, host)]);
+  return {
+    cdpUrl: `http://${host}:${cdpPort}/platform/v2/x402/discovery/resources`,
+    x402ListUrl: `http://${host}:${listPort}/api/v1/services`,
+    requests,
+    close: async () => {
+      await Promise.all(
+        [cdp, list].map(
+          (s) =>
+            new Promise<void>((resolve) => {
+              s.close(() => resolve());
+              s.closeAllConnections();
+            }),
+        ),
+      );
+    },
+  };
+}

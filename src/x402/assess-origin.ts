@@ -1,0 +1,56 @@
+/**
+ * Probe one origin's representative endpoint and score it: the conformance check, the payTo
+ * reputation, and the trust score. Shared by the leaderboard crawl and `x402-trust`, so an
+ * on-demand score is computed exactly as the leaderboard's.
+ */
+import type { SafeFetcher } from "../outbound/safe-fetch.ts";
+import { type ConformanceReport, checkConformance } from "./conformance.ts";
+import { notMeasured, type Reputation } from "./reputation.ts";
+import { assessTrust, type TrustAssessment } from "./trust-score.ts";
+
+/** The endpoint to probe and, when a directory says, its method. */
+export interface ProbeTarget {
+  url: string;
+  method: "GET" | "POST" | null;
+}
+
+/** Reads the reputation of a payTo on a network (cached and rate-bounded by the crawl). */
+export type ReputationReader = (payTo: string, network: string | null) => Promise<Reputation>;
+
+/** One probed and scored origin. */
+export interface OriginProbe {
+  report: ConformanceReport;
+  /** The method the scored call used. */
+  method: "GET" | "POST";
+  reputation: Reputation;
+  assessment: TrustAssessment;
+}
+
+/** Statuses that mean "not this method": an unknown method is tried with GET, then POST. */
+const WRONG_METHOD = new Set([404, 405]);
+
+/**
+ * Probe and score `target`. The unpaid call carries an empty JSON object on POST (sellers
+ * answer 402 before reading input). Throws `TargetNotAllowedError` when the host is refused.
+ */
+export async function probeOrigin(
+  fetcher: SafeFetcher,
+  target: ProbeTarget,
+  readReputation: ReputationReader,
+  signal?: AbortSignal,
+): Promise<OriginProbe> {
+  const call = (method: "GET" | "POST") =>
+    checkConformance(fetcher, { url: target.url, method, ...(method === "POST" ? { body: {} } : {}), ...(signal ? { signal } : {}) });
+  let method: "GET" | "POST" = target.method ?? "GET";
+  let report = await call(method);
+  if (target.method === null && report.reachable && report.status !== null && WRONG_METHOD.has(report.status)) {
+    method = "POST";
+    report = await call(method);
+  }
+  const reputation = !report.reachable
+    ? notMeasured("the endpoint did not answer")
+    : report.checks.has_challenge && report.pay_to
+      ? await readReputation(report.pay_to, report.network)
+      : notMeasured("no payTo address in the challenge");
+  return { report, method, reputation, assessment: assessTrust(report, reputation) };
+}

@@ -1,0 +1,202 @@
+/**
+ * The trust crawl: read the catalogue fresh, group it by origin, probe one representative
+ * endpoint per origin with bounded concurrency and a per-origin deadline, read each distinct
+ * payTo's reputation once (with its own, smaller concurrency bound, as public RPCs rate-limit),
+ * score, and record the run and its rows in the store. Rows are written in batches while the
+ * crawl runs; the run becomes the leaderboard only once it is marked done.
+ */
+import type { PublicClient } from "viem";
+import { UpstreamError } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import { type SafeFetcher, TargetNotAllowedError } from "../outbound/safe-fetch.ts";
+import type { Store } from "../store/store.ts";
+import { probeOrigin } from "./assess-origin.ts";
+import { type Catalogue, groupByOrigin, representativeEndpoint } from "./catalogue.ts";
+import { CHECK_NAMES, type CheckName } from "./conformance.ts";
+import { failRun, finishRun, insertRows, type RunSummary, startRun, summarise, type TrustRecord } from "./leaderboard.ts";
+import { notMeasured, payToReputation, type Reputation } from "./reputation.ts";
+import { refusedAssessment } from "./trust-score.ts";
+
+/** Everything a crawl needs. */
+export interface CrawlOptions {
+  store: Store;
+  catalogue: Catalogue;
+  /** The safe fetcher the probes go through. */
+  fetcher: SafeFetcher;
+  /** Where payTo reputations are read. */
+  chain: { client: PublicClient; network: string; usdc: `0x${string}`; windowBlocks?: number };
+  /** Origins probed at once. */
+  concurrency: number;
+  /** Time allowed for one origin (probe, discovery documents and retries). */
+  originTimeoutMs: number;
+  /** Reputation reads at once. Default 4. */
+  chainConcurrency?: number;
+  /** What started the run: `schedule`, `cli`, `test`, `bench`. */
+  trigger: string;
+  log: Logger;
+  now?: () => Date;
+  /** Stops the crawl early (the run is then marked failed). */
+  signal?: AbortSignal;
+}
+
+/** What a finished crawl reports. */
+export interface CrawlResult extends RunSummary {
+  run_id: number;
+  elapsed_ms: number;
+  concurrency: number;
+}
+
+/** A counting semaphore: at most `n` tasks at once. */
+function limiter(n: number): <T>(task: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return async (task) => {
+    if (active >= n) await new Promise<void>((resolve) => waiting.push(resolve));
+    active++;
+    try {
+      return await task();
+    } finally {
+      active--;
+      waiting.shift()?.();
+    }
+  };
+}
+
+const NO_CHECKS = Object.fromEntries(CHECK_NAMES.map((n) => [n, false])) as Record<CheckName, boolean>;
+
+/** Run one crawl and record it. Throws `UpstreamError` (run marked failed) when no directory answers. */
+export async function runCrawl(options: CrawlOptions): Promise<CrawlResult> {
+  const now = options.now ?? (() => new Date());
+  const started = performance.now();
+  const log = options.log.child({ crawl: options.trigger });
+  const runId = await startRun(options.store, options.trigger, now());
+  try {
+    const snapshot = await options.catalogue.read({ fresh: true });
+    if (snapshot.sources_ok === 0) {
+      throw new UpstreamError("unavailable", "directories", `No directory answered: ${JSON.stringify(snapshot.sources)}`);
+    }
+    const origins = [...groupByOrigin(snapshot.endpoints)];
+    log.info("trust crawl started", {
+      run_id: runId,
+      origins: origins.length,
+      concurrency: options.concurrency,
+      sources: snapshot.sources,
+    });
+
+    const chainSlot = limiter(options.chainConcurrency ?? 4);
+    const reputations = new Map<string, Promise<Reputation>>();
+    const readReputation = (payTo: string, network: string | null) => {
+      const key = `${network}|${payTo.toLowerCase()}`;
+      let found = reputations.get(key);
+      if (!found) {
+        found = chainSlot(() =>
+          payToReputation(payTo, network, {
+            chain: options.chain.client,
+            network: options.chain.network,
+            usdc: options.chain.usdc,
+            now,
+            ...(options.chain.windowBlocks ? { windowBlocks: options.chain.windowBlocks } : {}),
+          }),
+        );
+        reputations.set(key, found);
+      }
+      return found;
+    };
+
+    const records: TrustRecord[] = [];
+    let pending: TrustRecord[] = [];
+    let writes = Promise.resolve();
+    const flush = () => {
+      const batch = pending;
+      pending = [];
+      writes = writes.then(() => insertRows(options.store, runId, batch));
+      return writes;
+    };
+
+    let next = 0;
+    const worker = async () => {
+      while (next < origins.length) {
+        if (options.signal?.aborted) throw new Error("the crawl was stopped");
+        const [origin, endpoints] = origins[next++] as [string, (typeof origins)[number][1]];
+        const record = await probeOne(origin, endpoints, readReputation, options, now);
+        records.push(record);
+        pending.push(record);
+        if (pending.length >= 100) await flush();
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency, origins.length)) }, worker));
+    await flush();
+
+    const summary = summarise(records, origins.length, snapshot.sources);
+    await finishRun(options.store, runId, summary, now());
+    const elapsed = Math.round(performance.now() - started);
+    log.info("trust crawl finished", {
+      run_id: runId,
+      origins: summary.origins_total,
+      unreachable: summary.unreachable,
+      verdicts: summary.verdicts,
+      ms: elapsed,
+    });
+    return { ...summary, run_id: runId, elapsed_ms: elapsed, concurrency: options.concurrency };
+  } catch (error) {
+    await failRun(options.store, runId, error instanceof Error ? error.message : String(error), now()).catch(() => {});
+    log.error("trust crawl failed", { run_id: runId, error: error instanceof Error ? error : String(error) });
+    throw error;
+  }
+}
+
+async function probeOne(
+  origin: string,
+  endpoints: Parameters<typeof representativeEndpoint>[0],
+  readReputation: (payTo: string, network: string | null) => Promise<Reputation>,
+  options: CrawlOptions,
+  now: () => Date,
+): Promise<TrustRecord> {
+  const target = representativeEndpoint(endpoints);
+  const probedAt = now();
+  const deadline = AbortSignal.timeout(options.originTimeoutMs);
+  const signal = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
+  const base = { origin, endpoint: target.url, endpoints: endpoints.length, probed_at: probedAt };
+  try {
+    const probe = await probeOrigin(options.fetcher, { url: target.url, method: target.method }, readReputation, signal);
+    const r = probe.report;
+    return {
+      ...base,
+      method: probe.method,
+      reachable: r.reachable,
+      status: r.status,
+      score: probe.assessment.score,
+      verdict: probe.assessment.verdict,
+      penalties: probe.assessment.penalties,
+      checks: r.checks,
+      price_usd: r.price_usd,
+      pay_to: r.pay_to,
+      network: r.network,
+      x402_version: r.x402Version,
+      reputation: probe.reputation,
+      latency_ms: r.reachable ? r.elapsed_ms : null,
+    };
+  } catch (error) {
+    // One broken origin must not sink the crawl: a refusal is recorded as such, anything
+    // else (our own bug included) is logged and recorded as unreachable.
+    const refused = error instanceof TargetNotAllowedError;
+    if (!refused) options.log.error("trust probe failed", { origin, error: error instanceof Error ? error : String(error) });
+    const assessment = refused ? refusedAssessment() : { score: 0, verdict: "avoid" as const, penalties: ["unreachable" as const] };
+    return {
+      ...base,
+      method: target.method ?? "GET",
+      reachable: false,
+      status: null,
+      score: assessment.score,
+      verdict: assessment.verdict,
+      penalties: assessment.penalties,
+      checks: NO_CHECKS,
+      price_usd: null,
+      pay_to: null,
+      network: null,
+      x402_version: null,
+      reputation: notMeasured(refused ? "the host is not allowed" : "the probe failed"),
+      latency_ms: null,
+    };
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * Local x402 sellers of known behaviour: a conforming v2 seller and the ways real ones go
+ * wrong (v1 only, challenge only in the body, decimal amount, no payTo, free 200, very
+ * expensive, slow, dead). They serve the local-mode demo catalogue, the crawl benchmark and
+ * the tests. Each is a real HTTP server on a loopback address (127.0.0.2 and friends work on
+ * Linux without setup), answering every path but its discovery documents alike.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** How a seller behaves. */
+export type SellerKind =
+  | "conforming_v2"
+  | "v1_only"
+  | "body_only"
+  | "decimal_amount"
+  | "missing_pay_to"
+  | "free_200"
+  | "expensive"
+  | "slow"
+  | "dead";
+
+/** Every kind, for loops. */
+export const SELLER_KINDS: readonly SellerKind[] = [
+  "conforming_v2",
+  "v1_only",
+  "body_only",
+  "decimal_amount",
+  "missing_pay_to",
+  "free_200",
+  "expensive",
+  "slow",
+  "dead",
+];
+
+/** One seller to start. */
+export interface SellerSpec {
+  kind: SellerKind;
+  /** Loopback address to listen on; default 127.0.0.1. */
+  host?: string;
+  /** Default 0 (a free port). */
+  port?: number;
+  /** Receiving address quoted; default a fixed test address. */
+  payTo?: `0x${string}`;
+  /** Atomic USDC quoted; default 10000 ($0.01), 25000000 ($25) for `expensive`. */
+  amount?: string;
+  /** How long `slow` waits before answering; default 30 s. */
+  slowMs?: number;
+}
+
+/** A running seller. */
+export interface RunningSeller {
+  spec: SellerSpec;
+  origin: string;
+  /** The paid endpoint the directories list. */
+  url: string;
+  method: "GET" | "POST";
+  close(): Promise<void>;
+}
+
+/** USDC on Base. */
+const USDC = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
+const DEFAULT_PAY_TO = "0x000000000000000000000000000000000000dEaD";
+
+/** The endpoint path every seller sells. */
+export const SELLER_PATH = "/api/data";
+
+function v2Challenge(spec: SellerSpec, url: string): Record<string, unknown> {
+  const option: Record<string, unknown> = {
+    scheme: "exact",
+    network: "eip155:8453",
+    asset: USDC,
+    amount: spec.amount ?? (spec.kind === "expensive" ? "25000000" : spec.kind === "decimal_amount" ? "0.01" : "10000"),
+    payTo: spec.payTo ?? DEFAULT_PAY_TO,
+    maxTimeoutSeconds: 300,
+    extra: { name: "USD Coin", version: "2" },
+  };
+  if (spec.kind === "missing_pay_to") delete option.payTo;
+  return {
+    x402Version: 2,
+    error: "Payment required",
+    resource: { url, description: `demo ${spec.kind} seller`, mimeType: "application/json" },
+    accepts: [option],
+    extensions: { bazaar: { info: { input: { type: "http", method: "GET" } }, schema: {} } },
+  };
+}
+
+function v1Challenge(spec: SellerSpec, url: string): Record<string, unknown> {
+  return {
+    x402Version: 1,
+    error: "X-PAYMENT header is required",
+    accepts: [
+      {
+        scheme: "exact",
+        network: "base",
+        maxAmountRequired: spec.amount ?? "10000",
+        resource: url,
+        description: "demo v1 seller",
+        mimeType: "application/json",
+        payTo: spec.payTo ?? DEFAULT_PAY_TO,
+        maxTimeoutSeconds: 60,
+        asset: USDC,
+        extra: { name: "USD Coin", version: "2" },
+      },
+    ],
+  };
+}
+
+/** Whether a kind serves /.well-known/x402 and /openapi.json. */
+function servesDiscovery(kind: SellerKind): boolean {
+  return kind !== "v1_only" && kind !== "free_200";
+}
+
+function handler(spec: SellerSpec, origin: () => string) {
+  return (req: IncomingMessage, res: ServerResponse) => {
+    req.resume();
+    const path = (req.url ?? "/").split("?")[0];
+    const json = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+      res.writeHead(status, { "content-type": "application/json", ...headers });
+      res.end(JSON.stringify(body));
+    };
+    if (path === "/.well-known/x402" || path === "/openapi.json") {
+      if (!servesDiscovery(spec.kind)) return json(404, { error: "not found" });
+      return path === "/.well-known/x402"
+        ? json(200, { version: 1, resources: [`GET ${SELLER_PATH}`] })
+        : json(200, { openapi: "3.1.0", info: { title: "demo seller", version: "1" }, paths: { [SELLER_PATH]: { get: {} } } });
+    }
+    const url = `${origin()}${path}`;
+    switch (spec.kind) {
+      case "free_200":
+        return json(200, { data: "free" });
+      case "v1_only":
+        return json(402, v1Challenge(spec, url));
+      case "body_only":
+        return json(402, v2Challenge(spec, url));
+      case "slow": {
+        const timer = setTimeout(() => json(402, v2Challenge(spec, url)), spec.slowMs ?? 30_000);
+        res.on("close", () => clearTimeout(timer));
+        return;
+      }
+      default: {
+        const challenge = v2Challenge(spec, url);
+        return json(402, challenge, { "PAYMENT-REQUIRED": Buffer.from(JSON.stringify(challenge)).toString("base64") });
+      }
+    }
+  };
+}
+
+function listen(server: Server, host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => resolve((server.address() as AddressInfo).port));
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+/**
+ * Start one seller. A `dead` seller keeps its port but drops every connection at once, so no
+ * HTTP answer ever comes (a released port could be handed to another seller).
+ */
+export async function startSeller(spec: SellerSpec): Promise<RunningSeller> {
+  const host = spec.host ?? "127.0.0.1";
+  let origin = "";
+  const server = createServer(handler(spec, () => origin));
+  if (spec.kind === "dead") server.on("connection", (socket) => socket.destroy());
+  const port = await listen(server, host, spec.port ?? 0);
+  origin = `http://${host}:${port}`;
+  return { spec, origin, url: `${origin}${SELLER_PATH}`, method: "GET", close: () => closeServer(server) };
+}
+
+/** Start many sellers; `close` stops them all. */
+export async function startSellers(specs: readonly SellerSpec[]): Promise<{ sellers: RunningSeller[]; close(): Promise<void> }> {
+  const sellers: RunningSeller[] = [];
+  try {
+    // Batches keep the number of listen() calls in flight modest.
+    for (let i = 0; i < specs.length; i += 50) {
+      sellers.push(...(await Promise.all(specs.slice(i, i + 50).map(startSeller))));
+    }
+  } catch (error) {
+    await Promise.all(sellers.map((s) => s.close()));
+    throw error;
+  }
+  return { sellers, close: async () => void (await Promise.all(sellers.map((s) => s.close()))) };
+}

@@ -1,0 +1,78 @@
+/**
+ * The long-lived pieces of the x402 intelligence routes, built once at start: the safe
+ * fetcher for caller-chosen URLs, the cached directory catalogue, and the crawl's fetcher
+ * and bounds. Loopback targets are refused unless a caller of `createIntelServices` (tests,
+ * or local mode on request) says otherwise; production never does (see service.ts).
+ */
+import { createSafeFetcher, type Resolver, type SafeFetcher } from "../outbound/safe-fetch.ts";
+import { cdpBazaarDirectory } from "../upstreams/directory-cdp.ts";
+import { x402ListDirectory } from "../upstreams/directory-x402-list.ts";
+import { type Catalogue, createCatalogue } from "./catalogue.ts";
+
+/** What the intelligence functions and the crawl use. */
+export interface IntelServices {
+  /** Fetches caller-chosen URLs (x402-check, x402-trust). */
+  fetcher: SafeFetcher;
+  /** The CDP Bazaar and x402 List directories, merged and cached. */
+  catalogue: Catalogue;
+  crawl: {
+    /** Fetches the catalogue's origins. */
+    fetcher: SafeFetcher;
+    /** Origins probed at once. */
+    concurrency: number;
+    /** Time allowed per origin. */
+    originTimeoutMs: number;
+  };
+}
+
+/** Settings of `createIntelServices`. */
+export interface IntelSettings {
+  cdpDiscoveryUrl: string;
+  x402ListUrl: string;
+  /** Let caller-chosen URLs reach loopback (tests; local mode with ALLOW_LOOPBACK_TARGETS=1). */
+  allowLoopbackTargets: boolean;
+  /** Let the crawl reach loopback (local mode's demo catalogue lists local sellers). */
+  crawlAllowLoopback: boolean;
+  crawlConcurrency: number;
+  crawlOriginTimeoutMs: number;
+  /** Replace DNS (tests). */
+  resolve?: Resolver;
+}
+
+/** Build the intelligence services. */
+export function createIntelServices(settings: IntelSettings): IntelServices {
+  const resolve = settings.resolve ? { resolve: settings.resolve } : {};
+  const crawlTotal = Math.max(1_000, Math.min(8_000, settings.crawlOriginTimeoutMs));
+  return {
+    fetcher: createSafeFetcher({ allowLoopback: settings.allowLoopbackTargets, ...resolve }),
+    catalogue: createCatalogue([cdpBazaarDirectory({ url: settings.cdpDiscoveryUrl }), x402ListDirectory({ url: settings.x402ListUrl })]),
+    crawl: {
+      fetcher: createSafeFetcher({
+        allowLoopback: settings.allowLoopbackTargets || settings.crawlAllowLoopback,
+        connectTimeoutMs: Math.min(3_000, crawlTotal),
+        totalTimeoutMs: crawlTotal,
+        ...resolve,
+      }),
+      concurrency: settings.crawlConcurrency,
+      originTimeoutMs: settings.crawlOriginTimeoutMs,
+    },
+  };
+}
+
+const built = new WeakMap<IntelSettings, IntelServices>();
+
+/**
+ * The intelligence services of a function's context, built once per settings object. The
+ * context carries only the settings: the Astro bundle holds its own copy of the service's
+ * modules, and errors thrown by a fetcher built from the other copy would not be instances of
+ * this copy's classes (a refusal would turn into a 500 instead of a 400).
+ */
+export function intelOf(services: { intel?: IntelSettings | undefined }): IntelServices {
+  if (!services.intel) throw new Error("the x402 intelligence settings were not provided to this context");
+  let found = built.get(services.intel);
+  if (!found) {
+    found = createIntelServices(services.intel);
+    built.set(services.intel, found);
+  }
+  return found;
+}

@@ -1,0 +1,191 @@
+/**
+ * The trust score: every rule, its points and its penalty text in one table, and the verdict
+ * thresholds. The leaderboard crawl and `x402-trust` score with `assessTrust`, and the
+ * leaderboard document's `what_it_is` and `common_penalties` are written from this table,
+ * so what a reader sees is exactly what is applied.
+ */
+import type { ConformanceReport } from "./conformance.ts";
+import type { Reputation } from "./reputation.ts";
+
+/** Verdicts, best first. */
+export const VERDICTS = ["pay", "pay_with_caution", "avoid"] as const;
+
+/** A verdict on a seller. */
+export type Verdict = (typeof VERDICTS)[number];
+
+/** What a rule is about: the five areas the score covers. */
+export type ScoreArea = "402 behaviour" | "challenge conformance" | "discovery documents" | "payTo reputation" | "price sanity";
+
+/** One scoring rule. */
+export interface PenaltyRule {
+  area: ScoreArea;
+  /** Points taken from 100. */
+  points: number;
+  /** When true the verdict is `avoid` whatever the score: a buyer cannot pay safely. */
+  blocking: boolean;
+  /** The penalty text shown in rows and counted in `common_penalties`. */
+  text: string;
+}
+
+/** Every penalty, keyed by a stable id. */
+export const PENALTIES = {
+  unreachable: { area: "402 behaviour", points: 100, blocking: true, text: "unreachable: no HTTP answer within the time limit" },
+  refused: {
+    area: "402 behaviour",
+    points: 100,
+    blocking: true,
+    text: "not probed: the host resolves to a private, loopback or reserved address",
+  },
+  not_402: { area: "402 behaviour", points: 60, blocking: true, text: "does not answer an unpaid call with HTTP 402" },
+  no_challenge: {
+    area: "challenge conformance",
+    points: 40,
+    blocking: true,
+    text: "402 without a readable payment challenge (PAYMENT-REQUIRED header or JSON body)",
+  },
+  no_accepts: { area: "challenge conformance", points: 30, blocking: true, text: "challenge lists no payment options (accepts)" },
+  no_pay_to: { area: "challenge conformance", points: 30, blocking: true, text: "no valid payTo address: where the money goes is unknown" },
+  bad_amount: {
+    area: "challenge conformance",
+    points: 15,
+    blocking: true,
+    text: "amount is not an atomic integer string (buyers cannot sign the right value)",
+  },
+  bad_accepts: {
+    area: "challenge conformance",
+    points: 15,
+    blocking: false,
+    text: "payment options miss scheme, network, asset, amount or maxTimeoutSeconds",
+  },
+  no_header: {
+    area: "challenge conformance",
+    points: 5,
+    blocking: false,
+    text: "challenge not in the PAYMENT-REQUIRED header (x402 v2 transport)",
+  },
+  not_v2: { area: "challenge conformance", points: 5, blocking: false, text: "not x402 version 2" },
+  no_eip3009_extra: {
+    area: "challenge conformance",
+    points: 5,
+    blocking: false,
+    text: "EVM option without extra.name/extra.version (EIP-712 domain for EIP-3009)",
+  },
+  no_bazaar: { area: "discovery documents", points: 3, blocking: false, text: "no Bazaar discovery metadata in the challenge" },
+  no_well_known: { area: "discovery documents", points: 3, blocking: false, text: "no /.well-known/x402 document" },
+  no_openapi: { area: "discovery documents", points: 3, blocking: false, text: "no /openapi.json document" },
+  no_usdc_received: { area: "payTo reputation", points: 15, blocking: false, text: "payTo received no USDC in the scanned window" },
+  few_payers: {
+    area: "payTo reputation",
+    points: 5,
+    blocking: false,
+    text: "payTo paid by fewer than 3 distinct payers (of its last 25 incoming USDC transfers)",
+  },
+  reputation_not_measured: {
+    area: "payTo reputation",
+    points: 0,
+    blocking: false,
+    text: "payTo reputation NOT measured (RPC refused, or payTo not on Base)",
+  },
+  price_unknown: { area: "price sanity", points: 5, blocking: false, text: "price not in USDC: no USD price can be derived" },
+  price_zero: { area: "price sanity", points: 10, blocking: false, text: "quotes a zero price" },
+  price_high: { area: "price sanity", points: 10, blocking: false, text: "price above $1 per call" },
+  price_very_high: { area: "price sanity", points: 25, blocking: false, text: "price above $10 per call" },
+} as const satisfies Record<string, PenaltyRule>;
+
+/** A penalty id. */
+export type PenaltyId = keyof typeof PENALTIES;
+
+/** Score at or above which a seller can be `pay` (with its payTo seen receiving USDC). */
+export const PAY_MIN_SCORE = 80;
+/** Score below which a seller is `avoid`. */
+export const AVOID_BELOW_SCORE = 50;
+/** Fewer distinct payers than this draws `few_payers`. */
+export const MIN_DISTINCT_PAYERS = 3;
+
+/** The outcome of scoring one origin. */
+export interface TrustAssessment {
+  score: number;
+  verdict: Verdict;
+  penalties: PenaltyId[];
+}
+
+/** Score one probed endpoint with its payTo reputation. */
+export function assessTrust(report: ConformanceReport, reputation: Reputation): TrustAssessment {
+  if (!report.reachable) return { score: 0, verdict: "avoid", penalties: ["unreachable"] };
+  const c = report.checks;
+  const penalties: PenaltyId[] = [];
+  if (!c.returns_402) penalties.push("not_402");
+  else if (!c.has_challenge) penalties.push("no_challenge");
+  else {
+    if (!c.payment_required_header) penalties.push("no_header");
+    if (!c.x402_version_2) penalties.push("not_v2");
+    if (!c.has_accepts) penalties.push("no_accepts");
+    else {
+      if (!c.accepts_fields) penalties.push("bad_accepts");
+      if (!c.atomic_amount) penalties.push("bad_amount");
+      if (!c.has_pay_to) penalties.push("no_pay_to");
+      if (!c.eip3009_extra) penalties.push("no_eip3009_extra");
+    }
+    if (!c.bazaar_metadata) penalties.push("no_bazaar");
+    if (!reputation.measured) penalties.push("reputation_not_measured");
+    else if (reputation.transfers === 0) penalties.push("no_usdc_received");
+    else if ((reputation.distinct_payers ?? 0) < MIN_DISTINCT_PAYERS) penalties.push("few_payers");
+    if (c.has_accepts && c.atomic_amount) {
+      const price = report.price_usd;
+      if (price === null) penalties.push("price_unknown");
+      else if (price === 0) penalties.push("price_zero");
+      else if (price > 10) penalties.push("price_very_high");
+      else if (price > 1) penalties.push("price_high");
+    }
+  }
+  if (!c.well_known_x402) penalties.push("no_well_known");
+  if (!c.openapi) penalties.push("no_openapi");
+  return withVerdict(penalties, reputation);
+}
+
+/** The assessment of an origin that was not probed because its host is refused. */
+export function refusedAssessment(): TrustAssessment {
+  return { score: 0, verdict: "avoid", penalties: ["refused"] };
+}
+
+function withVerdict(penalties: PenaltyId[], reputation: Reputation): TrustAssessment {
+  const score = Math.max(0, 100 - penalties.reduce((sum, id) => sum + PENALTIES[id].points, 0));
+  const blocked = penalties.some((id) => PENALTIES[id].blocking);
+  const received = reputation.measured && reputation.transfers > 0;
+  const verdict: Verdict = blocked || score < AVOID_BELOW_SCORE ? "avoid" : score >= PAY_MIN_SCORE && received ? "pay" : "pay_with_caution";
+  return { score, verdict, penalties };
+}
+
+/** The penalty texts of `ids`, in order. */
+export function penaltyTexts(ids: readonly PenaltyId[]): string[] {
+  return ids.map((id) => PENALTIES[id].text);
+}
+
+/** The leaderboard's `what_it_is`: what is probed and every rule, from the table above. */
+export function describeScoring(): string {
+  const rules = Object.values(PENALTIES as Record<string, PenaltyRule>)
+    .filter((r) => r.points > 0)
+    .map((r) => `${r.text} -${r.points}${r.blocking ? "*" : ""}`)
+    .join("; ");
+  return (
+    "Every origin in the public x402 catalogue (the CDP Bazaar discovery API and x402 List, merged by URL), one representative endpoint " +
+    "probed each without payment, scored 0-100 on 402 behaviour, challenge conformance, discovery documents, on-chain payTo reputation " +
+    `(its last 25 incoming USDC transfers on Base: count, distinct payers, age) and price sanity. Score = 100 minus penalties: ${rules}. ` +
+    `Verdict: avoid when a penalty marked * applies or the score is below ${AVOID_BELOW_SCORE}; pay when the score is at least ${PAY_MIN_SCORE} ` +
+    "and the payTo has received USDC; otherwise pay_with_caution. A reputation that could not be read is marked 'NOT measured' and never earns pay."
+  );
+}
+
+/** What the leaderboard does not check. */
+export const NOT_CHECKED: readonly string[] = [
+  "behaviour after payment: whether the paid answer is delivered, and what it contains",
+  "uptime over time: each row is a point-in-time probe",
+  "operator identity or company ownership",
+  "content accuracy of the paid answers",
+  "on-chain payTo reputation on chains other than Base (eip155:8453): such rows say 'NOT measured'; Solana and other networks get the conformance checks only",
+  "endpoints of an origin other than the one representative endpoint probed",
+];
+
+/** How to read the leaderboard. */
+export const CAVEAT =
+  "A high score means the seller's unpaid answer and challenge are well-formed and its payTo receives USDC; it does not vouch for what you get after paying. Probe again with POST /api/x402-trust before a large payment.";

@@ -1,0 +1,237 @@
+/**
+ * The conformance checker on local fake sellers of every kind gives the expected booleans,
+ * price and payTo; our own service passes our own checker on every paid route; and the paid
+ * `x402-check` and `x402-trust` routes answer the same through real x402 payments, with the
+ * payTo reputation read from real USDC transfers (or 'NOT measured' when the RPC refuses).
+ */
+import { http } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { atomicUsdc } from "../spec/route.ts";
+import { paidRoutes } from "../spec/routes.ts";
+import { createSafeFetcher } from "../src/outbound/safe-fetch.ts";
+import type { RunningService } from "../src/server/service.ts";
+import { CHECK_NAMES, checkConformance } from "../src/x402/conformance.ts";
+import { type RunningSeller, SELLER_KINDS, type SellerKind, startSeller } from "../src/x402/demo-sellers.ts";
+import { PENALTIES } from "../src/x402/trust-score.ts";
+import { EXPECTED_CHECKS, EXPECTED_SHAPE, freshAddress, payUsdc } from "./support/fake-sellers.ts";
+import { buyerAccount, devnet, payingFetch, startTestService, testConfig, usdcBalance } from "./support/service.ts";
+import { type Stub, startStub } from "./support/stub-server.ts";
+
+const quietPayTo = freshAddress();
+const fundedPayTo = freshAddress();
+const sellers = new Map<SellerKind, RunningSeller>();
+let funded: RunningSeller;
+// Directories on a closed port: x402-trust finds nothing listed, at once and offline.
+const noDirectories = ((c) => ({
+  ...c,
+  intel: { ...c.intel, cdpDiscoveryUrl: "http://127.0.0.1:1/cdp", x402ListUrl: "http://127.0.0.1:1/list" },
+}))(testConfig());
+const fetcher = createSafeFetcher({ allowLoopback: true, connectTimeoutMs: 500, totalTimeoutMs: 1_000 });
+
+beforeAll(async () => {
+  // Each kind on its own loopback address, ports chosen by the system.
+  for (const [i, kind] of SELLER_KINDS.entries()) {
+    sellers.set(kind, await startSeller({ kind, host: `127.0.0.${20 + i}`, payTo: quietPayTo, slowMs: 5_000 }));
+  }
+  funded = await startSeller({ kind: "conforming_v2", host: "127.0.0.40", payTo: fundedPayTo });
+  await payUsdc(fundedPayTo, [
+    { buyer: 4, usdc: "0.01" },
+    { buyer: 4, usdc: "0.02" },
+    { buyer: 5, usdc: "0.03" },
+  ]);
+});
+afterAll(async () => {
+  await Promise.all([...sellers.values(), funded].map((s) => s.close()));
+});
+
+describe("the checker on fake sellers", () => {
+  it.each(SELLER_KINDS.map((k) => [k]))("%s", async (kind) => {
+    const seller = sellers.get(kind) as RunningSeller;
+    const report = await checkConformance(fetcher, { url: seller.url, method: "GET" });
+    expect(report.checks).toEqual(EXPECTED_CHECKS[kind]);
+    expect(report.failed_checks).toEqual(CHECK_NAMES.filter((n) => !EXPECTED_CHECKS[kind][n]));
+    expect(report.conformant).toBe(kind === "conforming_v2" || kind === "expensive");
+    expect({
+      reachable: report.reachable,
+      status: report.status,
+      x402Version: report.x402Version,
+      challenge_source: report.challenge_source,
+      price_usd: report.price_usd,
+    }).toEqual(EXPECTED_SHAPE[kind]);
+    const quotesPayTo = report.reachable && report.status === 402 && kind !== "missing_pay_to";
+    expect(report.pay_to).toBe(quotesPayTo ? quietPayTo : null);
+    expect(report.network).toBe(report.status === 402 ? "eip155:8453" : null);
+    if (!report.reachable) expect(report.error).toMatch(kind === "slow" ? /^timeout: / : /^connect: /);
+  });
+
+  it("gives up on the slow seller within the time limit", async () => {
+    const started = Date.now();
+    await checkConformance(fetcher, { url: (sellers.get("slow") as RunningSeller).url, method: "GET" });
+    expect(Date.now() - started).toBeLessThan(2_500);
+  });
+});
+
+describe("our own service", () => {
+  let service: RunningService;
+  beforeAll(async () => {
+    service = await startTestService();
+  });
+  afterAll(() => service.close());
+
+  it(`passes our own checker on every paid route (${paidRoutes.length})`, async () => {
+    const reports = await Promise.all(
+      paidRoutes.map((route) =>
+        checkConformance(fetcher, {
+          url: `${service.url}${route.path}`,
+          method: route.method,
+          ...(route.method === "POST" ? { body: {} } : {}),
+        }),
+      ),
+    );
+    for (const [i, report] of reports.entries()) {
+      const route = paidRoutes[i] as (typeof paidRoutes)[number];
+      expect(report.failed_checks, route.path).toEqual([]);
+      expect(report.conformant).toBe(true);
+      expect(report.challenge_source).toBe("both");
+      expect(report.price_usd).toBe(route.price);
+      expect(report.pay_to).toBe(devnet().payTo);
+      expect(report.accepts).toEqual([
+        {
+          scheme: "exact",
+          network: "eip155:8453",
+          asset: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+          amount: atomicUsdc(route.price as number),
+          payTo: devnet().payTo,
+          maxTimeoutSeconds: 300,
+          extra: { name: "USD Coin", version: "2" },
+        },
+      ]);
+    }
+  });
+});
+
+describe("paid x402-check and x402-trust", () => {
+  let service: RunningService;
+  let refusingRpc: Stub;
+  let noRpcService: RunningService;
+  const post = (s: RunningService, path: string, body: unknown, buyer = 5) =>
+    payingFetch(buyerAccount(buyer))(`${s.url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+
+  beforeAll(async () => {
+    // The explicit test option: the fake sellers live on loopback.
+    service = await startTestService({ allowLoopbackTargets: true, config: noDirectories });
+    refusingRpc = await startStub((_req, res) => {
+      res.writeHead(403, { "content-type": "application/json" });
+      res.end(JSON.stringify({ jsonrpc: "2.0", id: 1, error: { code: -32000, message: "method not allowed" } }));
+    });
+    noRpcService = await startTestService({
+      allowLoopbackTargets: true,
+      config: noDirectories,
+      readTransport: http(refusingRpc.url, { retryCount: 0 }),
+    });
+  });
+  afterAll(async () => {
+    await service.close();
+    await noRpcService.close();
+    await refusingRpc.close();
+  });
+
+  it("x402-check reports a conforming seller and charges 0.10", async () => {
+    const buyer = buyerAccount(5);
+    const before = await usdcBalance(buyer.address);
+    const seller = sellers.get("conforming_v2") as RunningSeller;
+    const res = await post(service, "/api/x402-check", { url: seller.url, method: "GET" });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({
+      url: seller.url,
+      method: "GET",
+      final_url: seller.url,
+      reachable: true,
+      status: 402,
+      error: null,
+      conformant: true,
+      x402Version: 2,
+      challenge_source: "both",
+      price_usd: 0.01,
+      pay_to: quietPayTo,
+      network: "eip155:8453",
+      failed_checks: [],
+      checks: EXPECTED_CHECKS.conforming_v2,
+      discovery: { well_known_url: `${seller.origin}/.well-known/x402`, openapi_url: `${seller.origin}/openapi.json` },
+    });
+    expect(await usdcBalance(buyer.address)).toBe(before - 100_000n);
+  });
+
+  it("x402-check answers an unreachable seller (charged: it is an answer) and lists every check as failed", async () => {
+    const res = await post(service, "/api/x402-check", { url: (sellers.get("dead") as RunningSeller).url });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { reachable: boolean; status: null; failed_checks: string[]; method: string };
+    expect(body).toMatchObject({ reachable: false, status: null, method: "POST", failed_checks: [...CHECK_NAMES] });
+  });
+
+  it("x402-check refuses a body with GET as a bad request, not charged", async () => {
+    const buyer = buyerAccount(5);
+    const before = await usdcBalance(buyer.address);
+    const res = await post(service, "/api/x402-check", {
+      url: (sellers.get("conforming_v2") as RunningSeller).url,
+      method: "GET",
+      body: { a: 1 },
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("invalid_request");
+    expect(await usdcBalance(buyer.address)).toBe(before);
+  });
+
+  it("x402-trust scores a seller whose payTo has 3 transfers from 2 payers: 95, pay", async () => {
+    const buyer = buyerAccount(4);
+    const before = await usdcBalance(buyer.address);
+    const res = await post(service, "/api/x402-trust", { url: funded.url }, 4);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({
+      origin: funded.origin,
+      endpoint: funded.url,
+      method: "GET",
+      in_catalogue: false,
+      endpoints: 0,
+      score: 95,
+      verdict: "pay",
+      penalties: [PENALTIES.few_payers.text],
+      reputation: { measured: true, transfers: 3, distinct_payers: 2 },
+      leaderboard: null,
+      history: [],
+    });
+    expect((body.check as { conformant: boolean }).conformant).toBe(true);
+    expect(await usdcBalance(buyer.address)).toBe(before - 50_000n);
+  });
+
+  it("x402-trust says 'NOT measured' when the RPC refuses, and never gives pay then", async () => {
+    const res = await post(noRpcService, "/api/x402-trust", { url: funded.url }, 4);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as {
+      score: number;
+      verdict: string;
+      penalties: string[];
+      reputation: { measured: boolean; note: string };
+    };
+    expect(body.reputation.measured).toBe(false);
+    expect(body.reputation.note).toMatch(/^NOT measured: the RPC refused or failed the log query/);
+    expect(body.penalties).toEqual([PENALTIES.reputation_not_measured.text]);
+    expect(body.score).toBe(100);
+    expect(body.verdict).toBe("pay_with_caution");
+  });
+
+  it("x402-trust tries POST when GET answers 405", async () => {
+    const ours = `${service.url}/api/payment-verify`;
+    const res = await post(service, "/api/x402-trust", { url: ours }, 4);
+    const body = (await res.json()) as { method: string; score: number; check: { conformant: boolean; price_usd: number } };
+    expect(body.method).toBe("POST");
+    expect(body.check.conformant).toBe(true);
+    expect(body.check.price_usd).toBe(0.1);
+  });
+});

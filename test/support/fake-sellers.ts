@@ -1,0 +1,85 @@
+/**
+ * Ground truth for the local fake sellers (src/x402/demo-sellers.ts): what the conformance
+ * checker must answer for each kind, and the score, verdict and penalties the trust rules
+ * give each kind when its payTo is on chain but has never received USDC. Written by hand from
+ * the sellers' behaviour and the rule table, so a change to either shows up in the tests.
+ */
+import { createWalletClient, erc20Abi, http, parseUnits } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { baseChain } from "../../src/chain/client.ts";
+import { CHECK_NAMES, type CheckName } from "../../src/x402/conformance.ts";
+import type { SellerKind } from "../../src/x402/demo-sellers.ts";
+import type { PenaltyId, Verdict } from "../../src/x402/trust-score.ts";
+import { buyerAccount, chainClient, devnet } from "./service.ts";
+
+const all = (value: boolean) => Object.fromEntries(CHECK_NAMES.map((n) => [n, value])) as Record<CheckName, boolean>;
+const allBut = (...failing: CheckName[]) =>
+  ({ ...all(true), ...Object.fromEntries(failing.map((n) => [n, false])) }) as Record<CheckName, boolean>;
+
+/** The checks each kind must get. */
+export const EXPECTED_CHECKS: Readonly<Record<SellerKind, Record<CheckName, boolean>>> = {
+  conforming_v2: all(true),
+  v1_only: allBut("payment_required_header", "x402_version_2", "bazaar_metadata", "well_known_x402", "openapi"),
+  body_only: allBut("payment_required_header"),
+  decimal_amount: allBut("atomic_amount"),
+  missing_pay_to: allBut("has_pay_to"),
+  free_200: all(false),
+  expensive: all(true),
+  slow: all(false),
+  dead: all(false),
+};
+
+/** Reachable, status, version, where the challenge was, and the USD price each kind must get. */
+export const EXPECTED_SHAPE: Readonly<
+  Record<
+    SellerKind,
+    { reachable: boolean; status: number | null; x402Version: number | null; challenge_source: string | null; price_usd: number | null }
+  >
+> = {
+  conforming_v2: { reachable: true, status: 402, x402Version: 2, challenge_source: "both", price_usd: 0.01 },
+  v1_only: { reachable: true, status: 402, x402Version: 1, challenge_source: "body", price_usd: 0.01 },
+  body_only: { reachable: true, status: 402, x402Version: 2, challenge_source: "body", price_usd: 0.01 },
+  decimal_amount: { reachable: true, status: 402, x402Version: 2, challenge_source: "both", price_usd: null },
+  missing_pay_to: { reachable: true, status: 402, x402Version: 2, challenge_source: "both", price_usd: 0.01 },
+  free_200: { reachable: true, status: 200, x402Version: null, challenge_source: null, price_usd: null },
+  expensive: { reachable: true, status: 402, x402Version: 2, challenge_source: "both", price_usd: 25 },
+  slow: { reachable: false, status: null, x402Version: null, challenge_source: null, price_usd: null },
+  dead: { reachable: false, status: null, x402Version: null, challenge_source: null, price_usd: null },
+};
+
+/** Score, verdict and penalties of each kind when its payTo has received no USDC (reputation measured). */
+export const EXPECTED_TRUST: Readonly<Record<SellerKind, { score: number; verdict: Verdict; penalties: PenaltyId[] }>> = {
+  conforming_v2: { score: 85, verdict: "pay_with_caution", penalties: ["no_usdc_received"] },
+  v1_only: {
+    score: 66,
+    verdict: "pay_with_caution",
+    penalties: ["no_header", "not_v2", "no_bazaar", "no_usdc_received", "no_well_known", "no_openapi"],
+  },
+  body_only: { score: 80, verdict: "pay_with_caution", penalties: ["no_header", "no_usdc_received"] },
+  decimal_amount: { score: 70, verdict: "avoid", penalties: ["bad_amount", "no_usdc_received"] },
+  missing_pay_to: { score: 70, verdict: "avoid", penalties: ["no_pay_to", "reputation_not_measured"] },
+  free_200: { score: 34, verdict: "avoid", penalties: ["not_402", "no_well_known", "no_openapi"] },
+  expensive: { score: 60, verdict: "pay_with_caution", penalties: ["no_usdc_received", "price_very_high"] },
+  slow: { score: 0, verdict: "avoid", penalties: ["unreachable"] },
+  dead: { score: 0, verdict: "avoid", penalties: ["unreachable"] },
+};
+
+/** A fresh address that has never received anything on the shared devnet. */
+export function freshAddress(): `0x${string}` {
+  return privateKeyToAccount(generatePrivateKey()).address;
+}
+
+/** Send USDC on the shared devnet from buyers (by index) to `payTo`, one transfer each, waiting for every receipt. */
+export async function payUsdc(payTo: `0x${string}`, transfers: readonly { buyer: number; usdc: string }[]): Promise<void> {
+  const d = devnet();
+  for (const { buyer, usdc } of transfers) {
+    const wallet = createWalletClient({ account: buyerAccount(buyer), chain: baseChain([d.rpcUrl]), transport: http(d.rpcUrl) });
+    const hash = await wallet.writeContract({
+      address: d.usdc,
+      abi: erc20Abi,
+      functionName: "transfer",
+      args: [payTo, parseUnits(usdc, 6)],
+    });
+    await chainClient().waitForTransactionReceipt({ hash });
+  }
+}
