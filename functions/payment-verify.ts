@@ -20,7 +20,6 @@ import { defineFunction, type FunctionContext, type RouteOutput } from "../src/c
 
 type Answer = RouteOutput<typeof paymentVerify>;
 
-
 /** Values above 2^53 cannot be JSON integers without loss, so they are given as strings. */
 function atomicJson(value: bigint): number | string {
   return value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value.toString();

@@ -24,7 +24,12 @@ export interface PaidTimings {
  * Make `n` sequential paid `POST /api/payment-verify` calls with authorisations signed
  * beforehand, and read their step timings from the access-log lines collected in `lines`.
  */
-export async function measurePaidCalls(baseUrl: string, buyerKey: `0x${string}`, n: number, lines: Record<string, unknown>[]): Promise<PaidTimings> {
+export async function measurePaidCalls(
+  baseUrl: string,
+  buyerKey: `0x${string}`,
+  n: number,
+  lines: Record<string, unknown>[],
+): Promise<PaidTimings> {
   const paidPath = "/api/payment-verify";
   const challengeRes = await fetch(`${baseUrl}${paidPath}`, { method: "POST" });
   const challenge = decodePaymentRequiredHeader(challengeRes.headers.get("payment-required") as string);

@@ -49,7 +49,6 @@ async function autocannon(url: string): Promise<Load> {
   return { rps: out.requests.average, p50: out.latency.p50, p99: out.latency.p99, errors: out.errors + out.non2xx };
 }
 
-
 /** Run the spine benchmarks and print their tables. */
 export async function benchSpine(): Promise<void> {
   await ensureBuild();
@@ -62,7 +61,13 @@ export async function benchSpine(): Promise<void> {
   });
   const service = await startService({ config: loadConfig({ PORT: "0", LOG_LEVEL: "info", DATA_DIR: dataDir }), devnet, log });
   // The same service without the document cache, to measure the Astro dispatch path itself.
-  const uncached = await startService({ config: loadConfig({ PORT: "0", LOG_LEVEL: "silent", DATA_DIR: dataDir }), devnet, store: service.services.store, documentCache: false, maintenance: false });
+  const uncached = await startService({
+    config: loadConfig({ PORT: "0", LOG_LEVEL: "silent", DATA_DIR: dataDir }),
+    devnet,
+    store: service.services.store,
+    documentCache: false,
+    maintenance: false,
+  });
 
   try {
     // 1. Free GET, full stack vs bare node:http with the same bytes.
@@ -87,14 +92,30 @@ export async function benchSpine(): Promise<void> {
     );
     console.table({
       "bare node:http": { "req/s": Math.round(bareLoad.rps), "p50 ms": bareLoad.p50, "p99 ms": bareLoad.p99, errors: bareLoad.errors },
-      "full stack (document cache)": { "req/s": Math.round(fullLoad.rps), "p50 ms": fullLoad.p50, "p99 ms": fullLoad.p99, errors: fullLoad.errors },
-      "full stack, rendered by Astro each time": { "req/s": Math.round(astroLoad.rps), "p50 ms": astroLoad.p50, "p99 ms": astroLoad.p99, errors: astroLoad.errors },
+      "full stack (document cache)": {
+        "req/s": Math.round(fullLoad.rps),
+        "p50 ms": fullLoad.p50,
+        "p99 ms": fullLoad.p99,
+        errors: fullLoad.errors,
+      },
+      "full stack, rendered by Astro each time": {
+        "req/s": Math.round(astroLoad.rps),
+        "p50 ms": astroLoad.p50,
+        "p99 ms": astroLoad.p99,
+        errors: astroLoad.errors,
+      },
     });
-    console.log(`full stack / bare = ${((100 * fullLoad.rps) / bareLoad.rps).toFixed(1)}% (target >= 50%); through Astro each time: ${((100 * astroLoad.rps) / bareLoad.rps).toFixed(1)}%`);
+    console.log(
+      `full stack / bare = ${((100 * fullLoad.rps) / bareLoad.rps).toFixed(1)}% (target >= 50%); through Astro each time: ${((100 * astroLoad.rps) / bareLoad.rps).toFixed(1)}%`,
+    );
 
     // 2. Paid calls, pre-signed so the buyer's signing time is not counted.
     const paid = await measurePaidCalls(service.url, (devnet.buyers[0] as { privateKey: `0x${string}` }).privateKey, PAID_CALLS, lines);
-    const row = (values: number[]) => ({ p50: +percentile(values, 50).toFixed(2), p90: +percentile(values, 90).toFixed(2), max: +Math.max(...values).toFixed(2) });
+    const row = (values: number[]) => ({
+      p50: +percentile(values, 50).toFixed(2),
+      p90: +percentile(values, 90).toFixed(2),
+      max: +Math.max(...values).toFixed(2),
+    });
     console.log(`\nPaid POST /api/payment-verify on the local chain, ${paid.verify.length} sequential calls (ms)`);
     console.table({
       "verify (facilitator + chain)": row(paid.verify),

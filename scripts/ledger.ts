@@ -21,7 +21,9 @@ async function main(): Promise<void> {
   if (!config.databaseUrl) {
     const owner = pgliteOwner(dir);
     if (owner !== undefined) {
-      throw new Error(`The service (process ${owner}) has the embedded database in ${dir} open, and it serves one process at a time. Stop the service, or run it with DATABASE_URL (PostgreSQL) to read the ledger while it runs.`);
+      throw new Error(
+        `The service (process ${owner}) has the embedded database in ${dir} open, and it serves one process at a time. Stop the service, or run it with DATABASE_URL (PostgreSQL) to read the ledger while it runs.`,
+      );
     }
   }
   const store = await openStore(config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dir });

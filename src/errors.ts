@@ -42,9 +42,12 @@ export class ServiceError extends Error {
   static readonly errorName: string = "ServiceError";
 
   static override [Symbol.hasInstance](value: unknown): boolean {
-    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
+    // `this` is the class `instanceof` asks about (maybe a subclass), so it cannot be named.
+    // biome-ignore lint/complexity/noThisInStatic: the receiver is the class being tested
+    const tested = this as typeof ServiceError;
+    if (Function.prototype[Symbol.hasInstance].call(tested, value)) return true;
     const names = (value as { [BRAND]?: unknown } | null)?.[BRAND];
-    return Array.isArray(names) && names.includes((this as typeof ServiceError).errorName);
+    return Array.isArray(names) && names.includes(tested.errorName);
   }
 
   override name = "ServiceError";
@@ -62,7 +65,7 @@ export class ServiceError extends Error {
   ) {
     super(message, { cause: options.cause });
     const names: string[] = [];
-    for (let c = new.target as typeof ServiceError | undefined; c && c.errorName; c = Object.getPrototypeOf(c)) {
+    for (let c = new.target as typeof ServiceError | undefined; c?.errorName; c = Object.getPrototypeOf(c)) {
       if (!names.includes(c.errorName)) names.push(c.errorName);
     }
     Object.defineProperty(this, BRAND, { value: names });

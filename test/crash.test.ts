@@ -14,7 +14,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { ledgerRowsOf } from "../src/store/ledger.ts";
 import { openStore } from "../src/store/store.ts";
 import { buyerAccount, chainClient, challengeOf, devnet, signPayment, usdcBalance } from "./support/service.ts";
-import { forwardRpc, startStub, type Stub } from "./support/stub-server.ts";
+import { forwardRpc, type Stub, startStub } from "./support/stub-server.ts";
 
 const target = `0x${"c7".repeat(32)}`;
 let proxy: Stub;
@@ -98,7 +98,9 @@ it("keeps the pending row across SIGKILL and settles exactly once when the buyer
 
   child = await startChild(port);
   const header = await signPayment(await challengeOf(url, { method: "POST" }), buyer);
-  const doomed = fetch(url, { method: "POST", headers: { "content-type": "application/json", "X-Payment": header }, body }).catch((e: unknown) => e);
+  const doomed = fetch(url, { method: "POST", headers: { "content-type": "application/json", "X-Payment": header }, body }).catch(
+    (e: unknown) => e,
+  );
   await functionReached;
   child.kill("SIGKILL");
   await new Promise((resolve) => child?.once("exit", resolve));

@@ -12,7 +12,11 @@ it("recognises an error from another copy of the module by its brand", async () 
   expect(foreign instanceof UpstreamError).toBe(true);
   expect(foreign instanceof NotFoundError).toBe(false);
   expect(new other.NotFoundError("gone") instanceof InvalidRequestError).toBe(false);
-  expect(toErrorResponse(foreign)).toEqual({ status: 503, headers: {}, body: { error: { code: "unavailable", message: "down", details: { upstream: "rpc" } } } });
+  expect(toErrorResponse(foreign)).toEqual({
+    status: 503,
+    headers: {},
+    body: { error: { code: "unavailable", message: "down", details: { upstream: "rpc" } } },
+  });
   expect(new Error("x") instanceof ServiceError).toBe(false);
   expect(toErrorResponse(new Error("secret detail")).body.error.message).not.toContain("secret");
 });

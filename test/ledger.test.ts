@@ -13,8 +13,17 @@ import type { RunningService } from "../src/server/service.ts";
 import { type LedgerRow, ledgerReport, ledgerRowsOf } from "../src/store/ledger.ts";
 import { openStore, type Store } from "../src/store/store.ts";
 import { freshDatabase } from "./support/postgres.ts";
-import { buyerAccount, chainClient, challengeOf, devnet, signPayment, startTestService, testStore, usdcBalance } from "./support/service.ts";
-import { forwardRpc, startStub, type Stub } from "./support/stub-server.ts";
+import {
+  buyerAccount,
+  chainClient,
+  challengeOf,
+  devnet,
+  signPayment,
+  startTestService,
+  testStore,
+  usdcBalance,
+} from "./support/service.ts";
+import { forwardRpc, type Stub, startStub } from "./support/stub-server.ts";
 
 const json = { "content-type": "application/json" };
 const unknownTx = `0x${"61".repeat(32)}`;
@@ -23,9 +32,7 @@ interface Engine {
   name: string;
   open(): Promise<{ store: Store; close(): Promise<void> }>;
 }
-const engines: Engine[] = [
-  { name: "PGlite", open: async () => ({ store: await testStore(), close: async () => {} }) },
-];
+const engines: Engine[] = [{ name: "PGlite", open: async () => ({ store: await testStore(), close: async () => {} }) }];
 const databaseUrl = inject("databaseUrl");
 if (databaseUrl) {
   engines.push({
@@ -47,7 +54,8 @@ if (databaseUrl) {
 }
 
 function claim(header: string): { payer: string; nonce: string } {
-  const auth = (JSON.parse(Buffer.from(header, "base64").toString()) as { payload: { authorization: { from: string; nonce: string } } }).payload.authorization;
+  const auth = (JSON.parse(Buffer.from(header, "base64").toString()) as { payload: { authorization: { from: string; nonce: string } } })
+    .payload.authorization;
   return { payer: auth.from, nonce: auth.nonce };
 }
 
@@ -101,7 +109,11 @@ describe.each(engines)("ledger on $name", (engine) => {
   });
 
   async function pay(target: RunningService, header: string, body: unknown) {
-    const res = await fetch(`${target.url}/api/payment-verify`, { method: "POST", headers: { ...json, "X-Payment": header }, body: JSON.stringify(body) });
+    const res = await fetch(`${target.url}/api/payment-verify`, {
+      method: "POST",
+      headers: { ...json, "X-Payment": header },
+      body: JSON.stringify(body),
+    });
     return { res, text: await res.text(), requestId: res.headers.get("x-request-id") as string };
   }
 

@@ -230,8 +230,13 @@ describe("payments that do not match the challenge", () => {
 });
 
 describe("settlement failures", () => {
-  const leaky = "ContractFunctionExecutionError: The contract function \"transferWithAuthorization\" reverted. Request Arguments: from: 0xf39F... rpc http://10.0.0.5:8545";
-  async function withFacilitator(settle: () => Promise<never> | Promise<{ success: false; errorReason: string; errorMessage: string; transaction: string; network: "eip155:8453" }>) {
+  const leaky =
+    'ContractFunctionExecutionError: The contract function "transferWithAuthorization" reverted. Request Arguments: from: 0xf39F... rpc http://10.0.0.5:8545';
+  async function withFacilitator(
+    settle: () =>
+      | Promise<never>
+      | Promise<{ success: false; errorReason: string; errorMessage: string; transaction: string; network: "eip155:8453" }>,
+  ) {
     const d = devnet();
     const { createSelfFacilitator } = await import("../src/server/payments.ts");
     const { baseChain, rpcTransport } = await import("../src/chain/client.ts");
@@ -240,7 +245,17 @@ describe("settlement failures", () => {
   }
 
   it.each([
-    ["refuses with raw RPC text", () => Promise.resolve({ success: false as const, errorReason: leaky, errorMessage: leaky, transaction: "", network: "eip155:8453" as const })],
+    [
+      "refuses with raw RPC text",
+      () =>
+        Promise.resolve({
+          success: false as const,
+          errorReason: leaky,
+          errorMessage: leaky,
+          transaction: "",
+          network: "eip155:8453" as const,
+        }),
+    ],
     ["throws", () => Promise.reject(new Error(leaky))],
   ])("when the facilitator %s: 402 settlement_failed, a stable reason, no viem text, not charged", async (_name, settle) => {
     const target = await withFacilitator(settle as never);
@@ -252,7 +267,8 @@ describe("settlement failures", () => {
       expect(res.status).toBe(402);
       expect(body.error).toEqual({
         code: "settlement_failed",
-        message: "The payment could not be settled, so the answer was withheld and you were not charged. Sign a fresh authorisation and retry.",
+        message:
+          "The payment could not be settled, so the answer was withheld and you were not charged. Sign a fresh authorisation and retry.",
         details: { reason: "settlement_failed" },
       });
       const receipt = decodePaymentResponseHeader(res.headers.get("payment-response") as string);
@@ -280,7 +296,9 @@ describe("settlement failures", () => {
       const header = await signPayment(await challengeOf(`${target.url}/api/payment-verify`, { method: "POST" }), buyer);
       const { res, body } = await paidCall(target, header, JSON.stringify({ tx_hash: unknownTx }));
       expect(res.status).toBe(502);
-      expect(body).toEqual({ error: { code: "upstream_error", message: "The payment facilitator failed; you were not charged. Retry shortly." } });
+      expect(body).toEqual({
+        error: { code: "upstream_error", message: "The payment facilitator failed; you were not charged. Retry shortly." },
+      });
       expect(await snapshot(buyer)).toEqual(before);
     } finally {
       await target.close();

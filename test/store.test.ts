@@ -4,11 +4,20 @@
  * as one (one function run and one settlement for a payment hammered through both).
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { RunningService } from "../src/server/service.ts";
 import { MIGRATIONS, migrate, SCHEMA_VERSION } from "../src/store/migrations.ts";
 import { openStore, type Store, StoreUnavailableError } from "../src/store/store.ts";
-import type { RunningService } from "../src/server/service.ts";
 import { freshDatabase } from "./support/postgres.ts";
-import { buyerAccount, capturingLogger, chainClient, challengeOf, devnet, signPayment, startTestService, usdcBalance } from "./support/service.ts";
+import {
+  buyerAccount,
+  capturingLogger,
+  chainClient,
+  challengeOf,
+  devnet,
+  signPayment,
+  startTestService,
+  usdcBalance,
+} from "./support/service.ts";
 
 const databaseUrl = inject("databaseUrl");
 
@@ -78,7 +87,11 @@ describe.runIf(databaseUrl)("two instances on one PostgreSQL", () => {
     const header = await signPayment(await challengeOf(`${services[0]?.url}/api/payment-verify`, { method: "POST" }), buyer);
     const body = JSON.stringify({ tx_hash: `0x${"71".repeat(32)}` });
     const call = (s: RunningService) =>
-      fetch(`${s.url}/api/payment-verify`, { method: "POST", headers: { "content-type": "application/json", "X-Payment": header }, body }).then(async (res) => ({
+      fetch(`${s.url}/api/payment-verify`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "X-Payment": header },
+        body,
+      }).then(async (res) => ({
         status: res.status,
         text: await res.text(),
         receipt: res.headers.get("payment-response"),

@@ -23,7 +23,11 @@ export interface PaymentOverrides {
 }
 
 /** Sign a payment for `challenge.accepts[0]` with `account` and encode it as the header value. */
-export async function signPayment(challenge: PaymentRequired, account: PrivateKeyAccount, overrides: PaymentOverrides = {}): Promise<string> {
+export async function signPayment(
+  challenge: PaymentRequired,
+  account: PrivateKeyAccount,
+  overrides: PaymentOverrides = {},
+): Promise<string> {
   const requirements = challenge.accepts[0] as PaymentRequirements;
   const now = BigInt(Math.floor(Date.now() / 1000));
   const message = {
@@ -36,7 +40,12 @@ export async function signPayment(challenge: PaymentRequired, account: PrivateKe
   };
   const extra = requirements.extra as { name: string; version: string };
   const signature = await account.signTypedData({
-    domain: { name: extra.name, version: extra.version, chainId: overrides.chainId ?? 8453, verifyingContract: getAddress(requirements.asset) },
+    domain: {
+      name: extra.name,
+      version: extra.version,
+      chainId: overrides.chainId ?? 8453,
+      verifyingContract: getAddress(requirements.asset),
+    },
     types: authorizationTypes,
     primaryType: "TransferWithAuthorization",
     message,

@@ -12,19 +12,27 @@ import { paymentMiddlewareFromHTTPServer, x402HTTPResourceServer } from "@x402/e
 import express, { type NextFunction, type Request, type Response } from "express";
 import { routeKey } from "../../spec/route.ts";
 import { routes } from "../../spec/routes.ts";
+import type { AuthorizationReader } from "../chain/authorization.ts";
 import type { Config } from "../config.ts";
 import type { ApiLocals, Services } from "../context.ts";
 import { bodyLimit } from "./middleware/body-limit.ts";
 import { canonicalPath } from "./middleware/canonical-path.ts";
 import { documentCache } from "./middleware/document-cache.ts";
-import type { AuthorizationReader } from "../chain/authorization.ts";
 import { type InFlightRegistry, inFlightGuard } from "./middleware/in-flight-guard.ts";
-import { paymentLedger } from "./middleware/payment-ledger.ts";
 import { paymentHeaderAlias } from "./middleware/payment-header.ts";
+import { paymentLedger } from "./middleware/payment-ledger.ts";
 import { requestContext, requestIdOf } from "./middleware/request-context.ts";
 import { sendError } from "./middleware/send-error.ts";
 import { challengeBodies, statusFromWriteHead } from "./middleware/x402-fixes.ts";
-import { createResourceServer, GuardedFacilitator, isPrepaid, markPrepaid, paymentRoutes, timingsOf, verifiedPaymentOf } from "./payments.ts";
+import {
+  createResourceServer,
+  GuardedFacilitator,
+  isPrepaid,
+  markPrepaid,
+  paymentRoutes,
+  timingsOf,
+  verifiedPaymentOf,
+} from "./payments.ts";
 
 /** Astro's node-adapter handler in middleware mode. */
 export type AstroHandler = (req: Request, res: Response, next: NextFunction, locals: ApiLocals) => Promise<void>;
@@ -58,7 +66,18 @@ export async function loadAstroHandler(distDir = "dist"): Promise<AstroHandler> 
 }
 
 /** Build the Express app. */
-export function createApp({ config, services, facilitator, astro, clientDir, inFlight, instance, authorizations, ledger: withLedger = true, documentCache: withDocumentCache = true }: AppOptions): express.Express {
+export function createApp({
+  config,
+  services,
+  facilitator,
+  astro,
+  clientDir,
+  inFlight,
+  instance,
+  authorizations,
+  ledger: withLedger = true,
+  documentCache: withDocumentCache = true,
+}: AppOptions): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", config.mode === "production" ? "loopback, linklocal, uniquelocal" : false);

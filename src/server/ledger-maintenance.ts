@@ -19,7 +19,12 @@ export async function reconcileLedger(store: Store, authorizations: Authorizatio
     if (now.getTime() - new Date(row.created_at).getTime() < SETTLE_GRACE_MS) continue;
     if (await authorizations.isUsed(row.payer, row.nonce)) {
       const tx = await authorizations.findUse(row.payer, row.nonce, 10_000);
-      await finishLedgerRow(store, row.id, { outcome: "settled", status: row.status, reason: "reconciled_on_chain", ...(tx ? { settlementTx: tx } : {}) });
+      await finishLedgerRow(store, row.id, {
+        outcome: "settled",
+        status: row.status,
+        reason: "reconciled_on_chain",
+        ...(tx ? { settlementTx: tx } : {}),
+      });
       resolved++;
     } else if (row.valid_before !== null && row.valid_before * 1000 < now.getTime()) {
       // Expired and unused: it can never be settled now.

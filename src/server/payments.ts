@@ -69,7 +69,12 @@ export class GuardedFacilitator implements FacilitatorClient {
     } catch (error) {
       this.log.error("facilitator settle failed", { error: error instanceof Error ? error : String(error) });
       const timedOut = TIMEOUT.test(error instanceof Error ? `${error.name} ${error.message}` : String(error));
-      return { success: false, errorReason: timedOut ? "settlement_timeout" : "settlement_failed", transaction: "", network: requirements.network };
+      return {
+        success: false,
+        errorReason: timedOut ? "settlement_timeout" : "settlement_failed",
+        transaction: "",
+        network: requirements.network,
+      };
     }
     if (result.success) return result;
     this.log.error("settlement refused", { reason: result.errorReason, detail: result.errorMessage, tx: result.transaction });

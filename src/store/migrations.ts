@@ -137,7 +137,11 @@ export async function migrate(store: Store): Promise<number[]> {
     const applied: number[] = [];
     for (const migration of MIGRATIONS) {
       if (migration.version <= found) continue;
-      for (const statement of migration.sql.split(";").map((s) => s.trim()).filter(Boolean)) await tx.query(statement);
+      for (const statement of migration.sql
+        .split(";")
+        .map((s) => s.trim())
+        .filter(Boolean))
+        await tx.query(statement);
       await tx.query("insert into schema_migrations (version, name) values ($1, $2)", [migration.version, migration.name]);
       applied.push(migration.version);
     }

@@ -50,10 +50,10 @@ export async function findAnswer(db: Queryable, payer: string, nonce: string): P
     body: string;
     settlement_tx: string;
     expires_at: Date;
-  }>("select request_hash, status, headers, body, settlement_tx, expires_at from paid_answers where payer = lower($1) and nonce = lower($2) and expires_at > now()", [
-    payer,
-    nonce,
-  ]);
+  }>(
+    "select request_hash, status, headers, body, settlement_tx, expires_at from paid_answers where payer = lower($1) and nonce = lower($2) and expires_at > now()",
+    [payer, nonce],
+  );
   if (!row) return undefined;
   return {
     payer,
@@ -69,6 +69,8 @@ export async function findAnswer(db: Queryable, payer: string, nonce: string): P
 
 /** Forget answers whose authorisation can no longer be presented; returns how many. */
 export async function purgeExpiredAnswers(db: Queryable): Promise<number> {
-  const rows = await db.query<{ n: number }>("with gone as (delete from paid_answers where expires_at <= now() returning 1) select count(*)::int as n from gone");
+  const rows = await db.query<{ n: number }>(
+    "with gone as (delete from paid_answers where expires_at <= now() returning 1) select count(*)::int as n from gone",
+  );
   return rows[0]?.n ?? 0;
 }

@@ -74,7 +74,9 @@ async function openPostgres(url: string): Promise<Store> {
       const client = await pool.connect();
       try {
         await client.query("begin");
-        const result = await fn({ query: async <R>(sql: string, params: readonly unknown[] = []) => (await client.query(sql, params as unknown[])).rows as R[] });
+        const result = await fn({
+          query: async <R>(sql: string, params: readonly unknown[] = []) => (await client.query(sql, params as unknown[])).rows as R[],
+        });
         await client.query("commit");
         return result;
       } catch (error) {
@@ -119,7 +121,9 @@ export async function writePgliteSnapshot(file: string): Promise<void> {
     engine: "pglite",
     query: async <T>(sql: string, params: readonly unknown[] = []) => (await db.query<T>(sql, params as unknown[])).rows,
     transaction: <T>(fn: (tx: Queryable) => Promise<T>) =>
-      db.transaction(async (tx) => fn({ query: async <R>(sql: string, params: readonly unknown[] = []) => (await tx.query<R>(sql, params as unknown[])).rows })),
+      db.transaction(async (tx) =>
+        fn({ query: async <R>(sql: string, params: readonly unknown[] = []) => (await tx.query<R>(sql, params as unknown[])).rows }),
+      ),
     close: () => db.close(),
   };
   await migrate(store);

@@ -17,19 +17,26 @@ export function documentCache(routes: readonly RouteDef[]) {
   const cacheable = new Set(routes.filter((r) => r.cache === "process" && r.method === "GET" && r.price === null).map((r) => r.path));
   const documents = new Map<string, CachedDocument>();
   return function documentCacheMiddleware(req: Request, res: Response, next: NextFunction): void {
-    if ((req.method !== "GET" && req.method !== "HEAD") || !cacheable.has(req.path) || req.url.includes("?")) return next();
+    if ((req.method !== "GET" && req.method !== "HEAD") || !cacheable.has(req.path) || req.url.includes("?")) {
+      next();
+      return;
+    }
     const hit = documents.get(req.path);
     if (hit) {
       res.writeHead(hit.status, hit.headers);
       res.end(req.method === "HEAD" ? undefined : hit.body);
       return;
     }
-    if (req.method === "HEAD") return next();
+    if (req.method === "HEAD") {
+      next();
+      return;
+    }
     const chunks: Buffer[] = [];
     const write = res.write.bind(res) as (...args: unknown[]) => boolean;
     const end = res.end.bind(res) as (...args: unknown[]) => Response;
     const keep = (chunk: unknown) => {
-      if (chunk !== undefined && chunk !== null && typeof chunk !== "function") chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
+      if (chunk !== undefined && chunk !== null && typeof chunk !== "function")
+        chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
     };
     res.write = ((...args: unknown[]) => {
       keep(args[0]);

@@ -228,7 +228,12 @@ export function paymentLedger(options: PaymentLedgerOptions) {
           if (await authorizations.isUsed(state.claim.payer, state.claim.nonce)) {
             const tx = await authorizations.findUse(state.claim.payer, state.claim.nonce, 10_000);
             for (const row of earlier) {
-              await finishLedgerRow(store, row.id, { outcome: "settled", status: row.status, reason: "reconciled_on_chain", ...(tx ? { settlementTx: tx } : {}) });
+              await finishLedgerRow(store, row.id, {
+                outcome: "settled",
+                status: row.status,
+                reason: "reconciled_on_chain",
+                ...(tx ? { settlementTx: tx } : {}),
+              });
             }
             state.prepaidTx = tx;
             options.markPrepaid(req, {
@@ -241,9 +246,17 @@ export function paymentLedger(options: PaymentLedgerOptions) {
             });
             res.setHeader(
               "PAYMENT-RESPONSE",
-              encodePaymentResponseHeader({ success: true, transaction: tx ?? "", network: state.claim.network as `${string}:${string}`, payer: state.claim.payer }),
+              encodePaymentResponseHeader({
+                success: true,
+                transaction: tx ?? "",
+                network: state.claim.network as `${string}:${string}`,
+                payer: state.claim.payer,
+              }),
             );
-            log.info("paid retry: earlier attempt was settled on chain; answering without a new payment", { request_id: requestIdOf(req), tx });
+            log.info("paid retry: earlier attempt was settled on chain; answering without a new payment", {
+              request_id: requestIdOf(req),
+              tx,
+            });
             return next();
           }
           for (const row of earlier) {
