@@ -57,6 +57,40 @@ export interface Config {
   maxTimeoutSeconds: number;
   /** PostgreSQL server URL; undefined: the embedded PGlite database in `${dataDir}/pglite`. */
   databaseUrl: string | undefined;
+  /** x402 intelligence (issue 5): directories, the trust crawl, outbound targets. */
+  intel: IntelConfig;
+  /** Market-data APIs of the chain analytics (issue 4). */
+  upstreams: UpstreamsConfig;
+}
+
+/** Where the chain analytics read third-party market data. Undefined URL: the public API (local mode: a local stub). */
+export interface UpstreamsConfig {
+  /** DEXSCREENER_URL; undefined: https://api.dexscreener.com. */
+  dexscreenerUrl: string | undefined;
+  /** DEFILLAMA_URL; undefined: https://api.llama.fi (protocols and TVL). */
+  defillamaUrl: string | undefined;
+  /** DEFILLAMA_COINS_URL; undefined: https://coins.llama.fi (token prices, the price fallback). */
+  defillamaCoinsUrl: string | undefined;
+  /** HYPERLIQUID_URL; undefined: https://api.hyperliquid.xyz (funding and open interest). */
+  hyperliquidUrl: string | undefined;
+  /** UPSTREAM_TIMEOUT_MS: how long one call to a market API may take before the answer is a 504 (default 8000). */
+  timeoutMs: number;
+}
+
+/** Settings of the x402 intelligence routes and the trust crawl. */
+export interface IntelConfig {
+  /** CDP_DISCOVERY_URL; undefined: the public CDP Bazaar discovery API (local mode: a local stub). */
+  cdpDiscoveryUrl: string | undefined;
+  /** X402_LIST_URL; undefined: the public x402 List API (local mode: a local stub). */
+  x402ListUrl: string | undefined;
+  /** CRAWL_INTERVAL_MINUTES: the service crawls on this schedule; 0 (default) disables it. */
+  crawlIntervalMinutes: number | undefined;
+  /** CRAWL_CONCURRENCY: origins probed at once (default 32). */
+  crawlConcurrency: number;
+  /** CRAWL_ORIGIN_TIMEOUT_SECONDS: time allowed per origin (default 10). */
+  crawlOriginTimeoutSeconds: number;
+  /** ALLOW_LOOPBACK_TARGETS=1, local mode only: caller-chosen URLs may reach 127.0.0.0/8 and ::1. */
+  allowLoopbackTargets: boolean;
 }
 
 /** Start-up refused: one line per problem. */
@@ -78,6 +112,16 @@ function parsePort(name: string, text: string | undefined, fallback: number, pro
   const n = Number(text);
   if (!Number.isInteger(n) || n < 0 || n > 65535) {
     problems.push(`${name} must be a port number 0-65535, got "${text}"`);
+    return fallback;
+  }
+  return n;
+}
+
+function parseInteger(name: string, text: string | undefined, fallback: number, min: number, max: number, problems: string[]): number {
+  if (text === undefined || text === "") return fallback;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    problems.push(`${name} must be an integer ${min}-${max}, got "${text}"`);
     return fallback;
   }
   return n;
@@ -170,6 +214,33 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     else databaseUrl = url;
   }
 
+  const intel: IntelConfig = {
+    cdpDiscoveryUrl: set("CDP_DISCOVERY_URL") ? parseUrl("CDP_DISCOVERY_URL", env.CDP_DISCOVERY_URL as string, problems) : undefined,
+    x402ListUrl: set("X402_LIST_URL") ? parseUrl("X402_LIST_URL", env.X402_LIST_URL as string, problems) : undefined,
+    crawlIntervalMinutes: set("CRAWL_INTERVAL_MINUTES")
+      ? parseInteger("CRAWL_INTERVAL_MINUTES", env.CRAWL_INTERVAL_MINUTES, 0, 0, 10_080, problems)
+      : undefined,
+    crawlConcurrency: parseInteger("CRAWL_CONCURRENCY", env.CRAWL_CONCURRENCY, 32, 1, 256, problems),
+    crawlOriginTimeoutSeconds: parseInteger("CRAWL_ORIGIN_TIMEOUT_SECONDS", env.CRAWL_ORIGIN_TIMEOUT_SECONDS, 10, 1, 120, problems),
+    allowLoopbackTargets: false,
+  };
+  if (set("ALLOW_LOOPBACK_TARGETS")) {
+    // Reaching loopback on a caller's behalf is a development convenience; a public service must never do it.
+    if (production) problems.push("ALLOW_LOOPBACK_TARGETS is for local development only; production never fetches loopback targets");
+    else if (env.ALLOW_LOOPBACK_TARGETS !== "1" && env.ALLOW_LOOPBACK_TARGETS !== "0")
+      problems.push(`ALLOW_LOOPBACK_TARGETS must be 1 or 0, got "${env.ALLOW_LOOPBACK_TARGETS}"`);
+    else intel.allowLoopbackTargets = env.ALLOW_LOOPBACK_TARGETS === "1";
+  }
+
+  const upstreamUrl = (name: string) => (set(name) ? parseUrl(name, env[name] as string, problems) : undefined);
+  const upstreams: UpstreamsConfig = {
+    dexscreenerUrl: upstreamUrl("DEXSCREENER_URL"),
+    defillamaUrl: upstreamUrl("DEFILLAMA_URL"),
+    defillamaCoinsUrl: upstreamUrl("DEFILLAMA_COINS_URL"),
+    hyperliquidUrl: upstreamUrl("HYPERLIQUID_URL"),
+    timeoutMs: parseInteger("UPSTREAM_TIMEOUT_MS", env.UPSTREAM_TIMEOUT_MS, 8_000, 100, 60_000, problems),
+  };
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     mode: production ? "production" : "local",
@@ -187,6 +258,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     anvilPort,
     maxTimeoutSeconds: 300,
     databaseUrl,
+    intel,
+    upstreams,
   };
 }
 

@@ -5,8 +5,10 @@
 import type { Static, TObject, TSchema } from "@sinclair/typebox";
 import type { PublicClient } from "viem";
 import type { RouteDef } from "../spec/route.ts";
+import type { AnalyticsSettings } from "./analytics/services.ts";
 import type { Logger } from "./log.ts";
 import type { Store } from "./store/store.ts";
+import type { IntelSettings } from "./x402/intel-services.ts";
 
 /** Settings a function may read (never secrets). */
 export interface FunctionConfig {
@@ -29,6 +31,18 @@ export interface Services {
   log: Logger;
   /** The durable store (PGlite or PostgreSQL). */
   store: Store;
+  /**
+   * x402 intelligence settings: directories, outbound policy, crawl bounds (issue 5); functions
+   * get the fetcher and catalogue from them with `intelOf`. Always set by `startService`;
+   * optional only so hand-built test contexts stay valid.
+   */
+  intel?: IntelSettings;
+  /**
+   * Chain analytics settings (issue 4): labels scope, market-data URLs, scanner bounds;
+   * functions get the scanner, classifier, labels and price source built from them with
+   * `analyticsOf`. Always set by `startService`; optional only so hand-built test contexts stay valid.
+   */
+  analytics?: AnalyticsSettings;
 }
 
 /** A payment that the facilitator verified for this request and that settles after a 2xx answer. */

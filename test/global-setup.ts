@@ -9,7 +9,9 @@ import path from "node:path";
 import type { TestProject } from "vitest/node";
 import { ensureBuild } from "../src/build-stamp.ts";
 import { type DevnetInfo, startDevnet } from "../src/devnet/devnet.ts";
+import { type ScenarioGroundTruth, seedScenario } from "../src/devnet/scenario.ts";
 import { writePgliteSnapshot } from "../src/store/store.ts";
+import { startUpstreamStubs, type UpstreamStubs } from "../src/stubs/upstream-stubs.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -18,6 +20,10 @@ declare module "vitest" {
     pgliteSnapshot: string;
     /** A PostgreSQL server for the store tests, when one is available (TEST_DATABASE_URL). */
     databaseUrl: string | undefined;
+    /** Ground truth of the analytics scenario seeded on the shared devnet (src/devnet/scenario.ts). */
+    scenario: ScenarioGroundTruth;
+    /** Base URLs of the market-data stub server every test service points at by default. */
+    stubs: UpstreamStubs["urls"];
   }
 }
 
@@ -27,11 +33,18 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const devnet = await startDevnet({ dataDir, port: 0, persist: false });
   const { stop, ...info } = devnet;
   project.provide("devnet", info);
+  // Seeded once, before any test file runs: the scenario uses its own wallets (never accounts 1-9).
+  const scenario = await seedScenario({ rpcUrl: devnet.rpcUrl, minter: devnet.facilitator });
+  if (!scenario) throw new Error("the test devnet was already seeded");
+  project.provide("scenario", scenario);
+  const stubs = await startUpstreamStubs();
+  project.provide("stubs", stubs.urls);
   const snapshot = path.join(dataDir, "pglite-snapshot.tar");
   await writePgliteSnapshot(snapshot);
   project.provide("pgliteSnapshot", snapshot);
   project.provide("databaseUrl", process.env.TEST_DATABASE_URL || undefined);
   return async () => {
+    await stubs.close();
     await stop();
     rmSync(dataDir, { recursive: true, force: true });
   };

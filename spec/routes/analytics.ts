@@ -1,5 +1,368 @@
 /** Live chain analytics routes: wallet profiles, gas, token checks, whale watch, sentiment, markets (issue 4). */
-import type { RouteDef } from "../route.ts";
+import { type Static, Type } from "@sinclair/typebox";
+import { defineRoute, type RouteDef } from "../route.ts";
+import { Address, NoInput, TxHash } from "../schemas.ts";
+
+const UPSTREAM_ERRORS = ["invalid_request", "upstream_error", "unavailable", "upstream_timeout"] as const;
+
+/** A decimal number written as a string, exact (e.g. token amounts). */
+export const DecimalString = Type.String({ pattern: "^-?[0-9]+(\\.[0-9]+)?$", description: "decimal number as a string, exact" });
+export type DecimalString = Static<typeof DecimalString>;
+
+/** The chain id a caller may ask for: only the chain this service reads is configured. */
+const ChainIdInput = Type.Optional(Type.Integer({ minimum: 1, description: "chain id; default and only configured value: 8453 (Base)" }));
+
+/** How an analytics answer was made and what it did not check (the text of /methodology). */
+export const Methodology = Type.Object({
+  summary: Type.String(),
+  steps: Type.Array(Type.String()),
+  chain: Type.Optional(Type.String()),
+  transfers: Type.Optional(Type.String()),
+  prices: Type.Optional(Type.String()),
+  classes: Type.Optional(Type.String()),
+  labels: Type.Optional(Type.String()),
+  not_checked: Type.Array(Type.String(), { description: "what this answer does not check" }),
+});
+export type Methodology = Static<typeof Methodology>;
+
+/** The class of an address from interface probes. */
+export const AddressClass = Type.Union(
+  [
+    Type.Literal("wallet"),
+    Type.Literal("token"),
+    Type.Literal("v2_pair"),
+    Type.Literal("v3_pool"),
+    Type.Literal("router"),
+    Type.Literal("contract"),
+    Type.Literal("zero_address"),
+  ],
+  { description: "wallet (no code), token, v2_pair, v3_pool, router, contract or zero_address" },
+);
+export type AddressClass = Static<typeof AddressClass>;
+
+/** Curated entity names of an address (empty when it is not labelled). */
+const Labels = Type.Array(Type.String(), { description: "names from the curated label file; empty when not labelled" });
+
+/** `POST /api/wallet-profile`. */
+export const walletProfile = defineRoute({
+  method: "POST",
+  path: "/api/wallet-profile",
+  operationId: "walletProfile",
+  summary: "Wallet profile: balances, nonce, code and recent USDC activity of an address on Base",
+  description:
+    "Reads one address at the latest block: whether it has code (and its class from interface probes), ETH and USDC balances, nonce, the number of USDC transfers from or to it in the last 43,200 blocks (about a day), and curated labels. Names appear only for labelled addresses. The answer's methodology lists what is not checked.",
+  tags: ["chain analytics"],
+  price: 0.1,
+  fn: "wallet-profile",
+  body: Type.Object({ address: Address, chain_id: ChainIdInput }, { additionalProperties: false }),
+  response: Type.Object({
+    address: Address,
+    chain_id: Type.Integer(),
+    block_number: Type.Integer({ description: "every figure was read at this block" }),
+    is_contract: Type.Boolean(),
+    class: AddressClass,
+    balance_eth: DecimalString,
+    balance_wei: Type.String({ pattern: "^[0-9]+$" }),
+    balance_usdc: DecimalString,
+    nonce: Type.Integer({ minimum: 0 }),
+    recent_usdc_activity: Type.Object({
+      window_blocks: Type.Integer({ description: "blocks scanned (fewer than 43,200 only on a younger chain)" }),
+      from_block: Type.Integer(),
+      to_block: Type.Integer(),
+      transfers_found: Type.Integer({ description: "USDC transfers from or to the address in the window" }),
+      sent: Type.Integer(),
+      received: Type.Integer(),
+    }),
+    labels: Labels,
+    methodology: Methodology,
+  }),
+  errors: [...UPSTREAM_ERRORS],
+  example: { input: { address: "0x4200000000000000000000000000000000000006" } },
+});
+
+/** Fees at the three levels. */
+const FeeLevels = Type.Object({ low: Type.Number(), medium: Type.Number(), high: Type.Number() });
+
+/** `POST /api/gas-tracker`. */
+export const gasTracker = defineRoute({
+  method: "POST",
+  path: "/api/gas-tracker",
+  operationId: "gasTracker",
+  summary: "Base gas: base fee, low/medium/high priority fees and the USD cost of a transfer",
+  description:
+    "eth_feeHistory over the last 20 blocks with the 10th, 50th and 90th reward percentiles (median over blocks with transactions), the next block's base fee, the ETH price from the deepest Base pair, and the USD cost of a 21,000-gas ETH transfer and a 65,000-gas ERC-20 transfer at each level. Base's L1 data fee is not included (stated in not_checked).",
+  tags: ["chain analytics"],
+  price: 0.1,
+  fn: "gas-tracker",
+  body: Type.Object({ chain_id: ChainIdInput }, { additionalProperties: false }),
+  response: Type.Object({
+    chain_id: Type.Integer(),
+    block_number: Type.Integer({ description: "the newest block sampled" }),
+    base_fee_gwei: Type.Number({ description: "base fee of the next block" }),
+    priority_fee_gwei: FeeLevels,
+    percentiles: Type.Object({ low: Type.Number(), medium: Type.Number(), high: Type.Number() }),
+    blocks_sampled: Type.Integer(),
+    blocks_with_transactions: Type.Integer(),
+    eth_price_usd: Type.Number(),
+    price_source: Type.Union([Type.Literal("dexscreener"), Type.Literal("defillama")]),
+    usd_estimate: Type.Object({
+      transfer_21000: Type.Number({ description: "ETH transfer at the medium level" }),
+      transfer_21000_low: Type.Number(),
+      transfer_21000_medium: Type.Number(),
+      transfer_21000_high: Type.Number(),
+      erc20_transfer_65000: Type.Number({ description: "ERC-20 transfer at the medium level" }),
+      erc20_transfer_65000_low: Type.Number(),
+      erc20_transfer_65000_medium: Type.Number(),
+      erc20_transfer_65000_high: Type.Number(),
+    }),
+    methodology: Methodology,
+  }),
+  errors: [...UPSTREAM_ERRORS],
+  example: { input: {} },
+});
+
+/** The proxy facts of a contract. */
+const ProxyFacts = Type.Object({
+  standard: Type.Union([
+    Type.Literal("eip1967"),
+    Type.Literal("eip1967_beacon"),
+    Type.Literal("zeppelinos"),
+    Type.Literal("eip1167_minimal"),
+  ]),
+  implementation: Type.Union([Address, Type.Null()]),
+  admin: Type.Union([Address, Type.Null()]),
+  beacon: Type.Union([Address, Type.Null()]),
+});
+
+/** `POST /api/token-check`. */
+export const tokenCheck = defineRoute({
+  method: "POST",
+  path: "/api/token-check",
+  operationId: "tokenCheck",
+  summary: "ERC-20 token check: metadata, EIP-1967 proxy detection and DEX liquidity on Base",
+  description:
+    "Whether the address is a contract and an ERC-20 token, its name, symbol, decimals and supply, whether it is a proxy (EIP-1967 implementation/beacon/admin slots, the older zeppelinos slot, EIP-1167 clones) and the liquidity and 24 h volume of its deepest Base pair on DexScreener. Honeypot simulation and holder concentration are not performed (see not_checked).",
+  tags: ["chain analytics"],
+  price: 0.1,
+  fn: "token-check",
+  body: Type.Object({ token: Address, chain_id: ChainIdInput }, { additionalProperties: false }),
+  response: Type.Object({
+    token: Address,
+    chain_id: Type.Integer(),
+    block_number: Type.Integer(),
+    is_contract: Type.Boolean(),
+    class: AddressClass,
+    is_token: Type.Boolean({ description: "answers decimals() like an ERC-20" }),
+    name: Type.Union([Type.String(), Type.Null()]),
+    symbol: Type.Union([Type.String(), Type.Null()]),
+    decimals: Type.Union([Type.Integer(), Type.Null()]),
+    total_supply: Type.Union([DecimalString, Type.Null()]),
+    is_proxy: Type.Boolean(),
+    proxy: Type.Union([ProxyFacts, Type.Null()]),
+    dex: Type.Union(
+      [
+        Type.Object({
+          liquidity_usd: Type.Number(),
+          volume_24h_usd: Type.Number(),
+          price_usd: Type.Union([DecimalString, Type.Null()]),
+          pair_address: Type.String(),
+          dex_id: Type.String(),
+          pair: Type.String({ description: "BASE/QUOTE symbols" }),
+          pairs_found: Type.Integer(),
+          source: Type.Literal("dexscreener"),
+        }),
+        Type.Null(),
+      ],
+      { description: "the deepest Base pair; null when DexScreener lists none" },
+    ),
+    labels: Labels,
+    not_checked: Type.Array(Type.String()),
+    methodology: Methodology,
+  }),
+  errors: [...UPSTREAM_ERRORS],
+  example: { input: { token: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" } },
+});
+
+/** Whale-watch defaults and limits (DECISIONS.md). */
+export const WHALE_DEFAULTS = { token: "USDC", min_usd: 100_000, blocks: 1_800, max_blocks: 43_200 } as const;
+
+/** One large transfer. */
+export const WhaleTransfer = Type.Object({
+  amount: DecimalString,
+  amount_usd: Type.Number(),
+  from: Address,
+  to: Address,
+  tx_hash: TxHash,
+  block: Type.Integer(),
+  log_index: Type.Integer(),
+  direction: Type.Union(
+    [
+      Type.Literal("mint"),
+      Type.Literal("burn"),
+      Type.Literal("to_exchange"),
+      Type.Literal("from_exchange"),
+      Type.Literal("to_bridge"),
+      Type.Literal("from_bridge"),
+      Type.Literal("into_dex"),
+      Type.Literal("out_of_dex"),
+      Type.Literal("wallet_to_wallet"),
+      Type.Literal("other"),
+    ],
+    { description: "first that applies: mint/burn, exchange, bridge, dex, wallet_to_wallet, other" },
+  ),
+  from_class: AddressClass,
+  to_class: AddressClass,
+  from_labels: Labels,
+  to_labels: Labels,
+});
+export type WhaleTransfer = Static<typeof WhaleTransfer>;
+
+/** `POST /api/whale-watch`. */
+export const whaleWatch = defineRoute({
+  method: "POST",
+  path: "/api/whale-watch",
+  operationId: "whaleWatch",
+  summary: "Whale watch: USDC or WETH transfers above a USD threshold in recent Base blocks",
+  description:
+    "Scans every Transfer of USDC or WETH in the last `blocks` blocks (default 1,800, about an hour; at most 43,200) and lists those worth at least min_usd (default 100,000) at the current price, largest first (at most 25), with direction, counterparty classes and curated labels. Pending-mempool transfers are not visible (stated in the answer).",
+  tags: ["chain analytics"],
+  price: 0.1,
+  fn: "whale-watch",
+  body: Type.Object(
+    {
+      min_usd: Type.Optional(Type.Number({ minimum: 0, maximum: 1e12, description: "USD threshold, default 100000" })),
+      blocks: Type.Optional(
+        Type.Integer({ minimum: 1, maximum: WHALE_DEFAULTS.max_blocks, description: "blocks back from the latest, default 1800" }),
+      ),
+      token: Type.Optional(Type.Union([Type.Literal("USDC"), Type.Literal("WETH")], { description: '"USDC" (default) or "WETH"' })),
+    },
+    { additionalProperties: false },
+  ),
+  response: Type.Object({
+    token: Type.Union([Type.Literal("USDC"), Type.Literal("WETH")]),
+    token_address: Address,
+    chain_id: Type.Integer(),
+    from_block: Type.Integer(),
+    to_block: Type.Integer(),
+    blocks_scanned: Type.Integer(),
+    threshold_usd: Type.Number(),
+    price_usd: DecimalString,
+    price_source: Type.Union([Type.Literal("dexscreener"), Type.Literal("defillama")]),
+    transfers_scanned: Type.Integer(),
+    events_found: Type.Integer({ description: "transfers at or above the threshold" }),
+    largest: Type.Array(WhaleTransfer),
+    mempool: Type.String(),
+    methodology: Methodology,
+  }),
+  errors: [...UPSTREAM_ERRORS],
+  example: { input: { token: "USDC", min_usd: 100000, blocks: 1800 } },
+});
+
+const NullableNumber = Type.Union([Type.Number(), Type.Null()]);
+
+/** `POST /api/defi-sentiment`. */
+export const defiSentiment = defineRoute({
+  method: "POST",
+  path: "/api/defi-sentiment",
+  operationId: "defiSentiment",
+  summary: "DeFi sentiment: funding, open interest, price change and protocol TVL, with a stated score",
+  description:
+    "For an asset ticker (Hyperliquid perpetual; default ETH when neither asset nor protocol is given): funding rate per 8 h, open interest, 24 h price change; for a DefiLlama protocol slug: TVL and its 24 h change. A score from -100 to 100 and a label combine them; every input, its scaling and its weight is in the answer.",
+  tags: ["chain analytics"],
+  price: 0.1,
+  fn: "defi-sentiment",
+  body: Type.Object(
+    {
+      asset: Type.Optional(Type.String({ pattern: "^[A-Za-z0-9]{1,20}$", description: "asset ticker, e.g. ETH or BTC" })),
+      protocol: Type.Optional(
+        Type.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9.-]{0,63}$", description: "DefiLlama protocol slug, e.g. aave-v3" }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+  response: Type.Object({
+    asset: Type.Union([Type.String(), Type.Null()]),
+    protocol: Type.Union([Type.String(), Type.Null()]),
+    sentiment: Type.Union([Type.Literal("bullish"), Type.Literal("neutral"), Type.Literal("bearish"), Type.Literal("unknown")]),
+    score: NullableNumber,
+    funding_rate_1h_pct: NullableNumber,
+    funding_rate_8h_pct: NullableNumber,
+    open_interest_contracts: NullableNumber,
+    open_interest_usd: NullableNumber,
+    mark_price_usd: NullableNumber,
+    price_change: Type.Object({ "24h_pct": NullableNumber }),
+    protocol_tvl: Type.Union([
+      Type.Object({
+        slug: Type.String(),
+        name: Type.String(),
+        tvl_usd: Type.Number(),
+        change_24h_pct: NullableNumber,
+        change_source: Type.Union([Type.Literal("protocols_list"), Type.Literal("tvl_series"), Type.Literal("unavailable")]),
+      }),
+      Type.Null(),
+    ]),
+    score_inputs: Type.Array(
+      Type.Object({
+        name: Type.String(),
+        value: Type.Number(),
+        normalized: Type.Number({ description: "value scaled to -1..1" }),
+        weight: Type.Number(),
+        contribution: Type.Number({ description: "normalized x weight x 100" }),
+      }),
+    ),
+    scoring: Type.Object({
+      weights: Type.Record(Type.String(), Type.Number()),
+      full_scale: Type.Record(Type.String(), Type.Number()),
+      neutral_funding_8h_pct: Type.Number(),
+      thresholds: Type.Object({ bullish: Type.Number(), bearish: Type.Number() }),
+    }),
+    sources: Type.Object({
+      hyperliquid: Type.Union([Type.Object({ fetched_at: Type.String() }), Type.Null()]),
+      defillama: Type.Union([Type.Object({ fetched_at: Type.String() }), Type.Null()]),
+    }),
+    methodology: Methodology,
+  }),
+  errors: [...UPSTREAM_ERRORS, "not_found"],
+  example: { input: { asset: "ETH", protocol: "aave-v3" } },
+});
+
+/** One watched pair. */
+export const MarketPair = Type.Object({
+  symbol: Type.String(),
+  token_address: Address,
+  pair: Type.Union([Type.String({ description: "BASE/QUOTE of the pair priced from" }), Type.Null()]),
+  price_usd: DecimalString,
+  change_24h_pct: NullableNumber,
+  liquidity_usd: NullableNumber,
+  volume_24h_usd: NullableNumber,
+  dex_id: Type.Union([Type.String(), Type.Null()]),
+  pair_address: Type.Union([Type.String(), Type.Null()]),
+  source: Type.Union([Type.Literal("dexscreener"), Type.Literal("defillama")]),
+  fetched_at: Type.String({ description: "when this service fetched the data (ISO 8601)" }),
+  age_seconds: Type.Integer({ minimum: 0 }),
+});
+export type MarketPair = Static<typeof MarketPair>;
+
+/** `GET /api/markets` (free). */
+export const markets = defineRoute({
+  method: "GET",
+  path: "/api/markets",
+  operationId: "getMarkets",
+  summary: "Markets snapshot: the pairs the trading assistant watches, with price and 24 h change",
+  description:
+    "Free. WETH, cbBTC, cbETH, AERO and USDC priced through their deepest Base pair on DexScreener (DefiLlama coins when DexScreener fails), each with its 24 h change, source and age. Third-party data, may be delayed.",
+  tags: ["free"],
+  price: null,
+  fn: "markets",
+  query: NoInput,
+  response: Type.Object({
+    pairs: Type.Array(MarketPair),
+    generated_at: Type.String(),
+    note: Type.String(),
+    methodology: Methodology,
+  }),
+  errors: ["upstream_error", "unavailable", "upstream_timeout"],
+});
 
 /** The analytics routes, in listing order. */
-export const analyticsRoutes: readonly RouteDef[] = [];
+export const analyticsRoutes: readonly RouteDef[] = [walletProfile, gasTracker, tokenCheck, whaleWatch, defiSentiment, markets];

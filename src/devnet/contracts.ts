@@ -17,7 +17,18 @@ const contractsDir = join(projectRoot, "src", "contracts");
 export const DEFAULT_CONTRACTS_FILE = join(projectRoot, "dist", "contracts.json");
 
 /** Names of the contracts this project compiles, one per .sol file. */
-export const CONTRACT_NAMES = ["FiatTokenLocal", "WETH9", "Multicall3"] as const;
+export const CONTRACT_NAMES = [
+  "FiatTokenLocal",
+  "WETH9",
+  "Multicall3",
+  // The seeded analytics scenario (src/devnet/scenario.ts).
+  "ScenarioToken",
+  "ScenarioUpgradeableToken",
+  "ScenarioProxy",
+  "ScenarioV2Pair",
+  "ScenarioV3Pool",
+  "ScenarioRouter",
+] as const;
 
 /** Name of one compiled contract. */
 export type ContractName = (typeof CONTRACT_NAMES)[number];

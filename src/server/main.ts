@@ -31,7 +31,59 @@ async function main(): Promise<void> {
     devnet = await startDevnet({ dataDir: config.dataDir, port: config.anvilPort, persist: true });
   }
 
-  const service = await startService({ config, log, ...(devnet ? { devnet } : {}) });
+  // Local mode without directory settings: local stand-ins of the directories listing demo
+  // sellers and this service, so directory search and the trust crawl work offline.
+  let demo: import("../x402/demo-catalogue.ts").DemoCatalogue | undefined;
+  let serviceConfig = config;
+  if (devnet && !config.intel.cdpDiscoveryUrl && !config.intel.x402ListUrl) {
+    const { startDemoCatalogue } = await import("../x402/demo-catalogue.ts");
+    demo = await startDemoCatalogue({ ...(config.port ? { serviceUrl: `http://127.0.0.1:${config.port}` } : {}), payTo: devnet.payTo });
+    serviceConfig = {
+      ...config,
+      intel: {
+        ...config.intel,
+        cdpDiscoveryUrl: demo.cdpUrl,
+        x402ListUrl: demo.x402ListUrl,
+        crawlIntervalMinutes: config.intel.crawlIntervalMinutes ?? 60,
+      },
+    };
+  }
+
+  // Local mode: seed the analytics scenario on a new chain (a seeded chain is left as it is), and
+  // serve the market-data APIs from local stand-ins unless their URLs are set in the environment.
+  let marketStubs: import("../stubs/upstream-stubs.ts").UpstreamStubs | undefined;
+  let scenario: import("../devnet/scenario.ts").ScenarioGroundTruth | undefined;
+  if (devnet) {
+    const { seedScenario } = await import("../devnet/scenario.ts");
+    scenario = await seedScenario({
+      rpcUrl: devnet.rpcUrl,
+      minter: devnet.facilitator,
+      groundTruthFile: `${config.dataDir}/scenario.json`,
+    });
+    const u = serviceConfig.upstreams;
+    if (!u.dexscreenerUrl || !u.defillamaUrl || !u.defillamaCoinsUrl || !u.hyperliquidUrl) {
+      const { startUpstreamStubs } = await import("../stubs/upstream-stubs.ts");
+      marketStubs = await startUpstreamStubs();
+      const stub = marketStubs.urls;
+      serviceConfig = {
+        ...serviceConfig,
+        upstreams: {
+          ...u,
+          dexscreenerUrl: u.dexscreenerUrl ?? stub.dexscreener,
+          defillamaUrl: u.defillamaUrl ?? stub.defillama,
+          defillamaCoinsUrl: u.defillamaCoinsUrl ?? stub.defillamaCoins,
+          hyperliquidUrl: u.hyperliquidUrl ?? stub.hyperliquid,
+        },
+      };
+    }
+  }
+
+  const service = await startService({
+    config: serviceConfig,
+    log,
+    ...(devnet ? { devnet } : {}),
+    ...(demo ? { crawlAllowLoopback: true } : {}),
+  });
   const lines =
     config.mode === "local" && devnet
       ? [
@@ -44,6 +96,22 @@ async function main(): Promise<void> {
           `  Facilitator    ${devnet.facilitator.address}   (pays gas for settlement)`,
           `  Buyers         ${devnet.buyers.length} funded accounts, keys in ${config.dataDir}/devnet.json`,
           `  Try it         npm run buy -- POST /api/payment-verify '{"tx_hash":"0x${"0".repeat(64)}"}'`,
+          ...(demo
+            ? [
+                `  Directories    local stand-ins of CDP Bazaar and x402 List listing ${demo.origins} origins (demo sellers on 127.0.0.1 and this service)`,
+                `                 ${demo.cdpUrl}`,
+                `                 ${demo.x402ListUrl}`,
+                `  Leaderboard    ${service.url}/leaderboard   (${serviceConfig.intel.crawlIntervalMinutes ? `crawled a few seconds after start, then every ${serviceConfig.intel.crawlIntervalMinutes} min` : "CRAWL_INTERVAL_MINUTES=0: no scheduled crawl"})`,
+              ]
+            : []),
+          ...(marketStubs
+            ? [
+                `  Market data    local stand-ins of DexScreener, DefiLlama and Hyperliquid serving fixtures/upstreams/ at ${marketStubs.urls.dexscreener.replace(/\/dexscreener$/, "")}`,
+              ]
+            : []),
+          scenario
+            ? `  Seeded chain   ${scenario.transfers.length} transfers in blocks ${scenario.startBlock}-${scenario.endBlock} (ground truth in ${config.dataDir}/scenario.json); try ${service.url}/methodology`
+            : "  Seeded chain   seeded by an earlier start (no ground truth file)",
           "",
         ]
       : [
@@ -64,6 +132,8 @@ async function main(): Promise<void> {
     log.info("stopping", { signal });
     await service.close();
     await devnet?.stop();
+    await demo?.close();
+    await marketStubs?.close();
     process.exit(0);
   };
   process.on("SIGINT", () => void stop("SIGINT"));

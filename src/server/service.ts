@@ -12,23 +12,24 @@ import path from "node:path";
 import type { FacilitatorClient } from "@x402/core/server";
 import type { PublicClient, Transport } from "viem";
 import packageJson from "../../package.json" with { type: "json" };
+import type { AnalyticsSettings } from "../analytics/services.ts";
 import { authorizationReader } from "../chain/authorization.ts";
 import { baseChain, createChainClient, rpcTransport } from "../chain/client.ts";
 import type { Config } from "../config.ts";
 import type { Services } from "../context.ts";
 import { createLogger, type Logger } from "../log.ts";
-import { type AstroHandler, createApp, loadAstroHandler } from "./app.ts";
+import type { Resolver } from "../outbound/safe-fetch.ts";
 import { storeInFlightRegistry } from "../store/inflight.ts";
 import { openStore, type Store } from "../store/store.ts";
-import { startLedgerMaintenance } from "./ledger-maintenance.ts";
-import { type InFlightRegistry, memoryInFlightRegistry } from "./middleware/in-flight-guard.ts";
-import { createRemoteFacilitator, createSelfFacilitator } from "./payments.ts";
-import type { Resolver } from "../outbound/safe-fetch.ts";
 import { CDP_DISCOVERY_URL } from "../upstreams/directory-cdp.ts";
 import { X402_LIST_URL } from "../upstreams/directory-x402-list.ts";
 import { runCrawl } from "../x402/crawl.ts";
 import { startCrawlSchedule } from "../x402/crawl-schedule.ts";
 import { createIntelServices, type IntelSettings } from "../x402/intel-services.ts";
+import { type AstroHandler, createApp, loadAstroHandler } from "./app.ts";
+import { startLedgerMaintenance } from "./ledger-maintenance.ts";
+import { type InFlightRegistry, memoryInFlightRegistry } from "./middleware/in-flight-guard.ts";
+import { createRemoteFacilitator, createSelfFacilitator } from "./payments.ts";
 
 /** What local mode's devnet provides to the service. */
 export interface DevnetEndpoints {
@@ -68,6 +69,8 @@ export interface StartServiceOptions {
   resolve?: Resolver;
   /** Delay before the scheduled crawl first checks whether a crawl is due; default 5 s. */
   crawlFirstCheckMs?: number;
+  /** Chain analytics settings to use instead of the config's (tests: scanner bounds, upstream URLs). */
+  analytics?: AnalyticsSettings;
 }
 
 /** A running service. */
@@ -100,7 +103,9 @@ export function pgliteOwner(dir: string): number | undefined {
 function claimPgliteDir(dir: string): void {
   const owner = pgliteOwner(dir);
   if (owner !== undefined) {
-    throw new Error(`The embedded database in ${dir} is in use by process ${owner}; stop it first, or set DATABASE_URL to share a PostgreSQL server.`);
+    throw new Error(
+      `The embedded database in ${dir} is in use by process ${owner}; stop it first, or set DATABASE_URL to share a PostgreSQL server.`,
+    );
   }
   mkdirSync(dir, { recursive: true });
   writeFileSync(path.join(dir, PGLITE_OWNER_FILE), String(process.pid));
@@ -157,7 +162,9 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const ownStore = !options.store;
   const pgliteDir = path.join(config.dataDir, "pglite");
   if (ownStore && !config.databaseUrl) claimPgliteDir(pgliteDir);
-  const store = options.store ?? (await openStore(config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dir: pgliteDir }));
+  const store =
+    options.store ??
+    (await openStore(config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dir: pgliteDir }));
   const instance = options.instance ?? `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
   if (store.engine === "postgres") await releaseDeadClaims(store, log);
 
@@ -186,6 +193,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     log,
     store,
     intel: intelSettings,
+    analytics: options.analytics ?? { mode: config.mode, upstreams: config.upstreams },
   };
   const authorizations = authorizationReader(createChainClient(chain, transport), config.usdc.address);
   const stopMaintenance = options.maintenance === false ? () => {} : startLedgerMaintenance(store, authorizations, log);

@@ -5,10 +5,10 @@
  */
 import { request as httpRequest } from "node:http";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
-import type { PaymentPayload, PaymentRequired, PaymentRequirements } from "@x402/core/types";
+import type { PaymentRequired } from "@x402/core/types";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
-import { createPublicClient, erc20Abi, getAddress, http, type PrivateKeyAccount, type PublicClient, toHex } from "viem";
+import { createPublicClient, erc20Abi, http, type PrivateKeyAccount, type PublicClient } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { inject } from "vitest";
 import { baseChain } from "../../src/chain/client.ts";
@@ -24,7 +24,18 @@ export function devnet() {
 
 /** A local-mode configuration on a free port, quiet unless `LOG_LEVEL` is set. */
 export function testConfig(env: Record<string, string> = {}): Config {
-  return loadConfig({ PORT: "0", LOG_LEVEL: process.env.LOG_LEVEL ?? "silent", ...env });
+  return loadConfig({ PORT: "0", LOG_LEVEL: process.env.LOG_LEVEL ?? "silent", ...stubUpstreamEnv(), ...env });
+}
+
+/** Market-data URLs of the shared stub server (never the real APIs in tests). */
+export function stubUpstreamEnv(): Record<string, string> {
+  const stubs = inject("stubs");
+  return {
+    DEXSCREENER_URL: stubs.dexscreener,
+    DEFILLAMA_URL: stubs.defillama,
+    DEFILLAMA_COINS_URL: stubs.defillamaCoins,
+    HYPERLIQUID_URL: stubs.hyperliquid,
+  };
 }
 
 /** A logger whose lines are kept in `lines` for assertions. */

@@ -1,0 +1,407 @@
+/**
+ * Chain-analytics benchmark (`npm run bench` calls it): on its own local devnet,
+ *   1. whale-watch's log scan over 20,000 blocks holding 20,000 USDC transfers: the chunked
+ *      concurrent scan against a one-request-at-a-time scan of the same chunks, side by side,
+ *      straight to anvil and through a proxy adding 50 ms per request (a public RPC's latency);
+ *   2. the whole whale-watch function over that window;
+ *   3. calls per second of wallet-profile with warm caches.
+ *
+ * anvil's time to mine a block grows with the chain's length (about 1.5 microseconds per
+ * block already on the chain, measured with anvil 1.7.1), so 20,000 blocks take minutes to
+ * mine. The chain is therefore built once and kept in data/bench-analytics/ (anvil's own state
+ * dump); later runs load it in a second. Delete that folder to rebuild it.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import { createRequire } from "node:module";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { gunzipSync } from "node:zlib";
+import { encodeFunctionData, getAddress, keccak256, type PublicClient, parseAbi, stringToBytes, toHex } from "viem";
+import walletProfileFn from "../functions/wallet-profile.ts";
+import whaleWatchFn from "../functions/whale-watch.ts";
+import { walletProfile, whaleWatch } from "../spec/routes/analytics.ts";
+import type { AnalyticsSettings } from "../src/analytics/services.ts";
+import { USDC_ADDRESS } from "../src/chain/addresses.ts";
+import { baseChain, createChainClient, rpcTransport } from "../src/chain/client.ts";
+import { DEFAULT_SCAN_CONCURRENCY, TransferScanner } from "../src/chain/log-scanner.ts";
+import type { FunctionContext } from "../src/context.ts";
+import { compileContracts } from "../src/devnet/contracts.ts";
+import { devnetAccounts, startDevnet } from "../src/devnet/devnet.ts";
+import { createLogger } from "../src/log.ts";
+import { startUpstreamStubs } from "../src/stubs/upstream-stubs.ts";
+
+const BLOCKS = 20_000;
+const TRANSFERS = 20_000;
+const PER_BLOCK = 50; // transfers in each block that has any; the others are empty
+const PLAN_VERSION = 1;
+const CACHE_DIR = path.join("data", "bench-analytics");
+const LATENCY_MS = 50;
+const REPEATS = 3;
+const PROFILE_SECONDS = 3;
+
+const usdcAbi = parseAbi(["function mint(address to, uint256 amount)", "function transfer(address to, uint256 amount) returns (bool)"]);
+
+type Rpc = (calls: { method: string; params: unknown[] }[]) => Promise<unknown[]>;
+
+function rpcOf(url: string): Rpc {
+  let id = 0;
+  return async (calls) => {
+    const body = calls.map((c) => ({ jsonrpc: "2.0", id: ++id, ...c }));
+    const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const answers = (await res.json()) as { result?: unknown; error?: { message: string } }[];
+    for (const a of answers) if (a.error) throw new Error(`rpc: ${a.error.message}`);
+    return answers.map((a) => a.result);
+  };
+}
+
+/** The amount (atomic USDC) of bench transfer `i`: mostly small, one in 100 whale-sized. */
+function amountOf(i: number): bigint {
+  const r = BigInt(keccak256(toHex(`bench-amount-${i}`)).slice(0, 14));
+  return i % 100 === 7 ? 100_000_000_000n + (r % 1_900_000_000_000n) : 1_000_000n + (r % 5_000_000_000n);
+}
+
+/** Build the bench chain: one block of mints, then 20,000 blocks with 50 transfers in every 50th. */
+async function buildChain(rpcUrl: string): Promise<{ fromBlock: number; toBlock: number }> {
+  const rpc = rpcOf(rpcUrl);
+  // The devnet's ten accounts are unlocked in anvil: eth_sendTransaction needs no signing here.
+  const senders = devnetAccounts().map((a) => a.address);
+  const minter = senders[0] as string; // account 0 is USDC's minter on the devnet
+  const tx = (from: string, data: string) => ({
+    method: "eth_sendTransaction",
+    params: [{ from, to: USDC_ADDRESS, data, gas: "0x249f0", maxFeePerGas: "0x77359400", maxPriorityFeePerGas: "0xf4240" }],
+  });
+  await rpc([{ method: "evm_setAutomine", params: [false] }]);
+  await rpc(senders.map((to) => tx(minter, encodeFunctionData({ abi: usdcAbi, functionName: "mint", args: [to, 10n ** 15n] }))));
+  await rpc([{ method: "evm_mine", params: [] }]);
+  const [head] = (await rpc([{ method: "eth_blockNumber", params: [] }])) as string[];
+  const fromBlock = Number(head) + 1;
+  const started = Date.now();
+  for (let b = 0; b < TRANSFERS / PER_BLOCK; b++) {
+    const calls = Array.from({ length: PER_BLOCK }, (_, k) => {
+      const i = b * PER_BLOCK + k;
+      const to = getAddress(keccak256(stringToBytes(`bench-recipient-${i % 997}`)).slice(0, 42));
+      return tx(
+        senders[i % senders.length] as string,
+        encodeFunctionData({ abi: usdcAbi, functionName: "transfer", args: [to, amountOf(i)] }),
+      );
+    });
+    await rpc(calls);
+    // One block with the transfers, then empty blocks with no time passing (anvil_mine interval 0).
+    await rpc([{ method: "evm_mine", params: [] }]);
+    await rpc([{ method: "anvil_mine", params: [toHex(BLOCKS / (TRANSFERS / PER_BLOCK) - 1), "0x0"] }]);
+    if ((b + 1) % 40 === 0) {
+      const done = (b + 1) * (BLOCKS / (TRANSFERS / PER_BLOCK));
+      process.stdout.write(`  built ${done} of ${BLOCKS} blocks (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
+    }
+  }
+  await rpc([{ method: "evm_setAutomine", params: [true] }]);
+  const [end] = (await rpc([{ method: "eth_blockNumber", params: [] }])) as string[];
+  const toBlock = Number(end);
+  if (toBlock - fromBlock + 1 !== BLOCKS) throw new Error(`bench chain has ${toBlock - fromBlock + 1} blocks, expected ${BLOCKS}`);
+  return { fromBlock, toBlock };
+}
+
+/** The bench chain running on its own anvil: loaded from the cache, or built (and cached) now. */
+interface BenchChain {
+  rpcUrl: string;
+  window: { fromBlock: number; toBlock: number };
+  stop(): Promise<void>;
+}
+
+// startAnvil (src/devnet/anvil.ts) has no load-only option, and `--state` would re-dump ~100 MB
+// every 5 s during the measurements; so a cached chain runs on anvil started here with
+// `--load-state`, with the devnet's own flags.
+const ANVIL_FLAGS = [
+  "--chain-id",
+  "8453",
+  "--accounts",
+  "10",
+  "--balance",
+  "10000",
+  "--base-fee",
+  "1000000",
+  "--gas-limit",
+  "150000000",
+  "--network",
+  "optimism",
+  "--silent",
+];
+
+function anvilCommand(): { command: string; args: string[] } {
+  const require = createRequire(import.meta.url);
+  const arch = process.arch === "x64" ? "amd64" : process.arch;
+  try {
+    const binary = path.join(path.dirname(require.resolve(`@foundry-rs/anvil-${process.platform}-${arch}/package.json`)), "bin", "anvil");
+    if (existsSync(binary)) return { command: binary, args: [] };
+  } catch {
+    // fall back to the wrapper package
+  }
+  return { command: process.execPath, args: [require.resolve("@foundry-rs/anvil/bin.mjs")] };
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+async function loadCachedChain(stateFile: string, window: BenchChain["window"], workDir: string): Promise<BenchChain> {
+  const json = path.join(workDir, "anvil-state.json");
+  writeFileSync(json, gunzipSync(readFileSync(stateFile)));
+  const port = await freePort();
+  const { command, args } = anvilCommand();
+  const mnemonic = "test test test test test test test test test test test junk";
+  const child: ChildProcess = spawn(
+    command,
+    [...args, "--host", "127.0.0.1", "--port", String(port), "--mnemonic", mnemonic, ...ANVIL_FLAGS, "--load-state", json],
+    {
+      stdio: "ignore",
+    },
+  );
+  const stop = async () => {
+    if (child.exitCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    child.kill("SIGTERM");
+    await exited;
+  };
+  process.once("exit", () => child.kill("SIGKILL"));
+  const rpcUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      const [head] = (await rpcOf(rpcUrl)([{ method: "eth_blockNumber", params: [] }])) as string[];
+      if (Number(head) < window.toBlock) throw new Error(`the cached chain ends at block ${Number(head)}, before ${window.toBlock}`);
+      return { rpcUrl, window, stop };
+    } catch (error) {
+      if (error instanceof Error && error.message.startsWith("the cached chain")) {
+        await stop();
+        throw error;
+      }
+      if (child.exitCode !== null || Date.now() > deadline) {
+        await stop();
+        throw new Error("anvil did not start with the cached chain");
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
+async function benchChain(workDir: string): Promise<BenchChain> {
+  const contractsHash = compileContracts().sourceHash;
+  const key = createHash("sha256")
+    .update(`${PLAN_VERSION}:${BLOCKS}:${TRANSFERS}:${PER_BLOCK}:${contractsHash}`)
+    .digest("hex")
+    .slice(0, 16);
+  const stateFile = path.join(CACHE_DIR, `chain-${key}.json.gz`);
+  const windowFile = path.join(CACHE_DIR, `chain-${key}.window.json`);
+  if (existsSync(stateFile) && existsSync(windowFile)) {
+    const t = Date.now();
+    try {
+      const chain = await loadCachedChain(stateFile, JSON.parse(readFileSync(windowFile, "utf8")) as BenchChain["window"], workDir);
+      console.log(`Loaded the bench chain from ${stateFile} in ${((Date.now() - t) / 1000).toFixed(1)} s.`);
+      return chain;
+    } catch (error) {
+      console.log(`The cached bench chain did not load (${error instanceof Error ? error.message : error}); building it again.`);
+    }
+  }
+  console.log(`Building the bench chain once (${BLOCKS} blocks, ${TRANSFERS} USDC transfers); later runs reuse ${CACHE_DIR}/.`);
+  const t = Date.now();
+  const devnet = await startDevnet({ dataDir: workDir, port: 0, persist: false });
+  try {
+    const window = await buildChain(devnet.rpcUrl);
+    // anvil_dumpState answers the gzipped state as hex: kept gzipped, loaded with --load-state next time.
+    const [dump] = (await rpcOf(devnet.rpcUrl)([{ method: "anvil_dumpState", params: [] }])) as string[];
+    mkdirSync(CACHE_DIR, { recursive: true });
+    writeFileSync(`${stateFile}.tmp`, Buffer.from((dump as string).slice(2), "hex"));
+    renameSync(`${stateFile}.tmp`, stateFile);
+    writeFileSync(windowFile, `${JSON.stringify(window)}\n`);
+    console.log(`Built in ${((Date.now() - t) / 1000).toFixed(0)} s.`);
+    return { rpcUrl: devnet.rpcUrl, window, stop: devnet.stop };
+  } catch (error) {
+    await devnet.stop();
+    throw error;
+  }
+}
+
+/** An HTTP proxy that holds every request `ms` before forwarding it (a distant RPC). */
+async function latencyProxy(target: string, ms: number): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      setTimeout(async () => {
+        const answer = await fetch(target, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: Buffer.concat(chunks),
+        });
+        res.writeHead(answer.status, { "content-type": "application/json" }).end(Buffer.from(await answer.arrayBuffer()));
+      }, ms);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+
+async function timeScan(client: PublicClient, window: { fromBlock: number; toBlock: number }, concurrency: number) {
+  const times: number[] = [];
+  let result: Awaited<ReturnType<TransferScanner["transfers"]>> | undefined;
+  for (let i = 0; i < REPEATS; i++) {
+    const scanner = new TransferScanner(client, { concurrency });
+    const t = performance.now();
+    result = await scanner.transfers({ token: USDC_ADDRESS, ...window }, -1, { useCache: false });
+    times.push(performance.now() - t);
+  }
+  if (!result) throw new Error("no scan");
+  return { ms: median(times), logs: result.logs.length, requests: result.stats.requests };
+}
+
+async function main(): Promise<void> {
+  const workDir = mkdtempSync(path.join(tmpdir(), "bench-analytics-"));
+  const cleanups: (() => Promise<void>)[] = [async () => rmSync(workDir, { recursive: true, force: true })];
+  try {
+    const chain = await benchChain(workDir);
+    cleanups.unshift(() => chain.stop());
+    const stubs = await startUpstreamStubs();
+    cleanups.unshift(() => stubs.close());
+    const { window } = chain;
+    const payTo = devnetAccounts()[1]?.address as `0x${string}`;
+
+    const direct = createChainClient(baseChain([chain.rpcUrl]), rpcTransport([chain.rpcUrl]));
+    const proxy = await latencyProxy(chain.rpcUrl, LATENCY_MS);
+    cleanups.unshift(() => proxy.close());
+    const distant = createChainClient(baseChain([proxy.url]), rpcTransport([proxy.url]));
+
+    const rows: string[][] = [];
+    for (const [label, client] of [
+      ["anvil, direct", direct],
+      [`anvil + ${LATENCY_MS} ms per request`, distant],
+    ] as const) {
+      const concurrent = await timeScan(client, window, DEFAULT_SCAN_CONCURRENCY);
+      const sequential = await timeScan(client, window, 1);
+      if (concurrent.logs !== TRANSFERS || sequential.logs !== TRANSFERS) {
+        throw new Error(`scan found ${concurrent.logs}/${sequential.logs} transfers, expected ${TRANSFERS}`);
+      }
+      rows.push([
+        label,
+        `${concurrent.requests}`,
+        `${concurrent.ms.toFixed(0)} ms`,
+        `${sequential.ms.toFixed(0)} ms`,
+        `${(sequential.ms / concurrent.ms).toFixed(2)}x`,
+      ]);
+    }
+
+    // The functions as the service runs them, with the stub market APIs (no payment: that is not analytics cost).
+    const settings: AnalyticsSettings = {
+      mode: "local",
+      upstreams: {
+        dexscreenerUrl: stubs.urls.dexscreener,
+        defillamaUrl: stubs.urls.defillama,
+        defillamaCoinsUrl: stubs.urls.defillamaCoins,
+        hyperliquidUrl: stubs.urls.hyperliquid,
+        timeoutMs: 8_000,
+      },
+    };
+    const ctx = (route: FunctionContext["route"]): FunctionContext => ({
+      config: {
+        mode: "local",
+        network: "eip155:8453",
+        chainId: 8453,
+        usdc: USDC_ADDRESS,
+        payTo,
+        publicUrl: undefined,
+        version: "bench",
+        validateResponses: false,
+      },
+      chain: direct,
+      log: createLogger("silent"),
+      // The analytics functions never touch the store.
+      store: undefined as never,
+      analytics: settings,
+      requestId: "bench",
+      payment: null,
+      route,
+      now: () => new Date(),
+    });
+    const head = Number(await direct.getBlockNumber({ cacheTime: 0 }));
+    const blocks = head - window.fromBlock + 1;
+    const expectedWhales = Array.from({ length: TRANSFERS }, (_, i) => amountOf(i)).filter(
+      (v) => v * 10_001n >= 100_000n * 10n ** 10n,
+    ).length;
+    let t = performance.now();
+    const whales = await whaleWatchFn.run({ blocks }, ctx(whaleWatch));
+    const whaleColdMs = performance.now() - t;
+    t = performance.now();
+    await whaleWatchFn.run({ blocks }, ctx(whaleWatch));
+    const whaleWarmMs = performance.now() - t;
+    if (whales.events_found !== expectedWhales || whales.transfers_scanned !== TRANSFERS) {
+      throw new Error(
+        `whale-watch found ${whales.events_found} whales in ${whales.transfers_scanned} transfers, expected ${expectedWhales} in ${TRANSFERS}`,
+      );
+    }
+
+    const address = devnetAccounts()[2]?.address as `0x${string}`;
+    const profileCtx = ctx(walletProfile);
+    await walletProfileFn.run({ address }, profileCtx); // warm the caches
+    let calls = 0;
+    const until = performance.now() + PROFILE_SECONDS * 1000;
+    const workers = Array.from({ length: 8 }, async () => {
+      while (performance.now() < until) {
+        await walletProfileFn.run({ address }, profileCtx);
+        calls++;
+      }
+    });
+    await Promise.all(workers);
+    const perSecond = calls / PROFILE_SECONDS;
+
+    const table = (header: string[], body: string[][]) => {
+      const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => (r[i] ?? "").length)));
+      const line = (cells: string[]) => `  ${cells.map((c, i) => c.padEnd(widths[i] as number)).join("  ")}`;
+      return [line(header), line(widths.map((w) => "-".repeat(w))), ...body.map(line)].join("\n");
+    };
+    console.log(
+      `\nwhale-watch scan: ${BLOCKS} blocks (${window.fromBlock}-${window.toBlock}), ${TRANSFERS} USDC transfers, ${REPEATS} runs each (median), no cache`,
+    );
+    console.log(table(["RPC", "eth_getLogs", `concurrent (${DEFAULT_SCAN_CONCURRENCY} in flight)`, "one at a time", "speed-up"], rows));
+    console.log(
+      `\nwhale-watch function, ${blocks} blocks up to the head: ${whales.events_found} whales of ${whales.transfers_scanned} transfers`,
+    );
+    console.log(
+      table(
+        ["run", "time"],
+        [
+          ["cold caches", `${whaleColdMs.toFixed(0)} ms`],
+          ["warm (final chunks cached)", `${whaleWarmMs.toFixed(0)} ms`],
+        ],
+      ),
+    );
+    console.log(
+      `\nwallet-profile with warm caches (function level, 8 concurrent callers, ${PROFILE_SECONDS} s): ${perSecond.toFixed(0)} calls/s`,
+    );
+  } finally {
+    for (const cleanup of cleanups) await cleanup().catch(() => {});
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error("bench-analytics failed:", error instanceof Error ? error.message : error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,146 @@
+/**
+ * USD prices of Base tokens: the deepest Base pair on DexScreener, DefiLlama's coins API when
+ * DexScreener has no usable pair or fails. Prices stay decimal strings so that USD thresholds
+ * can be compared exactly (usd-value.ts).
+ */
+import { type Address, getAddress, isAddressEqual } from "viem";
+import { UpstreamError } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import type { DefiLlama } from "../upstreams/defillama.ts";
+import { basePairsDeepestFirst, type DexPair, type DexScreener, pairLiquidityUsd, pairVolume24hUsd } from "../upstreams/dexscreener.ts";
+import { divideDecimals, formatExact, parseDecimal } from "./usd-value.ts";
+
+/** The pair a price was read from. */
+export interface PriceSourcePair {
+  address: string;
+  dex_id: string;
+  base_symbol: string;
+  quote_symbol: string;
+  liquidity_usd: number;
+  volume_24h_usd: number;
+}
+
+/** A token's USD price and where it came from. */
+export interface TokenPrice {
+  token: Address;
+  /** Decimal string, e.g. "3120.45". */
+  price_usd: string;
+  /** 24 h change in percent when the source gives one for this token. */
+  change_24h_pct: number | null;
+  source: "dexscreener" | "defillama";
+  /** How the price was read from the pair: as its base token, or derived from a pair quoting it. */
+  method: "base_token_price" | "derived_from_quote" | "defillama_coins";
+  pair: PriceSourcePair | null;
+  /** Epoch ms when this service fetched the data. */
+  fetchedAt: number;
+}
+
+/** The pair facts answers show. */
+export function describePair(pair: DexPair): PriceSourcePair {
+  return {
+    address: getAddress(pair.pairAddress),
+    dex_id: pair.dexId,
+    base_symbol: pair.baseToken.symbol,
+    quote_symbol: pair.quoteToken.symbol,
+    liquidity_usd: pairLiquidityUsd(pair),
+    volume_24h_usd: pairVolume24hUsd(pair),
+  };
+}
+
+/**
+ * The price of `token` from DexScreener pairs: the deepest pair where it is the base token;
+ * else, from the deepest pair quoting it, base price / price of base in quote units.
+ */
+export function priceFromPairs(token: Address, pairs: readonly DexPair[], fetchedAt: number): TokenPrice | undefined {
+  const ordered = basePairsDeepestFirst(pairs, token);
+  const asBase = ordered.find((p) => isAddressEqual(p.baseToken.address as Address, token) && p.priceUsd);
+  if (asBase?.priceUsd) {
+    return {
+      token: getAddress(token),
+      price_usd: formatExact(parseDecimal(asBase.priceUsd)),
+      change_24h_pct: asBase.priceChange?.h24 ?? null,
+      source: "dexscreener",
+      method: "base_token_price",
+      pair: describePair(asBase),
+      fetchedAt,
+    };
+  }
+  const asQuote = ordered.find((p) => p.priceUsd && Number(p.priceNative) > 0);
+  if (asQuote?.priceUsd) {
+    return {
+      token: getAddress(token),
+      price_usd: divideDecimals(parseDecimal(asQuote.priceUsd), parseDecimal(asQuote.priceNative)),
+      change_24h_pct: null,
+      source: "dexscreener",
+      method: "derived_from_quote",
+      pair: describePair(asQuote),
+      fetchedAt,
+    };
+  }
+  return undefined;
+}
+
+/** The DefiLlama coins key of a Base token. */
+export function llamaCoinKey(token: Address): string {
+  return `base:${token.toLowerCase()}`;
+}
+
+/** Prices for the analytics, shared by all requests. */
+export class PriceSource {
+  readonly #dex: DexScreener;
+  readonly #llama: DefiLlama;
+  readonly #log: Logger;
+
+  constructor(dex: DexScreener, llama: DefiLlama, log: Logger) {
+    this.#dex = dex;
+    this.#llama = llama;
+    this.#log = log;
+  }
+
+  /** The USD price of `token`; an `UpstreamError` (502/503/504) when neither source can give one. */
+  async price(token: Address): Promise<TokenPrice> {
+    let dexFailure: unknown;
+    try {
+      const pairs = await this.#dex.tokenPairs(token);
+      const price = priceFromPairs(token, pairs.value, pairs.fetchedAt);
+      if (price) return price;
+    } catch (error) {
+      if (!(error instanceof UpstreamError)) throw error;
+      dexFailure = error;
+      this.#log.warn("dexscreener failed; using defillama coins", {
+        token,
+        error,
+        cause: error.cause instanceof Error ? error.cause.message : undefined,
+      });
+    }
+    const key = llamaCoinKey(token);
+    try {
+      const coins = await this.#llama.coinPrices([key]);
+      const coin = coins.value[key];
+      if (coin) {
+        return {
+          token: getAddress(token),
+          price_usd: formatExact(parseDecimal(coin.price)),
+          change_24h_pct: null,
+          source: "defillama",
+          method: "defillama_coins",
+          pair: null,
+          fetchedAt: coins.fetchedAt,
+        };
+      }
+    } catch (error) {
+      if (!(error instanceof UpstreamError)) throw error;
+      this.#log.warn("defillama coins failed too", { token, error, cause: error.cause instanceof Error ? error.cause.message : undefined });
+      throw dexFailure ?? error;
+    }
+    if (dexFailure) throw dexFailure;
+    throw new UpstreamError("upstream_error", "prices", `Neither DexScreener nor DefiLlama has a USD price for ${getAddress(token)}.`);
+  }
+
+  /** The deepest Base pair trading `token` (as base or quote) and how many pairs DexScreener lists. */
+  async deepestPair(token: Address): Promise<{ pair: DexPair | null; pairsFound: number; fetchedAt: number }> {
+    const pairs = await this.#dex.tokenPairs(token);
+    const ordered = basePairsDeepestFirst(pairs.value, token);
+    return { pair: ordered[0] ?? null, pairsFound: ordered.length, fetchedAt: pairs.fetchedAt };
+  }
+}

@@ -1,0 +1,206 @@
+/**
+ * DefiLlama (keyless): protocol TVL from api.llama.fi and token prices from coins.llama.fi,
+ * the price source's fallback. Shapes follow /work/shared/reference/upstream-apis.md §2.
+ */
+import { type Static, Type } from "@sinclair/typebox";
+import { NotFoundError } from "../errors.ts";
+import { expectShape, fetchUpstreamJson } from "./http-json.ts";
+import { type Cached, TtlCache } from "./ttl-cache.ts";
+
+/** The public TVL API. */
+export const DEFILLAMA_DEFAULT_URL = "https://api.llama.fi";
+/** The public coins (prices) API. */
+export const DEFILLAMA_COINS_DEFAULT_URL = "https://coins.llama.fi";
+/** TVL moves slowly and `/protocols` is several megabytes: reuse it for five minutes. */
+export const DEFILLAMA_TVL_TTL_MS = 5 * 60_000;
+/** Prices are reused for one minute. */
+export const DEFILLAMA_COINS_TTL_MS = 60_000;
+
+const OptionalNumber = Type.Optional(Type.Union([Type.Number(), Type.Null()]));
+
+/** One entry of `GET /protocols` (only the fields the service reads are checked). */
+export const LlamaProtocolSummary = Type.Object({
+  name: Type.String(),
+  slug: Type.String(),
+  tvl: OptionalNumber,
+  change_1d: OptionalNumber,
+  category: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+});
+export type LlamaProtocolSummary = Static<typeof LlamaProtocolSummary>;
+
+const ProtocolList = Type.Array(LlamaProtocolSummary);
+
+/** `GET /protocol/{slug}`: the TVL series and the current TVL per chain. */
+export const LlamaProtocolDetail = Type.Object({
+  name: Type.String(),
+  tvl: Type.Array(Type.Object({ date: Type.Number(), totalLiquidityUSD: Type.Number() })),
+  currentChainTvls: Type.Optional(Type.Record(Type.String(), Type.Number())),
+});
+export type LlamaProtocolDetail = Static<typeof LlamaProtocolDetail>;
+
+const CoinPrices = Type.Object({
+  coins: Type.Record(
+    Type.String(),
+    Type.Object({
+      price: Type.Number(),
+      symbol: Type.Optional(Type.String()),
+      decimals: Type.Optional(Type.Number()),
+      timestamp: Type.Optional(Type.Number()),
+      confidence: Type.Optional(Type.Number()),
+    }),
+  ),
+});
+
+const CoinPercentages = Type.Object({ coins: Type.Record(Type.String(), Type.Number()) });
+
+/** A token price from the coins API. */
+export interface LlamaCoinPrice {
+  price: number;
+  symbol: string | undefined;
+  /** Unix seconds of DefiLlama's price point. */
+  timestamp: number | undefined;
+}
+
+/** TVL of one protocol and its change over 24 h. */
+export interface ProtocolTvl {
+  slug: string;
+  name: string;
+  tvl_usd: number;
+  change_24h_pct: number | null;
+  /** Where the 24 h change came from: the `/protocols` list, or computed from the `/protocol/{slug}` series. */
+  change_source: "protocols_list" | "tvl_series" | "unavailable";
+}
+
+// Keys of currentChainTvls that are not chain TVL (double counting or borrowed funds): DefiLlama's own convention.
+const NON_TVL_KEY = /-|^(staking|pool2|borrowed|vesting|treasury|offers)$/i;
+
+/** The TVL now and 24 h earlier from a protocol's series; null change when the series is too short. */
+export function tvlFromSeries(detail: LlamaProtocolDetail): { tvl_usd: number; change_24h_pct: number | null } {
+  const chainTvls = Object.entries(detail.currentChainTvls ?? {}).filter(([key]) => !NON_TVL_KEY.test(key));
+  const series = [...detail.tvl].sort((a, b) => a.date - b.date);
+  const last = series.at(-1);
+  const tvl = chainTvls.length > 0 ? chainTvls.reduce((sum, [, v]) => sum + v, 0) : (last?.totalLiquidityUSD ?? 0);
+  if (!last) return { tvl_usd: tvl, change_24h_pct: null };
+  const dayBefore = series.filter((p) => p.date <= last.date - 86_400).at(-1);
+  if (!dayBefore || dayBefore.totalLiquidityUSD === 0) return { tvl_usd: tvl, change_24h_pct: null };
+  return { tvl_usd: tvl, change_24h_pct: (last.totalLiquidityUSD / dayBefore.totalLiquidityUSD - 1) * 100 };
+}
+
+/** The DefiLlama adapter. */
+export class DefiLlama {
+  readonly #tvlUrl: string;
+  readonly #coinsUrl: string;
+  readonly #timeoutMs: number;
+  readonly #protocols = new TtlCache<Map<string, LlamaProtocolSummary>>(DEFILLAMA_TVL_TTL_MS, { maxEntries: 1 });
+  readonly #details = new TtlCache<LlamaProtocolDetail | null>(DEFILLAMA_TVL_TTL_MS, { maxEntries: 200 });
+  readonly #prices = new TtlCache<Record<string, LlamaCoinPrice>>(DEFILLAMA_COINS_TTL_MS, { maxEntries: 500 });
+  readonly #percentages = new TtlCache<Record<string, number>>(DEFILLAMA_COINS_TTL_MS, { maxEntries: 500 });
+
+  constructor(tvlUrl: string, coinsUrl: string, timeoutMs: number) {
+    this.#tvlUrl = tvlUrl.replace(/\/+$/, "");
+    this.#coinsUrl = coinsUrl.replace(/\/+$/, "");
+    this.#timeoutMs = timeoutMs;
+  }
+
+  /** Every protocol by slug (`GET /protocols`), reduced to the fields read, with when it was fetched. */
+  protocols(): Promise<Cached<Map<string, LlamaProtocolSummary>>> {
+    return this.#protocols.get("protocols", async () => {
+      const { body } = await fetchUpstreamJson({ upstream: "defillama", url: `${this.#tvlUrl}/protocols`, timeoutMs: this.#timeoutMs });
+      const list = expectShape("defillama", ProtocolList, body);
+      return new Map(
+        list.map((p) => [p.slug.toLowerCase(), { name: p.name, slug: p.slug, tvl: p.tvl ?? null, change_1d: p.change_1d ?? null }]),
+      );
+    });
+  }
+
+  /** One protocol's TVL series (`GET /protocol/{slug}`); null when DefiLlama does not know the slug. */
+  protocolDetail(slug: string): Promise<Cached<LlamaProtocolDetail | null>> {
+    const key = slug.toLowerCase();
+    return this.#details.get(key, async () => {
+      const { status, body } = await fetchUpstreamJson(
+        { upstream: "defillama", url: `${this.#tvlUrl}/protocol/${encodeURIComponent(key)}`, timeoutMs: this.#timeoutMs },
+        true,
+      );
+      if (status === 404) return null;
+      const detail = expectShape("defillama", LlamaProtocolDetail, body);
+      return { name: detail.name, tvl: detail.tvl, ...(detail.currentChainTvls ? { currentChainTvls: detail.currentChainTvls } : {}) };
+    });
+  }
+
+  /**
+   * TVL and 24 h change of `slug`: from the `/protocols` list, computing the change from the
+   * protocol's series when the list has none. Unknown slugs are a 404 naming close matches.
+   */
+  async protocolTvl(slug: string): Promise<Cached<ProtocolTvl>> {
+    const list = await this.protocols();
+    const summary = list.value.get(slug.toLowerCase());
+    if (!summary) {
+      const wanted = slug.toLowerCase();
+      const close = [...list.value.keys()].filter((s) => s.includes(wanted) || wanted.includes(s)).slice(0, 10);
+      throw new NotFoundError(`DefiLlama lists no protocol with slug "${slug}"; slugs look like "aave-v3" or "aerodrome".`, {
+        protocol: slug,
+        similar_slugs: close,
+      });
+    }
+    if (typeof summary.change_1d === "number" && typeof summary.tvl === "number") {
+      return {
+        value: {
+          slug: summary.slug,
+          name: summary.name,
+          tvl_usd: summary.tvl,
+          change_24h_pct: summary.change_1d,
+          change_source: "protocols_list",
+        },
+        fetchedAt: list.fetchedAt,
+      };
+    }
+    const detail = await this.protocolDetail(summary.slug);
+    if (!detail.value) {
+      return {
+        value: { slug: summary.slug, name: summary.name, tvl_usd: summary.tvl ?? 0, change_24h_pct: null, change_source: "unavailable" },
+        fetchedAt: list.fetchedAt,
+      };
+    }
+    const fromSeries = tvlFromSeries(detail.value);
+    return {
+      value: {
+        slug: summary.slug,
+        name: summary.name,
+        tvl_usd: summary.tvl ?? fromSeries.tvl_usd,
+        change_24h_pct: fromSeries.change_24h_pct,
+        change_source: fromSeries.change_24h_pct === null ? "unavailable" : "tvl_series",
+      },
+      fetchedAt: Math.min(list.fetchedAt, detail.fetchedAt),
+    };
+  }
+
+  /** Current prices of `base:0x...` coins (`GET /prices/current/{coins}`); keys echo the request. */
+  coinPrices(coins: readonly string[]): Promise<Cached<Record<string, LlamaCoinPrice>>> {
+    const list = [...coins].sort().join(",");
+    return this.#prices.get(list, async () => {
+      const { body } = await fetchUpstreamJson({
+        upstream: "defillama-coins",
+        url: `${this.#coinsUrl}/prices/current/${list}?searchWidth=4h`,
+        timeoutMs: this.#timeoutMs,
+      });
+      const parsed = expectShape("defillama-coins", CoinPrices, body);
+      return Object.fromEntries(
+        Object.entries(parsed.coins).map(([key, c]) => [key.toLowerCase(), { price: c.price, symbol: c.symbol, timestamp: c.timestamp }]),
+      );
+    });
+  }
+
+  /** 24 h price change in percent of `base:0x...` coins (`GET /percentage/{coins}?period=24h`). */
+  coinChanges24h(coins: readonly string[]): Promise<Cached<Record<string, number>>> {
+    const list = [...coins].sort().join(",");
+    return this.#percentages.get(list, async () => {
+      const { body } = await fetchUpstreamJson({
+        upstream: "defillama-coins",
+        url: `${this.#coinsUrl}/percentage/${list}?period=24h`,
+        timeoutMs: this.#timeoutMs,
+      });
+      const parsed = expectShape("defillama-coins", CoinPercentages, body);
+      return Object.fromEntries(Object.entries(parsed.coins).map(([key, v]) => [key.toLowerCase(), v]));
+    });
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * DexScreener (keyless, 300 requests/min): the DEX pairs of Base tokens. Shapes follow
+ * /work/shared/reference/upstream-apis.md §1; fields the service does not read are not
+ * checked, and the ones it reads may be null where DexScreener leaves them out.
+ */
+import { type Static, Type } from "@sinclair/typebox";
+import { getAddress, isAddressEqual } from "viem";
+import { expectShape, fetchUpstreamJson } from "./http-json.ts";
+import { type Cached, TtlCache } from "./ttl-cache.ts";
+
+const UPSTREAM = "dexscreener";
+/** The public API. */
+export const DEXSCREENER_DEFAULT_URL = "https://api.dexscreener.com";
+/** DexScreener's chain slug for Base (its API does not take 8453). */
+export const DEXSCREENER_BASE_CHAIN = "base";
+/** How long pairs are reused: prices move, but agents asking twice a minute need not cost two calls. */
+export const DEXSCREENER_TTL_MS = 30_000;
+/** DexScreener's limit of addresses per `/tokens/v1` call. */
+const TOKENS_PER_CALL = 30;
+
+const OptionalNumber = Type.Optional(Type.Union([Type.Number(), Type.Null()]));
+const TokenRef = Type.Object({ address: Type.String(), name: Type.String(), symbol: Type.String() });
+
+/** One pair as DexScreener describes it (only the fields the service reads are checked). */
+export const DexPair = Type.Object({
+  chainId: Type.String(),
+  dexId: Type.String(),
+  url: Type.Optional(Type.String()),
+  pairAddress: Type.String(),
+  labels: Type.Optional(Type.Union([Type.Array(Type.String()), Type.Null()])),
+  baseToken: TokenRef,
+  quoteToken: TokenRef,
+  priceNative: Type.String(),
+  priceUsd: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  volume: Type.Optional(Type.Union([Type.Object({ h24: OptionalNumber }), Type.Null()])),
+  priceChange: Type.Optional(Type.Union([Type.Object({ h24: OptionalNumber }), Type.Null()])),
+  liquidity: Type.Optional(Type.Union([Type.Object({ usd: OptionalNumber }), Type.Null()])),
+  pairCreatedAt: Type.Optional(Type.Union([Type.Number(), Type.Null()])),
+});
+export type DexPair = Static<typeof DexPair>;
+
+const PairList = Type.Array(DexPair);
+
+/** Liquidity in USD of a pair, 0 when DexScreener does not know it. */
+export function pairLiquidityUsd(pair: DexPair): number {
+  return pair.liquidity?.usd ?? 0;
+}
+
+/** 24 h volume in USD of a pair, 0 when not given. */
+export function pairVolume24hUsd(pair: DexPair): number {
+  return pair.volume?.h24 ?? 0;
+}
+
+/**
+ * Base pairs that trade `token`, deepest first: by liquidity in USD, ties broken by 24 h
+ * volume, then by pair address so the order never depends on DexScreener's.
+ */
+export function basePairsDeepestFirst(pairs: readonly DexPair[], token: string): DexPair[] {
+  const wanted = getAddress(token);
+  const seen = new Set<string>();
+  return pairs
+    .filter((p) => p.chainId === DEXSCREENER_BASE_CHAIN)
+    .filter(
+      (p) => isAddressEqual(p.baseToken.address as `0x${string}`, wanted) || isAddressEqual(p.quoteToken.address as `0x${string}`, wanted),
+    )
+    .filter((p) => {
+      const key = p.pairAddress.toLowerCase();
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    })
+    .sort(
+      (a, b) =>
+        pairLiquidityUsd(b) - pairLiquidityUsd(a) ||
+        pairVolume24hUsd(b) - pairVolume24hUsd(a) ||
+        a.pairAddress.toLowerCase().localeCompare(b.pairAddress.toLowerCase()),
+    );
+}
+
+/** The DexScreener adapter: validated pairs, cached briefly. */
+export class DexScreener {
+  readonly #baseUrl: string;
+  readonly #timeoutMs: number;
+  readonly #cache = new TtlCache<DexPair[]>(DEXSCREENER_TTL_MS, { maxEntries: 2_000 });
+
+  constructor(baseUrl: string, timeoutMs: number) {
+    this.#baseUrl = baseUrl.replace(/\/+$/, "");
+    this.#timeoutMs = timeoutMs;
+  }
+
+  /** Every Base pair of one token (`GET /token-pairs/v1/base/{token}`), with when it was fetched. */
+  tokenPairs(token: string): Promise<Cached<DexPair[]>> {
+    const address = token.toLowerCase();
+    return this.#cache.get(`pairs:${address}`, async () => {
+      const { body } = await fetchUpstreamJson({
+        upstream: UPSTREAM,
+        url: `${this.#baseUrl}/token-pairs/v1/${DEXSCREENER_BASE_CHAIN}/${address}`,
+        timeoutMs: this.#timeoutMs,
+      });
+      return expectShape(UPSTREAM, PairList, body);
+    });
+  }
+
+  /** Pairs of several tokens in as few calls as DexScreener allows (`GET /tokens/v1/base/{a,b,...}`). */
+  async tokensPairs(tokens: readonly string[]): Promise<Cached<DexPair[]>> {
+    const addresses = [...new Set(tokens.map((t) => t.toLowerCase()))].sort();
+    const batches: string[][] = [];
+    for (let i = 0; i < addresses.length; i += TOKENS_PER_CALL) batches.push(addresses.slice(i, i + TOKENS_PER_CALL));
+    const results = await Promise.all(
+      batches.map((batch) =>
+        this.#cache.get(`tokens:${batch.join(",")}`, async () => {
+          const { body } = await fetchUpstreamJson({
+            upstream: UPSTREAM,
+            url: `${this.#baseUrl}/tokens/v1/${DEXSCREENER_BASE_CHAIN}/${batch.join(",")}`,
+            timeoutMs: this.#timeoutMs,
+          });
+          return expectShape(UPSTREAM, PairList, body);
+        }),
+      ),
+    );
+    return {
+      value: results.flatMap((r) => r.value),
+      fetchedAt: Math.min(...results.map((r) => r.fetchedAt)),
+    };
+  }
+}

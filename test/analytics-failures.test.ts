@@ -1,0 +1,157 @@
+/**
+ * When the chain node or a market API fails, a paid analytics call answers with the right
+ * status and is not charged: RPC down (503), RPC refusing large ranges (still the exact
+ * answer), a slow upstream (504), malformed or reshaped JSON (502), rate limiting (503 with
+ * Retry-After); and a failing DexScreener falls back to DefiLlama prices.
+ */
+import { http } from "viem";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import type { RunningService } from "../src/server/service.ts";
+import { type StubFault, type StubUpstream, startUpstreamStubs, type UpstreamStubs } from "../src/stubs/upstream-stubs.ts";
+import { startRpcProxy } from "./support/rpc-proxy.ts";
+import { paidPost, wallet } from "./support/scenario.ts";
+import { devnet, startTestService, testConfig } from "./support/service.ts";
+
+const started: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  await Promise.all(started.splice(0).map((s) => s.close()));
+});
+
+let normal: RunningService | undefined;
+afterAll(() => normal?.close());
+
+/** A service whose market APIs are a fresh stub server with `faults`, and upstream calls limited to 300 ms. */
+async function serviceWithFaults(
+  faults: Partial<Record<StubUpstream, StubFault>>,
+): Promise<{ service: RunningService; stubs: UpstreamStubs }> {
+  const stubs = await startUpstreamStubs({ faults, slowMs: 5_000 });
+  started.push(stubs);
+  const service = await startTestService({
+    config: testConfig({
+      DEXSCREENER_URL: stubs.urls.dexscreener,
+      DEFILLAMA_URL: stubs.urls.defillama,
+      DEFILLAMA_COINS_URL: stubs.urls.defillamaCoins,
+      HYPERLIQUID_URL: stubs.urls.hyperliquid,
+      UPSTREAM_TIMEOUT_MS: "300",
+    }),
+  });
+  started.push(service);
+  return { service, stubs };
+}
+
+describe("the chain node", () => {
+  it("down: wallet-profile and whale-watch answer 503 and charge nothing", async () => {
+    const rpc = await startRpcProxy(devnet().rpcUrl, { down: true });
+    started.push(rpc);
+    const service = await startTestService({ readTransport: http(rpc.url, { retryCount: 0 }) });
+    started.push(service);
+    for (const [path, body] of [
+      ["/api/wallet-profile", { address: wallet("whale-1").address }],
+      ["/api/whale-watch", {}],
+    ] as const) {
+      const answer = await paidPost(service, path, body, 7);
+      expect(answer.status, path).toBe(503);
+      expect(answer.body).toMatchObject({ error: { code: "unavailable", details: { upstream: "rpc" } } });
+      expect(answer.spent).toBe(0n);
+      expect(answer.headers.get("payment-response")).toBeNull();
+    }
+  });
+
+  it("refusing ranges over 100 blocks: whale-watch still gives the exact answer, and is charged", async () => {
+    const rpc = await startRpcProxy(devnet().rpcUrl, { maxLogRange: 100 });
+    started.push(rpc);
+    const picky = await startTestService({ readTransport: http(rpc.url, { retryCount: 0 }) });
+    started.push(picky);
+    normal ??= await startTestService();
+    const reference = await paidPost(normal, "/api/whale-watch", { blocks: 43200, min_usd: 50000 }, 6);
+    const answer = await paidPost(picky, "/api/whale-watch", { blocks: 43200, min_usd: 50000 }, 7);
+    expect(answer.status).toBe(200);
+    expect(answer.spent).toBe(100_000n);
+    expect(answer.body.largest).toEqual(reference.body.largest);
+    expect(answer.body.events_found).toBe(reference.body.events_found);
+    expect(rpc.getLogs.some((r) => r.refused)).toBe(true);
+    expect(rpc.getLogs.filter((r) => !r.refused).every((r) => r.to - r.from + 1 <= 100)).toBe(true);
+  });
+});
+
+describe("market APIs", () => {
+  it("slow (DexScreener and DefiLlama both past the time limit): gas-tracker answers 504, not charged", async () => {
+    const { service } = await serviceWithFaults({ dexscreener: "slow", "defillama-coins": "slow" });
+    const started = Date.now();
+    const answer = await paidPost(service, "/api/gas-tracker", {}, 7);
+    expect(answer.status).toBe(504);
+    expect(answer.body).toMatchObject({ error: { code: "upstream_timeout", details: { upstream: "dexscreener" } } });
+    expect(answer.spent).toBe(0n);
+    expect(Date.now() - started).toBeLessThan(4_000);
+  });
+
+  it("slow Hyperliquid: defi-sentiment answers 504, not charged", async () => {
+    const { service } = await serviceWithFaults({ hyperliquid: "slow" });
+    const answer = await paidPost(service, "/api/defi-sentiment", { asset: "ETH" }, 7);
+    expect(answer.status).toBe(504);
+    expect(answer.body).toMatchObject({ error: { code: "upstream_timeout", details: { upstream: "hyperliquid" } } });
+    expect(answer.spent).toBe(0n);
+  });
+
+  it("malformed JSON: defi-sentiment (Hyperliquid) and whale-watch (both price sources) answer 502, not charged", async () => {
+    const { service } = await serviceWithFaults({ hyperliquid: "malformed", dexscreener: "malformed", "defillama-coins": "malformed" });
+    const sentiment = await paidPost(service, "/api/defi-sentiment", { asset: "BTC" }, 7);
+    expect(sentiment.status).toBe(502);
+    expect(sentiment.body).toMatchObject({
+      error: { code: "upstream_error", message: "hyperliquid answered with malformed JSON.", details: { upstream: "hyperliquid" } },
+    });
+    expect(sentiment.spent).toBe(0n);
+    const whales = await paidPost(service, "/api/whale-watch", {}, 7);
+    expect(whales.status).toBe(502);
+    expect(whales.body).toMatchObject({ error: { code: "upstream_error", details: { upstream: "dexscreener" } } });
+    expect(whales.spent).toBe(0n);
+  });
+
+  it("JSON of the wrong shape: DefiLlama protocols answer 502 for defi-sentiment, not charged", async () => {
+    const { service } = await serviceWithFaults({ defillama: "wrong_shape" });
+    const answer = await paidPost(service, "/api/defi-sentiment", { protocol: "aave-v3" }, 7);
+    expect(answer.status).toBe(502);
+    expect(answer.body).toMatchObject({
+      error: { code: "upstream_error", message: "defillama answered in an unexpected shape.", details: { upstream: "defillama" } },
+    });
+    expect(answer.spent).toBe(0n);
+  });
+
+  it("rate limited: 503 with the upstream's Retry-After, not charged", async () => {
+    const { service } = await serviceWithFaults({ hyperliquid: "rate_limited" });
+    const answer = await paidPost(service, "/api/defi-sentiment", {}, 7);
+    expect(answer.status).toBe(503);
+    expect(answer.headers.get("retry-after")).toBe("7");
+    expect(answer.body).toMatchObject({ error: { code: "unavailable", details: { upstream: "hyperliquid" } } });
+    expect(answer.spent).toBe(0n);
+  });
+
+  it("DexScreener failing: prices come from DefiLlama coins, and the answer says so", async () => {
+    const { service, stubs } = await serviceWithFaults({ dexscreener: "error" });
+    const whales = await paidPost(service, "/api/whale-watch", { min_usd: 1_000_000 }, 7);
+    expect(whales.status).toBe(200);
+    expect(whales.spent).toBe(100_000n);
+    expect(whales.body).toMatchObject({ price_usd: "0.9999", price_source: "defillama" });
+    // Valued at DefiLlama's 0.9999, to the cent: 1,000,000 USDC would be 999,900 USD, under the line.
+    expect((whales.body.largest as { amount: string; amount_usd: number }[]).map((w) => [w.amount, w.amount_usd])).toEqual([
+      ["5000000", 4999500],
+      ["3000000", 2999700],
+      ["2000000", 1999800],
+      ["1560000", 1559844],
+      ["1500000", 1499850],
+      ["1200000", 1199880],
+    ]);
+    const markets = await fetch(`${service.url}/api/markets`);
+    const body = (await markets.json()) as {
+      pairs: { symbol: string; price_usd: string; change_24h_pct: number; source: string; pair: string | null }[];
+    };
+    expect(body.pairs.map((p) => [p.symbol, p.price_usd, p.change_24h_pct, p.source, p.pair])).toEqual([
+      ["WETH", "3119.87", 1.79, "defillama", null],
+      ["cbBTC", "97240.5", 0.81, "defillama", null],
+      ["cbETH", "3404.2", 1.7, "defillama", null],
+      ["AERO", "0.7209", 3.9, "defillama", null],
+      ["USDC", "0.9999", -0.01, "defillama", null],
+    ]);
+    expect(stubs.requests.filter((r) => r.upstream === "dexscreener").length).toBeGreaterThanOrEqual(2);
+  });
+});

@@ -1,0 +1,190 @@
+/**
+ * The Transfer log scanner against the seeded devnet, directly and through an RPC proxy that
+ * refuses large ranges the way public providers do: every transfer of the ground truth comes
+ * back in chain order, however the provider slices the window, and final chunks are cached.
+ */
+import { HttpRequestError, type PublicClient, RpcRequestError } from "viem";
+import { afterEach, describe, expect, it } from "vitest";
+import { baseChain, createChainClient, rpcTransport } from "../src/chain/client.ts";
+import { isRangeRefusal, rangeLimitFromRefusal, type TransferLog, TransferScanner } from "../src/chain/log-scanner.ts";
+import { UpstreamError } from "../src/errors.ts";
+import { type RpcProxy, startRpcProxy } from "./support/rpc-proxy.ts";
+import { scenario, transfersOf, wallet } from "./support/scenario.ts";
+import { devnet } from "./support/service.ts";
+
+const USDC = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
+const WETH = "0x4200000000000000000000000000000000000006";
+
+function clientOf(url: string): PublicClient {
+  return createChainClient(baseChain([url]), rpcTransport([url], { retryCount: 0, timeoutMs: 5_000 }));
+}
+
+/** The ground truth's transfers as the scanner reports them. */
+function truthLogs(token: "USDC" | "WETH", filter: (t: { from: string; to: string }) => boolean = () => true): TransferLog[] {
+  const s = scenario();
+  return transfersOf(token, s.startBlock, s.endBlock)
+    .filter(filter)
+    .map((t) => ({
+      token: t.tokenAddress,
+      blockNumber: t.block,
+      logIndex: t.logIndex,
+      txHash: t.txHash,
+      from: t.from,
+      to: t.to,
+      value: BigInt(t.value),
+    }));
+}
+
+const proxies: RpcProxy[] = [];
+afterEach(async () => {
+  await Promise.all(proxies.splice(0).map((p) => p.close()));
+});
+async function proxy(options: Parameters<typeof startRpcProxy>[1]): Promise<RpcProxy> {
+  const p = await startRpcProxy(devnet().rpcUrl, options);
+  proxies.push(p);
+  return p;
+}
+
+describe("reading the window", () => {
+  it("returns every USDC and WETH transfer of the scenario in chain order, across aligned chunks", async () => {
+    const s = scenario();
+    const scanner = new TransferScanner(clientOf(devnet().rpcUrl), { chunkSize: 50, concurrency: 4 });
+    const { finalized } = await scanner.head();
+    const usdc = await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock }, finalized);
+    expect(usdc.logs).toEqual(truthLogs("USDC"));
+    expect(usdc.stats).toMatchObject({ chunks: Math.floor(s.endBlock / 50) - Math.floor(s.startBlock / 50) + 1, refusals: 0 });
+    const weth = await scanner.transfers({ token: WETH, fromBlock: s.startBlock, toBlock: s.endBlock }, finalized);
+    expect(weth.logs).toEqual(truthLogs("WETH"));
+  });
+
+  it("filters by sender and by recipient in the request (indexed topics)", async () => {
+    const s = scenario();
+    const exchange = wallet("exchange-a").address;
+    const scanner = new TransferScanner(clientOf(devnet().rpcUrl), { chunkSize: 100 });
+    const sent = await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock, from: exchange }, 0);
+    const received = await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock, to: exchange }, 0);
+    expect(sent.logs).toEqual(truthLogs("USDC", (t) => t.from === exchange));
+    expect(received.logs).toEqual(truthLogs("USDC", (t) => t.to === exchange));
+    expect(sent.logs.length).toBeGreaterThan(2);
+  });
+
+  it("gives the same answer one request at a time as with several in flight", async () => {
+    const s = scenario();
+    const scanner = new TransferScanner(clientOf(devnet().rpcUrl), { chunkSize: 25 });
+    const window = { token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock } as const;
+    const one = await scanner.transfers(window, 0, { concurrency: 1 });
+    const many = await scanner.transfers(window, 0, { concurrency: 8 });
+    expect(one.logs).toEqual(truthLogs("USDC"));
+    expect(many.logs).toEqual(one.logs);
+    expect(one.stats.requests).toBe(many.stats.requests);
+  });
+});
+
+describe("a provider that refuses large ranges", () => {
+  it("halves a refused range until the provider takes it, then keeps to that size", async () => {
+    const s = scenario();
+    const rpc = await proxy({ maxLogRange: 20 });
+    const scanner = new TransferScanner(clientOf(rpc.url), { chunkSize: 50, concurrency: 1 });
+    const { logs, stats } = await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock }, 0);
+    expect(logs).toEqual(truthLogs("USDC"));
+    // The first chunk (from the scenario's start to the next multiple of 50) is refused and halved
+    // until it fits; from then on no request is larger than the size that was accepted.
+    const expected: [number, boolean][] = [];
+    let size = 50 - (s.startBlock % 50);
+    while (size > 20) {
+      expected.push([size, true]);
+      size = Math.ceil(size / 2);
+    }
+    expected.push([size, false]);
+    expect(rpc.getLogs.slice(0, expected.length).map((r) => [r.to - r.from + 1, r.refused])).toEqual(expected);
+    expect(stats.maxRange).toBe(size);
+    expect(rpc.getLogs.filter((r) => !r.refused).every((r) => r.to - r.from + 1 <= 20)).toBe(true);
+    expect(rpc.getLogs.filter((r) => r.refused).length).toBe(stats.refusals);
+    expect(stats.refusals).toBe(expected.length - 1);
+  });
+
+  it("goes straight to the limit a refusal names", async () => {
+    const s = scenario();
+    const rpc = await proxy({ maxLogRange: 30, refusalMessage: (n) => `query exceeds max block range of ${n}` });
+    const scanner = new TransferScanner(clientOf(rpc.url), { chunkSize: 200, concurrency: 1 });
+    const { logs, stats } = await scanner.transfers({ token: WETH, fromBlock: s.startBlock, toBlock: s.endBlock }, 0);
+    expect(logs).toEqual(truthLogs("WETH"));
+    expect(stats).toMatchObject({ refusals: 1, maxRange: 30 });
+    expect(rpc.getLogs.filter((r) => !r.refused).every((r) => r.to - r.from + 1 <= 30)).toBe(true);
+  });
+
+  it("reads a window of single blocks when that is all the provider allows", async () => {
+    const s = scenario();
+    const rpc = await proxy({
+      maxLogRange: 1,
+      refusalMessage: () => "Log response size exceeded. You can make eth_getLogs requests with up to a 1 block range.",
+    });
+    const scanner = new TransferScanner(clientOf(rpc.url), { chunkSize: 2_000 });
+    const from = s.endBlock - 40;
+    const { logs, stats } = await scanner.transfers({ token: USDC, fromBlock: from, toBlock: s.endBlock }, 0);
+    expect(logs).toEqual(truthLogs("USDC").filter((l) => l.blockNumber >= from));
+    expect(stats.maxRange).toBe(1);
+  });
+});
+
+describe("caching", () => {
+  it("reads final chunks once: a second scan of the same window sends no eth_getLogs", async () => {
+    const s = scenario();
+    const rpc = await proxy({});
+    const scanner = new TransferScanner(clientOf(rpc.url), { chunkSize: 50 });
+    const { finalized } = await scanner.head();
+    const toBlock = Math.floor((finalized + 1) / 50) * 50 - 1; // the last chunk end at or below the finalized block
+    const first = await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock }, finalized);
+    const requests = rpc.getLogs.length;
+    const second = await scanner.transfers({ token: USDC, fromBlock: s.startBlock + 7, toBlock }, finalized);
+    expect(rpc.getLogs.length).toBe(requests);
+    expect(second.stats.cachedChunks).toBe(second.stats.chunks);
+    expect(second.logs).toEqual(first.logs.filter((l) => l.blockNumber >= s.startBlock + 7));
+    // Other test files' payments may follow the scenario: compare the scenario's blocks.
+    expect(first.logs.filter((l) => l.blockNumber <= s.endBlock)).toEqual(truthLogs("USDC").filter((l) => l.blockNumber <= toBlock));
+  });
+
+  it("never caches chunks above the finalized block", async () => {
+    const s = scenario();
+    const rpc = await proxy({});
+    const scanner = new TransferScanner(clientOf(rpc.url), { chunkSize: 50 });
+    await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock }, s.startBlock - 1);
+    const requests = rpc.getLogs.length;
+    await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock }, s.startBlock - 1);
+    expect(rpc.getLogs.length).toBe(2 * requests);
+  });
+});
+
+describe("failures", () => {
+  it("turns an unreachable node into a 503 upstream error", async () => {
+    const rpc = await proxy({ down: true });
+    const scanner = new TransferScanner(clientOf(rpc.url));
+    const error = await scanner.transfers({ token: USDC, fromBlock: 0, toBlock: 10 }, 0).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect(error).toMatchObject({ code: "unavailable", status: 503, upstream: "rpc" });
+  });
+
+  it("recognises providers' range refusals and the limits they name, and nothing else", () => {
+    const rpcError = (message: string) => new RpcRequestError({ body: {}, url: "http://rpc", error: { code: -32000, message } });
+    const alchemy =
+      "Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range and no limit on the response size, or you can request any block range with a cap of 10K logs in the response. Based on your parameters, this block range should work: [0x1e8480, 0x1e8c4f]";
+    expect(rangeLimitFromRefusal(rpcError(alchemy))).toBe(2_000);
+    expect(rangeLimitFromRefusal(rpcError("query returned more than 10000 results. Try with this block range [0x10, 0x1F]."))).toBe(16);
+    expect(rangeLimitFromRefusal(rpcError("eth_getLogs is limited to a 10,000 range"))).toBe(10_000);
+    expect(rangeLimitFromRefusal(rpcError("exceed maximum block range: 50"))).toBe(50);
+    expect(rangeLimitFromRefusal(rpcError("up to a 2K block range"))).toBe(2_000);
+    expect(rangeLimitFromRefusal(rpcError("block range too large"))).toBeUndefined();
+    for (const text of [
+      alchemy,
+      "block range too large",
+      "ranges over 1000 blocks are not supported",
+      "query timeout exceeded",
+      "eth_getLogs is limited to a 10,000 range",
+    ]) {
+      expect(isRangeRefusal(rpcError(text)), text).toBe(true);
+    }
+    expect(isRangeRefusal(rpcError("header not found"))).toBe(false);
+    expect(isRangeRefusal(rpcError("execution reverted"))).toBe(false);
+    expect(isRangeRefusal(new HttpRequestError({ url: "http://rpc", status: 429, details: "exceeds the limit of requests" }))).toBe(false);
+  });
+});
