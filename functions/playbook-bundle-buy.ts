@@ -1,5 +1,4 @@
-/** `POST /api/compute/playbook-bundle`: the full playbooks, all 13 or one topic, as JSON and optionally one Markdown document. */
-import { PLAYBOOK_IDS } from "../spec/content-schema.ts";
+/** `POST /api/compute/playbook-bundle`: the full playbooks, all of them or one topic, as JSON and optionally one Markdown document. */
 import { buyPlaybookBundle } from "../spec/routes/content.ts";
 import { bundleMarkdown } from "../src/content/bundle-markdown.ts";
 import { catalog, playbookById } from "../src/content/catalog.ts";
@@ -25,10 +24,10 @@ export default defineFunction(buyPlaybookBundle, async (input) => {
     bundle: bundle.bundle,
     bundle_id: bundle.bundle_id,
     version: bundle.version,
-    items_total: PLAYBOOK_IDS.length,
+    items_total: catalog.playbooks.length,
     items_returned: chosen.length,
     topic_found: input.topic === undefined ? null : true,
     items: chosen.map((p) => p.item),
-    ...(input.format === "markdown" ? { markdown: bundleMarkdown(bundle, chosen, PLAYBOOK_IDS.length) } : {}),
+    ...(input.format === "markdown" ? { markdown: bundleMarkdown(bundle, chosen, catalog.playbooks.length) } : {}),
   };
 });

@@ -1,5 +1,5 @@
 /** `GET /api/compute/playbook-bundle`: the free preview of the bundle (ids, titles, owner requests). */
-import { BUNDLE_PRICE_USDC, PLAYBOOK_IDS } from "../spec/content-schema.ts";
+import { BUNDLE_PRICE_USDC } from "../spec/content-schema.ts";
 import { getPlaybookBundle } from "../spec/routes/content.ts";
 import { catalog } from "../src/content/catalog.ts";
 import { defineFunction } from "../src/context.ts";
@@ -16,7 +16,7 @@ export default defineFunction(getPlaybookBundle, async () => {
     // The compiler refuses any other price in content/bundle.md, so the constant and the file agree.
     price_usdc: BUNDLE_PRICE_USDC,
     how_to_buy: bundle.how_to_buy,
-    items_total: PLAYBOOK_IDS.length,
+    items_total: catalog.playbooks.length,
     items: catalog.playbooks.map((p) => p.preview),
   };
 });

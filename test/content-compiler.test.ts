@@ -94,6 +94,13 @@ describe("fixtures", () => {
     throw new Error("the fixture compiled, but a problem was expected");
   }
 
+  it("takes an added playbook with no other change: one more Markdown file", async () => {
+    writeFileSync(path.join(dir, "content/playbooks/extra-one.md"), playbook("extra-one", 14));
+    const c = await compileContent(dir, { outFile: null, today: "2026-11-21" });
+    expect(c.playbooks.map((p) => p.item.id).at(-1)).toBe("extra-one");
+    expect(c.playbooks).toHaveLength(14);
+  });
+
   describe("a good fixture", () => {
     it("compiles steps, pitfalls, verify and renditions exactly as the format says", async () => {
       const outFile = path.join(dir, ".generated/content.json");
@@ -192,9 +199,9 @@ describe("fixtures", () => {
         want: { file: "content/playbooks/telegram-alerts-secure.md", field: "file", expected: /this playbook of the bundle/ },
       },
       {
-        name: "an unknown playbook",
+        name: "an added playbook whose position is taken",
         breakIt: () => writeFileSync(path.join(dir, "content/playbooks/extra-one.md"), playbook("extra-one", 13)),
-        want: { file: "content/playbooks/extra-one.md", field: "file name", expected: /one of the 13 playbook ids/ },
+        want: { file: "content/playbooks/extra-one.md", field: "order", expected: /a position 1-14 no other file uses/ },
       },
       {
         name: "two playbooks in the same position",

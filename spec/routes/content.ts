@@ -32,7 +32,7 @@ export const PlaybookBundlePreview = Type.Object({
   free: Type.Literal(true, { description: "this preview is free" }),
   price_usdc: Type.Literal(BUNDLE_PRICE_USDC, { description: "price of the full bundle (POST) in USD" }),
   how_to_buy: Type.String(),
-  items_total: Type.Literal(PLAYBOOK_IDS.length),
+  items_total: Type.Integer({ minimum: PLAYBOOK_IDS.length, description: "playbooks in the bundle (13 in the spec)" }),
   items: Type.Array(PlaybookPreviewItem),
 });
 export type PlaybookBundlePreview = Static<typeof PlaybookBundlePreview>;
@@ -59,8 +59,8 @@ export const PlaybookBundlePurchase = Type.Object({
   bundle: Type.String(),
   bundle_id: Type.Literal(BUNDLE_ID),
   version: Type.String(),
-  items_total: Type.Literal(PLAYBOOK_IDS.length),
-  items_returned: Type.Integer({ minimum: 1, description: "13, or 1 when a topic was given" }),
+  items_total: Type.Integer({ minimum: PLAYBOOK_IDS.length, description: "playbooks in the bundle (13 in the spec)" }),
+  items_returned: Type.Integer({ minimum: 1, description: "all of them, or 1 when a topic was given" }),
   topic_found: Type.Union([Type.Boolean(), Type.Null()], {
     description: "true when a topic was given (and found); null when none was given",
   }),
@@ -74,7 +74,7 @@ export const buyPlaybookBundle = defineRoute({
   method: "POST",
   path: "/api/compute/playbook-bundle",
   operationId: "buyPlaybookBundle",
-  summary: "Playbook bundle: all 13 playbooks (or one topic) with steps, commands, pitfalls and checks",
+  summary: "Playbook bundle: every playbook (or one topic) with steps, commands, pitfalls and checks",
   description:
     "Paid. Every playbook in full: what it solves, numbered steps each with what to do and the exact command, pitfalls, and checks that prove it worked. topic narrows the answer to one playbook id (an unknown id is a 404 listing the valid ids, not charged); format markdown adds the same content as one Markdown document.",
   tags: ["playbooks"],
@@ -82,7 +82,9 @@ export const buyPlaybookBundle = defineRoute({
   fn: "playbook-bundle-buy",
   body: Type.Object(
     {
-      topic: Type.Optional(Type.String({ minLength: 1, description: `one playbook id (${PLAYBOOK_IDS.join(", ")}); omit for all 13` })),
+      topic: Type.Optional(
+        Type.String({ minLength: 1, description: `one playbook id (${PLAYBOOK_IDS.join(", ")}, or any added later); omit for all` }),
+      ),
       format: Type.Optional(
         Type.Union([Type.Literal("json"), Type.Literal("markdown")], { description: '"json" (default) or "markdown"' }),
       ),
