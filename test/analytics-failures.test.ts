@@ -74,6 +74,20 @@ describe("the chain node", () => {
   });
 });
 
+describe("the chain node refusing every range", () => {
+  it("even one block: whale-watch gives up with an upstream error and charges nothing", async () => {
+    const rpc = await startRpcProxy(devnet().rpcUrl, { maxLogRange: 0 });
+    started.push(rpc);
+    const service = await startTestService({ readTransport: http(rpc.url, { retryCount: 0 }) });
+    started.push(service);
+    const answer = await paidPost(service, "/api/whale-watch", { blocks: 100 }, 7);
+    expect(answer.status).toBe(502);
+    expect(answer.body).toMatchObject({ error: { code: "upstream_error", details: { upstream: "rpc" } } });
+    expect(answer.spent).toBe(0n);
+    expect(answer.headers.get("payment-response")).toBeNull();
+  });
+});
+
 describe("market APIs", () => {
   it("slow (DexScreener and DefiLlama both past the time limit): gas-tracker answers 504, not charged", async () => {
     const { service } = await serviceWithFaults({ dexscreener: "slow", "defillama-coins": "slow" });
