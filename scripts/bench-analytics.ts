@@ -271,7 +271,8 @@ async function timeScan(client: PublicClient, window: { fromBlock: number; toBlo
   return { ms: median(times), logs: result.logs.length, requests: result.stats.requests };
 }
 
-async function main(): Promise<void> {
+/** Run the analytics benchmarks and print their tables. */
+export async function benchAnalytics(): Promise<void> {
   const workDir = mkdtempSync(path.join(tmpdir(), "bench-analytics-"));
   const cleanups: (() => Promise<void>)[] = [async () => rmSync(workDir, { recursive: true, force: true })];
   try {
@@ -398,10 +399,12 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error) => {
-    console.error("bench-analytics failed:", error instanceof Error ? error.message : error);
-    process.exit(1);
-  },
-);
+if (import.meta.url === `file://${process.argv[1]}`) {
+  benchAnalytics().then(
+    () => process.exit(0),
+    (error) => {
+      console.error("bench-analytics failed:", error instanceof Error ? error.message : error);
+      process.exit(1);
+    },
+  );
+}

@@ -53,6 +53,8 @@ it("uses PUBLIC_URL for resource URLs behind a proxy", async () => {
     const res = await fetch(`${proxied.url}/api/payment-verify`, { method: "POST" });
     const body = (await res.json()) as { resource: { url: string } };
     expect(body.resource.url).toBe("https://api.example.com/api/payment-verify");
+    const wellKnown = (await (await fetch(`${proxied.url}/.well-known/x402`)).json()) as { resources: string[]; resource_urls: string[] };
+    expect(wellKnown.resource_urls).toEqual(wellKnown.resources.map((r) => `https://api.example.com${r.split(" ")[1]}`));
   } finally {
     await proxied.close();
   }

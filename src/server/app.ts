@@ -65,6 +65,17 @@ export async function loadAstroHandler(distDir = "dist"): Promise<AstroHandler> 
   return mod.handler;
 }
 
+/**
+ * The built crawler document, plus `resource_urls` (absolute) when the public origin is known:
+ * x402scan reads `resources` as "METHOD /path", some crawlers want absolute URLs.
+ */
+function withAbsoluteResources(built: Buffer, publicUrl: string | undefined): Buffer {
+  if (!publicUrl) return built;
+  const doc = JSON.parse(built.toString("utf8")) as { resources?: string[] };
+  const urls = (doc.resources ?? []).map((r) => `${publicUrl}${r.slice(r.indexOf(" ") + 1)}`);
+  return Buffer.from(`${JSON.stringify({ ...doc, resource_urls: urls }, null, 2)}\n`);
+}
+
 /** Build the Express app. */
 export function createApp({
   config,
@@ -119,7 +130,7 @@ export function createApp({
   // The crawler document has no file extension and lives in a dot folder, which the static
   // server rightly refuses; it is small, so it is read once and served from memory.
   const wellKnownFile = path.resolve(clientDir, ".well-known/x402");
-  const wellKnown = existsSync(wellKnownFile) ? readFileSync(wellKnownFile) : undefined;
+  const wellKnown = existsSync(wellKnownFile) ? withAbsoluteResources(readFileSync(wellKnownFile), config.publicUrl) : undefined;
   app.get("/.well-known/x402", (_req, res) => {
     if (!wellKnown) return sendError(res, 404, "not_found", "The discovery document was not built; run `npm run build`.");
     res.type("application/json").setHeader("Cache-Control", "public, max-age=300");
