@@ -3,14 +3,17 @@
  * available (TEST_DATABASE_URL; `.ci/run` starts one), on PostgreSQL: exact rows for each way
  * a paid call ends, kept answers for retries, and settlements whose outcome was unknown.
  */
+
+import { createHash } from "node:crypto";
 import { decodePaymentResponseHeader } from "@x402/core/http";
 import type { FacilitatorClient } from "@x402/core/server";
-import { http } from "viem";
+import { createWalletClient, http } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { baseChain, rpcTransport } from "../src/chain/client.ts";
 import { createSelfFacilitator } from "../src/server/payments.ts";
 import type { RunningService } from "../src/server/service.ts";
-import { type LedgerRow, ledgerReport, ledgerRowsOf } from "../src/store/ledger.ts";
+import { insertLedgerRow, type LedgerRow, ledgerReport, ledgerRowsOf, markLedgerRowVerified } from "../src/store/ledger.ts";
 import { openStore, type Store } from "../src/store/store.ts";
 import { freshDatabase } from "./support/postgres.ts";
 import {
@@ -241,9 +244,9 @@ describe.each(engines)("ledger on $name", (engine) => {
       const h = await header(4);
       const first = await pay(flaky, h, { tx_hash: unknownTx });
       expect(first.res.status).toBe(402);
-      expect(JSON.parse(first.text).error.code).toBe("settlement_failed");
-      expect(decodePaymentResponseHeader(first.res.headers.get("payment-response") as string).errorReason).toBe("settlement_timeout");
-      expect((await rowsOf(h, 1)).map((r) => [r.outcome, r.status, r.reason])).toEqual([["settlement_unknown", 402, "settlement_timeout"]]);
+      expect(JSON.parse(first.text).error.code).toBe("settlement_unknown");
+      expect(decodePaymentResponseHeader(first.res.headers.get("payment-response") as string).errorReason).toBe("settlement_unknown");
+      expect((await rowsOf(h, 1)).map((r) => [r.outcome, r.status, r.reason])).toEqual([["settlement_unknown", 402, "settlement_unknown"]]);
       // It did land: the buyer paid once.
       expect(await usdcBalance(buyer.address)).toBe(before - 100_000n);
 
@@ -262,6 +265,141 @@ describe.each(engines)("ledger on $name", (engine) => {
     } finally {
       await flaky.close();
     }
+  });
+
+  /** A header with the same payer and nonce as `h` but another (invalid) signature. */
+  function forged(h: string): string {
+    const payload = JSON.parse(Buffer.from(h, "base64").toString()) as { payload: { signature: string } };
+    payload.payload.signature = `0x${"11".repeat(65)}`;
+    return Buffer.from(JSON.stringify(payload)).toString("base64");
+  }
+  const hashOf = (body: unknown) => createHash("sha256").update("POST /api/payment-verify\n").update(JSON.stringify(body)).digest("hex");
+
+  it("never replays a kept answer to a header that only shares the payer and nonce", async () => {
+    const h = await header(0);
+    const first = await pay(service, h, { tx_hash: unknownTx });
+    expect(first.res.status).toBe(200);
+    const forgery = await pay(service, forged(h), { tx_hash: unknownTx });
+    expect(forgery.res.status).toBe(402);
+    expect(forgery.text).not.toBe(first.text);
+  });
+
+  it("never counts an unverified earlier attempt as paid, even when the nonce was used on chain", async () => {
+    const h = await header(0);
+    const body = { tx_hash: `0x${"62".repeat(32)}` };
+    expect((await pay(service, h, { tx_hash: unknownTx })).res.status).toBe(200); // the nonce is now used on chain
+    const { payer, nonce } = claim(h);
+    // What a forged request that disconnected during verify leaves behind: a pending, unverified row.
+    const id = await insertLedgerRow(
+      store,
+      {
+        requestId: "forged",
+        route: "POST /api/payment-verify",
+        payer,
+        amountAtomic: "100000",
+        asset: devnet().usdc,
+        network: "eip155:8453",
+        nonce,
+        validBefore: null,
+        requestHash: hashOf(body),
+        instance: "x",
+      },
+      { outcome: "pending" },
+    );
+    const attempt = await pay(service, forged(h), body);
+    expect(attempt.res.status).toBe(402);
+    expect((await ledgerRowsOf(store, payer, nonce)).find((r) => r.id === id)?.reason).toBe("never_verified");
+  });
+
+  it("never counts a verified earlier attempt as paid when its nonce paid someone else", async () => {
+    const buyer = buyerAccount(3);
+    const h = await header(3);
+    const { payer, nonce } = claim(h);
+    // The buyer spends the same nonce on a transfer to somebody else, directly on chain.
+    const other = buyerAccount(4).address;
+    const elsewhere = await signPayment(await challengeOf(`${service.url}/api/payment-verify`, { method: "POST" }), buyer, {
+      nonce: nonce as `0x${string}`,
+      to: other,
+    });
+    const auth = (
+      JSON.parse(Buffer.from(elsewhere, "base64").toString()) as {
+        payload: { authorization: Record<string, string>; signature: `0x${string}` };
+      }
+    ).payload;
+    const d = devnet();
+    const wallet = createWalletClient({
+      account: privateKeyToAccount(d.facilitator.privateKey),
+      chain: baseChain([d.rpcUrl]),
+      transport: http(d.rpcUrl),
+    });
+    const tx = await wallet.writeContract({
+      address: d.usdc,
+      abi: [
+        {
+          type: "function",
+          name: "transferWithAuthorization",
+          stateMutability: "nonpayable",
+          inputs: [
+            { type: "address" },
+            { type: "address" },
+            { type: "uint256" },
+            { type: "uint256" },
+            { type: "uint256" },
+            { type: "bytes32" },
+            { type: "bytes" },
+          ],
+          outputs: [],
+        },
+      ] as const,
+      functionName: "transferWithAuthorization",
+      args: [
+        payer as `0x${string}`,
+        other,
+        BigInt(auth.authorization.value as string),
+        BigInt(auth.authorization.validAfter as string),
+        BigInt(auth.authorization.validBefore as string),
+        nonce as `0x${string}`,
+        auth.signature,
+      ],
+    });
+    await chainClient().waitForTransactionReceipt({ hash: tx });
+    const body = { tx_hash: `0x${"63".repeat(32)}` };
+    const id = await insertLedgerRow(
+      store,
+      {
+        requestId: "earlier",
+        route: "POST /api/payment-verify",
+        payer,
+        amountAtomic: "100000",
+        asset: d.usdc,
+        network: "eip155:8453",
+        nonce,
+        validBefore: null,
+        requestHash: hashOf(body),
+        instance: "x",
+      },
+      { outcome: "pending" },
+    );
+    await markLedgerRowVerified(store, id);
+    const retry = await pay(service, h, body);
+    expect(retry.res.status).toBe(402);
+    expect(JSON.parse(retry.text).error).toBe("invalid_exact_evm_nonce_already_used");
+    expect((await ledgerRowsOf(store, payer, nonce)).find((r) => r.id === id)?.reason).toBe("authorization_used_elsewhere");
+  });
+
+  it("keeps working with a buyer-chosen validBefore far in the future, and keeps the answer only briefly", async () => {
+    const h = await header(0, { validBefore: 2n ** 45n });
+    const call = await pay(service, h, { tx_hash: unknownTx });
+    expect(call.res.status).toBe(200);
+    const { payer, nonce } = claim(h);
+    const rows = await rowsOf(h, 1);
+    expect(rows.map((r) => [r.outcome, r.valid_before])).toEqual([["settled", 2 ** 45]]);
+    const [kept] = await store.query<{ seconds: number }>(
+      "select extract(epoch from expires_at - now())::int as seconds from paid_answers where payer = lower($1) and nonce = lower($2)",
+      [payer, nonce],
+    );
+    expect(kept?.seconds).toBeLessThanOrEqual(300);
+    expect((await pay(service, h, { tx_hash: unknownTx })).res.status).toBe(200);
   });
 
   it("reports earnings by route and day and the failures, without payer addresses", async () => {

@@ -7,7 +7,16 @@ import { decodePaymentResponseHeader } from "@x402/core/http";
 import { http, type PrivateKeyAccount } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningService } from "../src/server/service.ts";
-import { buyerAccount, chainClient, challengeOf, devnet, signPayment, startTestService, usdcBalance } from "./support/service.ts";
+import {
+  buyerAccount,
+  chainClient,
+  challengeOf,
+  devnet,
+  rawRequest,
+  signPayment,
+  startTestService,
+  usdcBalance,
+} from "./support/service.ts";
 import { forwardRpc, type Stub, startStub } from "./support/stub-server.ts";
 
 const json = { "content-type": "application/json" };
@@ -103,6 +112,12 @@ describe("failures of the call itself", () => {
       details: { fields: [{ field: "body", expected: "a JSON object" }] },
     });
     expect(await snapshot(buyer)).toEqual(before);
+  });
+
+  it("a body over 64 KiB on a GET is a 413 too", async () => {
+    const res = await rawRequest(service.url, "GET", "/api/health", { "content-type": "application/json" }, "x".repeat(70_000));
+    expect(res.status).toBe(413);
+    expect(JSON.parse(res.body).error.code).toBe("payload_too_large");
   });
 
   it("a body over 64 KiB is a 413 and not charged", async () => {
@@ -257,7 +272,7 @@ describe("settlement failures", () => {
         }),
     ],
     ["throws", () => Promise.reject(new Error(leaky))],
-  ])("when the facilitator %s: 402 settlement_failed, a stable reason, no viem text, not charged", async (_name, settle) => {
+  ])("when the facilitator %s: 402, a stable reason, no viem text, not charged", async (name, settle) => {
     const target = await withFacilitator(settle as never);
     try {
       const buyer = buyerAccount(5);
@@ -265,14 +280,24 @@ describe("settlement failures", () => {
       const header = await signPayment(await challengeOf(`${target.url}/api/payment-verify`, { method: "POST" }), buyer);
       const { res, body } = await paidCall(target, header, JSON.stringify({ tx_hash: unknownTx }));
       expect(res.status).toBe(402);
-      expect(body.error).toEqual({
-        code: "settlement_failed",
-        message:
-          "The payment could not be settled, so the answer was withheld and you were not charged. Sign a fresh authorisation and retry.",
-        details: { reason: "settlement_failed" },
-      });
+      // A refusal is a known failure; a settle that threw may have broadcast, so its outcome is unknown.
+      const expected =
+        name === "throws"
+          ? {
+              code: "settlement_unknown",
+              message:
+                "The settlement's outcome is not known yet: the transfer may have gone through. Retry the same request with the same payment header: if it settled you get the answer without paying again, if not it is settled then.",
+              details: { reason: "settlement_unknown" },
+            }
+          : {
+              code: "settlement_failed",
+              message:
+                "The payment could not be settled, so the answer was withheld and you were not charged. Sign a fresh authorisation and retry.",
+              details: { reason: "settlement_failed" },
+            };
+      expect(body.error).toEqual(expected);
       const receipt = decodePaymentResponseHeader(res.headers.get("payment-response") as string);
-      expect(receipt).toMatchObject({ success: false, errorReason: "settlement_failed" });
+      expect(receipt).toMatchObject({ success: false, errorReason: expected.code });
       const everything = JSON.stringify(body) + JSON.stringify(receipt) + JSON.stringify([...res.headers]);
       expect(everything).not.toContain("Contract");
       expect(everything).not.toContain("10.0.0.5");

@@ -53,6 +53,7 @@ const HOSTILE: readonly [string, string][] = [
   ["http://[0:0:0:0:0:ffff:7f00:1]/", "loopback"],
   ["http://[::ffff:169.254.169.254]/", "cloud_metadata"],
   ["http://169.254.169.254/latest/meta-data/", "cloud_metadata"],
+  ["http://168.63.129.16/machine?comp=goalstate", "cloud_metadata"],
   ["http://[fd00:ec2::254]/latest/meta-data/", "cloud_metadata"],
   ["http://metadata.google.internal/computeMetadata/v1/", "cloud_metadata"],
   ["http://10.0.0.1/", "private"],

@@ -3,7 +3,7 @@
  * (`authorizationState`) and which transaction used it (its `AuthorizationUsed` event).
  * Used to resolve payments whose settlement outcome is unknown.
  */
-import type { PublicClient } from "viem";
+import { erc20Abi, isAddressEqual, type PublicClient, parseEventLogs } from "viem";
 import { readChain } from "./rpc-error.ts";
 
 const eip3009Abi = [
@@ -33,11 +33,16 @@ export interface AuthorizationReader {
   isUsed(authorizer: string, nonce: string): Promise<boolean>;
   /** The transaction that used it, searched back `lookbackBlocks` from the latest block. */
   findUse(authorizer: string, nonce: string, lookbackBlocks: number): Promise<`0x${string}` | null>;
+  /**
+   * The transaction that used the authorisation to pay `payTo` at least `amount` (atomic), or
+   * null. A used nonce alone proves nothing: it may have been cancelled or spent elsewhere.
+   */
+  findPayment(authorizer: string, nonce: string, payTo: string, amount: bigint, lookbackBlocks: number): Promise<`0x${string}` | null>;
 }
 
 /** An `AuthorizationReader` for `token` through `client`. */
 export function authorizationReader(client: PublicClient, token: `0x${string}`): AuthorizationReader {
-  return {
+  const reader: AuthorizationReader = {
     isUsed: (authorizer, nonce) =>
       readChain("reading an authorisation's state", () =>
         client.readContract({
@@ -67,5 +72,24 @@ export function authorizationReader(client: PublicClient, token: `0x${string}`):
         }
         return null;
       }),
+    findPayment: async (authorizer, nonce, payTo, amount, lookbackBlocks) => {
+      const tx = await reader.findUse(authorizer, nonce, lookbackBlocks);
+      if (!tx) return null;
+      const receipt = await readChain("reading a settlement receipt", () => client.getTransactionReceipt({ hash: tx }));
+      if (receipt.status !== "success") return null;
+      const transfers = parseEventLogs({
+        abi: erc20Abi,
+        eventName: "Transfer",
+        logs: receipt.logs.filter((l) => isAddressEqual(l.address, token)),
+      });
+      const paid = transfers.some(
+        (t) =>
+          isAddressEqual(t.args.from, authorizer as `0x${string}`) &&
+          isAddressEqual(t.args.to, payTo as `0x${string}`) &&
+          t.args.value >= amount,
+      );
+      return paid ? tx : null;
+    },
   };
+  return reader;
 }

@@ -42,6 +42,7 @@ const v4 = (a: number, b: number, c: number, d: number) => ((a << 24) | (b << 16
 const V4_REFUSED: readonly V4Range[] = [
   { base: v4(169, 254, 169, 254), bits: 32, reason: "cloud_metadata" },
   { base: v4(100, 100, 100, 200), bits: 32, reason: "cloud_metadata" }, // Alibaba Cloud
+  { base: v4(168, 63, 129, 16), bits: 32, reason: "cloud_metadata" }, // Azure WireServer
   { base: v4(0, 0, 0, 0), bits: 32, reason: "unspecified" },
   { base: v4(0, 0, 0, 0), bits: 8, reason: "reserved" }, // "this network"
   { base: v4(10, 0, 0, 0), bits: 8, reason: "private" },

@@ -95,7 +95,17 @@ export function createApp({
   app.set("etag", false);
 
   const payTo = services.config.payTo;
-  const resourceServer = createResourceServer(new GuardedFacilitator(facilitator, services.log), config.network);
+  const ledger = paymentLedger({
+    store: services.store,
+    instance,
+    log: services.log,
+    authorizations,
+    markPrepaid,
+    paidRoutes: new Set(routes.filter((r) => r.price !== null).map(routeKey)),
+    payTo,
+    maxTimeoutSeconds: config.maxTimeoutSeconds,
+  });
+  const resourceServer = createResourceServer(new GuardedFacilitator(facilitator, services.log), config.network, ledger.onVerified);
   const httpServer = new x402HTTPResourceServer(resourceServer, paymentRoutes(routes, config, payTo));
 
   app.use(
@@ -111,14 +121,6 @@ export function createApp({
   if (withDocumentCache) app.use(documentCache(routes));
   app.use(bodyLimit({ maxBytes: 64 * 1024 }));
   app.use(paymentHeaderAlias());
-  const ledger = paymentLedger({
-    store: services.store,
-    instance,
-    log: services.log,
-    authorizations,
-    markPrepaid,
-    paidRoutes: new Set(routes.filter((r) => r.price !== null).map(routeKey)),
-  });
   if (withLedger) app.use(ledger.record);
   app.use(inFlightGuard(inFlight));
   if (withLedger) app.use(ledger.open);

@@ -28,6 +28,9 @@ import type { Logger } from "../log.ts";
 /** A reason code is passed on only when it is a stable snake_case code, never free text from viem. */
 const REASON_CODE = /^[a-z0-9_]{1,80}$/;
 
+/** The reason given when a settlement may or may not have landed on chain. */
+export const SETTLEMENT_UNKNOWN = "settlement_unknown";
+
 /** Failures after which a settlement may or may not have landed on chain. */
 const TIMEOUT = /time(d)?\s?out|timeout/i;
 
@@ -67,21 +70,19 @@ export class GuardedFacilitator implements FacilitatorClient {
     try {
       result = await this.inner.settle(payload, requirements);
     } catch (error) {
+      // A settle that threw may have broadcast first (a lost connection, a timeout): unknown.
       this.log.error("facilitator settle failed", { error: error instanceof Error ? error : String(error) });
-      const timedOut = TIMEOUT.test(error instanceof Error ? `${error.name} ${error.message}` : String(error));
-      return {
-        success: false,
-        errorReason: timedOut ? "settlement_timeout" : "settlement_failed",
-        transaction: "",
-        network: requirements.network,
-      };
+      return { success: false, errorReason: SETTLEMENT_UNKNOWN, transaction: "", network: requirements.network };
     }
     if (result.success) return result;
     this.log.error("settlement refused", { reason: result.errorReason, detail: result.errorMessage, tx: result.transaction });
     const { errorMessage: _hidden, ...rest } = result;
-    // A timeout means the transfer may still land: the ledger treats it as unknown, not failed.
-    const timedOut = TIMEOUT.test(`${result.errorReason ?? ""} ${result.errorMessage ?? ""}`);
-    return { ...rest, errorReason: timedOut ? "settlement_timeout" : safeReason(result.errorReason, "settlement_failed") };
+    // A timeout, a pending settlement or a broadcast transaction means the transfer may still land.
+    const unknown =
+      TIMEOUT.test(`${result.errorReason ?? ""} ${result.errorMessage ?? ""}`) ||
+      result.errorReason === "settlement_pending" ||
+      Boolean(result.transaction);
+    return { ...rest, errorReason: unknown ? SETTLEMENT_UNKNOWN : safeReason(result.errorReason, "settlement_failed") };
   }
 
   getSupported(): Promise<SupportedResponse> {
@@ -172,7 +173,11 @@ export function isPrepaid(req: Request): boolean {
 }
 
 /** The x402 resource server: exact EVM scheme on our network, recording each verified payment on its request. */
-export function createResourceServer(facilitator: FacilitatorClient, network: string): x402ResourceServer {
+export function createResourceServer(
+  facilitator: FacilitatorClient,
+  network: string,
+  onVerified: (req: Request) => Promise<void> = async () => {},
+): x402ResourceServer {
   const server = new x402ResourceServer(facilitator);
   registerServerScheme(server, { networks: [network as `${string}:${string}`] });
   server.onBeforeVerify(async ({ transportContext }) => {
@@ -181,7 +186,8 @@ export function createResourceServer(facilitator: FacilitatorClient, network: st
   });
   server.onAfterVerify(async ({ paymentPayload, requirements, result, transportContext }) => {
     const found = requestOf(transportContext);
-    if (!found) return;
+    // x402 runs these hooks for refused payments too.
+    if (!found || !result.isValid) return;
     const { req } = found;
     const t = timings.get(req);
     if (t?.verifyStart !== undefined) t.verifyMs = round(performance.now() - t.verifyStart);
@@ -194,6 +200,7 @@ export function createResourceServer(facilitator: FacilitatorClient, network: st
       network: requirements.network,
       nonce: (authorization?.nonce ?? "0x") as `0x${string}`,
     });
+    await onVerified(req);
   });
   server.onBeforeSettle(async ({ transportContext }) => {
     const found = requestOf(transportContext);
@@ -255,14 +262,24 @@ export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo
           extensions: discovery,
           settlementFailedResponseBody: async (_request: unknown, failure: { errorReason?: string }) => ({
             contentType: "application/json",
-            body: {
-              error: {
-                code: "settlement_failed",
-                message:
-                  "The payment could not be settled, so the answer was withheld and you were not charged. Sign a fresh authorisation and retry.",
-                details: { reason: safeReason(failure.errorReason, "settlement_failed") },
-              },
-            },
+            body:
+              failure.errorReason === SETTLEMENT_UNKNOWN
+                ? {
+                    error: {
+                      code: SETTLEMENT_UNKNOWN,
+                      message:
+                        "The settlement's outcome is not known yet: the transfer may have gone through. Retry the same request with the same payment header: if it settled you get the answer without paying again, if not it is settled then.",
+                      details: { reason: SETTLEMENT_UNKNOWN },
+                    },
+                  }
+                : {
+                    error: {
+                      code: "settlement_failed",
+                      message:
+                        "The payment could not be settled, so the answer was withheld and you were not charged. Sign a fresh authorisation and retry.",
+                      details: { reason: safeReason(failure.errorReason, "settlement_failed") },
+                    },
+                  },
           }),
         },
       ] as const;

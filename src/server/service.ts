@@ -196,7 +196,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     analytics: options.analytics ?? { mode: config.mode, upstreams: config.upstreams },
   };
   const authorizations = authorizationReader(createChainClient(chain, transport), config.usdc.address);
-  const stopMaintenance = options.maintenance === false ? () => {} : startLedgerMaintenance(store, authorizations, log);
+  const stopMaintenance = options.maintenance === false ? () => {} : startLedgerMaintenance(store, authorizations, payTo, log);
   const crawlInterval = config.intel.crawlIntervalMinutes ?? 0;
   // The schedule runs here, outside the Astro bundle, with its own fetcher and catalogue.
   const intel = createIntelServices(intelSettings);

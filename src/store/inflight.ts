@@ -7,7 +7,9 @@ import type { InFlightRegistry } from "../server/middleware/in-flight-guard.ts";
 import type { Queryable } from "./store.ts";
 
 /** A registry whose claims live in the `inflight` table for at most `ttlSeconds`. */
-export function storeInFlightRegistry(db: Queryable, instance: string, ttlSeconds = 150): InFlightRegistry {
+// A claim is released when its request's work is over; the expiry only covers a crashed instance,
+// so it is well above the longest request (timeouts plus settlement).
+export function storeInFlightRegistry(db: Queryable, instance: string, ttlSeconds = 900): InFlightRegistry {
   return {
     async claim(key) {
       const rows = await db.query(

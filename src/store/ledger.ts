@@ -39,10 +39,18 @@ export interface LedgerRow {
   settlement_tx: string | null;
   created_at: Date;
   finished_at: Date | null;
+  /** When the facilitator verified the payment; null while (or if never) verified. */
+  verified_at: Date | null;
 }
 
-const COLUMNS = `id::int as id, request_id, route, payer, amount_atomic::text as amount_atomic, nonce, valid_before::int as valid_before,
-  request_hash, outcome, status, reason, settlement_tx, created_at, finished_at`;
+// valid_before is buyer-chosen and may exceed a 32-bit integer: read as text, converted below.
+const COLUMNS = `id::int as id, request_id, route, payer, amount_atomic::text as amount_atomic, nonce, valid_before::text as valid_before,
+  request_hash, outcome, status, reason, settlement_tx, created_at, finished_at, verified_at`;
+
+function toRow(row: Omit<LedgerRow, "valid_before"> & { valid_before: string | null }): LedgerRow {
+  const validBefore = row.valid_before === null ? null : Number(row.valid_before);
+  return { ...row, valid_before: validBefore !== null && Number.isSafeInteger(validBefore) ? validBefore : null };
+}
 
 /** Insert a row; returns its id. */
 export async function insertLedgerRow(
@@ -74,29 +82,39 @@ export async function insertLedgerRow(
   return (row as { id: number }).id;
 }
 
-/** Record how a pending row ended. */
+/** Record how an open (pending or settlement_unknown) row ended; a final outcome is never overwritten. */
 export async function finishLedgerRow(
   db: Queryable,
   id: number,
   end: { outcome: Exclude<LedgerOutcome, "pending">; status: number | null; reason?: string; settlementTx?: string },
 ): Promise<void> {
-  await db.query("update ledger set outcome = $2, status = $3, reason = $4, settlement_tx = $5, finished_at = now() where id = $1", [
-    id,
-    end.outcome,
-    end.status,
-    end.reason ?? null,
-    end.settlementTx ?? null,
-  ]);
+  await db.query(
+    `update ledger set outcome = $2, status = $3, reason = $4, settlement_tx = coalesce($5, settlement_tx), finished_at = now()
+      where id = $1 and outcome in ('pending', 'settlement_unknown')`,
+    [id, end.outcome, end.status, end.reason ?? null, end.settlementTx ?? null],
+  );
+}
+
+/** Mark a row's payment as verified by the facilitator (only verified rows can later count as paid). */
+export async function markLedgerRowVerified(db: Queryable, id: number): Promise<void> {
+  await db.query("update ledger set verified_at = now() where id = $1 and verified_at is null", [id]);
 }
 
 /** The rows of one authorisation, oldest first. */
 export async function ledgerRowsOf(db: Queryable, payer: string, nonce: string): Promise<LedgerRow[]> {
-  return db.query<LedgerRow>(`select ${COLUMNS} from ledger where payer = lower($1) and nonce = lower($2) order by id`, [payer, nonce]);
+  const rows = await db.query<Parameters<typeof toRow>[0]>(
+    `select ${COLUMNS} from ledger where payer = lower($1) and nonce = lower($2) order by id`,
+    [payer, nonce],
+  );
+  return rows.map(toRow);
 }
 
 /** Rows whose outcome is still open: pending (verified, never finished) or settlement_unknown. */
 export async function openLedgerRows(db: Queryable): Promise<LedgerRow[]> {
-  return db.query<LedgerRow>(`select ${COLUMNS} from ledger where outcome in ('pending', 'settlement_unknown') order by id`);
+  const rows = await db.query<Parameters<typeof toRow>[0]>(
+    `select ${COLUMNS} from ledger where outcome in ('pending', 'settlement_unknown') order by id`,
+  );
+  return rows.map(toRow);
 }
 
 /** Earnings and failures, for `npm run ledger`. */

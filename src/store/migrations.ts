@@ -102,6 +102,15 @@ export const MIGRATIONS: readonly Migration[] = [
       create index trust_rows_origin on trust_rows (origin, run_id desc);
     `,
   },
+  {
+    version: 3,
+    name: "ledger rows know when their payment was verified; kept answers bound to the exact payment",
+    sql: `
+      alter table ledger add column verified_at timestamptz;
+      update ledger set verified_at = created_at where outcome in ('settled', 'settlement_failed', 'settlement_unknown');
+      alter table paid_answers add column payment_hash text not null default ''
+    `,
+  },
 ];
 
 /** The newest schema version this build knows. */

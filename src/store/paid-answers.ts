@@ -13,6 +13,8 @@ export interface KeptAnswer {
   payer: string;
   nonce: string;
   requestHash: string;
+  /** SHA-256 of the exact payment header that bought it: a replay must present the same one. */
+  paymentHash: string;
   status: number;
   headers: Record<string, string>;
   body: string;
@@ -24,8 +26,8 @@ export interface KeptAnswer {
 export async function keepAnswer(db: Queryable, answer: KeptAnswer): Promise<boolean> {
   if (Buffer.byteLength(answer.body) > MAX_KEPT_ANSWER_BYTES) return false;
   await db.query(
-    `insert into paid_answers (payer, nonce, request_hash, status, headers, body, settlement_tx, expires_at)
-     values (lower($1), lower($2), $3, $4, $5::jsonb, $6, $7, $8)
+    `insert into paid_answers (payer, nonce, request_hash, payment_hash, status, headers, body, settlement_tx, expires_at)
+     values (lower($1), lower($2), $3, $9, $4, $5::jsonb, $6, $7, $8)
      on conflict (payer, nonce) do nothing`,
     [
       answer.payer,
@@ -36,6 +38,7 @@ export async function keepAnswer(db: Queryable, answer: KeptAnswer): Promise<boo
       answer.body,
       answer.settlementTx,
       answer.expiresAt.toISOString(),
+      answer.paymentHash,
     ],
   );
   return true;
@@ -45,13 +48,14 @@ export async function keepAnswer(db: Queryable, answer: KeptAnswer): Promise<boo
 export async function findAnswer(db: Queryable, payer: string, nonce: string): Promise<KeptAnswer | undefined> {
   const [row] = await db.query<{
     request_hash: string;
+    payment_hash: string;
     status: number;
     headers: Record<string, string> | string;
     body: string;
     settlement_tx: string;
     expires_at: Date;
   }>(
-    "select request_hash, status, headers, body, settlement_tx, expires_at from paid_answers where payer = lower($1) and nonce = lower($2) and expires_at > now()",
+    "select request_hash, payment_hash, status, headers, body, settlement_tx, expires_at from paid_answers where payer = lower($1) and nonce = lower($2) and expires_at > now()",
     [payer, nonce],
   );
   if (!row) return undefined;
@@ -59,6 +63,7 @@ export async function findAnswer(db: Queryable, payer: string, nonce: string): P
     payer,
     nonce,
     requestHash: row.request_hash,
+    paymentHash: row.payment_hash,
     status: row.status,
     headers: typeof row.headers === "string" ? (JSON.parse(row.headers) as Record<string, string>) : row.headers,
     body: row.body,

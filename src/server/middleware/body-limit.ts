@@ -21,7 +21,10 @@ export function bodyLimit({ maxBytes = 64 * 1024 }: BodyLimitOptions = {}) {
       max_bytes: maxBytes,
     });
   return function bodyLimitMiddleware(req: Request, res: Response, next: NextFunction): void {
-    if (!METHODS_WITH_BODY.has(req.method)) {
+    // Any method can carry a body (a GET included), so every body is measured; only methods
+    // with a body hand it on, since a GET Request with a body is an error in the fetch API.
+    const hasBody = Number(req.headers["content-length"] ?? "0") > 0 || req.headers["transfer-encoding"] !== undefined;
+    if (!hasBody && !METHODS_WITH_BODY.has(req.method)) {
       next();
       return;
     }
@@ -48,7 +51,7 @@ export function bodyLimit({ maxBytes = 64 * 1024 }: BodyLimitOptions = {}) {
     });
     req.once("end", () => {
       if (failed) return;
-      req.body = Buffer.concat(chunks);
+      if (METHODS_WITH_BODY.has(req.method)) req.body = Buffer.concat(chunks);
       next();
     });
     req.once("error", (error) => {

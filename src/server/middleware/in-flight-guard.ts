@@ -5,6 +5,7 @@
  */
 import type { NextFunction, Request, Response } from "express";
 import { authorizationKey } from "./payment-header.ts";
+import { LEDGER_DONE } from "./payment-ledger.ts";
 import { sendError } from "./send-error.ts";
 
 /** Where in-flight authorisations are held; in memory here, shared storage across instances. */
@@ -46,7 +47,20 @@ export function inFlightGuard(registry: InFlightRegistry = memoryInFlightRegistr
       );
       return;
     }
-    res.once("close", () => void registry.release(key));
+    // Held until the request's work is really over: a client that disconnects closes the
+    // response early, while verify, the function and settlement go on. With the ledger, that is
+    // when its outcome is recorded; without it, when the final write happens.
+    const release = () => void registry.release(key);
+    const ledgerDone = res.locals[LEDGER_DONE] as Promise<void> | undefined;
+    if (ledgerDone) void ledgerDone.then(release);
+    else {
+      const end = res.end.bind(res) as (...args: unknown[]) => Response;
+      res.end = ((...args: unknown[]) => {
+        const result = end(...args);
+        release();
+        return result;
+      }) as Response["end"];
+    }
     next();
   };
 }

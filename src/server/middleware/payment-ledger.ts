@@ -20,7 +20,14 @@ import type { NextFunction, Request, Response } from "express";
 import type { AuthorizationReader } from "../../chain/authorization.ts";
 import type { VerifiedPayment } from "../../context.ts";
 import type { Logger } from "../../log.ts";
-import { finishLedgerRow, insertLedgerRow, type LedgerPayment, ledgerRowsOf } from "../../store/ledger.ts";
+import {
+  finishLedgerRow,
+  insertLedgerRow,
+  type LedgerPayment,
+  type LedgerRow,
+  ledgerRowsOf,
+  markLedgerRowVerified,
+} from "../../store/ledger.ts";
 import { findAnswer, keepAnswer } from "../../store/paid-answers.ts";
 import type { Store } from "../../store/store.ts";
 import { type ClaimedPayment, claimedPayment } from "./payment-header.ts";
@@ -39,16 +46,28 @@ export interface PaymentLedgerOptions {
   markPrepaid(req: Request, payment: VerifiedPayment): void;
   /** `"POST /api/x"` keys of the paid routes: only their requests are ledger rows. */
   paidRoutes: ReadonlySet<string>;
+  /** The receiving address: an earlier attempt counts as paid only if it paid this address. */
+  payTo: string;
+  /** The challenge's validity: kept answers are kept at most this long. */
+  maxTimeoutSeconds: number;
 }
 
 interface LedgerState {
   claim: ClaimedPayment;
   hash: string;
+  /** SHA-256 of the exact payment header: a kept answer is replayed only for the same one. */
+  paymentHash: string;
   route: string;
   rowId?: number;
   /** Set when the request is answered for an earlier, settled attempt. */
   prepaidTx?: string | null;
 }
+
+/** The outcome-unknown settlement reasons: the transfer may have landed, so the retry checks the chain. */
+const UNKNOWN_SETTLEMENT = new Set(["settlement_unknown", "settlement_timeout", "settlement_pending"]);
+
+/** Resolves when a request's ledger work is done (outcome recorded, answer released): the in-flight guard waits for it. */
+export const LEDGER_DONE = "ledgerDone";
 
 /** Headers of a paid answer that are kept and replayed. */
 const KEPT_HEADERS = ["content-type", "payment-response", "cache-control"];
@@ -126,7 +145,8 @@ export function paymentLedger(options: PaymentLedgerOptions) {
     } else if (settled) {
       await finishLedgerRow(store, state.rowId, { outcome: "settled", status, settlementTx: settlement?.transaction as string });
     } else if (status === 402 && settlement && !settlement.success) {
-      const unknown = settlement.errorReason === "settlement_timeout";
+      // A broadcast transaction or an unknown reason means the transfer may have landed.
+      const unknown = UNKNOWN_SETTLEMENT.has(settlement.errorReason ?? "") || Boolean(settlement.transaction);
       await finishLedgerRow(store, state.rowId, {
         outcome: unknown ? "settlement_unknown" : "settlement_failed",
         status,
@@ -143,11 +163,14 @@ export function paymentLedger(options: PaymentLedgerOptions) {
         const value = res.getHeader(name);
         if (value !== undefined) headers[name] = String(value);
       }
-      const expiresAt = new Date((state.claim.validBefore ?? Math.floor(Date.now() / 1000) + 300) * 1000);
+      // Kept for the authorisation's validity, but never longer than a challenge stays payable.
+      const cap = Date.now() + options.maxTimeoutSeconds * 1000;
+      const expiresAt = new Date(Math.min(state.claim.validBefore !== null ? state.claim.validBefore * 1000 : cap, cap));
       const kept = await keepAnswer(store, {
         payer: state.claim.payer,
         nonce: state.claim.nonce,
         requestHash: state.hash,
+        paymentHash: state.paymentHash,
         status,
         headers,
         body: body.toString("utf8"),
@@ -160,39 +183,59 @@ export function paymentLedger(options: PaymentLedgerOptions) {
 
   /** Capture what is finally written (x402 replays the buffered answer through these after settling). */
   function recordResponse(req: Request, res: Response, state: LedgerState): void {
+    let done: () => void = () => {};
+    res.locals[LEDGER_DONE] = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    // The answer is held back, writes included, until its outcome is recorded (and a settled
+    // answer kept): a client that has every byte may retry at once and must find the kept answer.
     const chunks: Buffer[] = [];
-    const write = res.write.bind(res) as (...args: unknown[]) => boolean;
-    const end = res.end.bind(res) as (...args: unknown[]) => Response;
+    const write = res.write.bind(res) as (chunk: Buffer) => boolean;
+    const end = res.end.bind(res) as (callback?: () => void) => Response;
     res.write = ((...args: unknown[]) => {
       const chunk = chunkToBuffer(args[0], args[1]);
       if (chunk) chunks.push(chunk);
-      return write(...args);
+      const callback = args.find((a) => typeof a === "function") as (() => void) | undefined;
+      callback?.();
+      return true;
     }) as Response["write"];
     res.end = ((...args: unknown[]) => {
       const chunk = chunkToBuffer(args[0], args[1]);
       if (chunk) chunks.push(chunk);
-      // The outcome is recorded (and a settled answer kept) before the answer is released, so a
-      // buyer who retries the moment they see it finds the kept answer.
+      const callback = args.find((a) => typeof a === "function") as (() => void) | undefined;
       finish(req, res, state, Buffer.concat(chunks))
         .catch((error: unknown) =>
           log.error("ledger: could not record the outcome of a paid request", { request_id: requestIdOf(req), error: error as Error }),
         )
-        .finally(() => end(...args));
+        .finally(() => {
+          // Release the in-flight claim first, so a client retrying on seeing the answer is not refused.
+          done();
+          for (const c of chunks) write(c);
+          end(callback);
+        });
       return res;
     }) as Response["end"];
   }
 
   return {
+    /** Called when the facilitator verified a request's payment: only verified rows can later count as paid. */
+    onVerified: async (req: Request): Promise<void> => {
+      const rowId = states.get(req)?.rowId;
+      if (rowId !== undefined) await markLedgerRowVerified(store, rowId);
+    },
+
     /** Before the in-flight guard: replay kept answers, record everything else. */
     record: async function paymentLedgerRecord(req: Request, res: Response, next: NextFunction): Promise<void> {
       const claim = claimedPayment(req);
       const route = routeOf(req);
       if (!claim || !options.paidRoutes.has(route)) return next();
-      const state: LedgerState = { claim, hash: requestHash(req), route };
+      const paymentHash = createHash("sha256").update(String(req.headers["payment-signature"])).digest("hex");
+      const state: LedgerState = { claim, hash: requestHash(req), paymentHash, route };
       states.set(req, state);
       try {
         const kept = await findAnswer(store, claim.payer, claim.nonce);
-        if (kept && kept.requestHash === state.hash) {
+        // Payer and nonce are public once settled: only the exact same payment header replays.
+        if (kept && kept.requestHash === state.hash && kept.paymentHash === paymentHash) {
           res.status(kept.status);
           for (const [name, value] of Object.entries(kept.headers)) res.setHeader(name, value);
           res.end(kept.body);
@@ -221,18 +264,24 @@ export function paymentLedger(options: PaymentLedgerOptions) {
       const state = states.get(req);
       if (!state) return next();
       try {
-        const earlier = (await ledgerRowsOf(store, state.claim.payer, state.claim.nonce)).filter(
+        const open = (await ledgerRowsOf(store, state.claim.payer, state.claim.nonce)).filter(
           (row) => row.request_hash === state.hash && (row.outcome === "pending" || row.outcome === "settlement_unknown"),
         );
+        // A row whose payment was never verified proves nothing (anyone can send a header).
+        for (const row of open.filter((r) => r.verified_at === null)) {
+          await finishLedgerRow(store, row.id, { outcome: "not_charged", status: row.status, reason: "never_verified" });
+        }
+        const earlier = open.filter((r) => r.verified_at !== null);
         if (earlier.length > 0) {
-          if (await authorizations.isUsed(state.claim.payer, state.claim.nonce)) {
-            const tx = await authorizations.findUse(state.claim.payer, state.claim.nonce, 10_000);
+          const amount = BigInt((earlier[0] as LedgerRow).amount_atomic);
+          const tx = await authorizations.findPayment(state.claim.payer, state.claim.nonce, options.payTo, amount, 10_000);
+          if (tx) {
             for (const row of earlier) {
               await finishLedgerRow(store, row.id, {
                 outcome: "settled",
                 status: row.status,
                 reason: "reconciled_on_chain",
-                ...(tx ? { settlementTx: tx } : {}),
+                settlementTx: tx,
               });
             }
             state.prepaidTx = tx;
@@ -248,7 +297,7 @@ export function paymentLedger(options: PaymentLedgerOptions) {
               "PAYMENT-RESPONSE",
               encodePaymentResponseHeader({
                 success: true,
-                transaction: tx ?? "",
+                transaction: tx,
                 network: state.claim.network as `${string}:${string}`,
                 payer: state.claim.payer,
               }),
@@ -259,9 +308,11 @@ export function paymentLedger(options: PaymentLedgerOptions) {
             });
             return next();
           }
-          for (const row of earlier) {
-            await finishLedgerRow(store, row.id, { outcome: "not_charged", status: row.status, reason: "interrupted_before_settlement" });
-          }
+          // Not paid to us: never settled (the attempt goes ahead) or used elsewhere (x402 refuses it).
+          const reason = (await authorizations.isUsed(state.claim.payer, state.claim.nonce))
+            ? "authorization_used_elsewhere"
+            : "interrupted_before_settlement";
+          for (const row of earlier) await finishLedgerRow(store, row.id, { outcome: "not_charged", status: row.status, reason });
         }
         state.rowId = await insertLedgerRow(store, paymentOf(state, req), { outcome: "pending" });
       } catch (error) {
