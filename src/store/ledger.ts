@@ -4,6 +4,7 @@
  * `settlement_failed`, `settlement_unknown`). Rows are written when the payment is verified
  * (`pending`), so a crash between verify and settle never loses one.
  */
+import type { KeptAnswer } from "./paid-answers.ts";
 import type { Queryable } from "./store.ts";
 
 /** How a paid request ended. */
@@ -135,4 +136,33 @@ export async function ledgerReport(db: Queryable, days = 30) {
     [days],
   );
   return { byRoute, byDay, failures };
+}
+
+/** An earlier attempt with the same payment and request whose outcome is still open. */
+export interface OpenAttempt {
+  id: number;
+  amount_atomic: string;
+  status: number | null;
+  verified_at: string | null;
+}
+
+/** What the store knows of a payment for one request: its kept answer and its open attempts (one round trip). */
+export async function paymentState(
+  db: Queryable,
+  payer: string,
+  nonce: string,
+  requestHash: string,
+): Promise<{ kept: Omit<KeptAnswer, "payer" | "nonce" | "expiresAt"> | undefined; open: OpenAttempt[] }> {
+  const [row] = await db.query<{ kept: unknown; open: unknown }>(
+    `select
+       (select json_build_object('requestHash', request_hash, 'paymentHash', payment_hash, 'status', status, 'headers', headers,
+                                 'body', body, 'settlementTx', settlement_tx)
+          from paid_answers where payer = lower($1) and nonce = lower($2) and expires_at > now()) as kept,
+       (select coalesce(json_agg(json_build_object('id', id, 'amount_atomic', amount_atomic::text, 'status', status, 'verified_at', verified_at) order by id), '[]'::json)
+          from ledger where payer = lower($1) and nonce = lower($2) and request_hash = $3 and outcome in ('pending', 'settlement_unknown')) as open`,
+    [payer, nonce, requestHash],
+  );
+  const parse = (value: unknown) => (typeof value === "string" ? JSON.parse(value) : value);
+  const kept = parse(row?.kept) as Omit<KeptAnswer, "payer" | "nonce" | "expiresAt"> | null;
+  return { kept: kept ?? undefined, open: (parse(row?.open) as OpenAttempt[] | null) ?? [] };
 }

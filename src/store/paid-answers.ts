@@ -79,3 +79,44 @@ export async function purgeExpiredAnswers(db: Queryable): Promise<number> {
   );
   return rows[0]?.n ?? 0;
 }
+
+/**
+ * Finish a ledger row as settled and keep its answer, in one statement (one round trip and,
+ * on PGlite, one flush): the hot path of every paid call.
+ */
+export async function settleAndKeep(
+  db: Queryable,
+  rowId: number,
+  status: number,
+  settlementTx: string,
+  answer: KeptAnswer | undefined,
+): Promise<void> {
+  if (!answer) {
+    await db.query(
+      "update ledger set outcome = 'settled', status = $2, reason = null, settlement_tx = $3, finished_at = now() where id = $1 and outcome in ('pending', 'settlement_unknown')",
+      [rowId, status, settlementTx],
+    );
+    return;
+  }
+  await db.query(
+    `with finished as (
+       update ledger set outcome = 'settled', status = $2, reason = null, settlement_tx = $3, finished_at = now()
+        where id = $1 and outcome in ('pending', 'settlement_unknown') returning id
+     )
+     insert into paid_answers (payer, nonce, request_hash, payment_hash, status, headers, body, settlement_tx, expires_at)
+     values (lower($4), lower($5), $6, $7, $2, $8::jsonb, $9, $3, $10)
+     on conflict (payer, nonce) do nothing`,
+    [
+      rowId,
+      status,
+      settlementTx,
+      answer.payer,
+      answer.nonce,
+      answer.requestHash,
+      answer.paymentHash,
+      JSON.stringify(answer.headers),
+      answer.body,
+      answer.expiresAt.toISOString(),
+    ],
+  );
+}

@@ -5,7 +5,7 @@
  */
 import type { NextFunction, Request, Response } from "express";
 import { authorizationKey } from "./payment-header.ts";
-import { LEDGER_DONE } from "./payment-ledger.ts";
+import { LEDGER_DONE, RELEASE_CLAIM } from "./payment-ledger.ts";
 import { sendError } from "./send-error.ts";
 
 /** Where in-flight authorisations are held; in memory here, shared storage across instances. */
@@ -50,14 +50,20 @@ export function inFlightGuard(registry: InFlightRegistry = memoryInFlightRegistr
     // Held until the request's work is really over: a client that disconnects closes the
     // response early, while verify, the function and settlement go on. With the ledger, that is
     // when its outcome is recorded; without it, when the final write happens.
-    const release = () => void registry.release(key);
-    const ledgerDone = res.locals[LEDGER_DONE] as Promise<void> | undefined;
-    if (ledgerDone) void ledgerDone.then(release);
-    else {
+    let released = false;
+    const release = async () => {
+      if (released) return;
+      released = true;
+      await registry.release(key);
+    };
+    if (res.locals[LEDGER_DONE]) {
+      // The ledger releases the claim once the outcome is recorded, before the answer goes out.
+      res.locals[RELEASE_CLAIM] = release;
+    } else {
       const end = res.end.bind(res) as (...args: unknown[]) => Response;
       res.end = ((...args: unknown[]) => {
         const result = end(...args);
-        release();
+        void release();
         return result;
       }) as Response["end"];
     }

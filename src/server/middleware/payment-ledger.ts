@@ -1,15 +1,15 @@
 /**
  * The payment ledger and paid retries, around `@x402/express`.
  *
- * `record` (before the in-flight guard): for a request carrying a payment, answers a repeat
- * of an already settled request with the kept answer (same body, same `PAYMENT-RESPONSE`, no
- * function run, no settlement), and otherwise records the response as x402 releases it.
+ * `record` (before the in-flight guard): for a request carrying a payment to a paid route,
+ * records the response as x402 releases it (so 409 duplicates get rows too).
  *
- * `open` (after the in-flight guard, before x402): resolves an earlier attempt with the same
- * payment whose outcome is unknown by reading the authorisation on chain: if it was settled,
- * the request is answered without a new payment; if not, it goes on as a fresh attempt. Then
- * it writes the ledger row as `pending` before anything is verified or run, so a crash
- * between verify and settle never loses a row.
+ * `open` (after the in-flight guard, before x402): answers a repeat of an already settled
+ * request with the kept answer (same body, same `PAYMENT-RESPONSE`, no function run, no
+ * settlement); resolves an earlier verified attempt whose outcome is unknown from the chain: if
+ * it paid us, the request is answered without a new payment; if not, it goes on as a fresh
+ * attempt. Then it writes the ledger row as `pending` before anything is verified or run, so a
+ * crash between verify and settle never loses a row.
  *
  * When x402 writes the final response, the row gets its outcome, and a settled answer is kept
  * for the authorisation's validity window.
@@ -24,11 +24,11 @@ import {
   finishLedgerRow,
   insertLedgerRow,
   type LedgerPayment,
-  type LedgerRow,
-  ledgerRowsOf,
   markLedgerRowVerified,
+  type OpenAttempt,
+  paymentState,
 } from "../../store/ledger.ts";
-import { findAnswer, keepAnswer } from "../../store/paid-answers.ts";
+import { type KeptAnswer, keepAnswer, MAX_KEPT_ANSWER_BYTES, settleAndKeep } from "../../store/paid-answers.ts";
 import type { Store } from "../../store/store.ts";
 import { type ClaimedPayment, claimedPayment } from "./payment-header.ts";
 import { requestIdOf } from "./request-context.ts";
@@ -61,13 +61,18 @@ interface LedgerState {
   rowId?: number;
   /** Set when the request is answered for an earlier, settled attempt. */
   prepaidTx?: string | null;
+  /** Set when the kept answer of this exact payment and request is replayed. */
+  replayedTx?: string;
 }
 
 /** The outcome-unknown settlement reasons: the transfer may have landed, so the retry checks the chain. */
 const UNKNOWN_SETTLEMENT = new Set(["settlement_unknown", "settlement_timeout", "settlement_pending"]);
 
-/** Resolves when a request's ledger work is done (outcome recorded, answer released): the in-flight guard waits for it. */
+/** Set on `res.locals` when the ledger records the request: the in-flight guard then hands it its release. */
 export const LEDGER_DONE = "ledgerDone";
+
+/** On `res.locals`: releases the request's in-flight claim; the ledger calls it before releasing the answer. */
+export const RELEASE_CLAIM = "releaseClaim";
 
 /** Headers of a paid answer that are kept and replayed. */
 const KEPT_HEADERS = ["content-type", "payment-response", "cache-control"];
@@ -132,6 +137,15 @@ export function paymentLedger(options: PaymentLedgerOptions) {
     const settled = status < 400 && settlement?.success === true;
     const reason = errorCodeOf(body);
 
+    if (state.replayedTx !== undefined) {
+      await insertLedgerRow(store, paymentOf(state, req), {
+        outcome: "not_charged",
+        status,
+        reason: "paid_retry: kept answer replayed",
+        settlementTx: state.replayedTx,
+      });
+      return;
+    }
     if (state.prepaidTx !== undefined) {
       await insertLedgerRow(store, paymentOf(state, req), {
         outcome: "not_charged",
@@ -143,7 +157,14 @@ export function paymentLedger(options: PaymentLedgerOptions) {
       // Refused before a row was opened (409 duplicate, or the store was down).
       await insertLedgerRow(store, paymentOf(state, req), { outcome: "not_charged", status, ...(reason ? { reason } : {}) });
     } else if (settled) {
-      await finishLedgerRow(store, state.rowId, { outcome: "settled", status, settlementTx: settlement?.transaction as string });
+      await settleAndKeep(
+        store,
+        state.rowId,
+        status,
+        settlement?.transaction as string,
+        answerToKeep(req, res, state, body, settlement?.transaction ?? ""),
+      );
+      return;
     } else if (status === 402 && settlement && !settlement.success) {
       // A broadcast transaction or an unknown reason means the transfer may have landed.
       const unknown = UNKNOWN_SETTLEMENT.has(settlement.errorReason ?? "") || Boolean(settlement.transaction);
@@ -157,36 +178,41 @@ export function paymentLedger(options: PaymentLedgerOptions) {
       await finishLedgerRow(store, state.rowId, { outcome: "not_charged", status, reason: reason ?? `status_${status}` });
     }
 
-    if (status < 400 && (settled || state.prepaidTx !== undefined)) {
-      const headers: Record<string, string> = {};
-      for (const name of KEPT_HEADERS) {
-        const value = res.getHeader(name);
-        if (value !== undefined) headers[name] = String(value);
-      }
-      // Kept for the authorisation's validity, but never longer than a challenge stays payable.
-      const cap = Date.now() + options.maxTimeoutSeconds * 1000;
-      const expiresAt = new Date(Math.min(state.claim.validBefore !== null ? state.claim.validBefore * 1000 : cap, cap));
-      const kept = await keepAnswer(store, {
-        payer: state.claim.payer,
-        nonce: state.claim.nonce,
-        requestHash: state.hash,
-        paymentHash: state.paymentHash,
-        status,
-        headers,
-        body: body.toString("utf8"),
-        settlementTx: settlement?.transaction ?? state.prepaidTx ?? "",
-        expiresAt,
-      });
-      if (!kept) log.warn("paid answer too large to keep for retries", { request_id: requestIdOf(req), bytes: body.length });
+    if (status < 400 && state.prepaidTx !== undefined) {
+      const answer = answerToKeep(req, res, state, body, state.prepaidTx ?? "");
+      if (answer) await keepAnswer(store, answer);
     }
+  }
+
+  /** The answer to keep for paid retries, or undefined (and a warning) when it is too large. */
+  function answerToKeep(req: Request, res: Response, state: LedgerState, body: Buffer, settlementTx: string): KeptAnswer | undefined {
+    if (body.length > MAX_KEPT_ANSWER_BYTES) {
+      log.warn("paid answer too large to keep for retries", { request_id: requestIdOf(req), bytes: body.length });
+      return undefined;
+    }
+    const headers: Record<string, string> = {};
+    for (const name of KEPT_HEADERS) {
+      const value = res.getHeader(name);
+      if (value !== undefined) headers[name] = String(value);
+    }
+    // Kept for the authorisation's validity, but never longer than a challenge stays payable.
+    const cap = Date.now() + options.maxTimeoutSeconds * 1000;
+    return {
+      payer: state.claim.payer,
+      nonce: state.claim.nonce,
+      requestHash: state.hash,
+      paymentHash: state.paymentHash,
+      status: res.statusCode,
+      headers,
+      body: body.toString("utf8"),
+      settlementTx,
+      expiresAt: new Date(Math.min(state.claim.validBefore !== null ? state.claim.validBefore * 1000 : cap, cap)),
+    };
   }
 
   /** Capture what is finally written (x402 replays the buffered answer through these after settling). */
   function recordResponse(req: Request, res: Response, state: LedgerState): void {
-    let done: () => void = () => {};
-    res.locals[LEDGER_DONE] = new Promise<void>((resolve) => {
-      done = resolve;
-    });
+    res.locals[LEDGER_DONE] = true;
     // The answer is held back, writes included, until its outcome is recorded (and a settled
     // answer kept): a client that has every byte may retry at once and must find the kept answer.
     const chunks: Buffer[] = [];
@@ -207,9 +233,14 @@ export function paymentLedger(options: PaymentLedgerOptions) {
         .catch((error: unknown) =>
           log.error("ledger: could not record the outcome of a paid request", { request_id: requestIdOf(req), error: error as Error }),
         )
-        .finally(() => {
+        .then(async () => {
           // Release the in-flight claim first, so a client retrying on seeing the answer is not refused.
-          done();
+          await (res.locals[RELEASE_CLAIM] as (() => Promise<void>) | undefined)?.();
+        })
+        .catch((error: unknown) =>
+          log.warn("in-flight claim not released; it expires", { request_id: requestIdOf(req), error: error as Error }),
+        )
+        .finally(() => {
           for (const c of chunks) write(c);
           end(callback);
         });
@@ -232,29 +263,6 @@ export function paymentLedger(options: PaymentLedgerOptions) {
       const paymentHash = createHash("sha256").update(String(req.headers["payment-signature"])).digest("hex");
       const state: LedgerState = { claim, hash: requestHash(req), paymentHash, route };
       states.set(req, state);
-      try {
-        const kept = await findAnswer(store, claim.payer, claim.nonce);
-        // Payer and nonce are public once settled: only the exact same payment header replays.
-        if (kept && kept.requestHash === state.hash && kept.paymentHash === paymentHash) {
-          res.status(kept.status);
-          for (const [name, value] of Object.entries(kept.headers)) res.setHeader(name, value);
-          res.end(kept.body);
-          await insertLedgerRow(store, paymentOf(state, req), {
-            outcome: "not_charged",
-            status: kept.status,
-            reason: "paid_retry: kept answer replayed",
-            settlementTx: kept.settlementTx,
-          });
-          return;
-        }
-        // A kept answer for another request: x402 refuses the used authorisation with a 402.
-      } catch (error) {
-        log.error("ledger: store unavailable", { error: error as Error });
-        sendError(res, 503, "unavailable", "The payment ledger is unavailable, so nothing was run or charged; retry shortly.", undefined, {
-          "Retry-After": "5",
-        });
-        return;
-      }
       recordResponse(req, res, state);
       next();
     },
@@ -264,16 +272,23 @@ export function paymentLedger(options: PaymentLedgerOptions) {
       const state = states.get(req);
       if (!state) return next();
       try {
-        const open = (await ledgerRowsOf(store, state.claim.payer, state.claim.nonce)).filter(
-          (row) => row.request_hash === state.hash && (row.outcome === "pending" || row.outcome === "settlement_unknown"),
-        );
+        const { kept, open } = await paymentState(store, state.claim.payer, state.claim.nonce, state.hash);
+        // Payer and nonce are public once settled: only the exact same payment header replays.
+        if (kept && kept.requestHash === state.hash && kept.paymentHash === state.paymentHash) {
+          state.replayedTx = kept.settlementTx;
+          res.status(kept.status);
+          for (const [name, value] of Object.entries(kept.headers)) res.setHeader(name, value);
+          res.end(kept.body);
+          return;
+        }
+        // A kept answer for another request or header: x402 refuses the used authorisation with a 402.
         // A row whose payment was never verified proves nothing (anyone can send a header).
         for (const row of open.filter((r) => r.verified_at === null)) {
           await finishLedgerRow(store, row.id, { outcome: "not_charged", status: row.status, reason: "never_verified" });
         }
         const earlier = open.filter((r) => r.verified_at !== null);
         if (earlier.length > 0) {
-          const amount = BigInt((earlier[0] as LedgerRow).amount_atomic);
+          const amount = BigInt((earlier[0] as OpenAttempt).amount_atomic);
           const tx = await authorizations.findPayment(state.claim.payer, state.claim.nonce, options.payTo, amount, 10_000);
           if (tx) {
             for (const row of earlier) {
