@@ -11,8 +11,8 @@ import path from "node:path";
 import { baseChain, createChainClient, rpcTransport } from "../src/chain/client.ts";
 import { ConfigError, loadConfig } from "../src/config.ts";
 import { createLogger } from "../src/log.ts";
-import { pgliteOwner } from "../src/server/service.ts";
-import { openStore, redact } from "../src/store/store.ts";
+import { openStoreForTool } from "../src/store/configured.ts";
+import { redact } from "../src/store/store.ts";
 import { CDP_DISCOVERY_URL } from "../src/upstreams/directory-cdp.ts";
 import { X402_LIST_URL } from "../src/upstreams/directory-x402-list.ts";
 import { runCrawl } from "../src/x402/crawl.ts";
@@ -38,14 +38,11 @@ async function runningDevnet(file: string): Promise<{ rpcUrl: string; payTo: `0x
 async function main(): Promise<void> {
   const config = loadConfig();
   const dir = path.join(config.dataDir, "pglite");
-  if (!config.databaseUrl) {
-    const owner = pgliteOwner(dir);
-    if (owner !== undefined) {
-      throw new Error(
-        `The service (process ${owner}) has the embedded database in ${dir} open, and it serves one process at a time. Stop the service, run both with DATABASE_URL (PostgreSQL), or set CRAWL_INTERVAL_MINUTES so the service crawls itself.`,
-      );
-    }
-  }
+  // Checked before any work, so a refusal costs nothing.
+  const store = await openStoreForTool(
+    config,
+    "Stop the service, run both with DATABASE_URL (PostgreSQL), or set CRAWL_INTERVAL_MINUTES so the service crawls itself.",
+  );
   const log = createLogger(config.logLevel === "info" ? "warn" : config.logLevel);
   const stops: (() => Promise<void>)[] = [];
   try {
@@ -72,7 +69,7 @@ async function main(): Promise<void> {
         demo = true;
       }
     }
-    const store = await openStore(config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dir });
+
     stops.push(() => store.close());
     const intel = createIntelServices({
       cdpDiscoveryUrl: cdpUrl,

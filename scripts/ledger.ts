@@ -7,9 +7,9 @@
 import path from "node:path";
 import { formatUnits } from "viem";
 import { ConfigError, loadConfig } from "../src/config.ts";
-import { pgliteOwner } from "../src/server/service.ts";
+import { openStoreForTool } from "../src/store/configured.ts";
 import { ledgerReport } from "../src/store/ledger.ts";
-import { openStore, redact } from "../src/store/store.ts";
+import { redact } from "../src/store/store.ts";
 
 const usdc = (atomic: string) => formatUnits(BigInt(atomic), 6);
 
@@ -18,15 +18,10 @@ async function main(): Promise<void> {
   if (!Number.isInteger(days) || days <= 0) throw new Error(`days must be a positive integer, got "${process.argv[2]}"`);
   const config = loadConfig();
   const dir = path.join(config.dataDir, "pglite");
-  if (!config.databaseUrl) {
-    const owner = pgliteOwner(dir);
-    if (owner !== undefined) {
-      throw new Error(
-        `The service (process ${owner}) has the embedded database in ${dir} open, and it serves one process at a time. Stop the service, or run it with DATABASE_URL (PostgreSQL) to read the ledger while it runs.`,
-      );
-    }
-  }
-  const store = await openStore(config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dir });
+  const store = await openStoreForTool(
+    config,
+    "Stop the service, or run it with DATABASE_URL (PostgreSQL) to read the ledger while it runs.",
+  );
   try {
     const report = await ledgerReport(store, days);
     const where = config.databaseUrl ? redact(config.databaseUrl) : dir;

@@ -9,7 +9,8 @@ import { type FieldProblem, InvalidRequestError } from "./errors.ts";
 
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
 
-function checkerFor(schema: TSchema): TypeCheck<TSchema> {
+/** The compiled validator of `schema` (compiled once). */
+export function checkerFor(schema: TSchema): TypeCheck<TSchema> {
   let check = compiled.get(schema);
   if (!check) {
     check = TypeCompiler.Compile(schema);
@@ -19,7 +20,7 @@ function checkerFor(schema: TSchema): TypeCheck<TSchema> {
 }
 
 /** The schema at a JSON pointer inside an object schema, for naming what was expected. */
-function schemaAt(root: TSchema, pointer: string): TSchema | undefined {
+export function schemaAt(root: TSchema, pointer: string): TSchema | undefined {
   let node: TSchema | undefined = root;
   for (const part of pointer.split("/").slice(1)) {
     if (!node) return undefined;

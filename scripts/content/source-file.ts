@@ -5,11 +5,11 @@
  */
 import { readFileSync } from "node:fs";
 import type { Static, TObject, TSchema } from "@sinclair/typebox";
-import { TypeCompiler } from "@sinclair/typebox/compiler";
 import matter from "gray-matter";
 import type { Root } from "mdast";
 import remarkParse from "remark-parse";
 import { unified } from "unified";
+import { checkerFor, schemaAt } from "../../src/validate.ts";
 import { echo, type Problems } from "./problems.ts";
 
 /** One parsed content file. */
@@ -90,20 +90,6 @@ export function fileLine(file: SourceFile, bodyLine: number | undefined): number
   return bodyLine === undefined ? undefined : bodyLine + file.bodyLineOffset;
 }
 
-const checkers = new WeakMap<TSchema, ReturnType<typeof TypeCompiler.Compile>>();
-
-/** The schema at a JSON pointer inside an object schema. */
-function schemaAt(root: TSchema, pointer: string): TSchema | undefined {
-  let node: TSchema | undefined = root;
-  for (const part of pointer.split("/").slice(1)) {
-    if (!node) return undefined;
-    if (node.properties?.[part]) node = node.properties[part] as TSchema;
-    else if (node.items && /^\d+$/.test(part)) node = node.items as TSchema;
-    else return undefined;
-  }
-  return node;
-}
-
 /** What a field schema expects, in words (every content field schema carries a description). */
 function expectedOf(schema: TSchema): string {
   if (typeof schema.description === "string") return schema.description;
@@ -116,11 +102,7 @@ function expectedOf(schema: TSchema): string {
  * problem naming the field and what was expected. Returns the typed data when it is valid.
  */
 export function checkFrontmatter<S extends TObject>(file: SourceFile, schema: S): Static<S> | undefined {
-  let check = checkers.get(schema);
-  if (!check) {
-    check = TypeCompiler.Compile(schema);
-    checkers.set(schema, check);
-  }
+  const check = checkerFor(schema);
   if (check.Check(file.data)) return file.data as Static<S>;
   const seen = new Set<string>();
   const allowed = (at: string) => Object.keys((schemaAt(schema, at) ?? schema).properties ?? {}).join(", ");

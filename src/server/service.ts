@@ -4,11 +4,9 @@
  * benchmarks, so all three run the same code.
  */
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { hostname } from "node:os";
-import path from "node:path";
 import type { FacilitatorClient } from "@x402/core/server";
 import type { PublicClient, Transport } from "viem";
 import packageJson from "../../package.json" with { type: "json" };
@@ -19,6 +17,7 @@ import type { Config } from "../config.ts";
 import type { Services } from "../context.ts";
 import { createLogger, type Logger } from "../log.ts";
 import type { Resolver } from "../outbound/safe-fetch.ts";
+import { claimPgliteDir, releasePgliteDir, storeLocationOf } from "../store/configured.ts";
 import { storeInFlightRegistry } from "../store/inflight.ts";
 import { openStore, type Store } from "../store/store.ts";
 import { CDP_DISCOVERY_URL } from "../upstreams/directory-cdp.ts";
@@ -83,34 +82,6 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-/** The file naming the process that has the embedded database open (PGlite serves one process). */
-export const PGLITE_OWNER_FILE = "owner.pid";
-
-/** The pid of a live process holding `dir`, if any. */
-export function pgliteOwner(dir: string): number | undefined {
-  const file = path.join(dir, PGLITE_OWNER_FILE);
-  if (!existsSync(file)) return undefined;
-  const pid = Number(readFileSync(file, "utf8").trim());
-  if (!Number.isInteger(pid) || pid === process.pid) return undefined;
-  try {
-    process.kill(pid, 0);
-    return pid;
-  } catch {
-    return undefined;
-  }
-}
-
-function claimPgliteDir(dir: string): void {
-  const owner = pgliteOwner(dir);
-  if (owner !== undefined) {
-    throw new Error(
-      `The embedded database in ${dir} is in use by process ${owner}; stop it first, or set DATABASE_URL to share a PostgreSQL server.`,
-    );
-  }
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, PGLITE_OWNER_FILE), String(process.pid));
-}
-
 /** Drop in-flight claims left by instances on this host whose process is gone (a crash), so their payments can be retried at once. */
 async function releaseDeadClaims(store: Store, log: Logger): Promise<void> {
   const claims = await store.query<{ instance: string }>("select distinct instance from inflight");
@@ -160,11 +131,9 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   }
 
   const ownStore = !options.store;
-  const pgliteDir = path.join(config.dataDir, "pglite");
-  if (ownStore && !config.databaseUrl) claimPgliteDir(pgliteDir);
-  const store =
-    options.store ??
-    (await openStore(config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dir: pgliteDir }));
+  const location = storeLocationOf(config);
+  if (ownStore && location.kind === "pglite") claimPgliteDir(location.dir as string);
+  const store = options.store ?? (await openStore(location));
   const instance = options.instance ?? `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
   if (store.engine === "postgres") await releaseDeadClaims(store, log);
 
@@ -260,7 +229,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
         server.closeAllConnections();
       });
       if (ownStore) await store.close();
-      if (ownStore && !config.databaseUrl) rmSync(path.join(pgliteDir, PGLITE_OWNER_FILE), { force: true });
+      if (ownStore && location.kind === "pglite") releasePgliteDir(location.dir as string);
     },
   };
 }
