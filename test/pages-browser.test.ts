@@ -129,9 +129,26 @@ describe.skipIf(skipBrowserTests())("the free pages in Chromium", () => {
     });
   });
 
+  it("/methodology shows each analytics endpoint's method and limits", async () => {
+    await page("/methodology", async (p) => {
+      const body = (await p.locator("main").textContent()) ?? "";
+      for (const route of ["/api/wallet-profile", "/api/gas-tracker", "/api/token-check", "/api/whale-watch", "/api/defi-sentiment"]) {
+        expect(body).toContain(route);
+      }
+      expect(body).toContain("not a screening product");
+    });
+  });
+
+  it("/leaderboard explains itself before the first crawl", async () => {
+    await page("/leaderboard", async (p) => {
+      expect(await text(p, "h1")).toMatch(/leaderboard/i);
+      expect((await p.locator("main").textContent()) ?? "").toMatch(/crawl/i);
+    });
+  });
+
   for (const scheme of ["light", "dark"] as const) {
-    it(`text keeps a contrast of at least 4.5:1 in ${scheme} mode on every content page`, async () => {
-      const pages = ["/playbooks", "/howto", `/howto/${compiled.sops[0]?.index.slug}`, "/kb"];
+    it(`text keeps a contrast of at least 4.5:1 in ${scheme} mode on every free page`, async () => {
+      const pages = ["/", "/playbooks", "/howto", `/howto/${compiled.sops[0]?.index.slug}`, "/kb", "/methodology", "/leaderboard"];
       const context = await browser.newContext({ colorScheme: scheme });
       try {
         for (const pathname of pages) {
