@@ -67,6 +67,7 @@ export const x402Check = defineRoute({
       url: Url,
       method: Type.Optional(
         Type.Union([Type.Literal("GET"), Type.Literal("POST"), Type.Literal("PUT"), Type.Literal("PATCH"), Type.Literal("DELETE")], {
+          default: "POST",
           description: "HTTP method of the call; default POST",
         }),
       ),
@@ -111,7 +112,7 @@ export const x402Directory = defineRoute({
       query: Type.Optional(Type.String({ maxLength: 200, description: "words to match" })),
       network: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "network, e.g. eip155:8453 or base" })),
       max_price_usd: Type.Optional(Type.Number({ minimum: 0, maximum: 1e9, description: "highest price per call in USD" })),
-      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: "endpoints returned; default 20" })),
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: "endpoints returned; default 20" })),
     },
     { additionalProperties: false },
   ),
@@ -216,8 +217,8 @@ export const TrustLeaderboardFull = Type.Composite([
 ]);
 export type TrustLeaderboardFull = Static<typeof TrustLeaderboardFull>;
 
-const Limit = Type.Integer({ minimum: 1, maximum: 500, description: "rows returned; default 25" });
-const Order = Type.Union([Type.Literal("best"), Type.Literal("worst")], { description: "best (default) or worst first" });
+const Limit = Type.Integer({ minimum: 1, maximum: 500, default: 25, description: "rows returned; default 25" });
+const Order = Type.Union([Type.Literal("best"), Type.Literal("worst")], { default: "best", description: "best (default) or worst first" });
 const trustErrors = ["invalid_request", "unavailable"] as const;
 const trustDescription =
   "Every origin in the public x402 catalogue (CDP Bazaar and x402 List), one representative endpoint probed each, scored 0-100 on 402 behaviour, challenge conformance, discovery documents, on-chain payTo reputation (last 25 incoming USDC transfers: count, distinct payers, age) and price sanity, with a verdict pay, pay_with_caution or avoid. The document carries the scoring rules (what_it_is), coverage, score statistics, common penalties and the top 10; rows follow ordered by score. Answers 503 (not charged) until a crawl has completed.";
