@@ -5,7 +5,6 @@
  * reported in one clear line. Secrets are held here and never logged.
  */
 import { getAddress, isAddress, isHex } from "viem";
-import { atomicUsdc } from "../spec/route.ts";
 import type { LogLevel } from "./log.ts";
 
 /**
@@ -261,9 +260,4 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     intel,
     upstreams,
   };
-}
-
-/** The challenge amount of a USD price on this network's USDC. */
-export function priceAtomic(priceUsd: number): string {
-  return atomicUsdc(priceUsd);
 }

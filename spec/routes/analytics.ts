@@ -10,7 +10,9 @@ export const DecimalString = Type.String({ pattern: "^-?[0-9]+(\\.[0-9]+)?$", de
 export type DecimalString = Static<typeof DecimalString>;
 
 /** The chain id a caller may ask for: only the chain this service reads is configured. */
-const ChainIdInput = Type.Optional(Type.Integer({ minimum: 1, default: 8453, description: "chain id; default and only configured value: 8453 (Base)" }));
+const ChainIdInput = Type.Optional(
+  Type.Integer({ minimum: 1, default: 8453, description: "chain id; default and only configured value: 8453 (Base)" }),
+);
 
 /** How an analytics answer was made and what it did not check (the text of /methodology). */
 export const Methodology = Type.Object({
@@ -232,9 +234,16 @@ export const whaleWatch = defineRoute({
     {
       min_usd: Type.Optional(Type.Number({ minimum: 0, maximum: 1e12, default: 100000, description: "USD threshold, default 100000" })),
       blocks: Type.Optional(
-        Type.Integer({ minimum: 1, maximum: WHALE_DEFAULTS.max_blocks, default: 1800, description: "blocks back from the latest, default 1800" }),
+        Type.Integer({
+          minimum: 1,
+          maximum: WHALE_DEFAULTS.max_blocks,
+          default: 1800,
+          description: "blocks back from the latest, default 1800",
+        }),
       ),
-      token: Type.Optional(Type.Union([Type.Literal("USDC"), Type.Literal("WETH")], { default: "USDC", description: '"USDC" (default) or "WETH"' })),
+      token: Type.Optional(
+        Type.Union([Type.Literal("USDC"), Type.Literal("WETH")], { default: "USDC", description: '"USDC" (default) or "WETH"' }),
+      ),
     },
     { additionalProperties: false },
   ),

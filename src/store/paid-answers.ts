@@ -44,34 +44,6 @@ export async function keepAnswer(db: Queryable, answer: KeptAnswer): Promise<boo
   return true;
 }
 
-/** The kept answer of an authorisation, if still kept. */
-export async function findAnswer(db: Queryable, payer: string, nonce: string): Promise<KeptAnswer | undefined> {
-  const [row] = await db.query<{
-    request_hash: string;
-    payment_hash: string;
-    status: number;
-    headers: Record<string, string> | string;
-    body: string;
-    settlement_tx: string;
-    expires_at: Date;
-  }>(
-    "select request_hash, payment_hash, status, headers, body, settlement_tx, expires_at from paid_answers where payer = lower($1) and nonce = lower($2) and expires_at > now()",
-    [payer, nonce],
-  );
-  if (!row) return undefined;
-  return {
-    payer,
-    nonce,
-    requestHash: row.request_hash,
-    paymentHash: row.payment_hash,
-    status: row.status,
-    headers: typeof row.headers === "string" ? (JSON.parse(row.headers) as Record<string, string>) : row.headers,
-    body: row.body,
-    settlementTx: row.settlement_tx,
-    expiresAt: row.expires_at,
-  };
-}
-
 /** Forget answers whose authorisation can no longer be presented; returns how many. */
 export async function purgeExpiredAnswers(db: Queryable): Promise<number> {
   const rows = await db.query<{ n: number }>(

@@ -39,9 +39,17 @@ export interface ClaimedPayment {
   validBefore: number | null;
 }
 
-/** Decode the EIP-3009 payment in a request's `PAYMENT-SIGNATURE` header, if it carries one. */
+const claims = new WeakMap<Request, ClaimedPayment | null>();
+
+/** Decode the EIP-3009 payment in a request's `PAYMENT-SIGNATURE` header, if it carries one (decoded once per request). */
 export function claimedPayment(req: Request): ClaimedPayment | null {
-  const header = req.headers["payment-signature"];
+  if (claims.has(req)) return claims.get(req) ?? null;
+  const claim = decodeClaim(req.headers["payment-signature"]);
+  claims.set(req, claim);
+  return claim;
+}
+
+function decodeClaim(header: string | string[] | undefined): ClaimedPayment | null {
   if (typeof header !== "string" || header.length > 16_384) return null;
   try {
     const payload = JSON.parse(Buffer.from(header, "base64").toString("utf8")) as {

@@ -30,6 +30,7 @@ import {
 } from "../../store/ledger.ts";
 import { type KeptAnswer, keepAnswer, MAX_KEPT_ANSWER_BYTES, settleAndKeep } from "../../store/paid-answers.ts";
 import type { Store } from "../../store/store.ts";
+import { SETTLEMENT_UNKNOWN } from "../payments.ts";
 import { type ClaimedPayment, claimedPayment } from "./payment-header.ts";
 import { requestIdOf } from "./request-context.ts";
 import { sendError } from "./send-error.ts";
@@ -64,9 +65,6 @@ interface LedgerState {
   /** Set when the kept answer of this exact payment and request is replayed. */
   replayedTx?: string;
 }
-
-/** The outcome-unknown settlement reasons: the transfer may have landed, so the retry checks the chain. */
-const UNKNOWN_SETTLEMENT = new Set(["settlement_unknown", "settlement_timeout", "settlement_pending"]);
 
 /** Set on `res.locals` when the ledger records the request: the in-flight guard then hands it its release. */
 export const LEDGER_DONE = "ledgerDone";
@@ -106,7 +104,7 @@ function errorCodeOf(body: Buffer): string | undefined {
   }
 }
 
-/** Build the two middlewares of the ledger. */
+/** Build the ledger: its two middlewares and the hook x402 calls when a payment is verified. */
 export function paymentLedger(options: PaymentLedgerOptions) {
   const { store, instance, log, authorizations } = options;
   const states = new WeakMap<Request, LedgerState>();
@@ -166,8 +164,8 @@ export function paymentLedger(options: PaymentLedgerOptions) {
       );
       return;
     } else if (status === 402 && settlement && !settlement.success) {
-      // A broadcast transaction or an unknown reason means the transfer may have landed.
-      const unknown = UNKNOWN_SETTLEMENT.has(settlement.errorReason ?? "") || Boolean(settlement.transaction);
+      // GuardedFacilitator says when the transfer may have landed (timeout, throw, broadcast tx).
+      const unknown = settlement.errorReason === SETTLEMENT_UNKNOWN;
       await finishLedgerRow(store, state.rowId, {
         outcome: unknown ? "settlement_unknown" : "settlement_failed",
         status,
