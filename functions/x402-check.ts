@@ -5,8 +5,8 @@
 import { x402Check } from "../spec/routes/intel.ts";
 import { defineFunction } from "../src/context.ts";
 import { InvalidRequestError } from "../src/errors.ts";
-import { checkConformance } from "../src/x402/conformance.ts";
-import { intelOf } from "../src/x402/intel-services.ts";
+import { checkConformance } from "../src/intel/conformance.ts";
+import { intelOf } from "../src/intel/intel-services.ts";
 
 export default defineFunction(x402Check, async (input, ctx) => {
   const method = input.method ?? "POST";

@@ -5,8 +5,8 @@
 import { x402Directory } from "../spec/routes/intel.ts";
 import { defineFunction } from "../src/context.ts";
 import { ServiceError } from "../src/errors.ts";
-import { searchCatalogue } from "../src/x402/catalogue.ts";
-import { intelOf } from "../src/x402/intel-services.ts";
+import { searchCatalogue } from "../src/intel/catalogue.ts";
+import { intelOf } from "../src/intel/intel-services.ts";
 
 /** Endpoints returned when `limit` is not given. */
 const DEFAULT_LIMIT = 20;

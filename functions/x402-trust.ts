@@ -8,12 +8,12 @@ import { x402Trust } from "../spec/routes/intel.ts";
 import { defineFunction } from "../src/context.ts";
 import { TargetNotAllowedError } from "../src/outbound/safe-fetch.ts";
 import { normaliseEndpointUrl } from "../src/upstreams/directory-entry.ts";
-import { probeOrigin } from "../src/x402/assess-origin.ts";
-import { representativeEndpoint } from "../src/x402/catalogue.ts";
-import { intelOf } from "../src/x402/intel-services.ts";
-import { originHistory, originStanding } from "../src/x402/leaderboard.ts";
-import { payToReputation } from "../src/x402/reputation.ts";
-import { penaltyTexts } from "../src/x402/trust-score.ts";
+import { probeOrigin } from "../src/intel/assess-origin.ts";
+import { representativeEndpoint } from "../src/intel/catalogue.ts";
+import { intelOf } from "../src/intel/intel-services.ts";
+import { originHistory, originStanding } from "../src/intel/leaderboard.ts";
+import { payToReputation } from "../src/intel/reputation.ts";
+import { penaltyTexts } from "../src/intel/trust-score.ts";
 
 export default defineFunction(x402Trust, async (input, ctx) => {
   const url = normaliseEndpointUrl(input.url);

@@ -13,9 +13,9 @@ import { startDevnet } from "../src/devnet/devnet.ts";
 import { createLogger } from "../src/log.ts";
 import { openStore } from "../src/store/store.ts";
 import { cdpItems, type ListedEndpoint, startLocalDirectories, x402ListItems } from "../src/upstreams/directory-fixtures.ts";
-import { runCrawl } from "../src/x402/crawl.ts";
-import { type SellerKind, startSellers } from "../src/x402/demo-sellers.ts";
-import { createIntelServices } from "../src/x402/intel-services.ts";
+import { runCrawl } from "../src/intel/crawl.ts";
+import { type SellerKind, startSellers } from "../src/intel/demo-sellers.ts";
+import { createIntelServices } from "../src/intel/intel-services.ts";
 
 const ORIGINS = Number(process.env.BENCH_CRAWL_ORIGINS ?? 1_000);
 const BOUNDS = (process.env.BENCH_CRAWL_CONCURRENCY ?? "32,128").split(",").map(Number);

@@ -15,8 +15,8 @@ import { openStoreForTool } from "../src/store/configured.ts";
 import { redact } from "../src/store/store.ts";
 import { CDP_DISCOVERY_URL } from "../src/upstreams/directory-cdp.ts";
 import { X402_LIST_URL } from "../src/upstreams/directory-x402-list.ts";
-import { runCrawl } from "../src/x402/crawl.ts";
-import { createIntelServices } from "../src/x402/intel-services.ts";
+import { runCrawl } from "../src/intel/crawl.ts";
+import { createIntelServices } from "../src/intel/intel-services.ts";
 
 /** The local chain described by `file`, when it answers. */
 async function runningDevnet(file: string): Promise<{ rpcUrl: string; payTo: `0x${string}` } | undefined> {
@@ -61,7 +61,7 @@ async function main(): Promise<void> {
       }
       rpcUrls = [devnet.rpcUrl];
       if (!config.intel.cdpDiscoveryUrl && !config.intel.x402ListUrl) {
-        const { startDemoCatalogue } = await import("../src/x402/demo-catalogue.ts");
+        const { startDemoCatalogue } = await import("../src/intel/demo-catalogue.ts");
         const catalogue = await startDemoCatalogue({ payTo: devnet.payTo });
         stops.push(catalogue.close);
         cdpUrl = catalogue.cdpUrl;

@@ -8,7 +8,7 @@ import type { RouteDef } from "../spec/route.ts";
 import type { AnalyticsSettings } from "./analytics/services.ts";
 import type { Logger } from "./log.ts";
 import type { Store } from "./store/store.ts";
-import type { IntelSettings } from "./x402/intel-services.ts";
+import type { IntelSettings } from "./intel/intel-services.ts";
 
 /** Settings a function may read (never secrets). */
 export interface FunctionConfig {

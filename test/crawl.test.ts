@@ -19,11 +19,11 @@ import {
   x402ListItems,
 } from "../src/upstreams/directory-fixtures.ts";
 import { x402ListDirectory } from "../src/upstreams/directory-x402-list.ts";
-import { createCatalogue } from "../src/x402/catalogue.ts";
-import { type CrawlResult, runCrawl } from "../src/x402/crawl.ts";
-import { type SellerKind, startSellers } from "../src/x402/demo-sellers.ts";
-import { originHistory } from "../src/x402/leaderboard.ts";
-import { PENALTIES, type PenaltyId, type Verdict } from "../src/x402/trust-score.ts";
+import { createCatalogue } from "../src/intel/catalogue.ts";
+import { type CrawlResult, runCrawl } from "../src/intel/crawl.ts";
+import { type SellerKind, startSellers } from "../src/intel/demo-sellers.ts";
+import { originHistory } from "../src/intel/leaderboard.ts";
+import { PENALTIES, type PenaltyId, type Verdict } from "../src/intel/trust-score.ts";
 import { EXPECTED_TRUST, freshAddress, payUsdc } from "./support/fake-sellers.ts";
 import { freshDatabase } from "./support/postgres.ts";
 import { buyerAccount, chainClient, devnet, payingFetch, startTestService, testConfig, testStore, usdcBalance } from "./support/service.ts";
@@ -395,7 +395,7 @@ describe.runIf(databaseUrl)("on PostgreSQL", () => {
       const two = await crawl(pg, small);
       expect(two.verdicts).toEqual(one.verdicts);
       expect(one.origins_total).toBe(12);
-      const { fullLeaderboard, documentContext } = await import("../src/x402/leaderboard.ts");
+      const { fullLeaderboard, documentContext } = await import("../src/intel/leaderboard.ts");
       const doc = await fullLeaderboard(pg, documentContext({ version: "test", publicUrl: undefined }), { limit: 500, order: "best" });
       expect(doc.run).toMatchObject({ id: two.run_id, runs_total: 2 });
       expect(doc.rows).toHaveLength(12);

@@ -17,7 +17,7 @@ import {
   x402ListItems,
 } from "../src/upstreams/directory-fixtures.ts";
 import { parseListedPrice, x402ListDirectory, x402ListItemToEntry } from "../src/upstreams/directory-x402-list.ts";
-import { readDirectories, searchCatalogue } from "../src/x402/catalogue.ts";
+import { readDirectories, searchCatalogue } from "../src/intel/catalogue.ts";
 import { buyerAccount, payingFetch, startTestService, testConfig, usdcBalance } from "./support/service.ts";
 import { type Stub, startStub } from "./support/stub-server.ts";
 

@@ -1,6 +1,6 @@
 /** x402 ecosystem intelligence routes: conformance checks, directory search, trust scores (issue 5). */
 import { type Static, Type } from "@sinclair/typebox";
-import { CHECK_MEANINGS, CHECK_NAMES } from "../../src/x402/conformance.ts";
+import { CHECK_MEANINGS, CHECK_NAMES } from "../../src/intel/conformance.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
 import { NoInput } from "../schemas.ts";
 

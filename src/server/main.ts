@@ -33,10 +33,10 @@ async function main(): Promise<void> {
 
   // Local mode without directory settings: local stand-ins of the directories listing demo
   // sellers and this service, so directory search and the trust crawl work offline.
-  let demo: import("../x402/demo-catalogue.ts").DemoCatalogue | undefined;
+  let demo: import("../intel/demo-catalogue.ts").DemoCatalogue | undefined;
   let serviceConfig = config;
   if (devnet && !config.intel.cdpDiscoveryUrl && !config.intel.x402ListUrl) {
-    const { startDemoCatalogue } = await import("../x402/demo-catalogue.ts");
+    const { startDemoCatalogue } = await import("../intel/demo-catalogue.ts");
     demo = await startDemoCatalogue({ ...(config.port ? { serviceUrl: `http://127.0.0.1:${config.port}` } : {}), payTo: devnet.payTo });
     serviceConfig = {
       ...config,

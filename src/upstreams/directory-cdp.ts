@@ -6,7 +6,7 @@
  * unix seconds or ISO text, description on the item, in `metadata` or on the option, and the
  * method in `extensions.bazaar.info.input` (v2) or the option's `outputSchema.input` (v1).
  */
-import { isUsdc, normaliseNetwork } from "../x402/networks.ts";
+import { isUsdc, normaliseNetwork } from "../intel/networks.ts";
 import { type DirectoryEntry, type DirectorySource, normaliseEndpointUrl } from "./directory-entry.ts";
 import { DirectoryError, fetchDirectoryJson } from "./directory-http.ts";
 

@@ -5,7 +5,7 @@
  * (a count), `status`, `tags`; there is no payTo. Prices are read from "$0.01", "0.01 USDC",
  * plain numbers and "free"; anything else is an unknown price.
  */
-import { normaliseNetwork } from "../x402/networks.ts";
+import { normaliseNetwork } from "../intel/networks.ts";
 import { type DirectoryEntry, type DirectorySource, normaliseEndpointUrl } from "./directory-entry.ts";
 import { DirectoryError, fetchDirectoryJson } from "./directory-http.ts";
 
