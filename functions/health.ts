@@ -2,12 +2,21 @@
 import { health } from "../spec/routes/core.ts";
 import { defineFunction } from "../src/context.ts";
 
+/** Health answers within this, whatever the chain does: a stalled node is "degraded", not a hung probe. */
+const CHAIN_PROBE_MS = 800;
+
 export default defineFunction(health, async (_input, ctx) => {
   let blockNumber: number | null = null;
+  let timer: NodeJS.Timeout | undefined;
   try {
-    blockNumber = Number(await ctx.chain.getBlockNumber({ cacheTime: 0 }));
+    const stalled = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${CHAIN_PROBE_MS} ms`)), CHAIN_PROBE_MS);
+    });
+    blockNumber = Number(await Promise.race([ctx.chain.getBlockNumber({ cacheTime: 0 }), stalled]));
   } catch (error) {
     ctx.log.warn("health: chain unreachable", { error: error instanceof Error ? error.message : String(error) });
+  } finally {
+    clearTimeout(timer);
   }
   const status: "ok" | "degraded" = blockNumber === null ? "degraded" : "ok";
   return {

@@ -6,14 +6,14 @@
  */
 import { x402Trust } from "../spec/routes/intel.ts";
 import { defineFunction } from "../src/context.ts";
-import { TargetNotAllowedError } from "../src/outbound/safe-fetch.ts";
-import { normaliseEndpointUrl } from "../src/upstreams/directory-entry.ts";
 import { probeOrigin } from "../src/intel/assess-origin.ts";
 import { representativeEndpoint } from "../src/intel/catalogue.ts";
 import { intelOf } from "../src/intel/intel-services.ts";
 import { originHistory, originStanding } from "../src/intel/leaderboard.ts";
 import { payToReputation } from "../src/intel/reputation.ts";
 import { penaltyTexts } from "../src/intel/trust-score.ts";
+import { TargetNotAllowedError } from "../src/outbound/safe-fetch.ts";
+import { normaliseEndpointUrl } from "../src/upstreams/directory-entry.ts";
 
 export default defineFunction(x402Trust, async (input, ctx) => {
   const url = normaliseEndpointUrl(input.url);

@@ -10,12 +10,12 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { baseChain, createChainClient, rpcTransport } from "../src/chain/client.ts";
 import { startDevnet } from "../src/devnet/devnet.ts";
-import { createLogger } from "../src/log.ts";
-import { openStore } from "../src/store/store.ts";
-import { cdpItems, type ListedEndpoint, startLocalDirectories, x402ListItems } from "../src/upstreams/directory-fixtures.ts";
 import { runCrawl } from "../src/intel/crawl.ts";
 import { type SellerKind, startSellers } from "../src/intel/demo-sellers.ts";
 import { createIntelServices } from "../src/intel/intel-services.ts";
+import { createLogger } from "../src/log.ts";
+import { openStore } from "../src/store/store.ts";
+import { cdpItems, type ListedEndpoint, startLocalDirectories, x402ListItems } from "../src/upstreams/directory-fixtures.ts";
 
 const ORIGINS = Number(process.env.BENCH_CRAWL_ORIGINS ?? 1_000);
 const BOUNDS = (process.env.BENCH_CRAWL_CONCURRENCY ?? "32,128").split(",").map(Number);

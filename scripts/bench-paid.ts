@@ -52,25 +52,27 @@ export async function measurePaidCalls(
   }
   // The access-log line is written when the response closes; give the last one a moment.
   await new Promise((resolve) => setTimeout(resolve, 50));
-  const rows = lines.filter((l) => l.msg === "request" && l.path === paidPath && l.status === 200) as {
-    ms: number;
-    verifyMs: number;
-    functionMs: number;
-    settleMs: number;
-  }[];
+  // The gate logs each paid call's steps ("paid call"); the access log its total ("request").
+  const steps = new Map(
+    lines.filter((l) => l.msg === "paid call").map((l) => [l.request_id, l as { verify: number; fn: number; settle: number }]),
+  );
+  const rows = lines
+    .filter((l) => l.msg === "request" && l.path === paidPath && l.status === 200 && steps.has(l.request_id))
+    .map((l) => ({ ms: l.ms as number, ...(steps.get(l.request_id) as { verify: number; fn: number; settle: number }) }));
   return {
-    verify: rows.map((r) => r.verifyMs),
-    fn: rows.map((r) => r.functionMs),
-    settle: rows.map((r) => r.settleMs),
+    verify: rows.map((r) => r.verify),
+    fn: rows.map((r) => r.fn),
+    settle: rows.map((r) => r.settle),
     total: rows.map((r) => r.ms),
-    overhead: rows.map((r) => r.ms - r.verifyMs - r.functionMs - r.settleMs),
+    overhead: rows.map((r) => r.ms - r.verify - r.fn - r.settle),
     client,
   };
 }
 
-/** A logger sink keeping only successful paid-call access lines (parsing every line would load the server under test). */
+/** A logger sink keeping only the paid calls' step and access lines (parsing every line would load the server under test). */
 export function paidLineSink(lines: Record<string, unknown>[]): (line: string) => void {
   return (line) => {
-    if (line.includes('"status":200') && line.includes("payment-verify")) lines.push(JSON.parse(line) as Record<string, unknown>);
+    if (line.includes("payment-verify") && (line.includes('"status":200') || line.includes('"msg":"paid call"')))
+      lines.push(JSON.parse(line) as Record<string, unknown>);
   };
 }

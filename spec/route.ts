@@ -25,8 +25,6 @@ export interface RouteDef {
   readonly tags: readonly string[];
   /** Price per call in USD (settled in USDC), or `null` for a free route. */
   readonly price: number | null;
-  /** Module in `functions/` (without `.ts`) whose default export answers the route. */
-  readonly fn: string;
   /** Query-string parameters (strings coerced to the declared types). Absent: none allowed. */
   readonly query?: TObject;
   /** JSON body. Absent: no body expected (a body is ignored). */

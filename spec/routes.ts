@@ -1,8 +1,9 @@
 /**
  * The route table: every route the service answers under `/api/`. Each area keeps its
  * entries in `spec/routes/<area>.ts`; add a route by adding one entry there and one module
- * in `functions/` named by its `fn`. Everything else (validation, dispatch, x402 config,
- * `/openapi.json`, `/.well-known/x402`, the landing page) derives from this list.
+ * in `functions/` that binds it with `defineFunction`, listed in `functions/index.ts`.
+ * Everything else (validation, dispatch, x402 config, `/openapi.json`, `/.well-known/x402`,
+ * the landing page) derives from this list.
  */
 import type { RouteDef } from "./route.ts";
 import { analyticsRoutes } from "./routes/analytics.ts";

@@ -54,6 +54,8 @@ export interface Config {
   anvilPort: number;
   /** How long a quoted challenge stays payable. */
   maxTimeoutSeconds: number;
+  /** The payment path's time limits (PAYMENT_TIMEOUT_MS, PAYMENT_LEASE_SECONDS). */
+  payments: PaymentsConfig;
   /** PostgreSQL server URL; undefined: the embedded PGlite database in `${dataDir}/pglite`. */
   databaseUrl: string | undefined;
   /** x402 intelligence (issue 5): directories, the trust crawl, outbound targets. */
@@ -74,6 +76,20 @@ export interface UpstreamsConfig {
   hyperliquidUrl: string | undefined;
   /** UPSTREAM_TIMEOUT_MS: how long one call to a market API may take before the answer is a 504 (default 8000). */
   timeoutMs: number;
+}
+
+/** Time limits of the payment path (src/payments/gate.ts). */
+export interface PaymentsConfig {
+  /**
+   * PAYMENT_TIMEOUT_MS: how long verifying a payment, or reading the chain to resolve an earlier
+   * attempt, may take before the call is refused with 503 `payment_unavailable` (default 10000); a
+   * settlement past it is `settlement_unknown`.
+   */
+  timeoutMs: number;
+  /** PAYMENT_LEASE_SECONDS: the in-flight claim's lease, renewed while its request runs; a dead instance's claim is taken over after it (default 15). */
+  leaseSeconds: number;
+  /** How long a settled payment whose answer was lost can be redeemed (24 hours). */
+  redeemHours: number;
 }
 
 /** Settings of the x402 intelligence routes and the trust crawl. */
@@ -240,6 +256,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     timeoutMs: parseInteger("UPSTREAM_TIMEOUT_MS", env.UPSTREAM_TIMEOUT_MS, 8_000, 100, 60_000, problems),
   };
 
+  const payments: PaymentsConfig = {
+    timeoutMs: parseInteger("PAYMENT_TIMEOUT_MS", env.PAYMENT_TIMEOUT_MS, 10_000, 500, 120_000, problems),
+    leaseSeconds: parseInteger("PAYMENT_LEASE_SECONDS", env.PAYMENT_LEASE_SECONDS, 15, 2, 600, problems),
+    redeemHours: 24,
+  };
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     mode: production ? "production" : "local",
@@ -256,6 +278,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel,
     anvilPort,
     maxTimeoutSeconds: 300,
+    payments,
     databaseUrl,
     intel,
     upstreams,

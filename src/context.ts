@@ -6,9 +6,9 @@ import type { Static, TObject, TSchema } from "@sinclair/typebox";
 import type { PublicClient } from "viem";
 import type { RouteDef } from "../spec/route.ts";
 import type { AnalyticsSettings } from "./analytics/services.ts";
+import type { IntelSettings } from "./intel/intel-services.ts";
 import type { Logger } from "./log.ts";
 import type { Store } from "./store/store.ts";
-import type { IntelSettings } from "./intel/intel-services.ts";
 
 /** Settings a function may read (never secrets). */
 export interface FunctionConfig {
@@ -32,13 +32,13 @@ export interface Services {
   /** The durable store (PGlite or PostgreSQL). */
   store: Store;
   /**
-   * x402 intelligence settings: directories, outbound policy, crawl bounds (issue 5); functions
+   * x402 intelligence settings: directories, outbound policy, crawl bounds; functions
    * get the fetcher and catalogue from them with `intelOf`. Always set by `startService`;
    * optional only so hand-built test contexts stay valid.
    */
   intel?: IntelSettings;
   /**
-   * Chain analytics settings (issue 4): labels scope, market-data URLs, scanner bounds;
+   * Chain analytics settings: labels scope, market-data URLs, scanner bounds;
    * functions get the scanner, classifier, labels and price source built from them with
    * `analyticsOf`. Always set by `startService`; optional only so hand-built test contexts stay valid.
    */
@@ -58,13 +58,20 @@ export interface VerifiedPayment {
   nonce: `0x${string}`;
 }
 
-/** What Express hands the Astro handler in `locals` for every request. */
+/** What Express hands the Astro handler in `locals` for every request (src/server/app.ts). */
 export interface ApiLocals {
   services: Services;
   requestId: string;
-  payment: VerifiedPayment | null;
-  /** Filled in by the dispatcher: how long the function ran (for Server-Timing and the log). */
-  timings: { functionMs?: number };
+  /** The path Express routed: the dispatcher matches routes on it, never on the Host-derived URL. */
+  path: string;
+  /** The payment gate every paid route goes through (src/payments/gate.ts). */
+  gate: {
+    handle(
+      request: Request,
+      route: RouteDef,
+      run: (call: { payment: VerifiedPayment; body: Uint8Array }) => Promise<Response>,
+    ): Promise<Response>;
+  };
 }
 
 /** The per-call context of a function. */

@@ -1,16 +1,15 @@
 /**
- * The one dispatcher behind the Astro endpoint `src/pages/api/[...path].ts`: it matches a
- * request to the route table, validates its input, refuses a paid route without a verified
- * payment for that exact route, runs the route's function and turns errors into JSON.
+ * The one dispatcher behind the Astro endpoint `src/pages/api/[...path].ts`: it matches the
+ * path Express routed (never one derived from the Host header) to the route table, hands a
+ * paid route to the payment gate (src/payments/gate.ts) with the function to run, validates
+ * the input, runs the route's function and turns errors into JSON.
  */
-import { type RouteDef, routeKey } from "../spec/route.ts";
+import { functionFor } from "../functions/index.ts";
+import type { RouteDef } from "../spec/route.ts";
 import { routes } from "../spec/routes.ts";
-import type { ApiLocals, FunctionContext, RouteFunction } from "./context.ts";
+import type { ApiLocals, FunctionContext, VerifiedPayment } from "./context.ts";
 import { InvalidRequestError, NotFoundError, ServiceError, toErrorResponse } from "./errors.ts";
 import { responseProblems, validateBody, validateQuery } from "./validate.ts";
-
-/** Loads a function module by its `fn` name. */
-export type FunctionLoader = (fn: string) => Promise<RouteFunction | undefined>;
 
 const byPath = new Map<string, RouteDef[]>();
 for (const route of routes) {
@@ -44,9 +43,37 @@ export function matchRoute(method: string, pathname: string): RouteDef {
   return route;
 }
 
-async function readJsonBody(request: Request): Promise<unknown> {
-  const text = await request.text();
+/** How deep a JSON body may nest; deeper ones are refused before parsing (recursion would overflow the stack). */
+export const MAX_JSON_DEPTH = 64;
+
+/** The nesting depth of JSON `text` (strings skipped); stops counting past `limit`. */
+export function jsonDepth(text: string, limit = MAX_JSON_DEPTH): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92)
+        i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) {
+      depth++;
+      if (depth > max) max = depth;
+      if (max > limit) return max;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return max;
+}
+
+function parseJsonBody(text: string): unknown {
   if (text.trim() === "") return {};
+  if (jsonDepth(text) > MAX_JSON_DEPTH) {
+    throw new InvalidRequestError(`The request body nests deeper than ${MAX_JSON_DEPTH} levels.`, [
+      { field: "body", expected: `a JSON object nested at most ${MAX_JSON_DEPTH} levels deep` },
+    ]);
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -72,53 +99,58 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
   });
 }
 
-/** Answer one `/api/*` request. Never throws: every failure becomes a JSON error response. */
-export async function dispatch(request: Request, locals: ApiLocals, load: FunctionLoader): Promise<Response> {
-  const url = new URL(request.url);
-  const log = locals.services.log.child({ request_id: locals.requestId });
+function errorJson(error: unknown, log: ReturnType<ApiLocals["services"]["log"]["child"]>): Response {
+  const { status, headers, body } = toErrorResponse(error);
+  if (status >= 500)
+    log.error("function failed", {
+      status,
+      error: error instanceof Error ? error : String(error),
+      cause: error instanceof Error && error.cause instanceof Error ? error.cause.message : undefined,
+    });
+  return json(status, body, headers);
+}
+
+/** Validate the input of `route` and run its function; every failure is a JSON error response. */
+async function answer(
+  route: RouteDef,
+  url: URL,
+  body: string,
+  payment: VerifiedPayment | null,
+  locals: ApiLocals,
+  log: ReturnType<ApiLocals["services"]["log"]["child"]>,
+): Promise<Response> {
   try {
-    const route = matchRoute(request.method, url.pathname);
     const input =
       route.method === "POST"
         ? route.body
-          ? validateBody(route.body, await readJsonBody(request))
+          ? validateBody(route.body, parseJsonBody(body))
           : {}
         : route.query
           ? validateQuery(route.query, url.searchParams)
           : {};
-
-    if (route.price !== null) {
-      // Defence in depth: x402 runs before us, but a paid function never runs unless the
-      // payment verified for this request was quoted for exactly this route.
-      const payment = locals.payment;
-      if (!payment || payment.route !== routeKey(route)) {
-        log.error("paid route reached without a verified payment", { route: routeKey(route) });
-        throw new ServiceError("payment_required", 402, `${routeKey(route)} is paid; pay with x402 and retry.`);
-      }
-    }
-
-    const fn = await load(route.fn);
-    if (!fn || fn.route.operationId !== route.operationId) {
-      throw new Error(`functions/${route.fn}.ts does not export the function of ${route.operationId}`);
-    }
-    const ctx: FunctionContext = { ...locals.services, requestId: locals.requestId, payment: locals.payment, route, now: () => new Date() };
-    const started = performance.now();
-    const output = await fn.run(input as never, ctx);
-    locals.timings.functionMs = Math.round((performance.now() - started) * 100) / 100;
-    log.debug("function answered", { route: `${route.method} ${route.path}`, ms: locals.timings.functionMs });
+    const ctx: FunctionContext = { ...locals.services, requestId: locals.requestId, payment, route, now: () => new Date() };
+    const output = await functionFor(route).run(input as never, ctx);
+    log.debug("function answered", { route: `${route.method} ${route.path}` });
     if (locals.services.config.validateResponses) {
       const problems = responseProblems(route.response, output);
       if (problems.length > 0) throw new Error(`${route.operationId} answered outside its schema: ${problems.join("; ")}`);
     }
     return json(200, output, route.price === null ? {} : { "Cache-Control": "private, no-store" });
   } catch (error) {
-    const { status, headers, body } = toErrorResponse(error);
-    if (status >= 500)
-      log.error("function failed", {
-        status,
-        error: error instanceof Error ? error : String(error),
-        cause: error instanceof Error && error.cause instanceof Error ? error.cause.message : undefined,
-      });
-    return json(status, body, headers);
+    return errorJson(error, log);
+  }
+}
+
+/** Answer one `/api/*` request. Never throws: every failure becomes a JSON error response. */
+export async function dispatch(request: Request, locals: ApiLocals): Promise<Response> {
+  const url = new URL(request.url);
+  const log = locals.services.log.child({ request_id: locals.requestId });
+  try {
+    const route = matchRoute(request.method, locals.path);
+    if (route.price === null) return await answer(route, url, await request.text(), null, locals, log);
+    const decoder = new TextDecoder();
+    return await locals.gate.handle(request, route, ({ payment, body }) => answer(route, url, decoder.decode(body), payment, locals, log));
+  } catch (error) {
+    return errorJson(error, log);
   }
 }

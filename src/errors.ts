@@ -1,32 +1,61 @@
 /**
  * One error base class for the whole service. Every failure a caller can see is a
  * `ServiceError` with a stable snake_case `code`, an HTTP `status`, a message the
- * caller can act on, and optional machine-readable `details`. `toErrorBody` is the one
- * place that turns any thrown value into the JSON error body.
+ * caller can act on, and optional machine-readable `details`. `toErrorResponse` is the one
+ * place that turns any thrown value into the JSON error body (`errorBody` builds one without
+ * throwing); every body links to the code's entry on the free `/errors` page
+ * (src/pages/errors.astro, text in src/error-docs.ts).
  */
 
-/** Stable error codes; callers match on these, never on message text. */
+export { ERROR_DOCS, type ErrorDoc } from "./error-docs.ts";
+
+/**
+ * Stable error codes; callers match on these, never on message text. Exactly the codes the
+ * service sends, each with its status and documentation in src/error-docs.ts.
+ */
 export type ErrorCode =
+  /** 400: a field is missing or malformed; `details.fields` names each one. */
   | "invalid_request"
+  /** 400: dot segments, encoded slashes, `//` or percent-encoding (src/server/middleware/canonical-path.ts). */
   | "non_canonical_path"
-  | "not_found"
-  | "method_not_allowed"
+  /** 400: a caller-chosen URL leads to a private, loopback or otherwise refused address (src/outbound/). */
+  | "target_not_allowed"
+  /** 402: the x402 challenge. */
   | "payment_required"
+  /** 402: the payment header cannot be read; `details.field` names the field. */
+  | "invalid_payload"
+  /** 402: the authorisation was already settled for another request, or its retry window has passed. */
+  | "payment_already_used"
+  /** 402: the transfer was not made. */
+  | "settlement_failed"
+  /** 402: the transfer may have landed; the same request with the same payment settles it or answers. */
+  | "settlement_unknown"
+  | "not_found"
+  /** 405: sent with an `Allow` header. */
+  | "method_not_allowed"
+  /** 409: the same payment is in use by a request in flight; `Retry-After: 1`. */
   | "payment_in_progress"
+  /** 409: the payment-identifier id was already used with another request or payer. */
+  | "payment_id_conflict"
+  /** 413: bodies over 64 KiB (src/server/middleware/body-limit.ts). */
   | "payload_too_large"
-  | "unsupported_media_type"
-  | "rate_limited"
   | "internal_error"
   | "upstream_error"
+  /** 503: a dependency of the call (database, a needed service) is down. */
   | "unavailable"
-  | "upstream_timeout"
-  | "settlement_failed"
-  /** 400: a caller-chosen URL leads to a private, loopback or otherwise refused address (issue 5). */
-  | "target_not_allowed";
+  /** 503: the facilitator or the chain RPC did not answer within the time budget; `Retry-After`. */
+  | "payment_unavailable"
+  | "upstream_timeout";
 
 /** The JSON body of every error response. */
 export interface ErrorBody {
-  error: { code: ErrorCode; message: string; details?: Record<string, unknown> };
+  error: {
+    code: ErrorCode;
+    message: string;
+    details?: Record<string, unknown>;
+    /** Relative URL of the code's entry on the free `/errors` page, e.g. `/errors#not_found`. */
+    docs: string;
+  };
 }
 
 /**
@@ -54,7 +83,7 @@ export class ServiceError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly details: Record<string, unknown> | undefined;
-  /** Extra response headers, e.g. `Allow` on a 405 or `Retry-After` on a 429. */
+  /** Extra response headers, e.g. `Allow` on a 405 or `Retry-After` on a 409 or 503. */
   readonly headers: Record<string, string>;
 
   constructor(
@@ -129,16 +158,24 @@ export class UpstreamError extends ServiceError {
   }
 }
 
+/** The relative URL documenting `code`: its section of the free `/errors` page. */
+export function errorDocsUrl(code: ErrorCode): string {
+  return `/errors#${code}`;
+}
+
+/** The error body for `code`, for code that answers an error without throwing one. */
+export function errorBody(code: ErrorCode, message: string, details?: Record<string, unknown>): ErrorBody {
+  return { error: { code, message, ...(details ? { details } : {}), docs: errorDocsUrl(code) } };
+}
+
 /** Turn anything thrown into a status, headers and error body; unknown errors become a generic 500. */
 export function toErrorResponse(error: unknown): { status: number; headers: Record<string, string>; body: ErrorBody } {
   if (error instanceof ServiceError) {
-    const body: ErrorBody = { error: { code: error.code, message: error.message } };
-    if (error.details) body.error.details = error.details;
-    return { status: error.status, headers: error.headers, body };
+    return { status: error.status, headers: error.headers, body: errorBody(error.code, error.message, error.details) };
   }
   return {
     status: 500,
     headers: {},
-    body: { error: { code: "internal_error", message: "The service failed while answering; you were not charged." } },
+    body: errorBody("internal_error", "The service failed while answering; you were not charged."),
   };
 }

@@ -4,7 +4,7 @@
  * answer equals the ground truth exactly (balances, nonces, counts, the whale list and its
  * order, proxy detection, classes, fee levels of the mined blocks, the fixtures' prices).
  */
-import { type Address, getAddress } from "viem";
+import { type Address, getAddress, parseAbiItem } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { methodologyFor } from "../src/analytics/methodology.ts";
 import { mineFeeBlocks } from "../src/devnet/scenario.ts";
@@ -278,7 +278,15 @@ describe("whale-watch", () => {
     expect(latest - 1800 + 1, "more than 1,800 blocks were mined after the scenario").toBeLessThanOrEqual(scenario().startBlock);
     const want = expectedWhales("USDC", 100_000n, Math.max(0, latest - 1800 + 1), latest);
     // Other test files' payments are 0.10 USDC transfers: they count as scanned, never as whales.
-    expect(body.transfers_scanned).toBeGreaterThanOrEqual(want.scanned);
+    // Every USDC Transfer log in the window, read from the node directly (this call's own
+    // settlement is mined after `latest`).
+    const onChain = await chainClient().getLogs({
+      address: USDC,
+      event: parseAbiItem("event Transfer(address indexed from, address indexed to, uint256 value)"),
+      fromBlock: BigInt(Math.max(0, latest - 1800 + 1)),
+      toBlock: BigInt(latest),
+    });
+    expect(onChain.length).toBeGreaterThanOrEqual(want.scanned);
     expect(body).toEqual({
       token: "USDC",
       token_address: USDC,
@@ -289,7 +297,7 @@ describe("whale-watch", () => {
       threshold_usd: 100000,
       price_usd: "1.0001",
       price_source: "dexscreener",
-      transfers_scanned: body.transfers_scanned,
+      transfers_scanned: onChain.length,
       events_found: want.events,
       largest: want.largest,
       mempool: expect.stringContaining("not visible"),

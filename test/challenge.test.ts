@@ -1,9 +1,14 @@
-/** Every paid route in the table answers an unpaid call with the exact x402 v2 challenge, in the header and the body. */
+/**
+ * Every paid route answers an unpaid call with the exact x402 v2 challenge, in the header and
+ * the body, quoting the amount of the price contract (test/support/price-contract.ts), not one
+ * computed from the route table the challenge is generated from.
+ */
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { atomicUsdc } from "../spec/route.ts";
-import { paidRoutes } from "../spec/routes.ts";
+import { routeKey } from "../spec/route.ts";
+import { paidRoutes, routes } from "../spec/routes.ts";
 import type { RunningService } from "../src/server/service.ts";
+import { contractKey, PAID_CONTRACT } from "./support/price-contract.ts";
 import { devnet, startTestService } from "./support/service.ts";
 
 let service: RunningService;
@@ -12,8 +17,14 @@ beforeAll(async () => {
 });
 afterAll(() => service.close());
 
-describe.each(paidRoutes.map((r) => [`${r.method} ${r.path}`, r] as const))("unpaid %s", (_key, route) => {
+it("the route table's paid routes are exactly the contract's", () => {
+  expect(paidRoutes.map(routeKey).sort()).toEqual(PAID_CONTRACT.map(contractKey).sort());
+});
+
+describe.each(PAID_CONTRACT.map((c) => [contractKey(c), c] as const))("unpaid %s", (key, contract) => {
   it("answers 402 with the same challenge in PAYMENT-REQUIRED and the body", async () => {
+    const route = routes.find((r) => routeKey(r) === key);
+    if (!route) throw new Error(`${key} is not in the route table`);
     const res = await fetch(`${service.url}${route.path}`, {
       method: route.method,
       ...(route.method === "POST" ? { headers: { "content-type": "application/json" }, body: "{}" } : {}),
@@ -31,7 +42,7 @@ describe.each(paidRoutes.map((r) => [`${r.method} ${r.path}`, r] as const))("unp
       scheme: "exact",
       network: "eip155:8453",
       asset: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
-      amount: atomicUsdc(route.price as number),
+      amount: contract.atomic,
       payTo: devnet().payTo,
       maxTimeoutSeconds: 300,
       extra: { name: "USD Coin", version: "2" },

@@ -6,6 +6,11 @@
  * crawls on its own schedule; and the same SQL runs on PostgreSQL when one is available.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { createCatalogue } from "../src/intel/catalogue.ts";
+import { type CrawlResult, runCrawl } from "../src/intel/crawl.ts";
+import { type SellerKind, startSellers } from "../src/intel/demo-sellers.ts";
+import { originHistory } from "../src/intel/leaderboard.ts";
+import { PENALTIES, type PenaltyId, type Verdict } from "../src/intel/trust-score.ts";
 import { createLogger } from "../src/log.ts";
 import { createSafeFetcher } from "../src/outbound/safe-fetch.ts";
 import type { RunningService } from "../src/server/service.ts";
@@ -19,11 +24,6 @@ import {
   x402ListItems,
 } from "../src/upstreams/directory-fixtures.ts";
 import { x402ListDirectory } from "../src/upstreams/directory-x402-list.ts";
-import { createCatalogue } from "../src/intel/catalogue.ts";
-import { type CrawlResult, runCrawl } from "../src/intel/crawl.ts";
-import { type SellerKind, startSellers } from "../src/intel/demo-sellers.ts";
-import { originHistory } from "../src/intel/leaderboard.ts";
-import { PENALTIES, type PenaltyId, type Verdict } from "../src/intel/trust-score.ts";
 import { EXPECTED_TRUST, freshAddress, payUsdc } from "./support/fake-sellers.ts";
 import { freshDatabase } from "./support/postgres.ts";
 import { buyerAccount, chainClient, devnet, payingFetch, startTestService, testConfig, testStore, usdcBalance } from "./support/service.ts";

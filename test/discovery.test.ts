@@ -1,9 +1,13 @@
-/** The discovery documents and the landing page are generated from the route table and served by the running service. */
+/**
+ * The discovery documents and the landing page are generated from the route table and served
+ * by the running service. Their prices are checked against the price contract written out in
+ * test/support/price-contract.ts, not against the route table they are generated from.
+ */
 import { compileErrors, validate } from "@readme/openapi-parser";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { atomicUsdc, routeKey } from "../spec/route.ts";
-import { paidRoutes, routes } from "../spec/routes.ts";
+import { routes } from "../spec/routes.ts";
 import type { RunningService } from "../src/server/service.ts";
+import { contractKey, PAID_CONTRACT, PRICE_CONTRACT } from "./support/price-contract.ts";
 import { startTestService } from "./support/service.ts";
 
 const escapeHtml = (text: string) =>
@@ -39,14 +43,14 @@ it("/openapi.json is a valid OpenAPI 3.1.0 document listing every route with its
     description: expect.any(String),
   });
   const listed = Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`));
-  expect(listed.sort()).toEqual(routes.map(routeKey).sort());
-  for (const route of routes) {
-    const op = doc.paths[route.path]?.[route.method.toLowerCase()];
-    expect(op?.operationId).toBe(route.operationId);
-    expect(op?.["x-price-usd"]).toBe(route.price ?? 0);
-    expect(op?.security).toEqual(route.price === null ? [] : [{ x402: [] }]);
-    if (route.price !== null) expect(op?.["x-payment-info"]?.amount).toBe(atomicUsdc(route.price));
+  expect(listed.sort()).toEqual(PRICE_CONTRACT.map(contractKey).sort());
+  for (const c of PRICE_CONTRACT) {
+    const op = doc.paths[c.path]?.[c.method.toLowerCase()];
+    expect(op?.["x-price-usd"], contractKey(c)).toBe(c.usd ?? 0);
+    expect(op?.security, contractKey(c)).toEqual(c.usd === null ? [] : [{ x402: [] }]);
+    expect(op?.["x-payment-info"]?.amount, contractKey(c)).toBe(c.atomic ?? undefined);
   }
+  for (const route of routes) expect(doc.paths[route.path]?.[route.method.toLowerCase()]?.operationId).toBe(route.operationId);
 });
 
 it("/.well-known/x402 lists every paid route in the shape x402scan reads", async () => {
@@ -57,12 +61,15 @@ it("/.well-known/x402 lists every paid route in the shape x402scan reads", async
     version: number;
     resources: string[];
     instructions: string;
-    endpoints: { path: string; amount: string }[];
+    endpoints: { method: string; path: string; price_usd: number; amount: string }[];
   };
   expect(doc.version).toBe(1);
-  expect(doc.resources).toEqual(paidRoutes.map(routeKey));
+  expect([...doc.resources].sort()).toEqual(PAID_CONTRACT.map(contractKey).sort());
   expect(doc.instructions).toMatch(/x402/);
-  expect(doc.endpoints.map((e) => [e.path, e.amount])).toEqual(paidRoutes.map((r) => [r.path, atomicUsdc(r.price as number)]));
+  const byKey = (rows: [string, ...unknown[]][]) => [...rows].sort(([a], [b]) => a.localeCompare(b));
+  expect(byKey(doc.endpoints.map((e) => [contractKey(e), e.price_usd, e.amount]))).toEqual(
+    byKey(PAID_CONTRACT.map((c) => [contractKey(c), c.usd, c.atomic])),
+  );
 });
 
 it("the landing page lists every route with its method and price, and links the documents", async () => {
@@ -73,24 +80,32 @@ it("the landing page lists every route with its method and price, and links the 
     expect(html).toContain(`<code>${route.path}</code>`);
     expect(html).toContain(escapeHtml(route.summary));
   }
+  // Each table row: method, path, ..., price cell ("free" or "$0.10").
+  const rows = [
+    ...html.matchAll(
+      /<tr[^>]*>\s*<td[^>]*>\s*<span class="method"[^>]*>(GET|POST)<\/span>\s*<code[^>]*>([^<]+)<\/code>[\s\S]*?<td class="price"[^>]*>([\s\S]*?)<\/td>\s*<\/tr>/g,
+    ),
+  ].map((m) => [`${m[1]} ${m[2]}`, (m[3] ?? "").replace(/<[^>]*>/g, "").trim()]);
+  const sorted = (list: string[][]) => [...list].sort(([a = ""], [b = ""]) => a.localeCompare(b));
+  expect(sorted(rows)).toEqual(sorted(PRICE_CONTRACT.map((c) => [contractKey(c), c.usd === null ? "free" : `$${c.usd.toFixed(2)}`])));
   expect(html).toContain('href="/openapi.json"');
   expect(html).toContain('href="/.well-known/x402"');
-  expect(html).toContain("$0.10");
 });
 
-it("GET /api/pricing lists every route's price from the route table", async () => {
+it("GET /api/pricing lists every route's price as the contract states it", async () => {
   const res = await fetch(`${service.url}/api/pricing`);
   expect(res.status).toBe(200);
   const body = (await res.json()) as {
     network: string;
     asset: string;
     pay_to: string;
-    routes: { method: string; path: string; amount: string; free: boolean }[];
+    routes: { method: string; path: string; amount: string; price_usd: number; free: boolean }[];
   };
   expect(body.network).toBe("eip155:8453");
   expect(body.asset).toBe("0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913");
-  expect(body.routes.map((r) => [r.method, r.path, r.free, r.amount])).toEqual(
-    routes.map((r) => [r.method, r.path, r.price === null, r.price === null ? "0" : atomicUsdc(r.price)]),
+  const byKey = (rows: [string, ...unknown[]][]) => [...rows].sort(([a], [b]) => a.localeCompare(b));
+  expect(byKey(body.routes.map((r) => [contractKey(r), r.free, r.price_usd, r.amount]))).toEqual(
+    byKey(PRICE_CONTRACT.map((c) => [contractKey(c), c.usd === null, c.usd ?? 0, c.atomic ?? "0"])),
   );
 });
 

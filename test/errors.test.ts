@@ -1,6 +1,10 @@
-/** Service errors are recognised across the two copies of src/errors.ts (the Astro bundle's and the server's). */
+/**
+ * Service errors are recognised across the two copies of src/errors.ts (the Astro bundle's and
+ * the server's), every error body links to its code's section of /errors, and ERROR_DOCS
+ * (src/error-docs.ts) documents exactly the codes the service sends.
+ */
 import { expect, it } from "vitest";
-import { InvalidRequestError, NotFoundError, ServiceError, toErrorResponse, UpstreamError } from "../src/errors.ts";
+import { ERROR_DOCS, errorBody, InvalidRequestError, NotFoundError, ServiceError, toErrorResponse, UpstreamError } from "../src/errors.ts";
 
 it("recognises an error from another copy of the module by its brand", async () => {
   // A query makes Vite load a second, separate instance of the module, as the Astro bundle has.
@@ -15,8 +19,60 @@ it("recognises an error from another copy of the module by its brand", async () 
   expect(toErrorResponse(foreign)).toEqual({
     status: 503,
     headers: {},
-    body: { error: { code: "unavailable", message: "down", details: { upstream: "rpc" } } },
+    body: { error: { code: "unavailable", message: "down", details: { upstream: "rpc" }, docs: "/errors#unavailable" } },
   });
   expect(new Error("x") instanceof ServiceError).toBe(false);
   expect(toErrorResponse(new Error("secret detail")).body.error.message).not.toContain("secret");
+});
+
+it("links every error body to its code's section of /errors", () => {
+  const headers = { Allow: "POST" };
+  expect(toErrorResponse(new ServiceError("method_not_allowed", 405, "POST only.", { details: { allow: ["POST"] }, headers }))).toEqual({
+    status: 405,
+    headers,
+    body: {
+      error: { code: "method_not_allowed", message: "POST only.", details: { allow: ["POST"] }, docs: "/errors#method_not_allowed" },
+    },
+  });
+  expect(toErrorResponse(new NotFoundError("gone")).body).toEqual({
+    error: { code: "not_found", message: "gone", docs: "/errors#not_found" },
+  });
+  expect(toErrorResponse(new Error("boom")).body).toEqual({
+    error: { code: "internal_error", message: "The service failed while answering; you were not charged.", docs: "/errors#internal_error" },
+  });
+  expect(errorBody("payment_in_progress", "busy")).toEqual({
+    error: { code: "payment_in_progress", message: "busy", docs: "/errors#payment_in_progress" },
+  });
+  expect(errorBody("invalid_payload", "bad header", { field: "payload.signature" })).toEqual({
+    error: { code: "invalid_payload", message: "bad header", details: { field: "payload.signature" }, docs: "/errors#invalid_payload" },
+  });
+});
+
+it("documents exactly the 18 codes the service sends, each with its status, never charged", () => {
+  const expected: Record<string, number> = {
+    invalid_request: 400,
+    non_canonical_path: 400,
+    target_not_allowed: 400,
+    payment_required: 402,
+    invalid_payload: 402,
+    payment_already_used: 402,
+    settlement_failed: 402,
+    settlement_unknown: 402,
+    not_found: 404,
+    method_not_allowed: 405,
+    payment_in_progress: 409,
+    payment_id_conflict: 409,
+    payload_too_large: 413,
+    internal_error: 500,
+    upstream_error: 502,
+    unavailable: 503,
+    payment_unavailable: 503,
+    upstream_timeout: 504,
+  };
+  expect(Object.keys(ERROR_DOCS).sort()).toEqual(Object.keys(expected).sort());
+  for (const [code, doc] of Object.entries(ERROR_DOCS)) {
+    expect(doc.status, code).toBe(expected[code]);
+    expect(doc.charged, code).toBe(false);
+    for (const text of [doc.title, doc.when, doc.fix]) expect(text.trim().length, code).toBeGreaterThan(0);
+  }
 });

@@ -6,14 +6,14 @@
  */
 import { http } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { atomicUsdc } from "../spec/route.ts";
 import { paidRoutes } from "../spec/routes.ts";
-import { createSafeFetcher } from "../src/outbound/safe-fetch.ts";
-import type { RunningService } from "../src/server/service.ts";
 import { CHECK_NAMES, checkConformance } from "../src/intel/conformance.ts";
 import { type RunningSeller, SELLER_KINDS, type SellerKind, startSeller } from "../src/intel/demo-sellers.ts";
 import { PENALTIES } from "../src/intel/trust-score.ts";
+import { createSafeFetcher } from "../src/outbound/safe-fetch.ts";
+import type { RunningService } from "../src/server/service.ts";
 import { EXPECTED_CHECKS, EXPECTED_SHAPE, freshAddress, payUsdc } from "./support/fake-sellers.ts";
+import { contractOf } from "./support/price-contract.ts";
 import { buyerAccount, devnet, payingFetch, startTestService, testConfig, usdcBalance } from "./support/service.ts";
 import { type Stub, startStub } from "./support/stub-server.ts";
 
@@ -90,17 +90,19 @@ describe("our own service", () => {
     );
     for (const [i, report] of reports.entries()) {
       const route = paidRoutes[i] as (typeof paidRoutes)[number];
+      // The price the contract states (test/support/price-contract.ts), not the route table's.
+      const contract = contractOf(route.method, route.path);
       expect(report.failed_checks, route.path).toEqual([]);
       expect(report.conformant).toBe(true);
       expect(report.challenge_source).toBe("both");
-      expect(report.price_usd).toBe(route.price);
+      expect(report.price_usd).toBe(contract.usd);
       expect(report.pay_to).toBe(devnet().payTo);
       expect(report.accepts).toEqual([
         {
           scheme: "exact",
           network: "eip155:8453",
           asset: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
-          amount: atomicUsdc(route.price as number),
+          amount: contract.atomic,
           payTo: devnet().payTo,
           maxTimeoutSeconds: 300,
           extra: { name: "USD Coin", version: "2" },

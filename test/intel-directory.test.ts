@@ -7,6 +7,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readDirectories, searchCatalogue } from "../src/intel/catalogue.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { cdpBazaarDirectory, cdpItemToEntry } from "../src/upstreams/directory-cdp.ts";
 import {
@@ -17,7 +18,6 @@ import {
   x402ListItems,
 } from "../src/upstreams/directory-fixtures.ts";
 import { parseListedPrice, x402ListDirectory, x402ListItemToEntry } from "../src/upstreams/directory-x402-list.ts";
-import { readDirectories, searchCatalogue } from "../src/intel/catalogue.ts";
 import { buyerAccount, payingFetch, startTestService, testConfig, usdcBalance } from "./support/service.ts";
 import { type Stub, startStub } from "./support/stub-server.ts";
 

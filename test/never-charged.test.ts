@@ -3,7 +3,7 @@
  * the receiver's USDC balances are unchanged, the authorisation is unused on chain, and the
  * facilitator sent no transaction.
  */
-import { decodePaymentResponseHeader } from "@x402/core/http";
+import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
 import { http, type PrivateKeyAccount } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningService } from "../src/server/service.ts";
@@ -90,6 +90,7 @@ describe("failures of the call itself", () => {
             },
           ],
         },
+        docs: "/errors#invalid_request",
       },
     });
     expect(await snapshot(buyer)).toEqual(before);
@@ -110,6 +111,7 @@ describe("failures of the call itself", () => {
       code: "invalid_request",
       message: "The request body is not valid JSON; send a JSON object.",
       details: { fields: [{ field: "body", expected: "a JSON object" }] },
+      docs: "/errors#invalid_request",
     });
     expect(await snapshot(buyer)).toEqual(before);
   });
@@ -180,6 +182,7 @@ describe("failures upstream and inside the function", () => {
       code: "unavailable",
       message: "The chain node is unreachable while reading the transaction receipt; retry shortly.",
       details: { upstream: "rpc" },
+      docs: "/errors#unavailable",
     });
   });
 
@@ -193,7 +196,11 @@ describe("failures upstream and inside the function", () => {
     mode = "bad_receipt";
     const existing = await chainClient().getBlock({ blockTag: "latest" });
     const body = await expectNotCharged(500, "internal_error", existing.transactions[0] as string);
-    expect(body.error).toEqual({ code: "internal_error", message: "The service failed while answering; you were not charged." });
+    expect(body.error).toEqual({
+      code: "internal_error",
+      message: "The service failed while answering; you were not charged.",
+      docs: "/errors#internal_error",
+    });
   });
 });
 
@@ -205,8 +212,8 @@ describe("payments that do not match the challenge", () => {
     const { res, body } = await paidCall(service, header, JSON.stringify({ tx_hash: unknownTx }));
     expect(res.status).toBe(402);
     expect(body.x402Version).toBe(2);
-    expect(body.error).toBe(reason);
-    expect(res.headers.get("payment-required")).not.toBeNull();
+    expect(body.error).toMatchObject({ code: "payment_required", details: { reason }, docs: "/errors#payment_required" });
+    expect(decodePaymentRequiredHeader(res.headers.get("payment-required") as string).error).toBe(reason);
     expect(await snapshot(buyer)).toEqual(before);
     return body;
   }
@@ -217,7 +224,7 @@ describe("payments that do not match the challenge", () => {
     expectRefused({ validAfter: BigInt(Math.floor(Date.now() / 1000) + 3600) }, "invalid_exact_evm_payload_authorization_valid_after"));
   it("a wrong amount", () => expectRefused({ value: "1" }, "invalid_exact_evm_payload_authorization_value_mismatch"));
   it("a wrong payTo", () => expectRefused({ to: buyerAccount(5).address }, "invalid_exact_evm_recipient_mismatch"));
-  it("a wrong network", () => expectRefused({ accepted: { network: "eip155:84532" } }, "No matching payment requirements"));
+  it("a wrong network", () => expectRefused({ accepted: { network: "eip155:84532" } }, "no_matching_requirements"));
   it("a signature for another chain", () => expectRefused({ chainId: 84532 }, "invalid_exact_evm_signature"));
 
   it("a replayed authorisation is charged only the first time: the same request gets the kept answer, another request a 402", async () => {
@@ -239,7 +246,7 @@ describe("payments that do not match the challenge", () => {
 
     const other = await paidCall(service, header, JSON.stringify({ tx_hash: `0x${"23".repeat(32)}` }));
     expect(other.res.status).toBe(402);
-    expect(other.body.error).toBe("invalid_exact_evm_nonce_already_used");
+    expect(other.body.error).toMatchObject({ code: "payment_already_used", details: { reason: "payment_already_used" } });
     expect(await snapshot(buyer)).toEqual(afterFirst);
   });
 });
@@ -253,7 +260,7 @@ describe("settlement failures", () => {
       | Promise<{ success: false; errorReason: string; errorMessage: string; transaction: string; network: "eip155:8453" }>,
   ) {
     const d = devnet();
-    const { createSelfFacilitator } = await import("../src/server/payments.ts");
+    const { createSelfFacilitator } = await import("../src/payments/facilitator.ts");
     const { baseChain, rpcTransport } = await import("../src/chain/client.ts");
     const real = createSelfFacilitator(d.facilitator.privateKey, baseChain([d.rpcUrl]), rpcTransport([d.rpcUrl]), "eip155:8453");
     return startTestService({ facilitator: { verify: (p, r) => real.verify(p, r), getSupported: () => real.getSupported(), settle } });
@@ -286,14 +293,16 @@ describe("settlement failures", () => {
           ? {
               code: "settlement_unknown",
               message:
-                "The settlement's outcome is not known yet: the transfer may have gone through. Retry the same request with the same payment header: if it settled you get the answer without paying again, if not it is settled then.",
+                "The settlement's outcome is not known yet: the transfer may have gone through. Retry the same request with the same payment header: if it settled you get this answer without paying again; if not, it is settled then.",
               details: { reason: "settlement_unknown" },
+              docs: "/errors#settlement_unknown",
             }
           : {
               code: "settlement_failed",
               message:
                 "The payment could not be settled, so the answer was withheld and you were not charged. Sign a fresh authorisation and retry.",
               details: { reason: "settlement_failed" },
+              docs: "/errors#settlement_failed",
             };
       expect(body.error).toEqual(expected);
       const receipt = decodePaymentResponseHeader(res.headers.get("payment-response") as string);
@@ -307,7 +316,7 @@ describe("settlement failures", () => {
     }
   });
 
-  it("when the facilitator cannot verify at all: 502 upstream_error in the service's error shape, not charged", async () => {
+  it("when the facilitator cannot verify at all: 503 payment_unavailable in the service's error shape, not charged", async () => {
     const target = await startTestService({
       facilitator: {
         verify: () => Promise.reject(new Error(leaky)),
@@ -320,10 +329,17 @@ describe("settlement failures", () => {
       const before = await snapshot(buyer);
       const header = await signPayment(await challengeOf(`${target.url}/api/payment-verify`, { method: "POST" }), buyer);
       const { res, body } = await paidCall(target, header, JSON.stringify({ tx_hash: unknownTx }));
-      expect(res.status).toBe(502);
+      expect(res.status).toBe(503);
+      expect(res.headers.get("retry-after")).toBe("5");
       expect(body).toEqual({
-        error: { code: "upstream_error", message: "The payment facilitator failed; you were not charged. Retry shortly." },
+        error: {
+          code: "payment_unavailable",
+          message:
+            "The payment facilitator or the chain did not answer in time, so nothing was run or charged. Retry shortly with the same payment.",
+          docs: "/errors#payment_unavailable",
+        },
       });
+      expect(JSON.stringify(body)).not.toContain("Contract");
       expect(await snapshot(buyer)).toEqual(before);
     } finally {
       await target.close();

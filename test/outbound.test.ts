@@ -110,6 +110,57 @@ describe("refuses hostile targets", () => {
   });
 });
 
+/** Host names resolving to refused addresses: [name, resolved addresses, reason, words the message must use]. */
+const NAMED_INTERNAL: readonly [string, string[], string, string][] = [
+  ["private.example.com", ["10.1.2.3"], "private", "resolves to a private address"],
+  ["imds.example.com", ["169.254.169.254"], "cloud_metadata", "resolves to a cloud metadata address"],
+  ["home.example.com", ["127.0.0.1"], "loopback", "resolves to a loopback address"],
+  ["linklocal.example.com", ["169.254.7.9"], "link_local", "resolves to a link-local address"],
+  ["half.example.com", ["93.184.216.34", "10.1.2.3"], "private", "resolves to a private address"],
+  ["ula.example.com", ["fd12:3456::7"], "private", "resolves to a private address"],
+  ["mapped10.example.com", ["::ffff:10.9.8.7"], "ipv4_translated", "resolves to an IPv6 address carrying a refused IPv4 address"],
+];
+const namedDns = tableResolver(Object.fromEntries(NAMED_INTERNAL.map(([name, addresses]) => [name, addresses])));
+
+/** Every spelling of an address a refusal must not contain (dotted, IPv6 and its IPv4 tail). */
+function spellingsOf(address: string): string[] {
+  const tail = address.match(/(\d+\.\d+\.\d+\.\d+)$/)?.[1];
+  return [address, ...(tail ? [tail] : [])];
+}
+
+describe("a refused host name gives the reason, never the address it resolves to", () => {
+  const fetcher = createSafeFetcher({ resolve: namedDns.resolve, connectTimeoutMs: 500, totalTimeoutMs: 1_000 });
+
+  it.each(NAMED_INTERNAL)("%s -> %j is refused as %s without naming the address", async (name, addresses, reason, words) => {
+    for (const attempt of [() => fetcher({ url: `http://${name}/admin` }), () => fetcher.preflight(`https://${name}/`)]) {
+      const error = await attempt().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(TargetNotAllowedError);
+      const refused = error as TargetNotAllowedError;
+      expect(refused.reason).toBe(reason);
+      expect(refused.message).toContain(words);
+      expect(refused.message).toContain(name);
+      expect(refused.details).not.toHaveProperty("address");
+      for (const address of addresses) {
+        for (const spelling of spellingsOf(address)) {
+          expect(refused.message).not.toContain(spelling);
+          expect(JSON.stringify(refused.details)).not.toContain(spelling);
+        }
+      }
+    }
+  });
+
+  it("still echoes an address the caller wrote in the URL", async () => {
+    const error = (await fetcher({ url: "http://10.1.2.3/admin" }).catch((e: unknown) => e)) as TargetNotAllowedError;
+    expect(error).toBeInstanceOf(TargetNotAllowedError);
+    expect(error.reason).toBe("private");
+    expect(error.message).toContain("10.1.2.3 is a private address");
+    expect(error.details).toMatchObject({ reason: "private", address: "10.1.2.3", hop: 0 });
+  });
+});
+
 describe("address parsing", () => {
   it("reads every inet_aton spelling of 127.0.0.1", () => {
     for (const text of ["127.0.0.1", "2130706433", "0177.0.0.1", "0x7f.1", "0x7f000001", "127.1", "0x7F.0.0.01"]) {
@@ -150,6 +201,11 @@ describe("connections", () => {
     stub = await startStub((req, res) => {
       if (req.url === "/redirect-private") {
         res.writeHead(302, { location: "http://10.0.0.1/admin" });
+        res.end();
+        return;
+      }
+      if (req.url === "/redirect-name") {
+        res.writeHead(302, { location: "http://internal.example.com/admin" });
         res.end();
         return;
       }
@@ -204,6 +260,20 @@ describe("connections", () => {
       expect(error).toBeInstanceOf(TargetNotAllowedError);
       expect((error as TargetNotAllowedError).details).toMatchObject({ reason, address, hop: 1 });
     }
+  });
+
+  it("refuses a redirect to a name that resolves to a private address without naming the address", async () => {
+    const dns = tableResolver({ "shop.example.com": ["127.0.0.1"], "internal.example.com": ["10.0.0.7"] });
+    const fetcher = createSafeFetcher({ resolve: dns.resolve, allowLoopback: true });
+    const error = (await fetcher({ url: `http://shop.example.com:${port}/redirect-name` }).catch(
+      (e: unknown) => e,
+    )) as TargetNotAllowedError;
+    expect(error).toBeInstanceOf(TargetNotAllowedError);
+    expect(error.details).toEqual({ url: "http://internal.example.com/admin", reason: "private", hop: 1 });
+    expect(error.message).toContain("resolves to a private address");
+    expect(error.message).not.toContain("10.0.0.7");
+    expect(JSON.stringify(error.details)).not.toContain("10.0.0.7");
+    expect(dns.calls).toEqual(["shop.example.com", "internal.example.com"]);
   });
 
   it("pins the first answer: a rebinding resolver (public, then loopback) never reaches loopback", async () => {
@@ -295,7 +365,7 @@ describe("through the paid routes", () => {
   let target: Stub;
   beforeAll(async () => {
     // Default policy, exactly as production: loopback refused.
-    service = await startTestService({ config: testConfig() });
+    service = await startTestService({ config: testConfig(), resolve: namedDns.resolve });
     target = await startStub((_req, res) => {
       res.writeHead(402, { "content-type": "application/json" });
       res.end("{}");
@@ -324,6 +394,31 @@ describe("through the paid routes", () => {
     const answer = (await res.json()) as { error: { code: string; details: { reason: string } } };
     expect(answer.error.code).toBe("target_not_allowed");
     expect(answer.error.details.reason).toBe(reason);
+    expect(res.headers.get("payment-response")).toBeNull();
+    expect(await usdcBalance(buyer.address)).toBe(before);
+  });
+
+  it.each([
+    ["/api/x402-check", "private.example.com", "private", "10.1.2.3"],
+    ["/api/x402-check", "imds.example.com", "cloud_metadata", "169.254.169.254"],
+    ["/api/x402-trust", "home.example.com", "loopback", "127.0.0.1"],
+  ])("%s of a name resolving to a refused address (%s) answers the reason %s, never the address", async (path, name, reason, address) => {
+    const buyer = buyerAccount(4);
+    const before = await usdcBalance(buyer.address);
+    const res = await payingFetch(buyer)(`${service.url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ url: `http://${name}/api/data` }),
+    });
+    expect(res.status).toBe(400);
+    const text = await res.text();
+    const answer = JSON.parse(text) as { error: { code: string; message: string; details: Record<string, unknown> } };
+    expect(answer.error.code).toBe("target_not_allowed");
+    expect(answer.error.details.reason).toBe(reason);
+    expect(answer.error.message).toContain(`the host ${name} resolves to`);
+    expect(answer.error.message).not.toContain(address);
+    expect(JSON.stringify(answer.error.details)).not.toContain(address);
+    expect(text).not.toContain(address);
     expect(res.headers.get("payment-response")).toBeNull();
     expect(await usdcBalance(buyer.address)).toBe(before);
   });

@@ -3,12 +3,14 @@
  * with status 200, no console error, no failed request and no script, shows its compiled
  * content (exact titles, counts, prices and the exact buy call), has one `main` landmark and
  * headings that never skip a level, and keeps text contrast at WCAG AA in light and dark mode.
+ * The /errors page is also fetched over plain HTTP, which needs no browser.
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CompiledContent } from "../spec/content-schema.ts";
+import { ERROR_DOCS } from "../src/errors.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { launchBrowser, skipBrowserTests, visit } from "./support/browser.ts";
 import { startTestService } from "./support/service.ts";
@@ -18,6 +20,29 @@ const compiled = JSON.parse(readFileSync(path.join(root, ".generated/content.jso
 
 let service: RunningService;
 let browser: Browser;
+
+// Plain HTTP, so it runs even where the Chromium tests below are skipped.
+describe("the free /errors page", () => {
+  let plain: RunningService;
+  beforeAll(async () => {
+    plain = await startTestService();
+  });
+  afterAll(() => plain?.close());
+
+  it("answers 200 HTML with a section for every code, which every error body's docs points at", async () => {
+    const res = await fetch(`${plain.url}/errors`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(res.headers.get("payment-required")).toBeNull();
+    const html = await res.text();
+    expect(html).toContain('id="payment_unavailable"');
+    expect(html).toContain('id="invalid_payload"');
+    for (const code of Object.keys(ERROR_DOCS)) expect(html).toContain(`id="${code}"`);
+    const missing = await fetch(`${plain.url}/api/no-such-route`);
+    const { error } = (await missing.json()) as { error: { code: string; docs: string } };
+    expect(error).toMatchObject({ code: "not_found", docs: "/errors#not_found" });
+  });
+});
 
 describe.skipIf(skipBrowserTests())("the free pages in Chromium", () => {
   beforeAll(async () => {
@@ -139,6 +164,21 @@ describe.skipIf(skipBrowserTests())("the free pages in Chromium", () => {
     });
   });
 
+  it("/errors has a section per error code, each saying never charged, and the footer links to it", async () => {
+    await page("/errors", async (p) => {
+      expect(await text(p, "h1")).toBe("Error codes");
+      const ids = await p.locator("main section[id]").evaluateAll((sections) => sections.map((s) => s.id));
+      expect(ids).toEqual(Object.keys(ERROR_DOCS));
+      for (const [code, doc] of Object.entries(ERROR_DOCS)) {
+        const section = p.locator(`section#${code}`);
+        expect(await section.locator("h2").textContent()).toBe(code);
+        const body = (await section.textContent()) ?? "";
+        for (const part of [`HTTP ${doc.status}`, doc.when, doc.fix, "never charged"]) expect(body, code).toContain(part);
+      }
+      expect(await p.locator('footer a[href="/errors"]').count()).toBe(1);
+    });
+  });
+
   it("/leaderboard explains itself before the first crawl", async () => {
     await page("/leaderboard", async (p) => {
       expect(await text(p, "h1")).toMatch(/leaderboard/i);
@@ -148,7 +188,16 @@ describe.skipIf(skipBrowserTests())("the free pages in Chromium", () => {
 
   for (const scheme of ["light", "dark"] as const) {
     it(`text keeps a contrast of at least 4.5:1 in ${scheme} mode on every free page`, async () => {
-      const pages = ["/", "/playbooks", "/howto", `/howto/${compiled.sops[0]?.index.slug}`, "/kb", "/methodology", "/leaderboard"];
+      const pages = [
+        "/",
+        "/playbooks",
+        "/howto",
+        `/howto/${compiled.sops[0]?.index.slug}`,
+        "/kb",
+        "/methodology",
+        "/leaderboard",
+        "/errors",
+      ];
       const context = await browser.newContext({ colorScheme: scheme });
       try {
         for (const pathname of pages) {

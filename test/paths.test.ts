@@ -35,6 +35,7 @@ it.each([
       code: "non_canonical_path",
       message: `Path refused: ${reason}. Use the canonical path listed in /openapi.json.`,
       details: { path },
+      docs: "/errors#non_canonical_path",
     },
   });
   expect(log.lines.filter((l) => l.msg === "function answered")).toEqual([]);
@@ -66,7 +67,7 @@ it("unknown API paths answer 404 JSON, not HTML", async () => {
 it("a known path with the wrong method answers 405 with Allow", async () => {
   const res = await rawRequest(service.url, "DELETE", "/api/health");
   expect(res.status).toBe(405);
-  expect(res.headers.allow).toBe("GET");
+  expect(res.headers.allow).toBe("GET, HEAD");
   expect(JSON.parse(res.body).error.code).toBe("method_not_allowed");
 });
 

@@ -55,7 +55,6 @@ export const walletProfile = defineRoute({
     "Reads one address at the latest block: whether it has code (and its class from interface probes), ETH and USDC balances, nonce, the number of USDC transfers from or to it in the last 43,200 blocks (about a day), and curated labels. Names appear only for labelled addresses. The answer's methodology lists what is not checked.",
   tags: ["chain analytics"],
   price: 0.1,
-  fn: "wallet-profile",
   body: Type.Object({ address: Address, chain_id: ChainIdInput }, { additionalProperties: false }),
   response: Type.Object({
     address: Address,
@@ -95,7 +94,6 @@ export const gasTracker = defineRoute({
     "eth_feeHistory over the last 20 blocks with the 10th, 50th and 90th reward percentiles (median over blocks with transactions), the next block's base fee, the ETH price from the deepest Base pair, and the USD cost of a 21,000-gas ETH transfer and a 65,000-gas ERC-20 transfer at each level. Base's L1 data fee is not included (stated in not_checked).",
   tags: ["chain analytics"],
   price: 0.1,
-  fn: "gas-tracker",
   body: Type.Object({ chain_id: ChainIdInput }, { additionalProperties: false }),
   response: Type.Object({
     chain_id: Type.Integer(),
@@ -146,7 +144,6 @@ export const tokenCheck = defineRoute({
     "Whether the address is a contract and an ERC-20 token, its name, symbol, decimals and supply, whether it is a proxy (EIP-1967 implementation/beacon/admin slots, the older zeppelinos slot, EIP-1167 clones) and the liquidity and 24 h volume of its deepest Base pair on DexScreener. Honeypot simulation and holder concentration are not performed (see not_checked).",
   tags: ["chain analytics"],
   price: 0.1,
-  fn: "token-check",
   body: Type.Object({ token: Address, chain_id: ChainIdInput }, { additionalProperties: false }),
   response: Type.Object({
     token: Address,
@@ -229,7 +226,6 @@ export const whaleWatch = defineRoute({
     "Scans every Transfer of USDC or WETH in the last `blocks` blocks (default 1,800, about an hour; at most 43,200) and lists those worth at least min_usd (default 100,000) at the current price, largest first (at most 25), with direction, counterparty classes and curated labels. Pending-mempool transfers are not visible (stated in the answer).",
   tags: ["chain analytics"],
   price: 0.1,
-  fn: "whale-watch",
   body: Type.Object(
     {
       min_usd: Type.Optional(Type.Number({ minimum: 0, maximum: 1e12, default: 100000, description: "USD threshold, default 100000" })),
@@ -279,7 +275,6 @@ export const defiSentiment = defineRoute({
     "For an asset ticker (Hyperliquid perpetual; default ETH when neither asset nor protocol is given): funding rate per 8 h, open interest, 24 h price change; for a DefiLlama protocol slug: TVL and its 24 h change. A score from -100 to 100 and a label combine them; every input, its scaling and its weight is in the answer.",
   tags: ["chain analytics"],
   price: 0.1,
-  fn: "defi-sentiment",
   body: Type.Object(
     {
       asset: Type.Optional(Type.String({ pattern: "^[A-Za-z0-9]{1,20}$", description: "asset ticker, e.g. ETH or BTC" })),
@@ -362,7 +357,6 @@ export const markets = defineRoute({
     "Free. WETH, cbBTC, cbETH, AERO and USDC priced through their deepest Base pair on DexScreener (DefiLlama coins when DexScreener fails), each with its 24 h change, source and age. Third-party data, may be delayed.",
   tags: ["free"],
   price: null,
-  fn: "markets",
   query: NoInput,
   response: Type.Object({
     pairs: Type.Array(MarketPair),

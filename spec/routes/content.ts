@@ -47,7 +47,6 @@ export const getPlaybookBundle = defineRoute({
     "Free. The bundle's name, version, vendor, summary, price and how to buy, and the 13 playbooks as id, title and whether the owner requested it. The steps, pitfalls and checks are sold by POST on the same path.",
   tags: ["playbooks", "free"],
   price: null,
-  fn: "playbook-bundle-preview",
   cache: "process",
   query: NoInput,
   response: PlaybookBundlePreview,
@@ -79,7 +78,6 @@ export const buyPlaybookBundle = defineRoute({
     "Paid. Every playbook in full: what it solves, numbered steps each with what to do and the exact command, pitfalls, and checks that prove it worked. topic narrows the answer to one playbook id (an unknown id is a 404 listing the valid ids, not charged); format markdown adds the same content as one Markdown document.",
   tags: ["playbooks"],
   price: BUNDLE_PRICE_USDC,
-  fn: "playbook-bundle-buy",
   body: Type.Object(
     {
       topic: Type.Optional(
@@ -118,7 +116,6 @@ export const getHowtoIndex = defineRoute({
     "Free. The four step-by-step SOPs with title, price, summary, number of steps and pitfalls, tags and the date they were last verified, plus how to buy one and the all-in bundle option.",
   tags: ["how-to", "free"],
   price: null,
-  fn: "howto-index",
   cache: "process",
   query: NoInput,
   response: HowtoIndex,
@@ -155,14 +152,12 @@ function howtoRoutesOf(slug: SopSlug, price: number): { get: RouteDef; post: Rou
       ...common,
       method: "GET",
       operationId: `getHowto${pascal(slug)}`,
-      fn: `howto-${slug}-get`,
       query: sopParameter(slug),
     }),
     post: defineRoute({
       ...common,
       method: "POST",
       operationId: `postHowto${pascal(slug)}`,
-      fn: `howto-${slug}-post`,
       body: sopParameter(slug),
       example: { input: { sop: slug } },
     }),
@@ -191,7 +186,6 @@ export const listKb = defineRoute({
   description: "Free. The 15 knowledge-base entries by category. The answers are sold through POST /api/kb/ask.",
   tags: ["knowledge-base", "free"],
   price: null,
-  fn: "kb-list",
   cache: "process",
   query: NoInput,
   response: KbList,
@@ -214,7 +208,6 @@ export const listKbCategories = defineRoute({
   description: "Free. Each knowledge-base category that has entries, with how many.",
   tags: ["knowledge-base", "free"],
   price: null,
-  fn: "kb-categories",
   cache: "process",
   query: NoInput,
   response: KbCategories,
@@ -238,7 +231,6 @@ export const searchKb = defineRoute({
     "Free. Entries matching q (words, prefixes and small typos) over titles, tags and answers, most relevant first, at most 10. Lists id, title and category; the answers are sold through POST /api/kb/ask.",
   tags: ["knowledge-base", "free"],
   price: null,
-  fn: "kb-search",
   query: Type.Object(
     { q: Type.String({ minLength: 1, maxLength: 200, pattern: "\\S", description: "the search words (1-200 characters, not blank)" }) },
     { additionalProperties: false },
@@ -267,7 +259,6 @@ export const askKb = defineRoute({
     "Paid. Ranks the 15 curated entries on x402, payments, Base and operating agents against the question (BM25 with prefix and typo matching, title weighted most) and returns the best entry's full answer when the match is confident, with the ranked list either way.",
   tags: ["knowledge-base"],
   price: 0.03,
-  fn: "kb-ask",
   body: Type.Object(
     { question: Type.String({ minLength: 3, maxLength: 500, pattern: "\\S", description: "the question (3-500 characters)" }) },
     { additionalProperties: false },

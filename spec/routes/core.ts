@@ -13,7 +13,6 @@ export const health = defineRoute({
     "Free. Answers whether the service can reach its chain, which network and USDC contract it settles on, and where payments go.",
   tags: ["free"],
   price: null,
-  fn: "health",
   query: NoInput,
   response: Type.Object({
     status: Type.Union([Type.Literal("ok"), Type.Literal("degraded")]),
@@ -38,7 +37,6 @@ export const pricing = defineRoute({
     "Free. Every route with its price in USD and in atomic USDC, plus the network, asset and receiving address that the x402 challenges quote, so an agent can budget before calling.",
   tags: ["free"],
   price: null,
-  fn: "pricing",
   cache: "process",
   query: NoInput,
   response: Type.Object({
@@ -85,7 +83,6 @@ export const paymentVerify = defineRoute({
     "Reads the transaction receipt and its USDC Transfer logs and answers whether it paid the recipient (default: this service's receiving address) at least min_amount USDC, from the expected sender if given, with its confirmations. Unknown, pending, reverted, wrong-token, wrong-recipient and too-small transactions are answered with verified=false and a precise reason.",
   tags: ["payments"],
   price: 0.1,
-  fn: "payment-verify",
   body: Type.Object(
     {
       tx_hash: TxHash,

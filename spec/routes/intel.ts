@@ -61,7 +61,6 @@ export const x402Check = defineRoute({
     "Calls the URL once without payment (method and JSON body as given) and checks: answers 402; challenge in PAYMENT-REQUIRED (base64 JSON) and/or the body; x402Version 2; accepts items with scheme, network, asset, atomic amount (or v1 maxAmountRequired), payTo, maxTimeoutSeconds, extra.name/version for EIP-3009 assets; Bazaar discovery metadata; the origin's /.well-known/x402 and /openapi.json. Extracts the USD price and payTo. Each check is a named boolean; conformant is their conjunction. An unreachable target is an answer (reachable false). Private, loopback, link-local, CGNAT, multicast and cloud-metadata targets, non-http(s) URLs and redirects to any of them are refused with 400 target_not_allowed and not charged.",
   tags: ["x402 intelligence"],
   price: 0.1,
-  fn: "x402-check",
   body: Type.Object(
     {
       url: Url,
@@ -106,7 +105,6 @@ export const x402Directory = defineRoute({
     "Searches the CDP Bazaar discovery API and x402 List, merged by URL (an endpoint listed by both shows both sources), with each directory's status (ok, timeout, error: ...). Filters: query (every word must appear in the URL, name, description or tags), network (CAIP-2 id or v1 name such as base), max_price_usd, limit (default 20, maximum 100). Endpoints listed by both directories come first, then by URL. The directories are cached for up to 5 minutes. When no directory answers the call fails with 503 and is not charged.",
   tags: ["x402 intelligence"],
   price: 0.1,
-  fn: "x402-directory",
   body: Type.Object(
     {
       query: Type.Optional(Type.String({ maxLength: 200, description: "words to match" })),
@@ -232,7 +230,6 @@ export const getTrustLeaderboard = defineRoute({
   description: trustDescription,
   tags: ["x402 intelligence"],
   price: 0.05,
-  fn: "trust-leaderboard-get",
   query: Type.Object({ limit: Type.Optional(Limit), order: Type.Optional(Order) }, { additionalProperties: false }),
   response: TrustLeaderboardFull,
   errors: [...trustErrors],
@@ -248,7 +245,6 @@ export const postTrustLeaderboard = defineRoute({
   description: `${trustDescription} The body filters rows by verdict and minimum score.`,
   tags: ["x402 intelligence"],
   price: 0.05,
-  fn: "trust-leaderboard-post",
   body: Type.Object(
     {
       limit: Type.Optional(Limit),
@@ -273,7 +269,6 @@ export const trustLeaderboardPreview = defineRoute({
     "Free. The trust leaderboard document (spec 2.7) of the latest completed crawl: scoring rules, coverage, score statistics, common penalties and the top 10 origins, without further rows. 503 until a crawl has completed.",
   tags: ["free"],
   price: null,
-  fn: "trust-leaderboard-preview",
   query: NoInput,
   response: TrustLeaderboardDocument,
   errors: ["unavailable"],
@@ -292,7 +287,6 @@ export const x402Trust = defineRoute({
     "Scores one origin now exactly as the leaderboard crawl does. A URL with a path is probed as given; a bare origin is probed at its representative catalogue endpoint, or at its root when the catalogue does not list it. The method is the one a directory states, else GET, then POST when GET answers 404 or 405. Answers the score, verdict, penalties, payTo reputation, the conformance report, the origin's place in the latest leaderboard and its earlier crawl scores. Refused targets are 400 target_not_allowed, not charged.",
   tags: ["x402 intelligence"],
   price: 0.05,
-  fn: "x402-trust",
   body: Type.Object({ url: Url }, { additionalProperties: false }),
   response: Type.Object({
     origin: Type.String(),

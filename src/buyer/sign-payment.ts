@@ -20,6 +20,8 @@ export interface PaymentOverrides {
   chainId?: number;
   /** Replaces fields of the requirements echoed as `accepted`. */
   accepted?: Partial<PaymentRequirements>;
+  /** The payload's extensions, e.g. `{"payment-identifier": {info: {required: false, id}}}`. */
+  extensions?: Record<string, unknown>;
 }
 
 /** Sign a payment for `challenge.accepts[0]` with `account` and encode it as the header value. */
@@ -63,6 +65,7 @@ export async function signPayment(
     resource: challenge.resource,
     accepted: { ...requirements, ...overrides.accepted },
     payload: { authorization, signature },
+    ...(overrides.extensions ? { extensions: overrides.extensions } : {}),
   } as PaymentPayload;
   return encodePaymentSignatureHeader(payload);
 }

@@ -87,7 +87,13 @@ export class TargetNotAllowedError extends ServiceError {
   readonly reason: RefusalReason | "scheme" | "credentials" | "malformed_url";
   constructor(
     message: string,
-    details: { url: string; reason: RefusalReason | "scheme" | "credentials" | "malformed_url"; address?: string; hop?: number },
+    details: {
+      url: string;
+      reason: RefusalReason | "scheme" | "credentials" | "malformed_url";
+      /** Only an address written in the URL itself; never what a host name resolved to. */
+      address?: string;
+      hop?: number;
+    },
   ) {
     super("target_not_allowed", 400, message, { details });
     this.reason = details.reason;
@@ -145,7 +151,7 @@ function checkUrl(text: string, policy: AddressPolicyOptions, hop: number): URL 
   const host = url.hostname;
   if (!isAddressLiteral(host)) {
     const reason = hostNameRefusal(host, policy);
-    if (reason) throw refusal(url, reason, undefined, hop);
+    if (reason) throw refusal(url, reason, { kind: "name" }, hop);
   }
   return url;
 }
@@ -157,13 +163,54 @@ function redactUrl(url: URL): string {
   return copy.href;
 }
 
-function refusal(url: URL, reason: RefusalReason, address: string | undefined, hop: number): TargetNotAllowedError {
-  const where = address && address !== url.hostname ? `${url.hostname} (${address})` : url.hostname;
-  const via = hop > 0 ? ` (reached by redirect ${hop})` : "";
-  return new TargetNotAllowedError(
-    `${where}${via} is a ${reason.replaceAll("_", " ")} address or name; only public internet hosts can be checked.`,
-    { url: url.href, reason, ...(address ? { address } : {}), hop },
-  );
+/** The class of a refused address, in words, for messages. */
+const ADDRESS_WORDS: Record<RefusalReason, string> = {
+  loopback: "a loopback address",
+  private: "a private address",
+  link_local: "a link-local address",
+  cgnat: "a carrier-grade NAT address",
+  multicast: "a multicast address",
+  unspecified: "the unspecified address",
+  reserved: "a reserved address",
+  documentation: "a documentation address",
+  cloud_metadata: "a cloud metadata address",
+  ipv4_translated: "an IPv6 address carrying a refused IPv4 address",
+  teredo: "a Teredo tunnel address",
+  // Reasons of names (hostNameRefusal), listed for completeness.
+  localhost_name: "a localhost name",
+  internal_name: "an internal name",
+};
+
+/** The class of a host name refused before DNS, in words. */
+const NAME_WORDS: Partial<Record<RefusalReason, string>> = {
+  cloud_metadata: "a cloud metadata name",
+  localhost_name: "a localhost name",
+  internal_name: "an internal name (a single label or an internal suffix such as .internal or .local)",
+};
+
+/**
+ * How a refusal was reached: `name` (the host name itself is refused, before DNS),
+ * `literal` (the URL's host is an address, which may be echoed: it is already in the URL) or
+ * `resolved` (the host name resolves to a refused address). A resolved address is never put in
+ * the message or the details, only its class: telling a caller which internal address a name
+ * has would map internal DNS for free.
+ */
+type RefusalSource = { kind: "name" } | { kind: "literal"; address: string } | { kind: "resolved" };
+
+function refusal(url: URL, reason: RefusalReason, source: RefusalSource, hop: number): TargetNotAllowedError {
+  const host = `${url.hostname}${hop > 0 ? ` (reached by redirect ${hop})` : ""}`;
+  const why =
+    source.kind === "resolved"
+      ? `the host ${host} resolves to ${ADDRESS_WORDS[reason]}`
+      : source.kind === "literal"
+        ? `${host} is ${ADDRESS_WORDS[reason]}`
+        : `${host} is ${NAME_WORDS[reason] ?? ADDRESS_WORDS[reason]}`;
+  return new TargetNotAllowedError(`Refused: ${why}; only public internet hosts can be checked.`, {
+    url: url.href,
+    reason,
+    ...(source.kind === "literal" ? { address: source.address } : {}),
+    hop,
+  });
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
@@ -191,7 +238,7 @@ export function createSafeFetcher(options: SafeFetchOptions = {}): SafeFetcher {
     const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
     if (isAddressLiteral(host)) {
       const reason = addressRefusal(host, policy);
-      if (reason) throw refusal(url, reason, host, hop);
+      if (reason) throw refusal(url, reason, { kind: "literal", address: host }, hop);
       return { address: host, family: host.includes(":") ? 6 : 4 };
     }
     let answers: ResolvedAddress[];
@@ -208,9 +255,10 @@ export function createSafeFetcher(options: SafeFetchOptions = {}): SafeFetcher {
     if (answers.length === 0) throw new OutboundError("dns", `${host} has no address.`);
     // Every answer is checked: a name with one public and one private address is refused,
     // because which one a client would use is not ours to predict.
+    // The refusal names the class of the address, never the address itself.
     for (const answer of answers) {
       const reason = addressRefusal(answer.address, policy);
-      if (reason) throw refusal(url, reason, answer.address, hop);
+      if (reason) throw refusal(url, reason, { kind: "resolved" }, hop);
     }
     return answers[0] as ResolvedAddress;
   }

@@ -1,38 +1,23 @@
 /**
- * The Express application: the only place that knows Express. The request path is
- * request id and logging → canonical paths → body limit → `X-Payment` alias → ledger
- * (kept answers for paid retries, outcome recording) → in-flight guard → ledger row opened →
- * `@x402/express` → status from `writeHead` → static files → Astro.
+ * The Express application: the only place that knows Express, and only HTTP plumbing. The
+ * request path is request id and logging → canonical paths → known methods → a sane Host →
+ * body limit → document cache → static files → Astro, whose endpoint hands paid routes to the
+ * payment gate (src/payments/gate.ts).
  */
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import type { FacilitatorClient } from "@x402/core/server";
-import { paymentMiddlewareFromHTTPServer, x402HTTPResourceServer } from "@x402/express";
 import express, { type NextFunction, type Request, type Response } from "express";
-import { routeKey } from "../../spec/route.ts";
 import { routes } from "../../spec/routes.ts";
-import type { AuthorizationReader } from "../chain/authorization.ts";
 import type { Config } from "../config.ts";
 import type { ApiLocals, Services } from "../context.ts";
+import type { PaymentGate } from "../payments/gate.ts";
 import { bodyLimit } from "./middleware/body-limit.ts";
 import { canonicalPath } from "./middleware/canonical-path.ts";
 import { documentCache } from "./middleware/document-cache.ts";
-import { type InFlightRegistry, inFlightGuard } from "./middleware/in-flight-guard.ts";
-import { paymentHeaderAlias } from "./middleware/payment-header.ts";
-import { paymentLedger } from "./middleware/payment-ledger.ts";
 import { requestContext, requestIdOf } from "./middleware/request-context.ts";
+import { knownMethods, saneHost } from "./middleware/request-line.ts";
 import { sendError } from "./middleware/send-error.ts";
-import { challengeBodies, statusFromWriteHead } from "./middleware/x402-fixes.ts";
-import {
-  createResourceServer,
-  GuardedFacilitator,
-  isPrepaid,
-  markPrepaid,
-  paymentRoutes,
-  timingsOf,
-  verifiedPaymentOf,
-} from "./payments.ts";
 
 /** Astro's node-adapter handler in middleware mode. */
 export type AstroHandler = (req: Request, res: Response, next: NextFunction, locals: ApiLocals) => Promise<void>;
@@ -41,18 +26,11 @@ export type AstroHandler = (req: Request, res: Response, next: NextFunction, loc
 export interface AppOptions {
   config: Config;
   services: Services;
-  facilitator: FacilitatorClient;
+  gate: PaymentGate;
   /** The built Astro handler (`dist/server/entry.mjs`). */
   astro: AstroHandler;
   /** Built static files (`dist/client`). */
   clientDir: string;
-  inFlight: InFlightRegistry;
-  /** This instance's id, recorded on ledger rows. */
-  instance: string;
-  /** Reads authorisations on chain, to resolve payments whose settlement is unknown. */
-  authorizations: AuthorizationReader;
-  /** The payment ledger and paid retries; off only in the benchmark that measures their cost. */
-  ledger?: boolean;
   /** Serve `cache: "process"` documents from memory; off only in the benchmark that measures the Astro path. */
   documentCache?: boolean;
 }
@@ -80,13 +58,9 @@ function withAbsoluteResources(built: Buffer, publicUrl: string | undefined): Bu
 export function createApp({
   config,
   services,
-  facilitator,
+  gate,
   astro,
   clientDir,
-  inFlight,
-  instance,
-  authorizations,
-  ledger: withLedger = true,
   documentCache: withDocumentCache = true,
 }: AppOptions): express.Express {
   const app = express();
@@ -94,40 +68,12 @@ export function createApp({
   app.set("trust proxy", config.mode === "production" ? "loopback, linklocal, uniquelocal" : false);
   app.set("etag", false);
 
-  const payTo = services.config.payTo;
-  const ledger = paymentLedger({
-    store: services.store,
-    instance,
-    log: services.log,
-    authorizations,
-    markPrepaid,
-    paidRoutes: new Set(routes.filter((r) => r.price !== null).map(routeKey)),
-    payTo,
-    maxTimeoutSeconds: config.maxTimeoutSeconds,
-  });
-  const resourceServer = createResourceServer(new GuardedFacilitator(facilitator, services.log), config.network, ledger.onVerified);
-  const httpServer = new x402HTTPResourceServer(resourceServer, paymentRoutes(routes, config, payTo));
-
-  app.use(
-    requestContext({
-      log: services.log,
-      describe: (req) => {
-        const payment = verifiedPaymentOf(req);
-        return payment ? { route: payment.route, payer: payment.payer, amount: payment.amount, ...timingsOf(req) } : {};
-      },
-    }),
-  );
+  app.use(requestContext({ log: services.log }));
   app.use(canonicalPath());
+  app.use(knownMethods(routes));
+  app.use(saneHost(config.publicUrl));
   if (withDocumentCache) app.use(documentCache(routes));
   app.use(bodyLimit({ maxBytes: 64 * 1024 }));
-  app.use(paymentHeaderAlias());
-  if (withLedger) app.use(ledger.record);
-  app.use(inFlightGuard(inFlight));
-  if (withLedger) app.use(ledger.open);
-  app.use(challengeBodies());
-  const x402 = paymentMiddlewareFromHTTPServer(httpServer);
-  app.use((req: Request, res: Response, next: NextFunction) => (isPrepaid(req) ? next() : x402(req, res, next)));
-  app.use(statusFromWriteHead());
 
   // The crawler document has no file extension and lives in a dot folder, which the static
   // server rightly refuses; it is small, so it is read once and served from memory.
@@ -143,7 +89,7 @@ export function createApp({
   app.use((req: Request, res: Response, next: NextFunction) => (req.path.startsWith("/api/") ? next() : serveStatic(req, res, next)));
 
   app.use((req: Request, res: Response, next: NextFunction) => {
-    const locals: ApiLocals = { services, requestId: requestIdOf(req), payment: verifiedPaymentOf(req), timings: timingsOf(req) };
+    const locals: ApiLocals = { services, requestId: requestIdOf(req), path: req.path, gate };
     astro(req, res, next, locals).catch(next);
   });
 

@@ -4,7 +4,7 @@
  */
 import { buildIsCurrent, ensureBuild } from "../build-stamp.ts";
 import { ConfigError, loadConfig } from "../config.ts";
-import { createLogger } from "../log.ts";
+import { captureConsole, createLogger } from "../log.ts";
 import { startService } from "./service.ts";
 
 async function main(): Promise<void> {
@@ -123,7 +123,11 @@ async function main(): Promise<void> {
           `  Facilitator    ${config.facilitator.kind === "remote" ? config.facilitator.url : `self-hosted, gas paid by ${service.facilitatorAddress}`}`,
           "",
         ];
+  // The banner is for humans, so it is printed as plain text; from here on every line on
+  // stdout is JSON: libraries printing through console (x402 echoes undecodable payment
+  // headers, caller-chosen bytes) are logged as "library output" lines (src/log.ts).
   console.log(lines.join("\n"));
+  captureConsole(log);
 
   let stopping = false;
   const stop = async (signal: string) => {

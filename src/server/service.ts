@@ -10,25 +10,26 @@ import { hostname } from "node:os";
 import type { FacilitatorClient } from "@x402/core/server";
 import type { PublicClient, Transport } from "viem";
 import packageJson from "../../package.json" with { type: "json" };
+import { routes } from "../../spec/routes.ts";
 import type { AnalyticsSettings } from "../analytics/services.ts";
 import { authorizationReader } from "../chain/authorization.ts";
 import { baseChain, createChainClient, rpcTransport } from "../chain/client.ts";
 import type { Config } from "../config.ts";
 import type { Services } from "../context.ts";
-import { createLogger, type Logger } from "../log.ts";
-import type { Resolver } from "../outbound/safe-fetch.ts";
-import { claimPgliteDir, releasePgliteDir, storeLocationOf } from "../store/configured.ts";
-import { storeInFlightRegistry } from "../store/inflight.ts";
-import { openStore, type Store } from "../store/store.ts";
-import { CDP_DISCOVERY_URL } from "../upstreams/directory-cdp.ts";
-import { X402_LIST_URL } from "../upstreams/directory-x402-list.ts";
 import { runCrawl } from "../intel/crawl.ts";
 import { startCrawlSchedule } from "../intel/crawl-schedule.ts";
 import { createIntelServices, type IntelSettings } from "../intel/intel-services.ts";
+import { createLogger, type Logger } from "../log.ts";
+import type { Resolver } from "../outbound/safe-fetch.ts";
+import { createRemoteFacilitator, createSelfFacilitator } from "../payments/facilitator.ts";
+import { PaymentGate } from "../payments/gate.ts";
+import { type InFlightRegistry, memoryInFlightRegistry, storeInFlightRegistry } from "../payments/inflight.ts";
+import { startLedgerMaintenance } from "../payments/upkeep.ts";
+import { claimPgliteDir, releasePgliteDir, storeLocationOf } from "../store/configured.ts";
+import { openStore, type Store } from "../store/store.ts";
+import { CDP_DISCOVERY_URL } from "../upstreams/directory-cdp.ts";
+import { X402_LIST_URL } from "../upstreams/directory-x402-list.ts";
 import { type AstroHandler, createApp, loadAstroHandler } from "./app.ts";
-import { startLedgerMaintenance } from "./ledger-maintenance.ts";
-import { type InFlightRegistry, memoryInFlightRegistry } from "./middleware/in-flight-guard.ts";
-import { createRemoteFacilitator, createSelfFacilitator } from "./payments.ts";
 
 /** What local mode's devnet provides to the service. */
 export interface DevnetEndpoints {
@@ -52,12 +53,10 @@ export interface StartServiceOptions {
   inFlight?: InFlightRegistry;
   /** An open store to use (and leave open on close); default: open the configured one. */
   store?: Store;
-  /** This instance's id in the ledger and the in-flight registry. */
+  /** This instance's id in the ledger and the in-flight leases. */
   instance?: string;
   /** Run ledger upkeep (reconcile, purge) every minute; default true. */
   maintenance?: boolean;
-  /** The payment ledger and paid retries; default true (off only to benchmark their cost). */
-  ledger?: boolean;
   /** Serve cacheable free documents from memory; default true (off only to benchmark the Astro path). */
   documentCache?: boolean;
   /** Let caller-chosen URLs reach loopback (tests); default: the config's (local mode only). Refused in production mode. */
@@ -82,25 +81,6 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-/** Drop in-flight claims left by instances on this host whose process is gone (a crash), so their payments can be retried at once. */
-async function releaseDeadClaims(store: Store, log: Logger): Promise<void> {
-  const claims = await store.query<{ instance: string }>("select distinct instance from inflight");
-  for (const { instance } of claims) {
-    const [host, pid] = instance.split(":");
-    if (host !== hostname() || !pid) continue;
-    let alive = true;
-    try {
-      process.kill(Number(pid), 0);
-    } catch {
-      alive = false;
-    }
-    if (!alive) {
-      await store.query("delete from inflight where instance = $1", [instance]);
-      log.info("released in-flight claims of a stopped instance", { instance });
-    }
-  }
-}
-
 /** Start the service and listen on `config.host:config.port` (port 0 picks a free one). */
 export async function startService(options: StartServiceOptions): Promise<RunningService> {
   const { config } = options;
@@ -121,7 +101,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   let facilitator = options.facilitator;
   if (!facilitator) {
     const setting = config.facilitator;
-    if (setting.kind === "remote") facilitator = createRemoteFacilitator(setting.url, setting.cdp);
+    if (setting.kind === "remote") facilitator = createRemoteFacilitator(setting.url, setting.cdp, config.payments.timeoutMs);
     else {
       const key = setting.kind === "self" ? setting.privateKey : (options.devnet?.facilitator.privateKey as `0x${string}`);
       const self = createSelfFacilitator(key, chain, transport, config.network);
@@ -135,7 +115,6 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   if (ownStore && location.kind === "pglite") claimPgliteDir(location.dir as string);
   const store = options.store ?? (await openStore(location));
   const instance = options.instance ?? `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
-  if (store.engine === "postgres") await releaseDeadClaims(store, log);
 
   const intelSettings: IntelSettings = {
     cdpDiscoveryUrl: config.intel.cdpDiscoveryUrl ?? CDP_DISCOVERY_URL,
@@ -192,23 +171,40 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       : async () => {};
 
   const astro = options.astro ?? (await loadAstroHandler(options.distDir ?? "dist"));
+  const lease = config.payments.leaseSeconds;
+  const gate = new PaymentGate({
+    routes,
+    config,
+    payTo,
+    facilitator,
+    store,
+    // PGlite serves one process, so one instance: memory suffices and a crash leaves no stale claim.
+    // On PostgreSQL several instances share the leases.
+    inFlight: options.inFlight ?? (store.engine === "postgres" ? storeInFlightRegistry(store, lease) : memoryInFlightRegistry(lease)),
+    instance,
+    authorizations,
+    log,
+  });
   const app = createApp({
     config,
     services,
-    facilitator,
+    gate,
     astro,
     clientDir: `${options.distDir ?? "dist"}/client`,
-    // PGlite serves one process, so one instance: memory suffices and a crash leaves no stale claim.
-    // On PostgreSQL several instances share the claims.
-    inFlight: options.inFlight ?? (store.engine === "postgres" ? storeInFlightRegistry(store, instance) : memoryInFlightRegistry()),
-    instance,
-    authorizations,
-    ledger: options.ledger ?? true,
     documentCache: options.documentCache ?? true,
   });
 
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.port, config.host, (error?: Error) => (error ? reject(error) : resolve(s)));
+  });
+  // Node hands CONNECT to a listener instead of Express: answer it like any unknown method.
+  server.on("connect", (_req, socket) => {
+    const body = JSON.stringify({
+      error: { code: "method_not_allowed", message: "CONNECT is not answered here.", docs: "/errors#method_not_allowed" },
+    });
+    socket.end(
+      `HTTP/1.1 405 Method Not Allowed\r\nAllow: GET, HEAD, POST\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
   });
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;

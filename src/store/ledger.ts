@@ -4,7 +4,6 @@
  * `settlement_failed`, `settlement_unknown`). Rows are written when the payment is verified
  * (`pending`), so a crash between verify and settle never loses one.
  */
-import type { KeptAnswer } from "./paid-answers.ts";
 import type { Queryable } from "./store.ts";
 
 /** How a paid request ended. */
@@ -22,6 +21,8 @@ export interface LedgerPayment {
   validBefore: number | null;
   requestHash: string;
   instance: string;
+  /** The buyer's `payment-identifier` id, when it sent one. */
+  paymentId: string | null;
 }
 
 /** A ledger row as read back. */
@@ -60,8 +61,8 @@ export async function insertLedgerRow(
   end: { outcome: LedgerOutcome; status?: number; reason?: string; settlementTx?: string },
 ): Promise<number> {
   const [row] = await db.query<{ id: number }>(
-    `insert into ledger (request_id, route, payer, amount_atomic, asset, network, nonce, valid_before, request_hash, instance, outcome, status, reason, settlement_tx, finished_at)
-     values ($1, $2, lower($3), $4, lower($5), $6, lower($7), $8, $9, $10, $11, $12, $13, $14, case when $11 = 'pending' then null else now() end)
+    `insert into ledger (request_id, route, payer, amount_atomic, asset, network, nonce, valid_before, request_hash, instance, outcome, status, reason, settlement_tx, payment_id, finished_at)
+     values ($1, $2, lower($3), $4, lower($5), $6, lower($7), $8, $9, $10, $11, $12, $13, $14, $15, case when $11 = 'pending' then null else now() end)
      returning id::int as id`,
     [
       payment.requestId,
@@ -78,19 +79,20 @@ export async function insertLedgerRow(
       end.status ?? null,
       end.reason ?? null,
       end.settlementTx ?? null,
+      payment.paymentId,
     ],
   );
   return (row as { id: number }).id;
 }
 
-/** Record how an open (pending or settlement_unknown) row ended; a final outcome is never overwritten. */
+/** Record how an open (pending or settlement_unknown) row ended (a null status keeps the row's); a final outcome is never overwritten. */
 export async function finishLedgerRow(
   db: Queryable,
   id: number,
   end: { outcome: Exclude<LedgerOutcome, "pending">; status: number | null; reason?: string; settlementTx?: string },
 ): Promise<void> {
   await db.query(
-    `update ledger set outcome = $2, status = $3, reason = $4, settlement_tx = coalesce($5, settlement_tx), finished_at = now()
+    `update ledger set outcome = $2, status = coalesce($3, status), reason = $4, settlement_tx = coalesce($5, settlement_tx), finished_at = now()
       where id = $1 and outcome in ('pending', 'settlement_unknown')`,
     [id, end.outcome, end.status, end.reason ?? null, end.settlementTx ?? null],
   );
@@ -138,31 +140,59 @@ export async function ledgerReport(db: Queryable, days = 30) {
   return { byRoute, byDay, failures };
 }
 
-/** An earlier attempt with the same payment and request whose outcome is still open. */
-export interface OpenAttempt {
+/** A row of one authorisation, as the payment gate needs it (src/payments/gate.ts). */
+export interface AttemptRow {
   id: number;
+  payer: string;
+  nonce: string;
+  route: string;
+  request_hash: string;
+  payment_id: string | null;
+  outcome: LedgerOutcome;
+  verified: boolean;
   amount_atomic: string;
-  status: number | null;
-  verified_at: string | null;
+  settlement_tx: string | null;
+  created_at: string;
+  valid_before: string | null;
 }
 
-/** What the store knows of a payment for one request: its kept answer and its open attempts (one round trip). */
-export async function paymentState(
+const ATTEMPT = `json_build_object('id', id, 'payer', payer, 'nonce', nonce, 'route', route, 'request_hash', request_hash,
+  'payment_id', payment_id, 'outcome', outcome, 'verified', verified_at is not null, 'amount_atomic', amount_atomic::text,
+  'settlement_tx', settlement_tx, 'created_at', created_at, 'valid_before', valid_before::text)`;
+
+const parseJson = (value: unknown) => (typeof value === "string" ? JSON.parse(value) : value);
+
+/**
+ * What the ledger knows of one authorisation (one round trip): its settled row, its rows still
+ * open, and the settled row that carried `paymentId` (maybe another authorisation of the payer).
+ */
+export async function attemptsOf(
   db: Queryable,
   payer: string,
   nonce: string,
-  requestHash: string,
-): Promise<{ kept: Omit<KeptAnswer, "payer" | "nonce" | "expiresAt"> | undefined; open: OpenAttempt[] }> {
-  const [row] = await db.query<{ kept: unknown; open: unknown }>(
+  paymentId: string | null,
+): Promise<{ settled: AttemptRow | undefined; open: AttemptRow[]; byId: AttemptRow | undefined }> {
+  const [row] = await db.query<{ settled: unknown; open: unknown; by_id: unknown }>(
     `select
-       (select json_build_object('requestHash', request_hash, 'paymentHash', payment_hash, 'status', status, 'headers', headers,
-                                 'body', body, 'settlementTx', settlement_tx)
-          from paid_answers where payer = lower($1) and nonce = lower($2) and expires_at > now()) as kept,
-       (select coalesce(json_agg(json_build_object('id', id, 'amount_atomic', amount_atomic::text, 'status', status, 'verified_at', verified_at) order by id), '[]'::json)
-          from ledger where payer = lower($1) and nonce = lower($2) and request_hash = $3 and outcome in ('pending', 'settlement_unknown')) as open`,
-    [payer, nonce, requestHash],
+       (select ${ATTEMPT} from ledger where payer = lower($1) and nonce = lower($2) and outcome = 'settled' order by id limit 1) as settled,
+       (select coalesce(json_agg(${ATTEMPT} order by id), '[]'::json) from ledger
+         where payer = lower($1) and nonce = lower($2) and outcome in ('pending', 'settlement_unknown')) as open,
+       (select ${ATTEMPT} from ledger where $3::text is not null and payment_id = $3 and outcome = 'settled' order by id limit 1) as by_id`,
+    [payer, nonce, paymentId],
   );
-  const parse = (value: unknown) => (typeof value === "string" ? JSON.parse(value) : value);
-  const kept = parse(row?.kept) as Omit<KeptAnswer, "payer" | "nonce" | "expiresAt"> | null;
-  return { kept: kept ?? undefined, open: (parse(row?.open) as OpenAttempt[] | null) ?? [] };
+  return {
+    settled: (parseJson(row?.settled) as AttemptRow | null) ?? undefined,
+    open: (parseJson(row?.open) as AttemptRow[] | null) ?? [],
+    byId: (parseJson(row?.by_id) as AttemptRow | null) ?? undefined,
+  };
+}
+
+/** The payer's latest settled payment for the same request within `hours` (Sign-In-With-X redemption). */
+export async function lastSettledFor(db: Queryable, payer: string, requestHash: string, hours: number): Promise<AttemptRow | undefined> {
+  const [row] = await db.query<{ a: unknown }>(
+    `select ${ATTEMPT} as a from ledger where payer = lower($1) and request_hash = $2 and outcome = 'settled'
+       and created_at > now() - make_interval(hours => $3) order by id desc limit 1`,
+    [payer, requestHash, hours],
+  );
+  return row ? (parseJson(row.a) as AttemptRow) : undefined;
 }

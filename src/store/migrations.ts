@@ -65,7 +65,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 2,
-    name: "trust leaderboard runs and rows (issue 5)",
+    name: "trust leaderboard runs and rows",
     sql: `
       create table trust_runs (
         id bigserial primary key,
@@ -109,6 +109,21 @@ export const MIGRATIONS: readonly Migration[] = [
       alter table ledger add column verified_at timestamptz;
       update ledger set verified_at = created_at where outcome in ('settled', 'settlement_failed', 'settlement_unknown');
       alter table paid_answers add column payment_hash text not null default ''
+    `,
+  },
+  {
+    version: 4,
+    name: "paid retries redeemable by payment-identifier id or Sign-In-With-X; kept answers belong to the payment",
+    sql: `
+      alter table ledger add column payment_id text;
+      create index ledger_payment_id on ledger (payment_id) where payment_id is not null;
+      create index ledger_settled_request on ledger (payer, request_hash) where outcome = 'settled';
+      alter table paid_answers drop column payment_hash;
+      create table siwx_nonces (
+        nonce text primary key,
+        expires_at timestamptz not null
+      );
+      create index siwx_nonces_expiry on siwx_nonces (expires_at)
     `,
   },
 ];

@@ -1,13 +1,14 @@
 /**
- * Periodic upkeep of the ledger: resolve rows left open by a crash or a settlement timeout
- * from the authorisation's state on chain, and forget kept answers that can no longer be
- * presented. Runs at start and then every minute; several instances may run it together.
+ * Periodic upkeep of the ledger: record from the chain how rows left open by a crash or a
+ * settlement timeout ended, and forget kept answers past the redemption window. A row it
+ * records as settled keeps its payer's right to the answer: the gate redeems settled rows
+ * (src/payments/gate.ts). Runs at start and then every minute; several instances may run it together.
  */
 import type { AuthorizationReader } from "../chain/authorization.ts";
 import type { Logger } from "../log.ts";
 import { finishLedgerRow, openLedgerRows } from "../store/ledger.ts";
-import { purgeExpiredAnswers } from "../store/paid-answers.ts";
 import type { Store } from "../store/store.ts";
+import { purgeExpired } from "./kept-answers.ts";
 
 /** Rows younger than this may still be in flight somewhere and are left alone. */
 const SETTLE_GRACE_MS = 3 * 60_000;
@@ -61,7 +62,7 @@ export function startLedgerMaintenance(
     running = true;
     try {
       await reconcileLedger(store, authorizations, payTo, log);
-      await purgeExpiredAnswers(store);
+      await purgeExpired(store);
     } catch (error) {
       log.warn("ledger upkeep failed; will retry", { error: error as Error });
     } finally {

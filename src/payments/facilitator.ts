@@ -1,0 +1,197 @@
+/**
+ * The facilitator that verifies and settles payments: in-process with a gas-paying key, or
+ * remote over HTTP. Every call goes through `GuardedFacilitator`, which gives it a time budget
+ * and tells the buyer's fault (a refused payment, with a stable reason code) from ours (the
+ * facilitator or the chain did not answer: `FacilitatorUnavailable`, a 503 in the gate).
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import { createFacilitatorConfig } from "@coinbase/x402";
+import { x402Facilitator } from "@x402/core/facilitator";
+import { type FacilitatorClient, FacilitatorResponseError, HTTPFacilitatorClient } from "@x402/core/server";
+import type { PaymentPayload, PaymentRequirements, SettleResponse, SupportedResponse, VerifyResponse } from "@x402/core/types";
+import { toFacilitatorEvmSigner } from "@x402/evm";
+import { registerExactEvmScheme } from "@x402/evm/exact/facilitator";
+import {
+  type Chain,
+  ContractFunctionRevertedError,
+  createWalletClient,
+  HttpRequestError,
+  isAddressEqual,
+  publicActions,
+  RpcRequestError,
+  recoverTypedDataAddress,
+  TimeoutError,
+  type Transport,
+} from "viem";
+import { nonceManager, privateKeyToAccount } from "viem/accounts";
+import type { Logger } from "../log.ts";
+
+/** The reason given when a settlement may or may not have landed on chain. */
+export const SETTLEMENT_UNKNOWN = "settlement_unknown";
+
+/** A reason code is passed on only when it is a stable snake_case code, never free text from viem. */
+const REASON_CODE = /^[a-z0-9_]{1,80}$/;
+const TIMEOUT = /time(d)?\s?out|timeout/i;
+
+/** The facilitator or the chain behind it did not answer in time, or failed: nothing was decided about the payment. */
+export class FacilitatorUnavailable extends FacilitatorResponseError {
+  constructor(operation: string, detail: string) {
+    super(`${operation}: ${detail}`);
+    this.name = "FacilitatorUnavailable";
+  }
+}
+
+/** Set while a verify runs, so the chain reads under it can report that the chain failed. */
+const chainCalls = new AsyncLocalStorage<{ failed: boolean }>();
+
+/** A failure to reach the chain (timeout, HTTP error, node error), as opposed to a contract's answer (a revert). */
+function isTransportFailure(error: unknown): boolean {
+  let failed = false;
+  for (let e = error; e instanceof Error; e = e.cause) {
+    if (e instanceof ContractFunctionRevertedError) return false;
+    if (e instanceof TimeoutError || e instanceof HttpRequestError) failed = true;
+    // Node-side failures (resource unavailable, internal error, rate limit), not a contract's revert (code 3).
+    if (e instanceof RpcRequestError && [-32002, -32005, -32603].includes(e.code)) failed = true;
+  }
+  return failed;
+}
+
+/** Run `call`, marking the current verify's chain as failed when the chain could not be reached. */
+async function watched<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    const scope = chainCalls.getStore();
+    if (scope && isTransportFailure(error)) scope.failed = true;
+    throw error;
+  }
+}
+
+function withBudget<T>(promise: Promise<T>, ms: number, onTimeout: () => T | Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<T>((resolve, reject) => {
+    timer = setTimeout(() => Promise.resolve().then(onTimeout).then(resolve, reject), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Wraps any facilitator: a time budget per call; raw error text (often a viem error with RPC
+ * details) is logged, never sent; a verify that failed because the chain failed, or timed
+ * out, throws `FacilitatorUnavailable` instead of blaming the buyer's signature; a settle that
+ * threw or timed out is `settlement_unknown` (it may have been broadcast).
+ */
+export class GuardedFacilitator implements FacilitatorClient {
+  private readonly inner: FacilitatorClient;
+  private readonly log: Logger;
+  private readonly timeoutMs: number;
+
+  constructor(inner: FacilitatorClient, log: Logger, timeoutMs: number) {
+    this.inner = inner;
+    this.log = log;
+    this.timeoutMs = timeoutMs;
+  }
+
+  async verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> {
+    const scope = { failed: false };
+    let result: VerifyResponse;
+    try {
+      result = await withBudget(
+        chainCalls.run(scope, () => this.inner.verify(payload, requirements)),
+        this.timeoutMs,
+        () => {
+          throw new FacilitatorUnavailable("verify", `no answer within ${this.timeoutMs} ms`);
+        },
+      );
+    } catch (error) {
+      this.log.error("facilitator verify failed", { error: error instanceof Error ? error : String(error) });
+      throw error instanceof FacilitatorUnavailable ? error : new FacilitatorUnavailable("verify", "the facilitator failed");
+    }
+    if (result.isValid) return result;
+    if (scope.failed) {
+      this.log.error("payment verify hit a chain failure", { reason: result.invalidReason });
+      throw new FacilitatorUnavailable("verify", "the chain could not be read");
+    }
+    this.log.info("payment refused", { reason: result.invalidReason, detail: result.invalidMessage, payer: result.payer });
+    const { invalidMessage: _hidden, ...rest } = result;
+    return { ...rest, invalidReason: safeReason(result.invalidReason, "invalid_payment") };
+  }
+
+  async settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> {
+    const unknown: SettleResponse = { success: false, errorReason: SETTLEMENT_UNKNOWN, transaction: "", network: requirements.network };
+    let result: SettleResponse;
+    try {
+      result = await withBudget(this.inner.settle(payload, requirements), this.timeoutMs, () => {
+        this.log.error("facilitator settle timed out; its outcome is unknown", { timeout_ms: this.timeoutMs });
+        return unknown;
+      });
+    } catch (error) {
+      // A settle that threw may have broadcast first (a lost connection, a timeout): unknown.
+      this.log.error("facilitator settle failed", { error: error instanceof Error ? error : String(error) });
+      return unknown;
+    }
+    if (result.success || result === unknown) return result;
+    this.log.error("settlement refused", { reason: result.errorReason, detail: result.errorMessage, tx: result.transaction });
+    const { errorMessage: _hidden, ...rest } = result;
+    // A timeout, a pending settlement or a broadcast transaction means the transfer may still land.
+    const mayLand =
+      TIMEOUT.test(`${result.errorReason ?? ""} ${result.errorMessage ?? ""}`) ||
+      result.errorReason === "settlement_pending" ||
+      Boolean(result.transaction);
+    return { ...rest, errorReason: mayLand ? SETTLEMENT_UNKNOWN : safeReason(result.errorReason, "settlement_failed") };
+  }
+
+  getSupported(): Promise<SupportedResponse> {
+    return withBudget(this.inner.getSupported(), this.timeoutMs, () => {
+      throw new FacilitatorUnavailable("supported", `no answer within ${this.timeoutMs} ms`);
+    });
+  }
+}
+
+function safeReason(reason: string | undefined, fallback: string): string {
+  return reason && REASON_CODE.test(reason) ? reason : fallback;
+}
+
+/** An in-process facilitator that verifies and settles with `privateKey` paying gas. */
+export function createSelfFacilitator(
+  privateKey: `0x${string}`,
+  chain: Chain,
+  transport: Transport,
+  network: string,
+): FacilitatorClient & { address: `0x${string}` } {
+  const account = privateKeyToAccount(privateKey, { nonceManager });
+  const wallet = createWalletClient({ account, chain, transport }).extend(publicActions);
+  const signer = toFacilitatorEvmSigner({
+    address: account.address,
+    readContract: (args) => watched(() => wallet.readContract(args as never)),
+    // An EOA's signature is checked locally; only a contract wallet's needs the chain (ERC-1271/6492).
+    verifyTypedData: async (args) => {
+      const { address, ...typed } = args as { address: `0x${string}` } & Parameters<typeof recoverTypedDataAddress>[0];
+      const recovered = await recoverTypedDataAddress(typed).catch(() => null);
+      if (recovered && isAddressEqual(recovered, address)) return true;
+      return watched(() => wallet.verifyTypedData(args as never));
+    },
+    writeContract: (args) => wallet.writeContract(args as never),
+    sendTransaction: (args) => wallet.sendTransaction(args as never),
+    waitForTransactionReceipt: (args) => wallet.waitForTransactionReceipt(args),
+    getCode: (args) => watched(() => wallet.getCode(args)),
+  });
+  const facilitator = new x402Facilitator();
+  registerExactEvmScheme(facilitator, { signer, networks: network as `${string}:${string}` });
+  return {
+    address: account.address,
+    verify: (payload, requirements) => facilitator.verify(payload, requirements),
+    settle: (payload, requirements) => facilitator.settle(payload, requirements),
+    getSupported: async () => facilitator.getSupported() as SupportedResponse,
+  };
+}
+
+/** A remote facilitator over HTTP, with CDP JWT auth when configured. */
+export function createRemoteFacilitator(
+  url: string,
+  cdp: { keyId: string; keySecret: string } | undefined,
+  timeoutMs: number,
+): FacilitatorClient {
+  if (cdp) return new HTTPFacilitatorClient({ ...createFacilitatorConfig(cdp.keyId, cdp.keySecret), url, timeoutMs });
+  return new HTTPFacilitatorClient({ url, timeoutMs });
+}

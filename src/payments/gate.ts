@@ -1,0 +1,626 @@
+/**
+ * The payment gate: every paid call, from its Fetch `Request` to its `Response`, in one
+ * visible sequence. The Astro endpoint (src/dispatch.ts) hands it a paid route and the
+ * function to run; nothing else touches the payment.
+ *
+ *   no payment header           → 402 challenge: PAYMENT-REQUIRED header, the same JSON as body (HEAD: no body)
+ *   decode every field          → 402 invalid_payload naming the field; no facilitator call
+ *   claim (in-flight lease)     → 409 payment_in_progress while another request holds the payment
+ *   settled before?             → redeem: kept answer, or run again; never a second charge
+ *                                 (same request + complete signed authorisation within its window,
+ *                                 or its payment-identifier id / Sign-In-With-X for 24 h after)
+ *   open ledger row (pending)
+ *   verify (facilitator)        → 402 refused, 503 payment_unavailable past the time budget
+ *   run                         → status >= 400: not charged
+ *   settle                      → 402 settlement_failed / settlement_unknown (answer held for the retry)
+ *   keep answer, row settled    → the answer with PAYMENT-RESPONSE
+ */
+import { createHash, randomUUID } from "node:crypto";
+import { decodePaymentRequiredHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from "@x402/core/http";
+import {
+  type FacilitatorClient,
+  FacilitatorResponseError,
+  type HTTPAdapter,
+  type HTTPRequestContext,
+  x402HTTPResourceServer,
+  x402ResourceServer,
+} from "@x402/core/server";
+import type { PaymentRequired } from "@x402/core/types";
+import { registerExactEvmScheme } from "@x402/evm/exact/server";
+import { bazaarResourceServerExtension } from "@x402/extensions/bazaar";
+import { paymentIdentifierResourceServerExtension } from "@x402/extensions/payment-identifier";
+import { type RouteDef, routeKey } from "../../spec/route.ts";
+import type { AuthorizationReader } from "../chain/authorization.ts";
+import type { Config } from "../config.ts";
+import type { VerifiedPayment } from "../context.ts";
+import { type ErrorCode, ServiceError, toErrorResponse } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import {
+  type AttemptRow,
+  attemptsOf,
+  finishLedgerRow,
+  insertLedgerRow,
+  type LedgerPayment,
+  lastSettledFor,
+  markLedgerRowVerified,
+} from "../store/ledger.ts";
+import type { Store } from "../store/store.ts";
+import { GuardedFacilitator, SETTLEMENT_UNKNOWN } from "./facilitator.ts";
+import { type InFlightRegistry, whileClaimed } from "./inflight.ts";
+import { KEPT_HEADERS, type KeptAnswer, keepAnswer, keptAnswerOf, MAX_KEPT_ANSWER_BYTES, settleAndKeep } from "./kept-answers.ts";
+import { type DecodedPayment, decodePayment, isProblem, signedByPayer, type TokenDomain } from "./payload.ts";
+import { paymentRoutes } from "./requirements.ts";
+import { SIWX_HEADER, signedInPayer } from "./sign-in.ts";
+
+/** What a paid function receives from the gate. */
+export interface PaidCall {
+  payment: VerifiedPayment;
+  /** The request body, read once by the gate. */
+  body: Uint8Array;
+}
+
+/** Runs the paid function; a status >= 400 means it failed and nothing is charged. */
+export type PaidRun = (call: PaidCall) => Promise<Response>;
+
+/** Everything the gate needs, built once at start (src/server/service.ts). */
+export interface GateOptions {
+  routes: readonly RouteDef[];
+  config: Pick<Config, "network" | "chainId" | "usdc" | "maxTimeoutSeconds" | "publicUrl" | "payments">;
+  payTo: `0x${string}`;
+  facilitator: FacilitatorClient;
+  store: Store;
+  inFlight: InFlightRegistry;
+  /** This instance's id, recorded on ledger rows and in-flight leases. */
+  instance: string;
+  authorizations: AuthorizationReader;
+  log: Logger;
+}
+
+/** How long each step of a paid call took, in milliseconds. */
+interface Timings {
+  verify?: number;
+  fn?: number;
+  settle?: number;
+}
+
+/** One paid request as the gate sees it. */
+interface Attempt {
+  request: Request;
+  route: RouteDef;
+  url: URL;
+  body: Uint8Array;
+  requestHash: string;
+  requestId: string;
+  run: PaidRun;
+  /** The wallet that signed in with Sign-In-With-X, when the request carries a valid proof. */
+  signedIn: string | null;
+  timings: Timings;
+}
+
+const JSON_TYPE = "application/json; charset=utf-8";
+const round = (ms: number) => Math.round(ms * 100) / 100;
+
+/** What identifies "the same request" for a paid retry: method, path with query, and body bytes. */
+export function requestHash(method: string, url: URL, body: Uint8Array): string {
+  return createHash("sha256").update(`${method} ${url.pathname}${url.search}\n`).update(body).digest("hex");
+}
+
+/** x402's view of a Fetch request; the payment header is chosen by the gate (PAYMENT-SIGNATURE or X-Payment). */
+class FetchAdapter implements HTTPAdapter {
+  private readonly request: Request;
+  private readonly url: URL;
+  private readonly path: string;
+  private readonly payment: string | undefined;
+  private readonly resourceOrigin: string;
+
+  constructor(request: Request, url: URL, path: string, payment: string | undefined, resourceOrigin: string) {
+    this.request = request;
+    this.url = url;
+    this.path = path;
+    this.payment = payment;
+    this.resourceOrigin = resourceOrigin;
+  }
+  getHeader(name: string) {
+    return name.toLowerCase() === "payment-signature" ? this.payment : (this.request.headers.get(name) ?? undefined);
+  }
+  getMethod() {
+    return this.request.method === "HEAD" ? "GET" : this.request.method;
+  }
+  getPath() {
+    return this.path;
+  }
+  getUrl() {
+    return `${this.resourceOrigin}${this.url.pathname}${this.url.search}`;
+  }
+  getAcceptHeader() {
+    return this.request.headers.get("accept") ?? "";
+  }
+  getUserAgent() {
+    return this.request.headers.get("user-agent") ?? "";
+  }
+}
+
+/** The payment header of a request (`PAYMENT-SIGNATURE`, or its alias `X-Payment`), or a 400 when they disagree. */
+function paymentHeaderOf(headers: Headers): string | undefined | ServiceError {
+  const signature = headers.get("payment-signature") ?? undefined;
+  const alias = headers.get("x-payment") ?? undefined;
+  if (signature !== undefined && alias !== undefined && signature !== alias) {
+    return new ServiceError("invalid_request", 400, "PAYMENT-SIGNATURE and X-Payment carry different payments; send one.", {
+      details: { fields: [{ field: "header.x-payment", expected: "absent, or the same value as PAYMENT-SIGNATURE" }] },
+    });
+  }
+  return signature ?? alias;
+}
+
+function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), { status, headers: { "Content-Type": JSON_TYPE, ...headers } });
+}
+
+function errorResponse(error: ServiceError): Response {
+  const { status, headers, body } = toErrorResponse(error);
+  return json(status, body, headers);
+}
+
+/** The payment gate of one service instance. */
+export class PaymentGate {
+  private readonly options: GateOptions;
+  private readonly http: x402HTTPResourceServer;
+  private readonly domain: TokenDomain;
+  private initialized: Promise<void> | undefined;
+
+  constructor(options: GateOptions) {
+    this.options = options;
+    const { config, payTo, routes, log } = options;
+    const server = new x402ResourceServer(new GuardedFacilitator(options.facilitator, log, config.payments.timeoutMs));
+    registerExactEvmScheme(server, { networks: [config.network] });
+    server.registerExtension(bazaarResourceServerExtension);
+    server.registerExtension(paymentIdentifierResourceServerExtension);
+    this.http = new x402HTTPResourceServer(server, paymentRoutes(routes, config as Config, payTo));
+    this.domain = { name: config.usdc.name, version: config.usdc.version, chainId: config.chainId, verifyingContract: config.usdc.address };
+  }
+
+  /** Answer one request to a paid route. Never throws: every failure is a response, and none is charged. */
+  async handle(request: Request, route: RouteDef, run: PaidRun): Promise<Response> {
+    const url = new URL(request.url);
+    const requestId = request.headers.get("x-request-id") ?? randomUUID();
+    const log = this.options.log.child({ request_id: requestId, route: routeKey(route) });
+    try {
+      await this.initialize();
+      const header = paymentHeaderOf(request.headers);
+      if (header instanceof ServiceError) return errorResponse(header);
+      const siwx = request.headers.get(SIWX_HEADER);
+      // HEAD asks what a GET would answer without a body: the challenge, never a paid run.
+      if (request.method === "HEAD" || (header === undefined && siwx === null)) return await this.challenge(request, route, url);
+
+      const body = new Uint8Array(await request.arrayBuffer());
+      const attempt: Attempt = {
+        request,
+        route,
+        url,
+        body,
+        requestHash: requestHash(request.method, url, body),
+        requestId,
+        run,
+        signedIn: null,
+        timings: {},
+      };
+      if (siwx !== null) {
+        const signedIn = await signedInPayer(siwx, this.origin(url), this.options.store);
+        if ("field" in signedIn) return await this.refuse(attempt, "invalid_payload", "The Sign-In-With-X header is not valid.", signedIn);
+        attempt.signedIn = signedIn.payer;
+      }
+      if (header === undefined) return await this.redeemSignedIn(attempt);
+
+      const decoded = decodePayment(header);
+      if (isProblem(decoded)) {
+        return await this.refuse(attempt, "invalid_payload", `The payment header is malformed at ${decoded.field}.`, { ...decoded });
+      }
+      const holder = `${this.options.instance}:${requestId}`;
+      const claimed = await whileClaimed(
+        this.options.inFlight,
+        decoded.key,
+        holder,
+        () => this.pay(attempt, decoded),
+        (error) => log.warn("in-flight lease not renewed or released; it runs out", { error: error as Error }),
+      );
+      if (claimed) return claimed.value;
+      await insertLedgerRow(this.options.store, this.ledgerPayment(attempt, decoded), {
+        outcome: "not_charged",
+        status: 409,
+        reason: "payment_in_progress",
+      });
+      return errorResponse(
+        new ServiceError(
+          "payment_in_progress",
+          409,
+          "This payment is being used by another request in flight; wait for that answer, or retry in a second.",
+          { headers: { "Retry-After": "1" } },
+        ),
+      );
+    } catch (error) {
+      if (error instanceof FacilitatorResponseError || (error instanceof ServiceError && error.code === "payment_unavailable")) {
+        log.error("payment unavailable", { error: error as Error });
+        return errorResponse(unavailable());
+      }
+      log.error("payment gate failed", { error: error instanceof Error ? error : String(error) });
+      return errorResponse(
+        new ServiceError("unavailable", 503, "The payment path failed before anything was run or charged; retry shortly.", {
+          headers: { "Retry-After": "5" },
+        }),
+      );
+    }
+  }
+
+  /** Sync with the facilitator once (supported kinds); retried on the next call after a failure. */
+  private initialize(): Promise<void> {
+    this.initialized ??= this.http.initialize().catch((error: unknown) => {
+      this.initialized = undefined;
+      throw error instanceof FacilitatorResponseError ? error : new FacilitatorResponseError(String(error));
+    });
+    return this.initialized;
+  }
+
+  private origin(url: URL): string {
+    return this.options.config.publicUrl ?? url.origin;
+  }
+
+  private context(request: Request, url: URL, route: RouteDef, payment: string | undefined): HTTPRequestContext {
+    const adapter = new FetchAdapter(request, url, route.path, payment, this.origin(url));
+    // The route the caller resolved is the one priced: never a path x402 re-derives from the request.
+    return { adapter, path: route.path, method: route.method, ...(payment ? { paymentHeader: payment } : {}) };
+  }
+
+  /** The unpaid challenge: 402 with PAYMENT-REQUIRED and the same JSON in the body (none for HEAD). */
+  private async challenge(request: Request, route: RouteDef, url: URL): Promise<Response> {
+    const { header, challenge } = await this.paymentRequired(request, route, url);
+    const headers = { "Content-Type": JSON_TYPE, "PAYMENT-REQUIRED": header, "Cache-Control": "no-store" };
+    return new Response(request.method === "HEAD" ? null : JSON.stringify(challenge), { status: 402, headers });
+  }
+
+  private async paymentRequired(request: Request, route: RouteDef, url: URL): Promise<{ header: string; challenge: PaymentRequired }> {
+    const result = await this.http.processHTTPRequest(this.context(request, url, route, undefined));
+    if (result.type !== "payment-error") throw new Error(`${routeKey(route)} is not a paid route of the x402 config`);
+    const header = result.response.headers["PAYMENT-REQUIRED"] as string;
+    return { header, challenge: decodePaymentRequiredHeader(header) };
+  }
+
+  /** A 402 refusal: the challenge (its `error` the reason) plus the service's error object, saying why. */
+  private async refuse(
+    attempt: Attempt,
+    code: Extract<ErrorCode, "invalid_payload" | "payment_required" | "payment_already_used">,
+    message: string,
+    details: Record<string, unknown>,
+  ): Promise<Response> {
+    const { challenge } = await this.paymentRequired(attempt.request, attempt.route, attempt.url);
+    const reason = typeof details.reason === "string" ? details.reason : code;
+    const header = encodePaymentRequiredHeader({ ...challenge, error: reason });
+    const { body } = toErrorResponse(new ServiceError(code, 402, `${message} You were not charged.`, { details }));
+    return json(402, { ...challenge, ...body }, { "PAYMENT-REQUIRED": header, "Cache-Control": "no-store" });
+  }
+
+  /** A payment header that decoded: redeem an earlier settlement of it, or pay now. */
+  private async pay(attempt: Attempt, decoded: DecodedPayment): Promise<Response> {
+    const { store } = this.options;
+    const payer = decoded.authorization.from.toLowerCase();
+    const { settled, open, byId } = await attemptsOf(store, payer, decoded.authorization.nonce, decoded.paymentId);
+
+    // An authorisation seen before, or one presenting a known id, must carry the payer's own signature.
+    if ((settled || open.length > 0 || byId) && !(await signedByPayer(decoded, this.domain))) {
+      return this.refuse(attempt, "invalid_payload", "The authorisation's signature is not the payer's.", {
+        field: "payload.signature",
+        expected: "the payer's EIP-712 signature of exactly this authorisation",
+      });
+    }
+    // The payment-identifier id is the buyer's secret (it never reaches the chain): the same id,
+    // payer and request get the kept answer of whichever authorisation it paid with.
+    if (byId) {
+      if (byId.payer !== payer || byId.request_hash !== attempt.requestHash) {
+        return errorResponse(
+          new ServiceError("payment_id_conflict", 409, "This payment-identifier id was already used for another request; use a new id.", {
+            details: { payment_id: decoded.paymentId },
+          }),
+        );
+      }
+      return this.redeem(attempt, byId, decoded);
+    }
+
+    const earlier = settled ?? (await this.resolveOpen(open));
+    if (!earlier) return this.payNow(attempt, decoded);
+    if (earlier.request_hash !== attempt.requestHash) {
+      return this.refuse(attempt, "payment_already_used", "This authorisation already paid for a different request.", {
+        reason: "payment_already_used",
+      });
+    }
+    const windowEnd = Math.min(
+      Number(earlier.valid_before ?? 0) * 1000,
+      new Date(earlier.created_at).getTime() + this.options.config.maxTimeoutSeconds * 1000,
+    );
+    const proven = Date.now() < windowEnd || attempt.signedIn === payer;
+    if (!proven) {
+      return this.refuse(
+        attempt,
+        "payment_already_used",
+        "This payment was settled and its retry window has passed. Redeem it with the payment-identifier id you sent with it, or sign in with the paying wallet (SIGN-IN-WITH-X).",
+        { reason: "retry_window_closed", redeem_until: new Date(new Date(earlier.created_at).getTime() + this.redeemMs()).toISOString() },
+      );
+    }
+    return this.redeem(attempt, earlier, decoded);
+  }
+
+  private redeemMs(): number {
+    return this.options.config.payments.redeemHours * 3_600_000;
+  }
+
+  /** Sign-In-With-X without a payment: the payer's latest settled payment of the same request, or the challenge. */
+  private async redeemSignedIn(attempt: Attempt): Promise<Response> {
+    const row = await lastSettledFor(
+      this.options.store,
+      attempt.signedIn as string,
+      attempt.requestHash,
+      this.options.config.payments.redeemHours,
+    );
+    if (!row) return this.challenge(attempt.request, attempt.route, attempt.url);
+    return this.redeem(attempt, row, undefined);
+  }
+
+  /**
+   * Rows still open for this authorisation (a crash, a stall): read their fate on chain. Paid
+   * to us: they are settled and the payer is owed the answer; otherwise they end not charged.
+   */
+  private async resolveOpen(open: AttemptRow[]): Promise<AttemptRow | undefined> {
+    const { store, authorizations, payTo, config } = this.options;
+    for (const row of open.filter((r) => !r.verified)) {
+      await finishLedgerRow(store, row.id, { outcome: "not_charged", status: null, reason: "never_verified" });
+    }
+    const verified = open.filter((r) => r.verified);
+    const first = verified[0];
+    if (!first) return undefined;
+    const tx = await withinBudget(
+      authorizations.findPayment(first.payer, first.nonce, payTo, BigInt(first.amount_atomic), 10_000),
+      config.payments.timeoutMs,
+    );
+    if (tx) {
+      for (const row of verified) {
+        await finishLedgerRow(store, row.id, { outcome: "settled", status: null, reason: "reconciled_on_chain", settlementTx: tx });
+      }
+      return { ...first, outcome: "settled", settlement_tx: tx };
+    }
+    const used = await withinBudget(authorizations.isUsed(first.payer, first.nonce), config.payments.timeoutMs);
+    const reason = used ? "authorization_used_elsewhere" : "interrupted_before_settlement";
+    for (const row of verified) await finishLedgerRow(store, row.id, { outcome: "not_charged", status: null, reason });
+    return undefined;
+  }
+
+  /** Answer for a payment settled earlier: its kept answer, or the function run again. Never charged again. */
+  private async redeem(attempt: Attempt, paid: AttemptRow, presented: DecodedPayment | undefined): Promise<Response> {
+    const { store, log } = this.options;
+    const settlement = encodePaymentResponseHeader({
+      success: true,
+      transaction: paid.settlement_tx ?? "",
+      network: this.options.config.network,
+      payer: paid.payer,
+    });
+    const row = (reason: string) =>
+      insertLedgerRow(store, this.ledgerPayment(attempt, presented, paid), {
+        outcome: "not_charged",
+        status: 200,
+        reason,
+        ...(paid.settlement_tx ? { settlementTx: paid.settlement_tx } : {}),
+      });
+    const kept = await keptAnswerOf(store, paid.payer, paid.nonce);
+    if (kept && kept.requestHash === paid.request_hash) {
+      await row("paid_retry: kept answer replayed");
+      log.info("paid retry: kept answer replayed", { payer: paid.payer, tx: paid.settlement_tx });
+      return new Response(kept.body, { status: kept.status, headers: { "payment-response": settlement, ...kept.headers } });
+    }
+    const response = await this.runFunction(attempt, this.verifiedPayment(attempt.route, paid.payer, paid.nonce, paid.amount_atomic));
+    if (response.status >= 400) return response;
+    const bytes = Buffer.from(await response.arrayBuffer());
+    const headers = withHeaders(response.headers, { "PAYMENT-RESPONSE": settlement });
+    const answer = this.answerToKeep(attempt, headers, response.status, bytes, paid.payer, paid.nonce, new Date(paid.created_at));
+    if (answer) await keepAnswer(store, answer, false);
+    await row("paid_retry: answered for an earlier settled attempt");
+    log.info("paid retry: answered again for a settled payment", { payer: paid.payer, tx: paid.settlement_tx });
+    return new Response(bytes, { status: response.status, headers });
+  }
+
+  /** A fresh payment: ledger row, verify, run, settle, keep. */
+  private async payNow(attempt: Attempt, decoded: DecodedPayment): Promise<Response> {
+    const { store, log } = this.options;
+    const { authorization } = decoded;
+    const rowId = await insertLedgerRow(store, this.ledgerPayment(attempt, decoded), { outcome: "pending" });
+    const notCharged = (status: number, reason: string) => finishLedgerRow(store, rowId, { outcome: "not_charged", status, reason });
+
+    const header = attempt.request.headers.get("payment-signature") ?? (attempt.request.headers.get("x-payment") as string);
+    const context = this.context(attempt.request, attempt.url, attempt.route, header);
+    const started = performance.now();
+    let result: Awaited<ReturnType<x402HTTPResourceServer["processHTTPRequest"]>>;
+    try {
+      result = await this.http.processHTTPRequest(context);
+    } catch (error) {
+      await notCharged(503, "payment_unavailable");
+      throw error;
+    }
+    attempt.timings.verify = round(performance.now() - started);
+    if (result.type !== "payment-verified") {
+      const refused =
+        result.type === "payment-error" ? decodePaymentRequiredHeader(result.response.headers["PAYMENT-REQUIRED"] as string) : undefined;
+      // x402's own refusals before the facilitator are sentences; the buyer gets a stable code.
+      const reason = refused?.error && /^[a-z0-9_]{1,80}$/.test(refused.error) ? refused.error : "no_matching_requirements";
+      await notCharged(402, reason);
+      const used = /nonce_already_used|authorization_used/.test(reason);
+      return this.refuse(attempt, used ? "payment_already_used" : "payment_required", "The payment was refused.", { reason });
+    }
+    await markLedgerRowVerified(store, rowId);
+
+    const payment = this.verifiedPayment(attempt.route, authorization.from, authorization.nonce, result.paymentRequirements.amount);
+    const response = await this.runFunction(attempt, payment);
+    if (response.status >= 400) {
+      await result.cancellationDispatcher.cancel({ reason: "handler_failed", responseStatus: response.status });
+      await notCharged(response.status, await errorCodeOf(response));
+      return response;
+    }
+    const bytes = Buffer.from(await response.arrayBuffer());
+    const settleStarted = performance.now();
+    const settled = await this.http.processSettlement(result.paymentPayload, result.paymentRequirements, result.declaredExtensions, {
+      request: context,
+      responseBody: bytes,
+      responseHeaders: Object.fromEntries(response.headers),
+    });
+    attempt.timings.settle = round(performance.now() - settleStarted);
+    const timing = serverTiming(attempt.timings);
+    const headers = withHeaders(response.headers, settled.success ? settled.headers : {});
+    const answer = this.answerToKeep(attempt, headers, response.status, bytes, authorization.from, authorization.nonce, new Date());
+
+    if (settled.success) {
+      await settleAndKeep(store, rowId, settled.transaction, answer).catch((error: unknown) =>
+        // The transfer happened: the answer goes out; the upkeep records the row from the chain.
+        log.error("ledger: settled payment not recorded", { error: error as Error, tx: settled.transaction }),
+      );
+      log.info("paid call", { payer: authorization.from, amount: payment.amount, tx: settled.transaction, ...attempt.timings });
+      headers.set("Server-Timing", timing);
+      return new Response(bytes, { status: response.status, headers });
+    }
+    const unknown = settled.errorReason === SETTLEMENT_UNKNOWN;
+    await finishLedgerRow(store, rowId, {
+      outcome: unknown ? "settlement_unknown" : "settlement_failed",
+      status: 402,
+      reason: settled.errorReason,
+      ...(settled.transaction ? { settlementTx: settled.transaction } : {}),
+    });
+    // If the transfer did land, the retry finds it on chain and gets this very answer.
+    if (unknown && answer) await keepAnswer(store, answer, true);
+    const error = unknown
+      ? new ServiceError(
+          "settlement_unknown",
+          402,
+          "The settlement's outcome is not known yet: the transfer may have gone through. Retry the same request with the same payment header: if it settled you get this answer without paying again; if not, it is settled then.",
+          { details: { reason: SETTLEMENT_UNKNOWN } },
+        )
+      : new ServiceError(
+          "settlement_failed",
+          402,
+          "The payment could not be settled, so the answer was withheld and you were not charged. Sign a fresh authorisation and retry.",
+          { details: { reason: settled.errorReason } },
+        );
+    const { body } = toErrorResponse(error);
+    return json(402, body, { ...settled.headers, "Server-Timing": timing });
+  }
+
+  private async runFunction(attempt: Attempt, payment: VerifiedPayment): Promise<Response> {
+    const started = performance.now();
+    try {
+      return await attempt.run({ payment, body: attempt.body });
+    } catch (error) {
+      this.options.log.error("paid function threw", { request_id: attempt.requestId, error: error as Error });
+      return errorResponse(new ServiceError("internal_error", 500, "The service failed while answering; you were not charged."));
+    } finally {
+      attempt.timings.fn = round(performance.now() - started);
+    }
+  }
+
+  private verifiedPayment(route: RouteDef, payer: string, nonce: string, amount: string): VerifiedPayment {
+    const { config } = this.options;
+    return {
+      route: routeKey(route),
+      payer: payer as `0x${string}`,
+      amount,
+      asset: config.usdc.address,
+      network: config.network,
+      nonce: nonce as `0x${string}`,
+    };
+  }
+
+  private ledgerPayment(attempt: Attempt, presented: DecodedPayment | undefined, paid?: AttemptRow): LedgerPayment {
+    const a = presented?.authorization;
+    return {
+      requestId: attempt.requestId,
+      route: routeKey(attempt.route),
+      payer: paid?.payer ?? (a?.from as string),
+      amountAtomic: paid?.amount_atomic ?? (a?.value as string),
+      asset: this.options.config.usdc.address,
+      network: this.options.config.network,
+      nonce: paid?.nonce ?? (a?.nonce as string),
+      validBefore: a && Number.isSafeInteger(Number(a.validBefore)) ? Number(a.validBefore) : null,
+      requestHash: attempt.requestHash,
+      instance: this.options.instance,
+      paymentId: presented?.paymentId ?? null,
+    };
+  }
+
+  /** The answer to keep for the payer, or undefined (and a warning) when it is too large. */
+  private answerToKeep(
+    attempt: Attempt,
+    responseHeaders: Headers,
+    status: number,
+    bytes: Buffer,
+    payer: string,
+    nonce: string,
+    settledAt: Date,
+  ): KeptAnswer | undefined {
+    if (bytes.length > MAX_KEPT_ANSWER_BYTES) {
+      this.options.log.warn("paid answer too large to keep; a retry runs the function again", { bytes: bytes.length });
+      return undefined;
+    }
+    const headers: Record<string, string> = {};
+    for (const name of KEPT_HEADERS) {
+      const value = responseHeaders.get(name);
+      if (value !== null) headers[name] = value;
+    }
+    return {
+      payer,
+      nonce,
+      requestHash: attempt.requestHash,
+      status,
+      headers,
+      body: bytes.toString("utf8"),
+      settlementTx: "",
+      expiresAt: new Date(settledAt.getTime() + this.redeemMs()),
+    };
+  }
+}
+
+function unavailable(): ServiceError {
+  return new ServiceError(
+    "payment_unavailable",
+    503,
+    "The payment facilitator or the chain did not answer in time, so nothing was run or charged. Retry shortly with the same payment.",
+    { headers: { "Retry-After": "5" } },
+  );
+}
+
+/** `promise`, or a `payment_unavailable` error when it takes longer than `ms` or fails. */
+async function withinBudget<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(unavailable()), ms);
+      }),
+    ]);
+  } catch (error) {
+    throw error instanceof ServiceError ? error : Object.assign(unavailable(), { cause: error });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function serverTiming(t: Timings): string {
+  return `verify;dur=${t.verify ?? 0}, fn;dur=${t.fn ?? 0}, settle;dur=${t.settle ?? 0}`;
+}
+
+function withHeaders(base: Headers, extra: Record<string, string>): Headers {
+  const headers = new Headers(base);
+  for (const [name, value] of Object.entries(extra)) headers.set(name, value);
+  return headers;
+}
+
+async function errorCodeOf(response: Response): Promise<string> {
+  try {
+    const body = (await response.clone().json()) as { error?: { code?: unknown } };
+    return typeof body.error?.code === "string" ? body.error.code : `status_${response.status}`;
+  } catch {
+    return `status_${response.status}`;
+  }
+}

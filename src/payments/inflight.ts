@@ -1,0 +1,80 @@
+/**
+ * In-flight claims: one request per payment authorisation at a time, so one payment runs
+ * its function once and is settled once, however many copies arrive together. A claim is a
+ * short lease its request renews while it runs; the lease of a request whose instance died
+ * runs out within `leaseSeconds`, and any instance may then take the payment over.
+ */
+import type { Queryable } from "../store/store.ts";
+
+/** Where claims are held: in memory (one process) or in the store (instances sharing PostgreSQL). */
+export interface InFlightRegistry {
+  /** Claim `key` for `holder` for `leaseSeconds`; false when a live lease of another holder has it. */
+  claim(key: string, holder: string): Promise<boolean>;
+  /** Extend `holder`'s lease of `key`. */
+  renew(key: string, holder: string): Promise<void>;
+  /** Release `holder`'s lease of `key`. */
+  release(key: string, holder: string): Promise<void>;
+  readonly leaseSeconds: number;
+}
+
+/** An in-process registry: a dead process takes its claims with it. */
+export function memoryInFlightRegistry(leaseSeconds = 15): InFlightRegistry {
+  const held = new Map<string, string>();
+  return {
+    leaseSeconds,
+    async claim(key, holder) {
+      if (held.has(key)) return false;
+      held.set(key, holder);
+      return true;
+    },
+    async renew() {},
+    async release(key, holder) {
+      if (held.get(key) === holder) held.delete(key);
+    },
+  };
+}
+
+/** A registry in the `inflight` table, shared by every instance on one database. */
+export function storeInFlightRegistry(db: Queryable, leaseSeconds = 15): InFlightRegistry {
+  return {
+    leaseSeconds,
+    async claim(key, holder) {
+      const rows = await db.query(
+        `insert into inflight (key, instance, expires_at) values ($1, $2, now() + make_interval(secs => $3))
+         on conflict (key) do update set instance = excluded.instance, expires_at = excluded.expires_at
+           where inflight.expires_at <= now()
+         returning key`,
+        [key, holder, leaseSeconds],
+      );
+      return rows.length === 1;
+    },
+    async renew(key, holder) {
+      await db.query("update inflight set expires_at = now() + make_interval(secs => $3) where key = $1 and instance = $2", [
+        key,
+        holder,
+        leaseSeconds,
+      ]);
+    },
+    async release(key, holder) {
+      await db.query("delete from inflight where key = $1 and instance = $2", [key, holder]);
+    },
+  };
+}
+
+/** Hold `key` while `work` runs, renewing the lease every third of it; null when another holder has it. */
+export async function whileClaimed<T>(
+  registry: InFlightRegistry,
+  key: string,
+  holder: string,
+  work: () => Promise<T>,
+  onRenewFailed: (error: unknown) => void,
+): Promise<{ value: T } | null> {
+  if (!(await registry.claim(key, holder))) return null;
+  const timer = setInterval(() => registry.renew(key, holder).catch(onRenewFailed), (registry.leaseSeconds * 1000) / 3);
+  try {
+    return { value: await work() };
+  } finally {
+    clearInterval(timer);
+    await registry.release(key, holder).catch(onRenewFailed);
+  }
+}

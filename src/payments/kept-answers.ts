@@ -1,0 +1,113 @@
+/**
+ * Paid answers kept for the payer: the answer of a settled payment (and the answer held while
+ * a settlement's outcome is unknown), stored under the payment's authorisation (payer, nonce)
+ * with the request it answered. Only the gate writes them, only for its own settlement, so
+ * nothing a third party sends can overwrite one; they are kept for the redemption window
+ * (`PaymentsConfig.redeemHours`), after which the upkeep forgets them.
+ */
+import type { Queryable } from "../store/store.ts";
+
+/** Largest answer kept for paid retries; a larger one is run again on a retry instead. */
+export const MAX_KEPT_ANSWER_BYTES = 1024 * 1024;
+
+/** Response headers kept with an answer (a held answer has no `PAYMENT-RESPONSE`: it is rebuilt from the ledger). */
+export const KEPT_HEADERS = ["content-type", "cache-control", "payment-response"] as const;
+
+/** A kept answer. */
+export interface KeptAnswer {
+  payer: string;
+  nonce: string;
+  requestHash: string;
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  settlementTx: string;
+  expiresAt: Date;
+}
+
+const INSERT = `insert into paid_answers (payer, nonce, request_hash, status, headers, body, settlement_tx, expires_at)`;
+
+/**
+ * Keep `answer`. `replace`: the caller settled (or may have settled) this very authorisation
+ * for this request, so its answer replaces any earlier held one; otherwise an existing answer wins.
+ */
+export async function keepAnswer(db: Queryable, answer: KeptAnswer, replace: boolean): Promise<void> {
+  await db.query(
+    `${INSERT} values (lower($1), lower($2), $3, $4, $5::jsonb, $6, $7, $8)
+     on conflict (payer, nonce) do ${replace ? "update set request_hash = excluded.request_hash, status = excluded.status, headers = excluded.headers, body = excluded.body, settlement_tx = excluded.settlement_tx, expires_at = excluded.expires_at" : "nothing"}`,
+    [
+      answer.payer,
+      answer.nonce,
+      answer.requestHash,
+      answer.status,
+      JSON.stringify(answer.headers),
+      answer.body,
+      answer.settlementTx,
+      answer.expiresAt.toISOString(),
+    ],
+  );
+}
+
+/** The kept answer of an authorisation, if it is still kept. */
+export async function keptAnswerOf(
+  db: Queryable,
+  payer: string,
+  nonce: string,
+): Promise<Pick<KeptAnswer, "requestHash" | "status" | "headers" | "body"> | undefined> {
+  const [row] = await db.query<{ request_hash: string; status: number; headers: unknown; body: string }>(
+    "select request_hash, status, headers, body from paid_answers where payer = lower($1) and nonce = lower($2) and expires_at > now()",
+    [payer, nonce],
+  );
+  if (!row) return undefined;
+  const headers = (typeof row.headers === "string" ? JSON.parse(row.headers) : row.headers) as Record<string, string>;
+  return { requestHash: row.request_hash, status: row.status, headers, body: row.body };
+}
+
+/**
+ * Finish a ledger row as settled and keep its answer, in one statement (one round trip and,
+ * on PGlite, one flush): the hot path of every paid call.
+ */
+export async function settleAndKeep(db: Queryable, rowId: number, settlementTx: string, answer: KeptAnswer | undefined): Promise<void> {
+  const settle =
+    "update ledger set outcome = 'settled', status = $2, reason = null, settlement_tx = $3, finished_at = now() where id = $1 and outcome in ('pending', 'settlement_unknown')";
+  if (!answer) {
+    await db.query(settle, [rowId, 200, settlementTx]);
+    return;
+  }
+  await db.query(
+    `with finished as (${settle} returning id)
+     ${INSERT} values (lower($4), lower($5), $6, $2, $7::jsonb, $8, $3, $9)
+     on conflict (payer, nonce) do update set request_hash = excluded.request_hash, status = excluded.status, headers = excluded.headers,
+       body = excluded.body, settlement_tx = excluded.settlement_tx, expires_at = excluded.expires_at`,
+    [
+      rowId,
+      answer.status,
+      settlementTx,
+      answer.payer,
+      answer.nonce,
+      answer.requestHash,
+      JSON.stringify(answer.headers),
+      answer.body,
+      answer.expiresAt.toISOString(),
+    ],
+  );
+}
+
+/** Forget kept answers, Sign-In-With-X nonces and in-flight leases past their time; returns how many answers went. */
+export async function purgeExpired(db: Queryable): Promise<number> {
+  await db.query("delete from siwx_nonces where expires_at <= now()");
+  await db.query("delete from inflight where expires_at <= now() - interval '1 hour'");
+  const rows = await db.query<{ n: number }>(
+    "with gone as (delete from paid_answers where expires_at <= now() returning 1) select count(*)::int as n from gone",
+  );
+  return rows[0]?.n ?? 0;
+}
+
+/** Use a Sign-In-With-X nonce once: false when it was used before. */
+export async function useSiwxNonce(db: Queryable, nonce: string, expiresAt: Date): Promise<boolean> {
+  const rows = await db.query(
+    "insert into siwx_nonces (nonce, expires_at) values ($1, $2) on conflict (nonce) do nothing returning nonce",
+    [nonce, expiresAt.toISOString()],
+  );
+  return rows.length === 1;
+}

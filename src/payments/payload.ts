@@ -1,0 +1,138 @@
+/**
+ * Reading a payment header before anything is asked of the facilitator: the base64 JSON of an
+ * x402 v2 exact-scheme payment, every field checked for shape. A malformed payload is refused
+ * here with the field that is wrong, so nobody can make the facilitator fail at will.
+ */
+import { decodePaymentSignatureHeader } from "@x402/core/http";
+import type { PaymentPayload } from "@x402/core/types";
+import { authorizationTypes } from "@x402/evm";
+import { extractPaymentIdentifier, isValidPaymentId, PAYMENT_IDENTIFIER } from "@x402/extensions/payment-identifier";
+import { isAddress, isAddressEqual, recoverTypedDataAddress } from "viem";
+
+/** The EIP-3009 authorisation of a payment, as signed. */
+export interface Authorization {
+  from: `0x${string}`;
+  to: `0x${string}`;
+  value: string;
+  validAfter: string;
+  validBefore: string;
+  nonce: `0x${string}`;
+}
+
+/** A payment header whose every field has the right shape (nothing verified yet). */
+export interface DecodedPayment {
+  payload: PaymentPayload;
+  authorization: Authorization;
+  signature: `0x${string}`;
+  /** The buyer's `payment-identifier` id, when it sent one. */
+  paymentId: string | null;
+  /** `payer:nonce`, lower case: the authorisation's identity. */
+  key: string;
+}
+
+/** Why a header is not a payment: the field and what was expected there. */
+export interface PayloadProblem {
+  field: string;
+  expected: string;
+}
+
+const MAX_HEADER_BYTES = 16 * 1024;
+const UINT = /^(0|[1-9][0-9]{0,77})$/;
+const NONCE = /^0x[0-9a-fA-F]{64}$/;
+const SIGNATURE = /^0x[0-9a-fA-F]{130,}$/;
+const MAX_UINT256 = 2n ** 256n - 1n;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const uint = (v: unknown) => typeof v === "string" && UINT.test(v) && BigInt(v) <= MAX_UINT256;
+
+/** Decode and check a `PAYMENT-SIGNATURE` / `X-Payment` value. */
+export function decodePayment(header: string): DecodedPayment | PayloadProblem {
+  if (header.length > MAX_HEADER_BYTES) return { field: "header", expected: `at most ${MAX_HEADER_BYTES} bytes` };
+  let payload: PaymentPayload;
+  try {
+    payload = decodePaymentSignatureHeader(header);
+  } catch {
+    return { field: "header", expected: "base64 of a JSON x402 payment payload" };
+  }
+  const raw = payload as unknown as Record<string, unknown>;
+  if (!isObject(raw)) return { field: "header", expected: "base64 of a JSON object" };
+  if (raw.x402Version !== 2) return { field: "x402Version", expected: "2 (this service speaks x402 version 2)" };
+  const accepted = raw.accepted;
+  if (!isObject(accepted)) return { field: "accepted", expected: "the payment option chosen from the challenge's accepts" };
+  for (const name of ["scheme", "network", "asset", "amount", "payTo"]) {
+    if (typeof accepted[name] !== "string") return { field: `accepted.${name}`, expected: "a string, copied from the challenge" };
+  }
+  const inner = raw.payload;
+  if (!isObject(inner)) return { field: "payload", expected: "an object with authorization and signature" };
+  const auth = inner.authorization;
+  if (!isObject(auth)) return { field: "payload.authorization", expected: "an EIP-3009 TransferWithAuthorization object" };
+  for (const name of ["from", "to"] as const) {
+    if (typeof auth[name] !== "string" || !isAddress(auth[name] as string, { strict: false }))
+      return { field: `payload.authorization.${name}`, expected: "an address (0x + 40 hex digits)" };
+  }
+  for (const name of ["value", "validAfter", "validBefore"] as const) {
+    if (!uint(auth[name])) return { field: `payload.authorization.${name}`, expected: "a decimal integer string (uint256)" };
+  }
+  if (typeof auth.nonce !== "string" || !NONCE.test(auth.nonce))
+    return { field: "payload.authorization.nonce", expected: "0x + 64 hex digits" };
+  if (typeof inner.signature !== "string" || !SIGNATURE.test(inner.signature))
+    return { field: "payload.signature", expected: "a hex signature (0x + at least 130 hex digits)" };
+  if (raw.extensions !== undefined && !isObject(raw.extensions)) return { field: "extensions", expected: "an object" };
+  const declared = (raw.extensions as Record<string, unknown> | undefined)?.[PAYMENT_IDENTIFIER];
+  let paymentId: string | null = null;
+  if (declared !== undefined) {
+    const id = isObject(declared) && isObject(declared.info) ? declared.info.id : undefined;
+    if (id !== undefined && (typeof id !== "string" || !isValidPaymentId(id)))
+      return { field: `extensions.${PAYMENT_IDENTIFIER}.info.id`, expected: "16-128 characters: letters, digits, - and _" };
+    paymentId = extractPaymentIdentifier(payload, false);
+  }
+  const authorization = auth as unknown as Authorization;
+  return {
+    payload,
+    authorization,
+    signature: inner.signature as `0x${string}`,
+    paymentId,
+    key: `${authorization.from.toLowerCase()}:${authorization.nonce.toLowerCase()}`,
+  };
+}
+
+/** True when `decodePayment` refused the header. */
+export function isProblem(result: DecodedPayment | PayloadProblem): result is PayloadProblem {
+  return "field" in result;
+}
+
+/** The EIP-712 domain of the settlement token. */
+export interface TokenDomain {
+  name: string;
+  version: string;
+  chainId: number;
+  verifyingContract: `0x${string}`;
+}
+
+/**
+ * Whether the authorisation's signature is the payer's own, checked locally (no RPC): an EOA
+ * signature recovered with viem. Once settled, the signed authorisation is public in the
+ * transaction's calldata, so this proves the header is the real authorisation, not who sends it.
+ */
+export async function signedByPayer(decoded: DecodedPayment, domain: TokenDomain): Promise<boolean> {
+  const a = decoded.authorization;
+  try {
+    const signer = await recoverTypedDataAddress({
+      domain,
+      types: authorizationTypes,
+      primaryType: "TransferWithAuthorization",
+      message: {
+        from: a.from,
+        to: a.to,
+        value: BigInt(a.value),
+        validAfter: BigInt(a.validAfter),
+        validBefore: BigInt(a.validBefore),
+        nonce: a.nonce,
+      },
+      signature: decoded.signature,
+    });
+    return isAddressEqual(signer, a.from);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * The price contract: every route under `/api/` with its price in USD and the atomic USDC
+ * amount (6 decimals) its 402 challenge quotes, written out by hand from the endpoint table of
+ * README.md (and checked against `spec/routes/*.ts` when written). Tests compare what the
+ * service serves with this table, never with `spec/routes.ts`: the documents and challenges
+ * are generated from the route table, so comparing them with it again could not fail when a
+ * price changes there.
+ */
+
+/** One route of the contract; `usd` and `atomic` are null for a free route. */
+export interface ContractRoute {
+  readonly method: "GET" | "POST";
+  readonly path: string;
+  readonly usd: number | null;
+  readonly atomic: string | null;
+}
+
+const paid = (method: "GET" | "POST", path: string, usd: number, atomic: string): ContractRoute => ({ method, path, usd, atomic });
+const free = (method: "GET" | "POST", path: string): ContractRoute => ({ method, path, usd: null, atomic: null });
+
+/** Every route, in the order of README.md's endpoint table. */
+export const PRICE_CONTRACT: readonly ContractRoute[] = [
+  free("GET", "/api/health"),
+  free("GET", "/api/pricing"),
+  paid("POST", "/api/payment-verify", 0.1, "100000"),
+  paid("POST", "/api/wallet-profile", 0.1, "100000"),
+  paid("POST", "/api/gas-tracker", 0.1, "100000"),
+  paid("POST", "/api/token-check", 0.1, "100000"),
+  paid("POST", "/api/whale-watch", 0.1, "100000"),
+  paid("POST", "/api/defi-sentiment", 0.1, "100000"),
+  free("GET", "/api/markets"),
+  free("GET", "/api/compute/playbook-bundle"),
+  paid("POST", "/api/compute/playbook-bundle", 0.91, "910000"),
+  free("GET", "/api/howto"),
+  paid("GET", "/api/howto/create-x402-endpoint", 0.3, "300000"),
+  paid("POST", "/api/howto/create-x402-endpoint", 0.3, "300000"),
+  paid("GET", "/api/howto/vps-gdrive-connect", 0.1, "100000"),
+  paid("POST", "/api/howto/vps-gdrive-connect", 0.1, "100000"),
+  paid("GET", "/api/howto/x402-register", 0.3, "300000"),
+  paid("POST", "/api/howto/x402-register", 0.3, "300000"),
+  paid("GET", "/api/howto/youtube-auto-ai", 0.1, "100000"),
+  paid("POST", "/api/howto/youtube-auto-ai", 0.1, "100000"),
+  free("GET", "/api/kb"),
+  free("GET", "/api/kb/categories"),
+  free("GET", "/api/kb/search"),
+  paid("POST", "/api/kb/ask", 0.03, "30000"),
+  paid("POST", "/api/x402-check", 0.1, "100000"),
+  paid("POST", "/api/x402-directory", 0.1, "100000"),
+  paid("POST", "/api/x402-trust", 0.05, "50000"),
+  paid("GET", "/api/trust-leaderboard", 0.05, "50000"),
+  paid("POST", "/api/trust-leaderboard", 0.05, "50000"),
+  free("GET", "/api/trust-leaderboard/preview"),
+];
+
+/** The paid routes of the contract. */
+export const PAID_CONTRACT: readonly ContractRoute[] = PRICE_CONTRACT.filter((r) => r.usd !== null);
+
+/** `"POST /api/x"`, the key the discovery documents use. */
+export function contractKey(route: { method: string; path: string }): string {
+  return `${route.method} ${route.path}`;
+}
+
+/** The contract entry of `method path`; throws for a route the contract does not list. */
+export function contractOf(method: string, path: string): ContractRoute {
+  const found = PRICE_CONTRACT.find((r) => r.method === method && r.path === path);
+  if (!found) throw new Error(`${method} ${path} is not in the price contract (test/support/price-contract.ts)`);
+  return found;
+}
