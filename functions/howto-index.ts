@@ -1,4 +1,4 @@
-/** `GET /api/howto`: the free SOP index document (spec 2.5). */
+/** `GET /api/howto`: the free SOP index document. */
 import { SOP_CATALOGUE } from "../spec/content-schema.ts";
 import { getHowtoIndex } from "../spec/routes/content.ts";
 import { catalog } from "../src/content/catalog.ts";

@@ -1,5 +1,5 @@
 /**
- * Benchmarks of the content (issue 3): how long the compiler takes on the real `content/`,
+ * Benchmarks of the content: how long the compiler takes on the real `content/`,
  * and how fast `kb/ask` ranks questions over the 15 curated entries and over 10,000
  * generated ones (to see how the MiniSearch index scales).
  */

@@ -1,5 +1,5 @@
 /**
- * Benchmark of the trust crawl (issue 5): origins probed per second in a crawl of 1,000 local
+ * Benchmark of the trust crawl: origins probed per second in a crawl of 1,000 local
  * fake origins on 16 loopback addresses, 10% of them slow (answering after the time limit)
  * or dead (dropping every connection), listed by local stand-ins of both directories, with
  * payTo reputations read on a local chain and every row written to an in-memory store. Runs

@@ -1,5 +1,5 @@
 /**
- * Benchmarks of the service spine (issue 2):
+ * Benchmarks of the service spine:
  * 1. A free GET of a small JSON document through the whole stack (Express, guards, x402,
  *    Astro, dispatcher) against a bare node:http server answering the same bytes, side by
  *    side, loaded by autocannon in a separate process.

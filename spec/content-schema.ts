@@ -1,8 +1,8 @@
 /**
  * The one schema of the content in `content/`: every frontmatter field an author writes (with
  * its meaning and default), the catalogue the build holds the content to (ids, slugs, prices,
- * step and pitfall counts of spec 2.3-2.4), and the records the compiler emits and the API
- * serves (spec 2.2-2.5). `scripts/content/compile.ts` validates against it; `src/content/`
+ * step and pitfall counts), and the records the compiler emits and the API
+ * serves. `scripts/content/compile.ts` validates against it; `src/content/`
  * reads the compiled document through it; `spec/routes/content.ts` answers with it.
  *
  * No frontmatter field has a default: every field listed here is required and a missing,
@@ -12,10 +12,10 @@
 import { type Static, Type } from "@sinclair/typebox";
 
 // ---------------------------------------------------------------------------------------
-// The catalogue: what must exist (spec 2.3, 2.4, 8 and DECISIONS.md).
+// The catalogue: what must exist.
 // ---------------------------------------------------------------------------------------
 
-/** The 13 playbook ids of the bundle (spec 2.3 with the DECISIONS.md names); each is a file `content/playbooks/<id>.md`. */
+/** The 13 playbook ids of the bundle; each is a file `content/playbooks/<id>.md`. */
 export const PLAYBOOK_IDS = [
   "ship-x402-endpoint",
   "verifier-money-rules",
@@ -35,13 +35,13 @@ export const PLAYBOOK_IDS = [
 /** One playbook id. */
 export type PlaybookId = (typeof PLAYBOOK_IDS)[number];
 
-/** Price of `POST /api/compute/playbook-bundle` in USD (DECISIONS.md: 0.91 everywhere). */
+/** Price of `POST /api/compute/playbook-bundle` in USD. */
 export const BUNDLE_PRICE_USDC = 0.91 as const;
 
-/** The `bundle_id` of the bundle, fixed by spec 2.3. */
+/** The `bundle_id` of the bundle, fixed by the contract. */
 export const BUNDLE_ID = "playbook-bundle";
 
-/** One SOP of the catalogue (spec 2.4): its slug, price and the exact step and pitfall counts its file must have. */
+/** One SOP of the catalogue: its slug, price and the exact step and pitfall counts its file must have. */
 export interface SopCatalogueEntry {
   readonly slug: string;
   readonly price_usdc: number;
@@ -49,7 +49,7 @@ export interface SopCatalogueEntry {
   readonly pitfalls: number;
 }
 
-/** The SOP catalogue of spec 2.4 (slugs named in DECISIONS.md); the routes are generated from it and the build holds each file to it. */
+/** The SOP catalogue; the routes are generated from it and the build holds each file to it. */
 export const SOP_CATALOGUE = [
   { slug: "create-x402-endpoint", price_usdc: 0.3, steps: 15, pitfalls: 10 },
   { slug: "vps-gdrive-connect", price_usdc: 0.1, steps: 9, pitfalls: 8 },
@@ -63,7 +63,7 @@ export type SopSlug = (typeof SOP_CATALOGUE)[number]["slug"];
 /** The knowledge-base categories an entry may belong to, in listing order. */
 export const KB_CATEGORIES = ["x402-protocol", "payments", "base-chain", "agents", "operations"] as const;
 
-/** The number of knowledge-base entries (spec 2.2 and 8). */
+/** The number of knowledge-base entries. */
 export const KB_ENTRIES_TOTAL = 15;
 
 /** The fewest categories the 15 entries must spread across. */
@@ -104,9 +104,9 @@ export const BundleFrontmatter = Type.Object(
   {
     /** Display name of the bundle. Required. */
     bundle: Text('the bundle\'s display name, e.g. "x402 Builder Playbooks"'),
-    /** Always `playbook-bundle` (spec 2.3). Required. */
+    /** Always `playbook-bundle`. Required. */
     bundle_id: Type.Literal(BUNDLE_ID, { description: `exactly "${BUNDLE_ID}"` }),
-    /** Semantic version of the bundle's content, `1.0.0` (spec 9). Required; quote it in YAML. */
+    /** Semantic version of the bundle's content, `1.0.0`. Required; quote it in YAML. */
     version: Type.String({ pattern: "^\\d+\\.\\d+\\.\\d+$", description: 'a version string like "1.0.0" (quoted in YAML)' }),
     /** Who sells it. Required. */
     vendor: Text("the vendor's name"),
@@ -224,7 +224,7 @@ export const KbFrontmatter = Type.Object(
 export type KbFrontmatter = Static<typeof KbFrontmatter>;
 
 // ---------------------------------------------------------------------------------------
-// Records the compiler emits and the API serves (spec 2.2-2.5).
+// Records the compiler emits and the API serves.
 // ---------------------------------------------------------------------------------------
 
 /** One step of a playbook or SOP. */
@@ -238,7 +238,7 @@ export const Step = Type.Object(
 );
 export type Step = Static<typeof Step>;
 
-/** Preview item of the bundle (free, spec 2.3). */
+/** Preview item of the bundle (free). */
 export const PlaybookPreviewItem = Type.Object(
   {
     id: Type.String({ description: "playbook id: the `topic` to buy it alone" }),
@@ -249,7 +249,7 @@ export const PlaybookPreviewItem = Type.Object(
 );
 export type PlaybookPreviewItem = Static<typeof PlaybookPreviewItem>;
 
-/** Full item of the bundle (paid, spec 2.3). */
+/** Full item of the bundle (paid). */
 export const PlaybookItem = Type.Object(
   {
     id: Type.String(),
@@ -280,7 +280,7 @@ export const BundleMeta = Type.Object(
 );
 export type BundleMeta = Static<typeof BundleMeta>;
 
-/** SOP record (paid, spec 2.4). */
+/** SOP record (paid). */
 export const SopRecord = Type.Object(
   {
     slug: Type.String(),
@@ -296,7 +296,7 @@ export const SopRecord = Type.Object(
 );
 export type SopRecord = Static<typeof SopRecord>;
 
-/** SOP index entry (free, spec 2.4). */
+/** SOP index entry (free). */
 export const SopIndexEntry = Type.Object(
   {
     slug: Type.String(),
@@ -319,7 +319,7 @@ export const HowtoMeta = Type.Object(
 );
 export type HowtoMeta = Static<typeof HowtoMeta>;
 
-/** Knowledge-base entry as listed (free, spec 2.2). */
+/** Knowledge-base entry as listed (free). */
 export const KbEntrySummary = Type.Object(
   { id: Type.String(), title: Type.String(), category: Type.String() },
   { additionalProperties: false },
@@ -340,7 +340,7 @@ export const KbEntry = Type.Object(
 );
 export type KbEntry = Static<typeof KbEntry>;
 
-/** A category with its number of entries (spec 2.2). */
+/** A category with its number of entries. */
 export const KbCategoryCount = Type.Object(
   { name: Type.String({ description: "category name" }), count: Type.Integer({ minimum: 1, description: "entries in it" }) },
   { additionalProperties: false },

@@ -58,9 +58,9 @@ export interface Config {
   payments: PaymentsConfig;
   /** PostgreSQL server URL; undefined: the embedded PGlite database in `${dataDir}/pglite`. */
   databaseUrl: string | undefined;
-  /** x402 intelligence (issue 5): directories, the trust crawl, outbound targets. */
+  /** x402 intelligence: directories, the trust crawl, outbound targets. */
   intel: IntelConfig;
-  /** Market-data APIs of the chain analytics (issue 4). */
+  /** Market-data APIs of the chain analytics. */
   upstreams: UpstreamsConfig;
 }
 

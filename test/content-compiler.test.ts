@@ -377,7 +377,7 @@ describe("fixtures", () => {
         [
           "content: 2 problems (see content/README.md for the format):",
           "  content/playbooks/core-data.md: solves: expected this required field: one sentence: the problem the playbook solves",
-          "  content/sops/x402-register.md:5: price_usdc: expected 0.3 (the SOP catalogue, spec 2.4); found 0.2",
+          "  content/sops/x402-register.md:5: price_usdc: expected 0.3 (the SOP catalogue); found 0.2",
         ].join("\n"),
       );
     });

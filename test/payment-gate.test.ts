@@ -9,7 +9,7 @@ import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/
 import type { FacilitatorClient } from "@x402/core/server";
 import { createSIWxPayload, encodeSIWxHeader } from "@x402/extensions/sign-in-with-x";
 import { http } from "viem";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { authorizationReader } from "../src/chain/authorization.ts";
 import { baseChain, rpcTransport } from "../src/chain/client.ts";
 import { createLogger } from "../src/log.ts";
@@ -17,6 +17,8 @@ import { createSelfFacilitator } from "../src/payments/facilitator.ts";
 import { reconcileLedger } from "../src/payments/upkeep.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { ledgerRowsOf } from "../src/store/ledger.ts";
+import { openStore, type Store } from "../src/store/store.ts";
+import { freshDatabase } from "./support/postgres.ts";
 import {
   buyerAccount,
   chainClient,
@@ -360,5 +362,56 @@ describe("a chain outage", () => {
     expect(res.status).toBe(200);
     expect(((await res.json()) as { status: string }).status).toBe("degraded");
     expect(Date.now() - started).toBeLessThan(3_000);
+  });
+});
+
+const databaseUrl = inject("databaseUrl");
+// Only with a PostgreSQL server (TEST_DATABASE_URL; .ci/run starts a throwaway one); reported as skipped otherwise.
+describe.runIf(databaseUrl)("two instances on one PostgreSQL", () => {
+  let db: Awaited<ReturnType<typeof freshDatabase>>;
+  let store: Store;
+  let a: RunningService;
+  let b: RunningService;
+  beforeAll(async () => {
+    db = await freshDatabase(databaseUrl as string);
+    store = await openStore({ kind: "postgres", url: db.url });
+    const config = testConfig({ PAYMENT_LEASE_SECONDS: "2" });
+    a = await startTestService({ store, config, instance: "instance-a" });
+    b = await startTestService({ store, config, instance: "instance-b" });
+  });
+  afterAll(async () => {
+    await a.close();
+    await b.close();
+    await store.close();
+    await db.drop();
+  });
+
+  it("share the in-flight claim: one payment sent to both runs once", async () => {
+    const buyer = buyerAccount(6);
+    const before = await usdcBalance(buyer.address);
+    const header = await signPayment(await challengeOf(`${a.url}/api/payment-verify`, { method: "POST" }), buyer);
+    const body = { tx_hash: `0x${"b1".repeat(32)}` };
+    const [one, two] = await Promise.all([pay(a, header, body), pay(b, header, body)]);
+    expect([one.res.status, two.res.status].sort()).toEqual([200, 409]);
+    expect(await usdcBalance(buyer.address)).toBe(before - PRICE);
+  });
+
+  it("take over the claim of an instance that died within its lease, and answer the payer", async () => {
+    const buyer = buyerAccount(7);
+    const before = await usdcBalance(buyer.address);
+    const header = await signPayment(await challengeOf(`${b.url}/api/payment-verify`, { method: "POST" }), buyer);
+    const { from, nonce } = authOf(header);
+    // What an instance killed mid-request leaves: a live lease that nobody renews any more.
+    await store.query("insert into inflight (key, instance, expires_at) values ($1, 'dead-instance:req-1', now() + interval '2 seconds')", [
+      `${from.toLowerCase()}:${nonce.toLowerCase()}`,
+    ]);
+    const body = { tx_hash: `0x${"b2".repeat(32)}` };
+    const blocked = await pay(b, header, body);
+    expect(blocked.res.status).toBe(409);
+    expect(blocked.res.headers.get("retry-after")).toBe("1");
+    await new Promise((resolve) => setTimeout(resolve, 2_200));
+    const retry = await pay(b, header, body);
+    expect(retry.res.status).toBe(200);
+    expect(await usdcBalance(buyer.address)).toBe(before - PRICE);
   });
 });

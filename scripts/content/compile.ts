@@ -176,7 +176,7 @@ function compilePlaybooks(ctx: Context): CompiledPlaybook[] {
       ctx.problems.add({
         file: `${rel(ctx, ctx.contentDir)}/playbooks/${id}.md`,
         field: "file",
-        expected: "this playbook of the bundle (spec 2.3)",
+        expected: "this playbook of the bundle",
         found: "no such file",
       });
   }
@@ -231,7 +231,7 @@ function compileSop(ctx: Context, file: SourceFile): CompiledSop | undefined {
       ctx.problems.add({
         file: file.rel,
         field: "## Steps",
-        expected: `exactly ${entry.steps} steps (the SOP catalogue, spec 2.4)`,
+        expected: `exactly ${entry.steps} steps (the SOP catalogue)`,
         found: `${steps.length}`,
       });
     }
@@ -239,7 +239,7 @@ function compileSop(ctx: Context, file: SourceFile): CompiledSop | undefined {
       ctx.problems.add({
         file: file.rel,
         field: "## Pitfalls",
-        expected: `exactly ${entry.pitfalls} pitfalls (the SOP catalogue, spec 2.4)`,
+        expected: `exactly ${entry.pitfalls} pitfalls (the SOP catalogue)`,
         found: `${pitfalls.length}`,
       });
     }
@@ -248,7 +248,7 @@ function compileSop(ctx: Context, file: SourceFile): CompiledSop | undefined {
       ctx.problems.add({
         file: file.rel,
         field: "price_usdc",
-        expected: `${entry.price_usdc} (the SOP catalogue, spec 2.4)`,
+        expected: `${entry.price_usdc} (the SOP catalogue)`,
         found: `${data.price_usdc}`,
         ...(line ? { line } : {}),
       });
@@ -289,7 +289,7 @@ function compileSops(ctx: Context): CompiledSop[] {
       ctx.problems.add({
         file: `${rel(ctx, ctx.contentDir)}/sops/${slug}.md`,
         field: "file",
-        expected: "this SOP of the catalogue (spec 2.4)",
+        expected: "this SOP of the catalogue",
         found: "no such file",
       });
   }
@@ -343,7 +343,7 @@ function compileKb(ctx: Context): { entries: KbEntry[]; categories: KbCategoryCo
     ctx.problems.add({
       file: kbDir,
       field: "entries",
-      expected: `exactly ${KB_ENTRIES_TOTAL} entries (spec 2.2)`,
+      expected: `exactly ${KB_ENTRIES_TOTAL} entries`,
       found: `${files.length}`,
     });
   }

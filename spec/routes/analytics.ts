@@ -1,4 +1,4 @@
-/** Live chain analytics routes: wallet profiles, gas, token checks, whale watch, sentiment, markets (issue 4). */
+/** Live chain analytics routes: wallet profiles, gas, token checks, whale watch, sentiment, markets. */
 import { type Static, Type } from "@sinclair/typebox";
 import { defineRoute, type RouteDef } from "../route.ts";
 import { Address, NoInput, TxHash } from "../schemas.ts";
@@ -182,7 +182,7 @@ export const tokenCheck = defineRoute({
   example: { input: { token: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" } },
 });
 
-/** Whale-watch defaults and limits (DECISIONS.md). */
+/** Whale-watch defaults and limits. */
 export const WHALE_DEFAULTS = { token: "USDC", min_usd: 100_000, blocks: 1_800, max_blocks: 43_200 } as const;
 
 /** One large transfer. */

@@ -1,5 +1,5 @@
 /**
- * Content routes (issue 3): the playbook bundle (spec 4.2), the how-to SOPs (4.3) and the
+ * Content routes: the playbook bundle, the how-to SOPs (4.3) and the
  * knowledge base (4.5 and `kb/ask`). Their records are defined once in
  * `spec/content-schema.ts` and served from the compiled content (`src/content/catalog.ts`).
  */
@@ -22,7 +22,7 @@ import {
 import { defineRoute, type RouteDef } from "../route.ts";
 import { NoInput } from "../schemas.ts";
 
-/** The free bundle preview (spec 2.3 bundle metadata with preview items). */
+/** The free bundle preview. */
 export const PlaybookBundlePreview = Type.Object({
   bundle: Type.String({ description: "the bundle's name" }),
   bundle_id: Type.Literal(BUNDLE_ID),
@@ -53,7 +53,7 @@ export const getPlaybookBundle = defineRoute({
   errors: [],
 });
 
-/** The bought bundle (spec 4.2). */
+/** The bought bundle. */
 export const PlaybookBundlePurchase = Type.Object({
   bundle: Type.String(),
   bundle_id: Type.Literal(BUNDLE_ID),
@@ -94,7 +94,7 @@ export const buyPlaybookBundle = defineRoute({
   example: { input: { topic: "ship-x402-endpoint", format: "json" } },
 });
 
-/** The free SOP index document (spec 2.5). */
+/** The free SOP index document. */
 export const HowtoIndex = Type.Object({
   service: Type.String(),
   summary: Type.String(),
@@ -170,7 +170,7 @@ export const howtoRoutes = Object.fromEntries(SOP_CATALOGUE.map((s) => [s.slug, 
   { get: RouteDef; post: RouteDef }
 >;
 
-/** All knowledge-base entries (spec 4.5). */
+/** All knowledge-base entries. */
 export const KbList = Type.Object({
   entries_total: Type.Integer(),
   entries: Type.Array(KbEntrySummary),
@@ -192,7 +192,7 @@ export const listKb = defineRoute({
   errors: [],
 });
 
-/** Knowledge-base categories with their entry counts (spec 2.2). */
+/** Knowledge-base categories with their entry counts. */
 export const KbCategories = Type.Object({
   categories_total: Type.Integer(),
   categories: Type.Array(KbCategoryCount),

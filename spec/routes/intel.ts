@@ -1,4 +1,4 @@
-/** x402 ecosystem intelligence routes: conformance checks, directory search, trust scores (issue 5). */
+/** x402 ecosystem intelligence routes: conformance checks, directory search, trust scores. */
 import { type Static, Type } from "@sinclair/typebox";
 import { CHECK_MEANINGS, CHECK_NAMES } from "../../src/intel/conformance.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
@@ -167,7 +167,7 @@ export const TrustRowSchema = Type.Object({
 });
 export type TrustRowSchema = Static<typeof TrustRowSchema>;
 
-/** The trust leaderboard document of spec 2.7 (the free preview answers exactly this). */
+/** The trust leaderboard document (the free preview answers exactly this). */
 export const TrustLeaderboardDocument = Type.Object({
   provider: Type.String(),
   what_it_is: Type.String(),
@@ -266,7 +266,7 @@ export const trustLeaderboardPreview = defineRoute({
   operationId: "previewTrustLeaderboard",
   summary: "Trust leaderboard preview: top 10 and coverage",
   description:
-    "Free. The trust leaderboard document (spec 2.7) of the latest completed crawl: scoring rules, coverage, score statistics, common penalties and the top 10 origins, without further rows. 503 until a crawl has completed.",
+    "Free. The trust leaderboard document of the latest completed crawl: scoring rules, coverage, score statistics, common penalties and the top 10 origins, without further rows. 503 until a crawl has completed.",
   tags: ["free"],
   price: null,
   query: NoInput,

@@ -8,7 +8,7 @@ import { DEFAULT_CHUNK_SIZE } from "../chain/log-scanner.ts";
 /** The analytics endpoints, by route path without `/api/`. */
 export type AnalyticsEndpoint = "wallet-profile" | "gas-tracker" | "token-check" | "whale-watch" | "defi-sentiment" | "markets";
 
-/** Shared facts (interface spec 2.6), named so an answer can carry the ones it relies on. */
+/** Shared facts, named so an answer can carry the ones it relies on. */
 export const METHOD_FACTS = {
   chain:
     "eip155:8453 (Base mainnet); the local development mode answers from its own seeded chain with the same chain id and contract addresses.",
@@ -24,7 +24,7 @@ export const METHOD_FACTS = {
 /** Which shared facts an endpoint relies on. */
 export type MethodFact = keyof typeof METHOD_FACTS;
 
-/** What none of the chain analytics check (interface spec 2.6). */
+/** What none of the chain analytics check. */
 export const COMMON_NOT_CHECKED = [
   "off-chain identity or company ownership of any address",
   "centralized-exchange internal books (transfers inside an exchange never reach the chain)",

@@ -1,7 +1,7 @@
 /**
  * The leaderboard's durable side: crawl runs and their rows in the store (`trust_runs`,
  * `trust_rows`; every run and row is kept, so history accumulates), the run summary
- * computed once when a run finishes, and the leaderboard document (spec 2.7) read back
+ * computed once when a run finishes, and the leaderboard document read back
  * from the latest completed run.
  */
 import { type TrustLeaderboardDocument, type TrustLeaderboardFull, type TrustRowSchema, trustRoutes } from "../../spec/routes/intel.ts";
@@ -296,7 +296,7 @@ async function readRows(store: Queryable, runId: number, q: RowQuery): Promise<{
   return { matching: count?.n ?? 0, rows: rows.map(toRow) };
 }
 
-/** The document of spec 2.7 for `run`. */
+/** The leaderboard document for `run`. */
 export async function leaderboardDocument(store: Queryable, run: RunInfo, context: DocumentContext): Promise<TrustLeaderboardDocument> {
   const top = await readRows(store, run.id, { limit: 10, order: "best" });
   const s = run.summary;
