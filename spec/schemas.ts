@@ -26,6 +26,7 @@ export const ErrorBody = Type.Object(
       code: Type.String({ description: "stable snake_case code", examples: ["invalid_request"] }),
       message: Type.String({ description: "what is wrong and how to fix it" }),
       details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+      docs: Type.String({ description: "the code's entry on the free /errors page", examples: ["/errors#invalid_request"] }),
     }),
   },
   { $id: "ErrorBody" },

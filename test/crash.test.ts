@@ -124,7 +124,8 @@ it("keeps the pending row across SIGKILL and settles exactly once when the buyer
     const auth = JSON.parse(Buffer.from(header, "base64").toString()) as { payload: { authorization: { nonce: string } } };
     const rows = await ledgerRowsOf(store, buyer.address, auth.payload.authorization.nonce);
     expect(rows.map((r) => [r.route, r.amount_atomic, r.outcome, r.status, r.reason, r.settlement_tx])).toEqual([
-      ["POST /api/payment-verify", "100000", "not_charged", null, "interrupted_before_settlement", null],
+      // The killed attempt's authorisation was still valid: it stayed open until the retry settled it once.
+      ["POST /api/payment-verify", "100000", "not_charged", null, "same_payment_settled_once", null],
       ["POST /api/payment-verify", "100000", "settled", 200, null, settlement.transaction],
     ]);
   } finally {

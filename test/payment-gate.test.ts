@@ -213,10 +213,12 @@ describe("a settlement that stalled", () => {
     const stalling: FacilitatorClient = {
       verify: (p, r) => real.verify(p, r),
       getSupported: () => real.getSupported(),
+      // The transfer lands only after the gate stopped waiting (1.5 s): the outcome is unknown then.
       settle: async (p, r) => {
         settles++;
+        await new Promise((resolve) => setTimeout(resolve, 2_500));
         await real.settle(p, r);
-        return new Promise(() => {}); // the receipt never comes back within the budget
+        return new Promise(() => {});
       },
     };
     const target = await startTestService({ facilitator: stalling, config: testConfig({ PAYMENT_TIMEOUT_MS: "1500" }) });
@@ -228,6 +230,9 @@ describe("a settlement that stalled", () => {
       const first = await pay(target, header, body);
       expect(first.res.status).toBe(402);
       expect(first.body.error?.code).toBe("settlement_unknown");
+
+      expect(await usdcBalance(buyer.address)).toBe(before);
+      await new Promise((resolve) => setTimeout(resolve, 2_000)); // now it has landed
       expect(await usdcBalance(buyer.address)).toBe(before - PRICE);
 
       const forgery = await pay(target, forged(header), body);

@@ -5,6 +5,7 @@
 import type { TSchema } from "@sinclair/typebox";
 import { atomicUsdc, type RouteDef } from "../../spec/route.ts";
 import { NETWORKS } from "../config.ts";
+import { ERROR_DOCS } from "../error-docs.ts";
 
 const network = "eip155:8453" as const;
 const usdc = NETWORKS[network].usdc;
@@ -134,8 +135,13 @@ export function buildOpenApi(routes: readonly RouteDef[], version: string): Reco
           properties: {
             error: {
               type: "object",
-              required: ["code", "message"],
-              properties: { code: { type: "string" }, message: { type: "string" }, details: { type: "object" } },
+              required: ["code", "message", "docs"],
+              properties: {
+                code: { type: "string", enum: Object.keys(ERROR_DOCS) },
+                message: { type: "string" },
+                details: { type: "object" },
+                docs: { type: "string", description: "the code's entry on the free /errors page" },
+              },
             },
           },
         },

@@ -134,7 +134,10 @@ export class GuardedFacilitator implements FacilitatorClient {
     this.log.error("settlement refused", { reason: result.errorReason, detail: result.errorMessage, tx: result.transaction });
     const { errorMessage: _hidden, ...rest } = result;
     // A timeout, a pending settlement or a broadcast transaction means the transfer may still land.
+    // Only a stable reason code given before broadcasting is a known failure; free text (a thrown
+    // error caught inside the facilitator), a timeout, a pending settlement or a transaction may have landed.
     const mayLand =
+      !REASON_CODE.test(result.errorReason ?? "") ||
       TIMEOUT.test(`${result.errorReason ?? ""} ${result.errorMessage ?? ""}`) ||
       result.errorReason === "settlement_pending" ||
       Boolean(result.transaction);

@@ -65,7 +65,7 @@ export type PaidRun = (call: PaidCall) => Promise<Response>;
 /** Everything the gate needs, built once at start (src/server/service.ts). */
 export interface GateOptions {
   routes: readonly RouteDef[];
-  config: Pick<Config, "network" | "chainId" | "usdc" | "maxTimeoutSeconds" | "publicUrl" | "payments">;
+  config: Pick<Config, "mode" | "network" | "chainId" | "usdc" | "maxTimeoutSeconds" | "publicUrl" | "payments">;
   payTo: `0x${string}`;
   facilitator: FacilitatorClient;
   store: Store;
@@ -205,7 +205,11 @@ export class PaymentGate {
         timings: {},
       };
       if (siwx !== null) {
-        const signedIn = await signedInPayer(siwx, this.origin(url), this.options.store);
+        // Behind a proxy the Host header is the caller's to choose: a sign-in binds to PUBLIC_URL there.
+        const origin = this.options.config.mode === "production" && !this.options.config.publicUrl ? null : this.origin(url);
+        const signedIn = origin
+          ? await signedInPayer(siwx, origin, this.options.store)
+          : { field: "header.sign-in-with-x", expected: "the service's PUBLIC_URL to be configured", reason: "siwx_unavailable" };
         if ("field" in signedIn) return await this.refuse(attempt, "invalid_payload", "The Sign-In-With-X header is not valid.", signedIn);
         attempt.signedIn = signedIn.payer;
       }
@@ -215,28 +219,41 @@ export class PaymentGate {
       if (isProblem(decoded)) {
         return await this.refuse(attempt, "invalid_payload", `The payment header is malformed at ${decoded.field}.`, { ...decoded });
       }
-      const holder = `${this.options.instance}:${requestId}`;
-      const claimed = await whileClaimed(
-        this.options.inFlight,
-        decoded.key,
-        holder,
-        () => this.pay(attempt, decoded),
-        (error) => log.warn("in-flight lease not renewed or released; it runs out", { error: error as Error }),
-      );
-      if (claimed) return claimed.value;
+      const payer = decoded.authorization.from.toLowerCase();
+      const seen = await attemptsOf(this.options.store, payer, decoded.authorization.nonce, decoded.paymentId);
+      // An authorisation seen before, or one naming a known id, must carry the payer's own signature,
+      // checked before it may hold anything: a stranger copying it from the chain changes nothing.
+      const known = seen.settled || seen.open.length > 0 || seen.byId || seen.byIdOpen.length > 0;
+      if (known && !(await signedByPayer(decoded, this.domain))) {
+        return await this.refuse(attempt, "invalid_payload", "The authorisation's signature is not the payer's.", {
+          field: "payload.signature",
+          expected: "the payer's EIP-712 signature of exactly this authorisation",
+        });
+      }
+      const holder = `${this.options.instance}:${randomUUID()}`;
+      const onLeaseError = (error: unknown) => log.warn("in-flight lease not renewed or released; it runs out", { error: error as Error });
+      // One lease per authorisation and, with a payment-identifier id, one per id: two fresh
+      // authorisations carrying the same id never both pay.
+      const work = decoded.paymentId
+        ? async () =>
+            (
+              await whileClaimed(
+                this.options.inFlight,
+                `id:${payer}:${decoded.paymentId}`,
+                holder,
+                () => this.pay(attempt, decoded, seen),
+                onLeaseError,
+              )
+            )?.value
+        : () => this.pay(attempt, decoded, seen);
+      const claimed = await whileClaimed(this.options.inFlight, decoded.key, holder, work, onLeaseError);
+      if (claimed?.value) return claimed.value;
       await insertLedgerRow(this.options.store, this.ledgerPayment(attempt, decoded), {
         outcome: "not_charged",
         status: 409,
         reason: "payment_in_progress",
       });
-      return errorResponse(
-        new ServiceError(
-          "payment_in_progress",
-          409,
-          "This payment is being used by another request in flight; wait for that answer, or retry in a second.",
-          { headers: { "Retry-After": "1" } },
-        ),
-      );
+      return inProgress("This payment is being used by another request in flight; wait for that answer, or retry in a second.");
     } catch (error) {
       if (error instanceof FacilitatorResponseError || (error instanceof ServiceError && error.code === "payment_unavailable")) {
         log.error("payment unavailable", { error: error as Error });
@@ -298,18 +315,17 @@ export class PaymentGate {
     return json(402, { ...challenge, ...body }, { "PAYMENT-REQUIRED": header, "Cache-Control": "no-store" });
   }
 
-  /** A payment header that decoded: redeem an earlier settlement of it, or pay now. */
-  private async pay(attempt: Attempt, decoded: DecodedPayment): Promise<Response> {
-    const { store } = this.options;
+  /** A payment header that decoded, its authorisation and id held: redeem an earlier settlement, or pay now. */
+  private async pay(attempt: Attempt, decoded: DecodedPayment, seen: Awaited<ReturnType<typeof attemptsOf>>): Promise<Response> {
     const payer = decoded.authorization.from.toLowerCase();
-    const { settled, open, byId } = await attemptsOf(store, payer, decoded.authorization.nonce, decoded.paymentId);
-
-    // An authorisation seen before, or one presenting a known id, must carry the payer's own signature.
-    if ((settled || open.length > 0 || byId) && !(await signedByPayer(decoded, this.domain))) {
-      return this.refuse(attempt, "invalid_payload", "The authorisation's signature is not the payer's.", {
-        field: "payload.signature",
-        expected: "the payer's EIP-712 signature of exactly this authorisation",
-      });
+    const { settled, open } = seen;
+    // An earlier authorisation with the same id whose outcome is open: read the chain before paying again.
+    const sameId = seen.byIdOpen.filter((r) => r.nonce === seen.byIdOpen[0]?.nonce);
+    const byId = seen.byId ?? (sameId.length > 0 ? await this.resolveOpen(sameId) : undefined);
+    if (!byId && sameId.length > 0) {
+      const stillOpen = await attemptsOf(this.options.store, payer, sameId[0]?.nonce as string, null);
+      if (stillOpen.open.length > 0)
+        return inProgress("An earlier payment with this payment-identifier id is not settled yet; retry shortly.");
     }
     // The payment-identifier id is the buyer's secret (it never reaches the chain): the same id,
     // payer and request get the kept answer of whichever authorisation it paid with.
@@ -321,18 +337,21 @@ export class PaymentGate {
           }),
         );
       }
+      if (this.redemptionExpired(byId)) return this.expired(attempt, byId);
       return this.redeem(attempt, byId, decoded);
     }
 
     const earlier = settled ?? (await this.resolveOpen(open));
-    if (!earlier) return this.payNow(attempt, decoded);
+    if (!earlier) return this.payNow(attempt, decoded, open);
     if (earlier.request_hash !== attempt.requestHash) {
       return this.refuse(attempt, "payment_already_used", "This authorisation already paid for a different request.", {
         reason: "payment_already_used",
       });
     }
+    if (this.redemptionExpired(earlier)) return this.expired(attempt, earlier);
+    // A validBefore too large to read (null) bounds nothing; the challenge's validity still does.
     const windowEnd = Math.min(
-      Number(earlier.valid_before ?? 0) * 1000,
+      earlier.valid_before === null ? Number.POSITIVE_INFINITY : Number(earlier.valid_before) * 1000,
       new Date(earlier.created_at).getTime() + this.options.config.maxTimeoutSeconds * 1000,
     );
     const proven = Date.now() < windowEnd || attempt.signedIn === payer;
@@ -351,6 +370,23 @@ export class PaymentGate {
     return this.options.config.payments.redeemHours * 3_600_000;
   }
 
+  private redemptionExpired(paid: AttemptRow): boolean {
+    return Date.now() > new Date(paid.created_at).getTime() + this.redeemMs();
+  }
+
+  private expired(attempt: Attempt, paid: AttemptRow): Promise<Response> {
+    const hours = this.options.config.payments.redeemHours;
+    return this.refuse(
+      attempt,
+      "payment_already_used",
+      `This payment was settled more than ${hours} hours ago; its answer can no longer be redeemed.`,
+      {
+        reason: "redemption_expired",
+        settled_at: paid.created_at,
+      },
+    );
+  }
+
   /** Sign-In-With-X without a payment: the payer's latest settled payment of the same request, or the challenge. */
   private async redeemSignedIn(attempt: Attempt): Promise<Response> {
     const row = await lastSettledFor(
@@ -364,31 +400,44 @@ export class PaymentGate {
   }
 
   /**
-   * Rows still open for this authorisation (a crash, a stall): read their fate on chain. Paid
-   * to us: they are settled and the payer is owed the answer; otherwise they end not charged.
+   * Rows still open for one authorisation (a crash, a stall): read its fate on chain. Paid to
+   * us: the first row is settled (once) and the payer is owed the answer. Used elsewhere: they
+   * end not charged. Unused: a row whose authorisation expired ends; a live one stays open (its
+   * settlement may still land), and the caller pays again: only one transfer can ever use the nonce.
    */
   private async resolveOpen(open: AttemptRow[]): Promise<AttemptRow | undefined> {
-    const { store, authorizations, payTo, config } = this.options;
+    const { store, authorizations, config } = this.options;
     for (const row of open.filter((r) => !r.verified)) {
       await finishLedgerRow(store, row.id, { outcome: "not_charged", status: null, reason: "never_verified" });
     }
     const verified = open.filter((r) => r.verified);
-    const first = verified[0];
+    const [first, ...rest] = verified;
     if (!first) return undefined;
-    const tx = await withinBudget(
-      authorizations.findPayment(first.payer, first.nonce, payTo, BigInt(first.amount_atomic), 10_000),
-      config.payments.timeoutMs,
-    );
+    const tx = await this.paidOnChain(first.payer, first.nonce, first.amount_atomic);
     if (tx) {
-      for (const row of verified) {
-        await finishLedgerRow(store, row.id, { outcome: "settled", status: null, reason: "reconciled_on_chain", settlementTx: tx });
-      }
+      await finishLedgerRow(store, first.id, { outcome: "settled", status: null, reason: "reconciled_on_chain", settlementTx: tx });
+      for (const row of rest)
+        await finishLedgerRow(store, row.id, { outcome: "not_charged", status: null, reason: "same_payment_settled_once" });
       return { ...first, outcome: "settled", settlement_tx: tx };
     }
     const used = await withinBudget(authorizations.isUsed(first.payer, first.nonce), config.payments.timeoutMs);
-    const reason = used ? "authorization_used_elsewhere" : "interrupted_before_settlement";
-    for (const row of verified) await finishLedgerRow(store, row.id, { outcome: "not_charged", status: null, reason });
+    for (const row of verified) {
+      const expired = row.valid_before !== null && Number(row.valid_before) * 1000 < Date.now();
+      if (used || expired) {
+        await finishLedgerRow(store, row.id, {
+          outcome: "not_charged",
+          status: null,
+          reason: used ? "authorization_used_elsewhere" : "interrupted_before_settlement",
+        });
+      }
+    }
     return undefined;
+  }
+
+  /** The transaction in which the authorisation paid our `payTo` at least `amount`, or null. */
+  private paidOnChain(payer: string, nonce: string, amount: string): Promise<`0x${string}` | null> {
+    const { authorizations, payTo, config } = this.options;
+    return withinBudget(authorizations.findPayment(payer, nonce, payTo, BigInt(amount), 10_000), config.payments.timeoutMs);
   }
 
   /** Answer for a payment settled earlier: its kept answer, or the function run again. Never charged again. */
@@ -425,7 +474,7 @@ export class PaymentGate {
   }
 
   /** A fresh payment: ledger row, verify, run, settle, keep. */
-  private async payNow(attempt: Attempt, decoded: DecodedPayment): Promise<Response> {
+  private async payNow(attempt: Attempt, decoded: DecodedPayment, earlierOpen: AttemptRow[]): Promise<Response> {
     const { store, log } = this.options;
     const { authorization } = decoded;
     const rowId = await insertLedgerRow(store, this.ledgerPayment(attempt, decoded), { outcome: "pending" });
@@ -451,10 +500,11 @@ export class PaymentGate {
       const used = /nonce_already_used|authorization_used/.test(reason);
       return this.refuse(attempt, used ? "payment_already_used" : "payment_required", "The payment was refused.", { reason });
     }
-    await markLedgerRowVerified(store, rowId);
+    // Recorded while the function runs, and always before settling: only verified rows can later count as paid.
+    const verifiedRecorded = markLedgerRowVerified(store, rowId);
 
     const payment = this.verifiedPayment(attempt.route, authorization.from, authorization.nonce, result.paymentRequirements.amount);
-    const response = await this.runFunction(attempt, payment);
+    const [response] = await Promise.all([this.runFunction(attempt, payment), verifiedRecorded]);
     if (response.status >= 400) {
       await result.cancellationDispatcher.cancel({ reason: "handler_failed", responseStatus: response.status });
       await notCharged(response.status, await errorCodeOf(response));
@@ -468,6 +518,21 @@ export class PaymentGate {
       responseHeaders: Object.fromEntries(response.headers),
     });
     attempt.timings.settle = round(performance.now() - settleStarted);
+    // A settlement that failed may still have paid us (a lost receipt, an earlier attempt's
+    // transfer landing first): the chain decides, so a payer is never told "not charged" wrongly.
+    if (!settled.success) {
+      const tx = await this.paidOnChain(authorization.from, authorization.nonce, result.paymentRequirements.amount).catch(() => null);
+      if (tx) {
+        log.warn("settlement reported failed but the transfer is on chain; answering", { reason: settled.errorReason, tx });
+        const header = encodePaymentResponseHeader({
+          success: true,
+          transaction: tx,
+          network: this.options.config.network,
+          payer: authorization.from,
+        });
+        Object.assign(settled, { success: true, transaction: tx, headers: { "PAYMENT-RESPONSE": header } });
+      }
+    }
     const timing = serverTiming(attempt.timings);
     const headers = withHeaders(response.headers, settled.success ? settled.headers : {});
     const answer = this.answerToKeep(attempt, headers, response.status, bytes, authorization.from, authorization.nonce, new Date());
@@ -477,7 +542,18 @@ export class PaymentGate {
         // The transfer happened: the answer goes out; the upkeep records the row from the chain.
         log.error("ledger: settled payment not recorded", { error: error as Error, tx: settled.transaction }),
       );
-      log.info("paid call", { payer: authorization.from, amount: payment.amount, tx: settled.transaction, ...attempt.timings });
+      // Earlier attempts of this authorisation left open: the payment is counted once, here.
+      for (const row of earlierOpen.filter((r) => r.verified)) {
+        await finishLedgerRow(store, row.id, { outcome: "not_charged", status: null, reason: "same_payment_settled_once" });
+      }
+      log.info("paid call", {
+        request_id: attempt.requestId,
+        route: payment.route,
+        payer: authorization.from,
+        amount: payment.amount,
+        tx: settled.transaction,
+        ...attempt.timings,
+      });
       headers.set("Server-Timing", timing);
       return new Response(bytes, { status: response.status, headers });
     }
@@ -578,6 +654,10 @@ export class PaymentGate {
       expiresAt: new Date(settledAt.getTime() + this.redeemMs()),
     };
   }
+}
+
+function inProgress(message: string): Response {
+  return errorResponse(new ServiceError("payment_in_progress", 409, message, { headers: { "Retry-After": "1" } }));
 }
 
 function unavailable(): ServiceError {

@@ -68,8 +68,8 @@ export async function keptAnswerOf(
  * on PGlite, one flush): the hot path of every paid call.
  */
 export async function settleAndKeep(db: Queryable, rowId: number, settlementTx: string, answer: KeptAnswer | undefined): Promise<void> {
-  const settle =
-    "update ledger set outcome = 'settled', status = $2, reason = null, settlement_tx = $3, finished_at = now() where id = $1 and outcome in ('pending', 'settlement_unknown')";
+  // A confirmed settlement is the truth, whatever the row said before (e.g. closed while it was in flight).
+  const settle = "update ledger set outcome = 'settled', status = $2, reason = null, settlement_tx = $3, finished_at = now() where id = $1";
   if (!answer) {
     await db.query(settle, [rowId, 200, settlementTx]);
     return;

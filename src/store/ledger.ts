@@ -171,19 +171,22 @@ export async function attemptsOf(
   payer: string,
   nonce: string,
   paymentId: string | null,
-): Promise<{ settled: AttemptRow | undefined; open: AttemptRow[]; byId: AttemptRow | undefined }> {
-  const [row] = await db.query<{ settled: unknown; open: unknown; by_id: unknown }>(
+): Promise<{ settled: AttemptRow | undefined; open: AttemptRow[]; byId: AttemptRow | undefined; byIdOpen: AttemptRow[] }> {
+  const [row] = await db.query<{ settled: unknown; open: unknown; by_id: unknown; by_id_open: unknown }>(
     `select
        (select ${ATTEMPT} from ledger where payer = lower($1) and nonce = lower($2) and outcome = 'settled' order by id limit 1) as settled,
        (select coalesce(json_agg(${ATTEMPT} order by id), '[]'::json) from ledger
          where payer = lower($1) and nonce = lower($2) and outcome in ('pending', 'settlement_unknown')) as open,
-       (select ${ATTEMPT} from ledger where $3::text is not null and payment_id = $3 and outcome = 'settled' order by id limit 1) as by_id`,
+       (select ${ATTEMPT} from ledger where $3::text is not null and payment_id = $3 and outcome = 'settled' order by id limit 1) as by_id,
+       (select coalesce(json_agg(${ATTEMPT} order by id), '[]'::json) from ledger where $3::text is not null and payment_id = $3
+         and payer = lower($1) and nonce <> lower($2) and outcome in ('pending', 'settlement_unknown')) as by_id_open`,
     [payer, nonce, paymentId],
   );
   return {
     settled: (parseJson(row?.settled) as AttemptRow | null) ?? undefined,
     open: (parseJson(row?.open) as AttemptRow[] | null) ?? [],
     byId: (parseJson(row?.by_id) as AttemptRow | null) ?? undefined,
+    byIdOpen: (parseJson(row?.by_id_open) as AttemptRow[] | null) ?? [],
   };
 }
 
