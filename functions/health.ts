@@ -1,22 +1,20 @@
 /** `GET /api/health`: liveness, mode, network and the latest block. */
 import { health } from "../spec/routes/core.ts";
 import { defineFunction } from "../src/context.ts";
+import { withBudget } from "../src/time-budget.ts";
 
 /** Health answers within this, whatever the chain does: a stalled node is "degraded", not a hung probe. */
 const CHAIN_PROBE_MS = 800;
 
 export default defineFunction(health, async (_input, ctx) => {
   let blockNumber: number | null = null;
-  let timer: NodeJS.Timeout | undefined;
   try {
-    const stalled = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${CHAIN_PROBE_MS} ms`)), CHAIN_PROBE_MS);
+    const latest = await withBudget(ctx.chain.getBlockNumber({ cacheTime: 0 }), CHAIN_PROBE_MS, () => {
+      throw new Error(`no answer within ${CHAIN_PROBE_MS} ms`);
     });
-    blockNumber = Number(await Promise.race([ctx.chain.getBlockNumber({ cacheTime: 0 }), stalled]));
+    blockNumber = Number(latest);
   } catch (error) {
     ctx.log.warn("health: chain unreachable", { error: error instanceof Error ? error.message : String(error) });
-  } finally {
-    clearTimeout(timer);
   }
   const status: "ok" | "degraded" = blockNumber === null ? "degraded" : "ok";
   return {

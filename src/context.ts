@@ -8,6 +8,7 @@ import type { RouteDef } from "../spec/route.ts";
 import type { AnalyticsSettings } from "./analytics/services.ts";
 import type { IntelSettings } from "./intel/intel-services.ts";
 import type { Logger } from "./log.ts";
+import type { PaymentGate } from "./payments/gate.ts";
 import type { Store } from "./store/store.ts";
 
 /** Settings a function may read (never secrets). */
@@ -65,13 +66,7 @@ export interface ApiLocals {
   /** The path Express routed: the dispatcher matches routes on it, never on the Host-derived URL. */
   path: string;
   /** The payment gate every paid route goes through (src/payments/gate.ts). */
-  gate: {
-    handle(
-      request: Request,
-      route: RouteDef,
-      run: (call: { payment: VerifiedPayment; body: Uint8Array }) => Promise<Response>,
-    ): Promise<Response>;
-  };
+  gate: Pick<PaymentGate, "handle">;
 }
 
 /** The per-call context of a function. */

@@ -9,6 +9,7 @@ import type { RouteDef } from "../spec/route.ts";
 import { routes } from "../spec/routes.ts";
 import type { ApiLocals, FunctionContext, VerifiedPayment } from "./context.ts";
 import { InvalidRequestError, NotFoundError, ServiceError, toErrorResponse } from "./errors.ts";
+import type { Logger } from "./log.ts";
 import { responseProblems, validateBody, validateQuery } from "./validate.ts";
 
 const byPath = new Map<string, RouteDef[]>();
@@ -99,7 +100,7 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
   });
 }
 
-function errorJson(error: unknown, log: ReturnType<ApiLocals["services"]["log"]["child"]>): Response {
+function errorJson(error: unknown, log: Logger): Response {
   const { status, headers, body } = toErrorResponse(error);
   if (status >= 500)
     log.error("function failed", {
@@ -117,7 +118,7 @@ async function answer(
   body: string,
   payment: VerifiedPayment | null,
   locals: ApiLocals,
-  log: ReturnType<ApiLocals["services"]["log"]["child"]>,
+  log: Logger,
 ): Promise<Response> {
   try {
     const input =

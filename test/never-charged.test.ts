@@ -279,7 +279,7 @@ describe("settlement failures", () => {
         }),
     ],
     ["throws", () => Promise.reject(new Error(leaky))],
-  ])("when the facilitator %s: 402, a stable reason, no viem text, not charged", async (name, settle) => {
+  ])("when the facilitator %s: 402, a stable reason, no viem text, not charged", async (_name, settle) => {
     const target = await withFacilitator(settle as never);
     try {
       const buyer = buyerAccount(5);
@@ -296,7 +296,6 @@ describe("settlement failures", () => {
         details: { reason: "settlement_unknown" },
         docs: "/errors#settlement_unknown",
       };
-      void name;
       expect(body.error).toEqual(expected);
       const receipt = decodePaymentResponseHeader(res.headers.get("payment-response") as string);
       expect(receipt).toMatchObject({ success: false, errorReason: expected.code });

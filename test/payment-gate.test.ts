@@ -103,6 +103,16 @@ async function signInHeader(target: RunningService, buyerIndex: number): Promise
   return encodeSIWxHeader(await createSIWxPayload(info, buyerAccount(buyerIndex), `${target.url}/api/payment-verify`));
 }
 
+const authorizationStateAbi = [
+  {
+    type: "function",
+    name: "authorizationState",
+    stateMutability: "view",
+    inputs: [{ type: "address" }, { type: "bytes32" }],
+    outputs: [{ type: "bool" }],
+  },
+] as const;
+
 const paymentId = (id: string) => ({ "payment-identifier": { info: { required: false, id } } });
 
 describe("a payment settled on chain whose answer was lost", () => {
@@ -202,7 +212,15 @@ describe("a payment settled on chain whose answer was lost", () => {
 
     // One transfer in all: the first one.
     expect(await usdcBalance(buyer.address)).toBe(before - PRICE);
-    expect(authOf(byId).nonce).not.toBe(nonce);
+    // The authorisation that carried the id to redeem it was never settled.
+    const redeemAuth = authOf(byId);
+    const used = await chainClient().readContract({
+      address: d.usdc,
+      abi: authorizationStateAbi,
+      functionName: "authorizationState",
+      args: [redeemAuth.from, redeemAuth.nonce],
+    });
+    expect(used).toBe(false);
   });
 });
 

@@ -25,6 +25,7 @@ import {
 } from "viem";
 import { nonceManager, privateKeyToAccount } from "viem/accounts";
 import type { Logger } from "../log.ts";
+import { withBudget } from "../time-budget.ts";
 
 /** The reason given when a settlement may or may not have landed on chain. */
 export const SETTLEMENT_UNKNOWN = "settlement_unknown";
@@ -65,14 +66,6 @@ async function watched<T>(call: () => Promise<T>): Promise<T> {
     if (scope && isTransportFailure(error)) scope.failed = true;
     throw error;
   }
-}
-
-function withBudget<T>(promise: Promise<T>, ms: number, onTimeout: () => T | Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<T>((resolve, reject) => {
-    timer = setTimeout(() => Promise.resolve().then(onTimeout).then(resolve, reject), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /**

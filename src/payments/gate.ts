@@ -45,12 +45,14 @@ import {
   markLedgerRowVerified,
 } from "../store/ledger.ts";
 import type { Store } from "../store/store.ts";
+import { withBudget } from "../time-budget.ts";
 import { GuardedFacilitator, SETTLEMENT_UNKNOWN } from "./facilitator.ts";
 import { type InFlightRegistry, whileClaimed } from "./inflight.ts";
 import { KEPT_HEADERS, type KeptAnswer, keepAnswer, keptAnswerOf, MAX_KEPT_ANSWER_BYTES, settleAndKeep } from "./kept-answers.ts";
 import { type DecodedPayment, decodePayment, isProblem, signedByPayer, type TokenDomain } from "./payload.ts";
 import { paymentRoutes } from "./requirements.ts";
 import { SIWX_HEADER, signedInPayer } from "./sign-in.ts";
+import { resolveAuthorization } from "./upkeep.ts";
 
 /** What a paid function receives from the gate. */
 export interface PaidCall {
@@ -166,6 +168,8 @@ export class PaymentGate {
   private readonly options: GateOptions;
   private readonly http: x402HTTPResourceServer;
   private readonly domain: TokenDomain;
+  /** The chain's record of authorisations, each read within the payment time budget. */
+  private readonly chain: AuthorizationReader;
   private initialized: Promise<void> | undefined;
 
   constructor(options: GateOptions) {
@@ -176,6 +180,7 @@ export class PaymentGate {
     server.registerExtension(bazaarResourceServerExtension);
     server.registerExtension(paymentIdentifierResourceServerExtension);
     this.http = new x402HTTPResourceServer(server, paymentRoutes(routes, config as Config, payTo));
+    this.chain = budgeted(options.authorizations, config.payments.timeoutMs);
     this.domain = { name: config.usdc.name, version: config.usdc.version, chainId: config.chainId, verifyingContract: config.usdc.address };
   }
 
@@ -321,12 +326,9 @@ export class PaymentGate {
     const { settled, open } = seen;
     // An earlier authorisation with the same id whose outcome is open: read the chain before paying again.
     const sameId = seen.byIdOpen.filter((r) => r.nonce === seen.byIdOpen[0]?.nonce);
-    const byId = seen.byId ?? (sameId.length > 0 ? await this.resolveOpen(sameId) : undefined);
-    if (!byId && sameId.length > 0) {
-      const stillOpen = await attemptsOf(this.options.store, payer, sameId[0]?.nonce as string, null);
-      if (stillOpen.open.length > 0)
-        return inProgress("An earlier payment with this payment-identifier id is not settled yet; retry shortly.");
-    }
+    const earlierById = seen.byId ? { settled: seen.byId, stillOpen: false } : await this.resolveOpen(sameId);
+    if (earlierById.stillOpen) return inProgress("An earlier payment with this payment-identifier id is not settled yet; retry shortly.");
+    const byId = earlierById.settled;
     // The payment-identifier id is the buyer's secret (it never reaches the chain): the same id,
     // payer and request get the kept answer of whichever authorisation it paid with.
     if (byId) {
@@ -341,7 +343,7 @@ export class PaymentGate {
       return this.redeem(attempt, byId, decoded);
     }
 
-    const earlier = settled ?? (await this.resolveOpen(open));
+    const earlier = settled ?? (await this.resolveOpen(open)).settled;
     if (!earlier) return this.payNow(attempt, decoded, open);
     if (earlier.request_hash !== attempt.requestHash) {
       return this.refuse(attempt, "payment_already_used", "This authorisation already paid for a different request.", {
@@ -399,45 +401,13 @@ export class PaymentGate {
     return this.redeem(attempt, row, undefined);
   }
 
-  /**
-   * Rows still open for one authorisation (a crash, a stall): read its fate on chain. Paid to
-   * us: the first row is settled (once) and the payer is owed the answer. Used elsewhere: they
-   * end not charged. Unused: a row whose authorisation expired ends; a live one stays open (its
-   * settlement may still land), and the caller pays again: only one transfer can ever use the nonce.
-   */
-  private async resolveOpen(open: AttemptRow[]): Promise<AttemptRow | undefined> {
-    const { store, authorizations, config } = this.options;
-    for (const row of open.filter((r) => !r.verified)) {
-      await finishLedgerRow(store, row.id, { outcome: "not_charged", status: null, reason: "never_verified" });
-    }
-    const verified = open.filter((r) => r.verified);
-    const [first, ...rest] = verified;
-    if (!first) return undefined;
-    const tx = await this.paidOnChain(first.payer, first.nonce, first.amount_atomic);
-    if (tx) {
-      await finishLedgerRow(store, first.id, { outcome: "settled", status: null, reason: "reconciled_on_chain", settlementTx: tx });
-      for (const row of rest)
-        await finishLedgerRow(store, row.id, { outcome: "not_charged", status: null, reason: "same_payment_settled_once" });
-      return { ...first, outcome: "settled", settlement_tx: tx };
-    }
-    const used = await withinBudget(authorizations.isUsed(first.payer, first.nonce), config.payments.timeoutMs);
-    for (const row of verified) {
-      const expired = row.valid_before !== null && Number(row.valid_before) * 1000 < Date.now();
-      if (used || expired) {
-        await finishLedgerRow(store, row.id, {
-          outcome: "not_charged",
-          status: null,
-          reason: used ? "authorization_used_elsewhere" : "interrupted_before_settlement",
-        });
-      }
-    }
-    return undefined;
-  }
-
-  /** The transaction in which the authorisation paid our `payTo` at least `amount`, or null. */
-  private paidOnChain(payer: string, nonce: string, amount: string): Promise<`0x${string}` | null> {
-    const { authorizations, payTo, config } = this.options;
-    return withinBudget(authorizations.findPayment(payer, nonce, payTo, BigInt(amount), 10_000), config.payments.timeoutMs);
+  /** Rows still open for one authorisation (a crash, a stall): their fate on chain, within the time budget. */
+  private async resolveOpen(open: AttemptRow[]): Promise<{ settled: AttemptRow | undefined; stillOpen: boolean }> {
+    if (open.length === 0) return { settled: undefined, stillOpen: false };
+    const rows = open.map((r) => ({ ...r, valid_before: r.valid_before === null ? null : Number(r.valid_before) }));
+    const { tx, stillOpen } = await resolveAuthorization(this.options.store, this.chain, this.options.payTo, rows);
+    const first = open.find((r) => r.verified);
+    return { settled: tx && first ? { ...first, outcome: "settled", settlement_tx: tx } : undefined, stillOpen };
   }
 
   /** Answer for a payment settled earlier: its kept answer, or the function run again. Never charged again. */
@@ -521,7 +491,9 @@ export class PaymentGate {
     // A settlement that failed may still have paid us (a lost receipt, an earlier attempt's
     // transfer landing first): the chain decides, so a payer is never told "not charged" wrongly.
     if (!settled.success) {
-      const tx = await this.paidOnChain(authorization.from, authorization.nonce, result.paymentRequirements.amount).catch(() => null);
+      const tx = await this.chain
+        .findPayment(authorization.from, authorization.nonce, this.options.payTo, BigInt(result.paymentRequirements.amount), 10_000)
+        .catch(() => null);
       if (tx) {
         log.warn("settlement reported failed but the transfer is on chain; answering", { reason: settled.errorReason, tx });
         const header = encodePaymentResponseHeader({
@@ -538,7 +510,7 @@ export class PaymentGate {
     const answer = this.answerToKeep(attempt, headers, response.status, bytes, authorization.from, authorization.nonce, new Date());
 
     if (settled.success) {
-      await settleAndKeep(store, rowId, settled.transaction, answer).catch((error: unknown) =>
+      await settleAndKeep(store, rowId, response.status, settled.transaction, answer).catch((error: unknown) =>
         // The transfer happened: the answer goes out; the upkeep records the row from the chain.
         log.error("ledger: settled payment not recorded", { error: error as Error, tx: settled.transaction }),
       );
@@ -650,7 +622,6 @@ export class PaymentGate {
       status,
       headers,
       body: bytes.toString("utf8"),
-      settlementTx: "",
       expiresAt: new Date(settledAt.getTime() + this.redeemMs()),
     };
   }
@@ -669,21 +640,21 @@ function unavailable(): ServiceError {
   );
 }
 
-/** `promise`, or a `payment_unavailable` error when it takes longer than `ms` or fails. */
-async function withinBudget<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(unavailable()), ms);
-      }),
-    ]);
-  } catch (error) {
-    throw error instanceof ServiceError ? error : Object.assign(unavailable(), { cause: error });
-  } finally {
-    clearTimeout(timer);
-  }
+/** `reader`, each call within `ms`: past it, or failing, a `payment_unavailable` error. */
+function budgeted(reader: AuthorizationReader, ms: number): AuthorizationReader {
+  const bound =
+    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> =>
+      withBudget(
+        call(...args).catch((error: unknown) => {
+          throw Object.assign(unavailable(), { cause: error });
+        }),
+        ms,
+        () => {
+          throw unavailable();
+        },
+      );
+  return { isUsed: bound(reader.isUsed), findUse: bound(reader.findUse), findPayment: bound(reader.findPayment) };
 }
 
 function serverTiming(t: Timings): string {

@@ -21,7 +21,6 @@ export interface KeptAnswer {
   status: number;
   headers: Record<string, string>;
   body: string;
-  settlementTx: string;
   expiresAt: Date;
 }
 
@@ -33,7 +32,8 @@ const INSERT = `insert into paid_answers (payer, nonce, request_hash, status, he
  */
 export async function keepAnswer(db: Queryable, answer: KeptAnswer, replace: boolean): Promise<void> {
   await db.query(
-    `${INSERT} values (lower($1), lower($2), $3, $4, $5::jsonb, $6, $7, $8)
+    // A held or re-run answer: its transaction is the ledger's (settleAndKeep stores it with a settled one).
+    `${INSERT} values (lower($1), lower($2), $3, $4, $5::jsonb, $6, '', $7)
      on conflict (payer, nonce) do ${replace ? "update set request_hash = excluded.request_hash, status = excluded.status, headers = excluded.headers, body = excluded.body, settlement_tx = excluded.settlement_tx, expires_at = excluded.expires_at" : "nothing"}`,
     [
       answer.payer,
@@ -42,7 +42,6 @@ export async function keepAnswer(db: Queryable, answer: KeptAnswer, replace: boo
       answer.status,
       JSON.stringify(answer.headers),
       answer.body,
-      answer.settlementTx,
       answer.expiresAt.toISOString(),
     ],
   );
@@ -67,11 +66,17 @@ export async function keptAnswerOf(
  * Finish a ledger row as settled and keep its answer, in one statement (one round trip and,
  * on PGlite, one flush): the hot path of every paid call.
  */
-export async function settleAndKeep(db: Queryable, rowId: number, settlementTx: string, answer: KeptAnswer | undefined): Promise<void> {
+export async function settleAndKeep(
+  db: Queryable,
+  rowId: number,
+  status: number,
+  settlementTx: string,
+  answer: KeptAnswer | undefined,
+): Promise<void> {
   // A confirmed settlement is the truth, whatever the row said before (e.g. closed while it was in flight).
   const settle = "update ledger set outcome = 'settled', status = $2, reason = null, settlement_tx = $3, finished_at = now() where id = $1";
   if (!answer) {
-    await db.query(settle, [rowId, 200, settlementTx]);
+    await db.query(settle, [rowId, status, settlementTx]);
     return;
   }
   await db.query(
@@ -81,7 +86,7 @@ export async function settleAndKeep(db: Queryable, rowId: number, settlementTx: 
        body = excluded.body, settlement_tx = excluded.settlement_tx, expires_at = excluded.expires_at`,
     [
       rowId,
-      answer.status,
+      status,
       settlementTx,
       answer.payer,
       answer.nonce,

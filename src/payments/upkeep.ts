@@ -7,11 +7,66 @@
 import type { AuthorizationReader } from "../chain/authorization.ts";
 import type { Logger } from "../log.ts";
 import { finishLedgerRow, openLedgerRows } from "../store/ledger.ts";
-import type { Store } from "../store/store.ts";
+import type { Queryable, Store } from "../store/store.ts";
 import { purgeExpired } from "./kept-answers.ts";
 
 /** Rows younger than this may still be in flight somewhere and are left alone. */
 const SETTLE_GRACE_MS = 3 * 60_000;
+
+/** An open ledger row, as resolving its authorisation needs it. */
+export interface OpenAttempt {
+  id: number;
+  payer: string;
+  nonce: string;
+  amount_atomic: string;
+  verified: boolean;
+  /** Unix seconds; null when unreadable (then it bounds nothing). */
+  valid_before: number | null;
+}
+
+/**
+ * Read the fate of one authorisation on chain and record it on its open rows (the same rule for
+ * the gate's retries, src/payments/gate.ts, and the minute upkeep). Unverified rows paid nothing.
+ * Paid to `payTo`: the first verified row is settled, once; the others are superseded. Used
+ * elsewhere: not charged. Unused: a row whose authorisation expired ends; a live one stays open,
+ * since its settlement may still land (only one transfer can ever use the nonce).
+ */
+export async function resolveAuthorization(
+  store: Queryable,
+  authorizations: AuthorizationReader,
+  payTo: string,
+  rows: readonly OpenAttempt[],
+  now = new Date(),
+): Promise<{ tx: `0x${string}` | null; stillOpen: boolean; finished: number }> {
+  let finished = 0;
+  const finish = async (id: number, end: Parameters<typeof finishLedgerRow>[2]) => {
+    await finishLedgerRow(store, id, end);
+    finished++;
+  };
+  for (const row of rows.filter((r) => !r.verified))
+    await finish(row.id, { outcome: "not_charged", status: null, reason: "never_verified" });
+  const [first, ...rest] = rows.filter((r) => r.verified);
+  if (!first) return { tx: null, stillOpen: false, finished };
+  const tx = await authorizations.findPayment(first.payer, first.nonce, payTo, BigInt(first.amount_atomic), 10_000);
+  if (tx) {
+    await finish(first.id, { outcome: "settled", status: null, reason: "reconciled_on_chain", settlementTx: tx });
+    for (const row of rest) await finish(row.id, { outcome: "not_charged", status: null, reason: "same_payment_settled_once" });
+    return { tx, stillOpen: false, finished };
+  }
+  const used = await authorizations.isUsed(first.payer, first.nonce);
+  let stillOpen = false;
+  for (const row of [first, ...rest]) {
+    const expired = row.valid_before !== null && row.valid_before * 1000 < now.getTime();
+    if (used || expired) {
+      await finish(row.id, {
+        outcome: "not_charged",
+        status: null,
+        reason: used ? "authorization_used_elsewhere" : "interrupted_before_settlement",
+      });
+    } else stillOpen = true;
+  }
+  return { tx: null, stillOpen, finished };
+}
 
 /** Resolve open rows that no request can still be working on; returns how many were resolved. */
 export async function reconcileLedger(
@@ -21,28 +76,17 @@ export async function reconcileLedger(
   log: Logger,
   now = new Date(),
 ): Promise<number> {
-  let resolved = 0;
+  const byAuthorization = new Map<string, OpenAttempt[]>();
   for (const row of await openLedgerRows(store)) {
     if (now.getTime() - new Date(row.created_at).getTime() < SETTLE_GRACE_MS) continue;
-    if (row.verified_at === null) {
-      // Never verified: the header was refused or the request died first; it paid nothing.
-      await finishLedgerRow(store, row.id, { outcome: "not_charged", status: row.status, reason: "never_verified" });
-      resolved++;
-      continue;
-    }
-    const tx = await authorizations.findPayment(row.payer, row.nonce, payTo, BigInt(row.amount_atomic), 10_000);
-    if (tx) {
-      await finishLedgerRow(store, row.id, { outcome: "settled", status: row.status, reason: "reconciled_on_chain", settlementTx: tx });
-      resolved++;
-    } else if (await authorizations.isUsed(row.payer, row.nonce)) {
-      // Used, but not to pay us: cancelled or spent elsewhere.
-      await finishLedgerRow(store, row.id, { outcome: "not_charged", status: row.status, reason: "authorization_used_elsewhere" });
-      resolved++;
-    } else if (row.valid_before !== null && row.valid_before * 1000 < now.getTime()) {
-      // Expired and unused: it can never be settled now.
-      await finishLedgerRow(store, row.id, { outcome: "not_charged", status: row.status, reason: "interrupted_before_settlement" });
-      resolved++;
-    }
+    const key = `${row.payer}:${row.nonce}`;
+    const rows = byAuthorization.get(key) ?? [];
+    rows.push({ ...row, verified: row.verified_at !== null });
+    byAuthorization.set(key, rows);
+  }
+  let resolved = 0;
+  for (const rows of byAuthorization.values()) {
+    resolved += (await resolveAuthorization(store, authorizations, payTo, rows, now)).finished;
   }
   if (resolved > 0) log.info("ledger: resolved open rows from the chain", { resolved });
   return resolved;
