@@ -168,7 +168,9 @@ describe("a payment settled on chain whose answer was lost", () => {
     const forgery = await pay(service, forged(header), body);
     expect(forgery.res.status).toBe(402);
     expect(forgery.body.error).toMatchObject({ code: "invalid_payload", details: { field: "payload.signature" } });
-    expect(forgery.text).not.toContain("verified");
+    // Nothing of the answer: its fields are not in the refusal.
+    expect(forgery.body).not.toHaveProperty("verified");
+    expect(forgery.body).not.toHaveProperty("tx_hash");
 
     // The payer's own retry: the function runs again, with the first settlement, no second transfer.
     const retry = await pay(service, header, body);
@@ -417,6 +419,27 @@ describe.runIf(databaseUrl)("two instances on one PostgreSQL", () => {
     const [one, two] = await Promise.all([pay(a, header, body), pay(b, header, body)]);
     expect([one.res.status, two.res.status].sort()).toEqual([200, 409]);
     expect(await usdcBalance(buyer.address)).toBe(before - PRICE);
+  });
+
+  it("leave no lease behind once a payment is answered, with or without a payment-identifier id", async () => {
+    const buyer = buyerAccount(5);
+    const before = await usdcBalance(buyer.address);
+    const live = () => store.query<{ key: string }>("select key from inflight where expires_at > now() order by key");
+    const plain = await signPayment(await challengeOf(`${a.url}/api/payment-verify`, { method: "POST" }), buyer);
+    const withId = await signPayment(await challengeOf(`${a.url}/api/payment-verify`, { method: "POST" }), buyer, {
+      extensions: paymentId("pay_lease_release_check_5"),
+    });
+    const first = await pay(a, plain, { tx_hash: `0x${"b3".repeat(32)}` });
+    expect(first.res.status).toBe(200);
+    expect(await live()).toEqual([]);
+    const second = await pay(b, withId, { tx_hash: `0x${"b4".repeat(32)}` });
+    expect(second.res.status).toBe(200);
+    expect(await live()).toEqual([]);
+    // The other instance takes the retry at once: nothing holds the payment any more.
+    const retry = await pay(b, plain, { tx_hash: `0x${"b3".repeat(32)}` });
+    expect(retry.res.status).toBe(200);
+    expect(retry.text).toBe(first.text);
+    expect(await usdcBalance(buyer.address)).toBe(before - 2n * PRICE);
   });
 
   it("take over the claim of an instance that died within its lease, and answer the payer", async () => {

@@ -5,6 +5,8 @@
  *
  *   no payment header           → 402 challenge: PAYMENT-REQUIRED header, the same JSON as body (HEAD: no body)
  *   decode every field          → 402 invalid_payload naming the field; no facilitator call
+ *   never seen, leases free?    → claim + pending row (one statement) while verify runs: go to run
+ *   else read what is known     → 402 unless the payer's own signature
  *   claim (in-flight lease)     → 409 payment_in_progress while another request holds the payment
  *   settled before?             → redeem: kept answer, or run again; never a second charge
  *                                 (same request + complete signed authorisation within its window,
@@ -13,7 +15,8 @@
  *   verify (facilitator)        → 402 refused, 503 payment_unavailable past the time budget
  *   run                         → status >= 400: not charged
  *   settle                      → 402 settlement_failed / settlement_unknown (answer held for the retry)
- *   keep answer, row settled    → the answer with PAYMENT-RESPONSE
+ *   keep answer, row settled,   → the answer with PAYMENT-RESPONSE
+ *   lease freed (one statement)
  */
 import { createHash, randomUUID } from "node:crypto";
 import { decodePaymentRequiredHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from "@x402/core/http";
@@ -43,11 +46,12 @@ import {
   type LedgerPayment,
   lastSettledFor,
   markLedgerRowVerified,
+  openFreshAttempt,
 } from "../store/ledger.ts";
 import type { Store } from "../store/store.ts";
 import { withBudget } from "../time-budget.ts";
 import { GuardedFacilitator, SETTLEMENT_UNKNOWN } from "./facilitator.ts";
-import { type InFlightRegistry, whileClaimed } from "./inflight.ts";
+import { type HeldLeases, holding, type InFlightRegistry, releaseAll, whileClaimed } from "./inflight.ts";
 import { KEPT_HEADERS, type KeptAnswer, keepAnswer, keptAnswerOf, MAX_KEPT_ANSWER_BYTES, settleAndKeep } from "./kept-answers.ts";
 import { type DecodedPayment, decodePayment, isProblem, signedByPayer, type TokenDomain } from "./payload.ts";
 import { paymentRoutes } from "./requirements.ts";
@@ -83,6 +87,14 @@ interface Timings {
   verify?: number;
   fn?: number;
   settle?: number;
+}
+
+/** The facilitator's answer to a payment, with the x402 request context it was given. */
+interface Verification {
+  context: HTTPRequestContext;
+  result: Awaited<ReturnType<x402HTTPResourceServer["processHTTPRequest"]>>;
+  /** How long the facilitator took, in milliseconds. */
+  ms: number;
 }
 
 /** One paid request as the gate sees it. */
@@ -225,6 +237,15 @@ export class PaymentGate {
         return await this.refuse(attempt, "invalid_payload", `The payment header is malformed at ${decoded.field}.`, { ...decoded });
       }
       const payer = decoded.authorization.from.toLowerCase();
+      const holder = `${this.options.instance}:${randomUUID()}`;
+      const onLeaseError = (error: unknown) => log.warn("in-flight lease not renewed or released; it runs out", { error: error as Error });
+      // One lease per authorisation and, with a payment-identifier id, one per id: two fresh
+      // authorisations carrying the same id never both pay.
+      const keys = decoded.paymentId ? [decoded.key, `id:${payer}:${decoded.paymentId}`] : [decoded.key];
+      const fresh = await this.payFresh(attempt, decoded, keys, holder, onLeaseError);
+      if (fresh) return fresh;
+
+      // Seen before, or contended: read everything the ledger knows of it first.
       const seen = await attemptsOf(this.options.store, payer, decoded.authorization.nonce, decoded.paymentId);
       // An authorisation seen before, or one naming a known id, must carry the payer's own signature,
       // checked before it may hold anything: a stranger copying it from the chain changes nothing.
@@ -235,21 +256,10 @@ export class PaymentGate {
           expected: "the payer's EIP-712 signature of exactly this authorisation",
         });
       }
-      const holder = `${this.options.instance}:${randomUUID()}`;
-      const onLeaseError = (error: unknown) => log.warn("in-flight lease not renewed or released; it runs out", { error: error as Error });
-      // One lease per authorisation and, with a payment-identifier id, one per id: two fresh
-      // authorisations carrying the same id never both pay.
       const work = decoded.paymentId
         ? async () =>
-            (
-              await whileClaimed(
-                this.options.inFlight,
-                `id:${payer}:${decoded.paymentId}`,
-                holder,
-                () => this.pay(attempt, decoded, seen),
-                onLeaseError,
-              )
-            )?.value
+            (await whileClaimed(this.options.inFlight, keys[1] as string, holder, () => this.pay(attempt, decoded, seen), onLeaseError))
+              ?.value
         : () => this.pay(attempt, decoded, seen);
       const claimed = await whileClaimed(this.options.inFlight, decoded.key, holder, work, onLeaseError);
       if (claimed?.value) return claimed.value;
@@ -318,6 +328,79 @@ export class PaymentGate {
     const header = encodePaymentRequiredHeader({ ...challenge, error: reason });
     const { body } = toErrorResponse(new ServiceError(code, 402, `${message} You were not charged.`, { details }));
     return json(402, { ...challenge, ...body }, { "PAYMENT-REQUIRED": header, "Cache-Control": "no-store" });
+  }
+
+  /**
+   * The common case: an authorisation the ledger has never seen, whose leases are free. Claims
+   * the leases and opens the pending row (one statement when the leases live in the store) while
+   * the facilitator verifies, since verifying moves nothing; nothing is run or settled before
+   * both are done. Undefined when the authorisation is known or contended: the caller then reads
+   * everything the ledger knows and decides carefully (any verification made here is dropped).
+   */
+  private async payFresh(
+    attempt: Attempt,
+    decoded: DecodedPayment,
+    keys: string[],
+    holder: string,
+    onLeaseError: (error: unknown) => void,
+  ): Promise<Response | undefined> {
+    const { inFlight, store } = this.options;
+    const payment = this.ledgerPayment(attempt, decoded);
+    let opening: Promise<Awaited<ReturnType<typeof openFreshAttempt>>>;
+    if (inFlight.shared) {
+      opening = openFreshAttempt(store, payment, { keys, holder, leaseSeconds: inFlight.leaseSeconds });
+    } else {
+      const taken: string[] = [];
+      for (const key of keys) {
+        if (!(await inFlight.claim(key, holder))) break;
+        taken.push(key);
+      }
+      if (taken.length < keys.length) {
+        await releaseAll(inFlight, taken, holder, onLeaseError);
+        return undefined;
+      }
+      opening = openFreshAttempt(store, payment, null).then(
+        (opened) => ({ ...opened, claimed: taken }),
+        async (error: unknown) => {
+          await releaseAll(inFlight, taken, holder, onLeaseError);
+          throw error;
+        },
+      );
+    }
+    const verifying = this.verify(attempt);
+    // A verification nobody will use (the row was not opened here): let it finish, then drop it.
+    const drop = () =>
+      verifying.then(
+        (v) => (v.result.type === "payment-verified" ? v.result.cancellationDispatcher.cancel({ reason: "handler_failed" }) : undefined),
+        () => undefined,
+      );
+    let opened: Awaited<typeof opening>;
+    try {
+      opened = await opening;
+    } catch (error) {
+      void drop();
+      throw error;
+    }
+    const { rowId, claimed } = opened;
+    if (rowId === null) {
+      void drop();
+      await releaseAll(inFlight, claimed, holder, onLeaseError);
+      return undefined;
+    }
+    const [verified] = await Promise.allSettled([verifying]);
+    const lease: HeldLeases = { keys, holder, released: false };
+    return holding(
+      inFlight,
+      lease,
+      async () => {
+        if (verified.status === "rejected") {
+          await finishLedgerRow(store, rowId, { outcome: "not_charged", status: 503, reason: "payment_unavailable" });
+          throw verified.reason;
+        }
+        return this.afterVerify(attempt, decoded, rowId, verified.value, [], lease);
+      },
+      onLeaseError,
+    );
   }
 
   /** A payment header that decoded, its authorisation and id held: redeem an earlier settlement, or pay now. */
@@ -445,22 +528,40 @@ export class PaymentGate {
 
   /** A fresh payment: ledger row, verify, run, settle, keep. */
   private async payNow(attempt: Attempt, decoded: DecodedPayment, earlierOpen: AttemptRow[]): Promise<Response> {
-    const { store, log } = this.options;
-    const { authorization } = decoded;
+    const { store } = this.options;
     const rowId = await insertLedgerRow(store, this.ledgerPayment(attempt, decoded), { outcome: "pending" });
-    const notCharged = (status: number, reason: string) => finishLedgerRow(store, rowId, { outcome: "not_charged", status, reason });
+    let verified: Verification;
+    try {
+      verified = await this.verify(attempt);
+    } catch (error) {
+      await finishLedgerRow(store, rowId, { outcome: "not_charged", status: 503, reason: "payment_unavailable" });
+      throw error;
+    }
+    return this.afterVerify(attempt, decoded, rowId, verified, earlierOpen);
+  }
 
+  /** The facilitator's verdict on the request's payment, with how long it took; throws when it is unavailable. */
+  private async verify(attempt: Attempt): Promise<Verification> {
     const header = attempt.request.headers.get("payment-signature") ?? (attempt.request.headers.get("x-payment") as string);
     const context = this.context(attempt.request, attempt.url, attempt.route, header);
     const started = performance.now();
-    let result: Awaited<ReturnType<x402HTTPResourceServer["processHTTPRequest"]>>;
-    try {
-      result = await this.http.processHTTPRequest(context);
-    } catch (error) {
-      await notCharged(503, "payment_unavailable");
-      throw error;
-    }
-    attempt.timings.verify = round(performance.now() - started);
+    const result = await this.http.processHTTPRequest(context);
+    return { context, result, ms: round(performance.now() - started) };
+  }
+
+  /** A verified (or refused) payment with its open ledger row: run, settle, keep. */
+  private async afterVerify(
+    attempt: Attempt,
+    decoded: DecodedPayment,
+    rowId: number,
+    { context, result, ms }: Verification,
+    earlierOpen: AttemptRow[],
+    lease?: HeldLeases,
+  ): Promise<Response> {
+    attempt.timings.verify = ms;
+    const { store, log, inFlight } = this.options;
+    const { authorization } = decoded;
+    const notCharged = (status: number, reason: string) => finishLedgerRow(store, rowId, { outcome: "not_charged", status, reason });
     if (result.type !== "payment-verified") {
       const refused =
         result.type === "payment-error" ? decodePaymentRequiredHeader(result.response.headers["PAYMENT-REQUIRED"] as string) : undefined;
@@ -510,9 +611,15 @@ export class PaymentGate {
     const answer = this.answerToKeep(attempt, headers, response.status, bytes, authorization.from, authorization.nonce, new Date());
 
     if (settled.success) {
-      await settleAndKeep(store, rowId, response.status, settled.transaction, answer).catch((error: unknown) =>
-        // The transfer happened: the answer goes out; the upkeep records the row from the chain.
-        log.error("ledger: settled payment not recorded", { error: error as Error, tx: settled.transaction }),
+      // Leases in the store are freed by the same statement; in memory they cost nothing to free after.
+      const release = lease && inFlight.shared ? { keys: lease.keys, holder: lease.holder } : null;
+      await settleAndKeep(store, rowId, response.status, settled.transaction, answer, release).then(
+        () => {
+          if (lease && release) lease.released = true;
+        },
+        (error: unknown) =>
+          // The transfer happened: the answer goes out; the upkeep records the row from the chain.
+          log.error("ledger: settled payment not recorded", { error: error as Error, tx: settled.transaction }),
       );
       // Earlier attempts of this authorisation left open: the payment is counted once, here.
       for (const row of earlierOpen.filter((r) => r.verified)) {

@@ -15,6 +15,8 @@ export interface InFlightRegistry {
   /** Release `holder`'s lease of `key`. */
   release(key: string, holder: string): Promise<void>;
   readonly leaseSeconds: number;
+  /** True when leases live in the store's `inflight` table, so a ledger statement can take or free them too. */
+  readonly shared: boolean;
 }
 
 /** An in-process registry: a dead process takes its claims with it. */
@@ -22,6 +24,7 @@ export function memoryInFlightRegistry(leaseSeconds = 15): InFlightRegistry {
   const held = new Map<string, string>();
   return {
     leaseSeconds,
+    shared: false,
     async claim(key, holder) {
       if (held.has(key)) return false;
       held.set(key, holder);
@@ -38,6 +41,7 @@ export function memoryInFlightRegistry(leaseSeconds = 15): InFlightRegistry {
 export function storeInFlightRegistry(db: Queryable, leaseSeconds = 15): InFlightRegistry {
   return {
     leaseSeconds,
+    shared: true,
     async claim(key, holder) {
       const rows = await db.query(
         `insert into inflight (key, instance, expires_at) values ($1, $2, now() + make_interval(secs => $3))
@@ -61,6 +65,42 @@ export function storeInFlightRegistry(db: Queryable, leaseSeconds = 15): InFligh
   };
 }
 
+/** Leases a request holds; `released` is set once something (a ledger statement) freed them. */
+export interface HeldLeases {
+  readonly keys: string[];
+  readonly holder: string;
+  released: boolean;
+}
+
+/** Run `work` while holding `lease` (already claimed), renewing every third of the lease; then release what is still held. */
+export async function holding<T>(
+  registry: InFlightRegistry,
+  lease: HeldLeases,
+  work: () => Promise<T>,
+  onRenewFailed: (error: unknown) => void,
+): Promise<T> {
+  const renew = () => {
+    for (const key of lease.keys) registry.renew(key, lease.holder).catch(onRenewFailed);
+  };
+  const timer = setInterval(renew, (registry.leaseSeconds * 1000) / 3);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+    if (!lease.released) await releaseAll(registry, lease.keys, lease.holder, onRenewFailed);
+  }
+}
+
+/** Release `holder`'s leases of `keys`; a failure is reported, and the lease runs out on its own. */
+export async function releaseAll(
+  registry: InFlightRegistry,
+  keys: string[],
+  holder: string,
+  onFailed: (error: unknown) => void,
+): Promise<void> {
+  await Promise.all(keys.map((key) => registry.release(key, holder).catch(onFailed)));
+}
+
 /** Hold `key` while `work` runs, renewing the lease every third of it; null when another holder has it. */
 export async function whileClaimed<T>(
   registry: InFlightRegistry,
@@ -70,11 +110,5 @@ export async function whileClaimed<T>(
   onRenewFailed: (error: unknown) => void,
 ): Promise<{ value: T } | null> {
   if (!(await registry.claim(key, holder))) return null;
-  const timer = setInterval(() => registry.renew(key, holder).catch(onRenewFailed), (registry.leaseSeconds * 1000) / 3);
-  try {
-    return { value: await work() };
-  } finally {
-    clearInterval(timer);
-    await registry.release(key, holder).catch(onRenewFailed);
-  }
+  return { value: await holding(registry, { keys: [key], holder, released: false }, work, onRenewFailed) };
 }

@@ -63,8 +63,9 @@ export async function keptAnswerOf(
 }
 
 /**
- * Finish a ledger row as settled and keep its answer, in one statement (one round trip and,
- * on PGlite, one flush): the hot path of every paid call.
+ * Finish a ledger row as settled, keep its answer and release the request's in-flight leases
+ * (when they live in the store), in one statement: one round trip and, on PGlite, one flush.
+ * This is the hot path of every paid call.
  */
 export async function settleAndKeep(
   db: Queryable,
@@ -72,29 +73,29 @@ export async function settleAndKeep(
   status: number,
   settlementTx: string,
   answer: KeptAnswer | undefined,
+  release: { keys: string[]; holder: string } | null = null,
 ): Promise<void> {
   // A confirmed settlement is the truth, whatever the row said before (e.g. closed while it was in flight).
   const settle = "update ledger set outcome = 'settled', status = $2, reason = null, settlement_tx = $3, finished_at = now() where id = $1";
+  const params: unknown[] = [rowId, status, settlementTx];
+  const steps = [`finished as (${settle} returning id)`];
+  if (release) {
+    params.push(release.keys, release.holder);
+    steps.push("released as (delete from inflight where key = any($4::text[]) and instance = $5 returning key)");
+  }
   if (!answer) {
-    await db.query(settle, [rowId, status, settlementTx]);
+    await db.query(`with ${steps.join(", ")} select 1`, params);
     return;
   }
+  const at = params.length;
+  params.push(answer.payer, answer.nonce, answer.requestHash, JSON.stringify(answer.headers), answer.body, answer.expiresAt.toISOString());
+  const p = (i: number) => `$${at + i}`;
   await db.query(
-    `with finished as (${settle} returning id)
-     ${INSERT} values (lower($4), lower($5), $6, $2, $7::jsonb, $8, $3, $9)
+    `with ${steps.join(", ")}
+     ${INSERT} values (lower(${p(1)}), lower(${p(2)}), ${p(3)}, $2, ${p(4)}::jsonb, ${p(5)}, $3, ${p(6)})
      on conflict (payer, nonce) do update set request_hash = excluded.request_hash, status = excluded.status, headers = excluded.headers,
        body = excluded.body, settlement_tx = excluded.settlement_tx, expires_at = excluded.expires_at`,
-    [
-      rowId,
-      status,
-      settlementTx,
-      answer.payer,
-      answer.nonce,
-      answer.requestHash,
-      JSON.stringify(answer.headers),
-      answer.body,
-      answer.expiresAt.toISOString(),
-    ],
+    params,
   );
 }
 

@@ -85,6 +85,76 @@ export async function insertLedgerRow(
   return (row as { id: number }).id;
 }
 
+const INSERT_COLUMNS =
+  "request_id, route, payer, amount_atomic, asset, network, nonce, valid_before, request_hash, instance, outcome, payment_id";
+
+/** Leases to take in the same statement (an in-flight registry shared through the store, src/payments/inflight.ts). */
+export interface LeaseClaim {
+  keys: string[];
+  holder: string;
+  leaseSeconds: number;
+}
+
+/**
+ * The first attempt of an authorisation nobody has presented before, in one round trip: when
+ * the ledger knows no settled or open row of this payer and nonce (nor of its payment-identifier
+ * id), take `claim`'s leases and, holding all of them, insert the pending row. `known` means
+ * nothing was written or claimed (the caller takes the careful path); `claimed` lists the keys
+ * taken, which the caller releases when the row was not written.
+ */
+export async function openFreshAttempt(
+  db: Queryable,
+  payment: LedgerPayment,
+  claim: LeaseClaim | null,
+): Promise<{ known: boolean; rowId: number | null; claimed: string[] }> {
+  const params: unknown[] = [
+    payment.requestId,
+    payment.route,
+    payment.payer,
+    payment.amountAtomic,
+    payment.asset,
+    payment.network,
+    payment.nonce,
+    payment.validBefore,
+    payment.requestHash,
+    payment.instance,
+    payment.paymentId,
+  ];
+  const known = `select exists (select 1 from ledger where payer = lower($3) and nonce = lower($7) and outcome in ('settled', 'pending', 'settlement_unknown'))
+      or ($11::text is not null and exists (select 1 from ledger where payment_id = $11 and outcome in ('settled', 'pending', 'settlement_unknown'))) as k`;
+  const values =
+    "select $1::text, $2::text, lower($3::text), $4::numeric, lower($5::text), $6::text, lower($7::text), $8::bigint, $9::text, $10::text, 'pending', $11::text";
+  let sql: string;
+  if (claim) {
+    params.push(claim.holder, claim.leaseSeconds, claim.keys);
+    sql = `with known as (${known}),
+      claim as (
+        insert into inflight (key, instance, expires_at)
+        select key, $12, now() + make_interval(secs => $13) from unnest($14::text[]) as key where not (select k from known)
+        on conflict (key) do update set instance = excluded.instance, expires_at = excluded.expires_at where inflight.expires_at <= now()
+        returning key),
+      opened as (
+        insert into ledger (${INSERT_COLUMNS}) ${values}
+        where not (select k from known) and (select count(*) from claim) = cardinality($14::text[])
+        returning id::int as id)
+      select (select k from known) as known, (select id from opened) as id, coalesce((select array_agg(key) from claim), '{}') as claimed`;
+  } else {
+    sql = `with known as (${known}),
+      opened as (insert into ledger (${INSERT_COLUMNS}) ${values} where not (select k from known) returning id::int as id)
+      select (select k from known) as known, (select id from opened) as id`;
+  }
+  const [row] = await db.query<{ known: boolean; id: number | null; claimed?: string[] | string }>(sql, params);
+  if (!row) throw new Error("openFreshAttempt returned no row");
+  const claimed = typeof row.claimed === "string" ? parsePgArray(row.claimed) : (row.claimed ?? []);
+  return { known: row.known, rowId: row.id, claimed };
+}
+
+/** `{a,b}` as PostgreSQL prints a text array of plain keys, for drivers that return it as text. */
+function parsePgArray(text: string): string[] {
+  const inner = text.slice(1, -1);
+  return inner === "" ? [] : inner.split(",").map((k) => k.replace(/^"|"$/g, ""));
+}
+
 /** Record how an open (pending or settlement_unknown) row ended (a null status keeps the row's); a final outcome is never overwritten. */
 export async function finishLedgerRow(
   db: Queryable,
