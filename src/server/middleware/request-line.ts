@@ -14,8 +14,13 @@ import { sendError } from "./send-error.ts";
 
 const KNOWN = new Set(["GET", "HEAD", "POST"]);
 
+/** Endpoints outside the route table and what they answer: the remote MCP endpoint (src/pages/mcp.ts). */
+const ENDPOINTS: Record<string, string[]> = { "/mcp": ["POST"] };
+
 /** The methods `path` answers: those of its routes (HEAD with GET), or GET and HEAD for pages and files. */
 export function allowedMethods(routes: readonly RouteDef[], path: string): string[] {
+  const endpoint = ENDPOINTS[path];
+  if (endpoint) return endpoint;
   const methods = routes.filter((r) => r.path === path).map((r) => r.method as string);
   if (methods.length === 0) return ["GET", "HEAD"];
   return methods.includes("GET") ? [...methods, "HEAD"] : methods;

@@ -1,0 +1,102 @@
+/**
+ * Turning the HTTP answer of a route into an MCP tool result, the same way for both MCP servers,
+ * in the shapes of the x402 MCP transport (x402 `specs/transports-v2/mcp.md`):
+ *
+ *   2xx                        → the body as text (and as `structuredContent` when it is a JSON object);
+ *                                a settlement goes in `_meta["x402/payment-response"]`
+ *   402 with PAYMENT-REQUIRED  → `isError`, the `PaymentRequired` as `structuredContent` and, as JSON,
+ *                                in `content[0].text`; the service's explanation, if any, in `content[1]`
+ *   any other status           → `isError` with the service's error body (such calls are never charged)
+ */
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
+import type { PaymentRequired, SettleResponse } from "@x402/core/types";
+
+/** Where a client puts its `PaymentPayload` in `tools/call` params. */
+export const PAYMENT_META_KEY = "x402/payment";
+/** Where the result carries the `SettleResponse`. */
+export const PAYMENT_RESPONSE_META_KEY = "x402/payment-response";
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The decoded PAYMENT-RESPONSE header, if the answer carries a readable one. */
+export function settlementOf(headers: Headers): SettleResponse | undefined {
+  const header = headers.get("payment-response");
+  if (!header) return undefined;
+  try {
+    return decodePaymentResponseHeader(header);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The decoded PAYMENT-REQUIRED header, if the answer carries a readable one. */
+export function paymentRequiredOf(headers: Headers): PaymentRequired | undefined {
+  const header = headers.get("payment-required");
+  if (!header) return undefined;
+  try {
+    return decodePaymentRequiredHeader(header);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `error.message` of the service's error body, when the body is one. */
+function errorMessageOf(body: unknown): string | undefined {
+  const error = isObject(body) ? body.error : undefined;
+  return isObject(error) && typeof error.message === "string" ? error.message : undefined;
+}
+
+/** The tool result of a route's HTTP answer (its body is read). */
+export async function toolResultOf(response: Response): Promise<CallToolResult> {
+  const text = await response.text();
+  const body = parseJson(text);
+  const settlement = settlementOf(response.headers);
+  const meta = settlement ? { _meta: { [PAYMENT_RESPONSE_META_KEY]: settlement } } : {};
+  if (response.ok) {
+    return { content: [{ type: "text", text }], ...(isObject(body) ? { structuredContent: body } : {}), ...meta };
+  }
+  const challenge = response.status === 402 ? paymentRequiredOf(response.headers) : undefined;
+  if (challenge) {
+    const message = errorMessageOf(body);
+    return {
+      isError: true,
+      structuredContent: challenge as unknown as Json,
+      content: [{ type: "text", text: JSON.stringify(challenge) }, ...(message ? [{ type: "text" as const, text: message }] : [])],
+      ...meta,
+    };
+  }
+  return {
+    isError: true,
+    content: [{ type: "text", text: text || `HTTP ${response.status}` }],
+    ...(isObject(body) ? { structuredContent: body } : {}),
+    ...meta,
+  };
+}
+
+/** Why the stdio server refused or could not make a call; stable, like the service's error codes. */
+export type ToolErrorCode =
+  /** The price is over the per-call cap, or would take the session past its cap. */
+  | "spend_cap_exceeded"
+  /** A paid tool, and no BUYER_PRIVATE_KEY to pay with. */
+  | "buyer_key_missing"
+  /** The service did not answer (network error, or the payment could not be made). */
+  | "call_failed";
+
+/** A tool error made by the MCP server itself, in the service's error shape `{error: {code, message, details?}}`. */
+export function toolError(code: ToolErrorCode, message: string, details?: Json): CallToolResult {
+  const body = { error: { code, message, ...(details ? { details } : {}) } };
+  return { isError: true, content: [{ type: "text", text: message }], structuredContent: body };
+}

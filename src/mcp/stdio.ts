@@ -1,0 +1,210 @@
+/**
+ * The stdio MCP server of `npm run mcp` (scripts/mcp.ts): the routes of spec/routes.ts as tools
+ * (src/mcp/tools.ts), each call made over HTTP to a running instance of this service and paid
+ * with the buyer's key through @x402/fetch, within a per-call and a per-session cap
+ * (src/mcp/spend-caps.ts). A call over a cap is refused before anything is signed: first on the
+ * route table's price, then on the amount of the 402 challenge itself.
+ */
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { PaymentRequirements } from "@x402/core/types";
+import { registerExactEvmScheme } from "@x402/evm/exact/client";
+import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
+import { isHex, parseUnits } from "viem";
+import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
+import packageJson from "../../package.json" with { type: "json" };
+import type { RouteDef } from "../../spec/route.ts";
+import { NETWORKS } from "../config.ts";
+import { toolError, toolResultOf } from "./results.ts";
+import { type Reservation, SpendCaps } from "./spend-caps.ts";
+import { priceAtomic, type RouteTool, routeRequest, routeTools, toolNamed, usd } from "./tools.ts";
+
+/** Default cap on what one session may spend, in USD. */
+export const DEFAULT_MAX_SPEND_USD = "1.00";
+/** Default cap on the price of one call, in USD: the same as @x402/core's default per-payment cap. */
+export const DEFAULT_MAX_PRICE_USD = "1.00";
+
+/** What the stdio server needs. */
+export interface StdioServerOptions {
+  routes: readonly RouteDef[];
+  /** The service the tools call, e.g. `http://127.0.0.1:4021`. */
+  baseUrl: string;
+  /** The wallet that pays; without one, paid tools answer a tool error and only free ones work. */
+  buyer: PrivateKeyAccount | undefined;
+  caps: SpendCaps;
+  /** The fetch that reaches the service (tests may wrap it); default: the global one. */
+  fetch?: typeof fetch;
+}
+
+/** Settings of `npm run mcp`, from the environment. */
+export interface StdioSettings {
+  baseUrl: string;
+  buyer: PrivateKeyAccount | undefined;
+  caps: SpendCaps;
+}
+
+/** A setting of `npm run mcp` that cannot be used; the message names every problem. */
+export class McpSettingsError extends Error {
+  override readonly name = "McpSettingsError";
+  readonly problems: readonly string[];
+  constructor(problems: readonly string[]) {
+    super(problems.join("; "));
+    this.problems = problems;
+  }
+}
+
+function usdSetting(name: string, value: string | undefined, fallback: string, problems: string[]): bigint {
+  const text = value?.trim() || fallback;
+  if (!/^[0-9]+(\.[0-9]{1,6})?$/.test(text)) {
+    problems.push(`${name} must be a USD amount like 1.00 (at most 6 decimals); found "${text}"`);
+    return 0n;
+  }
+  return parseUnits(text, 6);
+}
+
+/** Read BASE_URL, BUYER_PRIVATE_KEY, MCP_MAX_SPEND_USD and MCP_MAX_PRICE_USD; throws McpSettingsError. */
+export function stdioSettingsFromEnv(env: Record<string, string | undefined> = process.env): StdioSettings {
+  const problems: string[] = [];
+  const baseUrl = env.BASE_URL?.trim() || `http://127.0.0.1:${env.PORT?.trim() || 4021}`;
+  if (!/^https?:\/\/[^/]/.test(baseUrl) || !URL.canParse(baseUrl)) problems.push(`BASE_URL must be an http(s) URL; found "${baseUrl}"`);
+  let buyer: PrivateKeyAccount | undefined;
+  const key = env.BUYER_PRIVATE_KEY?.trim();
+  if (key) {
+    const hex = (key.startsWith("0x") ? key : `0x${key}`) as `0x${string}`;
+    if (isHex(hex) && hex.length === 66) buyer = privateKeyToAccount(hex);
+    else problems.push("BUYER_PRIVATE_KEY must be a 32-byte hex private key (its value is not shown)");
+  }
+  const maxSession = usdSetting("MCP_MAX_SPEND_USD", env.MCP_MAX_SPEND_USD, DEFAULT_MAX_SPEND_USD, problems);
+  const maxPerCall = usdSetting("MCP_MAX_PRICE_USD", env.MCP_MAX_PRICE_USD, DEFAULT_MAX_PRICE_USD, problems);
+  if (problems.length > 0) throw new McpSettingsError(problems);
+  return { baseUrl, buyer, caps: new SpendCaps({ maxPerCall, maxSession }) };
+}
+
+/** Only USDC on a network the service settles on: the caps are counted in USDC. */
+function isUsdc(requirements: PaymentRequirements): boolean {
+  const network = NETWORKS[requirements.network as keyof typeof NETWORKS];
+  return network !== undefined && requirements.asset.toLowerCase() === network.usdc.toLowerCase();
+}
+
+/** What one paid call holds: its reservation once signed, or the caps' refusal. */
+interface Held {
+  reservation?: Reservation;
+  refused?: { message: string; amount: bigint };
+}
+
+/** The numbers behind a spend-cap refusal. */
+function capDetails(caps: SpendCaps, price: bigint): Record<string, string> {
+  return { price_usd: usd(price), max_price_usd: usd(caps.maxPerCall), max_spend_usd: usd(caps.maxSession), spent_usd: usd(caps.spent) };
+}
+
+/** The buyer's client for one call: it reserves the challenge's amount against the caps before signing. */
+function payingFetch(options: StdioServerOptions, buyer: PrivateKeyAccount, held: Held) {
+  const client = new x402Client();
+  registerExactEvmScheme(client, { signer: buyer });
+  // The hook below is the one limit on amounts, so a refusal names the setting to change;
+  // x402's default restriction to known assets stays on.
+  client.setSpendControls({ maxAmountPerPayment: false });
+  client.registerPolicy((_version, requirements) => requirements.filter(isUsdc));
+  client.onBeforePaymentCreation(async ({ selectedRequirements }) => {
+    if (!/^[0-9]+$/.test(selectedRequirements.amount)) {
+      return { abort: true, reason: `the challenge's amount "${selectedRequirements.amount}" is not an integer` };
+    }
+    const amount = BigInt(selectedRequirements.amount);
+    const reserved = options.caps.reserve(amount);
+    if (typeof reserved === "string") {
+      held.refused = { message: reserved, amount };
+      return { abort: true, reason: reserved };
+    }
+    held.reservation = reserved;
+  });
+  return wrapFetchWithPayment(options.fetch ?? fetch, client);
+}
+
+/** Whether a paid answer may have moved money: a success, or a settlement whose outcome is unknown. */
+async function mayHaveCharged(response: Response): Promise<boolean> {
+  if (response.ok) return true;
+  if (response.status !== 402) return false;
+  const body = (await response
+    .clone()
+    .json()
+    .catch(() => undefined)) as { error?: { code?: unknown } } | undefined;
+  return body?.error?.code === "settlement_unknown";
+}
+
+async function callPaidTool(
+  options: StdioServerOptions,
+  entry: RouteTool,
+  args: Record<string, unknown> | undefined,
+): Promise<CallToolResult> {
+  const { route } = entry;
+  const price = priceAtomic(route) as bigint;
+  if (!options.buyer) {
+    return toolError(
+      "buyer_key_missing",
+      `${entry.tool.name} costs ${usd(price)} per call; set BUYER_PRIVATE_KEY to let this MCP server pay. Nothing was paid.`,
+    );
+  }
+  // The route table's price first: an over-cap call makes no request at all.
+  const refused = options.caps.refusal(price);
+  if (refused) return toolError("spend_cap_exceeded", refused, capDetails(options.caps, price));
+
+  const held: Held = {};
+  const pay = payingFetch(options, options.buyer, held);
+  let response: Response;
+  try {
+    response = await pay(routeRequest(entry.route, args, options.baseUrl));
+  } catch (error) {
+    if (held.refused) return toolError("spend_cap_exceeded", held.refused.message, capDetails(options.caps, held.refused.amount));
+    // Signed and sent but no answer: it may have been used, so it stays counted.
+    held.reservation?.commit();
+    const paid = held.reservation
+      ? " A payment was signed and may have been used; it counts against this session's cap."
+      : " Nothing was paid.";
+    return toolError(
+      "call_failed",
+      `The call to ${options.baseUrl} failed: ${error instanceof Error ? error.message : String(error)}.${paid}`,
+    );
+  }
+  if (held.reservation) {
+    if (await mayHaveCharged(response)) held.reservation.commit();
+    else held.reservation.release();
+  }
+  return toolResultOf(response);
+}
+
+/** The stdio MCP server: lists every route as a tool and calls the service, paying within the caps. */
+export function createStdioServer(options: StdioServerOptions): Server {
+  const tools = routeTools(options.routes);
+  const { caps } = options;
+  const server = new Server(
+    { name: packageJson.name, version: packageJson.version },
+    {
+      capabilities: { tools: {} },
+      instructions: `Each tool is one route of ${options.baseUrl}. Paid tools pay in USDC on Base automatically, at most ${usd(caps.maxPerCall)} per call and ${usd(caps.maxSession)} for this session; a call over a cap returns an error and pays nothing. A call that fails is never charged.`,
+    },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools.map((t) => t.tool) }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const entry = toolNamed(tools, request.params.name);
+    if (!entry) throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${request.params.name}; tools/list names them all.`);
+    const args = request.params.arguments;
+    if (entry.route.price === null) {
+      try {
+        return await toolResultOf(await (options.fetch ?? fetch)(routeRequest(entry.route, args, options.baseUrl)));
+      } catch (error) {
+        return toolError(
+          "call_failed",
+          `The call to ${options.baseUrl} failed: ${error instanceof Error ? error.message : String(error)}.`,
+        );
+      }
+    }
+    return callPaidTool(options, entry, args);
+  });
+  return server;
+}

@@ -1,0 +1,14 @@
+/**
+ * The Astro endpoint of `POST /mcp`, the remote MCP server (src/mcp/remote.ts). Each tool call is
+ * handed to the dispatcher of `/api/*` as the HTTP request of its route, so it is validated, paid
+ * and charged exactly as that route is over HTTP.
+ */
+import type { APIRoute } from "astro";
+import { dispatch } from "../dispatch.ts";
+import { answerMcp, mcpMethodNotAllowed } from "../mcp/remote.ts";
+
+export const prerender = false;
+
+export const POST: APIRoute = ({ request, locals }) => answerMcp(request, (call, route) => dispatch(call, { ...locals, path: route.path }));
+
+export const ALL: APIRoute = ({ request }) => mcpMethodNotAllowed(request.method);

@@ -1,0 +1,366 @@
+/**
+ * The routes as MCP tools, both ways, against the real service on the devnet:
+ * - `npm run mcp` (stdio, spawned as a child process) lists every route, pays a paid tool with
+ *   @x402/fetch for exactly its price, and refuses calls over its caps without paying;
+ * - `POST /mcp` (streamable HTTP) is paid through `_meta` by a client built from @x402/core and the
+ *   MCP SDK, settles once however often the same payment is retried, and never charges a failing call.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { x402Client } from "@x402/core/client";
+import type { PaymentPayload, PaymentRequired, SettleResponse } from "@x402/core/types";
+import { registerExactEvmScheme } from "@x402/evm/exact/client";
+import { erc20Abi, type PrivateKeyAccount, parseEventLogs } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { routes } from "../spec/routes.ts";
+import { SpendCaps } from "../src/mcp/spend-caps.ts";
+import { createStdioServer, McpSettingsError, stdioSettingsFromEnv } from "../src/mcp/stdio.ts";
+import type { RunningService } from "../src/server/service.ts";
+import { buyerAccount, chainClient, challengeOf, devnet, startTestService, usdcBalance } from "./support/service.ts";
+
+const PRICE = 100_000n; // verifyPayment (POST /api/payment-verify): 0.10 USDC
+const unknownTx = `0x${"11".repeat(32)}`;
+/** The answer of verifyPayment for a hash the chain does not know. */
+const unknownTxAnswer = {
+  tx_hash: unknownTx,
+  verified: false,
+  reason: "tx_not_found",
+  detail: "No transaction with this hash is known to the chain node.",
+  from: null,
+  to: null,
+  amount_usdc: null,
+  confirmations: 0,
+  transfer: null,
+};
+
+let service: RunningService;
+beforeAll(async () => {
+  service = await startTestService();
+});
+afterAll(() => service.close());
+
+/** An MCP client of `npm run mcp`, spawned as `node scripts/mcp.ts` with `env`. */
+async function stdioClient(env: Record<string, string>): Promise<Client> {
+  const client = new Client({ name: "mcp-test", version: "1.0.0" });
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: ["scripts/mcp.ts"],
+      cwd: process.cwd(),
+      env: { BASE_URL: service.url, ...env },
+      stderr: "pipe",
+    }),
+  );
+  return client;
+}
+
+/** The settlement in a tool result's `_meta`. */
+function settlementOf(result: CallToolResult): SettleResponse | undefined {
+  return result._meta?.["x402/payment-response"] as SettleResponse | undefined;
+}
+
+/** The USDC transfers of a settlement transaction, as [from, to, value]. */
+async function transfersOf(tx: string): Promise<[string, string, bigint][]> {
+  const receipt = await chainClient().getTransactionReceipt({ hash: tx as `0x${string}` });
+  return parseEventLogs({ abi: erc20Abi, eventName: "Transfer", logs: receipt.logs }).map((t) => [t.args.from, t.args.to, t.args.value]);
+}
+
+describe("npm run mcp: the stdio MCP server", () => {
+  let buyer: PrivateKeyAccount;
+  let client: Client;
+  beforeAll(async () => {
+    buyer = buyerAccount(5);
+    client = await stdioClient({ BUYER_PRIVATE_KEY: devnet().buyers[5]?.privateKey as string });
+  });
+  afterAll(() => client.close());
+
+  it("lists every route as a tool named by its operationId, with its input schema and price", async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(routes.map((r) => r.operationId));
+    for (const route of routes) {
+      const tool = tools.find((t) => t.name === route.operationId);
+      const schema = route.method === "GET" ? route.query : route.body;
+      expect(tool?.inputSchema).toEqual(JSON.parse(JSON.stringify(schema)));
+    }
+    const askKb = routes.find((r) => r.operationId === "askKb");
+    expect(tools.find((t) => t.name === "askKb")?.description).toBe(
+      `${askKb?.summary}.\n\n${askKb?.description}\n\nPrice: $0.03 per call, paid in USDC on Base with x402; a call that fails is not charged.\nHTTP: POST /api/kb/ask.`,
+    );
+    expect(tools.find((t) => t.name === "getPricing")?.description).toContain(
+      "\n\nPrice: free, no payment needed.\nHTTP: GET /api/pricing.",
+    );
+  });
+
+  it("answers a free tool without paying", async () => {
+    const before = await usdcBalance(buyer.address);
+    const result = (await client.callTool({ name: "getPricing", arguments: {} })) as CallToolResult;
+    expect(result.isError).toBeUndefined();
+    expect(result.structuredContent).toEqual(await (await fetch(`${service.url}/api/pricing`)).json());
+    expect(await usdcBalance(buyer.address)).toBe(before);
+  });
+
+  it("pays a paid tool exactly its price and returns the answer with the settlement", async () => {
+    const payTo = devnet().payTo;
+    const [buyerBefore, payToBefore] = [await usdcBalance(buyer.address), await usdcBalance(payTo)];
+    const result = (await client.callTool({ name: "verifyPayment", arguments: { tx_hash: unknownTx } })) as CallToolResult;
+    expect(result.isError).toBeUndefined();
+    expect(result.structuredContent).toEqual(unknownTxAnswer);
+    expect(result.content).toEqual([{ type: "text", text: JSON.stringify(unknownTxAnswer) }]);
+    const settlement = settlementOf(result);
+    expect(settlement).toMatchObject({ success: true, network: "eip155:8453", payer: buyer.address });
+    expect(await transfersOf(settlement?.transaction as string)).toEqual([[buyer.address, payTo, PRICE]]);
+    expect(await usdcBalance(buyer.address)).toBe(buyerBefore - PRICE);
+    expect(await usdcBalance(payTo)).toBe(payToBefore + PRICE);
+  });
+
+  it("refuses a tool over the per-call cap with a tool error, paying nothing", async () => {
+    const capped = await stdioClient({ BUYER_PRIVATE_KEY: devnet().buyers[5]?.privateKey as string, MCP_MAX_PRICE_USD: "0.50" });
+    try {
+      const before = await usdcBalance(buyer.address);
+      const result = (await capped.callTool({ name: "buyPlaybookBundle", arguments: { topic: "x402-register" } })) as CallToolResult;
+      const message = "This call costs $0.91, over the per-call cap of $0.50 (MCP_MAX_PRICE_USD). Nothing was paid.";
+      expect(result).toEqual({
+        isError: true,
+        content: [{ type: "text", text: message }],
+        structuredContent: {
+          error: {
+            code: "spend_cap_exceeded",
+            message,
+            details: { price_usd: "$0.91", max_price_usd: "$0.50", max_spend_usd: "$1.00", spent_usd: "$0.00" },
+          },
+        },
+      });
+      expect(await usdcBalance(buyer.address)).toBe(before);
+    } finally {
+      await capped.close();
+    }
+  });
+
+  it("refuses a call that would pass the session's spend cap, after paying the calls within it", async () => {
+    const capped = await stdioClient({ BUYER_PRIVATE_KEY: devnet().buyers[6]?.privateKey as string, MCP_MAX_SPEND_USD: "0.15" });
+    try {
+      const payer = buyerAccount(6).address;
+      const before = await usdcBalance(payer);
+      const first = (await capped.callTool({ name: "verifyPayment", arguments: { tx_hash: unknownTx } })) as CallToolResult;
+      expect(first.structuredContent).toEqual(unknownTxAnswer);
+      expect(await usdcBalance(payer)).toBe(before - PRICE);
+
+      const second = (await capped.callTool({ name: "verifyPayment", arguments: { tx_hash: unknownTx } })) as CallToolResult;
+      const message =
+        "This call costs $0.10 and this session has already committed $0.10 of its $0.15 cap (MCP_MAX_SPEND_USD). Nothing was paid.";
+      expect(second).toEqual({
+        isError: true,
+        content: [{ type: "text", text: message }],
+        structuredContent: {
+          error: {
+            code: "spend_cap_exceeded",
+            message,
+            details: { price_usd: "$0.10", max_price_usd: "$1.00", max_spend_usd: "$0.15", spent_usd: "$0.10" },
+          },
+        },
+      });
+      expect(await usdcBalance(payer)).toBe(before - PRICE);
+    } finally {
+      await capped.close();
+    }
+  });
+
+  it("checks the challenge's amount before signing, when it is above what the route table says", async () => {
+    // A route table that understates askKb's price ($0.01 instead of $0.03) passes the first check;
+    // the 402 challenge's amount is over the $0.02 cap, so nothing is signed or sent.
+    const understated = routes.map((r) => (r.operationId === "askKb" ? { ...r, price: 0.01 } : r));
+    const sent: (string | null)[] = [];
+    const recording: typeof fetch = (input, init) => {
+      const request = new Request(input, init);
+      sent.push(request.headers.get("payment-signature"));
+      return fetch(request);
+    };
+    const server = createStdioServer({
+      routes: understated,
+      baseUrl: service.url,
+      buyer: buyerAccount(7),
+      caps: new SpendCaps({ maxPerCall: 20_000n, maxSession: 1_000_000n }),
+      fetch: recording,
+    });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: "mcp-test", version: "1.0.0" });
+    await client.connect(clientSide);
+    try {
+      const before = await usdcBalance(buyerAccount(7).address);
+      const result = (await client.callTool({
+        name: "askKb",
+        arguments: { question: "how do I register on x402scan?" },
+      })) as CallToolResult;
+      const message = "This call costs $0.03, over the per-call cap of $0.02 (MCP_MAX_PRICE_USD). Nothing was paid.";
+      expect(result).toEqual({
+        isError: true,
+        content: [{ type: "text", text: message }],
+        structuredContent: {
+          error: {
+            code: "spend_cap_exceeded",
+            message,
+            details: { price_usd: "$0.03", max_price_usd: "$0.02", max_spend_usd: "$1.00", spent_usd: "$0.00" },
+          },
+        },
+      });
+      expect(sent).toEqual([null]);
+      expect(await usdcBalance(buyerAccount(7).address)).toBe(before);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe("the settings of npm run mcp", () => {
+  it("default to this service on port 4021, no buyer and caps of $1.00 per call and per session", () => {
+    const settings = stdioSettingsFromEnv({});
+    expect(settings.baseUrl).toBe("http://127.0.0.1:4021");
+    expect(settings.buyer).toBeUndefined();
+    expect([settings.caps.maxPerCall, settings.caps.maxSession]).toEqual([1_000_000n, 1_000_000n]);
+  });
+
+  it("name every unusable setting at once, never showing the key", () => {
+    const read = () =>
+      stdioSettingsFromEnv({ BASE_URL: "ftp://x", BUYER_PRIVATE_KEY: "0x1234", MCP_MAX_SPEND_USD: "-1", MCP_MAX_PRICE_USD: "0.0000001" });
+    expect(read).toThrow(McpSettingsError);
+    expect(read).toThrow(
+      'BASE_URL must be an http(s) URL; found "ftp://x"; BUYER_PRIVATE_KEY must be a 32-byte hex private key (its value is not shown); MCP_MAX_SPEND_USD must be a USD amount like 1.00 (at most 6 decimals); found "-1"; MCP_MAX_PRICE_USD must be a USD amount like 1.00 (at most 6 decimals); found "0.0000001"',
+    );
+  });
+
+  it("without a buyer key, answer a paid tool with a tool error and send nothing", async () => {
+    const sent: string[] = [];
+    const server = createStdioServer({
+      routes,
+      baseUrl: service.url,
+      buyer: undefined,
+      caps: new SpendCaps({ maxPerCall: 1_000_000n, maxSession: 1_000_000n }),
+      fetch: (input, init) => {
+        sent.push(new Request(input, init).url);
+        return fetch(input, init);
+      },
+    });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: "mcp-test", version: "1.0.0" });
+    await client.connect(clientSide);
+    try {
+      const result = (await client.callTool({ name: "askKb", arguments: { question: "what is x402?" } })) as CallToolResult;
+      const message = "askKb costs $0.03 per call; set BUYER_PRIVATE_KEY to let this MCP server pay. Nothing was paid.";
+      expect(result).toEqual({
+        isError: true,
+        content: [{ type: "text", text: message }],
+        structuredContent: { error: { code: "buyer_key_missing", message } },
+      });
+      expect(sent).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+/** An MCP client of `POST /mcp` paying with `account` through `_meta`, as the x402 MCP transport describes. */
+async function remoteClient(): Promise<Client> {
+  const client = new Client({ name: "mcp-test", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${service.url}/mcp`)));
+  return client;
+}
+
+/** A payment for the `PaymentRequired` of an unpaid tool result, made by @x402/core's client. */
+async function paymentFor(account: PrivateKeyAccount, unpaid: CallToolResult): Promise<PaymentPayload> {
+  const payer = new x402Client();
+  registerExactEvmScheme(payer, { signer: account });
+  return payer.createPaymentPayload(unpaid.structuredContent as unknown as PaymentRequired);
+}
+
+describe("POST /mcp: the remote MCP endpoint", () => {
+  let client: Client;
+  beforeAll(async () => {
+    client = await remoteClient();
+  });
+  afterAll(() => client.close());
+
+  it("lists every route as a tool", async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(routes.map((r) => r.operationId));
+  });
+
+  it("answers an unpaid call of a paid tool with the route's PaymentRequired, as an error result", async () => {
+    const result = (await client.callTool({ name: "verifyPayment", arguments: { tx_hash: unknownTx } })) as CallToolResult;
+    const challenge = await challengeOf(`${service.url}/api/payment-verify`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ tx_hash: unknownTx }),
+    });
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toEqual(challenge);
+    expect(result.content).toEqual([{ type: "text", text: JSON.stringify(challenge) }]);
+    expect(settlementOf(result)).toBeUndefined();
+  });
+
+  it("settles a payment sent in _meta exactly once, however often the same call is retried", async () => {
+    const buyer = buyerAccount(4);
+    const payTo = devnet().payTo;
+    const [buyerBefore, payToBefore] = [await usdcBalance(buyer.address), await usdcBalance(payTo)];
+    const call = { name: "verifyPayment", arguments: { tx_hash: unknownTx } };
+    const payment = await paymentFor(buyer, (await client.callTool(call)) as CallToolResult);
+
+    const paid = (await client.callTool({ ...call, _meta: { "x402/payment": payment } })) as CallToolResult;
+    expect(paid.isError).toBeUndefined();
+    expect(paid.structuredContent).toEqual(unknownTxAnswer);
+    const settlement = settlementOf(paid);
+    expect(settlement).toMatchObject({ success: true, network: "eip155:8453", payer: buyer.address });
+    expect(await transfersOf(settlement?.transaction as string)).toEqual([[buyer.address, payTo, PRICE]]);
+    expect(await usdcBalance(buyer.address)).toBe(buyerBefore - PRICE);
+
+    const again = (await client.callTool({ ...call, _meta: { "x402/payment": payment } })) as CallToolResult;
+    expect(again.structuredContent).toEqual(unknownTxAnswer);
+    expect(settlementOf(again)).toMatchObject({ success: true, transaction: settlement?.transaction, payer: buyer.address });
+    expect(await usdcBalance(buyer.address)).toBe(buyerBefore - PRICE);
+    expect(await usdcBalance(payTo)).toBe(payToBefore + PRICE);
+  });
+
+  it("does not charge a paid call that the route rejects", async () => {
+    const buyer = buyerAccount(3);
+    const before = await usdcBalance(buyer.address);
+    const call = { name: "verifyPayment", arguments: { tx_hash: "not-a-hash" } };
+    const payment = await paymentFor(buyer, (await client.callTool(call)) as CallToolResult);
+
+    const result = (await client.callTool({ ...call, _meta: { "x402/payment": payment } })) as CallToolResult;
+    const error = {
+      error: {
+        code: "invalid_request",
+        message: "Invalid request: body.tx_hash (transaction hash: 0x followed by 64 hex digits).",
+        details: {
+          fields: [{ field: "body.tx_hash", expected: "transaction hash: 0x followed by 64 hex digits", received: "not-a-hash" }],
+        },
+        docs: "/errors#invalid_request",
+      },
+    };
+    expect(result).toEqual({ isError: true, structuredContent: error, content: [{ type: "text", text: JSON.stringify(error) }] });
+    expect(await usdcBalance(buyer.address)).toBe(before);
+  });
+
+  it("answers a free tool without payment", async () => {
+    const result = (await client.callTool({ name: "getPricing", arguments: {} })) as CallToolResult;
+    expect(result.isError).toBeUndefined();
+    expect(result.structuredContent).toEqual(await (await fetch(`${service.url}/api/pricing`)).json());
+  });
+
+  it("answers GET with 405 (stateless: no SSE stream)", async () => {
+    const res = await fetch(`${service.url}/mcp`, { headers: { accept: "text/event-stream" } });
+    expect(res.status).toBe(405);
+    expect(res.headers.get("allow")).toBe("POST");
+    expect((await res.json()) as unknown).toMatchObject({ error: { code: "method_not_allowed" } });
+  });
+
+  it("answers DELETE (no sessions to end) with 405 naming POST", async () => {
+    const res = await fetch(`${service.url}/mcp`, { method: "DELETE" });
+    expect(res.status).toBe(405);
+    expect(res.headers.get("allow")).toBe("POST");
+  });
+});
