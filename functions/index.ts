@@ -8,6 +8,9 @@
 import { type RouteDef, routeKey } from "../spec/route.ts";
 import { routes } from "../spec/routes.ts";
 import type { RouteFunction } from "../src/context.ts";
+import balance from "./balance.ts";
+import balanceTopup from "./balance-topup.ts";
+import chat from "./chat.ts";
 import defiSentiment from "./defi-sentiment.ts";
 import gasTracker from "./gas-tracker.ts";
 import health from "./health.ts";
@@ -54,6 +57,10 @@ export const functions: readonly RouteFunction[] = [
   whaleWatch,
   defiSentiment,
   markets,
+  // spec/routes/assistant.ts
+  chat,
+  balanceTopup,
+  balance,
   // spec/routes/intel.ts
   x402Check,
   x402Directory,

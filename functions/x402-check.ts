@@ -1,6 +1,7 @@
 /**
- * `POST /api/x402-check`: call an endpoint once without payment and report its x402
- * conformance, price and payTo. Refused targets throw 400 `target_not_allowed` (not charged).
+ * `POST /api/x402-check`: call an endpoint once without payment and report whether a standard
+ * client can pay it, whether its challenge conforms, whether it is discoverable, its price and
+ * payTo. Refused targets throw 400 `target_not_allowed` (not charged).
  */
 import { x402Check } from "../spec/routes/intel.ts";
 import { defineFunction } from "../src/context.ts";
@@ -20,6 +21,14 @@ export default defineFunction(x402Check, async (input, ctx) => {
     method,
     ...(input.body !== undefined ? { body: input.body } : {}),
   });
-  ctx.log.info("x402 check", { url: report.url, status: report.status, conformant: report.conformant, ms: report.elapsed_ms });
+  ctx.log.info("x402 check", {
+    url: report.url,
+    status: report.status,
+    payable: report.payable,
+    conformant: report.conformant,
+    discoverable: report.discoverable,
+    discovery: report.discovery,
+    ms: report.elapsed_ms,
+  });
   return report;
 });

@@ -4,22 +4,57 @@
  * or dead (dropping every connection), listed by local stand-ins of both directories, with
  * payTo reputations read on a local chain and every row written to an in-memory store. Runs
  * once per concurrency bound and prints the bound and the per-origin time limit it used.
+ * Before it, checks per second against the seller zoo (test/support/zoo/zoo.ts): every library
+ * and hand-made seller checked over and over, the reference client signing each option.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { baseChain, createChainClient, rpcTransport } from "../src/chain/client.ts";
 import { startDevnet } from "../src/devnet/devnet.ts";
+import { checkConformance } from "../src/intel/conformance.ts";
 import { runCrawl } from "../src/intel/crawl.ts";
 import { type SellerKind, startSellers } from "../src/intel/demo-sellers.ts";
 import { createIntelServices } from "../src/intel/intel-services.ts";
 import { createLogger } from "../src/log.ts";
+import { createSafeFetcher } from "../src/outbound/safe-fetch.ts";
 import { openStore } from "../src/store/store.ts";
 import { cdpItems, type ListedEndpoint, startLocalDirectories, x402ListItems } from "../src/upstreams/directory-fixtures.ts";
+import { startZoo, ZOO } from "../test/support/zoo/zoo.ts";
 
 const ORIGINS = Number(process.env.BENCH_CRAWL_ORIGINS ?? 1_000);
 const BOUNDS = (process.env.BENCH_CRAWL_CONCURRENCY ?? "32,128").split(",").map(Number);
 const ORIGIN_TIMEOUT_MS = Number(process.env.BENCH_CRAWL_ORIGIN_TIMEOUT_MS ?? 5_000);
+const ZOO_ROUNDS = Number(process.env.BENCH_ZOO_ROUNDS ?? 20);
+const ZOO_CONCURRENCY = Number(process.env.BENCH_ZOO_CONCURRENCY ?? 16);
+
+/**
+ * Checks per second against the zoo. The sellers that are slow by design (the dead one and
+ * the slow /openapi.json) are left out of the rounds: they measure a time limit, not the checker.
+ */
+async function benchZoo(): Promise<void> {
+  const rows = ZOO.filter((r) => !r.id.startsWith("slow ") && r.id !== "drops every connection");
+  const zoo = await startZoo(rows);
+  const fetcher = createSafeFetcher({ allowLoopback: true });
+  try {
+    const urls = Array.from({ length: ZOO_ROUNDS }, () => zoo.sellers.map((s) => s.seller.url)).flat();
+    await Promise.all(zoo.sellers.map((s) => checkConformance(fetcher, { url: s.seller.url, method: "GET" })));
+    let next = 0;
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: ZOO_CONCURRENCY }, async () => {
+        while (next < urls.length) await checkConformance(fetcher, { url: urls[next++] as string, method: "GET" });
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    console.log(`\nSeller zoo: ${rows.length} sellers (libraries and hand-made), ${ZOO_ROUNDS} rounds, ${ZOO_CONCURRENCY} checks at once`);
+    console.table({
+      zoo: { checks: urls.length, "elapsed s": +seconds.toFixed(2), "checks/s": +(urls.length / seconds).toFixed(1) },
+    });
+  } finally {
+    await zoo.close();
+  }
+}
 
 /** The mix of a realistic catalogue: 90% answering in various states, 5% slow, 5% dead. */
 function kindOf(i: number): SellerKind {
@@ -42,6 +77,7 @@ function kindOf(i: number): SellerKind {
 
 /** Run the crawl benchmark and print its table. */
 export async function benchCrawl(): Promise<void> {
+  await benchZoo();
   const dataDir = mkdtempSync(path.join(tmpdir(), "x402-bench-crawl-"));
   const devnet = await startDevnet({ dataDir, port: 0, persist: false });
   const payTos = devnet.buyers.map((b) => b.address);
@@ -103,7 +139,7 @@ export async function benchCrawl(): Promise<void> {
     }
     console.log(
       `\nTrust crawl: ${ORIGINS} local fake origins on 16 loopback addresses, 10% slow (answer after the limit) or dead (connection dropped), ` +
-        `3 requests per origin (endpoint, /.well-known/x402, /openapi.json), payTo reputations read on a local chain, rows written to PGlite`,
+        `3 requests per origin (endpoint, /.well-known/x402, /openapi.json), the reference client signing each payable option, payTo reputations read on a local chain, rows written to PGlite`,
     );
     console.table(rows);
     console.log(

@@ -14,6 +14,7 @@ async function main(): Promise<void> {
     ["analytics", "./bench-analytics.ts", "benchAnalytics"],
     ["store", "./bench-store.ts", "benchStore"],
     ["crawl", "./bench-crawl.ts", "benchCrawl"],
+    ["chat", "./bench-chat.ts", "benchChat"],
   ] as const) {
     if (only && only !== name) continue;
     if (!existsSync(new URL(file, import.meta.url))) continue;

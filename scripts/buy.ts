@@ -3,18 +3,24 @@
  * anyone's) with @x402/fetch and print the answer, the amount paid and the settlement
  * transaction. The key comes from BUYER_PRIVATE_KEY; in local mode a funded devnet buyer
  * from data/devnet.json is used when it is not set. A path is resolved against BASE_URL
- * (default http://127.0.0.1:$PORT, port 4021).
+ * (default http://127.0.0.1:$PORT, port 4021). Shortcuts: `topup [USD]`, `chat "<message>"
+ * [--balance]` and `balance` (the last two sign in with the buyer's wallet when they use the balance).
  */
+import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { decodePaymentResponseHeader } from "@x402/core/http";
 import type { PaymentRequirements } from "@x402/core/types";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
+import { createSIWxPayload, encodeSIWxHeader } from "@x402/extensions/sign-in-with-x";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { formatUnits, isHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 
 const USAGE = `usage: npm run buy -- <GET|POST|...> <path-or-url> [json-body]
+       npm run buy -- topup [USD]                    top up your prepaid chat balance (default 5)
+       npm run buy -- chat "<message>" [--balance]    ask the assistant, per call or from your balance
+       npm run buy -- balance                         your balance and its last movements (signed in)
   e.g. npm run buy -- POST /api/payment-verify '{"tx_hash":"0x..."}'
   env: BUYER_PRIVATE_KEY (default in local mode: a devnet buyer from data/devnet.json), BASE_URL, DATA_DIR`;
 
@@ -38,8 +44,50 @@ function buyerKey(): `0x${string}` {
   return first.privateKey;
 }
 
+/**
+ * The shortcuts: `topup`, `chat` and `balance` become the request they stand for; the balance
+ * ones are signed in with Sign-In-With-X by the buyer's wallet, as the service asks.
+ */
+async function shortcut(args: string[]): Promise<[string, string, string | undefined, boolean] | undefined> {
+  const [name, ...rest] = args;
+  if (name === "topup") return ["POST", `/api/balance/topup?amount=${encodeURIComponent(rest[0] ?? "5")}`, undefined, false];
+  if (name === "balance") return ["GET", "/api/balance", undefined, true];
+  if (name === "chat") {
+    const fromBalance = rest.includes("--balance");
+    const message = rest.filter((a) => a !== "--balance").join(" ");
+    if (!message) fail('chat needs a message: npm run buy -- chat "what is ETH doing?" [--balance]');
+    const account = privateKeyToAccount(buyerKey());
+    const body = JSON.stringify(fromBalance ? { message, user_id: account.address } : { message });
+    return ["POST", "/api/chat", body, fromBalance];
+  }
+  return undefined;
+}
+
+/** A SIGN-IN-WITH-X header of `account` for `url`, valid for 5 minutes, used once. */
+async function signInFor(url: string, account: ReturnType<typeof privateKeyToAccount>): Promise<string> {
+  const target = new URL(url);
+  const issuedAt = new Date();
+  const payload = await createSIWxPayload(
+    {
+      domain: target.host,
+      uri: `${target.origin}${target.pathname}`,
+      version: "1",
+      nonce: randomBytes(16).toString("hex"),
+      issuedAt: issuedAt.toISOString(),
+      expirationTime: new Date(issuedAt.getTime() + 5 * 60_000).toISOString(),
+      statement: "Sign in to use this wallet's prepaid balance.",
+      chainId: "eip155:8453",
+      type: "eip191",
+    },
+    account,
+    url,
+  );
+  return encodeSIWxHeader(payload);
+}
+
 async function main(): Promise<void> {
-  const [method, target, body] = process.argv.slice(2);
+  const named = await shortcut(process.argv.slice(2));
+  const [method, target, body, signIn] = named ?? [...(process.argv.slice(2) as [string, string, string | undefined]), false];
   if (!method || !target) fail(USAGE);
   if (body !== undefined) {
     try {
@@ -53,6 +101,8 @@ async function main(): Promise<void> {
 
   const account = privateKeyToAccount(buyerKey());
   const client = new x402Client();
+  // x402's clients cap a payment at $1 unless told otherwise: a top-up asks for the amount the buyer typed.
+  if (named && target.startsWith("/api/balance/topup")) client.setSpendControls({ maxAmountPerPayment: false });
   registerExactEvmScheme(client, { signer: account });
   let quoted: PaymentRequirements | undefined;
   client.onAfterPaymentCreation(async (context) => {
@@ -61,10 +111,12 @@ async function main(): Promise<void> {
   const pay = wrapFetchWithPayment(fetch, client);
 
   const started = Date.now();
-  const res = await pay(url, {
-    method: method.toUpperCase(),
-    ...(body !== undefined ? { headers: { "content-type": "application/json" }, body } : {}),
-  });
+  const headers: Record<string, string> = {
+    ...(body !== undefined ? { "content-type": "application/json" } : {}),
+    ...(signIn ? { "SIGN-IN-WITH-X": await signInFor(url, account) } : {}),
+  };
+  // Signed in, the balance pays (or a 402 says it is short): never pay per call behind the buyer's back.
+  const res = await (signIn ? fetch : pay)(url, { method: method.toUpperCase(), headers, ...(body !== undefined ? { body } : {}) });
   const text = await res.text();
   let pretty = text;
   try {
@@ -81,8 +133,10 @@ async function main(): Promise<void> {
     else console.log(`not charged: settlement failed (${settlement.errorReason ?? "unknown reason"})`);
   } else if (quoted) {
     console.log(`not charged: the call failed with ${res.status}, so the payment was not settled`);
+  } else if (signIn && method.toUpperCase() === "POST") {
+    console.log(res.ok ? "paid from your prepaid balance: no transfer" : "not debited: the call failed");
   } else {
-    console.log("no payment was asked for");
+    console.log(signIn ? "free: signed in with your wallet" : "no payment was asked for");
   }
   process.exitCode = res.ok ? 0 : 1;
 }

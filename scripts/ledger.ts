@@ -7,6 +7,7 @@
 import path from "node:path";
 import { formatUnits } from "viem";
 import { ConfigError, loadConfig } from "../src/config.ts";
+import { balanceReport } from "../src/payments/balances.ts";
 import { openStoreForTool } from "../src/store/configured.ts";
 import { ledgerReport } from "../src/store/ledger.ts";
 import { redact } from "../src/store/store.ts";
@@ -34,6 +35,13 @@ async function main(): Promise<void> {
     console.table(report.byDay.map((r) => ({ day: r.day, calls: r.calls, usdc: usdc(r.earned_atomic) })));
     console.log("Not charged and failed");
     console.table(report.failures.map((f) => ({ outcome: f.outcome, status: f.status, reason: f.reason, count: f.count })));
+    const balances = await balanceReport(store, days);
+    console.log("Prepaid balances (chat)");
+    console.table([
+      { movement: "top-ups credited", count: balances.topups, usdc: usdc(balances.credited) },
+      { movement: "messages debited", count: balances.debits, usdc: usdc(balances.debited) },
+      { movement: `held now by ${balances.wallets} wallet(s)`, count: null, usdc: usdc(balances.outstanding) },
+    ]);
   } finally {
     await store.close();
   }

@@ -5,6 +5,7 @@
  */
 import type { TObject, TSchema } from "@sinclair/typebox";
 import type { ErrorCode } from "../src/errors.ts";
+import type { Tag } from "./tags.ts";
 
 /** HTTP methods the service routes. */
 export type Method = "GET" | "POST";
@@ -21,8 +22,8 @@ export interface RouteDef {
   readonly summary: string;
   /** Longer Markdown-free description: what it answers and its limits. */
   readonly description: string;
-  /** OpenAPI tags, first one groups the landing page. */
-  readonly tags: readonly string[];
+  /** OpenAPI tags (declared with their descriptions in `spec/tags.ts`), first one groups the landing page. */
+  readonly tags: readonly Tag[];
   /** Price per call in USD (settled in USDC), or `null` for a free route. */
   readonly price: number | null;
   /** Query-string parameters (strings coerced to the declared types). Absent: none allowed. */
@@ -38,6 +39,14 @@ export interface RouteDef {
    * it is computed once per process and then served from memory (skipping the Astro render).
    */
   readonly cache?: "process";
+  /** Paid from a prepaid balance when the body names its `user_id` and a Sign-In-With-X proves it (src/payments/balances.ts). */
+  readonly balancePayable?: true;
+  /** The price is this query parameter's USD amount (x402 dynamic price); `price` is its default. */
+  readonly dynamicPrice?: string;
+  /** Free, but only for a wallet signed in with Sign-In-With-X; the function gets the wallet. */
+  readonly signIn?: true;
+  /** A wallet that bought this route may read it again by signing in (Sign-In-With-X) for this many days. */
+  readonly signInRereadDays?: number;
   /** An example request input and output, for Bazaar discovery and the docs. */
   readonly example?: { readonly input?: Record<string, unknown>; readonly output?: unknown };
 }

@@ -7,6 +7,7 @@
  */
 import type { RouteDef } from "./route.ts";
 import { analyticsRoutes } from "./routes/analytics.ts";
+import { assistantRoutes } from "./routes/assistant.ts";
 import { contentRoutes } from "./routes/content.ts";
 import { coreRoutes } from "./routes/core.ts";
 import { intelRoutes } from "./routes/intel.ts";
@@ -14,7 +15,7 @@ import { intelRoutes } from "./routes/intel.ts";
 export { health, PaymentVerifyReason, paymentVerify, pricing } from "./routes/core.ts";
 
 /** Every route, in the order the landing page and the discovery documents list them. */
-export const routes: readonly RouteDef[] = [...coreRoutes, ...contentRoutes, ...analyticsRoutes, ...intelRoutes];
+export const routes: readonly RouteDef[] = [...coreRoutes, ...contentRoutes, ...analyticsRoutes, ...assistantRoutes, ...intelRoutes];
 
 /** The paid routes. */
 export const paidRoutes: readonly RouteDef[] = routes.filter((r) => r.price !== null);

@@ -16,6 +16,7 @@ export type Address = Static<typeof Address>;
 export const TxHash = Type.String({
   pattern: "^0x[0-9a-fA-F]{64}$",
   description: "transaction hash: 0x followed by 64 hex digits",
+  examples: ["0x8c1f6b2ad1d43e9f5d0c7a3b2e4f6a8c9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6"],
 });
 export type TxHash = Static<typeof TxHash>;
 

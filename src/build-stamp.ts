@@ -9,7 +9,17 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } fr
 import path from "node:path";
 
 /** Files and folders whose content decides the build. */
-export const BUILD_INPUTS = ["src", "functions", "spec", "content", "scripts", "astro.config.mjs", "package.json", "tsconfig.json"];
+export const BUILD_INPUTS = [
+  "src",
+  "functions",
+  "spec",
+  "content",
+  "scripts",
+  "public",
+  "astro.config.mjs",
+  "package.json",
+  "tsconfig.json",
+];
 
 function walk(entry: string, out: string[]): void {
   if (!existsSync(entry)) return;

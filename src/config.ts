@@ -5,6 +5,7 @@
  * reported in one clear line. Secrets are held here and never logged.
  */
 import { getAddress, isAddress, isHex } from "viem";
+import { OWNERSHIP_PROOF } from "./discovery/ownership-proof.ts";
 import type { LogLevel } from "./log.ts";
 
 /**
@@ -46,6 +47,12 @@ export interface Config {
   payTo: `0x${string}` | undefined;
   facilitator: FacilitatorSetting;
   publicUrl: string | undefined;
+  /**
+   * OWNERSHIP_PROOFS: signatures of the public origin by the `payTo` key (`npm run
+   * ownership-proof` prints the value), published in `/openapi.json` for x402scan; comma- or
+   * space-separated. Empty: none published (local mode signs with the devnet key itself).
+   */
+  ownershipProofs: string[];
   host: string;
   port: number;
   dataDir: string;
@@ -173,6 +180,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   let publicUrl: string | undefined;
   if (set("PUBLIC_URL")) publicUrl = parseUrl("PUBLIC_URL", env.PUBLIC_URL as string, problems);
 
+  const ownershipProofs = (env.OWNERSHIP_PROOFS ?? "").split(/[\s,]+/).filter(Boolean);
+  for (const proof of ownershipProofs) {
+    if (!OWNERSHIP_PROOF.test(proof))
+      problems.push(`OWNERSHIP_PROOFS must be signatures (0x + 130 hex digits) printed by \`npm run ownership-proof\`, got "${proof}"`);
+  }
+
   let rpcUrls: string[] = [];
   let payTo: `0x${string}` | undefined;
   let facilitator: FacilitatorSetting = { kind: "devnet" };
@@ -220,6 +233,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     problems.push(
       `local mode binds to 127.0.0.1 only (it runs a development chain with public keys); HOST="${host}" needs production settings`,
     );
+  }
+
+  if (production && ownershipProofs.length > 0 && !set("PUBLIC_URL")) {
+    problems.push("OWNERSHIP_PROOFS needs PUBLIC_URL: each proof signs the public origin, which must be the one the service names");
   }
 
   let databaseUrl: string | undefined;
@@ -272,6 +289,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     payTo,
     facilitator,
     publicUrl,
+    ownershipProofs,
     host,
     port,
     dataDir: env.DATA_DIR || "data",

@@ -8,6 +8,7 @@ import type { RouteDef } from "../spec/route.ts";
 import type { AnalyticsSettings } from "./analytics/services.ts";
 import type { IntelSettings } from "./intel/intel-services.ts";
 import type { Logger } from "./log.ts";
+import type { BalanceDebit } from "./payments/balances.ts";
 import type { PaymentGate } from "./payments/gate.ts";
 import type { Store } from "./store/store.ts";
 
@@ -19,6 +20,11 @@ export interface FunctionConfig {
   usdc: `0x${string}`;
   payTo: `0x${string}`;
   publicUrl: string | undefined;
+  /**
+   * Signatures of the public origin by the `payTo` key, published in `/openapi.json`
+   * (Config.ownershipProofs). Absent or empty: none, except local mode's, made on the spot.
+   */
+  ownershipProofs?: readonly string[];
   version: string;
   /** Check every answer against its response schema (on in local mode and tests). */
   validateResponses: boolean;
@@ -55,8 +61,10 @@ export interface VerifiedPayment {
   amount: string;
   asset: `0x${string}`;
   network: string;
-  /** The EIP-3009 authorisation nonce. */
+  /** The EIP-3009 authorisation nonce (`0x` when a prepaid balance pays). */
   nonce: `0x${string}`;
+  /** Set when the payer's prepaid balance pays instead of a transfer: debit it as the function's last step. */
+  balance?: BalanceDebit;
 }
 
 /** What Express hands the Astro handler in `locals` for every request (src/server/app.ts). */
@@ -66,13 +74,15 @@ export interface ApiLocals {
   /** The path Express routed: the dispatcher matches routes on it, never on the Host-derived URL. */
   path: string;
   /** The payment gate every paid route goes through (src/payments/gate.ts). */
-  gate: Pick<PaymentGate, "handle">;
+  gate: Pick<PaymentGate, "handle" | "signIn">;
 }
 
 /** The per-call context of a function. */
 export interface FunctionContext extends Services {
   requestId: string;
   payment: VerifiedPayment | null;
+  /** The wallet signed in with Sign-In-With-X, on a route that needs one (`RouteDef.signIn`). */
+  signedIn?: `0x${string}`;
   route: RouteDef;
   now(): Date;
 }

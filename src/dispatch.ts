@@ -119,17 +119,23 @@ async function answer(
   payment: VerifiedPayment | null,
   locals: ApiLocals,
   log: Logger,
+  signedIn?: `0x${string}`,
 ): Promise<Response> {
   try {
+    // A POST reads its body, and its query too when it declares one (a top-up's amount).
+    const query: Record<string, unknown> = route.query ? validateQuery(route.query, url.searchParams) : {};
     const input =
       route.method === "POST"
-        ? route.body
-          ? validateBody(route.body, parseJsonBody(body))
-          : {}
-        : route.query
-          ? validateQuery(route.query, url.searchParams)
-          : {};
-    const ctx: FunctionContext = { ...locals.services, requestId: locals.requestId, payment, route, now: () => new Date() };
+        ? { ...query, ...(route.body ? validateBody<Record<string, unknown>>(route.body, parseJsonBody(body)) : {}) }
+        : query;
+    const ctx: FunctionContext = {
+      ...locals.services,
+      requestId: locals.requestId,
+      payment,
+      route,
+      now: () => new Date(),
+      ...(signedIn ? { signedIn } : {}),
+    };
     const output = await functionFor(route).run(input as never, ctx);
     log.debug("function answered", { route: `${route.method} ${route.path}` });
     if (locals.services.config.validateResponses) {
@@ -148,6 +154,11 @@ export async function dispatch(request: Request, locals: ApiLocals): Promise<Res
   const log = locals.services.log.child({ request_id: locals.requestId });
   try {
     const route = matchRoute(request.method, locals.path);
+    if (route.price === null && route.signIn) {
+      const signedIn = await locals.gate.signIn(request, route);
+      if (signedIn instanceof Response) return signedIn;
+      return await answer(route, url, await request.text(), null, locals, log, signedIn.wallet);
+    }
     if (route.price === null) return await answer(route, url, await request.text(), null, locals, log);
     const decoder = new TextDecoder();
     return await locals.gate.handle(request, route, ({ payment, body }) => answer(route, url, decoder.decode(body), payment, locals, log));

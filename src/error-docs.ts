@@ -99,6 +99,27 @@ export const ERROR_DOCS: Record<ErrorCode, ErrorDoc> = {
     fix: "Wait for the first request's answer rather than sending the payment again. If that answer was lost, wait the Retry-After seconds and send the same request with the same payment header: once the first request is done, you get its kept answer.",
     charged: false,
   },
+  insufficient_balance: {
+    status: 402,
+    title: "Balance too low",
+    when: "A chat message names a prepaid balance (user_id) that holds less than the message's price. Nothing was debited. The body is the ordinary per-call challenge plus the balance.",
+    fix: "Top the balance up with POST /api/balance/topup?amount=<USD> (paid with x402 by the same wallet), or pay this message per call by answering the challenge in the body.",
+    charged: false,
+  },
+  signin_required: {
+    status: 401,
+    title: "Sign-in required",
+    when: "The request spends or reads a prepaid balance but carries no SIGN-IN-WITH-X header. Only the balance's own wallet may use it.",
+    fix: "Sign a Sign-In-With-X (CAIP-122) message for this origin with the wallet named by user_id (details.sign_in has the fields to sign; @x402/extensions/sign-in-with-x creates it) and send it base64-encoded in SIGN-IN-WITH-X.",
+    charged: false,
+  },
+  signin_invalid: {
+    status: 401,
+    title: "Sign-in refused",
+    when: "The SIGN-IN-WITH-X header is malformed, expired (older than 5 minutes), for another origin, already used, or signed by a wallet other than the one named by user_id. details.reason says which.",
+    fix: "Sign a fresh message (new nonce, issued now) for this origin with the wallet that owns the balance, and send it once.",
+    charged: false,
+  },
   payment_id_conflict: {
     status: 409,
     title: "Payment identifier conflict",

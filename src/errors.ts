@@ -26,6 +26,12 @@ export type ErrorCode =
   | "invalid_payload"
   /** 402: the authorisation was already settled for another request, or its retry window has passed. */
   | "payment_already_used"
+  /** 402: the prepaid balance named by `user_id` does not cover the price; the body carries the per-call challenge. */
+  | "insufficient_balance"
+  /** 401: the request spends or reads a balance but carries no Sign-In-With-X proof. */
+  | "signin_required"
+  /** 401: the Sign-In-With-X proof is expired, replayed, for another origin or signed by another wallet. */
+  | "signin_invalid"
   /** 402: the transfer was not made. */
   | "settlement_failed"
   /** 402: the transfer may have landed; the same request with the same payment settles it or answers. */

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createCatalogue } from "../src/intel/catalogue.ts";
+import { RULES_VERSION } from "../src/intel/conformance.ts";
 import { type CrawlResult, runCrawl } from "../src/intel/crawl.ts";
 import { type SellerKind, startSellers } from "../src/intel/demo-sellers.ts";
 import { originHistory } from "../src/intel/leaderboard.ts";
@@ -158,9 +159,9 @@ describe("a crawl of 200 origins", () => {
       origins_total: 200,
       origins_scored: 180,
       unreachable: 20,
-      verdicts: { pay: 10, pay_with_caution: 120, avoid: 70 },
-      // Scores of the 180 that answered: 34x20, 60x20, 66x25, 70x30, 80x25, 85x50, 95x10.
-      score_stats: { median: 70, mean: 71.3, p90: 85, unreachable: 20 },
+      verdicts: { pay: 10, pay_with_caution: 95, avoid: 95 },
+      // Scores of the 180 that answered: 10x15, 20x15, 25x25, 34x20, 60x20, 71x25, 85x50, 95x10.
+      score_stats: { median: 60, mean: 55.2, p90: 85, unreachable: 20 },
       sources: { cdp_bazaar: "ok", x402_list: "ok" },
     });
   });
@@ -209,13 +210,14 @@ describe("a crawl of 200 origins", () => {
       origins_in_catalogue: 200,
       origins_scored: 180,
       origins_total: 200,
-      verdicts: { pay: 10, pay_with_caution: 120, avoid: 70 },
+      verdicts: { pay: 10, pay_with_caution: 95, avoid: 95 },
     });
-    expect(doc.score_stats).toEqual({ median: 70, mean: 71.3, p90: 85, unreachable: 20 });
+    expect(doc.score_stats).toEqual({ median: 60, mean: 55.2, p90: 85, unreachable: 20 });
     const t = (id: PenaltyId) => PENALTIES[id].text;
     expect(doc.common_penalties).toEqual({
       [t("no_usdc_received")]: 135,
-      [t("no_header")]: 50,
+      [t("not_payable")]: 55,
+      [t("no_header")]: 25,
       [t("no_openapi")]: 45,
       [t("no_well_known")]: 45,
       [t("no_bazaar")]: 25,
@@ -225,6 +227,7 @@ describe("a crawl of 200 origins", () => {
       [t("unreachable")]: 20,
       [t("bad_amount")]: 15,
       [t("no_pay_to")]: 15,
+      [t("bad_accepts")]: 15,
       [t("reputation_not_measured")]: 15,
       [t("few_payers")]: 10,
     });
@@ -245,6 +248,8 @@ describe("a crawl of 200 origins", () => {
     );
     expect(doc.price_usdc_per_call).toBe(0.05);
     expect(doc.what_it_is).toContain("does not answer an unpaid call with HTTP 402 -60*");
+    expect(doc.what_it_is).toContain(`${PENALTIES.not_payable.text} -50*`);
+    expect(doc.what_it_is).toContain("Rules version 2;");
     expect(doc.endpoints).toEqual([
       { route: "GET /api/trust-leaderboard", price_usd: 0.05 },
       { route: "POST /api/trust-leaderboard", price_usd: 0.05 },
@@ -265,7 +270,7 @@ describe("a crawl of 200 origins", () => {
       rows: { rank: number; score: number; verdict: string; reachable: boolean }[];
       run: { runs_total: number };
     };
-    expect(doc).toMatchObject({ order: "worst", limit: 5, rows_matching: 200, run: { runs_total: 1 } });
+    expect(doc).toMatchObject({ order: "worst", limit: 5, rows_matching: 200, run: { runs_total: 1, rules_version: 2 } });
     expect(doc.rows.map((r) => [r.rank, r.score, r.verdict, r.reachable])).toEqual(
       [196, 197, 198, 199, 200].reverse().map((rank) => [rank, 0, "avoid", false]),
     );
@@ -288,7 +293,9 @@ describe("a crawl of 200 origins", () => {
       previous_score: null,
       reachable: true,
       status: 402,
+      payable: true,
       conformant: true,
+      discoverable: true,
       failed_checks: [],
       penalties: [PENALTIES.few_payers.text],
       price_usd: 0.01,
@@ -317,6 +324,8 @@ describe("a crawl of 200 origins", () => {
     expect(html).toContain(top);
     expect(html).toContain("200 origins probed");
     expect(html).toContain(PENALTIES.no_usdc_received.text);
+    expect(html).toContain(PENALTIES.not_payable.text);
+    expect(html).toContain("A standard client can pay");
   });
 
   it("adds history on a second run", async () => {
@@ -328,10 +337,18 @@ describe("a crawl of 200 origins", () => {
       second.run_id,
     ])) as [{ n: number }];
     expect(n).toBe(400);
+    const runs = await store.query<{ id: string | number; rules_version: number }>(
+      "select id, rules_version from trust_runs where id in ($1, $2) order by id",
+      [first.run_id, second.run_id],
+    );
+    expect(runs.map((r) => [Number(r.id), r.rules_version])).toEqual([
+      [first.run_id, RULES_VERSION],
+      [second.run_id, RULES_VERSION],
+    ]);
     const some = origins[7] as Origin;
-    expect((await originHistory(store, some.origin)).map((h) => [h.run_id, h.score])).toEqual([
-      [second.run_id, some.expected.score],
-      [first.run_id, some.expected.score],
+    expect((await originHistory(store, some.origin)).map((h) => [h.run_id, h.rules_version, h.score])).toEqual([
+      [second.run_id, 2, some.expected.score],
+      [first.run_id, 2, some.expected.score],
     ]);
     const res = await payingFetch(buyerAccount(4))(`${service.url}/api/trust-leaderboard?limit=3`);
     const doc = (await res.json()) as { run: { id: number; runs_total: number }; rows: { score: number; previous_score: number | null }[] };

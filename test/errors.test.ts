@@ -48,7 +48,7 @@ it("links every error body to its code's section of /errors", () => {
   });
 });
 
-it("documents exactly the 18 codes the service sends, each with its status, never charged", () => {
+it("documents exactly the 21 codes the service sends, each with its status, never charged", () => {
   const expected: Record<string, number> = {
     invalid_request: 400,
     non_canonical_path: 400,
@@ -56,6 +56,9 @@ it("documents exactly the 18 codes the service sends, each with its status, neve
     payment_required: 402,
     invalid_payload: 402,
     payment_already_used: 402,
+    insufficient_balance: 402,
+    signin_required: 401,
+    signin_invalid: 401,
     settlement_failed: 402,
     settlement_unknown: 402,
     not_found: 404,

@@ -1,5 +1,5 @@
 /**
- * The conformance checker on local fake sellers of every kind gives the expected booleans,
+ * The checker on local fake sellers of every kind gives the expected checks, payability,
  * price and payTo; our own service passes our own checker on every paid route; and the paid
  * `x402-check` and `x402-trust` routes answer the same through real x402 payments, with the
  * payTo reputation read from real USDC transfers (or 'NOT measured' when the RPC refuses).
@@ -12,7 +12,7 @@ import { type RunningSeller, SELLER_KINDS, type SellerKind, startSeller } from "
 import { PENALTIES } from "../src/intel/trust-score.ts";
 import { createSafeFetcher } from "../src/outbound/safe-fetch.ts";
 import type { RunningService } from "../src/server/service.ts";
-import { EXPECTED_CHECKS, EXPECTED_SHAPE, freshAddress, payUsdc } from "./support/fake-sellers.ts";
+import { EXPECTED_CHECKS, EXPECTED_PAYABLE, EXPECTED_SHAPE, freshAddress, payUsdc } from "./support/fake-sellers.ts";
 import { contractOf } from "./support/price-contract.ts";
 import { buyerAccount, devnet, payingFetch, startTestService, testConfig, usdcBalance } from "./support/service.ts";
 import { type Stub, startStub } from "./support/stub-server.ts";
@@ -50,7 +50,9 @@ describe("the checker on fake sellers", () => {
     const report = await checkConformance(fetcher, { url: seller.url, method: "GET" });
     expect(report.checks).toEqual(EXPECTED_CHECKS[kind]);
     expect(report.failed_checks).toEqual(CHECK_NAMES.filter((n) => !EXPECTED_CHECKS[kind][n]));
-    expect(report.conformant).toBe(kind === "conforming_v2" || kind === "expensive");
+    expect(report.conformant).toBe(kind === "conforming_v2" || kind === "v1_only" || kind === "expensive");
+    expect(report.payable).toBe(EXPECTED_PAYABLE[kind]);
+    expect(report.discoverable).toBe(kind !== "v1_only" && EXPECTED_CHECKS[kind].bazaar_metadata);
     expect({
       reachable: report.reachable,
       status: report.status,
@@ -92,8 +94,8 @@ describe("our own service", () => {
       const route = paidRoutes[i] as (typeof paidRoutes)[number];
       // The price the contract states (test/support/price-contract.ts), not the route table's.
       const contract = contractOf(route.method, route.path);
-      expect(report.failed_checks, route.path).toEqual([]);
-      expect(report.conformant).toBe(true);
+      expect([report.status, report.error, report.failed_checks], route.path).toEqual([402, null, []]);
+      expect([report.payable, report.conformant, report.discoverable, report.discovery]).toEqual([true, true, true, "complete"]);
       expect(report.challenge_source).toBe("both");
       expect(report.price_usd).toBe(contract.usd);
       expect(report.pay_to).toBe(devnet().payTo);
@@ -105,7 +107,8 @@ describe("our own service", () => {
           amount: contract.atomic,
           payTo: devnet().payTo,
           maxTimeoutSeconds: 300,
-          extra: { name: "USD Coin", version: "2" },
+          // src/payments/requirements.ts names the EIP-712 primary type as well.
+          extra: { name: "USD Coin", version: "2", primaryType: "TransferWithAuthorization" },
         },
       ]);
     }
@@ -156,15 +159,26 @@ describe("paid x402-check and x402-trust", () => {
       reachable: true,
       status: 402,
       error: null,
+      payable: true,
+      payable_reason: null,
+      payable_options: [{ index: 0, payable: true, reason: null }],
+      clients: [
+        { family: "@x402/core", accepts: true, reason: null },
+        { family: "x402@1", accepts: false, reason: "v1 clients pay x402Version 1; the body says 2" },
+      ],
       conformant: true,
+      discoverable: true,
       x402Version: 2,
       challenge_source: "both",
       price_usd: 0.01,
       pay_to: quietPayTo,
       network: "eip155:8453",
       failed_checks: [],
+      failures: [],
       checks: EXPECTED_CHECKS.conforming_v2,
-      discovery: { well_known_url: `${seller.origin}/.well-known/x402`, openapi_url: `${seller.origin}/openapi.json` },
+      discovery: "complete",
+      discovery_urls: { well_known_url: `${seller.origin}/.well-known/x402`, openapi_url: `${seller.origin}/openapi.json` },
+      rules_version: 2,
     });
     expect(await usdcBalance(buyer.address)).toBe(before - 100_000n);
   });
@@ -173,7 +187,16 @@ describe("paid x402-check and x402-trust", () => {
     const res = await post(service, "/api/x402-check", { url: (sellers.get("dead") as RunningSeller).url });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { reachable: boolean; status: null; failed_checks: string[]; method: string };
-    expect(body).toMatchObject({ reachable: false, status: null, method: "POST", failed_checks: [...CHECK_NAMES] });
+    expect(body).toMatchObject({
+      reachable: false,
+      status: null,
+      method: "POST",
+      payable: false,
+      payable_reason: "the endpoint did not answer",
+      conformant: false,
+      discoverable: false,
+      failed_checks: [...CHECK_NAMES],
+    });
   });
 
   it("x402-check refuses a body with GET as a bad request, not charged", async () => {

@@ -78,6 +78,7 @@ export const buyPlaybookBundle = defineRoute({
     "Paid. Every playbook in full: what it solves, numbered steps each with what to do and the exact command, pitfalls, and checks that prove it worked. topic narrows the answer to one playbook id (an unknown id is a 404 listing the valid ids, not charged); format markdown adds the same content as one Markdown document.",
   tags: ["playbooks"],
   price: BUNDLE_PRICE_USDC,
+  signInRereadDays: 30,
   body: Type.Object(
     {
       topic: Type.Optional(
@@ -144,6 +145,7 @@ function howtoRoutesOf(slug: SopSlug, price: number): { get: RouteDef; post: Rou
     description: `Paid. The SOP ${slug} in full: prerequisites, numbered steps each with what to do and the exact command, pitfalls, checks that prove it worked, and the files it creates. GET and POST answer the same record.`,
     tags: ["how-to"],
     price,
+    signInRereadDays: 30,
     response: SopRecord,
     errors: ["invalid_request"],
   } as const;

@@ -1,6 +1,7 @@
 /** x402 ecosystem intelligence routes: conformance checks, directory search, trust scores. */
 import { type Static, Type } from "@sinclair/typebox";
-import { CHECK_MEANINGS, CHECK_NAMES } from "../../src/intel/conformance.ts";
+import { CHECK_MEANINGS, CHECK_NAMES, RULES_VERSION } from "../../src/intel/conformance.ts";
+import { CLIENT_FAMILIES, CLIENT_FAMILY_MEANINGS } from "../../src/intel/x402-clients.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
 import { NoInput } from "../schemas.ts";
 
@@ -26,6 +27,18 @@ export const CheckNameSchema = Type.Union(
   { description: "a check name" },
 );
 
+/** One client family's answer. */
+export const ClientAcceptanceSchema = Type.Object({
+  family: Type.Union(
+    CLIENT_FAMILIES.map((f) => Type.Literal(f)),
+    { description: CLIENT_FAMILIES.map((f) => `${f}: ${CLIENT_FAMILY_MEANINGS[f]}`).join("; ") },
+  ),
+  accepts: Type.Union([Type.Boolean(), Type.Null()], {
+    description: "true when this family produces a payment for at least one option; null when it could not be run here",
+  }),
+  reason: Type.Union([Type.String(), Type.Null()], { description: "the client's own error when it produces none" }),
+});
+
 /** What `x402-check` answers (and `x402-trust` embeds as `check`). */
 export const ConformanceReportSchema = Type.Object({
   url: Type.String(),
@@ -34,7 +47,24 @@ export const ConformanceReportSchema = Type.Object({
   reachable: Type.Boolean(),
   status: Type.Union([Type.Integer(), Type.Null()], { description: "HTTP status of the unpaid call; null when there was no HTTP answer" }),
   error: Type.Union([Type.String(), Type.Null()], { description: "why the target was unreachable (kind: message)" }),
-  conformant: Type.Boolean({ description: "every check passed" }),
+  payable: Type.Union([Type.Boolean(), Type.Null()], {
+    description:
+      "a standard client can pay: the reference client (@x402/core with the @x402/evm exact scheme) read the 402 answer with its own parser and signed a payment for at least one option, offline with a throwaway key (nothing sent). null when every option is on a network family no client is run for here (e.g. Solana)",
+  }),
+  payable_reason: Type.Union([Type.String(), Type.Null()], { description: "the reference client's own reason when not payable" }),
+  payable_options: Type.Array(
+    Type.Object({
+      index: Type.Integer({ minimum: 0, description: "position in accepts" }),
+      payable: Type.Union([Type.Boolean(), Type.Null()]),
+      reason: Type.Union([Type.String(), Type.Null()]),
+    }),
+    { description: "the reference client's answer for each option" },
+  ),
+  clients: Type.Array(ClientAcceptanceSchema, { description: "which client families produce a payment" }),
+  conformant: Type.Boolean({ description: "every protocol rule of the challenge's version holds (discovery is not part of it)" }),
+  discoverable: Type.Boolean({
+    description: "Bazaar metadata, a /.well-known/x402 discovery document and an OpenAPI document listing the route with a price",
+  }),
   x402Version: Type.Union([Type.Integer(), Type.Null()]),
   challenge_source: Type.Union([Type.Literal("header"), Type.Literal("body"), Type.Literal("both"), Type.Null()]),
   accepts: Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: "the challenge's payment options as sent" }),
@@ -42,11 +72,18 @@ export const ConformanceReportSchema = Type.Object({
     description: "USD price of the USDC option (Base first); null when not in USDC or not atomic",
   }),
   pay_to: Type.Union([Type.String(), Type.Null()], { description: "receiving address of that option" }),
-  network: Type.Union([Type.String(), Type.Null()], { description: "CAIP-2 network of that option" }),
+  network: Type.Union([Type.String(), Type.Null()], { description: "CAIP-2 network of that option (v1 names translated)" }),
   asset: Type.Union([Type.String(), Type.Null()]),
   failed_checks: Type.Array(CheckNameSchema),
+  failures: Type.Array(Type.Object({ check: CheckNameSchema, message: Type.String() }), {
+    description: "each failed check with the sentence saying what it requires and, for option rules, which option fails it",
+  }),
   checks: ConformanceChecks,
-  discovery: Type.Object({ well_known_url: Type.String(), openapi_url: Type.String() }),
+  discovery: Type.Union([Type.Literal("complete"), Type.Literal("timeout")], {
+    description: "timeout when a discovery document did not answer within its own, shorter budget (the rest of the answer is not held up)",
+  }),
+  discovery_urls: Type.Object({ well_known_url: Type.String(), openapi_url: Type.String() }),
+  rules_version: Type.Integer({ description: `version of the rules applied; currently ${RULES_VERSION}` }),
   elapsed_ms: Type.Integer({ minimum: 0 }),
 });
 export type ConformanceReportSchema = Static<typeof ConformanceReportSchema>;
@@ -58,7 +95,7 @@ export const x402Check = defineRoute({
   operationId: "checkX402Endpoint",
   summary: "Check an endpoint's x402 conformance, price and payTo",
   description:
-    "Calls the URL once without payment (method and JSON body as given) and checks: answers 402; challenge in PAYMENT-REQUIRED (base64 JSON) and/or the body; x402Version 2; accepts items with scheme, network, asset, atomic amount (or v1 maxAmountRequired), payTo, maxTimeoutSeconds, extra.name/version for EIP-3009 assets; Bazaar discovery metadata; the origin's /.well-known/x402 and /openapi.json. Extracts the USD price and payTo. Each check is a named boolean; conformant is their conjunction. An unreachable target is an answer (reachable false). Private, loopback, link-local, CGNAT, multicast and cloud-metadata targets, non-http(s) URLs and redirects to any of them are refused with 400 target_not_allowed and not charged.",
+    "Calls the URL once without payment (method and JSON body as given; budget 8 s) and answers three separate questions. payable: can a standard client pay it? The reference client (@x402/core with the @x402/evm exact scheme) reads the 402 answer with its own parser and signs a payment for each option with a throwaway key, offline (nothing is sent, no money moves); when it cannot, payable_reason carries its own reason, and clients says which client families (v2 reference, v1 x402 1.x) accept it. conformant: every protocol rule of the challenge's version holds (v2: 402, challenge in PAYMENT-REQUIRED, CAIP-2 networks, amount as an atomic integer string, asset valid for the network, payTo, EIP-712 domain in extra for EIP-3009 tokens, a body matching the header; v1: its own rules). discoverable: Bazaar metadata, a /.well-known/x402 discovery document and an /openapi.json listing the route with a price, fetched in parallel within a shorter budget (3 s) so they never hold up the answer (discovery: timeout). Each check is a named boolean; failures gives each failed rule's sentence. Extracts the USD price and payTo. An unreachable target is an answer (reachable false, payable false). Private, loopback, link-local, CGNAT, multicast and cloud-metadata targets, non-http(s) URLs and redirects to any of them are refused with 400 target_not_allowed and not charged.",
   tags: ["x402 intelligence"],
   price: 0.1,
   body: Type.Object(
@@ -154,8 +191,12 @@ export const TrustRowSchema = Type.Object({
   previous_score: Type.Union([Type.Integer(), Type.Null()], { description: "score in the previous run; null when not scored then" }),
   reachable: Type.Boolean(),
   status: Type.Union([Type.Integer(), Type.Null()]),
+  payable: Type.Union([Type.Boolean(), Type.Null()], {
+    description: "a standard client can pay; null when not measured (or scored under rules version 1)",
+  }),
   conformant: Type.Boolean(),
-  failed_checks: Type.Array(Type.String()),
+  discoverable: Type.Boolean(),
+  failed_checks: Type.Array(Type.String(), { description: "check names of the run's rules version" }),
   penalties: Type.Array(Type.String()),
   price_usd: Type.Union([Type.Number(), Type.Null()]),
   pay_to: Type.Union([Type.String(), Type.Null()]),
@@ -204,6 +245,7 @@ export const TrustLeaderboardFull = Type.Composite([
       started_at: Type.String(),
       finished_at: Type.String(),
       trigger: Type.String(),
+      rules_version: Type.Integer({ description: "version of the checks and scoring rules the run applied" }),
       sources: Type.Record(Type.String(), Type.String()),
       runs_total: Type.Integer({ description: "completed runs kept in the history" }),
     }),
@@ -219,7 +261,7 @@ const Limit = Type.Integer({ minimum: 1, maximum: 500, default: 25, description:
 const Order = Type.Union([Type.Literal("best"), Type.Literal("worst")], { default: "best", description: "best (default) or worst first" });
 const trustErrors = ["invalid_request", "unavailable"] as const;
 const trustDescription =
-  "Every origin in the public x402 catalogue (CDP Bazaar and x402 List), one representative endpoint probed each, scored 0-100 on 402 behaviour, challenge conformance, discovery documents, on-chain payTo reputation (last 25 incoming USDC transfers: count, distinct payers, age) and price sanity, with a verdict pay, pay_with_caution or avoid. The document carries the scoring rules (what_it_is), coverage, score statistics, common penalties and the top 10; rows follow ordered by score. Answers 503 (not charged) until a crawl has completed.";
+  "Every origin in the public x402 catalogue (CDP Bazaar and x402 List), one representative endpoint probed each, scored 0-100 on 402 behaviour, payability by a standard client, challenge conformance, discovery documents, on-chain payTo reputation (last 25 incoming USDC transfers: count, distinct payers, age) and price sanity, with a verdict pay, pay_with_caution or avoid; a seller no standard client can pay is always avoid. The document carries the scoring rules (what_it_is), coverage, score statistics, common penalties and the top 10; rows follow ordered by score. Answers 503 (not charged) until a crawl has completed.";
 
 /** `GET /api/trust-leaderboard`: the leaderboard with rows. */
 export const getTrustLeaderboard = defineRoute({
@@ -275,7 +317,13 @@ export const trustLeaderboardPreview = defineRoute({
 });
 
 /** One earlier crawl row of an origin. */
-const HistoryItem = Type.Object({ run_id: Type.Integer(), probed_at: Type.String(), score: Type.Integer(), verdict: VerdictSchema });
+const HistoryItem = Type.Object({
+  run_id: Type.Integer(),
+  rules_version: Type.Integer({ description: "rules the run scored with; scores of different versions are not comparable" }),
+  probed_at: Type.String(),
+  score: Type.Integer(),
+  verdict: VerdictSchema,
+});
 
 /** `POST /api/x402-trust`: score one origin now, the way the leaderboard does. */
 export const x402Trust = defineRoute({
@@ -284,7 +332,7 @@ export const x402Trust = defineRoute({
   operationId: "scoreX402Origin",
   summary: "Trust score of one x402 seller, probed now",
   description:
-    "Scores one origin now exactly as the leaderboard crawl does. A URL with a path is probed as given; a bare origin is probed at its representative catalogue endpoint, or at its root when the catalogue does not list it. The method is the one a directory states, else GET, then POST when GET answers 404 or 405. Answers the score, verdict, penalties, payTo reputation, the conformance report, the origin's place in the latest leaderboard and its earlier crawl scores. Refused targets are 400 target_not_allowed, not charged.",
+    "Scores one origin now exactly as the leaderboard crawl does. A URL with a path is probed as given; a bare origin is probed at its representative catalogue endpoint, or at its root when the catalogue does not list it. The method is the one a directory states, else GET, then POST when GET answers 404 or 405. Answers the score, verdict, penalties, payTo reputation, the check report (payable, conformant, discoverable), the origin's place in the latest leaderboard and its earlier crawl scores with the rules version of each. Refused targets are 400 target_not_allowed, not charged.",
   tags: ["x402 intelligence"],
   price: 0.05,
   body: Type.Object({ url: Url }, { additionalProperties: false }),

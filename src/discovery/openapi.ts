@@ -1,14 +1,31 @@
 /**
  * `/openapi.json` (OpenAPI 3.1.0) from the route table: every route with its schemas, price
- * and error responses; paid routes carry the `X-Payment` API-key security scheme.
+ * and error responses, in the profile agent directories read (x402scan through
+ * `@agentcash/discovery`): each paid operation declares its price in the structured
+ * `x-payment-info` and `security: []`, because the payment is not a credential: an operation
+ * whose security names an API-key scheme is listed as needing a key ("apiKey+paid"). The
+ * contract's `X-Payment` API-key scheme stays declared, describing the payment header, as the
+ * document-level default that every operation overrides. `info` carries the contact, the licence and
+ * `x-guidance` (which route answers which question, budgets, retries); ownership proofs of
+ * the `payTo` address go in `x-agentcash-provenance` and `x-discovery`.
  */
 import type { TSchema } from "@sinclair/typebox";
-import { atomicUsdc, type RouteDef } from "../../spec/route.ts";
-import { NETWORKS } from "../config.ts";
+import type { RouteDef } from "../../spec/route.ts";
+import { TAGS } from "../../spec/tags.ts";
+import type { NETWORKS } from "../config.ts";
 import { ERROR_DOCS } from "../error-docs.ts";
 
-const network = "eip155:8453" as const;
-const usdc = NETWORKS[network].usdc;
+/** What the document says beyond the route table. */
+export interface OpenApiOptions {
+  /** The service build, named in the description. */
+  version: string;
+  /** The origin the document is served from (`https://host[:port]`), for the absolute contact and licence links. */
+  origin: string;
+  /** Signatures of the origin by the `payTo` key (see src/discovery/ownership-proof.ts); none: not published. */
+  ownershipProofs?: readonly string[];
+}
+
+const network = "eip155:8453" satisfies keyof typeof NETWORKS;
 
 const ERROR_TEXT: Record<string, string> = {
   invalid_request: "Bad input: details.fields names each field and what was expected. Not charged.",
@@ -74,7 +91,8 @@ function operation(route: RouteDef): Record<string, unknown> {
     description: route.description,
     tags: [...route.tags],
     responses,
-    security: route.price === null ? [] : [{ x402: [] }],
+    // A route only a signed-in wallet may read names the SIWX scheme; any other operation asks for no credential.
+    security: route.signIn ? [{ siwx: [] }] : [],
     "x-price-usd": route.price ?? 0,
   };
   const params = queryParameters(route);
@@ -84,25 +102,79 @@ function operation(route: RouteDef): Record<string, unknown> {
     op.requestBody = { required, content: { "application/json": { schema: plain(route.body) } } };
   }
   if (route.price !== null) {
-    op["x-payment-info"] = {
-      // Both spellings crawlers are known to read: `protocols`/`pricingMode`/`price` and ours.
-      protocols: ["x402"],
-      pricingMode: "fixed",
-      price: route.price.toFixed(2),
-      protocol: "x402",
-      x402Version: 2,
-      scheme: "exact",
-      network,
-      asset: usdc,
-      amount: atomicUsdc(route.price),
-      price_usd: route.price,
-    };
+    op["x-payment-info"] = { price: priceInfo(route), protocols: [{ x402: {} }] };
   }
   return op;
 }
 
+/** A USD price as the decimal string `x-payment-info` quotes: at least two decimals, at most six (USDC's). */
+export function usdAmount(price: number): string {
+  const text = price.toFixed(6).replace(/0+$/, "");
+  const decimals = text.length - text.indexOf(".") - 1;
+  return decimals < 2 ? price.toFixed(2) : text;
+}
+
+/** The bounds of a dynamic price: its query parameter's minimum and maximum. */
+function priceBounds(route: RouteDef): { min?: number; max?: number } {
+  const param = route.dynamicPrice
+    ? (route.query?.properties[route.dynamicPrice] as { minimum?: number; maximum?: number } | undefined)
+    : undefined;
+  return {
+    ...(param?.minimum !== undefined ? { min: param.minimum } : {}),
+    ...(param?.maximum !== undefined ? { max: param.maximum } : {}),
+  };
+}
+
+/** `x-payment-info.price`: a fixed amount, or a dynamic one with the bounds an agent can pre-authorise. */
+function priceInfo(route: RouteDef): Record<string, string> {
+  if (!route.dynamicPrice) return { mode: "fixed", currency: "USD", amount: usdAmount(route.price as number) };
+  const { min, max } = priceBounds(route);
+  return {
+    mode: "dynamic",
+    currency: "USD",
+    ...(min !== undefined ? { min: usdAmount(min) } : {}),
+    ...(max !== undefined ? { max: usdAmount(max) } : {}),
+  };
+}
+
+function priceText(route: RouteDef): string {
+  if (route.price === null) return route.signIn ? "free, Sign-In-With-X" : "free";
+  const { min, max } = priceBounds(route);
+  if (route.dynamicPrice && min !== undefined && max !== undefined) return `$${usdAmount(min)}-$${usdAmount(max)}, ?${route.dynamicPrice}`;
+  return `$${usdAmount(route.price)}`;
+}
+
+/** `info.x-guidance`: how an agent should use this API, generated from the route table (kept under 4000 characters). */
+export function guidanceOf(routes: readonly RouteDef[]): string {
+  // One line per path and price: a path offered with GET and POST at one price answers one question.
+  const byPath = new Map<string, RouteDef[]>();
+  for (const route of routes) {
+    const key = `${route.path} ${route.price}`;
+    byPath.set(key, [...(byPath.get(key) ?? []), route]);
+  }
+  const lines = [...byPath.values()].map((same) => {
+    const first = same[0] as RouteDef;
+    return `- ${first.summary}: ${same.map((r) => r.method).join("/")} ${first.path} (${priceText(first)})`;
+  });
+  return [
+    "Chain data, x402 intelligence and playbooks, paid per call in USDC on Base (eip155:8453) with x402 v2, scheme exact. No account or key.",
+    "",
+    "Pay: call without payment; the 402 has the challenge in PAYMENT-REQUIRED (base64 JSON) and the body. Sign an EIP-3009 TransferWithAuthorization for accepts[0].amount to accepts[0].payTo; repeat the request with it in PAYMENT-SIGNATURE (or X-Payment). PAYMENT-RESPONSE names the settlement.",
+    "",
+    "Budget: GET /api/pricing lists every price, free; use the free indexes, previews and search first. A status >= 400 is never charged.",
+    "",
+    "Retries: 409 payment_in_progress, 429, 503: wait Retry-After, repeat with the same payment. Answer lost after paying: repeat with the same payment within 300 s, or within 24 h with its payment-identifier id or a Sign-In-With-X of the payer; never charged twice. Codes: /errors.",
+    "",
+    "Which route answers which question:",
+    ...lines,
+  ].join("\n");
+}
+
 /** The OpenAPI 3.1.0 document of `routes`. */
-export function buildOpenApi(routes: readonly RouteDef[], version: string): Record<string, unknown> {
+export function buildOpenApi(
+  routes: readonly RouteDef[],
+  { version, origin, ownershipProofs = [] }: OpenApiOptions,
+): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const item = paths[route.path] ?? {};
@@ -115,17 +187,39 @@ export function buildOpenApi(routes: readonly RouteDef[], version: string): Reco
       title: "Pay-per-call chain data and playbooks",
       version: "1.0.0",
       description: `Chain data, x402 intelligence and paid playbooks for agents. Paid routes are settled per call in USDC on Base (${network}) with x402 v2: call without payment to get the 402 challenge, sign an EIP-3009 authorisation, and repeat the call with it in X-Payment (or PAYMENT-SIGNATURE). A call that fails is never charged. Service build ${version}.`,
+      contact: { name: "Service pages and error codes", url: `${origin}/` },
+      license: { name: "Proprietary: answers are for the paying caller's own use", url: `${origin}/#terms` },
+      "x-guidance": guidanceOf(routes),
     },
     servers: [{ url: "/" }],
-    tags: [...new Set(routes.flatMap((r) => r.tags))].map((name) => ({ name })),
+    // The contract's X-Payment scheme, as the document's default; every operation overrides it
+    // with `security: []` (see the top of this file), so no operation asks for a key.
+    security: [{ x402: [] }],
+    tags: [...new Set(routes.flatMap((r) => r.tags))].map((name) => ({ name, description: TAGS[name] })),
+    ...(ownershipProofs.length > 0
+      ? { "x-agentcash-provenance": { ownershipProofs: [...ownershipProofs] }, "x-discovery": { ownershipProofs: [...ownershipProofs] } }
+      : {}),
     paths,
     components: {
       securitySchemes: {
+        ...(routes.some((r) => r.signIn)
+          ? {
+              siwx: {
+                type: "apiKey",
+                in: "header",
+                name: "SIGN-IN-WITH-X",
+                "x-agentcash-auth-kind": "siwx",
+                description:
+                  "Sign-In-With-X (CAIP-122): a wallet signature for this origin, at most 5 minutes old, each nonce once. Without it, such a route answers 401 with the sign-in-with-x declaration to sign.",
+              },
+            }
+          : {}),
         x402: {
           type: "apiKey",
           in: "header",
           name: "X-Payment",
-          description: "x402 v2 payment payload (base64 JSON with a signed EIP-3009 authorisation). PAYMENT-SIGNATURE is accepted too.",
+          description:
+            "The x402 v2 payment header: base64 JSON with a signed EIP-3009 authorisation for the quoted amount (PAYMENT-SIGNATURE is accepted too). It is a payment, not an account key: paid operations declare their price in x-payment-info and need no other credential.",
         },
       },
       schemas: {

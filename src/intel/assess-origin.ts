@@ -26,6 +26,12 @@ export interface OriginProbe {
   assessment: TrustAssessment;
 }
 
+/** Time budgets of one probe (see `CheckTarget` in src/intel/conformance.ts). */
+export interface ProbeBudgets {
+  probeTimeoutMs?: number;
+  discoveryTimeoutMs?: number;
+}
+
 /** Statuses that mean "not this method": an unknown method is tried with GET, then POST. */
 const WRONG_METHOD = new Set([404, 405]);
 
@@ -38,9 +44,16 @@ export async function probeOrigin(
   target: ProbeTarget,
   readReputation: ReputationReader,
   signal?: AbortSignal,
+  budgets: ProbeBudgets = {},
 ): Promise<OriginProbe> {
   const call = (method: "GET" | "POST") =>
-    checkConformance(fetcher, { url: target.url, method, ...(method === "POST" ? { body: {} } : {}), ...(signal ? { signal } : {}) });
+    checkConformance(fetcher, {
+      url: target.url,
+      method,
+      ...(method === "POST" ? { body: {} } : {}),
+      ...(signal ? { signal } : {}),
+      ...budgets,
+    });
   let method: "GET" | "POST" = target.method ?? "GET";
   let report = await call(method);
   if (target.method === null && report.reachable && report.status !== null && WRONG_METHOD.has(report.status)) {

@@ -1,49 +1,89 @@
 /**
- * The x402 conformance checker, used by `x402-check`, `x402-trust` and the leaderboard
- * crawl. It calls the target once without payment (method and JSON body as given), reads
- * the challenge from the `PAYMENT-REQUIRED` header (base64 JSON) and/or the JSON body, and
- * fetches the origin's `/.well-known/x402` and `/openapi.json`, all through the safe
- * fetcher. Each check is a named boolean; `conformant` is their conjunction. A refused
- * target (private, loopback...) throws `TargetNotAllowedError`; an unreachable one is an
- * answer (`reachable: false`, every check false).
+ * The x402 checker, used by `x402-check`, `x402-trust` and the leaderboard crawl. It calls the
+ * target once without payment (method and JSON body as given) and, in parallel and within a
+ * shorter time budget, fetches the origin's `/.well-known/x402` and `/openapi.json`, all
+ * through the safe fetcher. Three separate answers come out of one call:
+ *
+ * - `payable`: the reference client (src/intel/x402-clients.ts) produced a payment for at least
+ *   one option of the challenge; when not, its own reason.
+ * - `conformant`: every protocol rule of the challenge's version holds (PROTOCOL_CHECKS);
+ *   discovery is not part of the protocol.
+ * - `discoverable`: Bazaar metadata, a `/.well-known/x402` that is one, and an OpenAPI document
+ *   listing the route with a price (DISCOVERY_CHECKS).
+ *
+ * A refused target (private, loopback...) throws `TargetNotAllowedError`; an unreachable one is
+ * an answer (`reachable: false`, not payable, every check false). Slow discovery documents
+ * never hold up the answer: they get their own budget and are then reported as `timeout`.
  */
-import { OutboundError, type OutboundResponse, type SafeFetcher, TargetNotAllowedError } from "../outbound/safe-fetch.ts";
-import { isEvmNetwork, isPayToAddress, isUsdc, normaliseNetwork } from "./networks.ts";
+import { OutboundError, type SafeFetcher, TargetNotAllowedError } from "../outbound/safe-fetch.ts";
+import {
+  isAssetForNetwork,
+  isCaip2,
+  isEvmNetwork,
+  isPayToAddress,
+  isUsdc,
+  isV1NetworkName,
+  knownTokenDomain,
+  normaliseNetwork,
+} from "./networks.ts";
+import { assessPayability, type ClientAcceptance, notPayable, type OptionPayability, type Payability } from "./x402-clients.ts";
 
-/** Every check, in the order reports list them. */
-export const CHECK_NAMES = [
+/** The version of the rules below and of the trust score built on them (src/intel/trust-score.ts); stored with every crawl run. */
+export const RULES_VERSION = 2;
+
+/** The protocol's required rules: `conformant` is their conjunction. */
+export const PROTOCOL_CHECKS = [
   "returns_402",
   "has_challenge",
-  "payment_required_header",
-  "x402_version_2",
+  "challenge_transport",
+  "x402_version",
   "has_accepts",
   "accepts_fields",
+  "network_id",
+  "amount_field",
   "atomic_amount",
+  "asset_for_network",
   "has_pay_to",
-  "eip3009_extra",
-  "bazaar_metadata",
-  "well_known_x402",
-  "openapi",
+  "eip712_domain",
+  "body_matches_header",
 ] as const;
+
+/** Discovery: `discoverable` is their conjunction. Not required by the protocol. */
+export const DISCOVERY_CHECKS = ["bazaar_metadata", "well_known_x402", "openapi"] as const;
+
+/** Every check, in the order reports list them. */
+export const CHECK_NAMES = [...PROTOCOL_CHECKS, ...DISCOVERY_CHECKS] as const;
 
 /** The name of one check. */
 export type CheckName = (typeof CHECK_NAMES)[number];
 
-/** What each check asks, for documentation and the leaderboard's `what_it_is`. */
+/** What each check requires, one sentence each: the documentation and the message of a failure. */
 export const CHECK_MEANINGS: Readonly<Record<CheckName, string>> = {
-  returns_402: "an unpaid call is answered with HTTP 402",
-  has_challenge: "a payment challenge is readable from the PAYMENT-REQUIRED header or the JSON body",
-  payment_required_header: "the challenge is in the PAYMENT-REQUIRED header as base64 JSON (the x402 v2 transport)",
-  x402_version_2: "x402Version is 2",
-  has_accepts: "accepts is a non-empty array of payment options",
+  returns_402: "An unpaid call is answered with HTTP 402.",
+  has_challenge: "A payment challenge is readable from the PAYMENT-REQUIRED header or the JSON body.",
+  challenge_transport:
+    "The challenge travels where its version puts it: x402 v2 in the PAYMENT-REQUIRED header as base64 JSON (v2 clients read nothing else), v1 in the JSON body.",
+  x402_version: "x402Version is 1 or 2.",
+  has_accepts: "accepts is a non-empty array of payment options.",
   accepts_fields:
-    "every option has scheme, network, asset, an amount (amount, or v1 maxAmountRequired) and a positive integer maxTimeoutSeconds",
-  atomic_amount: 'every amount is an atomic-unit integer written as a string ("10000", not "0.01" or a number)',
-  has_pay_to: "every option has a payTo address valid for its network",
-  eip3009_extra: "every EVM option names its token's EIP-712 domain in extra.name and extra.version (needed to sign EIP-3009)",
-  bazaar_metadata: "Bazaar discovery metadata is present (extensions.bazaar, or a v1 outputSchema)",
-  well_known_x402: "the origin serves a JSON /.well-known/x402 document",
-  openapi: "the origin serves a JSON /openapi.json document with paths",
+    "Every option has scheme, network, asset, payTo and a positive integer maxTimeoutSeconds; v1 options also resource, description and mimeType.",
+  network_id:
+    "Every network is written as its version requires: a CAIP-2 id for v2 (eip155:8453, not base), a v1 network name for v1 (base, not eip155:8453).",
+  amount_field:
+    "Every option carries its version's amount field: amount for v2 (maxAmountRequired is the v1 field), maxAmountRequired for v1.",
+  atomic_amount: 'Every amount is an atomic-unit integer written as a string ("10000", not "0.01" or a number).',
+  asset_for_network:
+    "Every asset is valid for its network's family: a token contract address on eip155 networks, a base58 mint on solana networks.",
+  has_pay_to: "Every option has a payTo address valid for its network.",
+  eip712_domain:
+    "Every EIP-3009 option on an EVM network names the token's EIP-712 domain in extra.name and extra.version (the name and version the token contract signs with, for a token this checker knows).",
+  body_matches_header:
+    "For v2, a body that also carries a v2 challenge carries the same accepts as the PAYMENT-REQUIRED header (a v1 challenge in the body is a separate offer to v1 clients).",
+  bazaar_metadata: "Bazaar discovery metadata is present: extensions.bazaar in a v2 challenge, an outputSchema in a v1 option.",
+  well_known_x402:
+    "The origin serves /.well-known/x402 as an x402 discovery document: a JSON object with an integer version and a non-empty resources list.",
+  openapi:
+    "The origin serves /openapi.json as a valid OpenAPI 3 document (openapi, info.title, info.version, paths) that lists this route and method with a price in x-payment-info.",
 };
 
 /** One call to check. */
@@ -54,10 +94,25 @@ export interface CheckTarget {
   /** JSON body to send (not with GET/HEAD). */
   body?: unknown;
   signal?: AbortSignal;
+  /** Time allowed for the unpaid call; default 8 s. */
+  probeTimeoutMs?: number;
+  /** Time allowed for the discovery documents, counted from the same start; default 3 s, and never more than the probe's. */
+  discoveryTimeoutMs?: number;
 }
+
+/** Default budget of the unpaid call. */
+export const PROBE_TIMEOUT_MS = 8_000;
+/** Default budget of the discovery documents. */
+export const DISCOVERY_TIMEOUT_MS = 3_000;
 
 /** Where the challenge was found. */
 export type ChallengeSource = "header" | "body" | "both";
+
+/** One failed check, with what it requires and, for option rules, the first option failing it. */
+export interface CheckFailure {
+  check: CheckName;
+  message: string;
+}
 
 /** The checker's answer for one endpoint. */
 export interface ConformanceReport {
@@ -77,13 +132,28 @@ export interface ConformanceReport {
   /** Price in USD of the option used for the price: USDC on Base first, then USDC anywhere. */
   price_usd: number | null;
   pay_to: string | null;
-  /** CAIP-2 network of that option. */
+  /** CAIP-2 network of that option (v1 names translated). */
   network: string | null;
   asset: string | null;
+  /** A standard client can pay (see src/intel/x402-clients.ts); null when no client for the options' network family is run here. */
+  payable: boolean | null;
+  /** The reference client's reason when not payable. */
+  payable_reason: string | null;
+  /** The reference client's answer per option. */
+  payable_options: OptionPayability[];
+  /** Which client families produce a payment. */
+  clients: ClientAcceptance[];
+  /** Every protocol rule holds. */
+  conformant: boolean;
+  /** Every discovery check holds. */
+  discoverable: boolean;
   checks: Record<CheckName, boolean>;
   failed_checks: CheckName[];
-  conformant: boolean;
-  discovery: { well_known_url: string; openapi_url: string };
+  failures: CheckFailure[];
+  /** Whether both discovery documents were answered within their budget. */
+  discovery: "complete" | "timeout";
+  discovery_urls: { well_known_url: string; openapi_url: string };
+  rules_version: number;
   elapsed_ms: number;
 }
 
@@ -106,43 +176,58 @@ export function decodeChallengeHeader(value: string | undefined): Record<string,
   return isObject(decoded) ? decoded : undefined;
 }
 
-/** A body is a challenge when it is a JSON object with `accepts` or `x402Version`. */
-function challengeFromBody(body: Buffer, truncated: boolean): Record<string, unknown> | undefined {
-  if (truncated || body.length === 0) return undefined;
-  const parsed = parseJson(body.toString("utf8"));
+/** A body carries a challenge when it is a JSON object with `accepts` or `x402Version`. */
+function challengeOf(parsed: unknown): Record<string, unknown> | undefined {
   return isObject(parsed) && ("accepts" in parsed || "x402Version" in parsed) ? parsed : undefined;
 }
 
-/** The amount of one option: v2 `amount`, else v1 `maxAmountRequired`. */
-function amountOf(option: Record<string, unknown>): unknown {
-  return option.amount ?? option.maxAmountRequired;
-}
-
 const ATOMIC = /^[0-9]{1,78}$/;
+const str = (v: unknown) => typeof v === "string" && v.trim() !== "";
 
-function optionChecks(accepts: Record<string, unknown>[]) {
-  const any = accepts.length > 0;
-  const every = (test: (o: Record<string, unknown>) => boolean) => any && accepts.every(test);
-  const str = (v: unknown) => typeof v === "string" && v.trim() !== "";
+/** The amount field of an option under `version`'s rules. */
+const amountOf = (version: number | null, o: Record<string, unknown>): unknown => (version === 1 ? o.maxAmountRequired : o.amount);
+
+/** The per-option rules of `version` (anything but 1 is read as v2): for each, the index of the first failing option, or -1. */
+function optionRules(version: number | null, accepts: Record<string, unknown>[]) {
+  const v1 = version === 1;
+  const first = (test: (o: Record<string, unknown>) => boolean) => (accepts.length === 0 ? 0 : accepts.findIndex((o) => !test(o)));
   return {
-    accepts_fields: every(
+    accepts_fields: first(
       (o) =>
         str(o.scheme) &&
         str(o.network) &&
         str(o.asset) &&
-        amountOf(o) !== undefined &&
-        amountOf(o) !== null &&
+        str(o.payTo) &&
         Number.isInteger(o.maxTimeoutSeconds) &&
-        (o.maxTimeoutSeconds as number) > 0,
+        (o.maxTimeoutSeconds as number) > 0 &&
+        (!v1 || (str(o.resource) && typeof o.description === "string" && typeof o.mimeType === "string")),
     ),
-    atomic_amount: every((o) => typeof amountOf(o) === "string" && ATOMIC.test(amountOf(o) as string)),
-    has_pay_to: every((o) => isPayToAddress(normaliseNetwork(o.network), o.payTo)),
-    eip3009_extra: every((o) => {
+    network_id: first((o) => (v1 ? isV1NetworkName(o.network) : isCaip2(o.network))),
+    amount_field: first((o) => amountOf(version, o) !== undefined && amountOf(version, o) !== null),
+    atomic_amount: first((o) => typeof amountOf(version, o) === "string" && ATOMIC.test(amountOf(version, o) as string)),
+    asset_for_network: first((o) => isAssetForNetwork(normaliseNetwork(o.network), o.asset)),
+    has_pay_to: first((o) => isPayToAddress(normaliseNetwork(o.network), o.payTo)),
+    eip712_domain: first((o) => {
       const network = normaliseNetwork(o.network);
-      if (!isEvmNetwork(network) || typeof o.asset !== "string" || !/^0x[0-9a-fA-F]{40}$/.test(o.asset)) return true;
-      return isObject(o.extra) && str(o.extra.name) && str(o.extra.version);
+      const extra = isObject(o.extra) ? o.extra : undefined;
+      if (!isEvmNetwork(network) || extra?.assetTransferMethod === "permit2") return true;
+      if (!extra || !str(extra.name) || !str(extra.version)) return false;
+      const known = knownTokenDomain(network, o.asset);
+      return !known || (known.name === extra.name && known.version === extra.version);
     }),
   };
+}
+
+/** Same JSON value, key order aside. */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
+  }
+  if (isObject(a) && isObject(b)) {
+    const keys = Object.keys(a);
+    return keys.length === Object.keys(b).length && keys.every((k) => k in b && sameJson(a[k], b[k]));
+  }
+  return a === b;
 }
 
 /** The option whose price and payTo the report quotes: USDC on Base first, then USDC anywhere, then the first. */
@@ -152,9 +237,9 @@ function quotedOption(accepts: Record<string, unknown>[]): Record<string, unknow
 }
 
 /** USD of an atomic USDC amount, or null when the option is not USDC or the amount is not atomic. */
-function priceOf(option: Record<string, unknown> | undefined): number | null {
+function priceOf(version: number | null, option: Record<string, unknown> | undefined): number | null {
   if (!option || !isUsdc(normaliseNetwork(option.network), option.asset)) return null;
-  const amount = amountOf(option);
+  const amount = amountOf(version, option) ?? option.amount ?? option.maxAmountRequired;
   if (typeof amount !== "string" || !ATOMIC.test(amount)) return null;
   return Number(BigInt(amount)) / 1e6;
 }
@@ -162,62 +247,173 @@ function priceOf(option: Record<string, unknown> | undefined): number | null {
 /** Discovery documents list every route with its schemas, so they get a larger cap than answers. */
 const DISCOVERY_MAX_BYTES = 2 * 1024 * 1024;
 
-async function fetchJsonDocument(
-  fetcher: SafeFetcher,
-  url: string,
-  signal: AbortSignal | undefined,
-): Promise<Record<string, unknown> | undefined> {
+/** A discovery document: its JSON object, absent, or not fetched within the budget. */
+type DocumentResult = { kind: "json"; value: Record<string, unknown> } | { kind: "absent" } | { kind: "timeout" };
+
+async function fetchJsonDocument(fetcher: SafeFetcher, url: string, signal: AbortSignal): Promise<DocumentResult> {
   try {
-    const res = await fetcher({ url, method: "GET", maxBodyBytes: DISCOVERY_MAX_BYTES, ...(signal ? { signal } : {}) });
-    if (res.status !== 200 || res.truncated) return undefined;
+    const res = await fetcher({ url, method: "GET", maxBodyBytes: DISCOVERY_MAX_BYTES, signal });
+    if (res.status !== 200 || res.truncated) return { kind: "absent" };
     const parsed = parseJson(res.body.toString("utf8"));
-    return isObject(parsed) ? parsed : undefined;
+    return isObject(parsed) ? { kind: "json", value: parsed } : { kind: "absent" };
   } catch (error) {
     // A discovery document that is missing, unreachable or redirects somewhere refused is
     // simply absent; only the endpoint itself decides whether the target is allowed.
-    if (error instanceof OutboundError || error instanceof TargetNotAllowedError) return undefined;
+    if (signal.aborted) return { kind: "timeout" };
+    if (error instanceof OutboundError || error instanceof TargetNotAllowedError) return { kind: "absent" };
     throw error;
   }
+}
+
+/** True when `doc` is an x402 discovery document: an integer version and a non-empty list of resources (strings or objects). */
+function isWellKnownDocument(doc: Record<string, unknown> | undefined): boolean {
+  if (!doc) return false;
+  return (
+    Number.isInteger(doc.version) &&
+    Array.isArray(doc.resources) &&
+    doc.resources.length > 0 &&
+    doc.resources.every((r) => str(r) || (isObject(r) && (str(r.url) || str(r.resource) || str(r.path))))
+  );
+}
+
+const HTTP_METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+
+/** True when `doc` is a valid OpenAPI 3 document listing `method` on `pathname` with a price in `x-payment-info`. */
+function openApiListsRoute(doc: Record<string, unknown> | undefined, pathname: string, method: string): boolean {
+  if (!doc || typeof doc.openapi !== "string" || !/^3\.\d+\.\d+$/.test(doc.openapi)) return false;
+  if (!isObject(doc.info) || !str(doc.info.title) || !str(doc.info.version)) return false;
+  if (!isObject(doc.paths)) return false;
+  for (const [template, item] of Object.entries(doc.paths)) {
+    if (!template.startsWith("/") || !isObject(item)) return false;
+    for (const [key, op] of Object.entries(item)) if (HTTP_METHODS.includes(key) && !isObject(op)) return false;
+  }
+  for (const [template, item] of Object.entries(doc.paths)) {
+    const pattern = new RegExp(
+      `^${template
+        .split(/\{[^/}]+\}/)
+        .map((s) => s.replace(/[.*+?^$()|[\]\\]/g, "\\$&"))
+        .join("[^/]+")}/?$`,
+    );
+    if (!pattern.test(pathname)) continue;
+    const op = (item as Record<string, unknown>)[method.toLowerCase()];
+    if (!isObject(op)) continue;
+    const info = op["x-payment-info"];
+    if (isObject(info) && (info.price !== undefined || info.amount !== undefined || info.price_usd !== undefined)) return true;
+  }
+  return false;
+}
+
+/** Headers of the unpaid answer, case-insensitive. */
+function headerReader(headers: Record<string, string | string[] | undefined>) {
+  return (name: string): string | undefined => {
+    const value = headers[name.toLowerCase()];
+    return Array.isArray(value) ? value[0] : value;
+  };
+}
+
+function failuresOf(checks: Record<CheckName, boolean>, details: Partial<Record<CheckName, string>>): CheckFailure[] {
+  return CHECK_NAMES.filter((name) => !checks[name]).map((check) => ({
+    check,
+    message: details[check] ? `${CHECK_MEANINGS[check]} ${details[check]}` : CHECK_MEANINGS[check],
+  }));
+}
+
+/** True when every protocol rule in `checks` holds (missing rules fail). */
+export function isConformant(checks: Readonly<Record<string, boolean>>): boolean {
+  return PROTOCOL_CHECKS.every((name) => checks[name] === true);
+}
+
+/** True when every discovery check in `checks` holds (missing checks fail). */
+export function isDiscoverable(checks: Readonly<Record<string, boolean>>): boolean {
+  return DISCOVERY_CHECKS.every((name) => checks[name] === true);
 }
 
 /** Check one endpoint. Throws `TargetNotAllowedError` when the target (or a redirect) is refused. */
 export async function checkConformance(fetcher: SafeFetcher, target: CheckTarget): Promise<ConformanceReport> {
   const started = performance.now();
   const method = (target.method ?? "POST").toUpperCase();
-  let origin: string;
+  let parsedUrl: URL;
   try {
-    origin = new URL(target.url).origin;
+    parsedUrl = new URL(target.url);
   } catch {
     throw new TargetNotAllowedError(`"${target.url.slice(0, 200)}" is not a valid absolute URL.`, {
       url: target.url.slice(0, 200),
       reason: "malformed_url",
     });
   }
+  const { origin } = parsedUrl;
   const wellKnownUrl = `${origin}/.well-known/x402`;
   const openapiUrl = `${origin}/openapi.json`;
   const sendsBody = target.body !== undefined && method !== "GET" && method !== "HEAD";
-  const signal = target.signal;
+  const probeBudget = target.probeTimeoutMs ?? PROBE_TIMEOUT_MS;
+  const discoveryBudget = Math.min(target.discoveryTimeoutMs ?? DISCOVERY_TIMEOUT_MS, probeBudget);
+  const within = (ms: number) => (target.signal ? AbortSignal.any([target.signal, AbortSignal.timeout(ms)]) : AbortSignal.timeout(ms));
 
-  const [probe, wellKnown, openapi] = await Promise.allSettled([
-    fetcher({
+  const discoverySignal = within(discoveryBudget);
+  const documents = Promise.all([
+    fetchJsonDocument(fetcher, wellKnownUrl, discoverySignal),
+    fetchJsonDocument(fetcher, openapiUrl, discoverySignal),
+  ]);
+  // Settled at once so that a failing document never becomes an unhandled rejection while the probe runs.
+  const settledDocuments = documents.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+  const probeSignal = within(probeBudget);
+  let probe: Awaited<ReturnType<SafeFetcher>> | OutboundError;
+  try {
+    probe = await fetcher({
       url: target.url,
       method,
       ...(sendsBody ? { body: JSON.stringify(target.body), headers: { "content-type": "application/json" } } : {}),
-      ...(signal ? { signal } : {}),
-    }),
-    fetchJsonDocument(fetcher, wellKnownUrl, signal),
-    fetchJsonDocument(fetcher, openapiUrl, signal),
-  ]);
-  if (probe.status === "rejected" && !(probe.reason instanceof OutboundError)) throw probe.reason;
+      signal: probeSignal,
+    });
+  } catch (error) {
+    if (!(error instanceof OutboundError)) throw error;
+    probe =
+      probeSignal.aborted && !target.signal?.aborted
+        ? new OutboundError("timeout", `${parsedUrl.host} did not answer within ${probeBudget} ms.`, error)
+        : error;
+  }
 
   const checks = Object.fromEntries(CHECK_NAMES.map((name) => [name, false])) as Record<CheckName, boolean>;
+  const details: Partial<Record<CheckName, string>> = {};
+  const reachable = !(probe instanceof OutboundError);
+  const res = reachable ? (probe as Awaited<ReturnType<SafeFetcher>>) : undefined;
+
+  // The clients run while the discovery documents may still be on their way.
+  let payability: Payability;
+  let fromHeader: Record<string, unknown> | undefined;
+  let fromBody: Record<string, unknown> | undefined;
+  if (!res) payability = notPayable("the endpoint did not answer");
+  else if (res.status !== 402) payability = notPayable(`the endpoint answered ${res.status}, not 402 Payment Required`);
+  else {
+    const header = headerReader(res.headers);
+    const body = res.truncated ? undefined : parseJson(res.body.toString("utf8"));
+    fromHeader = decodeChallengeHeader(header("payment-required"));
+    fromBody = challengeOf(body);
+    payability = await assessPayability({ header, body });
+  }
+
+  const docs = await settledDocuments;
+  if (!docs.ok) throw docs.error;
+  const [wellKnown, openapi] = docs.value;
+  const discovery = wellKnown.kind === "timeout" || openapi.kind === "timeout" ? "timeout" : "complete";
+  checks.well_known_x402 = isWellKnownDocument(wellKnown.kind === "json" ? wellKnown.value : undefined);
+  checks.openapi = openApiListsRoute(openapi.kind === "json" ? openapi.value : undefined, parsedUrl.pathname, method);
+  if (wellKnown.kind === "timeout") details.well_known_x402 = `It did not answer within ${discoveryBudget} ms.`;
+  if (openapi.kind === "timeout") details.openapi = `It did not answer within ${discoveryBudget} ms.`;
+
   const base = {
     url: target.url,
     method,
-    discovery: { well_known_url: wellKnownUrl, openapi_url: openapiUrl },
-  };
-  if (probe.status === "rejected") {
-    const failure = probe.reason as OutboundError;
+    discovery,
+    discovery_urls: { well_known_url: wellKnownUrl, openapi_url: openapiUrl },
+    rules_version: RULES_VERSION,
+  } as const;
+  if (!res) {
+    const failure = probe as OutboundError;
+    const failed = [...CHECK_NAMES].filter((name) => !checks[name]);
     return {
       ...base,
       final_url: null,
@@ -231,38 +427,50 @@ export async function checkConformance(fetcher: SafeFetcher, target: CheckTarget
       pay_to: null,
       network: null,
       asset: null,
-      checks,
-      failed_checks: [...CHECK_NAMES],
+      payable: payability.payable,
+      payable_reason: payability.reason,
+      payable_options: payability.options,
+      clients: payability.clients,
       conformant: false,
+      discoverable: false,
+      checks,
+      failed_checks: failed,
+      failures: failuresOf(checks, details),
       elapsed_ms: Math.round(performance.now() - started),
     };
   }
 
-  const res: OutboundResponse = probe.value;
-  const doc = (settled: PromiseSettledResult<Record<string, unknown> | undefined>) =>
-    settled.status === "fulfilled" ? settled.value : undefined;
-  const wellKnownDoc = doc(wellKnown);
-  const openapiDoc = doc(openapi);
-  checks.well_known_x402 = wellKnownDoc !== undefined;
-  checks.openapi =
-    openapiDoc !== undefined &&
-    (typeof openapiDoc.openapi === "string" || typeof openapiDoc.swagger === "string") &&
-    isObject(openapiDoc.paths);
-
   checks.returns_402 = res.status === 402;
-  const fromHeader = checks.returns_402 ? decodeChallengeHeader(res.headers["payment-required"]) : undefined;
-  const fromBody = checks.returns_402 ? challengeFromBody(res.body, res.truncated) : undefined;
   const challenge = fromHeader ?? fromBody;
   checks.has_challenge = challenge !== undefined;
-  checks.payment_required_header = fromHeader !== undefined;
   const version = challenge && Number.isInteger(challenge.x402Version) ? (challenge.x402Version as number) : null;
-  checks.x402_version_2 = version === 2;
-  const accepts = challenge && Array.isArray(challenge.accepts) ? challenge.accepts.filter(isObject) : [];
-  checks.has_accepts = accepts.length > 0;
-  Object.assign(checks, optionChecks(accepts));
+  checks.x402_version = version === 1 || version === 2;
+  if (challenge) {
+    checks.challenge_transport = version === 1 ? fromBody !== undefined : fromHeader !== undefined;
+    // A v1 challenge in the body beside a v2 header is the v1 offer of a seller serving both
+    // versions (v1 clients read only the body); it is judged by what v1 clients make of it.
+    const v1Offer = fromBody?.x402Version === 1 && fromHeader?.x402Version === 2;
+    checks.body_matches_header =
+      version === 1 ||
+      !fromHeader ||
+      !fromBody ||
+      v1Offer ||
+      ((fromBody.x402Version === undefined || fromBody.x402Version === fromHeader.x402Version) &&
+        sameJson(fromBody.accepts, fromHeader.accepts));
+  }
+  const listed: unknown[] = challenge && Array.isArray(challenge.accepts) ? challenge.accepts : [];
+  const accepts = listed.filter(isObject);
+  checks.has_accepts = accepts.length > 0 && accepts.length === listed.length;
+  for (const [rule, index] of Object.entries(optionRules(version, accepts)) as [CheckName, number][]) {
+    checks[rule] = index === -1;
+    const option = accepts[index];
+    if (option) details[rule] = `Option ${index} fails it (network ${JSON.stringify(option.network ?? null)}).`;
+  }
   checks.bazaar_metadata =
     challenge !== undefined &&
-    ((isObject(challenge.extensions) && isObject(challenge.extensions.bazaar)) || accepts.some((o) => isObject(o.outputSchema)));
+    (version === 1
+      ? accepts.some((o) => isObject(o.outputSchema))
+      : isObject(challenge.extensions) && isObject(challenge.extensions.bazaar));
 
   const quoted = quotedOption(accepts);
   const failed = CHECK_NAMES.filter((name) => !checks[name]);
@@ -275,13 +483,19 @@ export async function checkConformance(fetcher: SafeFetcher, target: CheckTarget
     x402Version: version,
     challenge_source: fromHeader && fromBody ? "both" : fromHeader ? "header" : fromBody ? "body" : null,
     accepts,
-    price_usd: priceOf(quoted),
+    price_usd: priceOf(version, quoted),
     pay_to: quoted && typeof quoted.payTo === "string" && quoted.payTo !== "" ? quoted.payTo : null,
     network: quoted ? normaliseNetwork(quoted.network) : null,
     asset: quoted && typeof quoted.asset === "string" ? quoted.asset : null,
+    payable: payability.payable,
+    payable_reason: payability.reason,
+    payable_options: payability.options,
+    clients: payability.clients,
+    conformant: isConformant(checks),
+    discoverable: isDiscoverable(checks),
     checks,
     failed_checks: failed,
-    conformant: failed.length === 0,
+    failures: failuresOf(checks, details),
     elapsed_ms: Math.round(performance.now() - started),
   };
 }

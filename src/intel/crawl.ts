@@ -10,7 +10,7 @@ import { UpstreamError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { type SafeFetcher, TargetNotAllowedError } from "../outbound/safe-fetch.ts";
 import type { Store } from "../store/store.ts";
-import { probeOrigin } from "./assess-origin.ts";
+import { type ProbeBudgets, probeOrigin } from "./assess-origin.ts";
 import { type Catalogue, groupByOrigin, representativeEndpoint } from "./catalogue.ts";
 import { CHECK_NAMES, type CheckName } from "./conformance.ts";
 import { failRun, finishRun, insertRows, type RunSummary, startRun, summarise, type TrustRecord } from "./leaderboard.ts";
@@ -145,6 +145,15 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlResult> {
   }
 }
 
+/**
+ * Budgets inside one origin's limit: the unpaid call may use most of it (a GET answering 404
+ * may be followed by a POST), the discovery documents a shorter share, so a slow
+ * /openapi.json never costs more than the call itself.
+ */
+function probeBudgets(options: Pick<CrawlOptions, "originTimeoutMs">): ProbeBudgets {
+  return { probeTimeoutMs: options.originTimeoutMs, discoveryTimeoutMs: Math.max(250, Math.floor(options.originTimeoutMs / 2)) };
+}
+
 async function probeOne(
   origin: string,
   endpoints: Parameters<typeof representativeEndpoint>[0],
@@ -158,7 +167,13 @@ async function probeOne(
   const signal = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
   const base = { origin, endpoint: target.url, endpoints: endpoints.length, probed_at: probedAt };
   try {
-    const probe = await probeOrigin(options.fetcher, { url: target.url, method: target.method }, readReputation, signal);
+    const probe = await probeOrigin(
+      options.fetcher,
+      { url: target.url, method: target.method },
+      readReputation,
+      signal,
+      probeBudgets(options),
+    );
     const r = probe.report;
     return {
       ...base,
@@ -169,6 +184,9 @@ async function probeOne(
       verdict: probe.assessment.verdict,
       penalties: probe.assessment.penalties,
       checks: r.checks,
+      payable: r.payable,
+      conformant: r.conformant,
+      discoverable: r.discoverable,
       price_usd: r.price_usd,
       pay_to: r.pay_to,
       network: r.network,
@@ -191,6 +209,9 @@ async function probeOne(
       verdict: assessment.verdict,
       penalties: assessment.penalties,
       checks: NO_CHECKS,
+      payable: refused ? null : false,
+      conformant: false,
+      discoverable: false,
       price_usd: null,
       pay_to: null,
       network: null,

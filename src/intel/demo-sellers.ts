@@ -123,7 +123,15 @@ function handler(spec: SellerSpec, origin: () => string) {
       if (!servesDiscovery(spec.kind)) return json(404, { error: "not found" });
       return path === "/.well-known/x402"
         ? json(200, { version: 1, resources: [`GET ${SELLER_PATH}`] })
-        : json(200, { openapi: "3.1.0", info: { title: "demo seller", version: "1" }, paths: { [SELLER_PATH]: { get: {} } } });
+        : json(200, {
+            openapi: "3.1.0",
+            info: { title: "demo seller", version: "1" },
+            paths: {
+              [SELLER_PATH]: {
+                get: { "x-payment-info": { protocols: ["x402"], price: "0.01", network: "eip155:8453", asset: USDC, amount: "10000" } },
+              },
+            },
+          });
     }
     const url = `${origin()}${path}`;
     switch (spec.kind) {

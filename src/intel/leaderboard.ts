@@ -8,7 +8,7 @@ import { type TrustLeaderboardDocument, type TrustLeaderboardFull, type TrustRow
 import type { FunctionConfig } from "../context.ts";
 import { UpstreamError } from "../errors.ts";
 import type { Queryable, Store } from "../store/store.ts";
-import { CHECK_NAMES, type CheckName } from "./conformance.ts";
+import { type CheckName, isConformant, isDiscoverable, RULES_VERSION } from "./conformance.ts";
 import type { Reputation } from "./reputation.ts";
 import { CAVEAT, describeScoring, NOT_CHECKED, PENALTIES, type PenaltyId, penaltyTexts, type Verdict } from "./trust-score.ts";
 
@@ -25,6 +25,10 @@ export interface TrustRecord {
   verdict: Verdict;
   penalties: PenaltyId[];
   checks: Record<CheckName, boolean>;
+  /** A standard client can pay; null when not measured. */
+  payable: boolean | null;
+  conformant: boolean;
+  discoverable: boolean;
   price_usd: number | null;
   pay_to: string | null;
   network: string | null;
@@ -53,17 +57,19 @@ export interface RunInfo {
   started_at: string;
   finished_at: string;
   trigger: string;
+  /** The rules the run scored with (src/intel/conformance.ts RULES_VERSION at the time). */
+  rules_version: number;
   summary: RunSummary;
 }
 
 const iso = (value: unknown): string => (value instanceof Date ? value : new Date(String(value))).toISOString();
 const json = <T>(value: unknown): T => (typeof value === "string" ? (JSON.parse(value) as T) : (value as T));
 
-/** Open a run; returns its id. */
+/** Open a run under the current rules version; returns its id. */
 export async function startRun(store: Queryable, trigger: string, startedAt: Date): Promise<number> {
   const [row] = await store.query<{ id: string | number }>(
-    "insert into trust_runs (trigger, status, started_at) values ($1, 'running', $2) returning id",
-    [trigger, startedAt.toISOString()],
+    "insert into trust_runs (trigger, status, started_at, rules_version) values ($1, 'running', $2, $3) returning id",
+    [trigger, startedAt.toISOString(), RULES_VERSION],
   );
   return Number(row?.id);
 }
@@ -71,7 +77,7 @@ export async function startRun(store: Queryable, trigger: string, startedAt: Dat
 /** Record rows of a run (one statement for the batch). */
 export async function insertRows(store: Queryable, runId: number, rows: readonly TrustRecord[]): Promise<void> {
   if (rows.length === 0) return;
-  const columns = 18;
+  const columns = 21;
   const params: unknown[] = [];
   const tuples = rows.map((r, i) => {
     params.push(
@@ -86,6 +92,9 @@ export async function insertRows(store: Queryable, runId: number, rows: readonly
       r.verdict,
       JSON.stringify(r.penalties),
       JSON.stringify(r.checks),
+      r.payable,
+      r.conformant,
+      r.discoverable,
       r.price_usd === null ? null : String(r.price_usd),
       r.pay_to,
       r.network,
@@ -99,7 +108,7 @@ export async function insertRows(store: Queryable, runId: number, rows: readonly
   });
   await store.query(
     `insert into trust_rows (run_id, origin, endpoint, method, endpoints, reachable, status, score, verdict, penalties, checks,
-       price_usd, pay_to, network, x402_version, reputation, latency_ms, probed_at)
+       payable, conformant, discoverable, price_usd, pay_to, network, x402_version, reputation, latency_ms, probed_at)
      values ${tuples.join(", ")}
      on conflict (run_id, origin) do nothing`,
     params,
@@ -169,15 +178,21 @@ export async function lastRunStart(store: Queryable): Promise<Date | null> {
 
 /** The latest completed run, or null. */
 export async function latestRun(store: Queryable): Promise<RunInfo | null> {
-  const [row] = await store.query<{ id: string | number; started_at: unknown; finished_at: unknown; trigger: string; summary: unknown }>(
-    "select id, started_at, finished_at, trigger, summary from trust_runs where status = 'done' order by id desc limit 1",
-  );
+  const [row] = await store.query<{
+    id: string | number;
+    started_at: unknown;
+    finished_at: unknown;
+    trigger: string;
+    rules_version: number;
+    summary: unknown;
+  }>("select id, started_at, finished_at, trigger, rules_version, summary from trust_runs where status = 'done' order by id desc limit 1");
   if (!row) return null;
   return {
     id: Number(row.id),
     started_at: iso(row.started_at),
     finished_at: iso(row.finished_at),
     trigger: row.trigger,
+    rules_version: Number(row.rules_version),
     summary: json<RunSummary>(row.summary),
   };
 }
@@ -223,6 +238,9 @@ interface RowRecord {
   verdict: Verdict;
   penalties: unknown;
   checks: unknown;
+  payable: boolean | null;
+  conformant: boolean | null;
+  discoverable: boolean | null;
   price_usd: string | null;
   pay_to: string | null;
   network: string | null;
@@ -235,8 +253,9 @@ interface RowRecord {
 }
 
 function toRow(r: RowRecord): TrustRowSchema {
-  const checks = json<Record<CheckName, boolean>>(r.checks);
-  const failed = CHECK_NAMES.filter((name) => !checks[name]);
+  // Checks as the row's own rules version named them: rows of earlier runs keep their names.
+  const checks = json<Record<string, boolean>>(r.checks);
+  const failed = Object.keys(checks).filter((name) => !checks[name]);
   return {
     rank: Number(r.rank),
     origin: r.origin,
@@ -248,7 +267,9 @@ function toRow(r: RowRecord): TrustRowSchema {
     previous_score: r.previous_score,
     reachable: r.reachable,
     status: r.status,
-    conformant: failed.length === 0,
+    payable: r.payable,
+    conformant: r.conformant ?? isConformant(checks),
+    discoverable: r.discoverable ?? isDiscoverable(checks),
     failed_checks: failed,
     penalties: penaltyTexts(json<PenaltyId[]>(r.penalties)),
     price_usd: r.price_usd === null ? null : Number(r.price_usd),
@@ -285,7 +306,7 @@ async function readRows(store: Queryable, runId: number, q: RowQuery): Promise<{
        select r.*, row_number() over (order by r.score desc, r.origin asc) as rank from trust_rows r where r.run_id = $1
      )
      select ranked.origin, ranked.endpoint, ranked.method, ranked.endpoints, ranked.reachable, ranked.status, ranked.score, ranked.verdict,
-            ranked.penalties, ranked.checks, ranked.price_usd::text as price_usd, ranked.pay_to, ranked.network, ranked.x402_version,
+            ranked.penalties, ranked.checks, ranked.payable, ranked.conformant, ranked.discoverable, ranked.price_usd::text as price_usd, ranked.pay_to, ranked.network, ranked.x402_version,
             ranked.reputation, ranked.latency_ms, ranked.probed_at, ranked.rank, p.score as previous_score
      from ranked left join trust_rows p on p.run_id = $4 and p.origin = ranked.origin
      where ${filters}
@@ -340,6 +361,7 @@ export async function fullLeaderboard(store: Store, context: DocumentContext, q:
       started_at: run.started_at,
       finished_at: run.finished_at,
       trigger: run.trigger,
+      rules_version: run.rules_version,
       sources: Object.fromEntries(Object.entries(run.summary.sources).sort(([a], [b]) => (a < b ? -1 : 1))),
       runs_total: runs?.n ?? 0,
     },
@@ -378,11 +400,17 @@ export async function originHistory(
   store: Queryable,
   origin: string,
   limit = 20,
-): Promise<{ run_id: number; probed_at: string; score: number; verdict: Verdict }[]> {
-  const rows = await store.query<{ run_id: string | number; probed_at: unknown; score: number; verdict: Verdict }>(
-    `select r.run_id, r.probed_at, r.score, r.verdict from trust_rows r join trust_runs t on t.id = r.run_id
+): Promise<{ run_id: number; rules_version: number; probed_at: string; score: number; verdict: Verdict }[]> {
+  const rows = await store.query<{ run_id: string | number; rules_version: number; probed_at: unknown; score: number; verdict: Verdict }>(
+    `select r.run_id, t.rules_version, r.probed_at, r.score, r.verdict from trust_rows r join trust_runs t on t.id = r.run_id
      where r.origin = $1 and t.status = 'done' order by r.run_id desc limit $2`,
     [origin, limit],
   );
-  return rows.map((r) => ({ run_id: Number(r.run_id), probed_at: iso(r.probed_at), score: r.score, verdict: r.verdict }));
+  return rows.map((r) => ({
+    run_id: Number(r.run_id),
+    rules_version: Number(r.rules_version),
+    probed_at: iso(r.probed_at),
+    score: r.score,
+    verdict: r.verdict,
+  }));
 }

@@ -42,6 +42,48 @@ export function normaliseNetwork(network: unknown): string | null {
   return ALIASES[text.toLowerCase()] ?? text;
 }
 
+/** True when `network` is written as a CAIP-2 id (`namespace:reference`, e.g. `eip155:8453`), as x402 v2 requires. */
+export function isCaip2(network: unknown): boolean {
+  return typeof network === "string" && /^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}$/.test(network);
+}
+
+/** True when `network` is a v1 short name (`base`, `base-sepolia`...), as x402 v1 clients expect. */
+export function isV1NetworkName(network: unknown): boolean {
+  return typeof network === "string" && network in ALIASES;
+}
+
+/** True when `value` is a 20-byte hex EVM address (any letter case). */
+export function isEvmAddress(value: unknown): value is `0x${string}` {
+  return typeof value === "string" && /^0x[0-9a-fA-F]{40}$/.test(value);
+}
+
+/** True when `asset` can be a token on `network`: an EVM address on eip155:*, a base58 mint on solana:*, anything non-empty elsewhere. */
+export function isAssetForNetwork(network: string | null, asset: unknown): boolean {
+  if (typeof asset !== "string" || asset.trim() === "") return false;
+  if (isEvmNetwork(network)) return isEvmAddress(asset);
+  if (network?.startsWith("solana:")) return /^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(asset);
+  return true;
+}
+
+/**
+ * The EIP-712 domain (name, version) of USDC per CAIP-2 network, as the token contracts
+ * declare it (the same table as @x402/evm's default assets). A payment signed with another
+ * name or version is refused by the token, so a challenge quoting a different one is unpayable.
+ */
+const USDC_DOMAIN: Readonly<Record<string, { name: string; version: string }>> = {
+  "eip155:8453": { name: "USD Coin", version: "2" },
+  "eip155:84532": { name: "USDC", version: "2" },
+  "eip155:1": { name: "USD Coin", version: "2" },
+  "eip155:137": { name: "USD Coin", version: "2" },
+  "eip155:43114": { name: "USD Coin", version: "2" },
+  "eip155:42161": { name: "USD Coin", version: "2" },
+};
+
+/** The EIP-712 domain of `asset` on `network` when it is a USDC contract this table knows, else undefined. */
+export function knownTokenDomain(network: string | null, asset: unknown): { name: string; version: string } | undefined {
+  return network && isUsdc(network, asset) ? USDC_DOMAIN[network] : undefined;
+}
+
 /** True when `network` is an EVM chain (CAIP-2 namespace eip155). */
 export function isEvmNetwork(network: string | null): boolean {
   return network?.startsWith("eip155:") ?? false;

@@ -4,7 +4,7 @@
  * leaderboard document's `what_it_is` and `common_penalties` are written from this table,
  * so what a reader sees is exactly what is applied.
  */
-import type { ConformanceReport } from "./conformance.ts";
+import { type ConformanceReport, RULES_VERSION } from "./conformance.ts";
 import type { Reputation } from "./reputation.ts";
 
 /** Verdicts, best first. */
@@ -14,7 +14,13 @@ export const VERDICTS = ["pay", "pay_with_caution", "avoid"] as const;
 export type Verdict = (typeof VERDICTS)[number];
 
 /** What a rule is about: the five areas the score covers. */
-export type ScoreArea = "402 behaviour" | "challenge conformance" | "discovery documents" | "payTo reputation" | "price sanity";
+export type ScoreArea =
+  | "402 behaviour"
+  | "payability"
+  | "challenge conformance"
+  | "discovery documents"
+  | "payTo reputation"
+  | "price sanity";
 
 /** One scoring rule. */
 export interface PenaltyRule {
@@ -43,36 +49,71 @@ export const PENALTIES = {
     blocking: true,
     text: "402 without a readable payment challenge (PAYMENT-REQUIRED header or JSON body)",
   },
+  not_payable: {
+    area: "payability",
+    points: 50,
+    blocking: true,
+    text: "no standard client can pay it: the reference x402 client (@x402/core with @x402/evm) produces no payment for any option",
+  },
   no_accepts: { area: "challenge conformance", points: 30, blocking: true, text: "challenge lists no payment options (accepts)" },
   no_pay_to: { area: "challenge conformance", points: 30, blocking: true, text: "no valid payTo address: where the money goes is unknown" },
   bad_amount: {
     area: "challenge conformance",
     points: 15,
     blocking: true,
-    text: "amount is not an atomic integer string (buyers cannot sign the right value)",
+    text: "amount missing or not an atomic integer string in its version's field (amount for v2, maxAmountRequired for v1)",
   },
-  bad_accepts: {
+  bad_asset: {
     area: "challenge conformance",
     points: 15,
     blocking: false,
-    text: "payment options miss scheme, network, asset, amount or maxTimeoutSeconds",
+    text: "asset not valid for its network (a token contract address on EVM networks)",
+  },
+  bad_network_id: {
+    area: "challenge conformance",
+    points: 10,
+    blocking: false,
+    text: "network not written as its version requires (CAIP-2 such as eip155:8453 for v2, a name such as base for v1)",
+  },
+  no_eip712_domain: {
+    area: "challenge conformance",
+    points: 10,
+    blocking: false,
+    text: "EVM option without the token's EIP-712 domain in extra.name/extra.version (needed to sign EIP-3009)",
   },
   no_header: {
     area: "challenge conformance",
-    points: 5,
+    points: 10,
     blocking: false,
-    text: "challenge not in the PAYMENT-REQUIRED header (x402 v2 transport)",
+    text: "challenge not where its version puts it (v2: the PAYMENT-REQUIRED header; v1: the JSON body)",
+  },
+  body_mismatch: {
+    area: "challenge conformance",
+    points: 25,
+    blocking: false,
+    text: "the body's challenge differs from the PAYMENT-REQUIRED header's: buyers reading one or the other are quoted different terms",
+  },
+  bad_accepts: {
+    area: "challenge conformance",
+    points: 10,
+    blocking: false,
+    text: "payment options miss scheme, network, asset, payTo or maxTimeoutSeconds (v1: also resource, description, mimeType)",
   },
   not_v2: { area: "challenge conformance", points: 5, blocking: false, text: "not x402 version 2" },
-  no_eip3009_extra: {
-    area: "challenge conformance",
-    points: 5,
+  payability_not_measured: {
+    area: "payability",
+    points: 0,
     blocking: false,
-    text: "EVM option without extra.name/extra.version (EIP-712 domain for EIP-3009)",
+    text: "payability NOT measured: no option on a network this checker runs a client for (EVM)",
   },
   no_bazaar: { area: "discovery documents", points: 3, blocking: false, text: "no Bazaar discovery metadata in the challenge" },
-  no_well_known: { area: "discovery documents", points: 3, blocking: false, text: "no /.well-known/x402 document" },
-  no_openapi: { area: "discovery documents", points: 3, blocking: false, text: "no /openapi.json document" },
+  no_well_known: { area: "discovery documents", points: 3, blocking: false, text: "no /.well-known/x402 discovery document" },
+  no_openapi: {
+    area: "discovery documents",
+    points: 3,
+    blocking: false,
+    text: "no /openapi.json document listing the route with a price",
+  },
   no_usdc_received: { area: "payTo reputation", points: 15, blocking: false, text: "payTo received no USDC in the scanned window" },
   few_payers: {
     area: "payTo reputation",
@@ -117,20 +158,25 @@ export function assessTrust(report: ConformanceReport, reputation: Reputation): 
   if (!c.returns_402) penalties.push("not_402");
   else if (!c.has_challenge) penalties.push("no_challenge");
   else {
-    if (!c.payment_required_header) penalties.push("no_header");
-    if (!c.x402_version_2) penalties.push("not_v2");
+    if (report.payable === false) penalties.push("not_payable");
+    else if (report.payable === null) penalties.push("payability_not_measured");
+    if (!c.challenge_transport) penalties.push("no_header");
+    if (!c.body_matches_header) penalties.push("body_mismatch");
+    if (report.x402Version !== 2) penalties.push("not_v2");
     if (!c.has_accepts) penalties.push("no_accepts");
     else {
       if (!c.accepts_fields) penalties.push("bad_accepts");
-      if (!c.atomic_amount) penalties.push("bad_amount");
+      if (!c.network_id) penalties.push("bad_network_id");
+      if (!c.amount_field || !c.atomic_amount) penalties.push("bad_amount");
+      if (!c.asset_for_network) penalties.push("bad_asset");
       if (!c.has_pay_to) penalties.push("no_pay_to");
-      if (!c.eip3009_extra) penalties.push("no_eip3009_extra");
+      if (!c.eip712_domain) penalties.push("no_eip712_domain");
     }
     if (!c.bazaar_metadata) penalties.push("no_bazaar");
     if (!reputation.measured) penalties.push("reputation_not_measured");
     else if (reputation.transfers === 0) penalties.push("no_usdc_received");
     else if ((reputation.distinct_payers ?? 0) < MIN_DISTINCT_PAYERS) penalties.push("few_payers");
-    if (c.has_accepts && c.atomic_amount) {
+    if (c.has_accepts && c.amount_field && c.atomic_amount) {
       const price = report.price_usd;
       if (price === null) penalties.push("price_unknown");
       else if (price === 0) penalties.push("price_zero");
@@ -152,7 +198,9 @@ function withVerdict(penalties: PenaltyId[], reputation: Reputation): TrustAsses
   const score = Math.max(0, 100 - penalties.reduce((sum, id) => sum + PENALTIES[id].points, 0));
   const blocked = penalties.some((id) => PENALTIES[id].blocking);
   const received = reputation.measured && reputation.transfers > 0;
-  const verdict: Verdict = blocked || score < AVOID_BELOW_SCORE ? "avoid" : score >= PAY_MIN_SCORE && received ? "pay" : "pay_with_caution";
+  const measuredPayable = !penalties.includes("payability_not_measured");
+  const verdict: Verdict =
+    blocked || score < AVOID_BELOW_SCORE ? "avoid" : score >= PAY_MIN_SCORE && received && measuredPayable ? "pay" : "pay_with_caution";
   return { score, verdict, penalties };
 }
 
@@ -169,10 +217,17 @@ export function describeScoring(): string {
     .join("; ");
   return (
     "Every origin in the public x402 catalogue (the CDP Bazaar discovery API and x402 List, merged by URL), one representative endpoint " +
-    "probed each without payment, scored 0-100 on 402 behaviour, challenge conformance, discovery documents, on-chain payTo reputation " +
-    `(its last 25 incoming USDC transfers on Base: count, distinct payers, age) and price sanity. Score = 100 minus penalties: ${rules}. ` +
-    `Verdict: avoid when a penalty marked * applies or the score is below ${AVOID_BELOW_SCORE}; pay when the score is at least ${PAY_MIN_SCORE} ` +
-    "and the payTo has received USDC; otherwise pay_with_caution. A reputation that could not be read is marked 'NOT measured' and never earns pay."
+    "probed each without payment, scored 0-100 on 402 behaviour, payability, challenge conformance, discovery documents, on-chain payTo reputation " +
+    "(its last 25 incoming USDC transfers on Base: count, distinct payers, age) and price sanity. " +
+    "Payable means a standard client can pay: the reference x402 client (@x402/core with the @x402/evm exact scheme) reads the 402 answer " +
+    "with its own parser and signs a payment for an option with a throwaway key, offline (nothing is sent). " +
+    "Conformance follows the challenge's own version: for x402 v2, CAIP-2 network ids, an atomic amount in amount, an asset valid for its network, " +
+    "the token's EIP-712 domain in extra, the challenge in the PAYMENT-REQUIRED header and a body matching it; for v1, the v1 rules. " +
+    `Discovery documents are scored apart and never make a seller unpayable. Score = 100 minus penalties: ${rules}. ` +
+    `Verdict: avoid when a penalty marked * applies (whatever the score: an unpayable seller is always avoid) or the score is below ${AVOID_BELOW_SCORE}; ` +
+    `pay when the score is at least ${PAY_MIN_SCORE}, the payTo has received USDC and payability was measured; otherwise pay_with_caution. ` +
+    `A reputation or payability that could not be measured is marked 'NOT measured' and never earns pay. Rules version ${RULES_VERSION}; ` +
+    "runs scored under earlier rules say so in their run's rules_version."
   );
 }
 
@@ -183,9 +238,11 @@ export const NOT_CHECKED: readonly string[] = [
   "operator identity or company ownership",
   "content accuracy of the paid answers",
   "on-chain payTo reputation on chains other than Base (eip155:8453): such rows say 'NOT measured'; Solana and other networks get the conformance checks only",
+  "payability on networks other than EVM (eip155:*): no Solana client is run, so a Solana-only seller's payability says 'NOT measured'",
+  "whether the payment would settle: the signed payment is checked offline, never sent to a facilitator or the chain",
   "endpoints of an origin other than the one representative endpoint probed",
 ];
 
 /** How to read the leaderboard. */
 export const CAVEAT =
-  "A high score means the seller's unpaid answer and challenge are well-formed and its payTo receives USDC; it does not vouch for what you get after paying. Probe again with POST /api/x402-trust before a large payment.";
+  "A high score means the seller's unpaid answer and challenge are well-formed, a standard x402 client can sign a payment for it, and its payTo receives USDC; it does not vouch for what you get after paying. Probe again with POST /api/x402-trust before a large payment.";

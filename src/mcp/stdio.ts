@@ -20,6 +20,7 @@ import { isHex, parseUnits } from "viem";
 import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import packageJson from "../../package.json" with { type: "json" };
 import type { RouteDef } from "../../spec/route.ts";
+import { atomicUsdc } from "../../spec/route.ts";
 import { NETWORKS } from "../config.ts";
 import { toolError, toolResultOf } from "./results.ts";
 import { type Reservation, SpendCaps } from "./spend-caps.ts";
@@ -143,7 +144,9 @@ async function callPaidTool(
   args: Record<string, unknown> | undefined,
 ): Promise<CallToolResult> {
   const { route } = entry;
-  const price = priceAtomic(route) as bigint;
+  // A price chosen by the caller (a top-up's amount) is checked at that amount; the challenge is checked again.
+  const chosen = route.dynamicPrice ? args?.[route.dynamicPrice] : undefined;
+  const price = typeof chosen === "number" && chosen > 0 ? BigInt(atomicUsdc(chosen)) : (priceAtomic(route) as bigint);
   if (!options.buyer) {
     return toolError(
       "buyer_key_missing",

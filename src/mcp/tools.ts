@@ -33,7 +33,8 @@ export function priceAtomic(route: RouteDef): bigint | null {
 
 /** The JSON Schema of a route's input, as plain JSON (TypeBox's symbol keys dropped). */
 function inputSchemaOf(route: RouteDef): Tool["inputSchema"] {
-  const schema = route.method === "GET" ? route.query : route.body;
+  // A POST without a body takes its query as its input (the top-up's amount).
+  const schema = route.method === "GET" ? route.query : (route.body ?? route.query);
   return schema ? (JSON.parse(JSON.stringify(schema)) as Tool["inputSchema"]) : { ...NO_INPUT };
 }
 
@@ -42,7 +43,9 @@ function descriptionOf(route: RouteDef): string {
   const price =
     atomic === null
       ? "Price: free, no payment needed."
-      : `Price: ${usd(atomic)} per call, paid in USDC on Base with x402; a call that fails is not charged.`;
+      : route.dynamicPrice
+        ? `Price: the ${route.dynamicPrice} you choose, in USD (default ${usd(atomic)}), paid in USDC on Base with x402; a call that fails is not charged.`
+        : `Price: ${usd(atomic)} per call, paid in USDC on Base with x402; a call that fails is not charged.`;
   const summary = /[.!?]$/.test(route.summary) ? route.summary : `${route.summary}.`;
   return `${summary}\n\n${route.description}\n\n${price}\nHTTP: ${route.method} ${route.path}.`;
 }
@@ -88,9 +91,16 @@ export function routeRequest(
     for (const [key, value] of Object.entries(args ?? {})) appendQuery(url.searchParams, key, value);
     return new Request(url, { method: "GET", headers });
   }
+  // A POST's query parameters (a top-up's amount) go in the query string, the rest in the body.
+  const inQuery = new Set(Object.keys(route.query?.properties ?? {}));
+  const body: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(args ?? {})) {
+    if (inQuery.has(key)) appendQuery(url.searchParams, key, value);
+    else body[key] = value;
+  }
   return new Request(url, {
     method: "POST",
     headers: { "Content-Type": "application/json", ...headers },
-    body: JSON.stringify(args ?? {}),
+    body: JSON.stringify(body),
   });
 }

@@ -32,11 +32,12 @@ import type { PaymentRequired } from "@x402/core/types";
 import { registerExactEvmScheme } from "@x402/evm/exact/server";
 import { bazaarResourceServerExtension } from "@x402/extensions/bazaar";
 import { paymentIdentifierResourceServerExtension } from "@x402/extensions/payment-identifier";
-import { type RouteDef, routeKey } from "../../spec/route.ts";
+import { atomicUsdc, type RouteDef, routeKey } from "../../spec/route.ts";
+import { CHAT_PRICE_USD } from "../../spec/routes/assistant.ts";
 import type { AuthorizationReader } from "../chain/authorization.ts";
 import type { Config } from "../config.ts";
 import type { VerifiedPayment } from "../context.ts";
-import { type ErrorCode, ServiceError, toErrorResponse } from "../errors.ts";
+import { type ErrorCode, InvalidRequestError, ServiceError, toErrorResponse } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import {
   type AttemptRow,
@@ -45,17 +46,20 @@ import {
   insertLedgerRow,
   type LedgerPayment,
   lastSettledFor,
+  lastSettledForRoutes,
   markLedgerRowVerified,
   openFreshAttempt,
 } from "../store/ledger.ts";
 import type { Store } from "../store/store.ts";
 import { withBudget } from "../time-budget.ts";
+import { validateQuery } from "../validate.ts";
+import { balanceOf, debitBalance, TOPUP_ROUTE, usdOf } from "./balances.ts";
 import { GuardedFacilitator, SETTLEMENT_UNKNOWN } from "./facilitator.ts";
 import { type HeldLeases, holding, type InFlightRegistry, releaseAll, whileClaimed } from "./inflight.ts";
 import { KEPT_HEADERS, type KeptAnswer, keepAnswer, keptAnswerOf, MAX_KEPT_ANSWER_BYTES, settleAndKeep } from "./kept-answers.ts";
 import { type DecodedPayment, decodePayment, isProblem, signedByPayer, type TokenDomain } from "./payload.ts";
 import { paymentRoutes } from "./requirements.ts";
-import { SIWX_HEADER, signedInPayer } from "./sign-in.ts";
+import { SIWX_HEADER, signedInPayer, signInDeclaration } from "./sign-in.ts";
 import { resolveAuthorization } from "./upkeep.ts";
 
 /** What a paid function receives from the gate. */
@@ -206,21 +210,27 @@ export class PaymentGate {
       const header = paymentHeaderOf(request.headers);
       if (header instanceof ServiceError) return errorResponse(header);
       const siwx = request.headers.get(SIWX_HEADER);
+      // A price read from the query is quoted only for a valid query.
+      if (route.dynamicPrice && route.query) validateQuery(route.query, url.searchParams);
       // HEAD asks what a GET would answer without a body: the challenge, never a paid run.
-      if (request.method === "HEAD" || (header === undefined && siwx === null)) return await this.challenge(request, route, url);
+      if (request.method === "HEAD") return await this.challenge(request, route, url);
+      // A body naming a prepaid balance, without a payment: the balance pays, for its own wallet only.
+      const body = route.balancePayable || header !== undefined || siwx !== null ? new Uint8Array(await request.arrayBuffer()) : undefined;
+      const userId = route.balancePayable && header === undefined && body ? balanceUserOf(body) : undefined;
+      if (userId === undefined && header === undefined && siwx === null) return await this.challenge(request, route, url);
 
-      const body = new Uint8Array(await request.arrayBuffer());
       const attempt: Attempt = {
         request,
         route,
         url,
-        body,
-        requestHash: requestHash(request.method, url, body),
+        body: body as Uint8Array,
+        requestHash: requestHash(request.method, url, body as Uint8Array),
         requestId,
         run,
         signedIn: null,
         timings: {},
       };
+      if (userId !== undefined) return await this.payFromBalance(attempt, userId, siwx);
       if (siwx !== null) {
         // Behind a proxy the Host header is the caller's to choose: a sign-in binds to PUBLIC_URL there.
         const origin = this.options.config.mode === "production" && !this.options.config.publicUrl ? null : this.origin(url);
@@ -270,6 +280,7 @@ export class PaymentGate {
       });
       return inProgress("This payment is being used by another request in flight; wait for that answer, or retry in a second.");
     } catch (error) {
+      if (error instanceof InvalidRequestError) return errorResponse(error);
       if (error instanceof FacilitatorResponseError || (error instanceof ServiceError && error.code === "payment_unavailable")) {
         log.error("payment unavailable", { error: error as Error });
         return errorResponse(unavailable());
@@ -281,6 +292,119 @@ export class PaymentGate {
         }),
       );
     }
+  }
+
+  /**
+   * The wallet signed in on a free route that needs one (`RouteDef.signIn`), or the 401 to send.
+   * Behind a proxy the Host header is the caller's to choose: a sign-in binds to PUBLIC_URL there.
+   */
+  async signIn(request: Request, route: RouteDef): Promise<{ wallet: `0x${string}` } | Response> {
+    const url = new URL(request.url);
+    const header = request.headers.get(SIWX_HEADER);
+    const what = `reading this (${routeKey(route)})`;
+    if (header === null) return this.signInRefusal(url, "signin_required", `${what} needs a SIGN-IN-WITH-X header signed by your wallet.`);
+    const signed = await this.verifySignIn(header, url);
+    if ("field" in signed)
+      return this.signInRefusal(url, "signin_invalid", `The Sign-In-With-X header was refused (${signed.reason}).`, signed);
+    return { wallet: signed.payer as `0x${string}` };
+  }
+
+  private signInOrigin(url: URL): string | null {
+    return this.options.config.mode === "production" && !this.options.config.publicUrl ? null : this.origin(url);
+  }
+
+  private async verifySignIn(header: string, url: URL) {
+    const origin = this.signInOrigin(url);
+    return origin
+      ? await signedInPayer(header, origin, this.options.store)
+      : { field: "header.sign-in-with-x", expected: "the service's PUBLIC_URL to be configured", reason: "siwx_unavailable" };
+  }
+
+  /** 401: no sign-in, or a refused one; says what to sign (the same declaration challenges carry). */
+  private signInRefusal(
+    url: URL,
+    code: "signin_required" | "signin_invalid",
+    message: string,
+    details: Record<string, unknown> = {},
+  ): Response {
+    const origin = this.signInOrigin(url) ?? url.origin;
+    const resource = `${origin}${url.pathname}${url.search}`;
+    const signIn = signInDeclaration(origin, resource, this.options.config.network, SIGN_IN_STATEMENT, true);
+    const error = new ServiceError(code, 401, `${message} Nothing was charged or debited.`, {
+      details: { ...details, header: "SIGN-IN-WITH-X", sign_in: signIn },
+      headers: { "WWW-Authenticate": `SIWX realm="${origin}"`, "Cache-Control": "no-store" },
+    });
+    return errorResponse(error);
+  }
+
+  /**
+   * A message paid from the prepaid balance of `userId`: signed in by that wallet, covered by the
+   * balance, run, and debited by the function as its last step (one statement that cannot
+   * overdraw). A failure is never debited; a balance that runs short is a 402 with the challenge.
+   */
+  private async payFromBalance(attempt: Attempt, userId: string | InvalidRequestError, siwx: string | null): Promise<Response> {
+    if (userId instanceof InvalidRequestError) return errorResponse(userId);
+    const { store, log } = this.options;
+    const wallet = userId.toLowerCase();
+    if (siwx === null) {
+      return this.signInRefusal(
+        attempt.url,
+        "signin_required",
+        `Spending the balance of ${userId} needs a SIGN-IN-WITH-X header signed by that wallet.`,
+      );
+    }
+    const signed = await this.verifySignIn(siwx, attempt.url);
+    if ("field" in signed) {
+      return this.signInRefusal(attempt.url, "signin_invalid", `The Sign-In-With-X header was refused (${signed.reason}).`, signed);
+    }
+    if (signed.payer !== wallet) {
+      return this.signInRefusal(attempt.url, "signin_invalid", "The Sign-In-With-X header was signed by another wallet than user_id.", {
+        reason: "wallet_mismatch",
+        field: "body.user_id",
+        expected: "the address of the wallet that signed SIGN-IN-WITH-X",
+      });
+    }
+    const price = BigInt(atomicUsdc(attempt.route.price ?? 0));
+    const held = await balanceOf(store, wallet);
+    if (held < price) return this.insufficient(attempt, wallet, held, price);
+    let left: bigint | null | undefined;
+    const debit = async () => {
+      left ??= await debitBalance(store, wallet, price, routeKey(attempt.route), attempt.requestId);
+      return left;
+    };
+    const payment: VerifiedPayment = {
+      ...this.verifiedPayment(attempt.route, wallet, "0x", price.toString()),
+      balance: { wallet: wallet as `0x${string}`, debit },
+    };
+    const response = await this.runFunction(attempt, payment);
+    if (left === null) return this.insufficient(attempt, wallet, await balanceOf(store, wallet), price);
+    if (response.status >= 400) return response;
+    if (left === undefined) {
+      // A balance-paid function debits as its last step; one that did not is charged here, or refused.
+      log.error("balance-paid function answered without debiting", { route: routeKey(attempt.route) });
+      if ((await debit()) === null) return this.insufficient(attempt, wallet, await balanceOf(store, wallet), price);
+    }
+    log.info("balance call", {
+      request_id: attempt.requestId,
+      route: routeKey(attempt.route),
+      payer: wallet,
+      amount: price.toString(),
+      fn: attempt.timings.fn,
+    });
+    return response;
+  }
+
+  /** 402 insufficient_balance: the per-call challenge, the balance and how to top up; nothing debited. */
+  private async insufficient(attempt: Attempt, wallet: string, held: bigint, price: bigint): Promise<Response> {
+    const { challenge, header } = await this.paymentRequired(attempt.request, attempt.route, attempt.url);
+    const error = new ServiceError(
+      "insufficient_balance",
+      402,
+      `The balance of ${wallet} holds ${usdOf(held)} USDC, less than this message's ${usdOf(price)}. Nothing was debited. Top it up with POST /api/balance/topup?amount=<USD>, or pay this message per call with the challenge in this answer.`,
+      { details: { user_id: wallet, balance: usdOf(held), price: usdOf(price), top_up: "POST /api/balance/topup?amount=5" } },
+    );
+    const { body } = toErrorResponse(error);
+    return json(402, { ...challenge, ...body }, { "PAYMENT-REQUIRED": header, "Cache-Control": "no-store" });
   }
 
   /** Sync with the facilitator once (supported kinds); retried on the next call after a failure. */
@@ -313,7 +437,20 @@ export class PaymentGate {
     const result = await this.http.processHTTPRequest(this.context(request, url, route, undefined));
     if (result.type !== "payment-error") throw new Error(`${routeKey(route)} is not a paid route of the x402 config`);
     const header = result.response.headers["PAYMENT-REQUIRED"] as string;
-    return { header, challenge: decodePaymentRequiredHeader(header) };
+    const challenge = decodePaymentRequiredHeader(header);
+    // Routes a wallet may use by signing in (a balance, content it bought) say so, for wrapFetchWithSIWx.
+    const origin = this.signInOrigin(url);
+    if ((route.balancePayable || route.signInRereadDays) && origin && challenge.resource) {
+      const statement = route.balancePayable
+        ? SIGN_IN_STATEMENT
+        : `Sign in to read again what this wallet bought in the last ${route.signInRereadDays} days.`;
+      challenge.extensions = {
+        ...challenge.extensions,
+        [SIWX_HEADER]: signInDeclaration(origin, challenge.resource.url, this.options.config.network, statement),
+      };
+      return { header: encodePaymentRequiredHeader(challenge), challenge };
+    }
+    return { header, challenge };
   }
 
   /** A 402 refusal: the challenge (its `error` the reason) plus the service's error object, saying why. */
@@ -474,14 +611,17 @@ export class PaymentGate {
 
   /** Sign-In-With-X without a payment: the payer's latest settled payment of the same request, or the challenge. */
   private async redeemSignedIn(attempt: Attempt): Promise<Response> {
-    const row = await lastSettledFor(
-      this.options.store,
-      attempt.signedIn as string,
-      attempt.requestHash,
-      this.options.config.payments.redeemHours,
-    );
-    if (!row) return this.challenge(attempt.request, attempt.route, attempt.url);
-    return this.redeem(attempt, row, undefined);
+    const { store, config } = this.options;
+    const payer = attempt.signedIn as string;
+    const row = await lastSettledFor(store, payer, attempt.requestHash, config.payments.redeemHours);
+    if (row) return this.redeem(attempt, row, undefined);
+    // Content bought by this wallet (by GET or POST) is read again by signing in, for the route's days.
+    const days = attempt.route.signInRereadDays;
+    const bought = days
+      ? await lastSettledForRoutes(store, payer, [`GET ${attempt.route.path}`, `POST ${attempt.route.path}`], days * 24)
+      : undefined;
+    if (!bought) return this.challenge(attempt.request, attempt.route, attempt.url);
+    return this.redeem(attempt, bought, undefined, "signed_in_reread");
   }
 
   /** Rows still open for one authorisation (a crash, a stall): their fate on chain, within the time budget. */
@@ -494,7 +634,12 @@ export class PaymentGate {
   }
 
   /** Answer for a payment settled earlier: its kept answer, or the function run again. Never charged again. */
-  private async redeem(attempt: Attempt, paid: AttemptRow, presented: DecodedPayment | undefined): Promise<Response> {
+  private async redeem(
+    attempt: Attempt,
+    paid: AttemptRow,
+    presented: DecodedPayment | undefined,
+    reread?: "signed_in_reread",
+  ): Promise<Response> {
     const { store, log } = this.options;
     const settlement = encodePaymentResponseHeader({
       success: true,
@@ -510,15 +655,20 @@ export class PaymentGate {
         ...(paid.settlement_tx ? { settlementTx: paid.settlement_tx } : {}),
       });
     const kept = await keptAnswerOf(store, paid.payer, paid.nonce);
-    if (kept && kept.requestHash === paid.request_hash) {
-      await row("paid_retry: kept answer replayed");
+    if (kept && kept.requestHash === paid.request_hash && kept.requestHash === attempt.requestHash) {
+      await row(reread ?? "paid_retry: kept answer replayed");
       log.info("paid retry: kept answer replayed", { payer: paid.payer, tx: paid.settlement_tx });
       return new Response(kept.body, { status: kept.status, headers: { "payment-response": settlement, ...kept.headers } });
     }
     const response = await this.runFunction(attempt, this.verifiedPayment(attempt.route, paid.payer, paid.nonce, paid.amount_atomic));
     if (response.status >= 400) return response;
-    const bytes = Buffer.from(await response.arrayBuffer());
+    let bytes: Buffer<ArrayBuffer> = Buffer.from(await response.arrayBuffer());
+    if (routeKey(attempt.route) === TOPUP_ROUTE) bytes = await this.withBalance(bytes, paid.payer);
     const headers = withHeaders(response.headers, { "PAYMENT-RESPONSE": settlement });
+    if (reread) {
+      await row(reread);
+      return new Response(bytes, { status: response.status, headers });
+    }
     const answer = this.answerToKeep(attempt, headers, response.status, bytes, paid.payer, paid.nonce, new Date(paid.created_at));
     if (answer) await keepAnswer(store, answer, false);
     await row("paid_retry: answered for an earlier settled attempt");
@@ -581,7 +731,7 @@ export class PaymentGate {
       await notCharged(response.status, await errorCodeOf(response));
       return response;
     }
-    const bytes = Buffer.from(await response.arrayBuffer());
+    let bytes: Buffer<ArrayBuffer> = Buffer.from(await response.arrayBuffer());
     const settleStarted = performance.now();
     const settled = await this.http.processSettlement(result.paymentPayload, result.paymentRequirements, result.declaredExtensions, {
       request: context,
@@ -621,6 +771,11 @@ export class PaymentGate {
           // The transfer happened: the answer goes out; the upkeep records the row from the chain.
           log.error("ledger: settled payment not recorded", { error: error as Error, tx: settled.transaction }),
       );
+      // A settled top-up was credited by the ledger (src/payments/balances.ts): answer the balance it made.
+      if (routeKey(attempt.route) === TOPUP_ROUTE) {
+        bytes = await this.withBalance(bytes, authorization.from);
+        if (answer) await keepAnswer(store, { ...answer, body: bytes.toString("utf8") }, true);
+      }
       // Earlier attempts of this authorisation left open: the payment is counted once, here.
       for (const row of earlierOpen.filter((r) => r.verified)) {
         await finishLedgerRow(store, row.id, { outcome: "not_charged", status: null, reason: "same_payment_settled_once" });
@@ -660,6 +815,14 @@ export class PaymentGate {
         );
     const { body } = toErrorResponse(error);
     return json(402, body, { ...settled.headers, "Server-Timing": timing });
+  }
+
+  /** A top-up's answer with the balance as the ledger holds it now (the function could only estimate it). */
+  private async withBalance(bytes: Buffer, wallet: string): Promise<Buffer<ArrayBuffer>> {
+    const held = await balanceOf(this.options.store, wallet);
+    const answer = JSON.parse(bytes.toString("utf8")) as Record<string, unknown>;
+    const chatPrice = BigInt(atomicUsdc(CHAT_PRICE_USD));
+    return Buffer.from(JSON.stringify({ ...answer, balance: usdOf(held), credits_left: Number(held / chatPrice) }));
   }
 
   private async runFunction(attempt: Attempt, payment: VerifiedPayment): Promise<Response> {
@@ -781,4 +944,30 @@ async function errorCodeOf(response: Response): Promise<string> {
   } catch {
     return `status_${response.status}`;
   }
+}
+
+/** What a sign-in to spend a balance says to the wallet. */
+const SIGN_IN_STATEMENT = "Sign in to use this wallet's prepaid balance.";
+
+/**
+ * The `user_id` of a JSON body (a balance-paid route): the address, undefined when absent or when
+ * the body is not a JSON object (the route's validation answers that), or a 400 naming the field.
+ */
+function balanceUserOf(body: Uint8Array): string | InvalidRequestError | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder().decode(body));
+  } catch {
+    return undefined;
+  }
+  if (parsed === null || typeof parsed !== "object" || !("user_id" in parsed)) return undefined;
+  const id = (parsed as { user_id: unknown }).user_id;
+  if (typeof id === "string" && /^0x[0-9a-fA-F]{40}$/.test(id)) return id;
+  return new InvalidRequestError("user_id must be the address of the wallet whose prepaid balance pays.", [
+    {
+      field: "body.user_id",
+      expected: "an EVM address (0x and 40 hex digits)",
+      received: typeof id === "string" ? id.slice(0, 64) : typeof id,
+    },
+  ]);
 }

@@ -1,58 +1,144 @@
 /**
  * What each paid route asks to be paid, as the x402 resource server's routes config: one
- * exact-USDC option per paid route of the route table, with Bazaar discovery metadata and
- * the `payment-identifier` extension (a buyer's idempotency id) declared on every challenge.
+ * exact-USDC option per paid route of the route table, with Bazaar discovery metadata (input
+ * and a compact output) and the `payment-identifier` extension (a buyer's idempotency id)
+ * declared on every challenge.
  */
-import type { RoutesConfig } from "@x402/core/server";
+import type { HTTPRequestContext, RoutesConfig } from "@x402/core/server";
+import type { AssetAmount } from "@x402/core/types";
 import { declareDiscoveryExtension } from "@x402/extensions/bazaar";
 import { declarePaymentIdentifierExtension, PAYMENT_IDENTIFIER } from "@x402/extensions/payment-identifier";
 import { atomicUsdc, type RouteDef, routeKey } from "../../spec/route.ts";
 import type { Config } from "../config.ts";
+import { SIWX_HEADER, signInDeclaration } from "./sign-in.ts";
 
-/** Bazaar's description of a route's input and output. */
-function discoveryOf(route: RouteDef) {
+/** As long as the longest statement a Sign-In-With-X declaration carries (src/payments/gate.ts). */
+const SIGN_IN_STATEMENT_BUDGET = "Sign in to read again what this wallet bought in the last 30 days.";
+
+import { compactExample, outlineSchema, withoutAnnotations } from "../discovery/output-example.ts";
+
+/**
+ * The EIP-712 primary type buyers sign for the exact EVM scheme with USDC (EIP-3009). Some
+ * clients (thirdweb's) refuse to sign without it; the facilitator reads only name and version.
+ */
+const PRIMARY_TYPE = "TransferWithAuthorization";
+
+/**
+ * The most an unpaid challenge may take in base64: under nginx's default 4 KB proxy buffer
+ * (`proxy_buffer_size`), with room left for the reason x402 puts in a refusal's `error`.
+ */
+export const CHALLENGE_BUDGET = 3968;
+
+/** An origin as long as a public one may reasonably be, for sizing challenges before PUBLIC_URL is known. */
+const SIZING_ORIGIN = "https://api.example-x402-service.com";
+
+/**
+ * Bazaar's description of a route's input and output. The input schema keeps every constraint
+ * and drops the prose; the output is the route's own example when it declares one, else a
+ * compact example built from its response schema, with the schema's outline unless `outline`
+ * is false. `/openapi.json` has the full schemas.
+ */
+function discoveryOf(route: RouteDef, outline: boolean) {
   const output = {
-    schema: route.response as unknown as Record<string, unknown>,
-    ...(route.example?.output ? { example: route.example.output } : {}),
+    example: (route.example?.output as Record<string, unknown> | undefined) ?? compactExample(route.response),
+    ...(outline ? { schema: outlineSchema(route.response) } : {}),
   };
   const input = route.example?.input ?? {};
   return route.method === "POST"
     ? declareDiscoveryExtension({
         bodyType: "json",
         input,
-        ...(route.body ? { inputSchema: route.body as unknown as Record<string, unknown> } : {}),
+        ...(route.body ? { inputSchema: withoutAnnotations(route.body) } : {}),
         output,
       })
     : declareDiscoveryExtension({
         input,
-        ...(route.query ? { inputSchema: route.query as unknown as Record<string, unknown> } : {}),
+        ...(route.query ? { inputSchema: withoutAnnotations(route.query) } : {}),
         output,
       });
 }
 
-/** The x402 routes config of the paid routes among `routes`, keyed `"METHOD /path"`. */
+/** The base64 length of the unpaid challenge a route entry produces (x402 adds `x402Version` and `error`). */
+function challengeSize(
+  entry: { accepts: Record<string, unknown>; description: string; mimeType: string; extensions: unknown },
+  url: string,
+  extraJsonBytes = 0,
+) {
+  const quoted = entry.accepts.price as AssetAmount | ((context: HTTPRequestContext) => AssetAmount);
+  // A dynamic price is sized at its default: the amount's digits barely change the size.
+  const price = typeof quoted === "function" ? quoted(DEFAULT_PRICE_CONTEXT) : quoted;
+  const { price: _price, ...accepts } = entry.accepts;
+  const challenge = {
+    x402Version: 2,
+    error: "Payment required",
+    resource: { url, description: entry.description, mimeType: entry.mimeType },
+    accepts: [{ ...accepts, amount: price.amount, asset: price.asset, extra: price.extra }],
+    extensions: entry.extensions,
+  };
+  return Math.ceil((Buffer.byteLength(JSON.stringify(challenge)) + extraJsonBytes) / 3) * 4;
+}
+
+/** A request context without a query: a dynamic price falls back to the route's default. */
+const DEFAULT_PRICE_CONTEXT = { adapter: { getUrl: () => SIZING_ORIGIN } } as unknown as HTTPRequestContext;
+
+/**
+ * What a route asks in USDC: its fixed price, or (`RouteDef.dynamicPrice`) the USD amount of that
+ * query parameter, `price` when absent. The gate validates the query before quoting it.
+ */
+function priceOf(route: RouteDef, config: Config): AssetAmount | ((context: HTTPRequestContext) => AssetAmount) {
+  const quote = (usd: number): AssetAmount => ({
+    amount: atomicUsdc(usd),
+    asset: config.usdc.address,
+    extra: { name: config.usdc.name, version: config.usdc.version, primaryType: PRIMARY_TYPE },
+  });
+  const param = route.dynamicPrice;
+  if (!param) return quote(route.price as number);
+  return (context) => {
+    const value = new URL(context.adapter.getUrl()).searchParams.get(param);
+    const usd = value === null || value === "" ? Number.NaN : Number(value);
+    return quote(Number.isFinite(usd) ? usd : (route.price as number));
+  };
+}
+
+/**
+ * The x402 routes config of the paid routes among `routes`, keyed `"METHOD /path"`. A route
+ * whose challenge would pass CHALLENGE_BUDGET declares its output example without the
+ * outline; one that passes it even so is a configuration error, refused here.
+ */
 export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo: `0x${string}`): RoutesConfig {
   const entries = routes
     .filter((route) => route.price !== null)
-    .map((route) => [
-      routeKey(route),
-      {
+    .map((route) => {
+      const url = `${config.publicUrl ?? SIZING_ORIGIN}${route.path}`;
+      const entryWith = (outline: boolean) => ({
         accepts: {
           scheme: "exact",
           network: config.network,
           payTo,
-          price: {
-            amount: atomicUsdc(route.price as number),
-            asset: config.usdc.address,
-            extra: { name: config.usdc.name, version: config.usdc.version },
-          },
+          price: priceOf(route, config),
           maxTimeoutSeconds: config.maxTimeoutSeconds,
         },
         description: route.summary,
         mimeType: "application/json",
-        ...(config.publicUrl ? { resource: `${config.publicUrl}${route.path}` } : {}),
-        extensions: { ...discoveryOf(route), [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(false) },
-      },
-    ]);
+        ...(config.publicUrl ? { resource: url } : {}),
+        extensions: { ...discoveryOf(route, outline), [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(false) },
+      });
+      // The gate adds a Sign-In-With-X declaration to the challenges of routes a wallet may use by signing in.
+      const signIn =
+        route.balancePayable || route.signInRereadDays
+          ? Buffer.byteLength(
+              JSON.stringify({ [SIWX_HEADER]: signInDeclaration(SIZING_ORIGIN, url, config.network, SIGN_IN_STATEMENT_BUDGET) }),
+            )
+          : 0;
+      let entry = entryWith(true);
+      if (challengeSize(entry, url, signIn) > CHALLENGE_BUDGET) entry = entryWith(false);
+      const size = challengeSize(entry, url, signIn);
+      if (size > CHALLENGE_BUDGET) {
+        throw new Error(
+          `${routeKey(route)}: its 402 challenge takes ${size} bytes in base64, over ${CHALLENGE_BUDGET}: shorten its summary, input schema or output example`,
+        );
+      }
+      return [routeKey(route), entry];
+    });
   return Object.fromEntries(entries) as RoutesConfig;
 }

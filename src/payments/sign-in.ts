@@ -3,7 +3,8 @@
  * for this origin, within the last 5 minutes, once. The gate accepts it as the payer's proof
  * when redeeming a settled payment whose answer was lost (src/payments/gate.ts).
  */
-import { parseSIWxHeader, validateSIWxMessage, verifySIWxSignature } from "@x402/extensions/sign-in-with-x";
+import { randomBytes } from "node:crypto";
+import { buildSIWxSchema, parseSIWxHeader, validateSIWxMessage, verifySIWxSignature } from "@x402/extensions/sign-in-with-x";
 import type { Queryable } from "../store/store.ts";
 import { useSiwxNonce } from "./kept-answers.ts";
 
@@ -36,4 +37,28 @@ export async function signedInPayer(
     return refused("invalid_siwx_nonce", "a sign-in nonce not used before");
   }
   return { payer: verified.payer.toLowerCase() };
+}
+
+/**
+ * The `sign-in-with-x` extension a challenge (or a 401) declares: what to sign for `resourceUrl`
+ * on `origin`, in the form `@x402/extensions/sign-in-with-x` clients (`wrapFetchWithSIWx`) read.
+ * The payload's JSON schema (`buildSIWxSchema`, 0.7 KB) is left out of challenges, which must stay
+ * under 4 KB for nginx; clients do not read it, and the 401 of a sign-in carries it.
+ */
+export function signInDeclaration(origin: string, resourceUrl: string, network: string, statement: string, withSchema = false) {
+  const issuedAt = new Date();
+  return {
+    info: {
+      domain: new URL(origin).host,
+      uri: resourceUrl,
+      version: "1",
+      nonce: randomBytes(16).toString("hex"),
+      issuedAt: issuedAt.toISOString(),
+      expirationTime: new Date(issuedAt.getTime() + MAX_AGE_MS).toISOString(),
+      statement,
+      resources: [resourceUrl],
+    },
+    supportedChains: [{ chainId: network, type: "eip191" as const }],
+    ...(withSchema ? { schema: buildSIWxSchema() } : {}),
+  };
 }

@@ -134,6 +134,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       usdc: config.usdc.address,
       payTo,
       publicUrl: config.publicUrl,
+      ownershipProofs: config.ownershipProofs,
       version: packageJson.version,
       validateResponses: local,
     },

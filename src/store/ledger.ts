@@ -269,3 +269,18 @@ export async function lastSettledFor(db: Queryable, payer: string, requestHash: 
   );
   return row ? (parseJson(row.a) as AttemptRow) : undefined;
 }
+
+/** The payer's latest settled payment for any of `routes` within `hours` (re-reading bought content by signing in). */
+export async function lastSettledForRoutes(
+  db: Queryable,
+  payer: string,
+  routes: readonly string[],
+  hours: number,
+): Promise<AttemptRow | undefined> {
+  const [row] = await db.query<{ a: unknown }>(
+    `select ${ATTEMPT} as a from ledger where payer = lower($1) and route = any($2::text[]) and outcome = 'settled'
+       and created_at > now() - make_interval(hours => $3) order by id desc limit 1`,
+    [payer, routes, hours],
+  );
+  return row ? (parseJson(row.a) as AttemptRow) : undefined;
+}

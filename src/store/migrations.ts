@@ -10,7 +10,10 @@ import type { Queryable, Store } from "./store.ts";
 export interface Migration {
   version: number;
   name: string;
+  /** Statements separated by `;` (none may contain one). */
   sql: string;
+  /** Statements run after `sql` as they are, for those that contain `;` (function bodies). */
+  statements?: readonly string[];
 }
 
 /** Every migration, oldest first. */
@@ -126,6 +129,59 @@ export const MIGRATIONS: readonly Migration[] = [
       create index siwx_nonces_expiry on siwx_nonces (expires_at)
     `,
   },
+  {
+    version: 5,
+    name: "trust runs record the rules version they scored with; rows keep payable, conformant and discoverable",
+    sql: `
+      alter table trust_runs add column rules_version integer not null default 1;
+      alter table trust_runs alter column rules_version drop default;
+      alter table trust_rows add column payable boolean;
+      alter table trust_rows add column conformant boolean;
+      alter table trust_rows add column discoverable boolean
+    `,
+  },
+  {
+    version: 6,
+    name: "prepaid balances credited by settled top-ups, debited per chat message",
+    sql: `
+      create table balances (
+        wallet text primary key,
+        balance_atomic numeric(78, 0) not null default 0 check (balance_atomic >= 0),
+        updated_at timestamptz not null default now()
+      );
+      create table balance_movements (
+        id bigserial primary key,
+        wallet text not null,
+        at timestamptz not null default now(),
+        kind text not null check (kind in ('topup', 'debit')),
+        amount_atomic numeric(78, 0) not null check (amount_atomic > 0),
+        route text not null,
+        request_id text not null,
+        ledger_id bigint unique
+      );
+      create index balance_movements_wallet on balance_movements (wallet, id desc);
+      create index ledger_settled_route on ledger (payer, route, created_at) where outcome = 'settled'
+    `,
+    statements: [
+      // A top-up's ledger row turning settled, on any path, credits its payer once (ledger_id is unique).
+      `create function credit_settled_topup() returns trigger language plpgsql as $fn$
+       begin
+         if new.outcome = 'settled' and new.route = 'POST /api/balance/topup'
+            and (tg_op = 'INSERT' or old.outcome is distinct from 'settled') then
+           insert into balance_movements (wallet, kind, amount_atomic, route, request_id, ledger_id)
+             values (new.payer, 'topup', new.amount_atomic, new.route, new.request_id, new.id)
+             on conflict (ledger_id) do nothing;
+           if found then
+             insert into balances (wallet, balance_atomic) values (new.payer, new.amount_atomic)
+               on conflict (wallet) do update set balance_atomic = balances.balance_atomic + excluded.balance_atomic, updated_at = now();
+           end if;
+         end if;
+         return new;
+       end
+       $fn$`,
+      "create trigger ledger_credits_topups after insert or update of outcome on ledger for each row execute function credit_settled_topup()",
+    ],
+  },
 ];
 
 /** The newest schema version this build knows. */
@@ -166,6 +222,7 @@ export async function migrate(store: Store): Promise<number[]> {
         .map((s) => s.trim())
         .filter(Boolean))
         await tx.query(statement);
+      for (const statement of migration.statements ?? []) await tx.query(statement);
       await tx.query("insert into schema_migrations (version, name) values ($1, $2)", [migration.version, migration.name]);
       applied.push(migration.version);
     }

@@ -16,17 +16,33 @@ const all = (value: boolean) => Object.fromEntries(CHECK_NAMES.map((n) => [n, va
 const allBut = (...failing: CheckName[]) =>
   ({ ...all(true), ...Object.fromEntries(failing.map((n) => [n, false])) }) as Record<CheckName, boolean>;
 
+const PROTOCOL_FAILED = CHECK_NAMES.filter((n) => !["bazaar_metadata", "well_known_x402", "openapi"].includes(n));
+
 /** The checks each kind must get. */
 export const EXPECTED_CHECKS: Readonly<Record<SellerKind, Record<CheckName, boolean>>> = {
   conforming_v2: all(true),
-  v1_only: allBut("payment_required_header", "x402_version_2", "bazaar_metadata", "well_known_x402", "openapi"),
-  body_only: allBut("payment_required_header"),
+  v1_only: allBut("bazaar_metadata", "well_known_x402", "openapi"),
+  body_only: allBut("challenge_transport"),
   decimal_amount: allBut("atomic_amount"),
-  missing_pay_to: allBut("has_pay_to"),
+  missing_pay_to: allBut("accepts_fields", "has_pay_to"),
   free_200: all(false),
   expensive: all(true),
-  slow: all(false),
+  // The slow seller serves its discovery documents at once; only its endpoint is slow.
+  slow: allBut(...PROTOCOL_FAILED, "bazaar_metadata"),
   dead: all(false),
+};
+
+/** Whether a standard client can pay each kind. */
+export const EXPECTED_PAYABLE: Readonly<Record<SellerKind, boolean>> = {
+  conforming_v2: true,
+  v1_only: true,
+  body_only: false,
+  decimal_amount: false,
+  missing_pay_to: false,
+  free_200: false,
+  expensive: true,
+  slow: false,
+  dead: false,
 };
 
 /** Reachable, status, version, where the challenge was, and the USD price each kind must get. */
@@ -51,13 +67,13 @@ export const EXPECTED_SHAPE: Readonly<
 export const EXPECTED_TRUST: Readonly<Record<SellerKind, { score: number; verdict: Verdict; penalties: PenaltyId[] }>> = {
   conforming_v2: { score: 85, verdict: "pay_with_caution", penalties: ["no_usdc_received"] },
   v1_only: {
-    score: 66,
+    score: 71,
     verdict: "pay_with_caution",
-    penalties: ["no_header", "not_v2", "no_bazaar", "no_usdc_received", "no_well_known", "no_openapi"],
+    penalties: ["not_v2", "no_bazaar", "no_usdc_received", "no_well_known", "no_openapi"],
   },
-  body_only: { score: 80, verdict: "pay_with_caution", penalties: ["no_header", "no_usdc_received"] },
-  decimal_amount: { score: 70, verdict: "avoid", penalties: ["bad_amount", "no_usdc_received"] },
-  missing_pay_to: { score: 70, verdict: "avoid", penalties: ["no_pay_to", "reputation_not_measured"] },
+  body_only: { score: 25, verdict: "avoid", penalties: ["not_payable", "no_header", "no_usdc_received"] },
+  decimal_amount: { score: 20, verdict: "avoid", penalties: ["not_payable", "bad_amount", "no_usdc_received"] },
+  missing_pay_to: { score: 10, verdict: "avoid", penalties: ["not_payable", "bad_accepts", "no_pay_to", "reputation_not_measured"] },
   free_200: { score: 34, verdict: "avoid", penalties: ["not_402", "no_well_known", "no_openapi"] },
   expensive: { score: 60, verdict: "pay_with_caution", penalties: ["no_usdc_received", "price_very_high"] },
   slow: { score: 0, verdict: "avoid", penalties: ["unreachable"] },

@@ -44,6 +44,10 @@ export const PRICE_CONTRACT: readonly ContractRoute[] = [
   free("GET", "/api/kb/categories"),
   free("GET", "/api/kb/search"),
   paid("POST", "/api/kb/ask", 0.03, "30000"),
+  paid("POST", "/api/chat", 0.1, "100000"),
+  // The top-up's price is its ?amount= (1 to 100 USD); unpaid without one it quotes the default, 5.
+  paid("POST", "/api/balance/topup", 5, "5000000"),
+  free("GET", "/api/balance"),
   paid("POST", "/api/x402-check", 0.1, "100000"),
   paid("POST", "/api/x402-directory", 0.1, "100000"),
   paid("POST", "/api/x402-trust", 0.05, "50000"),

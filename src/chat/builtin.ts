@@ -1,0 +1,316 @@
+/**
+ * The built-in chat engine: no model, no network beyond the service's own data sources. It
+ * reads what a message asks (question.ts), fetches the live figures it needs at request time
+ * (facts.ts) and answers in plain sentences; every figure it writes is in `sources`, every
+ * knowledge-base entry it draws on is cited, and what it cannot answer is named, never guessed.
+ *
+ * Upstream failures: a question is answered in parts (one per asset and topic). When every
+ * part failed on an upstream, the first `UpstreamError` is thrown as is (the route answers
+ * 502/503/504 and charges nothing). When some parts were answered, the answer gives them and
+ * says which figures could not be fetched, without a number for those.
+ */
+import { UpstreamError } from "../errors.ts";
+import type { ChatDeps } from "./deps.ts";
+import {
+  type AssetRef,
+  gasFact,
+  gasFigures,
+  MissingFigure,
+  marketFigures,
+  type PriceFact,
+  perpFact,
+  perpFigures,
+  priceFact,
+  priceFigures,
+  resolveAsset,
+  WATCHED_SYMBOLS,
+} from "./facts.ts";
+import { grouped, signedPct, signedRate, usd } from "./format.ts";
+import { type AssetMention, type ChatQuestion, readQuestion } from "./question.ts";
+import { type ChatFigure, type ChatSource, uniqueSources } from "./sources.ts";
+
+/** The disclaimer every reply carries, exactly once. */
+export const NOT_ADVICE = "Not financial advice.";
+
+/** What the assistant can answer, said when it cannot answer something. */
+export const CAPABILITIES =
+  "I can answer: the price of a token (ETH, BTC, cbETH, AERO, USDC, any Base token by its 0x address, or a Hyperliquid perpetual such as SOL), " +
+  "its 24 h move, a comparison of two assets, perpetual funding and open interest on Hyperliquid, gas on Base right now, " +
+  "the watched markets, and how-to questions about x402 payments on Base from the knowledge base.";
+
+/**
+ * Least search score for a knowledge-base entry to be offered as "closest" to a question no
+ * entry answers confidently: below it a match shares only a common word ("base", "how") with
+ * the question ("how do I get rich" scores 6 against the getLogs entry; "what is x402?" 10).
+ */
+export const KB_CLOSEST_MIN_SCORE = 8;
+
+/** What the built-in engine answers. */
+export interface BuiltinAnswer {
+  reply: string;
+  sources: ChatSource[];
+}
+
+const SOURCE_NAMES: Record<string, string> = { dexscreener: "DexScreener", defillama: "DefiLlama", hyperliquid: "Hyperliquid" };
+const sourceName = (source: string) => SOURCE_NAMES[source] ?? source;
+
+/** One answered part of a question. */
+interface Part {
+  sentences: string[];
+  sources: ChatSource[];
+  /** The price fact, when the part priced an asset (comparisons read it). */
+  price?: { name: string; fact: PriceFact };
+}
+
+/** A part to answer, with what it is about (for the sentence naming it when its upstream fails). */
+interface PartTask {
+  about: string;
+  run(): Promise<Part>;
+}
+
+/** Answer `message` with the built-in engine. Throws an `UpstreamError` when no part of the question could be fetched. */
+export async function answerBuiltin(message: string, deps: ChatDeps): Promise<BuiltinAnswer> {
+  const question = readQuestion(message);
+  const cached = memoized(deps);
+  const kb = deps.kb.ask(message);
+  const { topics } = question;
+  const liveGas = topics.gas && (question.live || !question.howTo);
+  const marketTopic = topics.price || topics.move || topics.compare || topics.funding || topics.openInterest || topics.markets || liveGas;
+
+  if (question.help && !marketTopic && question.mentions.length === 0) return finish([CAPABILITIES], []);
+  // A confident knowledge-base match wins unless live figures are asked for: "how do I verify a USDC payment" names USDC but wants no price.
+  if (kb.best && !marketTopic && !question.advice) return kbReply(kb.best);
+  if (marketTopic || topics.gas || question.mentions.length > 0 || question.advice) return marketReply(question, cached);
+  const closest = kb.matches.filter((m) => m.score >= KB_CLOSEST_MIN_SCORE).slice(0, 3);
+  if (question.howTo && closest.length > 0) {
+    return finish(
+      [
+        `I found no entry in the knowledge base that clearly answers that. The closest are ${listOf(closest.map((m) => `“${m.title}” (${m.id})`))}.`,
+        CAPABILITIES,
+      ],
+      closest.map((m) => ({ kind: "kb", id: m.id, title: m.title, source: "knowledge-base" })),
+    );
+  }
+  return finish(
+    ["I can't answer that: it is not about prices, funding, gas, the watched markets or the knowledge base.", CAPABILITIES],
+    [],
+  );
+}
+
+function finish(sentences: string[], sources: ChatSource[]): BuiltinAnswer {
+  return { reply: [...sentences, NOT_ADVICE].join(" "), sources };
+}
+
+/** Each data source read at most once per answer, so two parts quoting ETH quote the same fetch. */
+function memoized(deps: ChatDeps): ChatDeps {
+  const once = <T>(load: () => Promise<T>): (() => Promise<T>) => {
+    let pending: Promise<T> | undefined;
+    return () => {
+      pending ??= load();
+      return pending;
+    };
+  };
+  return { ...deps, markets: once(deps.markets), perps: once(deps.perps), gas: once(deps.gas) };
+}
+
+function kbReply(entry: { id: string; title: string; answer: string }): BuiltinAnswer {
+  return finish(
+    [`From the knowledge base, “${entry.title}”: ${excerpt(entry.answer)} (entry ${entry.id})`],
+    [{ kind: "kb", id: entry.id, title: entry.title, source: "knowledge-base" }],
+  );
+}
+
+/** The opening paragraphs of a Markdown answer as plain text, cut at a sentence end near 600 characters. */
+export function excerpt(markdown: string, limit = 600): string {
+  // Whole paragraphs (code blocks left out) until there is enough to answer with.
+  const paragraphs: string[] = [];
+  for (const paragraph of markdown.split(/\n\s*\n/)) {
+    if (paragraph.trim() === "" || paragraph.trim().startsWith("```")) continue;
+    paragraphs.push(paragraph);
+    if (paragraphs.join(" ").length >= 200) break;
+  }
+  const text = paragraphs
+    .join(" ")
+    .replace(/^\s*(?:[-*]|\d+\.)\s+/gm, "")
+    .replace(/\*\*|__/g, "")
+    .replace(/\[([^\]]+)\]\([^)]+\)/g, "$1")
+    .replace(/\s+/g, " ")
+    .trim();
+  if (text.length <= limit) return text;
+  const cut = text.slice(0, limit);
+  const end = cut.lastIndexOf(". ");
+  return end > 0 ? cut.slice(0, end + 1) : `${cut.trimEnd()}…`;
+}
+
+function listOf(items: readonly string[]): string {
+  if (items.length <= 1) return items.join("");
+  return `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
+}
+
+async function marketReply(question: ChatQuestion, deps: ChatDeps): Promise<BuiltinAnswer> {
+  const { topics } = question;
+  const tasks: PartTask[] = [];
+  const lead: string[] = [];
+  if (question.advice) {
+    lead.push("I can't tell you whether to buy or sell, or where a price goes next; here is what the figures say now.");
+  }
+
+  const perpTopic = topics.funding || topics.openInterest;
+  const priceTopic = topics.price || topics.move || topics.compare || (!perpTopic && !topics.gas && !topics.markets);
+  const mentions = question.mentions;
+
+  if (topics.gas) tasks.push({ about: "gas on Base", run: () => gasPart(deps) });
+  if (topics.markets || (mentions.length === 0 && (topics.price || topics.move) && !topics.gas)) {
+    tasks.push({ about: "the watched markets", run: () => marketsPart(deps) });
+  }
+  for (const mention of mentions) {
+    if (priceTopic) tasks.push({ about: `the price of ${mention.word.toUpperCase()}`, run: () => pricePart(deps, mention) });
+    if (perpTopic) tasks.push({ about: `${mention.word.toUpperCase()}'s perpetual`, run: () => perpPart(deps, mention, topics) });
+  }
+  if (perpTopic && mentions.length === 0) {
+    for (const name of ["ETH", "BTC"]) {
+      const mention = { word: name, known: { kind: "perp", asked: name, name } as const };
+      tasks.push({ about: `${name}'s perpetual`, run: () => perpPart(deps, mention, topics) });
+    }
+  }
+  if (tasks.length === 0) return finish([...lead, CAPABILITIES], []);
+
+  const settled = await Promise.allSettled(tasks.map((t) => t.run()));
+  const sentences = [...lead];
+  const sources: ChatSource[] = [];
+  const failures: { about: string; error: UpstreamError }[] = [];
+  const priced: { name: string; fact: PriceFact }[] = [];
+  settled.forEach((result, i) => {
+    const task = tasks[i] as PartTask;
+    if (result.status === "fulfilled") {
+      sentences.push(...result.value.sentences);
+      sources.push(...result.value.sources);
+      if (result.value.price) priced.push(result.value.price);
+      return;
+    }
+    if (!(result.reason instanceof UpstreamError)) throw result.reason;
+    failures.push({ about: task.about, error: result.reason });
+  });
+  if (failures.length === tasks.length) throw (failures[0] as (typeof failures)[number]).error;
+  for (const { about, error } of failures) {
+    sentences.push(`I could not get ${about} just now: ${error.upstream} did not answer properly (${error.code}); ask again shortly.`);
+  }
+
+  if (topics.compare) sentences.push(...comparison(priced, mentions.length));
+  return finish(sentences, uniqueSources(sources));
+}
+
+function comparison(priced: readonly { name: string; fact: PriceFact }[], named: number): string[] {
+  if (named < 2) return ["Name two assets to compare them (for example “compare ETH and BTC”)."];
+  const withChange = priced.filter((p) => p.fact.change_24h_pct !== null);
+  const [a, b] = withChange;
+  if (withChange.length < 2 || !a || !b) return ["I can't compare their 24 h moves: I have the 24 h change of fewer than two of them."];
+  const ca = a.fact.change_24h_pct as number;
+  const cb = b.fact.change_24h_pct as number;
+  if (signedPct(ca) === signedPct(cb)) return [`${a.name} and ${b.name} moved the same over 24 h (${signedPct(ca)}).`];
+  const [better, worse] = ca > cb ? [a, b] : [b, a];
+  return [
+    `Over 24 h ${better.name} did better than ${worse.name} (${signedPct(better.fact.change_24h_pct as number)} against ${signedPct(worse.fact.change_24h_pct as number)}).`,
+  ];
+}
+
+/** The asset a mention names, or null (said in the answer) when neither the lexicon nor Hyperliquid knows it. */
+async function resolveMention(deps: ChatDeps, mention: AssetMention): Promise<AssetRef | null> {
+  return mention.known ?? (await resolveAsset(deps, mention.word));
+}
+
+function unknownAsset(word: string): string {
+  const name = word.toUpperCase();
+  return (
+    `I don't know ${name}: it is not one of the watched Base tokens (${listOf(WATCHED_SYMBOLS)}) and Hyperliquid lists no perpetual named ${name}. ` +
+    "Ask with the token's Base contract address (0x…) to price it from its deepest DEX pair."
+  );
+}
+
+async function pricePart(deps: ChatDeps, mention: AssetMention): Promise<Part> {
+  const ref = await resolveMention(deps, mention);
+  if (!ref) return { sentences: [unknownAsset(mention.word)], sources: [] };
+  let fact: PriceFact;
+  try {
+    fact = await priceFact(deps, ref);
+  } catch (error) {
+    if (error instanceof MissingFigure)
+      return { sentences: [`I have no price for ${mention.word.toUpperCase()}: ${error.message}.`], sources: [] };
+    // The price source reports a token without any pair as `upstream_error` from "prices": that is an answer, not an outage.
+    if (error instanceof UpstreamError && error.upstream === "prices" && ref.kind === "token") {
+      return { sentences: [`I have no price for ${ref.address}: neither DexScreener nor DefiLlama lists it on Base.`], sources: [] };
+    }
+    throw error;
+  }
+  const where =
+    fact.basis === "perp_mark"
+      ? "Hyperliquid perpetual mark price"
+      : fact.venue
+        ? `${sourceName(fact.source)}, ${fact.venue} pair`
+        : sourceName(fact.source);
+  const change =
+    fact.change_24h_pct === null
+      ? `; ${sourceName(fact.source)} gives no 24 h change for it`
+      : `, ${signedPct(fact.change_24h_pct)} over 24 h`;
+  return {
+    sentences: [`${fact.label} is at ${usd(fact.price_usd)} (${where})${change}.`],
+    sources: priceFigures(fact),
+    price: { name: mention.word.toUpperCase(), fact },
+  };
+}
+
+async function perpPart(deps: ChatDeps, mention: AssetMention, topics: ChatQuestion["topics"]): Promise<Part> {
+  const ref = await resolveMention(deps, mention);
+  if (!ref) return { sentences: [unknownAsset(mention.word)], sources: [] };
+  const name = ref.kind === "perp" ? ref.name : ref.kind === "watched" ? ref.perp : null;
+  const fact = name ? await perpFact(deps, name) : null;
+  if (!fact) {
+    const asked = ref.kind === "token" ? ref.address : mention.word.toUpperCase();
+    return { sentences: [`Hyperliquid lists no perpetual for ${asked}, so I have no funding or open interest for it.`], sources: [] };
+  }
+  const funding = topics.funding || !topics.openInterest;
+  const oi = topics.openInterest;
+  const sentences: string[] = [];
+  if (funding) {
+    const rate = Number(fact.funding_1h_pct);
+    const who = rate > 0 ? "longs pay shorts" : rate < 0 ? "shorts pay longs" : "neither side pays";
+    sentences.push(
+      `${fact.name} funding on Hyperliquid is ${signedRate(fact.funding_1h_pct)} per hour (${signedRate(fact.funding_8h_pct)} per 8 h): ${who}.`,
+    );
+  }
+  if (oi) {
+    sentences.push(
+      `${fact.name} open interest on Hyperliquid is ${grouped(fact.open_interest)} ${fact.name}, about ${usd(fact.open_interest_usd)} at the mark price ${usd(fact.mark_px)}.`,
+    );
+  }
+  return { sentences, sources: perpFigures(fact, { funding, oi }) };
+}
+
+async function gasPart(deps: ChatDeps): Promise<Part> {
+  const gas = await gasFact(deps);
+  const chain = gas.chain_id === 8453 ? "Base" : `chain ${gas.chain_id}`;
+  const fees = gas.priority_fee_gwei;
+  return {
+    sentences: [
+      `Gas on ${chain} (block ${gas.block_number}): the next block's base fee is ${grouped(gas.base_fee_gwei)} gwei; priority fees are ` +
+        `${grouped(fees.low)} gwei (low), ${grouped(fees.medium)} gwei (medium) and ${grouped(fees.high)} gwei (high).`,
+      `At ETH ${usd(gas.eth_price_usd)} (${sourceName(gas.price_source)}), a plain ETH transfer (21,000 gas) costs about ${usd(gas.usd_estimate.transfer_21000)} ` +
+        `and an ERC-20 transfer (65,000 gas) about ${usd(gas.usd_estimate.erc20_transfer_65000)} with the medium tip, before Base's L1 data fee.`,
+    ],
+    sources: gasFigures(gas),
+  };
+}
+
+async function marketsPart(deps: ChatDeps): Promise<Part> {
+  const { pairs } = await deps.markets();
+  const rows = pairs.map((row) => {
+    const change = row.change_24h_pct === null ? "no 24 h change" : signedPct(row.change_24h_pct);
+    const from = row.source === "dexscreener" ? "" : `, ${sourceName(row.source)}`;
+    return `${row.symbol} ${usd(row.price_usd)} (${change}${from})`;
+  });
+  const missing = WATCHED_SYMBOLS.filter((s) => !pairs.some((p) => p.symbol === s));
+  const sentences = [`The watched Base markets, with 24 h changes: ${listOf(rows)}; prices from DexScreener unless marked.`];
+  if (missing.length > 0) sentences.push(`${listOf(missing)} had no price from DexScreener or DefiLlama just now.`);
+  const figures: ChatFigure[] = marketFigures(pairs);
+  return { sentences, sources: figures };
+}

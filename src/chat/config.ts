@@ -1,0 +1,94 @@
+/**
+ * Settings of the trading-assistant chat: which engine answers and, for the optional LLM
+ * engine, where the OpenAI-compatible chat-completions API is and how long it may take.
+ * Read from the environment by `chatConfigFromEnv`; with no `CHAT_LLM_URL` the built-in
+ * engine answers every message.
+ */
+
+/** Default time budget of one LLM answer, tool calls included, before the built-in engine answers instead. */
+export const CHAT_LLM_DEFAULT_TIMEOUT_MS = 15_000;
+/** Default number of model turns (each may request tool calls) before the model must answer. */
+export const CHAT_LLM_DEFAULT_MAX_ROUNDS = 4;
+
+/** An OpenAI-compatible chat-completions API. */
+export interface ChatLlmConfig {
+  /**
+   * CHAT_LLM_URL: the API's base URL (`https://api.openai.com/v1`), to which
+   * `/chat/completions` is appended, or the full `.../chat/completions` URL.
+   */
+  url: string;
+  /** CHAT_LLM_MODEL: the model name sent in every request. */
+  model: string;
+  /** CHAT_LLM_API_KEY: sent as `Authorization: Bearer <key>`; undefined sends none (a local server). */
+  apiKey: string | undefined;
+  /** CHAT_LLM_TIMEOUT_MS: the whole answer's time budget (default 15000, 1000-120000). */
+  timeoutMs: number;
+  /** CHAT_LLM_MAX_ROUNDS: model turns allowed to request tools (default 4, 1-10). */
+  maxRounds: number;
+}
+
+/** What the chat engine is configured with. */
+export interface ChatConfig {
+  /** The LLM engine, or null: the built-in engine answers (the default). */
+  llm: ChatLlmConfig | null;
+}
+
+/** The chat settings are wrong; `problems` lists each, one line each. */
+export class ChatConfigError extends Error {
+  override name = "ChatConfigError";
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(`Chat configuration problems:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    this.problems = problems;
+  }
+}
+
+function integer(name: string, text: string | undefined, fallback: number, min: number, max: number, problems: string[]): number {
+  if (text === undefined || text === "") return fallback;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    problems.push(`${name} must be an integer ${min}-${max}, got "${text}"`);
+    return fallback;
+  }
+  return n;
+}
+
+/**
+ * The chat settings from environment variables: `CHAT_LLM_URL`, `CHAT_LLM_MODEL`,
+ * `CHAT_LLM_API_KEY`, `CHAT_LLM_TIMEOUT_MS`, `CHAT_LLM_MAX_ROUNDS`. Throws a
+ * `ChatConfigError` listing every problem (a URL without a model, a malformed URL, a bad number).
+ *
+ * @example
+ * const chat = chatConfigFromEnv(process.env); // { llm: null } unless CHAT_LLM_URL is set
+ */
+export function chatConfigFromEnv(env: Record<string, string | undefined>): ChatConfig {
+  const problems: string[] = [];
+  const url = env.CHAT_LLM_URL?.trim() || undefined;
+  const model = env.CHAT_LLM_MODEL?.trim() || undefined;
+  const apiKey = env.CHAT_LLM_API_KEY?.trim() || undefined;
+  const timeoutMs = integer("CHAT_LLM_TIMEOUT_MS", env.CHAT_LLM_TIMEOUT_MS, CHAT_LLM_DEFAULT_TIMEOUT_MS, 1_000, 120_000, problems);
+  const maxRounds = integer("CHAT_LLM_MAX_ROUNDS", env.CHAT_LLM_MAX_ROUNDS, CHAT_LLM_DEFAULT_MAX_ROUNDS, 1, 10, problems);
+
+  if (!url) {
+    if (model || apiKey) problems.push("CHAT_LLM_MODEL and CHAT_LLM_API_KEY need CHAT_LLM_URL (the chat-completions API's base URL)");
+    if (problems.length > 0) throw new ChatConfigError(problems);
+    return { llm: null };
+  }
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+      problems.push(`CHAT_LLM_URL must be an http(s) URL, got "${url}"`);
+    }
+  } catch {
+    problems.push(`CHAT_LLM_URL must be an http(s) URL, got "${url}"`);
+  }
+  if (!model) problems.push("CHAT_LLM_MODEL is required with CHAT_LLM_URL (e.g. gpt-4o-mini)");
+  if (problems.length > 0 || !model) throw new ChatConfigError(problems);
+  return { llm: { url: url.replace(/\/+$/, ""), model, apiKey, timeoutMs, maxRounds } };
+}
+
+/** The chat-completions endpoint of a configured API. */
+export function chatCompletionsUrl(llm: Pick<ChatLlmConfig, "url">): string {
+  return /\/chat\/completions$/.test(llm.url) ? llm.url : `${llm.url}/chat/completions`;
+}

@@ -1,0 +1,57 @@
+/**
+ * `/openapi.json`, built from the route table once per service and origin: the origin and the
+ * ownership proofs are known only at run time (PUBLIC_URL, OWNERSHIP_PROOFS, local mode's own
+ * proof), so the document is served from here rather than written at build time.
+ */
+import type { APIRoute } from "astro";
+import { routes } from "../../spec/routes.ts";
+import type { FunctionConfig, Services } from "../context.ts";
+import { buildOpenApi } from "../discovery/openapi.ts";
+import { devnetOwnershipProof, originOf, provesOwnership } from "../discovery/ownership-proof.ts";
+
+export const prerender = false;
+
+/** Documents by origin, per service configuration; a few origins at most (saneHost bounds the Host header's shape). */
+const documents = new WeakMap<FunctionConfig, Map<string, Promise<string>>>();
+const MAX_ORIGINS = 8;
+
+async function proofsFor(services: Services, origin: string): Promise<readonly string[]> {
+  const { config, log } = services;
+  const configured = config.ownershipProofs ?? [];
+  if (configured.length === 0) {
+    const local = config.mode === "local" ? await devnetOwnershipProof(config.payTo, origin) : undefined;
+    return local ? [local] : [];
+  }
+  for (const [index, proof] of configured.entries()) {
+    if (!(await provesOwnership(proof, origin, config.payTo))) {
+      log.warn("ownership proof does not verify", { index, origin, pay_to: config.payTo, fix: "npm run ownership-proof" });
+    }
+  }
+  return configured;
+}
+
+async function documentFor(services: Services, origin: string): Promise<string> {
+  const ownershipProofs = await proofsFor(services, origin);
+  const doc = buildOpenApi(routes, { version: services.config.version, origin, ownershipProofs });
+  return `${JSON.stringify(doc, null, 2)}\n`;
+}
+
+/** The document for the origin the service is reached at (PUBLIC_URL's when set). */
+export const GET: APIRoute = async ({ url, locals }) => {
+  const { services } = locals;
+  const origin = services.config.publicUrl ? originOf(services.config.publicUrl) : url.origin;
+  let byOrigin = documents.get(services.config);
+  if (!byOrigin) {
+    byOrigin = new Map();
+    documents.set(services.config, byOrigin);
+  }
+  let body = byOrigin.get(origin);
+  if (!body) {
+    if (byOrigin.size >= MAX_ORIGINS) byOrigin.clear();
+    body = documentFor(services, origin);
+    byOrigin.set(origin, body);
+  }
+  return new Response(await body, {
+    headers: { "Content-Type": "application/json; charset=utf-8", "Cache-Control": "public, max-age=300" },
+  });
+};

@@ -1,0 +1,116 @@
+/**
+ * Prepaid balances. A wallet tops one up with an ordinary x402 payment
+ * (`POST /api/balance/topup`) and spends it on chat messages without a settlement per message.
+ * Only its own wallet spends or reads it (Sign-In-With-X, src/payments/sign-in.ts).
+ *
+ * - Crediting is done by the database: a trigger on the payment ledger (src/store/migrations.ts)
+ *   credits a top-up when its ledger row becomes `settled`, on whichever path that happens (the
+ *   gate, a paid retry, the upkeep reconciling a crash from the chain), once per row.
+ * - A debit is one statement that cannot overdraw: concurrent messages against one balance are
+ *   debited only while it lasts, and a message that fails is never debited (the function debits
+ *   as its last step, src/payments/gate.ts `payFromBalance`).
+ * - Every credit and debit is a row of `balance_movements`, shown by `npm run ledger`.
+ */
+import type { Queryable } from "../store/store.ts";
+
+/** The route whose settled payments credit the payer's balance (the trigger names it too). */
+export const TOPUP_ROUTE = "POST /api/balance/topup";
+
+/** Top-up amounts in USD, inclusive. */
+export const TOPUP_MIN_USD = 1;
+export const TOPUP_MAX_USD = 100;
+export const TOPUP_DEFAULT_USD = 5;
+
+/** What a function paid from a balance calls as its last step. */
+export interface BalanceDebit {
+  /** The wallet whose balance pays. */
+  wallet: `0x${string}`;
+  /** Debit the price; the balance left (atomic USDC), or null when it no longer covers it (nothing debited). */
+  debit(): Promise<bigint | null>;
+}
+
+/** One credit or debit. */
+export interface Movement {
+  at: string;
+  kind: "topup" | "debit";
+  /** USD. */
+  amount: number;
+  route: string;
+  request_id: string;
+}
+
+/** USD of atomic USDC (6 decimals). */
+export function usdOf(atomic: bigint): number {
+  return Number(atomic) / 1_000_000;
+}
+
+/** The balance of `wallet` in atomic USDC (0 when it never topped up). */
+export async function balanceOf(db: Queryable, wallet: string): Promise<bigint> {
+  const [row] = await db.query<{ balance: string }>("select balance_atomic::text as balance from balances where wallet = lower($1)", [
+    wallet,
+  ]);
+  return BigInt(row?.balance ?? "0");
+}
+
+/**
+ * Take `amountAtomic` from `wallet`'s balance and record the movement, in one statement; the
+ * balance left, or null (nothing taken) when it does not cover the amount.
+ */
+export async function debitBalance(
+  db: Queryable,
+  wallet: string,
+  amountAtomic: bigint,
+  route: string,
+  requestId: string,
+): Promise<bigint | null> {
+  const [row] = await db.query<{ balance: string | null }>(
+    `with spent as (
+       update balances set balance_atomic = balance_atomic - $2::numeric, updated_at = now()
+        where wallet = lower($1) and balance_atomic >= $2::numeric
+        returning wallet, balance_atomic),
+     moved as (
+       insert into balance_movements (wallet, kind, amount_atomic, route, request_id)
+       select wallet, 'debit', $2::numeric, $3, $4 from spent returning id)
+     select (select balance_atomic::text from spent) as balance, (select count(*) from moved) as moved`,
+    [wallet, amountAtomic.toString(), route, requestId],
+  );
+  return row?.balance == null ? null : BigInt(row.balance);
+}
+
+/** The latest movements of `wallet`, newest first. */
+export async function movementsOf(db: Queryable, wallet: string, limit = 20): Promise<Movement[]> {
+  const rows = await db.query<{ at: Date | string; kind: "topup" | "debit"; amount: string; route: string; request_id: string }>(
+    `select at, kind, amount_atomic::text as amount, route, request_id from balance_movements
+      where wallet = lower($1) order by id desc limit $2`,
+    [wallet, limit],
+  );
+  return rows.map((r) => ({
+    at: new Date(r.at).toISOString(),
+    kind: r.kind,
+    amount: usdOf(BigInt(r.amount)),
+    route: r.route,
+    request_id: r.request_id,
+  }));
+}
+
+/** Totals for `npm run ledger`: credited and spent in the last `days`, and what all balances hold now. */
+export async function balanceReport(db: Queryable, days = 30) {
+  const [totals] = await db.query<{
+    credited: string;
+    debited: string;
+    topups: number;
+    debits: number;
+    outstanding: string;
+    wallets: number;
+  }>(
+    `select
+       coalesce((select sum(amount_atomic) from balance_movements where kind = 'topup' and at > now() - make_interval(days => $1)), 0)::text as credited,
+       coalesce((select sum(amount_atomic) from balance_movements where kind = 'debit' and at > now() - make_interval(days => $1)), 0)::text as debited,
+       (select count(*) from balance_movements where kind = 'topup' and at > now() - make_interval(days => $1))::int as topups,
+       (select count(*) from balance_movements where kind = 'debit' and at > now() - make_interval(days => $1))::int as debits,
+       coalesce((select sum(balance_atomic) from balances), 0)::text as outstanding,
+       (select count(*) from balances where balance_atomic > 0)::int as wallets`,
+    [days],
+  );
+  return totals as NonNullable<typeof totals>;
+}

@@ -1,0 +1,362 @@
+/**
+ * Prepaid chat balances (src/payments/balances.ts) on the real local chain and the real store:
+ * a top-up moves exactly its amount on chain and credits it; messages spend it without a
+ * transfer, never past zero, also when fifty arrive at once and on two instances sharing
+ * PostgreSQL; only the balance's own wallet, signed in once with Sign-In-With-X, spends or reads
+ * it; a failing message debits nothing; bought content is read again by signing in.
+ */
+import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
+import { createSIWxPayload, encodeSIWxHeader } from "@x402/extensions/sign-in-with-x";
+import type { PrivateKeyAccount } from "viem";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { settleAndKeep } from "../src/payments/kept-answers.ts";
+import type { RunningService } from "../src/server/service.ts";
+import { finishLedgerRow, insertLedgerRow } from "../src/store/ledger.ts";
+import { openStore, type Store } from "../src/store/store.ts";
+import { freshDatabase } from "./support/postgres.ts";
+import { buyerAccount, devnet, payingFetch, startTestService, testConfig, testStore, usdcBalance } from "./support/service.ts";
+
+const json = { "content-type": "application/json" };
+const QUESTION = "What is WETH at?";
+
+type Answer = Record<string, unknown> & { error?: { code: string; details?: Record<string, unknown> } };
+
+/** A Sign-In-With-X header of `account` for `target`, as `@x402/extensions` clients make it. */
+async function signIn(
+  target: RunningService,
+  account: PrivateKeyAccount,
+  path: string,
+  change: (info: Record<string, string>) => void = () => {},
+): Promise<string> {
+  const origin = new URL(target.url);
+  const info: Record<string, string> = {
+    domain: origin.host,
+    uri: `${origin.origin}${path}`,
+    version: "1",
+    nonce: crypto.randomUUID().replaceAll("-", ""),
+    issuedAt: new Date().toISOString(),
+    chainId: "eip155:8453",
+  };
+  change(info);
+  // A message for another origin is signed as that origin's page would ask for it.
+  const url = info.domain === origin.host ? `${target.url}${path}` : (info.uri as string);
+  const payload = await createSIWxPayload({ ...info, type: "eip191" } as never, account, url);
+  return encodeSIWxHeader(payload);
+}
+
+async function topUp(target: RunningService, account: PrivateKeyAccount, amount: number) {
+  const res = await payingFetch(account)(`${target.url}/api/balance/topup?amount=${amount}`, { method: "POST" });
+  return { res, body: (await res.json()) as Answer };
+}
+
+async function chatFrom(target: RunningService, account: PrivateKeyAccount, body: Record<string, unknown>, siwx?: string) {
+  const header = siwx ?? (await signIn(target, account, "/api/chat"));
+  const res = await fetch(`${target.url}/api/chat`, {
+    method: "POST",
+    headers: { ...json, "SIGN-IN-WITH-X": header },
+    body: JSON.stringify({ user_id: account.address, ...body }),
+  });
+  return { res, body: (await res.json()) as Answer };
+}
+
+async function balanceOf(target: RunningService, account: PrivateKeyAccount) {
+  const res = await fetch(`${target.url}/api/balance`, { headers: { "SIGN-IN-WITH-X": await signIn(target, account, "/api/balance") } });
+  return { res, body: (await res.json()) as Answer };
+}
+
+const databaseUrl = inject("databaseUrl");
+
+const engines: { name: string; enabled: boolean; open(): Promise<{ store: Store; close(): Promise<void> }> }[] = [
+  { name: "PGlite", enabled: true, open: async () => ({ store: await testStore(), close: async () => {} }) },
+  {
+    name: "PostgreSQL",
+    enabled: Boolean(databaseUrl),
+    open: async () => {
+      const db = await freshDatabase(databaseUrl as string);
+      const store = await openStore({ kind: "postgres", url: db.url });
+      return {
+        store,
+        close: async () => {
+          await store.close();
+          await db.drop();
+        },
+      };
+    },
+  },
+];
+
+describe.each(engines.filter((e) => e.enabled))("a prepaid balance on $name", (engine) => {
+  let service: RunningService;
+  let opened: Awaited<ReturnType<(typeof engines)[number]["open"]>>;
+  beforeAll(async () => {
+    opened = await engine.open();
+    service = await startTestService({ store: opened.store });
+  });
+  afterAll(async () => {
+    await service.close();
+    await opened.close();
+  });
+
+  it("is topped up by exactly the amount paid on chain, spent by ten messages and refused at the eleventh", async () => {
+    const buyer = buyerAccount(0);
+    const payTo = devnet().payTo;
+    const [before, earnedBefore] = await Promise.all([usdcBalance(buyer.address), usdcBalance(payTo)]);
+    const top = await topUp(service, buyer, 1);
+    expect(top.res.status).toBe(200);
+    expect(top.body).toEqual({ user_id: buyer.address.toLowerCase(), credited: 1, balance: 1, credits_left: 10 });
+    expect(decodePaymentResponseHeader(top.res.headers.get("payment-response") as string).success).toBe(true);
+    expect(await usdcBalance(buyer.address)).toBe(before - 1_000_000n);
+    expect(await usdcBalance(payTo)).toBe(earnedBefore + 1_000_000n);
+
+    const left: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const { res, body } = await chatFrom(service, buyer, { message: QUESTION });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("payment-response")).toBeNull();
+      expect(body).toMatchObject({ charged: true, price_per_msg: 0.1, engine: "builtin" });
+      left.push(body.credits_left as number);
+      expect(body.balance).toBeCloseTo((9 - i) / 10, 10);
+    }
+    expect(left).toEqual([9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
+    // No transfer for any message: only the top-up moved money.
+    expect(await usdcBalance(buyer.address)).toBe(before - 1_000_000n);
+
+    const eleventh = await chatFrom(service, buyer, { message: QUESTION });
+    expect(eleventh.res.status).toBe(402);
+    expect(eleventh.body.error).toMatchObject({ code: "insufficient_balance", details: { balance: 0, price: 0.1 } });
+    // The body is the per-call challenge as well, so a client can pay this message instead.
+    const challenge = decodePaymentRequiredHeader(eleventh.res.headers.get("payment-required") as string);
+    expect(challenge.accepts[0]?.amount).toBe("100000");
+    expect((eleventh.body as { accepts?: unknown[] }).accepts).toHaveLength(1);
+
+    const read = await balanceOf(service, buyer);
+    expect(read.res.status).toBe(200);
+    expect(read.body).toMatchObject({ user_id: buyer.address.toLowerCase(), balance: 0, credits_left: 0 });
+    const movements = read.body.movements as { kind: string; amount: number; route: string }[];
+    expect(movements).toHaveLength(11);
+    expect(movements.map((m) => m.kind)).toEqual([...Array(10).fill("debit"), "topup"]);
+    expect(movements.every((m) => (m.kind === "debit" ? m.amount === 0.1 && m.route === "POST /api/chat" : m.amount === 1))).toBe(true);
+  });
+
+  it("answers fifty concurrent messages against a balance worth ten exactly ten times and debits exactly 1.00", async () => {
+    const buyer = buyerAccount(1);
+    expect((await topUp(service, buyer, 1)).res.status).toBe(200);
+    const headers = await Promise.all(Array.from({ length: 50 }, () => signIn(service, buyer, "/api/chat")));
+    const calls = await Promise.all(headers.map((h) => chatFrom(service, buyer, { message: QUESTION }, h)));
+    const statuses = calls.map((c) => c.res.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(10);
+    expect(statuses.filter((s) => s === 402)).toHaveLength(40);
+    expect(calls.filter((c) => c.res.status === 402).every((c) => c.body.error?.code === "insufficient_balance")).toBe(true);
+    const read = await balanceOf(service, buyer);
+    expect(read.body.balance).toBe(0);
+    expect((read.body.movements as { kind: string }[]).filter((m) => m.kind === "debit")).toHaveLength(10);
+  });
+
+  it("never debits a message that fails, and refuses every sign-in fault without debiting", async () => {
+    const buyer = buyerAccount(2);
+    const other = buyerAccount(3);
+    expect((await topUp(service, buyer, 1)).res.status).toBe(200);
+
+    const tooLong = await chatFrom(service, buyer, { message: "x".repeat(2001) });
+    expect(tooLong.res.status).toBe(400);
+    expect(tooLong.body.error).toMatchObject({ code: "invalid_request" });
+
+    const missing = await fetch(`${service.url}/api/chat`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ user_id: buyer.address, message: QUESTION }),
+    });
+    expect(missing.status).toBe(401);
+    const missingBody = (await missing.json()) as Answer;
+    expect(missingBody.error).toMatchObject({ code: "signin_required", details: { header: "SIGN-IN-WITH-X" } });
+    expect(missingBody.error?.details?.sign_in).toMatchObject({ info: { domain: new URL(service.url).host } });
+
+    const expired = await chatFrom(
+      service,
+      buyer,
+      { message: QUESTION },
+      await signIn(service, buyer, "/api/chat", (info) => {
+        info.issuedAt = new Date(Date.now() - 10 * 60_000).toISOString();
+      }),
+    );
+    expect(expired.res.status).toBe(401);
+    expect(expired.body.error).toMatchObject({ code: "signin_invalid" });
+
+    const elsewhere = await chatFrom(
+      service,
+      buyer,
+      { message: QUESTION },
+      await signIn(service, buyer, "/api/chat", (info) => {
+        info.domain = "evil.example";
+        info.uri = "https://evil.example/api/chat";
+      }),
+    );
+    expect(elsewhere.res.status).toBe(401);
+    expect(elsewhere.body.error).toMatchObject({ code: "signin_invalid", details: { reason: "invalid_siwx_domain_mismatch" } });
+
+    const once = await signIn(service, buyer, "/api/chat");
+    expect((await chatFrom(service, buyer, { message: QUESTION }, once)).res.status).toBe(200);
+    const replayed = await chatFrom(service, buyer, { message: QUESTION }, once);
+    expect(replayed.res.status).toBe(401);
+    expect(replayed.body.error).toMatchObject({ code: "signin_invalid", details: { reason: "invalid_siwx_nonce" } });
+
+    // Another wallet's signature never spends this balance.
+    const stranger = await chatFrom(service, buyer, { message: QUESTION }, await signIn(service, other, "/api/chat"));
+    expect(stranger.res.status).toBe(401);
+    expect(stranger.body.error).toMatchObject({ code: "signin_invalid", details: { reason: "wallet_mismatch", field: "body.user_id" } });
+
+    const badId = await chatFrom(service, buyer, { message: QUESTION, user_id: "alice" });
+    expect(badId.res.status).toBe(400);
+    expect(badId.body.error).toMatchObject({ code: "invalid_request", details: { fields: [{ field: "body.user_id" }] } });
+
+    // Of all that, one message was answered and debited.
+    const read = await balanceOf(service, buyer);
+    expect(read.body.balance).toBeCloseTo(0.9, 10);
+    expect((read.body.movements as unknown[]).length).toBe(2);
+
+    const unsigned = await fetch(`${service.url}/api/balance`);
+    expect(unsigned.status).toBe(401);
+    expect(((await unsigned.json()) as Answer).error?.code).toBe("signin_required");
+  });
+
+  it("charges a message without user_id exactly 0.10 on chain, per call", async () => {
+    const buyer = buyerAccount(4);
+    const before = await usdcBalance(buyer.address);
+    const res = await payingFetch(buyer)(`${service.url}/api/chat`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ message: QUESTION }),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ balance: null, credits_left: null, charged: true, price_per_msg: 0.1 });
+    expect(await usdcBalance(buyer.address)).toBe(before - 100_000n);
+  });
+
+  it("declares Sign-In-With-X on the chat challenge, quotes a top-up at its amount, and refuses a bad amount unpaid", async () => {
+    const chat = await fetch(`${service.url}/api/chat`, { method: "POST", headers: json, body: JSON.stringify({ message: QUESTION }) });
+    expect(chat.status).toBe(402);
+    const header = chat.headers.get("payment-required") as string;
+    expect(header.length).toBeLessThan(4096);
+    const declared = decodePaymentRequiredHeader(header).extensions?.["sign-in-with-x"] as {
+      info: { domain: string };
+      supportedChains: unknown[];
+    };
+    expect(declared.info.domain).toBe(new URL(service.url).host);
+    expect(declared.supportedChains).toEqual([{ chainId: "eip155:8453", type: "eip191" }]);
+
+    const quote = await fetch(`${service.url}/api/balance/topup?amount=12.5`, { method: "POST" });
+    expect(quote.status).toBe(402);
+    expect(decodePaymentRequiredHeader(quote.headers.get("payment-required") as string).accepts[0]?.amount).toBe("12500000");
+    const byDefault = await fetch(`${service.url}/api/balance/topup`, { method: "POST" });
+    expect(decodePaymentRequiredHeader(byDefault.headers.get("payment-required") as string).accepts[0]?.amount).toBe("5000000");
+
+    for (const amount of ["0.5", "101", "abc", "-3"]) {
+      const bad = await fetch(`${service.url}/api/balance/topup?amount=${amount}`, { method: "POST" });
+      expect(bad.status).toBe(400);
+      expect(((await bad.json()) as Answer).error).toMatchObject({
+        code: "invalid_request",
+        details: { fields: [{ field: "query.amount" }] },
+      });
+    }
+  });
+
+  it("lets the wallet that bought an SOP read it again by signing in, and asks any other wallet to pay", async () => {
+    const buyer = buyerAccount(5);
+    const other = buyerAccount(3);
+    const index = (await (await fetch(`${service.url}/api/howto`)).json()) as { sops: { slug: string }[] };
+    const slug = index.sops[0]?.slug as string;
+    const path = `/api/howto/${slug}`;
+    const bought = await payingFetch(buyer)(`${service.url}${path}`);
+    expect(bought.status).toBe(200);
+    const content = await bought.text();
+    const before = await usdcBalance(buyer.address);
+
+    const challenge = await fetch(`${service.url}${path}`);
+    expect(decodePaymentRequiredHeader(challenge.headers.get("payment-required") as string).extensions).toHaveProperty("sign-in-with-x");
+
+    // POST reads the same SOP: bought by GET, read again by POST, by signing in only.
+    const again = await fetch(`${service.url}${path}`, {
+      method: "POST",
+      headers: { ...json, "SIGN-IN-WITH-X": await signIn(service, buyer, path) },
+      body: JSON.stringify({ sop: slug }),
+    });
+    expect(again.status).toBe(200);
+    expect(await again.text()).toBe(content);
+    expect(await usdcBalance(buyer.address)).toBe(before);
+
+    const stranger = await fetch(`${service.url}${path}`, { headers: { "SIGN-IN-WITH-X": await signIn(service, other, path) } });
+    expect(stranger.status).toBe(402);
+    expect(((await stranger.json()) as { accepts?: unknown[] }).accepts).toHaveLength(1);
+  });
+});
+
+describe("a top-up credited by the ledger", () => {
+  it("credits a top-up row once when it turns settled on any path (the gate, a retry, the upkeep), and never another route's", async () => {
+    const store = await testStore();
+    const wallet = "0x00000000000000000000000000000000000b1a11";
+    const row = (route: string, nonce: string) => ({
+      requestId: `req-${nonce}`,
+      route,
+      payer: wallet,
+      amountAtomic: "2500000",
+      asset: devnet().usdc,
+      network: "eip155:8453",
+      nonce,
+      validBefore: null,
+      requestHash: "h",
+      instance: "test",
+      paymentId: null,
+    });
+    const first = await insertLedgerRow(store, row("POST /api/balance/topup", "0x01"), { outcome: "pending" });
+    await settleAndKeep(store, first, 200, "0xtx1", undefined);
+    await settleAndKeep(store, first, 200, "0xtx1", undefined);
+    // The upkeep recording a crashed top-up from the chain.
+    const second = await insertLedgerRow(store, row("POST /api/balance/topup", "0x02"), { outcome: "pending" });
+    await finishLedgerRow(store, second, { outcome: "settled", status: null, reason: "reconciled_on_chain", settlementTx: "0xtx2" });
+    const failed = await insertLedgerRow(store, row("POST /api/balance/topup", "0x03"), { outcome: "pending" });
+    await finishLedgerRow(store, failed, { outcome: "settlement_failed", status: 402, reason: "x" });
+    const other = await insertLedgerRow(store, row("POST /api/chat", "0x04"), { outcome: "pending" });
+    await settleAndKeep(store, other, 200, "0xtx4", undefined);
+    const [held] = await store.query<{ balance: string; topups: number }>(
+      "select (select balance_atomic::text from balances where wallet = $1) as balance, (select count(*)::int from balance_movements where wallet = $1) as topups",
+      [wallet],
+    );
+    expect(held).toEqual({ balance: "5000000", topups: 2 });
+  });
+});
+
+describe.runIf(databaseUrl)("a prepaid balance on two instances sharing PostgreSQL", () => {
+  let db: Awaited<ReturnType<typeof freshDatabase>>;
+  let store: Store;
+  let a: RunningService;
+  let b: RunningService;
+  beforeAll(async () => {
+    db = await freshDatabase(databaseUrl as string);
+    store = await openStore({ kind: "postgres", url: db.url });
+    a = await startTestService({ store, config: testConfig(), instance: "instance-a" });
+    b = await startTestService({ store, config: testConfig(), instance: "instance-b" });
+  });
+  afterAll(async () => {
+    await a.close();
+    await b.close();
+    await store.close();
+    await db.drop();
+  });
+
+  it("answers fifty concurrent messages split over both against a balance worth ten exactly ten times", async () => {
+    const buyer = buyerAccount(6);
+    const before = await usdcBalance(buyer.address);
+    expect((await topUp(a, buyer, 1)).res.status).toBe(200);
+    expect(await usdcBalance(buyer.address)).toBe(before - 1_000_000n);
+    const targets = Array.from({ length: 50 }, (_v, i) => (i % 2 === 0 ? a : b));
+    const headers = await Promise.all(targets.map((t) => signIn(t, buyer, "/api/chat")));
+    const calls = await Promise.all(targets.map((t, i) => chatFrom(t, buyer, { message: QUESTION }, headers[i])));
+    expect(calls.filter((c) => c.res.status === 200)).toHaveLength(10);
+    expect(calls.filter((c) => c.res.status === 402)).toHaveLength(40);
+    const [row] = await store.query<{ balance: string; debits: number }>(
+      "select (select balance_atomic::text from balances where wallet = lower($1)) as balance, (select count(*)::int from balance_movements where wallet = lower($1) and kind = 'debit') as debits",
+      [buyer.address],
+    );
+    expect(row).toEqual({ balance: "0", debits: 10 });
+  });
+});
