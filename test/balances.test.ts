@@ -6,7 +6,7 @@
  * it; a failing message debits nothing; bought content is read again by signing in.
  */
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
-import { createSIWxPayload, encodeSIWxHeader } from "@x402/extensions/sign-in-with-x";
+import { createSIWxPayload, encodeSIWxHeader, wrapFetchWithSIWx } from "@x402/extensions/sign-in-with-x";
 import type { PrivateKeyAccount } from "viem";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { settleAndKeep } from "../src/payments/kept-answers.ts";
@@ -217,6 +217,21 @@ describe.each(engines.filter((e) => e.enabled))("a prepaid balance on $name", (e
     const unsigned = await fetch(`${service.url}/api/balance`);
     expect(unsigned.status).toBe(401);
     expect(((await unsigned.json()) as Answer).error?.code).toBe("signin_required");
+  });
+
+  it("is spent by a client built with wrapFetchWithSIWx and no code of ours: it signs in when the challenge asks", async () => {
+    const buyer = buyerAccount(7);
+    expect((await topUp(service, buyer, 1)).res.status).toBe(200);
+    const before = await usdcBalance(buyer.address);
+    const signingFetch = wrapFetchWithSIWx(fetch, buyer);
+    const res = await signingFetch(`${service.url}/api/chat`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ message: QUESTION }),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ charged: true, balance: 0.9, credits_left: 9 });
+    expect(await usdcBalance(buyer.address)).toBe(before);
   });
 
   it("charges a message without user_id exactly 0.10 on chain, per call", async () => {

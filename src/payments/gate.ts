@@ -344,7 +344,6 @@ export class PaymentGate {
    */
   private async payFromBalance(attempt: Attempt, userId: string | InvalidRequestError, siwx: string | null): Promise<Response> {
     if (userId instanceof InvalidRequestError) return errorResponse(userId);
-    const { store, log } = this.options;
     const wallet = userId.toLowerCase();
     if (siwx === null) {
       return this.signInRefusal(
@@ -364,6 +363,12 @@ export class PaymentGate {
         expected: "the address of the wallet that signed SIGN-IN-WITH-X",
       });
     }
+    return this.spendBalance(attempt, wallet);
+  }
+
+  /** A message paid by the balance of `wallet`, signed in already. */
+  private async spendBalance(attempt: Attempt, wallet: string): Promise<Response> {
+    const { store, log } = this.options;
     const price = BigInt(atomicUsdc(attempt.route.price ?? 0));
     const held = await balanceOf(store, wallet);
     if (held < price) return this.insufficient(attempt, wallet, held, price);
@@ -620,8 +625,10 @@ export class PaymentGate {
     const bought = days
       ? await lastSettledForRoutes(store, payer, [`GET ${attempt.route.path}`, `POST ${attempt.route.path}`], days * 24)
       : undefined;
-    if (!bought) return this.challenge(attempt.request, attempt.route, attempt.url);
-    return this.redeem(attempt, bought, undefined, "signed_in_reread");
+    if (bought) return this.redeem(attempt, bought, undefined, "signed_in_reread");
+    // Signed in without naming a balance (how wrapFetchWithSIWx answers the challenge): the wallet's own balance pays.
+    if (attempt.route.balancePayable) return this.spendBalance(attempt, payer);
+    return this.challenge(attempt.request, attempt.route, attempt.url);
   }
 
   /** Rows still open for one authorisation (a crash, a stall): their fate on chain, within the time budget. */
