@@ -5,19 +5,14 @@
  */
 import { atomicUsdc } from "../spec/route.ts";
 import { CHAT_PRICE_USD, chat } from "../spec/routes/assistant.ts";
-import { chatConfigFromEnv } from "../src/chat/config.ts";
 import { chatDepsFromContext } from "../src/chat/deps.ts";
 import { answerChat } from "../src/chat/engine.ts";
 import { defineFunction } from "../src/context.ts";
 import { ServiceError } from "../src/errors.ts";
 import { usdOf } from "../src/payments/balances.ts";
 
-/** The LLM settings, read once (CHAT_LLM_URL, CHAT_LLM_MODEL, CHAT_LLM_API_KEY; none: the built-in engine). */
-let llm: ReturnType<typeof chatConfigFromEnv>["llm"] | undefined;
-
 export default defineFunction(chat, async (input, ctx) => {
-  llm ??= chatConfigFromEnv(process.env).llm;
-  const answer = await answerChat(input.message, chatDepsFromContext(ctx), { llm });
+  const answer = await answerChat(input.message, chatDepsFromContext(ctx), { llm: ctx.chat?.llm ?? null });
   const debit = ctx.payment?.balance;
   let balance: number | null = null;
   let creditsLeft: number | null = null;

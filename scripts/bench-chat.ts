@@ -4,15 +4,14 @@
  * side by side on the local chain with 8 clients, and the time the Sign-In-With-X check adds
  * (parse, origin and age, EIP-191 signature, single-use nonce), p50.
  */
-import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
-import { createSIWxPayload, encodeSIWxHeader } from "@x402/extensions/sign-in-with-x";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { privateKeyToAccount } from "viem/accounts";
 import { ensureBuild } from "../src/build-stamp.ts";
+import { signInHeader } from "../src/buyer/sign-in.ts";
 import { loadConfig } from "../src/config.ts";
 import { startDevnet } from "../src/devnet/devnet.ts";
 import { createLogger } from "../src/log.ts";
@@ -33,24 +32,6 @@ function payingFetch(account: Account): typeof fetch {
   const client = new x402Client().setSpendControls({ maxAmountPerPayment: false });
   registerExactEvmScheme(client, { signer: account });
   return wrapFetchWithPayment(fetch, client) as typeof fetch;
-}
-
-async function signIn(url: string, account: Account): Promise<string> {
-  const target = new URL(url);
-  const payload = await createSIWxPayload(
-    {
-      domain: target.host,
-      uri: url,
-      version: "1",
-      nonce: randomBytes(16).toString("hex"),
-      issuedAt: new Date().toISOString(),
-      chainId: "eip155:8453",
-      type: "eip191",
-    },
-    account,
-    url,
-  );
-  return encodeSIWxHeader(payload);
 }
 
 /** Messages per second for `send` run MESSAGES times by CLIENTS clients at once. */
@@ -93,7 +74,7 @@ export async function benchChat(): Promise<void> {
     if (topUp.status !== 200) throw new Error(`the top-up answered ${topUp.status}`);
 
     // Sign-ins are made before the clock starts: a client signs once per message either way.
-    const headers = await Promise.all(Array.from({ length: MESSAGES }, () => signIn(chatUrl, fromBalance)));
+    const headers = await Promise.all(Array.from({ length: MESSAGES }, () => signInHeader(fromBalance, chatUrl)));
     const balanceBody = JSON.stringify({ message: QUESTION, user_id: fromBalance.address });
     const balanceRate = await throughput(() =>
       fetch(chatUrl, {
@@ -109,7 +90,7 @@ export async function benchChat(): Promise<void> {
 
     const checks: number[] = [];
     for (let i = 0; i < 200; i++) {
-      const header = await signIn(chatUrl, fromBalance);
+      const header = await signInHeader(fromBalance, chatUrl);
       const started = performance.now();
       const signed = await signedInPayer(header, service.url, store);
       checks.push(performance.now() - started);

@@ -6,16 +6,15 @@
  * (default http://127.0.0.1:$PORT, port 4021). Shortcuts: `topup [USD]`, `chat "<message>"
  * [--balance]` and `balance` (the last two sign in with the buyer's wallet when they use the balance).
  */
-import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { decodePaymentResponseHeader } from "@x402/core/http";
 import type { PaymentRequirements } from "@x402/core/types";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
-import { createSIWxPayload, encodeSIWxHeader } from "@x402/extensions/sign-in-with-x";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { formatUnits, isHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
+import { signInHeader } from "../src/buyer/sign-in.ts";
 
 const USAGE = `usage: npm run buy -- <GET|POST|...> <path-or-url> [json-body]
        npm run buy -- topup [USD]                    top up your prepaid chat balance (default 5)
@@ -63,28 +62,6 @@ async function shortcut(args: string[]): Promise<[string, string, string | undef
   return undefined;
 }
 
-/** A SIGN-IN-WITH-X header of `account` for `url`, valid for 5 minutes, used once. */
-async function signInFor(url: string, account: ReturnType<typeof privateKeyToAccount>): Promise<string> {
-  const target = new URL(url);
-  const issuedAt = new Date();
-  const payload = await createSIWxPayload(
-    {
-      domain: target.host,
-      uri: `${target.origin}${target.pathname}`,
-      version: "1",
-      nonce: randomBytes(16).toString("hex"),
-      issuedAt: issuedAt.toISOString(),
-      expirationTime: new Date(issuedAt.getTime() + 5 * 60_000).toISOString(),
-      statement: "Sign in to use this wallet's prepaid balance.",
-      chainId: "eip155:8453",
-      type: "eip191",
-    },
-    account,
-    url,
-  );
-  return encodeSIWxHeader(payload);
-}
-
 async function main(): Promise<void> {
   const named = await shortcut(process.argv.slice(2));
   const [method, target, body, signIn] = named ?? [...(process.argv.slice(2) as [string, string, string | undefined]), false];
@@ -113,7 +90,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   const headers: Record<string, string> = {
     ...(body !== undefined ? { "content-type": "application/json" } : {}),
-    ...(signIn ? { "SIGN-IN-WITH-X": await signInFor(url, account) } : {}),
+    ...(signIn ? { "SIGN-IN-WITH-X": await signInHeader(account, url) } : {}),
   };
   // Signed in, the balance pays (or a 402 says it is short): never pay per call behind the buyer's back.
   const res = await (signIn ? fetch : pay)(url, { method: method.toUpperCase(), headers, ...(body !== undefined ? { body } : {}) });

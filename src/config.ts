@@ -5,6 +5,8 @@
  * reported in one clear line. Secrets are held here and never logged.
  */
 import { getAddress, isAddress, isHex } from "viem";
+import { type ChatConfig, ChatConfigError, chatConfigFromEnv } from "./chat/config.ts";
+import { parseInteger, parsePort, parseUrl } from "./config-parse.ts";
 import { OWNERSHIP_PROOF } from "./discovery/ownership-proof.ts";
 import type { LogLevel } from "./log.ts";
 
@@ -69,6 +71,8 @@ export interface Config {
   intel: IntelConfig;
   /** Market-data APIs of the chain analytics. */
   upstreams: UpstreamsConfig;
+  /** The trading-assistant chat's engine (CHAT_LLM_*; none: the built-in engine). */
+  chat: ChatConfig;
 }
 
 /** Where the chain analytics read third-party market data. Undefined URL: the public API (local mode: a local stub). */
@@ -128,37 +132,6 @@ export class ConfigError extends Error {
 const PRODUCTION_VARS = ["NETWORK", "RPC_URL", "PAY_TO", "FACILITATOR_URL", "FACILITATOR_PRIVATE_KEY"] as const;
 const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error", "silent"];
 const CDP_FACILITATOR_HOST = "api.cdp.coinbase.com";
-
-function parsePort(name: string, text: string | undefined, fallback: number, problems: string[]): number {
-  if (text === undefined || text === "") return fallback;
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) {
-    problems.push(`${name} must be a port number 0-65535, got "${text}"`);
-    return fallback;
-  }
-  return n;
-}
-
-function parseInteger(name: string, text: string | undefined, fallback: number, min: number, max: number, problems: string[]): number {
-  if (text === undefined || text === "") return fallback;
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < min || n > max) {
-    problems.push(`${name} must be an integer ${min}-${max}, got "${text}"`);
-    return fallback;
-  }
-  return n;
-}
-
-function parseUrl(name: string, text: string, problems: string[]): string | undefined {
-  try {
-    const url = new URL(text);
-    if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("scheme");
-    return url.toString().replace(/\/+$/, "");
-  } catch {
-    problems.push(`${name} must be an http(s) URL, got "${text}"`);
-    return undefined;
-  }
-}
 
 /** Read and check the configuration; throws `ConfigError` listing every problem at once. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -279,6 +252,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     redeemHours: 24,
   };
 
+  let chat: ChatConfig = { llm: null };
+  try {
+    chat = chatConfigFromEnv(env);
+  } catch (error) {
+    if (!(error instanceof ChatConfigError)) throw error;
+    problems.push(...error.problems);
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     mode: production ? "production" : "local",
@@ -299,6 +280,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     payments,
     databaseUrl,
     intel,
+    chat,
     upstreams,
   };
 }

@@ -6,6 +6,7 @@ import type { Static, TObject, TSchema } from "@sinclair/typebox";
 import type { PublicClient } from "viem";
 import type { RouteDef } from "../spec/route.ts";
 import type { AnalyticsSettings } from "./analytics/services.ts";
+import type { ChatConfig } from "./chat/config.ts";
 import type { IntelSettings } from "./intel/intel-services.ts";
 import type { Logger } from "./log.ts";
 import type { BalanceDebit } from "./payments/balances.ts";
@@ -50,6 +51,11 @@ export interface Services {
    * `analyticsOf`. Always set by `startService`; optional only so hand-built test contexts stay valid.
    */
   analytics?: AnalyticsSettings;
+  /**
+   * The chat engine's settings (the optional LLM, with its key). Always set by `startService`;
+   * optional only so hand-built test contexts stay valid (absent: the built-in engine).
+   */
+  chat?: ChatConfig;
 }
 
 /** A payment that the facilitator verified for this request and that settles after a 2xx answer. */

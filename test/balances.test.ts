@@ -6,9 +6,10 @@
  * it; a failing message debits nothing; bought content is read again by signing in.
  */
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
-import { createSIWxPayload, encodeSIWxHeader, wrapFetchWithSIWx } from "@x402/extensions/sign-in-with-x";
+import { wrapFetchWithSIWx } from "@x402/extensions/sign-in-with-x";
 import type { PrivateKeyAccount } from "viem";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { type SignInOverrides, signInHeader } from "../src/buyer/sign-in.ts";
 import { settleAndKeep } from "../src/payments/kept-answers.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { finishLedgerRow, insertLedgerRow } from "../src/store/ledger.ts";
@@ -21,27 +22,9 @@ const QUESTION = "What is WETH at?";
 
 type Answer = Record<string, unknown> & { error?: { code: string; details?: Record<string, unknown> } };
 
-/** A Sign-In-With-X header of `account` for `target`, as `@x402/extensions` clients make it. */
-async function signIn(
-  target: RunningService,
-  account: PrivateKeyAccount,
-  path: string,
-  change: (info: Record<string, string>) => void = () => {},
-): Promise<string> {
-  const origin = new URL(target.url);
-  const info: Record<string, string> = {
-    domain: origin.host,
-    uri: `${origin.origin}${path}`,
-    version: "1",
-    nonce: crypto.randomUUID().replaceAll("-", ""),
-    issuedAt: new Date().toISOString(),
-    chainId: "eip155:8453",
-  };
-  change(info);
-  // A message for another origin is signed as that origin's page would ask for it.
-  const url = info.domain === origin.host ? `${target.url}${path}` : (info.uri as string);
-  const payload = await createSIWxPayload({ ...info, type: "eip191" } as never, account, url);
-  return encodeSIWxHeader(payload);
+/** A Sign-In-With-X header of `account` for `path` on `target`, as `@x402/extensions` clients make it. */
+function signIn(target: RunningService, account: PrivateKeyAccount, path: string, overrides: SignInOverrides = {}): Promise<string> {
+  return signInHeader(account, `${target.url}${path}`, overrides);
 }
 
 async function topUp(target: RunningService, account: PrivateKeyAccount, amount: number) {
@@ -175,9 +158,7 @@ describe.each(engines.filter((e) => e.enabled))("a prepaid balance on $name", (e
       service,
       buyer,
       { message: QUESTION },
-      await signIn(service, buyer, "/api/chat", (info) => {
-        info.issuedAt = new Date(Date.now() - 10 * 60_000).toISOString();
-      }),
+      await signIn(service, buyer, "/api/chat", { issuedAt: new Date(Date.now() - 10 * 60_000).toISOString() }),
     );
     expect(expired.res.status).toBe(401);
     expect(expired.body.error).toMatchObject({ code: "signin_invalid" });
@@ -186,10 +167,7 @@ describe.each(engines.filter((e) => e.enabled))("a prepaid balance on $name", (e
       service,
       buyer,
       { message: QUESTION },
-      await signIn(service, buyer, "/api/chat", (info) => {
-        info.domain = "evil.example";
-        info.uri = "https://evil.example/api/chat";
-      }),
+      await signIn(service, buyer, "/api/chat", { domain: "evil.example", uri: "https://evil.example/api/chat" }),
     );
     expect(elsewhere.res.status).toBe(401);
     expect(elsewhere.body.error).toMatchObject({ code: "signin_invalid", details: { reason: "invalid_siwx_domain_mismatch" } });

@@ -6,6 +6,7 @@
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
 import { http, type PrivateKeyAccount } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { authorizationReader } from "../src/chain/authorization.ts";
 import type { RunningService } from "../src/server/service.ts";
 import {
   buyerAccount,
@@ -21,15 +22,6 @@ import { forwardRpc, type Stub, startStub } from "./support/stub-server.ts";
 
 const json = { "content-type": "application/json" };
 const unknownTx = `0x${"22".repeat(32)}`;
-const authorizationStateAbi = [
-  {
-    type: "function",
-    name: "authorizationState",
-    stateMutability: "view",
-    inputs: [{ type: "address" }, { type: "bytes32" }],
-    outputs: [{ type: "bool" }],
-  },
-] as const;
 
 let service: RunningService;
 beforeAll(async () => {
@@ -52,13 +44,8 @@ function nonceOf(header: string): `0x${string}` {
     .authorization.nonce;
 }
 
-async function authorizationUsed(buyer: PrivateKeyAccount, nonce: `0x${string}`): Promise<boolean> {
-  return chainClient().readContract({
-    address: devnet().usdc,
-    abi: authorizationStateAbi,
-    functionName: "authorizationState",
-    args: [buyer.address, nonce],
-  });
+function authorizationUsed(buyer: PrivateKeyAccount, nonce: `0x${string}`): Promise<boolean> {
+  return authorizationReader(chainClient(), devnet().usdc).isUsed(buyer.address, nonce);
 }
 
 async function paidCall(target: RunningService, header: string, body: string) {

@@ -7,9 +7,9 @@
  */
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
 import type { FacilitatorClient } from "@x402/core/server";
-import { createSIWxPayload, encodeSIWxHeader } from "@x402/extensions/sign-in-with-x";
 import { http } from "viem";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { signInHeader as signIn } from "../src/buyer/sign-in.ts";
 import { authorizationReader } from "../src/chain/authorization.ts";
 import { baseChain, rpcTransport } from "../src/chain/client.ts";
 import { createLogger } from "../src/log.ts";
@@ -89,29 +89,9 @@ function spoiled(header: string, spoil: (payload: Payload) => void): string {
   return Buffer.from(JSON.stringify(payload)).toString("base64");
 }
 
-async function signInHeader(target: RunningService, buyerIndex: number): Promise<string> {
-  const origin = new URL(target.url);
-  const info = {
-    domain: origin.host,
-    uri: origin.origin,
-    version: "1",
-    nonce: crypto.randomUUID().replaceAll("-", ""),
-    issuedAt: new Date().toISOString(),
-    chainId: "eip155:8453",
-    type: "eip191" as const,
-  };
-  return encodeSIWxHeader(await createSIWxPayload(info, buyerAccount(buyerIndex), `${target.url}/api/payment-verify`));
+function signInHeader(target: RunningService, buyerIndex: number): Promise<string> {
+  return signIn(buyerAccount(buyerIndex), `${target.url}/api/payment-verify`);
 }
-
-const authorizationStateAbi = [
-  {
-    type: "function",
-    name: "authorizationState",
-    stateMutability: "view",
-    inputs: [{ type: "address" }, { type: "bytes32" }],
-    outputs: [{ type: "bool" }],
-  },
-] as const;
 
 const paymentId = (id: string) => ({ "payment-identifier": { info: { required: false, id } } });
 
@@ -216,12 +196,7 @@ describe("a payment settled on chain whose answer was lost", () => {
     expect(await usdcBalance(buyer.address)).toBe(before - PRICE);
     // The authorisation that carried the id to redeem it was never settled.
     const redeemAuth = authOf(byId);
-    const used = await chainClient().readContract({
-      address: d.usdc,
-      abi: authorizationStateAbi,
-      functionName: "authorizationState",
-      args: [redeemAuth.from, redeemAuth.nonce],
-    });
+    const used = await authorizationReader(chainClient(), d.usdc).isUsed(redeemAuth.from, redeemAuth.nonce);
     expect(used).toBe(false);
   });
 });

@@ -1,9 +1,11 @@
 /**
  * Settings of the trading-assistant chat: which engine answers and, for the optional LLM
  * engine, where the OpenAI-compatible chat-completions API is and how long it may take.
- * Read from the environment by `chatConfigFromEnv`; with no `CHAT_LLM_URL` the built-in
- * engine answers every message.
+ * Read from the environment by `chatConfigFromEnv` (part of `loadConfig`, src/config.ts); with
+ * no `CHAT_LLM_URL` the built-in engine answers every message.
  */
+
+import { parseInteger, parseUrl } from "../config-parse.ts";
 
 /** Default time budget of one LLM answer, tool calls included, before the built-in engine answers instead. */
 export const CHAT_LLM_DEFAULT_TIMEOUT_MS = 15_000;
@@ -43,16 +45,6 @@ export class ChatConfigError extends Error {
   }
 }
 
-function integer(name: string, text: string | undefined, fallback: number, min: number, max: number, problems: string[]): number {
-  if (text === undefined || text === "") return fallback;
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < min || n > max) {
-    problems.push(`${name} must be an integer ${min}-${max}, got "${text}"`);
-    return fallback;
-  }
-  return n;
-}
-
 /**
  * The chat settings from environment variables: `CHAT_LLM_URL`, `CHAT_LLM_MODEL`,
  * `CHAT_LLM_API_KEY`, `CHAT_LLM_TIMEOUT_MS`, `CHAT_LLM_MAX_ROUNDS`. Throws a
@@ -66,26 +58,18 @@ export function chatConfigFromEnv(env: Record<string, string | undefined>): Chat
   const url = env.CHAT_LLM_URL?.trim() || undefined;
   const model = env.CHAT_LLM_MODEL?.trim() || undefined;
   const apiKey = env.CHAT_LLM_API_KEY?.trim() || undefined;
-  const timeoutMs = integer("CHAT_LLM_TIMEOUT_MS", env.CHAT_LLM_TIMEOUT_MS, CHAT_LLM_DEFAULT_TIMEOUT_MS, 1_000, 120_000, problems);
-  const maxRounds = integer("CHAT_LLM_MAX_ROUNDS", env.CHAT_LLM_MAX_ROUNDS, CHAT_LLM_DEFAULT_MAX_ROUNDS, 1, 10, problems);
+  const timeoutMs = parseInteger("CHAT_LLM_TIMEOUT_MS", env.CHAT_LLM_TIMEOUT_MS, CHAT_LLM_DEFAULT_TIMEOUT_MS, 1_000, 120_000, problems);
+  const maxRounds = parseInteger("CHAT_LLM_MAX_ROUNDS", env.CHAT_LLM_MAX_ROUNDS, CHAT_LLM_DEFAULT_MAX_ROUNDS, 1, 10, problems);
 
   if (!url) {
     if (model || apiKey) problems.push("CHAT_LLM_MODEL and CHAT_LLM_API_KEY need CHAT_LLM_URL (the chat-completions API's base URL)");
     if (problems.length > 0) throw new ChatConfigError(problems);
     return { llm: null };
   }
-  let parsed: URL | undefined;
-  try {
-    parsed = new URL(url);
-    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-      problems.push(`CHAT_LLM_URL must be an http(s) URL, got "${url}"`);
-    }
-  } catch {
-    problems.push(`CHAT_LLM_URL must be an http(s) URL, got "${url}"`);
-  }
+  const parsed = parseUrl("CHAT_LLM_URL", url, problems);
   if (!model) problems.push("CHAT_LLM_MODEL is required with CHAT_LLM_URL (e.g. gpt-4o-mini)");
-  if (problems.length > 0 || !model) throw new ChatConfigError(problems);
-  return { llm: { url: url.replace(/\/+$/, ""), model, apiKey, timeoutMs, maxRounds } };
+  if (problems.length > 0 || !model || !parsed) throw new ChatConfigError(problems);
+  return { llm: { url: parsed, model, apiKey, timeoutMs, maxRounds } };
 }
 
 /** The chat-completions endpoint of a configured API. */

@@ -227,30 +227,18 @@ export function documentContext(config: Pick<FunctionConfig, "version" | "public
   };
 }
 
-interface RowRecord {
-  origin: string;
-  endpoint: string;
-  method: string;
-  endpoints: number;
-  reachable: boolean;
-  status: number | null;
-  score: number;
-  verdict: Verdict;
+/** A trust row as the database returns it: JSON unparsed, numerics as text, no verdict columns on rows of the first rules. */
+type RowRecord = Omit<TrustRecord, "penalties" | "checks" | "conformant" | "discoverable" | "price_usd" | "reputation" | "probed_at"> & {
   penalties: unknown;
   checks: unknown;
-  payable: boolean | null;
   conformant: boolean | null;
   discoverable: boolean | null;
   price_usd: string | null;
-  pay_to: string | null;
-  network: string | null;
-  x402_version: number | null;
   reputation: unknown;
-  latency_ms: number | null;
   probed_at: unknown;
   rank: string | number;
   previous_score: number | null;
-}
+};
 
 function toRow(r: RowRecord): TrustRowSchema {
   // Checks as the row's own rules version named them: rows of earlier runs keep their names.

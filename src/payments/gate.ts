@@ -46,7 +46,6 @@ import {
   insertLedgerRow,
   type LedgerPayment,
   lastSettledFor,
-  lastSettledForRoutes,
   markLedgerRowVerified,
   openFreshAttempt,
 } from "../store/ledger.ts";
@@ -59,7 +58,7 @@ import { type HeldLeases, holding, type InFlightRegistry, releaseAll, whileClaim
 import { KEPT_HEADERS, type KeptAnswer, keepAnswer, keptAnswerOf, MAX_KEPT_ANSWER_BYTES, settleAndKeep } from "./kept-answers.ts";
 import { type DecodedPayment, decodePayment, isProblem, signedByPayer, type TokenDomain } from "./payload.ts";
 import { paymentRoutes } from "./requirements.ts";
-import { SIWX_HEADER, signedInPayer, signInDeclaration } from "./sign-in.ts";
+import { declaresSignIn, SIWX_HEADER, signedInPayer, signInDeclaration, signInStatement } from "./sign-in.ts";
 import { resolveAuthorization } from "./upkeep.ts";
 
 /** What a paid function receives from the gate. */
@@ -232,11 +231,7 @@ export class PaymentGate {
       };
       if (userId !== undefined) return await this.payFromBalance(attempt, userId, siwx);
       if (siwx !== null) {
-        // Behind a proxy the Host header is the caller's to choose: a sign-in binds to PUBLIC_URL there.
-        const origin = this.options.config.mode === "production" && !this.options.config.publicUrl ? null : this.origin(url);
-        const signedIn = origin
-          ? await signedInPayer(siwx, origin, this.options.store)
-          : { field: "header.sign-in-with-x", expected: "the service's PUBLIC_URL to be configured", reason: "siwx_unavailable" };
+        const signedIn = await this.verifySignIn(siwx, url);
         if ("field" in signedIn) return await this.refuse(attempt, "invalid_payload", "The Sign-In-With-X header is not valid.", signedIn);
         attempt.signedIn = signedIn.payer;
       }
@@ -302,13 +297,17 @@ export class PaymentGate {
     const url = new URL(request.url);
     const header = request.headers.get(SIWX_HEADER);
     const what = `reading this (${routeKey(route)})`;
-    if (header === null) return this.signInRefusal(url, "signin_required", `${what} needs a SIGN-IN-WITH-X header signed by your wallet.`);
+    if (header === null) {
+      return this.signInRefusal(url, route, "signin_required", `${what} needs a SIGN-IN-WITH-X header signed by your wallet.`);
+    }
     const signed = await this.verifySignIn(header, url);
-    if ("field" in signed)
-      return this.signInRefusal(url, "signin_invalid", `The Sign-In-With-X header was refused (${signed.reason}).`, signed);
+    if ("field" in signed) {
+      return this.signInRefusal(url, route, "signin_invalid", `The Sign-In-With-X header was refused (${signed.reason}).`, signed);
+    }
     return { wallet: signed.payer as `0x${string}` };
   }
 
+  /** The origin a sign-in binds to; null in production without PUBLIC_URL (the Host header is the caller's to choose there). */
   private signInOrigin(url: URL): string | null {
     return this.options.config.mode === "production" && !this.options.config.publicUrl ? null : this.origin(url);
   }
@@ -323,13 +322,14 @@ export class PaymentGate {
   /** 401: no sign-in, or a refused one; says what to sign (the same declaration challenges carry). */
   private signInRefusal(
     url: URL,
+    route: RouteDef,
     code: "signin_required" | "signin_invalid",
     message: string,
     details: Record<string, unknown> = {},
   ): Response {
     const origin = this.signInOrigin(url) ?? url.origin;
     const resource = `${origin}${url.pathname}${url.search}`;
-    const signIn = signInDeclaration(origin, resource, this.options.config.network, SIGN_IN_STATEMENT, true);
+    const signIn = signInDeclaration(origin, resource, this.options.config.network, signInStatement(route), true);
     const error = new ServiceError(code, 401, `${message} Nothing was charged or debited.`, {
       details: { ...details, header: "SIGN-IN-WITH-X", sign_in: signIn },
       headers: { "WWW-Authenticate": `SIWX realm="${origin}"`, "Cache-Control": "no-store" },
@@ -348,20 +348,33 @@ export class PaymentGate {
     if (siwx === null) {
       return this.signInRefusal(
         attempt.url,
+        attempt.route,
         "signin_required",
         `Spending the balance of ${userId} needs a SIGN-IN-WITH-X header signed by that wallet.`,
       );
     }
     const signed = await this.verifySignIn(siwx, attempt.url);
     if ("field" in signed) {
-      return this.signInRefusal(attempt.url, "signin_invalid", `The Sign-In-With-X header was refused (${signed.reason}).`, signed);
+      return this.signInRefusal(
+        attempt.url,
+        attempt.route,
+        "signin_invalid",
+        `The Sign-In-With-X header was refused (${signed.reason}).`,
+        signed,
+      );
     }
     if (signed.payer !== wallet) {
-      return this.signInRefusal(attempt.url, "signin_invalid", "The Sign-In-With-X header was signed by another wallet than user_id.", {
-        reason: "wallet_mismatch",
-        field: "body.user_id",
-        expected: "the address of the wallet that signed SIGN-IN-WITH-X",
-      });
+      return this.signInRefusal(
+        attempt.url,
+        attempt.route,
+        "signin_invalid",
+        "The Sign-In-With-X header was signed by another wallet than user_id.",
+        {
+          reason: "wallet_mismatch",
+          field: "body.user_id",
+          expected: "the address of the wallet that signed SIGN-IN-WITH-X",
+        },
+      );
     }
     return this.spendBalance(attempt, wallet);
   }
@@ -444,14 +457,11 @@ export class PaymentGate {
     const header = result.response.headers["PAYMENT-REQUIRED"] as string;
     const challenge = decodePaymentRequiredHeader(header);
     // Routes a wallet may use by signing in (a balance, content it bought) say so, for wrapFetchWithSIWx.
-    const origin = this.signInOrigin(url);
-    if ((route.balancePayable || route.signInRereadDays) && origin && challenge.resource) {
-      const statement = route.balancePayable
-        ? SIGN_IN_STATEMENT
-        : `Sign in to read again what this wallet bought in the last ${route.signInRereadDays} days.`;
+    const origin = declaresSignIn(route) ? this.signInOrigin(url) : null;
+    if (origin && challenge.resource) {
       challenge.extensions = {
         ...challenge.extensions,
-        [SIWX_HEADER]: signInDeclaration(origin, challenge.resource.url, this.options.config.network, statement),
+        [SIWX_HEADER]: signInDeclaration(origin, challenge.resource.url, this.options.config.network, signInStatement(route)),
       };
       return { header: encodePaymentRequiredHeader(challenge), challenge };
     }
@@ -618,12 +628,12 @@ export class PaymentGate {
   private async redeemSignedIn(attempt: Attempt): Promise<Response> {
     const { store, config } = this.options;
     const payer = attempt.signedIn as string;
-    const row = await lastSettledFor(store, payer, attempt.requestHash, config.payments.redeemHours);
+    const row = await lastSettledFor(store, payer, { requestHash: attempt.requestHash }, config.payments.redeemHours);
     if (row) return this.redeem(attempt, row, undefined);
     // Content bought by this wallet (by GET or POST) is read again by signing in, for the route's days.
     const days = attempt.route.signInRereadDays;
     const bought = days
-      ? await lastSettledForRoutes(store, payer, [`GET ${attempt.route.path}`, `POST ${attempt.route.path}`], days * 24)
+      ? await lastSettledFor(store, payer, { routes: [`GET ${attempt.route.path}`, `POST ${attempt.route.path}`] }, days * 24)
       : undefined;
     if (bought) return this.redeem(attempt, bought, undefined, "signed_in_reread");
     // Signed in without naming a balance (how wrapFetchWithSIWx answers the challenge): the wallet's own balance pays.
@@ -952,9 +962,6 @@ async function errorCodeOf(response: Response): Promise<string> {
     return `status_${response.status}`;
   }
 }
-
-/** What a sign-in to spend a balance says to the wallet. */
-const SIGN_IN_STATEMENT = "Sign in to use this wallet's prepaid balance.";
 
 /**
  * The `user_id` of a JSON body (a balance-paid route): the address, undefined when absent or when

@@ -10,12 +10,8 @@ import { declareDiscoveryExtension } from "@x402/extensions/bazaar";
 import { declarePaymentIdentifierExtension, PAYMENT_IDENTIFIER } from "@x402/extensions/payment-identifier";
 import { atomicUsdc, type RouteDef, routeKey } from "../../spec/route.ts";
 import type { Config } from "../config.ts";
-import { SIWX_HEADER, signInDeclaration } from "./sign-in.ts";
-
-/** As long as the longest statement a Sign-In-With-X declaration carries (src/payments/gate.ts). */
-const SIGN_IN_STATEMENT_BUDGET = "Sign in to read again what this wallet bought in the last 30 days.";
-
 import { compactExample, outlineSchema, withoutAnnotations } from "../discovery/output-example.ts";
+import { declaresSignIn, SIWX_HEADER, signInDeclaration, signInStatement } from "./sign-in.ts";
 
 /**
  * The EIP-712 primary type buyers sign for the exact EVM scheme with USDC (EIP-3009). Some
@@ -124,12 +120,11 @@ export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo
         extensions: { ...discoveryOf(route, outline), [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(false) },
       });
       // The gate adds a Sign-In-With-X declaration to the challenges of routes a wallet may use by signing in.
-      const signIn =
-        route.balancePayable || route.signInRereadDays
-          ? Buffer.byteLength(
-              JSON.stringify({ [SIWX_HEADER]: signInDeclaration(SIZING_ORIGIN, url, config.network, SIGN_IN_STATEMENT_BUDGET) }),
-            )
-          : 0;
+      const signIn = declaresSignIn(route)
+        ? Buffer.byteLength(
+            JSON.stringify({ [SIWX_HEADER]: signInDeclaration(SIZING_ORIGIN, url, config.network, signInStatement(route)) }),
+          )
+        : 0;
       let entry = entryWith(true);
       if (challengeSize(entry, url, signIn) > CHALLENGE_BUDGET) entry = entryWith(false);
       const size = challengeSize(entry, url, signIn);

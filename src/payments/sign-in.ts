@@ -5,6 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { buildSIWxSchema, parseSIWxHeader, validateSIWxMessage, verifySIWxSignature } from "@x402/extensions/sign-in-with-x";
+import type { RouteDef } from "../../spec/route.ts";
 import type { Queryable } from "../store/store.ts";
 import { useSiwxNonce } from "./kept-answers.ts";
 
@@ -61,4 +62,16 @@ export function signInDeclaration(origin: string, resourceUrl: string, network: 
     supportedChains: [{ chainId: network, type: "eip191" as const }],
     ...(withSchema ? { schema: buildSIWxSchema() } : {}),
   };
+}
+
+/** Whether a route's challenge declares Sign-In-With-X: a wallet may use it by signing in (a balance, content it bought). */
+export function declaresSignIn(route: RouteDef): boolean {
+  return Boolean(route.balancePayable || route.signInRereadDays);
+}
+
+/** What a sign-in for `route` says to the wallet. */
+export function signInStatement(route: RouteDef): string {
+  return route.signInRereadDays
+    ? `Sign in to read again what this wallet bought in the last ${route.signInRereadDays} days.`
+    : "Sign in to use this wallet's prepaid balance.";
 }

@@ -3,7 +3,6 @@
  * local chain in local mode, then serve. Ctrl-C stops cleanly and keeps the chain's state.
  */
 import { buildIsCurrent, ensureBuild } from "../build-stamp.ts";
-import { ChatConfigError, chatConfigFromEnv } from "../chat/config.ts";
 import { ConfigError, loadConfig } from "../config.ts";
 import { captureConsole, createLogger } from "../log.ts";
 import { startService } from "./service.ts";
@@ -12,10 +11,8 @@ async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();
-    // The chat's LLM settings (read again by functions/chat.ts): a bad one stops the start, not every message.
-    chatConfigFromEnv(process.env);
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof ChatConfigError) {
+    if (error instanceof ConfigError) {
       console.error(`Cannot start: ${error.message}`);
       process.exit(2);
     }

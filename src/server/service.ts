@@ -143,6 +143,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     store,
     intel: intelSettings,
     analytics: options.analytics ?? { mode: config.mode, upstreams: config.upstreams },
+    chat: config.chat,
   };
   const authorizations = authorizationReader(createChainClient(chain, transport), config.usdc.address);
   const stopMaintenance = options.maintenance === false ? () => {} : startLedgerMaintenance(store, authorizations, payTo, log);

@@ -54,6 +54,26 @@ function toRow(row: Omit<LedgerRow, "valid_before"> & { valid_before: string | n
   return { ...row, valid_before: validBefore !== null && Number.isSafeInteger(validBefore) ? validBefore : null };
 }
 
+/** The payment columns of a row, in the order of `paymentParams` ($1-$11). */
+const PAYMENT_COLUMNS = "request_id, route, payer, amount_atomic, asset, network, nonce, valid_before, request_hash, instance, payment_id";
+
+/** `payment` as the parameters $1-$11 of a statement that writes PAYMENT_COLUMNS. */
+function paymentParams(payment: LedgerPayment): unknown[] {
+  return [
+    payment.requestId,
+    payment.route,
+    payment.payer,
+    payment.amountAtomic,
+    payment.asset,
+    payment.network,
+    payment.nonce,
+    payment.validBefore,
+    payment.requestHash,
+    payment.instance,
+    payment.paymentId,
+  ];
+}
+
 /** Insert a row; returns its id. */
 export async function insertLedgerRow(
   db: Queryable,
@@ -61,32 +81,13 @@ export async function insertLedgerRow(
   end: { outcome: LedgerOutcome; status?: number; reason?: string; settlementTx?: string },
 ): Promise<number> {
   const [row] = await db.query<{ id: number }>(
-    `insert into ledger (request_id, route, payer, amount_atomic, asset, network, nonce, valid_before, request_hash, instance, outcome, status, reason, settlement_tx, payment_id, finished_at)
-     values ($1, $2, lower($3), $4, lower($5), $6, lower($7), $8, $9, $10, $11, $12, $13, $14, $15, case when $11 = 'pending' then null else now() end)
+    `insert into ledger (${PAYMENT_COLUMNS}, outcome, status, reason, settlement_tx, finished_at)
+     values ($1, $2, lower($3), $4, lower($5), $6, lower($7), $8, $9, $10, $11, $12, $13, $14, $15, case when $12 = 'pending' then null else now() end)
      returning id::int as id`,
-    [
-      payment.requestId,
-      payment.route,
-      payment.payer,
-      payment.amountAtomic,
-      payment.asset,
-      payment.network,
-      payment.nonce,
-      payment.validBefore,
-      payment.requestHash,
-      payment.instance,
-      end.outcome,
-      end.status ?? null,
-      end.reason ?? null,
-      end.settlementTx ?? null,
-      payment.paymentId,
-    ],
+    [...paymentParams(payment), end.outcome, end.status ?? null, end.reason ?? null, end.settlementTx ?? null],
   );
   return (row as { id: number }).id;
 }
-
-const INSERT_COLUMNS =
-  "request_id, route, payer, amount_atomic, asset, network, nonce, valid_before, request_hash, instance, outcome, payment_id";
 
 /** Leases to take in the same statement (an in-flight registry shared through the store, src/payments/inflight.ts). */
 export interface LeaseClaim {
@@ -107,23 +108,12 @@ export async function openFreshAttempt(
   payment: LedgerPayment,
   claim: LeaseClaim | null,
 ): Promise<{ known: boolean; rowId: number | null; claimed: string[] }> {
-  const params: unknown[] = [
-    payment.requestId,
-    payment.route,
-    payment.payer,
-    payment.amountAtomic,
-    payment.asset,
-    payment.network,
-    payment.nonce,
-    payment.validBefore,
-    payment.requestHash,
-    payment.instance,
-    payment.paymentId,
-  ];
+  const params = paymentParams(payment);
   const known = `select exists (select 1 from ledger where payer = lower($3) and nonce = lower($7) and outcome in ('settled', 'pending', 'settlement_unknown'))
       or ($11::text is not null and exists (select 1 from ledger where payment_id = $11 and outcome in ('settled', 'pending', 'settlement_unknown'))) as k`;
+  // INSERT ... SELECT does not infer parameter types from the columns: each is cast.
   const values =
-    "select $1::text, $2::text, lower($3::text), $4::numeric, lower($5::text), $6::text, lower($7::text), $8::bigint, $9::text, $10::text, 'pending', $11::text";
+    "select $1::text, $2::text, lower($3::text), $4::numeric, lower($5::text), $6::text, lower($7::text), $8::bigint, $9::text, $10::text, $11::text, 'pending'";
   let sql: string;
   if (claim) {
     params.push(claim.holder, claim.leaseSeconds, claim.keys);
@@ -134,25 +124,18 @@ export async function openFreshAttempt(
         on conflict (key) do update set instance = excluded.instance, expires_at = excluded.expires_at where inflight.expires_at <= now()
         returning key),
       opened as (
-        insert into ledger (${INSERT_COLUMNS}) ${values}
+        insert into ledger (${PAYMENT_COLUMNS}, outcome) ${values}
         where not (select k from known) and (select count(*) from claim) = cardinality($14::text[])
         returning id::int as id)
       select (select k from known) as known, (select id from opened) as id, coalesce((select array_agg(key) from claim), '{}') as claimed`;
   } else {
     sql = `with known as (${known}),
-      opened as (insert into ledger (${INSERT_COLUMNS}) ${values} where not (select k from known) returning id::int as id)
+      opened as (insert into ledger (${PAYMENT_COLUMNS}, outcome) ${values} where not (select k from known) returning id::int as id)
       select (select k from known) as known, (select id from opened) as id`;
   }
-  const [row] = await db.query<{ known: boolean; id: number | null; claimed?: string[] | string }>(sql, params);
+  const [row] = await db.query<{ known: boolean; id: number | null; claimed?: string[] }>(sql, params);
   if (!row) throw new Error("openFreshAttempt returned no row");
-  const claimed = typeof row.claimed === "string" ? parsePgArray(row.claimed) : (row.claimed ?? []);
-  return { known: row.known, rowId: row.id, claimed };
-}
-
-/** `{a,b}` as PostgreSQL prints a text array of plain keys, for drivers that return it as text. */
-function parsePgArray(text: string): string[] {
-  const inner = text.slice(1, -1);
-  return inner === "" ? [] : inner.split(",").map((k) => k.replace(/^"|"$/g, ""));
+  return { known: row.known, rowId: row.id, claimed: row.claimed ?? [] };
 }
 
 /** Record how an open (pending or settlement_unknown) row ended (a null status keeps the row's); a final outcome is never overwritten. */
@@ -260,27 +243,21 @@ export async function attemptsOf(
   };
 }
 
-/** The payer's latest settled payment for the same request within `hours` (Sign-In-With-X redemption). */
-export async function lastSettledFor(db: Queryable, payer: string, requestHash: string, hours: number): Promise<AttemptRow | undefined> {
-  const [row] = await db.query<{ a: unknown }>(
-    `select ${ATTEMPT} as a from ledger where payer = lower($1) and request_hash = $2 and outcome = 'settled'
-       and created_at > now() - make_interval(hours => $3) order by id desc limit 1`,
-    [payer, requestHash, hours],
-  );
-  return row ? (parseJson(row.a) as AttemptRow) : undefined;
-}
-
-/** The payer's latest settled payment for any of `routes` within `hours` (re-reading bought content by signing in). */
-export async function lastSettledForRoutes(
+/**
+ * The payer's latest settled payment within `hours` of either the same request (`requestHash`:
+ * Sign-In-With-X redemption) or any of `routes` (re-reading bought content by signing in).
+ */
+export async function lastSettledFor(
   db: Queryable,
   payer: string,
-  routes: readonly string[],
+  of: { requestHash: string } | { routes: readonly string[] },
   hours: number,
 ): Promise<AttemptRow | undefined> {
+  const [filter, value] = "requestHash" in of ? ["request_hash = $2", of.requestHash] : ["route = any($2::text[])", of.routes];
   const [row] = await db.query<{ a: unknown }>(
-    `select ${ATTEMPT} as a from ledger where payer = lower($1) and route = any($2::text[]) and outcome = 'settled'
+    `select ${ATTEMPT} as a from ledger where payer = lower($1) and ${filter} and outcome = 'settled'
        and created_at > now() - make_interval(hours => $3) order by id desc limit 1`,
-    [payer, routes, hours],
+    [payer, value, hours],
   );
   return row ? (parseJson(row.a) as AttemptRow) : undefined;
 }
