@@ -25,6 +25,7 @@ import paymentVerify from "./payment-verify.ts";
 import playbookBundleBuy from "./playbook-bundle-buy.ts";
 import playbookBundlePreview from "./playbook-bundle-preview.ts";
 import pricing from "./pricing.ts";
+import status from "./status.ts";
 import tokenCheck from "./token-check.ts";
 import trustLeaderboardGet from "./trust-leaderboard-get.ts";
 import trustLeaderboardPost from "./trust-leaderboard-post.ts";
@@ -68,6 +69,8 @@ export const functions: readonly RouteFunction[] = [
   trustLeaderboardGet,
   trustLeaderboardPost,
   trustLeaderboardPreview,
+  // spec/routes/status.ts
+  status,
 ];
 
 /** Each route of the table to its function, keyed by the route object itself. */

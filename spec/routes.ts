@@ -11,11 +11,19 @@ import { assistantRoutes } from "./routes/assistant.ts";
 import { contentRoutes } from "./routes/content.ts";
 import { coreRoutes } from "./routes/core.ts";
 import { intelRoutes } from "./routes/intel.ts";
+import { statusRoutes } from "./routes/status.ts";
 
 export { health, PaymentVerifyReason, paymentVerify, pricing } from "./routes/core.ts";
 
 /** Every route, in the order the landing page and the discovery documents list them. */
-export const routes: readonly RouteDef[] = [...coreRoutes, ...contentRoutes, ...analyticsRoutes, ...assistantRoutes, ...intelRoutes];
+export const routes: readonly RouteDef[] = [
+  ...coreRoutes,
+  ...contentRoutes,
+  ...analyticsRoutes,
+  ...assistantRoutes,
+  ...intelRoutes,
+  ...statusRoutes,
+];
 
 /** The paid routes. */
 export const paidRoutes: readonly RouteDef[] = routes.filter((r) => r.price !== null);

@@ -378,7 +378,6 @@ describe("the scheduled crawl inside the service", () => {
         },
       },
       crawlAllowLoopback: true,
-      crawlFirstCheckMs: 0,
     });
     try {
       let runs: { trigger: string; status: string; summary: { origins_total: number } | null }[] = [];

@@ -1,60 +1,33 @@
 /**
- * The crawl on a schedule inside the service (`CRAWL_INTERVAL_MINUTES`, 0 disables). A crawl
- * starts when the newest run in the store (from any instance, or `npm run crawl`) is older
- * than the interval, so several instances sharing one PostgreSQL do not all crawl, and a
- * restart does not crawl again at once. Crawls never overlap within an instance.
+ * The crawl on a schedule inside the service (`CRAWL_INTERVAL_MINUTES`, 0 disables), as a job
+ * of the scheduler (src/operations/jobs.ts), which starts one run per interval across every
+ * instance sharing the store. A crawl run by hand (`npm run crawl`) counts too: the next
+ * scheduled one waits a whole interval after the newest run in the store.
  */
-import type { Logger } from "../log.ts";
+import type { JobDefinition } from "../operations/jobs.ts";
 import type { Store } from "../store/store.ts";
 import { lastRunStart } from "./leaderboard.ts";
 
-/** Options of the schedule. */
-export interface CrawlScheduleOptions {
-  intervalMinutes: number;
+/** Options of the crawl job. */
+export interface CrawlJobOptions {
+  intervalMs: number;
   store: Store;
   /** Runs one crawl; `signal` is aborted when the service stops. */
-  crawl(signal: AbortSignal): Promise<unknown>;
-  log: Logger;
-  /** Delay before the first due-check, so start-up is not slowed. Default 5 s. */
-  firstCheckMs?: number;
-  now?: () => Date;
+  crawl(signal: AbortSignal): Promise<{ origins_total: number; origins_scored: number }>;
 }
 
-/** Start the schedule; the returned function stops it and waits for a running crawl to end. */
-export function startCrawlSchedule(options: CrawlScheduleOptions): () => Promise<void> {
-  const intervalMs = options.intervalMinutes * 60_000;
-  const now = options.now ?? (() => new Date());
-  const stop = new AbortController();
-  let running: Promise<unknown> | undefined;
-  let timer: NodeJS.Timeout | undefined;
-
-  const schedule = (ms: number) => {
-    if (stop.signal.aborted) return;
-    timer = setTimeout(() => void tick(), ms);
-    timer.unref();
-  };
-  const tick = async () => {
-    let wait = intervalMs;
-    try {
+/** The scheduled trust crawl. */
+export function trustCrawlJob(options: CrawlJobOptions): JobDefinition {
+  return {
+    name: "trust_crawl",
+    intervalMs: options.intervalMs,
+    async notBefore() {
       const last = await lastRunStart(options.store);
-      const dueIn = last ? last.getTime() + intervalMs - now().getTime() : 0;
-      if (dueIn > 0) wait = dueIn;
-      else {
-        running = options.crawl(stop.signal);
-        await running;
-      }
-    } catch (error) {
-      options.log.warn("scheduled trust crawl did not complete", { error: error instanceof Error ? error.message : String(error) });
-    } finally {
-      running = undefined;
-    }
-    schedule(Math.max(1_000, wait));
-  };
-  schedule(options.firstCheckMs ?? 5_000);
-
-  return async () => {
-    stop.abort();
-    clearTimeout(timer);
-    await running?.catch(() => {});
+      return last ? new Date(last.getTime() + options.intervalMs) : null;
+    },
+    async run(signal) {
+      const result = await options.crawl(signal);
+      return `${result.origins_scored} of ${result.origins_total} origins answered`;
+    },
   };
 }

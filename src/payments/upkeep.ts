@@ -2,10 +2,11 @@
  * Periodic upkeep of the ledger: record from the chain how rows left open by a crash or a
  * settlement timeout ended, and forget kept answers past the redemption window. A row it
  * records as settled keeps its payer's right to the answer: the gate redeems settled rows
- * (src/payments/gate.ts). Runs at start and then every minute; several instances may run it together.
+ * (src/payments/gate.ts). A scheduled job: one instance runs it each minute (src/operations/jobs.ts).
  */
 import type { AuthorizationReader } from "../chain/authorization.ts";
 import type { Logger } from "../log.ts";
+import type { JobDefinition } from "../operations/jobs.ts";
 import { finishLedgerRow, openLedgerRows } from "../store/ledger.ts";
 import type { Queryable, Store } from "../store/store.ts";
 import { purgeExpired } from "./kept-answers.ts";
@@ -92,29 +93,21 @@ export async function reconcileLedger(
   return resolved;
 }
 
-/** Start the upkeep loop; returns a function that stops it. */
-export function startLedgerMaintenance(
+/** The ledger upkeep as a scheduled job (src/operations/jobs.ts): one instance at a time, every minute by default. */
+export function ledgerUpkeepJob(
   store: Store,
   authorizations: AuthorizationReader,
   payTo: string,
   log: Logger,
-  everyMs = 60_000,
-): () => void {
-  let running = false;
-  const tick = async () => {
-    if (running) return;
-    running = true;
-    try {
-      await reconcileLedger(store, authorizations, payTo, log);
+  intervalMs = 60_000,
+): JobDefinition {
+  return {
+    name: "ledger_upkeep",
+    intervalMs,
+    async run() {
+      const resolved = await reconcileLedger(store, authorizations, payTo, log);
       await purgeExpired(store);
-    } catch (error) {
-      log.warn("ledger upkeep failed; will retry", { error: error as Error });
-    } finally {
-      running = false;
-    }
+      return `${resolved} open row(s) resolved from the chain`;
+    },
   };
-  void tick();
-  const timer = setInterval(() => void tick(), everyMs);
-  timer.unref();
-  return () => clearInterval(timer);
 }

@@ -15,6 +15,7 @@ import type { PaymentGate } from "../payments/gate.ts";
 import { bodyLimit } from "./middleware/body-limit.ts";
 import { canonicalPath } from "./middleware/canonical-path.ts";
 import { documentCache } from "./middleware/document-cache.ts";
+import type { Drain } from "./middleware/drain.ts";
 import { requestContext, requestIdOf } from "./middleware/request-context.ts";
 import { knownMethods, saneHost } from "./middleware/request-line.ts";
 import { sendError } from "./middleware/send-error.ts";
@@ -33,6 +34,8 @@ export interface AppOptions {
   clientDir: string;
   /** Serve `cache: "process"` documents from memory; off only in the benchmark that measures the Astro path. */
   documentCache?: boolean;
+  /** Tracks requests in flight for a graceful stop (src/server/middleware/drain.ts). */
+  drain?: Drain;
 }
 
 /** Load the built Astro handler from `distDir`; a missing build is a clear start-up error. */
@@ -62,12 +65,14 @@ export function createApp({
   astro,
   clientDir,
   documentCache: withDocumentCache = true,
+  drain,
 }: AppOptions): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", config.mode === "production" ? "loopback, linklocal, uniquelocal" : false);
   app.set("etag", false);
 
+  if (drain) app.use(drain.middleware);
   app.use(requestContext({ log: services.log }));
   app.use(canonicalPath());
   app.use(knownMethods(routes));

@@ -17,19 +17,24 @@ import { baseChain, createChainClient, rpcTransport } from "../chain/client.ts";
 import type { Config } from "../config.ts";
 import type { Services } from "../context.ts";
 import { runCrawl } from "../intel/crawl.ts";
-import { startCrawlSchedule } from "../intel/crawl-schedule.ts";
+import { trustCrawlJob } from "../intel/crawl-schedule.ts";
 import { createIntelServices, type IntelSettings } from "../intel/intel-services.ts";
 import { createLogger, type Logger } from "../log.ts";
+import { HEARTBEAT_MS, registerInstance, startHeartbeat, unregisterInstance } from "../operations/instances.ts";
+import { type JobDefinition, type JobName, type JobScheduler, startJobs } from "../operations/jobs.ts";
+import { generateStatus, type JobSchedule, STATUS_INTERVAL_SECONDS } from "../operations/status-feed.ts";
+import { upstreamProbes } from "../operations/upstream-probes.ts";
 import type { Resolver } from "../outbound/safe-fetch.ts";
 import { createRemoteFacilitator, createSelfFacilitator } from "../payments/facilitator.ts";
 import { PaymentGate } from "../payments/gate.ts";
 import { type InFlightRegistry, memoryInFlightRegistry, storeInFlightRegistry } from "../payments/inflight.ts";
-import { startLedgerMaintenance } from "../payments/upkeep.ts";
+import { ledgerUpkeepJob } from "../payments/upkeep.ts";
 import { claimPgliteDir, releasePgliteDir, storeLocationOf } from "../store/configured.ts";
 import { openStore, type Store } from "../store/store.ts";
 import { CDP_DISCOVERY_URL } from "../upstreams/directory-cdp.ts";
 import { X402_LIST_URL } from "../upstreams/directory-x402-list.ts";
 import { type AstroHandler, createApp, loadAstroHandler } from "./app.ts";
+import { drainable } from "./middleware/drain.ts";
 
 /** What local mode's devnet provides to the service. */
 export interface DevnetEndpoints {
@@ -57,6 +62,16 @@ export interface StartServiceOptions {
   instance?: string;
   /** Run ledger upkeep (reconcile, purge) every minute; default true. */
   maintenance?: boolean;
+  /** Generate the status document at start and every 540 s; default: as `maintenance`. */
+  statusFeed?: boolean;
+  /** Replace job intervals (tests: seconds instead of minutes). */
+  jobIntervalsMs?: Partial<Record<JobName, number>>;
+  /** How often due times are checked (default 5 s) and a job's lease (default 60 s). */
+  jobTiming?: { tickMs?: number; leaseMs?: number };
+  /** The heartbeat period (default 30 s). */
+  heartbeatMs?: number;
+  /** The process this instance says it runs in (tests: two "processes" in one). */
+  processId?: string;
   /** Serve cacheable free documents from memory; default true (off only to benchmark the Astro path). */
   documentCache?: boolean;
   /** Let caller-chosen URLs reach loopback (tests); default: the config's (local mode only). Refused in production mode. */
@@ -65,8 +80,6 @@ export interface StartServiceOptions {
   crawlAllowLoopback?: boolean;
   /** Replace DNS resolution of outbound fetches (tests). */
   resolve?: Resolver;
-  /** Delay before the scheduled crawl first checks whether a crawl is due; default 5 s. */
-  crawlFirstCheckMs?: number;
   /** Chain analytics settings to use instead of the config's (tests: scanner bounds, upstream URLs). */
   analytics?: AnalyticsSettings;
 }
@@ -78,6 +91,17 @@ export interface RunningService {
   services: Services;
   payTo: `0x${string}`;
   facilitatorAddress: `0x${string}` | undefined;
+  /** This instance's id (heartbeats, leases, ledger rows, job runs). */
+  instance: string;
+  /** The scheduled jobs (run one now with `jobs.runNow`). */
+  jobs: JobScheduler;
+  /**
+   * Stop gracefully: stop accepting connections, let requests in flight finish (paid calls
+   * settle and answer) for up to `drainMs`, stop the jobs, remove the heartbeat and close the
+   * store. Resolves with whether every request finished in time.
+   */
+  shutdown(options?: { drainMs?: number }): Promise<{ drained: boolean; inFlight: number }>;
+  /** Stop at once: `shutdown` without waiting for requests in flight. */
   close(): Promise<void>;
 }
 
@@ -146,31 +170,91 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     chat: config.chat,
   };
   const authorizations = authorizationReader(createChainClient(chain, transport), config.usdc.address);
-  const stopMaintenance = options.maintenance === false ? () => {} : startLedgerMaintenance(store, authorizations, payTo, log);
-  const crawlInterval = config.intel.crawlIntervalMinutes ?? 0;
+
+  // Registered before serving: a second process settling with the same key is refused here.
+  const instanceInfo = {
+    id: instance,
+    version: packageJson.version,
+    settlementAddress: facilitatorAddress,
+    ...(options.processId ? { process: options.processId } : {}),
+  };
+  try {
+    await registerInstance(store, instanceInfo, { log, heartbeatMs: options.heartbeatMs ?? HEARTBEAT_MS });
+  } catch (error) {
+    if (ownStore) {
+      await store.close().catch(() => {});
+      if (location.kind === "pglite") releasePgliteDir(location.dir as string);
+    }
+    throw error;
+  }
+  const stopHeartbeat = startHeartbeat(store, instanceInfo, log, options.heartbeatMs ?? HEARTBEAT_MS);
+
+  const intervals = options.jobIntervalsMs ?? {};
+  const crawlMinutes = config.intel.crawlIntervalMinutes ?? 0;
+  const crawlIntervalMs = crawlMinutes > 0 ? (intervals.trust_crawl ?? crawlMinutes * 60_000) : null;
+  const maintenance = options.maintenance !== false;
+  const statusFeed = options.statusFeed ?? maintenance;
   // The schedule runs here, outside the Astro bundle, with its own fetcher and catalogue.
   const intel = createIntelServices(intelSettings);
-  const stopCrawls =
-    crawlInterval > 0
-      ? startCrawlSchedule({
-          intervalMinutes: crawlInterval,
+  const jobs: JobDefinition[] = [];
+  if (crawlIntervalMs !== null)
+    jobs.push(
+      trustCrawlJob({
+        intervalMs: crawlIntervalMs,
+        store,
+        crawl: (signal) =>
+          runCrawl({
+            store,
+            catalogue: intel.catalogue,
+            fetcher: intel.crawl.fetcher,
+            chain: { client: services.chain, network: config.network, usdc: config.usdc.address },
+            concurrency: intel.crawl.concurrency,
+            originTimeoutMs: intel.crawl.originTimeoutMs,
+            trigger: "schedule",
+            log,
+            signal,
+          }),
+      }),
+    );
+  if (maintenance) jobs.push(ledgerUpkeepJob(store, authorizations, payTo, log, intervals.ledger_upkeep ?? 60_000));
+  if (statusFeed) {
+    const schedules: JobSchedule[] = [
+      crawlIntervalMs === null
+        ? { name: "trust_crawl", intervalMs: null, disabledReason: "CRAWL_INTERVAL_MINUTES is 0 on this deployment" }
+        : { name: "trust_crawl", intervalMs: crawlIntervalMs },
+      { name: "ledger_upkeep", intervalMs: maintenance ? (intervals.ledger_upkeep ?? 60_000) : null },
+      { name: "status", intervalMs: intervals.status ?? STATUS_INTERVAL_SECONDS * 1000 },
+    ];
+    const rpc = local
+      ? [{ label: "anvil (local chain)", url: rpcUrls[0] as string }]
+      : rpcUrls.map((url, i) => ({ label: `RPC ${i + 1} (${new URL(url).host})`, url }));
+    const probes = upstreamProbes({
+      ...config.upstreams,
+      cdpDiscoveryUrl: intelSettings.cdpDiscoveryUrl,
+      x402ListUrl: intelSettings.x402ListUrl,
+      usdc: config.usdc.address,
+      timeoutMs: Math.min(config.upstreams.timeoutMs, 5_000),
+    });
+    const statusFacilitator = facilitator;
+    jobs.push({
+      name: "status",
+      intervalMs: intervals.status ?? STATUS_INTERVAL_SECONDS * 1000,
+      runAtStart: true,
+      async run() {
+        const doc = await generateStatus({
           store,
-          log,
-          ...(options.crawlFirstCheckMs !== undefined ? { firstCheckMs: options.crawlFirstCheckMs } : {}),
-          crawl: (signal) =>
-            runCrawl({
-              store,
-              catalogue: intel.catalogue,
-              fetcher: intel.crawl.fetcher,
-              chain: { client: services.chain, network: config.network, usdc: config.usdc.address },
-              concurrency: intel.crawl.concurrency,
-              originTimeoutMs: intel.crawl.originTimeoutMs,
-              trigger: "schedule",
-              log,
-              signal,
-            }),
-        })
-      : async () => {};
+          instance,
+          rpc,
+          facilitator: statusFacilitator,
+          network: config.network,
+          upstreams: probes,
+          jobs: schedules,
+        });
+        return `overall ${doc.overall}`;
+      },
+    });
+  }
+  const scheduler = startJobs({ store, instance, log, jobs, ...(options.jobTiming ?? {}) });
 
   const astro = options.astro ?? (await loadAstroHandler(options.distDir ?? "dist"));
   const lease = config.payments.leaseSeconds;
@@ -187,7 +271,9 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     authorizations,
     log,
   });
+  const drain = drainable();
   const app = createApp({
+    drain,
     config,
     services,
     gate,
@@ -213,21 +299,38 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   server.requestTimeout = 120_000;
   const { port } = server.address() as AddressInfo;
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
+  let stopped: Promise<{ drained: boolean; inFlight: number }> | undefined;
+  const shutdown = (drainMs: number) => {
+    stopped ??= (async () => {
+      drain.start();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const drained = await drain.idle(drainMs);
+      const inFlight = drain.inFlight;
+      server.closeAllConnections();
+      await closed;
+      stopHeartbeat();
+      await scheduler.stop();
+      await unregisterInstance(store, instance).catch((error: unknown) =>
+        log.warn("could not remove the heartbeat", { error: error as Error }),
+      );
+      if (ownStore) await store.close();
+      if (ownStore && location.kind === "pglite") releasePgliteDir(location.dir as string);
+      return { drained, inFlight };
+    })();
+    return stopped;
+  };
   return {
     url: `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`,
     server,
     services,
     payTo,
     facilitatorAddress,
+    instance,
+    jobs: scheduler,
+    shutdown: (opts = {}) => shutdown(opts.drainMs ?? 30_000),
     close: async () => {
-      stopMaintenance();
-      await stopCrawls();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      if (ownStore) await store.close();
-      if (ownStore && location.kind === "pglite") releasePgliteDir(location.dir as string);
+      await shutdown(0);
     },
   };
 }

@@ -182,6 +182,49 @@ export const MIGRATIONS: readonly Migration[] = [
       "create trigger ledger_credits_topups after insert or update of outcome on ledger for each row execute function credit_settled_topup()",
     ],
   },
+  {
+    version: 7,
+    name: "instance heartbeats, scheduled jobs claimed once per period across instances, stored status documents",
+    sql: `
+      create table instances (
+        id text primary key,
+        process text not null,
+        started_at timestamptz not null default now(),
+        last_seen timestamptz not null default now(),
+        version text not null,
+        settlement_address text
+      );
+      create index instances_settlement on instances (settlement_address) where settlement_address is not null;
+
+      create table jobs (
+        name text primary key,
+        due_at timestamptz not null,
+        holder text,
+        lease_until timestamptz
+      );
+      create table job_runs (
+        id bigserial primary key,
+        job text not null,
+        instance text not null,
+        trigger text not null,
+        started_at timestamptz not null default now(),
+        finished_at timestamptz,
+        outcome text not null check (outcome in ('running', 'ok', 'failed', 'interrupted')),
+        detail text
+      );
+      create index job_runs_job on job_runs (job, id desc);
+
+      create table status_documents (
+        id bigserial primary key,
+        generated_at timestamptz not null,
+        instance text not null,
+        body text not null,
+        groups jsonb not null,
+        last_success jsonb not null
+      );
+      create index status_documents_generated on status_documents (generated_at desc)
+    `,
+  },
 ];
 
 /** The newest schema version this build knows. */

@@ -98,6 +98,11 @@ function answer(fixtures: Fixtures, upstream: StubUpstream, method: string, path
   }
   if (upstream === "defillama" && method === "GET") {
     if (parts.length === 1 && parts[0] === "protocols") return { status: 200, body: fixtures.protocols };
+    // /tvl/{slug}: the current TVL as a bare number (the status feed's probe).
+    if (parts.length === 2 && parts[0] === "tvl") {
+      const found = (fixtures.protocols as { slug?: string; tvl?: number }[]).find((p) => p.slug === (parts[1] as string).toLowerCase());
+      return found ? { status: 200, body: found.tvl ?? 0 } : { status: 400, body: { message: "Protocol not found" } };
+    }
     if (parts.length === 2 && parts[0] === "protocol") {
       const detail = fixtures.protocolDetails[(parts[1] as string).toLowerCase()];
       return detail ? { status: 200, body: detail } : { status: 404, body: { message: "Protocol not found" } };

@@ -1,0 +1,161 @@
+/**
+ * Instance heartbeats: every running instance keeps its row in `instances` fresh, so the status
+ * feed counts the instances behind a load balancer and a starting instance can tell whether
+ * another live process already settles with the same key.
+ *
+ * Two processes settling with one key would both take the key's next nonce from the chain and
+ * collide ("nonce too low", settlements hanging until their time budget). Within one process
+ * viem's nonce manager is shared by every wallet of one address, so in-process instances (the
+ * tests) coordinate by themselves; across processes the service refuses to start instead of
+ * coordinating nonces through the store, because a nonce taken from the store and then not
+ * broadcast (a crash between the two) would stall every later settlement of that key until
+ * someone filled the gap, while a refusal at start costs nothing at run time and says exactly
+ * what to change. A dead instance's row does not block a restart: its heartbeat stops, and a
+ * starting instance waits one heartbeat to see whether it moves.
+ */
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import type { Logger } from "../log.ts";
+import type { Queryable, Store } from "../store/store.ts";
+
+/** How often an instance refreshes its heartbeat. */
+export const HEARTBEAT_MS = 30_000;
+/** An instance whose heartbeat is younger than this is healthy. */
+export const HEALTHY_WITHIN_MS = 90_000;
+/** Instances seen within this are still counted (as unhealthy once silent); older rows are forgotten. */
+export const COUNTED_WITHIN_MS = 15 * 60_000;
+
+/** This process: host, pid and a random tag (pids repeat across restarts and containers). */
+export const PROCESS_ID = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
+
+/** What an instance says about itself. */
+export interface InstanceInfo {
+  id: string;
+  version: string;
+  /** The address that pays gas for settlements (a self-hosted facilitator's key); undefined with a remote facilitator. */
+  settlementAddress: `0x${string}` | undefined;
+  /** The process it runs in; default this one. */
+  process?: string;
+}
+
+/** One instance as the store knows it. */
+export interface InstanceRow {
+  id: string;
+  process: string;
+  started_at: string;
+  last_seen: string;
+  version: string;
+  settlement_address: string | null;
+}
+
+/** Start-up refused: a live instance in another process settles with the same key. */
+export class SettlementKeyInUseError extends Error {
+  override name = "SettlementKeyInUseError";
+  readonly other: InstanceRow;
+  constructor(address: string, other: InstanceRow) {
+    super(
+      `another live instance (${other.id}, heartbeat ${other.last_seen}) already settles payments with the key of ${address}. ` +
+        "Two processes sending transactions from one key take the same nonces and their settlements collide. " +
+        "Give each instance its own FACILITATOR_PRIVATE_KEY (a separate funded gas account) or use a remote facilitator (FACILITATOR_URL); " +
+        "after the other instance stops, this one can start.",
+    );
+    this.other = other;
+  }
+}
+
+const LOCK = 402102;
+
+function rowOf(r: InstanceRow & { started_at: Date | string; last_seen: Date | string }): InstanceRow {
+  return { ...r, started_at: new Date(r.started_at).toISOString(), last_seen: new Date(r.last_seen).toISOString() };
+}
+
+/** Live instances of other processes settling with `address`, under the registration lock. */
+async function liveSameKey(tx: Queryable, address: string, process: string): Promise<InstanceRow[]> {
+  const rows = await tx.query<InstanceRow>(
+    `select id, process, started_at, last_seen, version, settlement_address from instances
+      where settlement_address = $1 and process <> $2 and last_seen > now() - make_interval(secs => $3)`,
+    [address, process, HEALTHY_WITHIN_MS / 1000],
+  );
+  return rows.map(rowOf);
+}
+
+/** Options of {@link registerInstance}. */
+export interface RegisterOptions {
+  log: Logger;
+  /** The heartbeat period of the instances (how long to watch another one's heartbeat); default 30 s. */
+  heartbeatMs?: number;
+}
+
+/**
+ * Write this instance's first heartbeat. With a settlement key, refuse (SettlementKeyInUseError)
+ * when another process's live instance uses the same key: one whose heartbeat is fresh and still
+ * moves. A fresh row that stops moving belonged to a process that died, and is no obstacle.
+ */
+export async function registerInstance(store: Store, info: InstanceInfo, options: RegisterOptions): Promise<void> {
+  const process = info.process ?? PROCESS_ID;
+  const address = info.settlementAddress?.toLowerCase() ?? null;
+  const watchMs = Math.round((options.heartbeatMs ?? HEARTBEAT_MS) * 1.5);
+  const seen = new Map<string, string>();
+  for (;;) {
+    const blocking = await store.transaction(async (tx) => {
+      await tx.query("select pg_advisory_xact_lock($1)", [LOCK]);
+      if (address) {
+        const others = (await liveSameKey(tx, address, process)).filter((o) => seen.get(o.id) !== o.last_seen);
+        if (others.length > 0) return others;
+      }
+      await tx.query(
+        `insert into instances (id, process, version, settlement_address) values ($1, $2, $3, $4)
+         on conflict (id) do update set process = excluded.process, last_seen = now(), version = excluded.version,
+           settlement_address = excluded.settlement_address`,
+        [info.id, process, info.version, address],
+      );
+      return [];
+    });
+    if (blocking.length === 0) return;
+    const moved = blocking.find((o) => seen.has(o.id));
+    if (moved) throw new SettlementKeyInUseError(address as string, moved);
+    for (const other of blocking) seen.set(other.id, other.last_seen);
+    options.log.warn("another instance with the same settlement key looks alive: watching its heartbeat before starting", {
+      other: blocking.map((o) => o.id),
+      wait_ms: watchMs,
+    });
+    await new Promise((resolve) => setTimeout(resolve, watchMs));
+  }
+}
+
+/** Keep this instance's heartbeat fresh every `everyMs`; returns a function that stops it. */
+export function startHeartbeat(store: Store, info: InstanceInfo, log: Logger, everyMs = HEARTBEAT_MS): () => void {
+  const beat = async () => {
+    try {
+      const rows = await store.query("update instances set last_seen = now() where id = $1 returning id", [info.id]);
+      // A row removed by hand (or by the cleanup below after a long pause) is written again.
+      if (rows.length === 0)
+        await store.query(
+          "insert into instances (id, process, version, settlement_address) values ($1, $2, $3, $4) on conflict (id) do update set last_seen = now()",
+          [info.id, info.process ?? PROCESS_ID, info.version, info.settlementAddress?.toLowerCase() ?? null],
+        );
+      await store.query("delete from instances where last_seen < now() - make_interval(secs => $1)", [COUNTED_WITHIN_MS / 1000]);
+    } catch (error) {
+      log.warn("heartbeat failed; will retry", { error: error as Error });
+    }
+  };
+  const timer = setInterval(() => void beat(), everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/** Remove this instance's row when it stops cleanly, so it is not counted as a silent instance. */
+export async function unregisterInstance(store: Queryable, id: string): Promise<void> {
+  await store.query("delete from instances where id = $1", [id]);
+}
+
+/** Instances counted by the status feed (seen in the last 15 minutes), oldest first. */
+export async function countedInstances(store: Queryable): Promise<(InstanceRow & { healthy: boolean })[]> {
+  const rows = await store.query<InstanceRow & { healthy: boolean }>(
+    `select id, process, started_at, last_seen, version, settlement_address,
+            last_seen > now() - make_interval(secs => $2) as healthy
+       from instances where last_seen > now() - make_interval(secs => $1) order by started_at, id`,
+    [COUNTED_WITHIN_MS / 1000, HEALTHY_WITHIN_MS / 1000],
+  );
+  return rows.map((r) => ({ ...rowOf(r), healthy: r.healthy }));
+}

@@ -1,0 +1,76 @@
+/**
+ * Knows which requests are in flight, so a stopping service can let them finish: a paid call
+ * that has verified its payment must settle and answer, never be cut off between the two.
+ * Once draining, a request arriving on a connection that was already open is answered 503
+ * with `Connection: close` (the client retries on another instance), and every answer still
+ * to be written closes its connection, so the server ends up with no sockets at all.
+ */
+import type { NextFunction, Request, Response } from "express";
+import { sendError } from "./send-error.ts";
+
+/** The drain state of one server. */
+export interface Drain {
+  /** The middleware to mount first. */
+  middleware(req: Request, res: Response, next: NextFunction): void;
+  /** Requests being answered now. */
+  readonly inFlight: number;
+  /** Refuse new requests from now on and close connections after their answers. */
+  start(): void;
+  /** Resolves true once no request is in flight, or false after `timeoutMs`. */
+  idle(timeoutMs: number): Promise<boolean>;
+}
+
+/** Middleware factory: track requests in flight for a graceful stop. */
+export function drainable(): Drain {
+  const open = new Set<Response>();
+  const waiters = new Set<() => void>();
+  let draining = false;
+
+  const settled = (res: Response) => {
+    if (!open.delete(res)) return;
+    if (open.size === 0) for (const wake of waiters) wake();
+  };
+
+  return {
+    get inFlight() {
+      return open.size;
+    },
+    middleware: function drainMiddleware(_req, res, next) {
+      if (draining) {
+        res.setHeader("Connection", "close");
+        sendError(
+          res,
+          503,
+          "unavailable",
+          "The service is shutting down; send the request again (another instance answers it).",
+          undefined,
+          {
+            "Retry-After": "1",
+          },
+        );
+        return;
+      }
+      open.add(res);
+      res.on("close", () => settled(res));
+      next();
+    },
+    start() {
+      draining = true;
+      // An answer not yet started is told to close its connection; one already writing closes when the server shuts.
+      for (const res of open) if (!res.headersSent) res.shouldKeepAlive = false;
+    },
+    idle(timeoutMs) {
+      if (open.size === 0) return Promise.resolve(true);
+      return new Promise((resolve) => {
+        const done = (ok: boolean) => {
+          clearTimeout(timer);
+          waiters.delete(wake);
+          resolve(ok);
+        };
+        const wake = () => done(true);
+        const timer = setTimeout(() => done(false), timeoutMs);
+        waiters.add(wake);
+      });
+    },
+  };
+}

@@ -1,0 +1,248 @@
+/**
+ * Several instances on one store: scheduled jobs start once per period across instances (also
+ * when one restarts at the due time, and when a run lasts longer than its interval), every
+ * instance keeps a heartbeat, and a second process settling with the same key is refused at
+ * start while a dead one's heartbeat is no obstacle.
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { createLogger } from "../src/log.ts";
+import { SettlementKeyInUseError } from "../src/operations/instances.ts";
+import { type JobDefinition, type JobName, startJobs } from "../src/operations/jobs.ts";
+import type { RunningService } from "../src/server/service.ts";
+import { openStore, type Store } from "../src/store/store.ts";
+import { operationsConfig, startDirectoryStub } from "./support/operations.ts";
+import { freshDatabase } from "./support/postgres.ts";
+import { devnet, startTestService } from "./support/service.ts";
+import type { Stub } from "./support/stub-server.ts";
+
+const quiet = createLogger("silent");
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface RunRow {
+  job: JobName;
+  instance: string;
+  trigger: string;
+  started_at: Date;
+  finished_at: Date | null;
+  outcome: string;
+}
+
+const runsOf = (store: Store, job: JobName) =>
+  store.query<RunRow>(
+    "select job, instance, trigger, started_at, finished_at, outcome from job_runs where job = $1 order by started_at, id",
+    [job],
+  );
+
+/** Every scheduled run started a whole interval after the run before it, and no two runs overlapped. */
+function expectOncePerPeriod(runs: RunRow[], intervalMs: number): void {
+  for (let i = 1; i < runs.length; i++) {
+    const [before, run] = [runs[i - 1] as RunRow, runs[i] as RunRow];
+    if (run.trigger === "schedule") {
+      expect(run.started_at.getTime() - before.started_at.getTime(), `run ${i} of ${run.job}`).toBeGreaterThanOrEqual(intervalMs);
+    }
+    expect(before.finished_at, `run ${i - 1} of ${run.job} ended`).not.toBeNull();
+    expect(run.started_at.getTime(), `run ${i} of ${run.job} began after run ${i - 1} ended`).toBeGreaterThanOrEqual(
+      (before.finished_at as Date).getTime(),
+    );
+  }
+}
+
+describe("the job scheduler on one store", () => {
+  let store: Store;
+  beforeAll(async () => {
+    store = await openStore({ kind: "pglite", dir: undefined, snapshot: inject("pgliteSnapshot") });
+  });
+  afterAll(() => store.close());
+
+  it("starts one run per period across two schedulers ticking together, and never overlaps a run longer than its interval", async () => {
+    const runs: string[] = [];
+    const quick = (who: string): JobDefinition => ({
+      name: "ledger_upkeep",
+      intervalMs: 500,
+      run: async () => {
+        runs.push(who);
+        return "done";
+      },
+    });
+    const slow: JobDefinition = { name: "trust_crawl", intervalMs: 200, run: () => sleep(700).then(() => undefined) };
+    const a = startJobs({ store, instance: "a", log: quiet, jobs: [quick("a"), slow], tickMs: 20, leaseMs: 300 });
+    const b = startJobs({ store, instance: "b", log: quiet, jobs: [quick("b"), slow], tickMs: 20, leaseMs: 300 });
+    await sleep(3_200);
+    await Promise.all([a.stop(), b.stop()]);
+
+    const upkeep = await runsOf(store, "ledger_upkeep");
+    expect(upkeep.length).toBe(runs.length);
+    // 3.2 s at one run per 500 ms: 7 runs at most, and a tick every 20 ms leaves little room for fewer.
+    expect(upkeep.length).toBeGreaterThanOrEqual(5);
+    expect(upkeep.length).toBeLessThanOrEqual(7);
+    expectOncePerPeriod(upkeep, 500);
+    expect(upkeep.every((r) => r.outcome === "ok")).toBe(true);
+
+    // Each crawl takes 700 ms with a 200 ms interval and a 300 ms lease: renewals keep the other scheduler out.
+    const crawls = await runsOf(store, "trust_crawl");
+    expect(crawls.length).toBeGreaterThanOrEqual(3);
+    expect(crawls.length).toBeLessThanOrEqual(5);
+    expectOncePerPeriod(crawls, 200);
+  });
+
+  it("marks a run whose instance died as interrupted when the next one takes the job", async () => {
+    await store.query(
+      "insert into jobs (name, due_at, holder, lease_until) values ('status', now(), 'dead', now() - interval '1 second') on conflict (name) do update set due_at = now(), holder = 'dead', lease_until = now() - interval '1 second'",
+    );
+    await store.query("insert into job_runs (job, instance, trigger, outcome) values ('status', 'dead', 'schedule', 'running')");
+    const scheduler = startJobs({
+      store,
+      instance: "alive",
+      log: quiet,
+      jobs: [{ name: "status", intervalMs: 60_000, run: async () => "fresh" }],
+      tickMs: 20,
+    });
+    await sleep(300);
+    await scheduler.stop();
+    const runs = await store.query<{ instance: string; outcome: string; detail: string }>(
+      "select instance, outcome, detail from job_runs where job = 'status' order by id",
+    );
+    expect(runs).toEqual([
+      { instance: "dead", outcome: "interrupted", detail: "its instance stopped before the run ended" },
+      { instance: "alive", outcome: "ok", detail: "fresh" },
+    ]);
+  });
+});
+
+describe("a second process settling with the same key", () => {
+  let store: Store;
+  let directories: Stub;
+  const started: RunningService[] = [];
+  beforeAll(async () => {
+    store = await openStore({ kind: "pglite", dir: undefined, snapshot: inject("pgliteSnapshot") });
+    directories = await startDirectoryStub();
+  });
+  afterAll(async () => {
+    for (const s of started) await s.close();
+    await store.close();
+    await directories.close();
+  });
+  const start = async (instance: string, processId: string, heartbeatMs = 200) => {
+    const s = await startTestService({ store, config: operationsConfig(directories), instance, processId, heartbeatMs });
+    started.push(s);
+    return s;
+  };
+
+  it("is refused while the first one's heartbeat moves, with a message saying why and what to do", async () => {
+    const first = await start("first", "process-1");
+    const error = await start("second", "process-2").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SettlementKeyInUseError);
+    expect((error as Error).message).toBe(
+      `another live instance (first, heartbeat ${(error as SettlementKeyInUseError).other.last_seen}) already settles payments with the key of ${devnet().facilitator.address.toLowerCase()}. Two processes sending transactions from one key take the same nonces and their settlements collide. Give each instance its own FACILITATOR_PRIVATE_KEY (a separate funded gas account) or use a remote facilitator (FACILITATOR_URL); after the other instance stops, this one can start.`,
+    );
+    expect(first.facilitatorAddress).toBe(devnet().facilitator.address);
+    // The refused instance left no heartbeat behind.
+    expect(await store.query("select id from instances order by id")).toEqual([{ id: "first" }]);
+  });
+
+  it("starts once the first one stopped cleanly, and in the same process beside it (one nonce manager per key there)", async () => {
+    const first = started.find((s) => s.instance === "first") as RunningService;
+    await first.close();
+    expect(await store.query("select id from instances")).toEqual([]);
+    const second = await start("second", "process-2");
+    const sibling = await start("sibling", "process-2");
+    expect((await store.query<{ id: string }>("select id from instances order by id")).map((r) => r.id)).toEqual(["second", "sibling"]);
+    await second.close();
+    await sibling.close();
+  });
+
+  it("starts after watching a crashed instance's heartbeat stand still", async () => {
+    // What a killed process leaves: a fresh heartbeat that never moves again.
+    await store.query("insert into instances (id, process, version, settlement_address) values ('crashed', 'process-dead', '1.0.0', $1)", [
+      devnet().facilitator.address.toLowerCase(),
+    ]);
+    const begun = Date.now();
+    const next = await start("after-crash", "process-3", 400);
+    expect(Date.now() - begun).toBeGreaterThanOrEqual(600);
+    expect((await store.query<{ id: string }>("select id from instances order by id")).map((r) => r.id)).toEqual([
+      "after-crash",
+      "crashed",
+    ]);
+    await next.close();
+  });
+
+  it("is no obstacle with a remote facilitator (no settlement key of its own)", async () => {
+    await start("keyed", "process-4");
+    const { createRemoteFacilitator } = await import("../src/payments/facilitator.ts");
+    const remote = await startTestService({
+      store,
+      config: operationsConfig(directories),
+      instance: "remote",
+      processId: "process-5",
+      heartbeatMs: 200,
+      facilitator: createRemoteFacilitator("http://127.0.0.1:9/facilitator", undefined, 1_000),
+    });
+    started.push(remote);
+    expect(remote.facilitatorAddress).toBeUndefined();
+    const rows = await store.query<{ id: string; settlement_address: string | null }>(
+      "select id, settlement_address from instances where id in ('keyed', 'remote') order by id",
+    );
+    expect(rows).toEqual([
+      { id: "keyed", settlement_address: devnet().facilitator.address.toLowerCase() },
+      { id: "remote", settlement_address: null },
+    ]);
+  });
+});
+
+const databaseUrl = inject("databaseUrl");
+describe.runIf(databaseUrl)("two instances on one PostgreSQL", () => {
+  let db: Awaited<ReturnType<typeof freshDatabase>>;
+  let store: Store;
+  let directories: Stub;
+  const intervals = { trust_crawl: 1_500, ledger_upkeep: 1_000, status: 2_000 } as const;
+  beforeAll(async () => {
+    db = await freshDatabase(databaseUrl as string);
+    store = await openStore({ kind: "postgres", url: db.url });
+    directories = await startDirectoryStub();
+  });
+  afterAll(async () => {
+    await store?.close();
+    await db?.drop();
+    await directories?.close();
+  });
+
+  const start = (instance: string) =>
+    startTestService({
+      store,
+      config: operationsConfig(directories, { CRAWL_INTERVAL_MINUTES: "60" }),
+      instance,
+      maintenance: true,
+      jobIntervalsMs: intervals,
+      jobTiming: { tickMs: 50, leaseMs: 3_000 },
+    });
+
+  it("run each job once per period, also when one restarts at the due time", async () => {
+    const a = await start("instance-a");
+    let b = await start("instance-b");
+    await sleep(2_500);
+    // Restart b so that it comes back exactly when the upkeep falls due.
+    const [due] = await store.query<{ due_at: Date }>("select due_at from jobs where name = 'ledger_upkeep'");
+    await b.close();
+    await sleep(Math.max(0, (due?.due_at as Date).getTime() - Date.now()));
+    b = await start("instance-b2");
+    await sleep(3_000);
+    await b.close();
+    await a.close();
+
+    for (const job of ["trust_crawl", "ledger_upkeep", "status"] as const) {
+      const runs = await runsOf(store, job);
+      expect(runs.length, job).toBeGreaterThanOrEqual(job === "ledger_upkeep" ? 4 : 2);
+      expectOncePerPeriod(runs, intervals[job]);
+      expect(
+        runs.every((r) => r.outcome === "ok"),
+        `${job}: ${JSON.stringify(runs)}`,
+      ).toBe(true);
+    }
+    // The status document is also made at each start, so it counts every instance that joined.
+    const starts = (await runsOf(store, "status")).filter((r) => r.trigger === "start").map((r) => r.instance);
+    expect(starts).toEqual(["instance-a", "instance-b", "instance-b2"]);
+    // Both stopped cleanly: no heartbeat, no lease left behind.
+    expect(await store.query("select id from instances")).toEqual([]);
+    expect(await store.query("select name from jobs where lease_until > now()")).toEqual([]);
+  });
+});
