@@ -222,8 +222,9 @@ describe.runIf(databaseUrl)("two instances on one PostgreSQL", () => {
     await sleep(2_500);
     // Restart b so that it comes back exactly when the upkeep falls due.
     const [due] = await store.query<{ due_at: Date }>("select due_at from jobs where name = 'ledger_upkeep'");
+    if (!due) throw new Error("the upkeep has no due time");
     await b.close();
-    await sleep(Math.max(0, (due?.due_at as Date).getTime() - Date.now()));
+    await sleep(Math.max(0, due.due_at.getTime() - Date.now()));
     b = await start("instance-b2");
     await sleep(3_000);
     await b.close();

@@ -37,8 +37,8 @@ export type StatusGroup = Static<typeof StatusGroup>;
 
 /** The stored status document. */
 export const StatusDocument = Type.Object({
-  generated_at: Type.String({ format: "date-time" }),
-  next_update_at: Type.String({ format: "date-time" }),
+  generated_at: Type.String({ description: "ISO 8601 date-time, UTC" }),
+  next_update_at: Type.String({ description: "ISO 8601 date-time, UTC: when the next document is due" }),
   interval_seconds: Type.Literal(540),
   overall: HealthStatus,
   groups: Type.Array(StatusGroup),

@@ -1,11 +1,15 @@
 /**
  * `npm start`: check the configuration, build if the build is missing or stale, start the
- * local chain in local mode, then serve. Ctrl-C stops cleanly and keeps the chain's state.
+ * local chain in local mode, then serve. SIGTERM or Ctrl-C stops gracefully (calls in flight
+ * finish) and keeps the chain's state; a second one stops at once.
  */
 import { buildIsCurrent, ensureBuild } from "../build-stamp.ts";
 import { ConfigError, loadConfig } from "../config.ts";
 import { captureConsole, createLogger } from "../log.ts";
 import { startService } from "./service.ts";
+
+/** How long a stop waits for calls in flight. */
+const SHUTDOWN_DRAIN_MS = 30_000;
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -129,16 +133,30 @@ async function main(): Promise<void> {
   console.log(lines.join("\n"));
   captureConsole(log);
 
+  // SIGTERM or SIGINT: stop accepting, let calls in flight settle and answer (up to 30 s), stop
+  // the jobs, close the store, stop the local stand-ins, and the local chain last (settlements
+  // in flight need it). A second signal exits at once.
   let stopping = false;
   const stop = async (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      log.warn("second signal: exiting at once", { signal });
+      process.exit(130);
+    }
     stopping = true;
-    log.info("stopping", { signal });
-    await service.close();
-    await devnet?.stop();
+    log.info("stopping: no new connections; calls in flight get up to 30 s to finish", { signal });
+    let code = 0;
+    try {
+      const { drained, inFlight } = await service.shutdown({ drainMs: SHUTDOWN_DRAIN_MS });
+      if (!drained) log.warn("stopped with calls still in flight; the ledger upkeep resolves them from the chain", { in_flight: inFlight });
+    } catch (error) {
+      log.error("stopping the service failed", { error: error as Error });
+      code = 1;
+    }
     await demo?.close();
     await marketStubs?.close();
-    process.exit(0);
+    await devnet?.stop();
+    log.info("stopped", { signal });
+    process.exit(code);
   };
   process.on("SIGINT", () => void stop("SIGINT"));
   process.on("SIGTERM", () => void stop("SIGTERM"));

@@ -54,6 +54,7 @@ export const PRICE_CONTRACT: readonly ContractRoute[] = [
   paid("GET", "/api/trust-leaderboard", 0.05, "50000"),
   paid("POST", "/api/trust-leaderboard", 0.05, "50000"),
   free("GET", "/api/trust-leaderboard/preview"),
+  free("GET", "/api/status.json"),
 ];
 
 /** The paid routes of the contract. */
