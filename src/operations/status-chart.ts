@@ -45,7 +45,7 @@ export function chartSummary(slots: readonly ChartSlot[]): string {
   return `of ${measured.length} quarter-hours measured in the last 24 hours: ${counts.operational} operational, ${counts.degraded} degraded, ${counts.down} down`;
 }
 
-const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const escapeXml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The SVG markup of one group's chart; `label` names it for screen readers. */
 export function statusChartSvg(slots: readonly ChartSlot[], label: string): string {
@@ -57,5 +57,5 @@ export function statusChartSvg(slots: readonly ChartSlot[], label: string): stri
       return `<rect class="bar ${cls}" x="${(i * bar).toFixed(1)}" y="0" width="${(bar - 2).toFixed(1)}" height="${CHART_HEIGHT}" rx="1.5"><title>${when}</title></rect>`;
     })
     .join("");
-  return `<svg class="status-chart" role="img" aria-label="${escape(label)}" viewBox="0 0 ${CHART_WIDTH} ${CHART_HEIGHT}" width="${CHART_WIDTH}" height="${CHART_HEIGHT}" preserveAspectRatio="none" xmlns="http://www.w3.org/2000/svg"><title>${escape(label)}</title>${rects}</svg>`;
+  return `<svg class="status-chart" role="img" aria-label="${escapeXml(label)}" viewBox="0 0 ${CHART_WIDTH} ${CHART_HEIGHT}" width="${CHART_WIDTH}" height="${CHART_HEIGHT}" preserveAspectRatio="none" xmlns="http://www.w3.org/2000/svg"><title>${escapeXml(label)}</title>${rects}</svg>`;
 }
