@@ -13,13 +13,16 @@ import type { CompiledContent } from "../spec/content-schema.ts";
 import { ERROR_DOCS } from "../src/errors.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { launchBrowser, skipBrowserTests, visit } from "./support/browser.ts";
+import { operationsConfig, startDirectoryStub } from "./support/operations.ts";
 import { startTestService } from "./support/service.ts";
+import type { Stub } from "./support/stub-server.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 const compiled = JSON.parse(readFileSync(path.join(root, ".generated/content.json"), "utf8")) as CompiledContent;
 
 let service: RunningService;
 let browser: Browser;
+let directories: Stub;
 
 // Plain HTTP, so it runs even where the Chromium tests below are skipped.
 describe("the free /errors page", () => {
@@ -46,12 +49,16 @@ describe("the free /errors page", () => {
 
 describe.skipIf(skipBrowserTests())("the free pages in Chromium", () => {
   beforeAll(async () => {
-    service = await startTestService();
+    // The status feed on, its directory probes answered locally, and one document made for /status.
+    directories = await startDirectoryStub();
+    service = await startTestService({ statusFeed: true, config: operationsConfig(directories) });
+    await service.jobs.runNow("status");
     browser = await launchBrowser();
   });
   afterAll(async () => {
     await browser?.close();
     await service?.close();
+    await directories?.close();
   });
 
   /** Load `pathname` and check what every page must have, then run the page's own checks. */
@@ -186,6 +193,54 @@ describe.skipIf(skipBrowserTests())("the free pages in Chromium", () => {
     });
   });
 
+  it("/status draws each group's last 24 hours as a sized inline SVG of 96 bars, and lists its checks", async () => {
+    await page("/status", async (p) => {
+      expect(await text(p, "h1")).toBe("Service status");
+      expect(await texts(p, "main h2")).toEqual([
+        "API instances: operational",
+        "Chain (RPC nodes): operational",
+        "Payments: operational",
+        "Upstream data APIs: operational",
+        "Scheduled jobs: operational",
+      ]);
+      const charts = p.locator("svg.status-chart");
+      expect(await charts.count()).toBe(5);
+      for (const chart of await charts.all()) {
+        const box = await chart.boundingBox();
+        // 960 x 40 CSS pixels, narrowed to the 60rem column less its padding.
+        expect(box?.height).toBe(40);
+        expect(box?.width).toBeGreaterThan(800);
+        expect(box?.width).toBeLessThanOrEqual(960);
+        expect(await chart.locator("rect").count()).toBe(96);
+        expect(await chart.getAttribute("aria-label")).toMatch(
+          /, last 24 hours: of [12] quarter-hours measured in the last 24 hours: [12] operational, 0 degraded, 0 down$/,
+        );
+        // The newest bar holds the document just made; the colours come from the page's theme.
+        const newest = chart.locator("rect").last();
+        expect(await newest.getAttribute("class")).toBe("bar operational");
+        expect(await newest.evaluate((r) => getComputedStyle(r).fill)).toBe("rgb(26, 127, 55)");
+      }
+      expect(await p.locator("main table").count()).toBe(5);
+    });
+  });
+
+  it("/status bars keep their colours distinct from the page in dark mode", async () => {
+    const context = await browser.newContext({ colorScheme: "dark" });
+    try {
+      const p = await context.newPage();
+      await p.goto(`${service.url}/status`);
+      const fills = await p
+        .locator("svg.status-chart")
+        .first()
+        .locator("rect")
+        .evaluateAll((rects) => [...new Set(rects.map((r) => `${r.getAttribute("class")}=${getComputedStyle(r).fill}`))].sort());
+      expect(fills).toEqual(["bar none=rgb(48, 54, 61)", "bar operational=rgb(63, 185, 80)"]);
+      expect(await p.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe("rgb(13, 17, 23)");
+    } finally {
+      await context.close();
+    }
+  });
+
   for (const scheme of ["light", "dark"] as const) {
     it(`text keeps a contrast of at least 4.5:1 in ${scheme} mode on every free page`, async () => {
       const pages = [
@@ -197,6 +252,7 @@ describe.skipIf(skipBrowserTests())("the free pages in Chromium", () => {
         "/methodology",
         "/leaderboard",
         "/errors",
+        "/status",
       ];
       const context = await browser.newContext({ colorScheme: scheme });
       try {
