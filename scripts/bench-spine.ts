@@ -57,7 +57,13 @@ export async function benchSpine(): Promise<void> {
   const lines: Record<string, unknown>[] = [];
   // Only the paid calls' log lines are kept; parsing every line would load the server under test.
   const log = createLogger("info", {}, paidLineSink(lines));
-  const service = await startService({ config: loadConfig({ PORT: "0", LOG_LEVEL: "info", DATA_DIR: dataDir }), devnet, log });
+  // No status feed: its probes of the public market APIs would run beside the measurements.
+  const service = await startService({
+    config: loadConfig({ PORT: "0", LOG_LEVEL: "info", DATA_DIR: dataDir }),
+    devnet,
+    log,
+    statusFeed: false,
+  });
   // The same service without the document cache, to measure the Astro dispatch path itself.
   const uncached = await startService({
     config: loadConfig({ PORT: "0", LOG_LEVEL: "silent", DATA_DIR: dataDir }),

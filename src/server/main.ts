@@ -82,12 +82,21 @@ async function main(): Promise<void> {
     }
   }
 
-  const service = await startService({
-    config: serviceConfig,
-    log,
-    ...(devnet ? { devnet } : {}),
-    ...(demo ? { crawlAllowLoopback: true } : {}),
-  });
+  let service: Awaited<ReturnType<typeof startService>>;
+  try {
+    service = await startService({
+      config: serviceConfig,
+      log,
+      ...(devnet ? { devnet } : {}),
+      ...(demo ? { crawlAllowLoopback: true } : {}),
+    });
+  } catch (error) {
+    // Refused (another instance settles with this key, the database is unreachable): stop what was started.
+    await demo?.close();
+    await marketStubs?.close();
+    await devnet?.stop();
+    throw error;
+  }
   const lines =
     config.mode === "local" && devnet
       ? [
