@@ -166,6 +166,20 @@ describe("a second process settling with the same key", () => {
     await next.close();
   });
 
+  it("never waits when the store is this process's own database directory: another process's row there is a dead one's", async () => {
+    const { registerInstance } = await import("../src/operations/instances.ts");
+    await store.query("insert into instances (id, process, version, settlement_address) values ('killed', 'process-killed', '1.0.0', $1)", [
+      devnet().facilitator.address.toLowerCase(),
+    ]);
+    const begun = Date.now();
+    const info = { id: "restarted", version: "1.0.0", settlementAddress: devnet().facilitator.address, process: "process-6" };
+    await registerInstance(store, info, { log: quiet, heartbeatMs: 30_000, exclusiveStore: true });
+    expect(Date.now() - begun).toBeLessThan(2_000);
+    const rows = await store.query<{ id: string }>("select id from instances where id in ('killed', 'restarted') order by id");
+    expect(rows.map((r) => r.id)).toEqual(["restarted"]);
+    await store.query("delete from instances where id = 'restarted'");
+  });
+
   it("is no obstacle with a remote facilitator (no settlement key of its own)", async () => {
     await start("keyed", "process-4");
     const { createRemoteFacilitator } = await import("../src/payments/facilitator.ts");

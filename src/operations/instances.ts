@@ -84,6 +84,11 @@ export interface RegisterOptions {
   log: Logger;
   /** The heartbeat period of the instances (how long to watch another one's heartbeat); default 30 s. */
   heartbeatMs?: number;
+  /**
+   * The store belongs to this process alone (an embedded database directory it has claimed): any
+   * other process's heartbeat in it was left by one that died, so nothing is watched.
+   */
+  exclusiveStore?: boolean;
 }
 
 /**
@@ -99,7 +104,8 @@ export async function registerInstance(store: Store, info: InstanceInfo, options
   for (;;) {
     const blocking = await store.transaction(async (tx) => {
       await tx.query("select pg_advisory_xact_lock($1)", [LOCK]);
-      if (address) {
+      if (options.exclusiveStore) await tx.query("delete from instances where process <> $1", [process]);
+      else if (address) {
         const others = (await liveSameKey(tx, address, process)).filter((o) => seen.get(o.id) !== o.last_seen);
         if (others.length > 0) return others;
       }

@@ -179,7 +179,12 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     ...(options.processId ? { process: options.processId } : {}),
   };
   try {
-    await registerInstance(store, instanceInfo, { log, heartbeatMs: options.heartbeatMs ?? HEARTBEAT_MS });
+    await registerInstance(store, instanceInfo, {
+      log,
+      heartbeatMs: options.heartbeatMs ?? HEARTBEAT_MS,
+      // A claimed embedded database directory is this process's alone (claimPgliteDir).
+      exclusiveStore: ownStore && location.kind === "pglite" && location.dir !== undefined,
+    });
   } catch (error) {
     if (ownStore) {
       await store.close().catch(() => {});
