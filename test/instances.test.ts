@@ -85,6 +85,34 @@ describe("the job scheduler on one store", () => {
     expectOncePerPeriod(crawls, 200);
   });
 
+  it("waits for a crawl run by hand: the first scheduled one is due an interval after it", async () => {
+    const ranAt = new Date(Date.now() - 1_000);
+    const crawls: number[] = [];
+    const scheduler = startJobs({
+      store,
+      instance: "a",
+      log: quiet,
+      jobs: [
+        {
+          name: "trust_crawl",
+          intervalMs: 1_500,
+          notBefore: async () => new Date(ranAt.getTime() + 1_500),
+          run: async () => {
+            crawls.push(Date.now());
+            return undefined;
+          },
+        },
+      ],
+      tickMs: 20,
+    });
+    await sleep(300);
+    expect(crawls).toEqual([]);
+    await sleep(600);
+    await scheduler.stop();
+    expect(crawls).toHaveLength(1);
+    expect((crawls[0] as number) - ranAt.getTime()).toBeGreaterThanOrEqual(1_400);
+  });
+
   it("marks a run whose instance died as interrupted when the next one takes the job", async () => {
     await store.query(
       "insert into jobs (name, due_at, holder, lease_until) values ('status', now(), 'dead', now() - interval '1 second') on conflict (name) do update set due_at = now(), holder = 'dead', lease_until = now() - interval '1 second'",
@@ -229,6 +257,21 @@ describe.runIf(databaseUrl)("two instances on one PostgreSQL", () => {
       jobIntervalsMs: intervals,
       jobTiming: { tickMs: 50, leaseMs: 3_000 },
     });
+
+  it("refuse a second process settling with the same key while the first one's heartbeat moves", async () => {
+    const config = operationsConfig(directories);
+    const first = await startTestService({ store, config, instance: "keyed-1", processId: "process-1", heartbeatMs: 200 });
+    try {
+      const error = await startTestService({ store, config, instance: "keyed-2", processId: "process-2", heartbeatMs: 200 }).catch(
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(SettlementKeyInUseError);
+      expect((error as SettlementKeyInUseError).other.id).toBe("keyed-1");
+    } finally {
+      await first.close();
+    }
+    expect(await store.query("select id from instances")).toEqual([]);
+  });
 
   it("run each job once per period, also when one restarts at the due time", async () => {
     const a = await start("instance-a");

@@ -185,7 +185,11 @@ export function startJobs(options: JobsOptions): JobScheduler {
     if (stop.signal.aborted || running.has(job.name)) return;
     try {
       const notBefore = await job.notBefore?.();
-      if (notBefore) await store.query("update jobs set due_at = $2 where name = $1 and due_at < $2", [job.name, notBefore]);
+      if (notBefore)
+        await store.query(
+          "insert into jobs (name, due_at) values ($1, $2) on conflict (name) do update set due_at = excluded.due_at where jobs.due_at < excluded.due_at",
+          [job.name, notBefore],
+        );
       const claimedAt = await claim(store, job, instance, leaseMs, false);
       if (claimedAt) await runOnce(job, "schedule", claimedAt);
     } catch (error) {
