@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { decodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from "@x402/core/types";
-import { createPublicClient, erc20Abi, type Hash, http, type PublicClient } from "viem";
+import { createPublicClient, erc20Abi, type Hash, http, type PublicClient, parseTransaction } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { USDC_ADDRESS } from "../src/chain/addresses.ts";
@@ -209,5 +209,67 @@ describe("a stuck nonce", () => {
     expect(landed).toMatchObject({ success: true });
     expect(await nonceOf(chain, landed.transaction)).toBe(nonce);
     expect(await usdcOf(chain, buyer.address)).toBe(before - AMOUNT);
+  });
+});
+
+describe("a broadcast the node refuses", () => {
+  it("leaves no gap: its nonce is filled with an empty transfer and the settlement behind it lands", async () => {
+    const chain = clientOf(own.rpcUrl);
+    const facilitatorAddress = own.facilitator.address;
+    const refused = await chain.getTransactionCount({ address: facilitatorAddress, blockTag: "pending" });
+    let refusedOnce = false;
+    // A node that refuses the transaction at `refused` once, after the next one has reached it.
+    const proxy = await startStub(async (_req, res, body) => {
+      const calls = (Array.isArray(body) ? body : [body]) as { id: number; method: string; params: unknown[] }[];
+      const answers = await Promise.all(
+        calls.map(async (call) => {
+          if (call.method === "eth_sendRawTransaction" && !refusedOnce) {
+            const tx = parseTransaction(call.params[0] as `0x${string}`);
+            if (tx.nonce === refused && tx.to?.toLowerCase() === USDC_ADDRESS.toLowerCase()) {
+              refusedOnce = true;
+              await new Promise((r) => setTimeout(r, 300));
+              return { jsonrpc: "2.0", id: call.id, error: { code: -32000, message: "insufficient funds for gas * price + value" } };
+            }
+          }
+          const r = await fetch(own.rpcUrl, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify(call),
+          });
+          return r.json();
+        }),
+      );
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(body) ? answers : answers[0]));
+    });
+    try {
+      const { guarded } = facilitatorOn(proxy.url, own.facilitator.privateKey);
+      const [first, second] = own.buyers.slice(3, 5) as { address: `0x${string}`; privateKey: `0x${string}` }[];
+      const before = await Promise.all([usdcOf(chain, first!.address), usdcOf(chain, second!.address)]);
+      const a = await payment(first!.privateKey, own.payTo);
+      const b = await payment(second!.privateKey, own.payTo);
+      const settledA = guarded.settle(a.payload, a.requirements);
+      await new Promise((r) => setTimeout(r, 100)); // the refused one takes the lower nonce
+      const [resultA, resultB] = await Promise.all([settledA, guarded.settle(b.payload, b.requirements)]);
+      expect(resultA).toMatchObject({ success: false, transaction: "" });
+      expect(resultA.errorReason).not.toBe(SETTLEMENT_UNKNOWN);
+      expect(resultB).toMatchObject({ success: true });
+      expect(await nonceOf(chain, resultB.transaction)).toBe(refused + 1);
+      // The refused nonce holds an empty transfer to the gas key itself.
+      const block = await chain.getBlock({ blockTag: "latest", includeTransactions: true });
+      const blocks = await Promise.all(
+        Array.from({ length: 3 }, (_, i) => chain.getBlock({ blockNumber: block.number - BigInt(i), includeTransactions: true })),
+      );
+      const filler = blocks
+        .flatMap((x) => x.transactions)
+        .find((t) => t.from.toLowerCase() === facilitatorAddress.toLowerCase() && t.nonce === refused);
+      expect(filler).toMatchObject({ to: facilitatorAddress.toLowerCase(), value: 0n, input: "0x" });
+      expect(await chain.getTransactionCount({ address: facilitatorAddress })).toBe(refused + 2);
+      expect(await Promise.all([usdcOf(chain, first!.address), usdcOf(chain, second!.address)])).toEqual([
+        before[0],
+        (before[1] as bigint) - AMOUNT,
+      ]);
+    } finally {
+      await proxy.close();
+    }
   });
 });

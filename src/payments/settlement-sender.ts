@@ -1,9 +1,10 @@
 /**
  * Sending settlement transactions from the facilitator's gas key and waiting for them.
  *
- * Nonces: one lane per chain, RPC endpoints and key in this process. A nonce is taken and its
- * transaction broadcast in order, one broadcast round trip at a time, so nonces are consecutive
- * with no gap; the waits for receipts overlap freely, so concurrent settlements pipeline. When
+ * Nonces: one lane per chain, RPC endpoints and key in this process. Nonces are handed out and
+ * signed in order, one at a time; broadcasts and the waits for receipts overlap freely, so
+ * concurrent settlements pipeline. A nonce the node refuses is given back, or, when later ones
+ * are already out, filled with an empty transfer, so there is never a gap. When
  * no transaction of the lane is in flight, the chain's pending count is the truth (another
  * process with the same key, a restarted or different chain with the same id): nothing is
  * carried over from an earlier chain, which is what viem's process-wide nonce manager does.
@@ -174,7 +175,11 @@ export class SettlementSender {
     return this.#client.getTransactionCount({ address: this.#account.address, blockTag: "pending" });
   }
 
-  /** Estimate, sign with the next nonce and broadcast; returns the hash once the node has it (or may have it). */
+  /**
+   * Estimate, take the next nonce and sign (in nonce order, one at a time), then broadcast
+   * without holding the lane: the node queues a nonce that arrives before the one below it.
+   * Returns the hash once the node has the transaction (or may have it).
+   */
   async send(tx: { to: `0x${string}`; data: Hex; value?: bigint }): Promise<Hash> {
     const lane = this.#lane;
     const idle = lane.inFlight.size === 0;
@@ -185,53 +190,82 @@ export class SettlementSender {
       this.#feesPerGas(),
       idle ? this.#pendingCount() : undefined,
     ]);
-    return lane.exclusive(async () => {
-      for (let attempt = 0; ; attempt++) {
+    for (let attempt = 0; ; attempt++) {
+      const { nonce, serialized } = await lane.exclusive(async () => {
         if (lane.next === undefined || lane.resync || lane.inFlight.size === 0) {
           const fresh = count !== undefined && attempt === 0 && !lane.resync && lane.sends === sendsBefore;
           lane.next = fresh ? count : await this.#pendingCount();
           lane.resync = false;
         }
         const nonce = lane.next;
+        lane.next = nonce + 1;
+        lane.sends++;
+        lane.inFlight.add(nonce);
         const serialized = await this.#account.signTransaction(
           { chainId: this.#chain.id, type: "eip1559", to: tx.to, data: tx.data, value: tx.value, gas, nonce, ...fees },
           { serializer: this.#chain.serializers?.transaction },
         );
-        const hash = keccak256(serialized);
-        try {
-          await this.#client.request({ method: "eth_sendRawTransaction", params: [serialized] });
-        } catch (error) {
-          if (isAlreadyKnown(error)) {
-            // The node has it already (a retried request): broadcast.
-          } else if (isNonceConflict(error) && attempt < 3) {
-            this.#log?.warn("settlement nonce taken; reading it again from the chain", { nonce });
-            lane.resync = true;
-            continue;
-          } else if (isNodeRefusal(error)) {
-            throw error; // refused by the node: nothing broadcast, the nonce stays free
-          } else {
-            // No answer: it may have been broadcast. Count the nonce as used and wait on the hash;
-            // if it never reached the node, the wait reports the nonce stuck and the lane resyncs.
-            this.#record(lane, hash, nonce);
-            this.#log?.warn("settlement broadcast unanswered; waiting on its hash", {
-              tx: hash,
-              nonce,
-              error: error instanceof Error ? error : String(error),
-            });
-            return hash;
-          }
+        return { nonce, serialized };
+      });
+      const hash = keccak256(serialized);
+      try {
+        await this.#client.request({ method: "eth_sendRawTransaction", params: [serialized] });
+      } catch (error) {
+        if (isAlreadyKnown(error)) {
+          // The node has it already (a retried request): broadcast.
+        } else if (isNonceConflict(error) && attempt < 3) {
+          // Another sender of this key (another process) used it: read the nonce again and re-sign.
+          this.#log?.warn("settlement nonce taken; reading it again from the chain", { nonce });
+          lane.inFlight.delete(nonce);
+          lane.resync = true;
+          continue;
+        } else if (isNodeRefusal(error)) {
+          await this.#release(nonce, fees);
+          throw error;
+        } else {
+          // No answer: it may have been broadcast. Wait on the hash; if it never reached the
+          // node, the wait reports the nonce stuck and the lane reads its nonce again.
+          this.#log?.warn("settlement broadcast unanswered; waiting on its hash", {
+            tx: hash,
+            nonce,
+            error: error instanceof Error ? error : String(error),
+          });
         }
-        this.#record(lane, hash, nonce);
-        return hash;
       }
-    });
+      this.#sent.set(hash, { nonce, sentAt: Date.now() });
+      return hash;
+    }
   }
 
-  #record(lane: NonceLane, hash: Hash, nonce: number): void {
-    lane.next = nonce + 1;
-    lane.sends++;
-    lane.inFlight.add(nonce);
-    this.#sent.set(hash, { nonce, sentAt: Date.now() });
+  /**
+   * The node refused the transaction at `nonce`: nothing was broadcast. If no later nonce was
+   * handed out, it is simply given back; otherwise the later ones would wait behind a gap, so it
+   * is filled with a transfer of nothing to ourselves.
+   */
+  async #release(nonce: number, fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }): Promise<void> {
+    const lane = this.#lane;
+    const gap = await lane.exclusive(async () => {
+      lane.inFlight.delete(nonce);
+      if (lane.next !== nonce + 1) return true;
+      lane.next = nonce;
+      return false;
+    });
+    if (!gap) return;
+    try {
+      const filler = await this.#account.signTransaction(
+        { chainId: this.#chain.id, type: "eip1559", to: this.#account.address, value: 0n, gas: 21_000n, nonce, ...fees },
+        { serializer: this.#chain.serializers?.transaction },
+      );
+      await this.#client.request({ method: "eth_sendRawTransaction", params: [filler] });
+      this.#log?.warn("settlement refused by the node; its nonce filled with an empty transfer", { nonce, tx: keccak256(filler) });
+    } catch (error) {
+      lane.resync = true;
+      this.#log?.error("settlement nonce left as a gap: the filler was refused too", {
+        code: "nonce_gap",
+        nonce,
+        error: error instanceof Error ? error : String(error),
+      });
+    }
   }
 
   async #receipt(hash: Hash): Promise<TransactionReceipt | null> {
