@@ -152,6 +152,22 @@ function safeReason(reason: string | undefined, fallback: string): string {
   return reason && REASON_CODE.test(reason) ? reason : fallback;
 }
 
+/**
+ * Signers recovered from typed signatures, by signature and message: a settlement verifies the
+ * payment again right after its verify, and a recovery is the costliest step of either.
+ */
+const recovered = new Map<string, `0x${string}` | null>();
+
+async function recoverOnce(typed: Parameters<typeof recoverTypedDataAddress>[0]): Promise<`0x${string}` | null> {
+  const key = JSON.stringify(typed, (_k, v) => (typeof v === "bigint" ? v.toString() : v));
+  const known = recovered.get(key);
+  if (known !== undefined) return known;
+  const address = await recoverTypedDataAddress(typed).catch(() => null);
+  if (recovered.size >= 1_000) recovered.delete(recovered.keys().next().value as string);
+  recovered.set(key, address);
+  return address;
+}
+
 /** Options of {@link createSelfFacilitator}. */
 export interface SelfFacilitatorOptions {
   /** Receipt polling, stuck-nonce detection and the receipt deadline (default: Base's). */
@@ -178,7 +194,7 @@ export function createSelfFacilitator(
     // An EOA's signature is checked locally; only a contract wallet's needs the chain (ERC-1271/6492).
     verifyTypedData: async (args) => {
       const { address, ...typed } = args as { address: `0x${string}` } & Parameters<typeof recoverTypedDataAddress>[0];
-      const recovered = await recoverTypedDataAddress(typed).catch(() => null);
+      const recovered = await recoverOnce(typed);
       if (recovered && isAddressEqual(recovered, address)) return true;
       return watched(() => client.verifyTypedData(args as never));
     },
