@@ -21,7 +21,7 @@ import { openStore } from "../src/store/store.ts";
 import { startUpstreamStubs } from "../src/stubs/upstream-stubs.ts";
 import { percentile } from "./bench-paid.ts";
 
-const MESSAGES = Number(process.env.BENCH_CHAT_MESSAGES ?? 80);
+const MESSAGES = Number(process.env.BENCH_CHAT_MESSAGES ?? (process.env.BENCH_QUICK === "1" ? 24 : 80));
 const CLIENTS = 8;
 const QUESTION = "What is WETH at?";
 

@@ -22,10 +22,11 @@ import { openStore } from "../src/store/store.ts";
 import { cdpItems, type ListedEndpoint, startLocalDirectories, x402ListItems } from "../src/upstreams/directory-fixtures.ts";
 import { startZoo, ZOO } from "../test/support/zoo/zoo.ts";
 
-const ORIGINS = Number(process.env.BENCH_CRAWL_ORIGINS ?? 1_000);
-const BOUNDS = (process.env.BENCH_CRAWL_CONCURRENCY ?? "32,128").split(",").map(Number);
-const ORIGIN_TIMEOUT_MS = Number(process.env.BENCH_CRAWL_ORIGIN_TIMEOUT_MS ?? 5_000);
-const ZOO_ROUNDS = Number(process.env.BENCH_ZOO_ROUNDS ?? 20);
+const QUICK = process.env.BENCH_QUICK === "1";
+const ORIGINS = Number(process.env.BENCH_CRAWL_ORIGINS ?? (QUICK ? 200 : 1_000));
+const BOUNDS = (process.env.BENCH_CRAWL_CONCURRENCY ?? (QUICK ? "128" : "32,128")).split(",").map(Number);
+const ORIGIN_TIMEOUT_MS = Number(process.env.BENCH_CRAWL_ORIGIN_TIMEOUT_MS ?? (QUICK ? 2_000 : 5_000));
+const ZOO_ROUNDS = Number(process.env.BENCH_ZOO_ROUNDS ?? (QUICK ? 5 : 20));
 const ZOO_CONCURRENCY = Number(process.env.BENCH_ZOO_CONCURRENCY ?? 16);
 
 /**

@@ -18,8 +18,9 @@ import { finishLedgerRow, insertLedgerRow } from "../src/store/ledger.ts";
 import { openStore, type Store } from "../src/store/store.ts";
 import { measurePaidCalls, paidLineSink, percentile } from "./bench-paid.ts";
 
-const WRITES = Number(process.env.BENCH_LEDGER_WRITES ?? 2000);
-const PAID_CALLS = Number(process.env.BENCH_PAID_CALLS ?? 60);
+const QUICK = process.env.BENCH_QUICK === "1";
+const WRITES = Number(process.env.BENCH_LEDGER_WRITES ?? (QUICK ? 500 : 2000));
+const PAID_CALLS = Number(process.env.BENCH_PAID_CALLS ?? (QUICK ? 20 : 60));
 
 async function ledgerWritesPerSecond(store: Store): Promise<number> {
   const started = performance.now();

@@ -1,32 +1,79 @@
 /**
- * `npm run bench`: every benchmark of the service, one after another, each printing its own
- * tables. Speed and memory targets live here, not in timed tests.
+ * `npm run bench`: every benchmark of the service, each part in a process of its own (no
+ * pool, timer, nonce or memory left over from one part skews the next), one after another,
+ * each printing its figures next to their reference from the same run. A part that fails is
+ * reported and the others still run; the exit code says whether all passed.
+ *
+ *   npm run bench                      every part, full size
+ *   npm run bench -- --quick           every part, smaller (under 2 minutes on a quiet machine)
+ *   npm run bench -- settle analytics  only these parts (with or without --quick)
+ *
+ * Speed and memory targets live here, not in timed tests. To add a part: a scripts/bench-*.ts
+ * module exporting an async function, and one entry in PARTS. Parts read BENCH_QUICK=1 to
+ * shrink themselves.
  */
-import { existsSync } from "node:fs";
-import { benchSpine } from "./bench-spine.ts";
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 
-const only = process.argv[2];
-
-async function main(): Promise<void> {
-  if (!only || only === "spine") await benchSpine();
-  for (const [name, file, fn] of [
-    ["content", "./bench-content.ts", "benchContent"],
-    ["analytics", "./bench-analytics.ts", "benchAnalytics"],
-    ["store", "./bench-store.ts", "benchStore"],
-    ["crawl", "./bench-crawl.ts", "benchCrawl"],
-    ["chat", "./bench-chat.ts", "benchChat"],
-  ] as const) {
-    if (only && only !== name) continue;
-    if (!existsSync(new URL(file, import.meta.url))) continue;
-    const mod = (await import(file)) as Record<string, () => Promise<void>>;
-    const run = mod[fn];
-    if (run) await run();
-  }
+/** One benchmark: `run` is the name of the async function `file` exports. */
+export interface BenchPart {
+  name: string;
+  file: string;
+  run: string;
 }
 
-main().then(
+export const PARTS: BenchPart[] = [
+  { name: "spine", file: "./bench-spine.ts", run: "benchSpine" },
+  { name: "settle", file: "./bench-settle.ts", run: "benchSettle" },
+  { name: "content", file: "./bench-content.ts", run: "benchContent" },
+  { name: "analytics", file: "./bench-analytics.ts", run: "benchAnalytics" },
+  { name: "store", file: "./bench-store.ts", run: "benchStore" },
+  { name: "crawl", file: "./bench-crawl.ts", run: "benchCrawl" },
+  { name: "chat", file: "./bench-chat.ts", run: "benchChat" },
+];
+
+const PART_FLAG = "--part";
+
+/** In a child: run one part here. */
+async function runPart(name: string): Promise<void> {
+  const part = PARTS.find((p) => p.name === name);
+  if (!part) throw new Error(`no bench part ${name}`);
+  const mod = (await import(part.file)) as Record<string, () => Promise<void>>;
+  const run = mod[part.run];
+  if (!run) throw new Error(`${part.file} exports no ${part.run}`);
+  await run();
+}
+
+/** In the parent: each selected part in its own process, then a summary. */
+async function runAll(args: string[]): Promise<boolean> {
+  const quick = args.includes("--quick");
+  const names = args.filter((a) => !a.startsWith("--"));
+  const unknown = names.filter((n) => !PARTS.some((p) => p.name === n));
+  if (unknown.length > 0) throw new Error(`unknown bench part(s): ${unknown.join(", ")}; parts: ${PARTS.map((p) => p.name).join(", ")}`);
+  const selected = names.length > 0 ? PARTS.filter((p) => names.includes(p.name)) : PARTS;
+  const env = { ...process.env, ...(quick ? { BENCH_QUICK: "1" } : {}) };
+  const results: { part: string; seconds: number; ok: boolean }[] = [];
+  const started = performance.now();
+  for (const part of selected) {
+    console.log(`\n=== bench ${part.name}${quick ? " (quick)" : ""} ===`);
+    const t = performance.now();
+    const code = await new Promise<number | null>((resolve) => {
+      const child = spawn(process.execPath, [fileURLToPath(import.meta.url), PART_FLAG, part.name], { stdio: "inherit", env });
+      child.once("exit", (c, signal) => resolve(signal ? 1 : c));
+    });
+    results.push({ part: part.name, seconds: (performance.now() - t) / 1000, ok: code === 0 });
+  }
+  console.log(`\nBench${quick ? " (quick)" : ""}: ${((performance.now() - started) / 1000).toFixed(0)} s in all`);
+  console.table(Object.fromEntries(results.map((r) => [r.part, { result: r.ok ? "ok" : "FAILED", seconds: +r.seconds.toFixed(1) }])));
+  return results.every((r) => r.ok);
+}
+
+const argv = process.argv.slice(2);
+const partIndex = argv.indexOf(PART_FLAG);
+const main = partIndex >= 0 ? runPart(argv[partIndex + 1] as string).then(() => true) : runAll(argv);
+main.then(
   // Benchmarks leave pools and timers behind; the run is over.
-  () => process.exit(0),
+  (ok) => process.exit(ok ? 0 : 1),
   (error) => {
     console.error(error);
     process.exit(1);

@@ -80,6 +80,75 @@ describe("reading the window", () => {
   });
 });
 
+describe("requests in flight", () => {
+  /** A chunk size that cuts the scenario's window into about `n` chunks. */
+  const chunkSizeFor = (n: number) => Math.ceil((scenario().endBlock - scenario().startBlock + 1) / n);
+
+  it("sends each chunk as an HTTP request of its own, eight at a time, small calls still batched", async () => {
+    const s = scenario();
+    const rpc = await proxy({ latencyMs: 40 });
+    const scanner = new TransferScanner(clientOf(rpc.url), { chunkSize: chunkSizeFor(12) });
+    const [{ finalized }, { logs, stats }] = await Promise.all([
+      scanner.head(),
+      scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock }, 0),
+    ]);
+    expect(finalized).toBeGreaterThan(0);
+    expect(logs).toEqual(truthLogs("USDC"));
+    const logRequests = rpc.http.filter((r) => r.methods.includes("eth_getLogs"));
+    // One eth_getLogs per HTTP request, one request per chunk.
+    expect(logRequests.map((r) => r.methods)).toEqual(Array.from({ length: stats.chunks }, () => ["eth_getLogs"]));
+    expect(stats).toMatchObject({ requests: stats.chunks, throttled: 0, concurrency: 8 });
+    expect(stats.chunks).toBeGreaterThan(8);
+    // Held 40 ms each, the first eight are all in flight together, never a ninth.
+    expect(Math.max(...logRequests.map((r) => r.inFlight))).toBe(8);
+    // The head's two reads went out together as one JSON-RPC batch.
+    expect(rpc.http.filter((r) => !r.methods.includes("eth_getLogs")).map((r) => [...r.methods].sort())).toContainEqual([
+      "eth_blockNumber",
+      "eth_getBlockByNumber",
+    ]);
+  });
+
+  it("backs off when the provider rate-limits: fewer in flight, waits as told, every log still read", async () => {
+    const s = scenario();
+    const rpc = await proxy({ latencyMs: 20, rateLimitGetLogs: 3, retryAfter: "1" });
+    const scanner = new TransferScanner(clientOf(rpc.url), { chunkSize: chunkSizeFor(12), retryBaseMs: 10 });
+    const started = performance.now();
+    const { logs, stats } = await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock }, 0);
+    expect(logs).toEqual(truthLogs("USDC"));
+    expect(stats.throttled).toBe(3);
+    expect(rpc.http.filter((r) => r.status === 429)).toHaveLength(3);
+    // The 429s named a one-second pause, which the retries kept.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(1_000);
+    // Halved once for that wave of 429s (to 4), then regained one at a time: one more after
+    // four successes, another after five, which this few requests cannot take back to 8.
+    expect(stats.concurrency).toBeGreaterThanOrEqual(4);
+    expect(stats.concurrency).toBeLessThan(8);
+    // Requests sent after the first wave of eight never found more than six in flight.
+    const later = rpc.http.slice(8).filter((r) => r.methods.includes("eth_getLogs"));
+    expect(later.length).toBeGreaterThan(0);
+    expect(Math.max(...later.map((r) => r.inFlight))).toBeLessThanOrEqual(6);
+  });
+
+  it("fails with a 503 when the provider keeps rate-limiting", async () => {
+    const s = scenario();
+    const rpc = await proxy({ rateLimitGetLogs: 1_000 });
+    const scanner = new TransferScanner(clientOf(rpc.url), { chunkSize: 2_000, retryBaseMs: 5, attempts: 3 });
+    const error = await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.startBlock }, 0).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "unavailable", status: 503, upstream: "rpc" });
+    expect(rpc.http.filter((r) => r.status === 429)).toHaveLength(3);
+  });
+
+  it("never reads an answer over 4 MiB: a wide range answered that large is split", async () => {
+    const s = scenario();
+    const rpc = await proxy({ oversizeAbove: 20 });
+    const scanner = new TransferScanner(clientOf(rpc.url), { chunkSize: 50 });
+    const { logs, stats } = await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock }, 0);
+    expect(logs).toEqual(truthLogs("USDC"));
+    expect(stats.refusals).toBeGreaterThan(0);
+    expect(stats.maxRange).toBeLessThanOrEqual(20);
+  });
+});
+
 describe("a provider that refuses large ranges", () => {
   it("halves a refused range until the provider takes it, then keeps to that size", async () => {
     const s = scenario();
@@ -96,7 +165,9 @@ describe("a provider that refuses large ranges", () => {
       size = Math.ceil(size / 2);
     }
     expected.push([size, false]);
-    expect(rpc.getLogs.slice(0, expected.length).map((r) => [r.to - r.from + 1, r.refused])).toEqual(expected);
+    // Other chunks' requests may come in between: follow the pieces starting at the first block.
+    const first = rpc.getLogs.filter((r) => r.from === s.startBlock);
+    expect(first.slice(0, expected.length).map((r) => [r.to - r.from + 1, r.refused])).toEqual(expected);
     expect(stats.maxRange).toBe(size);
     expect(rpc.getLogs.filter((r) => !r.refused).every((r) => r.to - r.from + 1 <= 20)).toBe(true);
     expect(rpc.getLogs.filter((r) => r.refused).length).toBe(stats.refusals);

@@ -1,6 +1,9 @@
 /**
  * The viem client for the chain the service settles on: several RPC URLs used in order
- * with fallback, per-request timeouts, retries with backoff, and JSON-RPC batching.
+ * with fallback, per-request timeouts, retries with backoff, and JSON-RPC batching for small
+ * calls. `eth_getLogs` is never batched: viem's batching folds every request issued in the
+ * same tick into one HTTP request, so chunks meant to be read in parallel would travel (and be
+ * answered) as one, and their answers would add up in a single response body.
  */
 import { type Chain, createPublicClient, defineChain, fallback, http, type PublicClient, type Transport } from "viem";
 import { base } from "viem/chains";
@@ -17,9 +20,34 @@ export function baseChain(rpcUrls: string[]): Chain {
   });
 }
 
-/** A fallback transport over `rpcUrls`: each URL batched, timed out and retried before the next is tried. */
+/** Methods sent as HTTP requests of their own, never folded into a JSON-RPC batch. */
+const UNBATCHED = new Set(["eth_getLogs"]);
+
+/**
+ * The largest `eth_getLogs` answer read (viem's default limit is 10 MB): a larger one is cut
+ * off and fails like a refused range, so the log scanner splits it.
+ */
+export const LOGS_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+
+/** One URL: small calls batched, log queries as separate requests. */
+function splitHttp(url: string, timeoutMs: number, retryCount: number): Transport {
+  const batched = http(url, { timeout: timeoutMs, retryCount, retryDelay: 250, batch: { wait: 0 } });
+  const single = http(url, { timeout: timeoutMs, retryCount, retryDelay: 250, maxResponseBodySize: LOGS_MAX_RESPONSE_BYTES });
+  return (params) => {
+    const many = batched(params);
+    const one = single(params);
+    return {
+      config: many.config,
+      value: many.value,
+      request: ((args: { method: string }, options?: unknown) =>
+        (UNBATCHED.has(args.method) ? one : many).request(args as never, options as never)) as typeof many.request,
+    };
+  };
+}
+
+/** A fallback transport over `rpcUrls`: each URL timed out and retried before the next is tried. */
 export function rpcTransport(rpcUrls: string[], { timeoutMs = 10_000, retryCount = 2 } = {}): Transport {
-  const transports = rpcUrls.map((url) => http(url, { timeout: timeoutMs, retryCount, retryDelay: 250, batch: { wait: 0 } }));
+  const transports = rpcUrls.map((url) => splitHttp(url, timeoutMs, retryCount));
   return transports.length === 1 ? (transports[0] as Transport) : fallback(transports, { retryCount: 0 });
 }
 

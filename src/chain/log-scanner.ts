@@ -1,8 +1,11 @@
 /**
  * ERC-20 `Transfer` logs over a block window, read the way public RPC providers allow:
- * `eth_getLogs` in chunks of 2,000 blocks aligned to multiples of 2,000, a bounded number of
- * chunks in flight, a chunk halved (or cut to the limit the provider names) when the
- * provider refuses its range, and chunks at or below the finalized block cached, since
+ * `eth_getLogs` in chunks of 2,000 blocks aligned to multiples of 2,000, each an HTTP request
+ * of its own (src/chain/client.ts never batches them), several in flight at an adaptive
+ * concurrency (8 at first, halved when the provider rate-limits or fails, back up as requests
+ * succeed); a chunk halved (or cut to the limit the provider names) when the provider refuses
+ * its range or its answer would be too large, ranges narrowed where logs are dense so no
+ * answer grows past a few megabytes, and chunks at or below the finalized block cached, since
  * their logs can no longer change.
  */
 import {
@@ -14,6 +17,9 @@ import {
   numberToHex,
   type PublicClient,
   parseAbiItem,
+  ResponseBodyTooLargeError,
+  RpcRequestError,
+  TimeoutError,
   toEventSelector,
 } from "viem";
 import { readChain, toChainError } from "./rpc-error.ts";
@@ -50,14 +56,24 @@ export interface ScanStats {
   refusals: number;
   /** The largest range the provider accepted so far (starts at the chunk size). */
   maxRange: number;
+  /** Requests the provider rate-limited or failed, each retried after a pause at a lower concurrency. */
+  throttled: number;
+  /** Requests in flight allowed at the end of the scan (the adaptive limit). */
+  concurrency: number;
 }
 
 /** Options of a {@link TransferScanner}. */
 export interface ScannerOptions {
   /** Blocks per `eth_getLogs` request; 2,000 is what mainnet.base.org accepts. */
   chunkSize?: number;
-  /** Requests in flight at once. */
+  /** Requests in flight at first; halved when the provider pushes back, regained as requests succeed. */
   concurrency?: number;
+  /** The most requests in flight the limit may regain (default: `concurrency`). */
+  maxConcurrency?: number;
+  /** Attempts of a request the provider rate-limits or fails before the scan fails. */
+  attempts?: number;
+  /** The first pause before retrying a throttled request (doubled each time, unless the provider names one). */
+  retryBaseMs?: number;
   /** Logs kept in the finalized-range cache before the oldest chunks are dropped. */
   cacheMaxLogs?: number;
   /** When the node cannot name its finalized block: treat blocks this far below the head as final. */
@@ -66,6 +82,7 @@ export interface ScannerOptions {
 
 /** Per-scan overrides (the benchmark compares concurrency 1 with the default). */
 export interface ScanOptions {
+  /** At most this many of this scan's requests in flight (within the scanner's shared limit). */
   concurrency?: number;
   /** Read and fill the finalized-range cache (default true). */
   useCache?: boolean;
@@ -89,8 +106,13 @@ interface RawLog {
 
 /** The default chunk: mainnet.base.org's documented range limit. */
 export const DEFAULT_CHUNK_SIZE = 2_000;
-/** Default requests in flight: enough to hide latency without tripping public rate limits. */
-export const DEFAULT_SCAN_CONCURRENCY = 4;
+/** Requests in flight at first: enough to hide latency; rate limits bring it down. */
+export const DEFAULT_SCAN_CONCURRENCY = 8;
+/**
+ * Logs per answer the scanner aims below: about 650 bytes of JSON each, so about 2 MB, far from
+ * viem's 10 MB limit (and under the 4 MB the transport accepts for log queries).
+ */
+export const TARGET_LOGS_PER_RESPONSE = 3_000;
 
 // Providers word range refusals differently and give no stable code (-32602, -32005, -32600 and
 // -32000 are all seen), so text is the only signal there is: these are the wordings of Base's
@@ -102,6 +124,7 @@ const RANGE_REFUSAL =
 export function isRangeRefusal(error: unknown): boolean {
   for (let e: unknown = error; e instanceof Error; e = e.cause) {
     if (e instanceof HttpRequestError && e.status === 429) return false; // a rate limit, whatever the text says
+    if (e instanceof ResponseBodyTooLargeError) return true; // an answer too large to read: a narrower range fits
     const details = (e as { details?: unknown }).details;
     if (RANGE_REFUSAL.test(e.message) || (typeof details === "string" && RANGE_REFUSAL.test(details))) return true;
   }
@@ -135,37 +158,103 @@ export function rangeLimitFromRefusal(error: unknown): number | undefined {
   return undefined;
 }
 
-async function runPool<T>(tasks: readonly (() => Promise<T>)[], limit: number): Promise<T[]> {
-  const results = new Array<T>(tasks.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < tasks.length) {
-      const index = next++;
-      results[index] = await (tasks[index] as () => Promise<T>)();
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, tasks.length)) }, worker));
-  return results;
+const RATE_LIMITED = /rate.?limit|too many requests|request limit|exceeded .*(quota|capacity|rate|compute units)|throughput|credits/i;
+
+/**
+ * A failure worth retrying more slowly: a rate limit (HTTP 429, JSON-RPC -32005 or the usual
+ * wordings), a 5xx, no answer, or a timeout; `retryAfterMs` when the provider named a pause.
+ */
+export function providerPushback(error: unknown): { retryAfterMs?: number } | undefined {
+  if (isRangeRefusal(error)) return undefined;
+  let pushback: { retryAfterMs?: number } | undefined;
+  for (let e: unknown = error; e instanceof Error; e = e.cause) {
+    if (e instanceof HttpRequestError) {
+      if (e.status === 429 || e.status === undefined || e.status >= 500) {
+        pushback ??= {};
+        const header = e.headers?.get("retry-after");
+        const after = header ? Number(header) : Number.NaN;
+        if (Number.isFinite(after) && after >= 0) pushback.retryAfterMs = Math.min(after * 1000, 30_000);
+      }
+    } else if (e instanceof TimeoutError) pushback ??= {};
+    else if (e instanceof RpcRequestError && (e.code === -32005 || RATE_LIMITED.test(e.message))) pushback ??= {};
+  }
+  return pushback;
 }
+
+/** A counting semaphore whose limit can move (the scanner's shared limit, or a scan's fixed one). */
+class Limit {
+  limit: number;
+  readonly max: number;
+  #inFlight = 0;
+  readonly #waiting: (() => void)[] = [];
+  #successes = 0;
+  /** Bumped at each decrease: failures of requests started before it do not decrease again. */
+  epoch = 0;
+
+  constructor(limit: number, max = limit) {
+    this.limit = Math.max(1, limit);
+    this.max = Math.max(this.limit, max);
+  }
+
+  async acquire(): Promise<number> {
+    while (this.#inFlight >= this.limit) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    this.#inFlight++;
+    return this.epoch;
+  }
+
+  release(): void {
+    this.#inFlight--;
+    this.#wake();
+  }
+
+  /** Additive increase: one more in flight after a limit's worth of successes. */
+  succeeded(): void {
+    if (this.limit >= this.max || ++this.#successes < this.limit) return;
+    this.limit++;
+    this.#successes = 0;
+    this.#wake();
+  }
+
+  /** Multiplicative decrease, once per wave of failures. */
+  pushedBack(epoch: number): void {
+    if (epoch !== this.epoch) return;
+    this.epoch++;
+    this.limit = Math.max(1, Math.floor(this.limit / 2));
+    this.#successes = 0;
+  }
+
+  #wake(): void {
+    for (let free = this.limit - this.#inFlight; free > 0 && this.#waiting.length > 0; free--) this.#waiting.shift()?.();
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Reads Transfer logs for the analytics; one instance per RPC, shared by all requests. */
 export class TransferScanner {
   readonly chunkSize: number;
   readonly #client: PublicClient;
-  readonly #concurrency: number;
+  readonly #limit: Limit;
+  readonly #attempts: number;
+  readonly #retryBaseMs: number;
   readonly #cacheMaxLogs: number;
   readonly #fallbackFinalityDepth: number;
   readonly #cache = new Map<string, TransferLog[]>();
   #cachedLogs = 0;
   /** Learned from refusals: the largest range this provider accepts. */
   #maxRange: number;
+  /** Narrower ranges for queries whose logs are dense, by query: answers stay near the target size. */
+  readonly #denseRange = new Map<string, number>();
   /** Checksummed addresses by topic: the same counterparties recur, and checksumming costs a keccak. */
   readonly #addresses = new Map<Hex, Address>();
 
   constructor(client: PublicClient, options: ScannerOptions = {}) {
     this.#client = client;
     this.chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
-    this.#concurrency = options.concurrency ?? DEFAULT_SCAN_CONCURRENCY;
+    const concurrency = options.concurrency ?? DEFAULT_SCAN_CONCURRENCY;
+    this.#limit = new Limit(concurrency, options.maxConcurrency ?? concurrency);
+    this.#attempts = options.attempts ?? 4;
+    this.#retryBaseMs = options.retryBaseMs ?? 200;
     this.#cacheMaxLogs = options.cacheMaxLogs ?? 200_000;
     this.#fallbackFinalityDepth = options.fallbackFinalityDepth ?? 900;
     this.#maxRange = this.chunkSize;
@@ -189,9 +278,18 @@ export class TransferScanner {
    * ordered by block and log index. `finalized` is the highest block whose chunk may be cached.
    */
   async transfers(query: TransferQuery, finalized: number, options: ScanOptions = {}): Promise<{ logs: TransferLog[]; stats: ScanStats }> {
-    const stats: ScanStats = { chunks: 0, cachedChunks: 0, requests: 0, refusals: 0, maxRange: this.#maxRange };
+    const stats: ScanStats = {
+      chunks: 0,
+      cachedChunks: 0,
+      requests: 0,
+      refusals: 0,
+      maxRange: this.#maxRange,
+      throttled: 0,
+      concurrency: this.#limit.limit,
+    };
     if (query.toBlock < query.fromBlock) return { logs: [], stats };
     const useCache = options.useCache ?? true;
+    const scan: Scan = { stats, limit: options.concurrency ? new Limit(options.concurrency) : undefined };
     const size = this.chunkSize;
     const tasks: (() => Promise<TransferLog[]>)[] = [];
     for (let start = Math.floor(query.fromBlock / size) * size; start <= query.toBlock; start += size) {
@@ -211,16 +309,18 @@ export class TransferScanner {
           continue;
         }
         tasks.push(async () => {
-          const logs = await this.#fetchRange(query, start, end, stats);
+          const logs = await this.#fetchRange(query, start, end, scan);
           this.#remember(key, logs);
           return logs.filter((l) => l.blockNumber >= from && l.blockNumber <= to);
         });
       } else {
-        tasks.push(() => this.#fetchRange(query, from, to, stats));
+        tasks.push(() => this.#fetchRange(query, from, to, scan));
       }
     }
-    const parts = await runPool(tasks, options.concurrency ?? this.#concurrency);
+    // Every chunk at once: the limits, not this loop, decide how many requests are in flight.
+    const parts = await Promise.all(tasks.map((task) => task()));
     stats.maxRange = this.#maxRange;
+    stats.concurrency = this.#limit.limit;
     return { logs: parts.flat(), stats };
   }
 
@@ -249,26 +349,84 @@ export class TransferScanner {
     }
   }
 
-  // One range, split into pieces no larger than the provider is known to accept; a refused piece
-  // is split again (to the limit the refusal names, else in halves) until single blocks.
-  async #fetchRange(query: TransferQuery, from: number, to: number, stats: ScanStats): Promise<TransferLog[]> {
-    const out: TransferLog[] = [];
-    let start = from;
-    while (start <= to) {
-      const end = Math.min(to, start + this.#maxRange - 1);
-      out.push(...(await this.#fetchPiece(query, start, end, stats)));
-      start = end + 1;
-    }
-    return out;
+  // One range, split into pieces no larger than the provider is known to accept (and narrower
+  // where this query's logs are dense), read in parallel; a refused piece is split again (to the
+  // limit the refusal names, else in halves) until single blocks.
+  async #fetchRange(query: TransferQuery, from: number, to: number, scan: Scan): Promise<TransferLog[]> {
+    const pieces: [number, number][] = [];
+    const range = this.#rangeFor(query);
+    for (let start = from; start <= to; start += range) pieces.push([start, Math.min(to, start + range - 1)]);
+    const parts = await Promise.all(pieces.map(([start, end]) => this.#fetchPiece(query, start, end, scan)));
+    return parts.flat();
   }
 
-  async #fetchPiece(query: TransferQuery, from: number, to: number, stats: ScanStats): Promise<TransferLog[]> {
+  #queryKey(query: TransferQuery): string {
+    return `${query.token.toLowerCase()}:${query.from?.toLowerCase() ?? "*"}:${query.to?.toLowerCase() ?? "*"}`;
+  }
+
+  #rangeFor(query: TransferQuery): number {
+    return Math.min(this.#maxRange, this.#denseRange.get(this.#queryKey(query)) ?? Number.POSITIVE_INFINITY);
+  }
+
+  async #fetchPiece(query: TransferQuery, from: number, to: number, scan: Scan): Promise<TransferLog[]> {
+    const size = to - from + 1;
+    for (let attempt = 1; ; attempt++) {
+      await scan.limit?.acquire();
+      const epoch = await this.#limit.acquire();
+      const release = () => {
+        this.#limit.release();
+        scan.limit?.release();
+      };
+      // Learned while this piece waited for a slot: it is now too wide to send.
+      if (size > this.#rangeFor(query)) {
+        release();
+        return this.#fetchRange(query, from, to, scan);
+      }
+      let raw: RawLog[];
+      try {
+        raw = await this.#request(query, from, to, scan.stats);
+      } catch (error) {
+        release();
+        const pushback = providerPushback(error);
+        if (pushback) {
+          scan.stats.throttled++;
+          this.#limit.pushedBack(epoch);
+          if (attempt < this.#attempts) {
+            await sleep(pushback.retryAfterMs ?? this.#retryBaseMs * 2 ** (attempt - 1));
+            continue;
+          }
+        }
+        if (!isRangeRefusal(error) || size === 1) throw toChainError(error, `reading Transfer logs of blocks ${from}-${to}`);
+        scan.stats.refusals++;
+        const named = rangeLimitFromRefusal(error);
+        const next = named !== undefined && named < size ? Math.max(1, named) : Math.ceil(size / 2);
+        this.#maxRange = Math.min(this.#maxRange, next);
+        return this.#fetchRange(query, from, to, scan);
+      }
+      release();
+      this.#limit.succeeded();
+      this.#learnDensity(query, size, raw.length);
+      return this.#decode(query, raw);
+    }
+  }
+
+  /** After a dense answer, later pieces of the same query span fewer blocks. */
+  #learnDensity(query: TransferQuery, blocks: number, logs: number): void {
+    if (logs <= TARGET_LOGS_PER_RESPONSE) return;
+    const key = this.#queryKey(query);
+    const range = Math.max(1, Math.floor((blocks * TARGET_LOGS_PER_RESPONSE) / logs));
+    if (this.#denseRange.size > 1_000) this.#denseRange.clear();
+    this.#denseRange.set(key, Math.min(range, this.#denseRange.get(key) ?? range));
+  }
+
+  async #request(query: TransferQuery, from: number, to: number, stats: ScanStats): Promise<RawLog[]> {
     stats.requests++;
-    try {
-      // Raw eth_getLogs and a hand decoder: a 2,000-block USDC chunk can hold tens of thousands of
-      // logs, and viem's generic log formatting and ABI decoding cost more than the request itself.
-      const pad = (address: Address) => `0x${address.slice(2).toLowerCase().padStart(64, "0")}` as Hex;
-      const logs = (await this.#client.request({
+    // Raw eth_getLogs and a hand decoder: a 2,000-block USDC chunk can hold tens of thousands of
+    // logs, and viem's generic log formatting and ABI decoding cost more than the request itself.
+    // Retries are the scanner's (above), so the transport does not retry on its own.
+    const pad = (address: Address) => `0x${address.slice(2).toLowerCase().padStart(64, "0")}` as Hex;
+    return (await this.#client.request(
+      {
         method: "eth_getLogs",
         params: [
           {
@@ -278,31 +436,33 @@ export class TransferScanner {
             toBlock: numberToHex(to),
           },
         ],
-      })) as RawLog[];
-      const token = getAddress(query.token);
-      const out: TransferLog[] = [];
-      for (const log of logs) {
-        // ERC-20 Transfer: exactly three topics and a 32-byte amount (ERC-721's indexed token id makes four).
-        if (log.topics.length !== 3 || log.data.length !== 66 || log.removed) continue;
-        out.push({
-          token,
-          blockNumber: Number(log.blockNumber),
-          logIndex: Number(log.logIndex),
-          txHash: log.transactionHash,
-          from: this.#checksum(log.topics[1] as Hex),
-          to: this.#checksum(log.topics[2] as Hex),
-          value: BigInt(log.data),
-        });
-      }
-      return out;
-    } catch (error) {
-      const size = to - from + 1;
-      if (!isRangeRefusal(error) || size === 1) throw toChainError(error, `reading Transfer logs of blocks ${from}-${to}`);
-      stats.refusals++;
-      const named = rangeLimitFromRefusal(error);
-      const next = named !== undefined && named < size ? Math.max(1, named) : Math.ceil(size / 2);
-      this.#maxRange = Math.min(this.#maxRange, next);
-      return this.#fetchRange(query, from, to, stats);
-    }
+      },
+      { retryCount: 0 },
+    )) as RawLog[];
   }
+
+  #decode(query: TransferQuery, logs: RawLog[]): TransferLog[] {
+    const token = getAddress(query.token);
+    const out: TransferLog[] = [];
+    for (const log of logs) {
+      // ERC-20 Transfer: exactly three topics and a 32-byte amount (ERC-721's indexed token id makes four).
+      if (log.topics.length !== 3 || log.data.length !== 66 || log.removed) continue;
+      out.push({
+        token,
+        blockNumber: Number(log.blockNumber),
+        logIndex: Number(log.logIndex),
+        txHash: log.transactionHash,
+        from: this.#checksum(log.topics[1] as Hex),
+        to: this.#checksum(log.topics[2] as Hex),
+        value: BigInt(log.data),
+      });
+    }
+    return out;
+  }
+}
+
+/** One call of `transfers`: its statistics and its own cap on requests in flight. */
+interface Scan {
+  stats: ScanStats;
+  limit: Limit | undefined;
 }

@@ -14,18 +14,22 @@ import { registerExactEvmScheme } from "@x402/evm/exact/facilitator";
 import {
   type Chain,
   ContractFunctionRevertedError,
-  createWalletClient,
+  concatHex,
+  createPublicClient,
+  encodeFunctionData,
+  type Hex,
   HttpRequestError,
   isAddressEqual,
-  publicActions,
+  type PublicClient,
   RpcRequestError,
   recoverTypedDataAddress,
   TimeoutError,
   type Transport,
 } from "viem";
-import { nonceManager, privateKeyToAccount } from "viem/accounts";
+import { privateKeyToAccount } from "viem/accounts";
 import type { Logger } from "../log.ts";
 import { withBudget } from "../time-budget.ts";
+import { BASE_TIMING, type SenderTiming, SettlementSender } from "./settlement-sender.ts";
 
 /** The reason given when a settlement may or may not have landed on chain. */
 export const SETTLEMENT_UNKNOWN = "settlement_unknown";
@@ -148,34 +152,67 @@ function safeReason(reason: string | undefined, fallback: string): string {
   return reason && REASON_CODE.test(reason) ? reason : fallback;
 }
 
+/**
+ * Signers recovered from typed signatures, by signature and message: a settlement verifies the
+ * payment again right after its verify, and a recovery is the costliest step of either.
+ */
+const recovered = new Map<string, `0x${string}` | null>();
+
+async function recoverOnce(typed: Parameters<typeof recoverTypedDataAddress>[0]): Promise<`0x${string}` | null> {
+  const key = JSON.stringify(typed, (_k, v) => (typeof v === "bigint" ? v.toString() : v));
+  const known = recovered.get(key);
+  if (known !== undefined) return known;
+  const address = await recoverTypedDataAddress(typed).catch(() => null);
+  if (recovered.size >= 1_000) recovered.delete(recovered.keys().next().value as string);
+  recovered.set(key, address);
+  return address;
+}
+
+/** Options of {@link createSelfFacilitator}. */
+export interface SelfFacilitatorOptions {
+  /** Receipt polling, stuck-nonce detection and the receipt deadline (default: Base's). */
+  timing?: Partial<SenderTiming>;
+  /** Where stuck nonces and unanswered broadcasts are reported. */
+  log?: Logger;
+}
+
 /** An in-process facilitator that verifies and settles with `privateKey` paying gas. */
 export function createSelfFacilitator(
   privateKey: `0x${string}`,
   chain: Chain,
   transport: Transport,
   network: string,
-): FacilitatorClient & { address: `0x${string}` } {
-  const account = privateKeyToAccount(privateKey, { nonceManager });
-  const wallet = createWalletClient({ account, chain, transport }).extend(publicActions);
+  options: SelfFacilitatorOptions = {},
+): FacilitatorClient & { address: `0x${string}`; sender: SettlementSender } {
+  const account = privateKeyToAccount(privateKey);
+  // No client-level polling: the sender polls receipts at the chain's own interval.
+  const client = createPublicClient({ chain, transport, cacheTime: 0 }) as PublicClient;
+  const sender = new SettlementSender(client, account, chain, { ...BASE_TIMING, ...options.timing }, options.log);
   const signer = toFacilitatorEvmSigner({
     address: account.address,
-    readContract: (args) => watched(() => wallet.readContract(args as never)),
+    readContract: (args) => watched(() => client.readContract(args as never)),
     // An EOA's signature is checked locally; only a contract wallet's needs the chain (ERC-1271/6492).
     verifyTypedData: async (args) => {
       const { address, ...typed } = args as { address: `0x${string}` } & Parameters<typeof recoverTypedDataAddress>[0];
-      const recovered = await recoverTypedDataAddress(typed).catch(() => null);
+      const recovered = await recoverOnce(typed);
       if (recovered && isAddressEqual(recovered, address)) return true;
-      return watched(() => wallet.verifyTypedData(args as never));
+      return watched(() => client.verifyTypedData(args as never));
     },
-    writeContract: (args) => wallet.writeContract(args as never),
-    sendTransaction: (args) => wallet.sendTransaction(args as never),
-    waitForTransactionReceipt: (args) => wallet.waitForTransactionReceipt(args),
-    getCode: (args) => watched(() => wallet.getCode(args)),
+    writeContract: (args) => {
+      const call = encodeFunctionData({ abi: args.abi, functionName: args.functionName, args: args.args } as never);
+      // An extension may append bytes to the calldata (builder codes), as viem's writeContract does.
+      const suffix = (args as { dataSuffix?: Hex }).dataSuffix;
+      return sender.send({ to: args.address, data: suffix ? concatHex([call, suffix]) : call });
+    },
+    sendTransaction: (args) => sender.send({ to: args.to, data: args.data }),
+    waitForTransactionReceipt: (args) => sender.waitForReceipt(args.hash),
+    getCode: (args) => watched(() => client.getCode(args)),
   });
   const facilitator = new x402Facilitator();
   registerExactEvmScheme(facilitator, { signer, networks: network as `${string}:${string}` });
   return {
     address: account.address,
+    sender,
     verify: (payload, requirements) => facilitator.verify(payload, requirements),
     settle: (payload, requirements) => facilitator.settle(payload, requirements),
     getSupported: async () => facilitator.getSupported() as SupportedResponse,

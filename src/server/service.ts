@@ -28,6 +28,7 @@ import type { Resolver } from "../outbound/safe-fetch.ts";
 import { createRemoteFacilitator, createSelfFacilitator } from "../payments/facilitator.ts";
 import { PaymentGate } from "../payments/gate.ts";
 import { type InFlightRegistry, memoryInFlightRegistry, storeInFlightRegistry } from "../payments/inflight.ts";
+import { BASE_TIMING, LOCAL_TIMING } from "../payments/settlement-sender.ts";
 import { ledgerUpkeepJob } from "../payments/upkeep.ts";
 import { claimPgliteDir, releasePgliteDir, storeLocationOf } from "../store/configured.ts";
 import { openStore, type Store } from "../store/store.ts";
@@ -128,7 +129,9 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     if (setting.kind === "remote") facilitator = createRemoteFacilitator(setting.url, setting.cdp, config.payments.timeoutMs);
     else {
       const key = setting.kind === "self" ? setting.privateKey : (options.devnet?.facilitator.privateKey as `0x${string}`);
-      const self = createSelfFacilitator(key, chain, transport, config.network);
+      // Receipts are polled at the chain's pace, and never past the settlement's own time budget.
+      const timing = { ...(local ? LOCAL_TIMING : BASE_TIMING), receiptTimeoutMs: config.payments.timeoutMs };
+      const self = createSelfFacilitator(key, chain, transport, config.network, { timing, log: log.child({ component: "facilitator" }) });
       facilitatorAddress = self.address;
       facilitator = self;
     }

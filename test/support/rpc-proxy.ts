@@ -1,8 +1,12 @@
 /**
  * A JSON-RPC proxy in front of the shared devnet that behaves like a picky public provider:
- * it can refuse `eth_getLogs` ranges above a limit (with the provider's wording), add
- * latency, or be down; it counts what it was asked. Batches are handled like single calls.
+ * it can refuse `eth_getLogs` ranges above a limit (with the provider's wording), rate-limit
+ * log queries with HTTP 429, answer wide log queries with bodies too large to read, add
+ * latency, or be down; it counts what it was asked, and each HTTP request with the methods it
+ * carried and how many requests were in flight when it arrived. Batches are handled like
+ * single calls.
  */
+import type { ServerResponse } from "node:http";
 import { type Stub, startStub } from "./stub-server.ts";
 
 /** How the proxy misbehaves. */
@@ -13,11 +17,28 @@ export interface RpcProxyOptions {
   refusalMessage?: (limit: number) => string;
   /** Answer every request with HTTP 503. */
   down?: boolean;
+  /** Hold every HTTP request this long before answering (a distant provider). */
+  latencyMs?: number;
+  /** Answer this many of the next HTTP requests carrying eth_getLogs with HTTP 429. */
+  rateLimitGetLogs?: number;
+  /** The Retry-After header of those 429s (none when unset). */
+  retryAfter?: string;
+  /** Pad answers to eth_getLogs over more blocks than this to 5 MiB (valid JSON, trailing spaces). */
+  oversizeAbove?: number;
+}
+
+/** One HTTP request the proxy received. */
+export interface ProxiedRequest {
+  methods: string[];
+  /** HTTP requests in flight when this one arrived, itself included. */
+  inFlight: number;
+  status: number;
 }
 
 /** A running proxy with the eth_getLogs ranges it was asked for. */
 export interface RpcProxy extends Stub {
   getLogs: { from: number; to: number; refused: boolean }[];
+  http: ProxiedRequest[];
   options: RpcProxyOptions;
 }
 
@@ -31,19 +52,40 @@ interface Call {
 /** Start a proxy to `rpcUrl`. */
 export async function startRpcProxy(rpcUrl: string, options: RpcProxyOptions = {}): Promise<RpcProxy> {
   const getLogs: RpcProxy["getLogs"] = [];
+  const http: ProxiedRequest[] = [];
   const state = { ...options };
+  let inFlight = 0;
   const stub = await startStub(async (_req, res, body) => {
+    const calls = (Array.isArray(body) ? body : [body]) as Call[];
+    const record: ProxiedRequest = { methods: calls.map((c) => c.method), inFlight: ++inFlight, status: 200 };
+    http.push(record);
+    try {
+      await answer(res, body, calls, record);
+    } finally {
+      inFlight--;
+    }
+  });
+  const answer = async (res: ServerResponse, body: unknown, calls: Call[], record: ProxiedRequest) => {
+    if (state.latencyMs) await new Promise((resolve) => setTimeout(resolve, state.latencyMs));
     if (state.down) {
+      record.status = 503;
       res.writeHead(503).end("service unavailable");
       return;
     }
-    const calls = (Array.isArray(body) ? body : [body]) as Call[];
+    if (state.rateLimitGetLogs && record.methods.includes("eth_getLogs")) {
+      state.rateLimitGetLogs--;
+      record.status = 429;
+      res.writeHead(429, state.retryAfter ? { "retry-after": state.retryAfter } : {}).end("Too Many Requests");
+      return;
+    }
+    let oversize = false;
     const answers = await Promise.all(
       calls.map(async (call) => {
         if (call.method === "eth_getLogs" && call.params?.[0]?.fromBlock && call.params[0].toBlock) {
           const from = Number(BigInt(call.params[0].fromBlock));
           const to = Number(BigInt(call.params[0].toBlock));
           const refused = state.maxLogRange !== undefined && to - from + 1 > state.maxLogRange;
+          if (state.oversizeAbove !== undefined && to - from + 1 > state.oversizeAbove) oversize = true;
           getLogs.push({ from, to, refused });
           if (refused) {
             const message = state.refusalMessage?.(state.maxLogRange as number) ?? "block range too large";
@@ -54,7 +96,8 @@ export async function startRpcProxy(rpcUrl: string, options: RpcProxyOptions = {
         return res.json();
       }),
     );
-    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(body) ? answers : answers[0]));
-  });
-  return Object.assign(stub, { getLogs, options: state });
+    const text = JSON.stringify(Array.isArray(body) ? answers : answers[0]);
+    res.writeHead(200, { "content-type": "application/json" }).end(oversize ? text.padEnd(5 * 1024 * 1024) : text);
+  };
+  return Object.assign(stub, { getLogs, http, options: state });
 }

@@ -1,0 +1,60 @@
+/**
+ * A JSON-RPC proxy that holds every request `ms` before forwarding it: a distant RPC for the
+ * benchmarks. It runs in a process of its own (`startLatencyProxy`), because a provider's work
+ * is not ours: in the benchmark's process it would compete with the scanner it measures.
+ * Run directly: `node scripts/bench-latency-proxy.ts <target> <ms>` prints its URL.
+ */
+import { spawn } from "node:child_process";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
+
+/** Start the proxy to `target` with `ms` of latency in a child process. */
+export async function startLatencyProxy(target: string, ms: number): Promise<{ url: string; close(): Promise<void> }> {
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), target, String(ms)], { stdio: ["ignore", "pipe", "inherit"] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout.on("data", (c: Buffer) => {
+      out += c.toString();
+      const line = out.split("\n")[0];
+      if (out.includes("\n") && line) resolve(line.trim());
+    });
+    child.once("exit", (code) => reject(new Error(`the latency proxy exited (${code})`)));
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  process.once("exit", () => child.kill("SIGKILL"));
+  return {
+    url,
+    close: async () => {
+      if (child.exitCode === null) child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
+
+function serve(target: string, ms: number): void {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      setTimeout(async () => {
+        try {
+          const answer = await fetch(target, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: Buffer.concat(chunks),
+          });
+          res.writeHead(answer.status, { "content-type": "application/json" }).end(Buffer.from(await answer.arrayBuffer()));
+        } catch {
+          res.writeHead(502).end();
+        }
+      }, ms);
+    });
+  });
+  server.listen(0, "127.0.0.1", () => {
+    process.stdout.write(`http://127.0.0.1:${(server.address() as AddressInfo).port}\n`);
+  });
+  process.once("SIGTERM", () => process.exit(0));
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) serve(process.argv[2] as string, Number(process.argv[3] ?? 50));
