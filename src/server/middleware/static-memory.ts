@@ -105,9 +105,11 @@ export function matchesEtag(ifNoneMatch: string | undefined, etag: string): bool
 export function staticFromMemory(root: string) {
   const entries = loadStaticFiles(root);
   return function staticFromMemoryMiddleware(req: Request, res: Response, next: NextFunction): void {
-    if (req.method !== "GET" && req.method !== "HEAD") return next();
-    const entry = entries.get(req.path);
-    if (!entry) return next();
+    const entry = req.method === "GET" || req.method === "HEAD" ? entries.get(req.path) : undefined;
+    if (!entry) {
+      next();
+      return;
+    }
     if ("redirect" in entry) {
       const query = req.url.indexOf("?");
       res.writeHead(301, { Location: entry.redirect + (query >= 0 ? req.url.slice(query) : ""), "Content-Length": "0" });
