@@ -15,6 +15,10 @@ async function main(): Promise<void> {
     ["store", "./bench-store.ts", "benchStore"],
     ["crawl", "./bench-crawl.ts", "benchCrawl"],
     ["chat", "./bench-chat.ts", "benchChat"],
+    ["free", "./bench-free.ts", "benchFree"],
+    ["search", "./bench-search.ts", "benchSearch"],
+    ["memory", "./bench-memory.ts", "benchMemory"],
+    ["start", "./bench-start.ts", "benchStart"],
   ] as const) {
     if (only && only !== name) continue;
     if (!existsSync(new URL(file, import.meta.url))) continue;

@@ -132,6 +132,12 @@ export interface CorpusOptions {
   vocabulary?: number;
 }
 
+/** The commonest English words, which carry no topic; they head the generated frequency ranking. */
+export const FUNCTION_WORDS = (
+  "the of and to a in is it you that he was for on are with as his they be at one have this from or had by but what some we can " +
+  "out other were all there when up use your how said an each she which do their if will way about many then them would so these"
+).split(" ");
+
 const CATEGORIES = ["payments", "base", "x402", "agents", "operations", "security", "data"];
 
 /** `entries` KB entries over a Zipf-distributed vocabulary with topical clusters. */
@@ -144,6 +150,9 @@ export function realisticKbCorpus({ contentDir, entries, seed = 15, vocabulary =
     const j = Math.floor(random() * (i + 1));
     [lexicon[i], lexicon[j]] = [lexicon[j] as string, lexicon[i] as string];
   }
+  // As in English, the commonest words are function words ("the", "of", "to"), which carry no topic.
+  const head = FUNCTION_WORDS.filter((w) => !lexicon.includes(w));
+  lexicon.unshift(...FUNCTION_WORDS.filter((w) => lexicon.includes(w)), ...head);
   const common = zipf(lexicon.length, 1.05, random);
   const word = () => lexicon[common()] as string;
   const out: KbEntry[] = [];
