@@ -30,6 +30,10 @@ export const PARTS: BenchPart[] = [
   { name: "store", file: "./bench-store.ts", run: "benchStore" },
   { name: "crawl", file: "./bench-crawl.ts", run: "benchCrawl" },
   { name: "chat", file: "./bench-chat.ts", run: "benchChat" },
+  { name: "free", file: "./bench-free.ts", run: "benchFree" },
+  { name: "search", file: "./bench-search.ts", run: "benchSearch" },
+  { name: "memory", file: "./bench-memory.ts", run: "benchMemory" },
+  { name: "start", file: "./bench-start.ts", run: "benchStart" },
 ];
 
 const PART_FLAG = "--part";

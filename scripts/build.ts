@@ -8,7 +8,7 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { build as astroBuild } from "astro";
 import { routes } from "../spec/routes.ts";
-import { hashBuildInputs, stampPath } from "../src/build-stamp.ts";
+import { hashBuildInputs, stampPath, statBuildInputs } from "../src/build-stamp.ts";
 import { loadContracts } from "../src/devnet/contracts.ts";
 import { buildWellKnown } from "../src/discovery/well-known.ts";
 import { compileContent } from "./content/compile.ts";
@@ -17,6 +17,7 @@ import { compileContent } from "./content/compile.ts";
 export async function build(root = process.cwd()): Promise<void> {
   const started = Date.now();
   const inputs = hashBuildInputs(root);
+  const stats = statBuildInputs(root);
   process.env.ASTRO_TELEMETRY_DISABLED = "1";
   // content/ -> .generated/content.json (server-only), which the Astro build bundles into dist/server.
   await compileContent(root);
@@ -34,7 +35,7 @@ export async function build(root = process.cwd()): Promise<void> {
   );
 
   await loadContracts(path.join(root, "dist/contracts.json"));
-  writeFileSync(stampPath(path.join(root, "dist")), `${JSON.stringify({ inputs, builtAt: new Date().toISOString() })}\n`);
+  writeFileSync(stampPath(path.join(root, "dist")), `${JSON.stringify({ inputs, stats, builtAt: new Date().toISOString() })}\n`);
   console.log(`build: done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 

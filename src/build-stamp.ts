@@ -5,7 +5,7 @@
 
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
 /** Files and folders whose content decides the build. */
@@ -42,18 +42,42 @@ export function hashBuildInputs(root = "."): string {
   return hash.digest("hex");
 }
 
+/**
+ * A cheap fingerprint of the build inputs: every file's path, size and modification time,
+ * without reading any content. Equal fingerprints mean nothing was touched since the build,
+ * so a restart skips hashing every input (most of a warm start's time otherwise).
+ */
+export function statBuildInputs(root = "."): string {
+  const files: string[] = [];
+  for (const input of BUILD_INPUTS) walk(path.join(root, input), files);
+  const hash = createHash("sha256");
+  for (const file of files) {
+    const stat = statSync(file);
+    hash.update(`${path.relative(root, file)}\0${stat.size}\0${stat.mtimeMs}\n`);
+  }
+  return hash.digest("hex");
+}
+
 /** Where the stamp of the last build lives. */
 export function stampPath(distDir = "dist"): string {
   return path.join(distDir, "build-stamp.json");
 }
 
-/** True when `dist/` was built from exactly the current inputs. */
+/**
+ * True when `dist/` was built from exactly the current inputs. When no input was touched since
+ * the stamp was written (same sizes and times), that is enough; otherwise the contents decide,
+ * and an unchanged content (a checkout that only touched times) refreshes the stamp's times.
+ */
 export function buildIsCurrent(root = ".", distDir = "dist"): boolean {
   const file = stampPath(path.join(root, distDir));
-  if (!existsSync(file)) return false;
+  if (!existsSync(file) || !existsSync(path.join(root, distDir, "server/entry.mjs"))) return false;
   try {
-    const stamp = JSON.parse(readFileSync(file, "utf8")) as { inputs?: string };
-    return stamp.inputs === hashBuildInputs(root) && existsSync(path.join(root, distDir, "server/entry.mjs"));
+    const stamp = JSON.parse(readFileSync(file, "utf8")) as { inputs?: string; stats?: string };
+    const stats = statBuildInputs(root);
+    if (stamp.stats === stats) return true;
+    if (stamp.inputs !== hashBuildInputs(root)) return false;
+    writeFileSync(file, `${JSON.stringify({ ...stamp, stats })}\n`);
+    return true;
   } catch {
     return false;
   }

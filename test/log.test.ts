@@ -2,10 +2,14 @@
  * Every log line is JSON: `captureConsole` (src/log.ts) turns what libraries print through
  * `console` (x402 prints undecodable payment headers, i.e. caller-chosen bytes) into one JSON
  * line each, with control characters escaped and the text cut to 500 characters, and puts the
- * original methods back when asked. The logger itself never writes through `console`.
+ * original methods back when asked. The logger itself never writes through `console`; its lines
+ * have an exact shape, secret-named fields are redacted, and its default output is asynchronous.
  */
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { afterEach, beforeEach, expect, it, type Mock, vi } from "vitest";
-import { captureConsole, createLogger, type LogLevel } from "../src/log.ts";
+import { captureConsole, createLogger, flushLogs, type LogLevel } from "../src/log.ts";
 
 const METHODS = ["log", "info", "warn", "error", "debug"] as const;
 type Method = (typeof METHODS)[number];
@@ -109,21 +113,88 @@ it("restores the original console methods", () => {
   for (const m of METHODS) expect(console[m]).toBe(fakes[m]);
 });
 
-it("the default logger writes to stdout without going through console, so capturing cannot recurse", () => {
-  const written: string[] = [];
-  vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
-    written.push(String(chunk));
-    return true;
+it("writes each line as exact JSON: level, ISO time, base and child fields, the call's fields, then msg", () => {
+  const { log, lines } = arrayLogger("debug");
+  vi.useFakeTimers({ now: new Date("2026-01-02T03:04:05.678Z"), toFake: ["Date"] });
+  try {
+    log.info("request", { request_id: "r-1", method: "GET", path: "/api/pricing", status: 200, ms: 0.42 });
+    log.child({ part: "gate" }).warn("slow settle", { ms: 950 });
+    log.debug("plain");
+  } finally {
+    vi.useRealTimers();
+  }
+  expect(lines).toEqual([
+    '{"level":"info","t":"2026-01-02T03:04:05.678Z","service":"test","request_id":"r-1","method":"GET","path":"/api/pricing","status":200,"ms":0.42,"msg":"request"}',
+    '{"level":"warn","t":"2026-01-02T03:04:05.678Z","service":"test","part":"gate","ms":950,"msg":"slow settle"}',
+    '{"level":"debug","t":"2026-01-02T03:04:05.678Z","service":"test","msg":"plain"}',
+  ]);
+});
+
+it("redacts secret-named fields (also in child bindings), writes errors as name and message and bigints as strings", () => {
+  const { log, lines } = arrayLogger("info");
+  log.child({ privateKey: "0xabc" }).error("failed", {
+    authorization: "Bearer t",
+    "PAYMENT-SIGNATURE": "eyJ...",
+    x_payment: "p",
+    db_password: "pw",
+    client_secret: "s",
+    error: new TypeError("bad"),
+    amount: 12345678901234567890n,
+    nested: { atomic: 5n, list: [1n] },
+    kept: "visible",
   });
-  const restore = captureConsole(createLogger("info"));
+  expect(lines).toHaveLength(1);
+  const record = JSON.parse(lines[0] as string) as Record<string, unknown>;
+  expect(record).toEqual({
+    level: "error",
+    t: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+    service: "test",
+    privateKey: "[redacted]",
+    authorization: "[redacted]",
+    "PAYMENT-SIGNATURE": "[redacted]",
+    x_payment: "[redacted]",
+    db_password: "[redacted]",
+    client_secret: "[redacted]",
+    error: { name: "TypeError", message: "bad" },
+    amount: "12345678901234567890",
+    nested: { atomic: "5", list: ["1"] },
+    kept: "visible",
+    msg: "failed",
+  });
+  expect(lines[0]).not.toMatch(/0xabc|Bearer t|eyJ|"pw"/);
+});
+
+it("drops lines below its level and writes nothing at silent", () => {
+  const { log, lines } = arrayLogger("warn");
+  log.debug("d");
+  log.info("i");
+  log.warn("w");
+  log.error("e");
+  const silent = arrayLogger("silent");
+  silent.log.error("never");
+  expect(lines.map((l) => (JSON.parse(l) as { msg: string }).msg)).toEqual(["w", "e"]);
+  expect(silent.lines).toEqual([]);
+});
+
+it("the default logger writes to a file descriptor asynchronously, never through console, so capturing cannot recurse", async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "log-test-"));
+  const file = path.join(dir, "out.log");
+  const fd = openSync(file, "w");
+  const stdoutWrite = vi.spyOn(process.stdout, "write");
+  const restore = captureConsole(createLogger("info", {}, { fd }));
   try {
     console.error("from a library");
+    const deadline = Date.now() + 5_000;
+    while (!readFileSync(file, "utf8").endsWith("\n") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
   } finally {
     restore();
-    vi.restoreAllMocks();
+    flushLogs();
+    closeSync(fd);
   }
-  expect(written).toHaveLength(1);
-  expect(written[0]?.endsWith("\n")).toBe(true);
-  expect(JSON.parse(written[0] as string)).toMatchObject({ level: "error", msg: "library output", text: "from a library" });
+  const written = readFileSync(file, "utf8");
+  rmSync(dir, { recursive: true, force: true });
+  expect(written.split("\n")).toHaveLength(2);
+  expect(JSON.parse(written)).toMatchObject({ level: "error", msg: "library output", source: "console", text: "from a library" });
+  expect(stdoutWrite).not.toHaveBeenCalled();
   for (const m of METHODS) expect(fakes[m]).not.toHaveBeenCalled();
 });

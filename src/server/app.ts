@@ -1,8 +1,8 @@
 /**
  * The Express application: the only place that knows Express, and only HTTP plumbing. The
  * request path is request id and logging → canonical paths → known methods → a sane Host →
- * body limit → document cache → static files → Astro, whose endpoint hands paid routes to the
- * payment gate (src/payments/gate.ts).
+ * document cache → body limit → static files (from memory) → Astro, whose endpoint hands paid
+ * routes to the payment gate (src/payments/gate.ts).
  */
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -19,6 +19,7 @@ import type { Drain } from "./middleware/drain.ts";
 import { requestContext, requestIdOf } from "./middleware/request-context.ts";
 import { knownMethods, saneHost } from "./middleware/request-line.ts";
 import { sendError } from "./middleware/send-error.ts";
+import { staticFromMemory } from "./middleware/static-memory.ts";
 
 /** Astro's node-adapter handler in middleware mode. */
 export type AstroHandler = (req: Request, res: Response, next: NextFunction, locals: ApiLocals) => Promise<void>;
@@ -90,8 +91,12 @@ export function createApp({
     res.end(wellKnown);
   });
   // API paths are never files: skipping the static lookup saves a filesystem stat per call.
+  // Built files are served from memory; the disk server remains for files too large to hold.
+  const fromMemory = staticFromMemory(clientDir);
   const serveStatic = express.static(clientDir, { index: ["index.html"], maxAge: "5m", extensions: ["html"] });
-  app.use((req: Request, res: Response, next: NextFunction) => (req.path.startsWith("/api/") ? next() : serveStatic(req, res, next)));
+  app.use((req: Request, res: Response, next: NextFunction) =>
+    req.path.startsWith("/api/") ? next() : fromMemory(req, res, () => serveStatic(req, res, next)),
+  );
 
   app.use((req: Request, res: Response, next: NextFunction) => {
     const locals: ApiLocals = { services, requestId: requestIdOf(req), path: req.path, gate };

@@ -25,7 +25,23 @@ export interface Store extends Queryable {
  * Where the store lives. A PGlite store without `dir` lives in memory; `snapshot` is a file
  * written by `writePgliteSnapshot` to start from (much faster than creating a database).
  */
-export type StoreLocation = { kind: "postgres"; url: string } | { kind: "pglite"; dir: string | undefined; snapshot?: string };
+export type StoreLocation =
+  | { kind: "postgres"; url: string }
+  | { kind: "pglite"; dir: string | undefined; snapshot?: string; settings?: Readonly<Record<string, string>> };
+
+/**
+ * PostgreSQL settings of the embedded database. PostgreSQL's defaults (128 MB of shared
+ * buffers, 4 MB of work memory per sort) are sized for a server; the store holds a few
+ * thousand small rows and every query touches a handful of pages, so 16 MB of buffers is
+ * several times its whole data set, and PGlite zeroes and keeps every buffer page resident.
+ * Measured by `npm run bench -- memory` (figures in the README).
+ */
+export const PGLITE_SETTINGS: Readonly<Record<string, string>> = {
+  shared_buffers: "16MB",
+  work_mem: "2MB",
+  maintenance_work_mem: "16MB",
+  temp_buffers: "2MB",
+};
 
 /** 503: the database cannot be reached (start-up or a request). */
 export class StoreUnavailableError extends ServiceError {
@@ -36,10 +52,18 @@ export class StoreUnavailableError extends ServiceError {
   }
 }
 
-async function openPglite(dir: string | undefined, snapshot?: string): Promise<Store> {
+async function openPglite(
+  dir: string | undefined,
+  snapshot?: string,
+  settings: Readonly<Record<string, string>> = PGLITE_SETTINGS,
+): Promise<Store> {
   const { PGlite } = await import("@electric-sql/pglite");
   if (dir) mkdirSync(dir, { recursive: true });
-  const db = snapshot ? await PGlite.create({ loadDataDir: new Blob([readFileSync(snapshot)]) }) : await PGlite.create(dir);
+  // PGlite's own start parameters, then these settings as `-c name=value` (the last one wins).
+  const startParams = [...PGlite.defaultStartParams, ...Object.entries(settings).flatMap(([name, value]) => ["-c", `${name}=${value}`])];
+  const db = snapshot
+    ? await PGlite.create({ loadDataDir: new Blob([readFileSync(snapshot)]), startParams })
+    : await PGlite.create(dir, { startParams });
   return {
     engine: "pglite",
     async query<T>(sql: string, params: readonly unknown[] = []) {
@@ -103,7 +127,8 @@ export function redact(url: string): string {
 
 /** Open the store and bring its schema up to date. */
 export async function openStore(location: StoreLocation): Promise<Store> {
-  const store = location.kind === "postgres" ? await openPostgres(location.url) : await openPglite(location.dir, location.snapshot);
+  const store =
+    location.kind === "postgres" ? await openPostgres(location.url) : await openPglite(location.dir, location.snapshot, location.settings);
   try {
     await migrate(store);
   } catch (error) {

@@ -3,13 +3,16 @@
  * (routes marked `cache: "process"`) from memory after their first answer. Astro's per-request
  * render pipeline costs far more than such a document, which agents fetch often.
  */
+import { createHash } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
 import type { RouteDef } from "../../../spec/route.ts";
+import { matchesEtag } from "./static-memory.ts";
 
 interface CachedDocument {
   status: number;
   headers: Record<string, string>;
   body: Buffer;
+  etag: string;
 }
 
 /** Middleware factory: memoise the 200 answers of the cacheable GET routes among `routes`. */
@@ -23,6 +26,12 @@ export function documentCache(routes: readonly RouteDef[]) {
     }
     const hit = documents.get(req.path);
     if (hit) {
+      if (matchesEtag(req.headers["if-none-match"], hit.etag)) {
+        const cacheControl = hit.headers["cache-control"];
+        res.writeHead(304, cacheControl ? { etag: hit.etag, "cache-control": cacheControl } : { etag: hit.etag });
+        res.end();
+        return;
+      }
       res.writeHead(hit.status, hit.headers);
       res.end(req.method === "HEAD" ? undefined : hit.body);
       return;
@@ -50,7 +59,12 @@ export function documentCache(routes: readonly RouteDef[]) {
         for (const [name, value] of Object.entries(res.getHeaders())) {
           if (value !== undefined && name !== "x-request-id" && name !== "date") headers[name] = String(value);
         }
-        documents.set(req.path, { status: 200, headers, body: Buffer.concat(chunks) });
+        const body = Buffer.concat(chunks);
+        // The document is fixed for the life of the process, so its hash is a strong validator.
+        const etag = `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`;
+        headers.etag = etag;
+        headers["content-length"] = String(body.length);
+        documents.set(req.path, { status: 200, headers, body, etag });
       }
       return result;
     }) as Response["end"];

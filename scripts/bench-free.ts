@@ -1,0 +1,124 @@
+/**
+ * Free routes against bare node:http, with the logger writing its normal output (one JSON
+ * line per request, to a file as it would to a pipe or terminal). For each path the bare server
+ * answers the same bytes with the same content type; autocannon loads both from its own
+ * process, interleaved, so both see the same machine. The previous synchronous logger (one
+ * `writeSync` per line) is measured in the same run as a second reference for the logger choice.
+ */
+import { spawn } from "node:child_process";
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { ensureBuild } from "../src/build-stamp.ts";
+import { loadConfig } from "../src/config.ts";
+import { startDevnet } from "../src/devnet/devnet.ts";
+import { createLogger, flushLogs, type Logger } from "../src/log.ts";
+import { startService } from "../src/server/service.ts";
+
+const DURATION_S = Number(process.env.BENCH_SECONDS ?? 5);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
+
+async function autocannon(url: string): Promise<number> {
+  const cli = path.resolve("node_modules/autocannon/autocannon.js");
+  const child = spawn(process.execPath, [cli, "-j", "-c", String(CONNECTIONS), "-d", String(DURATION_S), url]);
+  let stdout = "";
+  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+  if (code !== 0) throw new Error("autocannon failed");
+  const out = JSON.parse(stdout) as { requests: { average: number }; errors: number; non2xx: number };
+  if (out.errors + out.non2xx > 0) throw new Error(`${url}: ${out.errors} errors, ${out.non2xx} non-2xx`);
+  return out.requests.average;
+}
+
+/** The logger this service had before: JSON.stringify and a synchronous write per line. */
+function syncLogger(fd: number, base: Record<string, unknown> = {}): Logger {
+  const emit = (level: string, msg: string, fields?: Record<string, unknown>) =>
+    writeSync(fd, `${JSON.stringify({ t: new Date().toISOString(), level, msg, ...base, ...fields })}\n`);
+  return {
+    debug: () => {},
+    info: (m, f) => emit("info", m, f),
+    warn: (m, f) => emit("warn", m, f),
+    error: (m, f) => emit("error", m, f),
+    child: (fields) => syncLogger(fd, { ...base, ...fields }),
+  };
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+
+/** Run the free-route benchmark and print its table. */
+export async function benchFree(): Promise<void> {
+  await ensureBuild();
+  const dir = mkdtempSync(path.join(tmpdir(), "x402-bench-free-"));
+  const devnet = await startDevnet({ dataDir: dir, port: 0, persist: false });
+  const logFd = openSync(path.join(dir, "service.log"), "a");
+  const oldFd = openSync(path.join(dir, "service-sync.log"), "a");
+  const config = loadConfig({ PORT: "0", LOG_LEVEL: "info", DATA_DIR: dir, CRAWL_INTERVAL_MINUTES: "0" });
+  const endpoints = { rpcUrl: devnet.rpcUrl, payTo: devnet.payTo, facilitator: devnet.facilitator };
+  const service = await startService({ config, devnet: endpoints, log: createLogger("info", {}, { fd: logFd }), maintenance: false });
+  const before = await startService({
+    config,
+    devnet: endpoints,
+    store: service.services.store,
+    log: syncLogger(oldFd),
+    maintenance: false,
+  });
+  const rows: Record<string, Record<string, number | string>> = {};
+  try {
+    for (const url of ["/api/pricing", "/api/kb", "/"]) {
+      const sample = await fetch(`${service.url}${url}`);
+      const bytes = Buffer.from(await sample.arrayBuffer());
+      const type = sample.headers.get("content-type") ?? "application/octet-stream";
+      const bare = createServer((req, res) => {
+        req.resume();
+        res.writeHead(200, { "content-type": type, "content-length": bytes.length });
+        res.end(bytes);
+      });
+      await new Promise<void>((resolve) => bare.listen(0, "127.0.0.1", resolve));
+      const bareUrl = `http://127.0.0.1:${(bare.address() as AddressInfo).port}${url}`;
+      await autocannon(`${service.url}${url}`); // warm-up (JIT)
+      await autocannon(`${before.url}${url}`);
+      const bareRps: number[] = [];
+      const ours: number[] = [];
+      const old: number[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        bareRps.push(await autocannon(bareUrl));
+        ours.push(await autocannon(`${service.url}${url}`));
+        old.push(await autocannon(`${before.url}${url}`));
+      }
+      bare.close();
+      const b = median(bareRps);
+      rows[`GET ${url} (${bytes.length} bytes)`] = {
+        "bare req/s": Math.round(b),
+        "service req/s": Math.round(median(ours)),
+        "service / bare %": +((100 * median(ours)) / b).toFixed(1),
+        "with the old sync logger %": +((100 * median(old)) / b).toFixed(1),
+        target: url === "/" ? ">= 40%" : ">= 60%",
+      };
+    }
+  } finally {
+    await before.close();
+    await service.close();
+    flushLogs();
+    closeSync(logFd);
+    closeSync(oldFd);
+    await devnet.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  console.log(
+    `\nFree routes vs bare node:http, ${CONNECTIONS} connections, ${DURATION_S} s each, median of ${ROUNDS} interleaved round(s), logger writing one line per request to a file`,
+  );
+  console.table(rows);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  benchFree().then(
+    () => process.exit(0),
+    (error) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}

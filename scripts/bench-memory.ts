@@ -1,0 +1,264 @@
+/**
+ * Memory of the service with the embedded database (PGlite), each start in a process of its
+ * own so that one measurement cannot inherit another's heap:
+ * - peak RSS while starting (the kernel's high-water mark, VmHWM), on a fresh data directory
+ *   (first start after a clone) and on an existing one (every later start);
+ * - RSS after 1,000 mixed requests (pages, static files, free JSON, KB search, 402 challenges,
+ *   and a few paid calls that write the ledger);
+ * next to a bare node:http process answering the same 1,000 requests, started the same way.
+ * `BENCH_PGLITE_SETTINGS` ("shared_buffers=128MB,work_mem=4MB": PostgreSQL's defaults) replaces
+ * the store's own settings, to compare.
+ */
+import { type ChildProcess, fork } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const MIXED_REQUESTS = 1000;
+
+/** Resident and peak resident memory of this process, MB (from /proc: the kernel's own figures). */
+export function memoryMb(): { rss: number; peak: number } {
+  const status = readFileSync("/proc/self/status", "utf8");
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? Number.NaN);
+  return { rss: Math.round(kb("VmRSS") / 1024), peak: Math.round(kb("VmHWM") / 1024) };
+}
+
+/** The mixed request list: [method, path, body?], in the order sent. */
+export function mixedRequests(n: number): [string, string, string?][] {
+  const kinds: [string, string, string?][] = [
+    ["GET", "/api/pricing"],
+    ["GET", "/api/kb"],
+    ["GET", "/"],
+    ["GET", "/kb/"],
+    ["GET", "/favicon.svg"],
+    ["GET", "/openapi.json"],
+    ["GET", "/.well-known/x402"],
+    ["GET", "/api/health"],
+    ["GET", "/api/kb/search?q=verify+usdc+payment"],
+    ["GET", "/api/kb/search?q=eth_getLogs+range"],
+    ["POST", "/api/kb/ask", JSON.stringify({ question: "who pays the gas" })],
+    ["POST", "/api/payment-verify", JSON.stringify({ tx_hash: `0x${"ab".repeat(32)}` })],
+    ["GET", "/leaderboard"],
+    ["GET", "/no-such-page"],
+  ];
+  return Array.from({ length: n }, (_, i) => kinds[i % kinds.length] as [string, string, string?]);
+}
+
+/** Send the mixed requests to `baseUrl`, four at a time as a few agents would; `pay` answers every 50th (20 paid calls). */
+async function runMixed(baseUrl: string, pay?: () => Promise<number>): Promise<Record<string, number>> {
+  const statuses: Record<string, number> = {};
+  const list = mixedRequests(MIXED_REQUESTS);
+  let next = 0;
+  const worker = async () => {
+    while (next < list.length) {
+      const i = next++;
+      const [method, url, body] = list[i] as [string, string, string?];
+      const paid = pay && i % 50 === 49;
+      const status = paid
+        ? await pay()
+        : await fetch(`${baseUrl}${url}`, {
+            method,
+            ...(body ? { body, headers: { "content-type": "application/json" } } : {}),
+            redirect: "manual",
+          }).then(async (r) => {
+            await r.arrayBuffer();
+            return r.status;
+          });
+      const key = paid ? `${status} paid POST /api/payment-verify` : `${status} ${method} ${url.split("?")[0]}`;
+      statuses[key] = (statuses[key] ?? 0) + 1;
+    }
+  };
+  await Promise.all([worker(), worker(), worker(), worker()]);
+  return statuses;
+}
+
+/** What a child reports when it is ready, and again when asked after the load. */
+interface Ready {
+  url: string;
+  startMs: number;
+  rss: number;
+  peak: number;
+}
+
+/** Child: start the service with the embedded store in its data directory, then report memory when asked. */
+async function serviceChild(): Promise<void> {
+  const started = performance.now();
+  if (process.env.BENCH_V8_FLAGS) (await import("node:v8")).setFlagsFromString(process.env.BENCH_V8_FLAGS);
+  const [{ loadConfig }, { startService }, { createLogger }, { openSync }, { openStore }] = await Promise.all([
+    import("../src/config.ts"),
+    import("../src/server/service.ts"),
+    import("../src/log.ts"),
+    import("node:fs"),
+    import("../src/store/store.ts"),
+  ]);
+  const env = JSON.parse(process.env.BENCH_CHILD as string) as {
+    dataDir: string;
+    devnet: { rpcUrl: string; payTo: `0x${string}`; facilitator: { address: `0x${string}`; privateKey: `0x${string}` } };
+  };
+  // The service logs as in production, to a file, so the logger's buffers count too.
+  const logFd = openSync(path.join(env.dataDir, "service.log"), "a");
+  // Opened here (as the service would) so that other settings can be compared.
+  const override = process.env.BENCH_PGLITE_SETTINGS;
+  const settings = override ? Object.fromEntries(override.split(",").map((kv) => kv.split("=", 2) as [string, string])) : undefined;
+  const databaseUrl = process.env.BENCH_DATABASE_URL;
+  const store = await openStore(
+    databaseUrl
+      ? { kind: "postgres", url: databaseUrl }
+      : { kind: "pglite", dir: path.join(env.dataDir, "pglite"), ...(settings ? { settings } : {}) },
+  );
+  const service = await startService({
+    store,
+    config: loadConfig({ PORT: "0", DATA_DIR: env.dataDir, LOG_LEVEL: "info", CRAWL_INTERVAL_MINUTES: "0" }),
+    devnet: env.devnet,
+    log: createLogger("info", {}, { fd: logFd }),
+    maintenance: false,
+  });
+  const startMs = performance.now() - started;
+  process.send?.({ url: service.url, startMs, ...memoryMb() } satisfies Ready);
+  process.once("message", async () => {
+    process.send?.({ url: service.url, startMs, ...memoryMb() } satisfies Ready);
+    await service.close();
+    await store.close();
+    process.exit(0);
+  });
+}
+
+/** Child: a bare node:http server answering every request with the same small JSON, for reference. */
+async function bareChild(): Promise<void> {
+  const body = Buffer.from('{"ok":true}');
+  const server = createServer((req, res) => {
+    req.resume();
+    res.writeHead(200, { "content-type": "application/json", "content-length": body.length });
+    res.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  process.send?.({ url, startMs: 0, ...memoryMb() } satisfies Ready);
+  process.once("message", () => {
+    process.send?.({ url, startMs: 0, ...memoryMb() } satisfies Ready);
+    server.close();
+    process.exit(0);
+  });
+}
+
+/** Start a child, load it with the mix from this process, and collect its memory at start and after. */
+async function measureChild(mode: "service" | "bare", env: Record<string, string>, pay?: (url: string) => Promise<number>) {
+  const proc: ChildProcess = fork(fileURLToPath(import.meta.url), [], {
+    env: { ...process.env, BENCH_MEMORY_CHILD: mode, ...env },
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  const replies: Ready[] = [];
+  const waiters: ((r: Ready) => void)[] = [];
+  proc.on("message", (m) => {
+    const waiter = waiters.shift();
+    if (waiter) waiter(m as Ready);
+    else replies.push(m as Ready);
+  });
+  const exited = new Promise<number | null>((resolve) => proc.once("exit", resolve));
+  const nextReply = () =>
+    Promise.race([
+      new Promise<Ready>((resolve) => {
+        const ready = replies.shift();
+        if (ready) resolve(ready);
+        else waiters.push(resolve);
+      }),
+      exited.then((code) => {
+        throw new Error(`memory bench child (${mode}) exited ${code}`);
+      }),
+    ]);
+  const start = await nextReply();
+  const statuses = await runMixed(start.url, pay ? () => pay(start.url) : undefined);
+  proc.send("measure");
+  const after = await nextReply();
+  await exited;
+  return { start, after, statuses };
+}
+
+/** Run the memory benchmark and print its table. */
+export async function benchMemory(): Promise<void> {
+  const { ensureBuild } = await import("../src/build-stamp.ts");
+  const { startDevnet } = await import("../src/devnet/devnet.ts");
+  const { signPayment } = await import("../src/buyer/sign-payment.ts");
+  const { privateKeyToAccount } = await import("viem/accounts");
+  const { decodePaymentRequiredHeader } = await import("@x402/core/http");
+  await ensureBuild();
+  const chainDir = mkdtempSync(path.join(tmpdir(), "x402-bench-mem-chain-"));
+  const devnet = await startDevnet({ dataDir: chainDir, port: 0, persist: false });
+  const dataDir = mkdtempSync(path.join(tmpdir(), "x402-bench-mem-"));
+  const payer = (buyer: number) => {
+    const account = privateKeyToAccount(devnet.buyers[buyer]?.privateKey as `0x${string}`);
+    return async (url: string) => {
+      const challengeRes = await fetch(`${url}/api/payment-verify`, { method: "POST" });
+      const challenge = decodePaymentRequiredHeader(challengeRes.headers.get("payment-required") as string);
+      const res = await fetch(`${url}/api/payment-verify`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "payment-signature": await signPayment(challenge, account) },
+        body: JSON.stringify({ tx_hash: `0x${"ab".repeat(32)}` }),
+      });
+      await res.arrayBuffer();
+      return res.status;
+    };
+  };
+  try {
+    const childEnv = {
+      BENCH_CHILD: JSON.stringify({
+        dataDir,
+        devnet: { rpcUrl: devnet.rpcUrl, payTo: devnet.payTo, facilitator: devnet.facilitator },
+      }),
+    };
+    const bare = await measureChild("bare", {});
+    const fresh = await measureChild("service", childEnv, payer(0));
+    const warm = await measureChild("service", childEnv, payer(1));
+    // The same service on a PostgreSQL server: what the process needs without an embedded database.
+    const databaseUrl = process.env.TEST_DATABASE_URL;
+    const server = databaseUrl ? await measureChild("service", { ...childEnv, BENCH_DATABASE_URL: databaseUrl }, payer(2)) : undefined;
+    const row = (r: Awaited<ReturnType<typeof measureChild>>) => ({
+      "start s": +(r.start.startMs / 1000).toFixed(2),
+      "peak at start MB": r.start.peak,
+      "RSS at start MB": r.start.rss,
+      "RSS after 1,000 MB": r.after.rss,
+      "peak overall MB": r.after.peak,
+    });
+    console.log(
+      `\nMemory (RSS from /proc of the serving process alone, load sent from another; PGlite settings: ${process.env.BENCH_PGLITE_SETTINGS ?? "the store's own"})`,
+    );
+    console.table({
+      "bare node:http, same 1,000 requests": row(bare),
+      "service, first start (fresh data dir)": row(fresh),
+      "service, later start (existing data dir)": row(warm),
+      ...(server ? { "service on PostgreSQL (DATABASE_URL), reference": row(server) } : {}),
+    });
+    const summary: Record<string, number> = {};
+    for (const [key, n] of Object.entries(warm.statuses)) summary[key] = n;
+    console.log("answers of the later start's 1,000 requests:", JSON.stringify(summary));
+    const worstAfter = Math.max(fresh.after.rss, warm.after.rss);
+    const worstPeak = Math.max(fresh.start.peak, warm.start.peak);
+    console.log(
+      `RSS after 1,000 mixed requests: ${worstAfter} MB (target < 250; bare node:http ${bare.after.rss} MB); peak at start: ${worstPeak} MB (target < 400)`,
+    );
+  } finally {
+    await devnet.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(chainDir, { recursive: true, force: true });
+  }
+}
+
+const mode = process.env.BENCH_MEMORY_CHILD;
+if (mode === "service") {
+  serviceChild().catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+} else if (mode === "bare") {
+  void bareChild();
+} else if (import.meta.url === `file://${process.argv[1]}`) {
+  benchMemory().then(
+    () => process.exit(0),
+    (error) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}

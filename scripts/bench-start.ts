@@ -1,0 +1,92 @@
+/**
+ * How long `npm start` takes until the service answers, on a fresh clone and on a restart.
+ * The committed tree (git HEAD) is exported to a temporary folder that shares this checkout's
+ * node_modules, so the first start builds, creates the chain and the embedded database like a
+ * fresh clone does; the second start finds all of them in place (a warm restart). Each start
+ * is timed from spawning `node src/server/main.ts` to the first 200 from `/api/health`, next
+ * to a bare `node -e` start on the same machine in the same run as the reference.
+ */
+import { execSync, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+const PORT = Number(process.env.BENCH_START_PORT ?? 4155);
+const ANVIL_PORT = Number(process.env.BENCH_START_ANVIL_PORT ?? PORT + 1000);
+
+/** Spawn `args` in `cwd`, wait until `ready()` resolves true, return the ms taken and a stop function. */
+async function timedStart(cwd: string, args: string[], ready: () => Promise<boolean>, env: Record<string, string> = {}) {
+  const started = performance.now();
+  const child = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  child.stdout.on("data", (c: Buffer) => (output = (output + c.toString()).slice(-4000)));
+  child.stderr.on("data", (c: Buffer) => (output = (output + c.toString()).slice(-4000)));
+  let exited = false;
+  child.once("exit", () => (exited = true));
+  for (;;) {
+    if (exited) throw new Error(`start exited early:\n${output}`);
+    if (await ready()) break;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const ms = performance.now() - started;
+  const stop = async () => {
+    if (exited) return;
+    child.kill("SIGINT");
+    await new Promise((resolve) => child.once("exit", resolve));
+  };
+  return { ms, stop };
+}
+
+const answers = (url: string) => async () => {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
+    await res.arrayBuffer();
+    return res.status === 200;
+  } catch {
+    return false;
+  }
+};
+
+/** Run the start benchmark and print its table. */
+export async function benchStart(): Promise<void> {
+  const dir = mkdtempSync(path.join(tmpdir(), "x402-bench-start-"));
+  try {
+    execSync(`git archive HEAD | tar -x -C ${JSON.stringify(dir)}`, { stdio: "inherit" });
+    symlinkSync(path.resolve("node_modules"), path.join(dir, "node_modules"), "dir");
+    const env = { PORT: String(PORT), ANVIL_PORT: String(ANVIL_PORT), CRAWL_INTERVAL_MINUTES: "0" };
+    const health = answers(`http://127.0.0.1:${PORT}/api/health`);
+    // Reference: the same machine starting a bare node:http server, to put the figures in context.
+    const bare = await timedStart(
+      dir,
+      ["-e", `require("node:http").createServer((q,s)=>s.end("ok")).listen(${PORT})`],
+      answers(`http://127.0.0.1:${PORT}/`),
+    );
+    await bare.stop();
+    const cold = await timedStart(dir, ["src/server/main.ts"], health, env);
+    await cold.stop();
+    const warm = await timedStart(dir, ["src/server/main.ts"], health, env);
+    await warm.stop();
+    const again = await timedStart(dir, ["src/server/main.ts"], health, env);
+    await again.stop();
+    console.log(`\nStart until /api/health answers (local mode: chain, embedded database, build check), port ${PORT}`);
+    console.table({
+      "bare node:http (reference)": { s: +(bare.ms / 1000).toFixed(2) },
+      "npm start on a fresh clone (builds, new chain and database)": { s: +(cold.ms / 1000).toFixed(2) },
+      "warm restart": { s: +(warm.ms / 1000).toFixed(2) },
+      "warm restart, again": { s: +(again.ms / 1000).toFixed(2) },
+    });
+    console.log(`warm restart ${(Math.min(warm.ms, again.ms) / 1000).toFixed(2)} s (target < 2 s)`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  benchStart().then(
+    () => process.exit(0),
+    (error) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,136 @@
+/**
+ * Built pages and static files are served from memory (src/server/middleware/static-memory.ts)
+ * with the bytes of the build, a strong ETag that is the hash of those bytes, and a
+ * Cache-Control fit for the file; a matching If-None-Match gets a 304 without a body. Free
+ * documents cached in memory (/api/pricing, /api/kb) carry an ETag and revalidate the same way.
+ */
+import { createHash } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { IMMUTABLE_CACHE, loadStaticFiles, matchesEtag, PAGE_CACHE } from "../src/server/middleware/static-memory.ts";
+import type { RunningService } from "../src/server/service.ts";
+import { rawRequest, startTestService } from "./support/service.ts";
+
+const client = path.resolve(import.meta.dirname, "../dist/client");
+const etagOf = (bytes: Buffer) => `"${createHash("sha256").update(bytes).digest("base64url").slice(0, 27)}"`;
+
+let service: RunningService;
+beforeAll(async () => {
+  service = await startTestService();
+});
+afterAll(() => service.close());
+
+describe("pages and static files", () => {
+  it.each([
+    ["/", "index.html", "text/html; charset=utf-8"],
+    ["/kb/", "kb/index.html", "text/html; charset=utf-8"],
+    ["/howto/x402-register/", "howto/x402-register/index.html", "text/html; charset=utf-8"],
+    ["/favicon.svg", "favicon.svg", "image/svg+xml"],
+    ["/icon-192.png", "icon-192.png", "image/png"],
+    ["/favicon.ico", "favicon.ico", "image/x-icon"],
+  ])("GET %s answers the built %s with its hash as ETag and a five-minute Cache-Control", async (url, file, type) => {
+    const bytes = readFileSync(path.join(client, file));
+    const res = await fetch(`${service.url}${url}`);
+    expect(res.status).toBe(200);
+    expect(Buffer.from(await res.arrayBuffer()).equals(bytes)).toBe(true);
+    expect(res.headers.get("etag")).toBe(etagOf(bytes));
+    expect(res.headers.get("cache-control")).toBe(PAGE_CACHE);
+    expect(res.headers.get("content-type")).toBe(type);
+    expect(res.headers.get("content-length")).toBe(String(bytes.length));
+    expect(res.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("answers 304 without a body to a matching If-None-Match, also among several or weak tags, and 200 to another", async () => {
+    const etag = etagOf(readFileSync(path.join(client, "index.html")));
+    for (const header of [etag, `"other", ${etag}`, `W/${etag}`, "*"]) {
+      const res = await rawRequest(service.url, "GET", "/", { "if-none-match": header });
+      expect(res.status, header).toBe(304);
+      expect(res.body).toBe("");
+      expect(res.headers.etag).toBe(etag);
+      expect(res.headers["cache-control"]).toBe(PAGE_CACHE);
+    }
+    const other = await rawRequest(service.url, "GET", "/", { "if-none-match": '"stale"' });
+    expect(other.status).toBe(200);
+    expect(other.body).toBe(readFileSync(path.join(client, "index.html"), "utf8"));
+  });
+
+  it("HEAD answers the headers of GET without the body", async () => {
+    const bytes = readFileSync(path.join(client, "index.html"));
+    const res = await rawRequest(service.url, "HEAD", "/");
+    expect(res.status).toBe(200);
+    expect(res.body).toBe("");
+    expect(res.headers["content-length"]).toBe(String(bytes.length));
+    expect(res.headers.etag).toBe(etagOf(bytes));
+  });
+
+  it("a directory without its slash redirects to it, keeping the query", async () => {
+    const res = await rawRequest(service.url, "GET", "/kb?q=gas");
+    expect(res.status).toBe(301);
+    expect(res.headers.location).toBe("/kb/?q=gas");
+  });
+
+  it("POST to a page is not served from memory", async () => {
+    const res = await rawRequest(service.url, "POST", "/", { "content-type": "application/json" }, "{}");
+    expect(res.status).not.toBe(200);
+  });
+});
+
+describe("free documents cached in memory", () => {
+  it.each(["/api/pricing", "/api/kb"])("%s carries a strong ETag of its bytes and revalidates with 304", async (url) => {
+    const first = await fetch(`${service.url}${url}`);
+    const bytes = Buffer.from(await first.arrayBuffer());
+    expect(first.status).toBe(200);
+    // The first answer is the one that fills the cache; from the second on the ETag is there.
+    const second = await fetch(`${service.url}${url}`);
+    const again = Buffer.from(await second.arrayBuffer());
+    expect(again.equals(bytes)).toBe(true);
+    const etag = etagOf(bytes);
+    expect(second.headers.get("etag")).toBe(etag);
+    expect(second.headers.get("content-length")).toBe(String(bytes.length));
+    const revalidated = await rawRequest(service.url, "GET", url, { "if-none-match": etag });
+    expect(revalidated.status).toBe(304);
+    expect(revalidated.body).toBe("");
+    expect(revalidated.headers.etag).toBe(etag);
+    expect(revalidated.headers["cache-control"]).toBe(second.headers.get("cache-control") ?? undefined);
+  });
+});
+
+describe("loadStaticFiles", () => {
+  it("maps directories, .html names and hashed assets, and skips dotfiles", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "static-"));
+    try {
+      mkdirSync(path.join(dir, "_astro"));
+      mkdirSync(path.join(dir, "docs"));
+      mkdirSync(path.join(dir, ".well-known"));
+      writeFileSync(path.join(dir, "_astro/app.Ab12Cd.js"), "console.log(1)");
+      writeFileSync(path.join(dir, "docs/index.html"), "<p>docs</p>");
+      writeFileSync(path.join(dir, "about.html"), "<p>about</p>");
+      writeFileSync(path.join(dir, ".env"), "SECRET=1");
+      writeFileSync(path.join(dir, ".well-known/x402"), "{}");
+      const entries = loadStaticFiles(dir);
+      expect([...entries.keys()].sort()).toEqual(["/_astro/app.Ab12Cd.js", "/about", "/about.html", "/docs", "/docs/", "/docs/index.html"]);
+      const asset = entries.get("/_astro/app.Ab12Cd.js");
+      expect(asset && "file" in asset && asset.file.headers).toEqual({
+        "Content-Type": "text/javascript; charset=utf-8",
+        "Content-Length": "14",
+        "Cache-Control": IMMUTABLE_CACHE,
+        ETag: etagOf(Buffer.from("console.log(1)")),
+      });
+      expect(entries.get("/docs")).toEqual({ redirect: "/docs/" });
+      const about = entries.get("/about");
+      expect(about && "file" in about && about.file.body.toString()).toBe("<p>about</p>");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("matches If-None-Match lists, weak tags and *", () => {
+    expect(matchesEtag('"a"', '"a"')).toBe(true);
+    expect(matchesEtag('"b", W/"a"', '"a"')).toBe(true);
+    expect(matchesEtag("*", '"a"')).toBe(true);
+    expect(matchesEtag('"b"', '"a"')).toBe(false);
+    expect(matchesEtag(undefined, '"a"')).toBe(false);
+  });
+});
