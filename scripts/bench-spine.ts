@@ -57,10 +57,14 @@ export async function benchSpine(): Promise<void> {
   const lines: Record<string, unknown>[] = [];
   // Only the paid calls' log lines are kept; parsing every line would load the server under test.
   const log = createLogger("info", {}, paidLineSink(lines));
-  const service = await startService({ config: loadConfig({ PORT: "0", LOG_LEVEL: "info", DATA_DIR: dataDir }), devnet, log });
+  const service = await startService({
+    config: loadConfig({ PORT: "0", LOG_LEVEL: "info", DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: "0" }),
+    devnet,
+    log,
+  });
   // The same service without the document cache, to measure the Astro dispatch path itself.
   const uncached = await startService({
-    config: loadConfig({ PORT: "0", LOG_LEVEL: "silent", DATA_DIR: dataDir }),
+    config: loadConfig({ PORT: "0", LOG_LEVEL: "silent", DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: "0" }),
     devnet,
     store: service.services.store,
     documentCache: false,

@@ -20,6 +20,7 @@ import { runCrawl } from "../intel/crawl.ts";
 import { startCrawlSchedule } from "../intel/crawl-schedule.ts";
 import { createIntelServices, type IntelSettings } from "../intel/intel-services.ts";
 import { createLogger, type Logger } from "../log.ts";
+import { crawlProgress, createMetrics, observedStore, type ServiceMetrics } from "../metrics/metrics.ts";
 import type { Resolver } from "../outbound/safe-fetch.ts";
 import { createRemoteFacilitator, createSelfFacilitator } from "../payments/facilitator.ts";
 import { PaymentGate } from "../payments/gate.ts";
@@ -69,6 +70,8 @@ export interface StartServiceOptions {
   crawlFirstCheckMs?: number;
   /** Chain analytics settings to use instead of the config's (tests: scanner bounds, upstream URLs). */
   analytics?: AnalyticsSettings;
+  /** The clock of the rate limits and of the functions (which ads are active); tests move it. Default: the system clock. */
+  now?: () => Date;
 }
 
 /** A running service. */
@@ -76,6 +79,8 @@ export interface RunningService {
   url: string;
   server: Server;
   services: Services;
+  /** This service's Prometheus metrics (also served at `/metrics`). */
+  metrics: ServiceMetrics;
   payTo: `0x${string}`;
   facilitatorAddress: `0x${string}` | undefined;
   close(): Promise<void>;
@@ -113,7 +118,9 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const ownStore = !options.store;
   const location = storeLocationOf(config);
   if (ownStore && location.kind === "pglite") claimPgliteDir(location.dir as string);
-  const store = options.store ?? (await openStore(location));
+  const metrics = createMetrics();
+  const openedStore = options.store ?? (await openStore(location));
+  const store = observedStore(openedStore, metrics);
   const instance = options.instance ?? `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
 
   const intelSettings: IntelSettings = {
@@ -144,6 +151,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     intel: intelSettings,
     analytics: options.analytics ?? { mode: config.mode, upstreams: config.upstreams },
     chat: config.chat,
+    ...(options.now ? { now: options.now } : {}),
   };
   const authorizations = authorizationReader(createChainClient(chain, transport), config.usdc.address);
   const stopMaintenance = options.maintenance === false ? () => {} : startLedgerMaintenance(store, authorizations, payTo, log);
@@ -157,18 +165,29 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
           store,
           log,
           ...(options.crawlFirstCheckMs !== undefined ? { firstCheckMs: options.crawlFirstCheckMs } : {}),
-          crawl: (signal) =>
-            runCrawl({
-              store,
-              catalogue: intel.catalogue,
-              fetcher: intel.crawl.fetcher,
-              chain: { client: services.chain, network: config.network, usdc: config.usdc.address },
-              concurrency: intel.crawl.concurrency,
-              originTimeoutMs: intel.crawl.originTimeoutMs,
-              trigger: "schedule",
-              log,
-              signal,
-            }),
+          crawl: async (signal) => {
+            const progress = crawlProgress(metrics);
+            progress.started();
+            try {
+              const result = await runCrawl({
+                store,
+                catalogue: intel.catalogue,
+                fetcher: intel.crawl.fetcher,
+                chain: { client: services.chain, network: config.network, usdc: config.usdc.address },
+                concurrency: intel.crawl.concurrency,
+                originTimeoutMs: intel.crawl.originTimeoutMs,
+                trigger: "schedule",
+                log,
+                signal,
+                onProgress: progress.onProgress,
+              });
+              progress.ended("done");
+              return result;
+            } catch (error) {
+              progress.ended("failed");
+              throw error;
+            }
+          },
         })
       : async () => {};
 
@@ -186,6 +205,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     instance,
     authorizations,
     log,
+    observer: metrics.payments,
   });
   const app = createApp({
     config,
@@ -194,6 +214,8 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     astro,
     clientDir: `${options.distDir ?? "dist"}/client`,
     documentCache: options.documentCache ?? true,
+    metrics,
+    ...(options.now ? { now: () => (options.now as () => Date)().getTime() } : {}),
   });
 
   const server = await new Promise<Server>((resolve, reject) => {
@@ -217,6 +239,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     url: `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`,
     server,
     services,
+    metrics,
     payTo,
     facilitatorAddress,
     close: async () => {
@@ -226,7 +249,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
         server.close(() => resolve());
         server.closeAllConnections();
       });
-      if (ownStore) await store.close();
+      if (ownStore) await openedStore.close();
       if (ownStore && location.kind === "pglite") releasePgliteDir(location.dir as string);
     },
   };
