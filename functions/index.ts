@@ -8,6 +8,7 @@
 import { type RouteDef, routeKey } from "../spec/route.ts";
 import { routes } from "../spec/routes.ts";
 import type { RouteFunction } from "../src/context.ts";
+import ads from "./ads.ts";
 import balance from "./balance.ts";
 import balanceTopup from "./balance-topup.ts";
 import chat from "./chat.ts";
@@ -51,6 +52,7 @@ export const functions: readonly RouteFunction[] = [
   kbCategories,
   kbSearch,
   kbAsk,
+  ads,
   // spec/routes/analytics.ts
   walletProfile,
   gasTracker,

@@ -32,6 +32,7 @@ import type { FunctionContext } from "../src/context.ts";
 import { compileContracts } from "../src/devnet/contracts.ts";
 import { devnetAccounts, startDevnet } from "../src/devnet/devnet.ts";
 import { createLogger } from "../src/log.ts";
+import { createProgress, type Progress } from "../src/progress.ts";
 import { startUpstreamStubs } from "../src/stubs/upstream-stubs.ts";
 import { startLatencyProxy } from "./bench-latency-proxy.ts";
 
@@ -84,7 +85,7 @@ async function buildChain(rpcUrl: string): Promise<{ fromBlock: number; toBlock:
   await rpc([{ method: "evm_mine", params: [] }]);
   const [head] = (await rpc([{ method: "eth_blockNumber", params: [] }])) as string[];
   const fromBlock = Number(head) + 1;
-  const started = Date.now();
+  const progress = createProgress({ label: "bench chain", unit: "blocks", total: BLOCKS });
   for (let b = 0; b < TRANSFERS / PER_BLOCK; b++) {
     const calls = Array.from({ length: PER_BLOCK }, (_, k) => {
       const i = b * PER_BLOCK + k;
@@ -98,11 +99,9 @@ async function buildChain(rpcUrl: string): Promise<{ fromBlock: number; toBlock:
     // One block with the transfers, then empty blocks with no time passing (anvil_mine interval 0).
     await rpc([{ method: "evm_mine", params: [] }]);
     await rpc([{ method: "anvil_mine", params: [toHex(BLOCKS / (TRANSFERS / PER_BLOCK) - 1), "0x0"] }]);
-    if ((b + 1) % 40 === 0) {
-      const done = (b + 1) * (BLOCKS / (TRANSFERS / PER_BLOCK));
-      process.stdout.write(`  built ${done} of ${BLOCKS} blocks (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
-    }
+    progress.update((b + 1) * (BLOCKS / (TRANSFERS / PER_BLOCK)));
   }
+  progress.finish();
   await rpc([{ method: "evm_setAutomine", params: [true] }]);
   const [end] = (await rpc([{ method: "eth_blockNumber", params: [] }])) as string[];
   const toBlock = Number(end);
@@ -250,11 +249,13 @@ type Scan = { ms: number; logs: number; requests: number };
 async function timeScans(
   client: PublicClient,
   window: { fromBlock: number; toBlock: number },
+  progress: Progress,
 ): Promise<{ concurrent: Scan; serial: Scan }> {
   const once = async (concurrency: number) => {
     const scanner = new TransferScanner(client, { concurrency });
     const t = performance.now();
     const result = await scanner.transfers({ token: USDC_ADDRESS, ...window }, -1, { useCache: false });
+    progress.tick();
     return { ms: performance.now() - t, logs: result.logs.length, requests: result.stats.requests };
   };
   await once(DEFAULT_SCAN_CONCURRENCY);
@@ -286,11 +287,12 @@ export async function benchAnalytics(): Promise<void> {
     const distant = createChainClient(baseChain([proxy.url]), rpcTransport([proxy.url]));
 
     const rows: string[][] = [];
+    const scans = createProgress({ label: "whale-watch scans", unit: "scans", total: 2 * (1 + 2 * REPEATS) });
     for (const [label, client] of [
       ["anvil, direct", direct],
       [`anvil + ${LATENCY_MS} ms per request`, distant],
     ] as const) {
-      const { concurrent, serial: sequential } = await timeScans(client, window);
+      const { concurrent, serial: sequential } = await timeScans(client, window, scans);
       if (concurrent.logs !== TRANSFERS || sequential.logs !== TRANSFERS) {
         throw new Error(`scan found ${concurrent.logs}/${sequential.logs} transfers, expected ${TRANSFERS}`);
       }
@@ -302,6 +304,7 @@ export async function benchAnalytics(): Promise<void> {
         `${(sequential.ms / concurrent.ms).toFixed(2)}x`,
       ]);
     }
+    scans.finish();
 
     // The functions as the service runs them, with the stub market APIs (no payment: that is not analytics cost).
     const settings: AnalyticsSettings = {

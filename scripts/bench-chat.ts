@@ -59,6 +59,8 @@ export async function benchChat(): Promise<void> {
   const env = {
     PORT: "0",
     DATA_DIR: dataDir,
+    // A benchmark measures the service, not the per-client limits one load generator would trip.
+    RATE_LIMIT_PER_MINUTE: "0",
     DEXSCREENER_URL: stubs.urls.dexscreener,
     DEFILLAMA_URL: stubs.urls.defillama,
     DEFILLAMA_COINS_URL: stubs.urls.defillamaCoins,

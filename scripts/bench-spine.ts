@@ -60,14 +60,14 @@ export async function benchSpine(): Promise<void> {
   const log = createLogger("info", {}, paidLineSink(lines));
   // No status feed: its probes of the public market APIs would run beside the measurements.
   const service = await startService({
-    config: loadConfig({ PORT: "0", LOG_LEVEL: "info", DATA_DIR: dataDir }),
+    config: loadConfig({ PORT: "0", LOG_LEVEL: "info", DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: "0" }),
     devnet,
     log,
     statusFeed: false,
   });
   // The same service without the document cache, to measure the Astro dispatch path itself.
   const uncached = await startService({
-    config: loadConfig({ PORT: "0", LOG_LEVEL: "silent", DATA_DIR: dataDir }),
+    config: loadConfig({ PORT: "0", LOG_LEVEL: "silent", DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: "0" }),
     devnet,
     store: service.services.store,
     documentCache: false,

@@ -69,7 +69,7 @@ export async function benchStore(): Promise<void> {
     const overheadOf = async (store: Store) => {
       const lines: Record<string, unknown>[] = [];
       const service = await startService({
-        config: loadConfig({ PORT: "0", DATA_DIR: dataDir }),
+        config: loadConfig({ PORT: "0", DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: "0" }),
         devnet,
         store,
         maintenance: false,

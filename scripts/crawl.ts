@@ -13,6 +13,7 @@ import { ConfigError, loadConfig } from "../src/config.ts";
 import { runCrawl } from "../src/intel/crawl.ts";
 import { createIntelServices } from "../src/intel/intel-services.ts";
 import { createLogger } from "../src/log.ts";
+import { createProgress, type Progress } from "../src/progress.ts";
 import { openStoreForTool } from "../src/store/configured.ts";
 import { redact } from "../src/store/store.ts";
 import { CDP_DISCOVERY_URL } from "../src/upstreams/directory-cdp.ts";
@@ -85,6 +86,8 @@ async function main(): Promise<void> {
       `Crawling ${demo ? "the local demo catalogue" : `${cdpUrl} and ${listUrl}`} with ${config.intel.crawlConcurrency} origins at once, ` +
         `${config.intel.crawlOriginTimeoutSeconds} s per origin, into ${config.databaseUrl ? redact(config.databaseUrl) : dir}...`,
     );
+    // Created once the catalogue is read, so its first line already knows the total.
+    let progress: Progress | undefined;
     const result = await runCrawl({
       store,
       catalogue: intel.catalogue,
@@ -94,7 +97,12 @@ async function main(): Promise<void> {
       originTimeoutMs: intel.crawl.originTimeoutMs,
       trigger: "cli",
       log,
+      onProgress: (done, total) => {
+        progress ??= createProgress({ label: "crawl", unit: "origins", total });
+        progress.update(done, total);
+      },
     });
+    progress?.finish();
     const sources = Object.entries(result.sources)
       .map(([name, status]) => `${name} ${status}`)
       .join(", ");

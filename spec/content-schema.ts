@@ -57,6 +57,18 @@ export const SOP_CATALOGUE = [
   { slug: "youtube-auto-ai", price_usdc: 0.1, steps: 12, pitfalls: 9 },
 ] as const satisfies readonly SopCatalogueEntry[];
 
+/**
+ * The slots a sponsored placement can fill: one per free page that shows one (the home page,
+ * the playbook, how-to and knowledge-base pages, the trust leaderboard). Paid answers have none.
+ */
+export const AD_PLACEMENTS = ["home", "playbooks", "howto", "kb", "leaderboard"] as const;
+
+/** One placement slot. */
+export type AdPlacement = (typeof AD_PLACEMENTS)[number];
+
+/** The most characters a placement's text (the file's body) may have. */
+export const AD_TEXT_MAX = 280;
+
 /** One SOP slug. */
 export type SopSlug = (typeof SOP_CATALOGUE)[number]["slug"];
 
@@ -223,6 +235,41 @@ export const KbFrontmatter = Type.Object(
 );
 export type KbFrontmatter = Static<typeof KbFrontmatter>;
 
+const UTC_TIME = "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z$";
+
+/**
+ * `content/ads/<id>.md`: one sponsored placement, shown in its slot from `starts_at` until
+ * `expires_at` (decided at request time, so none needs a rebuild to start or end). Body: the
+ * placement's plain text, at most 280 characters. The folder is optional: none, no placements.
+ */
+export const AdFrontmatter = Type.Object(
+  {
+    /** Who pays for the placement (for a house ad: us). Required. */
+    sponsor: Text("the sponsor's name"),
+    /** The link text, at most 80 characters. Required. */
+    title: Type.String({ minLength: 1, maxLength: 80, pattern: "\\S", description: "the link text, 1-80 characters" }),
+    /**
+     * Where the placement links: an https URL, or a path on this service (`/playbooks`) for a house
+     * ad, which keeps the page's own https origin. http:, javascript:, data: and `//host` are refused. Required.
+     */
+    url: Type.String({
+      pattern: "^(https://[A-Za-z0-9.-]+\\.[A-Za-z]{2,}(:\\d+)?([/?#]\\S*)?|/(?!/)\\S*)$",
+      description: "an https:// URL, or a path on this service starting with a single /",
+    }),
+    /** The slot it fills. Required. */
+    placement: Type.Union(
+      AD_PLACEMENTS.map((p) => Type.Literal(p)),
+      { description: `one of the slots ${AD_PLACEMENTS.join(", ")}` },
+    ),
+    /** When it starts showing, UTC. Required. */
+    starts_at: Type.String({ pattern: UTC_TIME, description: "a UTC time YYYY-MM-DDTHH:MM:SSZ" }),
+    /** When it stops showing, UTC, after `starts_at`. Required. */
+    expires_at: Type.String({ pattern: UTC_TIME, description: "a UTC time YYYY-MM-DDTHH:MM:SSZ" }),
+  },
+  { additionalProperties: false },
+);
+export type AdFrontmatter = Static<typeof AdFrontmatter>;
+
 // ---------------------------------------------------------------------------------------
 // Records the compiler emits and the API serves.
 // ---------------------------------------------------------------------------------------
@@ -381,6 +428,22 @@ export const CompiledSop = Type.Object(
 export type CompiledSop = Static<typeof CompiledSop>;
 
 /** The whole compiled content (`.generated/content.json`, server-only). */
+/** One sponsored placement as `GET /api/ads` serves it and the pages show it. */
+export const Ad = Type.Object(
+  {
+    id: Type.String({ description: "the placement's file name under content/ads/" }),
+    sponsor: Type.String(),
+    title: Type.String(),
+    text: Type.String({ maxLength: AD_TEXT_MAX, description: "plain text, at most 280 characters" }),
+    url: Type.String({ description: 'an https URL; pages link it with rel="sponsored noopener"' }),
+    placement: Type.Union(AD_PLACEMENTS.map((p) => Type.Literal(p))),
+    starts_at: Type.String({ description: "ISO 8601 UTC" }),
+    expires_at: Type.String({ description: "ISO 8601 UTC; gone from GET /api/ads and the pages from this instant" }),
+  },
+  { additionalProperties: false },
+);
+export type Ad = Static<typeof Ad>;
+
 export const CompiledContent = Type.Object(
   {
     "x-generated": Type.String(),
@@ -399,6 +462,8 @@ export const CompiledContent = Type.Object(
       },
       { additionalProperties: false },
     ),
+    /** Every placement, expired ones included (which are active is decided per request), by slot, then start. */
+    ads: Type.Array(Ad),
   },
   { additionalProperties: false },
 );

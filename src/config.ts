@@ -73,6 +73,23 @@ export interface Config {
   upstreams: UpstreamsConfig;
   /** The trading-assistant chat's engine (CHAT_LLM_*; none: the built-in engine). */
   chat: ChatConfig;
+  /** Limits on what is free (src/server/middleware/rate-limit.ts). */
+  limits: LimitsConfig;
+  /** METRICS_TOKEN: a bearer token that opens `/metrics` beyond loopback; undefined: loopback only. */
+  metricsToken: string | undefined;
+}
+
+/** Per-client limits on free routes and on one payer's calls in flight. */
+export interface LimitsConfig {
+  /**
+   * RATE_LIMIT_PER_MINUTE: free requests per client address and minute, a token bucket that
+   * holds a minute's worth (default 120); 0 turns every limit off.
+   */
+  freePerMinute: number;
+  /** Unpaid 402 challenges per client address and minute: far above any paying client's pace (50 × the free budget). */
+  challengePerMinute: number;
+  /** Paid calls one payer may have in flight on one instance (8). */
+  paidInFlightPerPayer: number;
 }
 
 /** Where the chain analytics read third-party market data. Undefined URL: the public API (local mode: a local stub). */
@@ -260,6 +277,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     problems.push(...error.problems);
   }
 
+  const freePerMinute = parseInteger("RATE_LIMIT_PER_MINUTE", env.RATE_LIMIT_PER_MINUTE, 120, 0, 1_000_000, problems);
+  const limits: LimitsConfig = { freePerMinute, challengePerMinute: freePerMinute * 50, paidInFlightPerPayer: freePerMinute === 0 ? 0 : 8 };
+
+  let metricsToken: string | undefined;
+  if (set("METRICS_TOKEN")) {
+    // A short token could be guessed; the metrics name routes, payers' volumes and revenue.
+    if ((env.METRICS_TOKEN as string).length < 16) problems.push("METRICS_TOKEN must be at least 16 characters (its value is not shown)");
+    else metricsToken = env.METRICS_TOKEN as string;
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     mode: production ? "production" : "local",
@@ -282,5 +309,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     intel,
     chat,
     upstreams,
+    limits,
+    metricsToken,
   };
 }

@@ -56,6 +56,8 @@ export interface Services {
    * optional only so hand-built test contexts stay valid (absent: the built-in engine).
    */
   chat?: ChatConfig;
+  /** The clock functions read through `ctx.now()` (tests move it); absent: the system clock. */
+  now?: () => Date;
 }
 
 /** A payment that the facilitator verified for this request and that settles after a 2xx answer. */

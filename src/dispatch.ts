@@ -133,7 +133,7 @@ async function answer(
       requestId: locals.requestId,
       payment,
       route,
-      now: () => new Date(),
+      now: locals.services.now ?? (() => new Date()),
       ...(signedIn ? { signedIn } : {}),
     };
     const output = await functionFor(route).run(input as never, ctx);

@@ -45,6 +45,8 @@ export type ErrorCode =
   | "payment_id_conflict"
   /** 413: bodies over 64 KiB (src/server/middleware/body-limit.ts). */
   | "payload_too_large"
+  /** 429: a client's free budget, its unpaid challenges, or a payer's calls in flight (src/server/middleware/rate-limit.ts); `Retry-After`. */
+  | "rate_limited"
   | "internal_error"
   | "upstream_error"
   /** 503: a dependency of the call (database, a needed service) is down. */

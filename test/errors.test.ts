@@ -48,7 +48,7 @@ it("links every error body to its code's section of /errors", () => {
   });
 });
 
-it("documents exactly the 21 codes the service sends, each with its status, never charged", () => {
+it("documents exactly the 22 codes the service sends, each with its status, never charged", () => {
   const expected: Record<string, number> = {
     invalid_request: 400,
     non_canonical_path: 400,
@@ -66,6 +66,7 @@ it("documents exactly the 21 codes the service sends, each with its status, neve
     payment_in_progress: 409,
     payment_id_conflict: 409,
     payload_too_large: 413,
+    rate_limited: 429,
     internal_error: 500,
     upstream_error: 502,
     unavailable: 503,

@@ -3,15 +3,22 @@
  * with status 200, no console error, no failed request and no script, shows its compiled
  * content (exact titles, counts, prices and the exact buy call), has one `main` landmark and
  * headings that never skip a level, and keeps text contrast at WCAG AA in light and dark mode.
- * The /errors page is also fetched over plain HTTP, which needs no browser.
+ * The /errors page is also fetched over plain HTTP, which needs no browser. On a leaderboard
+ * with three recorded crawls, the score distribution and each top origin's history are inline
+ * SVGs of their stated size whose numbers are the recorded ones, readable in light and dark
+ * mode; the home page's sponsored slot is marked and linked as sponsored.
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { CompiledContent } from "../spec/content-schema.ts";
 import { ERROR_DOCS } from "../src/errors.ts";
+import { CHECK_NAMES } from "../src/intel/conformance.ts";
+import { finishRun, insertRows, startRun, summarise, type TrustRecord } from "../src/intel/leaderboard.ts";
+import { notMeasured } from "../src/intel/reputation.ts";
 import type { RunningService } from "../src/server/service.ts";
+import { openStore, type Store } from "../src/store/store.ts";
 import { launchBrowser, skipBrowserTests, visit } from "./support/browser.ts";
 import { operationsConfig, startDirectoryStub } from "./support/operations.ts";
 import { startTestService } from "./support/service.ts";
@@ -294,4 +301,166 @@ describe.skipIf(skipBrowserTests())("the free pages in Chromium", () => {
       }
     });
   }
+});
+
+/** Score of origin `o` (0-11) in crawl `run` (0-2): spread over the bins, some rising, some falling. */
+const seededScore = (o: number, run: number) => Math.min(100, Math.max(0, o * 9 + (o % 3 === 0 ? run * 5 : -run * 4)));
+/** Origin 11 answers only in the last crawl; origin 10 never answers (unreachable, score 0). */
+const seededOrigins = Array.from({ length: 12 }, (_v, o) => `https://seller-${String(o).padStart(2, "0")}.example`);
+
+function seededRow(o: number, run: number, at: Date): TrustRecord {
+  const reachable = o !== 10;
+  return {
+    origin: seededOrigins[o] as string,
+    endpoint: `${seededOrigins[o]}/api/x`,
+    method: "POST",
+    endpoints: 1,
+    reachable,
+    status: reachable ? 402 : null,
+    score: reachable ? seededScore(o, run) : 0,
+    verdict: reachable && seededScore(o, run) >= 50 ? "pay_with_caution" : "avoid",
+    penalties: [],
+    checks: Object.fromEntries(CHECK_NAMES.map((c) => [c, reachable])) as TrustRecord["checks"],
+    payable: reachable,
+    conformant: reachable,
+    discoverable: false,
+    price_usd: 0.01,
+    pay_to: null,
+    network: "eip155:8453",
+    x402_version: 2,
+    reputation: notMeasured("seeded for the page test"),
+    latency_ms: reachable ? 20 : null,
+    probed_at: at,
+  };
+}
+
+describe.skipIf(skipBrowserTests())("the leaderboard's charts and the sponsored slot in Chromium", () => {
+  let seeded: RunningService;
+  let store: Store;
+  let chromium: Browser;
+  beforeAll(async () => {
+    store = await openStore({ kind: "pglite", dir: undefined, snapshot: inject("pgliteSnapshot") });
+    for (let run = 0; run < 3; run++) {
+      const at = new Date(Date.parse("2026-11-20T00:00:00Z") + run * 3_600_000);
+      const rows = seededOrigins.map((_o, o) => seededRow(o, run, at)).filter((_r, o) => o !== 11 || run === 2);
+      const id = await startRun(store, "test", at);
+      await insertRows(store, id, rows);
+      await finishRun(store, id, summarise(rows, rows.length, { test: "ok" }), at);
+    }
+    seeded = await startTestService({ store, now: () => new Date("2026-11-23T12:00:00Z") });
+    chromium = await launchBrowser();
+  });
+  afterAll(async () => {
+    await chromium?.close();
+    await seeded?.close();
+    await store?.close();
+  });
+
+  it("draws the score distribution of the latest crawl and a sparkline of each top origin's history, at their sizes", async () => {
+    await visit(chromium, `${seeded.url}/leaderboard`, async (p, v) => {
+      expect(v.status).toBe(200);
+      expect(v.errors).toEqual([]);
+      expect(v.scripts).toBe(0);
+      const histogram = p.locator('svg[data-chart="histogram"]');
+      expect(await histogram.count()).toBe(1);
+      // Ground truth: the reachable origins' scores in the last crawl, counted by ten-point bin.
+      const expected = Array<number>(10).fill(0);
+      for (let o = 0; o < 12; o++) {
+        const bin = Math.min(9, Math.floor(seededScore(o, 2) / 10));
+        if (o !== 10) expected[bin] = (expected[bin] ?? 0) + 1;
+      }
+      expect(await histogram.locator("rect").evaluateAll((rs) => rs.map((r) => Number(r.getAttribute("data-count"))))).toEqual(expected);
+      expect(await histogram.getAttribute("aria-label")).toBe("Scores of the 11 origins that answered, in bins of ten points");
+      const box = await histogram.boundingBox();
+      expect(box?.width).toBe(560);
+      expect(box?.height).toBe(180);
+      // The tallest bar fills the plot; an empty bin has no height.
+      const heights = await histogram.locator("rect").evaluateAll((rs) => rs.map((r) => Number(r.getAttribute("height"))));
+      expect(Math.max(...heights)).toBe(140);
+      expect(heights.filter((h, i) => h === 0 && expected[i] !== 0)).toEqual([]);
+
+      const rows = p.locator("main table").first().locator("tbody tr");
+      expect(await rows.count()).toBe(10);
+      for (let i = 0; i < 10; i++) {
+        const row = rows.nth(i);
+        const origin = ((await row.locator("code").textContent()) ?? "").trim();
+        const o = seededOrigins.indexOf(origin);
+        const spark = row.locator('svg[data-chart="sparkline"]');
+        expect(await spark.count(), origin).toBe(1);
+        const size = await spark.boundingBox();
+        expect([size?.width, size?.height], origin).toEqual([120, 24]);
+        const history = o === 11 ? [seededScore(o, 2)] : [0, 1, 2].map((run) => seededScore(o, run));
+        expect(await spark.getAttribute("data-points"), origin).toBe(String(history.length));
+        expect(await spark.getAttribute("aria-label"), origin).toBe(
+          history.length > 1
+            ? `Score history of ${origin}: from ${history[0]} to ${history[2]} over 3 crawls`
+            : `Score history of ${origin}: ${history[0]} in its only crawl`,
+        );
+        // A single crawl is a dot; three are a line through three points.
+        expect(await spark.locator("polyline").count(), origin).toBe(history.length > 1 ? 1 : 0);
+        if (history.length > 1) {
+          expect(((await spark.locator("polyline").getAttribute("points")) ?? "").split(" ")).toHaveLength(3);
+        }
+      }
+    });
+  });
+
+  for (const scheme of ["light", "dark"] as const) {
+    it(`keeps the charts and the leaderboard readable in ${scheme} mode`, async () => {
+      const context = await chromium.newContext({ colorScheme: scheme });
+      try {
+        const p = await context.newPage();
+        await p.goto(`${seeded.url}/leaderboard`);
+        const contrast = await p.evaluate(() => {
+          const rgb = (c: string) => (c.match(/[\d.]+/g) ?? []).map(Number);
+          const lum = ([r = 0, g = 0, b = 0]: number[]) => {
+            const f = (v: number) => {
+              const x = v / 255;
+              return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4;
+            };
+            return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+          };
+          const ratio = (a: number[], b: number[]) => {
+            const [x, y] = [lum(a), lum(b)];
+            return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05);
+          };
+          const page = rgb(getComputedStyle(document.body).backgroundColor);
+          const marks = Array.from(document.querySelectorAll("svg rect, svg circle")).map((e) =>
+            ratio(rgb(getComputedStyle(e).fill), page),
+          );
+          const lines = Array.from(document.querySelectorAll("svg polyline")).map((e) => ratio(rgb(getComputedStyle(e).stroke), page));
+          const labels = Array.from(document.querySelectorAll("svg text")).map((e) => ratio(rgb(getComputedStyle(e).fill), page));
+          const text = Array.from(document.querySelectorAll("main *"))
+            .filter((el) => Array.from(el.childNodes).some((n) => n.nodeType === 3 && (n.textContent ?? "").trim() !== ""))
+            .map((el) => ({ what: `${el.tagName}.${el.getAttribute("class") ?? ""}`, r: ratio(rgb(getComputedStyle(el).color), page) }));
+          return { marks, lines, labels, worstText: text.sort((a, b) => a.r - b.r)[0] };
+        });
+        expect(contrast.marks.length).toBeGreaterThan(10);
+        expect(contrast.lines.length).toBeGreaterThan(0);
+        expect(contrast.labels).toHaveLength(20);
+        // Bars and lines are graphics (WCAG non-text contrast, 3:1); labels are text (4.5:1).
+        expect(Math.min(...contrast.marks, ...contrast.lines)).toBeGreaterThanOrEqual(3);
+        expect(Math.min(...contrast.labels)).toBeGreaterThanOrEqual(4.5);
+        expect(contrast.worstText?.r, contrast.worstText?.what).toBeGreaterThanOrEqual(4.5);
+      } finally {
+        await context.close();
+      }
+    });
+  }
+
+  it("shows the home page's sponsored placement, marked and linked as sponsored", async () => {
+    await visit(chromium, `${seeded.url}/`, async (p, v) => {
+      expect(v.status).toBe(200);
+      expect(v.scripts).toBe(0);
+      const slot = p.locator('aside[aria-label="Sponsored"]');
+      expect(await slot.count()).toBe(1);
+      expect(((await slot.locator(".sponsored-label").textContent()) ?? "").trim()).toBe(
+        "Sponsored · x402 chain data & playbooks (house ad)",
+      );
+      const link = slot.locator("a");
+      expect(await link.getAttribute("href")).toBe("/playbooks");
+      expect(await link.getAttribute("rel")).toBe("sponsored noopener");
+      expect(await link.textContent()).toBe("All 13 x402 builder playbooks for 0.91 USDC");
+    });
+  });
 });

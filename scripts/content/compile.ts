@@ -11,6 +11,9 @@ import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from "n
 import path from "node:path";
 import { Value } from "@sinclair/typebox/value";
 import {
+  AD_TEXT_MAX,
+  type Ad,
+  AdFrontmatter,
   BundleFrontmatter,
   type BundleMeta,
   CompiledContent,
@@ -363,6 +366,99 @@ function compileKb(ctx: Context): { entries: KbEntry[]; categories: KbCategoryCo
   return { entries, categories };
 }
 
+/** A `YYYY-MM-DDTHH:MM:SSZ` that names a real instant, as epoch milliseconds; undefined otherwise. */
+function realInstant(value: string): number | undefined {
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) || new Date(ms).toISOString().replace(".000Z", "Z") !== value ? undefined : ms;
+}
+
+function compileAd(file: SourceFile): Ad | undefined {
+  const data = checkFrontmatter(file, AdFrontmatter);
+  const id = path.basename(file.rel, ".md");
+  if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(id)) {
+    file.problems.add({ file: file.rel, field: "file name", expected: "a kebab-case id (the placement's id)", found: id });
+  }
+  // Plain text: line breaks in the file are only wrapping.
+  const text = file.body.trim().replace(/\s+/g, " ");
+  const bodyLine = file.bodyLineOffset + 1 + (file.body.match(/^\s*\n/)?.[0].split("\n").length ?? 1) - 1;
+  if (text === "")
+    file.problems.add({
+      file: file.rel,
+      field: "text",
+      expected: "the placement's text after the frontmatter",
+      found: "none",
+      line: bodyLine,
+    });
+  else if (text.length > AD_TEXT_MAX) {
+    file.problems.add({
+      file: file.rel,
+      field: "text",
+      expected: `at most ${AD_TEXT_MAX} characters`,
+      found: `${text.length}`,
+      line: bodyLine,
+    });
+  }
+  if (!data) return undefined;
+  const at = (field: string) => {
+    const line = file.keyLines.get(field);
+    return line ? { line } : {};
+  };
+  const starts = realInstant(data.starts_at);
+  const expires = realInstant(data.expires_at);
+  for (const [field, ms] of [
+    ["starts_at", starts],
+    ["expires_at", expires],
+  ] as const) {
+    if (ms === undefined)
+      file.problems.add({ file: file.rel, field, expected: "a real UTC time YYYY-MM-DDTHH:MM:SSZ", found: data[field], ...at(field) });
+  }
+  if (starts !== undefined && expires !== undefined && expires <= starts) {
+    file.problems.add({
+      file: file.rel,
+      field: "expires_at",
+      expected: `a time after starts_at (${data.starts_at})`,
+      found: data.expires_at,
+      ...at("expires_at"),
+    });
+  }
+  if (text === "" || text.length > AD_TEXT_MAX) return undefined;
+  return {
+    id,
+    sponsor: data.sponsor,
+    title: data.title,
+    text,
+    url: data.url,
+    placement: data.placement,
+    starts_at: data.starts_at,
+    expires_at: data.expires_at,
+  };
+}
+
+/** `content/ads/`: optional; one slot shows one placement at a time, so windows in a slot may not overlap. */
+function compileAds(ctx: Context): Ad[] {
+  const dir = path.join(ctx.contentDir, "ads");
+  if (!existsSync(dir)) return [];
+  const ads: { ad: Ad; file: string }[] = [];
+  for (const abs of markdownFiles(ctx, "ads")) {
+    const file = readSourceFile(abs, rel(ctx, abs), ctx.problems);
+    const ad = compileAd(file);
+    if (ad) ads.push({ ad, file: file.rel });
+  }
+  ads.sort((a, b) => a.ad.placement.localeCompare(b.ad.placement) || a.ad.starts_at.localeCompare(b.ad.starts_at));
+  for (let i = 1; i < ads.length; i++) {
+    const [prev, cur] = [ads[i - 1], ads[i]] as [(typeof ads)[number], (typeof ads)[number]];
+    if (prev.ad.placement === cur.ad.placement && cur.ad.starts_at < prev.ad.expires_at) {
+      ctx.problems.add({
+        file: cur.file,
+        field: "starts_at",
+        expected: `a start at or after ${prev.ad.expires_at}, when ${prev.file} leaves the ${cur.ad.placement} slot (one placement per slot at a time)`,
+        found: cur.ad.starts_at,
+      });
+    }
+  }
+  return ads.map((a) => a.ad);
+}
+
 /** Compile `content/` under `root`; throws a `ContentError` listing every problem. */
 export async function compileContent(root: string, options: CompileOptions = {}): Promise<CompiledContent> {
   const ctx: Context = {
@@ -376,6 +472,7 @@ export async function compileContent(root: string, options: CompileOptions = {})
   const howto = compileHowto(ctx);
   const sops = compileSops(ctx);
   const kb = compileKb(ctx);
+  const ads = compileAds(ctx);
   ctx.problems.throwIfAny();
   if (!bundle || !howto) throw new ContentError(ctx.problems.list);
 
@@ -386,6 +483,7 @@ export async function compileContent(root: string, options: CompileOptions = {})
     howto,
     sops,
     kb,
+    ads,
   };
   // A compiler bug, not an author's mistake: the output must match what the API promises.
   if (!Value.Check(CompiledContent, compiled)) {

@@ -5,6 +5,8 @@
  */
 import { type Static, Type } from "@sinclair/typebox";
 import {
+  AD_PLACEMENTS,
+  Ad,
   AllInOption,
   BUNDLE_ID,
   BUNDLE_PRICE_USDC,
@@ -270,6 +272,34 @@ export const askKb = defineRoute({
   example: { input: { question: "How many decimals does USDC use in an x402 amount?" } },
 });
 
+/** `GET /api/ads`: the sponsored placements active now. */
+export const listAds = defineRoute({
+  method: "GET",
+  path: "/api/ads",
+  operationId: "listActiveAds",
+  summary: "Sponsored placements active now",
+  description: `Free. The sponsored placements showing at this moment, one per slot at most (slots: ${AD_PLACEMENTS.join(", ")}; one per free page), each with its sponsor, title, text (at most 280 characters), link and the window it shows in. Whether a placement is active is decided per request: one past its expires_at is gone without a rebuild. Paid answers never carry placements.`,
+  tags: ["free"],
+  price: null,
+  query: NoInput,
+  response: Type.Array(Ad),
+  errors: [],
+  example: {
+    output: [
+      {
+        id: "playbook-bundle",
+        sponsor: "x402 chain data & playbooks (house ad)",
+        title: "All 13 x402 builder playbooks for 0.91 USDC",
+        text: "Steps with the exact commands, pitfalls and checks for shipping, pricing and listing a paid x402 endpoint on Base.",
+        url: "/playbooks",
+        placement: "home",
+        starts_at: "2026-01-01T00:00:00Z",
+        expires_at: "2027-12-31T23:59:59Z",
+      },
+    ],
+  },
+});
+
 /** The content routes, in listing order. */
 export const contentRoutes: readonly RouteDef[] = [
   getPlaybookBundle,
@@ -280,4 +310,5 @@ export const contentRoutes: readonly RouteDef[] = [
   listKbCategories,
   searchKb,
   askKb,
+  listAds,
 ];

@@ -37,6 +37,8 @@ export interface CrawlOptions {
   now?: () => Date;
   /** Stops the crawl early (the run is then marked failed). */
   signal?: AbortSignal;
+  /** Told how many origins are probed of how many, once the catalogue is read and after each origin. */
+  onProgress?: (done: number, total: number) => void;
 }
 
 /** What a finished crawl reports. */
@@ -83,6 +85,7 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlResult> {
       sources: snapshot.sources,
     });
 
+    options.onProgress?.(0, origins.length);
     const chainSlot = limiter(options.chainConcurrency ?? 4);
     const reputations = new Map<string, Promise<Reputation>>();
     const readReputation = (payTo: string, network: string | null) => {
@@ -120,6 +123,7 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlResult> {
         const [origin, endpoints] = origins[next++] as [string, (typeof origins)[number][1]];
         const record = await probeOne(origin, endpoints, readReputation, options, now);
         records.push(record);
+        options.onProgress?.(records.length, origins.length);
         pending.push(record);
         if (pending.length >= 100) await flush();
       }

@@ -402,3 +402,41 @@ export async function originHistory(
     verdict: r.verdict,
   }));
 }
+
+/** Scores of the origins a run reached, counted in ten bins of ten points (0-9, 10-19, …, 90-100). */
+export async function scoreDistribution(store: Queryable, runId: number): Promise<number[]> {
+  const rows = await store.query<{ bin: number; n: number }>(
+    "select least(score / 10, 9)::int as bin, count(*)::int as n from trust_rows where run_id = $1 and reachable group by 1",
+    [runId],
+  );
+  const bins = Array<number>(10).fill(0);
+  for (const row of rows) bins[row.bin] = row.n;
+  return bins;
+}
+
+/**
+ * The scores of `origins` in the last `runs` completed runs up to `runId`, oldest first, one
+ * entry per run (null where the origin was not in that run): what its sparkline draws.
+ */
+export async function scoreHistories(
+  store: Queryable,
+  runId: number,
+  origins: readonly string[],
+  runs = 20,
+): Promise<Map<string, (number | null)[]>> {
+  const recent = await store.query<{ id: string | number }>(
+    "select id from trust_runs where status = 'done' and id <= $1 order by id desc limit $2",
+    [runId, runs],
+  );
+  const ids = recent.map((r) => Number(r.id)).reverse();
+  const rows = await store.query<{ origin: string; run_id: string | number; score: number }>(
+    "select origin, run_id, score from trust_rows where run_id = any($1::bigint[]) and origin = any($2::text[])",
+    [ids, origins],
+  );
+  const histories = new Map(origins.map((o) => [o, ids.map(() => null as number | null)]));
+  for (const row of rows) {
+    const history = histories.get(row.origin);
+    if (history) history[ids.indexOf(Number(row.run_id))] = row.score;
+  }
+  return histories;
+}

@@ -83,6 +83,43 @@ export interface GateOptions {
   instance: string;
   authorizations: AuthorizationReader;
   log: Logger;
+  /** Told how each paid call ended and how long the facilitator took (the metrics). */
+  observer?: PaymentObserver;
+}
+
+/** How a call to a paid route ended, for the metrics. */
+export type PaidOutcome =
+  /** Settled now: a new charge. */
+  | "settled"
+  /** Answered for a payment settled earlier (a paid retry, a re-read): no new charge. */
+  | "redeemed"
+  /** Paid from a prepaid balance. */
+  | "balance"
+  /** No payment: the 402 challenge. */
+  | "challenged"
+  /** The payment was refused (malformed, not verified, already used) or the balance was short. */
+  | "refused"
+  | "settlement_failed"
+  | "settlement_unknown"
+  /** The same payment was in flight in another request. */
+  | "in_progress"
+  /** The function or the payment path failed; nothing was charged. */
+  | "failed";
+
+/** Observes the payment gate (src/metrics/metrics.ts counts what it is told). */
+export interface PaymentObserver {
+  /** One call to a paid route ended; `amountAtomic` is what it charged (only when `settled`). */
+  paidCall(route: string, outcome: PaidOutcome, amountAtomic?: string): void;
+  /** The facilitator verified (or refused) a payment in `seconds`. */
+  verified(seconds: number): void;
+  /** The facilitator settled (or failed to settle) a payment in `seconds`. */
+  settled(seconds: number): void;
+}
+
+/** What the gate learned about one call while answering it. */
+interface CallRecord {
+  outcome?: PaidOutcome;
+  amountAtomic?: string;
 }
 
 /** How long each step of a paid call took, in milliseconds. */
@@ -112,6 +149,7 @@ interface Attempt {
   /** The wallet that signed in with Sign-In-With-X, when the request carries a valid proof. */
   signedIn: string | null;
   timings: Timings;
+  record: CallRecord;
 }
 
 const JSON_TYPE = "application/json; charset=utf-8";
@@ -201,6 +239,13 @@ export class PaymentGate {
 
   /** Answer one request to a paid route. Never throws: every failure is a response, and none is charged. */
   async handle(request: Request, route: RouteDef, run: PaidRun): Promise<Response> {
+    const record: CallRecord = {};
+    const response = await this.answer(request, route, run, record);
+    this.options.observer?.paidCall(routeKey(route), record.outcome ?? outcomeOf(response.status), record.amountAtomic);
+    return response;
+  }
+
+  private async answer(request: Request, route: RouteDef, run: PaidRun, record: CallRecord): Promise<Response> {
     const url = new URL(request.url);
     const requestId = request.headers.get("x-request-id") ?? randomUUID();
     const log = this.options.log.child({ request_id: requestId, route: routeKey(route) });
@@ -212,11 +257,17 @@ export class PaymentGate {
       // A price read from the query is quoted only for a valid query.
       if (route.dynamicPrice && route.query) validateQuery(route.query, url.searchParams);
       // HEAD asks what a GET would answer without a body: the challenge, never a paid run.
-      if (request.method === "HEAD") return await this.challenge(request, route, url);
+      if (request.method === "HEAD") {
+        record.outcome = "challenged";
+        return await this.challenge(request, route, url);
+      }
       // A body naming a prepaid balance, without a payment: the balance pays, for its own wallet only.
       const body = route.balancePayable || header !== undefined || siwx !== null ? new Uint8Array(await request.arrayBuffer()) : undefined;
       const userId = route.balancePayable && header === undefined && body ? balanceUserOf(body) : undefined;
-      if (userId === undefined && header === undefined && siwx === null) return await this.challenge(request, route, url);
+      if (userId === undefined && header === undefined && siwx === null) {
+        record.outcome = "challenged";
+        return await this.challenge(request, route, url);
+      }
 
       const attempt: Attempt = {
         request,
@@ -228,6 +279,7 @@ export class PaymentGate {
         run,
         signedIn: null,
         timings: {},
+        record,
       };
       if (userId !== undefined) return await this.payFromBalance(attempt, userId, siwx);
       if (siwx !== null) {
@@ -402,6 +454,7 @@ export class PaymentGate {
       log.error("balance-paid function answered without debiting", { route: routeKey(attempt.route) });
       if ((await debit()) === null) return this.insufficient(attempt, wallet, await balanceOf(store, wallet), price);
     }
+    attempt.record.outcome = "balance";
     log.info("balance call", {
       request_id: attempt.requestId,
       route: routeKey(attempt.route),
@@ -726,6 +779,7 @@ export class PaymentGate {
     lease?: HeldLeases,
   ): Promise<Response> {
     attempt.timings.verify = ms;
+    this.options.observer?.verified(ms / 1000);
     const { store, log, inFlight } = this.options;
     const { authorization } = decoded;
     const notCharged = (status: number, reason: string) => finishLedgerRow(store, rowId, { outcome: "not_charged", status, reason });
@@ -756,6 +810,7 @@ export class PaymentGate {
       responseHeaders: Object.fromEntries(response.headers),
     });
     attempt.timings.settle = round(performance.now() - settleStarted);
+    this.options.observer?.settled(attempt.timings.settle / 1000);
     // A settlement that failed may still have paid us (a lost receipt, an earlier attempt's
     // transfer landing first): the chain decides, so a payer is never told "not charged" wrongly.
     if (!settled.success) {
@@ -778,6 +833,8 @@ export class PaymentGate {
     const answer = this.answerToKeep(attempt, headers, response.status, bytes, authorization.from, authorization.nonce, new Date());
 
     if (settled.success) {
+      attempt.record.outcome = "settled";
+      attempt.record.amountAtomic = payment.amount;
       // Leases in the store are freed by the same statement; in memory they cost nothing to free after.
       const release = lease && inFlight.shared ? { keys: lease.keys, holder: lease.holder } : null;
       await settleAndKeep(store, rowId, response.status, settled.transaction, answer, release).then(
@@ -809,6 +866,7 @@ export class PaymentGate {
       return new Response(bytes, { status: response.status, headers });
     }
     const unknown = settled.errorReason === SETTLEMENT_UNKNOWN;
+    attempt.record.outcome = unknown ? "settlement_unknown" : "settlement_failed";
     await finishLedgerRow(store, rowId, {
       outcome: unknown ? "settlement_unknown" : "settlement_failed",
       status: 402,
@@ -912,6 +970,14 @@ export class PaymentGate {
       expiresAt: new Date(settledAt.getTime() + this.redeemMs()),
     };
   }
+}
+
+/** The outcome of a call the gate did not label on its way: read from the status it answered. */
+function outcomeOf(status: number): PaidOutcome {
+  if (status < 400) return "redeemed";
+  if (status === 402 || status === 401) return "refused";
+  if (status === 409) return "in_progress";
+  return "failed";
 }
 
 function inProgress(message: string): Response {

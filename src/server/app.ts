@@ -1,8 +1,8 @@
 /**
  * The Express application: the only place that knows Express, and only HTTP plumbing. The
- * request path is request id and logging → canonical paths → known methods → a sane Host →
- * document cache → body limit → static files (from memory) → Astro, whose endpoint hands paid
- * routes to the payment gate (src/payments/gate.ts).
+ * request path is request id and logging → metrics → canonical paths → known methods → a sane
+ * Host → `/metrics` → rate limits → document cache → body limit → static files (from memory) →
+ * Astro, whose endpoint hands paid routes to the payment gate (src/payments/gate.ts).
  */
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -11,11 +11,15 @@ import express, { type NextFunction, type Request, type Response } from "express
 import { routes } from "../../spec/routes.ts";
 import type { Config } from "../config.ts";
 import type { ApiLocals, Services } from "../context.ts";
+import { memoryBuckets, storeBuckets } from "../limits/token-buckets.ts";
+import type { ServiceMetrics } from "../metrics/metrics.ts";
 import type { PaymentGate } from "../payments/gate.ts";
 import { bodyLimit } from "./middleware/body-limit.ts";
 import { canonicalPath } from "./middleware/canonical-path.ts";
 import { documentCache } from "./middleware/document-cache.ts";
 import type { Drain } from "./middleware/drain.ts";
+import { metricsEndpoint, requestMetrics } from "./middleware/metrics.ts";
+import { rateLimit } from "./middleware/rate-limit.ts";
 import { requestContext, requestIdOf } from "./middleware/request-context.ts";
 import { knownMethods, saneHost } from "./middleware/request-line.ts";
 import { sendError } from "./middleware/send-error.ts";
@@ -37,6 +41,10 @@ export interface AppOptions {
   documentCache?: boolean;
   /** Tracks requests in flight for a graceful stop (src/server/middleware/drain.ts). */
   drain?: Drain;
+  /** The service's Prometheus metrics, served at `/metrics`. */
+  metrics: ServiceMetrics;
+  /** The clock of the rate limits, epoch milliseconds (tests move it). */
+  now?: () => number;
 }
 
 /** Load the built Astro handler from `distDir`; a missing build is a clear start-up error. */
@@ -67,6 +75,8 @@ export function createApp({
   clientDir,
   documentCache: withDocumentCache = true,
   drain,
+  metrics,
+  now,
 }: AppOptions): express.Express {
   const app = express();
   app.disable("x-powered-by");
@@ -75,9 +85,26 @@ export function createApp({
 
   if (drain) app.use(drain.middleware);
   app.use(requestContext({ log: services.log }));
+  app.use(requestMetrics({ metrics, routes }));
   app.use(canonicalPath());
   app.use(knownMethods(routes));
   app.use(saneHost(config.publicUrl));
+  app.use(metricsEndpoint({ metrics, routes, token: config.metricsToken }));
+  // Instances on one PostgreSQL share each client's free budget; the challenge budget stays in
+  // memory, since a challenge must stay cheaper than a database round trip.
+  const { freePerMinute, challengePerMinute, paidInFlightPerPayer } = config.limits;
+  const store = services.store;
+  app.use(
+    rateLimit({
+      routes,
+      free: freePerMinute === 0 ? null : store.engine === "postgres" ? storeBuckets(store, freePerMinute) : memoryBuckets(freePerMinute),
+      challenge: challengePerMinute === 0 ? null : memoryBuckets(challengePerMinute),
+      paidInFlightPerPayer,
+      log: services.log,
+      onRefusal: (budget) => metrics.rateLimitRefusals.inc({ budget }),
+      ...(now ? { now } : {}),
+    }),
+  );
   if (withDocumentCache) app.use(documentCache(routes));
   app.use(bodyLimit({ maxBytes: 64 * 1024 }));
 

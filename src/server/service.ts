@@ -20,6 +20,7 @@ import { runCrawl } from "../intel/crawl.ts";
 import { trustCrawlJob } from "../intel/crawl-schedule.ts";
 import { createIntelServices, type IntelSettings } from "../intel/intel-services.ts";
 import { createLogger, type Logger } from "../log.ts";
+import { crawlProgress, createMetrics, observedStore, type ServiceMetrics } from "../metrics/metrics.ts";
 import { HEARTBEAT_MS, registerInstance, startHeartbeat, unregisterInstance } from "../operations/instances.ts";
 import { type JobDefinition, type JobName, type JobScheduler, startJobs } from "../operations/jobs.ts";
 import { generateStatus, type JobSchedule, STATUS_INTERVAL_SECONDS } from "../operations/status-feed.ts";
@@ -83,6 +84,8 @@ export interface StartServiceOptions {
   resolve?: Resolver;
   /** Chain analytics settings to use instead of the config's (tests: scanner bounds, upstream URLs). */
   analytics?: AnalyticsSettings;
+  /** The clock of the rate limits and of the functions (which ads are active); tests move it. Default: the system clock. */
+  now?: () => Date;
 }
 
 /** A running service. */
@@ -90,6 +93,8 @@ export interface RunningService {
   url: string;
   server: Server;
   services: Services;
+  /** This service's Prometheus metrics (also served at `/metrics`). */
+  metrics: ServiceMetrics;
   payTo: `0x${string}`;
   facilitatorAddress: `0x${string}` | undefined;
   /** This instance's id (heartbeats, leases, ledger rows, job runs). */
@@ -140,7 +145,9 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const ownStore = !options.store;
   const location = storeLocationOf(config);
   if (ownStore && location.kind === "pglite") claimPgliteDir(location.dir as string);
-  const store = options.store ?? (await openStore(location));
+  const metrics = createMetrics();
+  const openedStore = options.store ?? (await openStore(location));
+  const store = observedStore(openedStore, metrics);
   const instance = options.instance ?? `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
 
   const intelSettings: IntelSettings = {
@@ -171,6 +178,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     intel: intelSettings,
     analytics: options.analytics ?? { mode: config.mode, upstreams: config.upstreams },
     chat: config.chat,
+    ...(options.now ? { now: options.now } : {}),
   };
   const authorizations = authorizationReader(createChainClient(chain, transport), config.usdc.address);
 
@@ -210,18 +218,29 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       trustCrawlJob({
         intervalMs: crawlIntervalMs,
         store,
-        crawl: (signal) =>
-          runCrawl({
-            store,
-            catalogue: intel.catalogue,
-            fetcher: intel.crawl.fetcher,
-            chain: { client: services.chain, network: config.network, usdc: config.usdc.address },
-            concurrency: intel.crawl.concurrency,
-            originTimeoutMs: intel.crawl.originTimeoutMs,
-            trigger: "schedule",
-            log,
-            signal,
-          }),
+        crawl: async (signal) => {
+          const progress = crawlProgress(metrics);
+          progress.started();
+          try {
+            const result = await runCrawl({
+              store,
+              catalogue: intel.catalogue,
+              fetcher: intel.crawl.fetcher,
+              chain: { client: services.chain, network: config.network, usdc: config.usdc.address },
+              concurrency: intel.crawl.concurrency,
+              originTimeoutMs: intel.crawl.originTimeoutMs,
+              trigger: "schedule",
+              log,
+              signal,
+              onProgress: progress.onProgress,
+            });
+            progress.ended("done");
+            return result;
+          } catch (error) {
+            progress.ended("failed");
+            throw error;
+          }
+        },
       }),
     );
   if (maintenance) jobs.push(ledgerUpkeepJob(store, authorizations, payTo, log, intervals.ledger_upkeep ?? 60_000));
@@ -278,6 +297,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     instance,
     authorizations,
     log,
+    observer: metrics.payments,
   });
   const drain = drainable();
   const app = createApp({
@@ -288,6 +308,8 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     astro,
     clientDir: `${options.distDir ?? "dist"}/client`,
     documentCache: options.documentCache ?? true,
+    metrics,
+    ...(options.now ? { now: () => (options.now as () => Date)().getTime() } : {}),
   });
 
   const server = await new Promise<Server>((resolve, reject) => {
@@ -332,6 +354,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     url: `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`,
     server,
     services,
+    metrics,
     payTo,
     facilitatorAddress,
     instance,

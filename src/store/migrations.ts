@@ -225,6 +225,20 @@ export const MIGRATIONS: readonly Migration[] = [
       create index status_documents_generated on status_documents (generated_at desc)
     `,
   },
+  {
+    version: 8,
+    name: "rate-limit token buckets shared by the instances on one database",
+    // Unlogged: a bucket lost in a crash only means a client's budget starts full again.
+    sql: `
+      create unlogged table rate_buckets (
+        key text primary key,
+        tokens double precision not null,
+        at_ms bigint not null,
+        allowed boolean not null
+      );
+      create index rate_buckets_idle on rate_buckets (at_ms)
+    `,
+  },
 ];
 
 /** The newest schema version this build knows. */

@@ -44,6 +44,7 @@ export const PRICE_CONTRACT: readonly ContractRoute[] = [
   free("GET", "/api/kb/categories"),
   free("GET", "/api/kb/search"),
   paid("POST", "/api/kb/ask", 0.03, "30000"),
+  free("GET", "/api/ads"),
   paid("POST", "/api/chat", 0.1, "100000"),
   // The top-up's price is its ?amount= (1 to 100 USD); unpaid without one it quotes the default, 5.
   paid("POST", "/api/balance/topup", 5, "5000000"),

@@ -22,9 +22,19 @@ export function devnet() {
   return inject("devnet");
 }
 
-/** A local-mode configuration on a free port, quiet unless `LOG_LEVEL` is set. */
+/**
+ * A local-mode configuration on a free port, quiet unless `LOG_LEVEL` is set. Tests send free
+ * requests from one address far faster than any reader: the free budget is set high enough
+ * that no test trips it, and still checked on every request (test/rate-limit.test.ts sets its own).
+ */
 export function testConfig(env: Record<string, string> = {}): Config {
-  return loadConfig({ PORT: "0", LOG_LEVEL: process.env.LOG_LEVEL ?? "silent", ...stubUpstreamEnv(), ...env });
+  return loadConfig({
+    PORT: "0",
+    LOG_LEVEL: process.env.LOG_LEVEL ?? "silent",
+    RATE_LIMIT_PER_MINUTE: "100000",
+    ...stubUpstreamEnv(),
+    ...env,
+  });
 }
 
 /** Market-data URLs of the shared stub server (never the real APIs in tests). */

@@ -1,0 +1,80 @@
+/**
+ * Token buckets keyed by client: each holds at most `perMinute` tokens, refills at `perMinute`
+ * a minute, and a request takes one. Two homes for the buckets: this process's memory (one
+ * instance, the embedded database), or the store (several instances on one PostgreSQL share
+ * every client's bucket, so a client cannot multiply its budget by the number of instances).
+ */
+import type { Queryable } from "../store/store.ts";
+
+/** What a bucket says about one request. */
+export interface BucketVerdict {
+  allowed: boolean;
+  /** Whole seconds until the next token, when refused (at least 1); 0 when allowed. */
+  retryAfterSeconds: number;
+}
+
+/** A set of buckets of one size. */
+export interface TokenBuckets {
+  readonly perMinute: number;
+  /** Take one token from `key`'s bucket at `nowMs` (epoch milliseconds). */
+  take(key: string, nowMs: number): Promise<BucketVerdict>;
+}
+
+/** Idle this long, a bucket is full again and need not be kept. */
+const FULL_AFTER_MS = 60_000;
+
+function verdict(tokensLeft: number, allowed: boolean, perMs: number): BucketVerdict {
+  return { allowed, retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((1 - tokensLeft) / perMs / 1000)) };
+}
+
+/** Buckets in this process's memory; idle ones are dropped once a minute. */
+export function memoryBuckets(perMinute: number): TokenBuckets {
+  const perMs = perMinute / 60_000;
+  const buckets = new Map<string, { tokens: number; at: number }>();
+  let swept = 0;
+  return {
+    perMinute,
+    async take(key, nowMs) {
+      if (nowMs - swept > FULL_AFTER_MS) {
+        for (const [k, b] of buckets) if (nowMs - b.at >= FULL_AFTER_MS) buckets.delete(k);
+        swept = nowMs;
+      }
+      const bucket = buckets.get(key);
+      const tokens = bucket ? Math.min(perMinute, bucket.tokens + Math.max(0, nowMs - bucket.at) * perMs) : perMinute;
+      const allowed = tokens >= 1;
+      buckets.set(key, { tokens: allowed ? tokens - 1 : tokens, at: Math.max(bucket?.at ?? 0, nowMs) });
+      return verdict(allowed ? tokens - 1 : tokens, allowed, perMs);
+    },
+  };
+}
+
+/**
+ * Buckets in the store's `rate_buckets` table, shared by every instance on it. Refill and take
+ * are one upsert (the row lock orders concurrent requests of one client); the caller's clock
+ * is used, never going backwards per bucket, so instances with slightly different clocks
+ * cannot mint tokens. Idle rows are deleted at most once a minute per instance.
+ */
+export function storeBuckets(db: Queryable, perMinute: number, namespace = "free"): TokenBuckets {
+  const perMs = perMinute / 60_000;
+  let swept = 0;
+  // Every SET expression reads the row as it was, so `refilled` is the same value in all three.
+  const refilled = "least($2::float8, b.tokens + greatest(0, $3::bigint - b.at_ms) * $4::float8)";
+  const sql = `insert into rate_buckets as b (key, tokens, at_ms, allowed) values ($1, $2::float8 - 1, $3::bigint, true)
+    on conflict (key) do update set
+      tokens = case when ${refilled} >= 1 then ${refilled} - 1 else ${refilled} end,
+      allowed = ${refilled} >= 1,
+      at_ms = greatest(b.at_ms, $3::bigint)
+    returning tokens, allowed`;
+  return {
+    perMinute,
+    async take(key, nowMs) {
+      if (nowMs - swept > FULL_AFTER_MS) {
+        swept = nowMs;
+        void db.query("delete from rate_buckets where at_ms < $1", [nowMs - 2 * FULL_AFTER_MS]).catch(() => {});
+      }
+      const [row] = await db.query<{ tokens: number; allowed: boolean }>(sql, [`${namespace}:${key}`, perMinute, Math.floor(nowMs), perMs]);
+      if (!row) throw new Error("rate_buckets upsert returned no row");
+      return verdict(Number(row.tokens), row.allowed, perMs);
+    },
+  };
+}

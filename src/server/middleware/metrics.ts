@@ -1,0 +1,77 @@
+/**
+ * Counts and times every request for the Prometheus metrics (src/metrics/metrics.ts) and
+ * serves them at `GET /metrics`: to loopback clients (the address Express resolved, so a
+ * trusted proxy's forwarded client counts, not the proxy), or to anyone sending
+ * `Authorization: Bearer <METRICS_TOKEN>`. Anyone else is told nothing is there.
+ */
+import { timingSafeEqual } from "node:crypto";
+import type { NextFunction, Request, Response } from "express";
+import type { RouteDef } from "../../../spec/route.ts";
+import { isLoopback } from "../../limits/client-key.ts";
+import type { ServiceMetrics } from "../../metrics/metrics.ts";
+import { sendError } from "./send-error.ts";
+
+/** Options of `requestMetrics` and `metricsEndpoint`. */
+export interface MetricsOptions {
+  metrics: ServiceMetrics;
+  routes: readonly RouteDef[];
+  /** METRICS_TOKEN; undefined: loopback only. */
+  token?: string | undefined;
+}
+
+/** The `route` label of a request: the route table's path, or a fixed word (never the raw path, which a caller chooses). */
+function routeLabel(paths: ReadonlySet<string>, path: string, status: number): string {
+  if (path === "/metrics") return "metrics";
+  if (path.startsWith("/api/")) {
+    const trimmed = path.endsWith("/") ? path.slice(0, -1) : path;
+    return paths.has(trimmed) ? trimmed : "/api/unmatched";
+  }
+  if (path.startsWith("/_astro/") || /\.[a-z0-9]+$/i.test(path)) return "static";
+  return status === 404 ? "unmatched" : "page";
+}
+
+/** Middleware factory: count and time each request when its answer ends. */
+export function requestMetrics({ metrics, routes }: MetricsOptions) {
+  const paths = new Set(routes.map((r) => r.path));
+  return function requestMetricsMiddleware(req: Request, res: Response, next: NextFunction): void {
+    const started = process.hrtime.bigint();
+    res.once("close", () => {
+      const route = routeLabel(paths, req.path, res.statusCode);
+      const method = ["GET", "HEAD", "POST"].includes(req.method) ? req.method : "other";
+      metrics.requests.inc({ route, method, status: String(res.statusCode) });
+      metrics.requestSeconds.observe({ route, method }, Number(process.hrtime.bigint() - started) / 1e9);
+    });
+    next();
+  };
+}
+
+function sameToken(given: string, token: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Middleware factory: `GET /metrics` in the Prometheus text format, for loopback or the bearer of `token`. */
+export function metricsEndpoint({ metrics, token }: MetricsOptions) {
+  return function metricsEndpointMiddleware(req: Request, res: Response, next: NextFunction): void {
+    if (req.path !== "/metrics" || (req.method !== "GET" && req.method !== "HEAD")) {
+      next();
+      return;
+    }
+    const bearer = /^Bearer (.+)$/i.exec(req.headers.authorization ?? "")?.[1];
+    const allowed =
+      isLoopback(req.ip ?? req.socket.remoteAddress) || (token !== undefined && bearer !== undefined && sameToken(bearer, token));
+    if (!allowed) {
+      sendError(res, 404, "not_found", "Nothing at /metrics for this client. The API is described at /openapi.json.");
+      return;
+    }
+    metrics.registry.metrics().then(
+      (text) => {
+        res.status(200).setHeader("Content-Type", metrics.registry.contentType);
+        res.setHeader("Cache-Control", "no-store");
+        res.end(req.method === "HEAD" ? undefined : text);
+      },
+      (error: unknown) => next(error),
+    );
+  };
+}

@@ -1,0 +1,130 @@
+/**
+ * Limits on what costs us and not the caller, per client address (src/limits/client-key.ts),
+ * decided before anything else runs, each refusal a 429 `rate_limited` with `Retry-After`:
+ *
+ *   free routes and pages      → the free budget (RATE_LIMIT_PER_MINUTE, shared by instances on PostgreSQL)
+ *   a paid route, unpaid       → its 402 challenge, from a separate budget in memory, far above any payer's pace
+ *   a paid route with payment  → never limited by rate (the payment is the limit), but one payer
+ *                                has at most `paidInFlightPerPayer` calls in flight; the next is
+ *                                refused before the payment is looked at, so it is never charged
+ *
+ * Static files (fonts, icons, scripts of the pages) and `/metrics` are not counted.
+ */
+import type { NextFunction, Request, Response } from "express";
+import type { RouteDef } from "../../../spec/route.ts";
+import { clientKey } from "../../limits/client-key.ts";
+import type { BucketVerdict, TokenBuckets } from "../../limits/token-buckets.ts";
+import type { Logger } from "../../log.ts";
+import { decodePayment, isProblem } from "../../payments/payload.ts";
+import { sendError } from "./send-error.ts";
+
+/** The budget a request is counted against. */
+export type Budget = "free" | "challenge" | "paid_in_flight";
+
+/** Options of `rateLimit`. */
+export interface RateLimitOptions {
+  routes: readonly RouteDef[];
+  /** The free budget; null: free requests are not limited. */
+  free: TokenBuckets | null;
+  /** The budget of unpaid challenges; null: not limited. */
+  challenge: TokenBuckets | null;
+  /** Paid calls one payer may have in flight; 0: not limited. */
+  paidInFlightPerPayer: number;
+  /** Epoch milliseconds; tests move it. */
+  now?: () => number;
+  log: Logger;
+  /** Told of each refusal (the metrics count them). */
+  onRefusal?: (budget: Budget) => void;
+}
+
+const STATIC_FILE = /\.(?:css|js|mjs|map|svg|png|ico|jpg|jpeg|webp|gif|woff2?|txt|webmanifest)$/i;
+
+/** What `path` asked with `method` is: a free or a paid route, or a file nobody needs to limit. */
+export function requestKind(routes: ReadonlyMap<string, readonly RouteDef[]>, method: string, path: string): "free" | "paid" | "exempt" {
+  if (path === "/metrics" || path.startsWith("/_astro/") || STATIC_FILE.test(path)) return "exempt";
+  const trimmed = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
+  const wanted = method === "HEAD" ? "GET" : method;
+  const route = routes.get(trimmed)?.find((r) => r.method === wanted);
+  return route && route.price !== null ? "paid" : "free";
+}
+
+/** The payer a payment header names (unverified), or undefined when the header is not a readable payment. */
+function payerOf(req: Request): string | undefined {
+  const header = req.headers["payment-signature"] ?? req.headers["x-payment"];
+  if (typeof header !== "string") return undefined;
+  const decoded = decodePayment(header);
+  return isProblem(decoded) ? undefined : decoded.authorization.from.toLowerCase();
+}
+
+/** Middleware factory: the three limits above. */
+export function rateLimit(options: RateLimitOptions) {
+  const { free, challenge, paidInFlightPerPayer, log, onRefusal } = options;
+  const now = options.now ?? Date.now;
+  const byPath = new Map<string, RouteDef[]>();
+  for (const route of options.routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
+  const inFlight = new Map<string, number>();
+
+  const refuse = (res: Response, budget: Budget, retryAfterSeconds: number, message: string, details: Record<string, unknown>) => {
+    onRefusal?.(budget);
+    res.req.resume();
+    sendError(res, 429, "rate_limited", message, { budget, ...details }, { "Retry-After": String(retryAfterSeconds) });
+  };
+
+  const limitByBucket = (req: Request, res: Response, next: NextFunction, buckets: TokenBuckets, budget: Budget) => {
+    const key = clientKey(req.ip ?? req.socket.remoteAddress);
+    buckets.take(key, now()).then(
+      (verdict: BucketVerdict) => {
+        if (verdict.allowed) {
+          next();
+          return;
+        }
+        const what = budget === "free" ? "free requests" : "unpaid challenges";
+        refuse(
+          res,
+          budget,
+          verdict.retryAfterSeconds,
+          `Too many ${what} from your address: ${buckets.perMinute} a minute. Retry after ${verdict.retryAfterSeconds} s; paid calls are not limited.`,
+          { per_minute: buckets.perMinute },
+        );
+      },
+      (error: unknown) => {
+        // The budget's store failing must not take the free routes down with it: let the request through.
+        log.warn("rate limit not checked: the bucket store failed", { error: error as Error });
+        next();
+      },
+    );
+  };
+
+  return function rateLimitMiddleware(req: Request, res: Response, next: NextFunction): void {
+    const kind = requestKind(byPath, req.method, req.path);
+    const payer = kind === "paid" && paidInFlightPerPayer > 0 ? payerOf(req) : undefined;
+    // No payment, or a header that does not decode (the gate refuses it with the challenge): the challenge budget.
+    const buckets = kind === "free" ? free : kind === "paid" && payer === undefined ? challenge : null;
+    if (kind === "exempt" || (payer === undefined && buckets === null)) {
+      next();
+      return;
+    }
+    if (payer === undefined) {
+      limitByBucket(req, res, next, buckets as TokenBuckets, kind === "free" ? "free" : "challenge");
+      return;
+    }
+    const held = inFlight.get(payer) ?? 0;
+    if (held >= paidInFlightPerPayer) {
+      refuse(
+        res,
+        "paid_in_flight",
+        1,
+        `${paidInFlightPerPayer} paid calls of ${payer} are already in flight; send this one when one of them has answered. This payment was not looked at, so nothing was charged.`,
+        { payer, in_flight: held, max_in_flight: paidInFlightPerPayer },
+      );
+      return;
+    }
+    inFlight.set(payer, held + 1);
+    res.once("close", () => {
+      const left = (inFlight.get(payer) ?? 1) - 1;
+      if (left <= 0) inFlight.delete(payer);
+      else inFlight.set(payer, left);
+    });
+    next();
+  };
+}

@@ -1,0 +1,266 @@
+/**
+ * Rate limits (src/server/middleware/rate-limit.ts) through the real service: the 121st free
+ * request in a minute is a 429 `rate_limited` with Retry-After, the budget refills with the
+ * (injected) clock, a forged X-Forwarded-For buys nothing, the 402 challenge of a paid route is
+ * not counted against the free budget, one payer's 9th paid call in flight is refused before its
+ * payment is looked at (never charged), and two instances on one PostgreSQL share a budget.
+ */
+import type { FacilitatorClient } from "@x402/core/server";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { baseChain, rpcTransport } from "../src/chain/client.ts";
+import { loadConfig } from "../src/config.ts";
+import { clientKey, isLoopback } from "../src/limits/client-key.ts";
+import { memoryBuckets, storeBuckets } from "../src/limits/token-buckets.ts";
+import { createSelfFacilitator } from "../src/payments/facilitator.ts";
+import { type RunningService, startService } from "../src/server/service.ts";
+import { ledgerRowsOf } from "../src/store/ledger.ts";
+import { openStore, type Store } from "../src/store/store.ts";
+import { freshDatabase } from "./support/postgres.ts";
+import {
+  buyerAccount,
+  challengeOf,
+  devnet,
+  signPayment,
+  startTestService,
+  stubUpstreamEnv,
+  testConfig,
+  testStore,
+  usdcBalance,
+} from "./support/service.ts";
+
+const T0 = Date.parse("2026-03-02T12:00:00Z");
+
+/** A clock the test moves by hand. */
+function manualClock(start = T0) {
+  let now = start;
+  return { now: () => new Date(now), advance: (ms: number) => (now += ms) };
+}
+
+async function free(url: string, path = "/api/health", headers: Record<string, string> = {}) {
+  const res = await fetch(`${url}${path}`, { headers });
+  return { status: res.status, retryAfter: res.headers.get("retry-after"), body: await res.text() };
+}
+
+describe("token buckets", () => {
+  it("hold a minute's worth, refill per millisecond and say when the next token comes", async () => {
+    const buckets = memoryBuckets(120);
+    for (let i = 0; i < 120; i++) expect((await buckets.take("a", T0)).allowed).toBe(true);
+    expect(await buckets.take("a", T0)).toEqual({ allowed: false, retryAfterSeconds: 1 });
+    expect(await buckets.take("b", T0)).toEqual({ allowed: true, retryAfterSeconds: 0 });
+    // 2 tokens a second: after 1.5 s three more requests pass, the fourth waits.
+    expect((await buckets.take("a", T0 + 1_500)).allowed).toBe(true);
+    expect((await buckets.take("a", T0 + 1_500)).allowed).toBe(true);
+    expect((await buckets.take("a", T0 + 1_500)).allowed).toBe(true);
+    expect((await buckets.take("a", T0 + 1_500)).allowed).toBe(false);
+    const slow = memoryBuckets(6); // one token every 10 s
+    for (let i = 0; i < 6; i++) await slow.take("c", T0);
+    expect(await slow.take("c", T0 + 2_500)).toEqual({ allowed: false, retryAfterSeconds: 8 });
+  });
+
+  it("in the store give the same answers, and never refill when a clock goes backwards", async () => {
+    const store = await testStore();
+    const buckets = storeBuckets(store, 6, "unit");
+    for (let i = 0; i < 6; i++) expect((await buckets.take("c", T0)).allowed).toBe(true);
+    expect(await buckets.take("c", T0 + 2_500)).toEqual({ allowed: false, retryAfterSeconds: 8 });
+    expect(await buckets.take("c", T0 - 60_000)).toEqual({ allowed: false, retryAfterSeconds: 8 });
+    expect((await buckets.take("c", T0 + 10_000)).allowed).toBe(true);
+    expect((await buckets.take("c", T0 + 10_000)).allowed).toBe(false);
+  });
+
+  it("key IPv6 clients by their /64 and IPv4-mapped addresses as IPv4", () => {
+    expect(clientKey("2001:db8:aa:bb:1:2:3:4")).toBe("2001:db8:aa:bb::/64");
+    expect(clientKey("2001:db8:aa:bb::9")).toBe("2001:db8:aa:bb::/64");
+    expect(clientKey("2001:0db8::1")).toBe("2001:db8:0:0::/64");
+    expect(clientKey("::ffff:203.0.113.7")).toBe("203.0.113.7");
+    expect(clientKey("198.51.100.4")).toBe("198.51.100.4");
+    expect([isLoopback("127.0.0.1"), isLoopback("::ffff:127.0.0.9"), isLoopback("::1"), isLoopback("10.0.0.1")]).toEqual([
+      true,
+      true,
+      true,
+      false,
+    ]);
+  });
+});
+
+describe("the free budget of one instance", () => {
+  const clock = manualClock();
+  let service: RunningService;
+  beforeAll(async () => {
+    service = await startTestService({ config: testConfig({ RATE_LIMIT_PER_MINUTE: "120" }), now: clock.now });
+  });
+  afterAll(() => service.close());
+
+  it("answers 120 free requests in a minute and refuses the 121st with 429 rate_limited and Retry-After", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 120; i++) statuses.push((await free(service.url, i % 2 === 0 ? "/api/health" : "/api/kb")).status);
+    expect(statuses).toEqual(Array(120).fill(200));
+    const refused = await free(service.url, "/api/kb");
+    expect(refused.status).toBe(429);
+    expect(refused.retryAfter).toBe("1");
+    expect(JSON.parse(refused.body)).toEqual({
+      error: {
+        code: "rate_limited",
+        message: "Too many free requests from your address: 120 a minute. Retry after 1 s; paid calls are not limited.",
+        details: { budget: "free", per_minute: 120 },
+        docs: "/errors#rate_limited",
+      },
+    });
+    // Pages count as free requests; static files and the metrics do not.
+    expect((await free(service.url, "/errors")).status).toBe(429);
+    expect((await free(service.url, "/favicon.svg")).status).toBe(200);
+    expect((await free(service.url, "/metrics")).status).toBe(200);
+    // A forwarded address from an untrusted peer is not believed: no fresh budget.
+    expect((await free(service.url, "/api/kb", { "X-Forwarded-For": "203.0.113.9" })).status).toBe(429);
+    // The challenge of a paid route has its own, far larger budget.
+    const challenge = await fetch(`${service.url}/api/payment-verify`, { method: "POST" });
+    expect(challenge.status).toBe(402);
+    expect(challenge.headers.get("payment-required")).toBeTruthy();
+  });
+
+  it("refills with the clock: 30 s later 60 more pass and the 61st is refused", async () => {
+    clock.advance(30_000);
+    const statuses: number[] = [];
+    for (let i = 0; i < 61; i++) statuses.push((await free(service.url)).status);
+    expect(statuses).toEqual([...Array(60).fill(200), 429]);
+    const metrics = await (await fetch(`${service.url}/metrics`)).text();
+    expect(metrics).toContain('rate_limit_refusals_total{budget="free"} 4');
+  });
+});
+
+describe("behind a proxy (production mode)", () => {
+  const clock = manualClock();
+  let service: RunningService;
+  beforeAll(async () => {
+    const d = devnet();
+    const config = loadConfig({
+      ...stubUpstreamEnv(),
+      PORT: "0",
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "silent",
+      RPC_URL: d.rpcUrl,
+      PAY_TO: d.payTo,
+      FACILITATOR_PRIVATE_KEY: d.facilitator.privateKey,
+      RATE_LIMIT_PER_MINUTE: "3",
+    });
+    service = await startService({ config, store: await testStore(), maintenance: false, now: clock.now });
+  });
+  afterAll(() => service.close());
+
+  it("counts each client by the address the trusted proxy forwards", async () => {
+    const from = (address: string) => free(service.url, "/api/kb", { "X-Forwarded-For": address }).then((r) => r.status);
+    expect([await from("203.0.113.1"), await from("203.0.113.1"), await from("203.0.113.1"), await from("203.0.113.1")]).toEqual([
+      200, 200, 200, 429,
+    ]);
+    expect(await from("203.0.113.2")).toBe(200);
+    // One IPv6 host's /64 is one client.
+    expect([await from("2001:db8::1"), await from("2001:db8::2"), await from("2001:db8::3"), await from("2001:db8::4")]).toEqual([
+      200, 200, 200, 429,
+    ]);
+    const refused = await free(service.url, "/api/kb", { "X-Forwarded-For": "203.0.113.1" });
+    expect(refused.retryAfter).toBe("20");
+  });
+});
+
+describe("paid calls in flight", () => {
+  const d = () => devnet();
+  let release: () => void = () => {};
+  let held = 0;
+  let service: RunningService;
+  beforeAll(async () => {
+    const real = createSelfFacilitator(d().facilitator.privateKey, baseChain([d().rpcUrl]), rpcTransport([d().rpcUrl]), "eip155:8453");
+    const gateOpen = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // Verification waits until the test opens the gate, so calls stay in flight as long as it wants.
+    const holding: FacilitatorClient = {
+      verify: async (p, r) => {
+        held++;
+        await gateOpen;
+        return real.verify(p, r);
+      },
+      settle: (p, r) => real.settle(p, r),
+      getSupported: () => real.getSupported(),
+    };
+    service = await startTestService({ facilitator: holding, config: testConfig({ RATE_LIMIT_PER_MINUTE: "120" }) });
+  });
+  afterAll(() => service.close());
+
+  it("are at most 8 per payer: the 9th is a 429 refused before its payment is looked at, never charged", async () => {
+    const buyer = buyerAccount(3);
+    const other = buyerAccount(4);
+    const before = await usdcBalance(buyer.address);
+    const url = `${service.url}/api/payment-verify`;
+    const challenge = await challengeOf(url, { method: "POST" });
+    const headers = await Promise.all(Array.from({ length: 9 }, () => signPayment(challenge, buyer)));
+    const call = (header: string, i: number) =>
+      fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", "PAYMENT-SIGNATURE": header },
+        body: JSON.stringify({ tx_hash: `0x${(0xc0 + i).toString(16).repeat(32)}` }),
+      });
+    const eight = headers.slice(0, 8).map((h, i) => call(h, i));
+    while (held < 8) await new Promise((resolve) => setTimeout(resolve, 20));
+
+    const ninth = await call(headers[8] as string, 8);
+    expect(ninth.status).toBe(429);
+    expect(ninth.headers.get("retry-after")).toBe("1");
+    const body = (await ninth.json()) as { error: { code: string; details: Record<string, unknown> } };
+    expect(body.error.code).toBe("rate_limited");
+    expect(body.error.details).toEqual({
+      budget: "paid_in_flight",
+      payer: buyer.address.toLowerCase(),
+      in_flight: 8,
+      max_in_flight: 8,
+    });
+    // Another payer is not held up by this one.
+    const otherHeader = await signPayment(challenge, other);
+    const otherCall = call(otherHeader, 9);
+    while (held < 9) await new Promise((resolve) => setTimeout(resolve, 20));
+
+    release();
+    const answers = await Promise.all([...eight, otherCall]);
+    expect(answers.map((r) => r.status)).toEqual(Array(9).fill(200));
+    expect(await usdcBalance(buyer.address)).toBe(before - 8n * 100_000n);
+    // The refused payment never reached the ledger, and once the others answered it pays normally.
+    const nonce = (JSON.parse(Buffer.from(headers[8] as string, "base64").toString()) as { payload: { authorization: { nonce: string } } })
+      .payload.authorization.nonce;
+    expect(await ledgerRowsOf(service.services.store, buyer.address, nonce)).toEqual([]);
+    expect((await call(headers[8] as string, 8)).status).toBe(200);
+    expect(await usdcBalance(buyer.address)).toBe(before - 9n * 100_000n);
+  });
+});
+
+const databaseUrl = inject("databaseUrl");
+describe.runIf(databaseUrl)("two instances on one PostgreSQL", () => {
+  const clock = manualClock();
+  let db: Awaited<ReturnType<typeof freshDatabase>>;
+  let store: Store;
+  let a: RunningService;
+  let b: RunningService;
+  beforeAll(async () => {
+    db = await freshDatabase(databaseUrl as string);
+    store = await openStore({ kind: "postgres", url: db.url });
+    const config = testConfig({ RATE_LIMIT_PER_MINUTE: "120" });
+    a = await startTestService({ store, config, instance: "instance-a", now: clock.now });
+    b = await startTestService({ store, config, instance: "instance-b", now: clock.now });
+  });
+  afterAll(async () => {
+    await a.close();
+    await b.close();
+    await store.close();
+    await db.drop();
+  });
+
+  it("share one budget per client: 60 on each, then the 121st is refused by either", async () => {
+    const statuses = await Promise.all(Array.from({ length: 120 }, (_v, i) => free(i % 2 === 0 ? a.url : b.url).then((r) => r.status)));
+    expect(statuses).toEqual(Array(120).fill(200));
+    const [onA, onB] = [await free(a.url), await free(b.url)];
+    expect([onA.status, onA.retryAfter, onB.status, onB.retryAfter]).toEqual([429, "1", 429, "1"]);
+    const [row] = await store.query<{ key: string; tokens: number }>("select key, tokens from rate_buckets");
+    expect(row?.key).toBe("free:127.0.0.1");
+    clock.advance(1_000);
+    expect((await free(b.url)).status).toBe(200);
+    expect((await free(a.url)).status).toBe(200);
+    expect((await free(a.url)).status).toBe(429);
+  });
+});
