@@ -10,12 +10,20 @@ import { analyticsRoutes } from "./routes/analytics.ts";
 import { assistantRoutes } from "./routes/assistant.ts";
 import { contentRoutes } from "./routes/content.ts";
 import { coreRoutes } from "./routes/core.ts";
+import { entityIntelRoutes } from "./routes/entity-intel.ts";
 import { intelRoutes } from "./routes/intel.ts";
 
 export { health, PaymentVerifyReason, paymentVerify, pricing } from "./routes/core.ts";
 
 /** Every route, in the order the landing page and the discovery documents list them. */
-export const routes: readonly RouteDef[] = [...coreRoutes, ...contentRoutes, ...analyticsRoutes, ...assistantRoutes, ...intelRoutes];
+export const routes: readonly RouteDef[] = [
+  ...coreRoutes,
+  ...contentRoutes,
+  ...analyticsRoutes,
+  ...entityIntelRoutes,
+  ...assistantRoutes,
+  ...intelRoutes,
+];
 
 /** The paid routes. */
 export const paidRoutes: readonly RouteDef[] = routes.filter((r) => r.price !== null);

@@ -73,6 +73,16 @@ export interface Config {
   upstreams: UpstreamsConfig;
   /** The trading-assistant chat's engine (CHAT_LLM_*; none: the built-in engine). */
   chat: ChatConfig;
+  /** The entity-intelligence routes' budget per answer. */
+  entityIntel: EntityIntelConfig;
+}
+
+/** Budget of one entity-intelligence answer: past it, the answer says truncated: true. */
+export interface EntityIntelConfig {
+  /** ENTITY_INTEL_MAX_LOGS: Transfer logs one answer may read (default 250000). */
+  maxLogs: number;
+  /** ENTITY_INTEL_MAX_MS: milliseconds one answer may spend reading the chain (default 20000). */
+  maxMs: number;
 }
 
 /** Where the chain analytics read third-party market data. Undefined URL: the public API (local mode: a local stub). */
@@ -252,6 +262,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     redeemHours: 24,
   };
 
+  const entityIntel: EntityIntelConfig = {
+    maxLogs: parseInteger("ENTITY_INTEL_MAX_LOGS", env.ENTITY_INTEL_MAX_LOGS, 250_000, 1, 10_000_000, problems),
+    maxMs: parseInteger("ENTITY_INTEL_MAX_MS", env.ENTITY_INTEL_MAX_MS, 20_000, 1, 600_000, problems),
+  };
+
   let chat: ChatConfig = { llm: null };
   try {
     chat = chatConfigFromEnv(env);
@@ -282,5 +297,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     intel,
     chat,
     upstreams,
+    entityIntel,
   };
 }

@@ -29,13 +29,17 @@ export interface TransferLog {
   value: bigint;
 }
 
-/** What to scan: one token, an inclusive block window, optionally only transfers from and/or to an address. */
+/**
+ * What to scan: one token (or every token when absent), an inclusive block window, optionally
+ * only transfers from and/or to an address or any of a list of addresses (a topic OR-list,
+ * filtered by the node on the indexed topics).
+ */
 export interface TransferQuery {
-  token: Address;
+  token?: Address | undefined;
   fromBlock: number;
   toBlock: number;
-  from?: Address;
-  to?: Address;
+  from?: Address | readonly Address[] | undefined;
+  to?: Address | readonly Address[] | undefined;
 }
 
 /** How a scan went: for answers that state their coverage, for tests and for the benchmark. */
@@ -79,6 +83,7 @@ export const TRANSFER_TOPIC = toEventSelector(TRANSFER_EVENT);
 
 /** A log as eth_getLogs returns it (hex quantities). */
 interface RawLog {
+  address: Address;
   blockNumber: Hex;
   logIndex: Hex;
   transactionHash: Hash;
@@ -235,7 +240,16 @@ export class TransferScanner {
   }
 
   #cacheKey(query: TransferQuery, start: number, end: number): string {
-    return `${query.token.toLowerCase()}:${query.from?.toLowerCase() ?? "*"}:${query.to?.toLowerCase() ?? "*"}:${start}-${end}`;
+    const side = (a: Address | readonly Address[] | undefined) =>
+      a === undefined
+        ? "*"
+        : typeof a === "string"
+          ? a.toLowerCase()
+          : [...a]
+              .map((x) => x.toLowerCase())
+              .sort()
+              .join(",");
+    return `${query.token?.toLowerCase() ?? "*"}:${side(query.from)}:${side(query.to)}:${start}-${end}`;
   }
 
   #remember(key: string, logs: TransferLog[]): void {
@@ -268,24 +282,26 @@ export class TransferScanner {
       // Raw eth_getLogs and a hand decoder: a 2,000-block USDC chunk can hold tens of thousands of
       // logs, and viem's generic log formatting and ABI decoding cost more than the request itself.
       const pad = (address: Address) => `0x${address.slice(2).toLowerCase().padStart(64, "0")}` as Hex;
+      const topic = (side: Address | readonly Address[] | undefined) =>
+        side === undefined ? null : typeof side === "string" ? pad(side) : side.map(pad);
       const logs = (await this.#client.request({
         method: "eth_getLogs",
         params: [
           {
-            address: query.token,
-            topics: [TRANSFER_TOPIC, query.from ? pad(query.from) : null, query.to ? pad(query.to) : null],
+            ...(query.token ? { address: query.token } : {}),
+            topics: [TRANSFER_TOPIC, topic(query.from), topic(query.to)],
             fromBlock: numberToHex(from),
             toBlock: numberToHex(to),
           },
         ],
       })) as RawLog[];
-      const token = getAddress(query.token);
+      const token = query.token ? getAddress(query.token) : undefined;
       const out: TransferLog[] = [];
       for (const log of logs) {
         // ERC-20 Transfer: exactly three topics and a 32-byte amount (ERC-721's indexed token id makes four).
         if (log.topics.length !== 3 || log.data.length !== 66 || log.removed) continue;
         out.push({
-          token,
+          token: token ?? this.#checksum(`0x${log.address.slice(2).toLowerCase().padStart(64, "0")}` as Hex),
           blockNumber: Number(log.blockNumber),
           logIndex: Number(log.logIndex),
           txHash: log.transactionHash,

@@ -142,7 +142,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     log,
     store,
     intel: intelSettings,
-    analytics: options.analytics ?? { mode: config.mode, upstreams: config.upstreams },
+    analytics: options.analytics ?? { mode: config.mode, upstreams: config.upstreams, entityBudget: config.entityIntel },
     chat: config.chat,
   };
   const authorizations = authorizationReader(createChainClient(chain, transport), config.usdc.address);
