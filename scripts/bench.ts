@@ -12,6 +12,7 @@ async function main(): Promise<void> {
   for (const [name, file, fn] of [
     ["content", "./bench-content.ts", "benchContent"],
     ["analytics", "./bench-analytics.ts", "benchAnalytics"],
+    ["entity", "./bench-entity.ts", "benchEntity"],
     ["store", "./bench-store.ts", "benchStore"],
     ["crawl", "./bench-crawl.ts", "benchCrawl"],
     ["chat", "./bench-chat.ts", "benchChat"],

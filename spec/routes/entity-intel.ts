@@ -111,10 +111,10 @@ export const entityIntelIndex = defineRoute({
   method: "GET",
   path: "/api/entity-intel",
   operationId: "getEntityIntelIndex",
-  summary: "Entity intelligence index: the six paid routes, prices, configured labels and methodology (free)",
+  summary: "Entity intelligence index: routes, curated labels, method",
   description:
     "Free. What the entity-intelligence routes answer and cost, the curated addresses this service names, how the answers are computed (chain, transfers, prices, classes, labels) and what is not checked. The use cases that plan across the routes are at /entity-intel.",
-  tags: ["free"],
+  tags: ["free", "entity intelligence"],
   price: null,
   query: NoInput,
   cache: "process",
@@ -159,7 +159,7 @@ export const entityUseCases = defineRoute({
   method: "POST",
   path: "/api/entity-intel/use-cases",
   operationId: "entityIntelUseCases",
-  summary: "Entity intelligence use cases: a role or task to an ordered plan across the entity routes",
+  summary: "Entity intelligence plan for a role or task",
   description:
     "Matches `role` and/or `task` against the curated use cases (exchange treasury watch, a token team watching for dumps, incident response, venue growth, VIP outreach, airdrop-farm detection, whale following, counterparty due diligence, ...) and answers the best one's ordered plan: each step names the route, why, and a valid example body. Other matches are listed as alternatives; no match is a 404 listing the use cases, not charged.",
   tags: ["entity intelligence"],
@@ -209,7 +209,7 @@ export const exchangeFlow = defineRoute({
   method: "POST",
   path: "/api/entity-intel/exchange-flow",
   operationId: "entityIntelExchangeFlow",
-  summary: "Exchange flow: a token's inflow and outflow by venue class (cex, dex, bridge, ...) with top counterparties",
+  summary: "Token inflow/outflow by venue class, top counterparties",
   description:
     "Reads the token's Transfer logs to and from every curated venue address (exchange hot-wallet clusters, bridges, DEX pools and routers, mixers) in the window, filtered on the indexed from/to topics, never every transfer of the token. Inflow and outflow per venue class in token units and USD (current price), transfers inside one venue's cluster left out; the top non-venue counterparties by USD. `to_block` names a past window.",
   tags: ["entity intelligence"],
@@ -273,7 +273,7 @@ export const portfolio = defineRoute({
   method: "POST",
   path: "/api/entity-intel/portfolio",
   operationId: "entityIntelPortfolio",
-  summary: "Portfolio: a wallet's holdings with USD values and its activity over a window",
+  summary: "Wallet holdings in USD and activity in a window",
   description:
     "Finds the tokens an address moved in the window (Transfer logs with it as from or to, every token), reads ETH and each token's balance at to_block (USDC and WETH always), prices them in one batch (DexScreener, DefiLlama for what it lacks) and sums the value; tokens without a price are listed under unpriced. Activity: transfers in and out, tokens touched, first and last block seen.",
   tags: ["entity intelligence"],
@@ -314,7 +314,7 @@ export const counterparties = defineRoute({
   method: "POST",
   path: "/api/entity-intel/counterparties",
   operationId: "entityIntelCounterparties",
-  summary: "Counterparties: who an address transacts with, their class, first/last seen, volumes and curated flags",
+  summary: "Who an address transacts with: class, flags, first/last seen",
   description:
     "Transfer logs with the address as from or as to in the window (one token, or every token), grouped by the other side: class (curated venue or interface probes), labels, flags, first and last block seen with their times, transfers each way and USD volume each way at current prices. Ranked by total USD volume.",
   tags: ["entity intelligence"],
@@ -384,7 +384,7 @@ export const trace = defineRoute({
   method: "POST",
   path: "/api/entity-intel/trace",
   operationId: "entityIntelTrace",
-  summary: "Trace: where did the money go (or come from), hop by hop, with classes, flags and where each path stops",
+  summary: "Where money went, hop by hop, and why each path stops",
   description:
     "From an address (or the transfers of a transaction), follows transfers worth at least min_usd that happen after the money arrived (direction out) or before it left (direction in), one hop per round, up to max_hops. A path stops at an exchange, a bridge or a DEX, where nothing moves on, where the money fans out to too many addresses, or when the budget runs out; every node says which. One indexed-topic query per hop for the whole frontier.",
   tags: ["entity intelligence"],
@@ -481,7 +481,7 @@ export const venueUsers = defineRoute({
   method: "POST",
   path: "/api/entity-intel/venue-users",
   operationId: "entityIntelVenueUsers",
-  summary: "Venue users: who uses an exchange, bridge or pool, by value segment, VIP candidates, users gone quiet, flagged funders",
+  summary: "Venue users: segments, VIPs, gone quiet, flagged funders",
   description:
     "For a venue (a curated venue id, which may be a cluster of addresses, or any address): every address that sent to or received from it in the window, with its USD volume; value segments; the largest users as VIP candidates; users active in the window's first half and silent in its last quarter; and users that received money from a curated flagged address.",
   tags: ["entity intelligence"],
