@@ -13,6 +13,13 @@ import balance from "./balance.ts";
 import balanceTopup from "./balance-topup.ts";
 import chat from "./chat.ts";
 import defiSentiment from "./defi-sentiment.ts";
+import entityCounterparties from "./entity-intel-counterparties.ts";
+import entityExchangeFlow from "./entity-intel-exchange-flow.ts";
+import entityIntelIndex from "./entity-intel-index.ts";
+import entityPortfolio from "./entity-intel-portfolio.ts";
+import entityTrace from "./entity-intel-trace.ts";
+import entityUseCases from "./entity-intel-use-cases.ts";
+import entityVenueUsers from "./entity-intel-venue-users.ts";
 import gasTracker from "./gas-tracker.ts";
 import health from "./health.ts";
 import howto from "./howto.ts";
@@ -60,6 +67,14 @@ export const functions: readonly RouteFunction[] = [
   whaleWatch,
   defiSentiment,
   markets,
+  // spec/routes/entity-intel.ts
+  entityIntelIndex,
+  entityUseCases,
+  entityExchangeFlow,
+  entityPortfolio,
+  entityCounterparties,
+  entityTrace,
+  entityVenueUsers,
   // spec/routes/assistant.ts
   chat,
   balanceTopup,

@@ -51,9 +51,11 @@ const PROFILE_SECONDS = QUICK ? 1 : 3;
 
 const usdcAbi = parseAbi(["function mint(address to, uint256 amount)", "function transfer(address to, uint256 amount) returns (bool)"]);
 
-type Rpc = (calls: { method: string; params: unknown[] }[]) => Promise<unknown[]>;
+/** A JSON-RPC batch sender (the benches drive anvil directly). */
+export type Rpc = (calls: { method: string; params: unknown[] }[]) => Promise<unknown[]>;
 
-function rpcOf(url: string): Rpc {
+/** Send JSON-RPC batches to `url`; any error answer throws. */
+export function rpcOf(url: string): Rpc {
   let id = 0;
   return async (calls) => {
     const body = calls.map((c) => ({ jsonrpc: "2.0", id: ++id, ...c }));
@@ -110,7 +112,7 @@ async function buildChain(rpcUrl: string): Promise<{ fromBlock: number; toBlock:
 }
 
 /** The bench chain running on its own anvil: loaded from the cache, or built (and cached) now. */
-interface BenchChain {
+export interface BenchChain {
   rpcUrl: string;
   window: { fromBlock: number; toBlock: number };
   stop(): Promise<void>;
@@ -155,7 +157,8 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function loadCachedChain(stateFile: string, window: BenchChain["window"], workDir: string): Promise<BenchChain> {
+/** Start anvil on a cached chain (gzipped state dump) and wait until it serves `window`. */
+export async function loadCachedChain(stateFile: string, window: BenchChain["window"], workDir: string): Promise<BenchChain> {
   const json = path.join(workDir, "anvil-state.json");
   writeFileSync(json, gunzipSync(readFileSync(stateFile)));
   const port = await freePort();

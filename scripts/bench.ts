@@ -27,6 +27,7 @@ export const PARTS: BenchPart[] = [
   { name: "settle", file: "./bench-settle.ts", run: "benchSettle" },
   { name: "content", file: "./bench-content.ts", run: "benchContent" },
   { name: "analytics", file: "./bench-analytics.ts", run: "benchAnalytics" },
+  { name: "entity", file: "./bench-entity.ts", run: "benchEntity" },
   { name: "store", file: "./bench-store.ts", run: "benchStore" },
   { name: "crawl", file: "./bench-crawl.ts", run: "benchCrawl" },
   { name: "chat", file: "./bench-chat.ts", run: "benchChat" },

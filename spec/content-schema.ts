@@ -10,6 +10,7 @@
  * The only optional part of any file is free prose (a body intro), which defaults to empty.
  */
 import { type Static, Type } from "@sinclair/typebox";
+import { PlanStep } from "./routes/entity-intel.ts";
 
 // ---------------------------------------------------------------------------------------
 // The catalogue: what must exist.
@@ -83,6 +84,9 @@ export const KB_MIN_CATEGORIES = 4;
 
 /** Word count bounds of a knowledge-base answer (direct answer, specifics, limits). */
 export const KB_ANSWER_WORDS = { min: 150, max: 400 } as const;
+
+/** The fewest entity-intelligence use cases `content/entity-intel/` must hold. */
+export const ENTITY_USE_CASES_MIN = 8;
 
 // ---------------------------------------------------------------------------------------
 // Field types shared by the frontmatter schemas.
@@ -269,6 +273,31 @@ export const AdFrontmatter = Type.Object(
   { additionalProperties: false },
 );
 export type AdFrontmatter = Static<typeof AdFrontmatter>;
+/**
+ * `content/entity-intel/<id>.md`: one entity-intelligence use case. Body: an optional intro,
+ * then `## Plan`: an ordered list whose items start with the route in backticks and why
+ * (`` `exchange-flow`: ... ``) and hold the example request body as a ```json block.
+ */
+export const EntityUseCaseFrontmatter = Type.Object(
+  {
+    /** The use case id, equal to the file name. Required. */
+    id: KebabId,
+    /** Human title. Required. */
+    title: Text("the use case's title"),
+    /** One or two sentences: the question it answers and for whom. Required. */
+    summary: Text("one or two sentences: the question the plan answers and for whom"),
+    /** Who asks it (matched against a caller's `role`). Required, at least one. */
+    roles: Type.Array(Text("a role"), { minItems: 1, description: "who asks this, e.g. exchange treasury team (at least one)" }),
+    /** Keywords (matched against `role` and `task`). Required, at least one. */
+    tags: Tags,
+    /** Listing position, from 1, each used once. Required. */
+    order: Type.Integer({ minimum: 1, description: "an integer from 1: the position in the listing" }),
+    /** The day the plan was last checked against the routes. Required. */
+    last_verified: IsoDate,
+  },
+  { additionalProperties: false },
+);
+export type EntityUseCaseFrontmatter = Static<typeof EntityUseCaseFrontmatter>;
 
 // ---------------------------------------------------------------------------------------
 // Records the compiler emits and the API serves.
@@ -427,6 +456,25 @@ export const CompiledSop = Type.Object(
 );
 export type CompiledSop = Static<typeof CompiledSop>;
 
+/** A compiled entity-intelligence use case. */
+export const EntityUseCase = Type.Object(
+  {
+    id: Type.String(),
+    title: Type.String(),
+    summary: Type.String(),
+    roles: Type.Array(Type.String()),
+    tags: Type.Array(Type.String()),
+    order: Type.Integer(),
+    last_verified: IsoDate,
+    /** The body's intro (Markdown), "" when there is none. */
+    intro: Type.String(),
+    plan: Type.Array(PlanStep),
+    source: Type.String(),
+  },
+  { additionalProperties: false },
+);
+export type EntityUseCase = Static<typeof EntityUseCase>;
+
 /** The whole compiled content (`.generated/content.json`, server-only). */
 /** One sponsored placement as `GET /api/ads` serves it and the pages show it. */
 export const Ad = Type.Object(
@@ -464,6 +512,8 @@ export const CompiledContent = Type.Object(
     ),
     /** Every placement, expired ones included (which are active is decided per request), by slot, then start. */
     ads: Type.Array(Ad),
+    /** In listing order. */
+    entity_use_cases: Type.Array(EntityUseCase),
   },
   { additionalProperties: false },
 );

@@ -10,6 +10,7 @@ import { analyticsRoutes } from "./routes/analytics.ts";
 import { assistantRoutes } from "./routes/assistant.ts";
 import { contentRoutes } from "./routes/content.ts";
 import { coreRoutes } from "./routes/core.ts";
+import { entityIntelRoutes } from "./routes/entity-intel.ts";
 import { intelRoutes } from "./routes/intel.ts";
 import { statusRoutes } from "./routes/status.ts";
 
@@ -20,6 +21,7 @@ export const routes: readonly RouteDef[] = [
   ...coreRoutes,
   ...contentRoutes,
   ...analyticsRoutes,
+  ...entityIntelRoutes,
   ...assistantRoutes,
   ...intelRoutes,
   ...statusRoutes,

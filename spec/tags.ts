@@ -9,6 +9,8 @@ export const TAGS = {
   "how-to": "How-to SOPs: step-by-step procedures with commands, pitfalls and checks; the index is free, each SOP is priced on its own.",
   "knowledge-base": "The x402 and Base knowledge base: list and search for free, or ask a question and get the best-matching entries.",
   "chain analytics": "Answers computed from public Base chain data: wallets, gas, tokens, large transfers and market sentiment.",
+  "entity intelligence":
+    "Who an address is, where money went, who uses a venue: flows by venue class, portfolios, counterparties, traces and venue users, from public Base chain data.",
   assistant: "The trading assistant: chat per message or from a prepaid balance that the paying wallet tops up and reads by signing in.",
   "x402 intelligence":
     "The x402 market: conformance checks of any seller, directory search across catalogues, trust scores and the leaderboard.",

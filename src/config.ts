@@ -77,6 +77,8 @@ export interface Config {
   limits: LimitsConfig;
   /** METRICS_TOKEN: a bearer token that opens `/metrics` beyond loopback; undefined: loopback only. */
   metricsToken: string | undefined;
+  /** The entity-intelligence routes' budget per answer. */
+  entityIntel: EntityIntelConfig;
 }
 
 /** Per-client limits on free routes and on one payer's calls in flight. */
@@ -90,6 +92,14 @@ export interface LimitsConfig {
   challengePerMinute: number;
   /** Paid calls one payer may have in flight on one instance (8). */
   paidInFlightPerPayer: number;
+}
+
+/** Budget of one entity-intelligence answer: past it, the answer says truncated: true. */
+export interface EntityIntelConfig {
+  /** ENTITY_INTEL_MAX_LOGS: Transfer logs one answer may read (default 250000). */
+  maxLogs: number;
+  /** ENTITY_INTEL_MAX_MS: milliseconds one answer may spend reading the chain (default 20000). */
+  maxMs: number;
 }
 
 /** Where the chain analytics read third-party market data. Undefined URL: the public API (local mode: a local stub). */
@@ -269,6 +279,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     redeemHours: 24,
   };
 
+  const entityIntel: EntityIntelConfig = {
+    maxLogs: parseInteger("ENTITY_INTEL_MAX_LOGS", env.ENTITY_INTEL_MAX_LOGS, 250_000, 1, 10_000_000, problems),
+    maxMs: parseInteger("ENTITY_INTEL_MAX_MS", env.ENTITY_INTEL_MAX_MS, 20_000, 1, 600_000, problems),
+  };
+
   let chat: ChatConfig = { llm: null };
   try {
     chat = chatConfigFromEnv(env);
@@ -311,5 +326,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     upstreams,
     limits,
     metricsToken,
+    entityIntel,
   };
 }

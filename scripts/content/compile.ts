@@ -19,6 +19,9 @@ import {
   CompiledContent,
   type CompiledPlaybook,
   type CompiledSop,
+  ENTITY_USE_CASES_MIN,
+  type EntityUseCase,
+  EntityUseCaseFrontmatter,
   HowtoFrontmatter,
   type HowtoMeta,
   KB_ANSWER_WORDS,
@@ -33,6 +36,7 @@ import {
   SOP_CATALOGUE,
   SopFrontmatter,
 } from "../../spec/content-schema.ts";
+import { entityPaidRoutes, entityUseCases } from "../../spec/routes/entity-intel.ts";
 import { bulletsOf, filesOf, shiftHeadings, splitSections, stepsOf, wordCount } from "./body.ts";
 import { ContentError, Problems } from "./problems.ts";
 import { checkFrontmatter, readSourceFile, type SourceFile } from "./source-file.ts";
@@ -459,6 +463,93 @@ function compileAds(ctx: Context): Ad[] {
   return ads.map((a) => a.ad);
 }
 
+// The routes a plan may name, by the short name an author writes (`exchange-flow`).
+const PLAN_ROUTES = new Map(entityPaidRoutes.filter((r) => r !== entityUseCases).map((r) => [r.path.split("/").pop() as string, r]));
+
+function compileEntityUseCase(file: SourceFile): EntityUseCase | undefined {
+  const data = checkFrontmatter(file, EntityUseCaseFrontmatter);
+  const sections = splitSections(file, ["Plan"]);
+  const steps = stepsOf(file, sections, "Plan");
+  nonEmpty(file, "## Plan", steps);
+  const plan: EntityUseCase["plan"] = [];
+  for (const step of steps ?? []) {
+    const field = `plan[step=${step.n}]`;
+    const head = /^`([a-z-]+)`\s*:\s*(\S[\s\S]*)$/.exec(step.do);
+    const route = head ? PLAN_ROUTES.get(head[1] as string) : undefined;
+    if (!head || !route) {
+      file.problems.add({
+        file: file.rel,
+        field,
+        expected: `the step to start with a route in backticks and a colon, one of ${[...PLAN_ROUTES.keys()].map((k) => `\`${k}\``).join(", ")}, then why`,
+        found: JSON.stringify(step.do.slice(0, 60)),
+      });
+      continue;
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(step.cmd);
+    } catch {
+      file.problems.add({
+        file: file.rel,
+        field: `${field}.example_body`,
+        expected: "a ```json block holding the request body",
+        found: step.cmd ? "text that is not JSON" : "no code block",
+      });
+      continue;
+    }
+    if (!route.body || !Value.Check(route.body, body) || body === null || typeof body !== "object" || Array.isArray(body)) {
+      const first = route.body ? [...Value.Errors(route.body, body)][0] : undefined;
+      file.problems.add({
+        file: file.rel,
+        field: `${field}.example_body`,
+        expected: `a valid body of POST ${route.path}`,
+        found: first ? `${first.path || "/"}: ${first.message}` : JSON.stringify(body),
+      });
+      continue;
+    }
+    plan.push({ step: step.n, route: route.path, why: (head[2] as string).trim(), example_body: body as Record<string, unknown> });
+  }
+  if (!data) return undefined;
+  checkFileName(file, "id", data.id);
+  const intro = sections.intro
+    .map((node) =>
+      node.position?.start.offset !== undefined && node.position.end.offset !== undefined
+        ? file.body.slice(node.position.start.offset, node.position.end.offset)
+        : "",
+    )
+    .join("\n\n")
+    .trim();
+  return { ...data, intro, plan, source: file.rel };
+}
+
+function compileEntityUseCases(ctx: Context): EntityUseCase[] {
+  const compiled: EntityUseCase[] = [];
+  const files = markdownFiles(ctx, "entity-intel");
+  for (const abs of files) {
+    const file = readSourceFile(abs, rel(ctx, abs), ctx.problems);
+    const useCase = compileEntityUseCase(file);
+    if (useCase) {
+      checkDate(ctx, file, useCase.last_verified);
+      compiled.push(useCase);
+    }
+  }
+  if (existsSync(path.join(ctx.contentDir, "entity-intel")) && files.length < ENTITY_USE_CASES_MIN) {
+    ctx.problems.add({
+      file: `${rel(ctx, ctx.contentDir)}/entity-intel`,
+      field: "use cases",
+      expected: `at least ${ENTITY_USE_CASES_MIN} use cases`,
+      found: `${files.length}`,
+    });
+  }
+  checkOrders(
+    ctx,
+    "order",
+    compiled.map((u) => ({ file: u.source, order: u.order })),
+    files.length,
+  );
+  return compiled.sort((a, b) => a.order - b.order);
+}
+
 /** Compile `content/` under `root`; throws a `ContentError` listing every problem. */
 export async function compileContent(root: string, options: CompileOptions = {}): Promise<CompiledContent> {
   const ctx: Context = {
@@ -473,6 +564,7 @@ export async function compileContent(root: string, options: CompileOptions = {})
   const sops = compileSops(ctx);
   const kb = compileKb(ctx);
   const ads = compileAds(ctx);
+  const entityUseCases = compileEntityUseCases(ctx);
   ctx.problems.throwIfAny();
   if (!bundle || !howto) throw new ContentError(ctx.problems.list);
 
@@ -484,6 +576,7 @@ export async function compileContent(root: string, options: CompileOptions = {})
     sops,
     kb,
     ads,
+    entity_use_cases: entityUseCases,
   };
   // A compiler bug, not an author's mistake: the output must match what the API promises.
   if (!Value.Check(CompiledContent, compiled)) {

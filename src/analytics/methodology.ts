@@ -6,7 +6,23 @@
 import { DEFAULT_CHUNK_SIZE, DEFAULT_SCAN_CONCURRENCY } from "../chain/log-scanner.ts";
 
 /** The analytics endpoints, by route path without `/api/`. */
-export type AnalyticsEndpoint = "wallet-profile" | "gas-tracker" | "token-check" | "whale-watch" | "defi-sentiment" | "markets";
+export type AnalyticsEndpoint =
+  | "wallet-profile"
+  | "gas-tracker"
+  | "token-check"
+  | "whale-watch"
+  | "defi-sentiment"
+  | "markets"
+  | EntityEndpoint;
+
+/** The entity-intelligence endpoints, by route path without `/api/`. */
+export type EntityEndpoint =
+  | "entity-intel/use-cases"
+  | "entity-intel/exchange-flow"
+  | "entity-intel/portfolio"
+  | "entity-intel/counterparties"
+  | "entity-intel/trace"
+  | "entity-intel/venue-users";
 
 /** Shared facts, named so an answer can carry the ones it relies on. */
 export const METHOD_FACTS = {
@@ -49,6 +65,32 @@ export const GAS_SAMPLE_BLOCKS = 20;
 export const GAS_PERCENTILES = { low: 10, medium: 50, high: 90 } as const;
 /** Whale watch: the largest transfers listed. */
 export const WHALE_LIST_LIMIT = 25;
+
+/** Entity intelligence: value segments of a venue's users by USD volume in the window (min inclusive, max exclusive). */
+export const VENUE_SEGMENTS = [
+  { name: "retail", min_usd: 0, max_usd: 1_000 },
+  { name: "active", min_usd: 1_000, max_usd: 10_000 },
+  { name: "high_value", min_usd: 10_000, max_usd: 100_000 },
+  { name: "whale", min_usd: 100_000, max_usd: null },
+] as const;
+/** Entity intelligence: VIP candidates are the users with at least this volume, the largest first. */
+export const VIP_MIN_USD = 10_000;
+/** Entity intelligence: VIP candidates listed. */
+export const VIP_LIST_LIMIT = 10;
+/** Entity intelligence: a trace stops following a node that sends to more addresses than this in one hop. */
+export const TRACE_FAN_OUT_LIMIT = 10;
+/** Entity intelligence: the most nodes one hop of a trace expands (the frontier beyond is marked budget). */
+export const TRACE_MAX_FRONTIER = 200;
+
+const ENTITY_SCAN =
+  "Transfer logs are read newest block first, filtered by the node on the indexed from/to topics (the address, or the list of venue addresses), never by reading every transfer of a token; each answer has a log budget and a time budget, and when one runs out it says truncated: true and from which block it covered the window.";
+const ENTITY_WINDOW = "Window: `blocks` blocks ending at `to_block` (default: the latest block), so a past window can be asked for.";
+const ENTITY_NOT_CHECKED = [
+  "balances and transfers of native ETH between wallets (only ERC-20 Transfer logs are read; ETH balances are read where stated)",
+  "historical USD prices: every amount is valued at the token's current price",
+  "entities not in the curated label file: they are reported by address and class, never named",
+  ...COMMON_NOT_CHECKED,
+];
 
 /** The method of each analytics endpoint. */
 export const ENDPOINT_METHODS: Record<AnalyticsEndpoint, EndpointMethod> = {
@@ -151,6 +193,90 @@ export const ENDPOINT_METHODS: Record<AnalyticsEndpoint, EndpointMethod> = {
       "age_seconds is how long ago the data was fetched by this service (it reuses data for up to 30 s); the upstream's own delay is not known.",
     ],
     notChecked: ["third-party data, may be delayed", "prices on other chains and centralized exchanges"],
+  },
+  "entity-intel/use-cases": {
+    title: "Entity intelligence: use cases",
+    summary: "A role or a task matched to a curated use case, answered with its ordered plan across the entity routes.",
+    facts: [],
+    steps: [
+      "The use cases are files in content/entity-intel/, compiled at build; each plan step names a route, says why, and carries an example body checked against the route's schema at build.",
+      "role and task are matched with the knowledge base's search (BM25+ over title, roles, tags, summary and the steps' reasons, title weighted most); the best match is answered, the next three are alternatives.",
+    ],
+    notChecked: ["whether the example addresses fit your case: replace them with yours", "no chain data is read by this route"],
+  },
+  "entity-intel/exchange-flow": {
+    title: "Entity intelligence: exchange flow",
+    summary: "A token's inflow and outflow per venue class (cex, dex, bridge, mixer), with the top counterparties outside the venues.",
+    facts: ["chain", "transfers", "prices", "classes", "labels"],
+    steps: [
+      ENTITY_WINDOW,
+      "The venues are the curated venue addresses of the label file (exchange hot-wallet clusters, bridges, DEX pools and routers, mixers), each with its class.",
+      `Two queries per window: transfers of the token from any venue address and to any venue address (topic OR-lists). ${ENTITY_SCAN}`,
+      "A transfer between two addresses of one venue (an exchange sweeping its own wallets) is not a flow; between two venues it is an outflow of one class and an inflow of the other.",
+      "Amounts are summed exactly in token units and valued once at the current price, rounded to the cent; net = inflow - outflow.",
+      "Top counterparties: addresses outside the venues, by what they sent into venues plus what they got from them, each classified and labelled.",
+    ],
+    notChecked: ["venues missing from the curated file: their flows count as ordinary wallets' flows", ...ENTITY_NOT_CHECKED],
+  },
+  "entity-intel/portfolio": {
+    title: "Entity intelligence: portfolio",
+    summary: "A wallet's holdings at one block with USD values, and its transfer activity over a window.",
+    facts: ["chain", "transfers", "prices", "classes", "labels"],
+    steps: [
+      ENTITY_WINDOW,
+      `Transfer logs with the address as from and as to, every token. ${ENTITY_SCAN}`,
+      "The tokens it moved in the window, plus USDC and WETH, are read with balanceOf at to_block in one Multicall3 batch, with their symbols and decimals; ETH with eth_getBalance at the same block.",
+      "Prices in one batch: DexScreener's multi-token endpoint (30 tokens per call), DefiLlama's coins API for the ones without a pair; ETH at the WETH price. Tokens with no price are listed under unpriced and left out of the total.",
+      "Activity counts the window's Transfer logs in and out, the tokens touched, and the first and last block seen.",
+    ],
+    notChecked: [
+      "tokens it holds but did not move in the window (other than USDC and WETH)",
+      "positions inside protocols (LP shares, lending deposits) beyond their token balances",
+      ...ENTITY_NOT_CHECKED,
+    ],
+  },
+  "entity-intel/counterparties": {
+    title: "Entity intelligence: counterparties",
+    summary: "Whom an address transacts with: class, labels, curated flags, first and last seen, transfers and USD volume each way.",
+    facts: ["chain", "transfers", "prices", "classes", "labels"],
+    steps: [
+      ENTITY_WINDOW,
+      `Transfer logs with the address as from and as to (one token, or every token). ${ENTITY_SCAN}`,
+      "Grouped by the other side: transfers each way, first and last block with the block's time, and USD volume each way at current prices (tokens without a price are listed and left out of the volumes).",
+      "Ranked by volume in + out (ties: address); each counterparty is classified, labelled and flagged only from the curated file.",
+    ],
+    notChecked: ENTITY_NOT_CHECKED,
+  },
+  "entity-intel/trace": {
+    title: "Entity intelligence: trace",
+    summary: "Where money went (or came from), hop by hop, with where and why each path stops.",
+    facts: ["chain", "transfers", "prices", "classes", "labels"],
+    steps: [
+      ENTITY_WINDOW,
+      "The start is an address, or a transaction: its Transfer logs are the first hop.",
+      `Each hop is one query for the whole frontier (a topic OR-list of its addresses). Direction out follows a node's transfers at or after the block the money reached it; direction in, transfers into it at or before the block it sent the money on. ${ENTITY_SCAN}`,
+      "Only transfers worth at least min_usd at the current price are followed (tokens without a price are not).",
+      `A path stops at a curated exchange (cex), bridge or DEX (dex, also a pair, pool or router by probes), where nothing at or above min_usd moves on (no_further_transfers), at a node sending to more than ${TRACE_FAN_OUT_LIMIT} addresses in one hop (fan_out_limit), when the budget runs out (budget) or at max_hops. At most ${TRACE_MAX_FRONTIER} nodes are expanded per hop.`,
+    ],
+    notChecked: [
+      "money that leaves through a swap and comes back as another token is followed only as the transfers the swap emits",
+      "which part of a mixed balance is the traced money: every qualifying transfer after it arrived is followed",
+      ...ENTITY_NOT_CHECKED,
+    ],
+  },
+  "entity-intel/venue-users": {
+    title: "Entity intelligence: venue users",
+    summary: "Who uses a venue: value segments, VIP candidates, users gone quiet and users funded by flagged addresses.",
+    facts: ["chain", "transfers", "prices", "classes", "labels"],
+    steps: [
+      ENTITY_WINDOW,
+      `The venue is a curated venue id (all addresses of its cluster) or one address. Two queries: transfers from and to the venue's addresses. ${ENTITY_SCAN}`,
+      "A user is any other address that sent to or received from the venue; its volume is the USD value of both directions (transfers inside the cluster are not counted).",
+      `Segments by volume (rounded to the cent): ${VENUE_SEGMENTS.map((s) => `${s.name} ${s.min_usd}-${s.max_usd ?? "and more"}`).join(", ")} USD. VIP candidates: users with at least ${VIP_MIN_USD} USD, largest first, at most ${VIP_LIST_LIMIT}.`,
+      "Gone quiet: users with a transfer in the window's first half and none in its last quarter, with their last block and volume.",
+      "Flagged funders: one query for the transfers sent by curated flagged addresses in the window; those received by a user are listed with the flags.",
+    ],
+    notChecked: ["the venue's internal books: deposits credited off-chain are not visible", ...ENTITY_NOT_CHECKED],
   },
 };
 

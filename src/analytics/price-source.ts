@@ -137,6 +137,53 @@ export class PriceSource {
     throw new UpstreamError("upstream_error", "prices", `Neither DexScreener nor DefiLlama has a USD price for ${getAddress(token)}.`);
   }
 
+  /**
+   * USD prices of many tokens in as few calls as the sources allow: DexScreener's multi-token
+   * endpoint (30 addresses per call), then one DefiLlama coins call for the tokens it has no
+   * usable pair for. A token neither source prices is absent from the map; an `UpstreamError`
+   * only when no source answered at all.
+   */
+  async prices(tokens: readonly Address[]): Promise<Map<Address, TokenPrice>> {
+    const wanted = [...new Set(tokens.map((t) => getAddress(t)))];
+    const found = new Map<Address, TokenPrice>();
+    if (wanted.length === 0) return found;
+    let dexFailure: unknown;
+    try {
+      const pairs = await this.#dex.tokensPairs(wanted);
+      for (const token of wanted) {
+        const price = priceFromPairs(token, pairs.value, pairs.fetchedAt);
+        if (price) found.set(token, price);
+      }
+    } catch (error) {
+      if (!(error instanceof UpstreamError)) throw error;
+      dexFailure = error;
+      this.#log.warn("dexscreener failed; using defillama coins", { tokens: wanted.length, error });
+    }
+    const missing = wanted.filter((t) => !found.has(t));
+    if (missing.length === 0) return found;
+    try {
+      const coins = await this.#llama.coinPrices(missing.map(llamaCoinKey));
+      for (const token of missing) {
+        const coin = coins.value[llamaCoinKey(token)];
+        if (!coin) continue;
+        found.set(token, {
+          token,
+          price_usd: formatExact(parseDecimal(coin.price)),
+          change_24h_pct: null,
+          source: "defillama",
+          method: "defillama_coins",
+          pair: null,
+          fetchedAt: coins.fetchedAt,
+        });
+      }
+    } catch (error) {
+      if (!(error instanceof UpstreamError)) throw error;
+      this.#log.warn("defillama coins failed", { tokens: missing.length, error });
+      if (dexFailure) throw dexFailure;
+    }
+    return found;
+  }
+
   /** The deepest Base pair trading `token` (as base or quote) and how many pairs DexScreener lists. */
   async deepestPair(token: Address): Promise<{ pair: DexPair | null; pairsFound: number; fetchedAt: number }> {
     const pairs = await this.#dex.tokenPairs(token);

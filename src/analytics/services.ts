@@ -25,6 +25,8 @@ export interface AnalyticsSettings {
   upstreams: UpstreamsConfig;
   /** Chunk size, concurrency and cache bounds of the log scanner (tests, benchmark). */
   scanner?: ScannerOptions;
+  /** Log and time budget of one entity-intelligence answer (absent: the defaults). */
+  entityBudget?: { maxLogs: number; maxMs: number };
 }
 
 /** Everything the analytics functions need besides the chain client. */

@@ -35,13 +35,17 @@ export interface TransferLog {
   value: bigint;
 }
 
-/** What to scan: one token, an inclusive block window, optionally only transfers from and/or to an address. */
+/**
+ * What to scan: one token (or every token when absent), an inclusive block window, optionally
+ * only transfers from and/or to an address or any of a list of addresses (a topic OR-list,
+ * filtered by the node on the indexed topics).
+ */
 export interface TransferQuery {
-  token: Address;
+  token?: Address | undefined;
   fromBlock: number;
   toBlock: number;
-  from?: Address;
-  to?: Address;
+  from?: Address | readonly Address[] | undefined;
+  to?: Address | readonly Address[] | undefined;
 }
 
 /** How a scan went: for answers that state their coverage, for tests and for the benchmark. */
@@ -96,6 +100,7 @@ export const TRANSFER_TOPIC = toEventSelector(TRANSFER_EVENT);
 
 /** A log as eth_getLogs returns it (hex quantities). */
 interface RawLog {
+  address: Address;
   blockNumber: Hex;
   logIndex: Hex;
   transactionHash: Hash;
@@ -335,7 +340,7 @@ export class TransferScanner {
   }
 
   #cacheKey(query: TransferQuery, start: number, end: number): string {
-    return `${query.token.toLowerCase()}:${query.from?.toLowerCase() ?? "*"}:${query.to?.toLowerCase() ?? "*"}:${start}-${end}`;
+    return `${this.#queryKey(query)}:${start}-${end}`;
   }
 
   #remember(key: string, logs: TransferLog[]): void {
@@ -361,7 +366,16 @@ export class TransferScanner {
   }
 
   #queryKey(query: TransferQuery): string {
-    return `${query.token.toLowerCase()}:${query.from?.toLowerCase() ?? "*"}:${query.to?.toLowerCase() ?? "*"}`;
+    const side = (a: Address | readonly Address[] | undefined) =>
+      a === undefined
+        ? "*"
+        : typeof a === "string"
+          ? a.toLowerCase()
+          : [...a]
+              .map((x) => x.toLowerCase())
+              .sort()
+              .join(",");
+    return `${query.token?.toLowerCase() ?? "*"}:${side(query.from)}:${side(query.to)}`;
   }
 
   #rangeFor(query: TransferQuery): number {
@@ -425,13 +439,15 @@ export class TransferScanner {
     // logs, and viem's generic log formatting and ABI decoding cost more than the request itself.
     // Retries are the scanner's (above), so the transport does not retry on its own.
     const pad = (address: Address) => `0x${address.slice(2).toLowerCase().padStart(64, "0")}` as Hex;
+    const topic = (side: Address | readonly Address[] | undefined) =>
+      side === undefined ? null : typeof side === "string" ? pad(side) : side.map(pad);
     return (await this.#client.request(
       {
         method: "eth_getLogs",
         params: [
           {
-            address: query.token,
-            topics: [TRANSFER_TOPIC, query.from ? pad(query.from) : null, query.to ? pad(query.to) : null],
+            ...(query.token ? { address: query.token } : {}),
+            topics: [TRANSFER_TOPIC, topic(query.from), topic(query.to)],
             fromBlock: numberToHex(from),
             toBlock: numberToHex(to),
           },
@@ -442,13 +458,13 @@ export class TransferScanner {
   }
 
   #decode(query: TransferQuery, logs: RawLog[]): TransferLog[] {
-    const token = getAddress(query.token);
+    const token = query.token ? getAddress(query.token) : undefined;
     const out: TransferLog[] = [];
     for (const log of logs) {
       // ERC-20 Transfer: exactly three topics and a 32-byte amount (ERC-721's indexed token id makes four).
       if (log.topics.length !== 3 || log.data.length !== 66 || log.removed) continue;
       out.push({
-        token,
+        token: token ?? this.#checksum(`0x${log.address.slice(2).toLowerCase().padStart(64, "0")}` as Hex),
         blockNumber: Number(log.blockNumber),
         logIndex: Number(log.logIndex),
         txHash: log.transactionHash,

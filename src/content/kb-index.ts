@@ -47,7 +47,8 @@ const STOP_WORDS = new Set(
   ).split(" "),
 );
 
-function processTerm(term: string): string | null {
+/** Lower-case a term and drop stop words and single letters (shared by every search over the content). */
+export function processTerm(term: string): string | null {
   const lower = term.toLowerCase();
   return STOP_WORDS.has(lower) || lower.length < 2 ? null : lower;
 }

@@ -40,9 +40,13 @@ import type { AddressClass } from "../chain/classify.ts";
 import { TRANSFER_EVENT, TRANSFER_TOPIC } from "../chain/log-scanner.ts";
 import { type ContractArtifact, loadContracts } from "./contracts.ts";
 import { type DevnetAccount, devnetChain } from "./devnet.ts";
+import { type EntitiesTruth, type EntityTokenSymbol, seedEntities } from "./scenario-entities.ts";
 
-/** Tokens the scenario moves. */
-export type ScenarioTokenSymbol = "USDC" | "WETH" | "PLAIN" | "PRXY";
+/** Tokens the scenario's first chapter moves. */
+type CoreTokenSymbol = "USDC" | "WETH" | "PLAIN" | "PRXY";
+
+/** Tokens the scenario moves (later chapters deploy their own). */
+export type ScenarioTokenSymbol = CoreTokenSymbol | EntityTokenSymbol;
 
 /** Roles of scenario wallets. */
 export type ScenarioRole = "deployer" | "exchange" | "bridge" | "whale" | "user" | "fee" | "cold";
@@ -92,12 +96,14 @@ export interface ScenarioGroundTruth {
   feeBlocks: { blocks: number[]; tipsWei: string[][] };
   /** The class every named address must get from the classifier. */
   classes: Record<Address, AddressClass>;
+  /** The entity-intelligence chapter: venues, users, flows and the answers they imply (src/devnet/scenario-entities.ts). */
+  entities: EntitiesTruth;
 }
 
 /** Bump when the plan changes: a persisted chain seeded by another version is reported, not reseeded. */
 export const SCENARIO_VERSION = 1;
 
-const DECIMALS: Record<ScenarioTokenSymbol, number> = { USDC: 6, WETH: 18, PLAIN: 18, PRXY: 18 };
+const DECIMALS: Record<CoreTokenSymbol, number> = { USDC: 6, WETH: 18, PLAIN: 18, PRXY: 18 };
 const DEFAULT_TIP = 1_000_000n; // 0.001 gwei, a typical Base priority fee
 const MAX_FEE = 2_000_000_000n;
 const ERC20_GAS = 120_000n;
@@ -173,7 +179,8 @@ function seededRandom(seed: number): () => number {
   };
 }
 
-type TestClient = ReturnType<typeof scenarioClient>;
+/** The scenario's client: anvil test actions, public reads and raw transactions. */
+export type TestClient = ReturnType<typeof scenarioClient>;
 
 function scenarioClient(rpcUrl: string) {
   return createTestClient({ mode: "anvil", chain: devnetChain(rpcUrl), transport: http(rpcUrl), pollingInterval: 50 })
@@ -181,7 +188,8 @@ function scenarioClient(rpcUrl: string) {
     .extend(walletActions);
 }
 
-interface PlannedTransfer {
+/** One Transfer log a transaction must emit. */
+export interface PlannedTransfer {
   token: ScenarioTokenSymbol;
   from: Address;
   to: Address;
@@ -198,18 +206,23 @@ interface PendingTx {
 }
 
 /** Sends signed transactions into the next block and mines it, keeping nonces and an ETH ledger. */
-class BlockBuilder {
+export class BlockBuilder {
   readonly #client: TestClient;
   readonly #nonces = new Map<Address, number>();
   #pending: PendingTx[] = [];
   readonly transfers: ScenarioTransfer[] = [];
   /** ETH spent on gas (and L1 fees) per sender. */
   readonly gasSpent = new Map<Address, bigint>();
-  readonly tokenAddress: Record<ScenarioTokenSymbol, Address>;
+  readonly tokenAddress: Partial<Record<ScenarioTokenSymbol, Address>>;
 
-  constructor(client: TestClient, tokenAddress: Record<ScenarioTokenSymbol, Address>) {
+  constructor(client: TestClient, tokenAddress: Record<CoreTokenSymbol, Address>) {
     this.#client = client;
-    this.tokenAddress = tokenAddress;
+    this.tokenAddress = { ...tokenAddress };
+  }
+
+  /** Make a token a later chapter deploys known to the receipt checks. */
+  registerToken(symbol: ScenarioTokenSymbol, address: Address): void {
+    this.tokenAddress[symbol] = address;
   }
 
   async nonceOf(account: Address): Promise<number> {
@@ -268,6 +281,7 @@ class BlockBuilder {
         const want = plan.transfers[k] as PlannedTransfer;
         const token = this.tokenAddress[want.token];
         if (
+          !token ||
           getAddress(log.address) !== token ||
           getAddress(args.from) !== want.from ||
           getAddress(args.to) !== want.to ||
@@ -316,7 +330,7 @@ const erc20 = [
   { type: "function", name: "sync", stateMutability: "nonpayable", inputs: [], outputs: [] },
 ] as const;
 
-const units = (token: ScenarioTokenSymbol, amount: string) => parseUnits(amount, DECIMALS[token]);
+const units = (token: CoreTokenSymbol, amount: string) => parseUnits(amount, DECIMALS[token]);
 
 // sqrt(price) x 2^96 for a v3 pool's slot0, from an integer square root (exact, no floats).
 function sqrtPriceX96(token1PerToken0Raw: { numerator: bigint; denominator: bigint }): bigint {
@@ -406,7 +420,7 @@ async function runScenario(
   artifacts: ReturnType<typeof loadContracts>,
 ): Promise<ScenarioGroundTruth> {
   const contracts = scenarioContracts();
-  const tokenAddress: Record<ScenarioTokenSymbol, Address> = {
+  const tokenAddress: Record<CoreTokenSymbol, Address> = {
     USDC: USDC_ADDRESS,
     WETH: WETH_ADDRESS,
     PLAIN: contracts.plainToken,
@@ -420,7 +434,7 @@ async function runScenario(
   const startBlock = Number(await client.getBlockNumber({ cacheTime: 0 })) + 1;
 
   // Ledgers of the plan: the ground truth of balances.
-  const balances: Record<ScenarioTokenSymbol, Map<Address, bigint>> = {
+  const balances: Record<CoreTokenSymbol, Map<Address, bigint>> = {
     USDC: new Map(),
     WETH: new Map(),
     PLAIN: new Map(),
@@ -430,7 +444,7 @@ async function runScenario(
   const ethOut = new Map<Address, bigint>();
   const supply: Record<"PLAIN" | "PRXY", bigint> = { PLAIN: 0n, PRXY: 0n };
   const move = (t: PlannedTransfer) => {
-    const book = balances[t.token];
+    const book = balances[t.token as CoreTokenSymbol];
     if (t.from !== zeroAddress) {
       const have = book.get(t.from) ?? 0n;
       if (have < t.value) throw new Error(`scenario plan: ${t.from} cannot send ${t.value} ${t.token}`);
@@ -456,7 +470,7 @@ async function runScenario(
     addEth(ethIn, A(w.name), units("WETH", eth));
   }
 
-  const token = async (who: string, t: ScenarioTokenSymbol, to: Address, amount: bigint, what?: string) => {
+  const token = async (who: string, t: CoreTokenSymbol, to: Address, amount: bigint, what?: string) => {
     const plan = { token: t, from: A(who), to, value: amount };
     move(plan);
     await builder.send(
@@ -675,6 +689,7 @@ async function runScenario(
     }
     await builder.mine();
   }
+  const entities = await seedEntities(client, builder, { minter, artifacts });
   await builder.skip(10);
 
   // --- The fee window: the last blocks of the scenario. ----------------------------------------------
@@ -723,6 +738,7 @@ async function runScenario(
     wallets,
     transfers: builder.transfers,
     feeBlocks,
-    classes,
+    classes: { ...classes, ...entities.classes },
+    entities,
   };
 }

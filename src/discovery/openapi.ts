@@ -152,10 +152,34 @@ export function guidanceOf(routes: readonly RouteDef[]): string {
     const key = `${route.path} ${route.price}`;
     byPath.set(key, [...(byPath.get(key) ?? []), route]);
   }
-  const lines = [...byPath.values()].map((same) => {
+  // Routes under a parent path with four or more children (the entity-intelligence family) share
+  // one heading, then one short line each: the guidance must stay short enough to inline.
+  const children = new Map<string, number>();
+  for (const route of routes) {
+    const parent = route.path.slice(0, route.path.lastIndexOf("/"));
+    if (parent !== "/api") children.set(parent, (children.get(parent) ?? 0) + 1);
+  }
+  const familyOf = (path: string) => {
+    const parent = path.slice(0, path.lastIndexOf("/"));
+    if ((children.get(parent) ?? 0) >= 4 && !parent.startsWith("/api/howto")) return parent;
+    return (children.get(path) ?? 0) >= 4 && !path.startsWith("/api/howto") ? path : undefined;
+  };
+  const headed = new Set<string>();
+  const lines: string[] = [];
+  for (const same of byPath.values()) {
     const first = same[0] as RouteDef;
-    return `- ${first.summary}: ${same.map((r) => r.method).join("/")} ${first.path} (${priceText(first)})`;
-  });
+    const family = familyOf(first.path);
+    const call = `${same.map((r) => r.method).join("/")} ${first.path} (${priceText(first)})`;
+    if (!family) {
+      lines.push(`- ${first.summary}: ${call}`);
+      continue;
+    }
+    if (!headed.has(family)) {
+      headed.add(family);
+      lines.push(`- ${first.tags.find((t) => t !== "free") ?? family}:`);
+    }
+    lines.push(`  ${call}`);
+  }
   return [
     "Chain data, x402 intelligence and playbooks, paid per call in USDC on Base (eip155:8453) with x402 v2, scheme exact. No account or key.",
     "",

@@ -176,7 +176,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     log,
     store,
     intel: intelSettings,
-    analytics: options.analytics ?? { mode: config.mode, upstreams: config.upstreams },
+    analytics: options.analytics ?? { mode: config.mode, upstreams: config.upstreams, entityBudget: config.entityIntel },
     chat: config.chat,
     ...(options.now ? { now: options.now } : {}),
   };

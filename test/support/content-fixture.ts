@@ -1,6 +1,6 @@
 /**
  * Test support: a small, complete and valid content tree (13 playbooks, 4 SOPs with the
- * catalogue's counts, 15 KB entries) written into a folder, for compiler tests that break it
+ * catalogue's counts, 15 KB entries, 8 entity use cases) written into a folder, for compiler tests that break it
  * one way at a time. Fixture text only: never real content.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -104,6 +104,36 @@ ${words(160, `w${i}x`)}
 `;
 }
 
+/** A valid entity-intelligence use case file. */
+export function entityUseCase(id: string, order: number): string {
+  return `---
+id: ${id}
+title: Use case ${id}
+summary: What ${id} finds out.
+roles: [fixture analyst]
+tags: [fixture]
+order: ${order}
+last_verified: 2026-11-20
+---
+
+Intro of ${id}.
+
+## Plan
+
+1. \`exchange-flow\`: See the flows of ${id}.
+
+   \`\`\`json
+   { "token": "USDC", "blocks": 1800 }
+   \`\`\`
+
+2. \`trace\`: Follow the money.
+
+   \`\`\`json
+   { "from": "0x4200000000000000000000000000000000000006", "max_hops": 3 }
+   \`\`\`
+`;
+}
+
 /** Write the whole fixture tree into `dir/content`. */
 export function writeContentFixture(dir: string): void {
   mkdirSync(path.join(dir, "content/playbooks"), { recursive: true });
@@ -142,4 +172,6 @@ all_in_option:
     w(`sops/${s.slug}.md`, sop(s.slug, i + 1, s.price_usdc, s.steps, s.pitfalls));
   });
   for (let i = 0; i < 15; i++) w(`kb/entry-${i}.md`, kb(i));
+  mkdirSync(path.join(dir, "content/entity-intel"), { recursive: true });
+  for (let i = 1; i <= 8; i++) w(`entity-intel/use-case-${i}.md`, entityUseCase(`use-case-${i}`, i));
 }

@@ -1,0 +1,114 @@
+/**
+ * `POST /api/entity-intel/counterparties`: everyone an address sent to or received from in the
+ * window, with class, curated names and flags, first and last seen, and USD volume each way.
+ */
+import { type Address, getAddress } from "viem";
+import { counterparties, ENTITY_LIMITS } from "../spec/routes/entity-intel.ts";
+import { methodologyFor } from "../src/analytics/methodology.ts";
+import { analyticsOf } from "../src/analytics/services.ts";
+import { readChain } from "../src/chain/rpc-error.ts";
+import { defineFunction } from "../src/context.ts";
+import { describe, pricesOf, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
+import { coverage, DEFAULT_BUDGET, resolveWindow, ScanBudget, scanBudgeted } from "../src/entity-intel/scan.ts";
+import { tokenAddressOf } from "../src/entity-intel/token-input.ts";
+
+export default defineFunction(counterparties, async (input, ctx) => {
+  const { scanner, classifier, labels, prices } = analyticsOf(ctx);
+  const budget = new ScanBudget(ctx.analytics?.entityBudget ?? DEFAULT_BUDGET);
+  const address = getAddress(input.address);
+  const token = tokenAddressOf(input.token, ctx.config.usdc);
+  const window = await resolveWindow(scanner, input.blocks ?? ENTITY_LIMITS.blocks, input.to_block);
+  const result = await scanBudgeted(
+    scanner,
+    [
+      { token, from: address },
+      { token, to: address },
+    ],
+    window,
+    budget,
+  );
+
+  type Row = {
+    transfersIn: number;
+    transfersOut: number;
+    first: number;
+    last: number;
+    volumeIn: Map<Address, bigint>;
+    volumeOut: Map<Address, bigint>;
+  };
+  const rows = new Map<Address, Row>();
+  for (const log of result.logs) {
+    const sides: [Address, "in" | "out"][] = [];
+    if (log.to === address) sides.push([log.from, "in"]);
+    if (log.from === address) sides.push([log.to, "out"]);
+    for (const [other, way] of sides) {
+      const row = rows.get(other) ?? {
+        transfersIn: 0,
+        transfersOut: 0,
+        first: log.blockNumber,
+        last: log.blockNumber,
+        volumeIn: new Map<Address, bigint>(),
+        volumeOut: new Map<Address, bigint>(),
+      };
+      rows.set(other, row);
+      const volume = way === "in" ? row.volumeIn : row.volumeOut;
+      volume.set(log.token, (volume.get(log.token) ?? 0n) + log.value);
+      if (way === "in") row.transfersIn++;
+      else row.transfersOut++;
+      row.last = log.blockNumber;
+    }
+  }
+
+  const tokens = [...new Set(result.logs.map((l) => l.token))];
+  const [infos, priced] = await Promise.all([tokenInfos(ctx.chain, tokens), pricesOf(prices, tokens)]);
+  const usdOf = (volume: Map<Address, bigint>) => {
+    const sum = new UsdSum();
+    for (const [t, amount] of volume) {
+      const info = infos.get(t);
+      const price = priced.get(t);
+      if (info && price) sum.add(amount, info.decimals, price.exact);
+    }
+    return sum.usd();
+  };
+  const ranked = [...rows]
+    .map(([other, row]) => ({ other, row, volumeIn: usdOf(row.volumeIn), volumeOut: usdOf(row.volumeOut) }))
+    .sort((a, b) => b.volumeIn + b.volumeOut - (a.volumeIn + a.volumeOut) || a.other.toLowerCase().localeCompare(b.other.toLowerCase()));
+  const listed = ranked.slice(0, input.limit ?? ENTITY_LIMITS.limit);
+
+  const blocks = [...new Set(listed.flatMap((r) => [r.row.first, r.row.last]))];
+  const [facts, times] = await Promise.all([
+    describe([address, ...listed.map((r) => r.other)], labels, classifier),
+    readChain("reading block times", () => Promise.all(blocks.map((b) => ctx.chain.getBlock({ blockNumber: BigInt(b) })))),
+  ]);
+  const timeOf = new Map(times.map((b) => [Number(b.number), new Date(Number(b.timestamp) * 1000).toISOString()]));
+  const seen = (block: number) => ({ block, timestamp: timeOf.get(block) as string });
+  const self = facts.get(address);
+  const methodology = methodologyFor("entity-intel/counterparties");
+  return {
+    address,
+    class: self?.class ?? "wallet",
+    labels: self?.labels ?? [],
+    flags: self?.flags ?? [],
+    token: token ?? null,
+    total_counterparties: rows.size,
+    counterparties: listed.map(({ other, row, volumeIn, volumeOut }) => {
+      const f = facts.get(other);
+      return {
+        address: other,
+        class: f?.class ?? "contract",
+        labels: f?.labels ?? [],
+        flags: f?.flags ?? [],
+        first_seen: seen(row.first),
+        last_seen: seen(row.last),
+        transfers_in: row.transfersIn,
+        transfers_out: row.transfersOut,
+        volume_in_usd: volumeIn,
+        volume_out_usd: volumeOut,
+      };
+    }),
+    unpriced_tokens: tokens.filter((t) => !priced.has(t) || !infos.has(t)),
+    ...coverage(window, result, budget),
+    methodology,
+    not_checked: methodology.not_checked,
+  };
+});

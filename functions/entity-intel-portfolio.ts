@@ -1,0 +1,112 @@
+/**
+ * `POST /api/entity-intel/portfolio`: a wallet's holdings at `to_block` with USD values, found
+ * from the tokens it moved in the window (plus USDC and WETH), and its activity in the window.
+ */
+import { type Address, erc20Abi, formatUnits, getAddress } from "viem";
+import { ENTITY_LIMITS, portfolio } from "../spec/routes/entity-intel.ts";
+import { methodologyFor } from "../src/analytics/methodology.ts";
+import { analyticsOf } from "../src/analytics/services.ts";
+import { WETH_ADDRESS } from "../src/chain/addresses.ts";
+import { readChain } from "../src/chain/rpc-error.ts";
+import { defineFunction } from "../src/context.ts";
+import { describe, pricesOf, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
+import { coverage, DEFAULT_BUDGET, resolveWindow, ScanBudget, scanBudgeted } from "../src/entity-intel/scan.ts";
+
+export default defineFunction(portfolio, async (input, ctx) => {
+  const { scanner, classifier, labels, prices } = analyticsOf(ctx);
+  const budget = new ScanBudget(ctx.analytics?.entityBudget ?? DEFAULT_BUDGET);
+  const address = getAddress(input.address);
+  const window = await resolveWindow(scanner, input.blocks ?? ENTITY_LIMITS.portfolioBlocks, input.to_block);
+  const result = await scanBudgeted(scanner, [{ from: address }, { to: address }], window, budget);
+
+  const usdc = getAddress(ctx.config.usdc);
+  const tokens = [...new Set([usdc, WETH_ADDRESS, ...result.logs.map((l) => l.token)])];
+  const blockNumber = BigInt(window.toBlock);
+  const [infos, facts, eth, balances, priced] = await Promise.all([
+    tokenInfos(ctx.chain, tokens),
+    describe([address], labels, classifier),
+    readChain("reading the ETH balance", () => ctx.chain.getBalance({ address, blockNumber })),
+    readChain("reading token balances", () =>
+      ctx.chain.multicall({
+        allowFailure: true,
+        blockNumber,
+        batchSize: 8_192,
+        contracts: tokens.map((token) => ({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [address] }) as const),
+      }),
+    ),
+    pricesOf(prices, tokens),
+  ]);
+
+  type Row = {
+    token: Address | "ETH";
+    symbol: string | null;
+    decimals: number;
+    balance: string;
+    price_usd: string | null;
+    value_usd: number | null;
+    price_source: "dexscreener" | "defillama" | null;
+  };
+  const total = new UsdSum();
+  const holdings: Row[] = [];
+  const unpriced: { token: Address; symbol: string | null; balance: string }[] = [];
+  const ethPrice = priced.get(WETH_ADDRESS);
+  if (eth > 0n) {
+    if (ethPrice) total.add(eth, 18, ethPrice.exact);
+    holdings.push({
+      token: "ETH",
+      symbol: "ETH",
+      decimals: 18,
+      balance: formatUnits(eth, 18),
+      price_usd: ethPrice?.price_usd ?? null,
+      value_usd: ethPrice ? new UsdSum().add(eth, 18, ethPrice.exact).usd() : null,
+      price_source: ethPrice?.source ?? null,
+    });
+  }
+  tokens.forEach((token, i) => {
+    const answer = balances[i];
+    const info = infos.get(token);
+    if (!info || answer?.status !== "success" || answer.result === 0n) return;
+    const balance = answer.result;
+    const price = priced.get(token);
+    if (price) total.add(balance, info.decimals, price.exact);
+    else unpriced.push({ token, symbol: info.symbol, balance: formatUnits(balance, info.decimals) });
+    holdings.push({
+      token,
+      symbol: info.symbol,
+      decimals: info.decimals,
+      balance: formatUnits(balance, info.decimals),
+      price_usd: price?.price_usd ?? null,
+      value_usd: price ? new UsdSum().add(balance, info.decimals, price.exact).usd() : null,
+      price_source: price?.source ?? null,
+    });
+  });
+  holdings.sort(
+    (a, b) => (b.value_usd ?? -1) - (a.value_usd ?? -1) || String(a.symbol ?? a.token).localeCompare(String(b.symbol ?? b.token)),
+  );
+
+  const received = result.logs.filter((l) => l.to === address);
+  const sent = result.logs.filter((l) => l.from === address);
+  const f = facts.get(address);
+  const methodology = methodologyFor("entity-intel/portfolio");
+  return {
+    address,
+    class: f?.class ?? "wallet",
+    labels: f?.labels ?? [],
+    flags: f?.flags ?? [],
+    block_number: window.toBlock,
+    holdings,
+    total_value_usd: total.usd(),
+    unpriced,
+    activity: {
+      window_blocks: window.toBlock - window.fromBlock + 1,
+      transfers_in: received.length,
+      transfers_out: sent.length,
+      tokens_touched: new Set(result.logs.map((l) => l.token)).size,
+      first_seen_block: result.logs[0]?.blockNumber ?? null,
+      last_seen_block: result.logs.at(-1)?.blockNumber ?? null,
+    },
+    ...coverage(window, result, budget),
+    methodology,
+    not_checked: methodology.not_checked,
+  };
+});

@@ -1,0 +1,249 @@
+/**
+ * `POST /api/entity-intel/trace`: where money went from an address or a transaction (or where
+ * it came from), hop by hop. Each hop is one indexed-topic read for its whole frontier; a path
+ * stops at a venue, where nothing moves on, where the money fans out, at max_hops, or when the
+ * budget runs out, and every node says which.
+ */
+import { type Address, decodeEventLog, formatUnits, getAddress, type Hash, isHash, TransactionReceiptNotFoundError } from "viem";
+import { ENTITY_LIMITS, type Terminal, trace } from "../spec/routes/entity-intel.ts";
+import { methodologyFor, TRACE_FAN_OUT_LIMIT, TRACE_MAX_FRONTIER } from "../src/analytics/methodology.ts";
+import { analyticsOf } from "../src/analytics/services.ts";
+import { usdAtLeast } from "../src/analytics/usd-value.ts";
+import { TRANSFER_EVENT, TRANSFER_TOPIC, type TransferLog } from "../src/chain/log-scanner.ts";
+import { toChainError } from "../src/chain/rpc-error.ts";
+import { defineFunction } from "../src/context.ts";
+import { describe, type EntityFacts, pricesOf, type TokenInfo, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
+import { DEFAULT_BUDGET, resolveWindow, ScanBudget, scanBudgeted } from "../src/entity-intel/scan.ts";
+import { tokenAddressOf } from "../src/entity-intel/token-input.ts";
+import { InvalidRequestError, NotFoundError } from "../src/errors.ts";
+
+/** A position on the chain: block, then log index. */
+type Position = [number, number];
+const before = (a: Position, b: Position) => a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
+
+const TERMINALS: readonly Terminal[] = ["cex", "bridge", "dex", "no_further_transfers", "fan_out_limit", "budget", "max_hops"];
+
+export default defineFunction(trace, async (input, ctx) => {
+  const { scanner, classifier, labels, prices } = analyticsOf(ctx);
+  const budget = new ScanBudget(ctx.analytics?.entityBudget ?? DEFAULT_BUDGET);
+  const direction = input.direction ?? "out";
+  const maxHops = input.max_hops ?? ENTITY_LIMITS.maxHops;
+  const minUsd = input.min_usd ?? ENTITY_LIMITS.minUsd;
+  const token = tokenAddressOf(input.token, ctx.config.usdc);
+  const window = await resolveWindow(scanner, input.blocks ?? ENTITY_LIMITS.blocks, input.to_block);
+  const out = direction === "out";
+
+  // Prices and decimals of every token met, fetched as tokens appear.
+  const infos = new Map<Address, TokenInfo>();
+  const priced = new Map<Address, Awaited<ReturnType<typeof pricesOf>> extends Map<Address, infer P> ? P : never>();
+  const asked = new Set<Address>();
+  const learn = async (tokens: Address[]) => {
+    const fresh = [...new Set(tokens)].filter((t) => !asked.has(t));
+    if (fresh.length === 0) return;
+    for (const t of fresh) asked.add(t);
+    const [i, p] = await Promise.all([tokenInfos(ctx.chain, fresh), pricesOf(prices, fresh)]);
+    for (const [t, v] of i) infos.set(t, v);
+    for (const [t, v] of p) priced.set(t, v);
+  };
+  const qualifies = (log: TransferLog) => {
+    const info = infos.get(log.token);
+    const price = priced.get(log.token);
+    return Boolean(info && price && usdAtLeast(log.value, info.decimals, price.exact, minUsd));
+  };
+
+  type Node = { address: Address; hop: number; terminal: Terminal | null; at: Position };
+  const nodes = new Map<Address, Node>();
+  const hops: { hop: number; edges: TransferLog[] }[] = [];
+  let truncated = false;
+  let frontier: Node[] = [];
+  let firstHop = 1;
+
+  const reach = (log: TransferLog, hop: number): Node | undefined => {
+    const next = out ? log.to : log.from;
+    const at: Position = [log.blockNumber, log.logIndex];
+    const known = nodes.get(next);
+    if (known) {
+      // Reached again: the money can move on from the earliest arrival (out) or the latest departure (in).
+      if (known.terminal === null && (out ? before(at, known.at) : before(known.at, at))) known.at = at;
+      return undefined;
+    }
+    const node: Node = { address: next, hop, terminal: null, at };
+    nodes.set(next, node);
+    return node;
+  };
+  // New nodes stop at a venue, at a burn or mint (the zero address), or at max_hops; the rest go on.
+  const settle = async (fresh: Node[], hop: number, facts: Map<Address, EntityFacts>) => {
+    const next: Node[] = [];
+    for (const node of fresh) {
+      const cls = facts.get(node.address)?.class;
+      if (cls === "cex" || cls === "bridge" || cls === "dex") node.terminal = cls;
+      else if (cls === "zero_address") node.terminal = "no_further_transfers";
+      else if (hop >= maxHops) node.terminal = "max_hops";
+      else next.push(node);
+    }
+    return next;
+  };
+  const factsOf = new Map<Address, EntityFacts>();
+  const describeNew = async (addresses: Address[]) => {
+    const fresh = addresses.filter((a) => !factsOf.has(a));
+    if (fresh.length === 0) return factsOf;
+    for (const [a, f] of await describe(fresh, labels, classifier)) factsOf.set(a, f);
+    return factsOf;
+  };
+
+  let origin: string;
+  let originKind: "address" | "transaction";
+  if (isHash(input.from) && input.from.length === 66) {
+    originKind = "transaction";
+    origin = input.from;
+    const receipt = await ctx.chain.getTransactionReceipt({ hash: input.from as Hash }).catch((error: unknown) => {
+      if (error instanceof TransactionReceiptNotFoundError) return null;
+      throw toChainError(error, "reading the transaction");
+    });
+    if (!receipt) throw new NotFoundError(`No transaction ${input.from} on this chain.`, { from: input.from });
+    const block = Number(receipt.blockNumber);
+    if (block < window.fromBlock || block > window.toBlock) {
+      throw new InvalidRequestError(
+        `Invalid request: the transaction is in block ${block}, outside the window ${window.fromBlock}-${window.toBlock}.`,
+        [
+          {
+            field: "body.from",
+            expected: `a transaction in blocks ${window.fromBlock}-${window.toBlock} (or widen blocks / set to_block)`,
+            received: input.from,
+          },
+        ],
+      );
+    }
+    const logs: TransferLog[] = [];
+    for (const log of receipt.logs) {
+      if (log.topics[0] !== TRANSFER_TOPIC || log.topics.length !== 3 || log.data.length !== 66) continue;
+      if (token && getAddress(log.address) !== token) continue;
+      const args = decodeEventLog({ abi: [TRANSFER_EVENT], data: log.data, topics: log.topics }).args;
+      logs.push({
+        token: getAddress(log.address),
+        blockNumber: block,
+        logIndex: log.logIndex,
+        txHash: receipt.transactionHash,
+        from: getAddress(args.from),
+        to: getAddress(args.to),
+        value: args.value,
+      });
+    }
+    await learn(logs.map((l) => l.token));
+    const edges = logs.filter(qualifies);
+    for (const e of edges) {
+      const start = out ? e.from : e.to;
+      if (!nodes.has(start)) nodes.set(start, { address: start, hop: 0, terminal: null, at: [block, e.logIndex] });
+    }
+    const fresh = edges.map((e) => reach(e, 1)).filter((n): n is Node => n !== undefined);
+    hops.push({ hop: 1, edges });
+    frontier = await settle(fresh, 1, await describeNew([...nodes.keys()]));
+    firstHop = 2;
+  } else {
+    originKind = "address";
+    const address = getAddress(input.from);
+    origin = address;
+    const start: Node = { address, hop: 0, terminal: null, at: out ? [window.fromBlock, -1] : [window.toBlock + 1, 0] };
+    nodes.set(address, start);
+    await describeNew([address]);
+    frontier = [start];
+  }
+
+  for (let hop = firstHop; hop <= maxHops && frontier.length > 0; hop++) {
+    if (budget.exhausted()) {
+      for (const node of frontier) node.terminal = "budget";
+      truncated = true;
+      break;
+    }
+    const expanding = frontier.slice(0, TRACE_MAX_FRONTIER);
+    for (const node of frontier.slice(TRACE_MAX_FRONTIER)) node.terminal = "budget";
+    if (frontier.length > TRACE_MAX_FRONTIER) truncated = true;
+    const addresses = expanding.map((n) => n.address);
+    const scanWindow = out
+      ? { ...window, fromBlock: Math.max(window.fromBlock, Math.min(...expanding.map((n) => n.at[0]))) }
+      : { ...window, toBlock: Math.min(window.toBlock, Math.max(...expanding.map((n) => n.at[0]))) };
+    const result = await scanBudgeted(scanner, [out ? { token, from: addresses } : { token, to: addresses }], scanWindow, budget);
+    if (result.truncated) {
+      for (const node of expanding) node.terminal = "budget";
+      truncated = true;
+      break;
+    }
+    await learn(result.logs.map((l) => l.token));
+    const edges: TransferLog[] = [];
+    const fresh: Node[] = [];
+    for (const node of expanding) {
+      const own = result.logs.filter(
+        (l) =>
+          (out
+            ? l.from === node.address && before(node.at, [l.blockNumber, l.logIndex])
+            : l.to === node.address && before([l.blockNumber, l.logIndex], node.at)) && qualifies(l),
+      );
+      if (own.length === 0) {
+        node.terminal = "no_further_transfers";
+        continue;
+      }
+      if (new Set(own.map((l) => (out ? l.to : l.from))).size > TRACE_FAN_OUT_LIMIT) {
+        node.terminal = "fan_out_limit";
+        continue;
+      }
+      edges.push(...own);
+    }
+    edges.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
+    for (const e of edges) {
+      const node = reach(e, hop);
+      if (node) fresh.push(node);
+    }
+    hops.push({ hop, edges });
+    frontier = await settle(fresh, hop, await describeNew(fresh.map((n) => n.address)));
+  }
+
+  const reached = Object.fromEntries(TERMINALS.map((t) => [t, 0])) as Record<Terminal, number>;
+  for (const node of nodes.values()) if (node.terminal) reached[node.terminal]++;
+  const methodology = methodologyFor("entity-intel/trace");
+  return {
+    origin,
+    origin_kind: originKind,
+    direction,
+    token: token ?? null,
+    min_usd: minUsd,
+    max_hops: maxHops,
+    from_block: window.fromBlock,
+    to_block: window.toBlock,
+    hops: hops.map(({ hop, edges }) => ({
+      hop,
+      edges: edges.map((e) => {
+        const info = infos.get(e.token) as TokenInfo;
+        const price = priced.get(e.token);
+        return {
+          from: e.from,
+          to: e.to,
+          token: e.token,
+          symbol: info.symbol,
+          amount: formatUnits(e.value, info.decimals),
+          amount_usd: price ? new UsdSum().add(e.value, info.decimals, price.exact).usd() : 0,
+          tx_hash: e.txHash,
+          block: e.blockNumber,
+          log_index: e.logIndex,
+        };
+      }),
+    })),
+    nodes: [...nodes.values()]
+      .sort((a, b) => a.hop - b.hop)
+      .map((n) => {
+        const f = factsOf.get(n.address);
+        return {
+          address: n.address,
+          hop: n.hop,
+          class: f?.class ?? "contract",
+          labels: f?.labels ?? [],
+          flags: f?.flags ?? [],
+          terminal: n.terminal,
+        };
+      }),
+    reached,
+    truncated,
+    budget: budget.report(),
+    methodology,
+    not_checked: methodology.not_checked,
+  };
+});

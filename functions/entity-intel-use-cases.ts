@@ -1,0 +1,40 @@
+/**
+ * `POST /api/entity-intel/use-cases`: a role and/or task matched to a curated use case, answered
+ * with its ordered plan across the entity routes.
+ */
+import { entityUseCases } from "../spec/routes/entity-intel.ts";
+import { methodologyFor } from "../src/analytics/methodology.ts";
+import { catalog } from "../src/content/catalog.ts";
+import { useCaseIndex } from "../src/content/use-cases.ts";
+import { defineFunction } from "../src/context.ts";
+import { InvalidRequestError, NotFoundError } from "../src/errors.ts";
+
+export default defineFunction(entityUseCases, async (input, ctx) => {
+  const role = input.role?.trim() || null;
+  const task = input.task?.trim() || null;
+  if (!role && !task) {
+    throw new InvalidRequestError("Invalid request: give body.role, body.task or both.", [
+      { field: "body.role", expected: "who you are, e.g. exchange treasury team (or give body.task)" },
+      { field: "body.task", expected: "what you want to find out (or give body.role)" },
+    ]);
+  }
+  const hits = useCaseIndex().search([role, task].filter(Boolean).join(" "));
+  const [best, ...rest] = hits;
+  if (!best) {
+    const useCases = catalog.entity_use_cases.map((u) => ({ id: u.id, title: u.title, roles: u.roles }));
+    throw new NotFoundError("No use case matches this role or task; the use cases and the roles they serve are listed in details.", {
+      use_cases: useCases,
+    });
+  }
+  const methodology = methodologyFor("entity-intel/use-cases");
+  ctx.log.debug("use case matched", { id: best.useCase.id, score: best.score });
+  return {
+    query: { role, task },
+    matched: { id: best.useCase.id, title: best.useCase.title },
+    summary: best.useCase.summary,
+    plan: best.useCase.plan,
+    alternatives: rest.slice(0, 3).map((h) => ({ id: h.useCase.id, title: h.useCase.title })),
+    methodology,
+    not_checked: methodology.not_checked,
+  };
+});

@@ -1,0 +1,134 @@
+/**
+ * `POST /api/entity-intel/venue-users`: who used a venue (a curated venue's cluster, or one
+ * address) in the window: value segments, VIP candidates, users gone quiet, users funded by
+ * curated flagged addresses.
+ */
+import { type Address, getAddress, isAddress } from "viem";
+import { ENTITY_LIMITS, venueUsers } from "../spec/routes/entity-intel.ts";
+import { methodologyFor, VENUE_SEGMENTS, VIP_LIST_LIMIT, VIP_MIN_USD } from "../src/analytics/methodology.ts";
+import { analyticsOf } from "../src/analytics/services.ts";
+import { defineFunction } from "../src/context.ts";
+import { describe, pricesOf, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
+import { coverage, DEFAULT_BUDGET, resolveWindow, ScanBudget, scanBudgeted } from "../src/entity-intel/scan.ts";
+import { tokenAddressOf } from "../src/entity-intel/token-input.ts";
+import { InvalidRequestError } from "../src/errors.ts";
+
+export default defineFunction(venueUsers, async (input, ctx) => {
+  const { scanner, classifier, labels, prices } = analyticsOf(ctx);
+  const budget = new ScanBudget(ctx.analytics?.entityBudget ?? DEFAULT_BUDGET);
+  let venueId: string | null;
+  let addresses: Address[];
+  if (isAddress(input.venue, { strict: false })) {
+    const address = getAddress(input.venue);
+    venueId = labels.venueOf(address)?.id ?? null;
+    addresses = [address];
+  } else {
+    const venue = labels.venue(input.venue);
+    if (!venue) {
+      const known = labels.venues().map((v) => v.id);
+      throw new InvalidRequestError(`Invalid request: body.venue ("${input.venue}") is not a venue id of the label file.`, [
+        { field: "body.venue", expected: `an address or one of the venue ids: ${known.join(", ")}`, received: input.venue },
+      ]);
+    }
+    venueId = venue.id;
+    addresses = venue.addresses;
+  }
+  const token = tokenAddressOf(input.token, ctx.config.usdc);
+  const window = await resolveWindow(scanner, input.blocks ?? ENTITY_LIMITS.blocks, input.to_block);
+  const result = await scanBudgeted(
+    scanner,
+    [
+      { token, from: addresses },
+      { token, to: addresses },
+    ],
+    window,
+    budget,
+  );
+
+  const cluster = new Set(addresses);
+  type User = { volume: Map<Address, bigint>; transfers: number; blocks: number[] };
+  const users = new Map<Address, User>();
+  for (const log of result.logs) {
+    if (cluster.has(log.from) && cluster.has(log.to)) continue; // inside the venue
+    const user = cluster.has(log.from) ? log.to : log.from;
+    const u: User = users.get(user) ?? { volume: new Map(), transfers: 0, blocks: [] };
+    users.set(user, u);
+    u.volume.set(log.token, (u.volume.get(log.token) ?? 0n) + log.value);
+    u.transfers++;
+    u.blocks.push(log.blockNumber);
+  }
+
+  // Funding by curated flagged addresses: one read of what they sent in the window.
+  const flagged = labels.flaggedAddresses();
+  const funding =
+    flagged.length === 0 || users.size === 0
+      ? { logs: [], coveredFrom: window.fromBlock, truncated: false }
+      : await scanBudgeted(scanner, [{ from: flagged }], window, budget);
+
+  const tokens = [...new Set(result.logs.map((l) => l.token))];
+  const [infos, priced, facts] = await Promise.all([
+    tokenInfos(ctx.chain, tokens),
+    pricesOf(prices, tokens),
+    describe([addresses[0] as Address], labels, classifier),
+  ]);
+  const addTo = (sum: UsdSum, volume: Map<Address, bigint>) => {
+    for (const [t, amount] of volume) {
+      const info = infos.get(t);
+      const price = priced.get(t);
+      if (info && price) sum.add(amount, info.decimals, price.exact);
+    }
+    return sum;
+  };
+  const rows = [...users].map(([address, u]) => ({ address, u, usd: addTo(new UsdSum(), u.volume).usd() }));
+  const byVolume = (a: { address: Address; usd: number }, b: { address: Address; usd: number }) =>
+    b.usd - a.usd || a.address.toLowerCase().localeCompare(b.address.toLowerCase());
+  rows.sort(byVolume);
+
+  const segments = VENUE_SEGMENTS.map((s) => {
+    const inside = rows.filter((r) => r.usd >= s.min_usd && (s.max_usd === null || r.usd < s.max_usd));
+    const sum = new UsdSum();
+    for (const r of inside) addTo(sum, r.u.volume);
+    return { name: s.name, min_usd: s.min_usd, max_usd: s.max_usd, users: inside.length, volume_usd: sum.usd() };
+  });
+  const n = window.toBlock - window.fromBlock + 1;
+  const firstHalfEnd = window.fromBlock + Math.floor(n / 2) - 1;
+  const lastQuarterStart = window.toBlock - Math.floor(n / 4) + 1;
+  const quiet = rows.filter((r) => r.u.blocks.some((b) => b <= firstHalfEnd) && !r.u.blocks.some((b) => b >= lastQuarterStart));
+
+  const pairs = new Set<string>();
+  const flaggedFunders: { user: Address; funder: Address; flags: ReturnType<typeof labels.flags> }[] = [];
+  for (const log of funding.logs) {
+    if (!users.has(log.to) || pairs.has(`${log.to}:${log.from}`)) continue;
+    pairs.add(`${log.to}:${log.from}`);
+    flaggedFunders.push({ user: log.to, funder: log.from, flags: labels.flags(log.from) });
+  }
+
+  const venueFacts = facts.get(addresses[0] as Address);
+  const methodology = methodologyFor("entity-intel/venue-users");
+  return {
+    venue: {
+      id: venueId,
+      address: addresses[0] as Address,
+      addresses,
+      class: venueFacts?.class ?? "contract",
+      labels: [...new Set(addresses.flatMap((a) => labels.names(a)))],
+    },
+    token: token ?? null,
+    users_total: users.size,
+    segments,
+    vip_candidates: rows
+      .filter((r) => r.usd >= VIP_MIN_USD)
+      .slice(0, VIP_LIST_LIMIT)
+      .map((r) => ({ address: r.address, volume_usd: r.usd, transfers: r.u.transfers })),
+    gone_quiet: quiet.map((r) => ({ address: r.address, last_seen_block: Math.max(...r.u.blocks), volume_usd_before: r.usd })),
+    flagged_funders: flaggedFunders,
+    unpriced_tokens: tokens.filter((t) => !priced.has(t) || !infos.has(t)),
+    ...coverage(
+      window,
+      { coveredFrom: Math.max(result.coveredFrom, funding.coveredFrom), truncated: result.truncated || funding.truncated },
+      budget,
+    ),
+    methodology,
+    not_checked: methodology.not_checked,
+  };
+});

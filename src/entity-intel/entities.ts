@@ -1,0 +1,139 @@
+/**
+ * What the entity routes say about an address: its class (a curated venue's class, else the
+ * interface probes' class with pairs, pools and routers as `dex`), its curated names and flags,
+ * and what they need about tokens (symbol, decimals, price) and USD sums, exact until the
+ * last rounding.
+ */
+import { type Address, getAddress, type PublicClient, parseAbi } from "viem";
+import type { EntityClass } from "../../spec/routes/entity-intel.ts";
+import type { FlagKind, LabelBook } from "../analytics/labels.ts";
+import type { PriceSource, TokenPrice } from "../analytics/price-source.ts";
+import { type ExactDecimal, parseDecimal } from "../analytics/usd-value.ts";
+import { type AddressClassifier, DEX_CLASSES } from "../chain/classify.ts";
+import { readChain } from "../chain/rpc-error.ts";
+
+/** An address as answers describe it. */
+export interface EntityFacts {
+  class: EntityClass;
+  labels: string[];
+  flags: FlagKind[];
+}
+
+/** Describe addresses: curated venue class first, else the probe class; names and flags only from the label file. */
+export async function describe(
+  addresses: readonly Address[],
+  labels: LabelBook,
+  classifier: AddressClassifier,
+): Promise<Map<Address, EntityFacts>> {
+  const unique = [...new Set(addresses.map((a) => getAddress(a)))];
+  const probed = await classifier.classify(unique.filter((a) => !labels.venueOf(a)));
+  const out = new Map<Address, EntityFacts>();
+  for (const address of unique) {
+    const venue = labels.venueOf(address);
+    const probe = probed.get(address);
+    const cls: EntityClass = venue
+      ? venue.class
+      : probe === undefined
+        ? "contract"
+        : DEX_CLASSES.has(probe)
+          ? "dex"
+          : (probe as Exclude<typeof probe, "v2_pair" | "v3_pool" | "router">);
+    out.set(address, { class: cls, labels: labels.names(address), flags: labels.flags(address) });
+  }
+  return out;
+}
+
+/** The venue class of a curated venue address, or undefined for any other address. */
+export function venueClassOf(address: Address, labels: LabelBook): EntityClass | undefined {
+  return labels.venueOf(address)?.class;
+}
+
+/** Symbol and decimals of a token. */
+export interface TokenInfo {
+  symbol: string | null;
+  decimals: number;
+}
+
+const metaAbi = parseAbi(["function symbol() view returns (string)", "function decimals() view returns (uint8)"]);
+const knownTokens = new Map<Address, TokenInfo | null>();
+
+/**
+ * Symbol and decimals of each token, one Multicall3 batch for the ones not seen before (they
+ * never change, so they are kept for the process). A contract that does not answer decimals()
+ * is not an ERC-20 and is absent from the map.
+ */
+export async function tokenInfos(client: PublicClient, tokens: readonly Address[]): Promise<Map<Address, TokenInfo>> {
+  const unique = [...new Set(tokens.map((t) => getAddress(t)))];
+  const unknown = unique.filter((t) => !knownTokens.has(t));
+  if (unknown.length > 0) {
+    const answers = await readChain("reading token symbols and decimals", () =>
+      client.multicall({
+        allowFailure: true,
+        batchSize: 8_192,
+        contracts: unknown.flatMap((address) => [
+          { address, abi: metaAbi, functionName: "symbol" } as const,
+          { address, abi: metaAbi, functionName: "decimals" } as const,
+        ]),
+      }),
+    );
+    unknown.forEach((token, i) => {
+      const symbol = answers[2 * i];
+      const decimals = answers[2 * i + 1];
+      knownTokens.set(
+        token,
+        decimals?.status === "success"
+          ? {
+              symbol: symbol?.status === "success" && typeof symbol.result === "string" ? symbol.result : null,
+              decimals: Number(decimals.result),
+            }
+          : null,
+      );
+    });
+    if (knownTokens.size > 50_000) knownTokens.clear();
+  }
+  const out = new Map<Address, TokenInfo>();
+  for (const t of unique) {
+    const info = knownTokens.get(t);
+    if (info) out.set(t, info);
+  }
+  return out;
+}
+
+/** Current prices of tokens (batched), with each as an exact decimal. */
+export async function pricesOf(
+  prices: PriceSource,
+  tokens: readonly Address[],
+): Promise<Map<Address, TokenPrice & { exact: ExactDecimal }>> {
+  const found = await prices.prices(tokens);
+  return new Map([...found].map(([t, p]) => [t, { ...p, exact: parseDecimal(p.price_usd) }]));
+}
+
+/**
+ * A USD amount summed exactly over several tokens and rounded once: each term is
+ * amount x price / 10^(decimals + price scale), added over a common denominator.
+ */
+export class UsdSum {
+  #numerator = 0n;
+  #exponent = 0;
+
+  /** Add `amount` smallest units of a token with `decimals` at `price`. */
+  add(amount: bigint, decimals: number, price: ExactDecimal): this {
+    const exponent = decimals + price.scale;
+    const term = amount * price.units;
+    if (exponent > this.#exponent) {
+      this.#numerator *= 10n ** BigInt(exponent - this.#exponent);
+      this.#exponent = exponent;
+      this.#numerator += term;
+    } else this.#numerator += term * 10n ** BigInt(this.#exponent - exponent);
+    return this;
+  }
+
+  /** The sum in USD rounded half-up to the cent (half away from zero for negative sums). */
+  usd(): number {
+    const denominator = 10n ** BigInt(this.#exponent);
+    const negative = this.#numerator < 0n;
+    const n = negative ? -this.#numerator : this.#numerator;
+    const cents = (n * 200n + denominator) / (2n * denominator);
+    return (negative ? -Number(cents) : Number(cents)) / 100;
+  }
+}
