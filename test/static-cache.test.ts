@@ -24,12 +24,12 @@ afterAll(() => service.close());
 
 describe("pages and static files", () => {
   it.each([
-    ["/", "index.html", "text/html; charset=utf-8"],
-    ["/kb/", "kb/index.html", "text/html; charset=utf-8"],
+    ["/methodology/", "methodology/index.html", "text/html; charset=utf-8"],
+    ["/errors/", "errors/index.html", "text/html; charset=utf-8"],
     ["/howto/x402-register/", "howto/x402-register/index.html", "text/html; charset=utf-8"],
     ["/favicon.svg", "favicon.svg", "image/svg+xml"],
     ["/icon-192.png", "icon-192.png", "image/png"],
-    ["/favicon.ico", "favicon.ico", "image/x-icon"],
+    ["/favicon.ico", "favicon.ico", "image/vnd.microsoft.icon"],
   ])("GET %s answers the built %s with its hash as ETag and a five-minute Cache-Control", async (url, file, type) => {
     const bytes = readFileSync(path.join(client, file));
     const res = await fetch(`${service.url}${url}`);
@@ -43,22 +43,22 @@ describe("pages and static files", () => {
   });
 
   it("answers 304 without a body to a matching If-None-Match, also among several or weak tags, and 200 to another", async () => {
-    const etag = etagOf(readFileSync(path.join(client, "index.html")));
+    const etag = etagOf(readFileSync(path.join(client, "methodology/index.html")));
     for (const header of [etag, `"other", ${etag}`, `W/${etag}`, "*"]) {
-      const res = await rawRequest(service.url, "GET", "/", { "if-none-match": header });
+      const res = await rawRequest(service.url, "GET", "/methodology/", { "if-none-match": header });
       expect(res.status, header).toBe(304);
       expect(res.body).toBe("");
       expect(res.headers.etag).toBe(etag);
       expect(res.headers["cache-control"]).toBe(PAGE_CACHE);
     }
-    const other = await rawRequest(service.url, "GET", "/", { "if-none-match": '"stale"' });
+    const other = await rawRequest(service.url, "GET", "/methodology/", { "if-none-match": '"stale"' });
     expect(other.status).toBe(200);
-    expect(other.body).toBe(readFileSync(path.join(client, "index.html"), "utf8"));
+    expect(other.body).toBe(readFileSync(path.join(client, "methodology/index.html"), "utf8"));
   });
 
   it("HEAD answers the headers of GET without the body", async () => {
-    const bytes = readFileSync(path.join(client, "index.html"));
-    const res = await rawRequest(service.url, "HEAD", "/");
+    const bytes = readFileSync(path.join(client, "methodology/index.html"));
+    const res = await rawRequest(service.url, "HEAD", "/methodology/");
     expect(res.status).toBe(200);
     expect(res.body).toBe("");
     expect(res.headers["content-length"]).toBe(String(bytes.length));
@@ -66,13 +66,13 @@ describe("pages and static files", () => {
   });
 
   it("a directory without its slash redirects to it, keeping the query", async () => {
-    const res = await rawRequest(service.url, "GET", "/kb?q=gas");
+    const res = await rawRequest(service.url, "GET", "/methodology?q=gas");
     expect(res.status).toBe(301);
-    expect(res.headers.location).toBe("/kb/?q=gas");
+    expect(res.headers.location).toBe("/methodology/?q=gas");
   });
 
   it("POST to a page is not served from memory", async () => {
-    const res = await rawRequest(service.url, "POST", "/", { "content-type": "application/json" }, "{}");
+    const res = await rawRequest(service.url, "POST", "/methodology/", { "content-type": "application/json" }, "{}");
     expect(res.status).not.toBe(200);
   });
 });

@@ -152,7 +152,7 @@ export function guidanceOf(routes: readonly RouteDef[]): string {
     const key = `${route.path} ${route.price}`;
     byPath.set(key, [...(byPath.get(key) ?? []), route]);
   }
-  // Routes under a parent path with four or more children (the entity-intelligence family) share
+  // Routes under a parent path with four or more children (the entity-intelligence and how-to families) share
   // one heading, then one short line each: the guidance must stay short enough to inline.
   const children = new Map<string, number>();
   for (const route of routes) {
@@ -161,8 +161,8 @@ export function guidanceOf(routes: readonly RouteDef[]): string {
   }
   const familyOf = (path: string) => {
     const parent = path.slice(0, path.lastIndexOf("/"));
-    if ((children.get(parent) ?? 0) >= 4 && !parent.startsWith("/api/howto")) return parent;
-    return (children.get(path) ?? 0) >= 4 && !path.startsWith("/api/howto") ? path : undefined;
+    if ((children.get(parent) ?? 0) >= 4) return parent;
+    return (children.get(path) ?? 0) >= 4 ? path : undefined;
   };
   const headed = new Set<string>();
   const lines: string[] = [];
@@ -187,7 +187,7 @@ export function guidanceOf(routes: readonly RouteDef[]): string {
     "",
     "Budget: GET /api/pricing lists every price, free; use the free indexes, previews and search first. A status >= 400 is never charged.",
     "",
-    "Retries: 409 payment_in_progress, 429, 503: wait Retry-After, repeat with the same payment. Answer lost after paying: repeat with the same payment within 300 s, or within 24 h with its payment-identifier id or a Sign-In-With-X of the payer; never charged twice. Codes: /errors.",
+    "Retries: on 409 payment_in_progress, 429 or 503 wait Retry-After and repeat with the same payment. Lost answer: repeat with the same payment (300 s), or with its payment-identifier id or a Sign-In-With-X of the payer (24 h); never charged twice. Codes: /errors.",
     "",
     "Which route answers which question:",
     ...lines,

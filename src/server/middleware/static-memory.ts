@@ -35,7 +35,7 @@ const TYPES: Record<string, string> = {
   ".webp": "image/webp",
   ".avif": "image/avif",
   ".gif": "image/gif",
-  ".ico": "image/x-icon",
+  ".ico": "image/vnd.microsoft.icon",
   ".webmanifest": "application/manifest+json",
   ".woff2": "font/woff2",
   ".woff": "font/woff",
