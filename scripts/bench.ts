@@ -65,6 +65,10 @@ async function runAll(args: string[]): Promise<boolean> {
     const code = await new Promise<number | null>((resolve) => {
       const child = spawn(process.execPath, [fileURLToPath(import.meta.url), PART_FLAG, part.name], { stdio: "inherit", env });
       child.once("exit", (c, signal) => resolve(signal ? 1 : c));
+      child.once("error", (error) => {
+        console.error(`bench ${part.name} did not start: ${error.message}`);
+        resolve(1);
+      });
     });
     results.push({ part: part.name, seconds: (performance.now() - t) / 1000, ok: code === 0 });
   }

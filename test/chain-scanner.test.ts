@@ -97,9 +97,11 @@ describe("requests in flight", () => {
     const logRequests = rpc.http.filter((r) => r.methods.includes("eth_getLogs"));
     // One eth_getLogs per HTTP request, one request per chunk.
     expect(logRequests.map((r) => r.methods)).toEqual(Array.from({ length: stats.chunks }, () => ["eth_getLogs"]));
-    expect(stats).toMatchObject({ requests: stats.chunks, throttled: 0, concurrency: 8 });
+    expect(stats).toMatchObject({ requests: stats.chunks, throttled: 0 });
+    // Eight at first; a run of eight successes lets one more in.
+    expect(stats.concurrency).toBe(9);
     expect(stats.chunks).toBeGreaterThan(8);
-    // Held 40 ms each, the first eight are all in flight together, never a ninth.
+    // Held 40 ms each, the first eight are all in flight together, not a ninth.
     expect(Math.max(...logRequests.map((r) => r.inFlight))).toBe(8);
     // The head's two reads went out together as one JSON-RPC batch.
     expect(rpc.http.filter((r) => !r.methods.includes("eth_getLogs")).map((r) => [...r.methods].sort())).toContainEqual([
@@ -145,7 +147,9 @@ describe("requests in flight", () => {
     const { logs, stats } = await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock }, 0);
     expect(logs).toEqual(truthLogs("USDC"));
     expect(stats.refusals).toBeGreaterThan(0);
-    expect(stats.maxRange).toBeLessThanOrEqual(20);
+    // Too many logs is this query's density, not the provider's range limit.
+    expect(stats.maxRange).toBe(50);
+    expect(rpc.getLogs.filter((r) => r.to - r.from + 1 > 20)).toHaveLength(stats.refusals);
   });
 });
 

@@ -123,7 +123,9 @@ it("@agentcash/discovery finds every route, paid ones as paid with their price, 
   // The one advisory left is the size of what we sell: more than 40 operations. The guidance
   // answers it (families share one heading, under 4000 characters), so only its count is allowed.
   const routeCount = warnings.filter((w) => w.code === "L2_ROUTE_COUNT_HIGH");
-  expect(routeCount.map((w) => w.message)).toEqual([`High route count (${l2.routes.length}) may exceed agent token budgets for zero-hop injection.`]);
+  expect(routeCount.map((w) => w.message)).toEqual([
+    `High route count (${l2.routes.length}) may exceed agent token budgets for zero-hop injection.`,
+  ]);
   expect(l2.routes.length).toBe(42);
   expect(warnings.filter((w) => w.code !== "L2_ROUTE_COUNT_HIGH")).toEqual([]);
 

@@ -2,8 +2,8 @@
  * ERC-20 `Transfer` logs over a block window, read the way public RPC providers allow:
  * `eth_getLogs` in chunks of 2,000 blocks aligned to multiples of 2,000, each an HTTP request
  * of its own (src/chain/client.ts never batches them), several in flight at an adaptive
- * concurrency (8 at first, halved when the provider rate-limits or fails, back up as requests
- * succeed); a chunk halved (or cut to the limit the provider names) when the provider refuses
+ * concurrency (8 at first, halved when the provider rate-limits or fails, one more after each run
+ * of successes, up to 16; the scanner lives as long as the service, so it learns its provider); a chunk halved (or cut to the limit the provider names) when the provider refuses
  * its range or its answer would be too large, ranges narrowed where logs are dense so no
  * answer grows past a few megabytes, and chunks at or below the finalized block cached, since
  * their logs can no longer change.
@@ -72,7 +72,7 @@ export interface ScannerOptions {
   chunkSize?: number;
   /** Requests in flight at first; halved when the provider pushes back, regained as requests succeed. */
   concurrency?: number;
-  /** The most requests in flight the limit may regain (default: `concurrency`). */
+  /** The most requests in flight the limit may grow to (default: 16, or `concurrency` when that is given). */
   maxConcurrency?: number;
   /** Attempts of a request the provider rate-limits or fails before the scan fails. */
   attempts?: number;
@@ -113,6 +113,8 @@ interface RawLog {
 export const DEFAULT_CHUNK_SIZE = 2_000;
 /** Requests in flight at first: enough to hide latency; rate limits bring it down. */
 export const DEFAULT_SCAN_CONCURRENCY = 8;
+/** How far a provider that keeps answering lets the limit grow, one step per run of successes. */
+export const MAX_SCAN_CONCURRENCY = 16;
 /**
  * Logs per answer the scanner aims below: about 650 bytes of JSON each, so about 2 MB, far from
  * viem's 10 MB limit (and under the 4 MB the transport accepts for log queries).
@@ -124,6 +126,12 @@ export const TARGET_LOGS_PER_RESPONSE = 3_000;
 // public RPC, Alchemy, Infura, QuickNode, dRPC, 1RPC, Ankr and geth-style nodes.
 const RANGE_REFUSAL =
   /block range|range (is )?too (large|wide|big)|too many blocks|max(imum)? (block )?range|range limit|exceeds? (the )?(max(imum)?|limit)|more than \d[\d,]* (results|logs)|query returned more than|response size|limited to (a )?\d|range should work|query timeout exceeded|too many (results|logs)|ranges? (over|above|greater than) \d/i;
+
+/** The answer was larger than the transport reads (src/chain/client.ts caps log answers). */
+function isTooLarge(error: unknown): boolean {
+  for (let e: unknown = error; e instanceof Error; e = e.cause) if (e instanceof ResponseBodyTooLargeError) return true;
+  return false;
+}
 
 /** True when a failed `eth_getLogs` is the provider refusing the size of the range (not a real failure). */
 export function isRangeRefusal(error: unknown): boolean {
@@ -257,7 +265,8 @@ export class TransferScanner {
     this.#client = client;
     this.chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
     const concurrency = options.concurrency ?? DEFAULT_SCAN_CONCURRENCY;
-    this.#limit = new Limit(concurrency, options.maxConcurrency ?? concurrency);
+    const max = options.maxConcurrency ?? (options.concurrency === undefined ? MAX_SCAN_CONCURRENCY : concurrency);
+    this.#limit = new Limit(concurrency, max);
     this.#attempts = options.attempts ?? 4;
     this.#retryBaseMs = options.retryBaseMs ?? 200;
     this.#cacheMaxLogs = options.cacheMaxLogs ?? 200_000;
@@ -412,6 +421,11 @@ export class TransferScanner {
         }
         if (!isRangeRefusal(error) || size === 1) throw toChainError(error, `reading Transfer logs of blocks ${from}-${to}`);
         scan.stats.refusals++;
+        if (isTooLarge(error)) {
+          // Too many logs for this query, not a provider limit: narrow this query's ranges only.
+          this.#narrow(query, Math.ceil(size / 2));
+          return this.#fetchRange(query, from, to, scan);
+        }
         const named = rangeLimitFromRefusal(error);
         const next = named !== undefined && named < size ? Math.max(1, named) : Math.ceil(size / 2);
         this.#maxRange = Math.min(this.#maxRange, next);
@@ -427,8 +441,11 @@ export class TransferScanner {
   /** After a dense answer, later pieces of the same query span fewer blocks. */
   #learnDensity(query: TransferQuery, blocks: number, logs: number): void {
     if (logs <= TARGET_LOGS_PER_RESPONSE) return;
+    this.#narrow(query, Math.max(1, Math.floor((blocks * TARGET_LOGS_PER_RESPONSE) / logs)));
+  }
+
+  #narrow(query: TransferQuery, range: number): void {
     const key = this.#queryKey(query);
-    const range = Math.max(1, Math.floor((blocks * TARGET_LOGS_PER_RESPONSE) / logs));
     if (this.#denseRange.size > 1_000) this.#denseRange.clear();
     this.#denseRange.set(key, Math.min(range, this.#denseRange.get(key) ?? range));
   }
