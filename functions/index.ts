@@ -6,7 +6,7 @@
  * function, with two, or a function whose route is not in the table stops the service at start.
  */
 import { type RouteDef, routeKey } from "../spec/route.ts";
-import { routes } from "../spec/routes.ts";
+import { allRoutes } from "../spec/routes.ts";
 import type { RouteFunction } from "../src/context.ts";
 import balance from "./balance.ts";
 import balanceTopup from "./balance-topup.ts";
@@ -29,6 +29,9 @@ import tokenCheck from "./token-check.ts";
 import trustLeaderboardGet from "./trust-leaderboard-get.ts";
 import trustLeaderboardPost from "./trust-leaderboard-post.ts";
 import trustLeaderboardPreview from "./trust-leaderboard-preview.ts";
+import v1DefiSentiment from "./v1-defi-sentiment.ts";
+import v1Health from "./v1-health.ts";
+import v1WalletProfile from "./v1-wallet-profile.ts";
 import walletProfile from "./wallet-profile.ts";
 import whaleWatch from "./whale-watch.ts";
 import x402Check from "./x402-check.ts";
@@ -68,19 +71,23 @@ export const functions: readonly RouteFunction[] = [
   trustLeaderboardGet,
   trustLeaderboardPost,
   trustLeaderboardPreview,
+  // spec/routes/base-tools.ts (the secondary site)
+  v1Health,
+  v1WalletProfile,
+  v1DefiSentiment,
 ];
 
 /** Each route of the table to its function, keyed by the route object itself. */
 const byRoute = new Map<RouteDef, RouteFunction>();
 {
-  const inTable = new Set<RouteDef>(routes);
+  const inTable = new Set<RouteDef>(allRoutes);
   for (const fn of functions) {
     const key = routeKey(fn.route);
     if (!inTable.has(fn.route)) throw new Error(`functions/index.ts: a function answers ${key}, which is not a route of spec/routes.ts`);
     if (byRoute.has(fn.route)) throw new Error(`functions/index.ts: ${key} has two functions`);
     byRoute.set(fn.route, fn);
   }
-  const missing = routes.filter((r) => !byRoute.has(r)).map(routeKey);
+  const missing = allRoutes.filter((r) => !byRoute.has(r)).map(routeKey);
   if (missing.length > 0) throw new Error(`functions/index.ts: no function answers ${missing.join(", ")}`);
 }
 

@@ -4,13 +4,14 @@
  * benchmarks, so all three run the same code.
  */
 import { randomBytes } from "node:crypto";
-import type { Server } from "node:http";
+import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { hostname } from "node:os";
 import type { FacilitatorClient } from "@x402/core/server";
 import type { PublicClient, Transport } from "viem";
 import packageJson from "../../package.json" with { type: "json" };
-import { routes } from "../../spec/routes.ts";
+import type { allRoutes } from "../../spec/routes.ts";
+import { baseToolsSite, primarySite } from "../../spec/sites.ts";
 import type { AnalyticsSettings } from "../analytics/services.ts";
 import { authorizationReader } from "../chain/authorization.ts";
 import { baseChain, createChainClient, rpcTransport } from "../chain/client.ts";
@@ -29,7 +30,7 @@ import { claimPgliteDir, releasePgliteDir, storeLocationOf } from "../store/conf
 import { openStore, type Store } from "../store/store.ts";
 import { CDP_DISCOVERY_URL } from "../upstreams/directory-cdp.ts";
 import { X402_LIST_URL } from "../upstreams/directory-x402-list.ts";
-import { type AstroHandler, createApp, loadAstroHandler } from "./app.ts";
+import { type AstroHandler, createApp, loadAstroHandler, siteRouter } from "./app.ts";
 
 /** What local mode's devnet provides to the service. */
 export interface DevnetEndpoints {
@@ -75,6 +76,11 @@ export interface StartServiceOptions {
 export interface RunningService {
   url: string;
   server: Server;
+  /**
+   * The secondary site's URL: its own port in local mode; in production the primary's URL, where
+   * it answers requests naming SECONDARY_HOST (undefined when no secondary host is configured).
+   */
+  secondaryUrl: string | undefined;
   services: Services;
   payTo: `0x${string}`;
   facilitatorAddress: `0x${string}` | undefined;
@@ -174,31 +180,97 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
 
   const astro = options.astro ?? (await loadAstroHandler(options.distDir ?? "dist"));
   const lease = config.payments.leaseSeconds;
-  const gate = new PaymentGate({
-    routes,
-    config,
-    payTo,
-    facilitator,
-    store,
-    // PGlite serves one process, so one instance: memory suffices and a crash leaves no stale claim.
-    // On PostgreSQL several instances share the leases.
-    inFlight: options.inFlight ?? (store.engine === "postgres" ? storeInFlightRegistry(store, lease) : memoryInFlightRegistry(lease)),
-    instance,
-    authorizations,
-    log,
-  });
+  // One gate per site, so each site's challenges quote its own origin; they share the
+  // facilitator, the store (ledger, kept answers) and the in-flight claims.
+  const inFlight = options.inFlight ?? (store.engine === "postgres" ? storeInFlightRegistry(store, lease) : memoryInFlightRegistry(lease));
+  const gateFor = (siteRoutes: typeof allRoutes, publicUrl: string | undefined) =>
+    new PaymentGate({
+      routes: siteRoutes,
+      config: { ...config, publicUrl },
+      payTo,
+      facilitator,
+      store,
+      // PGlite serves one process, so one instance: memory suffices and a crash leaves no stale claim.
+      // On PostgreSQL several instances share the leases.
+      inFlight,
+      instance,
+      authorizations,
+      log,
+    });
+  const clientDir = `${options.distDir ?? "dist"}/client`;
+  const documentCacheOn = options.documentCache ?? true;
   const app = createApp({
     config,
     services,
-    gate,
+    gate: gateFor(primarySite.routes, config.publicUrl),
     astro,
-    clientDir: `${options.distDir ?? "dist"}/client`,
-    documentCache: options.documentCache ?? true,
+    clientDir,
+    documentCache: documentCacheOn,
+  });
+  const secondaryPublicUrl = config.secondary.publicUrl;
+  const secondaryServices: Services = { ...services, config: { ...services.config, publicUrl: secondaryPublicUrl } };
+  const secondaryApp = createApp({
+    config,
+    site: baseToolsSite,
+    publicUrl: secondaryPublicUrl,
+    services: secondaryServices,
+    gate: gateFor(baseToolsSite.routes, secondaryPublicUrl),
+    astro,
+    clientDir,
+    documentCache: documentCacheOn,
   });
 
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(config.port, config.host, (error?: Error) => (error ? reject(error) : resolve(s)));
+  // Production: one port, the site chosen by host name. Local mode: the secondary site on its own port.
+  const byHost = new Map(config.secondary.host ? [[config.secondary.host, secondaryApp]] : []);
+  const server = await listen(byHost.size > 0 ? siteRouter(app, byHost) : app, config.port, config.host);
+  const secondaryServer = local ? await listen(secondaryApp, config.secondary.port, config.host) : undefined;
+  for (const s of [server, secondaryServer]) if (s) harden(s);
+  const urlOf = (s: Server) => {
+    const { port } = s.address() as AddressInfo;
+    const host = config.host.includes(":") ? `[${config.host}]` : config.host;
+    return `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`;
+  };
+  const url = urlOf(server);
+  return {
+    url,
+    server,
+    secondaryUrl: secondaryServer ? urlOf(secondaryServer) : config.secondary.host ? url : undefined,
+    services,
+    payTo,
+    facilitatorAddress,
+    close: async () => {
+      stopMaintenance();
+      await stopCrawls();
+      await Promise.all(
+        [server, secondaryServer].map(
+          (s) =>
+            s &&
+            new Promise<void>((resolve) => {
+              s.close(() => resolve());
+              s.closeAllConnections();
+            }),
+        ),
+      );
+      if (ownStore) await store.close();
+      if (ownStore && location.kind === "pglite") releasePgliteDir(location.dir as string);
+    },
+  };
+}
+
+/** Listen on `host:port` (0: a free port). */
+function listen(handler: RequestListener, port: number, host: string): Promise<Server> {
+  return new Promise<Server>((resolve, reject) => {
+    const s = createServer(handler);
+    s.once("error", reject);
+    s.listen(port, host, () => {
+      s.off("error", reject);
+      resolve(s);
+    });
   });
+}
+
+/** Time limits and the CONNECT answer every listener shares. */
+function harden(server: Server): void {
   // Node hands CONNECT to a listener instead of Express: answer it like any unknown method.
   server.on("connect", (_req, socket) => {
     const body = JSON.stringify({
@@ -211,23 +283,4 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   server.requestTimeout = 120_000;
-  const { port } = server.address() as AddressInfo;
-  const host = config.host.includes(":") ? `[${config.host}]` : config.host;
-  return {
-    url: `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`,
-    server,
-    services,
-    payTo,
-    facilitatorAddress,
-    close: async () => {
-      stopMaintenance();
-      await stopCrawls();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      if (ownStore) await store.close();
-      if (ownStore && location.kind === "pglite") releasePgliteDir(location.dir as string);
-    },
-  };
 }
