@@ -436,10 +436,13 @@ describe("defi-sentiment", () => {
     expect(asset.status).toBe(404);
     expect(asset.spent).toBe(0n);
     expect(asset.body).toMatchObject({ error: { code: "not_found", details: { asset: "NOPE" } } });
-    const protocol = await paidPost(service, "/api/defi-sentiment", { protocol: "aave" }, 7);
+    // "aave" is a parent protocol (answered with its aggregate); "aave-v" is no slug and no parent.
+    const protocol = await paidPost(service, "/api/defi-sentiment", { protocol: "aave-v" }, 7);
     expect(protocol.status).toBe(404);
     expect(protocol.spent).toBe(0n);
-    expect(protocol.body).toMatchObject({ error: { code: "not_found", details: { protocol: "aave", similar_slugs: ["aave-v3"] } } });
+    expect(protocol.body).toMatchObject({
+      error: { code: "not_found", details: { protocol: "aave-v", similar_slugs: ["aave-v3", "aave-v2"] } },
+    });
   });
 });
 

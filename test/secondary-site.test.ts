@@ -289,6 +289,45 @@ describe("the shared analytics routes", () => {
     expect(v1.body.address).toBe(address);
   });
 
+  it("POST /v1/defi-sentiment answers a DefiLlama parent slug with the parent's aggregate (its /protocol answer)", async () => {
+    const aave = await paidPost({ ...service, url: secondary }, "/v1/defi-sentiment", { protocol: "aave" }, 7);
+    expect(aave.status).toBe(200);
+    expect(aave.spent).toBe(100_000n);
+    // fixtures/upstreams/defillama-protocol-aave.json: chain TVLs without borrowed and staking;
+    // the change between the current point and the last one a day before it.
+    const change = (28_153 / 28_400 - 1) * 100;
+    expect(aave.body).toMatchObject({
+      asset: null,
+      protocol: "aave",
+      protocol_tvl: {
+        slug: "aave",
+        name: "Aave",
+        tvl_usd: 23_100_000_000 + 2_200_000_000 + 1_310_000_000 + 1_100_000_000,
+        change_24h_pct: change,
+        change_source: "tvl_series",
+        members: ["aave-v2", "aave-v3"],
+      },
+      score: Number((change * 10).toFixed(2)),
+      sentiment: "neutral",
+    });
+  });
+
+  it("sums a parent's versions from the protocol list when DefiLlama has no aggregate for it", async () => {
+    const { status, body } = await paidPost(service, "/api/defi-sentiment", { protocol: "Uniswap" }, 7);
+    expect(status).toBe(200);
+    // fixtures/upstreams/defillama-protocols.json: Uniswap V3 (4,101,220,330.2, +0.45 %) and V2 (1,480,500,000.5, -2 %).
+    const tvl = 4_101_220_330.2 + 1_480_500_000.5;
+    const before = 4_101_220_330.2 / 1.0045 + 1_480_500_000.5 / 0.98;
+    expect(body.protocol_tvl).toEqual({
+      slug: "uniswap",
+      name: "Uniswap",
+      tvl_usd: tvl,
+      change_24h_pct: (tvl / before - 1) * 100,
+      change_source: "protocols_list",
+      members: ["uniswap-v2", "uniswap-v3"],
+    });
+  });
+
   it("an invalid body on the secondary site is a 400 naming the field, not charged", async () => {
     const bad = await paidPost({ ...service, url: secondary }, "/v1/wallet-profile", { address: "0x1234" }, 7);
     expect(bad.status).toBe(400);

@@ -272,14 +272,17 @@ export const defiSentiment = defineRoute({
   operationId: "defiSentiment",
   summary: "DeFi sentiment: funding, open interest, price change and protocol TVL, with a stated score",
   description:
-    "For an asset ticker (Hyperliquid perpetual; default ETH when neither asset nor protocol is given): funding rate per 8 h, open interest, 24 h price change; for a DefiLlama protocol slug: TVL and its 24 h change. A score from -100 to 100 and a label combine them; every input, its scaling and its weight is in the answer.",
+    "For an asset ticker (Hyperliquid perpetual; default ETH when neither asset nor protocol is given): funding rate per 8 h, open interest, 24 h price change; for a DefiLlama protocol slug: TVL and its 24 h change (a parent slug such as aave or uniswap answers the aggregate of its versions). A score from -100 to 100 and a label combine them; every input, its scaling and its weight is in the answer.",
   tags: ["chain analytics"],
   price: 0.1,
   body: Type.Object(
     {
       asset: Type.Optional(Type.String({ pattern: "^[A-Za-z0-9]{1,20}$", description: "asset ticker, e.g. ETH or BTC" })),
       protocol: Type.Optional(
-        Type.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9.-]{0,63}$", description: "DefiLlama protocol slug, e.g. aave-v3" }),
+        Type.String({
+          pattern: "^[A-Za-z0-9][A-Za-z0-9.-]{0,63}$",
+          description: "DefiLlama protocol slug, e.g. aave-v3, or a parent such as aave (its versions' aggregate)",
+        }),
       ),
     },
     { additionalProperties: false },
@@ -302,6 +305,9 @@ export const defiSentiment = defineRoute({
         tvl_usd: Type.Number(),
         change_24h_pct: NullableNumber,
         change_source: Type.Union([Type.Literal("protocols_list"), Type.Literal("tvl_series"), Type.Literal("unavailable")]),
+        members: Type.Optional(
+          Type.Array(Type.String(), { description: "for a parent protocol (aave): the slugs of the versions its aggregate covers" }),
+        ),
       }),
       Type.Null(),
     ]),
