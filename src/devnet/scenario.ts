@@ -40,6 +40,7 @@ import type { AddressClass } from "../chain/classify.ts";
 import { TRANSFER_EVENT, TRANSFER_TOPIC } from "../chain/log-scanner.ts";
 import { type ContractArtifact, loadContracts } from "./contracts.ts";
 import { type DevnetAccount, devnetChain } from "./devnet.ts";
+import { seedTokenRisk, type TokenRiskSymbol, type TokenRiskTruth } from "./scenario-tokens.ts";
 
 /** Tokens the scenario moves. */
 export type ScenarioTokenSymbol = "USDC" | "WETH" | "PLAIN" | "PRXY";
@@ -47,9 +48,12 @@ export type ScenarioTokenSymbol = "USDC" | "WETH" | "PLAIN" | "PRXY";
 /** Roles of scenario wallets. */
 export type ScenarioRole = "deployer" | "exchange" | "bridge" | "whale" | "user" | "fee" | "cold";
 
+/** Every token whose transfers the ground truth records (the token-risk tokens of src/devnet/scenario-tokens.ts too). */
+export type ScenarioTransferToken = ScenarioTokenSymbol | TokenRiskSymbol;
+
 /** One transfer of the ground truth. */
 export interface ScenarioTransfer {
-  token: ScenarioTokenSymbol;
+  token: ScenarioTransferToken;
   tokenAddress: Address;
   from: Address;
   to: Address;
@@ -92,10 +96,12 @@ export interface ScenarioGroundTruth {
   feeBlocks: { blocks: number[]; tipsWei: string[][] };
   /** The class every named address must get from the classifier. */
   classes: Record<Address, AddressClass>;
+  /** The token-risk tokens, pairs and stablecoin pools (src/devnet/scenario-tokens.ts). */
+  tokenRisk: TokenRiskTruth;
 }
 
 /** Bump when the plan changes: a persisted chain seeded by another version is reported, not reseeded. */
-export const SCENARIO_VERSION = 1;
+export const SCENARIO_VERSION = 2;
 
 const DECIMALS: Record<ScenarioTokenSymbol, number> = { USDC: 6, WETH: 18, PLAIN: 18, PRXY: 18 };
 const DEFAULT_TIP = 1_000_000n; // 0.001 gwei, a typical Base priority fee
@@ -173,7 +179,8 @@ function seededRandom(seed: number): () => number {
   };
 }
 
-type TestClient = ReturnType<typeof scenarioClient>;
+/** The scenario's client: anvil test actions, public and wallet actions. */
+export type TestClient = ReturnType<typeof scenarioClient>;
 
 function scenarioClient(rpcUrl: string) {
   return createTestClient({ mode: "anvil", chain: devnetChain(rpcUrl), transport: http(rpcUrl), pollingInterval: 50 })
@@ -181,8 +188,9 @@ function scenarioClient(rpcUrl: string) {
     .extend(walletActions);
 }
 
-interface PlannedTransfer {
-  token: ScenarioTokenSymbol;
+/** A transfer a transaction is planned to make (its Transfer log is checked against it). */
+export interface PlannedTransfer<T extends ScenarioTransferToken = ScenarioTokenSymbol> {
+  token: T;
   from: Address;
   to: Address;
   value: bigint;
@@ -193,19 +201,20 @@ interface PendingTx {
   from: Address;
   value: bigint;
   to: Address | undefined;
-  transfers: PlannedTransfer[];
+  transfers: PlannedTransfer<ScenarioTransferToken>[];
   what: string;
 }
 
 /** Sends signed transactions into the next block and mines it, keeping nonces and an ETH ledger. */
-class BlockBuilder {
+export class BlockBuilder {
   readonly #client: TestClient;
   readonly #nonces = new Map<Address, number>();
   #pending: PendingTx[] = [];
   readonly transfers: ScenarioTransfer[] = [];
   /** ETH spent on gas (and L1 fees) per sender. */
   readonly gasSpent = new Map<Address, bigint>();
-  readonly tokenAddress: Record<ScenarioTokenSymbol, Address>;
+  /** Where each token's Transfer logs come from; later parts of the scenario add theirs. */
+  readonly tokenAddress: Record<ScenarioTokenSymbol, Address> & Partial<Record<ScenarioTransferToken, Address>>;
 
   constructor(client: TestClient, tokenAddress: Record<ScenarioTokenSymbol, Address>) {
     this.#client = client;
@@ -224,7 +233,7 @@ class BlockBuilder {
   async send(
     account: PrivateKeyAccount,
     tx: { to?: Address; data?: Hex; value?: bigint; gas: bigint; tip?: bigint },
-    transfers: PlannedTransfer[],
+    transfers: PlannedTransfer<ScenarioTransferToken>[],
     what: string,
   ): Promise<Hash> {
     const nonce = await this.nonceOf(account.address);
@@ -265,7 +274,7 @@ class BlockBuilder {
         throw new Error(`scenario: "${plan.what}" emitted ${logs.length} Transfer logs, planned ${plan.transfers.length}`);
       }
       logs.forEach(({ log, args }, k) => {
-        const want = plan.transfers[k] as PlannedTransfer;
+        const want = plan.transfers[k] as PlannedTransfer<ScenarioTransferToken>;
         const token = this.tokenAddress[want.token];
         if (
           getAddress(log.address) !== token ||
@@ -676,6 +685,7 @@ async function runScenario(
     await builder.mine();
   }
   await builder.skip(10);
+  const tokenRisk = await seedTokenRisk({ client, builder, minter });
 
   // --- The fee window: the last blocks of the scenario. ----------------------------------------------
   const feeBlocks = await feeWindow(builder);
@@ -724,5 +734,6 @@ async function runScenario(
     transfers: builder.transfers,
     feeBlocks,
     classes,
+    tokenRisk,
   };
 }
