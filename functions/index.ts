@@ -14,6 +14,7 @@ import chat from "./chat.ts";
 import defiSentiment from "./defi-sentiment.ts";
 import gasTracker from "./gas-tracker.ts";
 import health from "./health.ts";
+import honeypotCheck from "./honeypot-check.ts";
 import howto from "./howto.ts";
 import howtoIndex from "./howto-index.ts";
 import kbAsk from "./kb-ask.ts";
@@ -73,6 +74,7 @@ export const functions: readonly RouteFunction[] = [
   trustLeaderboardPreview,
   // spec/routes/base-tools.ts (the secondary site)
   v1Health,
+  honeypotCheck,
   v1WalletProfile,
   v1DefiSentiment,
 ];

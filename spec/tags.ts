@@ -10,6 +10,8 @@ export const TAGS = {
   "knowledge-base": "The x402 and Base knowledge base: list and search for free, or ask a question and get the best-matching entries.",
   "chain analytics": "Answers computed from public Base chain data: wallets, gas, tokens, large transfers and market sentiment.",
   assistant: "The trading assistant: chat per message or from a prepaid balance that the paying wallet tops up and reads by signing in.",
+  "token risk":
+    "Token-risk tools on Base for traders deciding whether a token is safe to touch: simulated honeypot checks, new pairs and price equilibrium across venues.",
   "x402 intelligence":
     "The x402 market: conformance checks of any seller, directory search across catalogues, trust scores and the leaderboard.",
 } as const satisfies Record<string, string>;

@@ -5,8 +5,11 @@
  */
 import { Type } from "@sinclair/typebox";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { NoInput } from "../schemas.ts";
-import { defiSentiment, walletProfile } from "./analytics.ts";
+import { Address, NoInput } from "../schemas.ts";
+import { HoneypotSimulation } from "../token-risk-schemas.ts";
+import { defiSentiment, Methodology, walletProfile } from "./analytics.ts";
+
+const UPSTREAM_ERRORS = ["invalid_request", "upstream_error", "unavailable", "upstream_timeout"] as const;
 
 /** `GET /health` (free): whether the site reads a live chain, and how fresh its head is. */
 export const baseToolsHealth = defineRoute({
@@ -31,6 +34,30 @@ export const baseToolsHealth = defineRoute({
   errors: [],
 });
 
+/** `POST /v1/honeypot-check`: a buy, a transfer and a sell simulated on the chain, with the owner's powers. */
+export const honeypotCheck = defineRoute({
+  method: "POST",
+  path: "/v1/honeypot-check",
+  operationId: "v1HoneypotCheck",
+  summary: "Honeypot check: simulate a buy, a transfer and a sell of a Base token, with its taxes and owner privileges",
+  description:
+    "Simulates on Base itself, by eth_call with state overrides (nothing is mined): a buy of amount_usd (default 100) of the token through its deepest v2-style pool on the curated factories, a transfer between two fresh addresses and a sell back. Answers whether each step works, the buy, sell and transfer taxes, revert reasons, declared limits, the owner's privileged functions found in the bytecode (through a proxy's implementation) and a verdict (honeypot, high_tax, caution, ok) with every reason.",
+  tags: ["token risk"],
+  price: 0.05,
+  body: Type.Object(
+    {
+      token: Address,
+      amount_usd: Type.Optional(
+        Type.Number({ minimum: 1, maximum: 100_000, default: 100, description: "USD value of the simulated buy, default 100" }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+  response: Type.Object({ ...HoneypotSimulation.properties, methodology: Methodology }),
+  errors: [...UPSTREAM_ERRORS],
+  example: { input: { token: "0x940181a94A35A4569E4529A3CDfB74e38FD98631", amount_usd: 100 } },
+});
+
 /** `POST /v1/wallet-profile`: the primary site's wallet profile, answered by the same function. */
 export const walletProfileV1 = defineRoute({
   ...walletProfile,
@@ -47,4 +74,4 @@ export const defiSentimentV1 = defineRoute({
 });
 
 /** The secondary site's routes, in listing order. */
-export const baseToolsRoutes: readonly RouteDef[] = [baseToolsHealth, walletProfileV1, defiSentimentV1];
+export const baseToolsRoutes: readonly RouteDef[] = [baseToolsHealth, honeypotCheck, walletProfileV1, defiSentimentV1];

@@ -15,6 +15,7 @@
 import { type Abi, type Address, encodeDeployData, encodeFunctionData, getContractAddress, type PrivateKeyAccount, parseUnits } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { USDC_ADDRESS, WETH_ADDRESS } from "../chain/addresses.ts";
+import type { AddressClass } from "../chain/classify.ts";
 import { type ContractArtifact, loadContracts } from "./contracts.ts";
 import type { DevnetAccount } from "./devnet.ts";
 import { type BlockBuilder, type PlannedTransfer, type ScenarioTransferToken, scenarioAccount, type TestClient } from "./scenario.ts";
@@ -75,6 +76,8 @@ export interface TokenRiskTruth {
   stable: { symbol: "USDL"; token: Address; decimals: 18; pools: StablePoolTruth[] };
   /** Every address the token-risk scenario trades from (traders, holders, the blacklisted sniper). */
   wallets: Record<string, Address>;
+  /** The class the classifier must give each address of this part of the scenario. */
+  classes: Record<Address, AddressClass>;
 }
 
 /** Options of {@link seedTokenRisk}. */
@@ -562,6 +565,16 @@ export async function seedTokenRisk({ client, builder, minter: minterKey }: Seed
       why: "a clean token; its pair lost 90% of its liquidity, which the new-pair hunter flags",
     },
   };
+  const wallets = Object.fromEntries([
+    ...traders.map((t, i) => [`trader-${i + 1}`, t.address]),
+    ...holders.map((h, i) => [`holder-${String(i + 1).padStart(2, "0")}`, h.address]),
+    ["sniper", sniper.address],
+  ]) as Record<string, Address>;
+  const classes: Record<Address, AddressClass> = { [D]: "wallet", [v3Pool]: "v3_pool" };
+  for (const address of Object.values(wallets)) classes[address] = "wallet";
+  for (const address of Object.values(factories)) classes[address] = "contract";
+  for (const address of Object.values(tokens)) classes[address] = "token";
+  for (const book of v2Pairs.values()) classes[book.pair] = "v2_pair";
   return {
     deployer: D,
     factories,
@@ -590,10 +603,7 @@ export async function seedTokenRisk({ client, builder, minter: minterKey }: Seed
       };
     }),
     stable: { symbol: "USDL", token: tokens.USDL, decimals: 18, pools: stablePools },
-    wallets: Object.fromEntries([
-      ...traders.map((t, i) => [`trader-${i + 1}`, t.address]),
-      ...holders.map((h, i) => [`holder-${String(i + 1).padStart(2, "0")}`, h.address]),
-      ["sniper", sniper.address],
-    ]) as Record<string, Address>,
+    wallets,
+    classes,
   };
 }

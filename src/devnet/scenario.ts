@@ -720,6 +720,7 @@ async function runScenario(
     [zeroAddress]: "zero_address",
   };
   for (const w of wallets) classes[w.address] = "wallet";
+  Object.assign(classes, tokenRisk.classes);
 
   return {
     version: SCENARIO_VERSION,
