@@ -12,6 +12,7 @@ import balance from "./balance.ts";
 import balanceTopup from "./balance-topup.ts";
 import chat from "./chat.ts";
 import defiSentiment from "./defi-sentiment.ts";
+import dinalibrium from "./dinalibrium.ts";
 import gasTracker from "./gas-tracker.ts";
 import health from "./health.ts";
 import honeypotCheck from "./honeypot-check.ts";
@@ -22,6 +23,7 @@ import kbCategories from "./kb-categories.ts";
 import kbList from "./kb-list.ts";
 import kbSearch from "./kb-search.ts";
 import markets from "./markets.ts";
+import memeHunter from "./meme-hunter.ts";
 import paymentVerify from "./payment-verify.ts";
 import playbookBundleBuy from "./playbook-bundle-buy.ts";
 import playbookBundlePreview from "./playbook-bundle-preview.ts";
@@ -75,6 +77,8 @@ export const functions: readonly RouteFunction[] = [
   // spec/routes/base-tools.ts (the secondary site)
   v1Health,
   honeypotCheck,
+  memeHunter,
+  dinalibrium,
   v1WalletProfile,
   v1DefiSentiment,
 ];

@@ -15,6 +15,7 @@ async function main(): Promise<void> {
     ["store", "./bench-store.ts", "benchStore"],
     ["crawl", "./bench-crawl.ts", "benchCrawl"],
     ["chat", "./bench-chat.ts", "benchChat"],
+    ["secondary", "./bench-secondary.ts", "benchSecondary"],
   ] as const) {
     if (only && only !== name) continue;
     if (!existsSync(new URL(file, import.meta.url))) continue;

@@ -6,7 +6,6 @@ import { type Static, Type } from "@sinclair/typebox";
 import { Address } from "./schemas.ts";
 
 const Decimal = Type.String({ pattern: "^-?[0-9]+(\\.[0-9]+)?$", description: "decimal number as a string, exact" });
-const NullableNumber = Type.Union([Type.Number(), Type.Null()]);
 const NullableBoolean = Type.Union([Type.Boolean(), Type.Null()]);
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 

@@ -135,7 +135,8 @@ export function rangeLimitFromRefusal(error: unknown): number | undefined {
   return undefined;
 }
 
-async function runPool<T>(tasks: readonly (() => Promise<T>)[], limit: number): Promise<T[]> {
+/** Run `tasks` with at most `limit` in flight; results in task order. */
+export async function runPool<T>(tasks: readonly (() => Promise<T>)[], limit: number): Promise<T[]> {
   const results = new Array<T>(tasks.length);
   let next = 0;
   const worker = async () => {

@@ -13,35 +13,19 @@ const V3_FEES = [100, 500, 3000, 10_000] as const;
 /** Aerodrome Slipstream's tick spacings. */
 const CL_TICK_SPACINGS = [1, 50, 100, 200, 2000] as const;
 
+/** One lookup function: each factory kind's `getPool` is an overload of the others, so each call names its own. */
+const lookup = (name: "getPair" | "getPool", third: "uint24" | "bool" | "int24" | null) =>
+  [
+    {
+      type: "function",
+      name,
+      stateMutability: "view",
+      inputs: [{ type: "address" }, { type: "address" }, ...(third ? [{ type: third }] : [])],
+      outputs: [{ type: "address" }],
+    },
+  ] as const;
+
 const factoryAbi = [
-  {
-    type: "function",
-    name: "getPair",
-    stateMutability: "view",
-    inputs: [{ type: "address" }, { type: "address" }],
-    outputs: [{ type: "address" }],
-  },
-  {
-    type: "function",
-    name: "getPool",
-    stateMutability: "view",
-    inputs: [{ type: "address" }, { type: "address" }, { type: "uint24" }],
-    outputs: [{ type: "address" }],
-  },
-  {
-    type: "function",
-    name: "getPool",
-    stateMutability: "view",
-    inputs: [{ type: "address" }, { type: "address" }, { type: "bool" }],
-    outputs: [{ type: "address" }],
-  },
-  {
-    type: "function",
-    name: "getPool",
-    stateMutability: "view",
-    inputs: [{ type: "address" }, { type: "address" }, { type: "int24" }],
-    outputs: [{ type: "address" }],
-  },
   {
     type: "function",
     name: "getFee",
@@ -91,7 +75,7 @@ export interface TokenPool {
 interface Candidate {
   factory: Factory;
   counter: KnownToken;
-  call: { address: Address; abi: typeof factoryAbi; functionName: "getPair" | "getPool"; args: readonly unknown[] };
+  call: { address: Address; abi: ReturnType<typeof lookup>; functionName: "getPair" | "getPool"; args: readonly unknown[] };
   feeBps: number | null;
   stable: boolean;
 }
@@ -101,22 +85,25 @@ function candidates(token: Address, factories: readonly Factory[], counters: rea
   for (const factory of factories) {
     for (const counter of counters) {
       if (counter.address === token) continue;
-      const call = (functionName: "getPair" | "getPool", extra: readonly unknown[]) => ({
+      const call = (functionName: "getPair" | "getPool", third: "uint24" | "bool" | "int24" | null, extra: readonly unknown[]) => ({
         address: factory.address,
-        abi: factoryAbi,
+        abi: lookup(functionName, third),
         functionName,
         args: [token, counter.address, ...extra],
       });
-      if (factory.kind === "uniswap_v2") out.push({ factory, counter, call: call("getPair", []), feeBps: factory.feeBps, stable: false });
+      if (factory.kind === "uniswap_v2") {
+        out.push({ factory, counter, call: call("getPair", null, []), feeBps: factory.feeBps, stable: false });
+      }
       if (factory.kind === "uniswap_v3") {
-        for (const fee of V3_FEES) out.push({ factory, counter, call: call("getPool", [fee]), feeBps: fee / 100, stable: false });
+        for (const fee of V3_FEES) out.push({ factory, counter, call: call("getPool", "uint24", [fee]), feeBps: fee / 100, stable: false });
       }
       if (factory.kind === "aerodrome_v2") {
-        for (const stable of [false, true]) out.push({ factory, counter, call: call("getPool", [stable]), feeBps: null, stable });
+        for (const stable of [false, true]) out.push({ factory, counter, call: call("getPool", "bool", [stable]), feeBps: null, stable });
       }
       if (factory.kind === "aerodrome_cl") {
-        for (const spacing of CL_TICK_SPACINGS)
-          out.push({ factory, counter, call: call("getPool", [spacing]), feeBps: null, stable: false });
+        for (const spacing of CL_TICK_SPACINGS) {
+          out.push({ factory, counter, call: call("getPool", "int24", [spacing]), feeBps: null, stable: false });
+        }
       }
     }
   }
@@ -140,12 +127,32 @@ export async function findPools(
     .map((c, i) => {
       const r = addresses[i] as { status: string; result?: unknown };
       return r.status === "success" && typeof r.result === "string" && r.result !== zeroAddress
-        ? { ...c, address: getAddress(r.result) }
+        ? { address: getAddress(r.result), factory: c.factory, counter: c.counter, feeBps: c.feeBps, stable: c.stable }
         : null;
     })
-    .filter((p): p is Candidate & { address: Address } => p !== null);
-  if (pools.length === 0) return [];
+    .filter((p): p is KnownPool => p !== null);
+  return readPools(chain, getAddress(token), pools, blockNumber);
+}
 
+/** A pool whose address, factory and counter token are known (from a factory lookup or its creation log). */
+export interface KnownPool {
+  address: Address;
+  factory: Factory;
+  counter: KnownToken;
+  /** The fee when the factory kind fixes it (v2: the factory's; v3: the tier); null: read from the pool. */
+  feeBps: number | null;
+  /** Aerodrome v2: a stable pool. */
+  stable: boolean;
+}
+
+/** Read the state of `pools` of `token` at `blockNumber` in one Multicall3 batch; pools that do not answer are left out. */
+export async function readPools(
+  chain: PublicClient,
+  token: Address,
+  pools: readonly KnownPool[],
+  blockNumber: bigint,
+): Promise<TokenPool[]> {
+  if (pools.length === 0) return [];
   const v2Style = (kind: FactoryKind) => kind === "uniswap_v2" || kind === "aerodrome_v2";
   const reads = pools.flatMap((p) => [
     { address: p.address, abi: poolAbi, functionName: "token0" },
@@ -154,7 +161,7 @@ export async function findPools(
       : { address: p.address, abi: poolAbi, functionName: "slot0" },
     p.factory.kind === "aerodrome_v2"
       ? { address: p.factory.address, abi: factoryAbi, functionName: "getFee", args: [p.address, p.stable] }
-      : p.factory.kind === "aerodrome_cl"
+      : p.factory.kind === "aerodrome_cl" || (p.factory.kind === "uniswap_v3" && p.feeBps === null)
         ? { address: p.address, abi: poolAbi, functionName: "fee" }
         : { address: p.address, abi: poolAbi, functionName: "token0" },
     { address: token, abi: erc20Abi, functionName: "balanceOf", args: [p.address] },
@@ -180,7 +187,9 @@ export async function findPools(
     let feeBps = p.feeBps;
     // Aerodrome's getFee answers basis points; Slipstream's fee() hundredths of one, as Uniswap v3's.
     if (p.factory.kind === "aerodrome_v2" && fee.status === "success") feeBps = Number(fee.result as bigint);
-    if (p.factory.kind === "aerodrome_cl" && fee.status === "success") feeBps = Number(fee.result as number) / 100;
+    if ((p.factory.kind === "aerodrome_cl" || (p.factory.kind === "uniswap_v3" && p.feeBps === null)) && fee.status === "success") {
+      feeBps = Number(fee.result as number) / 100;
+    }
     out.push({
       address: p.address,
       factory: p.factory,

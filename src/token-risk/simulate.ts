@@ -89,7 +89,7 @@ export function revertReason(data: Hex): string {
   try {
     const decoded = decodeErrorResult({ data });
     if (decoded.errorName === "Error") return String(decoded.args?.[0]);
-    if (decoded.errorName === "Panic") return `panic 0x${(decoded.args?.[0] as bigint).toString(16)}`;
+    if (decoded.errorName === "Panic") return `panic 0x${BigInt((decoded.args?.[0] as bigint | undefined) ?? 0n).toString(16)}`;
   } catch {
     // Not a standard error: name its selector.
   }

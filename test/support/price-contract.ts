@@ -63,6 +63,8 @@ export const PRICE_CONTRACT: readonly ContractRoute[] = [
 export const SECONDARY_PRICE_CONTRACT: readonly ContractRoute[] = [
   free("GET", "/health"),
   paid("POST", "/v1/honeypot-check", 0.05, "50000"),
+  paid("POST", "/v1/meme-hunter", 0.1, "100000"),
+  paid("POST", "/v1/dinalibrium", 0.1, "100000"),
   paid("POST", "/v1/wallet-profile", 0.1, "100000"),
   paid("POST", "/v1/defi-sentiment", 0.1, "100000"),
 ];
