@@ -17,6 +17,7 @@ import Parsers from "@stoplight/spectral-parsers";
 import { oas } from "@stoplight/spectral-rulesets";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ConfigError, loadConfig } from "../src/config.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { contractKey, PRICE_CONTRACT, SECONDARY_PAID_CONTRACT, SECONDARY_PRICE_CONTRACT } from "./support/price-contract.ts";
 import { paidPost, wallet } from "./support/scenario.ts";
@@ -37,6 +38,53 @@ beforeAll(async () => {
   secondary = service.secondaryUrl as string;
 });
 afterAll(() => service.close());
+
+describe("the secondary site's configuration", () => {
+  const production = {
+    RPC_URL: "https://mainnet.base.org",
+    PAY_TO: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+    FACILITATOR_URL: "https://facilitator.payai.network",
+  };
+  const problems = (env: Record<string, string>) => {
+    try {
+      loadConfig(env);
+      return [];
+    } catch (error) {
+      return (error as ConfigError).problems;
+    }
+  };
+
+  it("listens on port 4022 in local mode, on a free port when PORT is 0, and on SECONDARY_PORT when set", () => {
+    expect(loadConfig({}).secondary).toEqual({ host: undefined, publicUrl: undefined, port: 4022 });
+    expect(loadConfig({ PORT: "0" }).secondary.port).toBe(0);
+    expect(loadConfig({ SECONDARY_PORT: "5022" }).secondary.port).toBe(5022);
+  });
+
+  it("is chosen by host name in production, its public URL defaulting to https and that host", () => {
+    expect(loadConfig({ ...production }).secondary).toEqual({ host: undefined, publicUrl: undefined, port: 4022 });
+    expect(loadConfig({ ...production, SECONDARY_HOST: "Tools.Example.com" }).secondary).toMatchObject({
+      host: "tools.example.com",
+      publicUrl: "https://tools.example.com",
+    });
+    expect(loadConfig({ ...production, SECONDARY_PUBLIC_URL: "https://v1.example.com/" }).secondary).toMatchObject({
+      host: "v1.example.com",
+      publicUrl: "https://v1.example.com",
+    });
+  });
+
+  it("names each bad setting", () => {
+    expect(problems({ ...production, SECONDARY_HOST: "https://tools.example.com" })).toEqual([
+      'SECONDARY_HOST must be a host name such as tools.example.com (no scheme, port or path), got "https://tools.example.com"',
+    ]);
+    expect(problems({ ...production, SECONDARY_HOST: "tools.example.com", SECONDARY_PORT: "4022" })).toEqual([
+      "SECONDARY_PORT is for local mode; in production the secondary site is chosen by SECONDARY_HOST on PORT",
+    ]);
+    expect(problems({ ...production, PUBLIC_URL: "https://api.example.com", SECONDARY_HOST: "api.example.com" })).toEqual([
+      "SECONDARY_HOST names the same host as PUBLIC_URL; the two sites need two host names",
+    ]);
+    expect(problems({ SECONDARY_PORT: "70000" })).toEqual(['SECONDARY_PORT must be a port number 0-65535, got "70000"']);
+  });
+});
 
 describe("the secondary site on its own port", () => {
   it("listens on a port of its own, beside the primary", () => {
