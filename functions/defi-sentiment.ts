@@ -75,6 +75,7 @@ export default defineFunction(defiSentiment, async (input, ctx) => {
           tvl_usd: tvl.value.tvl_usd,
           change_24h_pct: tvlChange,
           change_source: tvl.value.change_source,
+          ...(tvl.value.members ? { members: tvl.value.members } : {}),
         }
       : null,
     score_inputs: scored.inputs,

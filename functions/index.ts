@@ -6,13 +6,14 @@
  * function, with two, or a function whose route is not in the table stops the service at start.
  */
 import { type RouteDef, routeKey } from "../spec/route.ts";
-import { routes } from "../spec/routes.ts";
+import { allRoutes } from "../spec/routes.ts";
 import type { RouteFunction } from "../src/context.ts";
 import ads from "./ads.ts";
 import balance from "./balance.ts";
 import balanceTopup from "./balance-topup.ts";
 import chat from "./chat.ts";
 import defiSentiment from "./defi-sentiment.ts";
+import dinalibrium from "./dinalibrium.ts";
 import entityCounterparties from "./entity-intel-counterparties.ts";
 import entityExchangeFlow from "./entity-intel-exchange-flow.ts";
 import entityIntelIndex from "./entity-intel-index.ts";
@@ -22,6 +23,7 @@ import entityUseCases from "./entity-intel-use-cases.ts";
 import entityVenueUsers from "./entity-intel-venue-users.ts";
 import gasTracker from "./gas-tracker.ts";
 import health from "./health.ts";
+import honeypotCheck from "./honeypot-check.ts";
 import howto from "./howto.ts";
 import howtoIndex from "./howto-index.ts";
 import kbAsk from "./kb-ask.ts";
@@ -29,6 +31,7 @@ import kbCategories from "./kb-categories.ts";
 import kbList from "./kb-list.ts";
 import kbSearch from "./kb-search.ts";
 import markets from "./markets.ts";
+import memeHunter from "./meme-hunter.ts";
 import paymentVerify from "./payment-verify.ts";
 import playbookBundleBuy from "./playbook-bundle-buy.ts";
 import playbookBundlePreview from "./playbook-bundle-preview.ts";
@@ -38,6 +41,9 @@ import tokenCheck from "./token-check.ts";
 import trustLeaderboardGet from "./trust-leaderboard-get.ts";
 import trustLeaderboardPost from "./trust-leaderboard-post.ts";
 import trustLeaderboardPreview from "./trust-leaderboard-preview.ts";
+import v1DefiSentiment from "./v1-defi-sentiment.ts";
+import v1Health from "./v1-health.ts";
+import v1WalletProfile from "./v1-wallet-profile.ts";
 import walletProfile from "./wallet-profile.ts";
 import whaleWatch from "./whale-watch.ts";
 import x402Check from "./x402-check.ts";
@@ -88,19 +94,26 @@ export const functions: readonly RouteFunction[] = [
   trustLeaderboardPreview,
   // spec/routes/status.ts
   status,
+  // spec/routes/base-tools.ts (the secondary site)
+  v1Health,
+  honeypotCheck,
+  memeHunter,
+  dinalibrium,
+  v1WalletProfile,
+  v1DefiSentiment,
 ];
 
 /** Each route of the table to its function, keyed by the route object itself. */
 const byRoute = new Map<RouteDef, RouteFunction>();
 {
-  const inTable = new Set<RouteDef>(routes);
+  const inTable = new Set<RouteDef>(allRoutes);
   for (const fn of functions) {
     const key = routeKey(fn.route);
     if (!inTable.has(fn.route)) throw new Error(`functions/index.ts: a function answers ${key}, which is not a route of spec/routes.ts`);
     if (byRoute.has(fn.route)) throw new Error(`functions/index.ts: ${key} has two functions`);
     byRoute.set(fn.route, fn);
   }
-  const missing = routes.filter((r) => !byRoute.has(r)).map(routeKey);
+  const missing = allRoutes.filter((r) => !byRoute.has(r)).map(routeKey);
   if (missing.length > 0) throw new Error(`functions/index.ts: no function answers ${missing.join(", ")}`);
 }
 

@@ -11,6 +11,8 @@ import { analyticsOf } from "../src/analytics/services.ts";
 import { readChain } from "../src/chain/rpc-error.ts";
 import { readProxyInfo, readTokenMetadata } from "../src/chain/token-reads.ts";
 import { defineFunction } from "../src/context.ts";
+import { assessToken } from "../src/token-risk/assess.ts";
+import { venuesFor } from "../src/token-risk/venues.ts";
 import { pairLiquidityUsd, pairVolume24hUsd } from "../src/upstreams/dexscreener.ts";
 
 export default defineFunction(tokenCheck, async (input, ctx) => {
@@ -46,6 +48,7 @@ export default defineFunction(tokenCheck, async (input, ctx) => {
       is_proxy: false,
       proxy: null,
       dex: null,
+      simulation: null,
     };
   }
 
@@ -55,7 +58,11 @@ export default defineFunction(tokenCheck, async (input, ctx) => {
   ]);
   const isToken = metadata.decimals !== null;
   // Only tokens have DEX pairs; a failing DexScreener fails the call (502/503/504, not charged).
-  const deepest = isToken ? await prices.deepestPair(token) : null;
+  const venues = venuesFor(ctx.config.mode === "local" ? "local" : "base");
+  const [deepest, simulation] = await Promise.all([
+    isToken ? prices.deepestPair(token) : null,
+    isToken ? assessToken({ chain: ctx.chain, venues, prices }, token, 100, blockNumber, { code }) : null,
+  ]);
   const pair = deepest?.pair ?? null;
   const pairPrice = pair && deepest ? priceFromPairs(token, [pair], deepest.fetchedAt) : undefined;
 
@@ -85,5 +92,6 @@ export default defineFunction(tokenCheck, async (input, ctx) => {
             source: "dexscreener" as const,
           }
         : null,
+    simulation,
   };
 });

@@ -14,7 +14,7 @@ export type Method = "GET" | "POST";
 export interface RouteDef {
   /** HTTP method; a path offered with two methods has two entries. */
   readonly method: Method;
-  /** Absolute path under `/api/`, canonical (no trailing slash, no dot segments). */
+  /** Absolute path under its site's prefix (`/api/`, `/v1/`) or a site's own free path such as `/health`; canonical (no trailing slash, no dot segments). */
   readonly path: string;
   /** Unique OpenAPI operationId, camelCase. */
   readonly operationId: string;

@@ -1,5 +1,6 @@
 /**
- * The route table: every route the service answers under `/api/`. Each area keeps its
+ * The route table: every route the service answers, under `/api/` on the primary site and
+ * under `/v1/` on the secondary site (spec/sites.ts). Each area keeps its
  * entries in `spec/routes/<area>.ts`; add a route by adding one entry there and one module
  * in `functions/` that binds it with `defineFunction`, listed in `functions/index.ts`.
  * Everything else (validation, dispatch, x402 config, `/openapi.json`, `/.well-known/x402`,
@@ -8,6 +9,7 @@
 import type { RouteDef } from "./route.ts";
 import { analyticsRoutes } from "./routes/analytics.ts";
 import { assistantRoutes } from "./routes/assistant.ts";
+import { baseToolsRoutes } from "./routes/base-tools.ts";
 import { contentRoutes } from "./routes/content.ts";
 import { coreRoutes } from "./routes/core.ts";
 import { entityIntelRoutes } from "./routes/entity-intel.ts";
@@ -16,7 +18,7 @@ import { statusRoutes } from "./routes/status.ts";
 
 export { health, PaymentVerifyReason, paymentVerify, pricing } from "./routes/core.ts";
 
-/** Every route, in the order the landing page and the discovery documents list them. */
+/** The primary site's routes, in the order its landing page and discovery documents list them. */
 export const routes: readonly RouteDef[] = [
   ...coreRoutes,
   ...contentRoutes,
@@ -27,12 +29,18 @@ export const routes: readonly RouteDef[] = [
   ...statusRoutes,
 ];
 
-/** The paid routes. */
+/** The primary site's paid routes. */
 export const paidRoutes: readonly RouteDef[] = routes.filter((r) => r.price !== null);
+
+/** The secondary site's routes (Base token-risk tools under `/v1/`). */
+export const secondaryRoutes: readonly RouteDef[] = baseToolsRoutes;
+
+/** Every route of every site: one payment gate and one function table serve them all. */
+export const allRoutes: readonly RouteDef[] = [...routes, ...secondaryRoutes];
 
 const keys = new Set<string>();
 const operationIds = new Set<string>();
-for (const route of routes) {
+for (const route of allRoutes) {
   const key = `${route.method} ${route.path}`;
   if (keys.has(key)) throw new Error(`spec/routes: ${key} is declared twice`);
   if (operationIds.has(route.operationId)) throw new Error(`spec/routes: operationId ${route.operationId} is used twice`);

@@ -12,6 +12,8 @@ export const TAGS = {
   "entity intelligence":
     "Who an address is, where money went, who uses a venue: flows by venue class, portfolios, counterparties, traces and venue users, from public Base chain data.",
   assistant: "The trading assistant: chat per message or from a prepaid balance that the paying wallet tops up and reads by signing in.",
+  "token risk":
+    "Token-risk tools on Base for traders deciding whether a token is safe to touch: simulated honeypot checks, new pairs and price equilibrium across venues.",
   "x402 intelligence":
     "The x402 market: conformance checks of any seller, directory search across catalogues, trust scores and the leaderboard.",
 } as const satisfies Record<string, string>;

@@ -79,6 +79,8 @@ export interface Config {
   metricsToken: string | undefined;
   /** The entity-intelligence routes' budget per answer. */
   entityIntel: EntityIntelConfig;
+  /** The secondary site (Base token-risk tools under `/v1/`, spec/sites.ts). */
+  secondary: SecondarySiteConfig;
 }
 
 /** Per-client limits on free routes and on one payer's calls in flight. */
@@ -100,6 +102,20 @@ export interface EntityIntelConfig {
   maxLogs: number;
   /** ENTITY_INTEL_MAX_MS: milliseconds one answer may spend reading the chain (default 20000). */
   maxMs: number;
+}
+
+/**
+ * Where the secondary site is reached. Production: by host name on the primary's port
+ * (SECONDARY_HOST, or the host of SECONDARY_PUBLIC_URL; neither set: no secondary site). Local
+ * mode: on its own port on 127.0.0.1 (SECONDARY_PORT).
+ */
+export interface SecondarySiteConfig {
+  /** SECONDARY_HOST, lower case: requests whose Host names it go to the secondary site. Undefined: none do. */
+  host: string | undefined;
+  /** SECONDARY_PUBLIC_URL (default in production: `https://` + SECONDARY_HOST): the origin its challenges and documents name. */
+  publicUrl: string | undefined;
+  /** SECONDARY_PORT, local mode: its own listener (default 4022; 0, a free port, when PORT is 0). */
+  port: number;
 }
 
 /** Where the chain analytics read third-party market data. Undefined URL: the public API (local mode: a local stub). */
@@ -301,6 +317,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if ((env.METRICS_TOKEN as string).length < 16) problems.push("METRICS_TOKEN must be at least 16 characters (its value is not shown)");
     else metricsToken = env.METRICS_TOKEN as string;
   }
+  const secondary = secondaryFromEnv(env, production, port, publicUrl, problems);
 
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -327,5 +344,38 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     limits,
     metricsToken,
     entityIntel,
+    secondary,
   };
+}
+
+const HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/** The secondary site's settings; problems go to `problems`. */
+function secondaryFromEnv(
+  env: Record<string, string | undefined>,
+  production: boolean,
+  port: number,
+  primaryUrl: string | undefined,
+  problems: string[],
+): SecondarySiteConfig {
+  const set = (name: string) => env[name] !== undefined && env[name] !== "";
+  // Tests and benchmarks start several services with PORT=0: each secondary site takes a free port too.
+  const secondaryPort = parsePort("SECONDARY_PORT", env.SECONDARY_PORT, port === 0 ? 0 : 4022, problems);
+  let publicUrl = set("SECONDARY_PUBLIC_URL") ? parseUrl("SECONDARY_PUBLIC_URL", env.SECONDARY_PUBLIC_URL as string, problems) : undefined;
+  let host: string | undefined;
+  if (set("SECONDARY_HOST")) {
+    host = (env.SECONDARY_HOST as string).trim().toLowerCase();
+    if (!HOST_NAME.test(host)) {
+      problems.push(`SECONDARY_HOST must be a host name such as tools.example.com (no scheme, port or path), got "${env.SECONDARY_HOST}"`);
+      host = undefined;
+    }
+  } else if (publicUrl) host = new URL(publicUrl).hostname.toLowerCase();
+  if (production && host && !publicUrl) publicUrl = `https://${host}`;
+  if (production && set("SECONDARY_PORT")) {
+    problems.push("SECONDARY_PORT is for local mode; in production the secondary site is chosen by SECONDARY_HOST on PORT");
+  }
+  if (host && primaryUrl && new URL(primaryUrl).hostname.toLowerCase() === host) {
+    problems.push("SECONDARY_HOST names the same host as PUBLIC_URL; the two sites need two host names");
+  }
+  return { host, publicUrl, port: secondaryPort };
 }

@@ -5,6 +5,7 @@
 import type { Static, TObject, TSchema } from "@sinclair/typebox";
 import type { PublicClient } from "viem";
 import type { RouteDef } from "../spec/route.ts";
+import type { SiteId } from "../spec/sites.ts";
 import type { AnalyticsSettings } from "./analytics/services.ts";
 import type { ChatConfig } from "./chat/config.ts";
 import type { IntelSettings } from "./intel/intel-services.ts";
@@ -81,6 +82,8 @@ export interface ApiLocals {
   requestId: string;
   /** The path Express routed: the dispatcher matches routes on it, never on the Host-derived URL. */
   path: string;
+  /** The site the request came to (by host name or port): only its routes answer. */
+  site: SiteId;
   /** The payment gate every paid route goes through (src/payments/gate.ts). */
   gate: Pick<PaymentGate, "handle" | "signIn">;
 }

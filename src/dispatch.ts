@@ -1,32 +1,40 @@
 /**
- * The one dispatcher behind the Astro endpoint `src/pages/api/[...path].ts`: it matches the
- * path Express routed (never one derived from the Host header) to the route table, hands a
+ * The one dispatcher behind the Astro endpoints of the API paths (`src/pages/api/[...path].ts`,
+ * `src/pages/v1/[...path].ts`, `src/pages/health.ts`): it matches the path Express routed (never
+ * one derived from the Host header) to the route table of the site the request came to, hands a
  * paid route to the payment gate (src/payments/gate.ts) with the function to run, validates
  * the input, runs the route's function and turns errors into JSON.
  */
 import { functionFor } from "../functions/index.ts";
 import type { RouteDef } from "../spec/route.ts";
-import { routes } from "../spec/routes.ts";
+import { type SiteDef, siteById } from "../spec/sites.ts";
 import type { ApiLocals, FunctionContext, VerifiedPayment } from "./context.ts";
 import { InvalidRequestError, NotFoundError, ServiceError, toErrorResponse } from "./errors.ts";
 import type { Logger } from "./log.ts";
 import { responseProblems, validateBody, validateQuery } from "./validate.ts";
 
-const byPath = new Map<string, RouteDef[]>();
-for (const route of routes) {
-  const list = byPath.get(route.path) ?? [];
-  list.push(route);
-  byPath.set(route.path, list);
+/** Each site's routes by path, built on first use. */
+const byPathOfSite = new Map<SiteDef, Map<string, RouteDef[]>>();
+
+function pathsOf(site: SiteDef): Map<string, RouteDef[]> {
+  let byPath = byPathOfSite.get(site);
+  if (!byPath) {
+    byPath = new Map();
+    for (const route of site.routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
+    byPathOfSite.set(site, byPath);
+  }
+  return byPath;
 }
 
-/** Find the route for a method and path, or throw 404/405. */
-export function matchRoute(method: string, pathname: string): RouteDef {
+/** Find the route of `site` for a method and path, or throw 404/405: another site's routes are not found here. */
+export function matchRoute(method: string, pathname: string, site: SiteDef): RouteDef {
+  const byPath = pathsOf(site);
   const path = pathname.length > 1 && pathname.endsWith("/") ? pathname.slice(0, -1) : pathname;
   const candidates = byPath.get(path);
   if (!candidates) {
     // Under a family of routes (e.g. /api/howto/<slug>), name the valid ones.
     const parent = path.slice(0, path.lastIndexOf("/"));
-    const siblings = parent.length > "/api".length ? [...byPath.keys()].filter((p) => p.startsWith(`${parent}/`)) : [];
+    const siblings = parent.length > site.apiPrefix.length - 1 ? [...byPath.keys()].filter((p) => p.startsWith(`${parent}/`)) : [];
     if (siblings.length > 0) {
       throw new NotFoundError(`No route ${path}. Valid paths here: ${siblings.join(", ")}.`, { path, valid_paths: siblings });
     }
@@ -148,12 +156,12 @@ async function answer(
   }
 }
 
-/** Answer one `/api/*` request. Never throws: every failure becomes a JSON error response. */
+/** Answer one API request of the site in `locals`. Never throws: every failure becomes a JSON error response. */
 export async function dispatch(request: Request, locals: ApiLocals): Promise<Response> {
   const url = new URL(request.url);
   const log = locals.services.log.child({ request_id: locals.requestId });
   try {
-    const route = matchRoute(request.method, locals.path);
+    const route = matchRoute(request.method, locals.path, siteById(locals.site));
     if (route.price === null && route.signIn) {
       const signedIn = await locals.gate.signIn(request, route);
       if (signedIn instanceof Response) return signedIn;

@@ -138,6 +138,28 @@ describe("token-check", () => {
     not_checked: methodologyFor("token-check").not_checked,
     methodology: methodologyFor("token-check"),
   });
+  /** The honeypot simulation of a seeded token no curated factory has a pool for: nothing to trade through. */
+  const unsimulated = (token: Address, block: number, ownerPrivileges: Record<string, unknown>, reasons: string[]) => ({
+    token,
+    pool: null,
+    pools_found: 0,
+    amount_in: null,
+    can_buy: null,
+    can_sell: null,
+    can_transfer: null,
+    buy_tax_pct: null,
+    sell_tax_pct: null,
+    transfer_tax_pct: null,
+    buy_revert_reason: null,
+    sell_revert_reason: null,
+    transfer_revert_reason: null,
+    limits: { max_transaction: null, max_wallet: null, hit: false },
+    owner_privileges: ownerPrivileges,
+    verdict: "caution",
+    reasons: ["no v2-style pool of the token on the curated factories to simulate a buy and a sell through", ...reasons],
+    simulated_at_block: block,
+  });
+  const MINT = { privilege: "mint", signature: "mint(address,uint256)", selector: "0x40c10f19" };
 
   it("finds the plain token: metadata, no proxy, its v2 pair as the deepest DEX pair", async () => {
     const token = s().contracts.plainToken;
@@ -167,6 +189,10 @@ describe("token-check", () => {
         pairs_found: 1,
         source: "dexscreener",
       },
+      // PLAIN's minter is an immutable the token does not expose as owner(): who can mint is not named.
+      simulation: unsimulated(token, latest, { owner: null, renounced: false, proxy: null, privileges: [{ ...MINT, found_in: "token" }] }, [
+        "an account the token does not name (no owner() or getOwner()) can mint (mint(address,uint256))",
+      ]),
     });
   });
 
@@ -186,6 +212,20 @@ describe("token-check", () => {
       is_proxy: true,
       proxy: { standard: "eip1967", implementation: s().contracts.proxyImplementation, admin: s().contracts.proxyAdmin, beacon: null },
       dex: null,
+      simulation: unsimulated(
+        token,
+        body.block_number as number,
+        {
+          owner: wallet("deployer").address,
+          renounced: false,
+          proxy: { standard: "eip1967", implementation: s().contracts.proxyImplementation },
+          privileges: [{ ...MINT, found_in: "implementation" }],
+        },
+        [
+          `the owner ${wallet("deployer").address} can mint (mint(address,uint256))`,
+          "the token is an upgradeable proxy (eip1967): its code can be replaced",
+        ],
+      ),
     });
   });
 
@@ -436,10 +476,13 @@ describe("defi-sentiment", () => {
     expect(asset.status).toBe(404);
     expect(asset.spent).toBe(0n);
     expect(asset.body).toMatchObject({ error: { code: "not_found", details: { asset: "NOPE" } } });
-    const protocol = await paidPost(service, "/api/defi-sentiment", { protocol: "aave" }, 7);
+    // "aave" is a parent protocol (answered with its aggregate); "aave-v" is no slug and no parent.
+    const protocol = await paidPost(service, "/api/defi-sentiment", { protocol: "aave-v" }, 7);
     expect(protocol.status).toBe(404);
     expect(protocol.spent).toBe(0n);
-    expect(protocol.body).toMatchObject({ error: { code: "not_found", details: { protocol: "aave", similar_slugs: ["aave-v3"] } } });
+    expect(protocol.body).toMatchObject({
+      error: { code: "not_found", details: { protocol: "aave-v", similar_slugs: ["aave-v3", "aave-v2"] } },
+    });
   });
 });
 

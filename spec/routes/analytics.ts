@@ -2,6 +2,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { defineRoute, type RouteDef } from "../route.ts";
 import { Address, NoInput, TxHash } from "../schemas.ts";
+import { HoneypotSimulation } from "../token-risk-schemas.ts";
 
 const UPSTREAM_ERRORS = ["invalid_request", "upstream_error", "unavailable", "upstream_timeout"] as const;
 
@@ -139,9 +140,9 @@ export const tokenCheck = defineRoute({
   method: "POST",
   path: "/api/token-check",
   operationId: "tokenCheck",
-  summary: "ERC-20 token check: metadata, EIP-1967 proxy detection and DEX liquidity on Base",
+  summary: "ERC-20 token check: metadata, proxy detection, DEX liquidity and a honeypot simulation on Base",
   description:
-    "Whether the address is a contract and an ERC-20 token, its name, symbol, decimals and supply, whether it is a proxy (EIP-1967 implementation/beacon/admin slots, the older zeppelinos slot, EIP-1167 clones) and the liquidity and 24 h volume of its deepest Base pair on DexScreener. Honeypot simulation and holder concentration are not performed (see not_checked).",
+    "Whether the address is a contract and an ERC-20 token, its name, symbol, decimals and supply, whether it is a proxy (EIP-1967 implementation/beacon/admin slots, the older zeppelinos slot, EIP-1167 clones), the liquidity and 24 h volume of its deepest Base pair on DexScreener, and the honeypot simulation of POST /v1/honeypot-check with 100 USD (a buy, a transfer and a sell by eth_call with state overrides: taxes, revert reasons, owner privileges, verdict). Holder concentration is not computed (see not_checked).",
   tags: ["chain analytics"],
   price: 0.1,
   body: Type.Object({ token: Address, chain_id: ChainIdInput }, { additionalProperties: false }),
@@ -175,6 +176,9 @@ export const tokenCheck = defineRoute({
       { description: "the deepest Base pair; null when DexScreener lists none" },
     ),
     labels: Labels,
+    simulation: Type.Union([HoneypotSimulation, Type.Null()], {
+      description: "the honeypot simulation with a 100 USD buy; null when the address is not an ERC-20 token",
+    }),
     not_checked: Type.Array(Type.String()),
     methodology: Methodology,
   }),
@@ -272,14 +276,17 @@ export const defiSentiment = defineRoute({
   operationId: "defiSentiment",
   summary: "DeFi sentiment: funding, open interest, price change and protocol TVL, with a stated score",
   description:
-    "For an asset ticker (Hyperliquid perpetual; default ETH when neither asset nor protocol is given): funding rate per 8 h, open interest, 24 h price change; for a DefiLlama protocol slug: TVL and its 24 h change. A score from -100 to 100 and a label combine them; every input, its scaling and its weight is in the answer.",
+    "For an asset ticker (Hyperliquid perpetual; default ETH when neither asset nor protocol is given): funding rate per 8 h, open interest, 24 h price change; for a DefiLlama protocol slug: TVL and its 24 h change (a parent slug such as aave or uniswap answers the aggregate of its versions). A score from -100 to 100 and a label combine them; every input, its scaling and its weight is in the answer.",
   tags: ["chain analytics"],
   price: 0.1,
   body: Type.Object(
     {
       asset: Type.Optional(Type.String({ pattern: "^[A-Za-z0-9]{1,20}$", description: "asset ticker, e.g. ETH or BTC" })),
       protocol: Type.Optional(
-        Type.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9.-]{0,63}$", description: "DefiLlama protocol slug, e.g. aave-v3" }),
+        Type.String({
+          pattern: "^[A-Za-z0-9][A-Za-z0-9.-]{0,63}$",
+          description: "DefiLlama protocol slug, e.g. aave-v3, or a parent such as aave (its versions' aggregate)",
+        }),
       ),
     },
     { additionalProperties: false },
@@ -302,6 +309,9 @@ export const defiSentiment = defineRoute({
         tvl_usd: Type.Number(),
         change_24h_pct: NullableNumber,
         change_source: Type.Union([Type.Literal("protocols_list"), Type.Literal("tvl_series"), Type.Literal("unavailable")]),
+        members: Type.Optional(
+          Type.Array(Type.String(), { description: "for a parent protocol (aave): the slugs of the versions its aggregate covers" }),
+        ),
       }),
       Type.Null(),
     ]),

@@ -28,6 +28,15 @@ export const CONTRACT_NAMES = [
   "ScenarioV2Pair",
   "ScenarioV3Pool",
   "ScenarioRouter",
+  // The seeded token-risk scenario (src/devnet/scenario-tokens.ts).
+  "RiskV2Factory",
+  "RiskV3Factory",
+  "MemeToken",
+  "HoneypotToken",
+  "SellTaxToken",
+  "BlacklistToken",
+  // The honeypot check's simulation code, placed by state override (src/token-risk/simulate.ts).
+  "TokenRiskSimulator",
 ] as const;
 
 /** Name of one compiled contract. */

@@ -41,6 +41,7 @@ import { TRANSFER_EVENT, TRANSFER_TOPIC } from "../chain/log-scanner.ts";
 import { type ContractArtifact, loadContracts } from "./contracts.ts";
 import { type DevnetAccount, devnetChain } from "./devnet.ts";
 import { type EntitiesTruth, type EntityTokenSymbol, seedEntities } from "./scenario-entities.ts";
+import { seedTokenRisk, type TokenRiskSymbol, type TokenRiskTruth } from "./scenario-tokens.ts";
 
 /** Tokens the scenario's first chapter moves. */
 type CoreTokenSymbol = "USDC" | "WETH" | "PLAIN" | "PRXY";
@@ -51,9 +52,12 @@ export type ScenarioTokenSymbol = CoreTokenSymbol | EntityTokenSymbol;
 /** Roles of scenario wallets. */
 export type ScenarioRole = "deployer" | "exchange" | "bridge" | "whale" | "user" | "fee" | "cold";
 
+/** Every token whose transfers the ground truth records (the token-risk tokens of src/devnet/scenario-tokens.ts too). */
+export type ScenarioTransferToken = ScenarioTokenSymbol | TokenRiskSymbol;
+
 /** One transfer of the ground truth. */
 export interface ScenarioTransfer {
-  token: ScenarioTokenSymbol;
+  token: ScenarioTransferToken;
   tokenAddress: Address;
   from: Address;
   to: Address;
@@ -98,10 +102,12 @@ export interface ScenarioGroundTruth {
   classes: Record<Address, AddressClass>;
   /** The entity-intelligence chapter: venues, users, flows and the answers they imply (src/devnet/scenario-entities.ts). */
   entities: EntitiesTruth;
+  /** The token-risk tokens, pairs and stablecoin pools (src/devnet/scenario-tokens.ts). */
+  tokenRisk: TokenRiskTruth;
 }
 
 /** Bump when the plan changes: a persisted chain seeded by another version is reported, not reseeded. */
-export const SCENARIO_VERSION = 1;
+export const SCENARIO_VERSION = 2;
 
 const DECIMALS: Record<CoreTokenSymbol, number> = { USDC: 6, WETH: 18, PLAIN: 18, PRXY: 18 };
 const DEFAULT_TIP = 1_000_000n; // 0.001 gwei, a typical Base priority fee
@@ -179,7 +185,7 @@ function seededRandom(seed: number): () => number {
   };
 }
 
-/** The scenario's client: anvil test actions, public reads and raw transactions. */
+/** The scenario's client: anvil test actions, public and wallet actions. */
 export type TestClient = ReturnType<typeof scenarioClient>;
 
 function scenarioClient(rpcUrl: string) {
@@ -188,9 +194,9 @@ function scenarioClient(rpcUrl: string) {
     .extend(walletActions);
 }
 
-/** One Transfer log a transaction must emit. */
-export interface PlannedTransfer {
-  token: ScenarioTokenSymbol;
+/** A transfer a transaction is planned to make (its Transfer log is checked against it). */
+export interface PlannedTransfer<T extends ScenarioTransferToken = ScenarioTokenSymbol> {
+  token: T;
   from: Address;
   to: Address;
   value: bigint;
@@ -201,7 +207,7 @@ interface PendingTx {
   from: Address;
   value: bigint;
   to: Address | undefined;
-  transfers: PlannedTransfer[];
+  transfers: PlannedTransfer<ScenarioTransferToken>[];
   what: string;
 }
 
@@ -213,7 +219,8 @@ export class BlockBuilder {
   readonly transfers: ScenarioTransfer[] = [];
   /** ETH spent on gas (and L1 fees) per sender. */
   readonly gasSpent = new Map<Address, bigint>();
-  readonly tokenAddress: Partial<Record<ScenarioTokenSymbol, Address>>;
+  /** Where each token's Transfer logs come from; later chapters register theirs. */
+  readonly tokenAddress: Partial<Record<ScenarioTransferToken, Address>>;
 
   constructor(client: TestClient, tokenAddress: Record<CoreTokenSymbol, Address>) {
     this.#client = client;
@@ -221,7 +228,7 @@ export class BlockBuilder {
   }
 
   /** Make a token a later chapter deploys known to the receipt checks. */
-  registerToken(symbol: ScenarioTokenSymbol, address: Address): void {
+  registerToken(symbol: ScenarioTransferToken, address: Address): void {
     this.tokenAddress[symbol] = address;
   }
 
@@ -237,7 +244,7 @@ export class BlockBuilder {
   async send(
     account: PrivateKeyAccount,
     tx: { to?: Address; data?: Hex; value?: bigint; gas: bigint; tip?: bigint },
-    transfers: PlannedTransfer[],
+    transfers: PlannedTransfer<ScenarioTransferToken>[],
     what: string,
   ): Promise<Hash> {
     const nonce = await this.nonceOf(account.address);
@@ -278,7 +285,7 @@ export class BlockBuilder {
         throw new Error(`scenario: "${plan.what}" emitted ${logs.length} Transfer logs, planned ${plan.transfers.length}`);
       }
       logs.forEach(({ log, args }, k) => {
-        const want = plan.transfers[k] as PlannedTransfer;
+        const want = plan.transfers[k] as PlannedTransfer<ScenarioTransferToken>;
         const token = this.tokenAddress[want.token];
         if (
           !token ||
@@ -691,6 +698,7 @@ async function runScenario(
   }
   const entities = await seedEntities(client, builder, { minter, artifacts });
   await builder.skip(10);
+  const tokenRisk = await seedTokenRisk({ client, builder, minter });
 
   // --- The fee window: the last blocks of the scenario. ----------------------------------------------
   const feeBlocks = await feeWindow(builder);
@@ -725,6 +733,7 @@ async function runScenario(
     [zeroAddress]: "zero_address",
   };
   for (const w of wallets) classes[w.address] = "wallet";
+  Object.assign(classes, tokenRisk.classes);
 
   return {
     version: SCENARIO_VERSION,
@@ -740,5 +749,6 @@ async function runScenario(
     feeBlocks,
     classes: { ...classes, ...entities.classes },
     entities,
+    tokenRisk,
   };
 }

@@ -11,8 +11,8 @@
  */
 import type { TSchema } from "@sinclair/typebox";
 import type { RouteDef } from "../../spec/route.ts";
+import { primarySite, type SiteDef } from "../../spec/sites.ts";
 import { TAGS } from "../../spec/tags.ts";
-import type { NETWORKS } from "../config.ts";
 import { ERROR_DOCS } from "../error-docs.ts";
 
 /** What the document says beyond the route table. */
@@ -23,9 +23,9 @@ export interface OpenApiOptions {
   origin: string;
   /** Signatures of the origin by the `payTo` key (see src/discovery/ownership-proof.ts); none: not published. */
   ownershipProofs?: readonly string[];
+  /** The site the document describes: its title, description, network and budgeting hint (default: the primary site). */
+  site?: Pick<SiteDef, "title" | "description" | "networks" | "budgetHint">;
 }
-
-const network = "eip155:8453" satisfies keyof typeof NETWORKS;
 
 const ERROR_TEXT: Record<string, string> = {
   invalid_request: "Bad input: details.fields names each field and what was expected. Not charged.",
@@ -145,7 +145,10 @@ function priceText(route: RouteDef): string {
 }
 
 /** `info.x-guidance`: how an agent should use this API, generated from the route table (kept under 4000 characters). */
-export function guidanceOf(routes: readonly RouteDef[]): string {
+export function guidanceOf(
+  routes: readonly RouteDef[],
+  site: Pick<SiteDef, "description" | "networks" | "budgetHint"> = primarySite,
+): string {
   // One line per path and price: a path offered with GET and POST at one price answers one question.
   const byPath = new Map<string, RouteDef[]>();
   for (const route of routes) {
@@ -181,11 +184,13 @@ export function guidanceOf(routes: readonly RouteDef[]): string {
     lines.push(`  ${call}`);
   }
   return [
-    "Chain data, x402 intelligence and playbooks, paid per call in USDC on Base (eip155:8453) with x402 v2, scheme exact. No account or key.",
+    site === primarySite
+      ? "Chain data, x402 intelligence and playbooks, paid per call in USDC on Base (eip155:8453) with x402 v2, scheme exact. No account or key."
+      : `${site.description} Scheme exact. No account or key.`,
     "",
     "Pay: call without payment; the 402 has the challenge in PAYMENT-REQUIRED (base64 JSON) and the body. Sign an EIP-3009 TransferWithAuthorization for accepts[0].amount to accepts[0].payTo; repeat the request with it in PAYMENT-SIGNATURE (or X-Payment). PAYMENT-RESPONSE names the settlement.",
     "",
-    "Budget: GET /api/pricing lists every price, free; use the free indexes, previews and search first. A status >= 400 is never charged.",
+    `Budget: ${site.budgetHint} A status >= 400 is never charged.`,
     "",
     "Retries: on 409 payment_in_progress, 429 or 503 wait Retry-After and repeat with the same payment. Lost answer: repeat with the same payment (300 s), or with its payment-identifier id or a Sign-In-With-X of the payer (24 h); never charged twice. Codes: /errors.",
     "",
@@ -197,8 +202,9 @@ export function guidanceOf(routes: readonly RouteDef[]): string {
 /** The OpenAPI 3.1.0 document of `routes`. */
 export function buildOpenApi(
   routes: readonly RouteDef[],
-  { version, origin, ownershipProofs = [] }: OpenApiOptions,
+  { version, origin, ownershipProofs = [], site = primarySite }: OpenApiOptions,
 ): Record<string, unknown> {
+  const network = site.networks[0];
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const item = paths[route.path] ?? {};
@@ -208,12 +214,12 @@ export function buildOpenApi(
   return {
     openapi: "3.1.0",
     info: {
-      title: "Pay-per-call chain data and playbooks",
+      title: site.title,
       version: "1.0.0",
-      description: `Chain data, x402 intelligence and paid playbooks for agents. Paid routes are settled per call in USDC on Base (${network}) with x402 v2: call without payment to get the 402 challenge, sign an EIP-3009 authorisation, and repeat the call with it in X-Payment (or PAYMENT-SIGNATURE). A call that fails is never charged. Service build ${version}.`,
+      description: `${site.description} Call without payment to get the 402 challenge, sign an EIP-3009 authorisation, and repeat the call with it in X-Payment (or PAYMENT-SIGNATURE). A call that fails is never charged. Service build ${version}.`,
       contact: { name: "Service pages and error codes", url: `${origin}/` },
       license: { name: "Proprietary: answers are for the paying caller's own use", url: `${origin}/#terms` },
-      "x-guidance": guidanceOf(routes),
+      "x-guidance": guidanceOf(routes, site),
     },
     servers: [{ url: "/" }],
     // The contract's X-Payment scheme, as the document's default; every operation overrides it

@@ -3,13 +3,23 @@
  * (`{version: 1, resources: ["POST /api/..."], instructions}`), plus richer fields: each
  * paid resource's price, network and asset.
  */
+import path from "node:path";
 import { atomicUsdc, type RouteDef, routeKey } from "../../spec/route.ts";
+import { primarySite, type SiteDef } from "../../spec/sites.ts";
 import { NETWORKS } from "../config.ts";
 
-/** The `/.well-known/x402` document of `routes`. */
-export function buildWellKnown(routes: readonly RouteDef[]): Record<string, unknown> {
+/**
+ * Where the build writes a site's document: the primary's in the static folder (served as it is),
+ * the other sites' beside it, outside anything the static server serves.
+ */
+export function wellKnownFile(distDir: string, site: Pick<SiteDef, "id">): string {
+  return site.id === primarySite.id ? path.join(distDir, "client/.well-known/x402") : path.join(distDir, "sites", site.id, "x402.json");
+}
+
+/** The `/.well-known/x402` document of `routes`, paid on the site's first network (default: the primary site's). */
+export function buildWellKnown(routes: readonly RouteDef[], site: Pick<SiteDef, "networks"> = primarySite): Record<string, unknown> {
   const paid = routes.filter((r) => r.price !== null);
-  const network = "eip155:8453";
+  const network = site.networks[0];
   return {
     version: 1,
     resources: paid.map(routeKey),

@@ -1,10 +1,10 @@
 /**
- * `/openapi.json`, built from the route table once per service and origin: the origin and the
+ * `/openapi.json` of the site the request came to, built from its routes once per service and origin: the origin and the
  * ownership proofs are known only at run time (PUBLIC_URL, OWNERSHIP_PROOFS, local mode's own
  * proof), so the document is served from here rather than written at build time.
  */
 import type { APIRoute } from "astro";
-import { routes } from "../../spec/routes.ts";
+import { type SiteDef, siteById } from "../../spec/sites.ts";
 import type { FunctionConfig, Services } from "../context.ts";
 import { buildOpenApi } from "../discovery/openapi.ts";
 import { devnetOwnershipProof, originOf, provesOwnership } from "../discovery/ownership-proof.ts";
@@ -30,26 +30,28 @@ async function proofsFor(services: Services, origin: string): Promise<readonly s
   return configured;
 }
 
-async function documentFor(services: Services, origin: string): Promise<string> {
+async function documentFor(services: Services, site: SiteDef, origin: string): Promise<string> {
   const ownershipProofs = await proofsFor(services, origin);
-  const doc = buildOpenApi(routes, { version: services.config.version, origin, ownershipProofs });
+  const doc = buildOpenApi(site.routes, { version: services.config.version, origin, ownershipProofs, site });
   return `${JSON.stringify(doc, null, 2)}\n`;
 }
 
-/** The document for the origin the service is reached at (PUBLIC_URL's when set). */
+/** The document of the site for the origin it is reached at (its public URL when set). */
 export const GET: APIRoute = async ({ url, locals }) => {
   const { services } = locals;
+  const site = siteById(locals.site);
   const origin = services.config.publicUrl ? originOf(services.config.publicUrl) : url.origin;
   let byOrigin = documents.get(services.config);
   if (!byOrigin) {
     byOrigin = new Map();
     documents.set(services.config, byOrigin);
   }
-  let body = byOrigin.get(origin);
+  const key = `${site.id} ${origin}`;
+  let body = byOrigin.get(key);
   if (!body) {
     if (byOrigin.size >= MAX_ORIGINS) byOrigin.clear();
-    body = documentFor(services, origin);
-    byOrigin.set(origin, body);
+    body = documentFor(services, site, origin);
+    byOrigin.set(key, body);
   }
   return new Response(await body, {
     headers: { "Content-Type": "application/json; charset=utf-8", "Cache-Control": "public, max-age=300" },

@@ -1,16 +1,19 @@
 /**
- * The Express application: the only place that knows Express, and only HTTP plumbing. The
- * request path is request id and logging → metrics → canonical paths → known methods → a sane
- * Host → `/metrics` → rate limits → document cache → body limit → static files (from memory) →
- * Astro, whose endpoint hands paid routes to the payment gate (src/payments/gate.ts).
+ * The Express application of one site: the only place that knows Express, and only HTTP
+ * plumbing. The request path is request id and logging → metrics → canonical paths → known
+ * methods → a sane Host → the site's own paths → `/metrics` → rate limits → document cache →
+ * body limit → static files (from memory) → Astro, whose endpoint hands paid routes to the
+ * payment gate (src/payments/gate.ts). `siteRouter` chooses between the sites' applications by
+ * host name when they share a port.
  */
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import express, { type NextFunction, type Request, type Response } from "express";
-import { routes } from "../../spec/routes.ts";
+import { primarySite, type SiteDef, sites } from "../../spec/sites.ts";
 import type { Config } from "../config.ts";
 import type { ApiLocals, Services } from "../context.ts";
+import { wellKnownFile } from "../discovery/well-known.ts";
 import { memoryBuckets, storeBuckets } from "../limits/token-buckets.ts";
 import type { ServiceMetrics } from "../metrics/metrics.ts";
 import type { PaymentGate } from "../payments/gate.ts";
@@ -31,6 +34,11 @@ export type AstroHandler = (req: Request, res: Response, next: NextFunction, loc
 /** Everything `createApp` needs. */
 export interface AppOptions {
   config: Config;
+  /** The site this application serves (default: the primary). */
+  site?: SiteDef;
+  /** Its public URL, when known (the primary's is `config.publicUrl`). */
+  publicUrl?: string | undefined;
+  /** The site's services: the shared ones, with the site's public URL in their configuration. */
   services: Services;
   gate: PaymentGate;
   /** The built Astro handler (`dist/server/entry.mjs`). */
@@ -66,9 +74,45 @@ function withAbsoluteResources(built: Buffer, publicUrl: string | undefined): Bu
   return Buffer.from(`${JSON.stringify({ ...doc, resource_urls: urls }, null, 2)}\n`);
 }
 
-/** Build the Express app. */
+/** Paths every site serves: its discovery documents, error codes and the shared icons and page assets. */
+const SHARED_FILES = /^\/(?:favicon\.(?:svg|ico)|apple-touch-icon\.png|icon-192\.png|_astro\/.+)$/;
+
+/**
+ * Middleware factory: the paths a site does not serve answer 404 JSON before anything else reads
+ * them: the other sites' API prefixes and built landing pages, and on a site other than the
+ * primary every reader page it does not list (so no page offers calls the site does not answer).
+ */
+export function sitePaths(site: SiteDef) {
+  const foreignPrefixes = sites.filter((s) => s.apiPrefix !== site.apiPrefix).map((s) => s.apiPrefix);
+  const ownPaths = new Set(site.routes.map((r) => r.path));
+  return function sitePathsMiddleware(req: Request, res: Response, next: NextFunction): void {
+    const p = req.path;
+    // A built page is a folder: the static server redirects /errors to /errors/.
+    const page = p.length > 1 && p.endsWith("/") ? p.slice(0, -1) : p;
+    const known =
+      ownPaths.has(p) ||
+      p.startsWith(site.apiPrefix) ||
+      p === "/openapi.json" ||
+      p === "/.well-known/x402" ||
+      p === "/" ||
+      (site.pages === "all"
+        ? !foreignPrefixes.some((prefix) => p.startsWith(prefix)) && !p.startsWith("/sites/")
+        : site.pages.includes(page)) ||
+      SHARED_FILES.test(p);
+    if (known) {
+      next();
+      return;
+    }
+    req.resume();
+    sendError(res, 404, "not_found", `Nothing at ${p} on this site. Its routes are described at /openapi.json.`, { path: p });
+  };
+}
+
+/** Build the Express app of one site. */
 export function createApp({
   config,
+  site = primarySite,
+  publicUrl = config.publicUrl,
   services,
   gate,
   astro,
@@ -85,18 +129,19 @@ export function createApp({
 
   if (drain) app.use(drain.middleware);
   app.use(requestContext({ log: services.log }));
-  app.use(requestMetrics({ metrics, routes }));
+  app.use(requestMetrics({ metrics, routes: site.routes }));
   app.use(canonicalPath());
-  app.use(knownMethods(routes));
-  app.use(saneHost(config.publicUrl));
-  app.use(metricsEndpoint({ metrics, routes, token: config.metricsToken }));
+  app.use(knownMethods(site.routes));
+  app.use(saneHost(publicUrl));
+  app.use(sitePaths(site));
+  app.use(metricsEndpoint({ metrics, routes: site.routes, token: config.metricsToken }));
   // Instances on one PostgreSQL share each client's free budget; the challenge budget stays in
   // memory, since a challenge must stay cheaper than a database round trip.
   const { freePerMinute, challengePerMinute, paidInFlightPerPayer } = config.limits;
   const store = services.store;
   app.use(
     rateLimit({
-      routes,
+      routes: site.routes,
       free: freePerMinute === 0 ? null : store.engine === "postgres" ? storeBuckets(store, freePerMinute) : memoryBuckets(freePerMinute),
       challenge: challengePerMinute === 0 ? null : memoryBuckets(challengePerMinute),
       paidInFlightPerPayer,
@@ -105,28 +150,37 @@ export function createApp({
       ...(now ? { now } : {}),
     }),
   );
-  if (withDocumentCache) app.use(documentCache(routes));
+  if (withDocumentCache) app.use(documentCache(site.routes));
   app.use(bodyLimit({ maxBytes: 64 * 1024 }));
 
   // The crawler document has no file extension and lives in a dot folder, which the static
   // server rightly refuses; it is small, so it is read once and served from memory.
-  const wellKnownFile = path.resolve(clientDir, ".well-known/x402");
-  const wellKnown = existsSync(wellKnownFile) ? withAbsoluteResources(readFileSync(wellKnownFile), config.publicUrl) : undefined;
+  const builtWellKnown = wellKnownFile(path.dirname(path.resolve(clientDir)), site);
+  const wellKnown = existsSync(builtWellKnown) ? withAbsoluteResources(readFileSync(builtWellKnown), publicUrl) : undefined;
   app.get("/.well-known/x402", (_req, res) => {
     if (!wellKnown) return sendError(res, 404, "not_found", "The discovery document was not built; run `npm run build`.");
     res.type("application/json").setHeader("Cache-Control", "public, max-age=300");
     res.end(wellKnown);
   });
+  // A site other than the primary has its landing page built under /sites/<id>.
+  if (site.landing !== "/") {
+    const landing = path.resolve(clientDir, `.${site.landing}/index.html`);
+    app.get("/", (_req, res) => {
+      if (!existsSync(landing)) return sendError(res, 404, "not_found", "The landing page was not built; run `npm run build`.");
+      res.setHeader("Cache-Control", "public, max-age=300");
+      res.sendFile(landing);
+    });
+  }
   // API paths are never files: skipping the static lookup saves a filesystem stat per call.
   // Built files are served from memory; the disk server remains for files too large to hold.
   const fromMemory = staticFromMemory(clientDir);
   const serveStatic = express.static(clientDir, { index: ["index.html"], maxAge: "5m", extensions: ["html"] });
   app.use((req: Request, res: Response, next: NextFunction) =>
-    req.path.startsWith("/api/") ? next() : fromMemory(req, res, () => serveStatic(req, res, next)),
+    req.path.startsWith(site.apiPrefix) ? next() : fromMemory(req, res, () => serveStatic(req, res, next)),
   );
 
   app.use((req: Request, res: Response, next: NextFunction) => {
-    const locals: ApiLocals = { services, requestId: requestIdOf(req), path: req.path, gate };
+    const locals: ApiLocals = { services, requestId: requestIdOf(req), path: req.path, gate, site: site.id };
     astro(req, res, next, locals).catch(next);
   });
 
@@ -144,4 +198,15 @@ export function createApp({
     else sendError(res, 500, "internal_error", "The service failed while answering; you were not charged.");
   });
   return app;
+}
+
+/**
+ * The request handler of a port several sites share: a request whose Host header names a site's
+ * host goes to that site's application, every other request to the primary's.
+ */
+export function siteRouter(primary: express.Express, byHost: ReadonlyMap<string, express.Express>) {
+  return function siteRouterHandler(req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse): void {
+    const host = (req.headers.host ?? "").toLowerCase().replace(/:[0-9]+$/, "");
+    (byHost.get(host) ?? primary)(req, res);
+  };
 }

@@ -103,6 +103,7 @@ async function main(): Promise<void> {
           "",
           `  LOCAL MODE: a development chain on this machine, not Base mainnet. Test USDC only.`,
           `  Service        ${service.url}   (routes: ${service.url}/ , ${service.url}/openapi.json)`,
+          `  Secondary site ${service.secondaryUrl}   (Base token-risk tools under /v1/, SECONDARY_PORT=${config.secondary.port}; ${service.secondaryUrl}/openapi.json)`,
           `  Chain (anvil)  ${devnet.rpcUrl}   chain id ${devnet.chainId}, state in ${config.dataDir}/anvil-state.json`,
           `  USDC           ${devnet.usdc}   (EIP-3009, "USD Coin" v2, 6 decimals)`,
           `  Pay-to         ${devnet.payTo}`,
@@ -131,6 +132,9 @@ async function main(): Promise<void> {
           "",
           `  PRODUCTION MODE on ${config.network}`,
           `  Service        ${service.url}${config.publicUrl ? `   (public URL ${config.publicUrl})` : ""}`,
+          config.secondary.host
+            ? `  Secondary site requests for host ${config.secondary.host} on the same port (public URL ${config.secondary.publicUrl}): Base token-risk tools under /v1/`
+            : "  Secondary site off (set SECONDARY_HOST to serve the /v1/ token-risk tools by host name)",
           `  RPC            ${config.rpcUrls.length} URL(s), used in order with fallback`,
           `  Pay-to         ${service.payTo}`,
           `  Facilitator    ${config.facilitator.kind === "remote" ? config.facilitator.url : `self-hosted, gas paid by ${service.facilitatorAddress}`}`,

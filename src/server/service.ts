@@ -4,13 +4,14 @@
  * benchmarks, so all three run the same code.
  */
 import { randomBytes } from "node:crypto";
-import type { Server } from "node:http";
+import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { hostname } from "node:os";
 import type { FacilitatorClient } from "@x402/core/server";
 import type { PublicClient, Transport } from "viem";
 import packageJson from "../../package.json" with { type: "json" };
-import { routes } from "../../spec/routes.ts";
+import type { allRoutes } from "../../spec/routes.ts";
+import { baseToolsSite, primarySite } from "../../spec/sites.ts";
 import type { AnalyticsSettings } from "../analytics/services.ts";
 import { authorizationReader } from "../chain/authorization.ts";
 import { baseChain, createChainClient, rpcTransport } from "../chain/client.ts";
@@ -35,7 +36,7 @@ import { claimPgliteDir, releasePgliteDir, storeLocationOf } from "../store/conf
 import { openStore, type Store } from "../store/store.ts";
 import { CDP_DISCOVERY_URL } from "../upstreams/directory-cdp.ts";
 import { X402_LIST_URL } from "../upstreams/directory-x402-list.ts";
-import { type AstroHandler, createApp, loadAstroHandler } from "./app.ts";
+import { type AstroHandler, createApp, loadAstroHandler, siteRouter } from "./app.ts";
 import { drainable } from "./middleware/drain.ts";
 
 /** What local mode's devnet provides to the service. */
@@ -92,6 +93,11 @@ export interface StartServiceOptions {
 export interface RunningService {
   url: string;
   server: Server;
+  /**
+   * The secondary site's URL: its own port in local mode; in production the primary's URL, where
+   * it answers requests naming SECONDARY_HOST (undefined when no secondary host is configured).
+   */
+  secondaryUrl: string | undefined;
   services: Services;
   /** This service's Prometheus metrics (also served at `/metrics`). */
   metrics: ServiceMetrics;
@@ -285,59 +291,76 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
 
   const astro = options.astro ?? (await loadAstroHandler(options.distDir ?? "dist"));
   const lease = config.payments.leaseSeconds;
-  const gate = new PaymentGate({
-    routes,
-    config,
-    payTo,
-    facilitator,
-    store,
-    // PGlite serves one process, so one instance: memory suffices and a crash leaves no stale claim.
-    // On PostgreSQL several instances share the leases.
-    inFlight: options.inFlight ?? (store.engine === "postgres" ? storeInFlightRegistry(store, lease) : memoryInFlightRegistry(lease)),
-    instance,
-    authorizations,
-    log,
-    observer: metrics.payments,
-  });
+  // One gate per site, so each site's challenges quote its own origin; they share the
+  // facilitator, the store (ledger, kept answers) and the in-flight claims.
+  const inFlight = options.inFlight ?? (store.engine === "postgres" ? storeInFlightRegistry(store, lease) : memoryInFlightRegistry(lease));
+  const gateFor = (siteRoutes: typeof allRoutes, publicUrl: string | undefined) =>
+    new PaymentGate({
+      routes: siteRoutes,
+      config: { ...config, publicUrl },
+      payTo,
+      facilitator,
+      store,
+      // PGlite serves one process, so one instance: memory suffices and a crash leaves no stale claim.
+      // On PostgreSQL several instances share the leases.
+      inFlight,
+      instance,
+      authorizations,
+      log,
+      observer: metrics.payments,
+    });
+  const clientDir = `${options.distDir ?? "dist"}/client`;
+  const clock = options.now ? () => (options.now as () => Date)().getTime() : undefined;
+  const documentCacheOn = options.documentCache ?? true;
   const drain = drainable();
   const app = createApp({
     drain,
     config,
     services,
-    gate,
+    gate: gateFor(primarySite.routes, config.publicUrl),
     astro,
-    clientDir: `${options.distDir ?? "dist"}/client`,
-    documentCache: options.documentCache ?? true,
+    clientDir,
+    documentCache: documentCacheOn,
     metrics,
-    ...(options.now ? { now: () => (options.now as () => Date)().getTime() } : {}),
+    ...(clock ? { now: clock } : {}),
+  });
+  const secondaryPublicUrl = config.secondary.publicUrl;
+  const secondaryServices: Services = { ...services, config: { ...services.config, publicUrl: secondaryPublicUrl } };
+  const secondaryApp = createApp({
+    drain,
+    config,
+    site: baseToolsSite,
+    publicUrl: secondaryPublicUrl,
+    services: secondaryServices,
+    gate: gateFor(baseToolsSite.routes, secondaryPublicUrl),
+    astro,
+    clientDir,
+    documentCache: documentCacheOn,
+    metrics,
+    ...(clock ? { now: clock } : {}),
   });
 
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(config.port, config.host, (error?: Error) => (error ? reject(error) : resolve(s)));
-  });
-  // Node hands CONNECT to a listener instead of Express: answer it like any unknown method.
-  server.on("connect", (_req, socket) => {
-    const body = JSON.stringify({
-      error: { code: "method_not_allowed", message: "CONNECT is not answered here.", docs: "/errors#method_not_allowed" },
-    });
-    socket.end(
-      `HTTP/1.1 405 Method Not Allowed\r\nAllow: GET, HEAD, POST\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
-  });
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
-  server.requestTimeout = 120_000;
-  const { port } = server.address() as AddressInfo;
-  const host = config.host.includes(":") ? `[${config.host}]` : config.host;
+  // Production: one port, the site chosen by host name. Local mode: the secondary site on its own port.
+  const byHost = new Map(config.secondary.host ? [[config.secondary.host, secondaryApp]] : []);
+  const server = await listen(byHost.size > 0 ? siteRouter(app, byHost) : app, config.port, config.host);
+  const secondaryServer = local ? await listen(secondaryApp, config.secondary.port, config.host) : undefined;
+  for (const s of [server, secondaryServer]) if (s) harden(s);
+  const urlOf = (s: Server) => {
+    const { port } = s.address() as AddressInfo;
+    const host = config.host.includes(":") ? `[${config.host}]` : config.host;
+    return `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`;
+  };
+  const url = urlOf(server);
+  const listeners = [server, secondaryServer].filter((s): s is Server => s !== undefined);
   let stopped: Promise<{ drained: boolean; inFlight: number }> | undefined;
   const shutdown = (drainMs: number) => {
     stopped ??= (async () => {
       drain.start();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
+      const closed = Promise.all(listeners.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+      for (const s of listeners) s.closeIdleConnections();
       const drained = await drain.idle(drainMs);
       const inFlight = drain.inFlight;
-      server.closeAllConnections();
+      for (const s of listeners) s.closeAllConnections();
       await closed;
       stopHeartbeat();
       await scheduler.stop();
@@ -351,8 +374,9 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     return stopped;
   };
   return {
-    url: `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`,
+    url,
     server,
+    secondaryUrl: secondaryServer ? urlOf(secondaryServer) : config.secondary.host ? url : undefined,
     services,
     metrics,
     payTo,
@@ -364,4 +388,32 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       await shutdown(0);
     },
   };
+}
+
+/** Listen on `host:port` (0: a free port). */
+function listen(handler: RequestListener, port: number, host: string): Promise<Server> {
+  return new Promise<Server>((resolve, reject) => {
+    const s = createServer(handler);
+    s.once("error", reject);
+    s.listen(port, host, () => {
+      s.off("error", reject);
+      resolve(s);
+    });
+  });
+}
+
+/** Time limits and the CONNECT answer every listener shares. */
+function harden(server: Server): void {
+  // Node hands CONNECT to a listener instead of Express: answer it like any unknown method.
+  server.on("connect", (_req, socket) => {
+    const body = JSON.stringify({
+      error: { code: "method_not_allowed", message: "CONNECT is not answered here.", docs: "/errors#method_not_allowed" },
+    });
+    socket.end(
+      `HTTP/1.1 405 Method Not Allowed\r\nAllow: GET, HEAD, POST\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  server.requestTimeout = 120_000;
 }

@@ -4,7 +4,7 @@
  * `fixtures/upstreams/` in each API's documented shape. Local mode points the service at
  * them; tests do too, and can make one upstream slow, malformed or failing.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -59,14 +59,19 @@ interface Fixtures {
 
 function loadFixtures(dir: URL): Fixtures {
   const read = (name: string) => JSON.parse(readFileSync(new URL(name, dir), "utf8")) as Record<string, unknown>;
-  const moonwell = read("defillama-protocol-moonwell.json");
-  delete moonwell._comment;
+  // GET /protocol/{slug} answers from defillama-protocol-{slug}.json (a parent's slug answers its aggregate).
+  const protocolDetails: Record<string, unknown> = {};
+  for (const file of readdirSync(dir).filter((f) => /^defillama-protocol-[a-z0-9.-]+\.json$/.test(f))) {
+    const detail = read(file);
+    delete detail._comment;
+    protocolDetails[file.slice("defillama-protocol-".length, -".json".length)] = detail;
+  }
   return {
     pairs: read("dexscreener-pairs.json").pairs as Fixtures["pairs"],
     coinPrices: read("defillama-coins-prices.json").coins as Record<string, unknown>,
     coinPercentages: read("defillama-coins-percentage.json").coins as Record<string, unknown>,
     protocols: read("defillama-protocols.json").protocols as unknown[],
-    protocolDetails: { moonwell },
+    protocolDetails,
     hyperliquid: read("hyperliquid-meta-and-asset-ctxs.json").response,
   };
 }

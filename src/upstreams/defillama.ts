@@ -25,6 +25,8 @@ export const LlamaProtocolSummary = Type.Object({
   tvl: OptionalNumber,
   change_1d: OptionalNumber,
   category: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  /** `"parent#aave"` on each version of a protocol that has several (Aave V2, Aave V3). */
+  parentProtocol: Type.Optional(Type.Union([Type.String(), Type.Null()])),
 });
 export type LlamaProtocolSummary = Static<typeof LlamaProtocolSummary>;
 
@@ -69,6 +71,8 @@ export interface ProtocolTvl {
   change_24h_pct: number | null;
   /** Where the 24 h change came from: the `/protocols` list, or computed from the `/protocol/{slug}` series. */
   change_source: "protocols_list" | "tvl_series" | "unavailable";
+  /** For a parent protocol (`aave`): the slugs of the versions its aggregate covers. */
+  members?: string[];
 }
 
 // Keys of currentChainTvls that are not chain TVL (double counting or borrowed funds): DefiLlama's own convention.
@@ -84,6 +88,15 @@ export function tvlFromSeries(detail: LlamaProtocolDetail): { tvl_usd: number; c
   const dayBefore = series.filter((p) => p.date <= last.date - 86_400).at(-1);
   if (!dayBefore || dayBefore.totalLiquidityUSD === 0) return { tvl_usd: tvl, change_24h_pct: null };
   return { tvl_usd: tvl, change_24h_pct: (last.totalLiquidityUSD / dayBefore.totalLiquidityUSD - 1) * 100 };
+}
+
+/** The words the names of a parent's versions start with ("Uniswap V2", "Uniswap V3" → "Uniswap"), or null. */
+export function commonName(names: readonly string[]): string | null {
+  const split = names.map((n) => n.split(/\s+/));
+  const first = split[0] ?? [];
+  let n = 0;
+  while (n < first.length && split.every((words) => words[n] === first[n])) n++;
+  return n > 0 ? first.slice(0, n).join(" ") : null;
 }
 
 /** The DefiLlama adapter. */
@@ -108,7 +121,10 @@ export class DefiLlama {
       const { body } = await fetchUpstreamJson({ upstream: "defillama", url: `${this.#tvlUrl}/protocols`, timeoutMs: this.#timeoutMs });
       const list = expectShape("defillama", ProtocolList, body);
       return new Map(
-        list.map((p) => [p.slug.toLowerCase(), { name: p.name, slug: p.slug, tvl: p.tvl ?? null, change_1d: p.change_1d ?? null }]),
+        list.map((p) => [
+          p.slug.toLowerCase(),
+          { name: p.name, slug: p.slug, tvl: p.tvl ?? null, change_1d: p.change_1d ?? null, parentProtocol: p.parentProtocol ?? null },
+        ]),
       );
     });
   }
@@ -134,6 +150,10 @@ export class DefiLlama {
   async protocolTvl(slug: string): Promise<Cached<ProtocolTvl>> {
     const list = await this.protocols();
     const summary = list.value.get(slug.toLowerCase());
+    const members = summary
+      ? []
+      : [...list.value.values()].filter((p) => p.parentProtocol?.toLowerCase() === `parent#${slug.toLowerCase()}`);
+    if (!summary && members.length > 0) return this.#parentTvl(slug.toLowerCase(), members, list.fetchedAt);
     if (!summary) {
       const wanted = slug.toLowerCase();
       const close = [...list.value.keys()].filter((s) => s.includes(wanted) || wanted.includes(s)).slice(0, 10);
@@ -171,6 +191,45 @@ export class DefiLlama {
         change_source: fromSeries.change_24h_pct === null ? "unavailable" : "tvl_series",
       },
       fetchedAt: Math.min(list.fetchedAt, detail.fetchedAt),
+    };
+  }
+
+  /**
+   * A parent protocol's aggregate: DefiLlama answers `/protocol/{parent}` with the combined TVL
+   * series and chain TVLs of its versions; when it does not, the versions' entries of the list are
+   * summed (their 24 h changes weighted by TVL, when every version has one).
+   */
+  async #parentTvl(slug: string, members: LlamaProtocolSummary[], listFetchedAt: number): Promise<Cached<ProtocolTvl>> {
+    const memberSlugs = members.map((m) => m.slug).sort();
+    const detail = await this.protocolDetail(slug);
+    if (detail.value) {
+      const fromSeries = tvlFromSeries(detail.value);
+      return {
+        value: {
+          slug,
+          name: detail.value.name,
+          tvl_usd: fromSeries.tvl_usd,
+          change_24h_pct: fromSeries.change_24h_pct,
+          change_source: fromSeries.change_24h_pct === null ? "unavailable" : "tvl_series",
+          members: memberSlugs,
+        },
+        fetchedAt: Math.min(listFetchedAt, detail.fetchedAt),
+      };
+    }
+    const tvl = members.reduce((sum, m) => sum + (m.tvl ?? 0), 0);
+    const withChange = members.every((m) => typeof m.change_1d === "number" && typeof m.tvl === "number");
+    const before = members.reduce((sum, m) => sum + (m.tvl ?? 0) / (1 + (m.change_1d ?? 0) / 100), 0);
+    const change = withChange && before > 0 ? (tvl / before - 1) * 100 : null;
+    return {
+      value: {
+        slug,
+        name: commonName(members.map((m) => m.name)) ?? slug,
+        tvl_usd: tvl,
+        change_24h_pct: change,
+        change_source: change === null ? "unavailable" : "protocols_list",
+        members: memberSlugs,
+      },
+      fetchedAt: listFetchedAt,
     };
   }
 

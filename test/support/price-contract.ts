@@ -1,5 +1,5 @@
 /**
- * The price contract: every route under `/api/` with its price in USD and the atomic USDC
+ * The price contract: every route under `/api/` (and, in SECONDARY_PRICE_CONTRACT, every route of the secondary site) with its price in USD and the atomic USDC
  * amount (6 decimals) its 402 challenge quotes, written out by hand from the endpoint table of
  * README.md (and checked against `spec/routes/*.ts` when written). Tests compare what the
  * service serves with this table, never with `spec/routes.ts`: the documents and challenges
@@ -64,6 +64,22 @@ export const PRICE_CONTRACT: readonly ContractRoute[] = [
   free("GET", "/api/trust-leaderboard/preview"),
   free("GET", "/api/status.json"),
 ];
+
+/**
+ * The secondary site's routes (Base token-risk tools, served on its own origin), in the order of
+ * README.md's table of that site.
+ */
+export const SECONDARY_PRICE_CONTRACT: readonly ContractRoute[] = [
+  free("GET", "/health"),
+  paid("POST", "/v1/honeypot-check", 0.05, "50000"),
+  paid("POST", "/v1/meme-hunter", 0.1, "100000"),
+  paid("POST", "/v1/dinalibrium", 0.1, "100000"),
+  paid("POST", "/v1/wallet-profile", 0.1, "100000"),
+  paid("POST", "/v1/defi-sentiment", 0.1, "100000"),
+];
+
+/** The secondary site's paid routes. */
+export const SECONDARY_PAID_CONTRACT: readonly ContractRoute[] = SECONDARY_PRICE_CONTRACT.filter((r) => r.usd !== null);
 
 /** The paid routes of the contract. */
 export const PAID_CONTRACT: readonly ContractRoute[] = PRICE_CONTRACT.filter((r) => r.usd !== null);

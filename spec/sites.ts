@@ -1,0 +1,82 @@
+/**
+ * The sites one process serves. Each site has its own origin (a host name in production, a port
+ * in local mode), its own routes under its own path prefix, its own landing page and discovery
+ * documents, and names the networks it reads and settles on; payments, the ledger, the store and
+ * the chain client are shared. A site on another chain is one more entry here, with its routes.
+ */
+import type { NetworkId } from "../src/config.ts";
+import type { RouteDef } from "./route.ts";
+import { routes as primaryRoutes, secondaryRoutes } from "./routes.ts";
+
+/** One site. */
+export interface SiteDef {
+  /** Stable id: names the built landing page (`/sites/<id>`) and the site in logs. */
+  readonly id: "primary" | "base-tools";
+  /** The title of its landing page and of its `/openapi.json`. */
+  readonly title: string;
+  /** One paragraph: what the site answers, for the landing page and the OpenAPI description. */
+  readonly description: string;
+  /** The networks whose chain its routes read and on which its challenges ask to be paid (the first one). */
+  readonly networks: readonly [NetworkId, ...NetworkId[]];
+  /** The path prefix of its paid routes; the other sites' prefixes answer 404 here. */
+  readonly apiPrefix: "/api/" | "/v1/";
+  /** Its routes: the only ones its dispatcher, discovery documents and challenges know. */
+  readonly routes: readonly RouteDef[];
+  /** Where the build puts its landing page: `/` for the primary, `/sites/<id>` for the others (served at `/` of their origin). */
+  readonly landing: string;
+  /** Which of the built reader pages it serves besides its landing page: all of them, or the listed paths. */
+  readonly pages: "all" | readonly string[];
+  /** The free route an agent budgets with first, named in the OpenAPI guidance. */
+  readonly budgetHint: string;
+}
+
+/** The primary site: chain data, x402 intelligence and playbooks under `/api/`. */
+export const primarySite: SiteDef = {
+  id: "primary",
+  title: "Pay-per-call chain data and playbooks",
+  description:
+    "Chain data, x402 intelligence and paid playbooks for agents. Paid routes are settled per call in USDC on Base (eip155:8453) with x402 v2.",
+  networks: ["eip155:8453"],
+  apiPrefix: "/api/",
+  routes: primaryRoutes,
+  landing: "/",
+  pages: "all",
+  budgetHint: "GET /api/pricing lists every price, free; use the free indexes, previews and search first.",
+};
+
+/** The secondary site on Base: token-risk tools under `/v1/`. */
+export const baseToolsSite: SiteDef = {
+  id: "base-tools",
+  title: "Token-risk tools on Base",
+  description:
+    "Token-risk tools for traders and trading agents on Base: a honeypot check simulated on the chain itself, a new-pair hunter, price equilibrium across venues, wallet profiles and DeFi sentiment. Paid per call in USDC on Base (eip155:8453) with x402 v2.",
+  networks: ["eip155:8453"],
+  apiPrefix: "/v1/",
+  routes: secondaryRoutes,
+  landing: "/sites/base-tools",
+  pages: ["/errors"],
+  budgetHint: "GET /health is free; every /v1/ route states its price in this document and in its 402 challenge.",
+};
+
+/** Every site, the primary first. */
+export const sites: readonly SiteDef[] = [primarySite, baseToolsSite];
+
+/** A site's id. */
+export type SiteId = SiteDef["id"];
+
+/**
+ * The site with `id`. Requests carry the id, not the object: the Astro bundle holds its own copy
+ * of this module, and the dispatcher finds a route's function by the route object of that copy.
+ */
+export function siteById(id: SiteId): SiteDef {
+  const found = sites.find((s) => s.id === id);
+  if (!found) throw new Error(`no site ${id} in spec/sites.ts`);
+  return found;
+}
+
+/** The site serving `route`. */
+export function siteOf(route: RouteDef): SiteDef {
+  const found = sites.find((s) => s.routes.includes(route));
+  if (!found) throw new Error(`${route.method} ${route.path} belongs to no site of spec/sites.ts`);
+  return found;
+}

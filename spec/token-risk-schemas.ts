@@ -1,0 +1,97 @@
+/**
+ * The honeypot simulation's answer, shared by `POST /v1/honeypot-check`, `POST /api/token-check`
+ * (its `simulation`) and the new-pair hunter's verdicts: every input of the verdict is shown.
+ */
+import { type Static, Type } from "@sinclair/typebox";
+import { Address } from "./schemas.ts";
+
+const Decimal = Type.String({ pattern: "^-?[0-9]+(\\.[0-9]+)?$", description: "decimal number as a string, exact" });
+const NullableBoolean = Type.Union([Type.Boolean(), Type.Null()]);
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+
+/** The verdict of the honeypot check, worst first. */
+export const RiskVerdict = Type.Union([Type.Literal("honeypot"), Type.Literal("high_tax"), Type.Literal("caution"), Type.Literal("ok")], {
+  description:
+    "honeypot: a sell or a transfer reverts, or a sell keeps at least half; high_tax: a tax of 10% or more; caution: a smaller tax, owner privileges, a proxy, a limit, a failed buy, thin liquidity or no pool to simulate; ok: none of these",
+});
+export type RiskVerdict = Static<typeof RiskVerdict>;
+
+/** The simulation's answer. */
+export const HoneypotSimulation = Type.Object({
+  token: Address,
+  pool: Type.Union(
+    [
+      Type.Object({
+        address: Address,
+        dex: Type.String({ description: "the factory's name in the curated list" }),
+        kind: Type.String({ description: "uniswap_v2 or aerodrome_v2: the pools a buy and a sell are simulated through" }),
+        quote_symbol: Type.String(),
+        quote: Address,
+        fee_bps: Type.Number(),
+        liquidity_usd: Type.Number({ description: "twice the quote side's value" }),
+      }),
+      Type.Null(),
+    ],
+    { description: "the deepest v2-style pool of the token; null when it has none on the curated factories" },
+  ),
+  pools_found: Type.Integer({ description: "pools of the token on the curated factories, of every kind" }),
+  amount_in: Type.Union([
+    Type.Object({
+      quote_symbol: Type.String(),
+      amount: Decimal,
+      usd: Type.Number(),
+      capped: Type.Boolean({ description: "true when amount_usd was more than 10% of the pool's quote reserve and was reduced to it" }),
+    }),
+    Type.Null(),
+  ]),
+  can_buy: NullableBoolean,
+  can_sell: NullableBoolean,
+  can_transfer: NullableBoolean,
+  buy_tax_pct: Type.Union([Type.Number(), Type.Null()], { description: "1 - tokens received / tokens the pool sent, in percent" }),
+  sell_tax_pct: Type.Union([Type.Number(), Type.Null()], { description: "1 - tokens that reached the pool / tokens sold, in percent" }),
+  transfer_tax_pct: Type.Union([Type.Number(), Type.Null()], {
+    description: "1 - tokens received / tokens sent between two fresh addresses, in percent",
+  }),
+  buy_revert_reason: NullableString,
+  sell_revert_reason: NullableString,
+  transfer_revert_reason: NullableString,
+  limits: Type.Object({
+    max_transaction: Type.Union([Decimal, Type.Null()], { description: "declared maximum transaction, in tokens" }),
+    max_wallet: Type.Union([Decimal, Type.Null()], { description: "declared maximum wallet size, in tokens" }),
+    hit: Type.Boolean({ description: "the simulated buy was above a declared limit" }),
+  }),
+  owner_privileges: Type.Object({
+    owner: Type.Union([Address, Type.Null()]),
+    renounced: Type.Boolean({
+      description: "owner() or getOwner() answers the zero address; false when neither answers (who holds a privilege is then unknown)",
+    }),
+    proxy: Type.Union([Type.Object({ standard: Type.String(), implementation: Type.Union([Address, Type.Null()]) }), Type.Null()]),
+    privileges: Type.Array(
+      Type.Object({
+        privilege: Type.Union([Type.Literal("mint"), Type.Literal("blacklist"), Type.Literal("pause"), Type.Literal("set_fee")]),
+        signature: Type.String(),
+        selector: Type.String({ pattern: "^0x[0-9a-f]{8}$" }),
+        found_in: Type.Union([Type.Literal("token"), Type.Literal("implementation")]),
+      }),
+      { description: "privileged functions whose selectors the bytecode (and a proxy's implementation) dispatches" },
+    ),
+  }),
+  verdict: RiskVerdict,
+  reasons: Type.Array(Type.String(), { description: "every finding behind the verdict" }),
+  simulated_at_block: Type.Integer(),
+});
+export type HoneypotSimulation = Static<typeof HoneypotSimulation>;
+
+/** The same numbers the answers quote, for tests and the docs. */
+export const RISK_THRESHOLDS = {
+  /** A tax at or above this is high_tax. */
+  highTaxPct: 10,
+  /** A sell that keeps at least this share is a honeypot. */
+  honeypotSellTaxPct: 50,
+  /** A tax above this (and below high) is worth a caution. */
+  cautionTaxPct: 0.5,
+  /** Thin liquidity: below this in USD. */
+  minLiquidityUsd: 1_000,
+  /** The simulated buy is at most this share of the pool's quote reserve. */
+  maxShareOfReserve: 0.1,
+} as const;

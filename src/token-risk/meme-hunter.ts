@@ -1,0 +1,304 @@
+/**
+ * The new-pair hunter: the pairs and pools the curated factories created in a block window, for
+ * tokens outside the curated list, each with its liquidity, trading, holder concentration, pulled
+ * liquidity, honeypot verdict and a risk score whose inputs and weights are stated.
+ */
+import { type Address, getAddress, type Hex, hexToBigInt, type PublicClient, toEventSelector } from "viem";
+import type { RiskVerdict } from "../../spec/token-risk-schemas.ts";
+import type { TransferScanner } from "../chain/log-scanner.ts";
+import { runPool } from "../chain/log-scanner.ts";
+import { readChain } from "../chain/rpc-error.ts";
+import { type AssessDeps, assessToken, type PricedPool, pricePools } from "./assess.ts";
+import { readLogs } from "./logs.ts";
+import { type KnownPool, readPools } from "./pools.ts";
+import type { Factory } from "./venues.ts";
+
+const EVENTS = {
+  pairCreated: toEventSelector("PairCreated(address,address,address,uint256)"),
+  v3PoolCreated: toEventSelector("PoolCreated(address,address,uint24,int24,address)"),
+  aeroPoolCreated: toEventSelector("PoolCreated(address,address,bool,address,uint256)"),
+  clPoolCreated: toEventSelector("PoolCreated(address,address,int24,address)"),
+  v2Swap: toEventSelector("Swap(address,uint256,uint256,uint256,uint256,address)"),
+  aeroSwap: toEventSelector("Swap(address,address,uint256,uint256,uint256,uint256)"),
+  v3Swap: toEventSelector("Swap(address,address,int256,int256,uint160,uint128,int24)"),
+  v2Mint: toEventSelector("Mint(address,uint256,uint256)"),
+  v3Mint: toEventSelector("Mint(address,address,int24,int24,uint128,uint256,uint256)"),
+  v2Burn: toEventSelector("Burn(address,uint256,uint256,address)"),
+  aeroBurn: toEventSelector("Burn(address,address,uint256,uint256)"),
+  v3Burn: toEventSelector("Burn(address,int24,int24,uint128,uint256,uint256)"),
+} as const;
+
+/** Points of each verdict in the risk score. */
+export const VERDICT_POINTS: Record<RiskVerdict, number> = { honeypot: 100, high_tax: 75, caution: 40, ok: 0 };
+/** Weights of the risk score's inputs (they sum to 1). */
+export const RISK_WEIGHTS = { verdict: 0.4, thin_liquidity: 0.2, top10_share: 0.2, liquidity_removed: 0.2 } as const;
+/** Liquidity at or above this scores 0 on thin_liquidity; 1 USD scores 100 (log scale between). */
+export const DEEP_LIQUIDITY_USD = 1_000_000;
+/** A pair whose withdrawn quote side is at least this share of what was added has had its liquidity pulled. */
+export const REMOVED_THRESHOLD_PCT = 50;
+
+/** One input of a pair's risk score. */
+export interface RiskInput {
+  name: keyof typeof RISK_WEIGHTS;
+  value: number | string;
+  scaled: number;
+  weight: number;
+  contribution: number;
+}
+
+/** One pair of the answer. */
+export interface HuntedPair {
+  pair: Address;
+  token: Address;
+  symbol: string | null;
+  dex: string;
+  quote_symbol: string;
+  created_block: number;
+  age_minutes: number;
+  liquidity_usd: number;
+  buys: number;
+  sells: number;
+  unique_buyers: number;
+  top10_share_pct: number | null;
+  liquidity_removed: boolean;
+  liquidity_removed_pct: number;
+  verdict: RiskVerdict;
+  verdict_reasons: string[];
+  risk_score: number;
+  risk_inputs: RiskInput[];
+}
+
+/** The hunt's answer, without the methodology. */
+export interface HuntResult {
+  from_block: number;
+  to_block: number;
+  blocks_scanned: number;
+  factories_scanned: number;
+  pairs_created: number;
+  new_token_pairs: number;
+  above_min_liquidity: number;
+  pairs: HuntedPair[];
+}
+
+interface Created {
+  pool: KnownPool;
+  token: Address;
+  block: number;
+}
+
+const word = (data: Hex, i: number) => `0x${data.slice(2 + i * 64, 2 + (i + 1) * 64)}` as Hex;
+const topicAddress = (topic: Hex | undefined) => getAddress(`0x${(topic ?? "0x").slice(26)}`);
+const wordAddress = (data: Hex, i: number) => getAddress(`0x${word(data, i).slice(26)}`);
+const signed = (value: Hex) => {
+  const v = hexToBigInt(value);
+  return v >= 1n << 255n ? v - (1n << 256n) : v;
+};
+
+/** Decode a factory's creation log into the pool and its two tokens. */
+function decodeCreation(
+  factory: Factory,
+  topics: Hex[],
+  data: Hex,
+): { pool: Address; token0: Address; token1: Address; stable: boolean } | null {
+  const [event, t0, t1, t2] = topics;
+  const token0 = topicAddress(t0);
+  const token1 = topicAddress(t1);
+  if (factory.kind === "uniswap_v2" && event === EVENTS.pairCreated) return { pool: wordAddress(data, 0), token0, token1, stable: false };
+  if (factory.kind === "uniswap_v3" && event === EVENTS.v3PoolCreated) return { pool: wordAddress(data, 1), token0, token1, stable: false };
+  if (factory.kind === "aerodrome_v2" && event === EVENTS.aeroPoolCreated) {
+    return { pool: wordAddress(data, 0), token0, token1, stable: hexToBigInt(t2 ?? "0x0") === 1n };
+  }
+  if (factory.kind === "aerodrome_cl" && event === EVENTS.clPoolCreated)
+    return { pool: wordAddress(data, 0), token0, token1, stable: false };
+  return null;
+}
+
+/** Hunt the new pairs of the last `blocks` blocks. */
+export async function huntNewPairs(
+  deps: AssessDeps & { scanner: TransferScanner },
+  input: { blocks: number; minLiquidityUsd: number; limit: number },
+): Promise<HuntResult> {
+  const { chain, venues } = deps;
+  const head = await readChain("reading the latest block", () => chain.getBlock({ blockTag: "latest" }));
+  const toBlock = Number(head.number);
+  const fromBlock = Math.max(0, toBlock - input.blocks + 1);
+  const blockNumber = BigInt(toBlock);
+
+  const factoryByAddress = new Map(venues.factories.map((f) => [f.address, f]));
+  const creations = await readLogs(chain, {
+    addresses: venues.factories.map((f) => f.address),
+    events: [EVENTS.pairCreated, EVENTS.v3PoolCreated, EVENTS.aeroPoolCreated, EVENTS.clPoolCreated],
+    fromBlock,
+    toBlock,
+  });
+  const created: Created[] = [];
+  for (const log of creations) {
+    const factory = factoryByAddress.get(getAddress(log.address));
+    const decoded = factory ? decodeCreation(factory, log.topics, log.data) : null;
+    if (!factory || !decoded) continue;
+    const known0 = venues.token(decoded.token0);
+    const known1 = venues.token(decoded.token1);
+    // A new-token pair: exactly one side is a curated quote token and the other is not curated at all.
+    const counter = known0?.quote && !known1 ? known0 : known1?.quote && !known0 ? known1 : null;
+    if (!counter) continue;
+    created.push({
+      pool: {
+        address: decoded.pool,
+        factory,
+        counter,
+        feeBps: factory.kind === "uniswap_v2" ? factory.feeBps : null,
+        stable: decoded.stable,
+      },
+      token: counter === known0 ? decoded.token1 : decoded.token0,
+      block: Number(log.blockNumber),
+    });
+  }
+
+  // State and liquidity of each new pair at the head.
+  const states = (
+    await runPool(
+      created.map((c) => () => readPools(chain, c.token, [c.pool], blockNumber)),
+      4,
+    )
+  ).flat();
+  const priced = await pricePools(states, deps.prices);
+  const byPool = new Map<Address, PricedPool>(priced.map((p) => [p.address, p]));
+  const liquid = created.filter(
+    (c) => (byPool.get(c.pool.address)?.liquidityUsd ?? 0) >= input.minLiquidityUsd && byPool.has(c.pool.address),
+  );
+
+  // Swaps, mints and burns of the liquid pairs in the window.
+  const poolLogs = await readLogs(chain, {
+    addresses: liquid.map((c) => c.pool.address),
+    events: [EVENTS.v2Swap, EVENTS.aeroSwap, EVENTS.v3Swap, EVENTS.v2Mint, EVENTS.v3Mint, EVENTS.v2Burn, EVENTS.aeroBurn, EVENTS.v3Burn],
+    fromBlock,
+    toBlock,
+  });
+  const activity = new Map<Address, { buys: number; sells: number; buyers: Set<Address>; addedQuote: bigint; removedQuote: bigint }>();
+  for (const c of liquid) activity.set(c.pool.address, { buys: 0, sells: 0, buyers: new Set(), addedQuote: 0n, removedQuote: 0n });
+  for (const log of poolLogs) {
+    const address = getAddress(log.address);
+    const pool = byPool.get(address);
+    const a = activity.get(address);
+    if (!pool || !a) continue;
+    const [event, , t2] = log.topics;
+    const tokenIs0 = pool.tokenIs0;
+    const pick = (v0: bigint, v1: bigint) => ({ token: tokenIs0 ? v0 : v1, quote: tokenIs0 ? v1 : v0 });
+    if (event === EVENTS.v2Swap || event === EVENTS.aeroSwap) {
+      const out = pick(hexToBigInt(word(log.data, 2)), hexToBigInt(word(log.data, 3)));
+      // The recipient is the second indexed topic of both v2's and Aerodrome's Swap.
+      if (out.token > 0n) {
+        a.buys++;
+        a.buyers.add(topicAddress(t2));
+      } else a.sells++;
+    } else if (event === EVENTS.v3Swap) {
+      const delta = pick(signed(word(log.data, 0)), signed(word(log.data, 1)));
+      if (delta.token < 0n) {
+        a.buys++;
+        a.buyers.add(topicAddress(t2));
+      } else a.sells++;
+    } else if (event === EVENTS.v2Mint) {
+      a.addedQuote += pick(hexToBigInt(word(log.data, 0)), hexToBigInt(word(log.data, 1))).quote;
+    } else if (event === EVENTS.v3Mint) {
+      a.addedQuote += pick(hexToBigInt(word(log.data, 2)), hexToBigInt(word(log.data, 3))).quote;
+    } else if (event === EVENTS.v2Burn || event === EVENTS.aeroBurn) {
+      a.removedQuote += pick(hexToBigInt(word(log.data, 0)), hexToBigInt(word(log.data, 1))).quote;
+    } else if (event === EVENTS.v3Burn) {
+      a.removedQuote += pick(hexToBigInt(word(log.data, 1)), hexToBigInt(word(log.data, 2))).quote;
+    }
+  }
+
+  // Block times of the creation blocks, for the ages.
+  const times = new Map<number, number>();
+  await runPool(
+    [...new Set(liquid.map((c) => c.block))].map((block) => async () => {
+      const b = await readChain("reading a creation block", () => chain.getBlock({ blockNumber: BigInt(block) }));
+      times.set(block, Number(b.timestamp));
+    }),
+    4,
+  );
+
+  const pairs = await runPool(
+    liquid.map((c) => async (): Promise<HuntedPair> => {
+      const pool = byPool.get(c.pool.address) as PricedPool;
+      const a = activity.get(c.pool.address) as NonNullable<ReturnType<typeof activity.get>>;
+      const [transfers, check, symbol] = await Promise.all([
+        deps.scanner.transfers({ token: c.token, fromBlock, toBlock }, 0),
+        assessToken(deps, c.token, 100, blockNumber),
+        tokenSymbol(chain, c.token, blockNumber),
+      ]);
+      const pools = new Set(created.filter((x) => x.token === c.token).map((x) => x.pool.address));
+      const received = new Map<Address, bigint>();
+      let total = 0n;
+      for (const t of transfers.logs) {
+        if (pools.has(t.to) || t.to === "0x0000000000000000000000000000000000000000") continue;
+        received.set(t.to, (received.get(t.to) ?? 0n) + t.value);
+        total += t.value;
+      }
+      const top10 = [...received.values()]
+        .sort((x, y) => (x > y ? -1 : x < y ? 1 : 0))
+        .slice(0, 10)
+        .reduce((sum, v) => sum + v, 0n);
+      const top10Share = total > 0n ? Number((top10 * 10_000n) / total) / 100 : null;
+      const removedPct = a.addedQuote > 0n ? Math.min(100, Number((a.removedQuote * 10_000n) / a.addedQuote) / 100) : 0;
+      const liquidity = pool.liquidityUsd ?? 0;
+      const thin = liquidity <= 1 ? 100 : Math.max(0, Math.min(100, 100 * (1 - Math.log10(liquidity) / Math.log10(DEEP_LIQUIDITY_USD))));
+      const scaled = {
+        verdict: VERDICT_POINTS[check.verdict],
+        thin_liquidity: Number(thin.toFixed(2)),
+        top10_share: top10Share ?? 100,
+        liquidity_removed: removedPct,
+      };
+      const values = { verdict: check.verdict, thin_liquidity: liquidity, top10_share: top10Share ?? 100, liquidity_removed: removedPct };
+      const inputs: RiskInput[] = (Object.keys(RISK_WEIGHTS) as (keyof typeof RISK_WEIGHTS)[]).map((name) => ({
+        name,
+        value: values[name],
+        scaled: scaled[name],
+        weight: RISK_WEIGHTS[name],
+        contribution: Number((scaled[name] * RISK_WEIGHTS[name]).toFixed(2)),
+      }));
+      return {
+        pair: c.pool.address,
+        token: c.token,
+        symbol,
+        dex: c.pool.factory.name,
+        quote_symbol: c.pool.counter.symbol,
+        created_block: c.block,
+        age_minutes: Math.max(0, Math.floor((Number(head.timestamp) - (times.get(c.block) ?? Number(head.timestamp))) / 60)),
+        liquidity_usd: liquidity,
+        buys: a.buys,
+        sells: a.sells,
+        unique_buyers: a.buyers.size,
+        top10_share_pct: top10Share,
+        liquidity_removed: removedPct >= REMOVED_THRESHOLD_PCT,
+        liquidity_removed_pct: removedPct,
+        verdict: check.verdict,
+        verdict_reasons: check.reasons,
+        risk_score: Number(inputs.reduce((sum, i) => sum + i.contribution, 0).toFixed(1)),
+        risk_inputs: inputs,
+      };
+    }),
+    4,
+  );
+  pairs.sort((x, y) => x.risk_score - y.risk_score || y.liquidity_usd - x.liquidity_usd || x.created_block - y.created_block);
+  return {
+    from_block: fromBlock,
+    to_block: toBlock,
+    blocks_scanned: toBlock - fromBlock + 1,
+    factories_scanned: venues.factories.length,
+    pairs_created: creations.length,
+    new_token_pairs: created.length,
+    above_min_liquidity: liquid.length,
+    pairs: pairs.slice(0, input.limit),
+  };
+}
+
+const symbolAbi = [{ type: "function", name: "symbol", stateMutability: "view", inputs: [], outputs: [{ type: "string" }] }] as const;
+
+async function tokenSymbol(chain: PublicClient, token: Address, blockNumber: bigint): Promise<string | null> {
+  try {
+    return await chain.readContract({ address: token, abi: symbolAbi, functionName: "symbol", blockNumber });
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,230 @@
+/**
+ * The pools of a token on the curated factories (content/token-risk.json): found by asking each
+ * factory for its pair or pool against each counter token (v2 `getPair`, v3 `getPool` per fee
+ * tier, Aerodrome `getPool` per stability or tick spacing), then read in one Multicall3 batch:
+ * reserves or `slot0`, and both tokens' balances held by the pool. Every read is pinned to one block.
+ */
+import { type Address, erc20Abi, getAddress, type PublicClient, zeroAddress } from "viem";
+import { readChain } from "../chain/rpc-error.ts";
+import type { Factory, FactoryKind, KnownToken } from "./venues.ts";
+
+/** Uniswap v3's fee tiers (hundredths of a basis point). */
+const V3_FEES = [100, 500, 3000, 10_000] as const;
+/** Aerodrome Slipstream's tick spacings. */
+const CL_TICK_SPACINGS = [1, 50, 100, 200, 2000] as const;
+
+/** One lookup function: each factory kind's `getPool` is an overload of the others, so each call names its own. */
+const lookup = (name: "getPair" | "getPool", third: "uint24" | "bool" | "int24" | null) =>
+  [
+    {
+      type: "function",
+      name,
+      stateMutability: "view",
+      inputs: [{ type: "address" }, { type: "address" }, ...(third ? [{ type: third }] : [])],
+      outputs: [{ type: "address" }],
+    },
+  ] as const;
+
+const factoryAbi = [
+  {
+    type: "function",
+    name: "getFee",
+    stateMutability: "view",
+    inputs: [{ type: "address" }, { type: "bool" }],
+    outputs: [{ type: "uint256" }],
+  },
+] as const;
+
+/** The parts of pool interfaces read here (a v3 `slot0` is decoded up to its first word only). */
+export const poolAbi = [
+  { type: "function", name: "token0", stateMutability: "view", inputs: [], outputs: [{ type: "address" }] },
+  {
+    type: "function",
+    name: "getReserves",
+    stateMutability: "view",
+    inputs: [],
+    outputs: [{ type: "uint112" }, { type: "uint112" }, { type: "uint32" }],
+  },
+  { type: "function", name: "slot0", stateMutability: "view", inputs: [], outputs: [{ type: "uint160" }] },
+  { type: "function", name: "fee", stateMutability: "view", inputs: [], outputs: [{ type: "uint24" }] },
+] as const;
+
+/** One pool of the token against a counter token. */
+export interface TokenPool {
+  address: Address;
+  factory: Factory;
+  kind: FactoryKind;
+  token: Address;
+  counter: KnownToken;
+  /** The swap fee in basis points (v3: the fee tier; Aerodrome: the factory's fee for the pool). */
+  feeBps: number;
+  /** v2-style pools: whether swaps go through `swap(amount0Out, amount1Out, to, data)` priced by reserves. */
+  v2Style: boolean;
+  /** Aerodrome's stable pools price on another curve: only their own `getAmountOut` prices them. */
+  stable: boolean;
+  /** v2-style reserves (smallest units), or null for a concentrated-liquidity pool. */
+  reserves: { token: bigint; counter: bigint } | null;
+  /** Concentrated-liquidity pools: the price. */
+  sqrtPriceX96: bigint | null;
+  /** The pool's balances of both tokens (smallest units). */
+  balances: { token: bigint; counter: bigint };
+  /** Whether `token` is the pool's token0. */
+  tokenIs0: boolean;
+}
+
+interface Candidate {
+  factory: Factory;
+  counter: KnownToken;
+  call: { address: Address; abi: ReturnType<typeof lookup>; functionName: "getPair" | "getPool"; args: readonly unknown[] };
+  feeBps: number | null;
+  stable: boolean;
+}
+
+function candidates(token: Address, factories: readonly Factory[], counters: readonly KnownToken[]): Candidate[] {
+  const out: Candidate[] = [];
+  for (const factory of factories) {
+    for (const counter of counters) {
+      if (counter.address === token) continue;
+      const call = (functionName: "getPair" | "getPool", third: "uint24" | "bool" | "int24" | null, extra: readonly unknown[]) => ({
+        address: factory.address,
+        abi: lookup(functionName, third),
+        functionName,
+        args: [token, counter.address, ...extra],
+      });
+      if (factory.kind === "uniswap_v2") {
+        out.push({ factory, counter, call: call("getPair", null, []), feeBps: factory.feeBps, stable: false });
+      }
+      if (factory.kind === "uniswap_v3") {
+        for (const fee of V3_FEES) out.push({ factory, counter, call: call("getPool", "uint24", [fee]), feeBps: fee / 100, stable: false });
+      }
+      if (factory.kind === "aerodrome_v2") {
+        for (const stable of [false, true]) out.push({ factory, counter, call: call("getPool", "bool", [stable]), feeBps: null, stable });
+      }
+      if (factory.kind === "aerodrome_cl") {
+        for (const spacing of CL_TICK_SPACINGS) {
+          out.push({ factory, counter, call: call("getPool", "int24", [spacing]), feeBps: null, stable: false });
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/** Every pool of `token` against `counters` on `factories`, read at `blockNumber`. */
+export async function findPools(
+  chain: PublicClient,
+  token: Address,
+  factories: readonly Factory[],
+  counters: readonly KnownToken[],
+  blockNumber: bigint,
+): Promise<TokenPool[]> {
+  const found = candidates(getAddress(token), factories, counters);
+  if (found.length === 0) return [];
+  const addresses = await readChain("looking up the token's pools", () =>
+    chain.multicall({ contracts: found.map((c) => c.call) as never[], allowFailure: true, blockNumber }),
+  );
+  const pools = found
+    .map((c, i) => {
+      const r = addresses[i] as { status: string; result?: unknown };
+      return r.status === "success" && typeof r.result === "string" && r.result !== zeroAddress
+        ? { address: getAddress(r.result), factory: c.factory, counter: c.counter, feeBps: c.feeBps, stable: c.stable }
+        : null;
+    })
+    .filter((p): p is KnownPool => p !== null);
+  return readPools(chain, getAddress(token), pools, blockNumber);
+}
+
+/** A pool whose address, factory and counter token are known (from a factory lookup or its creation log). */
+export interface KnownPool {
+  address: Address;
+  factory: Factory;
+  counter: KnownToken;
+  /** The fee when the factory kind fixes it (v2: the factory's; v3: the tier); null: read from the pool. */
+  feeBps: number | null;
+  /** Aerodrome v2: a stable pool. */
+  stable: boolean;
+}
+
+/** Read the state of `pools` of `token` at `blockNumber` in one Multicall3 batch; pools that do not answer are left out. */
+export async function readPools(
+  chain: PublicClient,
+  token: Address,
+  pools: readonly KnownPool[],
+  blockNumber: bigint,
+): Promise<TokenPool[]> {
+  if (pools.length === 0) return [];
+  const v2Style = (kind: FactoryKind) => kind === "uniswap_v2" || kind === "aerodrome_v2";
+  const reads = pools.flatMap((p) => [
+    { address: p.address, abi: poolAbi, functionName: "token0" },
+    v2Style(p.factory.kind)
+      ? { address: p.address, abi: poolAbi, functionName: "getReserves" }
+      : { address: p.address, abi: poolAbi, functionName: "slot0" },
+    p.factory.kind === "aerodrome_v2"
+      ? { address: p.factory.address, abi: factoryAbi, functionName: "getFee", args: [p.address, p.stable] }
+      : p.factory.kind === "aerodrome_cl" || (p.factory.kind === "uniswap_v3" && p.feeBps === null)
+        ? { address: p.address, abi: poolAbi, functionName: "fee" }
+        : { address: p.address, abi: poolAbi, functionName: "token0" },
+    { address: token, abi: erc20Abi, functionName: "balanceOf", args: [p.address] },
+    { address: p.counter.address, abi: erc20Abi, functionName: "balanceOf", args: [p.address] },
+  ]);
+  const results = await readChain("reading the token's pools", () =>
+    chain.multicall({ contracts: reads as never[], allowFailure: true, blockNumber }),
+  );
+  const out: TokenPool[] = [];
+  pools.forEach((p, i) => {
+    const at = (k: number) => results[i * 5 + k] as { status: string; result?: unknown };
+    const [token0, state, fee, tokenBalance, counterBalance] = [0, 1, 2, 3, 4].map(at) as [
+      { status: string; result?: unknown },
+      { status: string; result?: unknown },
+      { status: string; result?: unknown },
+      { status: string; result?: unknown },
+      { status: string; result?: unknown },
+    ];
+    if (token0.status !== "success" || state.status !== "success") return;
+    const tokenIs0 = getAddress(token0.result as string) === getAddress(token);
+    const isV2 = v2Style(p.factory.kind);
+    const reserves = isV2 ? (state.result as readonly [bigint, bigint, number]) : null;
+    let feeBps = p.feeBps;
+    // Aerodrome's getFee answers basis points; Slipstream's fee() hundredths of one, as Uniswap v3's.
+    if (p.factory.kind === "aerodrome_v2" && fee.status === "success") feeBps = Number(fee.result as bigint);
+    if ((p.factory.kind === "aerodrome_cl" || (p.factory.kind === "uniswap_v3" && p.feeBps === null)) && fee.status === "success") {
+      feeBps = Number(fee.result as number) / 100;
+    }
+    out.push({
+      address: p.address,
+      factory: p.factory,
+      kind: p.factory.kind,
+      token: getAddress(token),
+      counter: p.counter,
+      feeBps: feeBps ?? 30,
+      v2Style: isV2,
+      stable: p.stable,
+      reserves: reserves ? { token: tokenIs0 ? reserves[0] : reserves[1], counter: tokenIs0 ? reserves[1] : reserves[0] } : null,
+      sqrtPriceX96: isV2 ? null : (state.result as bigint),
+      balances: {
+        token: tokenBalance.status === "success" ? (tokenBalance.result as bigint) : 0n,
+        counter: counterBalance.status === "success" ? (counterBalance.result as bigint) : 0n,
+      },
+      tokenIs0,
+    });
+  });
+  return out;
+}
+
+/**
+ * The price of one whole `token` in whole counter tokens implied by `pool`: from the reserves of a
+ * v2-style pool, from `sqrtPriceX96` of a concentrated-liquidity one (token1 per token0, raw).
+ */
+export function impliedPrice(pool: TokenPool, tokenDecimals: number): number | null {
+  const scale = 10 ** (tokenDecimals - pool.counter.decimals);
+  if (pool.reserves) {
+    if (pool.reserves.token === 0n) return null;
+    return (Number(pool.reserves.counter) / Number(pool.reserves.token)) * scale;
+  }
+  if (pool.sqrtPriceX96 === null || pool.sqrtPriceX96 === 0n) return null;
+  // (sqrtPriceX96 / 2^96)^2 in 96-bit fixed point keeps the precision a float would lose.
+  const priceX96 = (pool.sqrtPriceX96 * pool.sqrtPriceX96) >> 96n;
+  const raw1per0 = Number(priceX96) / 2 ** 96;
+  const rawCounterPerToken = pool.tokenIs0 ? raw1per0 : 1 / raw1per0;
+  return rawCounterPerToken * scale;
+}

@@ -1,0 +1,211 @@
+/**
+ * The honeypot simulation: a buy, a transfer between two fresh addresses and a sell of a token
+ * through one v2-style pool, run by `eth_call` with state overrides and never mined. The
+ * simulator's code (src/contracts/TokenRiskSimulator.sol) is placed at a random fresh address,
+ * which is funded with the pool's quote token by overriding the quote token's balance slot
+ * (found once per token by probing candidate slots in one call). Taxes are measured on the token
+ * side: what the buyer received against what the pool sent, what arrived at the pool or the
+ * fresh address against what was sent.
+ */
+import { randomBytes } from "node:crypto";
+import {
+  type Address,
+  decodeErrorResult,
+  decodeFunctionResult,
+  encodeAbiParameters,
+  encodeFunctionData,
+  erc20Abi,
+  getAddress,
+  type Hex,
+  keccak256,
+  numberToHex,
+  type PublicClient,
+  toHex,
+} from "viem";
+import { readChain } from "../chain/rpc-error.ts";
+import type { TokenPool } from "./pools.ts";
+import { simulatorCode } from "./simulator-code.ts";
+
+const simulatorAbi = [
+  {
+    type: "function",
+    name: "simulate",
+    stateMutability: "nonpayable",
+    inputs: [
+      { name: "pool", type: "address" },
+      { name: "token", type: "address" },
+      { name: "quote", type: "address" },
+      { name: "quoteIn", type: "uint256" },
+      { name: "fresh", type: "address" },
+      { name: "feeBps", type: "uint256" },
+      { name: "poolQuotes", type: "bool" },
+    ],
+    outputs: [
+      {
+        name: "r",
+        type: "tuple",
+        components: [
+          { name: "buyOk", type: "bool" },
+          { name: "buyError", type: "bytes" },
+          { name: "buyExpected", type: "uint256" },
+          { name: "bought", type: "uint256" },
+          { name: "transferOk", type: "bool" },
+          { name: "transferError", type: "bytes" },
+          { name: "transferSent", type: "uint256" },
+          { name: "transferReceived", type: "uint256" },
+          { name: "sellOk", type: "bool" },
+          { name: "sellError", type: "bytes" },
+          { name: "sellSent", type: "uint256" },
+          { name: "sellArrived", type: "uint256" },
+          { name: "sellExpected", type: "uint256" },
+          { name: "sellReceived", type: "uint256" },
+        ],
+      },
+    ],
+  },
+] as const;
+
+/** What one simulation found (amounts in smallest units). */
+export interface TradeSimulation {
+  buyOk: boolean;
+  buyRevertReason: string | null;
+  buyExpected: bigint;
+  bought: bigint;
+  transferOk: boolean | null;
+  transferRevertReason: string | null;
+  transferSent: bigint;
+  transferReceived: bigint;
+  sellOk: boolean | null;
+  sellRevertReason: string | null;
+  sellSent: bigint;
+  sellArrived: bigint;
+  sellExpected: bigint;
+  sellReceived: bigint;
+}
+
+/** The text of revert data: an `Error(string)` reason, a panic code, a custom error's selector, or none. */
+export function revertReason(data: Hex): string {
+  if (data === "0x" || data.length < 10) return "reverted without a reason";
+  try {
+    const decoded = decodeErrorResult({ data });
+    if (decoded.errorName === "Error") return String(decoded.args?.[0]);
+    if (decoded.errorName === "Panic") return `panic 0x${BigInt((decoded.args?.[0] as bigint | undefined) ?? 0n).toString(16)}`;
+  } catch {
+    // Not a standard error: name its selector.
+  }
+  return `custom error ${data.slice(0, 10)}`;
+}
+
+/** A fresh address nobody has used: 20 random bytes. */
+export function freshAddress(): Address {
+  return getAddress(toHex(randomBytes(20)));
+}
+
+const SLOT_CANDIDATES = 32;
+const slotCache = new Map<Address, { slot: number; layout: "solidity" | "vyper" } | null>();
+
+/** The storage key of `holder`'s balance in mapping slot `slot`. */
+function balanceKey(holder: Address, slot: number, layout: "solidity" | "vyper"): Hex {
+  return layout === "solidity"
+    ? keccak256(encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [holder, BigInt(slot)]))
+    : keccak256(encodeAbiParameters([{ type: "uint256" }, { type: "address" }], [BigInt(slot), holder]));
+}
+
+/**
+ * Where `token` keeps balances: every candidate key of a probe address is overridden with a
+ * distinct value in one call, and the balance the token reports names the slot. Null when none
+ * of the candidates is it (the token keeps balances some other way).
+ */
+export async function findBalanceSlot(
+  chain: PublicClient,
+  token: Address,
+  blockNumber: bigint,
+): Promise<{ slot: number; layout: "solidity" | "vyper" } | null> {
+  const cached = slotCache.get(token);
+  if (cached !== undefined) return cached;
+  const probe = freshAddress();
+  const stateDiff: { slot: Hex; value: Hex }[] = [];
+  for (let slot = 0; slot < SLOT_CANDIDATES; slot++) {
+    for (const [k, layout] of (["solidity", "vyper"] as const).entries()) {
+      stateDiff.push({ slot: balanceKey(probe, slot, layout), value: numberToHex(BigInt(slot * 2 + k + 1) << 64n, { size: 32 }) });
+    }
+  }
+  const { data } = await readChain("probing the quote token's balance slot", () =>
+    chain.call({
+      to: token,
+      data: encodeFunctionData({ abi: erc20Abi, functionName: "balanceOf", args: [probe] }),
+      blockNumber,
+      stateOverride: [{ address: token, stateDiff }],
+    }),
+  );
+  const value = data ? (decodeFunctionResult({ abi: erc20Abi, functionName: "balanceOf", data }) as bigint) : 0n;
+  const index = Number(value >> 64n) - 1;
+  const found =
+    value > 0n && value % (1n << 64n) === 0n && index >= 0 && index < SLOT_CANDIDATES * 2
+      ? { slot: Math.floor(index / 2), layout: index % 2 === 0 ? ("solidity" as const) : ("vyper" as const) }
+      : null;
+  slotCache.set(token, found);
+  return found;
+}
+
+/**
+ * Simulate buying with `quoteIn` of the pool's counter token, sending half of what was bought to
+ * a fresh address and selling the rest, at `blockNumber`. Throws a 5xx `UpstreamError` only when
+ * the node fails; a token that reverts is an answer.
+ */
+export async function simulateTrade(
+  chain: PublicClient,
+  pool: TokenPool,
+  quoteIn: bigint,
+  blockNumber: bigint,
+): Promise<TradeSimulation | { unsupported: string }> {
+  const slot = await findBalanceSlot(chain, pool.counter.address, blockNumber);
+  if (!slot) return { unsupported: `the balance storage of ${pool.counter.symbol} could not be found, so no buyer could be funded` };
+  const simulator = freshAddress();
+  const fresh = freshAddress();
+  const { data } = await readChain("simulating a buy and a sell", () =>
+    chain.call({
+      to: simulator,
+      data: encodeFunctionData({
+        abi: simulatorAbi,
+        functionName: "simulate",
+        args: [pool.address, pool.token, pool.counter.address, quoteIn, fresh, BigInt(pool.feeBps), pool.kind === "aerodrome_v2"],
+      }),
+      blockNumber,
+      gas: 30_000_000n,
+      stateOverride: [
+        { address: simulator, code: simulatorCode() },
+        {
+          address: pool.counter.address,
+          stateDiff: [{ slot: balanceKey(simulator, slot.slot, slot.layout), value: numberToHex(quoteIn, { size: 32 }) }],
+        },
+      ],
+    }),
+  );
+  const r = decodeFunctionResult({ abi: simulatorAbi, functionName: "simulate", data: data ?? "0x" });
+  const reached = r.buyOk && r.bought > 0n;
+  return {
+    buyOk: r.buyOk,
+    buyRevertReason: r.buyOk ? null : revertReason(r.buyError),
+    buyExpected: r.buyExpected,
+    bought: r.bought,
+    transferOk: reached ? r.transferOk : null,
+    transferRevertReason: reached && !r.transferOk ? revertReason(r.transferError) : null,
+    transferSent: r.transferSent,
+    transferReceived: r.transferReceived,
+    sellOk: reached ? r.sellOk : null,
+    sellRevertReason: reached && !r.sellOk ? revertReason(r.sellError) : null,
+    sellSent: r.sellSent,
+    sellArrived: r.sellArrived,
+    sellExpected: r.sellExpected,
+    sellReceived: r.sellReceived,
+  };
+}
+
+/** `1 - got / sent` in percent, exactly to four decimals then rounded to two; null when nothing was sent. */
+export function taxPct(sent: bigint, got: bigint): number | null {
+  if (sent <= 0n) return null;
+  const lost = sent > got ? sent - got : 0n;
+  const pctE4 = (lost * 1_000_000n + sent / 2n) / sent; // the percentage times 10^4
+  return Math.round(Number(pctE4) / 100) / 100;
+}

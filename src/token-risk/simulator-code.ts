@@ -1,0 +1,38 @@
+/**
+ * The runtime code of src/contracts/TokenRiskSimulator.sol, which the honeypot check places at a
+ * throwaway address by state override. `npm run build` compiles it to
+ * `.generated/token-risk-simulator.json` before the Astro build; Vite inlines it here. Scripts
+ * run by Node without Vite (the benchmarks) read the same file from disk.
+ */
+import { readFileSync } from "node:fs";
+import type { Hex } from "viem";
+
+const FILE = "../../.generated/token-risk-simulator.json";
+
+type Compiled = { deployedBytecode: Hex };
+
+function load(): Compiled | undefined {
+  try {
+    // A glob rather than a plain import: the file exists only after a build, and a glob keeps
+    // `tsc --noEmit` working on a fresh clone while still being bundled at build time.
+    return import.meta.glob<Compiled>("../../.generated/token-risk-simulator.json", { eager: true, import: "default" })[FILE];
+  } catch {
+    // Plain Node has no import.meta.glob.
+    try {
+      return JSON.parse(readFileSync(new URL(FILE, import.meta.url), "utf8")) as Compiled;
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+const compiled = load();
+
+/** The simulator's runtime code; throws when the build has not compiled it. */
+export function simulatorCode(): Hex {
+  const code = compiled?.deployedBytecode;
+  if (!code || !/^0x[0-9a-f]+$/i.test(code)) {
+    throw new Error("The token-risk simulator is not compiled: run `npm run build` (it writes .generated/token-risk-simulator.json).");
+  }
+  return code;
+}

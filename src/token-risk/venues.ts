@@ -1,0 +1,142 @@
+/**
+ * The curated venues and tokens of the token-risk tools, from `content/token-risk.json`: the DEX
+ * factories whose pairs and pools are read, and the tokens pools are priced against. Entries are
+ * scoped to Base mainnet (`base`) or the seeded local chain (`local`), like the address labels,
+ * so a local test factory is never read on Base. A bad file stops the service at start.
+ */
+import { type Static, Type } from "@sinclair/typebox";
+import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { type Address, getAddress, isAddress } from "viem";
+import venuesFile from "../../content/token-risk.json" with { type: "json" };
+
+const Networks = Type.Array(Type.Union([Type.Literal("base"), Type.Literal("local")]), { minItems: 1 });
+const AddressText = Type.String({ pattern: "^0x[0-9a-fA-F]{40}$" });
+
+/** The kinds of factory read, by the interface of their pools. */
+export const FactoryKind = Type.Union([
+  Type.Literal("uniswap_v2"),
+  Type.Literal("uniswap_v3"),
+  Type.Literal("aerodrome_v2"),
+  Type.Literal("aerodrome_cl"),
+]);
+export type FactoryKind = Static<typeof FactoryKind>;
+
+/** One factory of the file. */
+export const FactoryEntry = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 60 }),
+    kind: FactoryKind,
+    address: AddressText,
+    /** The swap fee of a uniswap_v2 factory's pairs; the others' pools state their own. */
+    fee_bps: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000 })),
+    networks: Networks,
+    source: Type.String({ minLength: 1 }),
+  },
+  { additionalProperties: false },
+);
+
+/** One token of the file. */
+export const TokenEntry = Type.Object(
+  {
+    symbol: Type.String({ minLength: 1, maxLength: 20 }),
+    address: AddressText,
+    decimals: Type.Integer({ minimum: 0, maximum: 36 }),
+    /** Pools are priced against it (its USD price is known), so its pairs with unknown tokens are "new token" pairs. */
+    quote: Type.Boolean(),
+    /** The USD peg of a stablecoin; null for anything else. */
+    peg_usd: Type.Union([Type.Number({ exclusiveMinimum: 0 }), Type.Null()]),
+    /** Answered by the price-equilibrium tool when no token is named. */
+    default: Type.Boolean(),
+    networks: Networks,
+    source: Type.String({ minLength: 1 }),
+  },
+  { additionalProperties: false },
+);
+
+const VenuesFile = Type.Object(
+  { description: Type.String(), factories: Type.Array(FactoryEntry), tokens: Type.Array(TokenEntry) },
+  { additionalProperties: false },
+);
+
+/** A factory as the tools use it. */
+export interface Factory {
+  name: string;
+  kind: FactoryKind;
+  address: Address;
+  feeBps: number | null;
+}
+
+/** A curated token as the tools use it. */
+export interface KnownToken {
+  symbol: string;
+  address: Address;
+  decimals: number;
+  quote: boolean;
+  pegUsd: number | null;
+  isDefault: boolean;
+}
+
+/** The venues and tokens of one network. */
+export interface Venues {
+  network: "base" | "local";
+  factories: Factory[];
+  tokens: KnownToken[];
+  /** A curated token by address (checksummed). */
+  token(address: Address): KnownToken | undefined;
+}
+
+/** Check the file; throws one error listing every problem. */
+export function parseVenues(file: unknown, where = "content/token-risk.json"): Static<typeof VenuesFile> {
+  const check = TypeCompiler.Compile(VenuesFile);
+  if (!check.Check(file)) {
+    const problems = [...check.Errors(file)].slice(0, 20).map((e) => `${e.path || "/"}: ${e.message}`);
+    throw new Error(`${where} is invalid:\n  ${problems.join("\n  ")}`);
+  }
+  const problems: string[] = [];
+  file.factories.forEach((f, i) => {
+    if (!isAddress(f.address, { strict: false })) problems.push(`/factories/${i}/address: not an address`);
+    if (f.kind === "uniswap_v2" && f.fee_bps === undefined) problems.push(`/factories/${i}/fee_bps: required for a uniswap_v2 factory`);
+  });
+  for (const network of ["base", "local"] as const) {
+    const seen = new Set<string>();
+    file.tokens.forEach((t, i) => {
+      if (!t.networks.includes(network)) return;
+      const key = t.address.toLowerCase();
+      if (seen.has(key)) problems.push(`/tokens/${i}: ${t.address} is listed twice on ${network}`);
+      seen.add(key);
+    });
+  }
+  if (problems.length > 0) throw new Error(`${where} is invalid:\n  ${problems.join("\n  ")}`);
+  return file;
+}
+
+const byNetwork = new Map<string, Venues>();
+
+/** The venues of `network` (`base` in production, `local` on the seeded devnet). */
+export function venuesFor(network: "base" | "local"): Venues {
+  let found = byNetwork.get(network);
+  if (!found) {
+    const file = parseVenues(venuesFile);
+    const tokens = file.tokens
+      .filter((t) => t.networks.includes(network))
+      .map((t) => ({
+        symbol: t.symbol,
+        address: getAddress(t.address),
+        decimals: t.decimals,
+        quote: t.quote,
+        pegUsd: t.peg_usd,
+        isDefault: t.default,
+      }));
+    const byAddress = new Map(tokens.map((t) => [t.address, t]));
+    found = {
+      network,
+      factories: file.factories
+        .filter((f) => f.networks.includes(network))
+        .map((f) => ({ name: f.name, kind: f.kind, address: getAddress(f.address), feeBps: f.fee_bps ?? null })),
+      tokens,
+      token: (address) => byAddress.get(getAddress(address)),
+    };
+    byNetwork.set(network, found);
+  }
+  return found;
+}

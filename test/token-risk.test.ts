@@ -1,0 +1,297 @@
+/**
+ * The token-risk tools against the seeded local chain (src/devnet/scenario-tokens.ts): every
+ * seeded token gets the verdict and taxes its plan says, the token check carries the same
+ * simulation, and the simulation never moves anything on chain.
+ */
+import { erc20Abi } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { MemePairTruth } from "../src/devnet/scenario-tokens.ts";
+import type { RunningService } from "../src/server/service.ts";
+import { tokenRiskMethodology } from "../src/token-risk/methodology.ts";
+import { paidPost, scenario } from "./support/scenario.ts";
+import { chainClient, startTestService } from "./support/service.ts";
+
+let service: RunningService;
+let secondary: RunningService;
+beforeAll(async () => {
+  service = await startTestService();
+  secondary = { ...service, url: service.secondaryUrl as string };
+});
+afterAll(() => service.close());
+
+const truth = () => scenario().tokenRisk;
+const pairOf = (symbol: MemePairTruth["symbol"]) => truth().pairs.find((p) => p.symbol === symbol) as MemePairTruth;
+const WETH = "0x4200000000000000000000000000000000000006";
+
+describe("POST /v1/honeypot-check", () => {
+  it.each(["MEME", "HPOT", "TAX", "BLKL", "RUG"] as const)("gives %s its planned verdict and taxes (within 0.5 pp)", async (symbol) => {
+    const pair = pairOf(symbol);
+    const { status, body, spent } = await paidPost(secondary, "/v1/honeypot-check", { token: pair.token }, 7);
+    expect(status).toBe(200);
+    expect(spent).toBe(50_000n);
+    const answer = body as Record<string, unknown> & { buy_tax_pct: number; sell_tax_pct: number | null; transfer_tax_pct: number };
+    expect(answer.verdict, String(answer.reasons)).toBe(pair.expected.verdict);
+    expect(answer.can_buy).toBe(true);
+    expect(answer.can_transfer).toBe(true);
+    expect(answer.can_sell).toBe(pair.expected.canSell);
+    expect(Math.abs(answer.buy_tax_pct - pair.expected.buyTaxPct)).toBeLessThanOrEqual(0.5);
+    expect(Math.abs(answer.transfer_tax_pct - pair.expected.transferTaxPct)).toBeLessThanOrEqual(0.5);
+    if (pair.expected.canSell) expect(Math.abs((answer.sell_tax_pct as number) - pair.expected.sellTaxPct)).toBeLessThanOrEqual(0.5);
+    else {
+      expect(answer.sell_tax_pct).toBeNull();
+      expect(answer.sell_revert_reason).toBe("HoneypotToken: transfer to pair not allowed");
+    }
+    expect(answer.pool).toMatchObject({
+      address: pair.pair,
+      dex: "Seeded v2 factory",
+      kind: "uniswap_v2",
+      quote_symbol: "WETH",
+      quote: WETH,
+      fee_bps: 30,
+    });
+    // Twice the WETH side at the stubbed WETH price (3,120.45 USD).
+    const liquidity = (Number(BigInt(pair.reserves.weth)) / 1e18) * 3120.45 * 2;
+    expect(answer.pool).toMatchObject({ liquidity_usd: Number(liquidity.toFixed(2)) });
+    expect(answer.amount_in).toMatchObject({ quote_symbol: "WETH", usd: 100, capped: false });
+    expect(answer.simulated_at_block).toBeGreaterThanOrEqual(truth().lastBlock);
+    expect(answer.methodology).toEqual(tokenRiskMethodology("honeypot-check"));
+  });
+
+  it("reads the owner's privileges from the bytecode and names them in the reasons", async () => {
+    const blkl = (await paidPost(secondary, "/v1/honeypot-check", { token: pairOf("BLKL").token }, 7)).body;
+    expect(blkl.owner_privileges).toEqual({
+      owner: truth().deployer,
+      renounced: false,
+      proxy: null,
+      privileges: [{ privilege: "blacklist", signature: "setBlacklist(address,bool)", selector: "0x153b0d1e", found_in: "token" }],
+    });
+    expect(blkl.reasons).toEqual([`the owner ${truth().deployer} can blacklist (setBlacklist(address,bool))`]);
+    const tax = (await paidPost(secondary, "/v1/honeypot-check", { token: pairOf("TAX").token }, 7)).body;
+    expect(tax.reasons).toEqual(["the sell tax is 10%", `the owner ${truth().deployer} can set fee (setSellTax(uint256))`]);
+    const meme = (await paidPost(secondary, "/v1/honeypot-check", { token: pairOf("MEME").token }, 7)).body;
+    expect(meme.owner_privileges).toEqual({ owner: null, renounced: false, proxy: null, privileges: [] });
+  });
+
+  it("moves nothing: balances and reserves are the same after a simulation", async () => {
+    const pair = pairOf("TAX");
+    const client = chainClient();
+    const read = () =>
+      Promise.all([
+        client.readContract({ address: pair.token, abi: erc20Abi, functionName: "balanceOf", args: [pair.pair] }),
+        client.readContract({ address: WETH, abi: erc20Abi, functionName: "balanceOf", args: [pair.pair] }),
+        client.readContract({ address: pair.token, abi: erc20Abi, functionName: "balanceOf", args: [truth().deployer] }),
+      ]);
+    const before = await read();
+    expect(before.slice(0, 2).map(String)).toEqual([pair.reserves.token, pair.reserves.weth]);
+    await paidPost(secondary, "/v1/honeypot-check", { token: pair.token }, 7);
+    expect(await read()).toEqual(before);
+  });
+
+  it("caps the simulated buy at 10% of the pool's quote reserve", async () => {
+    const pair = pairOf("RUG");
+    const { body } = await paidPost(secondary, "/v1/honeypot-check", { token: pair.token, amount_usd: 100_000 }, 7);
+    const cap = (BigInt(pair.reserves.weth) * 1000n) / 10_000n;
+    expect(body.amount_in).toMatchObject({ quote_symbol: "WETH", capped: true });
+    expect((body.amount_in as { amount: string }).amount).toBe((Number(cap) / 1e18).toString());
+    expect(body.verdict).toBe("ok");
+  });
+
+  it("answers a token without a pool on the curated factories with caution, and refuses a bad address without charging", async () => {
+    const plain = (await paidPost(secondary, "/v1/honeypot-check", { token: scenario().contracts.plainToken }, 7)).body;
+    expect(plain).toMatchObject({ pool: null, pools_found: 0, can_buy: null, can_sell: null, verdict: "caution" });
+    expect(plain.reasons).toContain("no v2-style pool of the token on the curated factories to simulate a buy and a sell through");
+    const bad = await paidPost(secondary, "/v1/honeypot-check", { token: "0xnope" }, 7);
+    expect(bad.status).toBe(400);
+    expect(bad.spent).toBe(0n);
+  });
+});
+
+describe("POST /v1/meme-hunter", () => {
+  /** A window reaching back past every seeded pair's creation, from the head as it is now (other files' payments move it). */
+  async function windowOverSeededPairs() {
+    const head = Number(await chainClient().getBlockNumber({ cacheTime: 0 }));
+    const first = Math.min(...truth().pairs.map((p) => p.createdBlock));
+    return { head, blocks: head - first + 1 };
+  }
+  type Hunted = Record<string, unknown> & { pair: string; liquidity_usd: number; top10_share_pct: number; created_block: number };
+
+  it("lists exactly the seeded new pairs with their liquidity, trading and verdicts, and flags the one whose liquidity was pulled", async () => {
+    const { head, blocks } = await windowOverSeededPairs();
+    const { status, body, spent } = await paidPost(secondary, "/v1/meme-hunter", { blocks, min_liquidity_usd: 0, limit: 100 }, 7);
+    expect(status).toBe(200);
+    expect(spent).toBe(100_000n);
+    const from = body.from_block as number;
+    expect(from).toBeLessThanOrEqual(Math.min(...truth().pairs.map((p) => p.createdBlock)));
+    expect(body.to_block).toBeGreaterThanOrEqual(head);
+    // The USDL pools pair two curated tokens: created in the window, but not new-token pairs.
+    expect(body).toMatchObject({ factories_scanned: 3, pairs_created: 9, new_token_pairs: 5, above_min_liquidity: 5 });
+    const listed = body.pairs as Hunted[];
+    expect(listed.map((p) => p.pair).sort()).toEqual(
+      truth()
+        .pairs.map((p) => p.pair)
+        .sort(),
+    );
+    const client = chainClient();
+    for (const pair of truth().pairs) {
+      const got = listed.find((p) => p.pair === pair.pair) as Hunted;
+      const created = await client.getBlock({ blockNumber: BigInt(pair.createdBlock) });
+      const latest = await client.getBlock({ blockNumber: BigInt(body.to_block as number) });
+      // The share of the token received outside the pair in the window that went to the 10 largest receivers.
+      const received = new Map<string, bigint>();
+      for (const t of scenario().transfers) {
+        if (t.token !== pair.symbol || t.block < from || t.to === pair.pair || t.to === "0x0000000000000000000000000000000000000000")
+          continue;
+        received.set(t.to, (received.get(t.to) ?? 0n) + BigInt(t.value));
+      }
+      const amounts = [...received.values()].sort((a, b) => (a > b ? -1 : 1));
+      const total = amounts.reduce((a, b) => a + b, 0n);
+      const top10 = amounts.slice(0, 10).reduce((a, b) => a + b, 0n);
+      expect(got, pair.symbol).toMatchObject({
+        token: pair.token,
+        symbol: pair.symbol,
+        dex: "Seeded v2 factory",
+        quote_symbol: "WETH",
+        created_block: pair.createdBlock,
+        age_minutes: Math.floor((Number(latest.timestamp) - Number(created.timestamp)) / 60),
+        liquidity_usd: Number(((Number(BigInt(pair.reserves.weth)) / 1e18) * 3120.45 * 2).toFixed(2)),
+        buys: pair.buys,
+        sells: pair.sells,
+        unique_buyers: pair.uniqueBuyers,
+        top10_share_pct: Number((top10 * 10_000n) / total) / 100,
+        liquidity_removed: pair.liquidityRemovedPct > 0,
+        verdict: pair.expected.verdict,
+      });
+    }
+    // RUG: 12 WETH added at launch; the burn returned the WETH the ground truth records from the pair to the deployer.
+    const rug = pairOf("RUG");
+    const burned = scenario().transfers.find((t) => t.token === "WETH" && t.from === rug.pair && t.to === truth().deployer);
+    const removedPct = Math.min(100, Number((BigInt(burned?.value ?? 0) * 10_000n) / 12_000_000_000_000_000_000n) / 100);
+    expect(listed.find((p) => p.pair === rug.pair)).toMatchObject({ liquidity_removed: true, liquidity_removed_pct: removedPct });
+    expect(removedPct).toBeGreaterThan(90);
+    // Ranked least risky first; each score is the sum of its stated contributions.
+    const scores = listed.map((p) => p.risk_score as number);
+    expect(scores).toEqual([...scores].sort((a, b) => a - b));
+    for (const p of listed) {
+      const inputs = p.risk_inputs as { scaled: number; weight: number; contribution: number }[];
+      expect(inputs.map((i) => i.weight).reduce((a, b) => a + b, 0)).toBeCloseTo(1, 10);
+      expect(p.risk_score).toBeCloseTo(
+        inputs.reduce((sum, i) => sum + i.contribution, 0),
+        1,
+      );
+    }
+    expect(listed.at(-1)?.symbol).toBe("HPOT");
+    expect(body.methodology).toEqual(tokenRiskMethodology("meme-hunter"));
+  });
+
+  it("filters by liquidity and limit, and finds nothing in a window after the seeded pairs", async () => {
+    const { blocks } = await windowOverSeededPairs();
+    const liquidity = (p: MemePairTruth) => Number(((Number(BigInt(p.reserves.weth)) / 1e18) * 3120.45 * 2).toFixed(2));
+    const deepest = truth().pairs.reduce((a, b) => (liquidity(a) >= liquidity(b) ? a : b));
+    const deep = await paidPost(secondary, "/v1/meme-hunter", { blocks, min_liquidity_usd: liquidity(deepest) }, 7);
+    expect((deep.body.pairs as Hunted[]).map((p) => p.symbol)).toEqual([deepest.symbol]);
+    expect(deep.body).toMatchObject({ new_token_pairs: 5, above_min_liquidity: 1 });
+    const two = await paidPost(secondary, "/v1/meme-hunter", { blocks, min_liquidity_usd: 0, limit: 2 }, 7);
+    expect((two.body.pairs as Hunted[]).length).toBe(2);
+    const head = Number(await chainClient().getBlockNumber({ cacheTime: 0 }));
+    const recent = await paidPost(secondary, "/v1/meme-hunter", { blocks: Math.max(1, head - truth().lastBlock) }, 7);
+    expect(recent.body).toMatchObject({ pairs_created: 0, new_token_pairs: 0, pairs: [] });
+    const tooMany = await paidPost(secondary, "/v1/meme-hunter", { blocks: 43_201 }, 7);
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.spent).toBe(0n);
+  });
+});
+
+describe("POST /v1/dinalibrium", () => {
+  const PRICE = { USDC: 1.0001, WETH: 3120.45 } as const;
+  const DECIMALS = { USDC: 6, WETH: 18 } as const;
+
+  it("finds the seeded deviations of the local stablecoin within 1 bp, with each pool's peg and the widest gap", async () => {
+    const stable = truth().stable;
+    const { status, body, spent } = await paidPost(secondary, "/v1/dinalibrium", { token: "usdl" }, 7);
+    expect(status).toBe(200);
+    expect(spent).toBe(100_000n);
+    const [answer] = body.tokens as {
+      symbol: string;
+      reference_price_usd: number;
+      reference_source: string;
+      pools: { pool: string; deviation_bps: number; liquidity_usd: number; peg: string; fee_bps: number; gap_after_fee_bps: number }[];
+      weighted_deviation_bps: number;
+      peg: string;
+      max_gap_bps: number;
+      max_gap_after_fees_bps: number;
+      max_gap_between: string[];
+    }[];
+    expect(answer).toMatchObject({ symbol: "USDL", stablecoin: true, reference_price_usd: 1, reference_source: "peg", pools_skipped: 0 });
+    expect(answer?.pools.map((p) => p.pool).sort()).toEqual(stable.pools.map((p) => p.pool).sort());
+    const implied = new Map<string, number>();
+    for (const planned of stable.pools) {
+      const got = answer?.pools.find((p) => p.pool === planned.pool);
+      const quoteUnits = Number(BigInt(planned.balances.quote)) / 10 ** DECIMALS[planned.quote];
+      let price: number;
+      if (planned.sqrtPriceX96) {
+        // USDL sorts before USDC: the pool's price is raw USDC per raw USDL.
+        const raw = (Number(BigInt(planned.sqrtPriceX96)) / 2 ** 96) ** 2;
+        price = raw * 10 ** 12 * PRICE[planned.quote];
+      } else price = (quoteUnits / (Number(BigInt(planned.balances.usdl)) / 1e18)) * PRICE[planned.quote];
+      implied.set(planned.pool, price);
+      const deviation = (price - 1) * 10_000;
+      expect(Math.abs((got?.deviation_bps ?? Number.NaN) - planned.deviationBps), planned.pool).toBeLessThanOrEqual(1);
+      expect(got?.deviation_bps).toBeCloseTo(deviation, 1);
+      expect(got).toMatchObject({
+        fee_bps: planned.feeBps,
+        liquidity_usd: Number((quoteUnits * PRICE[planned.quote] * 2).toFixed(2)),
+        peg: Math.abs(planned.deviationBps) < 10 ? "on_peg" : Math.abs(planned.deviationBps) < 100 ? "drifting" : "depegged",
+      });
+      expect(got?.gap_after_fee_bps).toBeCloseTo(Math.max(0, Math.abs(deviation) - planned.feeBps), 1);
+    }
+    expect(answer?.pools.map((p) => p.peg).sort()).toEqual(["depegged", "depegged", "drifting", "on_peg"]);
+    // The widest gap: the -320 bps pool against the +150 bps one, less 0.30% and 0.01% of fees.
+    const low = stable.pools.find((p) => p.deviationBps === -320) as { pool: string; feeBps: number };
+    const high = stable.pools.find((p) => p.deviationBps === 150) as { pool: string; feeBps: number };
+    const gap = ((implied.get(high.pool) as number) - (implied.get(low.pool) as number)) * 10_000;
+    expect(answer?.max_gap_between).toEqual([low.pool, high.pool]);
+    expect(Math.abs((answer?.max_gap_bps ?? 0) - 470)).toBeLessThanOrEqual(1);
+    expect(answer?.max_gap_bps).toBeCloseTo(gap, 1);
+    expect(answer?.max_gap_after_fees_bps).toBeCloseTo(gap - low.feeBps - high.feeBps, 1);
+    const pools = answer?.pools ?? [];
+    const weighted = pools.reduce((s, p) => s + p.deviation_bps * p.liquidity_usd, 0) / pools.reduce((s, p) => s + p.liquidity_usd, 0);
+    expect(answer?.weighted_deviation_bps).toBeCloseTo(weighted, 1);
+    expect(answer?.peg).toBe(Math.abs(weighted) < 10 ? "on_peg" : Math.abs(weighted) < 100 ? "drifting" : "depegged");
+    expect(body.methodology).toEqual(tokenRiskMethodology("dinalibrium"));
+  });
+
+  it("answers the default tokens, prices WETH against its market price, and refuses an unknown symbol without charging", async () => {
+    const { body } = await paidPost(secondary, "/v1/dinalibrium", {}, 7);
+    expect((body.tokens as { symbol: string }[]).map((t) => t.symbol)).toEqual(["WETH", "USDC", "USDL"]);
+    const weth = (
+      body.tokens as {
+        symbol: string;
+        reference_price_usd: number;
+        reference_source: string;
+        pools: { counter_symbol: string; deviation_bps: number }[];
+      }[]
+    )[0];
+    expect(weth).toMatchObject({ reference_price_usd: 3120.45, reference_source: "dexscreener", stablecoin: false, peg: null });
+    // WETH against USDL (at its 1 USD peg): the pool that holds USDL 45 bps under its peg holds WETH about 45 bps over.
+    const usdlPool = weth?.pools.find((p) => p.counter_symbol === "USDL");
+    expect(usdlPool?.deviation_bps).toBeCloseTo((1 / (1 - 0.0045) - 1) * 10_000, 0);
+    const unknown = await paidPost(secondary, "/v1/dinalibrium", { token: "NOPE" }, 7);
+    expect(unknown.status).toBe(404);
+    expect(unknown.spent).toBe(0n);
+    expect(unknown.body).toMatchObject({ error: { code: "not_found", details: { token: "NOPE", symbols: ["WETH", "USDC", "USDL"] } } });
+  });
+});
+
+describe("POST /api/token-check carries the simulation", () => {
+  it("finds the honeypot and no longer lists honeypot simulation as not checked", async () => {
+    const pair = pairOf("HPOT");
+    const { status, body } = await paidPost(service, "/api/token-check", { token: pair.token }, 7);
+    expect(status).toBe(200);
+    expect(body).toMatchObject({
+      symbol: "HPOT",
+      is_token: true,
+      simulation: { verdict: "honeypot", can_sell: false, pool: { address: pair.pair } },
+    });
+    expect((body.not_checked as string[]).some((t) => t.startsWith("honeypot simulation"))).toBe(false);
+  });
+});
