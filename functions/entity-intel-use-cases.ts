@@ -5,9 +5,17 @@
 import { entityUseCases } from "../spec/routes/entity-intel.ts";
 import { methodologyFor } from "../src/analytics/methodology.ts";
 import { catalog } from "../src/content/catalog.ts";
-import { useCaseIndex } from "../src/content/use-cases.ts";
+import { UseCaseIndex } from "../src/content/use-cases.ts";
 import { defineFunction } from "../src/context.ts";
 import { InvalidRequestError, NotFoundError } from "../src/errors.ts";
+
+let index: UseCaseIndex | undefined;
+
+/** The index of the compiled use cases, built on first use. */
+function useCaseIndex(): UseCaseIndex {
+  index ??= new UseCaseIndex(catalog.entity_use_cases);
+  return index;
+}
 
 export default defineFunction(entityUseCases, async (input, ctx) => {
   const role = input.role?.trim() || null;

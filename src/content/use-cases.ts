@@ -1,11 +1,10 @@
 /**
- * Entity-intelligence use cases: the compiled files of `content/entity-intel/` and the search
- * that matches a caller's role and task to them, with the knowledge base's term handling
+ * The search that matches a caller's role and task to the entity-intelligence use cases
+ * (compiled from `content/entity-intel/`), with the knowledge base's term handling
  * (stop words, prefix and fuzzy matching) and BM25+ ranking, the title weighted most.
  */
 import MiniSearch from "minisearch";
 import type { EntityUseCase } from "../../spec/content-schema.ts";
-import { catalog } from "./catalog.ts";
 import { processTerm } from "./kb-index.ts";
 
 /** Field weights: the title and roles say most about whom a use case is for. */
@@ -50,12 +49,4 @@ export class UseCaseIndex {
       .slice(0, limit)
       .map((r) => ({ useCase: this.#byId.get(String(r.id)) as EntityUseCase, score: r.score }));
   }
-}
-
-let index: UseCaseIndex | undefined;
-
-/** The index of the compiled use cases, built on first use. */
-export function useCaseIndex(): UseCaseIndex {
-  index ??= new UseCaseIndex(catalog.entity_use_cases);
-  return index;
 }

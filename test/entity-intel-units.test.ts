@@ -1,0 +1,173 @@
+/**
+ * The parts of the entity routes below HTTP: the budgeted newest-first read (its time budget
+ * with a clock that jumps, against the real devnet), topic OR-lists split at 50 addresses and
+ * read through the real scanner, exact USD sums over several tokens, and the label file's
+ * venues and flags.
+ */
+import { type Address, getAddress } from "viem";
+import { describe, expect, it } from "vitest";
+import { LabelBook, parseLabelsFile } from "../src/analytics/labels.ts";
+import { parseDecimal } from "../src/analytics/usd-value.ts";
+import { baseChain, createChainClient, rpcTransport } from "../src/chain/client.ts";
+import { TransferScanner } from "../src/chain/log-scanner.ts";
+import { UsdSum } from "../src/entity-intel/entities.ts";
+import { MAX_TOPIC_ADDRESSES, ScanBudget, scanBudgeted, splitQuery } from "../src/entity-intel/scan.ts";
+import { scenario } from "./support/scenario.ts";
+import { devnet } from "./support/service.ts";
+
+const USDC = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as Address;
+const scannerOf = (chunkSize: number) =>
+  new TransferScanner(createChainClient(baseChain([devnet().rpcUrl]), rpcTransport([devnet().rpcUrl], { retryCount: 0 })), { chunkSize });
+
+describe("the budgeted read", () => {
+  it("stops after the newest group of chunks when the time budget is spent, and says from which block it covered", async () => {
+    const e = scenario().entities;
+    let now = 0;
+    // Every look at the clock is ten seconds later: the first group starts in budget, the next does not.
+    const budget = new ScanBudget({ maxLogs: 1_000_000, maxMs: 15_000 }, () => (now += 10_000));
+    const x = e.venues.find((v) => v.id === "seeded-exchange-x")?.addresses as Address[];
+    const window = { fromBlock: e.window.fromBlock, toBlock: e.window.toBlock, finalized: 0 };
+    const result = await scanBudgeted(scannerOf(50), [{ token: USDC, to: x }], window, budget);
+    const covered = Math.floor(e.window.toBlock / 200) * 200;
+    expect(covered).toBeGreaterThan(e.window.fromBlock);
+    expect(result.truncated).toBe(true);
+    expect(result.coveredFrom).toBe(covered);
+    const want = e.transfers.filter((t) => t.token === USDC && x.includes(t.to) && t.block >= covered);
+    expect(result.logs.map((l) => [l.blockNumber, l.logIndex, l.from, l.to, l.value])).toEqual(
+      want.map((t) => [t.block, t.logIndex, t.from, t.to, BigInt(t.value)]),
+    );
+    expect(budget.logsRead).toBe(want.length);
+  });
+
+  it("reads the whole window when the budget allows, a log matched by two queries once", async () => {
+    const e = scenario().entities;
+    const x = e.venues.find((v) => v.id === "seeded-exchange-x")?.addresses as Address[];
+    const budget = new ScanBudget({ maxLogs: 1_000_000, maxMs: 60_000 });
+    const window = { fromBlock: e.window.fromBlock, toBlock: e.window.toBlock, finalized: 0 };
+    const result = await scanBudgeted(
+      scannerOf(50),
+      [
+        { token: USDC, from: x },
+        { token: USDC, to: x },
+      ],
+      window,
+      budget,
+    );
+    const want = e.transfers.filter((t) => t.token === USDC && (x.includes(t.from) || x.includes(t.to)));
+    expect(result).toMatchObject({ truncated: false, coveredFrom: e.window.fromBlock });
+    expect(result.logs.map((l) => [l.blockNumber, l.logIndex])).toEqual(want.map((t) => [t.block, t.logIndex]));
+    // The sweep from hot wallet 1 to hot wallet 2 matches both queries: read twice, kept once.
+    const sweeps = want.filter((t) => x.includes(t.from) && x.includes(t.to)).length;
+    expect(sweeps).toBe(1);
+    expect(budget.logsRead).toBe(want.length + sweeps);
+  });
+
+  it("splits a topic list longer than 50 addresses into several queries, every token when none is named", async () => {
+    const e = scenario().entities;
+    const users = Object.entries(e.addresses)
+      .filter(([name]) => name.startsWith("user-"))
+      .map(([, a]) => a);
+    const padded = [...users, ...Array.from({ length: 80 }, (_, i) => getAddress(`0x${(i + 1).toString(16).padStart(40, "0")}`))];
+    expect(splitQuery({ from: padded }).map((q) => (q.from as Address[]).length)).toEqual([
+      MAX_TOPIC_ADDRESSES,
+      MAX_TOPIC_ADDRESSES,
+      padded.length - 100,
+    ]);
+    const window = { fromBlock: e.window.fromBlock, toBlock: e.window.toBlock, finalized: 0 };
+    const result = await scanBudgeted(scannerOf(2_000), [{ from: padded }], window, new ScanBudget({ maxLogs: 1_000_000, maxMs: 60_000 }));
+    const want = e.transfers.filter((t) => users.includes(t.from));
+    expect(result.logs.map((l) => [l.token, l.blockNumber, l.logIndex])).toEqual(want.map((t) => [t.token, t.block, t.logIndex]));
+    expect(new Set(result.logs.map((l) => l.token)).size).toBe(2); // USDC and WETH deposits
+  });
+});
+
+describe("USD sums", () => {
+  it("add amounts of tokens with different decimals and price scales exactly, rounding once", () => {
+    // 0.005 USDC at 1 + 0.005 USDC at 1: two half cents are one cent, not two roundings to 0.01 each.
+    const one = parseDecimal("1");
+    expect(new UsdSum().add(5_000n, 6, one).add(5_000n, 6, one).usd()).toBe(0.01);
+    expect(new UsdSum().add(5_000n, 6, one).usd()).toBe(0.01);
+    expect(new UsdSum().add(4_999n, 6, one).usd()).toBe(0);
+    // 1.5 WETH at 3120.45 + 10,000 ENTB (18 decimals) at 0.045 + 99.99 USDC at 1.0001.
+    const sum = new UsdSum()
+      .add(1_500_000_000_000_000_000n, 18, parseDecimal("3120.45"))
+      .add(10_000n * 10n ** 18n, 18, parseDecimal("0.045"))
+      .add(99_990_000n, 6, parseDecimal("1.0001"));
+    // 4,680.675 + 450 + 99.999999 = 5,230.674999: 5,230.67, where rounding each term first would give 5,230.68.
+    expect(sum.usd()).toBe(5230.67);
+    expect(new UsdSum().add(-1_005_000n, 6, one).usd()).toBe(-1.01);
+  });
+});
+
+describe("venues and flags in the label file", () => {
+  it("group a venue's addresses into one cluster with its class, and flags only where the file puts them", () => {
+    const { labels, flags } = parseLabelsFile({
+      description: "x",
+      labels: [
+        {
+          address: "0x0000000000000000000000000000000000000001",
+          name: "X hot 1",
+          category: "exchange",
+          venue: "x",
+          networks: ["local"],
+          source: "s",
+        },
+        {
+          address: "0x0000000000000000000000000000000000000002",
+          name: "X hot 2",
+          category: "exchange",
+          venue: "x",
+          networks: ["local"],
+          source: "s",
+        },
+        { address: "0x0000000000000000000000000000000000000003", name: "Pool", category: "dex", networks: ["base"], source: "s" },
+      ],
+      flags: [{ address: "0x0000000000000000000000000000000000000004", flag: "phishing", networks: ["local"], source: "s" }],
+    });
+    const book = new LabelBook(labels, "local", flags);
+    expect(book.venues()).toEqual([
+      {
+        id: "x",
+        class: "cex",
+        addresses: ["0x0000000000000000000000000000000000000001", "0x0000000000000000000000000000000000000002"],
+        names: ["X hot 1", "X hot 2"],
+      },
+    ]);
+    expect(book.flags("0x0000000000000000000000000000000000000004")).toEqual(["phishing"]);
+    expect(book.flags("0x0000000000000000000000000000000000000001")).toEqual([]);
+    expect(new LabelBook(labels, "base", flags).venues().map((v) => [v.id, v.class])).toEqual([
+      ["0x0000000000000000000000000000000000000003", "dex"],
+    ]);
+    expect(() =>
+      parseLabelsFile({
+        description: "x",
+        labels: [
+          {
+            address: "0x0000000000000000000000000000000000000005",
+            name: "T",
+            category: "token",
+            venue: "t",
+            networks: ["base"],
+            source: "s",
+          },
+        ],
+        flags: [{ address: "0x0000000000000000000000000000000000000004", flag: "rugpull", networks: ["local"], source: "s" }],
+      }),
+    ).toThrow(/\/flags\/0\/flag/);
+    expect(() =>
+      parseLabelsFile({
+        description: "x",
+        labels: [
+          {
+            address: "0x0000000000000000000000000000000000000005",
+            name: "T",
+            category: "token",
+            venue: "t",
+            networks: ["base"],
+            source: "s",
+          },
+        ],
+      }),
+    ).toThrow(/\/labels\/0\/venue: only exchange, bridge, dex and mixer entries are venues/);
+  });
+});
