@@ -78,9 +78,8 @@ it("/openapi.json names a contact, a licence, guidance for agents, and a descrip
   // Under 4000 characters, agents' directories inline it in their first answer.
   expect(doc.info["x-guidance"].length).toBeLessThan(4000);
   expect(doc.info["x-guidance"]).toContain("- Verify a USDC settlement transaction on Base: POST /api/payment-verify ($0.10)\n");
-  expect(doc.info["x-guidance"]).toContain(
-    "- How-to SOP x402-register: full steps, commands, pitfalls, checks and files: GET/POST /api/howto/x402-register ($0.30)\n",
-  );
+  // A family of four or more routes under one parent path shares one heading.
+  expect(doc.info["x-guidance"]).toContain("- how-to:\n  GET /api/howto (free)\n  GET/POST /api/howto/create-x402-endpoint ($0.30)\n");
   expect(doc.info["x-guidance"]).toContain("- Price list of every route: GET /api/pricing (free)\n");
   for (const c of PRICE_CONTRACT) {
     const key = contractKey(c);
