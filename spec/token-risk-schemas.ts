@@ -28,11 +28,17 @@ export const HoneypotSimulation = Type.Object({
         quote_symbol: Type.String(),
         quote: Address,
         fee_bps: Type.Number(),
-        liquidity_usd: Type.Number({ description: "twice the quote side's value" }),
+        liquidity_usd: Type.Number({
+          description:
+            "twice the quote side's value in USD (concentrated liquidity: the quote side of the liquidity in range at the price, at most what the pool holds)",
+        }),
       }),
       Type.Null(),
     ],
-    { description: "the deepest v2-style pool of the token; null when it has none on the curated factories" },
+    {
+      description:
+        "the pool traded through: the deepest of the token (v2-style or concentrated liquidity, by liquidity_usd); null when it has none on the curated factories",
+    },
   ),
   pools_found: Type.Integer({ description: "pools of the token on the curated factories, of every kind" }),
   amount_in: Type.Union([

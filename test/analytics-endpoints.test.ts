@@ -156,7 +156,7 @@ describe("token-check", () => {
     limits: { max_transaction: null, max_wallet: null, hit: false },
     owner_privileges: ownerPrivileges,
     verdict: "caution",
-    reasons: ["no v2-style pool of the token on the curated factories to simulate a buy and a sell through", ...reasons],
+    reasons: ["no pool of the token with liquidity on the curated factories to simulate a buy and a sell through", ...reasons],
     simulated_at_block: block,
   });
   const MINT = { privilege: "mint", signature: "mint(address,uint256)", selector: "0x40c10f19" };

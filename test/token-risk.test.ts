@@ -20,41 +20,83 @@ beforeAll(async () => {
 afterAll(() => service.close());
 
 const truth = () => scenario().tokenRisk;
-const pairOf = (symbol: MemePairTruth["symbol"]) => truth().pairs.find((p) => p.symbol === symbol) as MemePairTruth;
+/** The token's pool the check must trade through (its deepest): a token with two pools has two entries. */
+const pairOf = (symbol: MemePairTruth["symbol"]) =>
+  truth().pairs.find((p) => p.symbol === symbol && p.pair === p.expected.pool) as MemePairTruth;
 const WETH = "0x4200000000000000000000000000000000000006";
+const WETH_USD = 3120.45;
+const DEX = { uniswap_v2: "Seeded v2 factory", uniswap_v3: "Seeded v3 factory" } as const;
+/**
+ * The WETH depth of a seeded pool in wei: a v2 pair's WETH reserve; a v3 pool's virtual WETH
+ * reserve of its one full-range position (L x sqrtP when WETH is token1, L / sqrtP when token0).
+ */
+function wethDepth(p: MemePairTruth): bigint {
+  if (!p.v3) return BigInt(p.reserves.weth);
+  const [L, sqrtP] = [BigInt(p.v3.liquidity), BigInt(p.v3.sqrtPriceX96)];
+  const wethIs1 = BigInt(p.token) < BigInt(WETH);
+  const virtual = wethIs1 ? (L * sqrtP) / 2n ** 96n : (L * 2n ** 96n) / sqrtP;
+  return virtual < BigInt(p.reserves.weth) ? virtual : BigInt(p.reserves.weth);
+}
+/** Twice the WETH depth at the stubbed WETH price (3,120.45 USD), to the cent. */
+const liquidityUsd = (p: MemePairTruth) => Number(((Number(wethDepth(p)) / 1e18) * WETH_USD * 2).toFixed(2));
 
 describe("POST /v1/honeypot-check", () => {
-  it.each(["MEME", "HPOT", "TAX", "BLKL", "RUG"] as const)("gives %s its planned verdict and taxes (within 0.5 pp)", async (symbol) => {
-    const pair = pairOf(symbol);
-    const { status, body, spent } = await paidPost(secondary, "/v1/honeypot-check", { token: pair.token }, 7);
-    expect(status).toBe(200);
-    expect(spent).toBe(50_000n);
-    const answer = body as Record<string, unknown> & { buy_tax_pct: number; sell_tax_pct: number | null; transfer_tax_pct: number };
-    expect(answer.verdict, String(answer.reasons)).toBe(pair.expected.verdict);
-    expect(answer.can_buy).toBe(true);
-    expect(answer.can_transfer).toBe(true);
-    expect(answer.can_sell).toBe(pair.expected.canSell);
-    expect(Math.abs(answer.buy_tax_pct - pair.expected.buyTaxPct)).toBeLessThanOrEqual(0.5);
-    expect(Math.abs(answer.transfer_tax_pct - pair.expected.transferTaxPct)).toBeLessThanOrEqual(0.5);
-    if (pair.expected.canSell) expect(Math.abs((answer.sell_tax_pct as number) - pair.expected.sellTaxPct)).toBeLessThanOrEqual(0.5);
-    else {
-      expect(answer.sell_tax_pct).toBeNull();
-      expect(answer.sell_revert_reason).toBe("HoneypotToken: transfer to pair not allowed");
-    }
-    expect(answer.pool).toMatchObject({
-      address: pair.pair,
-      dex: "Seeded v2 factory",
-      kind: "uniswap_v2",
-      quote_symbol: "WETH",
-      quote: WETH,
-      fee_bps: 30,
+  it.each(["MEME", "HPOT", "TAX", "BLKL", "RUG", "BTAX"] as const)(
+    "gives %s its planned verdict and taxes (within 0.5 pp)",
+    async (symbol) => {
+      const pair = pairOf(symbol);
+      const { status, body, spent } = await paidPost(secondary, "/v1/honeypot-check", { token: pair.token }, 7);
+      expect(status).toBe(200);
+      expect(spent).toBe(50_000n);
+      const answer = body as Record<string, unknown> & { buy_tax_pct: number; sell_tax_pct: number | null; transfer_tax_pct: number };
+      expect(answer.verdict, String(answer.reasons)).toBe(pair.expected.verdict);
+      expect(answer.can_buy).toBe(true);
+      expect(answer.can_transfer).toBe(true);
+      expect(answer.can_sell).toBe(pair.expected.canSell);
+      expect(Math.abs(answer.buy_tax_pct - pair.expected.buyTaxPct)).toBeLessThanOrEqual(0.5);
+      expect(Math.abs(answer.transfer_tax_pct - pair.expected.transferTaxPct)).toBeLessThanOrEqual(0.5);
+      if (pair.expected.canSell) expect(Math.abs((answer.sell_tax_pct as number) - pair.expected.sellTaxPct)).toBeLessThanOrEqual(0.5);
+      else {
+        expect(answer.sell_tax_pct).toBeNull();
+        expect(answer.sell_revert_reason).toBe("HoneypotToken: transfer to pair not allowed");
+      }
+      expect(answer.pool).toMatchObject({
+        address: pair.pair,
+        dex: DEX[pair.kind],
+        kind: pair.kind,
+        quote_symbol: "WETH",
+        quote: WETH,
+        fee_bps: 30,
+        liquidity_usd: liquidityUsd(pair),
+      });
+      expect(answer.pools_found).toBe(truth().pairs.filter((p) => p.token === pair.token).length);
+      expect(answer.amount_in).toMatchObject({ quote_symbol: "WETH", usd: 100, capped: false });
+      expect(answer.simulated_at_block).toBeGreaterThanOrEqual(truth().lastBlock);
+      expect(answer.methodology).toEqual(tokenRiskMethodology("honeypot-check"));
+    },
+  );
+
+  it("trades BTAX through its deeper v3 pool, not its shallower untaxed v2 pair, and measures its 5% buy tax there", async () => {
+    const [v3, v2] = [
+      truth().pairs.find((p) => p.symbol === "BTAX" && p.kind === "uniswap_v3"),
+      truth().pairs.find((p) => p.symbol === "BTAX" && p.kind === "uniswap_v2"),
+    ] as [MemePairTruth, MemePairTruth];
+    // The ground truth itself: the v3 pool is the deeper one, and both quote the same price.
+    expect(liquidityUsd(v3)).toBeGreaterThan(10 * liquidityUsd(v2));
+    expect(v3.expected.pool).toBe(v3.pair);
+    const { body } = await paidPost(secondary, "/v1/honeypot-check", { token: v3.token }, 7);
+    expect(body).toMatchObject({
+      pool: { address: v3.pair, kind: "uniswap_v3", dex: "Seeded v3 factory", fee_bps: 30, liquidity_usd: liquidityUsd(v3) },
+      pools_found: 2,
+      can_buy: true,
+      can_sell: true,
+      can_transfer: true,
+      buy_tax_pct: 5,
+      sell_tax_pct: 0,
+      transfer_tax_pct: 0,
+      verdict: "caution",
     });
-    // Twice the WETH side at the stubbed WETH price (3,120.45 USD).
-    const liquidity = (Number(BigInt(pair.reserves.weth)) / 1e18) * 3120.45 * 2;
-    expect(answer.pool).toMatchObject({ liquidity_usd: Number(liquidity.toFixed(2)) });
-    expect(answer.amount_in).toMatchObject({ quote_symbol: "WETH", usd: 100, capped: false });
-    expect(answer.simulated_at_block).toBeGreaterThanOrEqual(truth().lastBlock);
-    expect(answer.methodology).toEqual(tokenRiskMethodology("honeypot-check"));
+    expect(body.reasons).toEqual(["the buy tax is 5%", `the owner ${truth().deployer} can set fee (setBuyTax(uint256))`]);
   });
 
   it("reads the owner's privileges from the bytecode and names them in the reasons", async () => {
@@ -70,6 +112,26 @@ describe("POST /v1/honeypot-check", () => {
     expect(tax.reasons).toEqual(["the sell tax is 10%", `the owner ${truth().deployer} can set fee (setSellTax(uint256))`]);
     const meme = (await paidPost(secondary, "/v1/honeypot-check", { token: pairOf("MEME").token }, 7)).body;
     expect(meme.owner_privileges).toEqual({ owner: null, renounced: false, proxy: null, privileges: [] });
+  });
+
+  it("moves nothing through a v3 pool either: its balances, price and liquidity are the same after a simulation", async () => {
+    const pool = pairOf("BTAX");
+    const client = chainClient();
+    const poolAbi = [
+      { type: "function", name: "slot0", stateMutability: "view", inputs: [], outputs: [{ type: "uint160" }] },
+      { type: "function", name: "liquidity", stateMutability: "view", inputs: [], outputs: [{ type: "uint128" }] },
+    ] as const;
+    const read = () =>
+      Promise.all([
+        client.readContract({ address: pool.token, abi: erc20Abi, functionName: "balanceOf", args: [pool.pair] }),
+        client.readContract({ address: WETH, abi: erc20Abi, functionName: "balanceOf", args: [pool.pair] }),
+        client.readContract({ address: pool.pair, abi: poolAbi, functionName: "slot0" }),
+        client.readContract({ address: pool.pair, abi: poolAbi, functionName: "liquidity" }),
+      ]);
+    const before = await read();
+    expect(before.map(String)).toEqual([pool.reserves.token, pool.reserves.weth, pool.v3?.sqrtPriceX96, pool.v3?.liquidity]);
+    await paidPost(secondary, "/v1/honeypot-check", { token: pool.token }, 7);
+    expect(await read()).toEqual(before);
   });
 
   it("moves nothing: balances and reserves are the same after a simulation", async () => {
@@ -99,7 +161,7 @@ describe("POST /v1/honeypot-check", () => {
   it("answers a token without a pool on the curated factories with caution, and refuses a bad address without charging", async () => {
     const plain = (await paidPost(secondary, "/v1/honeypot-check", { token: scenario().contracts.plainToken }, 7)).body;
     expect(plain).toMatchObject({ pool: null, pools_found: 0, can_buy: null, can_sell: null, verdict: "caution" });
-    expect(plain.reasons).toContain("no v2-style pool of the token on the curated factories to simulate a buy and a sell through");
+    expect(plain.reasons).toContain("no pool of the token with liquidity on the curated factories to simulate a buy and a sell through");
     const bad = await paidPost(secondary, "/v1/honeypot-check", { token: "0xnope" }, 7);
     expect(bad.status).toBe(400);
     expect(bad.spent).toBe(0n);
@@ -124,7 +186,9 @@ describe("POST /v1/meme-hunter", () => {
     expect(from).toBeLessThanOrEqual(Math.min(...truth().pairs.map((p) => p.createdBlock)));
     expect(body.to_block).toBeGreaterThanOrEqual(head);
     // The USDL pools pair two curated tokens: created in the window, but not new-token pairs.
-    expect(body).toMatchObject({ factories_scanned: 3, pairs_created: 9, new_token_pairs: 5, above_min_liquidity: 5 });
+    // Six new tokens in seven pools (BTAX has a v3 pool and a v2 pair), and four USDL pools.
+    expect(body).toMatchObject({ factories_scanned: 3, pairs_created: 11, new_token_pairs: 7, above_min_liquidity: 7 });
+    expect(truth().pairs.length).toBe(7);
     const listed = body.pairs as Hunted[];
     expect(listed.map((p) => p.pair).sort()).toEqual(
       truth()
@@ -138,26 +202,31 @@ describe("POST /v1/meme-hunter", () => {
       const latest = await client.getBlock({ blockNumber: BigInt(body.to_block as number) });
       // The share of the token received outside the pair in the window that went to the 10 largest receivers.
       const received = new Map<string, bigint>();
+      const pools = new Set(
+        truth()
+          .pairs.filter((p) => p.token === pair.token)
+          .map((p) => p.pair),
+      );
       for (const t of scenario().transfers) {
-        if (t.token !== pair.symbol || t.block < from || t.to === pair.pair || t.to === "0x0000000000000000000000000000000000000000")
-          continue;
+        if (t.token !== pair.symbol || t.block < from || pools.has(t.to) || t.to === "0x0000000000000000000000000000000000000000") continue;
         received.set(t.to, (received.get(t.to) ?? 0n) + BigInt(t.value));
       }
       const amounts = [...received.values()].sort((a, b) => (a > b ? -1 : 1));
       const total = amounts.reduce((a, b) => a + b, 0n);
       const top10 = amounts.slice(0, 10).reduce((a, b) => a + b, 0n);
-      expect(got, pair.symbol).toMatchObject({
+      expect(got, pair.pair).toMatchObject({
         token: pair.token,
         symbol: pair.symbol,
-        dex: "Seeded v2 factory",
+        dex: DEX[pair.kind],
         quote_symbol: "WETH",
         created_block: pair.createdBlock,
         age_minutes: Math.floor((Number(latest.timestamp) - Number(created.timestamp)) / 60),
-        liquidity_usd: Number(((Number(BigInt(pair.reserves.weth)) / 1e18) * 3120.45 * 2).toFixed(2)),
+        liquidity_usd: liquidityUsd(pair),
         buys: pair.buys,
         sells: pair.sells,
         unique_buyers: pair.uniqueBuyers,
-        top10_share_pct: Number((top10 * 10_000n) / total) / 100,
+        // BTAX: nothing of it reached anyone but its pools inside the window (its supply was minted before).
+        top10_share_pct: total > 0n ? Number((top10 * 10_000n) / total) / 100 : null,
         liquidity_removed: pair.liquidityRemovedPct > 0,
         verdict: pair.expected.verdict,
       });
@@ -185,11 +254,10 @@ describe("POST /v1/meme-hunter", () => {
 
   it("filters by liquidity and limit, and finds nothing in a window after the seeded pairs", async () => {
     const { blocks } = await windowOverSeededPairs();
-    const liquidity = (p: MemePairTruth) => Number(((Number(BigInt(p.reserves.weth)) / 1e18) * 3120.45 * 2).toFixed(2));
-    const deepest = truth().pairs.reduce((a, b) => (liquidity(a) >= liquidity(b) ? a : b));
-    const deep = await paidPost(secondary, "/v1/meme-hunter", { blocks, min_liquidity_usd: liquidity(deepest) }, 7);
-    expect((deep.body.pairs as Hunted[]).map((p) => p.symbol)).toEqual([deepest.symbol]);
-    expect(deep.body).toMatchObject({ new_token_pairs: 5, above_min_liquidity: 1 });
+    const deepest = truth().pairs.reduce((a, b) => (liquidityUsd(a) >= liquidityUsd(b) ? a : b));
+    const deep = await paidPost(secondary, "/v1/meme-hunter", { blocks, min_liquidity_usd: liquidityUsd(deepest) }, 7);
+    expect((deep.body.pairs as Hunted[]).map((p) => p.pair)).toEqual([deepest.pair]);
+    expect(deep.body).toMatchObject({ new_token_pairs: 7, above_min_liquidity: 1 });
     const two = await paidPost(secondary, "/v1/meme-hunter", { blocks, min_liquidity_usd: 0, limit: 2 }, 7);
     expect((two.body.pairs as Hunted[]).length).toBe(2);
     const head = Number(await chainClient().getBlockNumber({ cacheTime: 0 }));

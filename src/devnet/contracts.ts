@@ -31,10 +31,12 @@ export const CONTRACT_NAMES = [
   // The seeded token-risk scenario (src/devnet/scenario-tokens.ts).
   "RiskV2Factory",
   "RiskV3Factory",
+  "RiskV3Pool",
   "MemeToken",
   "HoneypotToken",
   "SellTaxToken",
   "BlacklistToken",
+  "BuyTaxToken",
   // The honeypot check's simulation code, placed by state override (src/token-risk/simulate.ts).
   "TokenRiskSimulator",
 ] as const;

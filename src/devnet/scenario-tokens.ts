@@ -1,8 +1,9 @@
 /**
- * The token-risk part of the seeded local chain: two v2-style factories and a v3-style one, five
+ * The token-risk part of the seeded local chain: two v2-style factories and a v3-style one, six
  * new meme tokens paired with WETH (a clean one, a honeypot whose sells revert for everyone but
- * its owner, a 10% sell-tax token, a blacklisting token and one whose liquidity is pulled after
- * launch), trades on them, and a local stablecoin (USDL) in four pools at deliberate deviations
+ * its owner, a 10% sell-tax token, a blacklisting token, one whose liquidity is pulled after
+ * launch, and a 5% buy-tax token traded mostly in a working v3 pool with a shallower v2 pair
+ * beside it), trades on the v2 pairs, and a local stablecoin (USDL) in four pools at deliberate deviations
  * from its peg. It runs inside the scenario (src/devnet/scenario.ts), before its fee window, with
  * the scenario's block builder, so every Transfer log is planned and recorded like the others.
  *
@@ -21,7 +22,7 @@ import type { DevnetAccount } from "./devnet.ts";
 import { type BlockBuilder, type PlannedTransfer, type ScenarioTransferToken, scenarioAccount, type TestClient } from "./scenario.ts";
 
 /** The meme tokens of the token-risk scenario. */
-export type MemeSymbol = "MEME" | "HPOT" | "TAX" | "BLKL" | "RUG";
+export type MemeSymbol = "MEME" | "HPOT" | "TAX" | "BLKL" | "RUG" | "BTAX";
 
 /** The tokens whose transfers the token-risk scenario records. */
 export type TokenRiskSymbol = MemeSymbol | "USDL";
@@ -29,18 +30,32 @@ export type TokenRiskSymbol = MemeSymbol | "USDL";
 /** A verdict of the honeypot check. */
 export type RiskVerdict = "honeypot" | "high_tax" | "caution" | "ok";
 
-/** One new meme pair of the ground truth. */
+/** One new meme pair or pool of the ground truth (a token with two pools has two entries). */
 export interface MemePairTruth {
   symbol: MemeSymbol;
   name: string;
   token: Address;
   pair: Address;
   factory: Address;
+  kind: "uniswap_v2" | "uniswap_v3";
   createdBlock: number;
-  /** What the honeypot check must answer, and why. */
-  expected: { verdict: RiskVerdict; buyTaxPct: number; sellTaxPct: number; transferTaxPct: number; canSell: boolean; why: string };
-  /** Reserves at the end of the scenario, smallest units. */
+  /**
+   * What the honeypot check of the token must answer, and why; `pool` is the pool it must trade
+   * through (the token's deepest), the same in every entry of the token.
+   */
+  expected: {
+    verdict: RiskVerdict;
+    buyTaxPct: number;
+    sellTaxPct: number;
+    transferTaxPct: number;
+    canSell: boolean;
+    pool: Address;
+    why: string;
+  };
+  /** v2: reserves at the end of the scenario; v3: the pool's balances (smallest units). */
   reserves: { token: string; weth: string };
+  /** v3 only: the price and the in-range liquidity L of its one full-range position. */
+  v3?: { sqrtPriceX96: string; liquidity: string; feeBps: number };
   buys: number;
   sells: number;
   uniqueBuyers: number;
@@ -139,6 +154,21 @@ const abi = {
     outputs: [{ type: "address" }],
   },
   setPair: { type: "function", name: "setPair", stateMutability: "nonpayable", inputs: [{ type: "address" }], outputs: [] },
+  setPool: { type: "function", name: "setPool", stateMutability: "nonpayable", inputs: [{ type: "address" }], outputs: [] },
+  createTradingPool: {
+    type: "function",
+    name: "createTradingPool",
+    stateMutability: "nonpayable",
+    inputs: [{ type: "address" }, { type: "address" }, { type: "uint24" }, { type: "uint160" }, { type: "int24" }],
+    outputs: [{ type: "address" }],
+  },
+  v3Mint: {
+    type: "function",
+    name: "mint",
+    stateMutability: "nonpayable",
+    inputs: [{ type: "address" }, { type: "uint128" }],
+    outputs: [{ type: "uint256" }, { type: "uint256" }],
+  },
   setBlacklist: {
     type: "function",
     name: "setBlacklist",
@@ -184,7 +214,15 @@ export async function seedTokenRisk({ client, builder, minter: minterKey }: Seed
   const D = deployer.address;
   const at = (nonce: number) => getContractAddress({ from: D, nonce: BigInt(nonce) });
   const factories = { v2: at(0), v2b: at(1), v3: at(2) };
-  const tokens: Record<TokenRiskSymbol, Address> = { MEME: at(3), HPOT: at(4), TAX: at(5), BLKL: at(6), RUG: at(7), USDL: at(8) };
+  const tokens: Record<TokenRiskSymbol, Address> = {
+    MEME: at(3),
+    HPOT: at(4),
+    TAX: at(5),
+    BLKL: at(6),
+    RUG: at(7),
+    USDL: at(8),
+    BTAX: at(9),
+  };
   for (const [symbol, address] of Object.entries(tokens)) builder.tokenAddress[symbol as TokenRiskSymbol] = address;
   const symbolOf = (address: Address): ScenarioTransferToken =>
     address === WETH_ADDRESS
@@ -255,6 +293,7 @@ export async function seedTokenRisk({ client, builder, minter: minterKey }: Seed
     BLKL: "Blacklist Meme",
     RUG: "Rug Pull Meme",
     USDL: "Local Dollar",
+    BTAX: "Buy Tax Meme",
   };
   await deploy(artifacts.MemeToken, [names.MEME, "MEME", SUPPLY], mintPlan("MEME"), "deploy MEME");
   await deploy(artifacts.HoneypotToken, [names.HPOT, "HPOT", SUPPLY], mintPlan("HPOT"), "deploy HPOT");
@@ -262,6 +301,7 @@ export async function seedTokenRisk({ client, builder, minter: minterKey }: Seed
   await deploy(artifacts.BlacklistToken, [names.BLKL, "BLKL", SUPPLY], mintPlan("BLKL"), "deploy BLKL");
   await deploy(artifacts.MemeToken, [names.RUG, "RUG", SUPPLY], mintPlan("RUG"), "deploy RUG");
   await deploy(artifacts.MemeToken, [names.USDL, "USDL", SUPPLY], mintPlan("USDL"), "deploy USDL");
+  await deploy(artifacts.BuyTaxToken, [names.BTAX, "BTAX", SUPPLY, 500n], mintPlan("BTAX"), "deploy BTAX (5% buy tax)");
   const usdcMints = [parseUnits("60100", 6), parseUnits("40000", 6), parseUnits("20400", 6)];
   for (const value of usdcMints) {
     await send(
@@ -308,15 +348,21 @@ export async function seedTokenRisk({ client, builder, minter: minterKey }: Seed
     v2Pairs.set(`${factory}:${symbolOf(a)}/${symbolOf(b)}`, book);
     return book;
   };
-  const memes: MemeSymbol[] = ["MEME", "HPOT", "TAX", "BLKL", "RUG"];
+  const memes: MemeSymbol[] = ["MEME", "HPOT", "TAX", "BLKL", "RUG", "BTAX"];
   const createdBlock = new Map<string, number>();
   const pairOf = new Map<MemeSymbol, PairBook>();
-  for (const group of [["MEME", "HPOT"], ["TAX", "BLKL"], ["RUG"]] as MemeSymbol[][]) {
-    for (const symbol of group) pairOf.set(symbol, await createPair("v2", tokens[symbol], WETH_ADDRESS));
+  for (const group of [
+    ["MEME", "HPOT"],
+    ["TAX", "BLKL"],
+    ["RUG", "BTAX"],
+  ] as MemeSymbol[][]) {
+    for (const symbol of group.filter((m) => m !== "BTAX")) pairOf.set(symbol, await createPair("v2", tokens[symbol], WETH_ADDRESS));
     if (group[0] === "RUG") {
       await createPair("v2", tokens.USDL, USDC_ADDRESS);
       await createPair("v2", tokens.USDL, WETH_ADDRESS);
       await createPair("v2b", tokens.USDL, USDC_ADDRESS);
+      // Created after the pairs above, so that their addresses (the factory's nonces) stay as they were.
+      pairOf.set("BTAX", await createPair("v2", tokens.BTAX, WETH_ADDRESS));
     }
     const { block } = await builder.mine();
     for (const symbol of group) createdBlock.set(symbol, block);
@@ -337,6 +383,9 @@ export async function seedTokenRisk({ client, builder, minter: minterKey }: Seed
     [],
     "TAX names its pair",
   );
+  // BTAX taxes what leaves its v3 pool (the factory's second pool, created in the liquidity block).
+  const btaxPool = getContractAddress({ from: factories.v3, nonce: 2n });
+  await send(deployer, tokens.BTAX, encodeFunctionData({ abi: [abi.setPool], args: [btaxPool] }), [], "BTAX names its v3 pool");
   await builder.mine();
 
   // --- Block 7: liquidity. --------------------------------------------------------------------------
@@ -356,6 +405,8 @@ export async function seedTokenRisk({ client, builder, minter: minterKey }: Seed
     TAX: ["300000000", "6"],
     BLKL: ["200000000", "5"],
     RUG: ["600000000", "12"],
+    // BTAX's shallow v2 pair, at the price of its v3 pool (5e-8 WETH per BTAX).
+    BTAX: ["20000000", "1"],
   };
   for (const symbol of memes) {
     const [tokenAmount, weth] = liquidity[symbol];
@@ -423,6 +474,31 @@ export async function seedTokenRisk({ client, builder, minter: minterKey }: Seed
   const v3Usdc = parseUnits("20300", 6);
   await transfer(deployer, tokens.USDL, v3Pool, v3Usdl, "USDL into the v3 pool");
   await transfer(deployer, USDC_ADDRESS, v3Pool, v3Usdc, "USDC into the v3 pool");
+  // BTAX's v3 pool: a working pool (RiskV3Pool) at 5e-8 WETH per BTAX, 0.3% fee, one full-range
+  // position of liquidity L = sqrt(x * y) paid in first; the amounts are what its mint asks for.
+  const btax = { token: parseUnits("300000000", 18), weth: parseUnits("15", 18) };
+  const btaxIs0 = BigInt(tokens.BTAX) < BigInt(WETH_ADDRESS);
+  const [x, y] = btaxIs0 ? [btax.token, btax.weth] : [btax.weth, btax.token];
+  const btaxSqrtPrice = isqrt((y << 192n) / x);
+  const btaxL = isqrt(x * y);
+  const Q96 = 1n << 96n;
+  const ceilDiv = (a: bigint, b: bigint) => (a + b - 1n) / b;
+  const btaxAmounts = { amount0: ceilDiv(btaxL * Q96, btaxSqrtPrice), amount1: ceilDiv(btaxL * btaxSqrtPrice, Q96) };
+  const btaxBalances = btaxIs0
+    ? { token: btaxAmounts.amount0, weth: btaxAmounts.amount1 }
+    : { token: btaxAmounts.amount1, weth: btaxAmounts.amount0 };
+  const btaxTick = Math.floor(Math.log(Number(y) / Number(x)) / Math.log(1.0001));
+  await send(
+    deployer,
+    factories.v3,
+    encodeFunctionData({ abi: [abi.createTradingPool], args: [tokens.BTAX, WETH_ADDRESS, 3000, btaxSqrtPrice, btaxTick] }),
+    [],
+    "create the BTAX/WETH v3 pool",
+    GAS.create,
+  );
+  await transfer(deployer, tokens.BTAX, btaxPool, btaxBalances.token, "BTAX into its v3 pool");
+  await transfer(deployer, WETH_ADDRESS, btaxPool, btaxBalances.weth, "WETH into the BTAX v3 pool");
+  await send(deployer, btaxPool, encodeFunctionData({ abi: [abi.v3Mint], args: [D, btaxL] }), [], "mint the BTAX v3 position");
   const { block: liquidityBlock } = await builder.mine();
   stablePools.push({
     pool: v3Pool,
@@ -537,7 +613,7 @@ export async function seedTokenRisk({ client, builder, minter: minterKey }: Seed
   rug.totalSupply -= pulled;
   const { block: lastBlock } = await builder.mine();
 
-  const expected: Record<MemeSymbol, MemePairTruth["expected"]> = {
+  const expectedOf: Record<MemeSymbol, Omit<MemePairTruth["expected"], "pool">> = {
     MEME: { verdict: "ok", buyTaxPct: 0, sellTaxPct: 0, transferTaxPct: 0, canSell: true, why: "no owner, no privileged function, no tax" },
     HPOT: {
       verdict: "honeypot",
@@ -564,13 +640,25 @@ export async function seedTokenRisk({ client, builder, minter: minterKey }: Seed
       canSell: true,
       why: "a clean token; its pair lost 90% of its liquidity, which the new-pair hunter flags",
     },
+    BTAX: {
+      verdict: "caution",
+      buyTaxPct: 5,
+      sellTaxPct: 0,
+      transferTaxPct: 0,
+      canSell: true,
+      why: "5% of every buy out of its v3 pool (its deepest) goes to the owner, who can change it; its shallower v2 pair is untaxed",
+    },
   };
+  const expected = (symbol: MemeSymbol): MemePairTruth["expected"] => ({
+    ...expectedOf[symbol],
+    pool: symbol === "BTAX" ? btaxPool : (pairOf.get(symbol) as PairBook).pair,
+  });
   const wallets = Object.fromEntries([
     ...traders.map((t, i) => [`trader-${i + 1}`, t.address]),
     ...holders.map((h, i) => [`holder-${String(i + 1).padStart(2, "0")}`, h.address]),
     ["sniper", sniper.address],
   ]) as Record<string, Address>;
-  const classes: Record<Address, AddressClass> = { [D]: "wallet", [v3Pool]: "v3_pool" };
+  const classes: Record<Address, AddressClass> = { [D]: "wallet", [v3Pool]: "v3_pool", [btaxPool]: "v3_pool" };
   for (const address of Object.values(wallets)) classes[address] = "wallet";
   for (const address of Object.values(factories)) classes[address] = "contract";
   for (const address of Object.values(tokens)) classes[address] = "token";
@@ -581,27 +669,46 @@ export async function seedTokenRisk({ client, builder, minter: minterKey }: Seed
     plannedPricesUsd: { WETH: WETH_USD, USDC: USDC_USD },
     firstBlock,
     lastBlock,
-    pairs: memes.map((symbol) => {
-      const book = pairOf.get(symbol) as PairBook;
-      const s = stats.get(symbol) as { buys: number; sells: number; buyers: Set<Address> };
-      return {
-        symbol,
-        name: names[symbol],
-        token: tokens[symbol],
-        pair: book.pair,
-        factory: factories.v2,
-        createdBlock: createdBlock.get(symbol) as number,
-        expected: expected[symbol],
-        reserves: {
-          token: (book.reserve.get(tokens[symbol]) as bigint).toString(),
-          weth: (book.reserve.get(WETH_ADDRESS) as bigint).toString(),
-        },
-        buys: s.buys,
-        sells: s.sells,
-        uniqueBuyers: s.buyers.size,
-        liquidityRemovedPct: symbol === "RUG" ? 90 : 0,
-      };
-    }),
+    pairs: [
+      ...memes.map((symbol): MemePairTruth => {
+        const book = pairOf.get(symbol) as PairBook;
+        const s = stats.get(symbol) as { buys: number; sells: number; buyers: Set<Address> };
+        return {
+          symbol,
+          name: names[symbol],
+          token: tokens[symbol],
+          pair: book.pair,
+          factory: factories.v2,
+          kind: "uniswap_v2",
+          createdBlock: createdBlock.get(symbol) as number,
+          expected: expected(symbol),
+          reserves: {
+            token: (book.reserve.get(tokens[symbol]) as bigint).toString(),
+            weth: (book.reserve.get(WETH_ADDRESS) as bigint).toString(),
+          },
+          buys: s.buys,
+          sells: s.sells,
+          uniqueBuyers: s.buyers.size,
+          liquidityRemovedPct: symbol === "RUG" ? 90 : 0,
+        };
+      }),
+      {
+        symbol: "BTAX",
+        name: names.BTAX,
+        token: tokens.BTAX,
+        pair: btaxPool,
+        factory: factories.v3,
+        kind: "uniswap_v3",
+        createdBlock: liquidityBlock,
+        expected: expected("BTAX"),
+        reserves: { token: btaxBalances.token.toString(), weth: btaxBalances.weth.toString() },
+        v3: { sqrtPriceX96: btaxSqrtPrice.toString(), liquidity: btaxL.toString(), feeBps: 30 },
+        buys: 0,
+        sells: 0,
+        uniqueBuyers: 0,
+        liquidityRemovedPct: 0,
+      },
+    ],
     stable: { symbol: "USDL", token: tokens.USDL, decimals: 18, pools: stablePools },
     wallets,
     classes,

@@ -1,13 +1,14 @@
 /**
  * The honeypot check of one token: find its pools on the curated factories, price them, simulate
- * a buy, a transfer and a sell through the deepest v2-style one, read the owner's privileges and
+ * a buy, a transfer and a sell through the deepest one of any kind (v2-style or concentrated
+ * liquidity), read the owner's privileges and
  * the declared limits, and decide a verdict from all of it with every reason stated.
  */
 import { type Address, formatUnits, getAddress, type Hex, type PublicClient, parseUnits } from "viem";
 import { type HoneypotSimulation, RISK_THRESHOLDS, type RiskVerdict } from "../../spec/token-risk-schemas.ts";
 import type { PriceSource } from "../analytics/price-source.ts";
 import { readChain } from "../chain/rpc-error.ts";
-import { findPools, type TokenPool } from "./pools.ts";
+import { counterDepth, findPools, type TokenPool } from "./pools.ts";
 import { type OwnerPrivileges, readLimits, readOwnerPrivileges } from "./privileges.ts";
 import { simulateTrade, type TradeSimulation, taxPct } from "./simulate.ts";
 import type { KnownToken, Venues } from "./venues.ts";
@@ -21,7 +22,7 @@ export interface AssessDeps {
 
 /** A pool with the USD value of its quote side. */
 export interface PricedPool extends TokenPool {
-  /** Twice the counter token's side in USD; null when the counter token has no USD price. */
+  /** Twice the counter token's depth ({@link counterDepth}) in USD; null when the counter token has no USD price. */
   liquidityUsd: number | null;
   counterPriceUsd: number | null;
 }
@@ -41,7 +42,7 @@ export async function pricePools(pools: readonly TokenPool[], prices: AssessDeps
   );
   return pools.map((p) => {
     const price = priced.get(p.counter.address) ?? null;
-    const side = p.reserves ? p.reserves.counter : p.balances.counter;
+    const side = counterDepth(p);
     return {
       ...p,
       counterPriceUsd: price,
@@ -50,12 +51,27 @@ export async function pricePools(pools: readonly TokenPool[], prices: AssessDeps
   });
 }
 
-/** The deepest pool a buy and a sell can be simulated through: v2-style, quoted in a priced token. */
+/**
+ * The deepest pool a buy and a sell can be simulated through, whatever its kind: quoted in a
+ * priced token and holding some of the token (v2-style: a token reserve; concentrated liquidity:
+ * a price and liquidity in range), ranked by `liquidityUsd`, which measures both kinds by the
+ * depth a trade at the current price meets ({@link counterDepth}). A tie keeps the order found.
+ */
 export function deepestSimulable(pools: readonly PricedPool[]): PricedPool | null {
-  const simulable = pools.filter((p) => p.v2Style && p.counter.quote && p.liquidityUsd !== null && p.reserves && p.reserves.token > 0n);
+  const simulable = pools.filter(
+    (p) =>
+      p.counter.quote &&
+      p.liquidityUsd !== null &&
+      (p.reserves
+        ? p.reserves.token > 0n
+        : p.sqrtPriceX96 !== null && p.sqrtPriceX96 > 0n && p.liquidity !== null && p.liquidity > 0n && p.balances.token > 0n),
+  );
   simulable.sort((a, b) => (b.liquidityUsd ?? 0) - (a.liquidityUsd ?? 0));
   return simulable[0] ?? null;
 }
+
+/** The caution when the token has no pool to trade through. */
+export const NO_POOL_REASON = "no pool of the token with liquidity on the curated factories to simulate a buy and a sell through";
 
 /** The verdict and its reasons, from every finding; the worst finding decides. */
 export function decideVerdict(a: Omit<HoneypotSimulation, "verdict" | "reasons">): { verdict: RiskVerdict; reasons: string[] } {
@@ -63,7 +79,7 @@ export function decideVerdict(a: Omit<HoneypotSimulation, "verdict" | "reasons">
   const highTax: string[] = [];
   const caution: string[] = [];
   const T = RISK_THRESHOLDS;
-  if (!a.pool) caution.push("no v2-style pool of the token on the curated factories to simulate a buy and a sell through");
+  if (!a.pool) caution.push(NO_POOL_REASON);
   if (a.can_buy === false) caution.push(`a buy reverts: ${a.buy_revert_reason}`);
   if (a.can_sell === false) honeypot.push(`a sell reverts: ${a.sell_revert_reason}`);
   if (a.can_transfer === false) honeypot.push(`a transfer between two fresh addresses reverts: ${a.transfer_revert_reason}`);
@@ -118,9 +134,9 @@ export async function assessToken(
   let sim: TradeSimulation | null = null;
   let unsupported: string | null = null;
   let amountIn: HoneypotSimulation["amount_in"] = null;
-  if (pool?.reserves && pool.counterPriceUsd) {
+  if (pool?.counterPriceUsd) {
     const wanted = parseUnits((amountUsd / pool.counterPriceUsd).toFixed(pool.counter.decimals), pool.counter.decimals);
-    const cap = (pool.reserves.counter * BigInt(Math.round(RISK_THRESHOLDS.maxShareOfReserve * 10_000))) / 10_000n;
+    const cap = (counterDepth(pool) * BigInt(Math.round(RISK_THRESHOLDS.maxShareOfReserve * 10_000))) / 10_000n;
     const quoteIn = wanted > cap ? cap : wanted;
     amountIn = {
       quote_symbol: pool.counter.symbol,

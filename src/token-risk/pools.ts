@@ -2,7 +2,8 @@
  * The pools of a token on the curated factories (content/token-risk.json): found by asking each
  * factory for its pair or pool against each counter token (v2 `getPair`, v3 `getPool` per fee
  * tier, Aerodrome `getPool` per stability or tick spacing), then read in one Multicall3 batch:
- * reserves or `slot0`, and both tokens' balances held by the pool. Every read is pinned to one block.
+ * reserves or `slot0` and in-range `liquidity`, and both tokens' balances held by the pool. Every
+ * read is pinned to one block.
  */
 import { type Address, erc20Abi, getAddress, type PublicClient, zeroAddress } from "viem";
 import { readChain } from "../chain/rpc-error.ts";
@@ -47,6 +48,7 @@ export const poolAbi = [
   },
   { type: "function", name: "slot0", stateMutability: "view", inputs: [], outputs: [{ type: "uint160" }] },
   { type: "function", name: "fee", stateMutability: "view", inputs: [], outputs: [{ type: "uint24" }] },
+  { type: "function", name: "liquidity", stateMutability: "view", inputs: [], outputs: [{ type: "uint128" }] },
 ] as const;
 
 /** One pool of the token against a counter token. */
@@ -66,6 +68,8 @@ export interface TokenPool {
   reserves: { token: bigint; counter: bigint } | null;
   /** Concentrated-liquidity pools: the price. */
   sqrtPriceX96: bigint | null;
+  /** Concentrated-liquidity pools: the liquidity L in range at the price (`liquidity()`); null when unread. */
+  liquidity: bigint | null;
   /** The pool's balances of both tokens (smallest units). */
   balances: { token: bigint; counter: bigint };
   /** Whether `token` is the pool's token0. */
@@ -145,6 +149,8 @@ export interface KnownPool {
   stable: boolean;
 }
 
+const READS_PER_POOL = 6;
+
 /** Read the state of `pools` of `token` at `blockNumber` in one Multicall3 batch; pools that do not answer are left out. */
 export async function readPools(
   chain: PublicClient,
@@ -166,14 +172,18 @@ export async function readPools(
         : { address: p.address, abi: poolAbi, functionName: "token0" },
     { address: token, abi: erc20Abi, functionName: "balanceOf", args: [p.address] },
     { address: p.counter.address, abi: erc20Abi, functionName: "balanceOf", args: [p.address] },
+    v2Style(p.factory.kind)
+      ? { address: p.address, abi: poolAbi, functionName: "token0" }
+      : { address: p.address, abi: poolAbi, functionName: "liquidity" },
   ]);
   const results = await readChain("reading the token's pools", () =>
     chain.multicall({ contracts: reads as never[], allowFailure: true, blockNumber }),
   );
   const out: TokenPool[] = [];
   pools.forEach((p, i) => {
-    const at = (k: number) => results[i * 5 + k] as { status: string; result?: unknown };
-    const [token0, state, fee, tokenBalance, counterBalance] = [0, 1, 2, 3, 4].map(at) as [
+    const at = (k: number) => results[i * READS_PER_POOL + k] as { status: string; result?: unknown };
+    const [token0, state, fee, tokenBalance, counterBalance, inRange] = [0, 1, 2, 3, 4, 5].map(at) as [
+      { status: string; result?: unknown },
       { status: string; result?: unknown },
       { status: string; result?: unknown },
       { status: string; result?: unknown },
@@ -201,6 +211,7 @@ export async function readPools(
       stable: p.stable,
       reserves: reserves ? { token: tokenIs0 ? reserves[0] : reserves[1], counter: tokenIs0 ? reserves[1] : reserves[0] } : null,
       sqrtPriceX96: isV2 ? null : (state.result as bigint),
+      liquidity: !isV2 && inRange.status === "success" ? (inRange.result as bigint) : null,
       balances: {
         token: tokenBalance.status === "success" ? (tokenBalance.result as bigint) : 0n,
         counter: counterBalance.status === "success" ? (counterBalance.result as bigint) : 0n,
@@ -227,4 +238,20 @@ export function impliedPrice(pool: TokenPool, tokenDecimals: number): number | n
   const raw1per0 = Number(priceX96) / 2 ** 96;
   const rawCounterPerToken = pool.tokenIs0 ? raw1per0 : 1 / raw1per0;
   return rawCounterPerToken * scale;
+}
+
+/**
+ * The counter-token depth of `pool` in smallest units, the side its liquidity in USD is twice of.
+ * v2-style: the counter reserve. Concentrated liquidity: the smaller of the pool's counter balance
+ * and the virtual counter reserve of its in-range liquidity (L x sqrtP for token1, L / sqrtP for
+ * token0), i.e. the reserve a v2 pair would need to quote the same price impact for a small trade,
+ * never more than the pool holds. Tokens parked in positions out of range count for nothing, so a
+ * v3 pool ranks against a v2 pair by the depth a trade at the current price meets; for one
+ * full-range position the two measures coincide.
+ */
+export function counterDepth(pool: TokenPool): bigint {
+  if (pool.reserves) return pool.reserves.counter;
+  if (pool.liquidity === null || pool.sqrtPriceX96 === null || pool.sqrtPriceX96 === 0n) return pool.balances.counter;
+  const virtual = pool.tokenIs0 ? (pool.liquidity * pool.sqrtPriceX96) >> 96n : (pool.liquidity << 96n) / pool.sqrtPriceX96;
+  return virtual < pool.balances.counter ? virtual : pool.balances.counter;
 }

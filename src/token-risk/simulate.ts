@@ -1,11 +1,14 @@
 /**
  * The honeypot simulation: a buy, a transfer between two fresh addresses and a sell of a token
- * through one v2-style pool, run by `eth_call` with state overrides and never mined. The
- * simulator's code (src/contracts/TokenRiskSimulator.sol) is placed at a random fresh address,
- * which is funded with the pool's quote token by overriding the quote token's balance slot
- * (found once per token by probing candidate slots in one call). Taxes are measured on the token
- * side: what the buyer received against what the pool sent, what arrived at the pool or the
- * fresh address against what was sent.
+ * through one pool, run by `eth_call` with state overrides and never mined. The simulator's code
+ * (src/contracts/TokenRiskSimulator.sol) is placed at a random fresh address, which is funded with
+ * the pool's quote token by overriding the quote token's balance slot (found once per token by
+ * probing candidate slots in one call). A v2-style pool is paid first and then asked for the
+ * output its formula (or, on Aerodrome, its own `getAmountOut`) gives; a concentrated-liquidity
+ * pool (Uniswap v3, Slipstream) is called by `swap` and paid from `uniswapV3SwapCallback` exactly
+ * what it asks, as a router pays it, and its swap's return values are its own statement of what
+ * it sent. Taxes are measured on the token side: what the buyer received against what the pool
+ * sent, what arrived at the pool or the fresh address against what was sent.
  */
 import { randomBytes } from "node:crypto";
 import {
@@ -38,7 +41,7 @@ const simulatorAbi = [
       { name: "quoteIn", type: "uint256" },
       { name: "fresh", type: "address" },
       { name: "feeBps", type: "uint256" },
-      { name: "poolQuotes", type: "bool" },
+      { name: "mode", type: "uint8" },
     ],
     outputs: [
       {
@@ -83,9 +86,35 @@ export interface TradeSimulation {
   sellReceived: bigint;
 }
 
+/** The simulator's own error (TokenRiskSimulator.ShortPaid): a concentrated-liquidity pool was paid less than it asked. */
+const simulatorErrors = [
+  {
+    type: "error",
+    name: "ShortPaid",
+    inputs: [
+      { name: "owed", type: "uint256" },
+      { name: "arrived", type: "uint256" },
+    ],
+  },
+] as const;
+
+/** How the simulator trades through a pool (TokenRiskSimulator's MODE_ constants). */
+export function simulationMode(pool: Pick<TokenPool, "v2Style" | "kind">): 0 | 1 | 2 {
+  if (!pool.v2Style) return 2;
+  return pool.kind === "aerodrome_v2" ? 1 : 0;
+}
+
 /** The text of revert data: an `Error(string)` reason, a panic code, a custom error's selector, or none. */
 export function revertReason(data: Hex): string {
   if (data === "0x" || data.length < 10) return "reverted without a reason";
+  try {
+    const short = decodeErrorResult({ abi: simulatorErrors, data });
+    const [owed, arrived] = short.args;
+    const kept = taxPct(owed, arrived);
+    return `the pool received ${arrived} of the ${owed} it asked for (${kept}% kept by the token on the way in); a concentrated-liquidity pool refuses a short payment ("IIA"), so no router can sell it there`;
+  } catch {
+    // Not the simulator's own error.
+  }
   try {
     const decoded = decodeErrorResult({ data });
     if (decoded.errorName === "Error") return String(decoded.args?.[0]);
@@ -169,7 +198,8 @@ export async function simulateTrade(
       data: encodeFunctionData({
         abi: simulatorAbi,
         functionName: "simulate",
-        args: [pool.address, pool.token, pool.counter.address, quoteIn, fresh, BigInt(pool.feeBps), pool.kind === "aerodrome_v2"],
+        // The fee feeds only the v2 formula; a concentrated pool's may be a fraction of a basis point.
+        args: [pool.address, pool.token, pool.counter.address, quoteIn, fresh, BigInt(Math.round(pool.feeBps)), simulationMode(pool)],
       }),
       blockNumber,
       gas: 30_000_000n,
