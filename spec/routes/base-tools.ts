@@ -41,7 +41,7 @@ export const honeypotCheck = defineRoute({
   operationId: "v1HoneypotCheck",
   summary: "Honeypot check: simulate a buy, a transfer and a sell of a Base token, with its taxes and owner privileges",
   description:
-    "Simulates on Base itself, by eth_call with state overrides (nothing is mined): a buy of amount_usd (default 100) of the token through its deepest v2-style pool on the curated factories, a transfer between two fresh addresses and a sell back. Answers whether each step works, the buy, sell and transfer taxes, revert reasons, declared limits, the owner's privileged functions found in the bytecode (through a proxy's implementation) and a verdict (honeypot, high_tax, caution, ok) with every reason.",
+    "Simulates on Base itself, by eth_call with state overrides (nothing is mined): a buy of amount_usd (default 100) of the token through its deepest pool on the curated factories (v2-style or concentrated liquidity), a transfer between two fresh addresses and a sell back. Answers whether each step works, the buy, sell and transfer taxes, revert reasons, declared limits, the owner's privileged functions found in the bytecode (through a proxy's implementation) and a verdict (honeypot, high_tax, caution, ok) with every reason.",
   tags: ["token risk"],
   price: 0.05,
   body: Type.Object(

@@ -138,7 +138,7 @@ export const ENDPOINT_METHODS: Record<AnalyticsEndpoint, EndpointMethod> = {
       "name, symbol, decimals and totalSupply in one Multicall3 batch (bytes32 names and symbols are decoded too).",
       "Proxy detection: the EIP-1967 implementation, beacon and admin storage slots, the older zeppelinos implementation slot (used by Circle's USDC) and EIP-1167 minimal-proxy code.",
       "DEX liquidity and 24 h volume of the deepest Base pair listed by DexScreener for the token (by liquidity in USD).",
-      "Honeypot simulation (`simulation`), as POST /v1/honeypot-check answers it for a 100 USD buy: the token's pools on the curated factories; through the deepest v2-style one, a buy, a transfer between two fresh addresses and a sell simulated by eth_call with state overrides (never mined), with the taxes measured on the token side and each revert reason; the owner's mint, blacklist, pause and set-fee functions found in the bytecode (through a proxy's implementation); a verdict with every reason.",
+      "Honeypot simulation (`simulation`), as POST /v1/honeypot-check answers it for a 100 USD buy: the token's pools on the curated factories; through the deepest one of any kind (v2-style or concentrated liquidity), a buy, a transfer between two fresh addresses and a sell simulated by eth_call with state overrides (never mined), with the taxes measured on the token side and each revert reason; the owner's mint, blacklist, pause and set-fee functions found in the bytecode (through a proxy's implementation); a verdict with every reason.",
     ],
     notChecked: [
       "holder concentration is not computed",

@@ -13,15 +13,15 @@ const T = RISK_THRESHOLDS;
 
 /** The simulation's steps, shared by the honeypot check, the token check and the new-pair hunter. */
 export const SIMULATION_STEPS: readonly string[] = [
-  "Pools: every factory of the curated list (content/token-risk.json: Uniswap v2 and v3, Aerodrome and Aerodrome Slipstream on Base) is asked for the token's pool against each quote token (WETH, USDC, USDbC, DAI, cbBTC), in one Multicall3 batch at one block; each pool's liquidity is twice its quote side at the quote token's USD price.",
-  `Simulation: through the deepest v2-style pool (Uniswap v2 or Aerodrome), by eth_call with state overrides at the same block, never mined: a simulator's code is placed at a random fresh address and funded with the quote token (its balance slot found by probing); it buys amount_usd of the token (at most ${T.maxShareOfReserve * 100}% of the pool's quote reserve), sends half to a second fresh address and sells the rest back to the pool.`,
+  "Pools: every factory of the curated list (content/token-risk.json: Uniswap v2 and v3, Aerodrome and Aerodrome Slipstream on Base) is asked for the token's pool against each quote token (WETH, USDC, USDbC, DAI, cbBTC), in one Multicall3 batch at one block; each pool's liquidity is twice its quote side at the quote token's USD price (a concentrated-liquidity pool's quote side is the virtual reserve of its liquidity in range at the current price, at most what it holds, so positions out of range do not count).",
+  `Simulation: through the deepest pool of any kind (Uniswap v2, Aerodrome, Uniswap v3, Aerodrome Slipstream), by eth_call with state overrides at the same block, never mined: a simulator's code is placed at a random fresh address and funded with the quote token (its balance slot found by probing); it buys amount_usd of the token (at most ${T.maxShareOfReserve * 100}% of the pool's quote side), sends half to a second fresh address and sells the rest back to the pool. A v2-style pool is paid first and asked for its formula's output; a concentrated-liquidity pool is called by swap and paid from uniswapV3SwapCallback exactly what it asks, as routers pay it, its swap's own deltas being what it sent.`,
   "Taxes, measured on the token side: buy = 1 - tokens received / tokens the pool sent; transfer = 1 - tokens received / tokens sent; sell = 1 - tokens that reached the pool / tokens sold. A reverted step is reported with its revert reason.",
   "Owner privileges: the selectors of known mint, blacklist, pause and set-fee functions found in the token's bytecode and, for an EIP-1967 or older proxy, its implementation's; the owner from owner() or getOwner(); declared maximum transaction and wallet sizes from their usual getters.",
   `Verdict, worst first: honeypot (a sell or a transfer reverts, or a sell keeps ${T.honeypotSellTaxPct}% or more), high_tax (a tax of ${T.highTaxPct}% or more), caution (a tax above ${T.cautionTaxPct}%, privileges of an owner that has not renounced, a proxy, a limit hit, a failed buy, liquidity under ${T.minLiquidityUsd} USD, or no pool to simulate through), else ok; reasons lists every finding.`,
 ];
 
 const SIMULATION_NOT_CHECKED: readonly string[] = [
-  "concentrated-liquidity pools (Uniswap v3, Aerodrome Slipstream) and Uniswap v4 are found and counted but not traded through",
+  "pools other than the deepest one (only it is traded through), and Uniswap v4 pools",
   "conditions that change later: a tax or blacklist the owner sets after the check, trading that is enabled or disabled by time or block",
   "behaviour that depends on who trades (a fresh address may be treated differently from an old holder) or on the size of a trade beyond the simulated one",
   "source verification and audits",
