@@ -24,7 +24,7 @@ export interface SiteDef {
   readonly routes: readonly RouteDef[];
   /** Where the build puts its landing page: `/` for the primary, `/sites/<id>` for the others (served at `/` of their origin). */
   readonly landing: string;
-  /** Which of the built reader pages it serves besides its landing page: all of them, or the listed paths. */
+  /** Which of the built reader pages and page endpoints (`/mcp`) it serves besides its landing page: all of them, or the listed paths. */
   readonly pages: "all" | readonly string[];
   /** The free route an agent budgets with first, named in the OpenAPI guidance. */
   readonly budgetHint: string;
@@ -54,7 +54,8 @@ export const baseToolsSite: SiteDef = {
   apiPrefix: "/v1/",
   routes: secondaryRoutes,
   landing: "/sites/base-tools",
-  pages: ["/errors"],
+  // `/mcp`: the remote MCP server with this site's routes as tools (src/pages/mcp.ts).
+  pages: ["/errors", "/mcp"],
   budgetHint: "GET /health is free; every /v1/ route states its price in this document and in its 402 challenge.",
 };
 

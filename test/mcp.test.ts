@@ -1,9 +1,11 @@
 /**
  * The routes as MCP tools, both ways, against the real service on the devnet:
- * - `npm run mcp` (stdio, spawned as a child process) lists every route, pays a paid tool with
- *   @x402/fetch for exactly its price, and refuses calls over its caps without paying;
+ * - `npm run mcp` (stdio, spawned as a child process) lists every route of both sites, pays a paid
+ *   tool with @x402/fetch for exactly its price on its own site's origin, and refuses calls over
+ *   its caps without paying;
  * - `POST /mcp` (streamable HTTP) is paid through `_meta` by a client built from @x402/core and the
- *   MCP SDK, settles once however often the same payment is retried, and never charges a failing call.
+ *   MCP SDK, settles once however often the same payment is retried, and never charges a failing
+ *   call; on the secondary site it offers that site's routes, priced and challenged on its origin.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -15,13 +17,22 @@ import type { PaymentPayload, PaymentRequired, SettleResponse } from "@x402/core
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { erc20Abi, type PrivateKeyAccount, parseEventLogs } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { routes } from "../spec/routes.ts";
+import { routes, secondaryRoutes } from "../spec/routes.ts";
 import { SpendCaps } from "../src/mcp/spend-caps.ts";
 import { createStdioServer, McpSettingsError, stdioSettingsFromEnv } from "../src/mcp/stdio.ts";
+import { ToolNameClashError } from "../src/mcp/tools.ts";
 import type { RunningService } from "../src/server/service.ts";
+import { scenario } from "./support/scenario.ts";
 import { buyerAccount, chainClient, challengeOf, devnet, startTestService, usdcBalance } from "./support/service.ts";
 
 const PRICE = 100_000n; // verifyPayment (POST /api/payment-verify): 0.10 USDC
+const HONEYPOT_PRICE = 50_000n; // v1HoneypotCheck (POST /v1/honeypot-check on the secondary site): 0.05 USDC
+/** The seeded token whose deepest pool is a v3 pool (src/devnet/scenario-tokens.ts), and that pool. */
+const btax = () => {
+  const pool = scenario().tokenRisk.pairs.find((p) => p.symbol === "BTAX" && p.pair === p.expected.pool);
+  if (!pool) throw new Error("the scenario has no BTAX pool");
+  return pool;
+};
 const unknownTx = `0x${"11".repeat(32)}`;
 /** The answer of verifyPayment for a hash the chain does not know. */
 const unknownTxAnswer = {
@@ -50,7 +61,7 @@ async function stdioClient(env: Record<string, string>): Promise<Client> {
       command: process.execPath,
       args: ["scripts/mcp.ts"],
       cwd: process.cwd(),
-      env: { BASE_URL: service.url, ...env },
+      env: { BASE_URL: service.url, SECONDARY_BASE_URL: service.secondaryUrl as string, ...env },
       stderr: "pipe",
     }),
   );
@@ -77,10 +88,11 @@ describe("npm run mcp: the stdio MCP server", () => {
   });
   afterAll(() => client.close());
 
-  it("lists every route as a tool named by its operationId, with its input schema and price", async () => {
+  it("lists every route of both sites as a tool named by its operationId, with its input schema and price", async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(routes.map((r) => r.operationId));
-    for (const route of routes) {
+    expect(tools.map((t) => t.name)).toEqual([...routes, ...secondaryRoutes].map((r) => r.operationId));
+    expect(new Set(tools.map((t) => t.name)).size).toBe(tools.length);
+    for (const route of [...routes, ...secondaryRoutes]) {
       const tool = tools.find((t) => t.name === route.operationId);
       const schema = route.method === "GET" ? route.query : (route.body ?? route.query);
       const none = { type: "object", properties: {}, additionalProperties: false };
@@ -93,6 +105,37 @@ describe("npm run mcp: the stdio MCP server", () => {
     expect(tools.find((t) => t.name === "getPricing")?.description).toContain(
       "\n\nPrice: free, no payment needed.\nHTTP: GET /api/pricing.",
     );
+    expect(tools.find((t) => t.name === "v1HoneypotCheck")?.description).toContain(
+      "\n\nPrice: $0.05 per call, paid in USDC on Base with x402; a call that fails is not charged.\nHTTP: POST /v1/honeypot-check.",
+    );
+  });
+
+  it("calls a secondary-site tool on the secondary origin and pays exactly its price", async () => {
+    const pool = btax();
+    const payTo = devnet().payTo;
+    const [buyerBefore, payToBefore] = [await usdcBalance(buyer.address), await usdcBalance(payTo)];
+    const result = (await client.callTool({ name: "v1HoneypotCheck", arguments: { token: pool.token } })) as CallToolResult;
+    expect(result.isError).toBeUndefined();
+    // The primary answers /v1/ paths with 404: this answer came from the secondary site.
+    expect(result.structuredContent).toMatchObject({
+      token: pool.token,
+      pool: { address: pool.pair, kind: "uniswap_v3" },
+      buy_tax_pct: 5,
+      verdict: "caution",
+    });
+    const settlement = settlementOf(result);
+    expect(settlement).toMatchObject({ success: true, network: "eip155:8453", payer: buyer.address });
+    expect(await transfersOf(settlement?.transaction as string)).toEqual([[buyer.address, payTo, HONEYPOT_PRICE]]);
+    expect(await usdcBalance(buyer.address)).toBe(buyerBefore - HONEYPOT_PRICE);
+    expect(await usdcBalance(payTo)).toBe(payToBefore + HONEYPOT_PRICE);
+  });
+
+  it("answers the secondary site's free /health tool without paying", async () => {
+    const before = await usdcBalance(buyer.address);
+    const result = (await client.callTool({ name: "getBaseToolsHealth", arguments: {} })) as CallToolResult;
+    expect(result.isError).toBeUndefined();
+    expect(result.structuredContent).toMatchObject({ status: "ok", network: "eip155:8453" });
+    expect(await usdcBalance(buyer.address)).toBe(before);
   });
 
   it("answers a free tool without paying", async () => {
@@ -217,20 +260,46 @@ describe("npm run mcp: the stdio MCP server", () => {
 });
 
 describe("the settings of npm run mcp", () => {
-  it("default to this service on port 4021, no buyer and caps of $1.00 per call and per session", () => {
+  it("default to this service on port 4021 (its secondary site on 4022), no buyer and caps of $1.00 per call and per session", () => {
     const settings = stdioSettingsFromEnv({});
     expect(settings.baseUrl).toBe("http://127.0.0.1:4021");
+    expect(settings.secondaryBaseUrl).toBe("http://127.0.0.1:4022");
+    expect(stdioSettingsFromEnv({ PORT: "5021", SECONDARY_PORT: "5022" })).toMatchObject({
+      baseUrl: "http://127.0.0.1:5021",
+      secondaryBaseUrl: "http://127.0.0.1:5022",
+    });
+    expect(stdioSettingsFromEnv({ SECONDARY_BASE_URL: "https://tools.example.com" }).secondaryBaseUrl).toBe("https://tools.example.com");
     expect(settings.buyer).toBeUndefined();
     expect([settings.caps.maxPerCall, settings.caps.maxSession]).toEqual([1_000_000n, 1_000_000n]);
   });
 
   it("name every unusable setting at once, never showing the key", () => {
     const read = () =>
-      stdioSettingsFromEnv({ BASE_URL: "ftp://x", BUYER_PRIVATE_KEY: "0x1234", MCP_MAX_SPEND_USD: "-1", MCP_MAX_PRICE_USD: "0.0000001" });
+      stdioSettingsFromEnv({
+        BASE_URL: "ftp://x",
+        SECONDARY_BASE_URL: "tools.example.com",
+        BUYER_PRIVATE_KEY: "0x1234",
+        MCP_MAX_SPEND_USD: "-1",
+        MCP_MAX_PRICE_USD: "0.0000001",
+      });
     expect(read).toThrow(McpSettingsError);
     expect(read).toThrow(
-      'BASE_URL must be an http(s) URL; found "ftp://x"; BUYER_PRIVATE_KEY must be a 32-byte hex private key (its value is not shown); MCP_MAX_SPEND_USD must be a USD amount like 1.00 (at most 6 decimals); found "-1"; MCP_MAX_PRICE_USD must be a USD amount like 1.00 (at most 6 decimals); found "0.0000001"',
+      'BASE_URL must be an http(s) URL; found "ftp://x"; SECONDARY_BASE_URL must be an http(s) URL; found "tools.example.com"; BUYER_PRIVATE_KEY must be a 32-byte hex private key (its value is not shown); MCP_MAX_SPEND_USD must be a USD amount like 1.00 (at most 6 decimals); found "-1"; MCP_MAX_PRICE_USD must be a USD amount like 1.00 (at most 6 decimals); found "0.0000001"',
     );
+  });
+
+  it("refuse to offer two sites' routes whose tool names clash", () => {
+    const clashing = secondaryRoutes.map((r) => (r.operationId === "v1WalletProfile" ? { ...r, operationId: "getPricing" } : r));
+    const make = () =>
+      createStdioServer({
+        routes,
+        baseUrl: service.url,
+        secondary: { routes: clashing, baseUrl: service.secondaryUrl as string },
+        buyer: undefined,
+        caps: new SpendCaps({ maxPerCall: 1_000_000n, maxSession: 1_000_000n }),
+      });
+    expect(make).toThrow(ToolNameClashError);
+    expect(make).toThrow("Two routes give the MCP tool name getPricing");
   });
 
   it("without a buyer key, answer a paid tool with a tool error and send nothing", async () => {
@@ -264,10 +333,10 @@ describe("the settings of npm run mcp", () => {
   });
 });
 
-/** An MCP client of `POST /mcp` paying with `account` through `_meta`, as the x402 MCP transport describes. */
-async function remoteClient(): Promise<Client> {
+/** An MCP client of `POST /mcp` of the site at `origin` (default the primary), paying through `_meta` as the x402 MCP transport describes. */
+async function remoteClient(origin: string = service.url): Promise<Client> {
   const client = new Client({ name: "mcp-test", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${service.url}/mcp`)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${origin}/mcp`)));
   return client;
 }
 
@@ -363,5 +432,47 @@ describe("POST /mcp: the remote MCP endpoint", () => {
     const res = await fetch(`${service.url}/mcp`, { method: "DELETE" });
     expect(res.status).toBe(405);
     expect(res.headers.get("allow")).toBe("POST");
+  });
+});
+
+describe("POST /mcp on the secondary site", () => {
+  let client: Client;
+  let secondary: string;
+  beforeAll(async () => {
+    secondary = service.secondaryUrl as string;
+    client = await remoteClient(secondary);
+  });
+  afterAll(() => client.close());
+
+  it("lists the secondary site's routes only", async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(secondaryRoutes.map((r) => r.operationId));
+  });
+
+  it("challenges an unpaid call on the secondary origin at its price, then settles the payment once", async () => {
+    const pool = btax();
+    const call = { name: "v1HoneypotCheck", arguments: { token: pool.token } };
+    const unpaid = (await client.callTool(call)) as CallToolResult;
+    const challenge = await challengeOf(`${secondary}/v1/honeypot-check`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ token: pool.token }),
+    });
+    expect(unpaid.isError).toBe(true);
+    expect(unpaid.structuredContent).toEqual(challenge);
+    expect(challenge).toMatchObject({ resource: { url: `${secondary}/v1/honeypot-check` }, accepts: [{ amount: "50000" }] });
+
+    const buyer = buyerAccount(4);
+    const payTo = devnet().payTo;
+    const before = await usdcBalance(buyer.address);
+    const payment = await paymentFor(buyer, unpaid);
+    const paid = (await client.callTool({ ...call, _meta: { "x402/payment": payment } })) as CallToolResult;
+    expect(paid.isError).toBeUndefined();
+    expect(paid.structuredContent).toMatchObject({ pool: { address: pool.pair, kind: "uniswap_v3" }, buy_tax_pct: 5, verdict: "caution" });
+    const settlement = settlementOf(paid);
+    expect(await transfersOf(settlement?.transaction as string)).toEqual([[buyer.address, payTo, HONEYPOT_PRICE]]);
+    const again = (await client.callTool({ ...call, _meta: { "x402/payment": payment } })) as CallToolResult;
+    expect(settlementOf(again)).toMatchObject({ success: true, transaction: settlement?.transaction });
+    expect(await usdcBalance(buyer.address)).toBe(before - HONEYPOT_PRICE);
   });
 });

@@ -249,14 +249,13 @@ describe("each site refuses the other's paths", () => {
     expect(await notFound(`${service.url}/sites/base-tools`)).toEqual([404, expect.stringMatching(/^application\/json/), ...json]);
   });
 
-  it("the secondary answers 404 JSON for /api/ paths, the primary's reader pages and its MCP endpoint", async () => {
+  it("the secondary answers 404 JSON for /api/ paths and the primary's reader pages", async () => {
     for (const [method, p] of [
       ["POST", "/api/wallet-profile"],
       ["GET", "/api/health"],
       ["GET", "/api/pricing"],
       ["GET", "/playbooks"],
       ["GET", "/kb"],
-      ["POST", "/mcp"],
     ] as const) {
       expect(await notFound(`${secondary}${p}`, { method, ...(method === "POST" ? { body: "{}" } : {}) }), p).toEqual([
         404,

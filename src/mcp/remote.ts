@@ -1,6 +1,7 @@
 /**
  * `POST /mcp`: the remote MCP server (streamable HTTP, stateless, JSON answers) whose tools are
- * the routes of spec/routes.ts (src/mcp/tools.ts), paid through the x402 MCP transport.
+ * the routes of the site the request came to (spec/sites.ts: the primary's `/api/` routes, or the
+ * secondary's `/v1/` ones and its `/health`; src/mcp/tools.ts), paid through the x402 MCP transport.
  *
  * A `tools/call` becomes the HTTP request of its route, with the `PaymentPayload` of
  * `params._meta["x402/payment"]` as its PAYMENT-SIGNATURE header, and is answered by the same
@@ -17,7 +18,6 @@ import { encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload } from "@x402/core/types";
 import packageJson from "../../package.json" with { type: "json" };
 import type { RouteDef } from "../../spec/route.ts";
-import { routes } from "../../spec/routes.ts";
 import { errorBody } from "../errors.ts";
 import { PAYMENT_META_KEY, toolResultOf } from "./results.ts";
 import { type RouteTool, routeRequest, routeTools, toolNamed } from "./tools.ts";
@@ -25,7 +25,17 @@ import { type RouteTool, routeRequest, routeTools, toolNamed } from "./tools.ts"
 /** Answers the HTTP request of one route exactly as `/api/*` does (the Astro endpoint binds src/dispatch.ts). */
 export type RouteDispatch = (request: Request, route: RouteDef) => Promise<Response>;
 
-const tools: readonly RouteTool[] = routeTools(routes);
+/** Each site's tools, built once per route table. */
+const toolsOfRoutes = new WeakMap<readonly RouteDef[], readonly RouteTool[]>();
+
+function toolsOf(routes: readonly RouteDef[]): readonly RouteTool[] {
+  let tools = toolsOfRoutes.get(routes);
+  if (!tools) {
+    tools = routeTools(routes);
+    toolsOfRoutes.set(routes, tools);
+  }
+  return tools;
+}
 
 const INSTRUCTIONS =
   'Each tool is one route of this service\'s HTTP API. A paid tool called without payment answers an error result whose structuredContent is the x402 PaymentRequired; sign one of its `accepts` and call again with the PaymentPayload in params._meta["x402/payment"]. The paid result carries the settlement in _meta["x402/payment-response"]. A call that fails is never charged; the same call with the same payment is answered again without a second charge.';
@@ -36,7 +46,7 @@ function paymentHeader(payment: unknown): Record<string, string> {
   return { "PAYMENT-SIGNATURE": typeof payment === "string" ? payment : encodePaymentSignatureHeader(payment as PaymentPayload) };
 }
 
-function createRemoteServer(origin: string, dispatchRoute: RouteDispatch): Server {
+function createRemoteServer(origin: string, tools: readonly RouteTool[], dispatchRoute: RouteDispatch): Server {
   const server = new Server(
     { name: packageJson.name, version: packageJson.version },
     { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
@@ -52,9 +62,9 @@ function createRemoteServer(origin: string, dispatchRoute: RouteDispatch): Serve
   return server;
 }
 
-/** Answer one `POST /mcp` request: a fresh stateless server and transport per request. */
-export async function answerMcp(request: Request, dispatchRoute: RouteDispatch): Promise<Response> {
-  const server = createRemoteServer(new URL(request.url).origin, dispatchRoute);
+/** Answer one `POST /mcp` request with the tools of `routes` (its site's): a fresh stateless server and transport per request. */
+export async function answerMcp(request: Request, routes: readonly RouteDef[], dispatchRoute: RouteDispatch): Promise<Response> {
+  const server = createRemoteServer(new URL(request.url).origin, toolsOf(routes), dispatchRoute);
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   try {

@@ -1,9 +1,10 @@
 /**
- * The stdio MCP server of `npm run mcp` (scripts/mcp.ts): the routes of spec/routes.ts as tools
- * (src/mcp/tools.ts), each call made over HTTP to a running instance of this service and paid
- * with the buyer's key through @x402/fetch, within a per-call and a per-session cap
- * (src/mcp/spend-caps.ts). A call over a cap is refused before anything is signed: first on the
- * route table's price, then on the amount of the 402 challenge itself.
+ * The stdio MCP server of `npm run mcp` (scripts/mcp.ts): the routes of both sites (spec/sites.ts)
+ * as tools (src/mcp/tools.ts), each call made over HTTP to the origin of its route's site on a
+ * running instance of this service and paid with the buyer's key through @x402/fetch, within a
+ * per-call and a per-session cap (src/mcp/spend-caps.ts) shared by all tools. A call over a cap is
+ * refused before anything is signed: first on the route table's price, then on the amount of the
+ * 402 challenge itself.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
@@ -24,18 +25,28 @@ import { atomicUsdc } from "../../spec/route.ts";
 import { NETWORKS } from "../config.ts";
 import { toolError, toolResultOf } from "./results.ts";
 import { type Reservation, SpendCaps } from "./spend-caps.ts";
-import { priceAtomic, type RouteTool, routeRequest, routeTools, toolNamed, usd } from "./tools.ts";
+import { priceAtomic, type RouteTool, routeRequest, routeTools, toolNamed, uniqueTools, usd } from "./tools.ts";
 
 /** Default cap on what one session may spend, in USD. */
 export const DEFAULT_MAX_SPEND_USD = "1.00";
 /** Default cap on the price of one call, in USD: the same as @x402/core's default per-payment cap. */
 export const DEFAULT_MAX_PRICE_USD = "1.00";
 
+/** A tool and the origin its route is served on. */
+interface SiteTool extends RouteTool {
+  baseUrl: string;
+}
+
 /** What the stdio server needs. */
 export interface StdioServerOptions {
   routes: readonly RouteDef[];
   /** The service the tools call, e.g. `http://127.0.0.1:4021`. */
   baseUrl: string;
+  /**
+   * The secondary site's routes (the `/v1/` token-risk tools) and its origin, e.g.
+   * `http://127.0.0.1:4022`; their operationIds must not clash with the primary's.
+   */
+  secondary?: { routes: readonly RouteDef[]; baseUrl: string };
   /** The wallet that pays; without one, paid tools answer a tool error and only free ones work. */
   buyer: PrivateKeyAccount | undefined;
   caps: SpendCaps;
@@ -46,6 +57,8 @@ export interface StdioServerOptions {
 /** Settings of `npm run mcp`, from the environment. */
 export interface StdioSettings {
   baseUrl: string;
+  /** The secondary site's origin. */
+  secondaryBaseUrl: string;
   buyer: PrivateKeyAccount | undefined;
   caps: SpendCaps;
 }
@@ -69,11 +82,20 @@ function usdSetting(name: string, value: string | undefined, fallback: string, p
   return parseUnits(text, 6);
 }
 
-/** Read BASE_URL, BUYER_PRIVATE_KEY, MCP_MAX_SPEND_USD and MCP_MAX_PRICE_USD; throws McpSettingsError. */
+/**
+ * Read BASE_URL, SECONDARY_BASE_URL, BUYER_PRIVATE_KEY, MCP_MAX_SPEND_USD and MCP_MAX_PRICE_USD;
+ * throws McpSettingsError. The origins default as the service's local mode listens: the primary on
+ * PORT (4021), the secondary on SECONDARY_PORT (4022).
+ */
 export function stdioSettingsFromEnv(env: Record<string, string | undefined> = process.env): StdioSettings {
   const problems: string[] = [];
-  const baseUrl = env.BASE_URL?.trim() || `http://127.0.0.1:${env.PORT?.trim() || 4021}`;
-  if (!/^https?:\/\/[^/]/.test(baseUrl) || !URL.canParse(baseUrl)) problems.push(`BASE_URL must be an http(s) URL; found "${baseUrl}"`);
+  const origin = (name: string, fallback: string) => {
+    const url = env[name]?.trim() || fallback;
+    if (!/^https?:\/\/[^/]/.test(url) || !URL.canParse(url)) problems.push(`${name} must be an http(s) URL; found "${url}"`);
+    return url;
+  };
+  const baseUrl = origin("BASE_URL", `http://127.0.0.1:${env.PORT?.trim() || 4021}`);
+  const secondaryBaseUrl = origin("SECONDARY_BASE_URL", `http://127.0.0.1:${env.SECONDARY_PORT?.trim() || 4022}`);
   let buyer: PrivateKeyAccount | undefined;
   const key = env.BUYER_PRIVATE_KEY?.trim();
   if (key) {
@@ -84,7 +106,7 @@ export function stdioSettingsFromEnv(env: Record<string, string | undefined> = p
   const maxSession = usdSetting("MCP_MAX_SPEND_USD", env.MCP_MAX_SPEND_USD, DEFAULT_MAX_SPEND_USD, problems);
   const maxPerCall = usdSetting("MCP_MAX_PRICE_USD", env.MCP_MAX_PRICE_USD, DEFAULT_MAX_PRICE_USD, problems);
   if (problems.length > 0) throw new McpSettingsError(problems);
-  return { baseUrl, buyer, caps: new SpendCaps({ maxPerCall, maxSession }) };
+  return { baseUrl, secondaryBaseUrl, buyer, caps: new SpendCaps({ maxPerCall, maxSession }) };
 }
 
 /** Only USDC on a network the service settles on: the caps are counted in USDC. */
@@ -140,7 +162,7 @@ async function mayHaveCharged(response: Response): Promise<boolean> {
 
 async function callPaidTool(
   options: StdioServerOptions,
-  entry: RouteTool,
+  entry: SiteTool,
   args: Record<string, unknown> | undefined,
 ): Promise<CallToolResult> {
   const { route } = entry;
@@ -161,7 +183,7 @@ async function callPaidTool(
   const pay = payingFetch(options, options.buyer, held);
   let response: Response;
   try {
-    response = await pay(routeRequest(entry.route, args, options.baseUrl));
+    response = await pay(routeRequest(entry.route, args, entry.baseUrl));
   } catch (error) {
     if (held.refused) return toolError("spend_cap_exceeded", held.refused.message, capDetails(options.caps, held.refused.amount));
     // Signed and sent but no answer: it may have been used, so it stays counted.
@@ -171,7 +193,7 @@ async function callPaidTool(
       : " Nothing was paid.";
     return toolError(
       "call_failed",
-      `The call to ${options.baseUrl} failed: ${error instanceof Error ? error.message : String(error)}.${paid}`,
+      `The call to ${entry.baseUrl} failed: ${error instanceof Error ? error.message : String(error)}.${paid}`,
     );
   }
   if (held.reservation) {
@@ -181,15 +203,20 @@ async function callPaidTool(
   return toolResultOf(response);
 }
 
-/** The stdio MCP server: lists every route as a tool and calls the service, paying within the caps. */
+/** The stdio MCP server: lists every route of both sites as a tool and calls the service, paying within the caps. */
 export function createStdioServer(options: StdioServerOptions): Server {
-  const tools = routeTools(options.routes);
+  const siteTools = (routes: readonly RouteDef[], baseUrl: string): SiteTool[] => routeTools(routes).map((t) => ({ ...t, baseUrl }));
+  const tools = uniqueTools([
+    ...siteTools(options.routes, options.baseUrl),
+    ...(options.secondary ? siteTools(options.secondary.routes, options.secondary.baseUrl) : []),
+  ]);
   const { caps } = options;
+  const origins = options.secondary ? `${options.baseUrl} (/api/) and ${options.secondary.baseUrl} (/v1/)` : options.baseUrl;
   const server = new Server(
     { name: packageJson.name, version: packageJson.version },
     {
       capabilities: { tools: {} },
-      instructions: `Each tool is one route of ${options.baseUrl}. Paid tools pay in USDC on Base automatically, at most ${usd(caps.maxPerCall)} per call and ${usd(caps.maxSession)} for this session; a call over a cap returns an error and pays nothing. A call that fails is never charged.`,
+      instructions: `Each tool is one route of ${origins}. Paid tools pay in USDC on Base automatically, at most ${usd(caps.maxPerCall)} per call and ${usd(caps.maxSession)} for this session; a call over a cap returns an error and pays nothing. A call that fails is never charged.`,
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools.map((t) => t.tool) }));
@@ -199,12 +226,9 @@ export function createStdioServer(options: StdioServerOptions): Server {
     const args = request.params.arguments;
     if (entry.route.price === null) {
       try {
-        return await toolResultOf(await (options.fetch ?? fetch)(routeRequest(entry.route, args, options.baseUrl)));
+        return await toolResultOf(await (options.fetch ?? fetch)(routeRequest(entry.route, args, entry.baseUrl)));
       } catch (error) {
-        return toolError(
-          "call_failed",
-          `The call to ${options.baseUrl} failed: ${error instanceof Error ? error.message : String(error)}.`,
-        );
+        return toolError("call_failed", `The call to ${entry.baseUrl} failed: ${error instanceof Error ? error.message : String(error)}.`);
       }
     }
     return callPaidTool(options, entry, args);

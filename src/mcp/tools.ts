@@ -17,6 +17,26 @@ export interface RouteTool {
   route: RouteDef;
 }
 
+/** Tools of several sites in one server: a name two of them share. */
+export class ToolNameClashError extends Error {
+  override readonly name = "ToolNameClashError";
+  readonly toolName: string;
+  constructor(toolName: string) {
+    super(`Two routes give the MCP tool name ${toolName}: operationIds must be unique across the sites one MCP server offers.`);
+    this.toolName = toolName;
+  }
+}
+
+/** `tools` unchanged, after checking that no two share a name (tools/call finds a tool by name). */
+export function uniqueTools<T extends RouteTool>(tools: readonly T[]): T[] {
+  const seen = new Set<string>();
+  for (const t of tools) {
+    if (seen.has(t.tool.name)) throw new ToolNameClashError(t.tool.name);
+    seen.add(t.tool.name);
+  }
+  return [...tools];
+}
+
 /** The input schema of a route without input: an object with no properties. */
 const NO_INPUT = { type: "object", properties: {}, additionalProperties: false } as const;
 
@@ -64,7 +84,7 @@ export function routeTools(routes: readonly RouteDef[]): RouteTool[] {
 }
 
 /** The tool named `name` among `tools`, if any. */
-export function toolNamed(tools: readonly RouteTool[], name: string): RouteTool | undefined {
+export function toolNamed<T extends RouteTool>(tools: readonly T[], name: string): T | undefined {
   return tools.find((t) => t.tool.name === name);
 }
 
