@@ -3,11 +3,22 @@
  * seeded token gets the verdict and taxes its plan says, the token check carries the same
  * simulation, and the simulation never moves anything on chain.
  */
-import { erc20Abi } from "viem";
+import {
+  decodeErrorResult,
+  decodeFunctionResult,
+  encodeAbiParameters,
+  encodeFunctionData,
+  erc20Abi,
+  keccak256,
+  numberToHex,
+  parseUnits,
+} from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadContracts } from "../src/devnet/contracts.ts";
 import type { MemePairTruth } from "../src/devnet/scenario-tokens.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { tokenRiskMethodology } from "../src/token-risk/methodology.ts";
+import { findBalanceSlot, freshAddress, revertReason, simulatorAbi } from "../src/token-risk/simulate.ts";
 import { paidPost, scenario } from "./support/scenario.ts";
 import { chainClient, startTestService } from "./support/service.ts";
 
@@ -97,6 +108,44 @@ describe("POST /v1/honeypot-check", () => {
       verdict: "caution",
     });
     expect(body.reasons).toEqual(["the buy tax is 5%", `the owner ${truth().deployer} can set fee (setBuyTax(uint256))`]);
+  });
+
+  it("reports a sale a concentrated pool refuses: a token keeping 5% of what enters the pool is paid short, with both amounts", async () => {
+    // BTAX run with SellTaxToken's code (same storage: owner, pool, tax in bps after ERC20's five
+    // slots), so it keeps 5% of every transfer into its v3 pool; the pool would revert with "IIA".
+    const pool = pairOf("BTAX");
+    const client = chainClient();
+    const block = await client.getBlockNumber({ cacheTime: 0 });
+    const artifacts = loadContracts();
+    const [simulator, fresh] = [freshAddress(), freshAddress()];
+    const wethSlot = await findBalanceSlot(client, WETH, block);
+    expect(wethSlot).toEqual({ slot: 0, layout: "solidity" }); // src/contracts/WETH9.sol's balanceOf
+    const key = keccak256(encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [simulator, 0n]));
+    const quoteIn = parseUnits("0.05", 18);
+    const { data } = await client.call({
+      to: simulator,
+      data: encodeFunctionData({
+        abi: simulatorAbi,
+        functionName: "simulate",
+        args: [pool.pair, pool.token, WETH, quoteIn, fresh, 30n, 2],
+      }),
+      blockNumber: block,
+      gas: 30_000_000n,
+      stateOverride: [
+        { address: simulator, code: artifacts.TokenRiskSimulator.deployedBytecode },
+        { address: WETH, stateDiff: [{ slot: key, value: numberToHex(quoteIn, { size: 32 }) }] },
+        { address: pool.token, code: artifacts.SellTaxToken.deployedBytecode },
+      ],
+    });
+    const r = decodeFunctionResult({ abi: simulatorAbi, functionName: "simulate", data: data ?? "0x" });
+    expect([r.buyOk, r.bought === r.buyExpected, r.transferOk, r.sellOk]).toEqual([true, true, true, false]);
+    const shortPaid = [{ type: "error", name: "ShortPaid", inputs: [{ type: "uint256" }, { type: "uint256" }] }] as const;
+    const [owed, arrived] = decodeErrorResult({ abi: shortPaid, data: r.sellError }).args;
+    expect(owed).toBe(r.sellSent);
+    expect(arrived).toBe(owed - (owed * 500n) / 10_000n);
+    expect(revertReason(r.sellError)).toBe(
+      `the pool received ${arrived} of the ${owed} it asked for (5% kept by the token on the way in); a concentrated-liquidity pool refuses a short payment ("IIA"), so no router can sell it there`,
+    );
   });
 
   it("reads the owner's privileges from the bytecode and names them in the reasons", async () => {

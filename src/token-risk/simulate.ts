@@ -29,7 +29,8 @@ import { readChain } from "../chain/rpc-error.ts";
 import type { TokenPool } from "./pools.ts";
 import { simulatorCode } from "./simulator-code.ts";
 
-const simulatorAbi = [
+/** The simulator's entry point (src/contracts/TokenRiskSimulator.sol). */
+export const simulatorAbi = [
   {
     type: "function",
     name: "simulate",
