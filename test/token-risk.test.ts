@@ -17,7 +17,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadContracts } from "../src/devnet/contracts.ts";
 import type { MemePairTruth } from "../src/devnet/scenario-tokens.ts";
 import type { RunningService } from "../src/server/service.ts";
+import { deepestSimulable, pricePools } from "../src/token-risk/assess.ts";
 import { tokenRiskMethodology } from "../src/token-risk/methodology.ts";
+import type { TokenPool } from "../src/token-risk/pools.ts";
 import { findBalanceSlot, freshAddress, revertReason, simulatorAbi } from "../src/token-risk/simulate.ts";
 import { paidPost, scenario } from "./support/scenario.ts";
 import { chainClient, startTestService } from "./support/service.ts";
@@ -214,6 +216,55 @@ describe("POST /v1/honeypot-check", () => {
     const bad = await paidPost(secondary, "/v1/honeypot-check", { token: "0xnope" }, 7);
     expect(bad.status).toBe(400);
     expect(bad.spent).toBe(0n);
+  });
+});
+
+describe("the deepest pool across kinds", () => {
+  const weth = { symbol: "WETH", address: WETH, decimals: 18, quote: true, pegUsd: null, isDefault: true } as const;
+  const token = "0x00000000000000000000000000000000000000aa";
+  const Q96 = 2n ** 96n;
+  const v2 = (wethReserve: bigint): TokenPool => ({
+    address: "0x00000000000000000000000000000000000000b2",
+    factory: { name: "v2", kind: "uniswap_v2", address: "0x00000000000000000000000000000000000000f2", feeBps: 30 },
+    kind: "uniswap_v2",
+    token,
+    counter: weth,
+    feeBps: 30,
+    v2Style: true,
+    stable: false,
+    reserves: { token: 10n ** 27n, counter: wethReserve },
+    sqrtPriceX96: null,
+    liquidity: null,
+    balances: { token: 10n ** 27n, counter: wethReserve },
+    tokenIs0: true,
+  });
+  /** A v3 pool at price 1 (raw WETH per raw token, token0): its virtual WETH reserve is L itself. */
+  const v3 = (inRangeL: bigint, wethBalance: bigint): TokenPool => ({
+    ...v2(0n),
+    address: "0x00000000000000000000000000000000000000b3",
+    factory: { name: "v3", kind: "uniswap_v3", address: "0x00000000000000000000000000000000000000f3", feeBps: null },
+    kind: "uniswap_v3",
+    v2Style: false,
+    reserves: null,
+    sqrtPriceX96: Q96,
+    liquidity: inRangeL,
+    balances: { token: 10n ** 27n, counter: wethBalance },
+  });
+  const prices = { price: async () => ({ price_usd: "2000" }) } as never;
+  const ether = 10n ** 18n;
+
+  it("ranks a v3 pool by the liquidity in range at its price, not by what its out-of-range positions hold", async () => {
+    // 50 WETH held, but only 2 WETH of virtual reserve in range: the 10 WETH v2 pair is deeper.
+    const outOfRange = await pricePools([v2(10n * ether), v3(2n * ether, 50n * ether)], prices);
+    expect(outOfRange.map((p) => p.liquidityUsd)).toEqual([40_000, 8_000]);
+    expect(deepestSimulable(outOfRange)?.kind).toBe("uniswap_v2");
+    // 20 WETH in range (of 30 held): the v3 pool is deeper; a virtual reserve above the balance counts the balance.
+    const inRange = await pricePools([v2(10n * ether), v3(20n * ether, 30n * ether)], prices);
+    expect(deepestSimulable(inRange)?.kind).toBe("uniswap_v3");
+    const capped = await pricePools([v3(90n * ether, 30n * ether)], prices);
+    expect(capped[0]?.liquidityUsd).toBe(120_000);
+    // No liquidity in range: nothing to trade through.
+    expect(deepestSimulable(await pricePools([v3(0n, 30n * ether)], prices))).toBeNull();
   });
 });
 
