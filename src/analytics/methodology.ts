@@ -143,7 +143,7 @@ export const ENDPOINT_METHODS: Record<AnalyticsEndpoint, EndpointMethod> = {
     notChecked: [
       "holder concentration is not computed",
       "source verification and audits",
-      "the honeypot simulation does not trade through concentrated-liquidity pools (Uniswap v3, Aerodrome Slipstream) or Uniswap v4",
+      "the honeypot simulation trades only through the deepest pool, and does not read Uniswap v4 pools",
       "proxy patterns other than EIP-1967, zeppelinos and EIP-1167 (for example EIP-2535 diamonds or custom slots)",
       ...COMMON_NOT_CHECKED,
     ],
