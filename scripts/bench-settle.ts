@@ -44,6 +44,13 @@ const ROUNDS = Number(process.env.BENCH_SETTLE_ROUNDS ?? (QUICK ? 1 : 3));
 const PAID_PATH = "/api/payment-verify";
 const BODY = JSON.stringify({ tx_hash: `0x${"ab".repeat(32)}` });
 const BEFORE_CALLS_PER_BUYER = QUICK ? 6 : 12;
+/**
+ * The issue's "today": paid calls/s with 8 buyers on the service as it was, median of its three
+ * runs (9.3 / 10.5 / 10.9), measured in another run under another load. The in-run "before"
+ * row does not reproduce its one-second settlements (viem now reads a receipt once before it
+ * starts polling), so both are printed.
+ */
+const ISSUE_TODAY = 10.5;
 
 interface Round {
   callsPerSecond: number;
@@ -294,7 +301,8 @@ export async function benchSettle(): Promise<void> {
     });
     console.log(
       `paid calls/s (median): ours ${fmt(oursRate)} vs minimal seller ${fmt(refRate)} = ${((100 * oursRate) / refRate).toFixed(0)}% (target >= 90%); ` +
-        `vs before ${fmt(before.callsPerSecond)} = ${(oursRate / before.callsPerSecond).toFixed(1)}x (target >= 5x)`,
+        `vs before (same run) ${fmt(before.callsPerSecond)} = ${(oursRate / before.callsPerSecond).toFixed(1)}x; ` +
+        `vs the issue's "today" ${ISSUE_TODAY} = ${(oursRate / ISSUE_TODAY).toFixed(1)}x (target >= 5x; another run, another load)`,
     );
     if (pg.length > 0) {
       const pgRate = median(pg.map((r) => r.callsPerSecond));

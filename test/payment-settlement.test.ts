@@ -3,13 +3,15 @@
  * (a facilitator on a second chain with the same chain id after the first one settled),
  * concurrent settlements from one key landing with consecutive nonces, receipts read at the
  * chain's pace, and a lost transaction reported as a stuck nonce instead of waited on, with
- * its nonce reused by the next settlement.
+ * its nonce reused by the next settlement; a payment verified moments before settled without a
+ * second verification, and refused without a broadcast when its authorisation was used meanwhile.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { decodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from "@x402/core/types";
+import { eip3009ABI } from "@x402/evm";
 import { createPublicClient, erc20Abi, type Hash, http, type PublicClient, parseTransaction } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -17,6 +19,7 @@ import { USDC_ADDRESS } from "../src/chain/addresses.ts";
 import { baseChain, rpcTransport } from "../src/chain/client.ts";
 import { type Devnet, startDevnet } from "../src/devnet/devnet.ts";
 import { createSelfFacilitator, GuardedFacilitator, SETTLEMENT_UNKNOWN } from "../src/payments/facilitator.ts";
+import { plainPayment, VerifiedPayments } from "../src/payments/settle-verified.ts";
 import { LOCAL_TIMING, type SenderTiming } from "../src/payments/settlement-sender.ts";
 import { capturingLogger, devnet, signPayment } from "./support/service.ts";
 import { type Stub, startStub } from "./support/stub-server.ts";
@@ -271,5 +274,93 @@ describe("a broadcast the node refuses", () => {
     } finally {
       await proxy.close();
     }
+  });
+});
+
+describe("settling a payment verified moments before", () => {
+  /** A node that forwards everything and records each JSON-RPC call with its parameters. */
+  async function recordingNode(): Promise<{ url: string; calls: { method: string; params: unknown[] }[]; close(): Promise<void> }> {
+    const calls: { method: string; params: unknown[] }[] = [];
+    const stub = await startStub(async (_req, res, body) => {
+      const batch = (Array.isArray(body) ? body : [body]) as { id: number; method: string; params: unknown[] }[];
+      for (const call of batch) calls.push({ method: call.method, params: call.params ?? [] });
+      const answer = await fetch(own.rpcUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      res.writeHead(200, { "content-type": "application/json" }).end(await answer.text());
+    });
+    return { url: stub.url, calls, close: stub.close };
+  }
+  const authorizationUsed = (chain: PublicClient, from: `0x${string}`, nonce: `0x${string}`) =>
+    chain.readContract({ address: USDC_ADDRESS, abi: eip3009ABI, functionName: "authorizationState", args: [from, nonce] });
+
+  it("reads the payer's code once and does not verify again before the transfer: one broadcast, the buyer charged once", async () => {
+    const chain = clientOf(own.rpcUrl);
+    const node = await recordingNode();
+    try {
+      const { guarded } = facilitatorOn(node.url, own.facilitator.privateKey);
+      const buyer = own.buyers[3] as { address: `0x${string}`; privateKey: `0x${string}` };
+      const { payload, requirements } = await payment(buyer.privateKey, own.payTo);
+      const nonce = (payload.payload as { authorization: { nonce: `0x${string}` } }).authorization.nonce;
+      const before = await Promise.all([usdcOf(chain, buyer.address), usdcOf(chain, own.payTo)]);
+      expect(await guarded.verify(payload, requirements)).toMatchObject({ isValid: true, payer: buyer.address });
+      const result = await guarded.settle(payload, requirements);
+      expect(result).toMatchObject({ success: true, payer: buyer.address, network: "eip155:8453" });
+      expect(await chain.getTransactionReceipt({ hash: result.transaction as Hash })).toMatchObject({ status: "success" });
+      expect(await Promise.all([usdcOf(chain, buyer.address), usdcOf(chain, own.payTo)])).toEqual([
+        (before[0] as bigint) - AMOUNT,
+        (before[1] as bigint) + AMOUNT,
+      ]);
+      expect(await authorizationUsed(chain, buyer.address, nonce)).toBe(true);
+      // The library's settlement would read the payer's code twice more and recover the signature again.
+      const payerCode = node.calls.filter(
+        (c) => c.method === "eth_getCode" && (c.params[0] as string).toLowerCase() === buyer.address.toLowerCase(),
+      );
+      expect(payerCode).toHaveLength(1);
+      expect(node.calls.filter((c) => c.method === "eth_sendRawTransaction")).toHaveLength(1);
+    } finally {
+      await node.close();
+    }
+  });
+
+  it("refuses, without broadcasting, a verified authorisation that was used on chain before its settlement", async () => {
+    const chain = clientOf(own.rpcUrl);
+    const node = await recordingNode();
+    try {
+      const { guarded } = facilitatorOn(node.url, own.facilitator.privateKey);
+      const buyer = own.buyers[4] as { address: `0x${string}`; privateKey: `0x${string}` };
+      const { payload, requirements } = await payment(buyer.privateKey, own.payTo);
+      const before = await usdcOf(chain, buyer.address);
+      expect(await guarded.verify(payload, requirements)).toMatchObject({ isValid: true });
+      // Someone else submits the same signed authorisation first (it is public once broadcast).
+      const other = facilitatorOn(own.rpcUrl, own.facilitator.privateKey);
+      expect(await other.guarded.settle(payload, requirements)).toMatchObject({ success: true });
+      const result = await guarded.settle(payload, requirements);
+      expect(result).toMatchObject({ success: false, errorReason: "invalid_exact_evm_nonce_already_used", transaction: "" });
+      expect(node.calls.filter((c) => c.method === "eth_sendRawTransaction")).toHaveLength(0);
+      expect(await usdcOf(chain, buyer.address)).toBe(before - AMOUNT);
+    } finally {
+      await node.close();
+    }
+  });
+
+  it("remembers a verification once, and not past its authorisation's validBefore less the library's six seconds", async () => {
+    const { payload, requirements } = await payment((own.buyers[5] as { privateKey: `0x${string}` }).privateKey, own.payTo);
+    const plain = plainPayment(payload, requirements);
+    if (!plain) throw new Error("a plain EIP-3009 payment was not recognised");
+    const validBeforeMs = Number(plain.validBefore) * 1000;
+    const verified = new VerifiedPayments();
+    expect(verified.take(plain)).toBe(false);
+    verified.remember(plain);
+    expect(verified.take(plain, validBeforeMs - 6_000)).toBe(true);
+    expect(verified.take(plain, validBeforeMs - 6_000)).toBe(false);
+    verified.remember(plain);
+    expect(verified.take(plain, validBeforeMs - 5_999)).toBe(false);
+    // Other terms than the verified ones (another amount, recipient or asset) are not the same payment.
+    verified.remember(plain);
+    expect(verified.take(plainPayment(payload, { ...requirements, amount: "1" }) as typeof plain)).toBe(false);
+    expect(plainPayment({ ...payload, payload: { ...payload.payload, signature: `0x${"00".repeat(97)}` } }, requirements)).toBeUndefined();
   });
 });

@@ -29,6 +29,7 @@ import {
 import { privateKeyToAccount } from "viem/accounts";
 import type { Logger } from "../log.ts";
 import { withBudget } from "../time-budget.ts";
+import { plainPayment, settleVerified, VerifiedPayments } from "./settle-verified.ts";
 import { BASE_TIMING, type SenderTiming, SettlementSender } from "./settlement-sender.ts";
 
 /** The reason given when a settlement may or may not have landed on chain. */
@@ -45,6 +46,9 @@ export class FacilitatorUnavailable extends FacilitatorResponseError {
     this.name = "FacilitatorUnavailable";
   }
 }
+
+/** The payer codes read during one verification of the in-process facilitator, by address. */
+const verification = new AsyncLocalStorage<Map<string, Promise<Hex | undefined>>>();
 
 /** Set while a verify runs, so the chain reads under it can report that the chain failed. */
 const chainCalls = new AsyncLocalStorage<{ failed: boolean }>();
@@ -152,22 +156,6 @@ function safeReason(reason: string | undefined, fallback: string): string {
   return reason && REASON_CODE.test(reason) ? reason : fallback;
 }
 
-/**
- * Signers recovered from typed signatures, by signature and message: a settlement verifies the
- * payment again right after its verify, and a recovery is the costliest step of either.
- */
-const recovered = new Map<string, `0x${string}` | null>();
-
-async function recoverOnce(typed: Parameters<typeof recoverTypedDataAddress>[0]): Promise<`0x${string}` | null> {
-  const key = JSON.stringify(typed, (_k, v) => (typeof v === "bigint" ? v.toString() : v));
-  const known = recovered.get(key);
-  if (known !== undefined) return known;
-  const address = await recoverTypedDataAddress(typed).catch(() => null);
-  if (recovered.size >= 1_000) recovered.delete(recovered.keys().next().value as string);
-  recovered.set(key, address);
-  return address;
-}
-
 /** Options of {@link createSelfFacilitator}. */
 export interface SelfFacilitatorOptions {
   /** Receipt polling, stuck-nonce detection and the receipt deadline (default: Base's). */
@@ -194,7 +182,7 @@ export function createSelfFacilitator(
     // An EOA's signature is checked locally; only a contract wallet's needs the chain (ERC-1271/6492).
     verifyTypedData: async (args) => {
       const { address, ...typed } = args as { address: `0x${string}` } & Parameters<typeof recoverTypedDataAddress>[0];
-      const recovered = await recoverOnce(typed);
+      const recovered = await recoverTypedDataAddress(typed).catch(() => null);
       if (recovered && isAddressEqual(recovered, address)) return true;
       return watched(() => client.verifyTypedData(args as never));
     },
@@ -206,15 +194,52 @@ export function createSelfFacilitator(
     },
     sendTransaction: (args) => sender.send({ to: args.to, data: args.data }),
     waitForTransactionReceipt: (args) => sender.waitForReceipt(args.hash),
-    getCode: (args) => watched(() => client.getCode(args)),
+    // The library reads the payer's code twice per verification (ERC-6492 classification, then
+    // the signature check): within one verification, the chain is asked once.
+    getCode: (args) => {
+      const codes = verification.getStore();
+      if (!codes) return watched(() => client.getCode(args));
+      const key = args.address.toLowerCase();
+      let code = codes.get(key);
+      if (!code) {
+        code = watched(() => client.getCode(args));
+        codes.set(key, code);
+      }
+      return code;
+    },
   });
   const facilitator = new x402Facilitator();
   registerExactEvmScheme(facilitator, { signer, networks: network as `${string}:${string}` });
+  const verified = new VerifiedPayments();
   return {
     address: account.address,
     sender,
-    verify: (payload, requirements) => facilitator.verify(payload, requirements),
-    settle: (payload, requirements) => facilitator.settle(payload, requirements),
+    verify: (payload, requirements) => {
+      const codes = new Map<string, Promise<Hex | undefined>>();
+      return verification.run(codes, async () => {
+        const result = await facilitator.verify(payload, requirements);
+        const plain = result.isValid ? plainPayment(payload, requirements) : undefined;
+        // Only a payer without code signs with its own key; a contract wallet's checks stay the library's.
+        // (viem answers no code as undefined; a failed read is not "no code".)
+        const read = plain && codes.get(plain.from.toLowerCase());
+        const withoutCode = read
+          ? await read.then(
+              (code) => code === undefined || code === "0x",
+              () => false,
+            )
+          : false;
+        if (plain && withoutCode) verified.remember(plain);
+        return result;
+      });
+    },
+    settle: async (payload, requirements) => {
+      const plain = plainPayment(payload, requirements);
+      if (plain && verified.take(plain)) {
+        const settled = await settleVerified(sender, plain, payload.accepted.network);
+        if (settled) return settled;
+      }
+      return facilitator.settle(payload, requirements);
+    },
     getSupported: async () => facilitator.getSupported() as SupportedResponse,
   };
 }
