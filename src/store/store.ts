@@ -1,32 +1,45 @@
 /**
- * The service's durable state: one SQL dialect (PostgreSQL's) on two engines, an embedded
- * PGlite database in `data/` by default or a PostgreSQL server when `DATABASE_URL` is set.
- * Same schema and queries on both; migrations are applied at start.
+ * The service's durable state behind one interface, on one of three engines: an embedded
+ * SQLite file in `data/` by default (Node's built-in `node:sqlite`), a PostgreSQL server when
+ * `DATABASE_URL` is set, or an embedded PGlite database. Queries are written once in the SQL
+ * both dialects share; the few that cannot be branch on `engine` where they live, through the
+ * fragments of ./dialect.ts. Migrations are applied at start.
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { ServiceError } from "../errors.ts";
 import { migrate } from "./migrations.ts";
+import { openSqlite } from "./sqlite.ts";
+
+/** The database engine behind a store; its SQL dialect is PostgreSQL's except for `sqlite`. */
+export type StoreEngine = "sqlite" | "pglite" | "postgres";
 
 /** Something SQL can be sent to: the store itself or a transaction. */
 export interface Queryable {
+  /** Which engine runs the statements (the dialect a query must speak). */
+  readonly engine: StoreEngine;
   /** Run one statement with `$1`-style parameters and return its rows. */
   query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  /**
+   * Run `fn` atomically: in a new transaction on a store, as it is inside one. For the few
+   * writes that PostgreSQL makes in one statement (data-modifying `with`) and SQLite in several.
+   */
+  atomic<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
 }
 
 /** An open store. */
 export interface Store extends Queryable {
-  readonly engine: "pglite" | "postgres";
   /** Run `fn` in one transaction; it commits when `fn` resolves and rolls back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
 /**
- * Where the store lives. A PGlite store without `dir` lives in memory; `snapshot` is a file
- * written by `writePgliteSnapshot` to start from (much faster than creating a database).
+ * Where the store lives. A SQLite store without `file` (or a PGlite one without `dir`) lives
+ * in memory; a PGlite `snapshot` is a file written by `writePgliteSnapshot` to start from.
  */
 export type StoreLocation =
   | { kind: "postgres"; url: string }
+  | { kind: "sqlite"; file: string | undefined }
   | { kind: "pglite"; dir: string | undefined; snapshot?: string; settings?: Readonly<Record<string, string>> };
 
 /**
@@ -64,18 +77,29 @@ async function openPglite(
   const db = snapshot
     ? await PGlite.create({ loadDataDir: new Blob([readFileSync(snapshot)]), startParams })
     : await PGlite.create(dir, { startParams });
-  return {
+  return pgliteStore(db);
+}
+
+function pgliteStore(db: import("@electric-sql/pglite").PGlite): Store {
+  const store: Store = {
     engine: "pglite",
     async query<T>(sql: string, params: readonly unknown[] = []) {
       return (await db.query<T>(sql, params as unknown[])).rows;
     },
     async transaction<T>(fn: (tx: Queryable) => Promise<T>) {
-      return db.transaction(async (tx) =>
-        fn({ query: async <R>(sql: string, params: readonly unknown[] = []) => (await tx.query<R>(sql, params as unknown[])).rows }),
-      );
+      return db.transaction(async (tx) => {
+        const inside: Queryable = {
+          engine: "pglite",
+          query: async <R>(sql: string, params: readonly unknown[] = []) => (await tx.query<R>(sql, params as unknown[])).rows,
+          atomic: (f) => f(inside),
+        };
+        return fn(inside);
+      });
     },
+    atomic: (fn) => store.transaction(fn),
     close: () => db.close(),
   };
+  return store;
 }
 
 async function openPostgres(url: string): Promise<Store> {
@@ -89,7 +113,7 @@ async function openPostgres(url: string): Promise<Store> {
     await pool.end().catch(() => {});
     throw new StoreUnavailableError(`Cannot reach the database at ${redact(url)}: ${(error as Error).message}`, error);
   }
-  return {
+  const store: Store = {
     engine: "postgres",
     async query<T>(sql: string, params: readonly unknown[] = []) {
       return (await pool.query(sql, params as unknown[])).rows as T[];
@@ -98,9 +122,12 @@ async function openPostgres(url: string): Promise<Store> {
       const client = await pool.connect();
       try {
         await client.query("begin");
-        const result = await fn({
+        const inside: Queryable = {
+          engine: "postgres",
           query: async <R>(sql: string, params: readonly unknown[] = []) => (await client.query(sql, params as unknown[])).rows as R[],
-        });
+          atomic: (f) => f(inside),
+        };
+        const result = await fn(inside);
         await client.query("commit");
         return result;
       } catch (error) {
@@ -110,8 +137,10 @@ async function openPostgres(url: string): Promise<Store> {
         client.release();
       }
     },
+    atomic: (fn) => store.transaction(fn),
     close: () => pool.end(),
   };
+  return store;
 }
 
 /** A database URL with its password hidden, for messages. */
@@ -128,7 +157,11 @@ export function redact(url: string): string {
 /** Open the store and bring its schema up to date. */
 export async function openStore(location: StoreLocation): Promise<Store> {
   const store =
-    location.kind === "postgres" ? await openPostgres(location.url) : await openPglite(location.dir, location.snapshot, location.settings);
+    location.kind === "postgres"
+      ? await openPostgres(location.url)
+      : location.kind === "sqlite"
+        ? await openSqlite(location.file)
+        : await openPglite(location.dir, location.snapshot, location.settings);
   try {
     await migrate(store);
   } catch (error) {
@@ -142,16 +175,7 @@ export async function openStore(location: StoreLocation): Promise<Store> {
 export async function writePgliteSnapshot(file: string): Promise<void> {
   const { PGlite } = await import("@electric-sql/pglite");
   const db = await PGlite.create();
-  const store: Store = {
-    engine: "pglite",
-    query: async <T>(sql: string, params: readonly unknown[] = []) => (await db.query<T>(sql, params as unknown[])).rows,
-    transaction: <T>(fn: (tx: Queryable) => Promise<T>) =>
-      db.transaction(async (tx) =>
-        fn({ query: async <R>(sql: string, params: readonly unknown[] = []) => (await tx.query<R>(sql, params as unknown[])).rows }),
-      ),
-    close: () => db.close(),
-  };
-  await migrate(store);
+  await migrate(pgliteStore(db));
   const dump = await db.dumpDataDir("none");
   writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
   await db.close();
