@@ -1,16 +1,17 @@
 /**
- * Memory of the service with the embedded database (PGlite), each start in a process of its
- * own so that one measurement cannot inherit another's heap:
+ * Memory of the service on each store engine side by side (the embedded SQLite default, PGlite
+ * while it is installed, and PostgreSQL when TEST_DATABASE_URL names a server), each start in
+ * a process of its own so that one measurement cannot inherit another's heap:
  * - peak RSS while starting (the kernel's high-water mark, VmHWM), on a fresh data directory
  *   (first start after a clone) and on an existing one (every later start);
  * - RSS after 1,000 mixed requests (pages, static files, free JSON, KB search, 402 challenges,
  *   and a few paid calls that write the ledger);
  * next to a bare node:http process answering the same 1,000 requests, started the same way.
  * `BENCH_PGLITE_SETTINGS` ("shared_buffers=128MB,work_mem=4MB": PostgreSQL's defaults) replaces
- * the store's own settings, to compare.
+ * PGlite's own settings, to compare. `BENCH_MEMORY_ENGINES` ("sqlite,pglite") picks the engines.
  */
 import { type ChildProcess, fork } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -19,10 +20,13 @@ import { fileURLToPath } from "node:url";
 const MIXED_REQUESTS = 1000;
 
 /** Resident and peak resident memory of this process, MB (from /proc: the kernel's own figures). */
-export function memoryMb(): { rss: number; peak: number } {
+export function memoryMb(): { rss: number; peak: number; heap: number; external: number } {
   const status = readFileSync("/proc/self/status", "utf8");
   const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? Number.NaN);
-  return { rss: Math.round(kb("VmRSS") / 1024), peak: Math.round(kb("VmHWM") / 1024) };
+  // V8's share: the JavaScript heap in use, and memory outside it (buffers, WebAssembly memory).
+  const usage = process.memoryUsage();
+  const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
+  return { rss: Math.round(kb("VmRSS") / 1024), peak: Math.round(kb("VmHWM") / 1024), heap: mb(usage.heapUsed), external: mb(usage.external) };
 }
 
 /** The mixed request list: [method, path, body?], in the order sent. */
@@ -80,6 +84,8 @@ interface Ready {
   startMs: number;
   rss: number;
   peak: number;
+  heap: number;
+  external: number;
 }
 
 /** Child: start the service with the embedded store in its data directory, then report memory when asked. */
@@ -94,6 +100,7 @@ async function serviceChild(): Promise<void> {
     import("../src/store/store.ts"),
   ]);
   const env = JSON.parse(process.env.BENCH_CHILD as string) as {
+    engine: "sqlite" | "pglite" | "postgres";
     dataDir: string;
     devnet: { rpcUrl: string; payTo: `0x${string}`; facilitator: { address: `0x${string}`; privateKey: `0x${string}` } };
   };
@@ -102,11 +109,12 @@ async function serviceChild(): Promise<void> {
   // Opened here (as the service would) so that other settings can be compared.
   const override = process.env.BENCH_PGLITE_SETTINGS;
   const settings = override ? Object.fromEntries(override.split(",").map((kv) => kv.split("=", 2) as [string, string])) : undefined;
-  const databaseUrl = process.env.BENCH_DATABASE_URL;
   const store = await openStore(
-    databaseUrl
-      ? { kind: "postgres", url: databaseUrl }
-      : { kind: "pglite", dir: path.join(env.dataDir, "pglite"), ...(settings ? { settings } : {}) },
+    env.engine === "postgres"
+      ? { kind: "postgres", url: process.env.TEST_DATABASE_URL as string }
+      : env.engine === "sqlite"
+        ? { kind: "sqlite", file: path.join(env.dataDir, "store.sqlite") }
+        : { kind: "pglite", dir: path.join(env.dataDir, "pglite"), ...(settings ? { settings } : {}) },
   );
   const service = await startService({
     store,
@@ -201,43 +209,67 @@ export async function benchMemory(): Promise<void> {
       return res.status;
     };
   };
+  const engines = (process.env.BENCH_MEMORY_ENGINES ?? "sqlite,pglite").split(",").filter(Boolean);
+  if (engines.includes("pglite")) {
+    const installed = await import("@electric-sql/pglite").then(
+      () => true,
+      () => false,
+    );
+    if (!installed) engines.splice(engines.indexOf("pglite"), 1);
+  }
   try {
-    const childEnv = {
+    const childEnv = (engine: string) => ({
       BENCH_CHILD: JSON.stringify({
-        dataDir,
+        engine,
+        dataDir: path.join(dataDir, engine),
         devnet: { rpcUrl: devnet.rpcUrl, payTo: devnet.payTo, facilitator: devnet.facilitator },
       }),
-    };
+    });
     const bare = await measureChild("bare", {});
-    const fresh = await measureChild("service", childEnv, payer(0));
-    const warm = await measureChild("service", childEnv, payer(1));
+    const measured: Record<string, { fresh: Awaited<ReturnType<typeof measureChild>>; warm: Awaited<ReturnType<typeof measureChild>> }> =
+      {};
+    let buyer = 0;
+    for (const engine of engines) {
+      mkdirSync(path.join(dataDir, engine), { recursive: true });
+      const fresh = await measureChild("service", childEnv(engine), payer(buyer++));
+      const warm = await measureChild("service", childEnv(engine), payer(buyer++));
+      measured[engine] = { fresh, warm };
+    }
     // The same service on a PostgreSQL server: what the process needs without an embedded database.
-    const databaseUrl = process.env.TEST_DATABASE_URL;
-    const server = databaseUrl ? await measureChild("service", { ...childEnv, BENCH_DATABASE_URL: databaseUrl }, payer(2)) : undefined;
+    const server = process.env.TEST_DATABASE_URL ? await measureChild("service", childEnv("postgres"), payer(buyer++)) : undefined;
     const row = (r: Awaited<ReturnType<typeof measureChild>>) => ({
       "start s": +(r.start.startMs / 1000).toFixed(2),
       "peak at start MB": r.start.peak,
       "RSS at start MB": r.start.rss,
       "RSS after 1,000 MB": r.after.rss,
       "peak overall MB": r.after.peak,
+      "JS heap used after MB": r.after.heap,
+      "external after MB": r.after.external,
     });
     console.log(
       `\nMemory (RSS from /proc of the serving process alone, load sent from another; PGlite settings: ${process.env.BENCH_PGLITE_SETTINGS ?? "the store's own"})`,
     );
+    const names: Record<string, string> = { sqlite: "SQLite (default)", pglite: "PGlite" };
     console.table({
       "bare node:http, same 1,000 requests": row(bare),
-      "service, first start (fresh data dir)": row(fresh),
-      "service, later start (existing data dir)": row(warm),
-      ...(server ? { "service on PostgreSQL (DATABASE_URL), reference": row(server) } : {}),
+      ...Object.fromEntries(
+        Object.entries(measured).flatMap(([engine, m]) => [
+          [`${names[engine] ?? engine}, first start (fresh data dir)`, row(m.fresh)],
+          [`${names[engine] ?? engine}, later start (existing data dir)`, row(m.warm)],
+        ]),
+      ),
+      ...(server ? { "PostgreSQL server (DATABASE_URL), reference": row(server) } : {}),
     });
-    const summary: Record<string, number> = {};
-    for (const [key, n] of Object.entries(warm.statuses)) summary[key] = n;
-    console.log("answers of the later start's 1,000 requests:", JSON.stringify(summary));
-    const worstAfter = Math.max(fresh.after.rss, warm.after.rss);
-    const worstPeak = Math.max(fresh.start.peak, warm.start.peak);
-    console.log(
-      `RSS after 1,000 mixed requests: ${worstAfter} MB (target < 250; bare node:http ${bare.after.rss} MB); peak at start: ${worstPeak} MB (target < 400)`,
-    );
+    for (const [engine, m] of Object.entries(measured)) {
+      const summary: Record<string, number> = {};
+      for (const [key, n] of Object.entries(m.warm.statuses)) summary[key] = n;
+      console.log(`answers of the ${engine} later start's 1,000 requests:`, JSON.stringify(summary));
+      const worstAfter = Math.max(m.fresh.after.rss, m.warm.after.rss);
+      const worstPeak = Math.max(m.fresh.start.peak, m.warm.start.peak);
+      console.log(
+        `${names[engine] ?? engine}: RSS after 1,000 mixed requests ${worstAfter} MB (target < 250; bare node:http ${bare.after.rss} MB${server ? `, PostgreSQL server ${server.after.rss} MB` : ""}); peak at start ${worstPeak} MB (target < 400); later start ${(m.warm.start.startMs / 1000).toFixed(2)} s`,
+      );
+    }
   } finally {
     await devnet.stop();
     rmSync(dataDir, { recursive: true, force: true });
