@@ -7,6 +7,8 @@
  * - RSS after 1,000 mixed requests (pages, static files, free JSON, KB search, 402 challenges,
  *   and a few paid calls that write the ledger);
  * next to a bare node:http process answering the same 1,000 requests, started the same way.
+ * The service children run with the V8 flags of `npm start`; one more later start on SQLite
+ * runs without them (or with `BENCH_NODE_FLAGS`), to show what they save and cost.
  * `BENCH_PGLITE_SETTINGS` ("shared_buffers=128MB,work_mem=4MB": PostgreSQL's defaults) replaces
  * PGlite's own settings, to compare. `BENCH_MEMORY_ENGINES` ("sqlite,pglite") picks the engines.
  */
@@ -26,7 +28,12 @@ export function memoryMb(): { rss: number; peak: number; heap: number; external:
   // V8's share: the JavaScript heap in use, and memory outside it (buffers, WebAssembly memory).
   const usage = process.memoryUsage();
   const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
-  return { rss: Math.round(kb("VmRSS") / 1024), peak: Math.round(kb("VmHWM") / 1024), heap: mb(usage.heapUsed), external: mb(usage.external) };
+  return {
+    rss: Math.round(kb("VmRSS") / 1024),
+    peak: Math.round(kb("VmHWM") / 1024),
+    heap: mb(usage.heapUsed),
+    external: mb(usage.external),
+  };
 }
 
 /** The mixed request list: [method, path, body?], in the order sent. */
@@ -104,6 +111,7 @@ async function serviceChild(): Promise<void> {
     dataDir: string;
     devnet: { rpcUrl: string; payTo: `0x${string}`; facilitator: { address: `0x${string}`; privateKey: `0x${string}` } };
   };
+  mkdirSync(env.dataDir, { recursive: true });
   // The service logs as in production, to a file, so the logger's buffers count too.
   const logFd = openSync(path.join(env.dataDir, "service.log"), "a");
   // Opened here (as the service would) so that other settings can be compared.
@@ -118,7 +126,8 @@ async function serviceChild(): Promise<void> {
   );
   const service = await startService({
     store,
-    config: loadConfig({ PORT: "0", DATA_DIR: env.dataDir, LOG_LEVEL: "info", CRAWL_INTERVAL_MINUTES: "0" }),
+    // No free-request budget: one load generator is one client, and every request must do its work.
+    config: loadConfig({ PORT: "0", DATA_DIR: env.dataDir, LOG_LEVEL: "info", CRAWL_INTERVAL_MINUTES: "0", RATE_LIMIT_PER_MINUTE: "0" }),
     devnet: env.devnet,
     log: createLogger("info", {}, { fd: logFd }),
     maintenance: false,
@@ -151,9 +160,21 @@ async function bareChild(): Promise<void> {
   });
 }
 
-/** Start a child, load it with the mix from this process, and collect its memory at start and after. */
+/** The V8 flags `npm start` gives the service (package.json's start script), so the bench measures what runs. */
+function startFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { scripts: { start: string } };
+  return pkg.scripts.start.split(/\s+/).filter((arg) => arg.startsWith("--"));
+}
+
+/**
+ * Start a child, load it with the mix from this process, and collect its memory at start and
+ * after, and how long the 1,000 requests took. A service child runs with the start script's V8
+ * flags unless `env.BENCH_NODE_FLAGS` says otherwise ("" for none).
+ */
 async function measureChild(mode: "service" | "bare", env: Record<string, string>, pay?: (url: string) => Promise<number>) {
+  const flags = mode === "service" ? (env.BENCH_NODE_FLAGS ?? startFlags().join(" ")).split(" ").filter(Boolean) : [];
   const proc: ChildProcess = fork(fileURLToPath(import.meta.url), [], {
+    execArgv: [...process.execArgv, ...flags],
     env: { ...process.env, BENCH_MEMORY_CHILD: mode, ...env },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
@@ -177,11 +198,13 @@ async function measureChild(mode: "service" | "bare", env: Record<string, string
       }),
     ]);
   const start = await nextReply();
+  const loadStarted = performance.now();
   const statuses = await runMixed(start.url, pay ? () => pay(start.url) : undefined);
+  const loadMs = performance.now() - loadStarted;
   proc.send("measure");
   const after = await nextReply();
   await exited;
-  return { start, after, statuses };
+  return { start, after, statuses, loadMs };
 }
 
 /** Run the memory benchmark and print its table. */
@@ -230,15 +253,25 @@ export async function benchMemory(): Promise<void> {
       {};
     let buyer = 0;
     for (const engine of engines) {
-      mkdirSync(path.join(dataDir, engine), { recursive: true });
       const fresh = await measureChild("service", childEnv(engine), payer(buyer++));
       const warm = await measureChild("service", childEnv(engine), payer(buyer++));
       measured[engine] = { fresh, warm };
+      // Printed as measured too, so a later failure keeps what was found.
+      console.log(
+        `${engine}: first start ${JSON.stringify(fresh.start)} → after ${JSON.stringify(fresh.after)}; later start ${JSON.stringify(warm.start)} → after ${JSON.stringify(warm.after)}`,
+      );
     }
+    // The default without the start script's V8 flags: what they save, and what they cost in time.
+    const plainFlags = process.env.BENCH_NODE_FLAGS ?? "";
+    const unflagged =
+      engines.includes("sqlite") && startFlags().length > 0
+        ? await measureChild("service", { ...childEnv("sqlite"), BENCH_NODE_FLAGS: plainFlags }, payer(buyer++))
+        : undefined;
     // The same service on a PostgreSQL server: what the process needs without an embedded database.
     const server = process.env.TEST_DATABASE_URL ? await measureChild("service", childEnv("postgres"), payer(buyer++)) : undefined;
     const row = (r: Awaited<ReturnType<typeof measureChild>>) => ({
       "start s": +(r.start.startMs / 1000).toFixed(2),
+      "1,000 requests s": +(r.loadMs / 1000).toFixed(2),
       "peak at start MB": r.start.peak,
       "RSS at start MB": r.start.rss,
       "RSS after 1,000 MB": r.after.rss,
@@ -258,6 +291,7 @@ export async function benchMemory(): Promise<void> {
           [`${names[engine] ?? engine}, later start (existing data dir)`, row(m.warm)],
         ]),
       ),
+      ...(unflagged ? { [`SQLite, later start, V8 flags "${plainFlags}" instead of "${startFlags().join(" ")}"`]: row(unflagged) } : {}),
       ...(server ? { "PostgreSQL server (DATABASE_URL), reference": row(server) } : {}),
     });
     for (const [engine, m] of Object.entries(measured)) {

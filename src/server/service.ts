@@ -4,9 +4,11 @@
  * benchmarks, so all three run the same code.
  */
 import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
 import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { hostname } from "node:os";
+import path from "node:path";
 import type { FacilitatorClient } from "@x402/core/server";
 import type { PublicClient, Transport } from "viem";
 import packageJson from "../../package.json" with { type: "json" };
@@ -151,7 +153,15 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const ownStore = !options.store;
   const location = storeLocationOf(config);
   const embeddedFile = ownStore && location.kind === "sqlite" ? location.file : undefined;
-  if (embeddedFile) claimEmbedded(embeddedFile);
+  if (embeddedFile) {
+    claimEmbedded(embeddedFile);
+    const earlier = path.join(config.dataDir, "pglite");
+    if (existsSync(earlier)) {
+      log.warn(
+        `${earlier} holds the embedded PGlite database of an earlier version, which this one does not read: its state (ledger, balances, leaderboard runs) is now kept in ${embeddedFile}. Read the old ledger with an earlier build's npm run ledger, or remove the folder.`,
+      );
+    }
+  }
   const metrics = createMetrics();
   const openedStore =
     options.store ??
