@@ -1,7 +1,7 @@
 /**
- * Memory of the service on each store engine side by side (the embedded SQLite default, PGlite
- * while it is installed, and PostgreSQL when TEST_DATABASE_URL names a server), each start in
- * a process of its own so that one measurement cannot inherit another's heap:
+ * Memory of the service on each store engine side by side (the embedded SQLite default, and
+ * PostgreSQL when TEST_DATABASE_URL names a server), each start in a process of its own so
+ * that one measurement cannot inherit another's heap:
  * - peak RSS while starting (the kernel's high-water mark, VmHWM), on a fresh data directory
  *   (first start after a clone) and on an existing one (every later start);
  * - RSS after 1,000 mixed requests (pages, static files, free JSON, KB search, 402 challenges,
@@ -9,8 +9,7 @@
  * next to a bare node:http process answering the same 1,000 requests, started the same way.
  * The service children run with the V8 flags of `npm start`; one more later start on SQLite
  * runs without them (or with `BENCH_NODE_FLAGS`), to show what they save and cost.
- * `BENCH_PGLITE_SETTINGS` ("shared_buffers=128MB,work_mem=4MB": PostgreSQL's defaults) replaces
- * PGlite's own settings, to compare. `BENCH_MEMORY_ENGINES` ("sqlite,pglite") picks the engines.
+ * (PGlite, the embedded database before SQLite, was measured by this bench too: README.)
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -107,22 +106,18 @@ async function serviceChild(): Promise<void> {
     import("../src/store/store.ts"),
   ]);
   const env = JSON.parse(process.env.BENCH_CHILD as string) as {
-    engine: "sqlite" | "pglite" | "postgres";
+    engine: "sqlite" | "postgres";
     dataDir: string;
     devnet: { rpcUrl: string; payTo: `0x${string}`; facilitator: { address: `0x${string}`; privateKey: `0x${string}` } };
   };
   mkdirSync(env.dataDir, { recursive: true });
   // The service logs as in production, to a file, so the logger's buffers count too.
   const logFd = openSync(path.join(env.dataDir, "service.log"), "a");
-  // Opened here (as the service would) so that other settings can be compared.
-  const override = process.env.BENCH_PGLITE_SETTINGS;
-  const settings = override ? Object.fromEntries(override.split(",").map((kv) => kv.split("=", 2) as [string, string])) : undefined;
+  // Opened here (as the service would), on the engine measured.
   const store = await openStore(
     env.engine === "postgres"
       ? { kind: "postgres", url: process.env.TEST_DATABASE_URL as string }
-      : env.engine === "sqlite"
-        ? { kind: "sqlite", file: path.join(env.dataDir, "store.sqlite") }
-        : { kind: "pglite", dir: path.join(env.dataDir, "pglite"), ...(settings ? { settings } : {}) },
+      : { kind: "sqlite", file: path.join(env.dataDir, "store.sqlite") },
   );
   const service = await startService({
     store,
@@ -232,14 +227,7 @@ export async function benchMemory(): Promise<void> {
       return res.status;
     };
   };
-  const engines = (process.env.BENCH_MEMORY_ENGINES ?? "sqlite,pglite").split(",").filter(Boolean);
-  if (engines.includes("pglite")) {
-    const installed = await import("@electric-sql/pglite").then(
-      () => true,
-      () => false,
-    );
-    if (!installed) engines.splice(engines.indexOf("pglite"), 1);
-  }
+  const engines = ["sqlite"];
   try {
     const childEnv = (engine: string) => ({
       BENCH_CHILD: JSON.stringify({
@@ -279,10 +267,8 @@ export async function benchMemory(): Promise<void> {
       "JS heap used after MB": r.after.heap,
       "external after MB": r.after.external,
     });
-    console.log(
-      `\nMemory (RSS from /proc of the serving process alone, load sent from another; PGlite settings: ${process.env.BENCH_PGLITE_SETTINGS ?? "the store's own"})`,
-    );
-    const names: Record<string, string> = { sqlite: "SQLite (default)", pglite: "PGlite" };
+    console.log(`\nMemory (RSS from /proc of the serving process alone, load sent from another)`);
+    const names: Record<string, string> = { sqlite: "SQLite (default)" };
     console.table({
       "bare node:http, same 1,000 requests": row(bare),
       ...Object.fromEntries(

@@ -50,7 +50,7 @@ async function balanceOf(target: RunningService, account: PrivateKeyAccount) {
 const databaseUrl = inject("databaseUrl");
 
 const engines: { name: string; enabled: boolean; open(): Promise<{ store: Store; close(): Promise<void> }> }[] = [
-  { name: "PGlite", enabled: true, open: async () => ({ store: await testStore(), close: async () => {} }) },
+  { name: "SQLite", enabled: true, open: async () => ({ store: await testStore(), close: async () => {} }) },
   {
     name: "PostgreSQL",
     enabled: Boolean(databaseUrl),

@@ -8,7 +8,7 @@
  *
  * A session advisory lock was the other way: it belongs to one pooled connection, guards only
  * while held, and says nothing about the run that finished a second ago, so a due time would
- * be needed anyway. The claim works the same on PGlite, where every instance is in-process.
+ * be needed anyway. The claim works the same on the embedded SQLite database, where every instance is in-process.
  */
 import type { Logger } from "../log.ts";
 import { nowPlus } from "../store/dialect.ts";

@@ -47,9 +47,10 @@ export function usdOf(atomic: bigint): number {
 
 /** The balance of `wallet` in atomic USDC (0 when it never topped up). */
 export async function balanceOf(db: Queryable, wallet: string): Promise<bigint> {
-  const [row] = await db.query<{ balance: string }>("select cast(balance_atomic as text) as balance from balances where wallet = lower($1)", [
-    wallet,
-  ]);
+  const [row] = await db.query<{ balance: string }>(
+    "select cast(balance_atomic as text) as balance from balances where wallet = lower($1)",
+    [wallet],
+  );
   return BigInt(row?.balance ?? "0");
 }
 

@@ -54,11 +54,7 @@ export function storeInFlightRegistry(db: Queryable, leaseSeconds = 15): InFligh
       return rows.length === 1;
     },
     async renew(key, holder) {
-      await db.query(`update inflight set expires_at = ${nowPlus(db, "$3")} where key = $1 and instance = $2`, [
-        key,
-        holder,
-        leaseSeconds,
-      ]);
+      await db.query(`update inflight set expires_at = ${nowPlus(db, "$3")} where key = $1 and instance = $2`, [key, holder, leaseSeconds]);
     },
     async release(key, holder) {
       await db.query("delete from inflight where key = $1 and instance = $2", [key, holder]);

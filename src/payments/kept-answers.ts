@@ -66,7 +66,7 @@ export async function keptAnswerOf(
 
 /**
  * Finish a ledger row as settled, keep its answer and release the request's in-flight leases
- * (when they live in the store), in one statement: one round trip and, on PGlite, one flush.
+ * (when they live in the store), in one statement on PostgreSQL (one round trip), in one transaction on SQLite (one commit).
  * This is the hot path of every paid call.
  */
 export async function settleAndKeep(
@@ -83,7 +83,8 @@ export async function settleAndKeep(
     // No data-modifying `with` in SQLite: the same steps in one transaction.
     await db.atomic(async (tx) => {
       await tx.query(settle, [rowId, status, settlementTx]);
-      if (release) await tx.query(`delete from inflight where ${inArray(tx, "key", "$1", "text")} and instance = $2`, [release.keys, release.holder]);
+      if (release)
+        await tx.query(`delete from inflight where ${inArray(tx, "key", "$1", "text")} and instance = $2`, [release.keys, release.holder]);
       if (answer) await keepAnswer(tx, { ...answer, status }, true, settlementTx);
     });
     return;

@@ -64,5 +64,5 @@ export async function openStoreForTool(config: Pick<Config, "databaseUrl" | "dat
 /** Where the configured store is, for a tool's messages (the URL without its password, or the file). */
 export function storeDescription(config: Pick<Config, "databaseUrl" | "dataDir">, redact: (url: string) => string): string {
   const location = storeLocationOf(config);
-  return location.kind === "postgres" ? redact(location.url) : location.kind === "sqlite" ? String(location.file) : "PGlite";
+  return location.kind === "postgres" ? redact(location.url) : String(location.file);
 }

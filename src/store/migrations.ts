@@ -18,7 +18,7 @@ export interface Migration {
   statements?: readonly string[];
 }
 
-/** Every PostgreSQL (and PGlite) migration, oldest first. */
+/** Every PostgreSQL migration, oldest first. */
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,

@@ -1,17 +1,16 @@
 /**
- * The service's durable state behind one interface, on one of three engines: an embedded
- * SQLite file in `data/` by default (Node's built-in `node:sqlite`), a PostgreSQL server when
- * `DATABASE_URL` is set, or an embedded PGlite database. Queries are written once in the SQL
- * both dialects share; the few that cannot be branch on `engine` where they live, through the
+ * The service's durable state behind one interface, on one of two engines: an embedded
+ * SQLite file in `data/` by default (Node's built-in `node:sqlite`, ./sqlite.ts) or a
+ * PostgreSQL server when `DATABASE_URL` is set. Queries are written once in the SQL both
+ * dialects share; the few that cannot be branch on `engine` where they live, through the
  * fragments of ./dialect.ts. Migrations are applied at start.
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { ServiceError } from "../errors.ts";
 import { migrate } from "./migrations.ts";
 import { openSqlite } from "./sqlite.ts";
 
-/** The database engine behind a store; its SQL dialect is PostgreSQL's except for `sqlite`. */
-export type StoreEngine = "sqlite" | "pglite" | "postgres";
+/** The database engine behind a store, and so the SQL dialect it speaks. */
+export type StoreEngine = "sqlite" | "postgres";
 
 /** Something SQL can be sent to: the store itself or a transaction. */
 export interface Queryable {
@@ -33,28 +32,8 @@ export interface Store extends Queryable {
   close(): Promise<void>;
 }
 
-/**
- * Where the store lives. A SQLite store without `file` (or a PGlite one without `dir`) lives
- * in memory; a PGlite `snapshot` is a file written by `writePgliteSnapshot` to start from.
- */
-export type StoreLocation =
-  | { kind: "postgres"; url: string }
-  | { kind: "sqlite"; file: string | undefined }
-  | { kind: "pglite"; dir: string | undefined; snapshot?: string; settings?: Readonly<Record<string, string>> };
-
-/**
- * PostgreSQL settings of the embedded database. PostgreSQL's defaults (128 MB of shared
- * buffers, 4 MB of work memory per sort) are sized for a server; the store holds a few
- * thousand small rows and every query touches a handful of pages, so 16 MB of buffers is
- * several times its whole data set, and PGlite zeroes and keeps every buffer page resident.
- * Measured by `npm run bench -- memory` (figures in the README).
- */
-export const PGLITE_SETTINGS: Readonly<Record<string, string>> = {
-  shared_buffers: "16MB",
-  work_mem: "2MB",
-  maintenance_work_mem: "16MB",
-  temp_buffers: "2MB",
-};
+/** Where the store lives. A SQLite store without `file` lives in memory. */
+export type StoreLocation = { kind: "postgres"; url: string } | { kind: "sqlite"; file: string | undefined };
 
 /** 503: the database cannot be reached (start-up or a request). */
 export class StoreUnavailableError extends ServiceError {
@@ -63,43 +42,6 @@ export class StoreUnavailableError extends ServiceError {
   constructor(message: string, cause?: unknown) {
     super("unavailable", 503, message, { cause });
   }
-}
-
-async function openPglite(
-  dir: string | undefined,
-  snapshot?: string,
-  settings: Readonly<Record<string, string>> = PGLITE_SETTINGS,
-): Promise<Store> {
-  const { PGlite } = await import("@electric-sql/pglite");
-  if (dir) mkdirSync(dir, { recursive: true });
-  // PGlite's own start parameters, then these settings as `-c name=value` (the last one wins).
-  const startParams = [...PGlite.defaultStartParams, ...Object.entries(settings).flatMap(([name, value]) => ["-c", `${name}=${value}`])];
-  const db = snapshot
-    ? await PGlite.create({ loadDataDir: new Blob([readFileSync(snapshot)]), startParams })
-    : await PGlite.create(dir, { startParams });
-  return pgliteStore(db);
-}
-
-function pgliteStore(db: import("@electric-sql/pglite").PGlite): Store {
-  const store: Store = {
-    engine: "pglite",
-    async query<T>(sql: string, params: readonly unknown[] = []) {
-      return (await db.query<T>(sql, params as unknown[])).rows;
-    },
-    async transaction<T>(fn: (tx: Queryable) => Promise<T>) {
-      return db.transaction(async (tx) => {
-        const inside: Queryable = {
-          engine: "pglite",
-          query: async <R>(sql: string, params: readonly unknown[] = []) => (await tx.query<R>(sql, params as unknown[])).rows,
-          atomic: (f) => f(inside),
-        };
-        return fn(inside);
-      });
-    },
-    atomic: (fn) => store.transaction(fn),
-    close: () => db.close(),
-  };
-  return store;
 }
 
 async function openPostgres(url: string): Promise<Store> {
@@ -156,12 +98,7 @@ export function redact(url: string): string {
 
 /** Open the store and bring its schema up to date. */
 export async function openStore(location: StoreLocation): Promise<Store> {
-  const store =
-    location.kind === "postgres"
-      ? await openPostgres(location.url)
-      : location.kind === "sqlite"
-        ? await openSqlite(location.file)
-        : await openPglite(location.dir, location.snapshot, location.settings);
+  const store = location.kind === "postgres" ? await openPostgres(location.url) : await openSqlite(location.file);
   try {
     await migrate(store);
   } catch (error) {
@@ -169,14 +106,4 @@ export async function openStore(location: StoreLocation): Promise<Store> {
     throw error;
   }
   return store;
-}
-
-/** Write a migrated, empty in-memory PGlite database to `file`, for fast `snapshot` starts (tests, benchmarks). */
-export async function writePgliteSnapshot(file: string): Promise<void> {
-  const { PGlite } = await import("@electric-sql/pglite");
-  const db = await PGlite.create();
-  await migrate(pgliteStore(db));
-  const dump = await db.dumpDataDir("none");
-  writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
-  await db.close();
 }
