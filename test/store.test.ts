@@ -5,11 +5,14 @@
  * instances on one PostgreSQL acting as one (one function run and one settlement for a
  * payment hammered through both).
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { balanceOf, debitBalance } from "../src/payments/balances.ts";
 import type { RunningService } from "../src/server/service.ts";
+import { claimEmbedded, embeddedOwner, releaseEmbedded } from "../src/store/configured.ts";
 import { insertLedgerRow, type LedgerPayment, ledgerReport, ledgerRowsOf } from "../src/store/ledger.ts";
 import { MIGRATIONS, type Migration, migrate, SCHEMA_VERSION, SQLITE_MIGRATIONS } from "../src/store/migrations.ts";
 import { openStore, type Store, StoreUnavailableError } from "../src/store/store.ts";
@@ -219,6 +222,31 @@ describe("SQLite transactions", () => {
     ]);
     expect(await store.query("pragma integrity_check")).toEqual([{ integrity_check: "ok" }]);
   }, 60_000);
+});
+
+describe("the embedded database file", () => {
+  it("is served by one service process: a second is refused while the first lives, and a dead one's claim is taken over", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "x402-test-claim-"));
+    const file = path.join(dir, "store.sqlite");
+    try {
+      // A live process that is not this one: the test runner's parent.
+      writeFileSync(`${file}.owner`, String(process.ppid));
+      expect(embeddedOwner(file)).toBe(process.ppid);
+      expect(() => claimEmbedded(file)).toThrow(
+        `The embedded database ${file} is served by process ${process.ppid}; stop it first, or set DATABASE_URL to share a PostgreSQL server between instances.`,
+      );
+      // A process that has exited.
+      const dead = spawnSync(process.execPath, ["-e", "0"]).pid as number;
+      writeFileSync(`${file}.owner`, String(dead));
+      expect(embeddedOwner(file)).toBeUndefined();
+      claimEmbedded(file);
+      expect(readFileSync(`${file}.owner`, "utf8")).toBe(String(process.pid));
+      releaseEmbedded(file);
+      expect(embeddedOwner(file)).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 it("an unreachable PostgreSQL is a clear error that hides the password", async () => {
