@@ -4,7 +4,6 @@
  * Reads the configured store: PostgreSQL with DATABASE_URL, else the embedded database in
  * DATA_DIR (readable while the service runs).
  */
-import path from "node:path";
 import { formatUnits } from "viem";
 import { ConfigError, loadConfig } from "../src/config.ts";
 import { balanceReport } from "../src/payments/balances.ts";

@@ -11,14 +11,14 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CompiledContent } from "../spec/content-schema.ts";
 import { ERROR_DOCS } from "../src/errors.ts";
 import { CHECK_NAMES } from "../src/intel/conformance.ts";
 import { finishRun, insertRows, startRun, summarise, type TrustRecord } from "../src/intel/leaderboard.ts";
 import { notMeasured } from "../src/intel/reputation.ts";
 import type { RunningService } from "../src/server/service.ts";
-import { openStore, type Store } from "../src/store/store.ts";
+import type { Store } from "../src/store/store.ts";
 import { launchBrowser, skipBrowserTests, visit } from "./support/browser.ts";
 import { operationsConfig, startDirectoryStub } from "./support/operations.ts";
 import { freshSqliteStore, startTestService } from "./support/service.ts";
