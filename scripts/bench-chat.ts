@@ -55,7 +55,7 @@ export async function benchChat(): Promise<void> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "x402-bench-chat-"));
   const devnet = await startDevnet({ dataDir, port: 0, persist: false });
   const stubs = await startUpstreamStubs();
-  const store = await openStore({ kind: "pglite", dir: path.join(dataDir, "pglite") });
+  const store = await openStore({ kind: "sqlite", file: path.join(dataDir, "store.sqlite") });
   const env = {
     PORT: "0",
     DATA_DIR: dataDir,
@@ -98,7 +98,7 @@ export async function benchChat(): Promise<void> {
       checks.push(performance.now() - started);
       if ("field" in signed) throw new Error(`sign-in refused: ${signed.reason}`);
     }
-    console.log(`\nChat: ${MESSAGES} messages by ${CLIENTS} clients on the local chain, PGlite`);
+    console.log(`\nChat: ${MESSAGES} messages by ${CLIENTS} clients on the local chain, SQLite`);
     console.table({
       "from a prepaid balance (signed in, no transfer)": { "messages/s": +balanceRate.toFixed(1) },
       "per call with x402 (a transfer each)": { "messages/s": +perCallRate.toFixed(1) },

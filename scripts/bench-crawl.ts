@@ -104,7 +104,7 @@ export async function benchCrawl(): Promise<void> {
   const rows: Record<string, Record<string, string | number>> = {};
   try {
     for (const concurrency of BOUNDS) {
-      const store = await openStore({ kind: "pglite", dir: undefined });
+      const store = await openStore({ kind: "sqlite", file: undefined });
       // The production fetcher and catalogue, with loopback allowed for the fake origins only.
       const intel = createIntelServices({
         cdpDiscoveryUrl: directories.cdpUrl,
@@ -140,7 +140,7 @@ export async function benchCrawl(): Promise<void> {
     }
     console.log(
       `\nTrust crawl: ${ORIGINS} local fake origins on 16 loopback addresses, 10% slow (answer after the limit) or dead (connection dropped), ` +
-        `3 requests per origin (endpoint, /.well-known/x402, /openapi.json), the reference client signing each payable option, payTo reputations read on a local chain, rows written to PGlite`,
+        `3 requests per origin (endpoint, /.well-known/x402, /openapi.json), the reference client signing each payable option, payTo reputations read on a local chain, rows written to SQLite (in memory)`,
     );
     console.table(rows);
     console.log(

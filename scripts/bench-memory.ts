@@ -1,16 +1,18 @@
 /**
- * Memory of the service with the embedded database (PGlite), each start in a process of its
- * own so that one measurement cannot inherit another's heap:
+ * Memory of the service on each store engine side by side (the embedded SQLite default, and
+ * PostgreSQL when TEST_DATABASE_URL names a server), each start in a process of its own so
+ * that one measurement cannot inherit another's heap:
  * - peak RSS while starting (the kernel's high-water mark, VmHWM), on a fresh data directory
  *   (first start after a clone) and on an existing one (every later start);
  * - RSS after 1,000 mixed requests (pages, static files, free JSON, KB search, 402 challenges,
  *   and a few paid calls that write the ledger);
  * next to a bare node:http process answering the same 1,000 requests, started the same way.
- * `BENCH_PGLITE_SETTINGS` ("shared_buffers=128MB,work_mem=4MB": PostgreSQL's defaults) replaces
- * the store's own settings, to compare.
+ * The service children run with the V8 flags of `npm start`; one more later start on SQLite
+ * runs without them (or with `BENCH_NODE_FLAGS`), to show what they save and cost.
+ * (PGlite, the embedded database before SQLite, was measured by this bench too: README.)
  */
 import { type ChildProcess, fork } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -19,10 +21,18 @@ import { fileURLToPath } from "node:url";
 const MIXED_REQUESTS = 1000;
 
 /** Resident and peak resident memory of this process, MB (from /proc: the kernel's own figures). */
-export function memoryMb(): { rss: number; peak: number } {
+export function memoryMb(): { rss: number; peak: number; heap: number; external: number } {
   const status = readFileSync("/proc/self/status", "utf8");
   const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? Number.NaN);
-  return { rss: Math.round(kb("VmRSS") / 1024), peak: Math.round(kb("VmHWM") / 1024) };
+  // V8's share: the JavaScript heap in use, and memory outside it (buffers, WebAssembly memory).
+  const usage = process.memoryUsage();
+  const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
+  return {
+    rss: Math.round(kb("VmRSS") / 1024),
+    peak: Math.round(kb("VmHWM") / 1024),
+    heap: mb(usage.heapUsed),
+    external: mb(usage.external),
+  };
 }
 
 /** The mixed request list: [method, path, body?], in the order sent. */
@@ -80,6 +90,8 @@ interface Ready {
   startMs: number;
   rss: number;
   peak: number;
+  heap: number;
+  external: number;
 }
 
 /** Child: start the service with the embedded store in its data directory, then report memory when asked. */
@@ -94,23 +106,23 @@ async function serviceChild(): Promise<void> {
     import("../src/store/store.ts"),
   ]);
   const env = JSON.parse(process.env.BENCH_CHILD as string) as {
+    engine: "sqlite" | "postgres";
     dataDir: string;
     devnet: { rpcUrl: string; payTo: `0x${string}`; facilitator: { address: `0x${string}`; privateKey: `0x${string}` } };
   };
+  mkdirSync(env.dataDir, { recursive: true });
   // The service logs as in production, to a file, so the logger's buffers count too.
   const logFd = openSync(path.join(env.dataDir, "service.log"), "a");
-  // Opened here (as the service would) so that other settings can be compared.
-  const override = process.env.BENCH_PGLITE_SETTINGS;
-  const settings = override ? Object.fromEntries(override.split(",").map((kv) => kv.split("=", 2) as [string, string])) : undefined;
-  const databaseUrl = process.env.BENCH_DATABASE_URL;
+  // Opened here (as the service would), on the engine measured.
   const store = await openStore(
-    databaseUrl
-      ? { kind: "postgres", url: databaseUrl }
-      : { kind: "pglite", dir: path.join(env.dataDir, "pglite"), ...(settings ? { settings } : {}) },
+    env.engine === "postgres"
+      ? { kind: "postgres", url: process.env.TEST_DATABASE_URL as string }
+      : { kind: "sqlite", file: path.join(env.dataDir, "store.sqlite") },
   );
   const service = await startService({
     store,
-    config: loadConfig({ PORT: "0", DATA_DIR: env.dataDir, LOG_LEVEL: "info", CRAWL_INTERVAL_MINUTES: "0" }),
+    // No free-request budget: one load generator is one client, and every request must do its work.
+    config: loadConfig({ PORT: "0", DATA_DIR: env.dataDir, LOG_LEVEL: "info", CRAWL_INTERVAL_MINUTES: "0", RATE_LIMIT_PER_MINUTE: "0" }),
     devnet: env.devnet,
     log: createLogger("info", {}, { fd: logFd }),
     maintenance: false,
@@ -143,9 +155,21 @@ async function bareChild(): Promise<void> {
   });
 }
 
-/** Start a child, load it with the mix from this process, and collect its memory at start and after. */
+/** The V8 flags `npm start` gives the service (package.json's start script), so the bench measures what runs. */
+function startFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { scripts: { start: string } };
+  return pkg.scripts.start.split(/\s+/).filter((arg) => arg.startsWith("--"));
+}
+
+/**
+ * Start a child, load it with the mix from this process, and collect its memory at start and
+ * after, and how long the 1,000 requests took. A service child runs with the start script's V8
+ * flags unless `env.BENCH_NODE_FLAGS` says otherwise ("" for none).
+ */
 async function measureChild(mode: "service" | "bare", env: Record<string, string>, pay?: (url: string) => Promise<number>) {
+  const flags = mode === "service" ? (env.BENCH_NODE_FLAGS ?? startFlags().join(" ")).split(" ").filter(Boolean) : [];
   const proc: ChildProcess = fork(fileURLToPath(import.meta.url), [], {
+    execArgv: [...process.execArgv, ...flags],
     env: { ...process.env, BENCH_MEMORY_CHILD: mode, ...env },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
@@ -169,11 +193,13 @@ async function measureChild(mode: "service" | "bare", env: Record<string, string
       }),
     ]);
   const start = await nextReply();
+  const loadStarted = performance.now();
   const statuses = await runMixed(start.url, pay ? () => pay(start.url) : undefined);
+  const loadMs = performance.now() - loadStarted;
   proc.send("measure");
   const after = await nextReply();
   await exited;
-  return { start, after, statuses };
+  return { start, after, statuses, loadMs };
 }
 
 /** Run the memory benchmark and print its table. */
@@ -201,43 +227,69 @@ export async function benchMemory(): Promise<void> {
       return res.status;
     };
   };
+  const engines = ["sqlite"];
   try {
-    const childEnv = {
+    const childEnv = (engine: string) => ({
       BENCH_CHILD: JSON.stringify({
-        dataDir,
+        engine,
+        dataDir: path.join(dataDir, engine),
         devnet: { rpcUrl: devnet.rpcUrl, payTo: devnet.payTo, facilitator: devnet.facilitator },
       }),
-    };
+    });
     const bare = await measureChild("bare", {});
-    const fresh = await measureChild("service", childEnv, payer(0));
-    const warm = await measureChild("service", childEnv, payer(1));
+    const measured: Record<string, { fresh: Awaited<ReturnType<typeof measureChild>>; warm: Awaited<ReturnType<typeof measureChild>> }> =
+      {};
+    let buyer = 0;
+    for (const engine of engines) {
+      const fresh = await measureChild("service", childEnv(engine), payer(buyer++));
+      const warm = await measureChild("service", childEnv(engine), payer(buyer++));
+      measured[engine] = { fresh, warm };
+      // Printed as measured too, so a later failure keeps what was found.
+      console.log(
+        `${engine}: first start ${JSON.stringify(fresh.start)} → after ${JSON.stringify(fresh.after)}; later start ${JSON.stringify(warm.start)} → after ${JSON.stringify(warm.after)}`,
+      );
+    }
+    // The default without the start script's V8 flags: what they save, and what they cost in time.
+    const plainFlags = process.env.BENCH_NODE_FLAGS ?? "";
+    const unflagged =
+      engines.includes("sqlite") && startFlags().length > 0
+        ? await measureChild("service", { ...childEnv("sqlite"), BENCH_NODE_FLAGS: plainFlags }, payer(buyer++))
+        : undefined;
     // The same service on a PostgreSQL server: what the process needs without an embedded database.
-    const databaseUrl = process.env.TEST_DATABASE_URL;
-    const server = databaseUrl ? await measureChild("service", { ...childEnv, BENCH_DATABASE_URL: databaseUrl }, payer(2)) : undefined;
+    const server = process.env.TEST_DATABASE_URL ? await measureChild("service", childEnv("postgres"), payer(buyer++)) : undefined;
     const row = (r: Awaited<ReturnType<typeof measureChild>>) => ({
       "start s": +(r.start.startMs / 1000).toFixed(2),
+      "1,000 requests s": +(r.loadMs / 1000).toFixed(2),
       "peak at start MB": r.start.peak,
       "RSS at start MB": r.start.rss,
       "RSS after 1,000 MB": r.after.rss,
       "peak overall MB": r.after.peak,
+      "JS heap used after MB": r.after.heap,
+      "external after MB": r.after.external,
     });
-    console.log(
-      `\nMemory (RSS from /proc of the serving process alone, load sent from another; PGlite settings: ${process.env.BENCH_PGLITE_SETTINGS ?? "the store's own"})`,
-    );
+    console.log(`\nMemory (RSS from /proc of the serving process alone, load sent from another)`);
+    const names: Record<string, string> = { sqlite: "SQLite (default)" };
     console.table({
       "bare node:http, same 1,000 requests": row(bare),
-      "service, first start (fresh data dir)": row(fresh),
-      "service, later start (existing data dir)": row(warm),
-      ...(server ? { "service on PostgreSQL (DATABASE_URL), reference": row(server) } : {}),
+      ...Object.fromEntries(
+        Object.entries(measured).flatMap(([engine, m]) => [
+          [`${names[engine] ?? engine}, first start (fresh data dir)`, row(m.fresh)],
+          [`${names[engine] ?? engine}, later start (existing data dir)`, row(m.warm)],
+        ]),
+      ),
+      ...(unflagged ? { [`SQLite, later start, V8 flags "${plainFlags}" instead of "${startFlags().join(" ")}"`]: row(unflagged) } : {}),
+      ...(server ? { "PostgreSQL server (DATABASE_URL), reference": row(server) } : {}),
     });
-    const summary: Record<string, number> = {};
-    for (const [key, n] of Object.entries(warm.statuses)) summary[key] = n;
-    console.log("answers of the later start's 1,000 requests:", JSON.stringify(summary));
-    const worstAfter = Math.max(fresh.after.rss, warm.after.rss);
-    const worstPeak = Math.max(fresh.start.peak, warm.start.peak);
-    console.log(
-      `RSS after 1,000 mixed requests: ${worstAfter} MB (target < 250; bare node:http ${bare.after.rss} MB); peak at start: ${worstPeak} MB (target < 400)`,
-    );
+    for (const [engine, m] of Object.entries(measured)) {
+      const summary: Record<string, number> = {};
+      for (const [key, n] of Object.entries(m.warm.statuses)) summary[key] = n;
+      console.log(`answers of the ${engine} later start's 1,000 requests:`, JSON.stringify(summary));
+      const worstAfter = Math.max(m.fresh.after.rss, m.warm.after.rss);
+      const worstPeak = Math.max(m.fresh.start.peak, m.warm.start.peak);
+      console.log(
+        `${names[engine] ?? engine}: RSS after 1,000 mixed requests ${worstAfter} MB (target < 250; bare node:http ${bare.after.rss} MB${server ? `, PostgreSQL server ${server.after.rss} MB` : ""}); peak at start ${worstPeak} MB (target < 400); later start ${(m.warm.start.startMs / 1000).toFixed(2)} s`,
+      );
+    }
   } finally {
     await devnet.stop();
     rmSync(dataDir, { recursive: true, force: true });

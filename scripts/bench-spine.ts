@@ -132,7 +132,7 @@ export async function benchSpine(): Promise<void> {
     });
     const overhead = paid.overhead;
     console.log(
-      `service overhead p50 = ${percentile(overhead, 50).toFixed(2)} ms (targets: < 3 ms on PostgreSQL, < 5 ms on PGlite; this run: PGlite)`,
+      `service overhead p50 = ${percentile(overhead, 50).toFixed(2)} ms (targets: < 3 ms on PostgreSQL, < 5 ms on the embedded database; this run: SQLite)`,
     );
   } finally {
     await uncached.close();

@@ -1,5 +1,5 @@
 /**
- * Benchmarks of the durable state, PGlite and PostgreSQL side by side: ledger writes per
+ * Benchmarks of the durable state, SQLite and PostgreSQL side by side: ledger writes per
  * second (a row opened as pending and then finished, as a paid call does), and the service's
  * own overhead on a paid call on the local chain (server total minus verify, function and
  * settle: the payment gate's ledger, lease and kept-answer work plus HTTP). PostgreSQL is
@@ -58,7 +58,7 @@ export async function benchStore(): Promise<void> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "x402-bench-store-"));
   const devnet = await startDevnet({ dataDir, port: 0, persist: false });
   const engines: { name: string; open(): Promise<Store> }[] = [
-    { name: "PGlite (on disk)", open: () => openStore({ kind: "pglite", dir: path.join(dataDir, "pglite") }) },
+    { name: "SQLite (on disk)", open: () => openStore({ kind: "sqlite", file: path.join(dataDir, "store.sqlite") }) },
   ];
   const pgUrl = process.env.TEST_DATABASE_URL;
   if (pgUrl) engines.push({ name: "PostgreSQL", open: () => openStore({ kind: "postgres", url: pgUrl }) });
@@ -98,7 +98,7 @@ export async function benchStore(): Promise<void> {
     }
     if (!pgUrl) results.PostgreSQL = { note: "not measured: run under scripts/ci/with-postgres.sh or set TEST_DATABASE_URL" };
     console.log(
-      `\nDurable state: ${WRITES} ledger writes, ${PAID_CALLS} paid calls per engine (targets: overhead p50 < 3 ms on PostgreSQL, < 5 ms on PGlite)`,
+      `\nDurable state: ${WRITES} ledger writes, ${PAID_CALLS} paid calls per engine (targets: overhead p50 < 3 ms on PostgreSQL, < 5 ms on SQLite)`,
     );
     console.table(results);
   } finally {

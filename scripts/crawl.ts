@@ -14,7 +14,7 @@ import { runCrawl } from "../src/intel/crawl.ts";
 import { createIntelServices } from "../src/intel/intel-services.ts";
 import { createLogger } from "../src/log.ts";
 import { createProgress, type Progress } from "../src/progress.ts";
-import { openStoreForTool } from "../src/store/configured.ts";
+import { openStoreForTool, storeDescription } from "../src/store/configured.ts";
 import { redact } from "../src/store/store.ts";
 import { CDP_DISCOVERY_URL } from "../src/upstreams/directory-cdp.ts";
 import { X402_LIST_URL } from "../src/upstreams/directory-x402-list.ts";
@@ -38,12 +38,8 @@ async function runningDevnet(file: string): Promise<{ rpcUrl: string; payTo: `0x
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const dir = path.join(config.dataDir, "pglite");
   // Checked before any work, so a refusal costs nothing.
-  const store = await openStoreForTool(
-    config,
-    "Stop the service, run both with DATABASE_URL (PostgreSQL), or set CRAWL_INTERVAL_MINUTES so the service crawls itself.",
-  );
+  const store = await openStoreForTool(config);
   const log = createLogger(config.logLevel === "info" ? "warn" : config.logLevel);
   const stops: (() => Promise<void>)[] = [];
   try {
@@ -84,7 +80,7 @@ async function main(): Promise<void> {
     const chain = baseChain(rpcUrls);
     console.log(
       `Crawling ${demo ? "the local demo catalogue" : `${cdpUrl} and ${listUrl}`} with ${config.intel.crawlConcurrency} origins at once, ` +
-        `${config.intel.crawlOriginTimeoutSeconds} s per origin, into ${config.databaseUrl ? redact(config.databaseUrl) : dir}...`,
+        `${config.intel.crawlOriginTimeoutSeconds} s per origin, into ${storeDescription(config, redact)}...`,
     );
     // Created once the catalogue is read, so its first line already knows the total.
     let progress: Progress | undefined;

@@ -2,13 +2,12 @@
  * `npm run ledger [days]`: earnings by route and by day, and the calls that were not
  * charged or whose settlement failed, from the payment ledger (default: the last 30 days).
  * Reads the configured store: PostgreSQL with DATABASE_URL, else the embedded database in
- * DATA_DIR (which only one process can open: stop the service first, or use PostgreSQL).
+ * DATA_DIR (readable while the service runs).
  */
-import path from "node:path";
 import { formatUnits } from "viem";
 import { ConfigError, loadConfig } from "../src/config.ts";
 import { balanceReport } from "../src/payments/balances.ts";
-import { openStoreForTool } from "../src/store/configured.ts";
+import { openStoreForTool, storeDescription } from "../src/store/configured.ts";
 import { ledgerReport } from "../src/store/ledger.ts";
 import { redact } from "../src/store/store.ts";
 
@@ -18,14 +17,10 @@ async function main(): Promise<void> {
   const days = Number(process.argv[2] ?? 30);
   if (!Number.isInteger(days) || days <= 0) throw new Error(`days must be a positive integer, got "${process.argv[2]}"`);
   const config = loadConfig();
-  const dir = path.join(config.dataDir, "pglite");
-  const store = await openStoreForTool(
-    config,
-    "Stop the service, or run it with DATABASE_URL (PostgreSQL) to read the ledger while it runs.",
-  );
+  const store = await openStoreForTool(config);
   try {
     const report = await ledgerReport(store, days);
-    const where = config.databaseUrl ? redact(config.databaseUrl) : dir;
+    const where = storeDescription(config, redact);
     console.log(`Payment ledger, last ${days} day(s), from ${where}\n`);
     const total = report.byRoute.reduce((sum, r) => sum + BigInt(r.earned_atomic), 0n);
     console.log(`Earned: ${usdc(total.toString())} USDC in ${report.byRoute.reduce((n, r) => n + r.calls, 0)} settled call(s)\n`);

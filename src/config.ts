@@ -65,7 +65,7 @@ export interface Config {
   maxTimeoutSeconds: number;
   /** The payment path's time limits (PAYMENT_TIMEOUT_MS, PAYMENT_LEASE_SECONDS). */
   payments: PaymentsConfig;
-  /** PostgreSQL server URL; undefined: the embedded PGlite database in `${dataDir}/pglite`. */
+  /** PostgreSQL server URL; undefined: the embedded SQLite database `${dataDir}/store.sqlite`. */
   databaseUrl: string | undefined;
   /** x402 intelligence: directories, the trust crawl, outbound targets. */
   intel: IntelConfig;

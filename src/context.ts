@@ -38,7 +38,7 @@ export interface Services {
   /** Reads the chain the service settles on. */
   chain: PublicClient;
   log: Logger;
-  /** The durable store (PGlite or PostgreSQL). */
+  /** The durable store (SQLite or PostgreSQL). */
   store: Store;
   /**
    * x402 intelligence settings: directories, outbound policy, crawl bounds; functions

@@ -50,7 +50,7 @@ async function balanceOf(target: RunningService, account: PrivateKeyAccount) {
 const databaseUrl = inject("databaseUrl");
 
 const engines: { name: string; enabled: boolean; open(): Promise<{ store: Store; close(): Promise<void> }> }[] = [
-  { name: "PGlite", enabled: true, open: async () => ({ store: await testStore(), close: async () => {} }) },
+  { name: "SQLite", enabled: true, open: async () => ({ store: await testStore(), close: async () => {} }) },
   {
     name: "PostgreSQL",
     enabled: Boolean(databaseUrl),
@@ -311,7 +311,7 @@ describe("a top-up credited by the ledger", () => {
     const other = await insertLedgerRow(store, row("POST /api/chat", "0x04"), { outcome: "pending" });
     await settleAndKeep(store, other, 200, "0xtx4", undefined);
     const [held] = await store.query<{ balance: string; topups: number }>(
-      "select (select balance_atomic::text from balances where wallet = $1) as balance, (select count(*)::int from balance_movements where wallet = $1) as topups",
+      "select (select cast(balance_atomic as text) from balances where wallet = $1) as balance, (select cast(count(*) as integer) from balance_movements where wallet = $1) as topups",
       [wallet],
     );
     expect(held).toEqual({ balance: "5000000", topups: 2 });

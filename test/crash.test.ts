@@ -119,7 +119,7 @@ it("keeps the pending row across SIGKILL and settles exactly once when the buyer
   child.kill("SIGTERM");
   await new Promise((resolve) => child?.once("exit", resolve));
   child = undefined;
-  const store = await openStore({ kind: "pglite", dir: path.join(dataDir, "pglite") });
+  const store = await openStore({ kind: "sqlite", file: path.join(dataDir, "store.sqlite") });
   try {
     const auth = JSON.parse(Buffer.from(header, "base64").toString()) as { payload: { authorization: { nonce: string } } };
     const rows = await ledgerRowsOf(store, buyer.address, auth.payload.authorization.nonce);

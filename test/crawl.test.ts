@@ -27,7 +27,17 @@ import {
 import { x402ListDirectory } from "../src/upstreams/directory-x402-list.ts";
 import { EXPECTED_TRUST, freshAddress, payUsdc } from "./support/fake-sellers.ts";
 import { freshDatabase } from "./support/postgres.ts";
-import { buyerAccount, chainClient, devnet, payingFetch, startTestService, testConfig, testStore, usdcBalance } from "./support/service.ts";
+import {
+  buyerAccount,
+  chainClient,
+  devnet,
+  freshSqliteStore,
+  payingFetch,
+  startTestService,
+  testConfig,
+  testStore,
+  usdcBalance,
+} from "./support/service.ts";
 
 /** How many origins of each kind; 10 of the conforming ones are paid to by real transfers. */
 const MIX: readonly [SellerKind, number][] = [
@@ -332,7 +342,7 @@ describe("a crawl of 200 origins", () => {
     const second = await crawl(store, directories);
     expect(second.run_id).toBeGreaterThan(first.run_id);
     expect(second.verdicts).toEqual(first.verdicts);
-    const [{ n }] = (await store.query<{ n: number }>("select count(*)::int as n from trust_rows where run_id in ($1, $2)", [
+    const [{ n }] = (await store.query<{ n: number }>("select cast(count(*) as integer) as n from trust_rows where run_id in ($1, $2)", [
       first.run_id,
       second.run_id,
     ])) as [{ n: number }];
@@ -363,7 +373,7 @@ describe("a crawl of 200 origins", () => {
 
 describe("the scheduled crawl inside the service", () => {
   it("crawls soon after start when no recent run exists, then waits for the interval", async () => {
-    const own = await openStore({ kind: "pglite", dir: undefined, snapshot: inject("pgliteSnapshot") });
+    const own = await freshSqliteStore();
     const config = testConfig();
     const service = await startTestService({
       store: own,

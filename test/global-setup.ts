@@ -10,14 +10,11 @@ import type { TestProject } from "vitest/node";
 import { ensureBuild } from "../src/build-stamp.ts";
 import { type DevnetInfo, startDevnet } from "../src/devnet/devnet.ts";
 import { type ScenarioGroundTruth, seedScenario } from "../src/devnet/scenario.ts";
-import { writePgliteSnapshot } from "../src/store/store.ts";
 import { startUpstreamStubs, type UpstreamStubs } from "../src/stubs/upstream-stubs.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
     devnet: DevnetInfo;
-    /** A migrated empty PGlite database to open test stores from. */
-    pgliteSnapshot: string;
     /** A PostgreSQL server for the store tests, when one is available (TEST_DATABASE_URL). */
     databaseUrl: string | undefined;
     /** Ground truth of the analytics scenario seeded on the shared devnet (src/devnet/scenario.ts). */
@@ -39,9 +36,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("scenario", scenario);
   const stubs = await startUpstreamStubs();
   project.provide("stubs", stubs.urls);
-  const snapshot = path.join(dataDir, "pglite-snapshot.tar");
-  await writePgliteSnapshot(snapshot);
-  project.provide("pgliteSnapshot", snapshot);
   project.provide("databaseUrl", process.env.TEST_DATABASE_URL || undefined);
   return async () => {
     await stubs.close();

@@ -9,10 +9,11 @@ import { createLogger } from "../src/log.ts";
 import { SettlementKeyInUseError } from "../src/operations/instances.ts";
 import { type JobDefinition, type JobName, startJobs } from "../src/operations/jobs.ts";
 import type { RunningService } from "../src/server/service.ts";
+import { nowPlus } from "../src/store/dialect.ts";
 import { openStore, type Store } from "../src/store/store.ts";
 import { operationsConfig, startDirectoryStub } from "./support/operations.ts";
 import { freshDatabase } from "./support/postgres.ts";
-import { devnet, startTestService } from "./support/service.ts";
+import { devnet, freshSqliteStore, startTestService } from "./support/service.ts";
 import type { Stub } from "./support/stub-server.ts";
 
 const quiet = createLogger("silent");
@@ -50,7 +51,7 @@ function expectOncePerPeriod(runs: RunRow[], intervalMs: number): void {
 describe("the job scheduler on one store", () => {
   let store: Store;
   beforeAll(async () => {
-    store = await openStore({ kind: "pglite", dir: undefined, snapshot: inject("pgliteSnapshot") });
+    store = await freshSqliteStore();
   });
   afterAll(() => store.close());
 
@@ -115,7 +116,7 @@ describe("the job scheduler on one store", () => {
 
   it("marks a run whose instance died as interrupted when the next one takes the job", async () => {
     await store.query(
-      "insert into jobs (name, due_at, holder, lease_until) values ('status', now(), 'dead', now() - interval '1 second') on conflict (name) do update set due_at = now(), holder = 'dead', lease_until = now() - interval '1 second'",
+      `insert into jobs (name, due_at, holder, lease_until) values ('status', now(), 'dead', ${nowPlus(store, "-1")}) on conflict (name) do update set due_at = now(), holder = 'dead', lease_until = ${nowPlus(store, "-1")}`,
     );
     await store.query("insert into job_runs (job, instance, trigger, outcome) values ('status', 'dead', 'schedule', 'running')");
     const scheduler = startJobs({
@@ -142,7 +143,7 @@ describe("a second process settling with the same key", () => {
   let directories: Stub;
   const started: RunningService[] = [];
   beforeAll(async () => {
-    store = await openStore({ kind: "pglite", dir: undefined, snapshot: inject("pgliteSnapshot") });
+    store = await freshSqliteStore();
     directories = await startDirectoryStub();
   });
   afterAll(async () => {

@@ -11,17 +11,17 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CompiledContent } from "../spec/content-schema.ts";
 import { ERROR_DOCS } from "../src/errors.ts";
 import { CHECK_NAMES } from "../src/intel/conformance.ts";
 import { finishRun, insertRows, startRun, summarise, type TrustRecord } from "../src/intel/leaderboard.ts";
 import { notMeasured } from "../src/intel/reputation.ts";
 import type { RunningService } from "../src/server/service.ts";
-import { openStore, type Store } from "../src/store/store.ts";
+import type { Store } from "../src/store/store.ts";
 import { launchBrowser, skipBrowserTests, visit } from "./support/browser.ts";
 import { operationsConfig, startDirectoryStub } from "./support/operations.ts";
-import { startTestService } from "./support/service.ts";
+import { freshSqliteStore, startTestService } from "./support/service.ts";
 import type { Stub } from "./support/stub-server.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -339,7 +339,7 @@ describe.skipIf(skipBrowserTests())("the leaderboard's charts and the sponsored 
   let store: Store;
   let chromium: Browser;
   beforeAll(async () => {
-    store = await openStore({ kind: "pglite", dir: undefined, snapshot: inject("pgliteSnapshot") });
+    store = await freshSqliteStore();
     for (let run = 0; run < 3; run++) {
       const at = new Date(Date.parse("2026-11-20T00:00:00Z") + run * 3_600_000);
       const rows = seededOrigins.map((_o, o) => seededRow(o, run, at)).filter((_r, o) => o !== 11 || run === 2);

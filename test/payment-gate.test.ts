@@ -165,9 +165,10 @@ describe("a payment settled on chain whose answer was lost", () => {
     expect(await usdcBalance(buyer.address)).toBe(before - PRICE);
 
     // After the retry window (300 s): the header alone is refused, the id or a sign-in redeems it.
-    await store.query("update ledger set created_at = created_at - interval '10 minutes' where payer = lower($1) and nonce = lower($2)", [
+    await store.query("update ledger set created_at = $3 where payer = lower($1) and nonce = lower($2)", [
       from,
       nonce,
+      new Date(Date.now() - 10 * 60_000),
     ]);
     // The same signed authorisation without its id: anyone could have copied it from the chain.
     const late = await pay(

@@ -145,10 +145,10 @@ describe("SIGTERM to npm start", () => {
     expect(after.map((a, i) => (before[i] as bigint) - a)).toEqual([5n * PRICE, 5n * PRICE, 5n * PRICE, 5n * PRICE]);
     expect((await usdcBalance(devnet().payTo)) - payToBefore).toBe(20n * PRICE);
 
-    const store = await openStore({ kind: "pglite", dir: path.join(dataDir, "pglite") });
+    const store = await openStore({ kind: "sqlite", file: path.join(dataDir, "store.sqlite") });
     try {
       const rows = await store.query<{ outcome: string; n: number }>(
-        "select outcome, count(*)::int as n from ledger group by outcome order by outcome",
+        "select outcome, cast(count(*) as integer) as n from ledger group by outcome order by outcome",
       );
       expect(rows).toEqual([{ outcome: "settled", n: 20 }]);
       // The instance removed its heartbeat on the way out.

@@ -14,7 +14,7 @@ import { openStore, type Store } from "../src/store/store.ts";
 import { startUpstreamStubs, type UpstreamStubs } from "../src/stubs/upstream-stubs.ts";
 import { operationsConfig, startDirectoryStub } from "./support/operations.ts";
 import { freshDatabase } from "./support/postgres.ts";
-import { buyerAccount, chainClient, payingFetch, startTestService } from "./support/service.ts";
+import { buyerAccount, chainClient, freshSqliteStore, payingFetch, startTestService } from "./support/service.ts";
 import type { Stub } from "./support/stub-server.ts";
 
 const check = TypeCompiler.Compile(StatusDocument);
@@ -41,7 +41,7 @@ describe("the status feed of one instance", () => {
   let others: UpstreamStubs;
   let service: RunningService;
   beforeAll(async () => {
-    store = await openStore({ kind: "pglite", dir: undefined, snapshot: inject("pgliteSnapshot") });
+    store = await freshSqliteStore();
     directories = await startDirectoryStub();
     // DexScreener alone on its own stand-in, so stopping it stops nothing else.
     dexscreener = await startUpstreamStubs();
@@ -68,7 +68,7 @@ describe("the status feed of one instance", () => {
 
   it("is generated once at start, before anything asks for it", async () => {
     for (let i = 0; i < 100; i++) {
-      const [row] = await store.query<{ n: number }>("select count(*)::int as n from status_documents");
+      const [row] = await store.query<{ n: number }>("select cast(count(*) as integer) as n from status_documents");
       if (row?.n === 1) break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }

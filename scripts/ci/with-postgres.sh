@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run a command with a throwaway PostgreSQL cluster on a loopback port, exported to it as
-# TEST_DATABASE_URL (the store tests then run on PostgreSQL as well as PGlite). Installs
+# TEST_DATABASE_URL (the store tests then run on PostgreSQL as well as SQLite). Installs
 # Debian's postgresql when no server binaries are found. Usage: with-postgres.sh <command...>
 set -euo pipefail
 
@@ -11,7 +11,7 @@ if [ -z "$bindir" ] || [ ! -x "$bindir/initdb" ]; then
   bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
 fi
 if [ -z "$bindir" ] || [ ! -x "$bindir/initdb" ]; then
-  echo "with-postgres: no PostgreSQL server could be installed; the store tests run on PGlite only" >&2
+  echo "with-postgres: no PostgreSQL server could be installed; the store tests run on SQLite only" >&2
   exec "$@"
 fi
 

@@ -7,6 +7,7 @@
 import { type TrustLeaderboardDocument, type TrustLeaderboardFull, type TrustRowSchema, trustRoutes } from "../../spec/routes/intel.ts";
 import type { FunctionConfig } from "../context.ts";
 import { UpstreamError } from "../errors.ts";
+import { inArray } from "../store/dialect.ts";
 import type { Queryable, Store } from "../store/store.ts";
 import { type CheckName, isConformant, isDiscoverable, RULES_VERSION } from "./conformance.ts";
 import type { Reputation } from "./reputation.ts";
@@ -74,8 +75,15 @@ export async function startRun(store: Queryable, trigger: string, startedAt: Dat
   return Number(row?.id);
 }
 
-/** Record rows of a run (one statement for the batch). */
+/** Rows per insert statement: 21 parameters each stay under SQLite's 32,766 (and PostgreSQL's 65,535). */
+const ROWS_PER_INSERT = 1_000;
+
+/** Record rows of a run (one statement per 1,000 rows). */
 export async function insertRows(store: Queryable, runId: number, rows: readonly TrustRecord[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) await insertBatch(store, runId, rows.slice(i, i + ROWS_PER_INSERT));
+}
+
+async function insertBatch(store: Queryable, runId: number, rows: readonly TrustRecord[]): Promise<void> {
   if (rows.length === 0) return;
   const columns = 21;
   const params: unknown[] = [];
@@ -283,10 +291,10 @@ async function readRows(store: Queryable, runId: number, q: RowQuery): Promise<{
     "select id from trust_runs where status = 'done' and id < $1 order by id desc limit 1",
     [runId],
   );
-  const filters = "($2::text is null or ranked.verdict = $2) and ranked.score >= $3";
+  const filters = "(cast($2 as text) is null or ranked.verdict = $2) and ranked.score >= $3";
   const params = [runId, q.verdict ?? null, q.min_score ?? 0];
   const [count] = await store.query<{ n: number }>(
-    `select count(*)::int as n from (select verdict, score from trust_rows where run_id = $1) ranked where ${filters}`,
+    `select cast(count(*) as integer) as n from (select verdict, score from trust_rows where run_id = $1) ranked where ${filters}`,
     params,
   );
   const rows = await store.query<RowRecord>(
@@ -294,7 +302,7 @@ async function readRows(store: Queryable, runId: number, q: RowQuery): Promise<{
        select r.*, row_number() over (order by r.score desc, r.origin asc) as rank from trust_rows r where r.run_id = $1
      )
      select ranked.origin, ranked.endpoint, ranked.method, ranked.endpoints, ranked.reachable, ranked.status, ranked.score, ranked.verdict,
-            ranked.penalties, ranked.checks, ranked.payable, ranked.conformant, ranked.discoverable, ranked.price_usd::text as price_usd, ranked.pay_to, ranked.network, ranked.x402_version,
+            ranked.penalties, ranked.checks, ranked.payable, ranked.conformant, ranked.discoverable, cast(ranked.price_usd as text) as price_usd, ranked.pay_to, ranked.network, ranked.x402_version,
             ranked.reputation, ranked.latency_ms, ranked.probed_at, ranked.rank, p.score as previous_score
      from ranked left join trust_rows p on p.run_id = $4 and p.origin = ranked.origin
      where ${filters}
@@ -340,7 +348,7 @@ export async function fullLeaderboard(store: Store, context: DocumentContext, q:
   const [document, rows, [runs]] = await Promise.all([
     leaderboardDocument(store, run, context),
     readRows(store, run.id, q),
-    store.query<{ n: number }>("select count(*)::int as n from trust_runs where status = 'done'"),
+    store.query<{ n: number }>("select cast(count(*) as integer) as n from trust_runs where status = 'done'"),
   ]);
   return {
     ...document,
@@ -406,7 +414,7 @@ export async function originHistory(
 /** Scores of the origins a run reached, counted in ten bins of ten points (0-9, 10-19, …, 90-100). */
 export async function scoreDistribution(store: Queryable, runId: number): Promise<number[]> {
   const rows = await store.query<{ bin: number; n: number }>(
-    "select least(score / 10, 9)::int as bin, count(*)::int as n from trust_rows where run_id = $1 and reachable group by 1",
+    "select cast(least(score / 10, 9) as integer) as bin, cast(count(*) as integer) as n from trust_rows where run_id = $1 and reachable group by 1",
     [runId],
   );
   const bins = Array<number>(10).fill(0);
@@ -430,7 +438,7 @@ export async function scoreHistories(
   );
   const ids = recent.map((r) => Number(r.id)).reverse();
   const rows = await store.query<{ origin: string; run_id: string | number; score: number }>(
-    "select origin, run_id, score from trust_rows where run_id = any($1::bigint[]) and origin = any($2::text[])",
+    `select origin, run_id, score from trust_rows where ${inArray(store, "run_id", "$1", "bigint")} and ${inArray(store, "origin", "$2", "text")}`,
     [ids, origins],
   );
   const histories = new Map(origins.map((o) => [o, ids.map(() => null as number | null)]));

@@ -58,12 +58,13 @@ export function storeBuckets(db: Queryable, perMinute: number, namespace = "free
   const perMs = perMinute / 60_000;
   let swept = 0;
   // Every SET expression reads the row as it was, so `refilled` is the same value in all three.
-  const refilled = "least($2::float8, b.tokens + greatest(0, $3::bigint - b.at_ms) * $4::float8)";
-  const sql = `insert into rate_buckets as b (key, tokens, at_ms, allowed) values ($1, $2::float8 - 1, $3::bigint, true)
+  const refilled =
+    "least(cast($2 as double precision), b.tokens + greatest(0, cast($3 as bigint) - b.at_ms) * cast($4 as double precision))";
+  const sql = `insert into rate_buckets as b (key, tokens, at_ms, allowed) values ($1, cast($2 as double precision) - 1, cast($3 as bigint), true)
     on conflict (key) do update set
       tokens = case when ${refilled} >= 1 then ${refilled} - 1 else ${refilled} end,
       allowed = ${refilled} >= 1,
-      at_ms = greatest(b.at_ms, $3::bigint)
+      at_ms = greatest(b.at_ms, cast($3 as bigint))
     returning tokens, allowed`;
   return {
     perMinute,

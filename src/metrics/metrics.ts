@@ -81,7 +81,7 @@ export function createMetrics({ processMetrics = true }: { processMetrics?: bool
     settleSeconds,
     storeSeconds: new Histogram({
       name: "store_query_duration_seconds",
-      help: "Time of one statement sent to the store (PGlite or PostgreSQL), by its first keyword.",
+      help: "Time of one statement sent to the store (SQLite or PostgreSQL), by its first keyword.",
       labelNames: ["statement"] as const,
       buckets: STORE_BUCKETS,
       registers,
@@ -124,6 +124,8 @@ function statementOf(sql: string): string {
 
 function timed(db: Queryable, histogram: ServiceMetrics["storeSeconds"]): Queryable {
   return {
+    engine: db.engine,
+    atomic: (fn) => db.atomic((tx) => fn(timed(tx, histogram))),
     async query<T>(sql: string, params?: readonly unknown[]) {
       const end = histogram.startTimer({ statement: statementOf(sql) });
       try {
@@ -138,12 +140,14 @@ function timed(db: Queryable, histogram: ServiceMetrics["storeSeconds"]): Querya
 /** `store` with every statement timed (transactions' statements too); closing it closes `store`. */
 export function observedStore(store: Store, metrics: ServiceMetrics): Store {
   const outer = timed(store, metrics.storeSeconds);
-  return {
+  const observed: Store = {
     engine: store.engine,
     query: outer.query,
     transaction: (fn) => store.transaction((tx) => fn(timed(tx, metrics.storeSeconds))),
+    atomic: (fn) => observed.transaction(fn),
     close: () => store.close(),
   };
+  return observed;
 }
 
 /** Feed a crawl's progress into the gauges; returns the callback and what to call when it ends. */

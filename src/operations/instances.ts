@@ -16,6 +16,7 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { Logger } from "../log.ts";
+import { nowPlus } from "../store/dialect.ts";
 import type { Queryable, Store } from "../store/store.ts";
 
 /** How often an instance refreshes its heartbeat. */
@@ -73,7 +74,7 @@ function rowOf(r: InstanceRow & { started_at: Date | string; last_seen: Date | s
 async function liveSameKey(tx: Queryable, address: string, process: string): Promise<InstanceRow[]> {
   const rows = await tx.query<InstanceRow>(
     `select id, process, started_at, last_seen, version, settlement_address from instances
-      where settlement_address = $1 and process <> $2 and last_seen > now() - make_interval(secs => $3)`,
+      where settlement_address = $1 and process <> $2 and last_seen > ${nowPlus(tx, "-1.0 * $3")}`,
     [address, process, HEALTHY_WITHIN_MS / 1000],
   );
   return rows.map(rowOf);
@@ -103,7 +104,8 @@ export async function registerInstance(store: Store, info: InstanceInfo, options
   const seen = new Map<string, string>();
   for (;;) {
     const blocking = await store.transaction(async (tx) => {
-      await tx.query("select pg_advisory_xact_lock($1)", [LOCK]);
+      // SQLite's transaction already holds the file's write lock.
+      if (tx.engine !== "sqlite") await tx.query("select pg_advisory_xact_lock($1)", [LOCK]);
       if (options.exclusiveStore) await tx.query("delete from instances where process <> $1", [process]);
       else if (address) {
         const others = (await liveSameKey(tx, address, process)).filter((o) => seen.get(o.id) !== o.last_seen);
@@ -140,7 +142,7 @@ export function startHeartbeat(store: Store, info: InstanceInfo, log: Logger, ev
           "insert into instances (id, process, version, settlement_address) values ($1, $2, $3, $4) on conflict (id) do update set last_seen = now()",
           [info.id, info.process ?? PROCESS_ID, info.version, info.settlementAddress?.toLowerCase() ?? null],
         );
-      await store.query("delete from instances where last_seen < now() - make_interval(secs => $1)", [COUNTED_WITHIN_MS / 1000]);
+      await store.query(`delete from instances where last_seen < ${nowPlus(store, "-1.0 * $1")}`, [COUNTED_WITHIN_MS / 1000]);
     } catch (error) {
       log.warn("heartbeat failed; will retry", { error: error as Error });
     }
@@ -159,9 +161,10 @@ export async function unregisterInstance(store: Queryable, id: string): Promise<
 export async function countedInstances(store: Queryable): Promise<(InstanceRow & { healthy: boolean })[]> {
   const rows = await store.query<InstanceRow & { healthy: boolean }>(
     `select id, process, started_at, last_seen, version, settlement_address,
-            last_seen > now() - make_interval(secs => $2) as healthy
-       from instances where last_seen > now() - make_interval(secs => $1) order by started_at, id`,
+            last_seen > ${nowPlus(store, "-1.0 * $2")} as healthy
+       from instances where last_seen > ${nowPlus(store, "-1.0 * $1")} order by started_at, id`,
     [COUNTED_WITHIN_MS / 1000, HEALTHY_WITHIN_MS / 1000],
   );
-  return rows.map((r) => ({ ...rowOf(r), healthy: r.healthy }));
+  // A comparison is 1/0 on SQLite.
+  return rows.map((r) => ({ ...rowOf(r), healthy: Boolean(r.healthy) }));
 }

@@ -8,9 +8,10 @@
  *
  * A session advisory lock was the other way: it belongs to one pooled connection, guards only
  * while held, and says nothing about the run that finished a second ago, so a due time would
- * be needed anyway. The claim works the same on PGlite, where every instance is in-process.
+ * be needed anyway. The claim works the same on the embedded SQLite database, where every instance is in-process.
  */
 import type { Logger } from "../log.ts";
+import { nowPlus } from "../store/dialect.ts";
 import type { Queryable, Store } from "../store/store.ts";
 
 /** The jobs the service schedules. */
@@ -82,7 +83,7 @@ const seconds = (ms: number) => ms / 1000;
 async function claim(db: Queryable, job: JobDefinition, holder: string, leaseMs: number, force: boolean): Promise<Date | null> {
   const rows = await db.query<{ claimed_at: Date }>(
     `insert into jobs (name, due_at, holder, lease_until)
-       values ($1, now() + make_interval(secs => $2), $3, now() + make_interval(secs => $4))
+       values ($1, ${nowPlus(db, "$2")}, $3, ${nowPlus(db, "$4")})
      on conflict (name) do update set due_at = excluded.due_at, holder = excluded.holder, lease_until = excluded.lease_until
        where ($5 or jobs.due_at <= now()) and (jobs.lease_until is null or jobs.lease_until <= now())
      returning now() as claimed_at`,
@@ -94,8 +95,8 @@ async function claim(db: Queryable, job: JobDefinition, holder: string, leaseMs:
 /** The newest run of each job. */
 export async function latestJobRuns(db: Queryable): Promise<Map<JobName, JobRunRecord>> {
   const rows = await db.query<JobRunRecord & { started_at: Date; finished_at: Date | null }>(
-    `select distinct on (job) job, instance, trigger, started_at, finished_at, outcome, detail
-       from job_runs order by job, id desc`,
+    `select job, instance, trigger, started_at, finished_at, outcome, detail
+       from job_runs where id in (select max(id) from job_runs group by job) order by job`,
   );
   return new Map(
     rows.map((r) => [
@@ -108,8 +109,8 @@ export async function latestJobRuns(db: Queryable): Promise<Map<JobName, JobRunR
 /** The newest finished run of each job (a running one is not an outcome yet). */
 export async function latestFinishedJobRuns(db: Queryable): Promise<Map<JobName, JobRunRecord>> {
   const rows = await db.query<JobRunRecord & { started_at: Date; finished_at: Date }>(
-    `select distinct on (job) job, instance, trigger, started_at, finished_at, outcome, detail
-       from job_runs where outcome <> 'running' order by job, id desc`,
+    `select job, instance, trigger, started_at, finished_at, outcome, detail
+       from job_runs where id in (select max(id) from job_runs where outcome <> 'running' group by job) order by job`,
   );
   return new Map(
     rows.map((r) => [
@@ -142,7 +143,7 @@ export function startJobs(options: JobsOptions): JobScheduler {
     );
     const renew = setInterval(() => {
       store
-        .query("update jobs set lease_until = now() + make_interval(secs => $3) where name = $1 and holder = $2", [
+        .query(`update jobs set lease_until = ${nowPlus(store, "$3")} where name = $1 and holder = $2`, [
           job.name,
           instance,
           seconds(leaseMs),

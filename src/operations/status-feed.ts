@@ -11,6 +11,7 @@ import { createHash } from "node:crypto";
 import type { FacilitatorClient } from "@x402/core/server";
 import { createPublicClient, http } from "viem";
 import type { HealthStatus, StatusCheck, StatusDocument, StatusGroup, StatusGroupId } from "../../spec/routes/status.ts";
+import { nowPlus } from "../store/dialect.ts";
 import type { Queryable, Store } from "../store/store.ts";
 import { withBudget } from "../time-budget.ts";
 import { countedInstances } from "./instances.ts";
@@ -151,10 +152,10 @@ async function paymentsGroup(sources: StatusSources, timeoutMs: number): Promise
     };
   }
   const [counts] = await sources.store.query<{ settled: number; failed: number; open: number }>(
-    `select count(*) filter (where outcome = 'settled')::int as settled,
-            count(*) filter (where outcome in ('settlement_failed', 'settlement_unknown'))::int as failed,
-            count(*) filter (where outcome = 'pending' and created_at < now() - interval '5 minutes')::int as open
-       from ledger where created_at > now() - interval '1 hour'`,
+    `select cast(count(*) filter (where outcome = 'settled') as integer) as settled,
+            cast(count(*) filter (where outcome in ('settlement_failed', 'settlement_unknown')) as integer) as failed,
+            cast(count(*) filter (where outcome = 'pending' and created_at < ${nowPlus(sources.store, "-300")}) as integer) as open
+       from ledger where created_at > ${nowPlus(sources.store, "-3600")}`,
   );
   const { settled = 0, failed = 0, open = 0 } = counts ?? {};
   const attempts = settled + failed;
@@ -263,7 +264,7 @@ export async function generateStatus(sources: StatusSources): Promise<StatusDocu
     "insert into status_documents (generated_at, instance, body, groups, last_success) values ($1, $2, $3, $4, $5)",
     [now, sources.instance, JSON.stringify(doc), JSON.stringify({ ...statuses, overall: doc.overall }), JSON.stringify(lastSuccess)],
   );
-  await sources.store.query("delete from status_documents where generated_at < now() - make_interval(hours => $1)", [KEEP_HOURS]);
+  await sources.store.query(`delete from status_documents where generated_at < ${nowPlus(sources.store, "-3600.0 * $1")}`, [KEEP_HOURS]);
   return doc;
 }
 

@@ -11,6 +11,7 @@
  *   as its last step, src/payments/gate.ts `payFromBalance`).
  * - Every credit and debit is a row of `balance_movements`, shown by `npm run ledger`.
  */
+import { nowPlus } from "../store/dialect.ts";
 import type { Queryable } from "../store/store.ts";
 
 /** The route whose settled payments credit the payer's balance (the trigger names it too). */
@@ -46,9 +47,10 @@ export function usdOf(atomic: bigint): number {
 
 /** The balance of `wallet` in atomic USDC (0 when it never topped up). */
 export async function balanceOf(db: Queryable, wallet: string): Promise<bigint> {
-  const [row] = await db.query<{ balance: string }>("select balance_atomic::text as balance from balances where wallet = lower($1)", [
-    wallet,
-  ]);
+  const [row] = await db.query<{ balance: string }>(
+    "select cast(balance_atomic as text) as balance from balances where wallet = lower($1)",
+    [wallet],
+  );
   return BigInt(row?.balance ?? "0");
 }
 
@@ -63,6 +65,23 @@ export async function debitBalance(
   route: string,
   requestId: string,
 ): Promise<bigint | null> {
+  if (db.engine === "sqlite") {
+    // No data-modifying `with` in SQLite: the same two writes in one transaction.
+    return db.atomic(async (tx) => {
+      const [spent] = await tx.query<{ balance: string }>(
+        `update balances set balance_atomic = balance_atomic - cast($2 as integer), updated_at = now()
+          where wallet = lower($1) and balance_atomic >= cast($2 as integer)
+          returning wallet, cast(balance_atomic as text) as balance`,
+        [wallet, amountAtomic],
+      );
+      if (!spent) return null;
+      await tx.query(
+        "insert into balance_movements (wallet, kind, amount_atomic, route, request_id) values (lower($1), 'debit', $2, $3, $4)",
+        [wallet, amountAtomic, route, requestId],
+      );
+      return BigInt(spent.balance);
+    });
+  }
   const [row] = await db.query<{ balance: string | null }>(
     `with spent as (
        update balances set balance_atomic = balance_atomic - $2::numeric, updated_at = now()
@@ -80,7 +99,7 @@ export async function debitBalance(
 /** The latest movements of `wallet`, newest first. */
 export async function movementsOf(db: Queryable, wallet: string, limit = 20): Promise<Movement[]> {
   const rows = await db.query<{ at: Date | string; kind: "topup" | "debit"; amount: string; route: string; request_id: string }>(
-    `select at, kind, amount_atomic::text as amount, route, request_id from balance_movements
+    `select at, kind, cast(amount_atomic as text) as amount, route, request_id from balance_movements
       where wallet = lower($1) order by id desc limit $2`,
     [wallet, limit],
   );
@@ -95,6 +114,7 @@ export async function movementsOf(db: Queryable, wallet: string, limit = 20): Pr
 
 /** Totals for `npm run ledger`: credited and spent in the last `days`, and what all balances hold now. */
 export async function balanceReport(db: Queryable, days = 30) {
+  const since = nowPlus(db, "-86400.0 * $1");
   const [totals] = await db.query<{
     credited: string;
     debited: string;
@@ -104,12 +124,12 @@ export async function balanceReport(db: Queryable, days = 30) {
     wallets: number;
   }>(
     `select
-       coalesce((select sum(amount_atomic) from balance_movements where kind = 'topup' and at > now() - make_interval(days => $1)), 0)::text as credited,
-       coalesce((select sum(amount_atomic) from balance_movements where kind = 'debit' and at > now() - make_interval(days => $1)), 0)::text as debited,
-       (select count(*) from balance_movements where kind = 'topup' and at > now() - make_interval(days => $1))::int as topups,
-       (select count(*) from balance_movements where kind = 'debit' and at > now() - make_interval(days => $1))::int as debits,
-       coalesce((select sum(balance_atomic) from balances), 0)::text as outstanding,
-       (select count(*) from balances where balance_atomic > 0)::int as wallets`,
+       cast(coalesce((select sum(amount_atomic) from balance_movements where kind = 'topup' and at > ${since}), 0) as text) as credited,
+       cast(coalesce((select sum(amount_atomic) from balance_movements where kind = 'debit' and at > ${since}), 0) as text) as debited,
+       cast((select count(*) from balance_movements where kind = 'topup' and at > ${since}) as integer) as topups,
+       cast((select count(*) from balance_movements where kind = 'debit' and at > ${since}) as integer) as debits,
+       cast(coalesce((select sum(balance_atomic) from balances), 0) as text) as outstanding,
+       cast((select count(*) from balances where balance_atomic > 0) as integer) as wallets`,
     [days],
   );
   return totals as NonNullable<typeof totals>;

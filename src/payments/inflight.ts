@@ -4,6 +4,7 @@
  * short lease its request renews while it runs; the lease of a request whose instance died
  * runs out within `leaseSeconds`, and any instance may then take the payment over.
  */
+import { nowPlus } from "../store/dialect.ts";
 import type { Queryable } from "../store/store.ts";
 
 /** Where claims are held: in memory (one process) or in the store (instances sharing PostgreSQL). */
@@ -44,7 +45,7 @@ export function storeInFlightRegistry(db: Queryable, leaseSeconds = 15): InFligh
     shared: true,
     async claim(key, holder) {
       const rows = await db.query(
-        `insert into inflight (key, instance, expires_at) values ($1, $2, now() + make_interval(secs => $3))
+        `insert into inflight (key, instance, expires_at) values ($1, $2, ${nowPlus(db, "$3")})
          on conflict (key) do update set instance = excluded.instance, expires_at = excluded.expires_at
            where inflight.expires_at <= now()
          returning key`,
@@ -53,11 +54,7 @@ export function storeInFlightRegistry(db: Queryable, leaseSeconds = 15): InFligh
       return rows.length === 1;
     },
     async renew(key, holder) {
-      await db.query("update inflight set expires_at = now() + make_interval(secs => $3) where key = $1 and instance = $2", [
-        key,
-        holder,
-        leaseSeconds,
-      ]);
+      await db.query(`update inflight set expires_at = ${nowPlus(db, "$3")} where key = $1 and instance = $2`, [key, holder, leaseSeconds]);
     },
     async release(key, holder) {
       await db.query("delete from inflight where key = $1 and instance = $2", [key, holder]);

@@ -5,6 +5,7 @@
  * nothing a third party sends can overwrite one; they are kept for the redemption window
  * (`PaymentsConfig.redeemHours`), after which the upkeep forgets them.
  */
+import { inArray, nowPlus } from "../store/dialect.ts";
 import type { Queryable } from "../store/store.ts";
 
 /** Largest answer kept for paid retries; a larger one is run again on a retry instead. */
@@ -30,10 +31,10 @@ const INSERT = `insert into paid_answers (payer, nonce, request_hash, status, he
  * Keep `answer`. `replace`: the caller settled (or may have settled) this very authorisation
  * for this request, so its answer replaces any earlier held one; otherwise an existing answer wins.
  */
-export async function keepAnswer(db: Queryable, answer: KeptAnswer, replace: boolean): Promise<void> {
+export async function keepAnswer(db: Queryable, answer: KeptAnswer, replace: boolean, settlementTx = ""): Promise<void> {
   await db.query(
     // A held or re-run answer: its transaction is the ledger's (settleAndKeep stores it with a settled one).
-    `${INSERT} values (lower($1), lower($2), $3, $4, $5::jsonb, $6, '', $7)
+    `${INSERT} values (lower($1), lower($2), $3, $4, $5, $6, $8, $7)
      on conflict (payer, nonce) do ${replace ? "update set request_hash = excluded.request_hash, status = excluded.status, headers = excluded.headers, body = excluded.body, settlement_tx = excluded.settlement_tx, expires_at = excluded.expires_at" : "nothing"}`,
     [
       answer.payer,
@@ -43,6 +44,7 @@ export async function keepAnswer(db: Queryable, answer: KeptAnswer, replace: boo
       JSON.stringify(answer.headers),
       answer.body,
       answer.expiresAt.toISOString(),
+      settlementTx,
     ],
   );
 }
@@ -64,7 +66,7 @@ export async function keptAnswerOf(
 
 /**
  * Finish a ledger row as settled, keep its answer and release the request's in-flight leases
- * (when they live in the store), in one statement: one round trip and, on PGlite, one flush.
+ * (when they live in the store), in one statement on PostgreSQL (one round trip), in one transaction on SQLite (one commit).
  * This is the hot path of every paid call.
  */
 export async function settleAndKeep(
@@ -77,6 +79,16 @@ export async function settleAndKeep(
 ): Promise<void> {
   // A confirmed settlement is the truth, whatever the row said before (e.g. closed while it was in flight).
   const settle = "update ledger set outcome = 'settled', status = $2, reason = null, settlement_tx = $3, finished_at = now() where id = $1";
+  if (db.engine === "sqlite") {
+    // No data-modifying `with` in SQLite: the same steps in one transaction.
+    await db.atomic(async (tx) => {
+      await tx.query(settle, [rowId, status, settlementTx]);
+      if (release)
+        await tx.query(`delete from inflight where ${inArray(tx, "key", "$1", "text")} and instance = $2`, [release.keys, release.holder]);
+      if (answer) await keepAnswer(tx, { ...answer, status }, true, settlementTx);
+    });
+    return;
+  }
   const params: unknown[] = [rowId, status, settlementTx];
   const steps = [`finished as (${settle} returning id)`];
   if (release) {
@@ -92,7 +104,7 @@ export async function settleAndKeep(
   const p = (i: number) => `$${at + i}`;
   await db.query(
     `with ${steps.join(", ")}
-     ${INSERT} values (lower(${p(1)}), lower(${p(2)}), ${p(3)}, $2, ${p(4)}::jsonb, ${p(5)}, $3, ${p(6)})
+     ${INSERT} values (lower(${p(1)}), lower(${p(2)}), ${p(3)}, $2, ${p(4)}, ${p(5)}, $3, ${p(6)})
      on conflict (payer, nonce) do update set request_hash = excluded.request_hash, status = excluded.status, headers = excluded.headers,
        body = excluded.body, settlement_tx = excluded.settlement_tx, expires_at = excluded.expires_at`,
     params,
@@ -102,11 +114,9 @@ export async function settleAndKeep(
 /** Forget kept answers, Sign-In-With-X nonces and in-flight leases past their time; returns how many answers went. */
 export async function purgeExpired(db: Queryable): Promise<number> {
   await db.query("delete from siwx_nonces where expires_at <= now()");
-  await db.query("delete from inflight where expires_at <= now() - interval '1 hour'");
-  const rows = await db.query<{ n: number }>(
-    "with gone as (delete from paid_answers where expires_at <= now() returning 1) select count(*)::int as n from gone",
-  );
-  return rows[0]?.n ?? 0;
+  await db.query(`delete from inflight where expires_at <= ${nowPlus(db, "-3600")}`);
+  const gone = await db.query("delete from paid_answers where expires_at <= now() returning 1 as gone");
+  return gone.length;
 }
 
 /** Use a Sign-In-With-X nonce once: false when it was used before. */

@@ -4,9 +4,11 @@
  * benchmarks, so all three run the same code.
  */
 import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
 import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { hostname } from "node:os";
+import path from "node:path";
 import type { FacilitatorClient } from "@x402/core/server";
 import type { PublicClient, Transport } from "viem";
 import packageJson from "../../package.json" with { type: "json" };
@@ -32,7 +34,7 @@ import { PaymentGate } from "../payments/gate.ts";
 import { type InFlightRegistry, memoryInFlightRegistry, storeInFlightRegistry } from "../payments/inflight.ts";
 import { BASE_TIMING, LOCAL_TIMING } from "../payments/settlement-sender.ts";
 import { ledgerUpkeepJob } from "../payments/upkeep.ts";
-import { claimPgliteDir, releasePgliteDir, storeLocationOf } from "../store/configured.ts";
+import { claimEmbedded, releaseEmbedded, storeLocationOf } from "../store/configured.ts";
 import { openStore, type Store } from "../store/store.ts";
 import { CDP_DISCOVERY_URL } from "../upstreams/directory-cdp.ts";
 import { X402_LIST_URL } from "../upstreams/directory-x402-list.ts";
@@ -150,9 +152,23 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
 
   const ownStore = !options.store;
   const location = storeLocationOf(config);
-  if (ownStore && location.kind === "pglite") claimPgliteDir(location.dir as string);
+  const embeddedFile = ownStore && location.kind === "sqlite" ? location.file : undefined;
+  if (embeddedFile) {
+    claimEmbedded(embeddedFile);
+    const earlier = path.join(config.dataDir, "pglite");
+    if (existsSync(earlier)) {
+      log.warn(
+        `${earlier} holds the embedded PGlite database of an earlier version, which this one does not read: its state (ledger, balances, leaderboard runs) is now kept in ${embeddedFile}. Read the old ledger with an earlier build's npm run ledger, or remove the folder.`,
+      );
+    }
+  }
   const metrics = createMetrics();
-  const openedStore = options.store ?? (await openStore(location));
+  const openedStore =
+    options.store ??
+    (await openStore(location).catch((error: unknown) => {
+      if (embeddedFile) releaseEmbedded(embeddedFile);
+      throw error;
+    }));
   const store = observedStore(openedStore, metrics);
   const instance = options.instance ?? `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
 
@@ -199,13 +215,13 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     await registerInstance(store, instanceInfo, {
       log,
       heartbeatMs: options.heartbeatMs ?? HEARTBEAT_MS,
-      // A claimed embedded database directory is this process's alone (claimPgliteDir).
-      exclusiveStore: ownStore && location.kind === "pglite" && location.dir !== undefined,
+      // A claimed embedded database file is this process's alone (claimEmbedded).
+      exclusiveStore: embeddedFile !== undefined,
     });
   } catch (error) {
     if (ownStore) {
       await store.close().catch(() => {});
-      if (location.kind === "pglite") releasePgliteDir(location.dir as string);
+      if (embeddedFile) releaseEmbedded(embeddedFile);
     }
     throw error;
   }
@@ -301,7 +317,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       payTo,
       facilitator,
       store,
-      // PGlite serves one process, so one instance: memory suffices and a crash leaves no stale claim.
+      // The embedded database serves one service process, so one instance: memory suffices and a crash leaves no stale claim.
       // On PostgreSQL several instances share the leases.
       inFlight,
       instance,
@@ -368,7 +384,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
         log.warn("could not remove the heartbeat", { error: error as Error }),
       );
       if (ownStore) await store.close();
-      if (ownStore && location.kind === "pglite") releasePgliteDir(location.dir as string);
+      if (embeddedFile) releaseEmbedded(embeddedFile);
       return { drained, inFlight };
     })();
     return stopped;

@@ -1,26 +1,35 @@
 /**
- * The store the configuration names (PostgreSQL with DATABASE_URL, else the embedded PGlite
- * database in DATA_DIR), and the rule that only one process opens the embedded database at a
- * time: the service records its pid there, and tools refuse while it runs.
+ * The store the configuration names (PostgreSQL with DATABASE_URL, else the embedded SQLite
+ * file in DATA_DIR), and the rule that only one service process serves from the embedded file
+ * at a time: its in-flight payment claims and rate limits live in that process's memory, so a
+ * second service on the same file could run one payment twice. The service records its pid
+ * next to the file and a second one refuses. Tools (`npm run ledger`, `npm run crawl`) may
+ * open the file while the service runs: SQLite's WAL lets readers and one writer share it, and
+ * a writer waits for the other's lock (busy_timeout) instead of failing or corrupting it.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Config } from "../config.ts";
 import { openStore, type Store, type StoreLocation } from "./store.ts";
 
-/** The file naming the process that has the embedded database open. */
-const OWNER_FILE = "owner.pid";
+/** The embedded database's file name in the data directory. */
+export const SQLITE_FILE = "store.sqlite";
 
 /** Where the configured store lives. */
 export function storeLocationOf(config: Pick<Config, "databaseUrl" | "dataDir">): StoreLocation {
-  return config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dir: path.join(config.dataDir, "pglite") };
+  return config.databaseUrl
+    ? { kind: "postgres", url: config.databaseUrl }
+    : { kind: "sqlite", file: path.join(config.dataDir, SQLITE_FILE) };
 }
 
-/** The pid of a live process (not this one) holding the embedded database in `dir`, if any. */
-export function pgliteOwner(dir: string): number | undefined {
-  const file = path.join(dir, OWNER_FILE);
-  if (!existsSync(file)) return undefined;
-  const pid = Number(readFileSync(file, "utf8").trim());
+/** The file naming the service process that serves from the embedded database `file`. */
+const ownerFileOf = (file: string) => `${file}.owner`;
+
+/** The pid of a live service process (not this one) serving from the embedded database `file`, if any. */
+export function embeddedOwner(file: string): number | undefined {
+  const owner = ownerFileOf(file);
+  if (!existsSync(owner)) return undefined;
+  const pid = Number(readFileSync(owner, "utf8").trim());
   if (!Number.isInteger(pid) || pid === process.pid) return undefined;
   try {
     process.kill(pid, 0);
@@ -30,36 +39,30 @@ export function pgliteOwner(dir: string): number | undefined {
   }
 }
 
-/** Record this process as the one holding the embedded database in `dir`; refuses if another live one does. */
-export function claimPgliteDir(dir: string): void {
-  const owner = pgliteOwner(dir);
+/** Record this process as the service serving from the embedded database `file`; refuses if another live one does. */
+export function claimEmbedded(file: string): void {
+  const owner = embeddedOwner(file);
   if (owner !== undefined) {
     throw new Error(
-      `The embedded database in ${dir} is in use by process ${owner}; stop it first, or set DATABASE_URL to share a PostgreSQL server.`,
+      `The embedded database ${file} is served by process ${owner}; stop it first, or set DATABASE_URL to share a PostgreSQL server between instances.`,
     );
   }
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, OWNER_FILE), String(process.pid));
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(ownerFileOf(file), String(process.pid));
 }
 
-/** Forget this process's hold on the embedded database in `dir`. */
-export function releasePgliteDir(dir: string): void {
-  rmSync(path.join(dir, OWNER_FILE), { force: true });
+/** Forget this process's hold on the embedded database `file`. */
+export function releaseEmbedded(file: string): void {
+  rmSync(ownerFileOf(file), { force: true });
 }
 
-/**
- * Open the configured store from a command-line tool. The embedded database serves one process,
- * so while the service holds it the tool refuses, saying `whileServiceRuns` (what to do instead).
- */
-export async function openStoreForTool(config: Pick<Config, "databaseUrl" | "dataDir">, whileServiceRuns: string): Promise<Store> {
+/** Open the configured store from a command-line tool (also while the service runs). */
+export async function openStoreForTool(config: Pick<Config, "databaseUrl" | "dataDir">): Promise<Store> {
+  return openStore(storeLocationOf(config));
+}
+
+/** Where the configured store is, for a tool's messages (the URL without its password, or the file). */
+export function storeDescription(config: Pick<Config, "databaseUrl" | "dataDir">, redact: (url: string) => string): string {
   const location = storeLocationOf(config);
-  if (location.kind === "pglite") {
-    const owner = pgliteOwner(location.dir as string);
-    if (owner !== undefined) {
-      throw new Error(
-        `The service (process ${owner}) has the embedded database in ${location.dir} open, and it serves one process at a time. ${whileServiceRuns}`,
-      );
-    }
-  }
-  return openStore(location);
+  return location.kind === "postgres" ? redact(location.url) : String(location.file);
 }

@@ -4,6 +4,7 @@
  * `settlement_failed`, `settlement_unknown`). Rows are written when the payment is verified
  * (`pending`), so a crash between verify and settle never loses one.
  */
+import { inArray, jsonArrayAgg, jsonObject, nowPlus, utcDay } from "./dialect.ts";
 import type { Queryable } from "./store.ts";
 
 /** How a paid request ended. */
@@ -46,7 +47,7 @@ export interface LedgerRow {
 }
 
 // valid_before is buyer-chosen and may exceed a 32-bit integer: read as text, converted below.
-const COLUMNS = `id::int as id, request_id, route, payer, amount_atomic::text as amount_atomic, nonce, valid_before::text as valid_before,
+const COLUMNS = `cast(id as integer) as id, request_id, route, payer, cast(amount_atomic as text) as amount_atomic, nonce, cast(valid_before as text) as valid_before,
   request_hash, outcome, status, reason, settlement_tx, created_at, finished_at, verified_at`;
 
 function toRow(row: Omit<LedgerRow, "valid_before"> & { valid_before: string | null }): LedgerRow {
@@ -83,7 +84,7 @@ export async function insertLedgerRow(
   const [row] = await db.query<{ id: number }>(
     `insert into ledger (${PAYMENT_COLUMNS}, outcome, status, reason, settlement_tx, finished_at)
      values ($1, $2, lower($3), $4, lower($5), $6, lower($7), $8, $9, $10, $11, $12, $13, $14, $15, case when $12 = 'pending' then null else now() end)
-     returning id::int as id`,
+     returning cast(id as integer) as id`,
     [...paymentParams(payment), end.outcome, end.status ?? null, end.reason ?? null, end.settlementTx ?? null],
   );
   return (row as { id: number }).id;
@@ -108,6 +109,7 @@ export async function openFreshAttempt(
   payment: LedgerPayment,
   claim: LeaseClaim | null,
 ): Promise<{ known: boolean; rowId: number | null; claimed: string[] }> {
+  if (db.engine === "sqlite") return openFreshAttemptInSteps(db, payment, claim);
   const params = paymentParams(payment);
   const known = `select exists (select 1 from ledger where payer = lower($3) and nonce = lower($7) and outcome in ('settled', 'pending', 'settlement_unknown'))
       or ($11::text is not null and exists (select 1 from ledger where payment_id = $11 and outcome in ('settled', 'pending', 'settlement_unknown'))) as k`;
@@ -136,6 +138,42 @@ export async function openFreshAttempt(
   const [row] = await db.query<{ known: boolean; id: number | null; claimed?: string[] }>(sql, params);
   if (!row) throw new Error("openFreshAttempt returned no row");
   return { known: row.known, rowId: row.id, claimed: row.claimed ?? [] };
+}
+
+/**
+ * `openFreshAttempt` on SQLite, which has no data-modifying `with`: the same steps as
+ * statements of one transaction (one writer at a time, so nothing lands between them).
+ */
+async function openFreshAttemptInSteps(
+  db: Queryable,
+  payment: LedgerPayment,
+  claim: LeaseClaim | null,
+): Promise<{ known: boolean; rowId: number | null; claimed: string[] }> {
+  const params = paymentParams(payment);
+  return db.atomic(async (tx) => {
+    const [known] = await tx.query<{ k: number }>(
+      `select exists (select 1 from ledger where payer = lower($3) and nonce = lower($7) and outcome in ('settled', 'pending', 'settlement_unknown'))
+        or ($11 is not null and exists (select 1 from ledger where payment_id = $11 and outcome in ('settled', 'pending', 'settlement_unknown'))) as k`,
+      params,
+    );
+    if (known?.k) return { known: true, rowId: null, claimed: [] };
+    const claimed: string[] = [];
+    for (const key of claim?.keys ?? []) {
+      const rows = await tx.query(
+        `insert into inflight (key, instance, expires_at) values ($1, $2, ${nowPlus(tx, "$3")})
+         on conflict (key) do update set instance = excluded.instance, expires_at = excluded.expires_at where inflight.expires_at <= now()
+         returning key`,
+        [key, claim?.holder, claim?.leaseSeconds],
+      );
+      if (rows.length === 1) claimed.push(key);
+    }
+    if (claimed.length < (claim?.keys.length ?? 0)) return { known: false, rowId: null, claimed };
+    const [row] = await tx.query<{ id: number }>(
+      `insert into ledger (${PAYMENT_COLUMNS}, outcome) values ($1, $2, lower($3), $4, lower($5), $6, lower($7), $8, $9, $10, $11, 'pending') returning id`,
+      params,
+    );
+    return { known: false, rowId: row?.id ?? null, claimed };
+  });
 }
 
 /** Record how an open (pending or settlement_unknown) row ended (a null status keeps the row's); a final outcome is never overwritten. */
@@ -175,19 +213,21 @@ export async function openLedgerRows(db: Queryable): Promise<LedgerRow[]> {
 
 /** Earnings and failures, for `npm run ledger`. */
 export async function ledgerReport(db: Queryable, days = 30) {
+  const since = nowPlus(db, "-86400.0 * $1");
+  const earned = "cast(count(*) as integer) as calls, cast(coalesce(sum(amount_atomic), 0) as text) as earned_atomic";
   const byRoute = await db.query<{ route: string; calls: number; earned_atomic: string }>(
-    `select route, count(*)::int as calls, coalesce(sum(amount_atomic), 0)::text as earned_atomic
-       from ledger where outcome = 'settled' and created_at > now() - make_interval(days => $1) group by route order by sum(amount_atomic) desc, route`,
+    `select route, ${earned}
+       from ledger where outcome = 'settled' and created_at > ${since} group by route order by sum(amount_atomic) desc, route`,
     [days],
   );
   const byDay = await db.query<{ day: string; calls: number; earned_atomic: string }>(
-    `select to_char(date_trunc('day', created_at at time zone 'UTC'), 'YYYY-MM-DD') as day, count(*)::int as calls, coalesce(sum(amount_atomic), 0)::text as earned_atomic
-       from ledger where outcome = 'settled' and created_at > now() - make_interval(days => $1) group by 1 order by 1`,
+    `select ${utcDay(db, "created_at")} as day, ${earned}
+       from ledger where outcome = 'settled' and created_at > ${since} group by 1 order by 1`,
     [days],
   );
   const failures = await db.query<{ outcome: string; reason: string | null; status: number | null; count: number }>(
-    `select outcome, reason, status, count(*)::int as count from ledger
-      where outcome <> 'settled' and created_at > now() - make_interval(days => $1) group by outcome, reason, status order by count(*) desc, outcome`,
+    `select outcome, reason, status, cast(count(*) as integer) as count from ledger
+      where outcome <> 'settled' and created_at > ${since} group by outcome, reason, status order by count(*) desc, outcome`,
     [days],
   );
   return { byRoute, byDay, failures };
@@ -209,11 +249,28 @@ export interface AttemptRow {
   valid_before: string | null;
 }
 
-const ATTEMPT = `json_build_object('id', id, 'payer', payer, 'nonce', nonce, 'route', route, 'request_hash', request_hash,
-  'payment_id', payment_id, 'outcome', outcome, 'verified', verified_at is not null, 'amount_atomic', amount_atomic::text,
-  'settlement_tx', settlement_tx, 'created_at', created_at, 'valid_before', valid_before::text)`;
+/** A ledger row as the JSON object of an `AttemptRow` (`verified` is 1/0 on SQLite: read it as truthy). */
+const attempt = (
+  db: Queryable,
+) => `${jsonObject(db)}('id', id, 'payer', payer, 'nonce', nonce, 'route', route, 'request_hash', request_hash,
+  'payment_id', payment_id, 'outcome', outcome, 'verified', verified_at is not null, 'amount_atomic', cast(amount_atomic as text),
+  'settlement_tx', settlement_tx, 'created_at', created_at, 'valid_before', cast(valid_before as text))`;
+
+/** The `AttemptRow`s of the rows a `from ... where` selects, as a JSON array in id order (empty when none). */
+const attempts = (db: Queryable) =>
+  db.engine === "sqlite"
+    ? `json_group_array(${attempt(db)} order by id)`
+    : `coalesce(${jsonArrayAgg(db)}(${attempt(db)} order by id), '[]'::json)`;
 
 const parseJson = (value: unknown) => (typeof value === "string" ? JSON.parse(value) : value);
+
+/** An `AttemptRow` read from its JSON (null when absent); SQLite's JSON has 1/0 for `verified`. */
+const attemptOf = (value: unknown): AttemptRow | null => {
+  const row = parseJson(value) as AttemptRow | null;
+  return row && { ...row, verified: Boolean(row.verified) };
+};
+const attemptsOfJson = (value: unknown): AttemptRow[] =>
+  ((parseJson(value) as AttemptRow[] | null) ?? []).map((r) => attemptOf(r) as AttemptRow);
 
 /**
  * What the ledger knows of one authorisation (one round trip): its settled row, its rows still
@@ -227,19 +284,19 @@ export async function attemptsOf(
 ): Promise<{ settled: AttemptRow | undefined; open: AttemptRow[]; byId: AttemptRow | undefined; byIdOpen: AttemptRow[] }> {
   const [row] = await db.query<{ settled: unknown; open: unknown; by_id: unknown; by_id_open: unknown }>(
     `select
-       (select ${ATTEMPT} from ledger where payer = lower($1) and nonce = lower($2) and outcome = 'settled' order by id limit 1) as settled,
-       (select coalesce(json_agg(${ATTEMPT} order by id), '[]'::json) from ledger
+       (select ${attempt(db)} from ledger where payer = lower($1) and nonce = lower($2) and outcome = 'settled' order by id limit 1) as settled,
+       (select ${attempts(db)} from ledger
          where payer = lower($1) and nonce = lower($2) and outcome in ('pending', 'settlement_unknown')) as open,
-       (select ${ATTEMPT} from ledger where $3::text is not null and payment_id = $3 and outcome = 'settled' order by id limit 1) as by_id,
-       (select coalesce(json_agg(${ATTEMPT} order by id), '[]'::json) from ledger where $3::text is not null and payment_id = $3
+       (select ${attempt(db)} from ledger where cast($3 as text) is not null and payment_id = $3 and outcome = 'settled' order by id limit 1) as by_id,
+       (select ${attempts(db)} from ledger where cast($3 as text) is not null and payment_id = $3
          and payer = lower($1) and nonce <> lower($2) and outcome in ('pending', 'settlement_unknown')) as by_id_open`,
     [payer, nonce, paymentId],
   );
   return {
-    settled: (parseJson(row?.settled) as AttemptRow | null) ?? undefined,
-    open: (parseJson(row?.open) as AttemptRow[] | null) ?? [],
-    byId: (parseJson(row?.by_id) as AttemptRow | null) ?? undefined,
-    byIdOpen: (parseJson(row?.by_id_open) as AttemptRow[] | null) ?? [],
+    settled: attemptOf(row?.settled) ?? undefined,
+    open: attemptsOfJson(row?.open),
+    byId: attemptOf(row?.by_id) ?? undefined,
+    byIdOpen: attemptsOfJson(row?.by_id_open),
   };
 }
 
@@ -253,11 +310,11 @@ export async function lastSettledFor(
   of: { requestHash: string } | { routes: readonly string[] },
   hours: number,
 ): Promise<AttemptRow | undefined> {
-  const [filter, value] = "requestHash" in of ? ["request_hash = $2", of.requestHash] : ["route = any($2::text[])", of.routes];
+  const [filter, value] = "requestHash" in of ? ["request_hash = $2", of.requestHash] : [inArray(db, "route", "$2", "text"), of.routes];
   const [row] = await db.query<{ a: unknown }>(
-    `select ${ATTEMPT} as a from ledger where payer = lower($1) and ${filter} and outcome = 'settled'
-       and created_at > now() - make_interval(hours => $3) order by id desc limit 1`,
+    `select ${attempt(db)} as a from ledger where payer = lower($1) and ${filter} and outcome = 'settled'
+       and created_at > ${nowPlus(db, "-3600.0 * $3")} order by id desc limit 1`,
     [payer, value, hours],
   );
-  return row ? (parseJson(row.a) as AttemptRow) : undefined;
+  return row ? (attemptOf(row.a) ?? undefined) : undefined;
 }

@@ -1,47 +1,39 @@
 /**
- * The service's durable state: one SQL dialect (PostgreSQL's) on two engines, an embedded
- * PGlite database in `data/` by default or a PostgreSQL server when `DATABASE_URL` is set.
- * Same schema and queries on both; migrations are applied at start.
+ * The service's durable state behind one interface, on one of two engines: an embedded
+ * SQLite file in `data/` by default (Node's built-in `node:sqlite`, ./sqlite.ts) or a
+ * PostgreSQL server when `DATABASE_URL` is set. Queries are written once in the SQL both
+ * dialects share; the few that cannot be branch on `engine` where they live, through the
+ * fragments of ./dialect.ts. Migrations are applied at start.
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { ServiceError } from "../errors.ts";
 import { migrate } from "./migrations.ts";
+import { openSqlite } from "./sqlite.ts";
+
+/** The database engine behind a store, and so the SQL dialect it speaks. */
+export type StoreEngine = "sqlite" | "postgres";
 
 /** Something SQL can be sent to: the store itself or a transaction. */
 export interface Queryable {
+  /** Which engine runs the statements (the dialect a query must speak). */
+  readonly engine: StoreEngine;
   /** Run one statement with `$1`-style parameters and return its rows. */
   query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  /**
+   * Run `fn` atomically: in a new transaction on a store, as it is inside one. For the few
+   * writes that PostgreSQL makes in one statement (data-modifying `with`) and SQLite in several.
+   */
+  atomic<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
 }
 
 /** An open store. */
 export interface Store extends Queryable {
-  readonly engine: "pglite" | "postgres";
   /** Run `fn` in one transaction; it commits when `fn` resolves and rolls back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
-/**
- * Where the store lives. A PGlite store without `dir` lives in memory; `snapshot` is a file
- * written by `writePgliteSnapshot` to start from (much faster than creating a database).
- */
-export type StoreLocation =
-  | { kind: "postgres"; url: string }
-  | { kind: "pglite"; dir: string | undefined; snapshot?: string; settings?: Readonly<Record<string, string>> };
-
-/**
- * PostgreSQL settings of the embedded database. PostgreSQL's defaults (128 MB of shared
- * buffers, 4 MB of work memory per sort) are sized for a server; the store holds a few
- * thousand small rows and every query touches a handful of pages, so 16 MB of buffers is
- * several times its whole data set, and PGlite zeroes and keeps every buffer page resident.
- * Measured by `npm run bench -- memory` (figures in the README).
- */
-export const PGLITE_SETTINGS: Readonly<Record<string, string>> = {
-  shared_buffers: "16MB",
-  work_mem: "2MB",
-  maintenance_work_mem: "16MB",
-  temp_buffers: "2MB",
-};
+/** Where the store lives. A SQLite store without `file` lives in memory. */
+export type StoreLocation = { kind: "postgres"; url: string } | { kind: "sqlite"; file: string | undefined };
 
 /** 503: the database cannot be reached (start-up or a request). */
 export class StoreUnavailableError extends ServiceError {
@@ -50,32 +42,6 @@ export class StoreUnavailableError extends ServiceError {
   constructor(message: string, cause?: unknown) {
     super("unavailable", 503, message, { cause });
   }
-}
-
-async function openPglite(
-  dir: string | undefined,
-  snapshot?: string,
-  settings: Readonly<Record<string, string>> = PGLITE_SETTINGS,
-): Promise<Store> {
-  const { PGlite } = await import("@electric-sql/pglite");
-  if (dir) mkdirSync(dir, { recursive: true });
-  // PGlite's own start parameters, then these settings as `-c name=value` (the last one wins).
-  const startParams = [...PGlite.defaultStartParams, ...Object.entries(settings).flatMap(([name, value]) => ["-c", `${name}=${value}`])];
-  const db = snapshot
-    ? await PGlite.create({ loadDataDir: new Blob([readFileSync(snapshot)]), startParams })
-    : await PGlite.create(dir, { startParams });
-  return {
-    engine: "pglite",
-    async query<T>(sql: string, params: readonly unknown[] = []) {
-      return (await db.query<T>(sql, params as unknown[])).rows;
-    },
-    async transaction<T>(fn: (tx: Queryable) => Promise<T>) {
-      return db.transaction(async (tx) =>
-        fn({ query: async <R>(sql: string, params: readonly unknown[] = []) => (await tx.query<R>(sql, params as unknown[])).rows }),
-      );
-    },
-    close: () => db.close(),
-  };
 }
 
 async function openPostgres(url: string): Promise<Store> {
@@ -89,7 +55,7 @@ async function openPostgres(url: string): Promise<Store> {
     await pool.end().catch(() => {});
     throw new StoreUnavailableError(`Cannot reach the database at ${redact(url)}: ${(error as Error).message}`, error);
   }
-  return {
+  const store: Store = {
     engine: "postgres",
     async query<T>(sql: string, params: readonly unknown[] = []) {
       return (await pool.query(sql, params as unknown[])).rows as T[];
@@ -98,9 +64,12 @@ async function openPostgres(url: string): Promise<Store> {
       const client = await pool.connect();
       try {
         await client.query("begin");
-        const result = await fn({
+        const inside: Queryable = {
+          engine: "postgres",
           query: async <R>(sql: string, params: readonly unknown[] = []) => (await client.query(sql, params as unknown[])).rows as R[],
-        });
+          atomic: (f) => f(inside),
+        };
+        const result = await fn(inside);
         await client.query("commit");
         return result;
       } catch (error) {
@@ -110,8 +79,10 @@ async function openPostgres(url: string): Promise<Store> {
         client.release();
       }
     },
+    atomic: (fn) => store.transaction(fn),
     close: () => pool.end(),
   };
+  return store;
 }
 
 /** A database URL with its password hidden, for messages. */
@@ -127,8 +98,7 @@ export function redact(url: string): string {
 
 /** Open the store and bring its schema up to date. */
 export async function openStore(location: StoreLocation): Promise<Store> {
-  const store =
-    location.kind === "postgres" ? await openPostgres(location.url) : await openPglite(location.dir, location.snapshot, location.settings);
+  const store = location.kind === "postgres" ? await openPostgres(location.url) : await openSqlite(location.file);
   try {
     await migrate(store);
   } catch (error) {
@@ -136,23 +106,4 @@ export async function openStore(location: StoreLocation): Promise<Store> {
     throw error;
   }
   return store;
-}
-
-/** Write a migrated, empty in-memory PGlite database to `file`, for fast `snapshot` starts (tests, benchmarks). */
-export async function writePgliteSnapshot(file: string): Promise<void> {
-  const { PGlite } = await import("@electric-sql/pglite");
-  const db = await PGlite.create();
-  const store: Store = {
-    engine: "pglite",
-    query: async <T>(sql: string, params: readonly unknown[] = []) => (await db.query<T>(sql, params as unknown[])).rows,
-    transaction: <T>(fn: (tx: Queryable) => Promise<T>) =>
-      db.transaction(async (tx) =>
-        fn({ query: async <R>(sql: string, params: readonly unknown[] = []) => (await tx.query<R>(sql, params as unknown[])).rows }),
-      ),
-    close: () => db.close(),
-  };
-  await migrate(store);
-  const dump = await db.dumpDataDir("none");
-  writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
-  await db.close();
 }

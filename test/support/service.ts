@@ -3,7 +3,10 @@
  * facilitator) against the shared devnet, and the buyers, balances and raw HTTP helpers the
  * tests use. Nothing here stubs the service itself.
  */
+import { mkdtempSync, rmSync } from "node:fs";
 import { request as httpRequest } from "node:http";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import type { PaymentRequired } from "@x402/core/types";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
@@ -55,11 +58,24 @@ export function capturingLogger(level: LogLevel = "debug"): Logger & { lines: Re
   return Object.assign(log, { lines });
 }
 
+/** A new, migrated embedded store in a SQLite file of its own (as `npm start` opens it); its folder goes when it closes. */
+export async function freshSqliteStore(): Promise<Store> {
+  const dir = mkdtempSync(path.join(tmpdir(), "x402-test-store-"));
+  const store = await openStore({ kind: "sqlite", file: path.join(dir, "store.sqlite") });
+  const close = store.close;
+  return Object.assign(store, {
+    async close() {
+      await close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  });
+}
+
 let fileStore: Promise<Store> | undefined;
 
-/** This test file's store: an in-memory PGlite opened from the run's snapshot, shared by the file's services. */
+/** This test file's store: an embedded SQLite store, shared by the file's services. */
 export function testStore(): Promise<Store> {
-  fileStore ??= openStore({ kind: "pglite", dir: undefined, snapshot: inject("pgliteSnapshot") });
+  fileStore ??= freshSqliteStore();
   return fileStore;
 }
 

@@ -1,0 +1,34 @@
+/**
+ * The SQL fragments that PostgreSQL and SQLite spell differently, for the queries that need
+ * them. Everything else is written once: `cast(x as integer)` rather than `x::int`, `now()`
+ * (a function of the SQLite connection too, src/store/sqlite.ts), `least`/`greatest`, upserts.
+ */
+import type { Queryable } from "./store.ts";
+
+/** The time `seconds` (an SQL expression, may be negative) from now, e.g. a lease's end. */
+export function nowPlus(db: Queryable, seconds: string): string {
+  return db.engine === "sqlite" ? `now_plus(${seconds})` : `(now() + make_interval(secs => ${seconds}))`;
+}
+
+/** A JSON object of alternating key/value expressions. */
+export function jsonObject(db: Queryable): "json_object" | "json_build_object" {
+  return db.engine === "sqlite" ? "json_object" : "json_build_object";
+}
+
+/** The aggregate that collects JSON values into an array. */
+export function jsonArrayAgg(db: Queryable): "json_group_array" | "json_agg" {
+  return db.engine === "sqlite" ? "json_group_array" : "json_agg";
+}
+
+/**
+ * `column` is one of the elements of `param`, a parameter bound to an array
+ * (`element` is PostgreSQL's element type: `text`, `bigint`).
+ */
+export function inArray(db: Queryable, column: string, param: string, element: "text" | "bigint"): string {
+  return db.engine === "sqlite" ? `${column} in (select value from json_each(${param}))` : `${column} = any(${param}::${element}[])`;
+}
+
+/** The UTC day (`YYYY-MM-DD`) of a timestamp column. */
+export function utcDay(db: Queryable, column: string): string {
+  return db.engine === "sqlite" ? `substr(${column}, 1, 10)` : `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD')`;
+}
