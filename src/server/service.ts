@@ -16,6 +16,7 @@ import type { AnalyticsSettings } from "../analytics/services.ts";
 import { authorizationReader } from "../chain/authorization.ts";
 import { baseChain, createChainClient, rpcTransport } from "../chain/client.ts";
 import type { Config } from "../config.ts";
+import { loadAdWindows } from "../content/ad-schedule.ts";
 import type { Services } from "../context.ts";
 import { runCrawl } from "../intel/crawl.ts";
 import { trustCrawlJob } from "../intel/crawl-schedule.ts";
@@ -310,6 +311,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       observer: metrics.payments,
     });
   const clientDir = `${options.distDir ?? "dist"}/client`;
+  const adWindows = loadAdWindows(options.distDir ?? "dist");
   const clock = options.now ? () => (options.now as () => Date)().getTime() : undefined;
   const documentCacheOn = options.documentCache ?? true;
   const drain = drainable();
@@ -321,6 +323,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     astro,
     clientDir,
     documentCache: documentCacheOn,
+    adWindows,
     metrics,
     ...(clock ? { now: clock } : {}),
   });
