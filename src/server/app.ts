@@ -94,7 +94,7 @@ export const AD_PAGES: ReadonlyMap<string, AdPlacement> = new Map<string, AdPlac
   ["/", "home"],
   ["/playbooks", "playbooks"],
   ["/playbooks/", "playbooks"],
-  ["/howto", "howto"],
+  // `/howto` is a folder of built pages: the static server redirects it to `/howto/`.
   ["/howto/", "howto"],
   ["/kb", "kb"],
   ["/kb/", "kb"],
