@@ -34,7 +34,15 @@ async function timedStart(cwd: string, args: string[], ready: () => Promise<bool
     child.kill("SIGINT");
     await new Promise((resolve) => child.once("exit", resolve));
   };
-  return { ms, stop };
+  // The service logs when each step of its start ended (src/server/main.ts); it is written just
+  // after it starts answering, so give the line a moment.
+  let phases: Record<string, number> | undefined;
+  for (let i = 0; i < 50 && !phases; i++) {
+    const line = output.split("\n").find((l) => l.includes('"msg":"started"'));
+    if (line) phases = (JSON.parse(line) as { ms_since_process_start: Record<string, number> }).ms_since_process_start;
+    else await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return { ms, stop, phases };
 }
 
 const answers = (url: string) => async () => {
@@ -76,6 +84,21 @@ export async function benchStart(): Promise<void> {
       "warm restart, again": { s: +(again.ms / 1000).toFixed(2) },
     });
     console.log(`warm restart ${(Math.min(warm.ms, again.ms) / 1000).toFixed(2)} s (target < 2 s)`);
+    // Each step's own duration, from the milliseconds since process start at which it ended.
+    const steps = (phases: Record<string, number> | undefined) => {
+      let previous = 0;
+      return Object.fromEntries(
+        Object.entries(phases ?? {}).map(([step, at]) => {
+          const row = [step, { "ends at ms": at, "takes ms": at - previous }] as const;
+          previous = at;
+          return row;
+        }),
+      );
+    };
+    console.log("\nWhere the warm restart's time goes (ms since the process started; `imports` includes Node's own start):");
+    console.table(steps(again.phases ?? warm.phases));
+    console.log("The fresh clone's start:");
+    console.table(steps(cold.phases));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -12,6 +12,13 @@ import { startService } from "./service.ts";
 const SHUTDOWN_DRAIN_MS = 30_000;
 
 async function main(): Promise<void> {
+  // Milliseconds since the process started at the end of each step, logged once serving: what a
+  // restart spends where (Node and the imports before `main` runs, then each step below).
+  const phases: Record<string, number> = {};
+  const mark = (phase: string) => {
+    phases[phase] = Math.round(performance.now());
+  };
+  mark("imports");
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();
@@ -27,12 +34,14 @@ async function main(): Promise<void> {
     console.log("The build is missing or older than the sources: building first (npm run build)...");
     await ensureBuild();
   }
+  mark("build_checked");
 
   const log = createLogger(config.logLevel);
   let devnet: Awaited<ReturnType<typeof import("../devnet/devnet.ts").startDevnet>> | undefined;
   if (config.mode === "local") {
     const { startDevnet } = await import("../devnet/devnet.ts");
     devnet = await startDevnet({ dataDir: config.dataDir, port: config.anvilPort, persist: true });
+    mark("devnet_ready");
   }
 
   // Local mode without directory settings: local stand-ins of the directories listing demo
@@ -82,11 +91,14 @@ async function main(): Promise<void> {
     }
   }
 
+  mark("scenario_and_stubs_ready");
+
   let service: Awaited<ReturnType<typeof startService>>;
   try {
     service = await startService({
       config: serviceConfig,
       log,
+      onPhase: mark,
       ...(devnet ? { devnet } : {}),
       ...(demo ? { crawlAllowLoopback: true } : {}),
     });
@@ -145,6 +157,7 @@ async function main(): Promise<void> {
   // headers, caller-chosen bytes) are logged as "library output" lines (src/log.ts).
   console.log(lines.join("\n"));
   captureConsole(log);
+  log.info("started", { ms_since_process_start: phases });
 
   // SIGTERM or SIGINT: stop accepting, let calls in flight settle and answer (up to 30 s), stop
   // the jobs, close the store, stop the local stand-ins, and the local chain last (settlements

@@ -86,9 +86,14 @@ export interface StartServiceOptions {
   resolve?: Resolver;
   /** Chain analytics settings to use instead of the config's (tests: scanner bounds, upstream URLs). */
   analytics?: AnalyticsSettings;
+  /** Told when each step of the start is done (`npm start` logs how long each took). */
+  onPhase?: (phase: StartPhase) => void;
   /** The clock of the rate limits and of the functions (which ads are active); tests move it. Default: the system clock. */
   now?: () => Date;
 }
+
+/** The steps of `startService`, in order. */
+export type StartPhase = "store_open" | "instance_registered" | "jobs_started" | "astro_loaded" | "apps_created" | "listening";
 
 /** A running service. */
 export interface RunningService {
@@ -155,6 +160,8 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const metrics = createMetrics();
   const openedStore = options.store ?? (await openStore(location));
   const store = observedStore(openedStore, metrics);
+  const phase = options.onPhase ?? (() => {});
+  phase("store_open");
   const instance = options.instance ?? `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
 
   const intelSettings: IntelSettings = {
@@ -210,6 +217,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     }
     throw error;
   }
+  phase("instance_registered");
   const stopHeartbeat = startHeartbeat(store, instanceInfo, log, options.heartbeatMs ?? HEARTBEAT_MS);
 
   const intervals = options.jobIntervalsMs ?? {};
@@ -289,8 +297,10 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     });
   }
   const scheduler = startJobs({ store, instance, log, jobs, ...(options.jobTiming ?? {}) });
+  phase("jobs_started");
 
   const astro = options.astro ?? (await loadAstroHandler(options.distDir ?? "dist"));
+  phase("astro_loaded");
   const lease = config.payments.leaseSeconds;
   // One gate per site, so each site's challenges quote its own origin; they share the
   // facilitator, the store (ledger, kept answers) and the in-flight claims.
@@ -345,9 +355,11 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
 
   // Production: one port, the site chosen by host name. Local mode: the secondary site on its own port.
   const byHost = new Map(config.secondary.host ? [[config.secondary.host, secondaryApp]] : []);
+  phase("apps_created");
   const server = await listen(byHost.size > 0 ? siteRouter(app, byHost) : app, config.port, config.host);
   const secondaryServer = local ? await listen(secondaryApp, config.secondary.port, config.host) : undefined;
   for (const s of [server, secondaryServer]) if (s) harden(s);
+  phase("listening");
   const urlOf = (s: Server) => {
     const { port } = s.address() as AddressInfo;
     const host = config.host.includes(":") ? `[${config.host}]` : config.host;
