@@ -72,16 +72,25 @@ export async function benchStart(): Promise<void> {
     await bare.stop();
     const cold = await timedStart(dir, ["src/server/main.ts"], health, env);
     await cold.stop();
+    // Warm restarts, interleaved with the same restart without Node's compile cache (src/server/main.ts)
+    // as the reference for that choice.
+    const noCache = { ...env, NODE_DISABLE_COMPILE_CACHE: "1" };
     const warm = await timedStart(dir, ["src/server/main.ts"], health, env);
     await warm.stop();
+    const warmNoCache = await timedStart(dir, ["src/server/main.ts"], health, noCache);
+    await warmNoCache.stop();
     const again = await timedStart(dir, ["src/server/main.ts"], health, env);
     await again.stop();
+    const againNoCache = await timedStart(dir, ["src/server/main.ts"], health, noCache);
+    await againNoCache.stop();
     console.log(`\nStart until /api/health answers (local mode: chain, embedded database, build check), port ${PORT}`);
     console.table({
       "bare node:http (reference)": { s: +(bare.ms / 1000).toFixed(2) },
       "npm start on a fresh clone (builds, new chain and database)": { s: +(cold.ms / 1000).toFixed(2) },
       "warm restart": { s: +(warm.ms / 1000).toFixed(2) },
+      "warm restart without the compile cache": { s: +(warmNoCache.ms / 1000).toFixed(2) },
       "warm restart, again": { s: +(again.ms / 1000).toFixed(2) },
+      "warm restart without the compile cache, again": { s: +(againNoCache.ms / 1000).toFixed(2) },
     });
     console.log(`warm restart ${(Math.min(warm.ms, again.ms) / 1000).toFixed(2)} s (target < 2 s)`);
     // Each step's own duration, from the milliseconds since process start at which it ended.
@@ -97,6 +106,8 @@ export async function benchStart(): Promise<void> {
     };
     console.log("\nWhere the warm restart's time goes (ms since the process started; `imports` includes Node's own start):");
     console.table(steps(again.phases ?? warm.phases));
+    console.log("Without the compile cache:");
+    console.table(steps(againNoCache.phases ?? warmNoCache.phases));
     console.log("The fresh clone's start:");
     console.table(steps(cold.phases));
   } finally {

@@ -31,7 +31,7 @@ import { rateLimiter } from "./middleware/rate-limit.ts";
 import { requestContext, requestIdOf, tagRequest } from "./middleware/request-context.ts";
 import { knownMethods, saneHost } from "./middleware/request-line.ts";
 import { sendError } from "./middleware/send-error.ts";
-import { staticFromMemory } from "./middleware/static-memory.ts";
+import { type Entry as StaticEntry, staticFromMemory } from "./middleware/static-memory.ts";
 
 /** The request handler of one site (`createApp`). */
 export type SiteHandler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -53,6 +53,8 @@ export interface AppOptions {
   astro: AstroHandler;
   /** Built static files (`dist/client`). */
   clientDir: string;
+  /** Those files already read (`loadStaticFiles`), when several sites share them; default: read here. */
+  staticFiles?: ReadonlyMap<string, StaticEntry>;
   /** Serve `cache: "process"` documents and the pages of `AD_PAGES` from memory; off only in the benchmark that measures the Astro path. */
   documentCache?: boolean;
   /** When the sponsored placements start and end (`dist/ad-windows.json`); without them the pages with a slot render per request. */
@@ -149,6 +151,7 @@ export function createApp({
   gate,
   astro,
   clientDir,
+  staticFiles,
   documentCache: withDocumentCache = true,
   adWindows,
   drain,
@@ -212,7 +215,7 @@ export function createApp({
   }
   // API paths are never files: skipping the static lookup saves a filesystem stat per call.
   // Built files are served from memory; the disk server remains for files too large to hold.
-  const fromMemory = staticFromMemory(clientDir);
+  const fromMemory = staticFromMemory(staticFiles ?? clientDir);
   const serveStatic = express.static(clientDir, { index: ["index.html"], maxAge: "5m", extensions: ["html"] });
   app.use((req: Request, res: Response, next: NextFunction) =>
     req.path.startsWith(site.apiPrefix) ? next() : fromMemory(req, res, () => serveStatic(req, res, next)),

@@ -3,10 +3,16 @@
  * local chain in local mode, then serve. SIGTERM or Ctrl-C stops gracefully (calls in flight
  * finish) and keeps the chain's state; a second one stops at once.
  */
-import { buildIsCurrent, ensureBuild } from "../build-stamp.ts";
-import { ConfigError, loadConfig } from "../config.ts";
-import { captureConsole, createLogger } from "../log.ts";
-import { startService } from "./service.ts";
+import module from "node:module";
+import path from "node:path";
+import type { startService as StartService } from "./service.ts";
+
+// Node keeps the compiled code of every module it loads (about 2,200, most of them libraries) in
+// the data folder, so a restart skips compiling them again: it halves the imports of a warm
+// start. Enabled before anything else is imported, which is why the rest comes by `import()`.
+// An entry whose source changed is not used; NODE_COMPILE_CACHE (another folder) or
+// NODE_DISABLE_COMPILE_CACHE=1 take precedence.
+module.enableCompileCache?.(path.resolve(process.env.DATA_DIR || "data", "compile-cache"));
 
 /** How long a stop waits for calls in flight. */
 const SHUTDOWN_DRAIN_MS = 30_000;
@@ -18,7 +24,13 @@ async function main(): Promise<void> {
   const mark = (phase: string) => {
     phases[phase] = Math.round(performance.now());
   };
-  mark("imports");
+  mark("node_started");
+  const [{ buildIsCurrent, ensureBuild }, { ConfigError, loadConfig }, { captureConsole, createLogger }] = await Promise.all([
+    import("../build-stamp.ts"),
+    import("../config.ts"),
+    import("../log.ts"),
+  ]);
+  mark("config_imported");
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();
@@ -36,6 +48,15 @@ async function main(): Promise<void> {
   }
   mark("build_checked");
 
+  // The service's modules and the built Astro bundle load while the local chain starts (anvil
+  // runs in its own process): neither waits for the other.
+  const serviceModules = Promise.all([import("./service.ts"), import("./app.ts").then(({ loadAstroHandler }) => loadAstroHandler())]).then(
+    ([service, astro]) => {
+      mark("service_imported");
+      return { startService: service.startService as typeof StartService, astro };
+    },
+  );
+  serviceModules.catch(() => {});
   const log = createLogger(config.logLevel);
   let devnet: Awaited<ReturnType<typeof import("../devnet/devnet.ts").startDevnet>> | undefined;
   if (config.mode === "local") {
@@ -93,11 +114,13 @@ async function main(): Promise<void> {
 
   mark("scenario_and_stubs_ready");
 
-  let service: Awaited<ReturnType<typeof startService>>;
+  let service: Awaited<ReturnType<typeof StartService>>;
   try {
+    const { startService, astro } = await serviceModules;
     service = await startService({
       config: serviceConfig,
       log,
+      astro,
       onPhase: mark,
       ...(devnet ? { devnet } : {}),
       ...(demo ? { crawlAllowLoopback: true } : {}),

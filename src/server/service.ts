@@ -39,6 +39,7 @@ import { CDP_DISCOVERY_URL } from "../upstreams/directory-cdp.ts";
 import { X402_LIST_URL } from "../upstreams/directory-x402-list.ts";
 import { type AstroHandler, createApp, loadAstroHandler, siteRouter } from "./app.ts";
 import { drainable } from "./middleware/drain.ts";
+import { loadStaticFiles } from "./middleware/static-memory.ts";
 
 /** What local mode's devnet provides to the service. */
 export interface DevnetEndpoints {
@@ -93,7 +94,7 @@ export interface StartServiceOptions {
 }
 
 /** The steps of `startService`, in order. */
-export type StartPhase = "store_open" | "instance_registered" | "jobs_started" | "astro_loaded" | "apps_created" | "listening";
+export type StartPhase = "store_open" | "instance_registered" | "astro_loaded" | "apps_created" | "listening";
 
 /** A running service. */
 export interface RunningService {
@@ -296,8 +297,6 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       },
     });
   }
-  const scheduler = startJobs({ store, instance, log, jobs, ...(options.jobTiming ?? {}) });
-  phase("jobs_started");
 
   const astro = options.astro ?? (await loadAstroHandler(options.distDir ?? "dist"));
   phase("astro_loaded");
@@ -322,6 +321,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     });
   const clientDir = `${options.distDir ?? "dist"}/client`;
   const adWindows = loadAdWindows(options.distDir ?? "dist");
+  const staticFiles = loadStaticFiles(clientDir);
   const clock = options.now ? () => (options.now as () => Date)().getTime() : undefined;
   const documentCacheOn = options.documentCache ?? true;
   const drain = drainable();
@@ -332,6 +332,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     gate: gateFor(primarySite.routes, config.publicUrl),
     astro,
     clientDir,
+    staticFiles,
     documentCache: documentCacheOn,
     adWindows,
     metrics,
@@ -348,6 +349,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     gate: gateFor(baseToolsSite.routes, secondaryPublicUrl),
     astro,
     clientDir,
+    staticFiles,
     documentCache: documentCacheOn,
     metrics,
     ...(clock ? { now: clock } : {}),
@@ -356,10 +358,15 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   // Production: one port, the site chosen by host name. Local mode: the secondary site on its own port.
   const byHost = new Map(config.secondary.host ? [[config.secondary.host, secondaryApp]] : []);
   phase("apps_created");
-  const server = await listen(byHost.size > 0 ? siteRouter(app, byHost) : app, config.port, config.host);
-  const secondaryServer = local ? await listen(secondaryApp, config.secondary.port, config.host) : undefined;
+  const [server, secondaryServer] = await Promise.all([
+    listen(byHost.size > 0 ? siteRouter(app, byHost) : app, config.port, config.host),
+    local ? listen(secondaryApp, config.secondary.port, config.host) : undefined,
+  ]);
   for (const s of [server, secondaryServer]) if (s) harden(s);
   phase("listening");
+  // The jobs start once the service answers: their first runs (the status document) would
+  // otherwise compete with the start for the event loop.
+  const scheduler = startJobs({ store, instance, log, jobs, ...(options.jobTiming ?? {}) });
   const urlOf = (s: Server) => {
     const { port } = s.address() as AddressInfo;
     const host = config.host.includes(":") ? `[${config.host}]` : config.host;
