@@ -57,6 +57,13 @@ async function main(): Promise<void> {
     },
   );
   serviceModules.catch(() => {});
+  // The store opens at the same time (it does not need the chain); the service closes it.
+  const openingStore = import("../store/configured.ts").then(async ({ openServiceStore }) => {
+    const store = await openServiceStore(config);
+    mark("store_open");
+    return store;
+  });
+  openingStore.catch(() => {});
   const log = createLogger(config.logLevel);
   let devnet: Awaited<ReturnType<typeof import("../devnet/devnet.ts").startDevnet>> | undefined;
   if (config.mode === "local") {
@@ -121,7 +128,10 @@ async function main(): Promise<void> {
       config: serviceConfig,
       log,
       astro,
-      onPhase: mark,
+      openingStore,
+      onPhase: (phase) => {
+        if (phase !== "store_open") mark(phase);
+      },
       ...(devnet ? { devnet } : {}),
       ...(demo ? { crawlAllowLoopback: true } : {}),
     });

@@ -33,8 +33,8 @@ import { PaymentGate } from "../payments/gate.ts";
 import { type InFlightRegistry, memoryInFlightRegistry, storeInFlightRegistry } from "../payments/inflight.ts";
 import { BASE_TIMING, LOCAL_TIMING } from "../payments/settlement-sender.ts";
 import { ledgerUpkeepJob } from "../payments/upkeep.ts";
-import { claimPgliteDir, releasePgliteDir, storeLocationOf } from "../store/configured.ts";
-import { openStore, type Store } from "../store/store.ts";
+import { openServiceStore, releasePgliteDir, storeLocationOf } from "../store/configured.ts";
+import type { Store } from "../store/store.ts";
 import { CDP_DISCOVERY_URL } from "../upstreams/directory-cdp.ts";
 import { X402_LIST_URL } from "../upstreams/directory-x402-list.ts";
 import { type AstroHandler, createApp, loadAstroHandler, siteRouter } from "./app.ts";
@@ -63,6 +63,11 @@ export interface StartServiceOptions {
   inFlight?: InFlightRegistry;
   /** An open store to use (and leave open on close); default: open the configured one. */
   store?: Store;
+  /**
+   * The configured store, already being opened by the caller (`openServiceStore`: `npm start`
+   * opens it while the local chain starts); the service closes it, as one it opened itself.
+   */
+  openingStore?: Promise<Store>;
   /** This instance's id in the ledger and the in-flight leases. */
   instance?: string;
   /** Run ledger upkeep (reconcile, purge) every minute; default true. */
@@ -157,9 +162,8 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
 
   const ownStore = !options.store;
   const location = storeLocationOf(config);
-  if (ownStore && location.kind === "pglite") claimPgliteDir(location.dir as string);
   const metrics = createMetrics();
-  const openedStore = options.store ?? (await openStore(location));
+  const openedStore = options.store ?? (await (options.openingStore ?? openServiceStore(config)));
   const store = observedStore(openedStore, metrics);
   const phase = options.onPhase ?? (() => {});
   phase("store_open");

@@ -42,6 +42,13 @@ export function claimPgliteDir(dir: string): void {
   writeFileSync(path.join(dir, OWNER_FILE), String(process.pid));
 }
 
+/** Open the store `config` names for the service, claiming the embedded database's directory first. */
+export async function openServiceStore(config: Pick<Config, "databaseUrl" | "dataDir">): Promise<Store> {
+  const location = storeLocationOf(config);
+  if (location.kind === "pglite") claimPgliteDir(location.dir as string);
+  return openStore(location);
+}
+
 /** Forget this process's hold on the embedded database in `dir`. */
 export function releasePgliteDir(dir: string): void {
   rmSync(path.join(dir, OWNER_FILE), { force: true });
