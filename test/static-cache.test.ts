@@ -99,16 +99,6 @@ describe("free documents cached in memory", () => {
   });
 });
 
-describe("requests the memory answers leave to the chain", () => {
-  it("a GET of a held document with a body over 64 KiB is refused with 413, as before it was held", async () => {
-    await fetch(`${service.url}/api/kb`);
-    expect((await rawRequest(service.url, "GET", "/api/kb")).headers.etag).toBeDefined();
-    const res = await rawRequest(service.url, "GET", "/api/kb", { "content-type": "text/plain" }, "x".repeat(65 * 1024));
-    expect(res.status).toBe(413);
-    expect(JSON.parse(res.body).error.code).toBe("payload_too_large");
-  });
-});
-
 describe("pages with a sponsored slot, held in memory per interval between placement changes", () => {
   // content/ads/trust-leaderboard-launch.md fills the howto slot until 2026-04-30T23:59:59Z.
   const EXPIRY = Date.parse("2026-04-30T23:59:59Z");

@@ -244,9 +244,7 @@ export function createApp({
   const trust = app.get("trust proxy fn") as (address: string, hop: number) => boolean;
   const log = services.log;
   return function siteHandler(req: IncomingMessage, res: ServerResponse): void {
-    // A request with a body goes through the chain, whose body limit measures it (413 over 64 KiB).
-    const bodiless = req.headers["content-length"] === undefined && req.headers["transfer-encoding"] === undefined;
-    const held = (req.method === "GET" || req.method === "HEAD") && bodiless && !drain?.draining ? cache.lookup(req.url) : undefined;
+    const held = (req.method === "GET" || req.method === "HEAD") && !drain?.draining ? cache.lookup(req.url) : undefined;
     if (held === undefined) {
       app(req, res);
       return;
