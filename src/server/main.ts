@@ -50,12 +50,17 @@ async function main(): Promise<void> {
 
   // The service's modules and the built Astro bundle load while the local chain starts (anvil
   // runs in its own process): neither waits for the other.
-  const serviceModules = Promise.all([import("./service.ts"), import("./app.ts").then(({ loadAstroHandler }) => loadAstroHandler())]).then(
-    ([service, astro]) => {
-      mark("service_imported");
-      return { startService: service.startService as typeof StartService, astro };
-    },
-  );
+  const serviceModules = Promise.all([
+    import("./service.ts"),
+    import("./app.ts").then(({ loadAstroHandler }) => loadAstroHandler()),
+    // What local mode starts after the chain (the scenario check, the local stand-ins), loaded now.
+    config.mode === "local"
+      ? Promise.all([import("../devnet/scenario.ts"), import("../intel/demo-catalogue.ts"), import("../stubs/upstream-stubs.ts")])
+      : undefined,
+  ]).then(([service, astro]) => {
+    mark("service_imported");
+    return { startService: service.startService as typeof StartService, astro };
+  });
   serviceModules.catch(() => {});
   // The store opens at the same time (it does not need the chain); the service closes it.
   const openingStore = import("../store/configured.ts").then(async ({ openServiceStore }) => {
