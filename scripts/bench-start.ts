@@ -34,7 +34,15 @@ async function timedStart(cwd: string, args: string[], ready: () => Promise<bool
     child.kill("SIGINT");
     await new Promise((resolve) => child.once("exit", resolve));
   };
-  return { ms, stop };
+  // The service logs when each step of its start ended (src/server/main.ts); it is written just
+  // after it starts answering, so give the line a moment.
+  let phases: Record<string, number> | undefined;
+  for (let i = 0; i < 50 && !phases; i++) {
+    const line = output.split("\n").find((l) => l.includes('"msg":"started"'));
+    if (line) phases = (JSON.parse(line) as { ms_since_process_start: Record<string, number> }).ms_since_process_start;
+    else await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return { ms, stop, phases };
 }
 
 const answers = (url: string) => async () => {
@@ -64,18 +72,44 @@ export async function benchStart(): Promise<void> {
     await bare.stop();
     const cold = await timedStart(dir, ["src/server/main.ts"], health, env);
     await cold.stop();
+    // Warm restarts, interleaved with the same restart without Node's compile cache (src/server/main.ts)
+    // as the reference for that choice.
+    const noCache = { ...env, NODE_DISABLE_COMPILE_CACHE: "1" };
     const warm = await timedStart(dir, ["src/server/main.ts"], health, env);
     await warm.stop();
+    const warmNoCache = await timedStart(dir, ["src/server/main.ts"], health, noCache);
+    await warmNoCache.stop();
     const again = await timedStart(dir, ["src/server/main.ts"], health, env);
     await again.stop();
+    const againNoCache = await timedStart(dir, ["src/server/main.ts"], health, noCache);
+    await againNoCache.stop();
     console.log(`\nStart until /api/health answers (local mode: chain, embedded database, build check), port ${PORT}`);
     console.table({
       "bare node:http (reference)": { s: +(bare.ms / 1000).toFixed(2) },
       "npm start on a fresh clone (builds, new chain and database)": { s: +(cold.ms / 1000).toFixed(2) },
       "warm restart": { s: +(warm.ms / 1000).toFixed(2) },
+      "warm restart without the compile cache": { s: +(warmNoCache.ms / 1000).toFixed(2) },
       "warm restart, again": { s: +(again.ms / 1000).toFixed(2) },
+      "warm restart without the compile cache, again": { s: +(againNoCache.ms / 1000).toFixed(2) },
     });
     console.log(`warm restart ${(Math.min(warm.ms, again.ms) / 1000).toFixed(2)} s (target < 2 s)`);
+    // Each step's own duration, from the milliseconds since process start at which it ended.
+    const steps = (phases: Record<string, number> | undefined) => {
+      let previous = 0;
+      return Object.fromEntries(
+        Object.entries(phases ?? {}).map(([step, at]) => {
+          const row = [step, { "ends at ms": at, "takes ms": at - previous }] as const;
+          previous = at;
+          return row;
+        }),
+      );
+    };
+    console.log("\nWhere the warm restart's time goes (ms since the process started; `imports` includes Node's own start):");
+    console.table(steps(again.phases ?? warm.phases));
+    console.log("Without the compile cache:");
+    console.table(steps(againNoCache.phases ?? warmNoCache.phases));
+    console.log("The fresh clone's start:");
+    console.table(steps(cold.phases));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

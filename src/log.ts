@@ -59,12 +59,23 @@ function streamOf(sink: LogSink): DestinationStream {
   return { write: (line: string) => sink(line.endsWith("\n") ? line.slice(0, -1) : line) };
 }
 
+/** Whether a field name is secret-like, remembered per name (field names come from code, so they are few). */
+const secretNames = new Map<string, boolean>();
+function isSecretName(key: string): boolean {
+  let secret = secretNames.get(key);
+  if (secret === undefined) {
+    secret = SECRET_KEY.test(key);
+    if (secretNames.size < 1000) secretNames.set(key, secret);
+  }
+  return secret;
+}
+
 /** `fields` as they are logged: secret-named keys redacted, errors as name and message, bigints as strings. */
 function safeFields(fields: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const key in fields) {
     const v = fields[key];
-    out[key] = SECRET_KEY.test(key)
+    out[key] = isSecretName(key)
       ? "[redacted]"
       : v instanceof Error
         ? { name: v.name, message: v.message }

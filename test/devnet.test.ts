@@ -122,6 +122,28 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
+describe("the test mnemonic's accounts", () => {
+  it("are the ones its derivation gives (BIP-39 seed, m/44'/60'/0'/0/i), the first two as anvil lists them", async () => {
+    const { mnemonicToAccount } = await import("viem/accounts");
+    const derived = devnetAccounts(undefined, { derive: true });
+    expect(devnetAccounts()).toEqual(derived);
+    for (const [i, account] of derived.entries()) {
+      const reference = mnemonicToAccount("test test test test test test test test test test test junk", { addressIndex: i });
+      expect(account.address).toBe(reference.address);
+    }
+    expect(derived.slice(0, 2)).toEqual([
+      {
+        address: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266",
+        privateKey: "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
+      },
+      {
+        address: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+        privateKey: "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d",
+      },
+    ]);
+  });
+});
+
 describe("devnet", () => {
   it("exposes the roles and writes devnet.json", () => {
     expect(devnet.chainId).toBe(8453);

@@ -2,13 +2,15 @@
  * Built pages and static files are served from memory (src/server/middleware/static-memory.ts)
  * with the bytes of the build, a strong ETag that is the hash of those bytes, and a
  * Cache-Control fit for the file; a matching If-None-Match gets a 304 without a body. Free
- * documents cached in memory (/api/pricing, /api/kb) carry an ETag and revalidate the same way.
+ * documents cached in memory (/api/pricing, /api/kb) carry an ETag and revalidate the same way,
+ * and so do the pages with a sponsored slot, held per interval between two placement changes.
  */
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLogger } from "../src/log.ts";
 import { IMMUTABLE_CACHE, loadStaticFiles, matchesEtag, PAGE_CACHE } from "../src/server/middleware/static-memory.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { rawRequest, startTestService } from "./support/service.ts";
@@ -94,6 +96,113 @@ describe("free documents cached in memory", () => {
     expect(revalidated.body).toBe("");
     expect(revalidated.headers.etag).toBe(etag);
     expect(revalidated.headers["cache-control"]).toBe(second.headers.get("cache-control") ?? undefined);
+  });
+});
+
+describe("pages with a sponsored slot, held in memory per interval between placement changes", () => {
+  // content/ads/trust-leaderboard-launch.md fills the howto slot until 2026-04-30T23:59:59Z.
+  const EXPIRY = Date.parse("2026-04-30T23:59:59Z");
+  let now = EXPIRY - 9_000;
+  const lines: string[] = [];
+  let held: RunningService;
+  beforeAll(async () => {
+    held = await startTestService({ now: () => new Date(now), log: createLogger("info", {}, (line) => lines.push(line)) });
+  });
+  afterAll(() => held.close());
+
+  const get = async (url: string, headers: Record<string, string> = {}) => {
+    const res = await rawRequest(held.url, "GET", url, headers);
+    return { ...res, bytes: Buffer.from(res.body) };
+  };
+
+  it("renders /howto/ once, answers from memory with a strong ETag until the placement expires, and renders again at that instant", async () => {
+    const rendered = await get("/howto/");
+    expect(rendered.status).toBe(200);
+    expect(rendered.body).toContain('data-ad="trust-leaderboard-launch"');
+    // The render itself carries no ETag; its bytes are kept.
+    expect(rendered.headers.etag).toBeUndefined();
+    expect(rendered.headers["cache-control"]).toBe("public, max-age=9");
+
+    now = EXPIRY - 8_000;
+    const kept = await get("/howto/");
+    expect(kept.status).toBe(200);
+    expect(kept.body).toBe(rendered.body);
+    const etag = etagOf(kept.bytes);
+    expect(kept.headers.etag).toBe(etag);
+    expect(kept.headers["content-length"]).toBe(String(kept.bytes.length));
+    expect(kept.headers["content-type"]).toBe("text/html");
+    // Never cached by a client past the expiry.
+    expect(kept.headers["cache-control"]).toBe("public, max-age=8");
+    const revalidated = await get("/howto/", { "if-none-match": etag });
+    expect(revalidated.status).toBe(304);
+    expect(revalidated.body).toBe("");
+    expect(revalidated.headers["cache-control"]).toBe("public, max-age=8");
+    const head = await rawRequest(held.url, "HEAD", "/howto/");
+    expect([head.status, head.body, head.headers.etag]).toEqual([200, "", etag]);
+
+    now = EXPIRY - 1;
+    const last = await get("/howto/");
+    expect([last.headers.etag, last.headers["cache-control"]]).toEqual([etag, "public, max-age=0"]);
+    expect(last.body).toContain('data-ad="trust-leaderboard-launch"');
+
+    // At the expiry the placement is gone, even for a client revalidating the old ETag.
+    now = EXPIRY;
+    const after = await get("/howto/", { "if-none-match": etag });
+    expect(after.status).toBe(200);
+    expect(after.body).not.toContain("<aside");
+    expect(after.body).toContain("x402 How-to SOPs</h1>");
+    expect(after.headers.etag).toBeUndefined();
+    const keptAfter = await get("/howto/");
+    expect(keptAfter.body).toBe(after.body);
+    expect(keptAfter.headers.etag).toBe(etagOf(keptAfter.bytes));
+    expect(keptAfter.headers.etag).not.toBe(etag);
+    // The slot has no later placement: five minutes, the most any page is cached.
+    expect(keptAfter.headers["cache-control"]).toBe("public, max-age=300");
+
+    // A clock going back to before the expiry renders the placement again rather than serving the later bytes.
+    now = EXPIRY - 5_000;
+    const back = await get("/howto/");
+    expect(back.body).toContain('data-ad="trust-leaderboard-launch"');
+    expect(back.headers.etag).toBeUndefined();
+  });
+
+  it("holds /, /playbooks and /kb the same way, with and without the trailing slash", async () => {
+    for (const url of ["/", "/playbooks", "/playbooks/", "/kb", "/kb/"]) {
+      const first = await get(url);
+      const second = await get(url);
+      expect(first.status, url).toBe(200);
+      expect(second.body, url).toBe(first.body);
+      expect(second.headers.etag, url).toBe(etagOf(first.bytes));
+    }
+    // A query string is rendered every time.
+    expect((await get("/kb?x=1")).headers.etag).toBeUndefined();
+  });
+
+  it("writes one log line per request, the answers from memory included, with its id, path, status and time", () => {
+    const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((r) => r.msg === "request");
+    const howto = records.filter((r) => r.path === "/howto/");
+    expect(howto.map((r) => [r.method, r.status])).toEqual([
+      ["GET", 200],
+      ["GET", 200],
+      ["GET", 304],
+      ["HEAD", 200],
+      ["GET", 200],
+      ["GET", 200],
+      ["GET", 200],
+      ["GET", 200],
+    ]);
+    for (const r of howto) {
+      expect(r.request_id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(r.ms).toBeTypeOf("number");
+      expect(Object.keys(r)).toEqual(["level", "t", "request_id", "method", "path", "status", "ms", "msg"]);
+    }
+    expect(new Set(howto.map((r) => r.request_id)).size).toBe(howto.length);
+  });
+
+  it("counts the answers from memory in the metrics", async () => {
+    const text = await (await fetch(`${held.url}/metrics`)).text();
+    expect(text).toContain('http_requests_total{route="page",method="GET",status="304"} 1');
+    expect(text).toContain('http_requests_total{route="page",method="HEAD",status="200"} 1');
   });
 });
 

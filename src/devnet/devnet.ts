@@ -2,6 +2,7 @@
  * "Local mode" chain: an anvil node that looks like Base to x402 code — chain id 8453, USDC,
  * WETH and Multicall3 at their canonical Base addresses, funded test accounts.
  */
+import { pbkdf2Sync } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
@@ -16,7 +17,7 @@ import {
   toHex,
   walletActions,
 } from "viem";
-import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
+import { HDKey, hdKeyToAccount, privateKeyToAccount } from "viem/accounts";
 import { base } from "viem/chains";
 import { BASE_CHAIN_ID, MULTICALL3_ADDRESS, TEST_MNEMONIC, USDC_ADDRESS, WETH_ADDRESS } from "../chain/addresses.ts";
 import { startAnvil } from "./anvil.ts";
@@ -58,14 +59,76 @@ export const DEVNET_USDC_PER_ACCOUNT = 1_000_000_000n;
 
 const ACCOUNT_COUNT = 10;
 
-/** Derives devnet accounts 0-9 from the test mnemonic, with their private keys. */
-export function devnetAccounts(mnemonic: string = TEST_MNEMONIC): DevnetAccount[] {
-  return Array.from({ length: ACCOUNT_COUNT }, (_, addressIndex) => {
-    const account = mnemonicToAccount(mnemonic, { addressIndex });
-    const privateKey = account.getHdKey().privateKey;
-    if (!privateKey) throw new Error(`mnemonic account ${addressIndex} has no private key`);
-    return { address: account.address, privateKey: toHex(privateKey) };
-  });
+/**
+ * Accounts 0-9 of the test mnemonic, the ones anvil lists when it starts: a start takes them
+ * from here instead of deriving them (about 0.7 s of elliptic-curve arithmetic in JavaScript).
+ * test/devnet.test.ts holds them to the derivation.
+ */
+const TEST_MNEMONIC_ACCOUNTS: readonly DevnetAccount[] = [
+  {
+    address: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266",
+    privateKey: "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
+  },
+  {
+    address: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+    privateKey: "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d",
+  },
+  {
+    address: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
+    privateKey: "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a",
+  },
+  {
+    address: "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
+    privateKey: "0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6",
+  },
+  {
+    address: "0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65",
+    privateKey: "0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a",
+  },
+  {
+    address: "0x9965507D1a55bcC2695C58ba16FB37d819B0A4dc",
+    privateKey: "0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba",
+  },
+  {
+    address: "0x976EA74026E726554dB657fA54763abd0C3a0aa9",
+    privateKey: "0x92db14e403b83dfe3df233f83dfa3a0d7096f21ca9b0d6d6b8d88b2b4ec1564e",
+  },
+  {
+    address: "0x14dC79964da2C08b23698B3D3cc7Ca32193d9955",
+    privateKey: "0x4bbbf85ce3377467afe5d46f804f221813b2bb87f24d81f60f1fcdbf7cbf4356",
+  },
+  {
+    address: "0x23618e81E3f5cdF7f54C3d65f7FBc0aBf5B21E8f",
+    privateKey: "0xdbda1821b80551c9d65939329250298aa3472ba22feea921c0cf5d620ea67b97",
+  },
+  {
+    address: "0xa0Ee7A142d267C1f36714E4a8F75612F20a79720",
+    privateKey: "0x2a871d0798f97d79848a013d4936a73bf4cc922c825d33c1cf7073dff6d409c6",
+  },
+];
+
+const derived = new Map<string, readonly DevnetAccount[]>([[TEST_MNEMONIC, TEST_MNEMONIC_ACCOUNTS]]);
+
+/**
+ * Devnet accounts 0-9 of `mnemonic` (default: the test mnemonic), with their private keys;
+ * `derive` computes them even when they are known. The BIP-39 seed is computed once, with Node's
+ * native PBKDF2 (`mnemonicToAccount` computes it again for each account, in JavaScript).
+ */
+export function devnetAccounts(mnemonic: string = TEST_MNEMONIC, { derive = false } = {}): DevnetAccount[] {
+  let accounts = derive ? undefined : derived.get(mnemonic);
+  if (!accounts) {
+    // BIP-39: PBKDF2-HMAC-SHA512 of the NFKD mnemonic, salt "mnemonic" (no passphrase), 2048 rounds, 64 bytes.
+    const seed = pbkdf2Sync(mnemonic.normalize("NFKD"), "mnemonic", 2048, 64, "sha512");
+    const root = HDKey.fromMasterSeed(seed);
+    accounts = Array.from({ length: ACCOUNT_COUNT }, (_, addressIndex) => {
+      const account = hdKeyToAccount(root, { addressIndex });
+      const privateKey = account.getHdKey().privateKey;
+      if (!privateKey) throw new Error(`mnemonic account ${addressIndex} has no private key`);
+      return { address: account.address, privateKey: toHex(privateKey) };
+    });
+    if (!derive) derived.set(mnemonic, accounts);
+  }
+  return accounts.map((a) => ({ ...a }));
 }
 
 /** viem chain for the devnet: Base's definition (formatters, chain id) pointed at the local RPC. */

@@ -4,6 +4,7 @@
  * is keyed by its /64, since one host is usually handed a whole /64 and could otherwise take a
  * fresh budget with every address in it.
  */
+import type { IncomingMessage } from "node:http";
 import { isIPv4, isIPv6 } from "node:net";
 
 /** The rate-limit key of client address `address`. */
@@ -30,4 +31,22 @@ export function isLoopback(address: string | undefined): boolean {
   const v4 = /^(?:::ffff:)?(\d+)\.\d+\.\d+\.\d+$/i.exec(address);
   if (v4) return v4[1] === "127";
   return address === "::1";
+}
+
+/**
+ * The client address of `req` as Express's `req.ip` resolves it with the trust function
+ * `trust` (`app.get("trust proxy fn")`): the socket's peer, then `X-Forwarded-For` from right to
+ * left while each hop is a trusted proxy. For requests answered before the Express chain.
+ */
+export function clientAddress(req: IncomingMessage, trust: (address: string, hop: number) => boolean): string | undefined {
+  let address = req.socket.remoteAddress;
+  if (address === undefined || !trust(address, 0)) return address;
+  const header = req.headers["x-forwarded-for"];
+  if (typeof header !== "string" || header === "") return address;
+  const hops = header.split(",");
+  for (let i = hops.length - 1, hop = 1; i >= 0; i--, hop++) {
+    address = (hops[i] as string).trim();
+    if (i === 0 || !trust(address, hop)) return address;
+  }
+  return address;
 }

@@ -18,7 +18,11 @@ export interface TokenBuckets {
   readonly perMinute: number;
   /** Take one token from `key`'s bucket at `nowMs` (epoch milliseconds). */
   take(key: string, nowMs: number): Promise<BucketVerdict>;
+  /** The same without waiting, for buckets held in memory: a request need not wait a turn of the event loop. */
+  takeNow?(key: string, nowMs: number): BucketVerdict;
 }
+
+const ALLOWED: BucketVerdict = Object.freeze({ allowed: true, retryAfterSeconds: 0 });
 
 /** Idle this long, a bucket is full again and need not be kept. */
 const FULL_AFTER_MS = 60_000;
@@ -32,19 +36,26 @@ export function memoryBuckets(perMinute: number): TokenBuckets {
   const perMs = perMinute / 60_000;
   const buckets = new Map<string, { tokens: number; at: number }>();
   let swept = 0;
+  const takeNow = (key: string, nowMs: number): BucketVerdict => {
+    if (nowMs - swept > FULL_AFTER_MS) {
+      for (const [k, b] of buckets) if (nowMs - b.at >= FULL_AFTER_MS) buckets.delete(k);
+      swept = nowMs;
+    }
+    const bucket = buckets.get(key);
+    const tokens = bucket ? Math.min(perMinute, bucket.tokens + Math.max(0, nowMs - bucket.at) * perMs) : perMinute;
+    const allowed = tokens >= 1;
+    const left = allowed ? tokens - 1 : tokens;
+    const at = Math.max(bucket?.at ?? 0, nowMs);
+    if (bucket) {
+      bucket.tokens = left;
+      bucket.at = at;
+    } else buckets.set(key, { tokens: left, at });
+    return allowed ? ALLOWED : verdict(left, false, perMs);
+  };
   return {
     perMinute,
-    async take(key, nowMs) {
-      if (nowMs - swept > FULL_AFTER_MS) {
-        for (const [k, b] of buckets) if (nowMs - b.at >= FULL_AFTER_MS) buckets.delete(k);
-        swept = nowMs;
-      }
-      const bucket = buckets.get(key);
-      const tokens = bucket ? Math.min(perMinute, bucket.tokens + Math.max(0, nowMs - bucket.at) * perMs) : perMinute;
-      const allowed = tokens >= 1;
-      buckets.set(key, { tokens: allowed ? tokens - 1 : tokens, at: Math.max(bucket?.at ?? 0, nowMs) });
-      return verdict(allowed ? tokens - 1 : tokens, allowed, perMs);
-    },
+    takeNow,
+    take: async (key, nowMs) => takeNow(key, nowMs),
   };
 }
 

@@ -1,19 +1,24 @@
 /**
  * The Express application of one site: the only place that knows Express, and only HTTP
- * plumbing. The request path is request id and logging → metrics → canonical paths → known
+ * plumbing. A GET of a document held in memory is answered in front of the chain (`createApp`);
+ * every other request path is request id and logging → metrics → canonical paths → known
  * methods → a sane Host → the site's own paths → `/metrics` → rate limits → document cache →
  * body limit → static files (from memory) → Astro, whose endpoint hands paid routes to the
  * payment gate (src/payments/gate.ts). `siteRouter` chooses between the sites' applications by
  * host name when they share a port.
  */
 import { existsSync, readFileSync } from "node:fs";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import express, { type NextFunction, type Request, type Response } from "express";
+import type { AdPlacement } from "../../spec/content-schema.ts";
 import { primarySite, type SiteDef, sites } from "../../spec/sites.ts";
 import type { Config } from "../config.ts";
+import type { AdWindow } from "../content/ad-schedule.ts";
 import type { ApiLocals, Services } from "../context.ts";
 import { wellKnownFile } from "../discovery/well-known.ts";
+import { clientAddress } from "../limits/client-key.ts";
 import { memoryBuckets, storeBuckets } from "../limits/token-buckets.ts";
 import type { ServiceMetrics } from "../metrics/metrics.ts";
 import type { PaymentGate } from "../payments/gate.ts";
@@ -21,12 +26,15 @@ import { bodyLimit } from "./middleware/body-limit.ts";
 import { canonicalPath } from "./middleware/canonical-path.ts";
 import { documentCache } from "./middleware/document-cache.ts";
 import type { Drain } from "./middleware/drain.ts";
-import { metricsEndpoint, requestMetrics } from "./middleware/metrics.ts";
-import { rateLimit } from "./middleware/rate-limit.ts";
-import { requestContext, requestIdOf } from "./middleware/request-context.ts";
+import { countRequest, metricsEndpoint, requestMetrics } from "./middleware/metrics.ts";
+import { rateLimiter } from "./middleware/rate-limit.ts";
+import { requestContext, requestIdOf, tagRequest } from "./middleware/request-context.ts";
 import { knownMethods, saneHost } from "./middleware/request-line.ts";
 import { sendError } from "./middleware/send-error.ts";
-import { staticFromMemory } from "./middleware/static-memory.ts";
+import { type Entry as StaticEntry, staticFromMemory } from "./middleware/static-memory.ts";
+
+/** The request handler of one site (`createApp`). */
+export type SiteHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** Astro's node-adapter handler in middleware mode. */
 export type AstroHandler = (req: Request, res: Response, next: NextFunction, locals: ApiLocals) => Promise<void>;
@@ -45,8 +53,12 @@ export interface AppOptions {
   astro: AstroHandler;
   /** Built static files (`dist/client`). */
   clientDir: string;
-  /** Serve `cache: "process"` documents from memory; off only in the benchmark that measures the Astro path. */
+  /** Those files already read (`loadStaticFiles`), when several sites share them; default: read here. */
+  staticFiles?: ReadonlyMap<string, StaticEntry>;
+  /** Serve `cache: "process"` documents and the pages of `AD_PAGES` from memory; off only in the benchmark that measures the Astro path. */
   documentCache?: boolean;
+  /** When the sponsored placements start and end (`dist/ad-windows.json`); without them the pages with a slot render per request. */
+  adWindows?: readonly AdWindow[] | undefined;
   /** Tracks requests in flight for a graceful stop (src/server/middleware/drain.ts). */
   drain?: Drain;
   /** The service's Prometheus metrics, served at `/metrics`. */
@@ -73,6 +85,22 @@ function withAbsoluteResources(built: Buffer, publicUrl: string | undefined): Bu
   const urls = (doc.resources ?? []).map((r) => `${publicUrl}${r.slice(r.indexOf(" ") + 1)}`);
   return Buffer.from(`${JSON.stringify({ ...doc, resource_urls: urls }, null, 2)}\n`);
 }
+
+/**
+ * The primary site's pages rendered per request only for their sponsored slot: each depends on
+ * the build and on which placement fills its slot, nothing else (test/ads.test.ts holds this
+ * list to the pages' `sponsoredSlot` calls). They are held in memory per interval between two
+ * placement changes. The leaderboard has a slot too but reads the store, so it is not here.
+ */
+export const AD_PAGES: ReadonlyMap<string, AdPlacement> = new Map<string, AdPlacement>([
+  ["/", "home"],
+  ["/playbooks", "playbooks"],
+  ["/playbooks/", "playbooks"],
+  // `/howto` is a folder of built pages: the static server redirects it to `/howto/`.
+  ["/howto/", "howto"],
+  ["/kb", "kb"],
+  ["/kb/", "kb"],
+]);
 
 /** Paths every site serves: its discovery documents, error codes and the shared icons and page assets. */
 const SHARED_FILES = /^\/(?:favicon\.(?:svg|ico)|apple-touch-icon\.png|icon-192\.png|_astro\/.+)$/;
@@ -108,7 +136,13 @@ export function sitePaths(site: SiteDef) {
   };
 }
 
-/** Build the Express app of one site. */
+/**
+ * Build the request handler of one site: its Express app, behind a check that answers a GET or
+ * HEAD of a document held in memory (src/server/middleware/document-cache.ts) without the
+ * Express chain. Such an answer still gets everything the chain would give it: the drain's
+ * count, its request id and log line, its metrics and the free rate limit; the other steps of
+ * the chain (canonical path, method, Host, the site's paths) cannot refuse a path that is held.
+ */
 export function createApp({
   config,
   site = primarySite,
@@ -117,11 +151,13 @@ export function createApp({
   gate,
   astro,
   clientDir,
+  staticFiles,
   documentCache: withDocumentCache = true,
+  adWindows,
   drain,
   metrics,
   now,
-}: AppOptions): express.Express {
+}: AppOptions): SiteHandler {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", config.mode === "production" ? "loopback, linklocal, uniquelocal" : false);
@@ -139,18 +175,24 @@ export function createApp({
   // memory, since a challenge must stay cheaper than a database round trip.
   const { freePerMinute, challengePerMinute, paidInFlightPerPayer } = config.limits;
   const store = services.store;
-  app.use(
-    rateLimit({
-      routes: site.routes,
-      free: freePerMinute === 0 ? null : store.engine === "postgres" ? storeBuckets(store, freePerMinute) : memoryBuckets(freePerMinute),
-      challenge: challengePerMinute === 0 ? null : memoryBuckets(challengePerMinute),
-      paidInFlightPerPayer,
-      log: services.log,
-      onRefusal: (budget) => metrics.rateLimitRefusals.inc({ budget }),
-      ...(now ? { now } : {}),
-    }),
-  );
-  if (withDocumentCache) app.use(documentCache(site.routes));
+  const limiter = rateLimiter({
+    routes: site.routes,
+    free: freePerMinute === 0 ? null : store.engine === "postgres" ? storeBuckets(store, freePerMinute) : memoryBuckets(freePerMinute),
+    challenge: challengePerMinute === 0 ? null : memoryBuckets(challengePerMinute),
+    paidInFlightPerPayer,
+    log: services.log,
+    onRefusal: (budget) => metrics.rateLimitRefusals.inc({ budget }),
+    ...(now ? { now } : {}),
+  });
+  app.use(limiter.middleware);
+  const cache = withDocumentCache
+    ? documentCache({
+        routes: site.routes,
+        ...(site.id === primarySite.id ? { adPages: AD_PAGES, adWindows } : {}),
+        ...(now ? { now } : {}),
+      })
+    : undefined;
+  if (cache) app.use(cache.middleware);
   app.use(bodyLimit({ maxBytes: 64 * 1024 }));
 
   // The crawler document has no file extension and lives in a dot folder, which the static
@@ -173,7 +215,7 @@ export function createApp({
   }
   // API paths are never files: skipping the static lookup saves a filesystem stat per call.
   // Built files are served from memory; the disk server remains for files too large to hold.
-  const fromMemory = staticFromMemory(clientDir);
+  const fromMemory = staticFromMemory(staticFiles ?? clientDir);
   const serveStatic = express.static(clientDir, { index: ["index.html"], maxAge: "5m", extensions: ["html"] });
   app.use((req: Request, res: Response, next: NextFunction) =>
     req.path.startsWith(site.apiPrefix) ? next() : fromMemory(req, res, () => serveStatic(req, res, next)),
@@ -197,15 +239,29 @@ export function createApp({
     if (status === 400) sendError(res, 400, "invalid_request", "The request could not be read.");
     else sendError(res, 500, "internal_error", "The service failed while answering; you were not charged.");
   });
-  return app;
+
+  if (!cache) return app;
+  const trust = app.get("trust proxy fn") as (address: string, hop: number) => boolean;
+  const log = services.log;
+  return function siteHandler(req: IncomingMessage, res: ServerResponse): void {
+    const held = (req.method === "GET" || req.method === "HEAD") && !drain?.draining ? cache.lookup(req.url) : undefined;
+    if (held === undefined) {
+      app(req, res);
+      return;
+    }
+    drain?.enter(res);
+    tagRequest(req, res, log);
+    countRequest(metrics, req, res, held.route);
+    limiter.free(clientAddress(req, trust), res, () => cache.send(req, res, held));
+  };
 }
 
 /**
  * The request handler of a port several sites share: a request whose Host header names a site's
  * host goes to that site's application, every other request to the primary's.
  */
-export function siteRouter(primary: express.Express, byHost: ReadonlyMap<string, express.Express>) {
-  return function siteRouterHandler(req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse): void {
+export function siteRouter(primary: SiteHandler, byHost: ReadonlyMap<string, SiteHandler>) {
+  return function siteRouterHandler(req: IncomingMessage, res: ServerResponse): void {
     const host = (req.headers.host ?? "").toLowerCase().replace(/:[0-9]+$/, "");
     (byHost.get(host) ?? primary)(req, res);
   };

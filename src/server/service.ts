@@ -18,6 +18,7 @@ import type { AnalyticsSettings } from "../analytics/services.ts";
 import { authorizationReader } from "../chain/authorization.ts";
 import { baseChain, createChainClient, rpcTransport } from "../chain/client.ts";
 import type { Config } from "../config.ts";
+import { loadAdWindows } from "../content/ad-schedule.ts";
 import type { Services } from "../context.ts";
 import { runCrawl } from "../intel/crawl.ts";
 import { trustCrawlJob } from "../intel/crawl-schedule.ts";
@@ -34,12 +35,13 @@ import { PaymentGate } from "../payments/gate.ts";
 import { type InFlightRegistry, memoryInFlightRegistry, storeInFlightRegistry } from "../payments/inflight.ts";
 import { BASE_TIMING, LOCAL_TIMING } from "../payments/settlement-sender.ts";
 import { ledgerUpkeepJob } from "../payments/upkeep.ts";
-import { claimEmbedded, releaseEmbedded, storeLocationOf } from "../store/configured.ts";
-import { openStore, type Store } from "../store/store.ts";
+import { openServiceStore, releaseEmbedded, storeLocationOf } from "../store/configured.ts";
+import type { Store } from "../store/store.ts";
 import { CDP_DISCOVERY_URL } from "../upstreams/directory-cdp.ts";
 import { X402_LIST_URL } from "../upstreams/directory-x402-list.ts";
 import { type AstroHandler, createApp, loadAstroHandler, siteRouter } from "./app.ts";
 import { drainable } from "./middleware/drain.ts";
+import { loadStaticFiles } from "./middleware/static-memory.ts";
 
 /** What local mode's devnet provides to the service. */
 export interface DevnetEndpoints {
@@ -63,6 +65,11 @@ export interface StartServiceOptions {
   inFlight?: InFlightRegistry;
   /** An open store to use (and leave open on close); default: open the configured one. */
   store?: Store;
+  /**
+   * The configured store, already being opened by the caller (`openServiceStore`: `npm start`
+   * opens it while the local chain starts); the service closes it, as one it opened itself.
+   */
+  openingStore?: Promise<Store>;
   /** This instance's id in the ledger and the in-flight leases. */
   instance?: string;
   /** Run ledger upkeep (reconcile, purge) every minute; default true. */
@@ -87,9 +94,14 @@ export interface StartServiceOptions {
   resolve?: Resolver;
   /** Chain analytics settings to use instead of the config's (tests: scanner bounds, upstream URLs). */
   analytics?: AnalyticsSettings;
+  /** Told when each step of the start is done (`npm start` logs how long each took). */
+  onPhase?: (phase: StartPhase) => void;
   /** The clock of the rate limits and of the functions (which ads are active); tests move it. Default: the system clock. */
   now?: () => Date;
 }
+
+/** The steps of `startService`, in order. */
+export type StartPhase = "store_open" | "instance_registered" | "astro_loaded" | "apps_created" | "listening";
 
 /** A running service. */
 export interface RunningService {
@@ -154,7 +166,6 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const location = storeLocationOf(config);
   const embeddedFile = ownStore && location.kind === "sqlite" ? location.file : undefined;
   if (embeddedFile) {
-    claimEmbedded(embeddedFile);
     const earlier = path.join(config.dataDir, "pglite");
     if (existsSync(earlier)) {
       log.warn(
@@ -163,13 +174,11 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     }
   }
   const metrics = createMetrics();
-  const openedStore =
-    options.store ??
-    (await openStore(location).catch((error: unknown) => {
-      if (embeddedFile) releaseEmbedded(embeddedFile);
-      throw error;
-    }));
+  // openServiceStore claims the embedded file (a second service on it is refused) and opens it.
+  const openedStore = options.store ?? (await (options.openingStore ?? openServiceStore(config)));
   const store = observedStore(openedStore, metrics);
+  const phase = options.onPhase ?? (() => {});
+  phase("store_open");
   const instance = options.instance ?? `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
 
   const intelSettings: IntelSettings = {
@@ -225,6 +234,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     }
     throw error;
   }
+  phase("instance_registered");
   const stopHeartbeat = startHeartbeat(store, instanceInfo, log, options.heartbeatMs ?? HEARTBEAT_MS);
 
   const intervals = options.jobIntervalsMs ?? {};
@@ -303,9 +313,9 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       },
     });
   }
-  const scheduler = startJobs({ store, instance, log, jobs, ...(options.jobTiming ?? {}) });
 
   const astro = options.astro ?? (await loadAstroHandler(options.distDir ?? "dist"));
+  phase("astro_loaded");
   const lease = config.payments.leaseSeconds;
   // One gate per site, so each site's challenges quote its own origin; they share the
   // facilitator, the store (ledger, kept answers) and the in-flight claims.
@@ -326,6 +336,8 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       observer: metrics.payments,
     });
   const clientDir = `${options.distDir ?? "dist"}/client`;
+  const adWindows = loadAdWindows(options.distDir ?? "dist");
+  const staticFiles = loadStaticFiles(clientDir);
   const clock = options.now ? () => (options.now as () => Date)().getTime() : undefined;
   const documentCacheOn = options.documentCache ?? true;
   const drain = drainable();
@@ -336,7 +348,9 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     gate: gateFor(primarySite.routes, config.publicUrl),
     astro,
     clientDir,
+    staticFiles,
     documentCache: documentCacheOn,
+    adWindows,
     metrics,
     ...(clock ? { now: clock } : {}),
   });
@@ -351,6 +365,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     gate: gateFor(baseToolsSite.routes, secondaryPublicUrl),
     astro,
     clientDir,
+    staticFiles,
     documentCache: documentCacheOn,
     metrics,
     ...(clock ? { now: clock } : {}),
@@ -358,9 +373,16 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
 
   // Production: one port, the site chosen by host name. Local mode: the secondary site on its own port.
   const byHost = new Map(config.secondary.host ? [[config.secondary.host, secondaryApp]] : []);
-  const server = await listen(byHost.size > 0 ? siteRouter(app, byHost) : app, config.port, config.host);
-  const secondaryServer = local ? await listen(secondaryApp, config.secondary.port, config.host) : undefined;
+  phase("apps_created");
+  const [server, secondaryServer] = await Promise.all([
+    listen(byHost.size > 0 ? siteRouter(app, byHost) : app, config.port, config.host),
+    local ? listen(secondaryApp, config.secondary.port, config.host) : undefined,
+  ]);
   for (const s of [server, secondaryServer]) if (s) harden(s);
+  phase("listening");
+  // The jobs start once the service answers: their first runs (the status document) would
+  // otherwise compete with the start for the event loop.
+  const scheduler = startJobs({ store, instance, log, jobs, ...(options.jobTiming ?? {}) });
   const urlOf = (s: Server) => {
     const { port } = s.address() as AddressInfo;
     const host = config.host.includes(":") ? `[${config.host}]` : config.host;

@@ -56,6 +56,21 @@ export function releaseEmbedded(file: string): void {
   rmSync(ownerFileOf(file), { force: true });
 }
 
+/**
+ * Open the store `config` names for the service, claiming the embedded database file first
+ * (released again when opening fails); `npm start` begins this while the local chain starts.
+ */
+export async function openServiceStore(config: Pick<Config, "databaseUrl" | "dataDir">): Promise<Store> {
+  const location = storeLocationOf(config);
+  if (location.kind !== "sqlite" || location.file === undefined) return openStore(location);
+  const file = location.file;
+  claimEmbedded(file);
+  return openStore(location).catch((error: unknown) => {
+    releaseEmbedded(file);
+    throw error;
+  });
+}
+
 /** Open the configured store from a command-line tool (also while the service runs). */
 export async function openStoreForTool(config: Pick<Config, "databaseUrl" | "dataDir">): Promise<Store> {
   return openStore(storeLocationOf(config));

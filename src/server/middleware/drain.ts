@@ -5,6 +5,7 @@
  * with `Connection: close` (the client retries on another instance), and every answer still
  * to be written closes its connection, so the server ends up with no sockets at all.
  */
+import type { ServerResponse } from "node:http";
 import type { NextFunction, Request, Response } from "express";
 import { sendError } from "./send-error.ts";
 
@@ -12,6 +13,10 @@ import { sendError } from "./send-error.ts";
 export interface Drain {
   /** The middleware to mount first. */
   middleware(req: Request, res: Response, next: NextFunction): void;
+  /** True once `start` was called. */
+  readonly draining: boolean;
+  /** Count `res` as in flight until it closes (a request answered before the middleware chain). */
+  enter(res: Response | ServerResponse): void;
   /** Requests being answered now. */
   readonly inFlight: number;
   /** Refuse new requests from now on and close connections after their answers. */
@@ -22,16 +27,25 @@ export interface Drain {
 
 /** Middleware factory: track requests in flight for a graceful stop. */
 export function drainable(): Drain {
-  const open = new Set<Response>();
+  const open = new Set<Response | ServerResponse>();
   const waiters = new Set<() => void>();
   let draining = false;
 
-  const settled = (res: Response) => {
+  const settled = (res: Response | ServerResponse) => {
     if (!open.delete(res)) return;
     if (open.size === 0) for (const wake of waiters) wake();
   };
 
+  const enter = (res: Response | ServerResponse) => {
+    open.add(res);
+    res.on("close", () => settled(res));
+  };
+
   return {
+    get draining() {
+      return draining;
+    },
+    enter,
     get inFlight() {
       return open.size;
     },
@@ -50,8 +64,7 @@ export function drainable(): Drain {
         );
         return;
       }
-      open.add(res);
-      res.on("close", () => settled(res));
+      enter(res);
       next();
     },
     start() {

@@ -5,6 +5,7 @@
  * `Authorization: Bearer <METRICS_TOKEN>`. Anyone else is told nothing is there.
  */
 import { timingSafeEqual } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { NextFunction, Request, Response } from "express";
 import type { RouteDef } from "../../../spec/route.ts";
 import { isLoopback } from "../../limits/client-key.ts";
@@ -19,14 +20,36 @@ export interface MetricsOptions {
   token?: string | undefined;
 }
 
+const FILE_NAME = /\.[a-z0-9]+$/i;
+const METHODS = new Set(["GET", "HEAD", "POST"]);
+
+/**
+ * Count and time `req` when its answer ends, under `route` (a label already known), or the label
+ * of its path and status when none is given.
+ */
+export function countRequest(
+  metrics: ServiceMetrics,
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: string | ((status: number) => string),
+): void {
+  const started = process.hrtime.bigint();
+  res.once("close", () => {
+    const label = typeof route === "string" ? route : route(res.statusCode);
+    const method = METHODS.has(req.method as string) ? (req.method as string) : "other";
+    metrics.requests.inc({ route: label, method, status: String(res.statusCode) });
+    metrics.requestSeconds.observe({ route: label, method }, Number(process.hrtime.bigint() - started) / 1e9);
+  });
+}
+
 /** The `route` label of a request: the route table's path, or a fixed word (never the raw path, which a caller chooses). */
-function routeLabel(paths: ReadonlySet<string>, path: string, status: number): string {
+export function routeLabel(paths: ReadonlySet<string>, path: string, status: number): string {
   if (path === "/metrics") return "metrics";
   if (path.startsWith("/api/")) {
     const trimmed = path.endsWith("/") ? path.slice(0, -1) : path;
     return paths.has(trimmed) ? trimmed : "/api/unmatched";
   }
-  if (path.startsWith("/_astro/") || /\.[a-z0-9]+$/i.test(path)) return "static";
+  if (path.startsWith("/_astro/") || FILE_NAME.test(path)) return "static";
   return status === 404 ? "unmatched" : "page";
 }
 
@@ -34,13 +57,7 @@ function routeLabel(paths: ReadonlySet<string>, path: string, status: number): s
 export function requestMetrics({ metrics, routes }: MetricsOptions) {
   const paths = new Set(routes.map((r) => r.path));
   return function requestMetricsMiddleware(req: Request, res: Response, next: NextFunction): void {
-    const started = process.hrtime.bigint();
-    res.once("close", () => {
-      const route = routeLabel(paths, req.path, res.statusCode);
-      const method = ["GET", "HEAD", "POST"].includes(req.method) ? req.method : "other";
-      metrics.requests.inc({ route, method, status: String(res.statusCode) });
-      metrics.requestSeconds.observe({ route, method }, Number(process.hrtime.bigint() - started) / 1e9);
-    });
+    countRequest(metrics, req, res, (status) => routeLabel(paths, req.path, status));
     next();
   };
 }

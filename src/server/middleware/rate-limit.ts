@@ -10,6 +10,7 @@
  *
  * Static files (fonts, icons, scripts of the pages) and `/metrics` are not counted.
  */
+import type { ServerResponse } from "node:http";
 import type { NextFunction, Request, Response } from "express";
 import type { RouteDef } from "../../../spec/route.ts";
 import { clientKey } from "../../limits/client-key.ts";
@@ -56,37 +57,59 @@ function payerOf(req: Request): string | undefined {
   return isProblem(decoded) ? undefined : decoded.authorization.from.toLowerCase();
 }
 
+/** The limits above, for the Express chain and for answers given before it. */
+export interface RateLimiter {
+  /** The middleware: every request, by its kind. */
+  middleware(req: Request, res: Response, next: NextFunction): void;
+  /**
+   * A free request from `address` (the client address as Express would resolve it): `next` once
+   * its free budget allows it, else the 429.
+   */
+  free(address: string | undefined, res: ServerResponse, next: () => void): void;
+}
+
 /** Middleware factory: the three limits above. */
 export function rateLimit(options: RateLimitOptions) {
+  return rateLimiter(options).middleware;
+}
+
+/** The three limits above: the middleware, and the free budget alone. */
+export function rateLimiter(options: RateLimitOptions): RateLimiter {
   const { free, challenge, paidInFlightPerPayer, log, onRefusal } = options;
   const now = options.now ?? Date.now;
   const byPath = new Map<string, RouteDef[]>();
   for (const route of options.routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
   const inFlight = new Map<string, number>();
 
-  const refuse = (res: Response, budget: Budget, retryAfterSeconds: number, message: string, details: Record<string, unknown>) => {
+  const refuse = (res: ServerResponse, budget: Budget, retryAfterSeconds: number, message: string, details: Record<string, unknown>) => {
     onRefusal?.(budget);
     res.req.resume();
     sendError(res, 429, "rate_limited", message, { budget, ...details }, { "Retry-After": String(retryAfterSeconds) });
   };
 
-  const limitByBucket = (req: Request, res: Response, next: NextFunction, buckets: TokenBuckets, budget: Budget) => {
-    const key = clientKey(req.ip ?? req.socket.remoteAddress);
+  const decide = (res: ServerResponse, next: () => void, buckets: TokenBuckets, budget: Budget, verdict: BucketVerdict) => {
+    if (verdict.allowed) {
+      next();
+      return;
+    }
+    const what = budget === "free" ? "free requests" : "unpaid challenges";
+    refuse(
+      res,
+      budget,
+      verdict.retryAfterSeconds,
+      `Too many ${what} from your address: ${buckets.perMinute} a minute. Retry after ${verdict.retryAfterSeconds} s; paid calls are not limited.`,
+      { per_minute: buckets.perMinute },
+    );
+  };
+
+  const limitByBucket = (address: string | undefined, res: ServerResponse, next: () => void, buckets: TokenBuckets, budget: Budget) => {
+    const key = clientKey(address);
+    if (buckets.takeNow) {
+      decide(res, next, buckets, budget, buckets.takeNow(key, now()));
+      return;
+    }
     buckets.take(key, now()).then(
-      (verdict: BucketVerdict) => {
-        if (verdict.allowed) {
-          next();
-          return;
-        }
-        const what = budget === "free" ? "free requests" : "unpaid challenges";
-        refuse(
-          res,
-          budget,
-          verdict.retryAfterSeconds,
-          `Too many ${what} from your address: ${buckets.perMinute} a minute. Retry after ${verdict.retryAfterSeconds} s; paid calls are not limited.`,
-          { per_minute: buckets.perMinute },
-        );
-      },
+      (verdict: BucketVerdict) => decide(res, next, buckets, budget, verdict),
       (error: unknown) => {
         // The budget's store failing must not take the free routes down with it: let the request through.
         log.warn("rate limit not checked: the bucket store failed", { error: error as Error });
@@ -95,7 +118,7 @@ export function rateLimit(options: RateLimitOptions) {
     );
   };
 
-  return function rateLimitMiddleware(req: Request, res: Response, next: NextFunction): void {
+  const middleware = function rateLimitMiddleware(req: Request, res: Response, next: NextFunction): void {
     const kind = requestKind(byPath, req.method, req.path);
     const payer = kind === "paid" && paidInFlightPerPayer > 0 ? payerOf(req) : undefined;
     // No payment, or a header that does not decode (the gate refuses it with the challenge): the challenge budget.
@@ -105,7 +128,7 @@ export function rateLimit(options: RateLimitOptions) {
       return;
     }
     if (payer === undefined) {
-      limitByBucket(req, res, next, buckets as TokenBuckets, kind === "free" ? "free" : "challenge");
+      limitByBucket(req.ip ?? req.socket.remoteAddress, res, next, buckets as TokenBuckets, kind === "free" ? "free" : "challenge");
       return;
     }
     const held = inFlight.get(payer) ?? 0;
@@ -126,5 +149,12 @@ export function rateLimit(options: RateLimitOptions) {
       else inFlight.set(payer, left);
     });
     next();
+  };
+  return {
+    middleware,
+    free(address, res, next) {
+      if (free === null) next();
+      else limitByBucket(address, res, next, free, "free");
+    },
   };
 }

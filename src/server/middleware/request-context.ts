@@ -4,6 +4,7 @@
  * downstream (Astro's Fetch `Request`, the payment gate) reads the same id.
  */
 import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "../../log.ts";
 
@@ -19,24 +20,35 @@ export interface RequestContextOptions {
   log: Logger;
 }
 
+/**
+ * Give `req` its id (in its `X-Request-Id` header and the answer's) and log its line when the
+ * answer ends: `request_id`, `method`, `path` (without the query, at most 200 characters),
+ * `status` and `ms`. `url` is the request target as received (Express rewrites `req.url` under a
+ * mounted router; its `originalUrl` is the received one).
+ */
+export function tagRequest(req: IncomingMessage, res: ServerResponse, log: Logger, url = req.url ?? ""): void {
+  const incoming = req.headers["x-request-id"];
+  const id = typeof incoming === "string" && SAFE_ID.test(incoming) ? incoming : randomUUID();
+  req.headers["x-request-id"] = id;
+  res.setHeader("X-Request-Id", id);
+  const started = process.hrtime.bigint();
+  res.once("close", () => {
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    const query = url.indexOf("?");
+    log.info("request", {
+      request_id: id,
+      method: req.method,
+      path: (query >= 0 ? url.slice(0, query) : url).slice(0, 200),
+      status: res.statusCode,
+      ms: Math.round(ms * 100) / 100,
+    });
+  });
+}
+
 /** Middleware factory: request id plus one structured access-log line per request. */
 export function requestContext({ log }: RequestContextOptions) {
   return function requestContextMiddleware(req: Request, res: Response, next: NextFunction): void {
-    const incoming = req.headers["x-request-id"];
-    const id = typeof incoming === "string" && SAFE_ID.test(incoming) ? incoming : randomUUID();
-    req.headers["x-request-id"] = id;
-    res.setHeader("X-Request-Id", id);
-    const started = process.hrtime.bigint();
-    res.once("close", () => {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      log.info("request", {
-        request_id: id,
-        method: req.method,
-        path: req.originalUrl.split("?")[0]?.slice(0, 200),
-        status: res.statusCode,
-        ms: Math.round(ms * 100) / 100,
-      });
-    });
+    tagRequest(req, res, log, req.originalUrl);
     next();
   };
 }

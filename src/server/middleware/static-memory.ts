@@ -49,7 +49,7 @@ export interface MemoryFile {
 }
 
 /** What a URL path resolves to: a file, or a redirect to the directory's slash form. */
-type Entry = { file: MemoryFile } | { redirect: string };
+export type Entry = { file: MemoryFile } | { redirect: string };
 
 function walk(dir: string, rel: string, out: Map<string, string>): void {
   for (const name of readdirSync(dir)) {
@@ -101,9 +101,9 @@ export function matchesEtag(ifNoneMatch: string | undefined, etag: string): bool
   return ifNoneMatch.split(",").some((tag) => tag.trim().replace(/^W\//, "") === etag);
 }
 
-/** Middleware factory: GET and HEAD of the files under `root` from memory; anything else goes on. */
-export function staticFromMemory(root: string) {
-  const entries = loadStaticFiles(root);
+/** Middleware factory: GET and HEAD of the files under `root` (or already loaded from it) from memory; anything else goes on. */
+export function staticFromMemory(root: string | ReadonlyMap<string, Entry>) {
+  const entries = typeof root === "string" ? loadStaticFiles(root) : root;
   return function staticFromMemoryMiddleware(req: Request, res: Response, next: NextFunction): void {
     const entry = req.method === "GET" || req.method === "HEAD" ? entries.get(req.path) : undefined;
     if (!entry) {
