@@ -71,8 +71,12 @@ export const BM25_DEFAULTS: Bm25Params = { k: 1.2, b: 0.7, d: 0.5 };
 /** How much a term found by prefix or by fuzzy matching weighs at distance 0 (MiniSearch's defaults). */
 export const EXPANSION_WEIGHTS = { prefix: 0.375, fuzzy: 0.45 } as const;
 
-/** Terms this long or longer share one bigram list per bigram in the fuzzy-matching index. */
+/** Terms this long or longer share their bigram lists in the fuzzy-matching index (positions are capped the same way). */
 const LONG = 63;
+
+/** The key of the bigram index's list for bigram (first, second) at `position` in terms of `length` (both capped). */
+const bigramKey = (first: number, second: number, length: number, position: number): number =>
+  ((first * 0x10000 + second) * (LONG + 1) + length) * (LONG + 2) + Math.min(position, LONG + 1);
 
 /** MiniSearch's cap on a fuzzy edit distance given as a fraction of the term's length. */
 const MAX_FUZZY = 6;
@@ -92,6 +96,12 @@ export interface Bm25IndexOptions<Doc, Field extends string> {
    * length below 1 (rounded, at most 6), or a distance from 1 up; false for none (default).
    */
   fuzzy?: (term: string) => number | false;
+  /**
+   * Fuzzy matching only for a query term with neither an exact nor a prefix match in the
+   * vocabulary (a typo), not for every term as MiniSearch does (default false: as MiniSearch).
+   * Much faster, but scores move: the knowledge base keeps MiniSearch's rule (see README).
+   */
+  fuzzyOnlyUnknown?: boolean;
   bm25?: Bm25Params;
 }
 
@@ -145,6 +155,7 @@ export class Bm25Index<Doc, Field extends string = string> {
   readonly #prefix: (term: string) => boolean;
   readonly #fuzzy: (term: string) => number | false;
   readonly #processTerm: (term: string) => string | null;
+  readonly #fuzzyOnlyUnknown: boolean;
   // Per-query scratch, sized once: the score sum, how many distinct query terms matched, and which query term last did.
   readonly #sum: Float64Array;
   readonly #matched: Uint32Array;
@@ -169,6 +180,7 @@ export class Bm25Index<Doc, Field extends string = string> {
     this.#processTerm = options.processTerm;
     this.#prefix = options.prefix ?? (() => false);
     this.#fuzzy = options.fuzzy ?? (() => false);
+    this.#fuzzyOnlyUnknown = options.fuzzyOnlyUnknown ?? false;
 
     // Pass 1: terms in order of first appearance, one staged posting per (term, doc, field) with its frequency.
     // Each distinct raw token is processed once: `rawTerm` holds its term's id (-1: dropped).
@@ -232,20 +244,14 @@ export class Bm25Index<Doc, Field extends string = string> {
 
     // The sorted vocabulary and each first-seen id's rank in it.
     const T = termText.length;
-    const order = Array.from({ length: T }, (_, i) => i).sort((x, y) => {
-      const a = termText[x] as string;
-      const c = termText[y] as string;
-      return a < c ? -1 : a > c ? 1 : 0;
-    });
+    // The default sort compares UTF-16 code units, as `<` does in `lowerBound`.
+    this.#terms = termText.slice().sort();
     const rank = new Uint32Array(T);
-    this.#terms = new Array<string>(T);
-    this.#termId = new Map();
+    this.#termId = firstSeen;
     for (let r = 0; r < T; r++) {
-      const id = order[r] as number;
-      rank[id] = r;
-      const term = termText[id] as string;
-      this.#terms[r] = term;
-      this.#termId.set(term, r);
+      const term = this.#terms[r] as string;
+      rank[firstSeen.get(term) as number] = r;
+      firstSeen.set(term, r);
     }
 
     // Pass 2: a counting sort of the staged postings by (term rank, field), documents staying in order.
@@ -281,7 +287,7 @@ export class Bm25Index<Doc, Field extends string = string> {
     this.#lastTerm = new Uint32Array(N);
     this.#touched = new Uint32Array(N);
 
-    // The bigram index, by counting sort as above: one list per bigram and term length.
+    // The bigram index, by counting sort as above: one list per bigram, term length and position.
     const bigramOf = new Uint32Array(this.#terms.reduce((sum, term) => sum + term.length + 1, 0));
     this.#bigramId = new Map();
     const counts: number[] = [];
@@ -290,7 +296,7 @@ export class Bm25Index<Doc, Field extends string = string> {
       const padded = `\u0001${term}\u0002`;
       const length = Math.min(term.length, LONG);
       for (let i = 0; i + 1 < padded.length; i++) {
-        const key = (padded.charCodeAt(i) * 0x10000 + padded.charCodeAt(i + 1)) * (LONG + 1) + length;
+        const key = bigramKey(padded.charCodeAt(i), padded.charCodeAt(i + 1), length, i);
         let id = this.#bigramId.get(key);
         if (id === undefined) {
           id = counts.length;
@@ -357,16 +363,18 @@ export class Bm25Index<Doc, Field extends string = string> {
       const exact = this.#termId.get(term);
       if (exact !== undefined) add(exact, 1, times);
       const prefix = this.#prefix(term);
+      let known = exact !== undefined;
       if (prefix) {
         // The weight decreases with the extra letters, more slowly than a fuzzy match's.
         for (let id = lowerBound(this.#terms, term); id < this.#terms.length; id++) {
           const found = this.#terms[id] as string;
           if (!found.startsWith(term)) break;
           if (found.length === term.length) continue;
+          known = true;
           add(id, (EXPANSION_WEIGHTS.prefix * found.length) / (found.length + 0.3 * (found.length - term.length)), times);
         }
       }
-      const fuzzy = this.#fuzzy(term);
+      const fuzzy = known && this.#fuzzyOnlyUnknown ? false : this.#fuzzy(term);
       const distance = fuzzy === false ? 0 : fuzzy < 1 ? Math.min(MAX_FUZZY, Math.round(term.length * fuzzy)) : fuzzy;
       if (distance > 0) {
         for (const [id, edits] of this.#withinDistance(term, distance)) {
@@ -409,9 +417,12 @@ export class Bm25Index<Doc, Field extends string = string> {
    * Every term within Levenshtein distance `max` of `query`, with its distance. Candidates come
    * from the vocabulary's bigram index: with `^` and `$` around both words, each edit removes at
    * most two of the query's |query| + 1 bigrams, so a term within `max` edits shares at least
-   * |query| + 1 - 2·max of them (the q-gram lemma; never fewer than one here, as `max` is at most
-   * a fifth of the length or set by the caller). Each candidate of a fitting length is then
-   * checked by an edit distance computed only within the band of `max` diagonals.
+   * |query| + 1 - 2·max of them (the q-gram lemma), each at most `max` positions from where the
+   * query has it, and its length is within `max` of the query's (Gravano et al., "Approximate
+   * string joins in a database (almost) for free", VLDB 2001). Only the lists of fitting lengths
+   * and positions are counted; each candidate with enough bigrams is then checked by an edit
+   * distance computed within the band of `max` diagonals. When the bound is not positive (a
+   * short query, many edits), every term is checked.
    */
   #withinDistance(query: string, max: number): [number, number][] {
     const found: [number, number][] = [];
@@ -425,31 +436,25 @@ export class Bm25Index<Doc, Field extends string = string> {
       }
       return found;
     }
+    // A bigram of the query at position i can only stand for one of the term's within `max` positions of i.
     const padded = `\u0001${query}\u0002`;
-    const wanted = new Map<number, number>();
-    for (let i = 0; i + 1 < padded.length; i++) {
-      const key = padded.charCodeAt(i) * 0x10000 + padded.charCodeAt(i + 1);
-      wanted.set(key, (wanted.get(key) ?? 0) + 1);
-    }
-    const shared = this.#sharedBigrams;
     const shortest = Math.min(LONG, Math.max(1, query.length - max));
     const longest = Math.min(LONG, query.length + max);
+    const shared = this.#sharedBigrams;
     let candidates = 0;
-    for (const [bigram, times] of wanted) {
+    for (let i = 0; i + 1 < padded.length; i++) {
+      const first = padded.charCodeAt(i);
+      const second = padded.charCodeAt(i + 1);
       for (let length = shortest; length <= longest; length++) {
-        const list = this.#bigramId.get(bigram * (LONG + 1) + length);
-        if (list === undefined) continue;
-        const end = this.#bigramOffsets[list + 1] as number;
-        let previous = -1;
-        let run = 0;
-        // A term is listed once per occurrence of the bigram; count at most as many as the query has.
-        for (let p = this.#bigramOffsets[list] as number; p < end; p++) {
-          const term = this.#bigramTerms[p] as number;
-          run = term === previous ? run + 1 : 1;
-          previous = term;
-          if (run > times) continue;
-          if (shared[term] === 0) this.#candidates[candidates++] = term;
-          shared[term] = (shared[term] as number) + 1;
+        for (let position = Math.max(0, i - max); position <= i + max; position++) {
+          const list = this.#bigramId.get(bigramKey(first, second, length, position));
+          if (list === undefined) continue;
+          const end = this.#bigramOffsets[list + 1] as number;
+          for (let p = this.#bigramOffsets[list] as number; p < end; p++) {
+            const term = this.#bigramTerms[p] as number;
+            if (shared[term] === 0) this.#candidates[candidates++] = term;
+            shared[term] = (shared[term] as number) + 1;
+          }
         }
       }
     }
