@@ -266,6 +266,7 @@ export async function benchSearch(): Promise<void> {
       "same top 5 (of 30)": f.agreeTop5,
       [`same top match (of ${questions.length})`]: f.agreeCorpus,
     };
+    console.log(`  ${candidate.name}: ${JSON.stringify(rows[candidate.name])}`);
   }
   console.log(
     `\nKB search, ${corpus.length.toLocaleString("en")} generated entries, ${distinctTerms(corpus).size.toLocaleString("en")} distinct terms (generated in ${Math.round(generateMs)} ms), ${ASKS} asks over ${questions.length} questions; targets: ask p99 < 2,000 µs, build < 1,000 ms`,
