@@ -18,8 +18,10 @@ import { fuzzyFor, KB_BOOST, KbIndex, prefixFor, processTerm } from "../src/cont
 import { percentile } from "./bench-paid.ts";
 import { distinctTerms, prng, realisticKbCorpus } from "./content/kb-corpus.ts";
 
-const ENTRIES = Number(process.env.BENCH_KB_ENTRIES ?? 10_000);
-const ASKS = Number(process.env.BENCH_KB_ASKS ?? 2_000);
+// --quick: 2,000 entries and 400 asks (MiniSearch's asks at 10,000 entries take minutes).
+const QUICK = process.env.BENCH_QUICK === "1";
+const ENTRIES = Number(process.env.BENCH_KB_ENTRIES ?? (QUICK ? 2_000 : 10_000));
+const ASKS = Number(process.env.BENCH_KB_ASKS ?? (QUICK ? 400 : 2_000));
 
 /** The relevance questions' wording (test/content-kb-relevance.test.ts), for the agreement figure. */
 const RELEVANCE_QUESTIONS = [
