@@ -194,6 +194,8 @@ interface Figures {
   buildCpuMs: number;
   p50us: number;
   p99us: number;
+  /** p99 over the questions of each one's fastest ask (with ASKS a multiple of the questions: that many rounds). */
+  p99FastestUs: number;
   /** Same top match as the reference on the 30 relevance questions. */
   agree: number;
   /** Same 5 matches in the same order as the reference on the 30 relevance questions. */
@@ -222,11 +224,15 @@ function measure(
   const used = process.cpuUsage(cpu);
   for (const q of questions.slice(0, 50)) ask(q); // warm-up (JIT)
   const samples: number[] = [];
+  // Each question's fastest ask over the rounds: its own cost, without the preemptions a shared machine adds.
+  const fastest = new Array<number>(questions.length).fill(Number.POSITIVE_INFINITY);
   for (let i = 0; i < ASKS; i++) {
     const q = questions[i % questions.length] as string;
     const t = performance.now();
     ask(q);
-    samples.push((performance.now() - t) * 1000);
+    const us = (performance.now() - t) * 1000;
+    samples.push(us);
+    fastest[i % questions.length] = Math.min(fastest[i % questions.length] as number, us);
   }
   const agreeCorpus = questions.filter((q, i) => ask(q)[0] === reference.corpus[i]?.[0]).length;
   const small = candidate.build(real);
@@ -236,6 +242,10 @@ function measure(
     buildCpuMs: (used.user + used.system) / 1000,
     p50us: percentile(samples, 50),
     p99us: percentile(samples, 99),
+    p99FastestUs: percentile(
+      fastest.filter((us) => us !== Number.POSITIVE_INFINITY),
+      99,
+    ),
     agree: rankings.filter((r, i) => r[0] === reference.real[i]?.[0]).length,
     agreeTop5: rankings.filter((r, i) => r.join() === reference.real[i]?.join()).length,
     agreeCorpus,
@@ -264,6 +274,7 @@ export async function benchSearch(): Promise<void> {
       "build CPU ms": Math.round(f.buildCpuMs),
       "ask p50 µs": Math.round(f.p50us),
       "ask p99 µs": Math.round(f.p99us),
+      "p99 of each question's fastest µs": Math.round(f.p99FastestUs),
       "same top match (of 30)": f.agree,
       "same top 5 (of 30)": f.agreeTop5,
       [`same top match (of ${questions.length})`]: f.agreeCorpus,
