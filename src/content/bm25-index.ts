@@ -2,10 +2,11 @@
  * A full-text index with MiniSearch's ranking (BM25+ per field, field boosts, prefix and fuzzy
  * term expansion, OR of the query's terms, the score multiplied by how many of them matched),
  * laid out for speed: the vocabulary is one sorted array (a prefix is a contiguous range found
- * by binary search; fuzzy matching walks it as a trie, reusing the edit-distance rows of shared
- * prefixes and skipping every term under a prefix already too far), and each term's postings
- * per field are typed arrays holding the document and its BM25+ score, computed once at build.
- * A query adds into one score array per index and keeps the top k without sorting the rest.
+ * by binary search), fuzzy candidates come from an index of the terms' bigrams by length and
+ * position and are checked by a banded edit distance, and each term's postings per field are
+ * typed arrays holding the document and its BM25+ score, computed once at build. A query adds
+ * into one score array per index and keeps the top k without sorting the rest. Each distinct
+ * query term is expanded and scored once, however often it occurs.
  *
  * Scores are MiniSearch's (node_modules/minisearch/dist/es/index.js, `executeQuerySpec`,
  * `termResults`, `calcBM25Score`, `search`) to floating-point rounding, so thresholds tuned on
