@@ -1,15 +1,15 @@
 /**
- * Knowledge-base search: a MiniSearch index (BM25+ ranking, prefix and fuzzy matching) over
- * each entry's title, tags and answer, with the title weighted most. `kb/search` lists the
- * ranked matches; `kb/ask` also decides whether the top match is confident enough to hand
- * over its full answer (see `isConfident`).
+ * Knowledge-base search: a BM25+ index (MiniSearch's ranking, prefix and fuzzy matching; see
+ * `Bm25Index`) over each entry's title, tags and answer, with the title weighted most.
+ * `kb/search` lists the ranked matches; `kb/ask` also decides whether the top match is
+ * confident enough to hand over its full answer (see `isConfident`).
  */
-import MiniSearch from "minisearch";
 import type { KbEntry, KbEntrySummary } from "../../spec/content-schema.ts";
+import { type Bm25Hit, Bm25Index } from "./bm25-index.ts";
 
 /** One ranked match. */
 export interface KbHit extends KbEntrySummary {
-  /** MiniSearch's BM25+ score (higher is better); comparable only within one query. */
+  /** The BM25+ score, on MiniSearch's scale (higher is better); comparable only within one query. */
   score: number;
 }
 
@@ -54,52 +54,51 @@ export function processTerm(term: string): string | null {
 }
 
 /** Whether a ranked list's top hit is confident under `KB_CONFIDENCE`. */
-export function isConfident(hits: readonly KbHit[]): boolean {
+export function isConfident(hits: readonly { score: number }[]): boolean {
   const [top, second] = hits;
   if (!top || top.score < KB_CONFIDENCE.minScore) return false;
   return !second || top.score / second.score >= KB_CONFIDENCE.minLead;
 }
 
+/** Prefix matching for words of 3+ letters ("verif" finds "verifier"). */
+export const prefixFor = (term: string): boolean => term.length >= 3;
+
+/** Fuzzy matching for words of 5+ letters: one typo per 5 letters (MiniSearch's fraction 0.2). */
+export const fuzzyFor = (term: string): number | false => (term.length >= 5 ? 0.2 : false);
+
 /** A search index over a set of entries. */
 export class KbIndex {
-  readonly #search: MiniSearch<KbEntry>;
-  readonly #byId: Map<string, KbEntry>;
+  readonly #index: Bm25Index<KbEntry, keyof typeof KB_BOOST>;
+  readonly #entries: readonly KbEntry[];
 
   constructor(entries: readonly KbEntry[]) {
-    this.#byId = new Map(entries.map((e) => [e.id, e]));
-    this.#search = new MiniSearch<KbEntry>({
-      fields: ["title", "tags", "answer"],
-      extractField: (entry, field) => {
-        const value = entry[field as keyof KbEntry];
-        return Array.isArray(value) ? value.join(" ") : String(value ?? "");
-      },
+    this.#entries = entries;
+    this.#index = new Bm25Index(entries, {
+      boost: KB_BOOST,
+      extract: (entry, field) => (field === "tags" ? entry.tags.join(" ") : entry[field]),
       processTerm,
-      searchOptions: {
-        boost: { title: KB_BOOST.title, tags: KB_BOOST.tags, answer: KB_BOOST.answer },
-        combineWith: "OR",
-        // Prefix for words of 3+ letters ("verif" finds "verifier"); one typo per 5 letters.
-        prefix: (term) => term.length >= 3,
-        fuzzy: (term) => (term.length >= 5 ? 0.2 : false),
-      },
+      prefix: prefixFor,
+      fuzzy: fuzzyFor,
     });
-    this.#search.addAll(entries);
   }
 
   /** Every entry matching `query`, best first, at most `limit`. */
   search(query: string, limit: number = KB_SEARCH_MATCHES): KbHit[] {
-    return this.#search
-      .search(query)
-      .slice(0, limit)
-      .map((r) => {
-        const entry = this.#byId.get(String(r.id)) as KbEntry;
-        return { id: entry.id, title: entry.title, category: entry.category, score: r.score };
-      });
+    return this.#index.search(query, limit).map((hit) => this.#hit(hit));
+  }
+
+  #hit({ doc, score }: Bm25Hit): KbHit {
+    const entry = this.#entries[doc] as KbEntry;
+    return { id: entry.id, title: entry.title, category: entry.category, score };
   }
 
   /** The ranked matches of a question and, when the top one is confident, its full entry. */
   ask(question: string): KbAnswer {
-    const ranked = this.search(question, Math.max(KB_ASK_MATCHES, 2));
+    const ranked = this.#index.search(question, Math.max(KB_ASK_MATCHES, 2));
     const top = ranked[0];
-    return { matches: ranked.slice(0, KB_ASK_MATCHES), best: top && isConfident(ranked) ? (this.#byId.get(top.id) ?? null) : null };
+    return {
+      matches: ranked.slice(0, KB_ASK_MATCHES).map((hit) => this.#hit(hit)),
+      best: top && isConfident(ranked) ? (this.#entries[top.doc] as KbEntry) : null,
+    };
   }
 }

@@ -1,0 +1,508 @@
+/**
+ * A full-text index with MiniSearch's ranking (BM25+ per field, field boosts, prefix and fuzzy
+ * term expansion, OR of the query's terms, the score multiplied by how many of them matched),
+ * laid out for speed: the vocabulary is one sorted array (a prefix is a contiguous range found
+ * by binary search), fuzzy candidates come from an index of the terms' bigrams by length and
+ * position and are checked by a banded edit distance, and each term's postings per field are
+ * typed arrays holding the document and its BM25+ score, computed once at build. A query adds
+ * into one score array per index and keeps the top k without sorting the rest. Each distinct
+ * query term is expanded and scored once, however often it occurs.
+ *
+ * Scores are MiniSearch's (node_modules/minisearch/dist/es/index.js, `executeQuerySpec`,
+ * `termResults`, `calcBM25Score`, `search`) to floating-point rounding, so thresholds tuned on
+ * MiniSearch's scale keep their meaning; test/bm25-index.test.ts checks both on the same corpora.
+ * Where MiniSearch leaves ties in the order documents were first matched, this index puts the
+ * document indexed first ahead.
+ */
+
+/** MiniSearch's tokenizer: any run of Unicode spaces, line breaks or punctuation separates terms. */
+const SEPARATOR = /^[\n\r\p{Z}\p{P}]$/u;
+const ASCII_SEPARATOR = Uint8Array.from({ length: 128 }, (_, code) => (SEPARATOR.test(String.fromCharCode(code)) ? 1 : 0));
+const otherSeparators = new Map<number, boolean>();
+
+function isSeparator(codePoint: number): boolean {
+  if (codePoint < 128) return ASCII_SEPARATOR[codePoint] === 1;
+  let separator = otherSeparators.get(codePoint);
+  if (separator === undefined) {
+    separator = SEPARATOR.test(String.fromCodePoint(codePoint));
+    if (otherSeparators.size < 4096) otherSeparators.set(codePoint, separator);
+  }
+  return separator;
+}
+
+/**
+ * The tokens of `text` exactly as `text.split(/[\n\r\p{Z}\p{P}]+/u)` gives them (MiniSearch's
+ * default), empty first and last ones included, which count in a field's length; a scan with
+ * a table for ASCII is several times faster than the Unicode-property regular expression.
+ */
+export function tokenize(text: string): string[] {
+  const tokens: string[] = [];
+  let start = 0;
+  let i = 0;
+  while (i < text.length) {
+    const codePoint = text.codePointAt(i) as number;
+    const width = codePoint > 0xffff ? 2 : 1;
+    if (!isSeparator(codePoint)) {
+      i += width;
+      continue;
+    }
+    tokens.push(text.slice(start, i));
+    i += width;
+    while (i < text.length) {
+      const next = text.codePointAt(i) as number;
+      if (!isSeparator(next)) break;
+      i += next > 0xffff ? 2 : 1;
+    }
+    start = i;
+  }
+  tokens.push(text.slice(start));
+  return tokens;
+}
+
+/** BM25+ parameters: term-frequency saturation `k`, length normalisation `b`, lower bound `d`. */
+export interface Bm25Params {
+  k: number;
+  b: number;
+  d: number;
+}
+
+/** MiniSearch's defaults. */
+export const BM25_DEFAULTS: Bm25Params = { k: 1.2, b: 0.7, d: 0.5 };
+
+/** How much a term found by prefix or by fuzzy matching weighs at distance 0 (MiniSearch's defaults). */
+export const EXPANSION_WEIGHTS = { prefix: 0.375, fuzzy: 0.45 } as const;
+
+/** Terms this long or longer share their bigram lists in the fuzzy-matching index (positions are capped the same way). */
+const LONG = 63;
+
+/** The key of the bigram index's list for bigram (first, second) at `position` in terms of `length` (both capped). */
+const bigramKey = (first: number, second: number, length: number, position: number): number =>
+  ((first * 0x10000 + second) * (LONG + 1) + length) * (LONG + 2) + Math.min(position, LONG + 1);
+
+/** MiniSearch's cap on a fuzzy edit distance given as a fraction of the term's length. */
+const MAX_FUZZY = 6;
+
+/** How a `Bm25Index` reads, splits and ranks documents. */
+export interface Bm25IndexOptions<Doc, Field extends string> {
+  /** The indexed fields, each with its weight (a term in a field of weight 3 counts 3 times as much). */
+  boost: Readonly<Record<Field, number>>;
+  /** The text of one field of a document. */
+  extract(doc: Doc, field: Field): string;
+  /** Normalises a term (index and query alike); null drops it (stop words). */
+  processTerm(term: string): string | null;
+  /** Whether a query term also matches the longer terms it begins (default: never). */
+  prefix?: (term: string) => boolean;
+  /**
+   * The edit distance within which a query term matches other terms: a fraction of the term's
+   * length below 1 (rounded, at most 6), or a distance from 1 up; false for none (default).
+   */
+  fuzzy?: (term: string) => number | false;
+  /**
+   * Fuzzy matching only for a query term with neither an exact nor a prefix match in the
+   * vocabulary (a typo), not for every term as MiniSearch does (default false: as MiniSearch).
+   * Much faster, but scores move: the knowledge base keeps MiniSearch's rule (see README).
+   */
+  fuzzyOnlyUnknown?: boolean;
+  bm25?: Bm25Params;
+}
+
+/** One ranked document: its position in the indexed array and its score (higher is better). */
+export interface Bm25Hit {
+  doc: number;
+  score: number;
+}
+
+/** A growable typed array (the build does not know the number of postings beforehand). */
+class Growable<T extends Uint32Array | Float64Array> {
+  array: T;
+  length = 0;
+  constructor(array: T) {
+    this.array = array;
+  }
+  push(value: number): void {
+    if (this.length === this.array.length) {
+      const bigger = new (this.array.constructor as new (n: number) => T)(this.array.length * 2);
+      bigger.set(this.array);
+      this.array = bigger;
+    }
+    this.array[this.length++] = value;
+  }
+}
+
+/** The first index in sorted `terms` whose term is not below `key`. */
+function lowerBound(terms: readonly string[], key: string, from = 0): number {
+  let lo = from;
+  let hi = terms.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((terms[mid] as string) < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** An immutable BM25+ index over `docs`; hits name documents by their position in `docs`. */
+export class Bm25Index<Doc, Field extends string = string> {
+  /** The vocabulary, sorted by UTF-16 code units: a term's id is its position. */
+  readonly #terms: string[];
+  readonly #termId: Map<string, number>;
+  /** Postings of term t in field f are [#offsets[t*F+f], #offsets[t*F+f+1]) of #docs and #scores. */
+  readonly #offsets: Uint32Array;
+  readonly #docs: Uint32Array;
+  /** Each posting's BM25+ score before weights (term, field boost). */
+  readonly #scores: Float64Array;
+  readonly #boosts: Float64Array;
+  readonly #fieldCount: number;
+  readonly #prefix: (term: string) => boolean;
+  readonly #fuzzy: (term: string) => number | false;
+  readonly #processTerm: (term: string) => string | null;
+  readonly #fuzzyOnlyUnknown: boolean;
+  // Per-query scratch, sized once: the score sum, how many distinct query terms matched, and which query term last did.
+  readonly #sum: Float64Array;
+  readonly #matched: Uint32Array;
+  readonly #lastTerm: Uint32Array;
+  readonly #touched: Uint32Array;
+  // The vocabulary's bigrams (with ^ and $ around each term): the terms holding bigram g, once per occurrence, in order.
+  readonly #bigramId: Map<number, number>;
+  readonly #bigramOffsets: Uint32Array;
+  readonly #bigramTerms: Uint32Array;
+  // Per-query scratch of fuzzy matching: bigrams shared with the query term, and the terms sharing any.
+  readonly #sharedBigrams: Uint16Array;
+  readonly #candidates: Uint32Array;
+
+  /** Indexes `docs` (the build is one pass over the text plus a counting sort of the postings). */
+  constructor(docs: readonly Doc[], options: Bm25IndexOptions<Doc, Field>) {
+    const fields = Object.keys(options.boost) as Field[];
+    const F = fields.length;
+    const N = docs.length;
+    const { k, b, d } = options.bm25 ?? BM25_DEFAULTS;
+    this.#fieldCount = F;
+    this.#boosts = Float64Array.from(fields, (f) => options.boost[f] || 1);
+    this.#processTerm = options.processTerm;
+    this.#prefix = options.prefix ?? (() => false);
+    this.#fuzzy = options.fuzzy ?? (() => false);
+    this.#fuzzyOnlyUnknown = options.fuzzyOnlyUnknown ?? false;
+
+    // Pass 1: terms in order of first appearance, one staged posting per (term, doc, field) with its frequency.
+    // Each distinct raw token is processed once: `rawTerm` holds its term's id (-1: dropped).
+    const rawId = new Map<string, number>();
+    const rawTerm: number[] = [];
+    const rawSeen: number[] = [];
+    const firstSeen = new Map<string, number>();
+    const termText: string[] = [];
+    const stagedTerm = new Growable(new Uint32Array(1024));
+    const stagedDoc = new Growable(new Uint32Array(1024));
+    const stagedTf = new Growable(new Uint32Array(1024));
+    const stagedField: number[] = [];
+    const fieldLength = new Uint32Array(N * F);
+    const averageLength = new Float64Array(F);
+    const tf: number[] = [];
+    const seenInField: number[] = [];
+    let stamp = 0;
+    for (let doc = 0; doc < N; doc++) {
+      for (let f = 0; f < F; f++) {
+        stamp++;
+        // Field lengths as MiniSearch counts them: distinct tokens before processing (stop words included).
+        let length = 0;
+        for (const token of tokenize(options.extract(docs[doc] as Doc, fields[f] as Field))) {
+          let raw = rawId.get(token);
+          if (raw === undefined) {
+            raw = rawTerm.length;
+            rawId.set(token, raw);
+            rawSeen.push(0);
+            const term = this.#processTerm(token);
+            let id = term ? firstSeen.get(term) : -1;
+            if (id === undefined) {
+              id = termText.length;
+              firstSeen.set(term as string, id);
+              termText.push(term as string);
+              tf.push(0);
+            }
+            rawTerm.push(id);
+          }
+          if (rawSeen[raw] !== stamp) {
+            rawSeen[raw] = stamp;
+            length++;
+          }
+          const id = rawTerm[raw] as number;
+          if (id < 0) continue;
+          if (tf[id] === 0) seenInField.push(id);
+          tf[id] = (tf[id] as number) + 1;
+        }
+        fieldLength[doc * F + f] = length;
+        // MiniSearch's running mean, in its order of operations.
+        averageLength[f] = ((averageLength[f] as number) * doc + length) / (doc + 1);
+        for (const id of seenInField) {
+          stagedTerm.push(id);
+          stagedDoc.push(doc);
+          stagedTf.push(tf[id] as number);
+          stagedField.push(f);
+          tf[id] = 0;
+        }
+        seenInField.length = 0;
+      }
+    }
+
+    // The sorted vocabulary and each first-seen id's rank in it.
+    const T = termText.length;
+    // The default sort compares UTF-16 code units, as `<` does in `lowerBound`.
+    this.#terms = termText.slice().sort();
+    const rank = new Uint32Array(T);
+    this.#termId = firstSeen;
+    for (let r = 0; r < T; r++) {
+      const term = this.#terms[r] as string;
+      rank[firstSeen.get(term) as number] = r;
+      firstSeen.set(term, r);
+    }
+
+    // Pass 2: a counting sort of the staged postings by (term rank, field), documents staying in order.
+    const P = stagedDoc.length;
+    const offsets = new Uint32Array(T * F + 1);
+    for (let p = 0; p < P; p++) {
+      const key = (rank[stagedTerm.array[p] as number] as number) * F + (stagedField[p] as number) + 1;
+      offsets[key] = (offsets[key] as number) + 1;
+    }
+    for (let i = 1; i <= T * F; i++) offsets[i] = (offsets[i] as number) + (offsets[i - 1] as number);
+    const fill = offsets.slice(0, T * F);
+    const postingDoc = new Uint32Array(P);
+    const postingScore = new Float64Array(P);
+    for (let p = 0; p < P; p++) {
+      const f = stagedField[p] as number;
+      const key = (rank[stagedTerm.array[p] as number] as number) * F + f;
+      const at = fill[key] as number;
+      fill[key] = at + 1;
+      const doc = stagedDoc.array[p] as number;
+      const freq = stagedTf.array[p] as number;
+      // MiniSearch's calcBM25Score: the field's document frequency counts documents, not occurrences.
+      const matching = (offsets[key + 1] as number) - (offsets[key] as number);
+      const idf = Math.log(1 + (N - matching + 0.5) / (matching + 0.5));
+      const length = fieldLength[doc * F + f] as number;
+      postingDoc[at] = doc;
+      postingScore[at] = idf * (d + (freq * (k + 1)) / (freq + k * (1 - b + (b * length) / (averageLength[f] as number))));
+    }
+    this.#offsets = offsets;
+    this.#docs = postingDoc;
+    this.#scores = postingScore;
+    this.#sum = new Float64Array(N);
+    this.#matched = new Uint32Array(N);
+    this.#lastTerm = new Uint32Array(N);
+    this.#touched = new Uint32Array(N);
+
+    // The bigram index, by counting sort as above: one list per bigram, term length and position.
+    const bigramOf = new Uint32Array(this.#terms.reduce((sum, term) => sum + term.length + 1, 0));
+    this.#bigramId = new Map();
+    const counts: number[] = [];
+    let at = 0;
+    for (const term of this.#terms) {
+      const padded = `\u0001${term}\u0002`;
+      const length = Math.min(term.length, LONG);
+      for (let i = 0; i + 1 < padded.length; i++) {
+        const key = bigramKey(padded.charCodeAt(i), padded.charCodeAt(i + 1), length, i);
+        let id = this.#bigramId.get(key);
+        if (id === undefined) {
+          id = counts.length;
+          this.#bigramId.set(key, id);
+          counts.push(0);
+        }
+        counts[id] = (counts[id] as number) + 1;
+        bigramOf[at++] = id;
+      }
+    }
+    this.#bigramOffsets = new Uint32Array(counts.length + 1);
+    for (let g = 0; g < counts.length; g++) this.#bigramOffsets[g + 1] = (this.#bigramOffsets[g] as number) + (counts[g] as number);
+    const next = this.#bigramOffsets.slice(0, counts.length);
+    this.#bigramTerms = new Uint32Array(at);
+    at = 0;
+    for (let id = 0; id < T; id++) {
+      const grams = (this.#terms[id] as string).length + 1;
+      for (let i = 0; i < grams; i++) {
+        const g = bigramOf[at++] as number;
+        this.#bigramTerms[next[g] as number] = id;
+        next[g] = (next[g] as number) + 1;
+      }
+    }
+    this.#sharedBigrams = new Uint16Array(T);
+    this.#candidates = new Uint32Array(T);
+  }
+
+  /** How many distinct terms the index holds. */
+  get vocabularySize(): number {
+    return this.#terms.length;
+  }
+
+  /** The documents matching any term of `query`, best first, at most `limit`. */
+  search(query: string, limit: number): Bm25Hit[] {
+    // Each distinct term is scored once and counted as often as it occurs, as MiniSearch sums repeated terms.
+    const occurrences = new Map<string, number>();
+    for (const token of tokenize(query)) {
+      const term = this.#processTerm(token);
+      if (term) occurrences.set(term, (occurrences.get(term) ?? 0) + 1);
+    }
+    if (occurrences.size === 0 || limit <= 0) return [];
+    let touched = 0;
+    let queryTerm = 0;
+    const add = (term: number, weight: number, times: number) => {
+      const F = this.#fieldCount;
+      for (let f = 0; f < F; f++) {
+        const start = this.#offsets[term * F + f] as number;
+        const end = this.#offsets[term * F + f + 1] as number;
+        if (start === end) continue;
+        const fieldWeight = weight * (this.#boosts[f] as number);
+        for (let p = start; p < end; p++) {
+          const doc = this.#docs[p] as number;
+          this.#sum[doc] = (this.#sum[doc] as number) + times * (fieldWeight * (this.#scores[p] as number));
+          if (this.#lastTerm[doc] !== queryTerm) {
+            if (this.#matched[doc] === 0) this.#touched[touched++] = doc;
+            this.#matched[doc] = (this.#matched[doc] as number) + 1;
+            this.#lastTerm[doc] = queryTerm;
+          }
+        }
+      }
+    };
+    for (const [term, times] of occurrences) {
+      queryTerm++;
+      const exact = this.#termId.get(term);
+      if (exact !== undefined) add(exact, 1, times);
+      const prefix = this.#prefix(term);
+      let known = exact !== undefined;
+      if (prefix) {
+        // The weight decreases with the extra letters, more slowly than a fuzzy match's.
+        for (let id = lowerBound(this.#terms, term); id < this.#terms.length; id++) {
+          const found = this.#terms[id] as string;
+          if (!found.startsWith(term)) break;
+          if (found.length === term.length) continue;
+          known = true;
+          add(id, (EXPANSION_WEIGHTS.prefix * found.length) / (found.length + 0.3 * (found.length - term.length)), times);
+        }
+      }
+      const fuzzy = known && this.#fuzzyOnlyUnknown ? false : this.#fuzzy(term);
+      const distance = fuzzy === false ? 0 : fuzzy < 1 ? Math.min(MAX_FUZZY, Math.round(term.length * fuzzy)) : fuzzy;
+      if (distance > 0) {
+        for (const [id, edits] of this.#withinDistance(term, distance)) {
+          const found = this.#terms[id] as string;
+          // The exact term and the prefix matches are scored above, once.
+          if (edits === 0 || (prefix && found.startsWith(term))) continue;
+          add(id, (EXPANSION_WEIGHTS.fuzzy * found.length) / (found.length + edits), times);
+        }
+      }
+    }
+    return this.#top(touched, limit);
+  }
+
+  /** The best `limit` of the first `touched` documents (score × matched query terms), and the scratch reset. */
+  #top(touched: number, limit: number): Bm25Hit[] {
+    const best: Bm25Hit[] = [];
+    for (let i = 0; i < touched; i++) {
+      const doc = this.#touched[i] as number;
+      const score = (this.#sum[doc] as number) * (this.#matched[doc] as number);
+      this.#sum[doc] = 0;
+      this.#matched[doc] = 0;
+      this.#lastTerm[doc] = 0;
+      if (best.length === limit) {
+        const last = best[limit - 1] as Bm25Hit;
+        if (score < last.score || (score === last.score && doc > last.doc)) continue;
+        best.pop();
+      }
+      let at = best.length;
+      while (at > 0) {
+        const before = best[at - 1] as Bm25Hit;
+        if (before.score > score || (before.score === score && before.doc < doc)) break;
+        at--;
+      }
+      best.splice(at, 0, { doc, score });
+    }
+    return best;
+  }
+
+  /**
+   * Every term within Levenshtein distance `max` of `query`, with its distance. Candidates come
+   * from the vocabulary's bigram index: with `^` and `$` around both words, each edit removes at
+   * most two of the query's |query| + 1 bigrams, so a term within `max` edits shares at least
+   * |query| + 1 - 2·max of them (the q-gram lemma), each at most `max` positions from where the
+   * query has it, and its length is within `max` of the query's (Gravano et al., "Approximate
+   * string joins in a database (almost) for free", VLDB 2001). Only the lists of fitting lengths
+   * and positions are counted; each candidate with enough bigrams is then checked by an edit
+   * distance computed within the band of `max` diagonals. When the bound is not positive (a
+   * short query, many edits), every term is checked.
+   */
+  #withinDistance(query: string, max: number): [number, number][] {
+    const found: [number, number][] = [];
+    const rows = new Uint16Array(2 * (query.length + 1));
+    const needed = query.length + 1 - 2 * max;
+    if (needed <= 0) {
+      // Too short for the bigram filter: every term of a fitting length is a candidate.
+      for (let id = 0; id < this.#terms.length; id++) {
+        const edits = boundedLevenshtein(query, this.#terms[id] as string, max, rows);
+        if (edits <= max) found.push([id, edits]);
+      }
+      return found;
+    }
+    // A bigram of the query at position i can only stand for one of the term's within `max` positions of i.
+    const padded = `\u0001${query}\u0002`;
+    const shortest = Math.min(LONG, Math.max(1, query.length - max));
+    const longest = Math.min(LONG, query.length + max);
+    const shared = this.#sharedBigrams;
+    let candidates = 0;
+    for (let i = 0; i + 1 < padded.length; i++) {
+      const first = padded.charCodeAt(i);
+      const second = padded.charCodeAt(i + 1);
+      for (let length = shortest; length <= longest; length++) {
+        for (let position = Math.max(0, i - max); position <= i + max; position++) {
+          const list = this.#bigramId.get(bigramKey(first, second, length, position));
+          if (list === undefined) continue;
+          const end = this.#bigramOffsets[list + 1] as number;
+          for (let p = this.#bigramOffsets[list] as number; p < end; p++) {
+            const term = this.#bigramTerms[p] as number;
+            if (shared[term] === 0) this.#candidates[candidates++] = term;
+            shared[term] = (shared[term] as number) + 1;
+          }
+        }
+      }
+    }
+    for (let c = 0; c < candidates; c++) {
+      const id = this.#candidates[c] as number;
+      const enough = (shared[id] as number) >= needed;
+      shared[id] = 0;
+      if (!enough) continue;
+      const term = this.#terms[id] as string;
+      if (Math.abs(term.length - query.length) > max) continue;
+      const edits = boundedLevenshtein(query, term, max, rows);
+      if (edits <= max) found.push([id, edits]);
+    }
+    return found;
+  }
+}
+
+/**
+ * The Levenshtein distance of `a` and `b` when it is at most `max`, else `max + 1`: only the
+ * cells within `max` of the diagonal are computed, and the walk stops when a row exceeds `max`.
+ * `rows` is scratch of at least 2 × (|a| + 1) cells.
+ */
+export function boundedLevenshtein(a: string, b: string, max: number, rows: Uint16Array = new Uint16Array(2 * (a.length + 1))): number {
+  const n = a.length + 1;
+  const over = max + 1;
+  if (Math.abs(a.length - b.length) > max) return over;
+  let above = 0;
+  let row = n;
+  for (let j = 0; j < n; j++) rows[j] = j <= max ? j : over;
+  for (let i = 1; i <= b.length; i++) {
+    const code = b.charCodeAt(i - 1);
+    const from = Math.max(1, i - max);
+    const to = Math.min(n - 1, i + max);
+    rows[row] = i <= max ? i : over;
+    if (from > 1) rows[row + from - 1] = over;
+    let least = rows[row] as number;
+    for (let j = from; j <= to; j++) {
+      const substitute = (rows[above + j - 1] as number) + (a.charCodeAt(j - 1) === code ? 0 : 1);
+      const remove = (rows[above + j] as number) + 1;
+      const insert = (rows[row + j - 1] as number) + 1;
+      const value = Math.min(substitute, remove, insert, over);
+      rows[row + j] = value;
+      if (value < least) least = value;
+    }
+    if (to + 1 < n) rows[row + to + 1] = over;
+    if (least > max) return over;
+    [above, row] = [row, above];
+  }
+  return Math.min(rows[above + n - 1] as number, over);
+}
