@@ -17,7 +17,8 @@ import { startDevnet } from "../src/devnet/devnet.ts";
 import { createLogger, flushLogs, type Logger } from "../src/log.ts";
 import { startService } from "../src/server/service.ts";
 
-const DURATION_S = Number(process.env.BENCH_SECONDS ?? 5);
+// --quick: 2 s per measurement instead of 5.
+const DURATION_S = Number(process.env.BENCH_SECONDS ?? (process.env.BENCH_QUICK === "1" ? 2 : 5));
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 

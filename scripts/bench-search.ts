@@ -265,7 +265,8 @@ export async function benchSearch(): Promise<void> {
   const referenceOnCorpus = REFERENCE.build(corpus);
   const reference: Reference = { real: RELEVANCE_QUESTIONS.map(referenceOnReal), corpus: questions.map(referenceOnCorpus) };
   const rows: Record<string, Record<string, number | string>> = {};
-  const only = process.env.BENCH_SEARCH_ONLY;
+  // --quick measures the service's engine, its variant and the reference only (names with "index").
+  const only = process.env.BENCH_SEARCH_ONLY ?? (QUICK ? "index" : undefined);
   for (const candidate of CANDIDATES) {
     if (only && !candidate.name.toLowerCase().includes(only.toLowerCase())) continue;
     const f = measure(candidate, corpus, questions, real, reference);
