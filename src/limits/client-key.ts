@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import { isIPv4, isIPv6 } from "node:net";
+import proxyaddr from "proxy-addr";
 
 /** The rate-limit key of client address `address`. */
 export function clientKey(address: string | undefined): string {
@@ -34,19 +35,10 @@ export function isLoopback(address: string | undefined): boolean {
 }
 
 /**
- * The client address of `req` as Express's `req.ip` resolves it with the trust function
- * `trust` (`app.get("trust proxy fn")`): the socket's peer, then `X-Forwarded-For` from right to
- * left while each hop is a trusted proxy. For requests answered before the Express chain.
+ * The client address of `req` exactly as Express's `req.ip` resolves it, through the same
+ * `proxy-addr` with the trust function `trust` (`app.get("trust proxy fn")`). For requests
+ * answered before the Express chain.
  */
 export function clientAddress(req: IncomingMessage, trust: (address: string, hop: number) => boolean): string | undefined {
-  let address = req.socket.remoteAddress;
-  if (address === undefined || !trust(address, 0)) return address;
-  const header = req.headers["x-forwarded-for"];
-  if (typeof header !== "string" || header === "") return address;
-  const hops = header.split(",");
-  for (let i = hops.length - 1, hop = 1; i >= 0; i--, hop++) {
-    address = (hops[i] as string).trim();
-    if (i === 0 || !trust(address, hop)) return address;
-  }
-  return address;
+  return req.socket.remoteAddress === undefined ? undefined : proxyaddr(req, trust);
 }
