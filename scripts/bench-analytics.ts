@@ -255,10 +255,12 @@ type Scan = { ms: number; logs: number; requests: number; limit: number };
  */
 async function timeScans(
   client: PublicClient,
+  rpcUrl: string,
   window: { fromBlock: number; toBlock: number },
   progress: Progress,
 ): Promise<{ concurrent: Scan; serial: Scan }> {
-  const scanner = new TransferScanner(client);
+  // As the service builds it: eth_getLogs read straight from the RPC URL (src/chain/json-rpc-http.ts).
+  const scanner = new TransferScanner(client, { rpcUrls: [rpcUrl] });
   const once = async (concurrency?: number) => {
     const t = performance.now();
     const result = await scanner.transfers({ token: USDC_ADDRESS, ...window }, -1, {
@@ -298,11 +300,11 @@ export async function benchAnalytics(): Promise<void> {
 
     const rows: string[][] = [];
     const scans = createProgress({ label: "whale-watch scans", unit: "scans", total: 2 * (1 + 2 * REPEATS) });
-    for (const [label, client] of [
-      ["anvil, direct", direct],
-      [`anvil + ${LATENCY_MS} ms per request`, distant],
+    for (const [label, client, url] of [
+      ["anvil, direct", direct, chain.rpcUrl],
+      [`anvil + ${LATENCY_MS} ms per request`, distant, proxy.url],
     ] as const) {
-      const { concurrent, serial: sequential } = await timeScans(client, window, scans);
+      const { concurrent, serial: sequential } = await timeScans(client, url, window, scans);
       if (concurrent.logs !== TRANSFERS || sequential.logs !== TRANSFERS) {
         throw new Error(`scan found ${concurrent.logs}/${sequential.logs} transfers, expected ${TRANSFERS}`);
       }
@@ -320,6 +322,7 @@ export async function benchAnalytics(): Promise<void> {
     // The functions as the service runs them, with the stub market APIs (no payment: that is not analytics cost).
     const settings: AnalyticsSettings = {
       mode: "local",
+      scanner: { rpcUrls: [chain.rpcUrl] },
       upstreams: {
         dexscreenerUrl: stubs.urls.dexscreener,
         defillamaUrl: stubs.urls.defillama,

@@ -6,7 +6,7 @@
 import { HttpRequestError, type PublicClient, RpcRequestError } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
 import { baseChain, createChainClient, rpcTransport } from "../src/chain/client.ts";
-import { isRangeRefusal, rangeLimitFromRefusal, type TransferLog, TransferScanner } from "../src/chain/log-scanner.ts";
+import { isRangeRefusal, rangeLimitFromRefusal, type ScannerOptions, type TransferLog, TransferScanner } from "../src/chain/log-scanner.ts";
 import { UpstreamError } from "../src/errors.ts";
 import { type RpcProxy, startRpcProxy } from "./support/rpc-proxy.ts";
 import { scenario, transfersOf, wallet } from "./support/scenario.ts";
@@ -45,200 +45,210 @@ async function proxy(options: Parameters<typeof startRpcProxy>[1]): Promise<RpcP
   return p;
 }
 
-describe("reading the window", () => {
-  it("returns every USDC and WETH transfer of the scenario in chain order, across aligned chunks", async () => {
-    const s = scenario();
-    const scanner = new TransferScanner(clientOf(devnet().rpcUrl), { chunkSize: 50, concurrency: 4 });
-    const { finalized } = await scanner.head();
-    const usdc = await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock }, finalized);
-    expect(usdc.logs).toEqual(truthLogs("USDC"));
-    expect(usdc.stats).toMatchObject({ chunks: Math.floor(s.endBlock / 50) - Math.floor(s.startBlock / 50) + 1, refusals: 0 });
-    const weth = await scanner.transfers({ token: WETH, fromBlock: s.startBlock, toBlock: s.endBlock }, finalized);
-    expect(weth.logs).toEqual(truthLogs("WETH"));
-  });
+/** The scanner's two ways to its logs: through the viem client's transport, and straight over HTTP (the service's). */
+const SOURCES = ["through the client's transport", "straight from the RPC URL"] as const;
 
-  it("filters by sender and by recipient in the request (indexed topics)", async () => {
-    const s = scenario();
-    const exchange = wallet("exchange-a").address;
-    const scanner = new TransferScanner(clientOf(devnet().rpcUrl), { chunkSize: 100 });
-    const sent = await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock, from: exchange }, 0);
-    const received = await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock, to: exchange }, 0);
-    expect(sent.logs).toEqual(truthLogs("USDC", (t) => t.from === exchange));
-    expect(received.logs).toEqual(truthLogs("USDC", (t) => t.to === exchange));
-    expect(sent.logs.length).toBeGreaterThan(2);
-  });
+describe.each(SOURCES)("eth_getLogs %s", (source) => {
+  const scannerOf = (url: string, options: ScannerOptions = {}) =>
+    new TransferScanner(clientOf(url), source === SOURCES[0] ? options : { ...options, rpcUrls: [url], timeoutMs: 5_000 });
 
-  it("gives the same answer one request at a time as with several in flight", async () => {
-    const s = scenario();
-    const scanner = new TransferScanner(clientOf(devnet().rpcUrl), { chunkSize: 25 });
-    const window = { token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock } as const;
-    const one = await scanner.transfers(window, 0, { concurrency: 1 });
-    const many = await scanner.transfers(window, 0, { concurrency: 8 });
-    expect(one.logs).toEqual(truthLogs("USDC"));
-    expect(many.logs).toEqual(one.logs);
-    expect(one.stats.requests).toBe(many.stats.requests);
-  });
-});
-
-describe("requests in flight", () => {
-  /** A chunk size that cuts the scenario's window into about `n` chunks. */
-  const chunkSizeFor = (n: number) => Math.ceil((scenario().endBlock - scenario().startBlock + 1) / n);
-
-  it("sends each chunk as an HTTP request of its own, eight at a time, small calls still batched", async () => {
-    const s = scenario();
-    const rpc = await proxy({ latencyMs: 40 });
-    const scanner = new TransferScanner(clientOf(rpc.url), { chunkSize: chunkSizeFor(12) });
-    const [{ finalized }, { logs, stats }] = await Promise.all([
-      scanner.head(),
-      scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock }, 0),
-    ]);
-    expect(finalized).toBeGreaterThan(0);
-    expect(logs).toEqual(truthLogs("USDC"));
-    const logRequests = rpc.http.filter((r) => r.methods.includes("eth_getLogs"));
-    // One eth_getLogs per HTTP request, one request per chunk.
-    expect(logRequests.map((r) => r.methods)).toEqual(Array.from({ length: stats.chunks }, () => ["eth_getLogs"]));
-    expect(stats).toMatchObject({ requests: stats.chunks, throttled: 0 });
-    // Eight at first; a run of eight successes lets one more in.
-    expect(stats.concurrency).toBe(9);
-    expect(stats.chunks).toBeGreaterThan(8);
-    // Held 40 ms each, the first eight are all in flight together, not a ninth.
-    expect(Math.max(...logRequests.map((r) => r.inFlight))).toBe(8);
-    // The head's two reads went out together as one JSON-RPC batch.
-    expect(rpc.http.filter((r) => !r.methods.includes("eth_getLogs")).map((r) => [...r.methods].sort())).toContainEqual([
-      "eth_blockNumber",
-      "eth_getBlockByNumber",
-    ]);
-  });
-
-  it("backs off when the provider rate-limits: fewer in flight, waits as told, every log still read", async () => {
-    const s = scenario();
-    const rpc = await proxy({ latencyMs: 20, rateLimitGetLogs: 3, retryAfter: "1" });
-    const scanner = new TransferScanner(clientOf(rpc.url), { chunkSize: chunkSizeFor(12), retryBaseMs: 10 });
-    const started = performance.now();
-    const { logs, stats } = await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock }, 0);
-    expect(logs).toEqual(truthLogs("USDC"));
-    expect(stats.throttled).toBe(3);
-    expect(rpc.http.filter((r) => r.status === 429)).toHaveLength(3);
-    // The 429s named a one-second pause, which the retries kept.
-    expect(performance.now() - started).toBeGreaterThanOrEqual(1_000);
-    // Halved once for that wave of 429s (to 4), then regained one at a time: one more after
-    // four successes, another after five, which this few requests cannot take back to 8.
-    expect(stats.concurrency).toBeGreaterThanOrEqual(4);
-    expect(stats.concurrency).toBeLessThan(8);
-    // Requests sent after the first wave of eight never found more than six in flight.
-    const later = rpc.http.slice(8).filter((r) => r.methods.includes("eth_getLogs"));
-    expect(later.length).toBeGreaterThan(0);
-    expect(Math.max(...later.map((r) => r.inFlight))).toBeLessThanOrEqual(6);
-  });
-
-  it("fails with a 503 when the provider keeps rate-limiting", async () => {
-    const s = scenario();
-    const rpc = await proxy({ rateLimitGetLogs: 1_000 });
-    const scanner = new TransferScanner(clientOf(rpc.url), { chunkSize: 2_000, retryBaseMs: 5, attempts: 3 });
-    const error = await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.startBlock }, 0).catch((e: unknown) => e);
-    expect(error).toMatchObject({ code: "unavailable", status: 503, upstream: "rpc" });
-    expect(rpc.http.filter((r) => r.status === 429)).toHaveLength(3);
-  });
-
-  it("never reads an answer over 4 MiB: a wide range answered that large is split", async () => {
-    const s = scenario();
-    const rpc = await proxy({ oversizeAbove: 20 });
-    const scanner = new TransferScanner(clientOf(rpc.url), { chunkSize: 50 });
-    const { logs, stats } = await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock }, 0);
-    expect(logs).toEqual(truthLogs("USDC"));
-    expect(stats.refusals).toBeGreaterThan(0);
-    // Too many logs is this query's density, not the provider's range limit.
-    expect(stats.maxRange).toBe(50);
-    expect(rpc.getLogs.filter((r) => r.to - r.from + 1 > 20)).toHaveLength(stats.refusals);
-  });
-});
-
-describe("a provider that refuses large ranges", () => {
-  it("halves a refused range until the provider takes it, then keeps to that size", async () => {
-    const s = scenario();
-    const rpc = await proxy({ maxLogRange: 20 });
-    const scanner = new TransferScanner(clientOf(rpc.url), { chunkSize: 50, concurrency: 1 });
-    const { logs, stats } = await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock }, 0);
-    expect(logs).toEqual(truthLogs("USDC"));
-    // The first chunk (from the scenario's start to the next multiple of 50) is refused and halved
-    // until it fits; from then on no request is larger than the size that was accepted.
-    const expected: [number, boolean][] = [];
-    let size = 50 - (s.startBlock % 50);
-    while (size > 20) {
-      expected.push([size, true]);
-      size = Math.ceil(size / 2);
-    }
-    expected.push([size, false]);
-    // Other chunks' requests may come in between: follow the pieces starting at the first block.
-    const first = rpc.getLogs.filter((r) => r.from === s.startBlock);
-    expect(first.slice(0, expected.length).map((r) => [r.to - r.from + 1, r.refused])).toEqual(expected);
-    expect(stats.maxRange).toBe(size);
-    expect(rpc.getLogs.filter((r) => !r.refused).every((r) => r.to - r.from + 1 <= 20)).toBe(true);
-    expect(rpc.getLogs.filter((r) => r.refused).length).toBe(stats.refusals);
-    expect(stats.refusals).toBe(expected.length - 1);
-  });
-
-  it("goes straight to the limit a refusal names", async () => {
-    const s = scenario();
-    const rpc = await proxy({ maxLogRange: 30, refusalMessage: (n) => `query exceeds max block range of ${n}` });
-    const scanner = new TransferScanner(clientOf(rpc.url), { chunkSize: 200, concurrency: 1 });
-    const { logs, stats } = await scanner.transfers({ token: WETH, fromBlock: s.startBlock, toBlock: s.endBlock }, 0);
-    expect(logs).toEqual(truthLogs("WETH"));
-    expect(stats).toMatchObject({ refusals: 1, maxRange: 30 });
-    expect(rpc.getLogs.filter((r) => !r.refused).every((r) => r.to - r.from + 1 <= 30)).toBe(true);
-  });
-
-  it("reads a window of single blocks when that is all the provider allows", async () => {
-    const s = scenario();
-    const rpc = await proxy({
-      maxLogRange: 1,
-      refusalMessage: () => "Log response size exceeded. You can make eth_getLogs requests with up to a 1 block range.",
+  describe("reading the window", () => {
+    it("returns every USDC and WETH transfer of the scenario in chain order, across aligned chunks", async () => {
+      const s = scenario();
+      const scanner = scannerOf(devnet().rpcUrl, { chunkSize: 50, concurrency: 4 });
+      const { finalized } = await scanner.head();
+      const usdc = await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock }, finalized);
+      expect(usdc.logs).toEqual(truthLogs("USDC"));
+      expect(usdc.stats).toMatchObject({ chunks: Math.floor(s.endBlock / 50) - Math.floor(s.startBlock / 50) + 1, refusals: 0 });
+      const weth = await scanner.transfers({ token: WETH, fromBlock: s.startBlock, toBlock: s.endBlock }, finalized);
+      expect(weth.logs).toEqual(truthLogs("WETH"));
     });
-    const scanner = new TransferScanner(clientOf(rpc.url), { chunkSize: 2_000 });
-    const from = s.endBlock - 40;
-    const { logs, stats } = await scanner.transfers({ token: USDC, fromBlock: from, toBlock: s.endBlock }, 0);
-    expect(logs).toEqual(truthLogs("USDC").filter((l) => l.blockNumber >= from));
-    expect(stats.maxRange).toBe(1);
+
+    it("filters by sender and by recipient in the request (indexed topics)", async () => {
+      const s = scenario();
+      const exchange = wallet("exchange-a").address;
+      const scanner = scannerOf(devnet().rpcUrl, { chunkSize: 100 });
+      const sent = await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock, from: exchange }, 0);
+      const received = await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock, to: exchange }, 0);
+      expect(sent.logs).toEqual(truthLogs("USDC", (t) => t.from === exchange));
+      expect(received.logs).toEqual(truthLogs("USDC", (t) => t.to === exchange));
+      expect(sent.logs.length).toBeGreaterThan(2);
+    });
+
+    it("gives the same answer one request at a time as with several in flight", async () => {
+      const s = scenario();
+      const scanner = scannerOf(devnet().rpcUrl, { chunkSize: 25 });
+      const window = { token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock } as const;
+      const one = await scanner.transfers(window, 0, { concurrency: 1 });
+      const many = await scanner.transfers(window, 0, { concurrency: 8 });
+      expect(one.logs).toEqual(truthLogs("USDC"));
+      expect(many.logs).toEqual(one.logs);
+      expect(one.stats.requests).toBe(many.stats.requests);
+    });
+  });
+
+  describe("requests in flight", () => {
+    /** A chunk size that cuts the scenario's window into about `n` chunks. */
+    const chunkSizeFor = (n: number) => Math.ceil((scenario().endBlock - scenario().startBlock + 1) / n);
+
+    it("sends each chunk as an HTTP request of its own, eight at a time, small calls still batched", async () => {
+      const s = scenario();
+      const rpc = await proxy({ latencyMs: 40 });
+      const scanner = scannerOf(rpc.url, { chunkSize: chunkSizeFor(12) });
+      const [{ finalized }, { logs, stats }] = await Promise.all([
+        scanner.head(),
+        scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock }, 0),
+      ]);
+      expect(finalized).toBeGreaterThan(0);
+      expect(logs).toEqual(truthLogs("USDC"));
+      const logRequests = rpc.http.filter((r) => r.methods.includes("eth_getLogs"));
+      // One eth_getLogs per HTTP request, one request per chunk.
+      expect(logRequests.map((r) => r.methods)).toEqual(Array.from({ length: stats.chunks }, () => ["eth_getLogs"]));
+      expect(stats).toMatchObject({ requests: stats.chunks, throttled: 0 });
+      // Eight at first; a run of eight successes lets one more in.
+      expect(stats.concurrency).toBe(9);
+      expect(stats.chunks).toBeGreaterThan(8);
+      // Held 40 ms each, the first eight are all in flight together, not a ninth.
+      expect(Math.max(...logRequests.map((r) => r.logsInFlight))).toBe(8);
+      // The head's two reads went out together as one JSON-RPC batch.
+      expect(rpc.http.filter((r) => !r.methods.includes("eth_getLogs")).map((r) => [...r.methods].sort())).toContainEqual([
+        "eth_blockNumber",
+        "eth_getBlockByNumber",
+      ]);
+    });
+
+    it("backs off when the provider rate-limits: fewer in flight, waits as told, every log still read", async () => {
+      const s = scenario();
+      const rpc = await proxy({ latencyMs: 20, rateLimitGetLogs: 3, retryAfter: "1" });
+      const scanner = scannerOf(rpc.url, { chunkSize: chunkSizeFor(12), retryBaseMs: 10 });
+      const started = performance.now();
+      const { logs, stats } = await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock }, 0);
+      expect(logs).toEqual(truthLogs("USDC"));
+      expect(stats.throttled).toBe(3);
+      expect(rpc.http.filter((r) => r.status === 429)).toHaveLength(3);
+      // The 429s named a one-second pause, which the retries kept.
+      expect(performance.now() - started).toBeGreaterThanOrEqual(1_000);
+      // Halved once for that wave of 429s (to 4), then regained one at a time: one more after
+      // four successes, another after five, which this few requests cannot take back to 8.
+      expect(stats.concurrency).toBeGreaterThanOrEqual(4);
+      expect(stats.concurrency).toBeLessThan(8);
+      // Requests sent after the first wave of eight never found more than six in flight.
+      const later = rpc.http.slice(8).filter((r) => r.methods.includes("eth_getLogs"));
+      expect(later.length).toBeGreaterThan(0);
+      expect(Math.max(...later.map((r) => r.logsInFlight))).toBeLessThanOrEqual(6);
+    });
+
+    it("fails with a 503 when the provider keeps rate-limiting", async () => {
+      const s = scenario();
+      const rpc = await proxy({ rateLimitGetLogs: 1_000 });
+      const scanner = scannerOf(rpc.url, { chunkSize: 2_000, retryBaseMs: 5, attempts: 3 });
+      const error = await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.startBlock }, 0).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: "unavailable", status: 503, upstream: "rpc" });
+      expect(rpc.http.filter((r) => r.status === 429)).toHaveLength(3);
+    });
+
+    it("never reads an answer over 4 MiB: a wide range answered that large is split", async () => {
+      const s = scenario();
+      const rpc = await proxy({ oversizeAbove: 20 });
+      const scanner = scannerOf(rpc.url, { chunkSize: 50 });
+      const { logs, stats } = await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock }, 0);
+      expect(logs).toEqual(truthLogs("USDC"));
+      expect(stats.refusals).toBeGreaterThan(0);
+      // Too many logs is this query's density, not the provider's range limit.
+      expect(stats.maxRange).toBe(50);
+      expect(rpc.getLogs.filter((r) => r.to - r.from + 1 > 20)).toHaveLength(stats.refusals);
+    });
+  });
+
+  describe("a provider that refuses large ranges", () => {
+    it("halves a refused range until the provider takes it, then keeps to that size", async () => {
+      const s = scenario();
+      const rpc = await proxy({ maxLogRange: 20 });
+      const scanner = scannerOf(rpc.url, { chunkSize: 50, concurrency: 1 });
+      const { logs, stats } = await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock }, 0);
+      expect(logs).toEqual(truthLogs("USDC"));
+      // The first chunk (from the scenario's start to the next multiple of 50) is refused and halved
+      // until it fits; from then on no request is larger than the size that was accepted.
+      const expected: [number, boolean][] = [];
+      let size = 50 - (s.startBlock % 50);
+      while (size > 20) {
+        expected.push([size, true]);
+        size = Math.ceil(size / 2);
+      }
+      expected.push([size, false]);
+      // Other chunks' requests may come in between: follow the pieces starting at the first block.
+      const first = rpc.getLogs.filter((r) => r.from === s.startBlock);
+      expect(first.slice(0, expected.length).map((r) => [r.to - r.from + 1, r.refused])).toEqual(expected);
+      expect(stats.maxRange).toBe(size);
+      expect(rpc.getLogs.filter((r) => !r.refused).every((r) => r.to - r.from + 1 <= 20)).toBe(true);
+      expect(rpc.getLogs.filter((r) => r.refused).length).toBe(stats.refusals);
+      expect(stats.refusals).toBe(expected.length - 1);
+    });
+
+    it("goes straight to the limit a refusal names", async () => {
+      const s = scenario();
+      const rpc = await proxy({ maxLogRange: 30, refusalMessage: (n) => `query exceeds max block range of ${n}` });
+      const scanner = scannerOf(rpc.url, { chunkSize: 200, concurrency: 1 });
+      const { logs, stats } = await scanner.transfers({ token: WETH, fromBlock: s.startBlock, toBlock: s.endBlock }, 0);
+      expect(logs).toEqual(truthLogs("WETH"));
+      expect(stats).toMatchObject({ refusals: 1, maxRange: 30 });
+      expect(rpc.getLogs.filter((r) => !r.refused).every((r) => r.to - r.from + 1 <= 30)).toBe(true);
+    });
+
+    it("reads a window of single blocks when that is all the provider allows", async () => {
+      const s = scenario();
+      const rpc = await proxy({
+        maxLogRange: 1,
+        refusalMessage: () => "Log response size exceeded. You can make eth_getLogs requests with up to a 1 block range.",
+      });
+      const scanner = scannerOf(rpc.url, { chunkSize: 2_000 });
+      const from = s.endBlock - 40;
+      const { logs, stats } = await scanner.transfers({ token: USDC, fromBlock: from, toBlock: s.endBlock }, 0);
+      expect(logs).toEqual(truthLogs("USDC").filter((l) => l.blockNumber >= from));
+      expect(stats.maxRange).toBe(1);
+    });
+  });
+
+  describe("caching", () => {
+    it("reads final chunks once: a second scan of the same window sends no eth_getLogs", async () => {
+      const s = scenario();
+      const rpc = await proxy({});
+      const scanner = scannerOf(rpc.url, { chunkSize: 50 });
+      const { finalized } = await scanner.head();
+      const toBlock = Math.floor((finalized + 1) / 50) * 50 - 1; // the last chunk end at or below the finalized block
+      const first = await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock }, finalized);
+      const requests = rpc.getLogs.length;
+      const second = await scanner.transfers({ token: USDC, fromBlock: s.startBlock + 7, toBlock }, finalized);
+      expect(rpc.getLogs.length).toBe(requests);
+      expect(second.stats.cachedChunks).toBe(second.stats.chunks);
+      expect(second.logs).toEqual(first.logs.filter((l) => l.blockNumber >= s.startBlock + 7));
+      // Other test files' payments may follow the scenario: compare the scenario's blocks.
+      expect(first.logs.filter((l) => l.blockNumber <= s.endBlock)).toEqual(truthLogs("USDC").filter((l) => l.blockNumber <= toBlock));
+    });
+
+    it("never caches chunks above the finalized block", async () => {
+      const s = scenario();
+      const rpc = await proxy({});
+      const scanner = scannerOf(rpc.url, { chunkSize: 50 });
+      await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock }, s.startBlock - 1);
+      const requests = rpc.getLogs.length;
+      await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock }, s.startBlock - 1);
+      expect(rpc.getLogs.length).toBe(2 * requests);
+    });
+  });
+
+  describe("failures", () => {
+    it("turns an unreachable node into a 503 upstream error", async () => {
+      const rpc = await proxy({ down: true });
+      const scanner = scannerOf(rpc.url);
+      const error = await scanner.transfers({ token: USDC, fromBlock: 0, toBlock: 10 }, 0).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(UpstreamError);
+      expect(error).toMatchObject({ code: "unavailable", status: 503, upstream: "rpc" });
+    });
   });
 });
 
-describe("caching", () => {
-  it("reads final chunks once: a second scan of the same window sends no eth_getLogs", async () => {
-    const s = scenario();
-    const rpc = await proxy({});
-    const scanner = new TransferScanner(clientOf(rpc.url), { chunkSize: 50 });
-    const { finalized } = await scanner.head();
-    const toBlock = Math.floor((finalized + 1) / 50) * 50 - 1; // the last chunk end at or below the finalized block
-    const first = await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock }, finalized);
-    const requests = rpc.getLogs.length;
-    const second = await scanner.transfers({ token: USDC, fromBlock: s.startBlock + 7, toBlock }, finalized);
-    expect(rpc.getLogs.length).toBe(requests);
-    expect(second.stats.cachedChunks).toBe(second.stats.chunks);
-    expect(second.logs).toEqual(first.logs.filter((l) => l.blockNumber >= s.startBlock + 7));
-    // Other test files' payments may follow the scenario: compare the scenario's blocks.
-    expect(first.logs.filter((l) => l.blockNumber <= s.endBlock)).toEqual(truthLogs("USDC").filter((l) => l.blockNumber <= toBlock));
-  });
-
-  it("never caches chunks above the finalized block", async () => {
-    const s = scenario();
-    const rpc = await proxy({});
-    const scanner = new TransferScanner(clientOf(rpc.url), { chunkSize: 50 });
-    await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock }, s.startBlock - 1);
-    const requests = rpc.getLogs.length;
-    await scanner.transfers({ token: USDC, fromBlock: s.startBlock, toBlock: s.endBlock }, s.startBlock - 1);
-    expect(rpc.getLogs.length).toBe(2 * requests);
-  });
-});
-
-describe("failures", () => {
-  it("turns an unreachable node into a 503 upstream error", async () => {
-    const rpc = await proxy({ down: true });
-    const scanner = new TransferScanner(clientOf(rpc.url));
-    const error = await scanner.transfers({ token: USDC, fromBlock: 0, toBlock: 10 }, 0).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(UpstreamError);
-    expect(error).toMatchObject({ code: "unavailable", status: 503, upstream: "rpc" });
-  });
-
+describe("refusals", () => {
   it("recognises providers' range refusals and the limits they name, and nothing else", () => {
     const rpcError = (message: string) => new RpcRequestError({ body: {}, url: "http://rpc", error: { code: -32000, message } });
     const alchemy =

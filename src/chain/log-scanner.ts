@@ -11,7 +11,6 @@
 import {
   type Address,
   getAddress,
-  type Hash,
   type Hex,
   HttpRequestError,
   numberToHex,
@@ -22,18 +21,12 @@ import {
   TimeoutError,
   toEventSelector,
 } from "viem";
+import { LOGS_MAX_RESPONSE_BYTES } from "./client.ts";
+import { postJsonRpc } from "./json-rpc-http.ts";
 import { readChain, toChainError } from "./rpc-error.ts";
+import { AddressBook, NotLogsError, type RawLog, readTransfers, type TransferLog, type Transfers, transfersOf } from "./transfer-answer.ts";
 
-/** One decoded ERC-20 transfer. */
-export interface TransferLog {
-  token: Address;
-  blockNumber: number;
-  logIndex: number;
-  txHash: Hash;
-  from: Address;
-  to: Address;
-  value: bigint;
-}
+export type { TransferLog } from "./transfer-answer.ts";
 
 /**
  * What to scan: one token (or every token when absent), an inclusive block window, optionally
@@ -82,6 +75,14 @@ export interface ScannerOptions {
   cacheMaxLogs?: number;
   /** When the node cannot name its finalized block: treat blocks this far below the head as final. */
   fallbackFinalityDepth?: number;
+  /**
+   * Read `eth_getLogs` straight from these JSON-RPC URLs (in order, the next when one fails to
+   * answer) and decode the answers' bytes (src/chain/transfer-answer.ts), instead of through
+   * the client's transport: the service's own RPC URLs. Absent: through the client.
+   */
+  rpcUrls?: readonly string[];
+  /** Time allowed for each `eth_getLogs` answer read from `rpcUrls` (default 10 s, as the client's). */
+  timeoutMs?: number;
 }
 
 /** Per-scan overrides (the benchmark compares concurrency 1 with the default). */
@@ -97,17 +98,6 @@ export const TRANSFER_EVENT = parseAbiItem("event Transfer(address indexed from,
 
 /** topic0 of the Transfer event. */
 export const TRANSFER_TOPIC = toEventSelector(TRANSFER_EVENT);
-
-/** A log as eth_getLogs returns it (hex quantities). */
-interface RawLog {
-  address: Address;
-  blockNumber: Hex;
-  logIndex: Hex;
-  transactionHash: Hash;
-  topics: Hex[];
-  data: Hex;
-  removed?: boolean;
-}
 
 /** The default chunk: mainnet.base.org's documented range limit. */
 export const DEFAULT_CHUNK_SIZE = 2_000;
@@ -272,8 +262,9 @@ export class TransferScanner {
   #maxRange: number;
   /** Narrower ranges for queries whose logs are dense, by query: answers stay near the target size. */
   readonly #denseRange = new Map<string, number>();
-  /** Checksummed addresses by topic: the same counterparties recur, and checksumming costs a keccak. */
-  readonly #addresses = new Map<Hex, Address>();
+  readonly #addresses = new AddressBook();
+  readonly #rpcUrls: readonly string[] | undefined;
+  readonly #timeoutMs: number;
 
   constructor(client: PublicClient, options: ScannerOptions = {}) {
     this.#client = client;
@@ -286,6 +277,8 @@ export class TransferScanner {
     this.#cacheMaxLogs = options.cacheMaxLogs ?? 200_000;
     this.#fallbackFinalityDepth = options.fallbackFinalityDepth ?? 900;
     this.#maxRange = this.chunkSize;
+    this.#rpcUrls = options.rpcUrls && options.rpcUrls.length > 0 ? options.rpcUrls : undefined;
+    this.#timeoutMs = options.timeoutMs ?? 10_000;
   }
 
   /** The chain head and the finalized block, read together (one JSON-RPC batch). */
@@ -352,16 +345,6 @@ export class TransferScanner {
     return { logs: parts.flat(), stats };
   }
 
-  #checksum(topic: Hex): Address {
-    let address = this.#addresses.get(topic);
-    if (!address) {
-      address = getAddress(`0x${topic.slice(26)}`);
-      if (this.#addresses.size > 100_000) this.#addresses.clear();
-      this.#addresses.set(topic, address);
-    }
-    return address;
-  }
-
   #cacheKey(query: TransferQuery, start: number, end: number): string {
     return `${this.#queryKey(query)}:${start}-${end}`;
   }
@@ -419,9 +402,9 @@ export class TransferScanner {
         release();
         return this.#fetchRange(query, from, to, scan);
       }
-      let raw: RawLog[];
+      let answer: Transfers;
       try {
-        raw = await this.#request(query, from, to, scan.stats);
+        answer = await this.#request(query, from, to, scan.stats);
       } catch (error) {
         release();
         const pushback = providerPushback(error);
@@ -447,8 +430,8 @@ export class TransferScanner {
       }
       release();
       this.#limit.succeeded();
-      this.#learnDensity(query, size, raw.length);
-      return this.#decode(query, raw);
+      this.#learnDensity(query, size, answer.count);
+      return answer.logs;
     }
   }
 
@@ -464,47 +447,44 @@ export class TransferScanner {
     this.#denseRange.set(key, Math.min(range, this.#denseRange.get(key) ?? range));
   }
 
-  async #request(query: TransferQuery, from: number, to: number, stats: ScanStats): Promise<RawLog[]> {
+  async #request(query: TransferQuery, from: number, to: number, stats: ScanStats): Promise<Transfers> {
     stats.requests++;
-    // Raw eth_getLogs and a hand decoder: a 2,000-block USDC chunk can hold tens of thousands of
-    // logs, and viem's generic log formatting and ABI decoding cost more than the request itself.
-    // Retries are the scanner's (above), so the transport does not retry on its own.
+    // Raw eth_getLogs and a decoder of our own: a 2,000-block USDC chunk can hold tens of
+    // thousands of logs, and viem's generic log formatting and ABI decoding cost more than the
+    // request itself. Retries are the scanner's (above), so the transport does not retry on its own.
     const pad = (address: Address) => `0x${address.slice(2).toLowerCase().padStart(64, "0")}` as Hex;
     const topic = (side: Address | readonly Address[] | undefined) =>
       side === undefined ? null : typeof side === "string" ? pad(side) : side.map(pad);
-    return (await this.#client.request(
-      {
-        method: "eth_getLogs",
-        params: [
-          {
-            ...(query.token ? { address: query.token } : {}),
-            topics: [TRANSFER_TOPIC, topic(query.from), topic(query.to)],
-            fromBlock: numberToHex(from),
-            toBlock: numberToHex(to),
-          },
-        ],
-      },
-      { retryCount: 0 },
-    )) as RawLog[];
-  }
-
-  #decode(query: TransferQuery, logs: RawLog[]): TransferLog[] {
+    const filter = {
+      ...(query.token ? { address: query.token } : {}),
+      topics: [TRANSFER_TOPIC, topic(query.from), topic(query.to)],
+      fromBlock: numberToHex(from),
+      toBlock: numberToHex(to),
+    };
     const token = query.token ? getAddress(query.token) : undefined;
-    const out: TransferLog[] = [];
-    for (const log of logs) {
-      // ERC-20 Transfer: exactly three topics and a 32-byte amount (ERC-721's indexed token id makes four).
-      if (log.topics.length !== 3 || log.data.length !== 66 || log.removed) continue;
-      out.push({
-        token: token ?? this.#checksum(`0x${log.address.slice(2).toLowerCase().padStart(64, "0")}` as Hex),
-        blockNumber: Number(log.blockNumber),
-        logIndex: Number(log.logIndex),
-        txHash: log.transactionHash,
-        from: this.#checksum(log.topics[1] as Hex),
-        to: this.#checksum(log.topics[2] as Hex),
-        value: BigInt(log.data),
-      });
+    if (!this.#rpcUrls) {
+      const raw = (await this.#client.request({ method: "eth_getLogs", params: [filter] }, { retryCount: 0 })) as RawLog[];
+      return transfersOf(raw, token, this.#addresses);
     }
-    return out;
+    const answer = await postJsonRpc(this.#rpcUrls, "eth_getLogs", [filter], {
+      timeoutMs: this.#timeoutMs,
+      maxBodyBytes: LOGS_MAX_RESPONSE_BYTES,
+    });
+    try {
+      return readTransfers(answer.body, token, this.#addresses);
+    } catch (error) {
+      const body = { method: "eth_getLogs", params: [filter] };
+      const rpcError =
+        error instanceof NotLogsError ? (error.answer as { error?: { code?: unknown; message?: unknown } } | null)?.error : undefined;
+      if (rpcError && typeof rpcError.code === "number" && typeof rpcError.message === "string") {
+        throw new RpcRequestError({ body, error: rpcError as { code: number; message: string }, url: answer.url });
+      }
+      // What viem's transport made of an answer it could not read: no usable answer from the node.
+      if (error instanceof NotLogsError || error instanceof SyntaxError) {
+        throw new HttpRequestError({ body, cause: error, details: "the answer held no list of logs", url: answer.url });
+      }
+      throw error;
+    }
   }
 }
 

@@ -32,6 +32,8 @@ export interface ProxiedRequest {
   methods: string[];
   /** HTTP requests in flight when this one arrived, itself included. */
   inFlight: number;
+  /** Of those, the ones asking for eth_getLogs. */
+  logsInFlight: number;
   status: number;
 }
 
@@ -55,14 +57,19 @@ export async function startRpcProxy(rpcUrl: string, options: RpcProxyOptions = {
   const http: ProxiedRequest[] = [];
   const state = { ...options };
   let inFlight = 0;
+  let logsInFlight = 0;
   const stub = await startStub(async (_req, res, body) => {
     const calls = (Array.isArray(body) ? body : [body]) as Call[];
-    const record: ProxiedRequest = { methods: calls.map((c) => c.method), inFlight: ++inFlight, status: 200 };
+    const methods = calls.map((c) => c.method);
+    const logs = methods.includes("eth_getLogs") ? 1 : 0;
+    logsInFlight += logs;
+    const record: ProxiedRequest = { methods, inFlight: ++inFlight, logsInFlight, status: 200 };
     http.push(record);
     try {
       await answer(res, body, calls, record);
     } finally {
       inFlight--;
+      logsInFlight -= logs;
     }
   });
   const answer = async (res: ServerResponse, body: unknown, calls: Call[], record: ProxiedRequest) => {

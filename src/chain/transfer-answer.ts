@@ -1,0 +1,395 @@
+/**
+ * ERC-20 transfers out of an `eth_getLogs` answer. A 2,000-block USDC chunk on Base holds tens of
+ * thousands of logs, a megabyte or more of JSON; `JSON.parse` builds every field of every log
+ * (block hash, timestamp, transaction index, the event's topic) and the scan then reads five of
+ * them. `readTransfers` reads the answer's bytes once and builds only the transfers, for the
+ * shape nodes send (a `result` array of flat log objects, hex strings without escapes), and
+ * falls back to `JSON.parse` for anything else: escapes, nested values where strings belong, a
+ * malformed quantity, an error. Both paths give the same transfers; test/transfer-answer.test.ts
+ * checks that on real answers and on reshaped ones. On the bench chain it takes about half
+ * the CPU of `JSON.parse` and the field decoding.
+ */
+import { isAscii } from "node:buffer";
+import { type Address, getAddress, type Hash, type Hex } from "viem";
+
+/** One decoded ERC-20 transfer. */
+export interface TransferLog {
+  token: Address;
+  blockNumber: number;
+  logIndex: number;
+  txHash: Hash;
+  from: Address;
+  to: Address;
+  value: bigint;
+}
+
+/** A log as eth_getLogs returns it (hex quantities). */
+export interface RawLog {
+  address: Address;
+  blockNumber: Hex;
+  logIndex: Hex;
+  transactionHash: Hash;
+  topics: Hex[];
+  data: Hex;
+  removed?: boolean;
+}
+
+/**
+ * Checksummed addresses by their 40 hex digits: the same counterparties recur, and checksumming
+ * costs a keccak. Keys are as the node wrote them (lower case in practice); a key in another
+ * case is a second entry for the same address, never a wrong one.
+ */
+export class AddressBook {
+  readonly #addresses = new Map<string, Address>();
+  readonly #max: number;
+
+  constructor(max = 100_000) {
+    this.#max = max;
+  }
+
+  /** The checksummed address of 40 hex digits (any case: no checksum is checked). */
+  get(hex40: string): Address {
+    let address = this.#addresses.get(hex40);
+    if (!address) {
+      address = getAddress(`0x${hex40}`);
+      if (this.#addresses.size >= this.#max) this.#addresses.clear();
+      this.#addresses.set(hex40, address);
+    }
+    return address;
+  }
+}
+
+/** The transfers of an answer, and how many logs it held (the scanner sizes later ranges by it). */
+export interface Transfers {
+  logs: TransferLog[];
+  count: number;
+}
+
+/**
+ * The transfers among `logs` (already parsed): exactly three topics and a 32-byte amount, as
+ * ERC-20's Transfer has (ERC-721's indexed token id makes four); removed logs dropped.
+ */
+export function transfersOf(logs: readonly RawLog[], token: Address | undefined, book: AddressBook): Transfers {
+  const out: TransferLog[] = [];
+  for (const log of logs) {
+    if (log.topics.length !== 3 || log.data.length !== 66 || log.removed) continue;
+    out.push({
+      token: token ?? book.get(log.address.slice(2)),
+      blockNumber: Number(log.blockNumber),
+      logIndex: Number(log.logIndex),
+      txHash: log.transactionHash,
+      from: book.get((log.topics[1] as Hex).slice(26)),
+      to: book.get((log.topics[2] as Hex).slice(26)),
+      value: BigInt(log.data),
+    });
+  }
+  return { logs: out, count: logs.length };
+}
+
+/** A JSON-RPC answer that is not a list of logs (an error, or no `result` array). */
+export class NotLogsError extends Error {
+  readonly answer: unknown;
+  constructor(answer: unknown) {
+    super("the eth_getLogs answer holds no list of logs");
+    this.answer = answer;
+  }
+}
+
+/**
+ * The transfers of a JSON-RPC `eth_getLogs` answer's bytes. An answer without a `result` array
+ * throws `NotLogsError` with the parsed answer (the caller turns a JSON-RPC error into its
+ * error); a body that is not JSON throws `SyntaxError`.
+ */
+export function readTransfers(body: Buffer, token: Address | undefined, book: AddressBook): Transfers {
+  const fast = fastTransfers(body, token, book);
+  if (fast) return fast;
+  const answer = JSON.parse(body.toString("utf8")) as { result?: unknown };
+  if (!Array.isArray(answer?.result)) throw new NotLogsError(answer);
+  return transfersOf(answer.result as RawLog[], token, book);
+}
+
+/**
+ * The transfers of an answer in the shape nodes send, read without `JSON.parse`; undefined for
+ * any other answer (`readTransfers` then parses it).
+ */
+export function fastTransfers(body: Buffer, token: Address | undefined, book: AddressBook): Transfers | undefined {
+  return isAscii(body) && body.indexOf(BACKSLASH) === -1 ? new FastReader(body, token, book).answer() : undefined;
+}
+
+const BACKSLASH = 0x5c;
+const QUOTE = 0x22;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+
+/** The log fields a transfer needs, numbered. */
+const ADDRESS = 1;
+const TOPICS = 2;
+const DATA = 3;
+const BLOCK_NUMBER = 4;
+const LOG_INDEX = 5;
+const TRANSACTION_HASH = 6;
+const REMOVED = 7;
+const FIELDS: readonly [string, number][] = [
+  ["address", ADDRESS],
+  ["topics", TOPICS],
+  ["data", DATA],
+  ["blockNumber", BLOCK_NUMBER],
+  ["logIndex", LOG_INDEX],
+  ["transactionHash", TRANSACTION_HASH],
+  ["removed", REMOVED],
+];
+const FIELD_BYTES = FIELDS.map(([name, id]) => ({ bytes: Buffer.from(name, "latin1"), id }));
+const RESULT = Buffer.from("result", "latin1");
+
+/** Thrown inside the fast reader when the answer is not in the shape it reads: `JSON.parse` takes over. */
+const UNEXPECTED = Symbol("unexpected");
+
+/**
+ * Reads an answer of ASCII bytes with no backslash in it (so no string holds an escape, every
+ * string ends at the next quote, and a latin1 slice is the string). Anything outside the expected shape throws `UNEXPECTED`.
+ */
+class FastReader {
+  readonly #b: Buffer;
+  readonly #token: Address | undefined;
+  readonly #book: AddressBook;
+  #i = 0;
+  /** Where the contents of the string last read end. */
+  #end = 0;
+
+  constructor(body: Buffer, token: Address | undefined, book: AddressBook) {
+    this.#b = body;
+    this.#token = token;
+    this.#book = book;
+  }
+
+  /** The transfers, or undefined when `JSON.parse` must read this answer. */
+  answer(): Transfers | undefined {
+    try {
+      let transfers: Transfers | undefined;
+      this.#expect(OPEN_OBJECT);
+      if (this.#peek() !== CLOSE_OBJECT) {
+        for (;;) {
+          const start = this.#string();
+          this.#expect(COLON);
+          if (this.#same(start, this.#end, RESULT)) {
+            if (transfers || this.#peek() !== OPEN_ARRAY) throw UNEXPECTED;
+            transfers = this.#logs();
+          } else this.#scalar(); // jsonrpc, id; an "error" object is not a scalar: JSON.parse reads it
+          if (this.#peek() === COMMA) this.#i++;
+          else break;
+        }
+      }
+      this.#expect(CLOSE_OBJECT);
+      if (this.#peek() !== -1) throw UNEXPECTED;
+      return transfers;
+    } catch (error) {
+      if (error === UNEXPECTED) return undefined;
+      throw error;
+    }
+  }
+
+  #logs(): Transfers {
+    const out: TransferLog[] = [];
+    let count = 0;
+    this.#expect(OPEN_ARRAY);
+    if (this.#peek() === CLOSE_ARRAY) {
+      this.#i++;
+      return { logs: out, count };
+    }
+    for (;;) {
+      count++;
+      const log = this.#log();
+      if (log) out.push(log);
+      const next = this.#peek();
+      this.#i++;
+      if (next === CLOSE_ARRAY) return { logs: out, count };
+      if (next !== COMMA) throw UNEXPECTED;
+    }
+  }
+
+  /** One log object; undefined when it is not an ERC-20 transfer (as `transfersOf` decides). */
+  #log(): TransferLog | undefined {
+    const b = this.#b;
+    let address = -1;
+    let data = -1;
+    let dataEnd = -1;
+    let blockNumber = -1;
+    let logIndex = -1;
+    let txHash: string | undefined;
+    let topics = 0;
+    let from = -1;
+    let to = -1;
+    let removed = false;
+    let seen = 0;
+    this.#expect(OPEN_OBJECT);
+    if (this.#peek() !== CLOSE_OBJECT) {
+      for (;;) {
+        const start = this.#string();
+        this.#expect(COLON);
+        const field = this.#field(start, this.#end);
+        if (field !== 0) {
+          if (seen & (1 << field)) throw UNEXPECTED; // a repeated key: JSON.parse keeps the last
+          seen |= 1 << field;
+        }
+        if (field === TOPICS) {
+          this.#expect(OPEN_ARRAY);
+          if (this.#peek() === CLOSE_ARRAY) this.#i++;
+          else {
+            for (;;) {
+              const s = this.#string();
+              if (topics === 1) from = this.#topicAddress(s, this.#end);
+              else if (topics === 2) to = this.#topicAddress(s, this.#end);
+              topics++;
+              const next = this.#peek();
+              this.#i++;
+              if (next === CLOSE_ARRAY) break;
+              if (next !== COMMA) throw UNEXPECTED;
+            }
+          }
+        } else if (field === REMOVED) {
+          removed = this.#boolean();
+        } else if (field === 0) {
+          this.#scalar();
+        } else {
+          const s = this.#string();
+          const e = this.#end;
+          if (field === ADDRESS) {
+            if (e - s !== 42 || b[s] !== 0x30 || b[s + 1] !== 0x78) throw UNEXPECTED;
+            address = s + 2;
+          } else if (field === DATA) {
+            data = s;
+            dataEnd = e;
+          } else if (field === BLOCK_NUMBER) blockNumber = this.#quantity(s, e);
+          else if (field === LOG_INDEX) logIndex = this.#quantity(s, e);
+          else {
+            if (e - s !== 66 || b[s] !== 0x30 || b[s + 1] !== 0x78) throw UNEXPECTED;
+            txHash = b.toString("latin1", s, e);
+          }
+        }
+        const next = this.#peek();
+        if (next === COMMA) this.#i++;
+        else break;
+      }
+    }
+    this.#expect(CLOSE_OBJECT);
+    // Fields the generic path would read as undefined: let it decide what they mean.
+    if (data < 0 || blockNumber < 0 || logIndex < 0 || txHash === undefined || !(seen & (1 << TOPICS))) throw UNEXPECTED;
+    if (topics !== 3 || dataEnd - data !== 66 || removed) return undefined;
+    if (this.#token === undefined && address < 0) throw UNEXPECTED;
+    return {
+      // Nodes write hex in lower case; the book takes either case, so no lower-casing here.
+      token: this.#token ?? this.#book.get(b.toString("latin1", address, address + 40)),
+      blockNumber,
+      logIndex,
+      txHash: txHash as Hash,
+      from: this.#book.get(b.toString("latin1", from, from + 40)),
+      to: this.#book.get(b.toString("latin1", to, to + 40)),
+      value: BigInt(b.toString("latin1", data, dataEnd)),
+    };
+  }
+
+  /** Where the address in a 32-byte topic starts (its last 40 hex digits). */
+  #topicAddress(start: number, end: number): number {
+    if (end - start !== 66) throw UNEXPECTED;
+    return start + 26;
+  }
+
+  /** A hex quantity ("0x1a") as a number; anything else is for the generic path. */
+  #quantity(start: number, end: number): number {
+    const b = this.#b;
+    if (end - start < 3 || end - start > 15 || b[start] !== 0x30 || b[start + 1] !== 0x78) throw UNEXPECTED;
+    let n = 0;
+    for (let i = start + 2; i < end; i++) {
+      const c = b[i] as number;
+      const digit = c >= 0x30 && c <= 0x39 ? c - 0x30 : (c | 0x20) >= 0x61 && (c | 0x20) <= 0x66 ? (c | 0x20) - 0x57 : -1;
+      if (digit < 0) throw UNEXPECTED;
+      n = n * 16 + digit;
+    }
+    return n;
+  }
+
+  /** Which of the needed fields the key between `start` and `end` names (0: none). */
+  #field(start: number, end: number): number {
+    const length = end - start;
+    for (const { bytes, id } of FIELD_BYTES) if (bytes.length === length && this.#same(start, end, bytes)) return id;
+    return 0;
+  }
+
+  #same(start: number, end: number, bytes: Buffer): boolean {
+    if (end - start !== bytes.length) return false;
+    const b = this.#b;
+    for (let i = 0; i < bytes.length; i++) if (b[start + i] !== bytes[i]) return false;
+    return true;
+  }
+
+  /** A string: where its contents start; `#end` is where they end (no escapes, see the class). */
+  #string(): number {
+    this.#expect(QUOTE);
+    const start = this.#i;
+    const end = this.#b.indexOf(QUOTE, start);
+    if (end < 0) throw UNEXPECTED;
+    this.#end = end;
+    this.#i = end + 1;
+    return start;
+  }
+
+  #boolean(): boolean {
+    const b = this.#b;
+    this.#peek();
+    const i = this.#i;
+    if (b[i] === 0x74 && b[i + 1] === 0x72 && b[i + 2] === 0x75 && b[i + 3] === 0x65) {
+      this.#i += 4;
+      return true;
+    }
+    if (b[i] === 0x66 && b[i + 1] === 0x61 && b[i + 2] === 0x6c && b[i + 3] === 0x73 && b[i + 4] === 0x65) {
+      this.#i += 5;
+      return false;
+    }
+    throw UNEXPECTED;
+  }
+
+  /** Skip a string, number, true, false or null; objects and arrays are for the generic path. */
+  #scalar(): void {
+    const c = this.#peek();
+    if (c === QUOTE) {
+      this.#string();
+      return;
+    }
+    if (c === OPEN_OBJECT || c === OPEN_ARRAY || c === -1) throw UNEXPECTED;
+    const b = this.#b;
+    let i = this.#i;
+    // A literal or number runs to the next structural character or space; JSON.parse checks
+    // the answers this lets through only when something else sends them there.
+    while (i < b.length) {
+      const x = b[i] as number;
+      if (x === COMMA || x === CLOSE_OBJECT || x === CLOSE_ARRAY || x <= 0x20) break;
+      if (!((x >= 0x30 && x <= 0x39) || (x >= 0x61 && x <= 0x7a) || x === 0x2d || x === 0x2b || x === 0x2e || x === 0x45)) throw UNEXPECTED;
+      i++;
+    }
+    const word = b.toString("latin1", this.#i, i);
+    if (word !== "true" && word !== "false" && word !== "null" && !/^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/.test(word)) throw UNEXPECTED;
+    this.#i = i;
+  }
+
+  #expect(char: number): void {
+    if (this.#peek() !== char) throw UNEXPECTED;
+    this.#i++;
+  }
+
+  /** The next character that is not white space (-1 at the end), without taking it. */
+  #peek(): number {
+    const b = this.#b;
+    let i = this.#i;
+    while (i < b.length) {
+      const c = b[i] as number;
+      if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break;
+      i++;
+    }
+    this.#i = i;
+    return i < b.length ? (b[i] as number) : -1;
+  }
+}
