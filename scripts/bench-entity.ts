@@ -41,7 +41,8 @@ const PER_BLOCK = 100; // transfers in each busy block; one block in 20 is busy
 const USERS = 2_000;
 const PLAN_VERSION = 1;
 const CACHE_DIR = path.join("data", "bench-entity");
-const RUNS = 5;
+/** Runs per route and cache state; `--quick`: 2 (the p50 is then the slower of the two). */
+const RUNS = process.env.BENCH_QUICK === "1" ? 2 : 5;
 
 const usdcAbi = parseAbi(["function mint(address to, uint256 amount)", "function transfer(address to, uint256 amount) returns (bool)"]);
 const user = (i: number): Address => getAddress(keccak256(stringToBytes(`bench-entity-user-${i % USERS}`)).slice(0, 42));

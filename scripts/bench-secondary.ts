@@ -3,7 +3,7 @@
  * scenario (its token-risk part included):
  *   1. honeypot-check: the whole function (pools, simulation by eth_call with state overrides,
  *      privileges, limits, verdict), p50 and p90 over repeated calls on the seeded tokens;
- *   2. meme-hunter over 1,800 blocks holding 50 new pairs created for the bench (spread over the
+ *   2. meme-hunter over 1,800 blocks holding 50 new pairs (20 with --quick) created for the bench (spread over the
  *      window between empty blocks), cold and warm, each pair with its honeypot check.
  * Function level, with the stub market APIs, as bench-analytics measures its routes: payment costs
  * are the spine bench's.
@@ -26,9 +26,11 @@ import { seedScenario } from "../src/devnet/scenario.ts";
 import { createLogger } from "../src/log.ts";
 import { startUpstreamStubs } from "../src/stubs/upstream-stubs.ts";
 
-const NEW_PAIRS = 50;
+const QUICK = process.env.BENCH_QUICK === "1";
+/** New pairs in meme-hunter's window and honeypot-check calls measured (`--quick`: fewer). */
+const NEW_PAIRS = QUICK ? 20 : 50;
 const WINDOW = 1_800;
-const HONEYPOT_CALLS = 40;
+const HONEYPOT_CALLS = QUICK ? 15 : 40;
 
 const abi = [
   {
@@ -110,7 +112,7 @@ export async function benchSecondary(): Promise<void> {
     times.sort((a, b) => a - b);
     for (const list of byKind.values()) list.sort((a, b) => a - b);
 
-    // 2. Fifty new pairs spread over a 1,800-block window, each with 2 WETH of liquidity.
+    // 2. NEW_PAIRS new pairs (50; 20 with --quick) spread over a 1,800-block window, each with 2 WETH of liquidity.
     const contracts = loadContracts();
     const account = privateKeyToAccount((devnetAccounts()[2] as { privateKey: `0x${string}` }).privateKey);
     const wallet = createWalletClient({ account, chain: devnetChain(devnet.rpcUrl), transport: http(devnet.rpcUrl) });
