@@ -9,7 +9,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, expect, it, type Mock, vi } from "vitest";
-import { captureConsole, createLogger, flushLogs, type LogLevel } from "../src/log.ts";
+import { captureConsole, createLogger, flushLogs, type Logger, type LogLevel, logRequest } from "../src/log.ts";
 
 const METHODS = ["log", "info", "warn", "error", "debug"] as const;
 type Method = (typeof METHODS)[number];
@@ -128,6 +128,37 @@ it("writes each line as exact JSON: level, ISO time, base and child fields, the 
     '{"level":"warn","t":"2026-01-02T03:04:05.678Z","service":"test","part":"gate","ms":950,"msg":"slow settle"}',
     '{"level":"debug","t":"2026-01-02T03:04:05.678Z","service":"test","msg":"plain"}',
   ]);
+});
+
+it("writes the access line byte for byte as the general path does, with bindings, odd paths and levels", () => {
+  const { log, lines } = arrayLogger("info");
+  const child = log.child({ component: "site", nested: { b: 1, a: [2] } });
+  const odd = '/kb/"quoted"\\back\u00e9?x=1';
+  vi.useFakeTimers({ now: new Date("2026-01-02T03:04:05.678Z"), toFake: ["Date"] });
+  try {
+    for (const logger of [log, child]) {
+      for (const line of [
+        { request_id: "r-1", method: "GET", path: "/api/pricing", status: 200, ms: 0.42 },
+        { request_id: "0f8e", method: "PROPFIND", path: odd, status: 405, ms: 12 },
+      ]) {
+        logRequest(logger, line);
+        logger.info("request", line);
+      }
+    }
+  } finally {
+    vi.useRealTimers();
+  }
+  expect(lines).toHaveLength(8);
+  for (let i = 0; i < lines.length; i += 2) expect(lines[i]).toBe(lines[i + 1]);
+  expect(JSON.parse(lines[6] as string)).toMatchObject({ component: "site", nested: { b: 1, a: [2] }, path: odd, status: 405 });
+  // Below info, nothing; a logger made elsewhere gets the line through its own info.
+  const quiet = arrayLogger("warn");
+  logRequest(quiet.log, { request_id: "r", method: "GET", path: "/", status: 200, ms: 1 });
+  expect(quiet.lines).toEqual([]);
+  const seen: unknown[] = [];
+  const other: Logger = { debug() {}, info: (msg, fields) => seen.push([msg, fields]), warn() {}, error() {}, child: () => other };
+  logRequest(other, { request_id: "r", method: "GET", path: "/", status: 200, ms: 1 });
+  expect(seen).toEqual([["request", { request_id: "r", method: "GET", path: "/", status: 200, ms: 1 }]]);
 });
 
 it("redacts secret-named fields (also in child bindings), writes errors as name and message and bigints as strings", () => {

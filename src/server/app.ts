@@ -26,9 +26,9 @@ import { bodyLimit } from "./middleware/body-limit.ts";
 import { canonicalPath } from "./middleware/canonical-path.ts";
 import { documentCache } from "./middleware/document-cache.ts";
 import type { Drain } from "./middleware/drain.ts";
-import { countRequest, metricsEndpoint, requestMetrics } from "./middleware/metrics.ts";
+import { metricsEndpoint, requestCounter, requestMetrics } from "./middleware/metrics.ts";
 import { rateLimiter } from "./middleware/rate-limit.ts";
-import { requestContext, requestIdOf, tagRequest } from "./middleware/request-context.ts";
+import { beginRequest, requestContext, requestIdOf } from "./middleware/request-context.ts";
 import { knownMethods, saneHost } from "./middleware/request-line.ts";
 import { sendError } from "./middleware/send-error.ts";
 import { type Entry as StaticEntry, staticFromMemory } from "./middleware/static-memory.ts";
@@ -249,9 +249,16 @@ export function createApp({
       app(req, res);
       return;
     }
-    drain?.enter(res);
-    tagRequest(req, res, log);
-    countRequest(metrics, req, res, held.route);
+    // The drain's count, the log line and the metrics, as the chain's middleware would keep
+    // them, ended by one listener instead of three.
+    const release = drain?.hold(res);
+    const logged = beginRequest(req, res, log);
+    const counted = requestCounter(metrics, req, res, held.route);
+    res.once("close", () => {
+      release?.();
+      logged();
+      counted();
+    });
     limiter.free(clientAddress(req, trust), res, () => cache.send(req, res, held));
   };
 }

@@ -17,6 +17,8 @@ export interface Drain {
   readonly draining: boolean;
   /** Count `res` as in flight until it closes (a request answered before the middleware chain). */
   enter(res: Response | ServerResponse): void;
+  /** Count `res` as in flight until the function returned is called (when it has closed). */
+  hold(res: Response | ServerResponse): () => void;
   /** Requests being answered now. */
   readonly inFlight: number;
   /** Refuse new requests from now on and close connections after their answers. */
@@ -36,9 +38,12 @@ export function drainable(): Drain {
     if (open.size === 0) for (const wake of waiters) wake();
   };
 
-  const enter = (res: Response | ServerResponse) => {
+  const hold = (res: Response | ServerResponse) => {
     open.add(res);
-    res.on("close", () => settled(res));
+    return () => settled(res);
+  };
+  const enter = (res: Response | ServerResponse) => {
+    res.on("close", hold(res));
   };
 
   return {
@@ -46,6 +51,7 @@ export function drainable(): Drain {
       return draining;
     },
     enter,
+    hold,
     get inFlight() {
       return open.size;
     },

@@ -24,22 +24,32 @@ const FILE_NAME = /\.[a-z0-9]+$/i;
 const METHODS = new Set(["GET", "HEAD", "POST"]);
 
 /**
- * Count and time `req` when its answer ends, under `route` (a label already known), or the label
- * of its path and status when none is given.
+ * Start timing `req`; the function returned counts and times it (call it once its answer has
+ * ended) under `route` (a label already known), or the label of its path and status.
  */
+export function requestCounter(
+  metrics: ServiceMetrics,
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: string | ((status: number) => string),
+): () => void {
+  const started = process.hrtime.bigint();
+  return () => {
+    const label = typeof route === "string" ? route : route(res.statusCode);
+    const method = METHODS.has(req.method as string) ? (req.method as string) : "other";
+    metrics.requests.inc({ route: label, method, status: String(res.statusCode) });
+    metrics.requestSeconds.observe({ route: label, method }, Number(process.hrtime.bigint() - started) / 1e9);
+  };
+}
+
+/** `requestCounter`, counted when the answer closes. */
 export function countRequest(
   metrics: ServiceMetrics,
   req: IncomingMessage,
   res: ServerResponse,
   route: string | ((status: number) => string),
 ): void {
-  const started = process.hrtime.bigint();
-  res.once("close", () => {
-    const label = typeof route === "string" ? route : route(res.statusCode);
-    const method = METHODS.has(req.method as string) ? (req.method as string) : "other";
-    metrics.requests.inc({ route: label, method, status: String(res.statusCode) });
-    metrics.requestSeconds.observe({ route: label, method }, Number(process.hrtime.bigint() - started) / 1e9);
-  });
+  res.once("close", requestCounter(metrics, req, res, route));
 }
 
 /** The `route` label of a request: the route table's path, or a fixed word (never the raw path, which a caller chooses). */

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { NextFunction, Request, Response } from "express";
-import type { Logger } from "../../log.ts";
+import { type Logger, logRequest } from "../../log.ts";
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
@@ -21,28 +21,33 @@ export interface RequestContextOptions {
 }
 
 /**
- * Give `req` its id (in its `X-Request-Id` header and the answer's) and log its line when the
- * answer ends: `request_id`, `method`, `path` (without the query, at most 200 characters),
- * `status` and `ms`. `url` is the request target as received (Express rewrites `req.url` under a
- * mounted router; its `originalUrl` is the received one).
+ * Give `req` its id (in its `X-Request-Id` header and the answer's) and return what logs its
+ * line once the answer has ended: `request_id`, `method`, `path` (without the query, at most 200
+ * characters), `status` and `ms`. `url` is the request target as received (Express rewrites
+ * `req.url` under a mounted router; its `originalUrl` is the received one).
  */
-export function tagRequest(req: IncomingMessage, res: ServerResponse, log: Logger, url = req.url ?? ""): void {
+export function beginRequest(req: IncomingMessage, res: ServerResponse, log: Logger, url = req.url ?? ""): () => void {
   const incoming = req.headers["x-request-id"];
   const id = typeof incoming === "string" && SAFE_ID.test(incoming) ? incoming : randomUUID();
   req.headers["x-request-id"] = id;
   res.setHeader("X-Request-Id", id);
   const started = process.hrtime.bigint();
-  res.once("close", () => {
+  return () => {
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     const query = url.indexOf("?");
-    log.info("request", {
+    logRequest(log, {
       request_id: id,
-      method: req.method,
+      method: req.method ?? "",
       path: (query >= 0 ? url.slice(0, query) : url).slice(0, 200),
       status: res.statusCode,
       ms: Math.round(ms * 100) / 100,
     });
-  });
+  };
+}
+
+/** `beginRequest`, its line logged when the answer closes. */
+export function tagRequest(req: IncomingMessage, res: ServerResponse, log: Logger, url = req.url ?? ""): void {
+  res.once("close", beginRequest(req, res, log, url));
 }
 
 /** Middleware factory: request id plus one structured access-log line per request. */
