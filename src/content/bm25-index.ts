@@ -30,33 +30,176 @@ function isSeparator(codePoint: number): boolean {
   return separator;
 }
 
+/** FNV-1a's 32-bit offset basis and prime: a token's hash is built as its code units are scanned. */
+const FNV_OFFSET = 0x811c9dc5 | 0;
+const FNV_PRIME = 0x01000193;
+
 /**
- * The tokens of `text` exactly as `text.split(/[\n\r\p{Z}\p{P}]+/u)` gives them (MiniSearch's
- * default), empty first and last ones included, which count in a field's length; a scan with
- * a table for ASCII is several times faster than the Unicode-property regular expression.
+ * The tokens of a text as spans (`start`, `end`) with the hash of their code units, one per
+ * `next()`, exactly as `text.split(/[\n\r\p{Z}\p{P}]+/u)` gives them (MiniSearch's default):
+ * empty first and last ones included, which count in a field's length. A scan with a table for
+ * ASCII is several times faster than the Unicode-property regular expression, and spans let the
+ * build look a token up without slicing a string for each occurrence (see `TokenTable`).
  */
+class TokenSpans {
+  text = "";
+  start = 0;
+  end = 0;
+  hash = 0;
+  #at = 0;
+  #done = true;
+
+  reset(text: string): void {
+    this.text = text;
+    this.#at = 0;
+    this.#done = false;
+  }
+
+  /** Moves to the next token; false when there is none left. */
+  next(): boolean {
+    if (this.#done) return false;
+    const text = this.text;
+    const length = text.length;
+    let i = this.#at;
+    let hash = FNV_OFFSET;
+    this.start = i;
+    while (i < length) {
+      const code = text.charCodeAt(i);
+      let width = 1;
+      if (code < 128) {
+        if (ASCII_SEPARATOR[code] === 0) {
+          hash = Math.imul(hash ^ code, FNV_PRIME);
+          i++;
+          continue;
+        }
+      } else {
+        // Beyond ASCII the separator test needs the whole code point (a few separators lie beyond U+FFFF).
+        const codePoint = text.codePointAt(i) as number;
+        width = codePoint > 0xffff ? 2 : 1;
+        if (!isSeparator(codePoint)) {
+          hash = Math.imul(hash ^ code, FNV_PRIME);
+          if (width === 2) hash = Math.imul(hash ^ text.charCodeAt(i + 1), FNV_PRIME);
+          i += width;
+          continue;
+        }
+      }
+      this.end = i;
+      this.hash = hash;
+      i += width;
+      while (i < length) {
+        const next = text.codePointAt(i) as number;
+        if (!isSeparator(next)) break;
+        i += next > 0xffff ? 2 : 1;
+      }
+      this.#at = i;
+      return true;
+    }
+    this.end = length;
+    this.hash = hash;
+    this.#done = true;
+    return true;
+  }
+}
+
+/** The tokens of `text` exactly as `text.split(/[\n\r\p{Z}\p{P}]+/u)` gives them (MiniSearch's default). */
 export function tokenize(text: string): string[] {
   const tokens: string[] = [];
-  let start = 0;
-  let i = 0;
-  while (i < text.length) {
-    const codePoint = text.codePointAt(i) as number;
-    const width = codePoint > 0xffff ? 2 : 1;
-    if (!isSeparator(codePoint)) {
-      i += width;
-      continue;
-    }
-    tokens.push(text.slice(start, i));
-    i += width;
-    while (i < text.length) {
-      const next = text.codePointAt(i) as number;
-      if (!isSeparator(next)) break;
-      i += next > 0xffff ? 2 : 1;
-    }
-    start = i;
-  }
-  tokens.push(text.slice(start));
+  const spans = new TokenSpans();
+  spans.reset(text);
+  while (spans.next()) tokens.push(text.slice(spans.start, spans.end));
   return tokens;
+}
+
+/**
+ * A token's slot before masking: FNV's multiplications carry only upwards, so its low bits,
+ * which the mask keeps, mix poorly (long probe runs); MurmurHash3's finalizer mixes them.
+ */
+function home(hash: number): number {
+  let h = hash ^ (hash >>> 16);
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return h ^ (h >>> 16);
+}
+
+/**
+ * The distinct tokens met so far, each with a dense id, found by a span of source text and its
+ * hash (open addressing, linear probing). A `Map` keyed by the token would need a new string
+ * sliced and hashed for each of the ~1.7 million occurrences in the 10,000-entry benchmark
+ * corpus, which was most of the build; here a string is sliced only for a new token.
+ */
+class TokenTable {
+  /** The tokens by id. */
+  readonly tokens: string[] = [];
+  /**
+   * Two cells per slot: a token's hash and its id + 1 (0: empty); at most half the slots are
+   * used. The hash sits next to the id so that a probe that misses reads one cache line.
+   */
+  #slots = new Int32Array(2 * 2048);
+  #mask = 2047;
+  /** The tokens' code units end to end: token `id` is [#starts[id], #starts[id + 1]) of #units. */
+  #units = new Uint16Array(1 << 16);
+  #starts = new Uint32Array(1024);
+
+  /** The id of `text` from `start` to `end` (whose hash is `hash`), added when new. */
+  intern(text: string, start: number, end: number, hash: number): number {
+    const length = end - start;
+    const slots = this.#slots;
+    let slot = home(hash) & this.#mask;
+    for (;;) {
+      const stored = slots[2 * slot + 1] as number;
+      if (stored === 0) break;
+      if (slots[2 * slot] === hash) {
+        const id = stored - 1;
+        const from = this.#starts[id] as number;
+        if ((this.#starts[id + 1] as number) - from === length) {
+          let j = 0;
+          while (j < length && this.#units[from + j] === text.charCodeAt(start + j)) j++;
+          if (j === length) return id;
+        }
+      }
+      slot = (slot + 1) & this.#mask;
+    }
+    return this.#add(text, start, end, hash, slot);
+  }
+
+  #add(text: string, start: number, end: number, hash: number, slot: number): number {
+    const id = this.tokens.length;
+    this.tokens.push(text.slice(start, end));
+    if (id + 2 > this.#starts.length) this.#starts = grown(this.#starts, id + 2);
+    const from = this.#starts[id] as number;
+    const to = from + end - start;
+    if (to > this.#units.length) this.#units = grown(this.#units, to);
+    for (let j = from; j < to; j++) this.#units[j] = text.charCodeAt(start + j - from);
+    this.#starts[id + 1] = to;
+    this.#slots[2 * slot] = hash;
+    this.#slots[2 * slot + 1] = id + 1;
+    if (2 * (id + 1) > this.#mask) this.#rehash();
+    return id;
+  }
+
+  #rehash(): void {
+    const mask = this.#mask * 2 + 1;
+    const slots = new Int32Array(2 * (mask + 1));
+    for (let old = 0; old <= this.#mask; old++) {
+      const hash = this.#slots[2 * old] as number;
+      const stored = this.#slots[2 * old + 1] as number;
+      if (stored === 0) continue;
+      let slot = home(hash) & mask;
+      while (slots[2 * slot + 1] !== 0) slot = (slot + 1) & mask;
+      slots[2 * slot] = hash;
+      slots[2 * slot + 1] = stored;
+    }
+    this.#slots = slots;
+    this.#mask = mask;
+  }
+}
+
+/** A copy of `array` at least `size` long (doubling), for arrays that grow by pushing. */
+function grown<T extends Uint16Array | Uint32Array>(array: T, size: number): T {
+  const bigger = new (array.constructor as new (n: number) => T)(Math.max(size, array.length * 2));
+  bigger.set(array);
+  return bigger;
 }
 
 /** BM25+ parameters: term-frequency saturation `k`, length normalisation `b`, lower bound `d`. */
@@ -185,15 +328,18 @@ export class Bm25Index<Doc, Field extends string = string> {
 
     // Pass 1: terms in order of first appearance, one staged posting per (term, doc, field) with its frequency.
     // Each distinct raw token is processed once: `rawTerm` holds its term's id (-1: dropped).
-    const rawId = new Map<string, number>();
+    // Postings are staged in document and field order, so (doc, field) is not stored per posting
+    // but as where each field's run starts; the counts by (term, field) are kept as they go.
+    const rawTokens = new TokenTable();
+    const spans = new TokenSpans();
     const rawTerm: number[] = [];
     const rawSeen: number[] = [];
     const firstSeen = new Map<string, number>();
     const termText: string[] = [];
-    const stagedTerm = new Growable(new Uint32Array(1024));
-    const stagedDoc = new Growable(new Uint32Array(1024));
-    const stagedTf = new Growable(new Uint32Array(1024));
-    const stagedField: number[] = [];
+    const stagedTerm = new Growable(new Uint32Array(1 << 16));
+    const stagedTf = new Growable(new Uint32Array(1 << 16));
+    const stagedFrom = new Uint32Array(N * F + 1);
+    const fieldDf: number[] = [];
     const fieldLength = new Uint32Array(N * F);
     const averageLength = new Float64Array(F);
     const tf: number[] = [];
@@ -202,21 +348,23 @@ export class Bm25Index<Doc, Field extends string = string> {
     for (let doc = 0; doc < N; doc++) {
       for (let f = 0; f < F; f++) {
         stamp++;
+        stagedFrom[doc * F + f] = stagedTerm.length;
         // Field lengths as MiniSearch counts them: distinct tokens before processing (stop words included).
         let length = 0;
-        for (const token of tokenize(options.extract(docs[doc] as Doc, fields[f] as Field))) {
-          let raw = rawId.get(token);
-          if (raw === undefined) {
-            raw = rawTerm.length;
-            rawId.set(token, raw);
+        spans.reset(options.extract(docs[doc] as Doc, fields[f] as Field));
+        while (spans.next()) {
+          const raw = rawTokens.intern(spans.text, spans.start, spans.end, spans.hash);
+          if (raw === rawTerm.length) {
+            // A token not met before.
             rawSeen.push(0);
-            const term = this.#processTerm(token);
+            const term = this.#processTerm(rawTokens.tokens[raw] as string);
             let id = term ? firstSeen.get(term) : -1;
             if (id === undefined) {
               id = termText.length;
               firstSeen.set(term as string, id);
               termText.push(term as string);
               tf.push(0);
+              for (let f = 0; f < F; f++) fieldDf.push(0);
             }
             rawTerm.push(id);
           }
@@ -234,9 +382,8 @@ export class Bm25Index<Doc, Field extends string = string> {
         averageLength[f] = ((averageLength[f] as number) * doc + length) / (doc + 1);
         for (const id of seenInField) {
           stagedTerm.push(id);
-          stagedDoc.push(doc);
           stagedTf.push(tf[id] as number);
-          stagedField.push(f);
+          fieldDf[id * F + f] = (fieldDf[id * F + f] as number) + 1;
           tf[id] = 0;
         }
         seenInField.length = 0;
@@ -256,29 +403,33 @@ export class Bm25Index<Doc, Field extends string = string> {
     }
 
     // Pass 2: a counting sort of the staged postings by (term rank, field), documents staying in order.
-    const P = stagedDoc.length;
+    const P = stagedTerm.length;
+    stagedFrom[N * F] = P;
     const offsets = new Uint32Array(T * F + 1);
-    for (let p = 0; p < P; p++) {
-      const key = (rank[stagedTerm.array[p] as number] as number) * F + (stagedField[p] as number) + 1;
-      offsets[key] = (offsets[key] as number) + 1;
+    for (let id = 0; id < T; id++) {
+      for (let f = 0; f < F; f++) offsets[(rank[id] as number) * F + f + 1] = fieldDf[id * F + f] as number;
     }
     for (let i = 1; i <= T * F; i++) offsets[i] = (offsets[i] as number) + (offsets[i - 1] as number);
     const fill = offsets.slice(0, T * F);
     const postingDoc = new Uint32Array(P);
     const postingScore = new Float64Array(P);
-    for (let p = 0; p < P; p++) {
-      const f = stagedField[p] as number;
-      const key = (rank[stagedTerm.array[p] as number] as number) * F + f;
-      const at = fill[key] as number;
-      fill[key] = at + 1;
-      const doc = stagedDoc.array[p] as number;
-      const freq = stagedTf.array[p] as number;
-      // MiniSearch's calcBM25Score: the field's document frequency counts documents, not occurrences.
-      const matching = (offsets[key + 1] as number) - (offsets[key] as number);
-      const idf = Math.log(1 + (N - matching + 0.5) / (matching + 0.5));
-      const length = fieldLength[doc * F + f] as number;
-      postingDoc[at] = doc;
-      postingScore[at] = idf * (d + (freq * (k + 1)) / (freq + k * (1 - b + (b * length) / (averageLength[f] as number))));
+    for (let doc = 0; doc < N; doc++) {
+      for (let f = 0; f < F; f++) {
+        const length = fieldLength[doc * F + f] as number;
+        const norm = k * (1 - b + (b * length) / (averageLength[f] as number));
+        const end = stagedFrom[doc * F + f + 1] as number;
+        for (let p = stagedFrom[doc * F + f] as number; p < end; p++) {
+          const key = (rank[stagedTerm.array[p] as number] as number) * F + f;
+          const at = fill[key] as number;
+          fill[key] = at + 1;
+          const freq = stagedTf.array[p] as number;
+          // MiniSearch's calcBM25Score: the field's document frequency counts documents, not occurrences.
+          const matching = (offsets[key + 1] as number) - (offsets[key] as number);
+          const idf = Math.log(1 + (N - matching + 0.5) / (matching + 0.5));
+          postingDoc[at] = doc;
+          postingScore[at] = idf * (d + (freq * (k + 1)) / (freq + norm));
+        }
+      }
     }
     this.#offsets = offsets;
     this.#docs = postingDoc;
