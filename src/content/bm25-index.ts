@@ -196,7 +196,7 @@ class TokenTable {
 }
 
 /** A copy of `array` at least `size` long (doubling), for arrays that grow by pushing. */
-function grown<T extends Uint16Array | Uint32Array>(array: T, size: number): T {
+function grown<T extends Uint16Array | Uint32Array | Int32Array>(array: T, size: number): T {
   const bigger = new (array.constructor as new (n: number) => T)(Math.max(size, array.length * 2));
   bigger.set(array);
   return bigger;
@@ -218,9 +218,57 @@ export const EXPANSION_WEIGHTS = { prefix: 0.375, fuzzy: 0.45 } as const;
 /** Terms this long or longer share their bigram lists in the fuzzy-matching index (positions are capped the same way). */
 const LONG = 63;
 
-/** The key of the bigram index's list for bigram (first, second) at `position` in terms of `length` (both capped). */
-const bigramKey = (first: number, second: number, length: number, position: number): number =>
-  ((first * 0x10000 + second) * (LONG + 1) + length) * (LONG + 2) + Math.min(position, LONG + 1);
+/** Where a bigram stands in the bigram index's keys: the term's length and the bigram's position (both capped). */
+const bigramPlace = (length: number, position: number): number => length * (LONG + 2) + Math.min(position, LONG + 1);
+
+/**
+ * The ids of the bigram index's lists, by bigram (two UTF-16 code units as one 32-bit number)
+ * and place (`bigramPlace`): open addressing over one typed array. Both halves of a key
+ * together exceed the small integers, so a Map keyed by their combination boxes and hashes a
+ * double for each of the build's ~540,000 bigrams (10,000-entry benchmark corpus).
+ */
+class BigramKeys {
+  /** Three cells per slot: bigram, place, list id + 1 (0: empty); at most half the slots are used. */
+  #cells = new Int32Array(3 * 1024);
+  #mask = 1023;
+  size = 0;
+
+  /** The list id of a key, -1 when there is none. */
+  get(bigram: number, place: number): number {
+    return (this.#cells[3 * this.#slot(bigram, place) + 2] as number) - 1;
+  }
+
+  /** The list id of a key, a new one (the next integer) when there is none. */
+  add(bigram: number, place: number): number {
+    const slot = this.#slot(bigram, place);
+    const stored = this.#cells[3 * slot + 2] as number;
+    if (stored !== 0) return stored - 1;
+    this.#cells[3 * slot] = bigram;
+    this.#cells[3 * slot + 1] = place;
+    this.#cells[3 * slot + 2] = ++this.size;
+    if (2 * this.size > this.#mask) this.#rehash();
+    return this.size - 1;
+  }
+
+  /** The key's slot, or the empty one where it would go. */
+  #slot(bigram: number, place: number): number {
+    const cells = this.#cells;
+    let slot = home(bigram ^ Math.imul(place, 0x9e3779b1)) & this.#mask;
+    while (cells[3 * slot + 2] !== 0 && (cells[3 * slot] !== bigram || cells[3 * slot + 1] !== place)) slot = (slot + 1) & this.#mask;
+    return slot;
+  }
+
+  #rehash(): void {
+    const old = this.#cells;
+    this.#mask = this.#mask * 2 + 1;
+    this.#cells = new Int32Array(3 * (this.#mask + 1));
+    for (let from = 0; from < old.length; from += 3) {
+      if (old[from + 2] === 0) continue;
+      const slot = this.#slot(old[from] as number, old[from + 1] as number);
+      this.#cells.set(old.subarray(from, from + 3), 3 * slot);
+    }
+  }
+}
 
 /** MiniSearch's cap on a fuzzy edit distance given as a fraction of the term's length. */
 const MAX_FUZZY = 6;
@@ -306,7 +354,7 @@ export class Bm25Index<Doc, Field extends string = string> {
   readonly #lastTerm: Uint32Array;
   readonly #touched: Uint32Array;
   // The vocabulary's bigrams (with ^ and $ around each term): the terms holding bigram g, once per occurrence, in order.
-  readonly #bigramId: Map<number, number>;
+  readonly #bigramLists: BigramKeys;
   readonly #bigramOffsets: Uint32Array;
   readonly #bigramTerms: Uint32Array;
   // Per-query scratch of fuzzy matching: bigrams shared with the query term, and the terms sharing any.
@@ -327,68 +375,74 @@ export class Bm25Index<Doc, Field extends string = string> {
     this.#fuzzyOnlyUnknown = options.fuzzyOnlyUnknown ?? false;
 
     // Pass 1: terms in order of first appearance, one staged posting per (term, doc, field) with its frequency.
-    // Each distinct raw token is processed once: `rawTerm` holds its term's id (-1: dropped).
     // Postings are staged in document and field order, so (doc, field) is not stored per posting
-    // but as where each field's run starts; the counts by (term, field) are kept as they go.
+    // but as where each field's run starts. What is read per token sits together, in typed
+    // arrays (fewer cache misses than one array per figure).
     const rawTokens = new TokenTable();
     const spans = new TokenSpans();
-    const rawTerm: number[] = [];
-    const rawSeen: number[] = [];
+    // Per distinct raw token, processed once: its term's id (-1: dropped) and the field it was last counted in.
+    let raws = new Int32Array(2 * 4096);
+    let rawCount = 0;
     const firstSeen = new Map<string, number>();
     const termText: string[] = [];
-    const stagedTerm = new Growable(new Uint32Array(1 << 16));
-    const stagedTf = new Growable(new Uint32Array(1 << 16));
+    // Per term: its frequency in the current field, then how many documents have it in each field.
+    const C = F + 1;
+    let termCounts = new Uint32Array(C * 4096);
+    // (term, frequency) pairs.
+    let staged = new Uint32Array(1 << 17);
+    let P = 0;
     const stagedFrom = new Uint32Array(N * F + 1);
-    const fieldDf: number[] = [];
     const fieldLength = new Uint32Array(N * F);
     const averageLength = new Float64Array(F);
-    const tf: number[] = [];
     const seenInField: number[] = [];
     let stamp = 0;
     for (let doc = 0; doc < N; doc++) {
       for (let f = 0; f < F; f++) {
         stamp++;
-        stagedFrom[doc * F + f] = stagedTerm.length;
-        // Field lengths as MiniSearch counts them: distinct tokens before processing (stop words included).
+        stagedFrom[doc * F + f] = P;
+        // Field lengths as MiniSearch termCounts them: distinct tokens before processing (stop words included).
         let length = 0;
         spans.reset(options.extract(docs[doc] as Doc, fields[f] as Field));
         while (spans.next()) {
           const raw = rawTokens.intern(spans.text, spans.start, spans.end, spans.hash);
-          if (raw === rawTerm.length) {
+          if (raw === rawCount) {
             // A token not met before.
-            rawSeen.push(0);
+            rawCount++;
+            if (2 * rawCount > raws.length) raws = grown(raws, 2 * rawCount);
             const term = this.#processTerm(rawTokens.tokens[raw] as string);
             let id = term ? firstSeen.get(term) : -1;
             if (id === undefined) {
               id = termText.length;
               firstSeen.set(term as string, id);
               termText.push(term as string);
-              tf.push(0);
-              for (let f = 0; f < F; f++) fieldDf.push(0);
+              if (C * (id + 1) > termCounts.length) termCounts = grown(termCounts, C * (id + 1));
             }
-            rawTerm.push(id);
+            raws[2 * raw] = id;
           }
-          if (rawSeen[raw] !== stamp) {
-            rawSeen[raw] = stamp;
+          if (raws[2 * raw + 1] !== stamp) {
+            raws[2 * raw + 1] = stamp;
             length++;
           }
-          const id = rawTerm[raw] as number;
+          const id = raws[2 * raw] as number;
           if (id < 0) continue;
-          if (tf[id] === 0) seenInField.push(id);
-          tf[id] = (tf[id] as number) + 1;
+          if (termCounts[C * id] === 0) seenInField.push(id);
+          termCounts[C * id] = (termCounts[C * id] as number) + 1;
         }
         fieldLength[doc * F + f] = length;
         // MiniSearch's running mean, in its order of operations.
         averageLength[f] = ((averageLength[f] as number) * doc + length) / (doc + 1);
+        if (2 * (P + seenInField.length) > staged.length) staged = grown(staged, 2 * (P + seenInField.length));
         for (const id of seenInField) {
-          stagedTerm.push(id);
-          stagedTf.push(tf[id] as number);
-          fieldDf[id * F + f] = (fieldDf[id * F + f] as number) + 1;
-          tf[id] = 0;
+          staged[2 * P] = id;
+          staged[2 * P + 1] = termCounts[C * id] as number;
+          P++;
+          termCounts[C * id] = 0;
+          termCounts[C * id + 1 + f] = (termCounts[C * id + 1 + f] as number) + 1;
         }
         seenInField.length = 0;
       }
     }
+    stagedFrom[N * F] = P;
 
     // The sorted vocabulary and each first-seen id's rank in it.
     const T = termText.length;
@@ -403,11 +457,9 @@ export class Bm25Index<Doc, Field extends string = string> {
     }
 
     // Pass 2: a counting sort of the staged postings by (term rank, field), documents staying in order.
-    const P = stagedTerm.length;
-    stagedFrom[N * F] = P;
     const offsets = new Uint32Array(T * F + 1);
     for (let id = 0; id < T; id++) {
-      for (let f = 0; f < F; f++) offsets[(rank[id] as number) * F + f + 1] = fieldDf[id * F + f] as number;
+      for (let f = 0; f < F; f++) offsets[(rank[id] as number) * F + f + 1] = termCounts[C * id + 1 + f] as number;
     }
     for (let i = 1; i <= T * F; i++) offsets[i] = (offsets[i] as number) + (offsets[i - 1] as number);
     const fill = offsets.slice(0, T * F);
@@ -419,11 +471,11 @@ export class Bm25Index<Doc, Field extends string = string> {
         const norm = k * (1 - b + (b * length) / (averageLength[f] as number));
         const end = stagedFrom[doc * F + f + 1] as number;
         for (let p = stagedFrom[doc * F + f] as number; p < end; p++) {
-          const key = (rank[stagedTerm.array[p] as number] as number) * F + f;
+          const key = (rank[staged[2 * p] as number] as number) * F + f;
           const at = fill[key] as number;
           fill[key] = at + 1;
-          const freq = stagedTf.array[p] as number;
-          // MiniSearch's calcBM25Score: the field's document frequency counts documents, not occurrences.
+          const freq = staged[2 * p + 1] as number;
+          // MiniSearch's calcBM25Score: the field's document frequency termCounts documents, not occurrences.
           const matching = (offsets[key + 1] as number) - (offsets[key] as number);
           const idf = Math.log(1 + (N - matching + 0.5) / (matching + 0.5));
           postingDoc[at] = doc;
@@ -441,22 +493,20 @@ export class Bm25Index<Doc, Field extends string = string> {
 
     // The bigram index, by counting sort as above: one list per bigram, term length and position.
     const bigramOf = new Uint32Array(this.#terms.reduce((sum, term) => sum + term.length + 1, 0));
-    this.#bigramId = new Map();
+    this.#bigramLists = new BigramKeys();
     const counts: number[] = [];
     let at = 0;
     for (const term of this.#terms) {
-      const padded = `\u0001${term}\u0002`;
       const length = Math.min(term.length, LONG);
-      for (let i = 0; i + 1 < padded.length; i++) {
-        const key = bigramKey(padded.charCodeAt(i), padded.charCodeAt(i + 1), length, i);
-        let id = this.#bigramId.get(key);
-        if (id === undefined) {
-          id = counts.length;
-          this.#bigramId.set(key, id);
-          counts.push(0);
-        }
+      // The term's code units between \u0001 and \u0002 (`^` and `$`), as `#withinDistance` pads the query.
+      let first = 1;
+      for (let i = 0; i <= term.length; i++) {
+        const second = i < term.length ? term.charCodeAt(i) : 2;
+        const id = this.#bigramLists.add((first << 16) | second, bigramPlace(length, i));
+        if (id === counts.length) counts.push(0);
         counts[id] = (counts[id] as number) + 1;
         bigramOf[at++] = id;
+        first = second;
       }
     }
     this.#bigramOffsets = new Uint32Array(counts.length + 1);
@@ -599,8 +649,8 @@ export class Bm25Index<Doc, Field extends string = string> {
       const second = padded.charCodeAt(i + 1);
       for (let length = shortest; length <= longest; length++) {
         for (let position = Math.max(0, i - max); position <= i + max; position++) {
-          const list = this.#bigramId.get(bigramKey(first, second, length, position));
-          if (list === undefined) continue;
+          const list = this.#bigramLists.get((first << 16) | second, bigramPlace(length, position));
+          if (list < 0) continue;
           const end = this.#bigramOffsets[list + 1] as number;
           for (let p = this.#bigramOffsets[list] as number; p < end; p++) {
             const term = this.#bigramTerms[p] as number;
