@@ -323,6 +323,189 @@ function lowerBound(terms: readonly string[], key: string, from = 0): number {
   return lo;
 }
 
+/**
+ * Pass 1 of the build, one field at a time in document order: the terms in order of first
+ * appearance, and one staged posting per (term, document, field) with its frequency. As the
+ * postings come in document and field order, their document and field are not stored, only
+ * where each field's run starts (`postings` before the field). What is read per token sits
+ * together in typed arrays (fewer cache misses than one array per figure), and nothing is
+ * allocated per token or per posting.
+ */
+class Staging {
+  /** The terms, in order of first appearance: a term's id is its position. */
+  readonly terms: string[] = [];
+  readonly termId = new Map<string, number>();
+  /** Per term, F + 1 cells: its frequency in the current field, then in how many documents each field holds it. */
+  counts: Uint32Array;
+  /** The staged postings: (term, frequency) pairs. */
+  pairs = new Uint32Array(1 << 17);
+  postings = 0;
+  readonly #fields: number;
+  readonly #processTerm: (term: string) => string | null;
+  readonly #tokens = new TokenTable();
+  readonly #spans = new TokenSpans();
+  /** Per distinct raw token, processed once: its term's id (-1: dropped) and the field it was last counted in. */
+  #raws = new Int32Array(2 * 4096);
+  #rawCount = 0;
+  #stamp = 0;
+  /** The current field's distinct terms (an array emptied per field would free its storage and reallocate it). */
+  #seen = new Uint32Array(4096);
+
+  constructor(fields: number, processTerm: (term: string) => string | null) {
+    this.#fields = fields;
+    this.#processTerm = processTerm;
+    this.counts = new Uint32Array((fields + 1) * 4096);
+  }
+
+  /** Stages field `f` of the next document; its length as MiniSearch counts it: distinct tokens before processing (stop words included). */
+  addField(text: string, f: number): number {
+    const C = this.#fields + 1;
+    const spans = this.#spans;
+    const stamp = ++this.#stamp;
+    let counts = this.counts;
+    let raws = this.#raws;
+    let seen = 0;
+    let length = 0;
+    spans.reset(text);
+    while (spans.next()) {
+      const raw = this.#tokens.intern(text, spans.start, spans.end, spans.hash);
+      if (raw === this.#rawCount) {
+        // A token not met before.
+        this.#rawCount++;
+        if (2 * this.#rawCount > raws.length) raws = this.#raws = grown(raws, 2 * this.#rawCount);
+        const term = this.#processTerm(this.#tokens.tokens[raw] as string);
+        let id = term ? this.termId.get(term) : -1;
+        if (id === undefined) {
+          id = this.terms.length;
+          this.termId.set(term as string, id);
+          this.terms.push(term as string);
+          if (C * (id + 1) > counts.length) counts = this.counts = grown(counts, C * (id + 1));
+        }
+        raws[2 * raw] = id;
+      }
+      if (raws[2 * raw + 1] !== stamp) {
+        raws[2 * raw + 1] = stamp;
+        length++;
+      }
+      const id = raws[2 * raw] as number;
+      if (id < 0) continue;
+      if (counts[C * id] === 0) {
+        if (seen === this.#seen.length) this.#seen = grown(this.#seen, seen + 1);
+        this.#seen[seen++] = id;
+      }
+      counts[C * id] = (counts[C * id] as number) + 1;
+    }
+    let P = this.postings;
+    if (2 * (P + seen) > this.pairs.length) this.pairs = grown(this.pairs, 2 * (P + seen));
+    const pairs = this.pairs;
+    // Indexed loops: until the optimising compiler takes over, `for...of` allocates an iterator result per element.
+    for (let i = 0; i < seen; i++) {
+      const id = this.#seen[i] as number;
+      pairs[2 * P] = id;
+      pairs[2 * P + 1] = counts[C * id] as number;
+      P++;
+      counts[C * id] = 0;
+      counts[C * id + 1 + f] = (counts[C * id + 1 + f] as number) + 1;
+    }
+    this.postings = P;
+    return length;
+  }
+}
+
+/**
+ * Pass 2 of the build: a counting sort of the staged postings by (term rank, field), documents
+ * staying in order, each with its BM25+ score before weights. Returns the offsets (postings of
+ * term rank t in field f are [offsets[t·F + f], offsets[t·F + f + 1])), documents and scores.
+ * `from[doc·F + f]` is where the staged postings of that document's field start.
+ */
+function sortPostings(
+  staging: Staging,
+  rank: Uint32Array,
+  from: Uint32Array,
+  fieldLength: Uint32Array,
+  averageLength: Float64Array,
+  { k, b, d }: Bm25Params,
+): [Uint32Array, Uint32Array, Float64Array] {
+  const F = averageLength.length;
+  const C = F + 1;
+  const T = rank.length;
+  const N = fieldLength.length / F;
+  const P = staging.postings;
+  const { counts, pairs } = staging;
+  const offsets = new Uint32Array(T * F + 1);
+  // MiniSearch's calcBM25Score: the field's document frequency counts documents, not occurrences.
+  const idf = new Float64Array(T * F);
+  for (let id = 0; id < T; id++) {
+    for (let f = 0; f < F; f++) {
+      const matching = counts[C * id + 1 + f] as number;
+      offsets[(rank[id] as number) * F + f + 1] = matching;
+      idf[(rank[id] as number) * F + f] = Math.log(1 + (N - matching + 0.5) / (matching + 0.5));
+    }
+  }
+  for (let i = 1; i <= T * F; i++) offsets[i] = (offsets[i] as number) + (offsets[i - 1] as number);
+  const fill = offsets.slice(0, T * F);
+  const docs = new Uint32Array(P);
+  const scores = new Float64Array(P);
+  for (let doc = 0; doc < N; doc++) {
+    for (let f = 0; f < F; f++) {
+      const length = fieldLength[doc * F + f] as number;
+      const norm = k * (1 - b + (b * length) / (averageLength[f] as number));
+      const end = from[doc * F + f + 1] as number;
+      for (let p = from[doc * F + f] as number; p < end; p++) {
+        const key = (rank[pairs[2 * p] as number] as number) * F + f;
+        const at = fill[key] as number;
+        fill[key] = at + 1;
+        const freq = pairs[2 * p + 1] as number;
+        docs[at] = doc;
+        scores[at] = (idf[key] as number) * (d + (freq * (k + 1)) / (freq + norm));
+      }
+    }
+  }
+  return [offsets, docs, scores];
+}
+
+/**
+ * The bigram index of sorted `terms` (with \u0001 and \u0002, `^` and `$`, around each, as
+ * `#withinDistance` pads the query), by counting sort as in `sortPostings`: the list ids by
+ * (bigram, term length, position), and list g's terms in order are [offsets[g], offsets[g + 1]) of the terms array.
+ */
+function bigramIndex(terms: readonly string[]): [BigramKeys, Uint32Array, Uint32Array] {
+  const T = terms.length;
+  let grams = 0;
+  for (let id = 0; id < T; id++) grams += (terms[id] as string).length + 1;
+  const bigramOf = new Uint32Array(grams);
+  const lists = new BigramKeys();
+  const counts: number[] = [];
+  let at = 0;
+  for (let id = 0; id < T; id++) {
+    const term = terms[id] as string;
+    const length = Math.min(term.length, LONG);
+    let first = 1;
+    for (let i = 0; i <= term.length; i++) {
+      const second = i < term.length ? term.charCodeAt(i) : 2;
+      const list = lists.add((first << 16) | second, bigramPlace(length, i));
+      if (list === counts.length) counts.push(0);
+      counts[list] = (counts[list] as number) + 1;
+      bigramOf[at++] = list;
+      first = second;
+    }
+  }
+  const offsets = new Uint32Array(counts.length + 1);
+  for (let g = 0; g < counts.length; g++) offsets[g + 1] = (offsets[g] as number) + (counts[g] as number);
+  const next = offsets.slice(0, counts.length);
+  const termsOf = new Uint32Array(grams);
+  at = 0;
+  for (let id = 0; id < T; id++) {
+    const end = at + (terms[id] as string).length + 1;
+    for (; at < end; at++) {
+      const g = bigramOf[at] as number;
+      termsOf[next[g] as number] = id;
+      next[g] = (next[g] as number) + 1;
+    }
+  }
+  return [lists, offsets, termsOf];
+}
+
 /** An immutable BM25+ index over `docs`; hits name documents by their position in `docs`. */
 export class Bm25Index<Doc, Field extends string = string> {
   /** The vocabulary, sorted by UTF-16 code units: a term's id is its position. */
@@ -352,12 +535,11 @@ export class Bm25Index<Doc, Field extends string = string> {
   readonly #sharedBigrams: Uint16Array;
   readonly #candidates: Uint32Array;
 
-  /** Indexes `docs` (the build is one pass over the text plus a counting sort of the postings). */
+  /** Indexes `docs` (the build is one pass over the text, a counting sort of the postings, and the bigram index). */
   constructor(docs: readonly Doc[], options: Bm25IndexOptions<Doc, Field>) {
     const fields = Object.keys(options.boost) as Field[];
     const F = fields.length;
     const N = docs.length;
-    const { k, b, d } = options.bm25 ?? BM25_DEFAULTS;
     this.#fieldCount = F;
     this.#boosts = Float64Array.from(fields, (f) => options.boost[f] || 1);
     this.#processTerm = options.processTerm;
@@ -365,83 +547,22 @@ export class Bm25Index<Doc, Field extends string = string> {
     this.#fuzzy = options.fuzzy ?? (() => false);
     this.#fuzzyOnlyUnknown = options.fuzzyOnlyUnknown ?? false;
 
-    // Pass 1: terms in order of first appearance, one staged posting per (term, doc, field) with its frequency.
-    // Postings are staged in document and field order, so (doc, field) is not stored per posting
-    // but as where each field's run starts. What is read per token sits together, in typed
-    // arrays (fewer cache misses than one array per figure).
-    const rawTokens = new TokenTable();
-    const spans = new TokenSpans();
-    // Per distinct raw token, processed once: its term's id (-1: dropped) and the field it was last counted in.
-    let raws = new Int32Array(2 * 4096);
-    let rawCount = 0;
-    const firstSeen = new Map<string, number>();
-    const termText: string[] = [];
-    // Per term: its frequency in the current field, then how many documents have it in each field.
-    const C = F + 1;
-    let termCounts = new Uint32Array(C * 4096);
-    // (term, frequency) pairs.
-    let staged = new Uint32Array(1 << 17);
-    let P = 0;
+    // Pass 1: the terms and the staged postings, and the fields' lengths as BM25+ needs them.
+    const staging = new Staging(F, this.#processTerm);
     const stagedFrom = new Uint32Array(N * F + 1);
     const fieldLength = new Uint32Array(N * F);
     const averageLength = new Float64Array(F);
-    // The field's distinct terms (a typed array: emptying an array each field frees its storage, and refilling it allocates).
-    let seenInField = new Uint32Array(4096);
-    let seen = 0;
-    let stamp = 0;
     for (let doc = 0; doc < N; doc++) {
       for (let f = 0; f < F; f++) {
-        stamp++;
-        stagedFrom[doc * F + f] = P;
-        // Field lengths as MiniSearch termCounts them: distinct tokens before processing (stop words included).
-        let length = 0;
-        spans.reset(options.extract(docs[doc] as Doc, fields[f] as Field));
-        while (spans.next()) {
-          const raw = rawTokens.intern(spans.text, spans.start, spans.end, spans.hash);
-          if (raw === rawCount) {
-            // A token not met before.
-            rawCount++;
-            if (2 * rawCount > raws.length) raws = grown(raws, 2 * rawCount);
-            const term = this.#processTerm(rawTokens.tokens[raw] as string);
-            let id = term ? firstSeen.get(term) : -1;
-            if (id === undefined) {
-              id = termText.length;
-              firstSeen.set(term as string, id);
-              termText.push(term as string);
-              if (C * (id + 1) > termCounts.length) termCounts = grown(termCounts, C * (id + 1));
-            }
-            raws[2 * raw] = id;
-          }
-          if (raws[2 * raw + 1] !== stamp) {
-            raws[2 * raw + 1] = stamp;
-            length++;
-          }
-          const id = raws[2 * raw] as number;
-          if (id < 0) continue;
-          if (termCounts[C * id] === 0) {
-            if (seen === seenInField.length) seenInField = grown(seenInField, seen + 1);
-            seenInField[seen++] = id;
-          }
-          termCounts[C * id] = (termCounts[C * id] as number) + 1;
-        }
+        stagedFrom[doc * F + f] = staging.postings;
+        const length = staging.addField(options.extract(docs[doc] as Doc, fields[f] as Field), f);
         fieldLength[doc * F + f] = length;
         // MiniSearch's running mean, in its order of operations.
         averageLength[f] = ((averageLength[f] as number) * doc + length) / (doc + 1);
-        if (2 * (P + seen) > staged.length) staged = grown(staged, 2 * (P + seen));
-        // Indexed loops here and below: until the optimising compiler takes over, `for...of`
-        // allocates an iterator result per element (~25 MB of garbage over the benchmark corpus).
-        for (let i = 0; i < seen; i++) {
-          const id = seenInField[i] as number;
-          staged[2 * P] = id;
-          staged[2 * P + 1] = termCounts[C * id] as number;
-          P++;
-          termCounts[C * id] = 0;
-          termCounts[C * id + 1 + f] = (termCounts[C * id + 1 + f] as number) + 1;
-        }
-        seen = 0;
       }
     }
-    stagedFrom[N * F] = P;
+    stagedFrom[N * F] = staging.postings;
+    const { terms: termText, termId: firstSeen } = staging;
 
     // The sorted vocabulary and each first-seen id's rank in it.
     const T = termText.length;
@@ -455,73 +576,20 @@ export class Bm25Index<Doc, Field extends string = string> {
       firstSeen.set(term, r);
     }
 
-    // Pass 2: a counting sort of the staged postings by (term rank, field), documents staying in order.
-    const offsets = new Uint32Array(T * F + 1);
-    for (let id = 0; id < T; id++) {
-      for (let f = 0; f < F; f++) offsets[(rank[id] as number) * F + f + 1] = termCounts[C * id + 1 + f] as number;
-    }
-    for (let i = 1; i <= T * F; i++) offsets[i] = (offsets[i] as number) + (offsets[i - 1] as number);
-    const fill = offsets.slice(0, T * F);
-    const postingDoc = new Uint32Array(P);
-    const postingScore = new Float64Array(P);
-    for (let doc = 0; doc < N; doc++) {
-      for (let f = 0; f < F; f++) {
-        const length = fieldLength[doc * F + f] as number;
-        const norm = k * (1 - b + (b * length) / (averageLength[f] as number));
-        const end = stagedFrom[doc * F + f + 1] as number;
-        for (let p = stagedFrom[doc * F + f] as number; p < end; p++) {
-          const key = (rank[staged[2 * p] as number] as number) * F + f;
-          const at = fill[key] as number;
-          fill[key] = at + 1;
-          const freq = staged[2 * p + 1] as number;
-          // MiniSearch's calcBM25Score: the field's document frequency termCounts documents, not occurrences.
-          const matching = (offsets[key + 1] as number) - (offsets[key] as number);
-          const idf = Math.log(1 + (N - matching + 0.5) / (matching + 0.5));
-          postingDoc[at] = doc;
-          postingScore[at] = idf * (d + (freq * (k + 1)) / (freq + norm));
-        }
-      }
-    }
-    this.#offsets = offsets;
-    this.#docs = postingDoc;
-    this.#scores = postingScore;
+    [this.#offsets, this.#docs, this.#scores] = sortPostings(
+      staging,
+      rank,
+      stagedFrom,
+      fieldLength,
+      averageLength,
+      options.bm25 ?? BM25_DEFAULTS,
+    );
     this.#sum = new Float64Array(N);
     this.#matched = new Uint32Array(N);
     this.#lastTerm = new Uint32Array(N);
     this.#touched = new Uint32Array(N);
 
-    // The bigram index, by counting sort as above: one list per bigram, term length and position.
-    const bigramOf = new Uint32Array(this.#terms.reduce((sum, term) => sum + term.length + 1, 0));
-    this.#bigramLists = new BigramKeys();
-    const counts: number[] = [];
-    let at = 0;
-    for (let id = 0; id < T; id++) {
-      const term = this.#terms[id] as string;
-      const length = Math.min(term.length, LONG);
-      // The term's code units between \u0001 and \u0002 (`^` and `$`), as `#withinDistance` pads the query.
-      let first = 1;
-      for (let i = 0; i <= term.length; i++) {
-        const second = i < term.length ? term.charCodeAt(i) : 2;
-        const list = this.#bigramLists.add((first << 16) | second, bigramPlace(length, i));
-        if (list === counts.length) counts.push(0);
-        counts[list] = (counts[list] as number) + 1;
-        bigramOf[at++] = list;
-        first = second;
-      }
-    }
-    this.#bigramOffsets = new Uint32Array(counts.length + 1);
-    for (let g = 0; g < counts.length; g++) this.#bigramOffsets[g + 1] = (this.#bigramOffsets[g] as number) + (counts[g] as number);
-    const next = this.#bigramOffsets.slice(0, counts.length);
-    this.#bigramTerms = new Uint32Array(at);
-    at = 0;
-    for (let id = 0; id < T; id++) {
-      const grams = (this.#terms[id] as string).length + 1;
-      for (let i = 0; i < grams; i++) {
-        const g = bigramOf[at++] as number;
-        this.#bigramTerms[next[g] as number] = id;
-        next[g] = (next[g] as number) + 1;
-      }
-    }
+    [this.#bigramLists, this.#bigramOffsets, this.#bigramTerms] = bigramIndex(this.#terms);
     this.#sharedBigrams = new Uint16Array(T);
     this.#candidates = new Uint32Array(T);
   }
