@@ -9,7 +9,7 @@
 import path from "node:path";
 import MiniSearch from "minisearch";
 import { describe, expect, it } from "vitest";
-import { realisticKbCorpus } from "../scripts/content/kb-corpus.ts";
+import { prng, realisticKbCorpus } from "../scripts/content/kb-corpus.ts";
 import type { KbEntry } from "../spec/content-schema.ts";
 import { Bm25Index, boundedLevenshtein, tokenize } from "../src/content/bm25-index.ts";
 import { fuzzyFor, KB_BOOST, KbIndex, prefixFor, processTerm } from "../src/content/kb-index.ts";
@@ -163,6 +163,42 @@ describe("Bm25Index against MiniSearch on generated entries", () => {
       }
     }
     expect(ties).toBeLessThan(questions.length / 10);
+  });
+});
+
+describe("Bm25Index over text beyond ASCII", () => {
+  // The build interns tokens by their span of text and a hash of its code units, in tables that
+  // start small: thousands of distinct words (accents, CJK, code points beyond U+FFFF, case
+  // variants of one term) between separators beyond ASCII make the tables grow many times.
+  const random = prng(11);
+  const syllables = ["ka", "Ré", "ß", "日本", "𝒜", "lo", "ÉTÉ", "mi", "語", "𝒷x", "nu", "Ça"];
+  const separators = [" ", "、", " — ", "\u00a0", " 𐎟 ", "。", ", "];
+  const word = () =>
+    Array.from({ length: 1 + Math.floor(random() * 4) }, () => syllables[Math.floor(random() * syllables.length)]).join("");
+  const text = (words: number) =>
+    Array.from({ length: words }, (_, i) => (i === 0 ? "" : separators[Math.floor(random() * separators.length)]) + word()).join("");
+  const docs = Array.from({ length: 400 }, (_, i) => ({ id: `u${i}`, title: text(3), body: text(40) }));
+  const lowerCase = (term: string) => (term.length < 2 ? null : term.toLowerCase());
+  const mine = new Bm25Index(docs, { boost: { title: 2, body: 1 }, extract: (d, f) => d[f], processTerm: lowerCase });
+  const theirs = new MiniSearch<(typeof docs)[number]>({
+    fields: ["title", "body"],
+    processTerm: lowerCase,
+    searchOptions: { boost: { title: 2, body: 1 }, combineWith: "OR" },
+  });
+  theirs.addAll(docs);
+
+  it("holds every distinct term and scores every document's title as MiniSearch does", () => {
+    expect(mine.vocabularySize).toBe(theirs.termCount);
+    expect(mine.vocabularySize).toBeGreaterThan(3000);
+    for (const doc of docs) {
+      const ours = mine.search(doc.title, 10);
+      const all = theirs.search(doc.title);
+      const ref = all.slice(0, 10);
+      expect(ours.map((h) => h.score)).toEqual(ref.map((r) => expect.closeTo(r.score, 12)));
+      // Any difference in order is among equal scores (the other one may rank just past the 10th).
+      for (const [i, h] of ours.entries())
+        if (docs[h.doc]?.id !== ref[i]?.id) expect(all.filter((r) => Math.abs(r.score - h.score) < 1e-12).length).toBeGreaterThan(1);
+    }
   });
 });
 

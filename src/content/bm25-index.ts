@@ -30,33 +30,188 @@ function isSeparator(codePoint: number): boolean {
   return separator;
 }
 
+/** FNV-1a's 32-bit offset basis and prime: a token's hash is built as its code units are scanned. */
+const FNV_OFFSET = 0x811c9dc5 | 0;
+const FNV_PRIME = 0x01000193;
 /**
- * The tokens of `text` exactly as `text.split(/[\n\r\p{Z}\p{P}]+/u)` gives them (MiniSearch's
- * default), empty first and last ones included, which count in a field's length; a scan with
- * a table for ASCII is several times faster than the Unicode-property regular expression.
+ * A token's hash keeps 30 bits: V8 holds such numbers as small integers (Smis), while a full
+ * 32-bit one may be boxed on the heap when passed to a function V8 did not inline (no effect
+ * measured on the benchmark corpus; a precaution that costs one AND per token).
  */
+const SMALL = 0x3fffffff;
+
+/**
+ * The tokens of a text as spans (`start`, `end`) with the hash of their code units, one per
+ * `next()`, exactly as `text.split(/[\n\r\p{Z}\p{P}]+/u)` gives them (MiniSearch's default):
+ * empty first and last ones included, which count in a field's length. A scan with a table for
+ * ASCII is several times faster than the Unicode-property regular expression, and spans let the
+ * build look a token up without slicing a string for each occurrence (see `TokenTable`).
+ */
+class TokenSpans {
+  text = "";
+  start = 0;
+  end = 0;
+  hash = 0;
+  #at = 0;
+  #done = true;
+
+  reset(text: string): void {
+    this.text = text;
+    this.#at = 0;
+    this.#done = false;
+  }
+
+  /** Moves to the next token; false when there is none left. */
+  next(): boolean {
+    if (this.#done) return false;
+    const text = this.text;
+    const length = text.length;
+    let i = this.#at;
+    let hash = FNV_OFFSET;
+    this.start = i;
+    while (i < length) {
+      const code = text.charCodeAt(i);
+      let width = 1;
+      if (code < 128) {
+        if (ASCII_SEPARATOR[code] === 0) {
+          hash = Math.imul(hash ^ code, FNV_PRIME);
+          i++;
+          continue;
+        }
+      } else {
+        // Beyond ASCII the separator test needs the whole code point (a few separators lie beyond U+FFFF).
+        const codePoint = text.codePointAt(i) as number;
+        width = codePoint > 0xffff ? 2 : 1;
+        if (!isSeparator(codePoint)) {
+          hash = Math.imul(hash ^ code, FNV_PRIME);
+          if (width === 2) hash = Math.imul(hash ^ text.charCodeAt(i + 1), FNV_PRIME);
+          i += width;
+          continue;
+        }
+      }
+      this.end = i;
+      this.hash = hash & SMALL;
+      i += width;
+      while (i < length) {
+        const next = text.codePointAt(i) as number;
+        if (!isSeparator(next)) break;
+        i += next > 0xffff ? 2 : 1;
+      }
+      this.#at = i;
+      return true;
+    }
+    this.end = length;
+    this.hash = hash & SMALL;
+    this.#done = true;
+    return true;
+  }
+}
+
+/** The tokens of `text` exactly as `text.split(/[\n\r\p{Z}\p{P}]+/u)` gives them (MiniSearch's default). */
 export function tokenize(text: string): string[] {
   const tokens: string[] = [];
-  let start = 0;
-  let i = 0;
-  while (i < text.length) {
-    const codePoint = text.codePointAt(i) as number;
-    const width = codePoint > 0xffff ? 2 : 1;
-    if (!isSeparator(codePoint)) {
-      i += width;
-      continue;
-    }
-    tokens.push(text.slice(start, i));
-    i += width;
-    while (i < text.length) {
-      const next = text.codePointAt(i) as number;
-      if (!isSeparator(next)) break;
-      i += next > 0xffff ? 2 : 1;
-    }
-    start = i;
-  }
-  tokens.push(text.slice(start));
+  const spans = new TokenSpans();
+  spans.reset(text);
+  while (spans.next()) tokens.push(text.slice(spans.start, spans.end));
   return tokens;
+}
+
+/**
+ * A token's slot before masking: FNV's multiplications carry only upwards, so its low bits,
+ * which the mask keeps, mix poorly (long probe runs); MurmurHash3's finalizer mixes them.
+ */
+function home(hash: number): number {
+  let h = hash ^ (hash >>> 16);
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return h ^ (h >>> 16);
+}
+
+/**
+ * The distinct tokens met so far, each with a dense id, found by a span of source text and its
+ * hash (open addressing, linear probing). A `Map` keyed by the token would need a new string
+ * sliced and hashed for each of the ~1.7 million occurrences in the 10,000-entry benchmark
+ * corpus, which was most of the build; here a string is sliced only for a new token.
+ */
+class TokenTable {
+  /** The tokens by id. */
+  readonly tokens: string[] = [];
+  /**
+   * Two cells per slot: a token's hash and its id + 1 (0: empty); at most half the slots are
+   * used. The hash sits next to the id so that a probe that misses reads one cache line.
+   */
+  #slots = new Int32Array(2 * 64);
+  #mask = 63;
+  /** The tokens' code units end to end: token `id` is [#starts[id], #starts[id + 1]) of #units. */
+  #units = new Uint16Array(256);
+  #starts = new Uint32Array(32);
+
+  /** The id of `text` from `start` to `end` (whose hash is `hash`), added when new. */
+  intern(text: string, start: number, end: number, hash: number): number {
+    const length = end - start;
+    const slots = this.#slots;
+    let slot = home(hash) & this.#mask;
+    for (;;) {
+      const stored = slots[2 * slot + 1] as number;
+      if (stored === 0) break;
+      if (slots[2 * slot] === hash) {
+        const id = stored - 1;
+        const from = this.#starts[id] as number;
+        if ((this.#starts[id + 1] as number) - from === length) {
+          let j = 0;
+          while (j < length && this.#units[from + j] === text.charCodeAt(start + j)) j++;
+          if (j === length) return id;
+        }
+      }
+      slot = (slot + 1) & this.#mask;
+    }
+    return this.#add(text, start, end, hash, slot);
+  }
+
+  #add(text: string, start: number, end: number, hash: number, slot: number): number {
+    const id = this.tokens.length;
+    this.tokens.push(text.slice(start, end));
+    if (id + 2 > this.#starts.length) this.#starts = grown(this.#starts, id + 2);
+    const from = this.#starts[id] as number;
+    const to = from + end - start;
+    if (to > this.#units.length) this.#units = grown(this.#units, to);
+    for (let j = from; j < to; j++) this.#units[j] = text.charCodeAt(start + j - from);
+    this.#starts[id + 1] = to;
+    this.#slots[2 * slot] = hash;
+    this.#slots[2 * slot + 1] = id + 1;
+    if (2 * (id + 1) > this.#mask) this.#rehash();
+    return id;
+  }
+
+  #rehash(): void {
+    const mask = this.#mask * 2 + 1;
+    const slots = new Int32Array(2 * (mask + 1));
+    for (let old = 0; old <= this.#mask; old++) {
+      const hash = this.#slots[2 * old] as number;
+      const stored = this.#slots[2 * old + 1] as number;
+      if (stored === 0) continue;
+      let slot = home(hash) & mask;
+      while (slots[2 * slot + 1] !== 0) slot = (slot + 1) & mask;
+      slots[2 * slot] = hash;
+      slots[2 * slot + 1] = stored;
+    }
+    this.#slots = slots;
+    this.#mask = mask;
+  }
+}
+
+/**
+ * A copy of `array` at least `size` long (doubling), for arrays that grow by pushing. The
+ * build's growable arrays and tables start small on purpose: they then grow within the first
+ * few documents, while V8 still interprets the build, instead of first growing in optimised
+ * code, which V8 throws away when a path it has not seen runs or a field it took for constant
+ * is reassigned (measured: a cold 10,000-entry build about a third faster).
+ */
+function grown<T extends Uint16Array | Uint32Array | Int32Array>(array: T, size: number): T {
+  const bigger = new (array.constructor as new (n: number) => T)(Math.max(size, array.length * 2));
+  bigger.set(array);
+  return bigger;
 }
 
 /** BM25+ parameters: term-frequency saturation `k`, length normalisation `b`, lower bound `d`. */
@@ -75,9 +230,59 @@ export const EXPANSION_WEIGHTS = { prefix: 0.375, fuzzy: 0.45 } as const;
 /** Terms this long or longer share their bigram lists in the fuzzy-matching index (positions are capped the same way). */
 const LONG = 63;
 
-/** The key of the bigram index's list for bigram (first, second) at `position` in terms of `length` (both capped). */
-const bigramKey = (first: number, second: number, length: number, position: number): number =>
-  ((first * 0x10000 + second) * (LONG + 1) + length) * (LONG + 2) + Math.min(position, LONG + 1);
+/** Where a bigram stands in the bigram index's keys: the term's length and the bigram's position (both capped). */
+const bigramPlace = (length: number, position: number): number => length * (LONG + 2) + Math.min(position, LONG + 1);
+
+/**
+ * The ids of the bigram index's lists, by bigram (two UTF-16 code units as one 32-bit number)
+ * and place (`bigramPlace`): open addressing over one typed array. Both halves of a key
+ * together exceed the small integers, so a Map keyed by their combination boxes and hashes a
+ * double for each of the build's ~540,000 bigrams (10,000-entry benchmark corpus).
+ */
+class BigramKeys {
+  /** Three cells per slot: bigram, place, list id + 1 (0: empty); at most half the slots are used. */
+  #cells = new Int32Array(3 * 64);
+  #mask = 63;
+  size = 0;
+
+  /** The list id of a key, -1 when there is none. */
+  get(bigram: number, place: number): number {
+    return (this.#cells[3 * this.#slot(bigram, place) + 2] as number) - 1;
+  }
+
+  /** The list id of a key, a new one (the next integer) when there is none. */
+  add(bigram: number, place: number): number {
+    const slot = this.#slot(bigram, place);
+    const stored = this.#cells[3 * slot + 2] as number;
+    if (stored !== 0) return stored - 1;
+    this.#cells[3 * slot] = bigram;
+    this.#cells[3 * slot + 1] = place;
+    this.#cells[3 * slot + 2] = ++this.size;
+    if (2 * this.size > this.#mask) this.#rehash();
+    return this.size - 1;
+  }
+
+  /** The key's slot, or the empty one where it would go. */
+  #slot(bigram: number, place: number): number {
+    const cells = this.#cells;
+    let slot = home(bigram ^ Math.imul(place, 0x9e3779b1)) & this.#mask;
+    while (cells[3 * slot + 2] !== 0 && (cells[3 * slot] !== bigram || cells[3 * slot + 1] !== place)) slot = (slot + 1) & this.#mask;
+    return slot;
+  }
+
+  #rehash(): void {
+    const old = this.#cells;
+    this.#mask = this.#mask * 2 + 1;
+    this.#cells = new Int32Array(3 * (this.#mask + 1));
+    for (let from = 0; from < old.length; from += 3) {
+      if (old[from + 2] === 0) continue;
+      const slot = this.#slot(old[from] as number, old[from + 1] as number);
+      this.#cells[3 * slot] = old[from] as number;
+      this.#cells[3 * slot + 1] = old[from + 1] as number;
+      this.#cells[3 * slot + 2] = old[from + 2] as number;
+    }
+  }
+}
 
 /** MiniSearch's cap on a fuzzy edit distance given as a fraction of the term's length. */
 const MAX_FUZZY = 6;
@@ -112,23 +317,6 @@ export interface Bm25Hit {
   score: number;
 }
 
-/** A growable typed array (the build does not know the number of postings beforehand). */
-class Growable<T extends Uint32Array | Float64Array> {
-  array: T;
-  length = 0;
-  constructor(array: T) {
-    this.array = array;
-  }
-  push(value: number): void {
-    if (this.length === this.array.length) {
-      const bigger = new (this.array.constructor as new (n: number) => T)(this.array.length * 2);
-      bigger.set(this.array);
-      this.array = bigger;
-    }
-    this.array[this.length++] = value;
-  }
-}
-
 /** The first index in sorted `terms` whose term is not below `key`. */
 function lowerBound(terms: readonly string[], key: string, from = 0): number {
   let lo = from;
@@ -139,6 +327,189 @@ function lowerBound(terms: readonly string[], key: string, from = 0): number {
     else hi = mid;
   }
   return lo;
+}
+
+/**
+ * Pass 1 of the build, one field at a time in document order: the terms in order of first
+ * appearance, and one staged posting per (term, document, field) with its frequency. As the
+ * postings come in document and field order, their document and field are not stored, only
+ * where each field's run starts (`postings` before the field). What is read per token sits
+ * together in typed arrays (fewer cache misses than one array per figure), and nothing is
+ * allocated per token or per posting.
+ */
+class Staging {
+  /** The terms, in order of first appearance: a term's id is its position. */
+  readonly terms: string[] = [];
+  readonly termId = new Map<string, number>();
+  /** Per term, F + 1 cells: its frequency in the current field, then in how many documents each field holds it. */
+  counts: Uint32Array;
+  /** The staged postings: (term, frequency) pairs. */
+  pairs = new Uint32Array(256);
+  postings = 0;
+  readonly #fields: number;
+  readonly #processTerm: (term: string) => string | null;
+  readonly #tokens = new TokenTable();
+  readonly #spans = new TokenSpans();
+  /** Per distinct raw token, processed once: its term's id (-1: dropped) and the field it was last counted in. */
+  #raws = new Int32Array(2 * 32);
+  #rawCount = 0;
+  #stamp = 0;
+  /** The current field's distinct terms (an array emptied per field would free its storage and reallocate it). */
+  #seen = new Uint32Array(16);
+
+  constructor(fields: number, processTerm: (term: string) => string | null) {
+    this.#fields = fields;
+    this.#processTerm = processTerm;
+    this.counts = new Uint32Array((fields + 1) * 32);
+  }
+
+  /** Stages field `f` of the next document; its length as MiniSearch counts it: distinct tokens before processing (stop words included). */
+  addField(text: string, f: number): number {
+    const C = this.#fields + 1;
+    const spans = this.#spans;
+    const stamp = ++this.#stamp;
+    let counts = this.counts;
+    let raws = this.#raws;
+    let seen = 0;
+    let length = 0;
+    spans.reset(text);
+    while (spans.next()) {
+      const raw = this.#tokens.intern(text, spans.start, spans.end, spans.hash);
+      if (raw === this.#rawCount) {
+        // A token not met before.
+        this.#rawCount++;
+        if (2 * this.#rawCount > raws.length) raws = this.#raws = grown(raws, 2 * this.#rawCount);
+        const term = this.#processTerm(this.#tokens.tokens[raw] as string);
+        let id = term ? this.termId.get(term) : -1;
+        if (id === undefined) {
+          id = this.terms.length;
+          this.termId.set(term as string, id);
+          this.terms.push(term as string);
+          if (C * (id + 1) > counts.length) counts = this.counts = grown(counts, C * (id + 1));
+        }
+        raws[2 * raw] = id;
+      }
+      if (raws[2 * raw + 1] !== stamp) {
+        raws[2 * raw + 1] = stamp;
+        length++;
+      }
+      const id = raws[2 * raw] as number;
+      if (id < 0) continue;
+      if (counts[C * id] === 0) {
+        if (seen === this.#seen.length) this.#seen = grown(this.#seen, seen + 1);
+        this.#seen[seen++] = id;
+      }
+      counts[C * id] = (counts[C * id] as number) + 1;
+    }
+    let P = this.postings;
+    if (2 * (P + seen) > this.pairs.length) this.pairs = grown(this.pairs, 2 * (P + seen));
+    const pairs = this.pairs;
+    // Indexed loops: until the optimising compiler takes over, `for...of` allocates an iterator result per element.
+    for (let i = 0; i < seen; i++) {
+      const id = this.#seen[i] as number;
+      pairs[2 * P] = id;
+      pairs[2 * P + 1] = counts[C * id] as number;
+      P++;
+      counts[C * id] = 0;
+      counts[C * id + 1 + f] = (counts[C * id + 1 + f] as number) + 1;
+    }
+    this.postings = P;
+    return length;
+  }
+}
+
+/**
+ * Pass 2 of the build: a counting sort of the staged postings by (term rank, field), documents
+ * staying in order, each with its BM25+ score before weights. Returns the offsets (postings of
+ * term rank t in field f are [offsets[t·F + f], offsets[t·F + f + 1])), documents and scores.
+ * `from[doc·F + f]` is where the staged postings of that document's field start.
+ */
+function sortPostings(
+  staging: Staging,
+  rank: Uint32Array,
+  from: Uint32Array,
+  fieldLength: Uint32Array,
+  averageLength: Float64Array,
+  { k, b, d }: Bm25Params,
+): [Uint32Array, Uint32Array, Float64Array] {
+  const F = averageLength.length;
+  const C = F + 1;
+  const T = rank.length;
+  const N = fieldLength.length / F;
+  const P = staging.postings;
+  const { counts, pairs } = staging;
+  const offsets = new Uint32Array(T * F + 1);
+  // MiniSearch's calcBM25Score: the field's document frequency counts documents, not occurrences.
+  const idf = new Float64Array(T * F);
+  for (let id = 0; id < T; id++) {
+    for (let f = 0; f < F; f++) {
+      const matching = counts[C * id + 1 + f] as number;
+      offsets[(rank[id] as number) * F + f + 1] = matching;
+      idf[(rank[id] as number) * F + f] = Math.log(1 + (N - matching + 0.5) / (matching + 0.5));
+    }
+  }
+  for (let i = 1; i <= T * F; i++) offsets[i] = (offsets[i] as number) + (offsets[i - 1] as number);
+  const fill = offsets.slice(0, T * F);
+  const docs = new Uint32Array(P);
+  const scores = new Float64Array(P);
+  for (let doc = 0; doc < N; doc++) {
+    for (let f = 0; f < F; f++) {
+      const length = fieldLength[doc * F + f] as number;
+      const norm = k * (1 - b + (b * length) / (averageLength[f] as number));
+      const end = from[doc * F + f + 1] as number;
+      for (let p = from[doc * F + f] as number; p < end; p++) {
+        const key = (rank[pairs[2 * p] as number] as number) * F + f;
+        const at = fill[key] as number;
+        fill[key] = at + 1;
+        const freq = pairs[2 * p + 1] as number;
+        docs[at] = doc;
+        scores[at] = (idf[key] as number) * (d + (freq * (k + 1)) / (freq + norm));
+      }
+    }
+  }
+  return [offsets, docs, scores];
+}
+
+/**
+ * The bigram index of sorted `terms` (with \u0001 and \u0002, `^` and `$`, around each, as
+ * `#withinDistance` pads the query), by counting sort as in `sortPostings`: the list ids by
+ * (bigram, term length, position), and list g's terms in order are [offsets[g], offsets[g + 1]) of the terms array.
+ */
+function bigramIndex(terms: readonly string[]): [BigramKeys, Uint32Array, Uint32Array] {
+  const T = terms.length;
+  let grams = 0;
+  for (let id = 0; id < T; id++) grams += (terms[id] as string).length + 1;
+  const bigramOf = new Uint32Array(grams);
+  const lists = new BigramKeys();
+  const counts: number[] = [];
+  let at = 0;
+  for (let id = 0; id < T; id++) {
+    const term = terms[id] as string;
+    const length = Math.min(term.length, LONG);
+    let first = 1;
+    for (let i = 0; i <= term.length; i++) {
+      const second = i < term.length ? term.charCodeAt(i) : 2;
+      const list = lists.add((first << 16) | second, bigramPlace(length, i));
+      if (list === counts.length) counts.push(0);
+      counts[list] = (counts[list] as number) + 1;
+      bigramOf[at++] = list;
+      first = second;
+    }
+  }
+  const offsets = new Uint32Array(counts.length + 1);
+  for (let g = 0; g < counts.length; g++) offsets[g + 1] = (offsets[g] as number) + (counts[g] as number);
+  const next = offsets.slice(0, counts.length);
+  const termsOf = new Uint32Array(grams);
+  at = 0;
+  for (let id = 0; id < T; id++) {
+    const end = at + (terms[id] as string).length + 1;
+    for (; at < end; at++) {
+      const g = bigramOf[at] as number;
+      termsOf[next[g] as number] = id;
+      next[g] = (next[g] as number) + 1;
+    }
+  }
+  return [lists, offsets, termsOf];
 }
 
 /** An immutable BM25+ index over `docs`; hits name documents by their position in `docs`. */
@@ -163,19 +534,18 @@ export class Bm25Index<Doc, Field extends string = string> {
   readonly #lastTerm: Uint32Array;
   readonly #touched: Uint32Array;
   // The vocabulary's bigrams (with ^ and $ around each term): the terms holding bigram g, once per occurrence, in order.
-  readonly #bigramId: Map<number, number>;
+  readonly #bigramLists: BigramKeys;
   readonly #bigramOffsets: Uint32Array;
   readonly #bigramTerms: Uint32Array;
   // Per-query scratch of fuzzy matching: bigrams shared with the query term, and the terms sharing any.
   readonly #sharedBigrams: Uint16Array;
   readonly #candidates: Uint32Array;
 
-  /** Indexes `docs` (the build is one pass over the text plus a counting sort of the postings). */
+  /** Indexes `docs` (the build is one pass over the text, a counting sort of the postings, and the bigram index). */
   constructor(docs: readonly Doc[], options: Bm25IndexOptions<Doc, Field>) {
     const fields = Object.keys(options.boost) as Field[];
     const F = fields.length;
     const N = docs.length;
-    const { k, b, d } = options.bm25 ?? BM25_DEFAULTS;
     this.#fieldCount = F;
     this.#boosts = Float64Array.from(fields, (f) => options.boost[f] || 1);
     this.#processTerm = options.processTerm;
@@ -183,65 +553,22 @@ export class Bm25Index<Doc, Field extends string = string> {
     this.#fuzzy = options.fuzzy ?? (() => false);
     this.#fuzzyOnlyUnknown = options.fuzzyOnlyUnknown ?? false;
 
-    // Pass 1: terms in order of first appearance, one staged posting per (term, doc, field) with its frequency.
-    // Each distinct raw token is processed once: `rawTerm` holds its term's id (-1: dropped).
-    const rawId = new Map<string, number>();
-    const rawTerm: number[] = [];
-    const rawSeen: number[] = [];
-    const firstSeen = new Map<string, number>();
-    const termText: string[] = [];
-    const stagedTerm = new Growable(new Uint32Array(1024));
-    const stagedDoc = new Growable(new Uint32Array(1024));
-    const stagedTf = new Growable(new Uint32Array(1024));
-    const stagedField: number[] = [];
+    // Pass 1: the terms and the staged postings, and the fields' lengths as BM25+ needs them.
+    const staging = new Staging(F, this.#processTerm);
+    const stagedFrom = new Uint32Array(N * F + 1);
     const fieldLength = new Uint32Array(N * F);
     const averageLength = new Float64Array(F);
-    const tf: number[] = [];
-    const seenInField: number[] = [];
-    let stamp = 0;
     for (let doc = 0; doc < N; doc++) {
       for (let f = 0; f < F; f++) {
-        stamp++;
-        // Field lengths as MiniSearch counts them: distinct tokens before processing (stop words included).
-        let length = 0;
-        for (const token of tokenize(options.extract(docs[doc] as Doc, fields[f] as Field))) {
-          let raw = rawId.get(token);
-          if (raw === undefined) {
-            raw = rawTerm.length;
-            rawId.set(token, raw);
-            rawSeen.push(0);
-            const term = this.#processTerm(token);
-            let id = term ? firstSeen.get(term) : -1;
-            if (id === undefined) {
-              id = termText.length;
-              firstSeen.set(term as string, id);
-              termText.push(term as string);
-              tf.push(0);
-            }
-            rawTerm.push(id);
-          }
-          if (rawSeen[raw] !== stamp) {
-            rawSeen[raw] = stamp;
-            length++;
-          }
-          const id = rawTerm[raw] as number;
-          if (id < 0) continue;
-          if (tf[id] === 0) seenInField.push(id);
-          tf[id] = (tf[id] as number) + 1;
-        }
+        stagedFrom[doc * F + f] = staging.postings;
+        const length = staging.addField(options.extract(docs[doc] as Doc, fields[f] as Field), f);
         fieldLength[doc * F + f] = length;
         // MiniSearch's running mean, in its order of operations.
         averageLength[f] = ((averageLength[f] as number) * doc + length) / (doc + 1);
-        for (const id of seenInField) {
-          stagedTerm.push(id);
-          stagedDoc.push(doc);
-          stagedTf.push(tf[id] as number);
-          stagedField.push(f);
-          tf[id] = 0;
-        }
-        seenInField.length = 0;
       }
     }
+    stagedFrom[N * F] = staging.postings;
+    const { terms: termText, termId: firstSeen } = staging;
 
     // The sorted vocabulary and each first-seen id's rank in it.
     const T = termText.length;
@@ -255,72 +582,20 @@ export class Bm25Index<Doc, Field extends string = string> {
       firstSeen.set(term, r);
     }
 
-    // Pass 2: a counting sort of the staged postings by (term rank, field), documents staying in order.
-    const P = stagedDoc.length;
-    const offsets = new Uint32Array(T * F + 1);
-    for (let p = 0; p < P; p++) {
-      const key = (rank[stagedTerm.array[p] as number] as number) * F + (stagedField[p] as number) + 1;
-      offsets[key] = (offsets[key] as number) + 1;
-    }
-    for (let i = 1; i <= T * F; i++) offsets[i] = (offsets[i] as number) + (offsets[i - 1] as number);
-    const fill = offsets.slice(0, T * F);
-    const postingDoc = new Uint32Array(P);
-    const postingScore = new Float64Array(P);
-    for (let p = 0; p < P; p++) {
-      const f = stagedField[p] as number;
-      const key = (rank[stagedTerm.array[p] as number] as number) * F + f;
-      const at = fill[key] as number;
-      fill[key] = at + 1;
-      const doc = stagedDoc.array[p] as number;
-      const freq = stagedTf.array[p] as number;
-      // MiniSearch's calcBM25Score: the field's document frequency counts documents, not occurrences.
-      const matching = (offsets[key + 1] as number) - (offsets[key] as number);
-      const idf = Math.log(1 + (N - matching + 0.5) / (matching + 0.5));
-      const length = fieldLength[doc * F + f] as number;
-      postingDoc[at] = doc;
-      postingScore[at] = idf * (d + (freq * (k + 1)) / (freq + k * (1 - b + (b * length) / (averageLength[f] as number))));
-    }
-    this.#offsets = offsets;
-    this.#docs = postingDoc;
-    this.#scores = postingScore;
+    [this.#offsets, this.#docs, this.#scores] = sortPostings(
+      staging,
+      rank,
+      stagedFrom,
+      fieldLength,
+      averageLength,
+      options.bm25 ?? BM25_DEFAULTS,
+    );
     this.#sum = new Float64Array(N);
     this.#matched = new Uint32Array(N);
     this.#lastTerm = new Uint32Array(N);
     this.#touched = new Uint32Array(N);
 
-    // The bigram index, by counting sort as above: one list per bigram, term length and position.
-    const bigramOf = new Uint32Array(this.#terms.reduce((sum, term) => sum + term.length + 1, 0));
-    this.#bigramId = new Map();
-    const counts: number[] = [];
-    let at = 0;
-    for (const term of this.#terms) {
-      const padded = `\u0001${term}\u0002`;
-      const length = Math.min(term.length, LONG);
-      for (let i = 0; i + 1 < padded.length; i++) {
-        const key = bigramKey(padded.charCodeAt(i), padded.charCodeAt(i + 1), length, i);
-        let id = this.#bigramId.get(key);
-        if (id === undefined) {
-          id = counts.length;
-          this.#bigramId.set(key, id);
-          counts.push(0);
-        }
-        counts[id] = (counts[id] as number) + 1;
-        bigramOf[at++] = id;
-      }
-    }
-    this.#bigramOffsets = new Uint32Array(counts.length + 1);
-    for (let g = 0; g < counts.length; g++) this.#bigramOffsets[g + 1] = (this.#bigramOffsets[g] as number) + (counts[g] as number);
-    const next = this.#bigramOffsets.slice(0, counts.length);
-    this.#bigramTerms = new Uint32Array(at);
-    at = 0;
-    for (let id = 0; id < T; id++) {
-      const grams = (this.#terms[id] as string).length + 1;
-      for (let i = 0; i < grams; i++) {
-        const g = bigramOf[at++] as number;
-        this.#bigramTerms[next[g] as number] = id;
-        next[g] = (next[g] as number) + 1;
-      }
-    }
+    [this.#bigramLists, this.#bigramOffsets, this.#bigramTerms] = bigramIndex(this.#terms);
     this.#sharedBigrams = new Uint16Array(T);
     this.#candidates = new Uint32Array(T);
   }
@@ -448,8 +723,8 @@ export class Bm25Index<Doc, Field extends string = string> {
       const second = padded.charCodeAt(i + 1);
       for (let length = shortest; length <= longest; length++) {
         for (let position = Math.max(0, i - max); position <= i + max; position++) {
-          const list = this.#bigramId.get(bigramKey(first, second, length, position));
-          if (list === undefined) continue;
+          const list = this.#bigramLists.get((first << 16) | second, bigramPlace(length, position));
+          if (list < 0) continue;
           const end = this.#bigramOffsets[list + 1] as number;
           for (let p = this.#bigramOffsets[list] as number; p < end; p++) {
             const term = this.#bigramTerms[p] as number;
