@@ -5,10 +5,11 @@
  * fields, escapes, duplicates) give exactly what `JSON.parse` gives; failures come out as the
  * viem errors the scanner's rules read.
  */
+import { createHash } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
-import { HttpRequestError, ResponseBodyTooLargeError, RpcRequestError, TimeoutError } from "viem";
+import { getAddress, HttpRequestError, ResponseBodyTooLargeError, RpcRequestError, TimeoutError } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
 import { baseChain, createChainClient, rpcTransport } from "../src/chain/client.ts";
 import { postJsonRpc } from "../src/chain/json-rpc-http.ts";
@@ -57,6 +58,24 @@ const truth = () =>
     to: t.to,
     value: BigInt(t.value),
   }));
+
+describe("the address book", () => {
+  it("gives every address checksummed, read in place or from a string, across growth and clearing", () => {
+    const book = new AddressBook(3_000);
+    const hex = Array.from({ length: 5_000 }, (_, i) => createHash("sha256").update(String(i)).digest("hex").slice(0, 40));
+    const text = Buffer.from(`xx${hex.join("")}`);
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < hex.length; i++) {
+        const expected = getAddress(`0x${hex[i]}`);
+        expect(book.at(text, 2 + i * 40)).toBe(expected);
+        expect(book.get(hex[i] as string)).toBe(expected);
+      }
+    }
+    // Upper-case digits are the same address.
+    expect(book.at(Buffer.from((hex[7] as string).toUpperCase()), 0)).toBe(getAddress(`0x${hex[7]}`));
+    expect(() => book.at(Buffer.from("zz".repeat(20)), 0)).toThrow();
+  });
+});
 
 describe("the fast reader", () => {
   it("reads a real answer as the ground truth, without JSON.parse", async () => {

@@ -37,11 +37,19 @@ export interface RawLog {
 /**
  * Checksummed addresses by their 40 hex digits: the same counterparties recur, and checksumming
  * costs a keccak. Keys are as the node wrote them (lower case in practice); a key in another
- * case is a second entry for the same address, never a wrong one.
+ * case is a second entry for the same address, never a wrong one. The fast reader looks digits
+ * up where they lie in the answer (`at`), so a known address costs no string; the hash is
+ * seeded per process, so addresses chosen to collide cannot be prepared in advance.
  */
 export class AddressBook {
   readonly #addresses = new Map<string, Address>();
   readonly #max: number;
+  readonly #seed = (Math.random() * 0x100000000) | 0;
+  /** Open addressing by the digits' bytes: hashes, the digits (40 bytes a slot) and the addresses. */
+  #hashes = new Int32Array(1024);
+  #digits = Buffer.alloc(1024 * 40);
+  #values: (Address | undefined)[] = new Array(1024).fill(undefined);
+  #size = 0;
 
   constructor(max = 100_000) {
     this.#max = max;
@@ -56,6 +64,57 @@ export class AddressBook {
       this.#addresses.set(hex40, address);
     }
     return address;
+  }
+
+  /** The checksummed address of the 40 hex digits at `start` in `b` (ASCII). */
+  at(b: Buffer, start: number): Address {
+    let h = this.#seed;
+    for (let i = start; i < start + 40; i++) h = Math.imul(h ^ (b[i] as number), 0x01000193);
+    const mask = this.#hashes.length - 1;
+    let slot = h & mask;
+    for (;;) {
+      const found = this.#values[slot];
+      if (found === undefined) break;
+      if (this.#hashes[slot] === h && this.#digits.compare(b, start, start + 40, slot * 40, slot * 40 + 40) === 0) return found;
+      slot = (slot + 1) & mask;
+    }
+    const address = getAddress(`0x${b.toString("latin1", start, start + 40)}`);
+    if (this.#size >= this.#max) this.#clear();
+    if ((this.#size + 1) * 2 > this.#hashes.length) {
+      this.#grow();
+      return this.at(b, start);
+    }
+    this.#hashes[slot] = h;
+    b.copy(this.#digits, slot * 40, start, start + 40);
+    this.#values[slot] = address;
+    this.#size++;
+    return address;
+  }
+
+  #clear(): void {
+    this.#hashes = new Int32Array(1024);
+    this.#digits = Buffer.alloc(1024 * 40);
+    this.#values = new Array(1024).fill(undefined);
+    this.#size = 0;
+  }
+
+  /** Twice the slots, every entry placed again by its hash. */
+  #grow(): void {
+    const [hashes, digits, values] = [this.#hashes, this.#digits, this.#values];
+    const capacity = hashes.length * 2;
+    this.#hashes = new Int32Array(capacity);
+    this.#digits = Buffer.alloc(capacity * 40);
+    this.#values = new Array(capacity).fill(undefined);
+    const mask = capacity - 1;
+    for (let old = 0; old < hashes.length; old++) {
+      const value = values[old];
+      if (value === undefined) continue;
+      let slot = (hashes[old] as number) & mask;
+      while (this.#values[slot] !== undefined) slot = (slot + 1) & mask;
+      this.#hashes[slot] = hashes[old] as number;
+      digits.copy(this.#digits, slot * 40, old * 40, old * 40 + 40);
+      this.#values[slot] = value;
+    }
   }
 }
 
@@ -281,13 +340,12 @@ class FastReader {
     if (topics !== 3 || dataEnd - data !== 66 || removed) return undefined;
     if (this.#token === undefined && address < 0) throw UNEXPECTED;
     return {
-      // Nodes write hex in lower case; the book takes either case, so no lower-casing here.
-      token: this.#token ?? this.#book.get(b.toString("latin1", address, address + 40)),
+      token: this.#token ?? this.#book.at(b, address),
       blockNumber,
       logIndex,
       txHash: txHash as Hash,
-      from: this.#book.get(b.toString("latin1", from, from + 40)),
-      to: this.#book.get(b.toString("latin1", to, to + 40)),
+      from: this.#book.at(b, from),
+      to: this.#book.at(b, to),
       value: BigInt(b.toString("latin1", data, dataEnd)),
     };
   }
