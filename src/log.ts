@@ -29,28 +29,65 @@ export interface Logger {
  */
 export type LogSink = ((line: string) => void) | { fd: number };
 
-/** One asynchronous destination per file descriptor, shared by every logger writing there. */
-const destinations = new Map<number, DestinationStream>();
+/**
+ * How long lines wait to be written together. Writing a line costs a system call and a round
+ * trip through libuv's thread pool whatever its length, which on the free routes cost more than
+ * anything else the service adds to a bare server's answer (about 20 us a request on the bench
+ * machine); one write per 20 ms costs next to nothing per line. A line reaches its file, pipe
+ * or terminal at most this late, and `flushLogs` (called at exit, also on a crash)
+ * writes out what is waiting.
+ */
+export const LOG_BATCH_MS = 20;
 
-function destinationOf(fd: number): DestinationStream {
+/** A file descriptor's destination: lines gathered for `LOG_BATCH_MS`, then handed to pino's asynchronous writer at once. */
+interface BatchedDestination extends DestinationStream {
+  flushSync(): void;
+}
+
+/** One destination per file descriptor, shared by every logger writing there. */
+const destinations = new Map<number, BatchedDestination>();
+
+function destinationOf(fd: number): BatchedDestination {
   let destination = destinations.get(fd);
-  if (!destination) {
-    // pino flushes it synchronously when the process exits, so the last lines are not lost.
-    destination = pino.destination({ dest: fd, sync: false, minLength: 0 });
-    destinations.set(fd, destination);
-  }
+  if (destination) return destination;
+  // SonicBoom writes asynchronously and deals with partial writes and full pipes (EAGAIN);
+  // pino flushes it synchronously when the process exits.
+  const sonic = pino.destination({ dest: fd, sync: false, minLength: 0 });
+  let lines: string[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  const handOver = () => {
+    timer = undefined;
+    if (lines.length === 0) return;
+    const text = lines.join("");
+    lines = [];
+    sonic.write(text);
+  };
+  destination = {
+    write(line: string) {
+      lines.push(line);
+      if (!timer) {
+        timer = setTimeout(handOver, LOG_BATCH_MS);
+        timer.unref();
+      }
+    },
+    flushSync() {
+      if (timer) clearTimeout(timer);
+      handOver();
+      try {
+        sonic.flushSync();
+      } catch {
+        // Not open yet or already closed: nothing of ours is waiting in it.
+      }
+    },
+  };
+  destinations.set(fd, destination);
+  if (destinations.size === 1) process.once("exit", flushLogs);
   return destination;
 }
 
-/** Write out whatever the asynchronous destinations still hold (before exiting, or to read a log file back). */
+/** Write out whatever the destinations still hold (when stopping, at exit, or to read a log file back). */
 export function flushLogs(): void {
-  for (const destination of destinations.values()) {
-    try {
-      (destination as { flushSync?: () => void }).flushSync?.();
-    } catch {
-      // Not open yet or already closed: nothing of ours is waiting in it.
-    }
-  }
+  for (const destination of destinations.values()) destination.flushSync();
 }
 
 function streamOf(sink: LogSink): DestinationStream {

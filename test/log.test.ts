@@ -229,3 +229,28 @@ it("the default logger writes to a file descriptor asynchronously, never through
   expect(stdoutWrite).not.toHaveBeenCalled();
   for (const m of METHODS) expect(fakes[m]).not.toHaveBeenCalled();
 });
+
+it("gathers a file descriptor's lines for a moment and writes them together, in order; flushLogs writes what waits at once", async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "log-test-"));
+  const file = path.join(dir, "batched.log");
+  const fd = openSync(file, "w");
+  try {
+    const log = createLogger("info", {}, { fd });
+    for (let i = 0; i < 500; i++) logRequest(log, { request_id: `r-${i}`, method: "GET", path: "/api/kb", status: 200, ms: 1 });
+    // Nothing is written while the batch gathers; all of it once LOG_BATCH_MS has passed.
+    expect(readFileSync(file, "utf8")).toBe("");
+    const deadline = Date.now() + 5_000;
+    while (readFileSync(file, "utf8").split("\n").length < 501 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    const ids = readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => (JSON.parse(l) as { request_id: string }).request_id);
+    expect(ids).toEqual(Array.from({ length: 500 }, (_, i) => `r-${i}`));
+    log.warn("last words");
+    flushLogs();
+    expect(readFileSync(file, "utf8").trim().split("\n").at(-1)).toContain('"msg":"last words"');
+  } finally {
+    closeSync(fd);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
