@@ -18,8 +18,8 @@ import { createLogger, flushLogs, type Logger } from "../src/log.ts";
 import { startService } from "../src/server/service.ts";
 
 const QUICK = process.env.BENCH_QUICK === "1";
-// --quick: 2 s per measurement instead of 5, 1 s warm-ups, and without the old logger's reference.
-const DURATION_S = Number(process.env.BENCH_SECONDS ?? (QUICK ? 2 : 5));
+// --quick: 1 s per measurement instead of 5, 1 s warm-ups, and without the old logger's reference.
+const DURATION_S = Number(process.env.BENCH_SECONDS ?? (QUICK ? 1 : 5));
 const WARM_UP_S = QUICK ? 1 : DURATION_S;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);

@@ -250,13 +250,16 @@ export async function benchMemory(): Promise<void> {
       );
     }
     // The default without the start script's V8 flags: what they save, and what they cost in time.
+    // --quick leaves out this reference and the PostgreSQL one.
+    const quick = process.env.BENCH_QUICK === "1";
     const plainFlags = process.env.BENCH_NODE_FLAGS ?? "";
     const unflagged =
-      engines.includes("sqlite") && startFlags().length > 0
+      !quick && engines.includes("sqlite") && startFlags().length > 0
         ? await measureChild("service", { ...childEnv("sqlite"), BENCH_NODE_FLAGS: plainFlags }, payer(buyer++))
         : undefined;
     // The same service on a PostgreSQL server: what the process needs without an embedded database.
-    const server = process.env.TEST_DATABASE_URL ? await measureChild("service", childEnv("postgres"), payer(buyer++)) : undefined;
+    const server =
+      !quick && process.env.TEST_DATABASE_URL ? await measureChild("service", childEnv("postgres"), payer(buyer++)) : undefined;
     const row = (r: Awaited<ReturnType<typeof measureChild>>) => ({
       "start s": +(r.start.startMs / 1000).toFixed(2),
       "1,000 requests s": +(r.loadMs / 1000).toFixed(2),

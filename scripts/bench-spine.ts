@@ -20,7 +20,7 @@ import { startService } from "../src/server/service.ts";
 import { measurePaidCalls, paidLineSink, percentile } from "./bench-paid.ts";
 
 const QUICK = process.env.BENCH_QUICK === "1";
-const DURATION_S = Number(process.env.BENCH_SECONDS ?? (QUICK ? 2 : 5));
+const DURATION_S = Number(process.env.BENCH_SECONDS ?? (QUICK ? 1 : 5));
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const PAID_CALLS = Number(process.env.BENCH_PAID_CALLS ?? (QUICK ? 20 : 60));
 
