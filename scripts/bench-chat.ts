@@ -42,8 +42,12 @@ async function throughput(send: () => Promise<Response>): Promise<number> {
     Array.from({ length: CLIENTS }, async () => {
       while (left-- > 0) {
         const res = await send();
-        await res.arrayBuffer();
-        if (res.status !== 200) throw new Error(`a chat message answered ${res.status}`);
+        const text = await res.text();
+        if (res.status !== 200) {
+          const required = res.headers.get("payment-required");
+          const reason = required ? (JSON.parse(Buffer.from(required, "base64").toString()) as { error?: string }).error : undefined;
+          throw new Error(`a chat message answered ${res.status}: ${text.slice(0, 300)}${reason ? ` (${reason})` : ""}`);
+        }
       }
     }),
   );
