@@ -6,10 +6,10 @@
 import { HttpRequestError, type PublicClient, RpcRequestError } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
 import { baseChain, createChainClient, rpcTransport } from "../src/chain/client.ts";
-import { isRangeRefusal, rangeLimitFromRefusal, type ScannerOptions, type TransferLog, TransferScanner } from "../src/chain/log-scanner.ts";
+import { isRangeRefusal, rangeLimitFromRefusal, type ScannerOptions, TransferScanner } from "../src/chain/log-scanner.ts";
 import { UpstreamError } from "../src/errors.ts";
 import { type RpcProxy, startRpcProxy } from "./support/rpc-proxy.ts";
-import { scenario, transfersOf, wallet } from "./support/scenario.ts";
+import { scenario, truthLogs, wallet } from "./support/scenario.ts";
 import { devnet } from "./support/service.ts";
 
 const USDC = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
@@ -17,22 +17,6 @@ const WETH = "0x4200000000000000000000000000000000000006";
 
 function clientOf(url: string): PublicClient {
   return createChainClient(baseChain([url]), rpcTransport([url], { retryCount: 0, timeoutMs: 5_000 }));
-}
-
-/** The ground truth's transfers as the scanner reports them. */
-function truthLogs(token: "USDC" | "WETH", filter: (t: { from: string; to: string }) => boolean = () => true): TransferLog[] {
-  const s = scenario();
-  return transfersOf(token, s.startBlock, s.endBlock)
-    .filter(filter)
-    .map((t) => ({
-      token: t.tokenAddress,
-      blockNumber: t.block,
-      logIndex: t.logIndex,
-      txHash: t.txHash,
-      from: t.from,
-      to: t.to,
-      value: BigInt(t.value),
-    }));
 }
 
 const proxies: RpcProxy[] = [];

@@ -15,7 +15,7 @@ import { baseChain, createChainClient, rpcTransport } from "../src/chain/client.
 import { postJsonRpc } from "../src/chain/json-rpc-http.ts";
 import { TRANSFER_TOPIC, TransferScanner } from "../src/chain/log-scanner.ts";
 import { AddressBook, fastTransfers, NotLogsError, type RawLog, readTransfers, transfersOf } from "../src/chain/transfer-answer.ts";
-import { scenario, transfersOf as truthTransfers } from "./support/scenario.ts";
+import { scenario, truthLogs } from "./support/scenario.ts";
 import { devnet } from "./support/service.ts";
 
 const USDC = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
@@ -48,16 +48,7 @@ function reference(body: Buffer, token: `0x${string}` | undefined) {
   return transfersOf((JSON.parse(body.toString("utf8")) as { result: RawLog[] }).result, token, new AddressBook());
 }
 
-const truth = () =>
-  truthTransfers("USDC", scenario().startBlock, scenario().endBlock).map((t) => ({
-    token: t.tokenAddress,
-    blockNumber: t.block,
-    logIndex: t.logIndex,
-    txHash: t.txHash,
-    from: t.from,
-    to: t.to,
-    value: BigInt(t.value),
-  }));
+const truth = () => truthLogs("USDC");
 
 describe("the address book", () => {
   it("gives every address checksummed, read in place or from a string, across growth and clearing", () => {

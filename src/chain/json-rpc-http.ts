@@ -32,10 +32,21 @@ export interface JsonRpcHttpOptions {
   maxBodyBytes: number;
 }
 
-/** A JSON-RPC answer with a 2xx status: its body, not yet parsed. */
+/** A JSON-RPC answer with a 2xx status: its body, not yet parsed, and the call and URL it answers (for errors). */
 export interface RawAnswer {
   body: Buffer;
+  call: Record<string, unknown>;
   url: string;
+}
+
+/**
+ * The `RpcRequestError` a parsed answer carries, as viem's transport raises it, when the answer
+ * is a JSON-RPC error; undefined otherwise.
+ */
+export function rpcErrorIn(answer: unknown, call: Record<string, unknown>, url: string): RpcRequestError | undefined {
+  const error = (answer as { error?: { code?: unknown; message?: unknown } } | null | undefined)?.error;
+  if (!error || typeof error.code !== "number" || typeof error.message !== "string") return undefined;
+  return new RpcRequestError({ body: call, error: error as { code: number; message: string }, url });
 }
 
 /** The URL as errors show it: without credentials (as viem's errors do). */
@@ -144,17 +155,15 @@ export async function postJsonRpc(
     const target = new URL(href);
     try {
       const answer = await post(target, body, call, options);
-      if (answer.status >= 200 && answer.status < 300) return { body: answer.body, url: shown(target) };
-      let parsed: { error?: { code?: unknown; message?: unknown; data?: unknown } } | undefined;
+      if (answer.status >= 200 && answer.status < 300) return { body: answer.body, call, url: shown(target) };
+      let parsed: unknown;
       try {
         parsed = JSON.parse(answer.body.toString("utf8"));
       } catch {
         parsed = undefined;
       }
-      const rpcError = parsed?.error;
-      if (rpcError && typeof rpcError.code === "number" && typeof rpcError.message === "string") {
-        throw new RpcRequestError({ body: call, error: rpcError as { code: number; message: string }, url: shown(target) });
-      }
+      const rpcError = rpcErrorIn(parsed, call, shown(target));
+      if (rpcError) throw rpcError;
       throw new HttpRequestError({
         body: call,
         details: answer.body.toString("utf8").slice(0, 500) || `HTTP ${answer.status}`,

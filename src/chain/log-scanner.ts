@@ -22,7 +22,7 @@ import {
   toEventSelector,
 } from "viem";
 import { LOGS_MAX_RESPONSE_BYTES } from "./client.ts";
-import { postJsonRpc } from "./json-rpc-http.ts";
+import { postJsonRpc, rpcErrorIn } from "./json-rpc-http.ts";
 import { readChain, toChainError } from "./rpc-error.ts";
 import { AddressBook, NotLogsError, type RawLog, readTransfers, type TransferLog, type Transfers, transfersOf } from "./transfer-answer.ts";
 
@@ -473,15 +473,11 @@ export class TransferScanner {
     try {
       return readTransfers(answer.body, token, this.#addresses);
     } catch (error) {
-      const body = { method: "eth_getLogs", params: [filter] };
-      const rpcError =
-        error instanceof NotLogsError ? (error.answer as { error?: { code?: unknown; message?: unknown } } | null)?.error : undefined;
-      if (rpcError && typeof rpcError.code === "number" && typeof rpcError.message === "string") {
-        throw new RpcRequestError({ body, error: rpcError as { code: number; message: string }, url: answer.url });
-      }
+      const rpcError = error instanceof NotLogsError ? rpcErrorIn(error.answer, answer.call, answer.url) : undefined;
+      if (rpcError) throw rpcError;
       // What viem's transport made of an answer it could not read: no usable answer from the node.
       if (error instanceof NotLogsError || error instanceof SyntaxError) {
-        throw new HttpRequestError({ body, cause: error, details: "the answer held no list of logs", url: answer.url });
+        throw new HttpRequestError({ body: answer.call, cause: error, details: "the answer held no list of logs", url: answer.url });
       }
       throw error;
     }

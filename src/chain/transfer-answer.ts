@@ -42,28 +42,23 @@ export interface RawLog {
  * seeded per process, so addresses chosen to collide cannot be prepared in advance.
  */
 export class AddressBook {
-  readonly #addresses = new Map<string, Address>();
   readonly #max: number;
   readonly #seed = (Math.random() * 0x100000000) | 0;
   /** Open addressing by the digits' bytes: hashes, the digits (40 bytes a slot) and the addresses. */
-  #hashes = new Int32Array(1024);
-  #digits = Buffer.alloc(1024 * 40);
-  #values: (Address | undefined)[] = new Array(1024).fill(undefined);
+  #hashes = new Int32Array(0);
+  #digits = Buffer.alloc(0);
+  #values: (Address | undefined)[] = [];
   #size = 0;
 
   constructor(max = 100_000) {
     this.#max = max;
+    this.#reset(1024);
   }
 
   /** The checksummed address of 40 hex digits (any case: no checksum is checked). */
   get(hex40: string): Address {
-    let address = this.#addresses.get(hex40);
-    if (!address) {
-      address = getAddress(`0x${hex40}`);
-      if (this.#addresses.size >= this.#max) this.#addresses.clear();
-      this.#addresses.set(hex40, address);
-    }
-    return address;
+    // Anything but 40 digits is no address: getAddress says why.
+    return hex40.length === 40 ? this.at(Buffer.from(hex40, "latin1"), 0) : getAddress(`0x${hex40}`);
   }
 
   /** The checksummed address of the 40 hex digits at `start` in `b` (ASCII). */
@@ -79,41 +74,38 @@ export class AddressBook {
       slot = (slot + 1) & mask;
     }
     const address = getAddress(`0x${b.toString("latin1", start, start + 40)}`);
-    if (this.#size >= this.#max) this.#clear();
-    if ((this.#size + 1) * 2 > this.#hashes.length) {
-      this.#grow();
-      return this.at(b, start);
-    }
-    this.#hashes[slot] = h;
-    b.copy(this.#digits, slot * 40, start, start + 40);
-    this.#values[slot] = address;
-    this.#size++;
+    if (this.#size >= this.#max) this.#reset(1024);
+    else if ((this.#size + 1) * 2 > this.#hashes.length) this.#grow();
+    this.#place(h, b, start, address);
     return address;
   }
 
-  #clear(): void {
-    this.#hashes = new Int32Array(1024);
-    this.#digits = Buffer.alloc(1024 * 40);
-    this.#values = new Array(1024).fill(undefined);
+  /** An empty table of `capacity` slots (a power of two). */
+  #reset(capacity: number): void {
+    this.#hashes = new Int32Array(capacity);
+    this.#digits = Buffer.alloc(capacity * 40);
+    this.#values = new Array(capacity).fill(undefined);
     this.#size = 0;
+  }
+
+  /** Put an entry in the first free slot from its hash. */
+  #place(h: number, digits: Buffer, start: number, address: Address): void {
+    const mask = this.#hashes.length - 1;
+    let at = h & mask;
+    while (this.#values[at] !== undefined) at = (at + 1) & mask;
+    this.#hashes[at] = h;
+    digits.copy(this.#digits, at * 40, start, start + 40);
+    this.#values[at] = address;
+    this.#size++;
   }
 
   /** Twice the slots, every entry placed again by its hash. */
   #grow(): void {
     const [hashes, digits, values] = [this.#hashes, this.#digits, this.#values];
-    const capacity = hashes.length * 2;
-    this.#hashes = new Int32Array(capacity);
-    this.#digits = Buffer.alloc(capacity * 40);
-    this.#values = new Array(capacity).fill(undefined);
-    const mask = capacity - 1;
+    this.#reset(hashes.length * 2);
     for (let old = 0; old < hashes.length; old++) {
       const value = values[old];
-      if (value === undefined) continue;
-      let slot = (hashes[old] as number) & mask;
-      while (this.#values[slot] !== undefined) slot = (slot + 1) & mask;
-      this.#hashes[slot] = hashes[old] as number;
-      digits.copy(this.#digits, slot * 40, old * 40, old * 40 + 40);
-      this.#values[slot] = value;
+      if (value !== undefined) this.#place(hashes[old] as number, digits, old * 40, value);
     }
   }
 }

@@ -5,6 +5,7 @@
  */
 import { type Address, getAddress, zeroAddress } from "viem";
 import { inject } from "vitest";
+import type { TransferLog } from "../../src/chain/transfer-answer.ts";
 import type { ScenarioGroundTruth, ScenarioTransfer, ScenarioWalletTruth } from "../../src/devnet/scenario.ts";
 import type { RunningService } from "../../src/server/service.ts";
 import { buyerAccount, payingFetch, usdcBalance } from "./service.ts";
@@ -12,6 +13,22 @@ import { buyerAccount, payingFetch, usdcBalance } from "./service.ts";
 /** The ground truth of the shared devnet's scenario. */
 export function scenario(): ScenarioGroundTruth {
   return inject("scenario");
+}
+
+/** The ground truth's transfers as the scanner reports them. */
+export function truthLogs(token: "USDC" | "WETH", filter: (t: { from: string; to: string }) => boolean = () => true): TransferLog[] {
+  const s = scenario();
+  return transfersOf(token, s.startBlock, s.endBlock)
+    .filter(filter)
+    .map((t) => ({
+      token: t.tokenAddress,
+      blockNumber: t.block,
+      logIndex: t.logIndex,
+      txHash: t.txHash,
+      from: t.from,
+      to: t.to,
+      value: BigInt(t.value),
+    }));
 }
 
 /** A scenario wallet by name. */
