@@ -38,7 +38,12 @@ function manualClock(start = T0) {
 
 async function free(url: string, path = "/api/health", headers: Record<string, string> = {}) {
   const res = await fetch(`${url}${path}`, { headers });
-  return { status: res.status, retryAfter: res.headers.get("retry-after"), body: await res.text() };
+  return {
+    status: res.status,
+    retryAfter: res.headers.get("retry-after"),
+    requestId: res.headers.get("x-request-id"),
+    body: await res.text(),
+  };
 }
 
 describe("token buckets", () => {
@@ -94,9 +99,11 @@ describe("the free budget of one instance", () => {
     const statuses: number[] = [];
     for (let i = 0; i < 120; i++) statuses.push((await free(service.url, i % 2 === 0 ? "/api/health" : "/api/kb")).status);
     expect(statuses).toEqual(Array(120).fill(200));
-    const refused = await free(service.url, "/api/kb");
+    // /api/kb is answered from memory, before the Express chain: its refusal carries a request id all the same.
+    const refused = await free(service.url, "/api/kb", { "X-Request-Id": "client-7" });
     expect(refused.status).toBe(429);
     expect(refused.retryAfter).toBe("1");
+    expect(refused.requestId).toBe("client-7");
     expect(JSON.parse(refused.body)).toEqual({
       error: {
         code: "rate_limited",

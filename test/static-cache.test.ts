@@ -97,6 +97,24 @@ describe("free documents cached in memory", () => {
     expect(revalidated.headers.etag).toBe(etag);
     expect(revalidated.headers["cache-control"]).toBe(second.headers.get("cache-control") ?? undefined);
   });
+
+  it("an answer from memory carries the caller's request id when it is a safe token, else a new one, on a 304 too", async () => {
+    const url = "/api/kb";
+    await fetch(`${service.url}${url}`);
+    const echoed = await rawRequest(service.url, "GET", url, { "x-request-id": "trace.42:a-b_c" });
+    expect([echoed.status, echoed.headers["x-request-id"]]).toEqual([200, "trace.42:a-b_c"]);
+    const unsafe = await rawRequest(service.url, "GET", url, { "x-request-id": "two words" });
+    expect(unsafe.headers["x-request-id"]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    const notModified = await rawRequest(service.url, "GET", url, {
+      "if-none-match": echoed.headers.etag as string,
+      "x-request-id": "r-304",
+    });
+    expect([notModified.status, notModified.headers["x-request-id"], notModified.headers.etag]).toEqual([
+      304,
+      "r-304",
+      echoed.headers.etag,
+    ]);
+  });
 });
 
 describe("pages with a sponsored slot, held in memory per interval between placement changes", () => {

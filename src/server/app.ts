@@ -26,9 +26,9 @@ import { bodyLimit } from "./middleware/body-limit.ts";
 import { canonicalPath } from "./middleware/canonical-path.ts";
 import { documentCache } from "./middleware/document-cache.ts";
 import type { Drain } from "./middleware/drain.ts";
-import { metricsEndpoint, requestCounter, requestMetrics } from "./middleware/metrics.ts";
+import { countRequestNow, metricsEndpoint, requestCounter, requestMetrics } from "./middleware/metrics.ts";
 import { rateLimiter } from "./middleware/rate-limit.ts";
-import { beginRequest, requestContext, requestIdOf } from "./middleware/request-context.ts";
+import { beginRequest, logRequestLine, requestContext, requestIdFor, requestIdOf } from "./middleware/request-context.ts";
 import { knownMethods, saneHost } from "./middleware/request-line.ts";
 import { sendError } from "./middleware/send-error.ts";
 import { type Entry as StaticEntry, staticFromMemory } from "./middleware/static-memory.ts";
@@ -160,7 +160,8 @@ export function createApp({
 }: AppOptions): SiteHandler {
   const app = express();
   app.disable("x-powered-by");
-  app.set("trust proxy", config.mode === "production" ? "loopback, linklocal, uniquelocal" : false);
+  const trustsProxies = config.mode === "production";
+  app.set("trust proxy", trustsProxies ? "loopback, linklocal, uniquelocal" : false);
   app.set("etag", false);
 
   if (drain) app.use(drain.middleware);
@@ -249,8 +250,24 @@ export function createApp({
       app(req, res);
       return;
     }
-    // The drain's count, the log line and the metrics, as the chain's middleware would keep
-    // them, ended by one listener instead of three.
+    const started = process.hrtime.bigint();
+    // Without trusted proxies the client is the socket's peer, as Express would find.
+    const address = trustsProxies ? clientAddress(req, trust) : req.socket.remoteAddress;
+    const verdict = limiter.freeNow(address);
+    if (verdict?.allowed) {
+      // The free budget is kept in memory: the answer is written within this call, and its log
+      // line and metrics follow it at once (its time is the time to write it), with no
+      // listener. An answer the socket could not take whole is in flight until it closes.
+      const id = requestIdFor(req);
+      cache.send(req, res, held, id);
+      if (drain && res.writableLength > 0) res.once("close", drain.hold(res));
+      logRequestLine(log, req, req.url as string, id, res.statusCode, started);
+      countRequestNow(metrics, req, held.route, res.statusCode, started);
+      return;
+    }
+    // Refused, or the budget is kept in the store and must be asked: the drain's count, the log
+    // line and the metrics, as the chain's middleware would keep them, ended by one listener
+    // instead of three.
     const release = drain?.hold(res);
     const logged = beginRequest(req, res, log);
     const counted = requestCounter(metrics, req, res, held.route);
@@ -259,7 +276,8 @@ export function createApp({
       logged();
       counted();
     });
-    limiter.free(clientAddress(req, trust), res, () => cache.send(req, res, held));
+    if (verdict) limiter.refuseFree(res, verdict);
+    else limiter.free(address, res, () => cache.send(req, res, held));
   };
 }
 

@@ -55,8 +55,11 @@ export interface DocumentCacheOptions {
 export interface DocumentCache {
   /** The held answer of GET or HEAD `url` right now, if any (`url` with a query string is never held). */
   lookup(url: string | undefined): HeldAnswer | undefined;
-  /** Answer `req` with `held`: 304 when its If-None-Match names the ETag, else 200 (no body for HEAD). */
-  send(req: IncomingMessage, res: ServerResponse, held: HeldAnswer): void;
+  /**
+   * Answer `req` with `held`: 304 when its If-None-Match names the ETag, else 200 (no body for
+   * HEAD). `requestId`, when given, goes out as the answer's `X-Request-Id`.
+   */
+  send(req: IncomingMessage, res: ServerResponse, held: HeldAnswer, requestId?: string): void;
   /** The middleware: answers held documents, and keeps the 200 answer of a cacheable one that is not held yet. */
   middleware(req: Request, res: Response, next: NextFunction): void;
 }
@@ -85,8 +88,10 @@ export function documentCache({ routes, adPages = new Map(), adWindows, now = Da
     return hit.slot === undefined || hit.interval === schedule?.interval(now()) ? hit : undefined;
   };
 
-  const send = (req: IncomingMessage, res: ServerResponse, hit: HeldAnswer): void => {
-    let headers = hit.headers;
+  const send = (req: IncomingMessage, res: ServerResponse, hit: HeldAnswer, requestId?: string): void => {
+    // The request id first, as `res.setHeader` would have put it: one headers object, not two
+    // merged by Node header by header.
+    let headers: Record<string, string> = requestId === undefined ? hit.headers : { "X-Request-Id": requestId, ...hit.headers };
     if (hit.slot !== undefined && schedule) {
       const t = now();
       const until = Math.min(schedule.nextChange(hit.slot, t), t + AD_PAGE_MAX_AGE * 1000);
@@ -95,7 +100,8 @@ export function documentCache({ routes, adPages = new Map(), adWindows, now = Da
     const ifNoneMatch = req.headers["if-none-match"];
     if (ifNoneMatch !== undefined && matchesEtag(ifNoneMatch, hit.etag)) {
       const cacheControl = headers["cache-control"];
-      res.writeHead(304, cacheControl ? { etag: hit.etag, "cache-control": cacheControl } : { etag: hit.etag });
+      const notModified: Record<string, string> = cacheControl ? { etag: hit.etag, "cache-control": cacheControl } : { etag: hit.etag };
+      res.writeHead(304, requestId === undefined ? notModified : { "X-Request-Id": requestId, ...notModified });
       res.end();
       return;
     }

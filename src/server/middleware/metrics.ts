@@ -34,12 +34,14 @@ export function requestCounter(
   route: string | ((status: number) => string),
 ): () => void {
   const started = process.hrtime.bigint();
-  return () => {
-    const label = typeof route === "string" ? route : route(res.statusCode);
-    const method = METHODS.has(req.method as string) ? (req.method as string) : "other";
-    metrics.requests.inc({ route: label, method, status: String(res.statusCode) });
-    metrics.requestSeconds.observe({ route: label, method }, Number(process.hrtime.bigint() - started) / 1e9);
-  };
+  return () => countRequestNow(metrics, req, typeof route === "string" ? route : route(res.statusCode), res.statusCode, started);
+}
+
+/** Count and time `req`, answered `status`, under `route`, timed from `started` (`process.hrtime.bigint()`). */
+export function countRequestNow(metrics: ServiceMetrics, req: IncomingMessage, route: string, status: number, started: bigint): void {
+  const method = METHODS.has(req.method as string) ? (req.method as string) : "other";
+  metrics.requests.inc({ route, method, status: String(status) });
+  metrics.requestSeconds.observe({ route, method }, Number(process.hrtime.bigint() - started) / 1e9);
 }
 
 /** `requestCounter`, counted when the answer closes. */

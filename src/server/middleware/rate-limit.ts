@@ -57,6 +57,8 @@ function payerOf(req: Request): string | undefined {
   return isProblem(decoded) ? undefined : decoded.authorization.from.toLowerCase();
 }
 
+const ALLOWED: BucketVerdict = Object.freeze({ allowed: true, retryAfterSeconds: 0 });
+
 /** The limits above, for the Express chain and for answers given before it. */
 export interface RateLimiter {
   /** The middleware: every request, by its kind. */
@@ -66,6 +68,14 @@ export interface RateLimiter {
    * its free budget allows it, else the 429.
    */
   free(address: string | undefined, res: ServerResponse, next: () => void): void;
+  /**
+   * The free budget's verdict for a request from `address`, taken without waiting when it can be
+   * (the budget is kept in memory, or there is none); undefined when the budget is kept in the
+   * store, which `free` asks. A refusal is answered with `refuseFree`.
+   */
+  freeNow(address: string | undefined): BucketVerdict | undefined;
+  /** Answer the 429 of a free request `freeNow` refused. */
+  refuseFree(res: ServerResponse, verdict: BucketVerdict): void;
 }
 
 /** Middleware factory: the three limits above. */
@@ -92,6 +102,10 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
       next();
       return;
     }
+    refuseBucket(res, buckets, budget, verdict);
+  };
+
+  const refuseBucket = (res: ServerResponse, buckets: TokenBuckets, budget: Budget, verdict: BucketVerdict) => {
     const what = budget === "free" ? "free requests" : "unpaid challenges";
     refuse(
       res,
@@ -155,6 +169,13 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
     free(address, res, next) {
       if (free === null) next();
       else limitByBucket(address, res, next, free, "free");
+    },
+    freeNow(address) {
+      if (free === null) return ALLOWED;
+      return free.takeNow?.(clientKey(address), now());
+    },
+    refuseFree(res, verdict) {
+      if (free !== null) refuseBucket(res, free, "free", verdict);
     },
   };
 }

@@ -27,22 +27,30 @@ export interface RequestContextOptions {
  * `req.url` under a mounted router; its `originalUrl` is the received one).
  */
 export function beginRequest(req: IncomingMessage, res: ServerResponse, log: Logger, url = req.url ?? ""): () => void {
-  const incoming = req.headers["x-request-id"];
-  const id = typeof incoming === "string" && SAFE_ID.test(incoming) ? incoming : randomUUID();
+  const id = requestIdFor(req);
   req.headers["x-request-id"] = id;
   res.setHeader("X-Request-Id", id);
   const started = process.hrtime.bigint();
-  return () => {
-    const ms = Number(process.hrtime.bigint() - started) / 1e6;
-    const query = url.indexOf("?");
-    logRequest(log, {
-      request_id: id,
-      method: req.method ?? "",
-      path: (query >= 0 ? url.slice(0, query) : url).slice(0, 200),
-      status: res.statusCode,
-      ms: Math.round(ms * 100) / 100,
-    });
-  };
+  return () => logRequestLine(log, req, url, id, res.statusCode, started);
+}
+
+/** The id of `req`: its own `X-Request-Id` when that is a safe token (at most 64 characters of `A-Za-z0-9._:-`), else a new UUID. */
+export function requestIdFor(req: IncomingMessage): string {
+  const incoming = req.headers["x-request-id"];
+  return typeof incoming === "string" && SAFE_ID.test(incoming) ? incoming : randomUUID();
+}
+
+/** Log the access line of `req`, received as `url`, answered `status`, timed from `started` (`process.hrtime.bigint()`). */
+export function logRequestLine(log: Logger, req: IncomingMessage, url: string, id: string, status: number, started: bigint): void {
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  const query = url.indexOf("?");
+  logRequest(log, {
+    request_id: id,
+    method: req.method ?? "",
+    path: (query >= 0 ? url.slice(0, query) : url).slice(0, 200),
+    status,
+    ms: Math.round(ms * 100) / 100,
+  });
 }
 
 /** `beginRequest`, its line logged when the answer closes. */
