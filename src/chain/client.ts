@@ -6,7 +6,7 @@
  * answered) as one, and their answers would add up in a single response body.
  */
 import { type Chain, createPublicClient, defineChain, fallback, http, type PublicClient, type Transport } from "viem";
-import { base } from "viem/chains";
+import { base } from "./base-chain.ts";
 
 /**
  * Base (chain id 8453) reached through `rpcUrls`. Multicall3's creation block is dropped:

@@ -18,8 +18,8 @@ import {
   walletActions,
 } from "viem";
 import { HDKey, hdKeyToAccount, privateKeyToAccount } from "viem/accounts";
-import { base } from "viem/chains";
 import { BASE_CHAIN_ID, MULTICALL3_ADDRESS, TEST_MNEMONIC, USDC_ADDRESS, WETH_ADDRESS } from "../chain/addresses.ts";
+import { base } from "../chain/base-chain.ts";
 import { startAnvil } from "./anvil.ts";
 import { type ContractArtifact, loadContracts } from "./contracts.ts";
 

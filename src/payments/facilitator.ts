@@ -5,9 +5,8 @@
  * facilitator or the chain did not answer: `FacilitatorUnavailable`, a 503 in the gate).
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { createFacilitatorConfig } from "@coinbase/x402";
 import { x402Facilitator } from "@x402/core/facilitator";
-import { type FacilitatorClient, FacilitatorResponseError, HTTPFacilitatorClient } from "@x402/core/server";
+import { type FacilitatorClient, type FacilitatorConfig, FacilitatorResponseError, HTTPFacilitatorClient } from "@x402/core/server";
 import type { PaymentPayload, PaymentRequirements, SettleResponse, SupportedResponse, VerifyResponse } from "@x402/core/types";
 import { toFacilitatorEvmSigner } from "@x402/evm";
 import { registerExactEvmScheme } from "@x402/evm/exact/facilitator";
@@ -244,12 +243,29 @@ export function createSelfFacilitator(
   };
 }
 
-/** A remote facilitator over HTTP, with CDP JWT auth when configured. */
+/**
+ * A remote facilitator over HTTP, with CDP JWT auth when configured. `@coinbase/x402`, which
+ * makes the JWTs, is loaded at the first call that needs them (about 125 ms of a start that
+ * mostly does not).
+ */
 export function createRemoteFacilitator(
   url: string,
   cdp: { keyId: string; keySecret: string } | undefined,
   timeoutMs: number,
 ): FacilitatorClient {
-  if (cdp) return new HTTPFacilitatorClient({ ...createFacilitatorConfig(cdp.keyId, cdp.keySecret), url, timeoutMs });
-  return new HTTPFacilitatorClient({ url, timeoutMs });
+  if (!cdp) return new HTTPFacilitatorClient({ url, timeoutMs });
+  let authHeaders: Promise<NonNullable<FacilitatorConfig["createAuthHeaders"]>> | undefined;
+  return new HTTPFacilitatorClient({
+    url,
+    timeoutMs,
+    createAuthHeaders: async () => {
+      authHeaders ??= import("@coinbase/x402").then(({ createFacilitatorConfig }) => {
+        const create = createFacilitatorConfig(cdp.keyId, cdp.keySecret).createAuthHeaders;
+        if (!create) throw new Error("@coinbase/x402 gave no CDP auth headers");
+        return create;
+      });
+      authHeaders.catch(() => (authHeaders = undefined));
+      return (await authHeaders)();
+    },
+  });
 }
