@@ -1,16 +1,15 @@
 /**
- * A JSON-RPC proxy that holds every request `ms` before forwarding it: a distant RPC for the
+ * A proxy that holds every request `ms` before it reaches the target: a distant RPC for the
  * benchmarks. It runs in a process of its own (`startLatencyProxy`), because a provider's work
  * is not ours: in the benchmark's process it would compete with the scanner it measures. For
- * the same reason answers are streamed through (node:http, kept-alive connections), not read
- * whole with fetch and sent again: that cost about 40 ms of CPU per 1.3 MB log answer on the
- * bench machine, which the one-at-a-time reference paid in series and the concurrent scan paid
- * in competition for the same two cores.
+ * the same reason it moves bytes, not HTTP: answers are piped back untouched (read whole with
+ * fetch and sent again, they cost about 40 ms of CPU per 1.3 MB log answer on the bench machine,
+ * which the one-at-a-time reference paid in series and the concurrent scan paid in competition
+ * for the same two cores; streamed through node:http, still a parse and a re-encoding each).
  * Run directly: `node scripts/bench-latency-proxy.ts <target> <ms>` prints its URL.
  */
 import { spawn } from "node:child_process";
-import { Agent, createServer, request } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect, createServer as createNetServer } from "node:net";
 import { fileURLToPath } from "node:url";
 
 /** Start the proxy to `target` with `ms` of latency in a child process. */
@@ -38,40 +37,25 @@ export async function startLatencyProxy(target: string, ms: number): Promise<{ u
 
 function serve(target: string, ms: number): void {
   const upstream = new URL(target);
-  // Streamed through with kept-alive connections, never buffered or re-parsed: the proxy adds
-  // its latency and as little CPU as it can, since it shares the machine with what it measures.
-  const agent = new Agent({ keepAlive: true });
-  const server = createServer((req, res) => {
-    const arrived = performance.now();
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const body = Buffer.concat(chunks);
-      setTimeout(
-        () => {
-          const forward = request(
-            {
-              host: upstream.hostname,
-              port: upstream.port,
-              path: upstream.pathname,
-              method: "POST",
-              agent,
-              headers: { "content-type": "application/json", "content-length": body.length },
-            },
-            (answer) => {
-              res.writeHead(answer.statusCode ?? 502, { "content-type": answer.headers["content-type"] ?? "application/json" });
-              answer.pipe(res);
-            },
-          );
-          forward.on("error", () => {
-            if (!res.headersSent) res.writeHead(502);
-            res.end();
-          });
-          forward.end(body);
-        },
-        Math.max(0, ms - (performance.now() - arrived)),
-      );
+  // Bytes, not HTTP: each client connection gets its own connection to the target; what the
+  // client sends is passed on `ms` after it arrived (in order), and the answers are piped back
+  // untouched. A kept-alive HTTP/1.1 connection carries one request at a time, so each request
+  // reaches the target `ms` after the client sent it.
+  const server = createNetServer((client) => {
+    client.setNoDelay(true);
+    const target = connect({ host: upstream.hostname, port: Number(upstream.port) }, () => target.setNoDelay(true));
+    client.on("data", (chunk: Buffer) => {
+      setTimeout(() => {
+        if (!target.destroyed) target.write(chunk);
+      }, ms);
     });
+    target.pipe(client);
+    const close = () => {
+      client.destroy();
+      target.destroy();
+    };
+    client.on("error", close).on("close", close);
+    target.on("error", close).on("close", close);
   });
   server.listen(0, "127.0.0.1", () => {
     process.stdout.write(`http://127.0.0.1:${(server.address() as AddressInfo).port}\n`);
