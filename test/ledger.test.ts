@@ -213,8 +213,38 @@ function ledgerTests(engine: Engine): void {
   });
 
   it("records concurrent duplicates as 409 payment_in_progress", async () => {
+    // The settlement waits until both duplicates are answered: a duplicate that arrived after the
+    // first call had finished would be its kept answer (a 200), which a loaded machine made happen.
+    const d = devnet();
+    const real = createSelfFacilitator(d.facilitator.privateKey, baseChain([d.rpcUrl]), rpcTransport([d.rpcUrl]), "eip155:8453");
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const gated: FacilitatorClient = {
+      verify: (p, r) => real.verify(p, r),
+      getSupported: () => real.getSupported(),
+      settle: async (p, r) => {
+        await released;
+        return real.settle(p, r);
+      },
+    };
+    const held = await startTestService({ store, facilitator: gated });
     const h = await header(3);
-    const calls = await Promise.all([1, 2, 3].map(() => pay(service, h, { tx_hash: unknownTx })));
+    const statuses: number[] = [];
+    let calls: Awaited<ReturnType<typeof pay>>[];
+    try {
+      const pending = [1, 2, 3].map(async () => {
+        const call = await pay(held, h, { tx_hash: unknownTx });
+        statuses.push(call.res.status);
+        return call;
+      });
+      while (statuses.length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+      release();
+      calls = await Promise.all(pending);
+    } finally {
+      release();
+      await held.close();
+    }
+    expect(statuses).toEqual([409, 409, 200]);
     expect(calls.map((c) => c.res.status).sort()).toEqual([200, 409, 409]);
     const rows = (await rowsOf(h, 3)).map((r) => [r.outcome, r.status, r.reason]);
     expect(rows.sort()).toEqual([
