@@ -22,7 +22,8 @@ export interface TokenBuckets {
   takeNow?(key: string, nowMs: number): BucketVerdict;
 }
 
-const ALLOWED: BucketVerdict = Object.freeze({ allowed: true, retryAfterSeconds: 0 });
+/** The verdict of every allowed request (shared, frozen). */
+export const ALLOWED: BucketVerdict = Object.freeze({ allowed: true, retryAfterSeconds: 0 });
 
 /** Idle this long, a bucket is full again and need not be kept. */
 const FULL_AFTER_MS = 60_000;

@@ -254,18 +254,18 @@ export function createRemoteFacilitator(
   timeoutMs: number,
 ): FacilitatorClient {
   if (!cdp) return new HTTPFacilitatorClient({ url, timeoutMs });
-  let authHeaders: Promise<NonNullable<FacilitatorConfig["createAuthHeaders"]>> | undefined;
-  return new HTTPFacilitatorClient({
-    url,
-    timeoutMs,
-    createAuthHeaders: async () => {
-      authHeaders ??= import("@coinbase/x402").then(({ createFacilitatorConfig }) => {
+  // Loaded once; a failed load is tried again at the next call.
+  let loading: Promise<NonNullable<FacilitatorConfig["createAuthHeaders"]>> | undefined;
+  const authHeaders = () =>
+    (loading ??= import("@coinbase/x402")
+      .then(({ createFacilitatorConfig }) => {
         const create = createFacilitatorConfig(cdp.keyId, cdp.keySecret).createAuthHeaders;
         if (!create) throw new Error("@coinbase/x402 gave no CDP auth headers");
         return create;
-      });
-      authHeaders.catch(() => (authHeaders = undefined));
-      return (await authHeaders)();
-    },
-  });
+      })
+      .catch((error: unknown) => {
+        loading = undefined;
+        throw error;
+      }));
+  return new HTTPFacilitatorClient({ url, timeoutMs, createAuthHeaders: async () => (await authHeaders())() });
 }

@@ -14,7 +14,7 @@ import type { ServerResponse } from "node:http";
 import type { NextFunction, Request, Response } from "express";
 import type { RouteDef } from "../../../spec/route.ts";
 import { clientKey } from "../../limits/client-key.ts";
-import type { BucketVerdict, TokenBuckets } from "../../limits/token-buckets.ts";
+import { ALLOWED, type BucketVerdict, type TokenBuckets } from "../../limits/token-buckets.ts";
 import type { Logger } from "../../log.ts";
 import { decodePayment, isProblem } from "../../payments/payload.ts";
 import { sendError } from "./send-error.ts";
@@ -56,8 +56,6 @@ function payerOf(req: Request): string | undefined {
   const decoded = decodePayment(header);
   return isProblem(decoded) ? undefined : decoded.authorization.from.toLowerCase();
 }
-
-const ALLOWED: BucketVerdict = Object.freeze({ allowed: true, retryAfterSeconds: 0 });
 
 /** The limits above, for the Express chain and for answers given before it. */
 export interface RateLimiter {
