@@ -191,6 +191,26 @@ describe("JSON-RPC straight over HTTP", () => {
     expect(answer.body.equals(body)).toBe(true);
   });
 
+  it("fails at once, as a network error, when a compressed answer is cut off", async () => {
+    const body = gzipSync(await realAnswer());
+    const cut = await serve((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip", "content-length": body.length });
+      res.write(body.subarray(0, body.length >> 1), () => res.socket?.destroy());
+    });
+    const started = performance.now();
+    const error = await caught(postJsonRpc([cut], "eth_getLogs", [], options));
+    expect(error).toBeInstanceOf(HttpRequestError);
+    expect(performance.now() - started).toBeLessThan(options.timeoutMs / 2);
+  });
+
+  it("tries the next URL after an HTTP error without a JSON-RPC answer (a refused key, a wrong path)", async () => {
+    const forbidden = await serve((_req, res) => res.writeHead(403).end("forbidden"));
+    const good = await serve((_req, res) => res.writeHead(200).end('{"jsonrpc":"2.0","id":1,"result":[]}'));
+    expect((await postJsonRpc([forbidden, good], "eth_getLogs", [], options)).url).toBe(`${good}/`);
+    const alone = await caught(postJsonRpc([forbidden], "eth_getLogs", [], options));
+    expect(alone).toMatchObject({ status: 403 });
+  });
+
   it("tries the next URL when one does not answer, and not after a JSON-RPC error", async () => {
     const down = await serve((_req, res) => res.writeHead(503).end("down"));
     const limited = await serve((_req, res) => res.writeHead(429, { "retry-after": "2" }).end("slow down"));

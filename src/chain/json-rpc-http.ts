@@ -8,7 +8,7 @@
  * (`JSON.parse` included in both).
  *
  * It does what the viem transport did for these calls: the URLs in order, the next one tried
- * when one fails to answer (network error, timeout, HTTP 429 or 5xx); a time limit per URL; a
+ * when one fails to answer (network error, timeout, an HTTP error without a JSON-RPC answer); a time limit per URL; a
  * cap on the decoded body, passed as soon as it is exceeded; gzip, deflate and brotli answers
  * (asked for, as fetch does: a log answer compresses to about a third); and failures as viem's
  * error classes (`HttpRequestError`, `RpcRequestError`, `TimeoutError`,
@@ -112,6 +112,10 @@ function post(target: URL, body: string, call: unknown, options: JsonRpcHttpOpti
           finish(tooLarge(declared));
           return;
         }
+        // A connection lost mid-body is an error of `res`, which piping into a decompressor does
+        // not pass on: listened to on both, so a cut compressed answer fails at once.
+        const failed = (cause: Error) => finish(new HttpRequestError({ body: call as Record<string, unknown>, cause, url }));
+        res.on("error", failed);
         const stream = decoded(res);
         const chunks: Buffer[] = [];
         let size = 0;
@@ -122,7 +126,7 @@ function post(target: URL, body: string, call: unknown, options: JsonRpcHttpOpti
             finish(tooLarge(size));
           } else chunks.push(chunk);
         });
-        stream.on("error", (cause) => finish(new HttpRequestError({ body: call as Record<string, unknown>, cause, url })));
+        if (stream !== res) stream.on("error", failed);
         stream.on("end", () => finish(undefined, { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks, size) }));
       },
     );
@@ -131,10 +135,13 @@ function post(target: URL, body: string, call: unknown, options: JsonRpcHttpOpti
   });
 }
 
-/** A failure the next URL may not have: no answer, a timeout, a rate limit or a server error. */
+/**
+ * A failure the next URL may not have: no answer, a timeout, or an HTTP error without a
+ * JSON-RPC answer (a rate limit, a server error, a refused key or a wrong path), as viem's
+ * fallback transport moves on. A JSON-RPC error (a refused range) is the node's answer.
+ */
 function worthAnotherUrl(error: unknown): boolean {
-  if (error instanceof TimeoutError) return true;
-  return error instanceof HttpRequestError && (error.status === undefined || error.status === 429 || error.status >= 500);
+  return error instanceof TimeoutError || error instanceof HttpRequestError;
 }
 
 /**
