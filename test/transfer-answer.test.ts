@@ -120,6 +120,25 @@ describe("the fast reader", () => {
     expect(fast).toEqual(reference(body, USDC));
   });
 
+  it("reads amounts of any size exactly, and refuses a digit that is not hex as transfersOf does", async () => {
+    const answer = JSON.parse((await realAnswer()).toString()) as { result: Record<string, unknown>[] };
+    const amounts = [0n, 1n, 2n ** 52n - 1n, 2n ** 52n, 2n ** 53n + 1n, 10n ** 30n + 7n, 2n ** 256n - 1n];
+    const result = amounts.map((amount, i) => ({
+      ...answer.result[i % answer.result.length],
+      data: `0x${amount.toString(16).padStart(64, "0")}`,
+    }));
+    const body = Buffer.from(JSON.stringify({ jsonrpc: "2.0", id: 1, result }));
+    expect(fastTransfers(body, USDC, new AddressBook())?.logs.map((l) => l.value)).toEqual(amounts);
+    // Upper-case digits are the same amount.
+    const upper = Buffer.from(body.toString().replace(/"data":"0x([0-9a-f]+)"/g, (_m, d: string) => `"data":"0x${d.toUpperCase()}"`));
+    expect(fastTransfers(upper, USDC, new AddressBook())?.logs.map((l) => l.value)).toEqual(amounts);
+    for (const digits of ["0".repeat(63) + "g", "0".repeat(50) + "g".padEnd(14, "1")]) {
+      const bad = Buffer.from(JSON.stringify({ jsonrpc: "2.0", id: 1, result: [{ ...answer.result[0], data: `0x${digits}` }] }));
+      expect(() => fastTransfers(bad, USDC, new AddressBook())).toThrow(SyntaxError);
+      expect(() => reference(bad, USDC)).toThrow(SyntaxError);
+    }
+  });
+
   it("hands escapes, non-ASCII text, nested values, duplicate keys and malformed quantities to JSON.parse, with the same result", async () => {
     const text = (await realAnswer()).toString();
     const variants = [

@@ -70,7 +70,7 @@ export class AddressBook {
     for (;;) {
       const found = this.#values[slot];
       if (found === undefined) break;
-      if (this.#hashes[slot] === h && this.#digits.compare(b, start, start + 40, slot * 40, slot * 40 + 40) === 0) return found;
+      if (this.#hashes[slot] === h && this.#sameDigits(slot, b, start)) return found;
       slot = (slot + 1) & mask;
     }
     const address = getAddress(`0x${b.toString("latin1", start, start + 40)}`);
@@ -78,6 +78,14 @@ export class AddressBook {
     else if ((this.#size + 1) * 2 > this.#hashes.length) this.#grow();
     this.#place(h, b, start, address);
     return address;
+  }
+
+  /** Whether the entry in `slot` has the 40 digits at `start` in `b` (a loop: cheaper than a call to Buffer's compare for 40 bytes). */
+  #sameDigits(slot: number, b: Buffer, start: number): boolean {
+    const digits = this.#digits;
+    const at = slot * 40;
+    for (let i = 0; i < 40; i++) if (digits[at + i] !== b[start + i]) return false;
+    return true;
   }
 
   /** An empty table of `capacity` slots (a power of two). */
@@ -193,7 +201,20 @@ const FIELDS: readonly [string, number][] = [
   ["transactionHash", TRANSACTION_HASH],
   ["removed", REMOVED],
 ];
-const FIELD_BYTES = FIELDS.map(([name, id]) => ({ bytes: Buffer.from(name, "latin1"), id }));
+/** The fields by the length of their names: a key is compared with at most two. */
+const FIELDS_BY_LENGTH: { bytes: Buffer; id: number }[][] = [];
+for (const [name, id] of FIELDS) {
+  const same = FIELDS_BY_LENGTH[name.length] ?? [];
+  same.push({ bytes: Buffer.from(name, "latin1"), id });
+  FIELDS_BY_LENGTH[name.length] = same;
+}
+/** Hex digits' values by character code (-1: not a hex digit). */
+const HEX = new Int8Array(256).fill(-1);
+for (let c = 0; c < 10; c++) HEX[0x30 + c] = c;
+for (let c = 0; c < 6; c++) {
+  HEX[0x41 + c] = 10 + c;
+  HEX[0x61 + c] = 10 + c;
+}
 const RESULT = Buffer.from("result", "latin1");
 
 /** Thrown inside the fast reader when the answer is not in the shape it reads: `JSON.parse` takes over. */
@@ -338,8 +359,27 @@ class FastReader {
       txHash: txHash as Hash,
       from: this.#book.at(b, from),
       to: this.#book.at(b, to),
-      value: BigInt(b.toString("latin1", data, dataEnd)),
+      value: this.#amount(data, dataEnd),
     };
+  }
+
+  /**
+   * A 32-byte amount ("0x" and 64 hex digits): added up as a number when its significant digits
+   * fit one exactly (13 hex digits, 52 bits: transfer amounts nearly always do), else, and for
+   * any digit that is not hex, by BigInt on the text (so the same SyntaxError as `transfersOf`).
+   */
+  #amount(start: number, end: number): bigint {
+    const b = this.#b;
+    let i = start + 2;
+    while (i < end && b[i] === 0x30) i++;
+    if (end - i > 13) return BigInt(b.toString("latin1", start, end));
+    let n = 0;
+    for (; i < end; i++) {
+      const digit = HEX[b[i] as number] as number;
+      if (digit < 0) return BigInt(b.toString("latin1", start, end));
+      n = n * 16 + digit;
+    }
+    return BigInt(n);
   }
 
   /** Where the address in a 32-byte topic starts (its last 40 hex digits). */
@@ -354,8 +394,7 @@ class FastReader {
     if (end - start < 3 || end - start > 15 || b[start] !== 0x30 || b[start + 1] !== 0x78) throw UNEXPECTED;
     let n = 0;
     for (let i = start + 2; i < end; i++) {
-      const c = b[i] as number;
-      const digit = c >= 0x30 && c <= 0x39 ? c - 0x30 : (c | 0x20) >= 0x61 && (c | 0x20) <= 0x66 ? (c | 0x20) - 0x57 : -1;
+      const digit = HEX[b[i] as number] as number;
       if (digit < 0) throw UNEXPECTED;
       n = n * 16 + digit;
     }
@@ -364,8 +403,9 @@ class FastReader {
 
   /** Which of the needed fields the key between `start` and `end` names (0: none). */
   #field(start: number, end: number): number {
-    const length = end - start;
-    for (const { bytes, id } of FIELD_BYTES) if (bytes.length === length && this.#same(start, end, bytes)) return id;
+    const candidates = FIELDS_BY_LENGTH[end - start];
+    if (candidates === undefined) return 0;
+    for (const { bytes, id } of candidates) if (this.#same(start, end, bytes)) return id;
     return 0;
   }
 
