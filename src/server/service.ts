@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { createServer, type RequestListener, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, Server as NetServer } from "node:net";
 import { hostname } from "node:os";
 import path from "node:path";
 import type { FacilitatorClient } from "@x402/core/server";
@@ -40,6 +40,7 @@ import type { Store } from "../store/store.ts";
 import { CDP_DISCOVERY_URL } from "../upstreams/directory-cdp.ts";
 import { X402_LIST_URL } from "../upstreams/directory-x402-list.ts";
 import { type AstroHandler, createApp, loadAstroHandler, siteRouter } from "./app.ts";
+import { trackConnections } from "./connections.ts";
 import { drainable } from "./middleware/drain.ts";
 import { loadStaticFiles } from "./middleware/static-memory.ts";
 
@@ -383,6 +384,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     local ? listen(secondaryApp, config.secondary.port, config.host) : undefined,
   ]);
   for (const s of [server, secondaryServer]) if (s) harden(s);
+  const connections = [server, secondaryServer].filter((s): s is Server => s !== undefined).map(trackConnections);
   phase("listening");
   // The jobs start once the service answers: their first runs (the status document) would
   // otherwise compete with the start for the event loop.
@@ -398,12 +400,21 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const shutdown = (drainMs: number) => {
     stopped ??= (async () => {
       drain.start();
-      const closed = Promise.all(listeners.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-      for (const s of listeners) s.closeIdleConnections();
+      // No new connections from now on, and the idle ones closed. Not through http's close(): it
+      // also destroys every connection Node deems idle, and Node deems a connection idle once its
+      // answer is ended, even while a slow client has not taken all of it yet: that answer was
+      // cut (src/server/connections.ts). A request on a connection left open is answered 503
+      // with Connection: close (the drain middleware), and the connections still open once no
+      // answer is in flight are closed below.
+      const closed = Promise.all(listeners.map((s) => new Promise<void>((resolve) => NetServer.prototype.close.call(s, () => resolve()))));
+      const busy = drain.sockets();
+      for (const c of connections) c.closeIdle(busy);
       const drained = await drain.idle(drainMs);
       const inFlight = drain.inFlight;
       for (const s of listeners) s.closeAllConnections();
       await closed;
+      // http's close() now only stops its timer that checks the connections' time limits.
+      for (const s of listeners) s.close(() => {});
       stopHeartbeat();
       await scheduler.stop();
       await unregisterInstance(store, instance).catch((error: unknown) =>

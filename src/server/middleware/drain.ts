@@ -6,6 +6,7 @@
  * to be written closes its connection, so the server ends up with no sockets at all.
  */
 import type { ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import type { NextFunction, Request, Response } from "express";
 import { sendError } from "./send-error.ts";
 
@@ -21,6 +22,8 @@ export interface Drain {
   hold(res: Response | ServerResponse): () => void;
   /** Requests being answered now. */
   readonly inFlight: number;
+  /** The connections of the requests being answered now. */
+  sockets(): Set<Socket>;
   /** Refuse new requests from now on and close connections after their answers. */
   start(): void;
   /** Resolves true once no request is in flight, or false after `timeoutMs`. */
@@ -54,6 +57,11 @@ export function drainable(): Drain {
     hold,
     get inFlight() {
       return open.size;
+    },
+    sockets() {
+      const sockets = new Set<Socket>();
+      for (const res of open) if (res.socket) sockets.add(res.socket);
+      return sockets;
     },
     middleware: function drainMiddleware(_req, res, next) {
       if (draining) {
