@@ -37,7 +37,7 @@ export type LogSink = ((line: string) => void) | { fd: number };
  * or terminal at most this late, and `flushLogs` (called at exit, also on a crash)
  * writes out what is waiting.
  */
-export const LOG_BATCH_MS = 20;
+const LOG_BATCH_MS = 20;
 
 /** A file descriptor's destination: lines gathered for `LOG_BATCH_MS`, then handed to pino's asynchronous writer at once. */
 interface BatchedDestination extends DestinationStream {

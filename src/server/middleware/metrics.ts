@@ -45,7 +45,7 @@ export function countRequestNow(metrics: ServiceMetrics, req: IncomingMessage, r
 }
 
 /** `requestCounter`, counted when the answer closes. */
-export function countRequest(
+function countRequest(
   metrics: ServiceMetrics,
   req: IncomingMessage,
   res: ServerResponse,

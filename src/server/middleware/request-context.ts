@@ -54,7 +54,7 @@ export function logRequestLine(log: Logger, req: IncomingMessage, url: string, i
 }
 
 /** `beginRequest`, its line logged when the answer closes. */
-export function tagRequest(req: IncomingMessage, res: ServerResponse, log: Logger, url = req.url ?? ""): void {
+function tagRequest(req: IncomingMessage, res: ServerResponse, log: Logger, url = req.url ?? ""): void {
   res.once("close", beginRequest(req, res, log, url));
 }
 
