@@ -6,7 +6,8 @@
  * destroyed it.
  */
 import { connect } from "node:net";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
+import type { RunningService } from "../src/server/service.ts";
 import { startTestService } from "./support/service.ts";
 
 /** The HTTP/1.1 answers in `bytes`, each with its status and whole body; how many bytes are left over (a cut answer). */
@@ -29,12 +30,19 @@ function answersIn(bytes: Buffer): { statuses: number[]; bodies: Buffer[]; rest:
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+// A test that fails before its stop still stops its service (close() after shutdown() is a no-op).
+const services: RunningService[] = [];
+afterEach(async () => {
+  await Promise.all(services.splice(0).map((s) => s.close()));
+});
+
 describe("a graceful stop and a slow client", () => {
   it.each([
     ["a built page, through the Express chain", "/methodology/"],
     ["a page with a sponsored slot held in memory, before the chain", "/"],
   ])("waits until the client has taken every answer already written, and cuts none: %s", async (_label, path) => {
     const service = await startTestService();
+    services.push(service);
     // Its bytes (and, for a document of the process, its first answer, which puts it in memory).
     const first = await fetch(`${service.url}${path}`);
     expect(first.status).toBe(200);

@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { createServer, type RequestListener, type Server } from "node:http";
-import { type AddressInfo, Server as NetServer } from "node:net";
+import type { AddressInfo } from "node:net";
 import { hostname } from "node:os";
 import path from "node:path";
 import type { FacilitatorClient } from "@x402/core/server";
@@ -384,7 +384,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     local ? listen(secondaryApp, config.secondary.port, config.host) : undefined,
   ]);
   for (const s of [server, secondaryServer]) if (s) harden(s);
-  const connections = [server, secondaryServer].filter((s): s is Server => s !== undefined).map(trackConnections);
+  const listeners = [server, secondaryServer].filter((s): s is Server => s !== undefined).map(trackConnections);
   phase("listening");
   // The jobs start once the service answers: their first runs (the status document) would
   // otherwise compete with the start for the event loop.
@@ -395,26 +395,20 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     return `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`;
   };
   const url = urlOf(server);
-  const listeners = [server, secondaryServer].filter((s): s is Server => s !== undefined);
   let stopped: Promise<{ drained: boolean; inFlight: number }> | undefined;
   const shutdown = (drainMs: number) => {
     stopped ??= (async () => {
       drain.start();
-      // No new connections from now on, and the idle ones closed. Not through http's close(): it
-      // also destroys every connection Node deems idle, and Node deems a connection idle once its
-      // answer is ended, even while a slow client has not taken all of it yet: that answer was
-      // cut (src/server/connections.ts). A request on a connection left open is answered 503
-      // with Connection: close (the drain middleware), and the connections still open once no
-      // answer is in flight are closed below.
-      const closed = Promise.all(listeners.map((s) => new Promise<void>((resolve) => NetServer.prototype.close.call(s, () => resolve()))));
+      // No new connections from now on, and the idle ones closed, but not those whose answer a
+      // slow client is still taking (src/server/connections.ts). A request on a connection left
+      // open is answered 503 with Connection: close (the drain middleware); the connections
+      // still open once no answer is in flight are closed then.
       const busy = drain.sockets();
-      for (const c of connections) c.closeIdle(busy);
+      const closed = Promise.all(listeners.map((l) => l.stop(busy)));
       const drained = await drain.idle(drainMs);
       const inFlight = drain.inFlight;
-      for (const s of listeners) s.closeAllConnections();
+      for (const l of listeners) l.closeAll();
       await closed;
-      // http's close() now only stops its timer that checks the connections' time limits.
-      for (const s of listeners) s.close(() => {});
       stopHeartbeat();
       await scheduler.stop();
       await unregisterInstance(store, instance).catch((error: unknown) =>
