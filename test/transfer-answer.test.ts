@@ -159,6 +159,15 @@ describe("the fast reader", () => {
     expect(readTransfers(Buffer.from(variants[3] as string), USDC, new AddressBook()).logs[0]?.logIndex).toBe(0x63);
   });
 
+  it("refuses an answer cut anywhere, as JSON.parse does, never reading a shorter one", async () => {
+    const answer = JSON.parse((await realAnswer()).toString()) as { result: unknown[] };
+    const text = JSON.stringify({ jsonrpc: "2.0", id: 1, result: answer.result.slice(0, 2) });
+    expect(readTransfers(Buffer.from(text), USDC, new AddressBook()).logs).toHaveLength(2);
+    for (let cut = 0; cut < text.length; cut++) {
+      expect(() => readTransfers(Buffer.from(text.slice(0, cut)), USDC, new AddressBook()), `cut at ${cut}`).toThrow(SyntaxError);
+    }
+  });
+
   it("reads an empty list, and refuses answers without one", () => {
     expect(readTransfers(Buffer.from('{"jsonrpc":"2.0","id":1,"result":[]}'), USDC, new AddressBook())).toEqual({ logs: [], count: 0 });
     const error = { code: -32005, message: "query returned more than 10000 results" };
