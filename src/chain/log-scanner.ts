@@ -245,6 +245,14 @@ class Limit {
   }
 }
 
+/**
+ * The lists one after another: a single list as it is, several copied once into a list of the
+ * right size (`flat()` costs about four times the memory, on a scan's tens of thousands of logs).
+ */
+function joined<T>(parts: T[][]): T[] {
+  return parts.length === 1 ? (parts[0] as T[]) : ([] as T[]).concat(...parts);
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Reads Transfer logs for the analytics; one instance per RPC, shared by all requests. */
@@ -342,7 +350,7 @@ export class TransferScanner {
     const parts = await Promise.all(tasks.map((task) => task()));
     stats.maxRange = this.#maxRange;
     stats.concurrency = this.#limit.limit;
-    return { logs: parts.flat(), stats };
+    return { logs: joined(parts), stats };
   }
 
   #cacheKey(query: TransferQuery, start: number, end: number): string {
@@ -368,7 +376,7 @@ export class TransferScanner {
     const range = this.#rangeFor(query);
     for (let start = from; start <= to; start += range) pieces.push([start, Math.min(to, start + range - 1)]);
     const parts = await Promise.all(pieces.map(([start, end]) => this.#fetchPiece(query, start, end, scan)));
-    return parts.flat();
+    return joined(parts);
   }
 
   #queryKey(query: TransferQuery): string {
