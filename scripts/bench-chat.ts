@@ -15,7 +15,7 @@ import { signInHeader } from "../src/buyer/sign-in.ts";
 import { loadConfig } from "../src/config.ts";
 import { startDevnet } from "../src/devnet/devnet.ts";
 import { createLogger } from "../src/log.ts";
-import { signedInPayer } from "../src/payments/sign-in.ts";
+import { checkSignIn, isRefusal, useSignIn } from "../src/payments/sign-in.ts";
 import { startService } from "../src/server/service.ts";
 import { openStore } from "../src/store/store.ts";
 import { startUpstreamStubs } from "../src/stubs/upstream-stubs.ts";
@@ -98,9 +98,9 @@ export async function benchChat(): Promise<void> {
     for (let i = 0; i < 200; i++) {
       const header = await signInHeader(fromBalance, chatUrl);
       const started = performance.now();
-      const signed = await signedInPayer(header, service.url, store);
+      const signed = await checkSignIn(header, { origin: service.url, chains: ["eip155:8453"], path: "/api/chat" }, store);
+      if (isRefusal(signed) || !(await useSignIn(store, signed))) throw new Error("sign-in refused");
       checks.push(performance.now() - started);
-      if ("field" in signed) throw new Error(`sign-in refused: ${signed.reason}`);
     }
     console.log(`\nChat: ${MESSAGES} messages by ${CLIENTS} clients on the local chain, SQLite`);
     console.table({

@@ -58,7 +58,17 @@ import { type HeldLeases, holding, type InFlightRegistry, releaseAll, whileClaim
 import { KEPT_HEADERS, type KeptAnswer, keepAnswer, keptAnswerOf, MAX_KEPT_ANSWER_BYTES, settleAndKeep } from "./kept-answers.ts";
 import { type DecodedPayment, decodePayment, isProblem, signedByPayer, type TokenDomain } from "./payload.ts";
 import { paymentRoutes } from "./requirements.ts";
-import { declaresSignIn, SIWX_HEADER, signedInPayer, signInDeclaration, signInStatement } from "./sign-in.ts";
+import {
+  checkSignIn,
+  declaresSignIn,
+  isRefusal,
+  SIWX_HEADER,
+  type SignedIn,
+  type SignInRefusal,
+  signInDeclaration,
+  signInStatement,
+  useSignIn,
+} from "./sign-in.ts";
 import { resolveAuthorization } from "./upkeep.ts";
 
 /** What a paid function receives from the gate. */
@@ -146,8 +156,8 @@ interface Attempt {
   requestHash: string;
   requestId: string;
   run: PaidRun;
-  /** The wallet that signed in with Sign-In-With-X, when the request carries a valid proof. */
-  signedIn: string | null;
+  /** The request's SIGN-IN-WITH-X header: checked only when a way of paying needs it. */
+  siwx: string | null;
   timings: Timings;
   record: CallRecord;
 }
@@ -224,6 +234,8 @@ export class PaymentGate {
   /** The chain's record of authorisations, each read within the payment time budget. */
   private readonly chain: AuthorizationReader;
   private initialized: Promise<void> | undefined;
+  /** The origin this site listens on (local mode). */
+  private listening: string | undefined;
 
   constructor(options: GateOptions) {
     this.options = options;
@@ -277,17 +289,18 @@ export class PaymentGate {
         requestHash: requestHash(request.method, url, body as Uint8Array),
         requestId,
         run,
-        signedIn: null,
+        siwx,
         timings: {},
         record,
       };
       if (userId !== undefined) return await this.payFromBalance(attempt, userId, siwx);
-      if (siwx !== null) {
-        const signedIn = await this.verifySignIn(siwx, url);
-        if ("field" in signedIn) return await this.refuse(attempt, "invalid_payload", "The Sign-In-With-X header is not valid.", signedIn);
-        attempt.signedIn = signedIn.payer;
+      // A payment pays; a sign-in beside it is read only if the payment needs a proof of its payer.
+      if (header === undefined) {
+        const signedIn = await this.verifySignIn(siwx as string, route);
+        if (isRefusal(signedIn))
+          return await this.refuse(attempt, "invalid_payload", "The Sign-In-With-X header is not valid.", { ...signedIn });
+        return await this.redeemSignedIn(attempt, signedIn);
       }
-      if (header === undefined) return await this.redeemSignedIn(attempt);
 
       const decoded = decodePayment(header);
       if (isProblem(decoded)) {
@@ -352,23 +365,33 @@ export class PaymentGate {
     if (header === null) {
       return this.signInRefusal(url, route, "signin_required", `${what} needs a SIGN-IN-WITH-X header signed by your wallet.`);
     }
-    const signed = await this.verifySignIn(header, url);
-    if ("field" in signed) {
-      return this.signInRefusal(url, route, "signin_invalid", `The Sign-In-With-X header was refused (${signed.reason}).`, signed);
+    const signed = await this.verifySignIn(header, route);
+    if (!isRefusal(signed) && !(await useSignIn(this.options.store, signed)))
+      return this.signInRefusal(url, route, "signin_invalid", "The Sign-In-With-X header was used already.", { ...replayed() });
+    if (isRefusal(signed)) {
+      return this.signInRefusal(url, route, "signin_invalid", `The Sign-In-With-X header was refused (${signed.reason}).`, { ...signed });
     }
     return { wallet: signed.payer as `0x${string}` };
   }
 
-  /** The origin a sign-in binds to; null in production without PUBLIC_URL (the Host header is the caller's to choose there). */
-  private signInOrigin(url: URL): string | null {
-    return this.options.config.mode === "production" && !this.options.config.publicUrl ? null : this.origin(url);
+  /**
+   * The origin a sign-in binds to: PUBLIC_URL, or in local mode the origin this site listens on;
+   * never one read from the request (its Host header is the caller's to choose).
+   */
+  private signInOrigin(): string | null {
+    return this.options.config.publicUrl ?? (this.options.config.mode === "local" ? (this.listening ?? null) : null);
   }
 
-  private async verifySignIn(header: string, url: URL) {
-    const origin = this.signInOrigin(url);
-    return origin
-      ? await signedInPayer(header, origin, this.options.store)
-      : { field: "header.sign-in-with-x", expected: "the service's PUBLIC_URL to be configured", reason: "siwx_unavailable" };
+  /** Tell the gate the origin its site listens on, once it does (local mode binds sign-ins to it). */
+  listeningAt(origin: string): void {
+    this.listening = origin;
+  }
+
+  private async verifySignIn(header: string, route: RouteDef): Promise<SignedIn | SignInRefusal> {
+    const origin = this.signInOrigin();
+    if (!origin)
+      return { field: "header.sign-in-with-x", expected: "the service's PUBLIC_URL to be configured", reason: "siwx_unavailable" };
+    return checkSignIn(header, { origin, chains: [this.options.config.network], path: route.path }, this.options.store);
   }
 
   /** 401: no sign-in, or a refused one; says what to sign (the same declaration challenges carry). */
@@ -379,9 +402,9 @@ export class PaymentGate {
     message: string,
     details: Record<string, unknown> = {},
   ): Response {
-    const origin = this.signInOrigin(url) ?? url.origin;
+    const origin = this.signInOrigin() ?? url.origin;
     const resource = `${origin}${url.pathname}${url.search}`;
-    const signIn = signInDeclaration(origin, resource, this.options.config.network, signInStatement(route), true);
+    const signIn = signInDeclaration(origin, resource, this.options.config.network, signInStatement(route));
     const error = new ServiceError(code, 401, `${message} Nothing was charged or debited.`, {
       details: { ...details, header: "SIGN-IN-WITH-X", sign_in: signIn },
       headers: { "WWW-Authenticate": `SIWX realm="${origin}"`, "Cache-Control": "no-store" },
@@ -405,15 +428,11 @@ export class PaymentGate {
         `Spending the balance of ${userId} needs a SIGN-IN-WITH-X header signed by that wallet.`,
       );
     }
-    const signed = await this.verifySignIn(siwx, attempt.url);
-    if ("field" in signed) {
-      return this.signInRefusal(
-        attempt.url,
-        attempt.route,
-        "signin_invalid",
-        `The Sign-In-With-X header was refused (${signed.reason}).`,
-        signed,
-      );
+    const signed = await this.verifySignIn(siwx, attempt.route);
+    if (isRefusal(signed)) {
+      return this.signInRefusal(attempt.url, attempt.route, "signin_invalid", `The Sign-In-With-X header was refused (${signed.reason}).`, {
+        ...signed,
+      });
     }
     if (signed.payer !== wallet) {
       return this.signInRefusal(
@@ -428,15 +447,21 @@ export class PaymentGate {
         },
       );
     }
-    return this.spendBalance(attempt, wallet);
+    return this.spendBalance(attempt, signed);
   }
 
-  /** A message paid by the balance of `wallet`, signed in already. */
-  private async spendBalance(attempt: Attempt, wallet: string): Promise<Response> {
+  /** A message paid by the balance of the signed-in wallet; its sign-in is used only when the balance covers the price. */
+  private async spendBalance(attempt: Attempt, signedIn: SignedIn): Promise<Response> {
     const { store, log } = this.options;
+    const wallet = signedIn.payer;
     const price = BigInt(atomicUsdc(attempt.route.price ?? 0));
     const held = await balanceOf(store, wallet);
     if (held < price) return this.insufficient(attempt, wallet, held, price);
+    if (!(await useSignIn(store, signedIn))) {
+      return this.signInRefusal(attempt.url, attempt.route, "signin_invalid", "The Sign-In-With-X header was used already.", {
+        ...replayed(),
+      });
+    }
     let left: bigint | null | undefined;
     const debit = async () => {
       left ??= await debitBalance(store, wallet, price, routeKey(attempt.route), attempt.requestId);
@@ -510,7 +535,7 @@ export class PaymentGate {
     const header = result.response.headers["PAYMENT-REQUIRED"] as string;
     const challenge = decodePaymentRequiredHeader(header);
     // Routes a wallet may use by signing in (a balance, content it bought) say so, for wrapFetchWithSIWx.
-    const origin = declaresSignIn(route) ? this.signInOrigin(url) : null;
+    const origin = declaresSignIn(route) ? this.signInOrigin() : null;
     if (origin && challenge.resource) {
       challenge.extensions = {
         ...challenge.extensions,
@@ -644,7 +669,7 @@ export class PaymentGate {
       earlier.valid_before === null ? Number.POSITIVE_INFINITY : Number(earlier.valid_before) * 1000,
       new Date(earlier.created_at).getTime() + this.options.config.maxTimeoutSeconds * 1000,
     );
-    const proven = Date.now() < windowEnd || attempt.signedIn === payer;
+    const proven = Date.now() < windowEnd || (await this.provenPayer(attempt, payer));
     if (!proven) {
       return this.refuse(
         attempt,
@@ -677,20 +702,34 @@ export class PaymentGate {
     );
   }
 
-  /** Sign-In-With-X without a payment: the payer's latest settled payment of the same request, or the challenge. */
-  private async redeemSignedIn(attempt: Attempt): Promise<Response> {
+  /** Whether the request's sign-in proves `payer` (its nonce then used): a settled payment's retry after its window. */
+  private async provenPayer(attempt: Attempt, payer: string): Promise<boolean> {
+    if (attempt.siwx === null) return false;
+    const signed = await this.verifySignIn(attempt.siwx, attempt.route);
+    return !isRefusal(signed) && signed.payer === payer && (await useSignIn(this.options.store, signed));
+  }
+
+  /**
+   * Sign-In-With-X without a payment: the payer's latest settled payment of the same request,
+   * content it bought, its balance, or the challenge. The nonce is used only when it grants one.
+   */
+  private async redeemSignedIn(attempt: Attempt, signedIn: SignedIn): Promise<Response> {
     const { store, config } = this.options;
-    const payer = attempt.signedIn as string;
+    const payer = signedIn.payer;
+    const granted = async (answer: () => Promise<Response>) =>
+      (await useSignIn(store, signedIn))
+        ? answer()
+        : this.refuse(attempt, "invalid_payload", "The Sign-In-With-X header was used already.", { ...replayed() });
     const row = await lastSettledFor(store, payer, { requestHash: attempt.requestHash }, config.payments.redeemHours);
-    if (row) return this.redeem(attempt, row, undefined);
+    if (row) return granted(() => this.redeem(attempt, row, undefined));
     // Content bought by this wallet (by GET or POST) is read again by signing in, for the route's days.
     const days = attempt.route.signInRereadDays;
     const bought = days
       ? await lastSettledFor(store, payer, { routes: [`GET ${attempt.route.path}`, `POST ${attempt.route.path}`] }, days * 24)
       : undefined;
-    if (bought) return this.redeem(attempt, bought, undefined, "signed_in_reread");
+    if (bought) return granted(() => this.redeem(attempt, bought, undefined, "signed_in_reread"));
     // Signed in without naming a balance (how wrapFetchWithSIWx answers the challenge): the wallet's own balance pays.
-    if (attempt.route.balancePayable) return this.spendBalance(attempt, payer);
+    if (attempt.route.balancePayable && (await balanceOf(store, payer)) > 0n) return this.spendBalance(attempt, signedIn);
     return this.challenge(attempt.request, attempt.route, attempt.url);
   }
 
@@ -978,6 +1017,10 @@ function outcomeOf(status: number): PaidOutcome {
   if (status === 402 || status === 401) return "refused";
   if (status === 409) return "in_progress";
   return "failed";
+}
+
+function replayed(): SignInRefusal {
+  return { field: "header.sign-in-with-x", expected: "a sign-in nonce not used before", reason: "invalid_siwx_nonce" };
 }
 
 function inProgress(message: string): Response {

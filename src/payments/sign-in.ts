@@ -1,13 +1,17 @@
 /**
  * Sign-In-With-X (CAIP-122, `@x402/extensions/sign-in-with-x`): a wallet proves it is itself,
- * for this origin, within the last 5 minutes, once. The gate accepts it as the payer's proof
- * when redeeming a settled payment whose answer was lost (src/payments/gate.ts).
+ * for one of our public origins, on a chain the route's challenge declares, for the route it is
+ * used on, within the last 5 minutes, once.
+ *
+ * The library's `createSIWxRequestHook` checks only the origin (one per hook) and uses the nonce
+ * before knowing whether the sign-in grants anything; here the chain and the route are checked
+ * too, and the nonce is used only by the way of paying that the sign-in actually serves.
  */
 import { randomBytes } from "node:crypto";
-import { buildSIWxSchema, parseSIWxHeader, validateSIWxMessage, verifySIWxSignature } from "@x402/extensions/sign-in-with-x";
+import { parseSIWxHeader, validateSIWxMessage, verifySIWxSignature } from "@x402/extensions/sign-in-with-x";
 import type { RouteDef } from "../../spec/route.ts";
 import type { Queryable } from "../store/store.ts";
-import { useSiwxNonce } from "./kept-answers.ts";
+import { siwxNonceUsed, useSiwxNonce } from "./kept-answers.ts";
 
 /** The request header carrying the proof. */
 export const SIWX_HEADER = "sign-in-with-x";
@@ -15,38 +19,81 @@ export const SIWX_HEADER = "sign-in-with-x";
 /** How old a sign-in may be. */
 const MAX_AGE_MS = 5 * 60_000;
 
-/** The wallet that signed `header` for `origin`, or the field that is wrong. */
-export async function signedInPayer(
-  header: string,
-  origin: string,
-  store: Queryable,
-): Promise<{ payer: string } | { field: string; expected: string; reason: string }> {
-  const refused = (reason: string, expected: string) => ({ field: "header.sign-in-with-x", expected, reason });
+/** What a sign-in must name to be accepted for one request. */
+export interface SignInScope {
+  /** The site's configured public origin (never one read from the request). */
+  origin: string;
+  /** The chains the route's challenge declares (CAIP-2). */
+  chains: readonly string[];
+  /** The route's path: the sign-in's `uri` or one of its `resources` must name it on `origin`. */
+  path: string;
+}
+
+/** A verified sign-in whose nonce is not used yet. */
+export interface SignedIn {
+  payer: string;
+  nonceKey: string;
+}
+
+export interface SignInRefusal {
+  field: string;
+  expected: string;
+  reason: string;
+}
+
+export function isRefusal(value: SignedIn | SignInRefusal): value is SignInRefusal {
+  return "reason" in value;
+}
+
+/** Whether `url` names `path` on `origin` (query and fragment aside). */
+function names(url: string, origin: string, path: string): boolean {
+  try {
+    const parsed = new URL(url);
+    return parsed.origin === new URL(origin).origin && parsed.pathname === path;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The wallet that signed `header` within `scope`, its nonce not used yet, or the field that is
+ * wrong. Nothing is used up here: `useSignIn` does that once the sign-in grants something.
+ */
+export async function checkSignIn(header: string, scope: SignInScope, store: Queryable): Promise<SignedIn | SignInRefusal> {
+  const refused = (reason: string, expected: string): SignInRefusal => ({ field: "header.sign-in-with-x", expected, reason });
   let payload: ReturnType<typeof parseSIWxHeader>;
   try {
     payload = parseSIWxHeader(header);
   } catch {
     return refused("invalid_siwx_payload", "base64 JSON of a CAIP-122 sign-in payload");
   }
-  if (!payload.chainId.startsWith("eip155:")) return refused("invalid_siwx_chain_id", "an eip155 wallet's sign-in");
-  const valid = await validateSIWxMessage(payload, new URL(origin), { maxAge: MAX_AGE_MS });
-  if (!valid.isValid) return refused(valid.invalidReason, `a sign-in for ${origin}, issued in the last 5 minutes, not expired`);
+  if (!scope.chains.includes(payload.chainId)) return refused("invalid_siwx_chain_id", `a sign-in on ${scope.chains.join(" or ")}`);
+  const valid = await validateSIWxMessage(payload, new URL(scope.origin), { maxAge: MAX_AGE_MS });
+  if (!valid.isValid) return refused(valid.invalidReason, `a sign-in for ${scope.origin}, issued in the last 5 minutes, not expired`);
+  const resources = [payload.uri, ...(payload.resources ?? [])];
+  if (!resources.some((r) => names(r, scope.origin, scope.path))) {
+    return refused("invalid_siwx_resource", `a uri or resource naming ${scope.origin}${scope.path}`);
+  }
   const verified = await verifySIWxSignature(payload);
   if (!verified.isValid) return refused(verified.invalidReason, "the wallet's EIP-191 signature of the sign-in message");
-  // Single use: a sign-in seen once (by anyone) cannot be replayed.
-  if (!(await useSiwxNonce(store, `${verified.payer.toLowerCase()}:${payload.nonce}`, new Date(Date.now() + MAX_AGE_MS)))) {
-    return refused("invalid_siwx_nonce", "a sign-in nonce not used before");
-  }
-  return { payer: verified.payer.toLowerCase() };
+  const payer = verified.payer.toLowerCase();
+  const nonceKey = `${payer}:${payload.nonce}`;
+  if (await siwxNonceUsed(store, nonceKey)) return refused("invalid_siwx_nonce", "a sign-in nonce not used before");
+  return { payer, nonceKey };
+}
+
+/** Use the sign-in's nonce: false when another request used it first (a replay). */
+export function useSignIn(store: Queryable, signedIn: SignedIn): Promise<boolean> {
+  return useSiwxNonce(store, signedIn.nonceKey, new Date(Date.now() + MAX_AGE_MS));
 }
 
 /**
- * The `sign-in-with-x` extension a challenge (or a 401) declares: what to sign for `resourceUrl`
- * on `origin`, in the form `@x402/extensions/sign-in-with-x` clients (`wrapFetchWithSIWx`) read.
- * The payload's JSON schema (`buildSIWxSchema`, 0.7 KB) is left out of challenges, which must stay
- * under 4 KB for nginx; clients do not read it, and the 401 of a sign-in carries it.
+ * The `sign-in-with-x` extension a challenge declares: what to sign for `resourceUrl` on
+ * `origin`, in the form `@x402/extensions/sign-in-with-x` clients (`wrapFetchWithSIWx`) read.
+ * The payload's JSON schema (`buildSIWxSchema`, 0.7 KB) is left out: challenges must stay under
+ * 4 KB for nginx, and clients do not read it.
  */
-export function signInDeclaration(origin: string, resourceUrl: string, network: string, statement: string, withSchema = false) {
+export function signInDeclaration(origin: string, resourceUrl: string, network: string, statement: string) {
   const issuedAt = new Date();
   return {
     info: {
@@ -60,13 +107,12 @@ export function signInDeclaration(origin: string, resourceUrl: string, network: 
       resources: [resourceUrl],
     },
     supportedChains: [{ chainId: network, type: "eip191" as const }],
-    ...(withSchema ? { schema: buildSIWxSchema() } : {}),
   };
 }
 
 /** Whether a route's challenge declares Sign-In-With-X: a wallet may use it by signing in (a balance, content it bought). */
 export function declaresSignIn(route: RouteDef): boolean {
-  return Boolean(route.balancePayable || route.signInRereadDays);
+  return Boolean(route.balancePayable || route.signInRereadDays || route.signIn);
 }
 
 /** What a sign-in for `route` says to the wallet. */

@@ -12,12 +12,13 @@ import path from "node:path";
 import type { FacilitatorClient } from "@x402/core/server";
 import type { PublicClient, Transport } from "viem";
 import packageJson from "../../package.json" with { type: "json" };
+import { routeKey } from "../../spec/route.ts";
 import type { allRoutes } from "../../spec/routes.ts";
 import { baseToolsSite, primarySite } from "../../spec/sites.ts";
 import type { AnalyticsSettings } from "../analytics/services.ts";
 import { authorizationReader } from "../chain/authorization.ts";
 import { baseChain, createChainClient, rpcTransport } from "../chain/client.ts";
-import type { Config } from "../config.ts";
+import { type Config, checkSignInOrigin } from "../config.ts";
 import { loadAdWindows } from "../content/ad-schedule.ts";
 import type { Services } from "../context.ts";
 import { runCrawl } from "../intel/crawl.ts";
@@ -34,6 +35,7 @@ import { createRemoteFacilitator, createSelfFacilitator } from "../payments/faci
 import { PaymentGate } from "../payments/gate.ts";
 import { type InFlightRegistry, memoryInFlightRegistry, storeInFlightRegistry } from "../payments/inflight.ts";
 import { BASE_TIMING, LOCAL_TIMING } from "../payments/settlement-sender.ts";
+import { declaresSignIn } from "../payments/sign-in.ts";
 import { ledgerUpkeepJob } from "../payments/upkeep.ts";
 import { openServiceStore, releaseEmbedded, storeLocationOf } from "../store/configured.ts";
 import type { Store } from "../store/store.ts";
@@ -138,6 +140,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const log = options.log ?? createLogger(config.logLevel);
   const local = config.mode === "local";
   if (local && !options.devnet) throw new Error("local mode needs a running devnet");
+  checkSignInOrigin(config, primarySite.routes.filter(declaresSignIn).map(routeKey));
   const allowLoopbackTargets = options.allowLoopbackTargets ?? config.intel.allowLoopbackTargets;
   if (!local && (allowLoopbackTargets || options.crawlAllowLoopback)) {
     throw new Error("loopback targets are never allowed in production mode");
@@ -340,6 +343,8 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       log,
       observer: metrics.payments,
     });
+  const primaryGate = gateFor(primarySite.routes, config.publicUrl);
+  const secondaryGate = gateFor(baseToolsSite.routes, config.secondary.publicUrl);
   const clientDir = `${options.distDir ?? "dist"}/client`;
   const adWindows = loadAdWindows(options.distDir ?? "dist");
   const staticFiles = loadStaticFiles(clientDir);
@@ -350,7 +355,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     drain,
     config,
     services,
-    gate: gateFor(primarySite.routes, config.publicUrl),
+    gate: primaryGate,
     astro,
     clientDir,
     staticFiles,
@@ -367,7 +372,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     site: baseToolsSite,
     publicUrl: secondaryPublicUrl,
     services: secondaryServices,
-    gate: gateFor(baseToolsSite.routes, secondaryPublicUrl),
+    gate: secondaryGate,
     astro,
     clientDir,
     staticFiles,
@@ -395,6 +400,9 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     return `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`;
   };
   const url = urlOf(server);
+  // Local mode: sign-ins bind to the origin each site listens on (production: its public URL).
+  primaryGate.listeningAt(url);
+  if (secondaryServer) secondaryGate.listeningAt(urlOf(secondaryServer));
   let stopped: Promise<{ drained: boolean; inFlight: number }> | undefined;
   const shutdown = (drainMs: number) => {
     stopped ??= (async () => {
