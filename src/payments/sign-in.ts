@@ -11,6 +11,7 @@ import { randomBytes } from "node:crypto";
 import { parseSIWxHeader, validateSIWxMessage, verifySIWxSignature } from "@x402/extensions/sign-in-with-x";
 import type { RouteDef } from "../../spec/route.ts";
 import type { Queryable } from "../store/store.ts";
+import { payableFromBalance } from "./balances.ts";
 import { siwxNonceUsed, useSiwxNonce } from "./kept-answers.ts";
 
 /** The request header carrying the proof. */
@@ -89,35 +90,24 @@ export function useSignIn(store: Queryable, signedIn: SignedIn): Promise<boolean
 
 /**
  * The `sign-in-with-x` extension a challenge declares: what to sign for `resourceUrl` on
- * `origin`, in the form `@x402/extensions/sign-in-with-x` clients (`wrapFetchWithSIWx`) read.
- * The payload's JSON schema (`buildSIWxSchema`, 0.7 KB) is left out: challenges must stay under
- * 4 KB for nginx, and clients do not read it.
+ * `origin`, in the form `@x402/extensions/sign-in-with-x` clients (`wrapFetchWithSIWx`,
+ * agentcash) read. Only the fields they need: the payload's JSON schema (0.7 KB), a statement and
+ * an expiry (the service accepts 5 minutes from issuedAt) would take from the 402's header budget.
  */
-export function signInDeclaration(origin: string, resourceUrl: string, network: string, statement: string) {
-  const issuedAt = new Date();
+export function signInDeclaration(origin: string, resourceUrl: string, network: string) {
   return {
     info: {
       domain: new URL(origin).host,
       uri: resourceUrl,
       version: "1",
       nonce: randomBytes(16).toString("hex"),
-      issuedAt: issuedAt.toISOString(),
-      expirationTime: new Date(issuedAt.getTime() + MAX_AGE_MS).toISOString(),
-      statement,
-      resources: [resourceUrl],
+      issuedAt: new Date().toISOString(),
     },
     supportedChains: [{ chainId: network, type: "eip191" as const }],
   };
 }
 
-/** Whether a route's challenge declares Sign-In-With-X: a wallet may use it by signing in (a balance, content it bought). */
+/** Whether a route's challenge declares Sign-In-With-X: a sign-in would serve it (a balance, content bought, a read of one's own). */
 export function declaresSignIn(route: RouteDef): boolean {
-  return Boolean(route.balancePayable || route.signInRereadDays || route.signIn);
-}
-
-/** What a sign-in for `route` says to the wallet. */
-export function signInStatement(route: RouteDef): string {
-  return route.signInRereadDays
-    ? `Sign in to read again what this wallet bought in the last ${route.signInRereadDays} days.`
-    : "Sign in to use this wallet's prepaid balance.";
+  return Boolean(route.signIn || route.signInRereadDays || payableFromBalance(route));
 }

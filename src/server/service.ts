@@ -140,11 +140,11 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const log = options.log ?? createLogger(config.logLevel);
   const local = config.mode === "local";
   if (local && !options.devnet) throw new Error("local mode needs a running devnet");
-  checkSignInOrigin(config, primarySite.routes.filter(declaresSignIn).map(routeKey));
   const allowLoopbackTargets = options.allowLoopbackTargets ?? config.intel.allowLoopbackTargets;
   if (!local && (allowLoopbackTargets || options.crawlAllowLoopback)) {
     throw new Error("loopback targets are never allowed in production mode");
   }
+  checkSignInOrigin(config, primarySite.routes.filter(declaresSignIn).map(routeKey));
 
   const rpcUrls = local ? [options.devnet?.rpcUrl as string] : config.rpcUrls;
   const chain = baseChain(rpcUrls);
