@@ -42,7 +42,13 @@ export async function payFromBalance(core: GateCore, attempt: Attempt, signedIn:
   if (left === undefined && attempt.request.signal.aborted) return new Response(null, { status: 499 });
   if ((await debit()) === null) return insufficient(core, attempt, wallet, price);
   attempt.record.outcome = "balance";
-  log.info("balance call", { request_id: attempt.requestId, route: routeKey(attempt.route), payer: wallet, amount: price.toString() });
+  log.info("balance call", {
+    request_id: attempt.requestId,
+    route: routeKey(attempt.route),
+    payer: wallet,
+    amount: price.toString(),
+    fn: attempt.timings.fn,
+  });
   const headers = withHeaders(response.headers, { [BALANCE_DEBITED]: String(usdOf(price)), [BALANCE_LEFT]: String(usdOf(left as bigint)) });
   return new Response(response.body, { status: response.status, headers });
 }

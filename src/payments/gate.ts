@@ -40,7 +40,7 @@ import { type Attempt, errorResponse, type GateCore, json, type PaidOutcome, typ
 import { GuardedFacilitator } from "./facilitator.ts";
 import { payFromBalance } from "./from-balance.ts";
 import type { InFlightRegistry } from "./inflight.ts";
-import { PerCallPayment } from "./per-call.ts";
+import { PerCallPayment, paymentUnavailable } from "./per-call.ts";
 import { paymentRoutes } from "./requirements.ts";
 import { boughtBy } from "./reread.ts";
 import { checkSignIn, isRefusal, SIWX_HEADER, type SignedIn, type SignInRefusal, signInDeclaration, useSignIn } from "./sign-in.ts";
@@ -172,7 +172,13 @@ export class PaymentGate implements GateCore {
       const header = paymentHeaderOf(request.headers);
       if (header instanceof ServiceError) return errorResponse(header);
       // Checked before charged: a present body or query that fails the route's schema is a 400.
-      checkBeforeCharging(route, url, decoder.decode(attempt.body));
+      try {
+        checkBeforeCharging(route, url, decoder.decode(attempt.body));
+      } catch (error) {
+        if (header !== undefined && error instanceof InvalidRequestError)
+          await this.perCall.notCharged(attempt, header, 400, "invalid_request");
+        throw error;
+      }
       // HEAD asks what a GET would answer without a body: the challenge, never a paid run.
       if (request.method === "HEAD") return await this.challenge(attempt);
       // A payment pays, whatever else the request carries.
@@ -187,17 +193,9 @@ export class PaymentGate implements GateCore {
         request_id: attempt.requestId,
         error: error instanceof Error ? error : String(error),
       });
+      const failed = "The payment path failed before anything was run or charged; retry shortly.";
       return errorResponse(
-        unavailable
-          ? new ServiceError(
-              "payment_unavailable",
-              503,
-              "The payment facilitator or the chain did not answer in time, so nothing was run or charged. Retry shortly with the same payment.",
-              { headers: { "Retry-After": "5" } },
-            )
-          : new ServiceError("unavailable", 503, "The payment path failed before anything was run or charged; retry shortly.", {
-              headers: { "Retry-After": "5" },
-            }),
+        unavailable ? paymentUnavailable() : new ServiceError("unavailable", 503, failed, { headers: { "Retry-After": "5" } }),
       );
     }
   }

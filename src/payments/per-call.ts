@@ -61,6 +61,13 @@ export class PerCallPayment {
     this.domain = { name: config.usdc.name, version: config.usdc.version, chainId: config.chainId, verifyingContract: config.usdc.address };
   }
 
+  /** Record a decodable payment refused before it was looked at (its input failed the route's schema): never charged. */
+  async notCharged(attempt: Attempt, header: string, status: number, reason: string): Promise<void> {
+    const decoded = decodePayment(header);
+    if (!isProblem(decoded))
+      await insertLedgerRow(this.core.options.store, this.ledgerPayment(attempt, decoded), { outcome: "not_charged", status, reason });
+  }
+
   /** A request carrying a payment header: it pays (or redeems), whatever else the request carries. */
   async pay(attempt: Attempt, header: string): Promise<Response> {
     const { options } = this.core;
@@ -258,8 +265,6 @@ export class PerCallPayment {
       },
     );
   }
-
-  /** Whether the request's sign-in proves `payer` (its nonce then used): a settled payment's retry after its window. */
 
   /** Rows still open for one authorisation (a crash, a stall): their fate on chain, within the time budget. */
   private async resolveOpen(open: AttemptRow[]): Promise<{ settled: AttemptRow | undefined; stillOpen: boolean }> {
@@ -490,20 +495,11 @@ export class PerCallPayment {
       this.core.options.log.warn("paid answer too large to keep; a retry runs the function again", { bytes: bytes.length });
       return undefined;
     }
-    const headers: Record<string, string> = {};
-    for (const name of KEPT_HEADERS) {
-      const value = responseHeaders.get(name);
-      if (value !== null) headers[name] = value;
-    }
-    return {
-      payer,
-      nonce,
-      requestHash: attempt.requestHash,
-      status,
-      headers,
-      body: bytes.toString("utf8"),
-      expiresAt: new Date(settledAt.getTime() + this.redeemMs()),
-    };
+    const headers = Object.fromEntries(
+      KEPT_HEADERS.flatMap((name) => [[name, responseHeaders.get(name)]].filter(([, v]) => v !== null)),
+    ) as Record<string, string>;
+    const expiresAt = new Date(settledAt.getTime() + this.redeemMs());
+    return { payer, nonce, requestHash: attempt.requestHash, status, headers, body: bytes.toString("utf8"), expiresAt };
   }
 }
 
@@ -511,7 +507,7 @@ function inProgress(message: string): Response {
   return errorResponse(new ServiceError("payment_in_progress", 409, message, { headers: { "Retry-After": "1" } }));
 }
 
-function unavailable(): ServiceError {
+export function paymentUnavailable(): ServiceError {
   return new ServiceError(
     "payment_unavailable",
     503,
@@ -527,11 +523,11 @@ function budgeted(reader: AuthorizationReader, ms: number): AuthorizationReader 
     (...args: A): Promise<R> =>
       withBudget(
         call(...args).catch((error: unknown) => {
-          throw Object.assign(unavailable(), { cause: error });
+          throw Object.assign(paymentUnavailable(), { cause: error });
         }),
         ms,
         () => {
-          throw unavailable();
+          throw paymentUnavailable();
         },
       );
   return { isUsed: bound(reader.isUsed), findUse: bound(reader.findUse), findPayment: bound(reader.findPayment) };
