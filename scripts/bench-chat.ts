@@ -98,7 +98,7 @@ export async function benchChat(): Promise<void> {
     for (let i = 0; i < 200; i++) {
       const header = await signInHeader(fromBalance, chatUrl);
       const started = performance.now();
-      const signed = await checkSignIn(header, { origin: service.url, chains: ["eip155:8453"], path: "/api/chat" }, store);
+      const signed = await checkSignIn(header, { origin: service.url, chains: ["eip155:8453"], path: "/api/chat" });
       if (isRefusal(signed) || !(await useSignIn(store, signed))) throw new Error("sign-in refused");
       checks.push(performance.now() - started);
     }

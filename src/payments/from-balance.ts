@@ -14,12 +14,15 @@ import { type SignedIn, useSignIn } from "./sign-in.ts";
 export const BALANCE_DEBITED = "Balance-Debited";
 export const BALANCE_LEFT = "Balance-Remaining";
 
-/** Pay `attempt` from the balance of the signed-in wallet; its sign-in is used only when the balance covers the price. */
-export async function payFromBalance(core: GateCore, attempt: Attempt, signedIn: SignedIn): Promise<Response> {
+/**
+ * Pay `attempt` from the balance of the signed-in wallet, which holds `held` (atomic USDC) as
+ * last read; its sign-in is used only when that covers the price.
+ */
+export async function payFromBalance(core: GateCore, attempt: Attempt, signedIn: SignedIn, held: bigint): Promise<Response> {
   const { store, log } = core.options;
   const wallet = signedIn.payer;
   const price = BigInt(atomicUsdc(attempt.route.price ?? 0));
-  if ((await balanceOf(store, wallet)) < price) return insufficient(core, attempt, wallet, price);
+  if (held < price) return insufficient(core, attempt, wallet, price);
   if (!(await useSignIn(store, signedIn))) {
     return core.refuse(attempt, "signin_invalid", "The Sign-In-With-X header was used already.", {
       field: "header.sign-in-with-x",

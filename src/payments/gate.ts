@@ -237,9 +237,8 @@ export class PaymentGate implements GateCore {
         return this.refuse(attempt, "signin_invalid", "The Sign-In-With-X header was used already.", replayed());
       return this.perCall.redeem(attempt, bought.paid, undefined, bought.reason);
     }
-    if (payableFromBalance(attempt.route) && (named || (await balanceOf(store, signedIn.payer)) > 0n)) {
-      return payFromBalance(this, attempt, signedIn);
-    }
+    const held = payableFromBalance(attempt.route) ? await balanceOf(store, signedIn.payer) : 0n;
+    if (named || held > 0n) return payFromBalance(this, attempt, signedIn, held);
     return this.challenge(attempt);
   }
 
@@ -278,7 +277,7 @@ export class PaymentGate implements GateCore {
     const origin = this.signInOrigin();
     if (!origin)
       return { field: "header.sign-in-with-x", expected: "the service's PUBLIC_URL to be configured", reason: "siwx_unavailable" };
-    return checkSignIn(header, { origin, chains: [this.options.config.network], path: route.path }, this.options.store);
+    return checkSignIn(header, { origin, chains: [this.options.config.network], path: route.path });
   }
 
   async provesPayer(attempt: Attempt, payer: string): Promise<boolean> {

@@ -119,12 +119,6 @@ export async function purgeExpired(db: Queryable): Promise<number> {
   return gone.length;
 }
 
-/** Whether a Sign-In-With-X nonce was used. */
-export async function siwxNonceUsed(db: Queryable, nonce: string): Promise<boolean> {
-  const rows = await db.query("select 1 as used from siwx_nonces where nonce = $1", [nonce]);
-  return rows.length > 0;
-}
-
 /** Use a Sign-In-With-X nonce once: false when it was used before. */
 export async function useSiwxNonce(db: Queryable, nonce: string, expiresAt: Date): Promise<boolean> {
   const rows = await db.query(

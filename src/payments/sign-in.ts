@@ -12,7 +12,7 @@ import { parseSIWxHeader, validateSIWxMessage, verifySIWxSignature } from "@x402
 import type { RouteDef } from "../../spec/route.ts";
 import type { Queryable } from "../store/store.ts";
 import { payableFromBalance } from "./balances.ts";
-import { siwxNonceUsed, useSiwxNonce } from "./kept-answers.ts";
+import { useSiwxNonce } from "./kept-answers.ts";
 
 /** The request header carrying the proof. */
 export const SIWX_HEADER = "sign-in-with-x";
@@ -57,10 +57,10 @@ function names(url: string, origin: string, path: string): boolean {
 }
 
 /**
- * The wallet that signed `header` within `scope`, its nonce not used yet, or the field that is
- * wrong. Nothing is used up here: `useSignIn` does that once the sign-in grants something.
+ * The wallet that signed `header` within `scope`, or the field that is wrong. Its nonce is not
+ * used up here: `useSignIn` does that once the sign-in grants something, and refuses a replay then.
  */
-export async function checkSignIn(header: string, scope: SignInScope, store: Queryable): Promise<SignedIn | SignInRefusal> {
+export async function checkSignIn(header: string, scope: SignInScope): Promise<SignedIn | SignInRefusal> {
   const refused = (reason: string, expected: string): SignInRefusal => ({ field: "header.sign-in-with-x", expected, reason });
   let payload: ReturnType<typeof parseSIWxHeader>;
   try {
@@ -78,9 +78,7 @@ export async function checkSignIn(header: string, scope: SignInScope, store: Que
   const verified = await verifySIWxSignature(payload);
   if (!verified.isValid) return refused(verified.invalidReason, "the wallet's EIP-191 signature of the sign-in message");
   const payer = verified.payer.toLowerCase();
-  const nonceKey = `${payer}:${payload.nonce}`;
-  if (await siwxNonceUsed(store, nonceKey)) return refused("invalid_siwx_nonce", "a sign-in nonce not used before");
-  return { payer, nonceKey };
+  return { payer, nonceKey: `${payer}:${payload.nonce}` };
 }
 
 /** Use the sign-in's nonce: false when another request used it first (a replay). */
