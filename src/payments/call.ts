@@ -18,23 +18,21 @@ export interface PaidCall {
 /** Runs the paid function; a status >= 400 means it failed and nothing is charged. */
 export type PaidRun = (call: PaidCall) => Promise<Response>;
 
-/** How a call to a paid route ended, for the metrics. */
+/**
+ * How a call to a paid route ended, for the metrics: settled now (a new charge); redeemed (a paid
+ * retry or a re-read, no new charge); paid from a balance; challenged (no payment); refused (the
+ * payment refused or the balance short); settlement failed or unknown; in progress in another
+ * request; failed (the function or the payment path failed, or the client left: not charged).
+ */
 export type PaidOutcome =
-  /** Settled now: a new charge. */
   | "settled"
-  /** Answered for a payment settled earlier (a paid retry, a re-read): no new charge. */
   | "redeemed"
-  /** Paid from a prepaid balance. */
   | "balance"
-  /** No payment: the 402 challenge. */
   | "challenged"
-  /** The payment was refused (malformed, not verified, already used) or the balance was short. */
   | "refused"
   | "settlement_failed"
   | "settlement_unknown"
-  /** The same payment was in flight in another request. */
   | "in_progress"
-  /** The function or the payment path failed, or the client left before settlement; nothing was charged. */
   | "failed";
 
 /** One paid request. */
