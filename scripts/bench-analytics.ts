@@ -32,7 +32,7 @@ import type { FunctionContext } from "../src/context.ts";
 import { compileContracts } from "../src/devnet/contracts.ts";
 import { devnetAccounts, startDevnet } from "../src/devnet/devnet.ts";
 import { createLogger } from "../src/log.ts";
-import { createProgress, type Progress } from "../src/progress.ts";
+import { createProgress, type Progress } from "./progress.ts";
 import { startUpstreamStubs } from "../src/stubs/upstream-stubs.ts";
 import { startLatencyProxy } from "./bench-latency-proxy.ts";
 

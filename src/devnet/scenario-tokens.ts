@@ -19,7 +19,8 @@ import { USDC_ADDRESS, WETH_ADDRESS } from "../chain/addresses.ts";
 import type { AddressClass } from "../chain/classify.ts";
 import { type ContractArtifact, loadContracts } from "./contracts.ts";
 import type { DevnetAccount } from "./devnet.ts";
-import { type BlockBuilder, type PlannedTransfer, type ScenarioTransferToken, scenarioAccount, type TestClient } from "./scenario.ts";
+import type { BlockBuilder, PlannedTransfer, ScenarioTransferToken, TestClient } from "./scenario.ts";
+import { scenarioAccount } from "./scenario-accounts.ts";
 
 /** The meme tokens of the token-risk scenario. */
 export type MemeSymbol = "MEME" | "HPOT" | "TAX" | "BLKL" | "RUG" | "BTAX";
