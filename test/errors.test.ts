@@ -3,7 +3,7 @@
  * (src/error-docs.ts) documents exactly the codes the service sends.
  */
 import { expect, it } from "vitest";
-import { ERROR_DOCS, errorBody, InvalidRequestError, NotFoundError, ServiceError, toErrorResponse, UpstreamError } from "../src/errors.ts";
+import { ERROR_DOCS, errorBody, NotFoundError, ServiceError, toErrorResponse } from "../src/errors.ts";
 
 it("answers a generic 500 for anything that is not a service error, without its message", () => {
   expect(new Error("x") instanceof ServiceError).toBe(false);

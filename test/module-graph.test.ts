@@ -23,7 +23,9 @@ it("bundles no copy of the service's modules: the server bundle imports them fro
   const bundled = files.map((f) => readFileSync(f, "utf8"));
   for (const [i, text] of bundled.entries()) {
     // The error classes, the dispatcher and the gate exist once, in src/.
-    expect(text, files[i]).not.toMatch(/class ServiceError\b|ServiceError = class|function dispatch\(|class PaymentGate\b|PaymentGate = class/);
+    expect(text, files[i]).not.toMatch(
+      /class ServiceError\b|ServiceError = class|function dispatch\(|class PaymentGate\b|PaymentGate = class/,
+    );
   }
   const imported = new Set(bundled.flatMap((text) => [...text.matchAll(/from "(\/[^"]+\.ts)"/g)].map((m) => m[1] as string)));
   expect(imported).toContain(path.join(root, "src/dispatch.ts"));
