@@ -47,7 +47,7 @@ export const KB_SEARCH_MATCHES = 10;
 const STOP_WORDS = new Set(
   (
     "a an and are as at be but by can do does for from how i if in into is it its me my of on or our so that the their then there " +
-    "these this to was we what when where which who why will with you your should would could"
+    "these this to was we what when where which who why will with you your should would could get got"
   ).split(" "),
 );
 
