@@ -32,9 +32,9 @@ import { compileContracts } from "../src/devnet/contracts.ts";
 import { devnetAccounts, startDevnet } from "../src/devnet/devnet.ts";
 import { createLogger } from "../src/log.ts";
 import { base } from "../src/networks/base.ts";
-import { createProgress, type Progress } from "./progress.ts";
 import { startUpstreamStubs } from "../src/stubs/upstream-stubs.ts";
 import { startLatencyProxy } from "./bench-latency-proxy.ts";
+import { createProgress, type Progress } from "./progress.ts";
 
 const QUICK = process.env.BENCH_QUICK === "1";
 /** The window measured: 20,000 blocks and transfers; `--quick` without the big chain cached builds a smaller one. */
