@@ -28,11 +28,11 @@ import type { AnalyticsSettings } from "../src/analytics/services.ts";
 import { createChainClient, rpcTransport } from "../src/chain/client.ts";
 import { TransferScanner } from "../src/chain/log-scanner.ts";
 import type { FunctionContext } from "../src/context.ts";
-import { compileContracts } from "../src/devnet/contracts.ts";
-import { devnetAccounts, startDevnet } from "../src/devnet/devnet.ts";
+import { compileContracts } from "../src/local/devnet/contracts.ts";
+import { devnetAccounts, startDevnet } from "../src/local/devnet/devnet.ts";
+import { startUpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
 import { createLogger } from "../src/log.ts";
 import { base } from "../src/networks/base.ts";
-import { startUpstreamStubs } from "../src/stubs/upstream-stubs.ts";
 import { startLatencyProxy } from "./bench-latency-proxy.ts";
 import { createProgress, type Progress } from "./progress.ts";
 
@@ -119,7 +119,7 @@ export interface BenchChain {
   stop(): Promise<void>;
 }
 
-// startAnvil (src/devnet/anvil.ts) has no load-only option, and `--state` would re-dump ~100 MB
+// startAnvil (src/local/devnet/anvil.ts) has no load-only option, and `--state` would re-dump ~100 MB
 // every 5 s during the measurements; so a cached chain runs on anvil started here with
 // `--load-state`, with the devnet's own flags.
 const ANVIL_FLAGS = [

@@ -52,7 +52,7 @@ async function main(): Promise<void> {
       // The service's chain when it is running (its devnet.json answers), else start it here.
       let devnet = await runningDevnet(path.join(config.dataDir, "devnet.json"));
       if (!devnet) {
-        const { startDevnet } = await import("../src/devnet/devnet.ts");
+        const { startDevnet } = await import("../src/local/devnet/devnet.ts");
         const started = await startDevnet({ dataDir: config.dataDir, port: config.anvilPort, persist: true });
         stops.push(started.stop);
         devnet = started;
