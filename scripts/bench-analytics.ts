@@ -32,9 +32,9 @@ import type { FunctionContext } from "../src/context.ts";
 import { compileContracts } from "../src/devnet/contracts.ts";
 import { devnetAccounts, startDevnet } from "../src/devnet/devnet.ts";
 import { createLogger } from "../src/log.ts";
-import { createProgress, type Progress } from "./progress.ts";
 import { startUpstreamStubs } from "../src/stubs/upstream-stubs.ts";
 import { startLatencyProxy } from "./bench-latency-proxy.ts";
+import { createProgress, type Progress } from "./progress.ts";
 
 const QUICK = process.env.BENCH_QUICK === "1";
 /** The window measured: 20,000 blocks and transfers; `--quick` without the big chain cached builds a smaller one. */
@@ -262,8 +262,8 @@ async function timeScans(
   window: { fromBlock: number; toBlock: number },
   progress: Progress,
 ): Promise<{ concurrent: Scan; serial: Scan; speedUps: number[] }> {
-  // As the service builds it: eth_getLogs read straight from the RPC URL (src/chain/json-rpc-http.ts).
-  const scanner = new TransferScanner(client, { rpcUrls: [rpcUrl] });
+  // As the service builds it: eth_getLogs through the client's transport (src/chain/client.ts).
+  const scanner = new TransferScanner(client);
   const once = async (concurrency?: number) => {
     const t = performance.now();
     const result = await scanner.transfers({ token: USDC_ADDRESS, ...window }, -1, {
@@ -329,7 +329,6 @@ export async function benchAnalytics(): Promise<void> {
     // The functions as the service runs them, with the stub market APIs (no payment: that is not analytics cost).
     const settings: AnalyticsSettings = {
       mode: "local",
-      scanner: { rpcUrls: [chain.rpcUrl] },
       upstreams: {
         dexscreenerUrl: stubs.urls.dexscreener,
         defillamaUrl: stubs.urls.defillama,

@@ -64,7 +64,6 @@ export async function benchSecondary(): Promise<void> {
     const chain = createChainClient(baseChain([devnet.rpcUrl]), rpcTransport([devnet.rpcUrl]));
     const settings: AnalyticsSettings = {
       mode: "local",
-      scanner: { rpcUrls: [devnet.rpcUrl] }, // as the service builds its scanner
       upstreams: {
         dexscreenerUrl: stubs.urls.dexscreener,
         defillamaUrl: stubs.urls.defillama,

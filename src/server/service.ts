@@ -192,10 +192,6 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     ...(options.resolve ? { resolve: options.resolve } : {}),
   };
 
-  // The log scanner reads eth_getLogs from the RPC URLs itself (src/chain/json-rpc-http.ts),
-  // unless a test replaced the read transport, which must then see every read.
-  const withLogsUrls = (settings: AnalyticsSettings): AnalyticsSettings =>
-    options.readTransport ? settings : { ...settings, scanner: { rpcUrls, ...settings.scanner } };
   const services: Services = {
     config: {
       mode: config.mode,
@@ -212,7 +208,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     log,
     store,
     intel: intelSettings,
-    analytics: withLogsUrls(options.analytics ?? { mode: config.mode, upstreams: config.upstreams, entityBudget: config.entityIntel }),
+    analytics: options.analytics ?? { mode: config.mode, upstreams: config.upstreams, entityBudget: config.entityIntel },
     chat: config.chat,
     ...(options.now ? { now: options.now } : {}),
   };
