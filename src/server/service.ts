@@ -18,7 +18,6 @@ import type { AnalyticsSettings } from "../analytics/services.ts";
 import { authorizationReader } from "../chain/authorization.ts";
 import { baseChain, createChainClient, rpcTransport } from "../chain/client.ts";
 import type { Config } from "../config.ts";
-import { loadAdWindows } from "../content/ad-schedule.ts";
 import type { Services } from "../context.ts";
 import { runCrawl } from "../intel/crawl.ts";
 import { trustCrawlJob } from "../intel/crawl-schedule.ts";
@@ -42,7 +41,6 @@ import { X402_LIST_URL } from "../upstreams/directory-x402-list.ts";
 import { type AstroHandler, createApp, loadAstroHandler, siteRouter } from "./app.ts";
 import { trackConnections } from "./connections.ts";
 import { drainable } from "./middleware/drain.ts";
-import { loadStaticFiles } from "./middleware/static-memory.ts";
 
 /** What local mode's devnet provides to the service. */
 export interface DevnetEndpoints {
@@ -337,8 +335,6 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       observer: metrics.payments,
     });
   const clientDir = `${options.distDir ?? "dist"}/client`;
-  const adWindows = loadAdWindows(options.distDir ?? "dist");
-  const staticFiles = loadStaticFiles(clientDir);
   const clock = options.now ? () => (options.now as () => Date)().getTime() : undefined;
   const documentCacheOn = options.documentCache ?? true;
   const drain = drainable();
@@ -349,9 +345,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     gate: gateFor(primarySite.routes, config.publicUrl),
     astro,
     clientDir,
-    staticFiles,
     documentCache: documentCacheOn,
-    adWindows,
     metrics,
     ...(clock ? { now: clock } : {}),
   });
@@ -366,7 +360,6 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     gate: gateFor(baseToolsSite.routes, secondaryPublicUrl),
     astro,
     clientDir,
-    staticFiles,
     documentCache: documentCacheOn,
     metrics,
     ...(clock ? { now: clock } : {}),
