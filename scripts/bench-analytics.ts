@@ -262,8 +262,8 @@ async function timeScans(
   window: { fromBlock: number; toBlock: number },
   progress: Progress,
 ): Promise<{ concurrent: Scan; serial: Scan; speedUps: number[] }> {
-  // As the service builds it: eth_getLogs read straight from the RPC URL (src/chain/json-rpc-http.ts).
-  const scanner = new TransferScanner(client, { rpcUrls: [rpcUrl] });
+  // As the service builds it: eth_getLogs through the client's transport (src/chain/client.ts).
+  const scanner = new TransferScanner(client);
   const once = async (concurrency?: number) => {
     const t = performance.now();
     const result = await scanner.transfers({ token: base.usdc.address, ...window }, -1, {
@@ -329,7 +329,6 @@ export async function benchAnalytics(): Promise<void> {
     // The functions as the service runs them, with the stub market APIs (no payment: that is not analytics cost).
     const settings: AnalyticsSettings = {
       mode: "local",
-      scanner: { rpcUrls: [chain.rpcUrl] },
       upstreams: {
         dexscreenerUrl: stubs.urls.dexscreener,
         defillamaUrl: stubs.urls.defillama,

@@ -206,7 +206,6 @@ export async function benchEntity(): Promise<void> {
     const payTo = devnetAccounts()[1]?.address as Address;
     const settings = (): AnalyticsSettings => ({
       mode: "local",
-      scanner: { rpcUrls: [chain.rpcUrl] }, // as the service builds its scanner
       upstreams: {
         dexscreenerUrl: stubs.urls.dexscreener,
         defillamaUrl: stubs.urls.defillama,

@@ -65,7 +65,6 @@ export async function benchSecondary(): Promise<void> {
     const chain = createChainClient(base.chainAt([devnet.rpcUrl]), rpcTransport([devnet.rpcUrl]));
     const settings: AnalyticsSettings = {
       mode: "local",
-      scanner: { rpcUrls: [devnet.rpcUrl] }, // as the service builds its scanner
       upstreams: {
         dexscreenerUrl: stubs.urls.dexscreener,
         defillamaUrl: stubs.urls.defillama,
