@@ -33,6 +33,7 @@ import { startUpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
 import { createLogger } from "../src/log.ts";
 import { base } from "../src/networks/base.ts";
 import { type BenchChain, loadCachedChain, rpcOf } from "./bench-analytics.ts";
+import { reportTarget } from "./bench-report.ts";
 import { COMPILED_CONTENT_FILE, compileContent } from "./content/compile.ts";
 
 const QUICK = process.env.BENCH_QUICK === "1";
@@ -311,6 +312,9 @@ export async function benchEntity(): Promise<void> {
       `\nentity intelligence: ${BLOCKS} blocks (${chain.window.fromBlock}-${chain.window.toBlock}), ${TRANSFERS} USDC transfers, ${USERS} users, anvil direct`,
     );
     console.log([line(header), line(widths.map((n) => "-".repeat(n))), ...rows.map(line)].join("\n"));
+    for (const [route, cold, warm, logs] of rows) {
+      reportTarget({ target: `- (${route})`, figure: `p50 cold ${cold}, warm ${warm}`, reference: `logs read ${logs}`, ok: null });
+    }
   } finally {
     for (const cleanup of cleanups) await cleanup().catch(() => {});
   }

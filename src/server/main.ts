@@ -48,13 +48,13 @@ async function main(): Promise<void> {
   }
   mark("build_checked");
 
-  // Local mode's chain first: anvil runs in its own process, and spawning it before the service's
-  // ~2,200 modules start loading (one thread evaluates them in turn) lets it load its state while
-  // they do, instead of after them.
+  // Local mode's chain (the network entry's, src/networks/) first: anvil runs in its own process,
+  // and spawning it before the service's ~2,200 modules start loading (one thread evaluates them
+  // in turn) lets it load its state while they do, instead of after them.
   const devnetStarting =
     config.mode === "local"
-      ? import("../local/devnet/devnet.ts").then(({ startDevnet }) =>
-          startDevnet({ dataDir: config.dataDir, port: config.anvilPort, persist: true }),
+      ? import("../networks/index.ts").then(({ evmNetwork }) =>
+          evmNetwork(config.network).local.start({ dataDir: config.dataDir, port: config.anvilPort, persist: true }),
         )
       : undefined;
   devnetStarting?.catch(() => {});
@@ -85,7 +85,7 @@ async function main(): Promise<void> {
   });
   openingStore.catch(() => {});
   const log = createLogger(config.logLevel);
-  let devnet: Awaited<ReturnType<typeof import("../local/devnet/devnet.ts").startDevnet>> | undefined;
+  let devnet: import("../local/devnet/devnet.ts").Devnet | undefined;
   if (devnetStarting) {
     devnet = await devnetStarting;
     mark("devnet_ready");
