@@ -509,6 +509,7 @@ describe("the LLM engine against a local stand-in", () => {
       "get_markets",
       "get_funding",
       "get_gas",
+      "get_tvl",
       "search_knowledge_base",
     ]);
     expect((first.body.messages as { role: string; content: string }[]).at(-1)).toEqual({ role: "user", content: "what is ETH doing?" });

@@ -14,6 +14,7 @@ import type { AnalyticsSettings } from "../src/analytics/services.ts";
 import { CAPABILITIES } from "../src/chat/builtin.ts";
 import { chatDepsFromContext } from "../src/chat/deps.ts";
 import { answerChat, type ChatSource } from "../src/chat/engine.ts";
+import { runChatTool } from "../src/chat/tools.ts";
 import type { FunctionContext } from "../src/context.ts";
 import { ServiceError } from "../src/errors.ts";
 import { mineFeeBlocks } from "../src/local/devnet/scenario.ts";
@@ -320,4 +321,21 @@ describe("the chat on 40 buyers' questions", () => {
       expect(outcomes.get(question)).toMatchObject({ got: routedTo(want), figuresExact: true, textFound: true });
     },
   );
+
+  it("gives an LLM the same TVL through its get_tvl tool, and an error result for a protocol DefiLlama does not list", async () => {
+    const deps = chatDepsFromContext(ctx);
+    const aave = await runChatTool(deps, "get_tvl", { protocol: "Aave" });
+    expect(aave.content).toMatchObject({
+      slug: "aave",
+      name: "Aave",
+      tvl_usd: 27_710_000_000,
+      members: ["aave-v2", "aave-v3"],
+      source: "defillama",
+    });
+    expect(withoutTimes(aave.sources)).toEqual(AAVE);
+    expect(await runChatTool(deps, "get_tvl", { protocol: "zzqprotocol" })).toEqual({
+      content: { error: { code: "unknown_protocol", message: "DefiLlama lists no protocol named zzqprotocol." } },
+      sources: [],
+    });
+  });
 });
