@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { balanceOf } from "../src/payments/balances.ts";
 import type { RunningService } from "../src/server/service.ts";
 import type { Store } from "../src/store/store.ts";
-import { startUpstreamStubs, type UpstreamStubs } from "../src/stubs/upstream-stubs.ts";
+import { startUpstreamStubs, type UpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
 import {
   buyerAccount,
   chainClient,

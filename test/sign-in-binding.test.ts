@@ -11,7 +11,7 @@ import { eip3009ABI } from "@x402/evm";
 import { createSIWxPayload, encodeSIWxHeader } from "@x402/extensions/sign-in-with-x";
 import type { PrivateKeyAccount } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { signInHeader } from "../src/buyer/sign-in.ts";
+import { signInHeader } from "../src/local/buyer/sign-in.ts";
 import { ConfigError, loadConfig } from "../src/config.ts";
 import { balanceOf } from "../src/payments/balances.ts";
 import { type RunningService, startService } from "../src/server/service.ts";
