@@ -9,10 +9,10 @@ import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { eip3009ABI } from "@x402/evm";
 import { wrapFetchWithSIWx } from "@x402/extensions/sign-in-with-x";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startUpstreamStubs, type UpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
 import { balanceOf } from "../src/payments/balances.ts";
 import type { RunningService } from "../src/server/service.ts";
 import type { Store } from "../src/store/store.ts";
-import { startUpstreamStubs, type UpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
 import {
   buyerAccount,
   chainClient,
