@@ -5,10 +5,13 @@
  * top-up's body is nothing or `{}`; a client gone before settlement is not charged and its retry
  * pays. Each check reads the chain (USDC balances, `authorizationState`) or the store's balance.
  */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { eip3009ABI } from "@x402/evm";
 import { wrapFetchWithSIWx } from "@x402/extensions/sign-in-with-x";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { signInHeader } from "../src/local/buyer/sign-in.ts";
 import { startUpstreamStubs, type UpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
 import { balanceOf } from "../src/payments/balances.ts";
 import type { RunningService } from "../src/server/service.ts";
@@ -103,6 +106,26 @@ describe("one balance for the whole catalogue, spent by wrapFetchWithSIWx", () =
         { route: "POST /v1/wallet-profile", debits: 1, amount: 0.1 },
       ]),
     );
+  });
+
+  it("pays an MCP tool call from the balance when _meta carries the sign-in, at the route's price", async () => {
+    const [held, usdc] = [await balanceOf(store, buyer.address), await usdcBalance(buyer.address)];
+    const client = new Client({ name: "balance-test", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${service.url}/mcp`)));
+    try {
+      const signIn = await signInHeader(buyer, `${service.url}/api/defi-sentiment`);
+      const result = (await client.callTool({
+        name: "defiSentiment",
+        arguments: { asset: "ETH" },
+        _meta: { "sign-in-with-x": signIn },
+      })) as { isError?: boolean; structuredContent?: { asset?: string } };
+      expect(result.isError).toBeUndefined();
+      expect(result.structuredContent?.asset).toBe("ETH");
+    } finally {
+      await client.close();
+    }
+    expect(await balanceOf(store, buyer.address)).toBe(held - 100_000n);
+    expect(await usdcBalance(buyer.address)).toBe(usdc);
   });
 
   it("stays per call for a wallet with no balance: wrapFetchWithSIWx gets the challenge back, nothing debited or moved", async () => {

@@ -40,10 +40,20 @@ function toolsOf(routes: readonly RouteDef[]): readonly RouteTool[] {
 const INSTRUCTIONS =
   'Each tool is one route of this service\'s HTTP API. A paid tool called without payment answers an error result whose structuredContent is the x402 PaymentRequired; sign one of its `accepts` and call again with the PaymentPayload in params._meta["x402/payment"]. The paid result carries the settlement in _meta["x402/payment-response"]. A call that fails is never charged; the same call with the same payment is answered again without a second charge.';
 
-/** The PAYMENT-SIGNATURE header of a `_meta["x402/payment"]`: a `PaymentPayload` object, or an already encoded header value. */
-function paymentHeader(payment: unknown): Record<string, string> {
-  if (payment === undefined) return {};
-  return { "PAYMENT-SIGNATURE": typeof payment === "string" ? payment : encodePaymentSignatureHeader(payment as PaymentPayload) };
+/**
+ * The headers a tool call's `_meta` carries into its route's request: PAYMENT-SIGNATURE from
+ * `_meta["x402/payment"]` (a `PaymentPayload` object, or an already encoded header value), and
+ * SIGN-IN-WITH-X from `_meta["sign-in-with-x"]` (a prepaid balance pays, as over HTTP).
+ */
+function paymentHeader(meta: Record<string, unknown> | undefined): Record<string, string> {
+  const payment = meta?.[PAYMENT_META_KEY];
+  const signIn = meta?.["sign-in-with-x"];
+  return {
+    ...(payment === undefined
+      ? {}
+      : { "PAYMENT-SIGNATURE": typeof payment === "string" ? payment : encodePaymentSignatureHeader(payment as PaymentPayload) }),
+    ...(typeof signIn === "string" ? { "SIGN-IN-WITH-X": signIn } : {}),
+  };
 }
 
 function createRemoteServer(origin: string, tools: readonly RouteTool[], dispatchRoute: RouteDispatch): Server {
@@ -56,7 +66,7 @@ function createRemoteServer(origin: string, tools: readonly RouteTool[], dispatc
     const { name, arguments: args, _meta } = request.params;
     const entry = toolNamed(tools, name);
     if (!entry) throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${name}; tools/list names them all.`);
-    const call = routeRequest(entry.route, args, origin, paymentHeader(_meta?.[PAYMENT_META_KEY]));
+    const call = routeRequest(entry.route, args, origin, paymentHeader(_meta));
     return toolResultOf(await dispatchRoute(call, entry.route));
   });
   return server;
