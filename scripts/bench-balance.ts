@@ -33,7 +33,7 @@ const TARGET_RATIO = 5;
 const TARGET_OWN_MS = 5;
 
 /** Calls per second and each call's client-side time, `prepared[b]` sent in order by buyer b, all buyers at once. */
-async function run(url: string, prepared: Record<string, string>[][]): Promise<{ perSecond: number; client: number[] }> {
+async function run(url: string, prepared: Record<string, string>[][], status = 200): Promise<{ perSecond: number; client: number[] }> {
   const client: number[] = [];
   const started = performance.now();
   await Promise.all(
@@ -42,7 +42,7 @@ async function run(url: string, prepared: Record<string, string>[][]): Promise<{
         const t = performance.now();
         const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: BODY });
         const text = await res.text();
-        if (res.status !== 200) throw new Error(`a paid call answered ${res.status}: ${text.slice(0, 300)}`);
+        if (res.status !== status) throw new Error(`a call answered ${res.status}: ${text.slice(0, 300)}`);
         client.push(performance.now() - t);
       }
     }),
@@ -114,6 +114,12 @@ export async function benchBalance(): Promise<void> {
     const fn = [...fnOf.values()];
     if (own.length < CALLS * 0.9) throw new Error(`only ${own.length} of ${CALLS} balance calls were found in the log`);
     const perCall = await run(url, payments);
+    // The same route unpaid (its 402): what the HTTP path alone allows on this machine, for reading the two above.
+    const ceiling = await run(
+      url,
+      counts.map((n) => Array.from({ length: n }, () => ({}))),
+      402,
+    );
 
     const ratio = balance.perSecond / perCall.perSecond;
     const ownP50 = percentile(own, 50);
@@ -126,6 +132,10 @@ export async function benchBalance(): Promise<void> {
       "per call with x402 (a settlement each)": {
         "calls/s": +perCall.perSecond.toFixed(1),
         "p50 ms": +percentile(perCall.client, 50).toFixed(1),
+      },
+      "unpaid: the 402 challenge (no payment work)": {
+        "calls/s": +ceiling.perSecond.toFixed(1),
+        "p50 ms": +percentile(ceiling.client, 50).toFixed(1),
       },
     });
     console.log(`the function itself p50 ${percentile(fn, 50).toFixed(2)} ms`);

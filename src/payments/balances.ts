@@ -1,8 +1,7 @@
 /**
- * Prepaid balances. A wallet tops one up with an ordinary x402 payment
- * (`POST /api/balance/topup`) and spends it on any paid route, at the route's price, without a
- * settlement per call (src/payments/from-balance.ts).
- * Only its own wallet spends or reads it (Sign-In-With-X, src/payments/sign-in.ts).
+ * Prepaid balances. A wallet tops one up with an ordinary x402 payment (`POST /api/balance/topup`)
+ * and spends it on any paid route at the route's price, without a settlement per call
+ * (src/payments/from-balance.ts); only that wallet, signed in (src/payments/sign-in.ts).
  *
  * - Crediting is done by the database: a trigger on the payment ledger (src/store/migrations.ts)
  *   credits a top-up when its ledger row becomes `settled`, on whichever path that happens (the
@@ -15,9 +14,6 @@
 import type { RouteDef } from "../../spec/route.ts";
 import { nowPlus } from "../store/dialect.ts";
 import type { Queryable } from "../store/store.ts";
-
-/** The route whose settled payments credit the payer's balance (the trigger names it too). */
-export const TOPUP_ROUTE = "POST /api/balance/topup";
 
 /** Top-up amounts in USD, inclusive. */
 export const TOPUP_MIN_USD = 1;

@@ -78,36 +78,6 @@ export function requestHash(method: string, url: URL, body: Uint8Array): string 
   return createHash("sha256").update(`${method} ${url.pathname}${url.search}\n`).update(body).digest("hex");
 }
 
-/** x402's view of a Fetch request; the payment header is chosen by the gate (PAYMENT-SIGNATURE or X-Payment). */
-class FetchAdapter implements HTTPAdapter {
-  private readonly attempt: Attempt;
-  private readonly payment: string | undefined;
-  private readonly resourceOrigin: string;
-  constructor(attempt: Attempt, payment: string | undefined, resourceOrigin: string) {
-    this.attempt = attempt;
-    this.payment = payment;
-    this.resourceOrigin = resourceOrigin;
-  }
-  getHeader(name: string) {
-    return name.toLowerCase() === "payment-signature" ? this.payment : (this.attempt.request.headers.get(name) ?? undefined);
-  }
-  getMethod() {
-    return this.attempt.route.method;
-  }
-  getPath() {
-    return this.attempt.route.path;
-  }
-  getUrl() {
-    return `${this.resourceOrigin}${this.attempt.url.pathname}${this.attempt.url.search}`;
-  }
-  getAcceptHeader() {
-    return this.attempt.request.headers.get("accept") ?? "";
-  }
-  getUserAgent() {
-    return this.attempt.request.headers.get("user-agent") ?? "";
-  }
-}
-
 /** The payment header of a request (`PAYMENT-SIGNATURE`, or its alias `X-Payment`), or a 400 when they disagree. */
 function paymentHeaderOf(headers: Headers): string | undefined | ServiceError {
   const signature = headers.get("payment-signature") ?? undefined;
@@ -312,11 +282,21 @@ export class PaymentGate implements GateCore {
     return this.initialized;
   }
 
+  /** x402's view of the request: its payment header is the one the gate chose (PAYMENT-SIGNATURE or X-Payment). */
   context(attempt: Attempt, payment: string | undefined): HTTPRequestContext {
-    const adapter = new FetchAdapter(attempt, payment, this.signInOrigin() ?? attempt.url.origin);
+    const { request, url, route } = attempt;
+    const origin = this.signInOrigin() ?? url.origin;
+    const header = (name: string) => request.headers.get(name) ?? undefined;
     // The route the caller resolved is the one priced: never a path x402 re-derives from the request.
-    const { path, method } = attempt.route;
-    return { adapter, path, method, ...(payment ? { paymentHeader: payment } : {}) };
+    const adapter: HTTPAdapter = {
+      getHeader: (name) => (name.toLowerCase() === "payment-signature" ? payment : header(name)),
+      getMethod: () => route.method,
+      getPath: () => route.path,
+      getUrl: () => `${origin}${url.pathname}${url.search}`,
+      getAcceptHeader: () => header("accept") ?? "",
+      getUserAgent: () => header("user-agent") ?? "",
+    };
+    return { adapter, path: route.path, method: route.method, ...(payment ? { paymentHeader: payment } : {}) };
   }
 
   /** The unpaid challenge: 402 with PAYMENT-REQUIRED and the same JSON in the body (none for HEAD). */

@@ -53,11 +53,13 @@ export class PerCallPayment {
   private readonly domain: TokenDomain;
   /** The chain's record of authorisations, each read within the payment time budget. */
   private readonly chain: AuthorizationReader;
+  private readonly network: `${string}:${string}`;
 
   constructor(core: GateCore) {
     this.core = core;
     const { config, authorizations } = core.options;
     this.chain = budgeted(authorizations, config.payments.timeoutMs);
+    this.network = config.network;
     this.domain = { name: config.usdc.name, version: config.usdc.version, chainId: config.chainId, verifyingContract: config.usdc.address };
   }
 
@@ -255,15 +257,8 @@ export class PerCallPayment {
 
   private expired(attempt: Attempt, paid: AttemptRow): Promise<Response> {
     const hours = this.core.options.config.payments.redeemHours;
-    return this.core.refuse(
-      attempt,
-      "payment_already_used",
-      `This payment was settled more than ${hours} hours ago; its answer can no longer be redeemed.`,
-      {
-        reason: "redemption_expired",
-        settled_at: paid.created_at,
-      },
-    );
+    const message = `This payment was settled more than ${hours} hours ago; its answer can no longer be redeemed.`;
+    return this.core.refuse(attempt, "payment_already_used", message, { reason: "redemption_expired", settled_at: paid.created_at });
   }
 
   /** Rows still open for one authorisation (a crash, a stall): their fate on chain, within the time budget. */
@@ -281,7 +276,7 @@ export class PerCallPayment {
     const settlement = encodePaymentResponseHeader({
       success: true,
       transaction: paid.settlement_tx ?? "",
-      network: this.core.options.config.network,
+      network: this.network,
       payer: paid.payer,
     });
     const row = (reason: string) =>
@@ -395,12 +390,7 @@ export class PerCallPayment {
         .catch(() => null);
       if (tx) {
         log.warn("settlement reported failed but the transfer is on chain; answering", { reason: settled.errorReason, tx });
-        const header = encodePaymentResponseHeader({
-          success: true,
-          transaction: tx,
-          network: this.core.options.config.network,
-          payer: authorization.from,
-        });
+        const header = encodePaymentResponseHeader({ success: true, transaction: tx, network: this.network, payer: authorization.from });
         Object.assign(settled, { success: true, transaction: tx, headers: { "PAYMENT-RESPONSE": header } });
       }
     }
@@ -425,45 +415,32 @@ export class PerCallPayment {
       for (const row of earlierOpen.filter((r) => r.verified)) {
         await finishLedgerRow(store, row.id, { outcome: "not_charged", status: null, reason: "same_payment_settled_once" });
       }
+      const { requestId: request_id, timings } = attempt;
       log.info("paid call", {
-        request_id: attempt.requestId,
+        request_id,
         route: payment.route,
         payer: authorization.from,
         amount: payment.amount,
         tx: settled.transaction,
-        ...attempt.timings,
+        ...timings,
       });
       headers.set("Server-Timing", timing);
       return new Response(bytes, { status: response.status, headers });
     }
     const unknown = settled.errorReason === SETTLEMENT_UNKNOWN;
-    attempt.record.outcome = unknown ? "settlement_unknown" : "settlement_failed";
-    await finishLedgerRow(store, rowId, {
-      outcome: unknown ? "settlement_unknown" : "settlement_failed",
-      status: 402,
-      reason: settled.errorReason,
-      ...(settled.transaction ? { settlementTx: settled.transaction } : {}),
-    });
+    const outcome = unknown ? "settlement_unknown" : "settlement_failed";
+    attempt.record.outcome = outcome;
+    const tx = settled.transaction ? { settlementTx: settled.transaction } : {};
+    await finishLedgerRow(store, rowId, { outcome, status: 402, reason: settled.errorReason, ...tx });
     // If the transfer did land, the retry finds it on chain and gets this very answer.
     if (unknown && answer) await keepAnswer(store, answer, true);
-    const error = unknown
-      ? new ServiceError(
-          "settlement_unknown",
-          402,
-          "The settlement's outcome is not known yet: the transfer may have gone through. Retry the same request with the same payment header: if it settled you get this answer without paying again; if not, it is settled then.",
-          { details: { reason: SETTLEMENT_UNKNOWN } },
-        )
-      : new ServiceError(
-          "settlement_failed",
-          402,
-          "The payment could not be settled, so the answer was withheld and you were not charged. Sign a fresh authorisation and retry.",
-          { details: { reason: settled.errorReason } },
-        );
-    const { body } = toErrorResponse(error);
+    const message = unknown
+      ? "The settlement's outcome is not known yet: the transfer may have gone through. Retry the same request with the same payment header: if it settled you get this answer without paying again; if not, it is settled then."
+      : "The payment could not be settled, so the answer was withheld and you were not charged. Sign a fresh authorisation and retry.";
+    const { body } = toErrorResponse(new ServiceError(outcome, 402, message, { details: { reason: settled.errorReason } }));
     return json(402, body, { ...settled.headers, "Server-Timing": timing });
   }
 
-  /** A top-up's answer with the balance as the ledger holds it now (the function could only estimate it). */
   private ledgerPayment(attempt: Attempt, presented: DecodedPayment | undefined, paid?: AttemptRow): LedgerPayment {
     const a = presented?.authorization;
     return {
