@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config.ts";
 import { signInHeader } from "../src/local/buyer/sign-in.ts";
 import { balanceOf } from "../src/payments/balances.ts";
+import { checkSignIn } from "../src/payments/sign-in.ts";
 import { type RunningService, startService } from "../src/server/service.ts";
 import type { Store } from "../src/store/store.ts";
 import {
@@ -160,6 +161,28 @@ describe("agentcash's sequence: sign in first, then the payment with the same si
     expect(await paid.json()).toMatchObject({ charged: true, balance: null });
     expect(await usdcBalance(buyer.address)).toBe(before - 100_000n);
     expect(await used(buyer.address, nonceOf(payment))).toBe(true);
+  });
+});
+
+describe("the sign-in's signature", () => {
+  const scope = { origin: "http://127.0.0.1:4999", chains: ["eip155:8453"], path: "/api/chat" };
+  const url = `${scope.origin}${scope.path}`;
+  /** `header` with its payload fields replaced. */
+  const altered = (header: string, fields: Record<string, unknown>) =>
+    encodeSIWxHeader({ ...(JSON.parse(Buffer.from(header, "base64").toString("utf8")) as object), ...fields } as never);
+
+  it("is the named wallet's, before and after its public key is known (a forged or altered one is refused either way)", async () => {
+    const [owner, other] = [buyerAccount(0), buyerAccount(1)];
+    const forged = () => signInHeader(other, url).then((h) => altered(h, { address: owner.address }));
+    // Before the owner ever signed in (its key recovered from the signature), then after.
+    expect(await checkSignIn(await forged(), scope)).toMatchObject({ reason: "invalid_siwx_signature" });
+    expect(await checkSignIn(await signInHeader(owner, url), scope)).toMatchObject({ payer: owner.address.toLowerCase() });
+    expect(await checkSignIn(await forged(), scope)).toMatchObject({ reason: "invalid_siwx_signature" });
+    const genuine = await signInHeader(owner, url);
+    expect(await checkSignIn(altered(genuine, { nonce: "0123456789abcdef0123" }), scope)).toMatchObject({
+      reason: "invalid_siwx_signature",
+    });
+    expect(await checkSignIn(genuine, scope)).toMatchObject({ payer: owner.address.toLowerCase() });
   });
 });
 

@@ -53,7 +53,8 @@ export async function payFromBalance(core: GateCore, attempt: Attempt, signedIn:
     fn: attempt.timings.fn,
   });
   const headers = withHeaders(response.headers, { [BALANCE_DEBITED]: String(usdOf(price)), [BALANCE_LEFT]: String(usdOf(left as bigint)) });
-  return new Response(response.body, { status: response.status, headers });
+  // The body as bytes, not a stream: a stream is written after the headers in a second packet, which the client's delayed ACK holds.
+  return new Response(await response.arrayBuffer(), { status: response.status, headers });
 }
 
 /** 402 insufficient_balance: the per-call challenge, the balance and how to top up; nothing debited. */

@@ -8,7 +8,11 @@
  * too, and the nonce is used only by the way of paying that the sign-in actually serves.
  */
 import { randomBytes } from "node:crypto";
-import { parseSIWxHeader, validateSIWxMessage, verifySIWxSignature } from "@x402/extensions/sign-in-with-x";
+import { invert } from "@noble/curves/abstract/modular";
+import { secp256k1 } from "@noble/curves/secp256k1";
+import { type EVMMessageVerifier, parseSIWxHeader, validateSIWxMessage, verifySIWxSignature } from "@x402/extensions/sign-in-with-x";
+import { bytesToBigInt, hashMessage, hexToBytes, recoverPublicKey } from "viem";
+import { publicKeyToAddress } from "viem/accounts";
 import type { RouteDef } from "../../spec/route.ts";
 import type { Queryable } from "../store/store.ts";
 import { payableFromBalance } from "./balances.ts";
@@ -75,10 +79,51 @@ export async function checkSignIn(header: string, scope: SignInScope): Promise<S
   if (!resources.some((r) => names(r, scope.origin, scope.path))) {
     return refused("invalid_siwx_resource", `a uri or resource naming ${scope.origin}${scope.path}`);
   }
-  const verified = await verifySIWxSignature(payload);
+  const verified = await verifySIWxSignature(payload, { evmVerifier });
   if (!verified.isValid) return refused(verified.invalidReason, "the wallet's EIP-191 signature of the sign-in message");
   const payer = verified.payer.toLowerCase();
   return { payer, nonceKey: `${payer}:${payload.nonce}` };
+}
+
+type Point = InstanceType<typeof secp256k1.ProjectivePoint>;
+/** Public keys of the wallets that signed in lately, with their multiplication tables (about 0.1 MB each). */
+const keys = new Map<string, Point>();
+const KEPT_KEYS = 256;
+
+/**
+ * An EOA's EIP-191 signature, checked against its public key once known: recovering the key
+ * (viem's `verifyMessage`) costs about four times a verification with a key whose table is
+ * ready, and a balance-paid call checks one sign-in each time. The first sign-in recovers it.
+ */
+const evmVerifier: EVMMessageVerifier = async ({ address, message, signature }) => {
+  const hash = hashMessage(message);
+  const wallet = address.toLowerCase();
+  const key = keys.get(wallet);
+  if (key) return verifies(key, hash, signature);
+  try {
+    const recovered = await recoverPublicKey({ hash, signature });
+    if (publicKeyToAddress(recovered).toLowerCase() !== wallet) return false;
+    const point = secp256k1.ProjectivePoint.fromHex(recovered.slice(2));
+    point.precompute(4);
+    if (keys.size >= KEPT_KEYS) keys.delete(keys.keys().next().value as string);
+    keys.set(wallet, point);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** ECDSA verification of `signature` (r, s, v) over `hash` with `key`. */
+function verifies(key: Point, hash: `0x${string}`, signature: `0x${string}`): boolean {
+  const bytes = hexToBytes(signature);
+  if (bytes.length !== 65) return false;
+  const { n } = secp256k1.CURVE;
+  const r = bytesToBigInt(bytes.subarray(0, 32));
+  const s = bytesToBigInt(bytes.subarray(32, 64));
+  if (r <= 0n || r >= n || s <= 0n || s >= n) return false;
+  const w = invert(s, n);
+  const point = secp256k1.ProjectivePoint.BASE.multiply((BigInt(hash) * w) % n).add(key.multiply((r * w) % n));
+  return !point.equals(secp256k1.ProjectivePoint.ZERO) && point.toAffine().x % n === r;
 }
 
 /** Use the sign-in's nonce: false when another request used it first (a replay). */
