@@ -21,6 +21,7 @@ import type { Config } from "../config.ts";
 import { loadAdWindows } from "../content/ad-schedule.ts";
 import type { Services } from "../context.ts";
 import { runCrawl } from "../intel/crawl.ts";
+import { LOCAL_BUYER_INDEX, trustPurchases } from "../intel/purchase-config.ts";
 import { trustCrawlJob } from "../intel/crawl-schedule.ts";
 import { createIntelServices, type IntelSettings } from "../intel/intel-services.ts";
 import { createLogger, type Logger } from "../log.ts";
@@ -49,6 +50,8 @@ export interface DevnetEndpoints {
   rpcUrl: string;
   payTo: `0x${string}`;
   facilitator: { address: `0x${string}`; privateKey: `0x${string}` };
+  /** The funded buyers; the trust runs' purchases pay from one of them in local mode. */
+  buyers?: readonly { address: `0x${string}`; privateKey: `0x${string}` }[];
 }
 
 /** Options of `startService`; everything but `config` has a production default. */
@@ -190,6 +193,10 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     crawlConcurrency: config.intel.crawlConcurrency,
     crawlOriginTimeoutMs: config.intel.crawlOriginTimeoutSeconds * 1000,
     ...(options.resolve ? { resolve: options.resolve } : {}),
+    purchases: {
+      enabled: config.intel.purchases.enabled && (config.intel.purchases.buyerPrivateKey !== undefined || options.devnet?.buyers !== undefined),
+      budget: config.intel.purchases.budget,
+    },
   };
 
   // The log scanner reads eth_getLogs from the RPC URLs itself (src/chain/json-rpc-http.ts),
@@ -269,6 +276,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
               trigger: "schedule",
               log,
               signal,
+              purchases: trustPurchases(config, services.chain, options.devnet?.buyers?.[LOCAL_BUYER_INDEX]?.privateKey),
               onProgress: progress.onProgress,
             });
             progress.ended("done");

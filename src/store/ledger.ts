@@ -433,3 +433,14 @@ export async function purchasesReport(db: Queryable, days = 30) {
   );
   return { purchases: total?.purchases ?? 0, charged_atomic: total?.charged_atomic ?? "0", byOutcome };
 }
+
+/** The latest purchase of each origin bought from, most recent first, at most `limit` origins. */
+export async function recentPurchasesByOrigin(db: Queryable, limit: number): Promise<OurPurchaseRow[]> {
+  const rows = await db.query<Parameters<typeof toPurchaseRow>[0]>(
+    `select ${PURCHASE_COLUMNS} from our_purchases p
+      where p.id = (select max(q.id) from our_purchases q where q.origin = p.origin)
+      order by p.id desc limit $1`,
+    [limit],
+  );
+  return rows.map(toPurchaseRow);
+}
