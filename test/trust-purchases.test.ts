@@ -8,7 +8,8 @@
  * from income; the leaderboard and x402-trust say when each origin was last verified by
  * purchase, and x402-trust never buys.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createPublicClient, erc20Abi, http, type PublicClient } from "viem";
@@ -30,7 +31,8 @@ import type { Store } from "../src/store/store.ts";
 import { cdpBazaarDirectory } from "../src/upstreams/directory-cdp.ts";
 import { cdpItems, type LocalDirectories, startLocalDirectories, x402ListItems } from "../src/upstreams/directory-fixtures.ts";
 import { x402ListDirectory } from "../src/upstreams/directory-x402-list.ts";
-import { freshSqliteStore } from "./support/service.ts";
+import type { RunningService } from "../src/server/service.ts";
+import { buyerAccount, freshSqliteStore, payingFetch, startTestService } from "./support/service.ts";
 import { v2Challenge, v2Option } from "./support/zoo/hand-made-sellers.ts";
 import { type PayingMode, type PayingSeller, startPayingSeller } from "./support/zoo/paying-sellers.ts";
 
@@ -178,4 +180,91 @@ describe("a trust run that buys", () => {
     const verdict = new Map(rows.map((r) => [r.origin, r.verdict]));
     for (const name of NEVER_SERVING) expect([name, verdict.get(originOf(name))]).toEqual([name, "avoid"]);
   }, 60_000);
+});
+
+describe("what callers see of the purchases", () => {
+  let service: RunningService;
+  beforeAll(async () => {
+    // The same store the runs above wrote; purchases on, with the default budget, as local mode has them.
+    service = await startTestService({ store, allowLoopbackTargets: true });
+  });
+  afterAll(() => service?.close());
+
+  it("x402-trust says when the origin was verified by purchase and what it got, avoid for a seller that took payment, and buys nothing", async () => {
+    const rowsBefore = await store.query<{ n: number }>("select cast(count(*) as integer) as n from our_purchases");
+    const before = await balance();
+    const res = await payingFetch(buyerAccount(6))(`${service.url}/api/x402-trust`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ url: (sellers.get("takes payment, answers 402 again") as PayingSeller).url }),
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as {
+      verdict: string;
+      penalties: string[];
+      check: { payable: boolean };
+      verified_by_purchase: { at: string; outcome: string; summary: string; charged_usd: number } | null;
+    };
+    expect(body.check.payable).toBe(true);
+    expect(body.verdict).toBe("avoid");
+    expect(body.penalties).toContain("verified by purchase: took the payment and did not serve the answer");
+    expect(body.verified_by_purchase?.outcome).toBe("charged_without_service");
+    expect(body.verified_by_purchase?.charged_usd).toBe(0.01);
+    expect(body.verified_by_purchase?.summary).toBe(`verified by purchase at ${body.verified_by_purchase?.at}: charged_without_service`);
+    // Never buying on the caller's request: no purchase recorded, the buyer's balance untouched.
+    expect(await store.query<{ n: number }>("select cast(count(*) as integer) as n from our_purchases")).toEqual(rowsBefore);
+    expect(await balance()).toBe(before);
+  });
+
+  it("the free preview and the page say what verified by purchase means and what it costs, and when each origin was last verified", async () => {
+    const preview = (await (await fetch(`${service.url}/api/trust-leaderboard/preview`)).json()) as {
+      verified_by_purchase: { what_it_means: string; enabled: boolean; budget: unknown };
+    };
+    expect(preview.verified_by_purchase.what_it_means).toContain("charged_without_service");
+    const html = await (await fetch(`${service.url}/leaderboard`)).text();
+    expect(html).toContain("Verified by purchase");
+    expect(html).toContain("When each origin was last verified by purchase");
+    expect(html).toContain(originOf("takes payment, answers 402 again"));
+    expect(html).toContain("charged without service");
+    expect(html).toMatch(/purchases are <strong[^>]*>(on|off)<\/strong>/);
+  });
+});
+
+describe("npm run crawl pointed at a local catalogue", () => {
+  it("probes loopback sellers with ALLOW_LOOPBACK_TARGETS=1 in local mode, as the scheduled crawl does, and buys within the budget", async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), "x402-crawl-cli-"));
+    try {
+      writeFileSync(
+        path.join(dataDir, "devnet.json"),
+        JSON.stringify({ rpcUrl: chain.rpcUrl, payTo: chain.payTo, buyers: chain.buyers.map((b) => ({ privateKey: b.privateKey })) }),
+      );
+      const before = await balance();
+      const child = spawn(process.execPath, ["scripts/crawl.ts"], {
+        env: {
+          ...process.env,
+          DATA_DIR: dataDir,
+          CDP_DISCOVERY_URL: directories.cdpUrl,
+          X402_LIST_URL: directories.x402ListUrl,
+          ALLOW_LOOPBACK_TARGETS: "1",
+          TRUST_PURCHASE_RUN_BUDGET_USD: "0.03",
+          CRAWL_ORIGIN_TIMEOUT_SECONDS: "5",
+          LOG_LEVEL: "error",
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+      child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+      const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+      expect(code, `${stdout}\n${stderr}`).toBe(0);
+      expect(stdout).toContain(`coverage  ${SELLERS.length} in the catalogue, ${SELLERS.length} scored, 0 unreachable`);
+      expect(stdout).toContain(`Verified by purchase: buying once from each seller judged payable, from ${buyer.address}, at most $0.03 this run`);
+      const spent = before - (await balance());
+      expect(spent).toBeLessThanOrEqual(30_000n);
+      expect(stdout).toContain(`charged ${Number(spent) / 1e6} USDC on chain`);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });
