@@ -254,6 +254,7 @@ describe("a crawl of 200 origins", () => {
         "price_usdc_per_call",
         "provider",
         "score_stats",
+        "verified_by_purchase",
         "what_it_is",
       ].sort(),
     );
