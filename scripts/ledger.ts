@@ -39,7 +39,9 @@ async function main(): Promise<void> {
     ]);
     // Money out, apart from the income above: what the trust runs spent verifying sellers by purchase.
     const spent = await purchasesReport(store, days);
-    console.log(`Our own purchases (trust runs verifying sellers): ${usdc(spent.charged_atomic)} USDC spent in ${spent.purchases} purchase(s)`);
+    console.log(
+      `Our own purchases (trust runs verifying sellers): ${usdc(spent.charged_atomic)} USDC spent in ${spent.purchases} purchase(s)`,
+    );
     console.table(spent.byOutcome.map((o) => ({ outcome: o.outcome, purchases: o.purchases, usdc: usdc(o.charged_atomic) })));
   } finally {
     await store.close();

@@ -7,8 +7,8 @@
 import { getAddress, isAddress, isHex } from "viem";
 import { type ChatConfig, ChatConfigError, chatConfigFromEnv } from "./chat/config.ts";
 import { parseInteger, parsePort, parseUrl } from "./config-parse.ts";
-import { type PurchaseConfig, purchaseConfigFromEnv } from "./intel/purchase-config.ts";
 import { OWNERSHIP_PROOF } from "./discovery/ownership-proof.ts";
+import { type PurchaseConfig, purchaseConfigFromEnv } from "./intel/purchase-config.ts";
 import type { LogLevel } from "./log.ts";
 
 /**

@@ -100,7 +100,12 @@ describe("our own service", () => {
       expect([report.status, report.error, report.failed_checks], route.path).toEqual([402, null, []]);
       // A route quoting more than $1 (a balance top-up's default) is refused by the default client's per-payment cap.
       const capped = (contract.usd ?? 0) > 1;
-      expect([report.payable, report.conformant, report.discoverable, report.discovery], route.path).toEqual([!capped, true, true, "complete"]);
+      expect([report.payable, report.conformant, report.discoverable, report.discovery], route.path).toEqual([
+        !capped,
+        true,
+        true,
+        "complete",
+      ]);
       expect([report.payable_with_loosened_controls, report.refused_by_control], route.path).toEqual([
         true,
         capped ? "spendControls.maxAmountPerPayment" : null,

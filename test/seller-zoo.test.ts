@@ -20,7 +20,7 @@ import { baseChain, rpcTransport } from "../src/chain/client.ts";
 import { type Devnet, startDevnet } from "../src/devnet/devnet.ts";
 import { type ConformanceReport, checkConformance } from "../src/intel/conformance.ts";
 import { eip3009Probe } from "../src/intel/eip3009-probe.ts";
-import { PurchaseRun, type PurchaseRecord } from "../src/intel/purchase.ts";
+import { type PurchaseRecord, PurchaseRun } from "../src/intel/purchase.ts";
 import { assessTrust, PENALTIES } from "../src/intel/trust-score.ts";
 import { createSafeFetcher } from "../src/outbound/safe-fetch.ts";
 import { createSelfFacilitator } from "../src/payments/facilitator.ts";
@@ -206,7 +206,11 @@ describe("sellers that take payments, judged against what the default @x402/fetc
   type PaidRow = { id: string; mode: PayingMode; option: Record<string, unknown> };
   const PAID_ROWS: PaidRow[] = [
     { id: "reference seller that serves", mode: "serve", option: {} },
-    { id: "valid challenge, asset a non-USDC ERC-20 (WETH) on Base", mode: "serve", option: { asset: WETH_ADDRESS, extra: { name: "Wrapped Ether", version: "1" } } },
+    {
+      id: "valid challenge, asset a non-USDC ERC-20 (WETH) on Base",
+      mode: "serve",
+      option: { asset: WETH_ADDRESS, extra: { name: "Wrapped Ether", version: "1" } },
+    },
     { id: "valid challenge at $5", mode: "serve", option: { amount: "5000000" } },
     { id: "payTo is the zero address", mode: "serve", option: { payTo: ZERO } },
     { id: "maxTimeoutSeconds 0", mode: "serve", option: { maxTimeoutSeconds: 0 } },
@@ -254,13 +258,23 @@ describe("sellers that take payments, judged against what the default @x402/fetc
     chainDir = mkdtempSync(path.join(tmpdir(), "x402-zoo-chain-"));
     chain = await startDevnet({ dataDir: chainDir, port: 0, persist: false });
     client = createPublicClient({ chain: baseChain([chain.rpcUrl]), transport: http(chain.rpcUrl) }) as PublicClient;
-    const facilitator = createSelfFacilitator(chain.facilitator.privateKey, baseChain([chain.rpcUrl]), rpcTransport([chain.rpcUrl]), "eip155:8453", {
-      timing: LOCAL_TIMING,
-    });
+    const facilitator = createSelfFacilitator(
+      chain.facilitator.privateKey,
+      baseChain([chain.rpcUrl]),
+      rpcTransport([chain.rpcUrl]),
+      "eip155:8453",
+      {
+        timing: LOCAL_TIMING,
+      },
+    );
     for (const row of PAID_ROWS) {
       sellers.set(
         row.id,
-        await startPayingSeller({ challenge: (url) => v2Challenge(url, [v2Option({ payTo: chain.payTo, ...row.option })]), mode: row.mode, facilitator }),
+        await startPayingSeller({
+          challenge: (url) => v2Challenge(url, [v2Option({ payTo: chain.payTo, ...row.option })]),
+          mode: row.mode,
+          facilitator,
+        }),
       );
     }
     // Ground truth, one row after the other from the same buyer, so each balance change is the row's own.
@@ -350,7 +364,11 @@ describe("sellers that take payments, judged against what the default @x402/fetc
     const zero = judged.get("payTo is the zero address") as Judged;
     expect(truth.get("payTo is the zero address")?.threw).toBeNull();
     expect(truth.get("payTo is the zero address")?.refusal).not.toBeNull();
-    expect([zero.report.payable, zero.report.payable_with_default_client, zero.report.payable_refused_by]).toEqual([false, true, "facilitator"]);
+    expect([zero.report.payable, zero.report.payable_with_default_client, zero.report.payable_refused_by]).toEqual([
+      false,
+      true,
+      "facilitator",
+    ]);
     expect(zero.report.payable_reason).toContain("the zero address");
     const expired = judged.get("maxTimeoutSeconds 0") as Judged;
     const refusal = truth.get("maxTimeoutSeconds 0")?.refusal as string;

@@ -26,12 +26,12 @@ import { createLogger } from "../src/log.ts";
 import { createSafeFetcher } from "../src/outbound/safe-fetch.ts";
 import { createSelfFacilitator } from "../src/payments/facilitator.ts";
 import { LOCAL_TIMING } from "../src/payments/settlement-sender.ts";
+import type { RunningService } from "../src/server/service.ts";
 import { ledgerReport, type OurPurchaseRow, purchasesOfRun, purchasesReport } from "../src/store/ledger.ts";
 import type { Store } from "../src/store/store.ts";
 import { cdpBazaarDirectory } from "../src/upstreams/directory-cdp.ts";
 import { cdpItems, type LocalDirectories, startLocalDirectories, x402ListItems } from "../src/upstreams/directory-fixtures.ts";
 import { x402ListDirectory } from "../src/upstreams/directory-x402-list.ts";
-import type { RunningService } from "../src/server/service.ts";
 import { buyerAccount, freshSqliteStore, payingFetch, startTestService } from "./support/service.ts";
 import { v2Challenge, v2Option } from "./support/zoo/hand-made-sellers.ts";
 import { type PayingMode, type PayingSeller, startPayingSeller } from "./support/zoo/paying-sellers.ts";
@@ -75,13 +75,23 @@ beforeAll(async () => {
   chain = await startDevnet({ dataDir: dir, port: 0, persist: false });
   client = createPublicClient({ chain: baseChain([chain.rpcUrl]), transport: http(chain.rpcUrl) }) as PublicClient;
   buyer = privateKeyToAccount(chain.buyers[7]?.privateKey as `0x${string}`);
-  const facilitator = createSelfFacilitator(chain.facilitator.privateKey, baseChain([chain.rpcUrl]), rpcTransport([chain.rpcUrl]), "eip155:8453", {
-    timing: LOCAL_TIMING,
-  });
+  const facilitator = createSelfFacilitator(
+    chain.facilitator.privateKey,
+    baseChain([chain.rpcUrl]),
+    rpcTransport([chain.rpcUrl]),
+    "eip155:8453",
+    {
+      timing: LOCAL_TIMING,
+    },
+  );
   for (const s of SELLERS) {
     sellers.set(
       s.name,
-      await startPayingSeller({ challenge: (url) => v2Challenge(url, [v2Option({ payTo: chain.payTo, amount: s.amount })]), mode: s.mode, facilitator }),
+      await startPayingSeller({
+        challenge: (url) => v2Challenge(url, [v2Option({ payTo: chain.payTo, amount: s.amount })]),
+        mode: s.mode,
+        facilitator,
+      }),
     );
   }
   const listed = SELLERS.map((s) => ({
@@ -137,7 +147,8 @@ describe("a trust run that buys", () => {
     );
     const verdict = new Map(rows.map((r) => [r.origin, r.verdict]));
     for (const name of NEVER_SERVING) expect([name, verdict.get(originOf(name))]).toEqual([name, "avoid"]);
-    for (const name of ["good a", "good b", "good c", "above the price cap"]) expect([name, verdict.get(originOf(name))]).not.toEqual([name, "avoid"]);
+    for (const name of ["good a", "good b", "good c", "above the price cap"])
+      expect([name, verdict.get(originOf(name))]).not.toEqual([name, "avoid"]);
   });
 
   it("stays within the budget, as read on chain, and every purchase is in the ledger of our purchases", async () => {
@@ -157,7 +168,11 @@ describe("a trust run that buys", () => {
   });
 
   it("tells when each origin was last verified by purchase", async () => {
-    const last = await lastVerifiedByPurchase(store, [originOf("good a"), originOf("ignores the payment"), originOf("above the price cap")]);
+    const last = await lastVerifiedByPurchase(store, [
+      originOf("good a"),
+      originOf("ignores the payment"),
+      originOf("above the price cap"),
+    ]);
     expect(last.get(originOf("good a"))?.outcome).toBe("served");
     expect(last.get(originOf("ignores the payment"))?.outcome).toBe("refused_after_signing");
     expect(last.has(originOf("above the price cap"))).toBe(false);
@@ -259,7 +274,9 @@ describe("npm run crawl pointed at a local catalogue", () => {
       const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
       expect(code, `${stdout}\n${stderr}`).toBe(0);
       expect(stdout).toContain(`coverage  ${SELLERS.length} in the catalogue, ${SELLERS.length} scored, 0 unreachable`);
-      expect(stdout).toContain(`Verified by purchase: buying once from each seller judged payable, from ${buyer.address}, at most $0.03 this run`);
+      expect(stdout).toContain(
+        `Verified by purchase: buying once from each seller judged payable, from ${buyer.address}, at most $0.03 this run`,
+      );
       const spent = before - (await balance());
       expect(spent).toBeLessThanOrEqual(30_000n);
       expect(stdout).toContain(`charged ${Number(spent) / 1e6} USDC on chain`);

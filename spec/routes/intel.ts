@@ -56,7 +56,8 @@ export const ConformanceReportSchema = Type.Object({
     description: "the real cause when not payable: the client's own error, the spend control's message, or the facilitator's refusal",
   }),
   payable_refused_by: Type.Union([Type.Literal("client"), Type.Literal("spend_controls"), Type.Literal("facilitator"), Type.Null()], {
-    description: "who refuses it: the client cannot sign it, its default spend controls refuse it, or a facilitator would not settle the payment",
+    description:
+      "who refuses it: the client cannot sign it, its default spend controls refuse it, or a facilitator would not settle the payment",
   }),
   payable_with_default_client: Type.Union([Type.Boolean(), Type.Null()], {
     description: "the default client (spend controls at their defaults) signs a payment for at least one option, settleable or not",
@@ -64,9 +65,12 @@ export const ConformanceReportSchema = Type.Object({
   payable_with_loosened_controls: Type.Union([Type.Boolean(), Type.Null()], {
     description: "a client with spend controls off (spendControls: false) would pay, and a facilitator settle, at least one option",
   }),
-  refused_by_control: Type.Union([Type.Literal("spendControls.allowedAssets"), Type.Literal("spendControls.maxAmountPerPayment"), Type.Null()], {
-    description: "the default client's spend control that refuses it, when that is the cause",
-  }),
+  refused_by_control: Type.Union(
+    [Type.Literal("spendControls.allowedAssets"), Type.Literal("spendControls.maxAmountPerPayment"), Type.Null()],
+    {
+      description: "the default client's spend control that refuses it, when that is the cause",
+    },
+  ),
   payable_options: Type.Array(
     Type.Object({
       index: Type.Integer({ minimum: 0, description: "position in accepts" }),
@@ -113,7 +117,7 @@ export const x402Check = defineRoute({
   operationId: "checkX402Endpoint",
   summary: "Check an endpoint's x402 conformance, price and payTo",
   description:
-    "Calls the URL once without payment (method and JSON body as given; budget 8 s) and answers three separate questions. payable: can a standard client pay it? The reference client (@x402/core with the @x402/evm exact scheme) reads the 402 answer with its own parser and signs a payment for each option with a throwaway key, offline (nothing is sent, no money moves); when it cannot, payable_reason carries its own reason, and clients says which client families (v2 reference, v1 x402 1.x) accept it. conformant: every protocol rule of the challenge's version holds (v2: 402, challenge in PAYMENT-REQUIRED, CAIP-2 networks, amount as an atomic integer string, asset valid for the network, payTo, EIP-712 domain in extra for EIP-3009 tokens, a body matching the header; v1: its own rules). discoverable: Bazaar metadata, a /.well-known/x402 discovery document and an /openapi.json listing the route with a price, fetched in parallel within a shorter budget (3 s) so they never hold up the answer (discovery: timeout). Each check is a named boolean; failures gives each failed rule's sentence. Extracts the USD price and payTo. An unreachable target is an answer (reachable false, payable false). Private, loopback, link-local, CGNAT, multicast and cloud-metadata targets, non-http(s) URLs and redirects to any of them are refused with 400 target_not_allowed and not charged.",
+    "Calls the URL once without payment (method and JSON body as given; budget 8 s) and answers three separate questions. payable: would the client a buyer actually runs pay it, defaults included? The @x402/fetch quick start (@x402/core with the @x402/evm exact scheme, spend controls at their defaults: default assets such as USDC only, at most $1 per payment) reads the 402 answer with its own parser and signs a payment for each option with a throwaway key, offline (nothing is sent, no money moves), and the payment must be one a facilitator settles (no zero or burn payTo, not expired on arrival, the token's own signing domain, a token with an EIP-3009 transfer). When not, payable_reason names the real cause and payable_refused_by who refuses it; payable_with_loosened_controls and refused_by_control tell a seller only a client with loosened spend controls would pay; clients says which client families (v2, v1 x402 1.x) accept it. conformant: every protocol rule of the challenge's version holds (v2: 402, challenge in PAYMENT-REQUIRED, CAIP-2 networks, amount as an atomic integer string, asset valid for the network, payTo, EIP-712 domain in extra for EIP-3009 tokens, a body matching the header; v1: its own rules). discoverable: Bazaar metadata, a /.well-known/x402 discovery document and an /openapi.json listing the route with a price, fetched in parallel within a shorter budget (3 s) so they never hold up the answer (discovery: timeout). Each check is a named boolean; failures gives each failed rule's sentence. Extracts the USD price and payTo. An unreachable target is an answer (reachable false, payable false). Private, loopback, link-local, CGNAT, multicast and cloud-metadata targets, non-http(s) URLs and redirects to any of them are refused with 400 target_not_allowed and not charged.",
   tags: ["x402 intelligence"],
   price: 0.1,
   body: Type.Object(
@@ -200,9 +204,12 @@ export const ReputationSchema = Type.Object({
 /** An origin's latest purchase by a trust run. */
 export const PurchaseVerificationSchema = Type.Object({
   at: Type.String({ description: "when it was bought, ISO 8601 UTC" }),
-  outcome: Type.Union(PURCHASE_OUTCOMES.map((o) => Type.Literal(o)), {
-    description: PURCHASE_OUTCOMES.map((o) => `${o}: ${PURCHASE_OUTCOME_MEANINGS[o]}`).join("; "),
-  }),
+  outcome: Type.Union(
+    PURCHASE_OUTCOMES.map((o) => Type.Literal(o)),
+    {
+      description: PURCHASE_OUTCOMES.map((o) => `${o}: ${PURCHASE_OUTCOME_MEANINGS[o]}`).join("; "),
+    },
+  ),
   charged_usd: Type.Number({ description: "what the buyer was charged, read on chain" }),
   detail: Type.String(),
 });
@@ -398,7 +405,8 @@ export const x402Trust = defineRoute({
     ]),
     history: Type.Array(HistoryItem, { description: "this origin's crawl rows, newest first (at most 20)" }),
     verified_by_purchase: Type.Union([Type.Intersect([PurchaseVerificationSchema, Type.Object({ summary: Type.String() })]), Type.Null()], {
-      description: "the origin's last purchase by a trust run ('verified by purchase at <time>: <outcome>'); null when never bought from. Never bought on this request.",
+      description:
+        "the origin's last purchase by a trust run ('verified by purchase at <time>: <outcome>'); null when never bought from. Never bought on this request.",
     }),
     probed_at: Type.String(),
   }),

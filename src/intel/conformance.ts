@@ -495,7 +495,8 @@ export async function checkConformance(fetcher: SafeFetcher, target: CheckTarget
     if (option && rule === "eip712_domain" && eip712DomainState(option) === "wrong") {
       const known = knownTokenDomain(normaliseNetwork(option.network), option.asset);
       const extra = option.extra as Record<string, unknown>;
-      details[rule] = `Option ${index} names the domain name ${JSON.stringify(extra.name)}, version ${JSON.stringify(extra.version)}; the token signs with name ${JSON.stringify(known?.name)}, version ${JSON.stringify(known?.version)}.`;
+      details[rule] =
+        `Option ${index} names the domain name ${JSON.stringify(extra.name)}, version ${JSON.stringify(extra.version)}; the token signs with name ${JSON.stringify(known?.name)}, version ${JSON.stringify(known?.version)}.`;
     }
   }
   checks.bazaar_metadata =

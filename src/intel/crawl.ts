@@ -14,8 +14,8 @@ import type { Store } from "../store/store.ts";
 import { type ProbeBudgets, probeOrigin } from "./assess-origin.ts";
 import { type Catalogue, groupByOrigin, representativeEndpoint } from "./catalogue.ts";
 import { CHECK_NAMES, type CheckName } from "./conformance.ts";
-import { failRun, finishRun, insertRows, type RunSummary, startRun, summarise, type TrustRecord } from "./leaderboard.ts";
 import { eip3009Probe } from "./eip3009-probe.ts";
+import { failRun, finishRun, insertRows, type RunSummary, startRun, summarise, type TrustRecord } from "./leaderboard.ts";
 import { type PurchaseOutcome, PurchaseRun, type PurchaserSettings } from "./purchase.ts";
 import { notMeasured, payToReputation, type Reputation } from "./reputation.ts";
 import { assessTrust, refusedAssessment } from "./trust-score.ts";
@@ -206,7 +206,13 @@ interface RunContext {
   runId: number;
   earlier: Map<string, OurPurchaseRow>;
   eip3009: ReturnType<typeof eip3009Probe>;
-  buy?: ((origin: string, target: { url: string; method: "GET" | "POST" }, report: Parameters<PurchaseRun["buy"]>[1]) => Promise<OurPurchaseRow | null>) | undefined;
+  buy?:
+    | ((
+        origin: string,
+        target: { url: string; method: "GET" | "POST" },
+        report: Parameters<PurchaseRun["buy"]>[1],
+      ) => Promise<OurPurchaseRow | null>)
+    | undefined;
 }
 
 async function probeOne(
@@ -223,13 +229,10 @@ async function probeOne(
   const signal = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
   const base = { origin, endpoint: target.url, endpoints: endpoints.length, probed_at: probedAt };
   try {
-    const probe = await probeOrigin(
-      options.fetcher,
-      { url: target.url, method: target.method },
-      readReputation,
-      signal,
-      { ...probeBudgets(options), eip3009Probe: context.eip3009 },
-    );
+    const probe = await probeOrigin(options.fetcher, { url: target.url, method: target.method }, readReputation, signal, {
+      ...probeBudgets(options),
+      eip3009Probe: context.eip3009,
+    });
     const r = probe.report;
     // Bought outside the origin's probe deadline: a purchase has its own time limit.
     const bought = context.buy

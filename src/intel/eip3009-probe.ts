@@ -4,7 +4,7 @@
  * one without code, or that reverts or answers nothing (WETH's fallback takes any call), has
  * not. Only the service's own network can be read; other networks answer null (not known).
  */
-import { type PublicClient, ContractFunctionExecutionError, ContractFunctionZeroDataError } from "viem";
+import { ContractFunctionExecutionError, ContractFunctionZeroDataError, type PublicClient } from "viem";
 import type { Eip3009Probe } from "./x402-clients.ts";
 
 const authorizationStateAbi = [

@@ -53,11 +53,14 @@ export function purchaseConfigFromEnv(env: Record<string, string | undefined>, p
   let buyerPrivateKey: `0x${string}` | undefined;
   const key = env.TRUST_BUYER_PRIVATE_KEY?.trim();
   if (key) {
-    if (!/^0x[0-9a-fA-F]{64}$/.test(key)) problems.push("TRUST_BUYER_PRIVATE_KEY must be a 32-byte hex private key (64 hex digits); its value is not shown");
+    if (!/^0x[0-9a-fA-F]{64}$/.test(key))
+      problems.push("TRUST_BUYER_PRIVATE_KEY must be a 32-byte hex private key (64 hex digits); its value is not shown");
     else buyerPrivateKey = key as `0x${string}`;
   }
   if (production && enabled && !buyerPrivateKey) {
-    problems.push("TRUST_PURCHASES=1 in production needs TRUST_BUYER_PRIVATE_KEY: the wallet the trust runs buy from, funded with USDC within the budget");
+    problems.push(
+      "TRUST_PURCHASES=1 in production needs TRUST_BUYER_PRIVATE_KEY: the wallet the trust runs buy from, funded with USDC within the budget",
+    );
   }
   return { enabled, budget, buyerPrivateKey };
 }

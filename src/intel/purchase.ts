@@ -153,7 +153,10 @@ export interface PurchaseTarget {
 }
 
 /** Why a seller is not bought from, or null when it may be. */
-export function purchaseRefusal(report: ConformanceReport, settings: Pick<PurchaserSettings, "network" | "usdc" | "budget">): string | null {
+export function purchaseRefusal(
+  report: ConformanceReport,
+  settings: Pick<PurchaserSettings, "network" | "usdc" | "budget">,
+): string | null {
   if (report.payable !== true) return "not judged payable";
   const option = report.accepts.find(
     (o) => normaliseNetwork(o.network) === settings.network && isUsdc(settings.network, o.asset) && typeof o.asset === "string",
@@ -161,7 +164,8 @@ export function purchaseRefusal(report: ConformanceReport, settings: Pick<Purcha
   if (!option) return `no USDC option on ${settings.network}`;
   if (report.price_usd === null) return "no USD price";
   if (report.price_usd > settings.budget.priceCapUsd) return `price $${report.price_usd} above the cap of $${settings.budget.priceCapUsd}`;
-  if (report.price_usd > settings.budget.perOriginUsd) return `price $${report.price_usd} above the per-origin budget of $${settings.budget.perOriginUsd}`;
+  if (report.price_usd > settings.budget.perOriginUsd)
+    return `price $${report.price_usd} above the per-origin budget of $${settings.budget.perOriginUsd}`;
   return null;
 }
 
@@ -260,7 +264,8 @@ export class PurchaseRun {
       contentType = res.headers.get("content-type");
       bodyBytes = (await res.arrayBuffer()).byteLength;
     } catch (error) {
-      failure = error instanceof TargetNotAllowedError || error instanceof OutboundError || error instanceof Error ? error.message : String(error);
+      failure =
+        error instanceof TargetNotAllowedError || error instanceof OutboundError || error instanceof Error ? error.message : String(error);
     }
 
     const reader = authorizationReader(settings.chain, settings.usdc);
@@ -269,7 +274,8 @@ export class PurchaseRun {
       for (const s of signed) if (await reader.isUsed(settings.buyer.address, s.nonce)) used++;
       return used;
     };
-    const served = status !== null && status >= 200 && status < 300 && bodyBytes > 0 && ofType(contentType, declaredType(required, selected));
+    const served =
+      status !== null && status >= 200 && status < 300 && bodyBytes > 0 && ofType(contentType, declaredType(required, selected));
     let settlements = await usedCount();
     if (!served && settlements === 0 && signed.length > 0) {
       // A seller may settle just after it answered: look once more before calling it refused.

@@ -200,7 +200,11 @@ export const PURCHASE_PENALTIES: Readonly<Partial<Record<PurchaseOutcome, Penalt
  * the outcome of its latest purchase: a seller that took payment without serving is avoid,
  * whatever else it scores.
  */
-export function assessTrust(report: ConformanceReport, reputation: Reputation, purchase?: { outcome: PurchaseOutcome } | null): TrustAssessment {
+export function assessTrust(
+  report: ConformanceReport,
+  reputation: Reputation,
+  purchase?: { outcome: PurchaseOutcome } | null,
+): TrustAssessment {
   const assessment = assessUnpaid(report, reputation);
   const penalty = purchase ? PURCHASE_PENALTIES[purchase.outcome] : undefined;
   return penalty ? withVerdict([...assessment.penalties, penalty], reputation) : assessment;
@@ -215,9 +219,10 @@ function assessUnpaid(report: ConformanceReport, reputation: Reputation): TrustA
   else {
     if (report.payable === false) {
       const refused = report.payable_refused_by;
-      penalties.push(refused === "spend_controls" ? "refused_by_spend_controls" : refused === "facilitator" ? "facilitator_refuses" : "not_payable");
-    }
-    else if (report.payable === null) penalties.push("payability_not_measured");
+      penalties.push(
+        refused === "spend_controls" ? "refused_by_spend_controls" : refused === "facilitator" ? "facilitator_refuses" : "not_payable",
+      );
+    } else if (report.payable === null) penalties.push("payability_not_measured");
     if (!c.challenge_transport) penalties.push("no_header");
     if (!c.body_matches_header) penalties.push("body_mismatch");
     if (report.x402Version !== 2) penalties.push("not_v2");

@@ -176,7 +176,12 @@ async function facilitatorRefusal(option: Record<string, unknown>, probe: Eip300
   if (domain) return domain;
   const network = normaliseNetwork(option.network);
   const extra = isObject(option.extra) ? option.extra : {};
-  if (network && typeof option.asset === "string" && extra.assetTransferMethod !== "permit2" && !findDefaultAsset(option.asset, network as `${string}:${string}`)) {
+  if (
+    network &&
+    typeof option.asset === "string" &&
+    extra.assetTransferMethod !== "permit2" &&
+    !findDefaultAsset(option.asset, network as `${string}:${string}`)
+  ) {
     const has = probe ? await probe(network, option.asset).catch(() => null) : null;
     if (has === false) {
       return `a facilitator cannot settle it: the asset ${option.asset} has no EIP-3009 transferWithAuthorization, so the signed authorization moves nothing`;
@@ -255,7 +260,12 @@ async function evmOptionPayability(
  * One option's payability, by network family: the one place a family's own check is added.
  * EVM (eip155:*) options are signed by the clients above; any other family is not measured.
  */
-async function optionPayability(index: number, required: PaymentRequired, option: unknown, probe: Eip3009Probe | undefined): Promise<OptionPayability> {
+async function optionPayability(
+  index: number,
+  required: PaymentRequired,
+  option: unknown,
+  probe: Eip3009Probe | undefined,
+): Promise<OptionPayability> {
   if (outOfReach(required.x402Version, option)) {
     const byDefault = await sign(defaultClient, required, option);
     return {
@@ -270,7 +280,10 @@ async function optionPayability(index: number, required: PaymentRequired, option
   return evmOptionPayability(index, required, option, probe);
 }
 
-async function referenceClient(answer: PaymentAnswer, probe: Eip3009Probe | undefined): Promise<{ options: OptionPayability[]; reason: string | null }> {
+async function referenceClient(
+  answer: PaymentAnswer,
+  probe: Eip3009Probe | undefined,
+): Promise<{ options: OptionPayability[]; reason: string | null }> {
   let required: PaymentRequired;
   try {
     required = defaultClient.getPaymentRequiredResponse((name) => answer.header(name) ?? null, answer.body);
@@ -361,8 +374,7 @@ export async function assessPayability(answer: PaymentAnswer, probe?: Eip3009Pro
     reason: payable === null ? "no option is on a network this checker runs a client for (EVM, eip155:*)" : reason,
   };
   const measured = ref.options.filter((o) => o.payable !== null);
-  const byDefault =
-    payable === null ? null : measured.some((o) => o.payable === true || o.refused_by === "facilitator");
+  const byDefault = payable === null ? null : measured.some((o) => o.payable === true || o.refused_by === "facilitator");
   const loosened = payable === null ? null : measured.some((o) => o.payable_with_loosened_controls === true);
   const control = payable === false ? (measured.find((o) => o.control !== null)?.control ?? null) : null;
   return {

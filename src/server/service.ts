@@ -21,9 +21,9 @@ import type { Config } from "../config.ts";
 import { loadAdWindows } from "../content/ad-schedule.ts";
 import type { Services } from "../context.ts";
 import { runCrawl } from "../intel/crawl.ts";
-import { LOCAL_BUYER_INDEX, trustPurchases } from "../intel/purchase-config.ts";
 import { trustCrawlJob } from "../intel/crawl-schedule.ts";
 import { createIntelServices, type IntelSettings } from "../intel/intel-services.ts";
+import { LOCAL_BUYER_INDEX, trustPurchases } from "../intel/purchase-config.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { crawlProgress, createMetrics, observedStore, type ServiceMetrics } from "../metrics/metrics.ts";
 import { HEARTBEAT_MS, registerInstance, startHeartbeat, unregisterInstance } from "../operations/instances.ts";
@@ -194,7 +194,8 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     crawlOriginTimeoutMs: config.intel.crawlOriginTimeoutSeconds * 1000,
     ...(options.resolve ? { resolve: options.resolve } : {}),
     purchases: {
-      enabled: config.intel.purchases.enabled && (config.intel.purchases.buyerPrivateKey !== undefined || options.devnet?.buyers !== undefined),
+      enabled:
+        config.intel.purchases.enabled && (config.intel.purchases.buyerPrivateKey !== undefined || options.devnet?.buyers !== undefined),
       budget: config.intel.purchases.budget,
     },
   };

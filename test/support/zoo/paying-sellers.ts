@@ -54,9 +54,13 @@ export async function startPayingSeller(spec: {
     const url = `${origin}${path}`;
     const challenge = spec.challenge(url);
     const unpaid = (error?: string) =>
-      json(402, { ...challenge, ...(error ? { error } : {}) }, {
-        "PAYMENT-REQUIRED": Buffer.from(JSON.stringify({ ...challenge, ...(error ? { error } : {}) })).toString("base64"),
-      });
+      json(
+        402,
+        { ...challenge, ...(error ? { error } : {}) },
+        {
+          "PAYMENT-REQUIRED": Buffer.from(JSON.stringify({ ...challenge, ...(error ? { error } : {}) })).toString("base64"),
+        },
+      );
     if (path !== PATH) return json(404, { error: "not found" });
     const header = spec.mode === "x_payment_only" ? req.headers["x-payment"] : req.headers["payment-signature"];
     if (spec.mode === "ignore_payment" || typeof header !== "string") return unpaid();
