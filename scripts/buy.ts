@@ -63,9 +63,12 @@ async function shortcut(args: string[]): Promise<[string, string, string | undef
 }
 
 async function main(): Promise<void> {
-  const named = await shortcut(process.argv.slice(2));
-  const [method, target, body, signIn] = named ?? [...(process.argv.slice(2) as [string, string, string | undefined]), false];
-  if (!method || !target) fail(USAGE);
+  const args = process.argv.slice(2);
+  const named = await shortcut(args);
+  // Without a body argument there is no body at all: a GET cannot carry one, and a POST without
+  // one is the route called with its defaults.
+  const [method, target, body, signIn] = named ?? [args[0], args[1], args[2], false];
+  if (!method || !target || (!named && args.length > 3)) fail(USAGE);
   if (body !== undefined) {
     try {
       JSON.parse(body);
