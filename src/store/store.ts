@@ -40,7 +40,7 @@ export class StoreUnavailableError extends ServiceError {
   static override readonly errorName: string = "StoreUnavailableError";
   override name = "StoreUnavailableError";
   constructor(message: string, cause?: unknown) {
-    super("unavailable", 503, message, { cause });
+    super("unavailable", message, { cause });
   }
 }
 
