@@ -15,6 +15,7 @@ import { decodeHTML } from "entities";
 import { parse as parseShell } from "shell-quote";
 import { erc20Abi, type PrivateKeyAccount, parseEventLogs, parseUnits } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buy } from "../scripts/buy.ts";
 import { atomicUsdc, type RouteDef } from "../spec/route.ts";
 import { primarySite } from "../spec/sites.ts";
 import { CHECK_NAMES } from "../src/intel/conformance.ts";
@@ -63,7 +64,8 @@ async function seedLeaderboard(into: Store): Promise<void> {
 beforeAll(async () => {
   store = await freshSqliteStore();
   await seedLeaderboard(store);
-  service = await startTestService({ store });
+  service = await startTestService({ store, statusFeed: true });
+  await service.jobs.runNow("status");
   buyer = buyerAccount(6);
 });
 afterAll(async () => {
@@ -242,4 +244,51 @@ describe("the commands the free pages and the README print", () => {
     }
     expect(failures).toEqual([]);
   }, 600_000);
+});
+
+/**
+ * Inputs for the local chain where a route's example names something only Base mainnet has (the
+ * L2 bridge venue) or the route gives none (a search needs its q).
+ */
+const LOCAL_INPUTS: Record<string, Record<string, unknown>> = {
+  "POST /api/entity-intel/venue-users": { venue: "seeded-exchange-x", blocks: 43200 },
+  "GET /api/kb/search": { q: "facilitator" },
+};
+
+/** The `buy` arguments that call `route` with its example input (a shortcut for the balance routes). */
+function argsFor(route: RouteDef): string[] {
+  if (route.path === "/api/balance") return ["balance"];
+  if (route.path === "/api/balance/topup") return ["topup", "1"];
+  const input = LOCAL_INPUTS[`${route.method} ${route.path}`] ?? route.example?.input;
+  if (route.method === "GET") {
+    const query = input && Object.keys(input).length > 0 ? `?${new URLSearchParams(input as Record<string, string>)}` : "";
+    return ["GET", `${route.path}${query}`];
+  }
+  return input ? ["POST", route.path, JSON.stringify(input)] : ["POST", route.path];
+}
+
+describe("npm run buy on every route", () => {
+  it("pays each paid route its price exactly and answers each free one without paying", async () => {
+    const env = { ...process.env, BASE_URL: service.url, BUYER_PRIVATE_KEY: devnet().buyers[6]?.privateKey };
+    const outcomes: string[] = [];
+    const expected: string[] = [];
+    for (const route of primarySite.routes) {
+      const args = argsFor(route);
+      const before = await usdcBalance(buyer.address);
+      const { lines, exitCode } = await buy(args, env);
+      const paid = before - (await usdcBalance(buyer.address));
+      const status = Number(lines[0]?.match(/ -> (\d+) in /)?.[1]);
+      const charge = route.dynamicPrice ? parseUnits(args[1] as string, 6) : route.price === null ? 0n : BigInt(atomicUsdc(route.price));
+      outcomes.push(`${route.method} ${route.path}: ${status} exit ${exitCode}, paid ${paid}`);
+      // Only a route whose example reaches past the local stand-ins (another seller's URL) may fail, and then it is not charged.
+      const outside = ["/api/x402-check", "/api/x402-trust", "/api/x402-directory"].includes(route.path);
+      expected.push(
+        outside && status !== 200
+          ? `${route.method} ${route.path}: ${status} exit 1, paid 0`
+          : `${route.method} ${route.path}: 200 exit 0, paid ${charge}`,
+      );
+    }
+    expect(outcomes).toEqual(expected);
+    expect(outcomes.filter((o) => o.includes(": 200 ")).length).toBeGreaterThanOrEqual(primarySite.routes.length - 3);
+  }, 300_000);
 });
