@@ -20,27 +20,8 @@ export interface ServiceErrorOptions {
   headers?: Record<string, string>;
 }
 
-/**
- * Marks service errors across module copies: the Astro build bundles its own copy of this
- * file while the Express side loads the source, so a plain `instanceof` would not recognise
- * an error thrown by the other copy (and a 503 would become a 500).
- */
-const BRAND = Symbol.for("x402-chain-data-service/ServiceError");
-
 /** Base class of every error the service reports to a caller. */
 export class ServiceError extends Error {
-  /** Identifies the class across module copies; each subclass declares its own. */
-  static readonly errorName: string = "ServiceError";
-
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    // `this` is the class `instanceof` asks about (maybe a subclass), so it cannot be named.
-    // biome-ignore lint/complexity/noThisInStatic: the receiver is the class being tested
-    const tested = this as typeof ServiceError;
-    if (Function.prototype[Symbol.hasInstance].call(tested, value)) return true;
-    const names = (value as { [BRAND]?: unknown } | null)?.[BRAND];
-    return Array.isArray(names) && names.includes(tested.errorName);
-  }
-
   override name = "ServiceError";
   readonly code: ErrorCode;
   readonly status: number;
@@ -64,11 +45,6 @@ export class ServiceError extends Error {
     if (given !== undefined && given !== status)
       throw new TypeError(`error code ${code} is sent with status ${status} (src/error-docs.ts), not ${given}`);
     super(message, { cause: options.cause });
-    const names: string[] = [];
-    for (let c = new.target as typeof ServiceError | undefined; c?.errorName; c = Object.getPrototypeOf(c)) {
-      if (!names.includes(c.errorName)) names.push(c.errorName);
-    }
-    Object.defineProperty(this, BRAND, { value: names });
     this.code = code;
     this.status = status;
     this.details = options.details;
@@ -88,7 +64,6 @@ export interface FieldProblem {
 
 /** 400: the request was understood but a field is missing or malformed. */
 export class InvalidRequestError extends ServiceError {
-  static override readonly errorName: string = "InvalidRequestError";
   override name = "InvalidRequestError";
   readonly fields: FieldProblem[];
   constructor(message: string, fields: FieldProblem[] = []) {
@@ -99,7 +74,6 @@ export class InvalidRequestError extends ServiceError {
 
 /** 404: the path, topic, slug or transaction does not exist. */
 export class NotFoundError extends ServiceError {
-  static override readonly errorName: string = "NotFoundError";
   override name = "NotFoundError";
   constructor(message: string, details?: Record<string, unknown>) {
     super("not_found", message, details ? { details } : {});
@@ -108,7 +82,6 @@ export class NotFoundError extends ServiceError {
 
 /** 502/503/504: a chain node or third-party API failed; the call is not charged. */
 export class UpstreamError extends ServiceError {
-  static override readonly errorName: string = "UpstreamError";
   override name = "UpstreamError";
   readonly upstream: string;
   constructor(

@@ -21,6 +21,7 @@ import { primarySite } from "../spec/sites.ts";
 import { CHECK_NAMES } from "../src/intel/conformance.ts";
 import { finishRun, insertRows, startRun, summarise, type TrustRecord } from "../src/intel/leaderboard.ts";
 import { notMeasured } from "../src/intel/reputation.ts";
+import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
 import type { Store } from "../src/store/store.ts";
 import { buyerAccount, chainClient, devnet, freshSqliteStore, startTestService, usdcBalance } from "./support/service.ts";
@@ -50,7 +51,7 @@ async function seedLeaderboard(into: Store): Promise<void> {
     discoverable: false,
     price_usd: 0.01,
     pay_to: null,
-    network: "eip155:8453",
+    network: base.id,
     x402_version: 2,
     reputation: notMeasured("seeded for the printed-commands test"),
     latency_ms: 20,
@@ -185,7 +186,7 @@ async function check(command: string): Promise<string | undefined> {
   if (!line?.startsWith(`${request.method} ${url} -> 200 `)) return `${command}: expected "${request.method} ${url} -> 200", got:\n${out}`;
   if (code !== 0) return `${command}: exit code ${code}\n${out}`;
   if (before - after !== atomic) return `${command}: the buyer paid ${before - after} atomic USDC, not ${atomic}`;
-  const settlement = out.match(/settlement: (0x[0-9a-f]{64}) on eip155:8453/)?.[1] as `0x${string}` | undefined;
+  const settlement = out.match(new RegExp(`settlement: (0x[0-9a-f]{64}) on ${base.id}`))?.[1] as `0x${string}` | undefined;
   if (atomic === 0n) return settlement ? `${command}: a free call was settled (${settlement})` : undefined;
   if (!settlement) return `${command}: no settlement printed\n${out}`;
   const transfers = await transfersOf(settlement);

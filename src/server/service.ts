@@ -16,7 +16,7 @@ import type { allRoutes } from "../../spec/routes.ts";
 import { baseToolsSite, primarySite } from "../../spec/sites.ts";
 import type { AnalyticsSettings } from "../analytics/services.ts";
 import { authorizationReader } from "../chain/authorization.ts";
-import { baseChain, createChainClient, rpcTransport } from "../chain/client.ts";
+import { createChainClient, rpcTransport } from "../chain/client.ts";
 import type { Config } from "../config.ts";
 import { loadAdWindows } from "../content/ad-schedule.ts";
 import type { Services } from "../context.ts";
@@ -25,6 +25,7 @@ import { trustCrawlJob } from "../intel/crawl-schedule.ts";
 import { createIntelServices, type IntelSettings } from "../intel/intel-services.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { crawlProgress, createMetrics, observedStore, type ServiceMetrics } from "../metrics/metrics.ts";
+import { evmNetwork } from "../networks/index.ts";
 import { HEARTBEAT_MS, registerInstance, startHeartbeat, unregisterInstance } from "../operations/instances.ts";
 import { type JobDefinition, type JobName, type JobScheduler, startJobs } from "../operations/jobs.ts";
 import { generateStatus, type JobSchedule, STATUS_INTERVAL_SECONDS } from "../operations/status-feed.ts";
@@ -144,7 +145,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   }
 
   const rpcUrls = local ? [options.devnet?.rpcUrl as string] : config.rpcUrls;
-  const chain = baseChain(rpcUrls);
+  const chain = evmNetwork(config.network).chainAt(rpcUrls);
   const transport = rpcTransport(rpcUrls);
   const payTo = (local ? options.devnet?.payTo : config.payTo) as `0x${string}`;
 
