@@ -502,7 +502,6 @@ export class SchemaTooNewError extends ServiceError {
   constructor(found: number) {
     super(
       "unavailable",
-      503,
       `The database is on schema version ${found}, newer than this build knows (${SCHEMA_VERSION}); run a build at least as new as the one that migrated it.`,
     );
   }
