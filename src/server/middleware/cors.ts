@@ -8,12 +8,17 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import cors from "cors";
 
-/** Headers a page may send: the payment (x402 v2 and v1), a sign-in, JSON bodies and the MCP transport's. */
+/**
+ * Headers a page may send: the payment (x402 v2 and v1), a sign-in, JSON bodies and the MCP
+ * transport's. `@x402/fetch` also sends `Access-Control-Expose-Headers` as a request header on
+ * its paid retry; a preflight that did not allow it would block every buyer using that client.
+ */
 export const CORS_ALLOWED_HEADERS = [
   "Content-Type",
   "PAYMENT-SIGNATURE",
   "X-Payment",
   "SIGN-IN-WITH-X",
+  "Access-Control-Expose-Headers",
   "Mcp-Protocol-Version",
   "Mcp-Session-Id",
 ];
