@@ -627,18 +627,18 @@ export class PaymentGate {
           }),
         );
       }
-      if (this.redemptionExpired(byId)) return this.expired(attempt, byId);
+      if (this.redemptionExpired(byId)) return this.expired(attempt, byId, decoded);
       return this.redeem(attempt, byId, decoded);
     }
 
     const earlier = settled ?? (await this.resolveOpen(open)).settled;
     if (!earlier) return this.payNow(attempt, decoded, open);
     if (earlier.request_hash !== attempt.requestHash) {
-      return this.refuse(attempt, "payment_already_used", "This authorisation already paid for a different request.", {
+      return this.refuseUsed(attempt, decoded, "This authorisation already paid for a different request.", {
         reason: "payment_already_used",
       });
     }
-    if (this.redemptionExpired(earlier)) return this.expired(attempt, earlier);
+    if (this.redemptionExpired(earlier)) return this.expired(attempt, earlier, decoded);
     // A validBefore too large to read (null) bounds nothing; the challenge's validity still does.
     const windowEnd = Math.min(
       earlier.valid_before === null ? Number.POSITIVE_INFINITY : Number(earlier.valid_before) * 1000,
@@ -646,9 +646,9 @@ export class PaymentGate {
     );
     const proven = Date.now() < windowEnd || attempt.signedIn === payer;
     if (!proven) {
-      return this.refuse(
+      return this.refuseUsed(
         attempt,
-        "payment_already_used",
+        decoded,
         "This payment was settled and its retry window has passed. Redeem it with the payment-identifier id you sent with it, or sign in with the paying wallet (SIGN-IN-WITH-X).",
         { reason: "retry_window_closed", redeem_until: new Date(new Date(earlier.created_at).getTime() + this.redeemMs()).toISOString() },
       );
@@ -664,11 +664,23 @@ export class PaymentGate {
     return Date.now() > new Date(paid.created_at).getTime() + this.redeemMs();
   }
 
-  private expired(attempt: Attempt, paid: AttemptRow): Promise<Response> {
+  /** A decodable payment refused as already used: recorded as not charged, as every refused payment is. */
+  private async refuseUsed(
+    attempt: Attempt,
+    decoded: DecodedPayment,
+    message: string,
+    details: { reason: string } & Record<string, unknown>,
+  ): Promise<Response> {
+    const payment = this.ledgerPayment(attempt, decoded);
+    await insertLedgerRow(this.options.store, payment, { outcome: "not_charged", status: 402, reason: details.reason });
+    return this.refuse(attempt, "payment_already_used", message, details);
+  }
+
+  private expired(attempt: Attempt, paid: AttemptRow, decoded: DecodedPayment): Promise<Response> {
     const hours = this.options.config.payments.redeemHours;
-    return this.refuse(
+    return this.refuseUsed(
       attempt,
-      "payment_already_used",
+      decoded,
       `This payment was settled more than ${hours} hours ago; its answer can no longer be redeemed.`,
       {
         reason: "redemption_expired",
