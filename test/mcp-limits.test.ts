@@ -181,6 +181,22 @@ describe("POST /mcp: malformed calls are -32602, as HTTP refuses them with 400",
     ]);
   });
 
+  it("refuses a body over 64 KiB with the same 413 as HTTP, before any call runs", async () => {
+    const big = JSON.stringify(call(9, "getPricing", { pad: "x".repeat(70_000) }));
+    const res = await fetch(`${service.url}/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: big,
+    });
+    const http = await fetch(`${service.url}/api/payment-verify`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: big,
+    });
+    expect([res.status, http.status]).toEqual([413, 413]);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("payload_too_large");
+  });
+
   it("answers arguments nested 64 levels (the limit) like any other call", async () => {
     // A body of depth 64 passes HTTP's check; the same arguments pass here and reach the route's validation.
     const args = `${'{"a":'.repeat(63)}1${"}".repeat(63)}`;
