@@ -14,7 +14,7 @@ import type { PaymentRequired } from "@x402/core/types";
 import { eip3009ABI } from "@x402/evm";
 import { erc20Abi, parseEventLogs } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { USDC_ADDRESS } from "../src/chain/addresses.ts";
+import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { buyerAccount, chainClient, challengeOf, devnet, signPayment, startTestService, testConfig } from "./support/service.ts";
 
@@ -58,7 +58,7 @@ async function authorizationUsed(header: string): Promise<boolean> {
     payload: { authorization: { from: `0x${string}`; nonce: `0x${string}` } };
   };
   return chainClient().readContract({
-    address: USDC_ADDRESS,
+    address: base.usdc.address,
     abi: eip3009ABI,
     functionName: "authorizationState",
     args: [payload.authorization.from, payload.authorization.nonce],

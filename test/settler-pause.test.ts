@@ -16,7 +16,7 @@ import { eip3009ABI } from "@x402/evm";
 import { type Hex, parseEther } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { USDC_ADDRESS } from "../src/chain/addresses.ts";
+import { base } from "../src/networks/base.ts";
 import { apiGroup, instanceLabel } from "../src/operations/status-feed.ts";
 import { openStore, type Store } from "../src/store/store.ts";
 import { freshDatabase } from "./support/postgres.ts";
@@ -95,7 +95,7 @@ function paidCall(url: string, header: string, i: number) {
 async function used(header: string): Promise<boolean> {
   const { payload } = decodePaymentSignatureHeader(header) as unknown as { payload: { authorization: { from: Hex; nonce: Hex } } };
   return chainClient().readContract({
-    address: USDC_ADDRESS,
+    address: base.usdc.address,
     abi: eip3009ABI,
     functionName: "authorizationState",
     args: [payload.authorization.from, payload.authorization.nonce],
