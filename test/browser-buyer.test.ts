@@ -11,6 +11,7 @@ import { build } from "esbuild";
 import type { Browser } from "playwright-core";
 import { erc20Abi, parseEventLogs } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { launchBrowser, skipBrowserTests } from "./support/browser.ts";
 import { buyerAccount, chainClient, devnet, startTestService } from "./support/service.ts";
@@ -156,7 +157,7 @@ describe.skipIf(skipBrowserTests())("a page on another origin pays in Chromium",
       expect(seen.status).toBe(200);
       expect(seen.body).toMatchObject({ tx_hash: TX, verified: false, reason: "tx_not_found" });
       const settlement = decodePaymentResponseHeader(seen.paymentResponse as string);
-      expect(settlement).toMatchObject({ success: true, network: "eip155:8453", payer: buyer.address });
+      expect(settlement).toMatchObject({ success: true, network: base.id, payer: buyer.address });
       // On the chain: the settlement moved exactly the price from the page's account to payTo.
       const receipt = await chainClient().getTransactionReceipt({ hash: settlement.transaction as `0x${string}` });
       const transfers = parseEventLogs({ abi: erc20Abi, eventName: "Transfer", logs: receipt.logs }).map((t) => [

@@ -277,7 +277,7 @@ describe("POST /mcp: the org.x402/payment extension binding", () => {
     expect(result.isError).toBeUndefined();
     expect(result.structuredContent).toMatchObject({ tx_hash: args.tx_hash, verified: false, reason: "tx_not_found" });
     expect(result._meta).toEqual({
-      "x402/payment-response": expect.objectContaining({ success: true, network: "eip155:8453", payer: buyer.address }),
+      "x402/payment-response": expect.objectContaining({ success: true, network: base.id, payer: buyer.address }),
     });
     expect(await authorizationUsed(header)).toBe(true);
 
