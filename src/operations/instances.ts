@@ -217,13 +217,18 @@ export function startHeartbeat(store: Store, info: InstanceInfo, log: Logger, ev
   void beat();
   // Within this of the last heartbeat no other instance can have taken the key over (it watches 1.5 periods).
   const safeForMs = everyMs * 1.25;
+  let ended = false;
   return {
-    stop: () => clearInterval(timer),
+    stop: () => {
+      ended = true;
+      clearInterval(timer);
+    },
     get settlingTakenBy() {
       return takenBy;
     },
     async maySettle() {
-      if (!address || takenBy) return !takenBy;
+      // Once stopped (the instance is closing and removes its row), no heartbeat is written again.
+      if (!address || takenBy || ended) return !takenBy;
       if (performance.now() - lastBeat < safeForMs) return true;
       // Unsure (the store did not answer): this settlement waits for another chance rather than risk the key.
       return (await beat()) && !takenBy && performance.now() - lastBeat < safeForMs;
