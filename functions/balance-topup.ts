@@ -14,11 +14,11 @@ import { attemptsOf } from "../src/store/ledger.ts";
 export default defineFunction(balanceTopup, async (input, ctx) => {
   const payment = ctx.payment;
   if (!payment || payment.balance)
-    throw new ServiceError("invalid_request", 400, "A top-up is paid with an x402 payment, not from a balance.");
+    throw new ServiceError("invalid_request", "A top-up is paid with an x402 payment, not from a balance.");
   const amount = input.amount ?? TOPUP_DEFAULT_USD;
   const credited = BigInt(payment.amount);
   if (credited !== BigInt(atomicUsdc(amount))) {
-    throw new ServiceError("invalid_request", 400, `The payment quotes ${usdOf(credited)} USDC, not the amount asked (${amount}).`);
+    throw new ServiceError("invalid_request", `The payment quotes ${usdOf(credited)} USDC, not the amount asked (${amount}).`);
   }
   const [held, earlier] = await Promise.all([
     balanceOf(ctx.store, payment.payer),

@@ -18,7 +18,7 @@ export default defineFunction(chat, async (input, ctx) => {
   let creditsLeft: number | null = null;
   if (debit) {
     const left = await debit.debit();
-    if (left === null) throw new ServiceError("insufficient_balance", 402, "The balance no longer covers this message.");
+    if (left === null) throw new ServiceError("insufficient_balance", "The balance no longer covers this message.");
     balance = usdOf(left);
     creditsLeft = Number(left / BigInt(atomicUsdc(CHAT_PRICE_USD)));
   }

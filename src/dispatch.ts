@@ -44,7 +44,7 @@ export function matchRoute(method: string, pathname: string, site: SiteDef): Rou
   const route = candidates.find((r) => r.method === wanted);
   if (!route) {
     const allow = candidates.map((r) => r.method).join(", ");
-    throw new ServiceError("method_not_allowed", 405, `${path} answers ${allow}, not ${method}.`, {
+    throw new ServiceError("method_not_allowed", `${path} answers ${allow}, not ${method}.`, {
       details: { allow: candidates.map((r) => r.method) },
       headers: { Allow: allow },
     });

@@ -30,20 +30,8 @@ export class ServiceError extends Error {
   readonly headers: Record<string, string>;
 
   /** `code`'s status comes from the error table. */
-  constructor(code: ErrorCode, message: string, options?: ServiceErrorOptions);
-  /**
-   * @deprecated The status is the error table's: drop the argument. Kept so that call sites
-   * written before the table still compile; a status that disagrees with the table throws.
-   */
-  constructor(code: ErrorCode, status: number, message: string, options?: ServiceErrorOptions);
-  constructor(code: ErrorCode, ...rest: [string, ServiceErrorOptions?] | [number, string, ServiceErrorOptions?]) {
-    const [given, message, options = {}] =
-      typeof rest[0] === "number"
-        ? (rest as [number, string, ServiceErrorOptions?])
-        : [undefined, ...(rest as [string, ServiceErrorOptions?])];
+  constructor(code: ErrorCode, message: string, options: ServiceErrorOptions = {}) {
     const status = statusOf(code);
-    if (given !== undefined && given !== status)
-      throw new TypeError(`error code ${code} is sent with status ${status} (src/error-docs.ts), not ${given}`);
     super(message, { cause: options.cause });
     this.code = code;
     this.status = status;

@@ -55,8 +55,8 @@ it("documents exactly the 22 codes the service sends, each with its status, neve
     invalid_payload: 402,
     payment_already_used: 402,
     insufficient_balance: 402,
-    signin_required: 401,
-    signin_invalid: 401,
+    signin_required: 402,
+    signin_invalid: 402,
     settlement_failed: 402,
     settlement_unknown: 402,
     not_found: 404,
@@ -79,16 +79,11 @@ it("documents exactly the 22 codes the service sends, each with its status, neve
   }
 });
 
-it("takes every error's status from the one error table, and refuses a status that disagrees with it", () => {
+it("takes every error's status from the one error table", () => {
   for (const code of ERROR_CODES) {
     const error = new ServiceError(code, "m");
     expect(error.status, code).toBe(ERROR_DOCS[code].status);
     expect(toErrorResponse(error).status, code).toBe(statusOf(code));
-    // The older call form still compiles while other modules move to the new one; it must agree with the table.
-    expect(new ServiceError(code, ERROR_DOCS[code].status, "m").status, code).toBe(ERROR_DOCS[code].status);
-    expect(() => new ServiceError(code, ERROR_DOCS[code].status + 1, "m"), code).toThrow(
-      `error code ${code} is sent with status ${ERROR_DOCS[code].status} (src/error-docs.ts), not ${ERROR_DOCS[code].status + 1}`,
-    );
   }
   expect(new InvalidRequestError("bad").status).toBe(400);
   expect(new NotFoundError("gone").status).toBe(404);

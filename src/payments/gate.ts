@@ -83,7 +83,7 @@ function paymentHeaderOf(headers: Headers): string | undefined | ServiceError {
   const signature = headers.get("payment-signature") ?? undefined;
   const alias = headers.get("x-payment") ?? undefined;
   if (signature !== undefined && alias !== undefined && signature !== alias) {
-    return new ServiceError("invalid_request", 400, "PAYMENT-SIGNATURE and X-Payment carry different payments; send one.", {
+    return new ServiceError("invalid_request", "PAYMENT-SIGNATURE and X-Payment carry different payments; send one.", {
       details: { fields: [{ field: "header.x-payment", expected: "absent, or the same value as PAYMENT-SIGNATURE" }] },
     });
   }
@@ -165,7 +165,7 @@ export class PaymentGate implements GateCore {
       });
       const failed = "The payment path failed before anything was run or charged; retry shortly.";
       return errorResponse(
-        unavailable ? paymentUnavailable() : new ServiceError("unavailable", 503, failed, { headers: { "Retry-After": "5" } }),
+        unavailable ? paymentUnavailable() : new ServiceError("unavailable", failed, { headers: { "Retry-After": "5" } }),
       );
     }
   }
@@ -319,7 +319,7 @@ export class PaymentGate implements GateCore {
     const reason = typeof details.reason === "string" ? details.reason : code;
     const header = encodePaymentRequiredHeader({ ...challenge, error: reason });
     const nothing = code === "signin_required" || code === "signin_invalid" ? "Nothing was charged or debited." : "You were not charged.";
-    const { body } = toErrorResponse(new ServiceError(code, 402, `${message} ${nothing}`, { details }));
+    const { body } = toErrorResponse(new ServiceError(code, `${message} ${nothing}`, { details }));
     return json(402, { ...challenge, ...body }, { "PAYMENT-REQUIRED": header, "Cache-Control": "no-store" });
   }
 
@@ -329,7 +329,7 @@ export class PaymentGate implements GateCore {
       return await attempt.run({ payment, body: attempt.body });
     } catch (error) {
       this.options.log.error("paid function threw", { request_id: attempt.requestId, error: error as Error });
-      return errorResponse(new ServiceError("internal_error", 500, "The service failed while answering; you were not charged."));
+      return errorResponse(new ServiceError("internal_error", "The service failed while answering; you were not charged."));
     } finally {
       attempt.timings.fn = round(performance.now() - started);
     }

@@ -213,7 +213,7 @@ export class PerCallPayment {
     if (byId) {
       if (byId.payer !== payer || byId.request_hash !== attempt.requestHash) {
         return errorResponse(
-          new ServiceError("payment_id_conflict", 409, "This payment-identifier id was already used for another request; use a new id.", {
+          new ServiceError("payment_id_conflict", "This payment-identifier id was already used for another request; use a new id.", {
             details: { payment_id: decoded.paymentId },
           }),
         );
@@ -452,7 +452,7 @@ export class PerCallPayment {
     const message = unknown
       ? "The settlement's outcome is not known yet: the transfer may have gone through. Retry the same request with the same payment header: if it settled you get this answer without paying again; if not, it is settled then."
       : "The payment could not be settled, so the answer was withheld and you were not charged. Sign a fresh authorisation and retry.";
-    const { body } = toErrorResponse(new ServiceError(outcome, 402, message, { details: { reason: settled.errorReason } }));
+    const { body } = toErrorResponse(new ServiceError(outcome, message, { details: { reason: settled.errorReason } }));
     return json(402, body, { ...settled.headers, "Server-Timing": timing });
   }
 
@@ -496,13 +496,12 @@ export class PerCallPayment {
 }
 
 function inProgress(message: string): Response {
-  return errorResponse(new ServiceError("payment_in_progress", 409, message, { headers: { "Retry-After": "1" } }));
+  return errorResponse(new ServiceError("payment_in_progress", message, { headers: { "Retry-After": "1" } }));
 }
 
 export function paymentUnavailable(): ServiceError {
   return new ServiceError(
     "payment_unavailable",
-    503,
     "The payment facilitator or the chain did not answer in time, so nothing was run or charged. Retry shortly with the same payment.",
     { headers: { "Retry-After": "5" } },
   );

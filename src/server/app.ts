@@ -117,7 +117,7 @@ export function sitePaths(site: SiteDef) {
       return;
     }
     req.resume();
-    sendError(res, 404, "not_found", `Nothing at ${p} on this site. Its routes are described at /openapi.json.`, { path: p });
+    sendError(res, "not_found", `Nothing at ${p} on this site. Its routes are described at /openapi.json.`, { path: p });
   };
 }
 
@@ -182,7 +182,7 @@ export function createApp({
   const builtWellKnown = wellKnownFile(path.dirname(path.resolve(clientDir)), site);
   const wellKnown = existsSync(builtWellKnown) ? withAbsoluteResources(readFileSync(builtWellKnown), publicUrl) : undefined;
   app.get("/.well-known/x402", (_req, res) => {
-    if (!wellKnown) return sendError(res, 404, "not_found", "The discovery document was not built; run `npm run build`.");
+    if (!wellKnown) return sendError(res, "not_found", "The discovery document was not built; run `npm run build`.");
     res.type("application/json").setHeader("Cache-Control", "public, max-age=300");
     res.end(wellKnown);
   });
@@ -190,7 +190,7 @@ export function createApp({
   if (site.landing !== "/") {
     const landing = path.resolve(clientDir, `.${site.landing}/index.html`);
     app.get("/", (_req, res) => {
-      if (!existsSync(landing)) return sendError(res, 404, "not_found", "The landing page was not built; run `npm run build`.");
+      if (!existsSync(landing)) return sendError(res, "not_found", "The landing page was not built; run `npm run build`.");
       res.setHeader("Cache-Control", "public, max-age=300");
       res.sendFile(landing);
     });
@@ -219,7 +219,7 @@ export function createApp({
   });
 
   app.use((req: Request, res: Response) => {
-    sendError(res, 404, "not_found", `Nothing at ${req.path}. The API is described at /openapi.json.`);
+    sendError(res, "not_found", `Nothing at ${req.path}. The API is described at /openapi.json.`);
   });
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     services.log.error("unhandled error", { request_id: requestIdOf(req), error: error instanceof Error ? error : String(error) });
@@ -228,8 +228,8 @@ export function createApp({
       return;
     }
     const status = (error as { status?: number }).status;
-    if (status === 400) sendError(res, 400, "invalid_request", "The request could not be read.");
-    else sendError(res, 500, "internal_error", "The service failed while answering; you were not charged.");
+    if (status === 400) sendError(res, "invalid_request", "The request could not be read.");
+    else sendError(res, "internal_error", "The service failed while answering; you were not charged.");
   });
 
   if (!cache) return app;

@@ -17,7 +17,7 @@ const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 /** Middleware factory: buffer the body (at most `maxBytes`) into `req.body`, or answer 413. */
 export function bodyLimit({ maxBytes = 64 * 1024 }: BodyLimitOptions = {}) {
   const tooLarge = (res: Response) =>
-    sendError(res, 413, "payload_too_large", `Request bodies are limited to ${maxBytes} bytes; send a smaller body.`, {
+    sendError(res, "payload_too_large", `Request bodies are limited to ${maxBytes} bytes; send a smaller body.`, {
       max_bytes: maxBytes,
     });
   return function bodyLimitMiddleware(req: Request, res: Response, next: NextFunction): void {

@@ -26,7 +26,7 @@ export function canonicalPath() {
     const raw = req.url.split("?")[0] ?? "";
     const reason = nonCanonicalReason(raw);
     if (reason) {
-      sendError(res, 400, "non_canonical_path", `Path refused: ${reason}. Use the canonical path listed in /openapi.json.`, {
+      sendError(res, "non_canonical_path", `Path refused: ${reason}. Use the canonical path listed in /openapi.json.`, {
         path: raw.slice(0, 200),
       });
       return;

@@ -66,16 +66,9 @@ export function drainable(): Drain {
     middleware: function drainMiddleware(_req, res, next) {
       if (draining) {
         res.setHeader("Connection", "close");
-        sendError(
-          res,
-          503,
-          "unavailable",
-          "The service is shutting down; send the request again (another instance answers it).",
-          undefined,
-          {
-            "Retry-After": "1",
-          },
-        );
+        sendError(res, "unavailable", "The service is shutting down; send the request again (another instance answers it).", undefined, {
+          "Retry-After": "1",
+        });
         return;
       }
       enter(res);

@@ -91,7 +91,7 @@ export function metricsEndpoint({ metrics, token }: MetricsOptions) {
     const allowed =
       isLoopback(req.ip ?? req.socket.remoteAddress) || (token !== undefined && bearer !== undefined && sameToken(bearer, token));
     if (!allowed) {
-      sendError(res, 404, "not_found", "Nothing at /metrics for this client. The API is described at /openapi.json.");
+      sendError(res, "not_found", "Nothing at /metrics for this client. The API is described at /openapi.json.");
       return;
     }
     metrics.registry.metrics().then(

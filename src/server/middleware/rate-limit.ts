@@ -125,7 +125,7 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
   const refuse = (res: ServerResponse, budget: Budget, retryAfterSeconds: number, message: string, details: Record<string, unknown>) => {
     onRefusal?.(budget);
     res.req.resume();
-    sendError(res, 429, "rate_limited", message, { budget, ...details }, { "Retry-After": String(retryAfterSeconds) });
+    sendError(res, "rate_limited", message, { budget, ...details }, { "Retry-After": String(retryAfterSeconds) });
   };
   const refusal = ({ budget, retryAfterSeconds, message, details }: Refusal): globalThis.Response => {
     onRefusal?.(budget);

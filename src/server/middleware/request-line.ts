@@ -37,7 +37,6 @@ export function knownMethods(routes: readonly RouteDef[]) {
     req.resume();
     sendError(
       res,
-      405,
       "method_not_allowed",
       `${req.method} is not answered here; this path answers ${allow}.`,
       { allow: allow.split(", ") },

@@ -2,16 +2,15 @@
 import type { ServerResponse } from "node:http";
 import { type ErrorCode, ServiceError, toErrorResponse } from "../../errors.ts";
 
-/** Answer `res` with the error body for `code`/`status`/`message`. */
+/** Answer `res` with the error body for `code` and `message`, at the code's status (src/error-docs.ts). */
 export function sendError(
   res: ServerResponse,
-  status: number,
   code: ErrorCode,
   message: string,
   details?: Record<string, unknown>,
   headers: Record<string, string> = {},
 ): void {
-  const { body } = toErrorResponse(new ServiceError(code, status, message, details ? { details } : {}));
+  const { status, body } = toErrorResponse(new ServiceError(code, message, details ? { details } : {}));
   res.statusCode = status;
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
   res.setHeader("Content-Type", "application/json; charset=utf-8");
