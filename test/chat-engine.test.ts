@@ -16,11 +16,11 @@ import { ChatConfigError, type ChatLlmConfig, chatConfigFromEnv } from "../src/c
 import { chatDepsFromContext } from "../src/chat/deps.ts";
 import { answerChat, type ChatAnswer, type ChatSource } from "../src/chat/engine.ts";
 import type { FunctionContext } from "../src/context.ts";
-import { mineFeeBlocks } from "../src/devnet/scenario.ts";
 import { ServiceError, UpstreamError } from "../src/errors.ts";
+import { mineFeeBlocks } from "../src/local/devnet/scenario.ts";
+import { type StubFault, type StubUpstream, startUpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
 import { createLogger } from "../src/log.ts";
 import { base } from "../src/networks/base.ts";
-import { type StubFault, type StubUpstream, startUpstreamStubs } from "../src/stubs/upstream-stubs.ts";
 import { chainClient, devnet, testStore } from "./support/service.ts";
 
 const USDC = base.usdc.address;
@@ -272,7 +272,7 @@ describe("the built-in engine on the stubs' figures", () => {
     const plan = await mineFeeBlocks(devnet().rpcUrl);
     const pending = await chainClient().getBlock({ blockTag: "pending" });
     const baseFee = pending.baseFeePerGas as bigint;
-    // Five transfers per seeded block: medians of the tips are 2.5 M, 12 M and 100 M wei (src/devnet/scenario.ts).
+    // Five transfers per seeded block: medians of the tips are 2.5 M, 12 M and 100 M wei (src/local/devnet/scenario.ts).
     const cost = (gas: bigint, tip: bigint) => {
       const scaled = gas * (baseFee + tip) * 312_045n; // wei x (USD x 100) per ETH
       const unit = 10n ** 12n;
@@ -509,6 +509,7 @@ describe("the LLM engine against a local stand-in", () => {
       "get_markets",
       "get_funding",
       "get_gas",
+      "get_tvl",
       "search_knowledge_base",
     ]);
     expect((first.body.messages as { role: string; content: string }[]).at(-1)).toEqual({ role: "user", content: "what is ETH doing?" });

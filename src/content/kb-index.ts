@@ -94,14 +94,25 @@ export class KbIndex {
 
   constructor(entries: readonly KbEntry[]) {
     this.#byId = new Map(entries.map((e) => [e.id, e]));
+    const extractField = (entry: KbEntry, field: string) => {
+      const value = entry[field as keyof KbEntry];
+      return Array.isArray(value) ? value.join(" ") : String(value ?? "");
+    };
+    const known = new Set<string>();
+    for (const entry of entries)
+      for (const field of Object.keys(KB_BOOST)) for (const term of searchTerms(extractField(entry, field))) known.add(term);
     this.#index = new MiniSearch<KbEntry>({
       fields: Object.keys(KB_BOOST),
-      extractField: (entry, field) => {
-        const value = entry[field as keyof KbEntry];
-        return Array.isArray(value) ? value.join(" ") : String(value ?? "");
-      },
+      extractField,
       processTerm,
-      searchOptions: { boost: { ...KB_BOOST }, combineWith: "OR", prefix: prefixFor, fuzzy: fuzzyFor, maxFuzzy: KB_MAX_FUZZY },
+      // A word the entries use is matched as it is (and by prefix); only a word none uses may be a typo.
+      searchOptions: {
+        boost: { ...KB_BOOST },
+        combineWith: "OR",
+        prefix: prefixFor,
+        fuzzy: (term) => (known.has(term) ? false : fuzzyFor(term)),
+        maxFuzzy: KB_MAX_FUZZY,
+      },
     });
     this.#index.addAll(entries);
   }

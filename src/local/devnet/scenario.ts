@@ -35,10 +35,10 @@ import {
   zeroAddress,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { MULTICALL3_ADDRESS, WETH_ADDRESS } from "../chain/addresses.ts";
-import type { AddressClass } from "../chain/classify.ts";
-import { TRANSFER_EVENT, TRANSFER_TOPIC } from "../chain/log-scanner.ts";
-import { base } from "../networks/base.ts";
+import { MULTICALL3_ADDRESS, WETH_ADDRESS } from "../../chain/addresses.ts";
+import type { AddressClass } from "../../chain/classify.ts";
+import { TRANSFER_EVENT, TRANSFER_TOPIC } from "../../chain/log-scanner.ts";
+import { base } from "../../networks/base.ts";
 import { type ContractArtifact, loadContracts } from "./contracts.ts";
 import { type DevnetAccount, devnetChain } from "./devnet.ts";
 import { scenarioAccount, scenarioContracts } from "./scenario-accounts.ts";
@@ -54,7 +54,7 @@ export type ScenarioTokenSymbol = CoreTokenSymbol | EntityTokenSymbol;
 /** Roles of scenario wallets. */
 export type ScenarioRole = "deployer" | "exchange" | "bridge" | "whale" | "user" | "fee" | "cold";
 
-/** Every token whose transfers the ground truth records (the token-risk tokens of src/devnet/scenario-tokens.ts too). */
+/** Every token whose transfers the ground truth records (the token-risk tokens of src/local/devnet/scenario-tokens.ts too). */
 export type ScenarioTransferToken = ScenarioTokenSymbol | TokenRiskSymbol;
 
 /** One transfer of the ground truth. */
@@ -102,9 +102,9 @@ export interface ScenarioGroundTruth {
   feeBlocks: { blocks: number[]; tipsWei: string[][] };
   /** The class every named address must get from the classifier. */
   classes: Record<Address, AddressClass>;
-  /** The entity-intelligence chapter: venues, users, flows and the answers they imply (src/devnet/scenario-entities.ts). */
+  /** The entity-intelligence chapter: venues, users, flows and the answers they imply (src/local/devnet/scenario-entities.ts). */
   entities: EntitiesTruth;
-  /** The token-risk tokens, pairs and stablecoin pools (src/devnet/scenario-tokens.ts). */
+  /** The token-risk tokens, pairs and stablecoin pools (src/local/devnet/scenario-tokens.ts). */
   tokenRisk: TokenRiskTruth;
 }
 
