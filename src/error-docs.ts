@@ -109,14 +109,14 @@ export const ERROR_DOCS = {
     charged: false,
   },
   signin_required: {
-    status: 401,
+    status: 402,
     title: "Sign-in required",
-    when: "The request spends or reads a prepaid balance but carries no SIGN-IN-WITH-X header. Only the balance's own wallet may use it.",
+    when: "The request spends or reads a prepaid balance but carries no SIGN-IN-WITH-X header. Only the balance's own wallet may use it. The 402 is the route's challenge, declaring the sign-in-with-x extension that standard clients sign.",
     fix: "Sign a Sign-In-With-X (CAIP-122) message for this origin with the wallet named by user_id (details.sign_in has the fields to sign; @x402/extensions/sign-in-with-x creates it) and send it base64-encoded in SIGN-IN-WITH-X.",
     charged: false,
   },
   signin_invalid: {
-    status: 401,
+    status: 402,
     title: "Sign-in refused",
     when: "The SIGN-IN-WITH-X header is malformed, expired (older than 5 minutes), for another origin, already used, or signed by a wallet other than the one named by user_id. details.reason says which.",
     fix: "Sign a fresh message (new nonce, issued now) for this origin with the wallet that owns the balance, and send it once.",
