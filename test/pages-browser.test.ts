@@ -237,6 +237,35 @@ describe.skipIf(skipBrowserTests())("the free pages in Chromium", () => {
     });
   });
 
+  for (const scheme of ["light", "dark"] as const) {
+    it(`/markets bars stand out from the page at 3:1 or more in ${scheme} mode`, async () => {
+      const context = await browser.newContext({ colorScheme: scheme });
+      try {
+        const p = await context.newPage();
+        await p.goto(`${service.url}/markets`);
+        const ratios = await p.evaluate(() => {
+          const rgb = (c: string) => (c.match(/[\d.]+/g) ?? []).map(Number);
+          const lum = ([r = 0, g = 0, b = 0]: number[]) => {
+            const f = (v: number) => {
+              const x = v / 255;
+              return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4;
+            };
+            return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+          };
+          const page = lum(rgb(getComputedStyle(document.body).backgroundColor));
+          return Array.from(document.querySelectorAll('svg[data-chart="moves"] rect')).map((r) => {
+            const bar = lum(rgb(getComputedStyle(r).fill));
+            return (Math.max(bar, page) + 0.05) / (Math.min(bar, page) + 0.05);
+          });
+        });
+        expect(ratios.length).toBeGreaterThanOrEqual(4);
+        expect(Math.min(...ratios)).toBeGreaterThanOrEqual(3);
+      } finally {
+        await context.close();
+      }
+    });
+  }
+
   for (const width of [1280, 390]) {
     for (const scheme of ["light", "dark"] as const) {
       it(`no free page scrolls sideways at ${width} px in ${scheme} mode`, async () => {
