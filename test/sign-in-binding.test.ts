@@ -10,9 +10,11 @@ import type { PaymentRequired } from "@x402/core/types";
 import { eip3009ABI } from "@x402/evm";
 import { createSIWxPayload, encodeSIWxHeader } from "@x402/extensions/sign-in-with-x";
 import type { PrivateKeyAccount } from "viem";
+import { baseSepolia, mainnet } from "viem/chains";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config.ts";
 import { signInHeader } from "../src/local/buyer/sign-in.ts";
+import { DEFAULT_NETWORK } from "../src/networks/index.ts";
 import { balanceOf } from "../src/payments/balances.ts";
 import { checkSignIn } from "../src/payments/sign-in.ts";
 import { type RunningService, startService } from "../src/server/service.ts";
@@ -88,8 +90,8 @@ describe("sign-ins bound to the service", () => {
     expect(await holdings()).toEqual(before);
   });
 
-  it.each(["eip155:1", "eip155:84532"])(
-    "refuses a sign-in on %s (the challenge declares eip155:8453 only), and debits nothing",
+  it.each([`eip155:${mainnet.id}`, `eip155:${baseSepolia.id}`])(
+    "refuses a sign-in on %s (the challenge declares Base only), and debits nothing",
     async (chainId) => {
       const before = await holdings();
       const { status, body } = await chat(await signInHeader(buyer, `${service.url}/api/chat`, { chainId }));
@@ -165,7 +167,7 @@ describe("agentcash's sequence: sign in first, then the payment with the same si
 });
 
 describe("the sign-in's signature", () => {
-  const scope = { origin: "http://127.0.0.1:4999", chains: ["eip155:8453"], path: "/api/chat" };
+  const scope = { origin: "http://127.0.0.1:4999", chains: [DEFAULT_NETWORK.id], path: "/api/chat" };
   const url = `${scope.origin}${scope.path}`;
   /** `header` with its payload fields replaced. */
   const altered = (header: string, fields: Record<string, unknown>) =>
