@@ -218,18 +218,18 @@ export class PerCallPayment {
           }),
         );
       }
-      if (this.redemptionExpired(byId)) return this.expired(attempt, byId);
+      if (this.redemptionExpired(byId)) return this.expired(attempt, byId, decoded);
       return this.redeem(attempt, byId, decoded);
     }
 
     const earlier = settled ?? (await this.resolveOpen(open)).settled;
     if (!earlier) return this.payNow(attempt, header, decoded, open);
     if (earlier.request_hash !== attempt.requestHash) {
-      return this.core.refuse(attempt, "payment_already_used", "This authorisation already paid for a different request.", {
+      return this.refuseUsed(attempt, decoded, "This authorisation already paid for a different request.", {
         reason: "payment_already_used",
       });
     }
-    if (this.redemptionExpired(earlier)) return this.expired(attempt, earlier);
+    if (this.redemptionExpired(earlier)) return this.expired(attempt, earlier, decoded);
     // A validBefore too large to read (null) bounds nothing; the challenge's validity still does.
     const windowEnd = Math.min(
       earlier.valid_before === null ? Number.POSITIVE_INFINITY : Number(earlier.valid_before) * 1000,
@@ -237,9 +237,9 @@ export class PerCallPayment {
     );
     const proven = Date.now() < windowEnd || (await this.core.provesPayer(attempt, payer));
     if (!proven) {
-      return this.core.refuse(
+      return this.refuseUsed(
         attempt,
-        "payment_already_used",
+        decoded,
         "This payment was settled and its retry window has passed. Redeem it with the payment-identifier id you sent with it, or sign in with the paying wallet (SIGN-IN-WITH-X).",
         { reason: "retry_window_closed", redeem_until: new Date(new Date(earlier.created_at).getTime() + this.redeemMs()).toISOString() },
       );
@@ -255,10 +255,25 @@ export class PerCallPayment {
     return Date.now() > new Date(paid.created_at).getTime() + this.redeemMs();
   }
 
-  private expired(attempt: Attempt, paid: AttemptRow): Promise<Response> {
+  private expired(attempt: Attempt, paid: AttemptRow, decoded: DecodedPayment): Promise<Response> {
     const hours = this.core.options.config.payments.redeemHours;
     const message = `This payment was settled more than ${hours} hours ago; its answer can no longer be redeemed.`;
-    return this.core.refuse(attempt, "payment_already_used", message, { reason: "redemption_expired", settled_at: paid.created_at });
+    return this.refuseUsed(attempt, decoded, message, { reason: "redemption_expired", settled_at: paid.created_at });
+  }
+
+  /** A decodable payment refused as already used: recorded as not charged, as every refused payment is. */
+  private async refuseUsed(
+    attempt: Attempt,
+    decoded: DecodedPayment,
+    message: string,
+    details: { reason: string } & Record<string, unknown>,
+  ) {
+    await insertLedgerRow(this.core.options.store, this.ledgerPayment(attempt, decoded), {
+      outcome: "not_charged",
+      status: 402,
+      reason: details.reason,
+    });
+    return this.core.refuse(attempt, "payment_already_used", message, details);
   }
 
   /** Rows still open for one authorisation (a crash, a stall): their fate on chain, within the time budget. */

@@ -27,7 +27,7 @@ import { LOCAL_BUYER_INDEX, trustPurchases } from "../intel/purchase-config.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { crawlProgress, createMetrics, observedStore, type ServiceMetrics } from "../metrics/metrics.ts";
 import { evmNetwork } from "../networks/index.ts";
-import { HEARTBEAT_MS, registerInstance, startHeartbeat, unregisterInstance } from "../operations/instances.ts";
+import { HEARTBEAT_MS, type Heartbeat, registerInstance, startHeartbeat, unregisterInstance } from "../operations/instances.ts";
 import { type JobDefinition, type JobName, type JobScheduler, startJobs } from "../operations/jobs.ts";
 import { generateStatus, type JobSchedule, STATUS_INTERVAL_SECONDS } from "../operations/status-feed.ts";
 import { upstreamProbes } from "../operations/upstream-probes.ts";
@@ -155,6 +155,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
 
   let facilitatorAddress: `0x${string}` | undefined;
   let facilitator = options.facilitator;
+  let heartbeat: Heartbeat | undefined;
   if (!facilitator) {
     const setting = config.facilitator;
     if (setting.kind === "remote") facilitator = createRemoteFacilitator(setting.url, setting.cdp, config.payments.timeoutMs);
@@ -162,7 +163,12 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       const key = setting.kind === "self" ? setting.privateKey : (options.devnet?.facilitator.privateKey as `0x${string}`);
       // Receipts are polled at the chain's pace, and never past the settlement's own time budget.
       const timing = { ...(local ? LOCAL_TIMING : BASE_TIMING), receiptTimeoutMs: config.payments.timeoutMs };
-      const self = createSelfFacilitator(key, chain, transport, config.network, { timing, log: log.child({ component: "facilitator" }) });
+      const self = createSelfFacilitator(key, chain, transport, config.network, {
+        timing,
+        log: log.child({ component: "facilitator" }),
+        // The heartbeat starts after registration, below; until then nothing is paid.
+        maySettle: () => heartbeat?.maySettle() ?? Promise.resolve(true),
+      });
       facilitatorAddress = self.address;
       facilitator = self;
     }
@@ -246,7 +252,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     throw error;
   }
   phase("instance_registered");
-  const stopHeartbeat = startHeartbeat(store, instanceInfo, log, options.heartbeatMs ?? HEARTBEAT_MS);
+  heartbeat = startHeartbeat(store, instanceInfo, log, options.heartbeatMs ?? HEARTBEAT_MS);
 
   const intervals = options.jobIntervalsMs ?? {};
   const crawlMinutes = config.intel.crawlIntervalMinutes ?? 0;
@@ -416,7 +422,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       const inFlight = drain.inFlight;
       for (const l of listeners) l.closeAll();
       await closed;
-      stopHeartbeat();
+      heartbeat?.stop();
       await scheduler.stop();
       await unregisterInstance(store, instance).catch((error: unknown) =>
         log.warn("could not remove the heartbeat", { error: error as Error }),
