@@ -120,7 +120,7 @@ export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo
     .filter((route) => route.price !== null || route.signIn)
     .map((route) => {
       const url = `${config.publicUrl ?? SIZING_ORIGIN}${route.path}`;
-      const entryWith = (outline: boolean, ownExample = true) => ({
+      const entryWith = (outline: boolean, ownExample: boolean, signIn: boolean) => ({
         accepts: {
           scheme: "exact",
           network: config.network,
@@ -133,16 +133,25 @@ export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo
         ...(config.publicUrl ? { resource: url } : {}),
         extensions: {
           ...discoveryOf(route, outline, ownExample),
-          [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(false),
+          // Its info only: clients do not read the declaration's JSON schema (0.3 KB of the 402's header budget).
+          [PAYMENT_IDENTIFIER]: { info: declarePaymentIdentifierExtension(false).info },
           // Declared here, filled in per challenge by the gate's extension (a fresh nonce, its origin).
-          ...(declaresSignIn(route) ? { [SIWX_HEADER]: {} } : {}),
+          ...(signIn ? { [SIWX_HEADER]: {} } : {}),
         },
       });
-      const signIn = declaresSignIn(route) ? Buffer.byteLength(JSON.stringify(signInDeclaration(SIZING_ORIGIN, url, config.network))) : 0;
-      let entry = entryWith(true);
-      if (challengeSize(entry, url, signIn) > CHALLENGE_BUDGET) entry = entryWith(false);
-      if (challengeSize(entry, url, signIn) > CHALLENGE_BUDGET) entry = entryWith(false, false);
-      const size = challengeSize(entry, url, signIn);
+      const signInBytes = Buffer.byteLength(JSON.stringify(signInDeclaration(SIZING_ORIGIN, url, config.network)));
+      // The sign-in is kept before the outline and the route's own example; a challenge that fits
+      // only without it leaves it out (a client sending a sign-in there is still served).
+      let entry = entryWith(true, true, false);
+      let size = 0;
+      for (const signIn of declaresSignIn(route) ? [true, false] : [false]) {
+        const extra = signIn ? signInBytes : 0;
+        entry = entryWith(true, true, signIn);
+        if (challengeSize(entry, url, extra) > CHALLENGE_BUDGET) entry = entryWith(false, true, signIn);
+        if (challengeSize(entry, url, extra) > CHALLENGE_BUDGET) entry = entryWith(false, false, signIn);
+        size = challengeSize(entry, url, extra);
+        if (size <= CHALLENGE_BUDGET) break;
+      }
       if (size > CHALLENGE_BUDGET) {
         throw new Error(
           `${routeKey(route)}: its 402 challenge takes ${size} bytes in base64, over ${CHALLENGE_BUDGET}: shorten its summary, input schema or output example`,
