@@ -57,9 +57,13 @@ function requestOf(route: RouteDef): { path: string; headers: Record<string, str
     return { path: query ? `${route.path}?${query}` : route.path, headers: {}, body: "" };
   }
   // A POST's query parameters (a top-up's amount) go in the query string, the rest in the body.
-  const inQuery = Object.entries(input).filter(([k]) => k in (route.query?.properties ?? {}));
-  const query = new URLSearchParams(inQuery.map(([k, v]) => [k, String(v)])).toString();
-  const body = Object.fromEntries(Object.entries(input).filter(([k]) => !(k in (route.query?.properties ?? {}))));
+  const inQuery = new Set(Object.keys((route.query?.properties ?? {}) as Record<string, unknown>));
+  const query = new URLSearchParams(
+    Object.entries(input)
+      .filter(([k]) => inQuery.has(k))
+      .map(([k, v]) => [k, String(v)]),
+  ).toString();
+  const body = Object.fromEntries(Object.entries(input).filter(([k]) => !inQuery.has(k)));
   return {
     path: query ? `${route.path}?${query}` : route.path,
     headers: { "Content-Type": "application/json" },
