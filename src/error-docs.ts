@@ -104,22 +104,22 @@ export const ERROR_DOCS = {
   insufficient_balance: {
     status: 402,
     title: "Balance too low",
-    when: "A chat message names a prepaid balance (user_id) that holds less than the message's price. Nothing was debited. The body is the ordinary per-call challenge plus the balance.",
-    fix: "Top the balance up with POST /api/balance/topup?amount=<USD> (paid with x402 by the same wallet), or pay this message per call by answering the challenge in the body.",
+    when: "A call paid from a prepaid balance (signed in, or naming user_id) finds it holding less than the route's price. Nothing was debited. The body is the ordinary per-call challenge plus the balance.",
+    fix: "Top the balance up with POST /api/balance/topup?amount=<USD> (paid with x402 by the same wallet), or pay this call per call by answering the challenge in the body.",
     charged: false,
   },
   signin_required: {
     status: 402,
     title: "Sign-in required",
-    when: "The request spends or reads a prepaid balance but carries no SIGN-IN-WITH-X header. Only the balance's own wallet may use it. Sent as a 402 whose challenge declares sign-in-with-x, the form standard clients (wrapFetchWithSIWx, agentcash) act on.",
-    fix: "Sign a Sign-In-With-X (CAIP-122) message for this origin with the wallet named by user_id (details.sign_in has the fields to sign; @x402/extensions/sign-in-with-x creates it) and send it base64-encoded in SIGN-IN-WITH-X.",
+    when: "The request spends or reads a prepaid balance but carries no SIGN-IN-WITH-X header. Only the balance's own wallet may use it. The answer is a 402 whose PAYMENT-REQUIRED declares sign-in-with-x.",
+    fix: "Sign the challenge's sign-in-with-x declaration (CAIP-122) with the wallet named by user_id and send it base64-encoded in SIGN-IN-WITH-X; wrapFetchWithSIWx from @x402/extensions/sign-in-with-x does this.",
     charged: false,
   },
   signin_invalid: {
     status: 402,
     title: "Sign-in refused",
-    when: "The SIGN-IN-WITH-X header is malformed, expired (older than 5 minutes), for another origin, already used, or signed by a wallet other than the one named by user_id. details.reason says which.",
-    fix: "Sign a fresh message (new nonce, issued now) for this origin with the wallet that owns the balance, and send it once.",
+    when: "The SIGN-IN-WITH-X header is malformed, expired (older than 5 minutes), for another origin, on a chain the challenge does not declare, for another route, already used, or signed by a wallet other than the one named by user_id. details.reason says which. The answer is a 402 with the challenge.",
+    fix: "Sign a fresh message (new nonce, issued now) from the challenge's sign-in-with-x declaration, with the wallet that owns the balance, and send it once.",
     charged: false,
   },
   payment_id_conflict: {

@@ -10,11 +10,11 @@ import type { PaymentRequired } from "@x402/core/types";
 import { eip3009ABI } from "@x402/evm";
 import { createSIWxPayload, encodeSIWxHeader } from "@x402/extensions/sign-in-with-x";
 import type { PrivateKeyAccount } from "viem";
+import { baseSepolia, mainnet } from "viem/chains";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config.ts";
 import { signInHeader } from "../src/local/buyer/sign-in.ts";
-import { base } from "../src/networks/base.ts";
-import { KNOWN_NETWORKS } from "../src/networks/known.ts";
+import { DEFAULT_NETWORK } from "../src/networks/index.ts";
 import { balanceOf } from "../src/payments/balances.ts";
 import { checkSignIn } from "../src/payments/sign-in.ts";
 import { type RunningService, startService } from "../src/server/service.ts";
@@ -90,15 +90,16 @@ describe("sign-ins bound to the service", () => {
     expect(await holdings()).toEqual(before);
   });
 
-  // Ethereum mainnet and Base Sepolia, as the registry of known networks names them.
-  const otherChains = ["ethereum", "base-sepolia"].map((v1) => KNOWN_NETWORKS.find((n) => n.v1Names.includes(v1))?.id as string);
-  it.each(otherChains)(`refuses a sign-in on %s (the challenge declares ${base.id} only), and debits nothing`, async (chainId) => {
-    const before = await holdings();
-    const { status, body } = await chat(await signInHeader(buyer, `${service.url}/api/chat`, { chainId }));
-    expect(status).not.toBe(200);
-    expect(body.error).toMatchObject({ code: "signin_invalid", details: { reason: "invalid_siwx_chain_id" } });
-    expect(await holdings()).toEqual(before);
-  });
+  it.each([`eip155:${mainnet.id}`, `eip155:${baseSepolia.id}`])(
+    "refuses a sign-in on %s (the challenge declares Base only), and debits nothing",
+    async (chainId) => {
+      const before = await holdings();
+      const { status, body } = await chat(await signInHeader(buyer, `${service.url}/api/chat`, { chainId }));
+      expect(status).not.toBe(200);
+      expect(body.error).toMatchObject({ code: "signin_invalid", details: { reason: "invalid_siwx_chain_id" } });
+      expect(await holdings()).toEqual(before);
+    },
+  );
 
   it("refuses a sign-in whose uri and resources name /api/balance on /api/chat, and debits nothing", async () => {
     const before = await holdings();
@@ -166,7 +167,7 @@ describe("agentcash's sequence: sign in first, then the payment with the same si
 });
 
 describe("the sign-in's signature", () => {
-  const scope = { origin: "http://127.0.0.1:4999", chains: [base.id], path: "/api/chat" };
+  const scope = { origin: "http://127.0.0.1:4999", chains: [DEFAULT_NETWORK.id], path: "/api/chat" };
   const url = `${scope.origin}${scope.path}`;
   /** `header` with its payload fields replaced. */
   const altered = (header: string, fields: Record<string, unknown>) =>

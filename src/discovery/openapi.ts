@@ -275,7 +275,7 @@ export function buildOpenApi(
                 name: "SIGN-IN-WITH-X",
                 "x-agentcash-auth-kind": "siwx",
                 description:
-                  "Sign-In-With-X (CAIP-122): a wallet signature for this origin, at most 5 minutes old, each nonce once. Without it, such a route answers 402 with the sign-in-with-x declaration to sign.",
+                  "Sign-In-With-X (CAIP-122): a wallet signature for this origin, at most 5 minutes old, each nonce once. Without it, such a route answers 402 whose PAYMENT-REQUIRED declares sign-in-with-x (what wrapFetchWithSIWx signs).",
               },
             }
           : {}),

@@ -143,8 +143,9 @@ export function signInDeclaration(origin: string, resourceUrl: string, network: 
       domain: new URL(origin).host,
       uri: resourceUrl,
       version: "1",
-      nonce: randomBytes(16).toString("hex"),
-      issuedAt: new Date().toISOString(),
+      // 64 random bits: a nonce is single-use per wallet, and each byte is the header budget's.
+      nonce: randomBytes(8).toString("hex"),
+      issuedAt: new Date().toISOString().replace(/\.\d{3}Z$/, "Z"),
     },
     supportedChains: [{ chainId: network, type: "eip191" as const }],
   };
