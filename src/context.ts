@@ -8,6 +8,7 @@ import type { RouteDef } from "../spec/route.ts";
 import type { SiteId } from "../spec/sites.ts";
 import type { AnalyticsSettings } from "./analytics/services.ts";
 import type { ChatConfig } from "./chat/config.ts";
+import type { ServiceError } from "./errors.ts";
 import type { IntelSettings } from "./intel/intel-services.ts";
 import type { Logger } from "./log.ts";
 import type { BalanceDebit } from "./payments/balances.ts";
@@ -86,6 +87,8 @@ export interface ApiLocals {
   site: SiteId;
   /** The payment gate every paid route goes through (src/payments/gate.ts). */
   gate: Pick<PaymentGate, "handle" | "signIn">;
+  /** The route Express matched for `path` (src/server/middleware/route-match.ts), so the dispatcher does not search again. */
+  matched?: { path: string; route: RouteDef | ServiceError };
 }
 
 /** The per-call context of a function. */

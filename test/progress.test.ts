@@ -9,8 +9,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { SELLER_KINDS } from "../src/intel/demo-sellers.ts";
 import { createProgress, formatDuration } from "../scripts/progress.ts";
+import { SELLER_KINDS } from "../src/intel/demo-sellers.ts";
 import { devnet } from "./support/service.ts";
 
 function recorder(isTTY: boolean) {

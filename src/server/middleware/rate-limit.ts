@@ -13,10 +13,12 @@
 import type { ServerResponse } from "node:http";
 import type { NextFunction, Request, Response } from "express";
 import type { RouteDef } from "../../../spec/route.ts";
+import { ServiceError } from "../../errors.ts";
 import { clientKey } from "../../limits/client-key.ts";
 import { ALLOWED, type BucketVerdict, type TokenBuckets } from "../../limits/token-buckets.ts";
 import type { Logger } from "../../log.ts";
-import { decodePayment, isProblem } from "../../payments/payload.ts";
+import { isProblem } from "../../payments/payload.ts";
+import { paymentOf, routeOf } from "./route-match.ts";
 import { sendError } from "./send-error.ts";
 
 /** The budget a request is counted against. */
@@ -40,21 +42,18 @@ export interface RateLimitOptions {
 
 const STATIC_FILE = /\.(?:css|js|mjs|map|svg|png|ico|jpg|jpeg|webp|gif|woff2?|txt|webmanifest)$/i;
 
-/** What `path` asked with `method` is: a free or a paid route, or a file nobody needs to limit. */
-export function requestKind(routes: ReadonlyMap<string, readonly RouteDef[]>, method: string, path: string): "free" | "paid" | "exempt" {
+/** What `req` asks for: a free or a paid route (matched once, src/server/middleware/route-match.ts), or a file nobody needs to limit. */
+export function requestKind(req: Request): "free" | "paid" | "exempt" {
+  const path = req.path;
   if (path === "/metrics" || path.startsWith("/_astro/") || STATIC_FILE.test(path)) return "exempt";
-  const trimmed = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
-  const wanted = method === "HEAD" ? "GET" : method;
-  const route = routes.get(trimmed)?.find((r) => r.method === wanted);
-  return route && route.price !== null ? "paid" : "free";
+  const route = routeOf(req)?.route;
+  return route && !(route instanceof ServiceError) && route.price !== null ? "paid" : "free";
 }
 
 /** The payer a payment header names (unverified), or undefined when the header is not a readable payment. */
 function payerOf(req: Request): string | undefined {
-  const header = req.headers["payment-signature"] ?? req.headers["x-payment"];
-  if (typeof header !== "string") return undefined;
-  const decoded = decodePayment(header);
-  return isProblem(decoded) ? undefined : decoded.authorization.from.toLowerCase();
+  const decoded = paymentOf(req);
+  return decoded === undefined || isProblem(decoded) ? undefined : decoded.authorization.from.toLowerCase();
 }
 
 /** The limits above, for the Express chain and for answers given before it. */
@@ -85,8 +84,6 @@ export function rateLimit(options: RateLimitOptions) {
 export function rateLimiter(options: RateLimitOptions): RateLimiter {
   const { free, challenge, paidInFlightPerPayer, log, onRefusal } = options;
   const now = options.now ?? Date.now;
-  const byPath = new Map<string, RouteDef[]>();
-  for (const route of options.routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
   const inFlight = new Map<string, number>();
 
   const refuse = (res: ServerResponse, budget: Budget, retryAfterSeconds: number, message: string, details: Record<string, unknown>) => {
@@ -131,7 +128,7 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
   };
 
   const middleware = function rateLimitMiddleware(req: Request, res: Response, next: NextFunction): void {
-    const kind = requestKind(byPath, req.method, req.path);
+    const kind = requestKind(req);
     const payer = kind === "paid" && paidInFlightPerPayer > 0 ? payerOf(req) : undefined;
     // No payment, or a header that does not decode (the gate refuses it with the challenge): the challenge budget.
     const buckets = kind === "free" ? free : kind === "paid" && payer === undefined ? challenge : null;
