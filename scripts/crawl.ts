@@ -13,11 +13,11 @@ import { ConfigError, loadConfig } from "../src/config.ts";
 import { runCrawl } from "../src/intel/crawl.ts";
 import { createIntelServices } from "../src/intel/intel-services.ts";
 import { createLogger } from "../src/log.ts";
-import { createProgress, type Progress } from "./progress.ts";
 import { openStoreForTool, storeDescription } from "../src/store/configured.ts";
 import { redact } from "../src/store/store.ts";
 import { CDP_DISCOVERY_URL } from "../src/upstreams/directory-cdp.ts";
 import { X402_LIST_URL } from "../src/upstreams/directory-x402-list.ts";
+import { createProgress, type Progress } from "./progress.ts";
 
 /** The local chain described by `file`, when it answers. */
 async function runningDevnet(file: string): Promise<{ rpcUrl: string; payTo: `0x${string}` } | undefined> {

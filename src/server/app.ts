@@ -129,10 +129,10 @@ function inOrder(name: string, ...handlers: RequestHandler[]): RequestHandler {
   const stage = (req: Request, res: Response, next: NextFunction): void => {
     let i = 0;
     const step = (error?: unknown): void => {
-      if (error !== undefined && error !== null) return next(error);
       const handler = handlers[i++];
-      if (!handler) return next();
-      handler(req, res, step);
+      if (error !== undefined && error !== null) next(error);
+      else if (!handler) next();
+      else handler(req, res, step);
     };
     step();
   };
