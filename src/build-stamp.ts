@@ -19,7 +19,7 @@ export const BUILD_INPUTS = [
   "src/pages",
   "src/components",
   "src/layouts",
-  "src/contracts",
+  "src/local/contracts",
   "content",
   "public",
   "astro.config.mjs",

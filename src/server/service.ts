@@ -16,14 +16,16 @@ import type { allRoutes } from "../../spec/routes.ts";
 import { baseToolsSite, primarySite } from "../../spec/sites.ts";
 import type { AnalyticsSettings } from "../analytics/services.ts";
 import { authorizationReader } from "../chain/authorization.ts";
-import { baseChain, createChainClient, rpcTransport } from "../chain/client.ts";
+import { createChainClient, rpcTransport } from "../chain/client.ts";
 import type { Config } from "../config.ts";
 import type { Services } from "../context.ts";
 import { runCrawl } from "../intel/crawl.ts";
 import { trustCrawlJob } from "../intel/crawl-schedule.ts";
 import { createIntelServices, type IntelSettings } from "../intel/intel-services.ts";
+import { LOCAL_BUYER_INDEX, trustPurchases } from "../intel/purchase-config.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { crawlProgress, createMetrics, observedStore, type ServiceMetrics } from "../metrics/metrics.ts";
+import { evmNetwork } from "../networks/index.ts";
 import { HEARTBEAT_MS, registerInstance, startHeartbeat, unregisterInstance } from "../operations/instances.ts";
 import { type JobDefinition, type JobName, type JobScheduler, startJobs } from "../operations/jobs.ts";
 import { generateStatus, type JobSchedule, STATUS_INTERVAL_SECONDS } from "../operations/status-feed.ts";
@@ -47,6 +49,8 @@ export interface DevnetEndpoints {
   rpcUrl: string;
   payTo: `0x${string}`;
   facilitator: { address: `0x${string}`; privateKey: `0x${string}` };
+  /** The funded buyers; the trust runs' purchases pay from one of them in local mode. */
+  buyers?: readonly { address: `0x${string}`; privateKey: `0x${string}` }[];
 }
 
 /** Options of `startService`; everything but `config` has a production default. */
@@ -142,7 +146,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   }
 
   const rpcUrls = local ? [options.devnet?.rpcUrl as string] : config.rpcUrls;
-  const chain = baseChain(rpcUrls);
+  const chain = evmNetwork(config.network).chainAt(rpcUrls);
   const transport = rpcTransport(rpcUrls);
   const payTo = (local ? options.devnet?.payTo : config.payTo) as `0x${string}`;
 
@@ -188,6 +192,11 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     crawlConcurrency: config.intel.crawlConcurrency,
     crawlOriginTimeoutMs: config.intel.crawlOriginTimeoutSeconds * 1000,
     ...(options.resolve ? { resolve: options.resolve } : {}),
+    purchases: {
+      enabled:
+        config.intel.purchases.enabled && (config.intel.purchases.buyerPrivateKey !== undefined || options.devnet?.buyers !== undefined),
+      budget: config.intel.purchases.budget,
+    },
   };
 
   const services: Services = {
@@ -263,6 +272,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
               trigger: "schedule",
               log,
               signal,
+              purchases: trustPurchases(config, services.chain, options.devnet?.buyers?.[LOCAL_BUYER_INDEX]?.privateKey),
               onProgress: progress.onProgress,
             });
             progress.ended("done");

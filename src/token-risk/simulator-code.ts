@@ -1,5 +1,5 @@
 /**
- * The runtime code of src/contracts/TokenRiskSimulator.sol, which the honeypot check places at a
+ * The runtime code of src/local/contracts/TokenRiskSimulator.sol, which the honeypot check places at a
  * throwaway address by state override. `npm run build` compiles it to
  * `.generated/token-risk-simulator.json` before the Astro build; it is read from there.
  */

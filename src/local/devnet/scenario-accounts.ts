@@ -1,5 +1,5 @@
 /**
- * The scenario's deterministic wallets and contract addresses, apart from src/devnet/scenario.ts so
+ * The scenario's deterministic wallets and contract addresses, apart from src/local/devnet/scenario.ts so
  * that its chapters (scenario-entities.ts, scenario-tokens.ts) use them without importing the
  * module that imports them.
  */

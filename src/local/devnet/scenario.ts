@@ -32,9 +32,10 @@ import {
   zeroAddress,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { MULTICALL3_ADDRESS, USDC_ADDRESS, WETH_ADDRESS } from "../chain/addresses.ts";
-import type { AddressClass } from "../chain/classify.ts";
-import { TRANSFER_EVENT, TRANSFER_TOPIC } from "../chain/log-scanner.ts";
+import { MULTICALL3_ADDRESS, WETH_ADDRESS } from "../../chain/addresses.ts";
+import type { AddressClass } from "../../chain/classify.ts";
+import { TRANSFER_EVENT, TRANSFER_TOPIC } from "../../chain/log-scanner.ts";
+import { base } from "../../networks/base.ts";
 import { type ContractArtifact, loadContracts } from "./contracts.ts";
 import { type DevnetAccount, devnetChain } from "./devnet.ts";
 import { scenarioAccount, scenarioContracts } from "./scenario-accounts.ts";
@@ -50,7 +51,7 @@ export type ScenarioTokenSymbol = CoreTokenSymbol | EntityTokenSymbol;
 /** Roles of scenario wallets. */
 export type ScenarioRole = "deployer" | "exchange" | "bridge" | "whale" | "user" | "fee" | "cold";
 
-/** Every token whose transfers the ground truth records (the token-risk tokens of src/devnet/scenario-tokens.ts too). */
+/** Every token whose transfers the ground truth records (the token-risk tokens of src/local/devnet/scenario-tokens.ts too). */
 export type ScenarioTransferToken = ScenarioTokenSymbol | TokenRiskSymbol;
 
 /** One transfer of the ground truth. */
@@ -98,9 +99,9 @@ export interface ScenarioGroundTruth {
   feeBlocks: { blocks: number[]; tipsWei: string[][] };
   /** The class every named address must get from the classifier. */
   classes: Record<Address, AddressClass>;
-  /** The entity-intelligence chapter: venues, users, flows and the answers they imply (src/devnet/scenario-entities.ts). */
+  /** The entity-intelligence chapter: venues, users, flows and the answers they imply (src/local/devnet/scenario-entities.ts). */
   entities: EntitiesTruth;
-  /** The token-risk tokens, pairs and stablecoin pools (src/devnet/scenario-tokens.ts). */
+  /** The token-risk tokens, pairs and stablecoin pools (src/local/devnet/scenario-tokens.ts). */
   tokenRisk: TokenRiskTruth;
 }
 
@@ -371,7 +372,7 @@ export async function mineFeeBlocks(rpcUrl: string): Promise<ScenarioGroundTruth
   const client = scenarioClient(rpcUrl);
   await client.setAutomine(false);
   try {
-    const builder = new BlockBuilder(client, { USDC: USDC_ADDRESS, WETH: WETH_ADDRESS, PLAIN: zeroAddress, PRXY: zeroAddress });
+    const builder = new BlockBuilder(client, { USDC: base.usdc.address, WETH: WETH_ADDRESS, PLAIN: zeroAddress, PRXY: zeroAddress });
     return await feeWindow(builder);
   } finally {
     await client.setAutomine(true);
@@ -404,7 +405,7 @@ async function runScenario(
 ): Promise<ScenarioGroundTruth> {
   const contracts = scenarioContracts();
   const tokenAddress: Record<CoreTokenSymbol, Address> = {
-    USDC: USDC_ADDRESS,
+    USDC: base.usdc.address,
     WETH: WETH_ADDRESS,
     PLAIN: contracts.plainToken,
     PRXY: contracts.proxyToken,
@@ -508,7 +509,7 @@ async function runScenario(
   const sqrtPrice = sqrtPriceX96({ numerator: 3_120_450_000n, denominator: 10n ** 18n });
   await deploy(
     a.ScenarioV3Pool,
-    [WETH_ADDRESS, USDC_ADDRESS, 500, sqrtPrice, -195_863, 27_928_480_087_537_882n],
+    [WETH_ADDRESS, base.usdc.address, 500, sqrtPrice, -195_863, 27_928_480_087_537_882n],
     "deploy the WETH/USDC v3 pool",
   );
   await deploy(a.ScenarioRouter, [A("deployer")], "deploy the router");
@@ -526,7 +527,11 @@ async function runScenario(
     move(plan);
     await builder.send(
       minter,
-      { to: USDC_ADDRESS, data: encodeFunctionData({ abi: erc20, functionName: "mint", args: [plan.to, plan.value] }), gas: ERC20_GAS },
+      {
+        to: base.usdc.address,
+        data: encodeFunctionData({ abi: erc20, functionName: "mint", args: [plan.to, plan.value] }),
+        gas: ERC20_GAS,
+      },
       [plan],
       `mint ${amount} USDC to ${name}`,
     );
@@ -703,7 +708,7 @@ async function runScenario(
     [contracts.v2Pair]: "v2_pair",
     [contracts.v3Pool]: "v3_pool",
     [contracts.router]: "router",
-    [USDC_ADDRESS]: "token",
+    [base.usdc.address]: "token",
     [WETH_ADDRESS]: "token",
     [MULTICALL3_ADDRESS]: "contract",
     [zeroAddress]: "zero_address",
