@@ -1,7 +1,7 @@
 /**
  * The Express application of one site: the only place that knows Express, and only HTTP
  * plumbing. A GET of a document held in memory is answered in front of the chain (`createApp`);
- * every other request path is request id and logging → metrics → canonical paths → known
+ * every other request path is request id and logging → metrics → CORS → canonical paths → known
  * methods → a sane Host → the site's own paths → `/metrics` → rate limits → body limit →
  * static files → Astro, whose endpoint hands paid routes to the
  * payment gate (src/payments/gate.ts). `siteRouter` chooses between the sites' applications by
@@ -24,6 +24,7 @@ import type { ServiceMetrics } from "../metrics/metrics.ts";
 import type { PaymentGate } from "../payments/gate.ts";
 import { bodyLimit } from "./middleware/body-limit.ts";
 import { canonicalPath } from "./middleware/canonical-path.ts";
+import { corsHeaders } from "./middleware/cors.ts";
 import { documentCache, type HeldAnswer } from "./middleware/document-cache.ts";
 import type { Drain } from "./middleware/drain.ts";
 import { countRequestNow, metricsEndpoint, requestCounter, requestMetrics } from "./middleware/metrics.ts";
@@ -166,7 +167,7 @@ export function createApp({
   app.set("etag", false);
 
   // Each step below is one named stage of docs/architecture.md; a stage's parts run in order and
-  // any of them may answer (a refusal) instead of going on.
+  // any of them may answer (a refusal, a preflight) instead of going on.
   app.use(
     inOrder(
       "observe",
@@ -175,7 +176,8 @@ export function createApp({
       requestMetrics({ metrics, routes: site.routes }),
     ),
   );
-  app.use(inOrder("requestLine", canonicalPath(), routeMatch(site), knownMethods(site.routes), saneHost(publicUrl), sitePaths(site)));
+  const cors = corsHeaders();
+  app.use(inOrder("requestLine", cors, canonicalPath(), routeMatch(site), knownMethods(site.routes), saneHost(publicUrl), sitePaths(site)));
   app.use(metricsEndpoint({ metrics, routes: site.routes, token: config.metricsToken }));
   // Instances on one PostgreSQL share each client's free budget; the challenge budget stays in
   // memory, since a challenge must stay cheaper than a database round trip.
@@ -234,6 +236,7 @@ export function createApp({
       path: req.path,
       gate,
       site: site.id,
+      calls: { address: req.ip ?? req.socket.remoteAddress, admit: limiter.admit },
       ...(matched ? { matched } : {}),
     };
     astro(req, res, next, locals).catch(next);
@@ -261,6 +264,8 @@ export function createApp({
     // Without trusted proxies the client is the socket's peer, as Express would find.
     const address = trustsProxies ? clientAddress(req, trust) : req.socket.remoteAddress;
     const verdict = limiter.freeNow(address);
+    // Synchronous for a GET (the options are fixed): only sets the headers.
+    cors(req, res, () => {});
     if (verdict?.allowed) {
       // The free budget is kept in memory: the answer is written within this call, and its log
       // line and metrics follow it at once (its time is the time to write it), with no
