@@ -259,7 +259,6 @@ type Scan = { ms: number; logs: number; requests: number; limit: number };
  */
 async function timeScans(
   client: PublicClient,
-  rpcUrl: string,
   window: { fromBlock: number; toBlock: number },
   progress: Progress,
 ): Promise<{ concurrent: Scan; serial: Scan; speedUps: number[] }> {
@@ -308,11 +307,11 @@ export async function benchAnalytics(): Promise<void> {
     const rows: string[][] = [];
     const speed: { label: string; concurrentMs: number; serialMs: number; speedUps: number[] }[] = [];
     const scans = createProgress({ label: "whale-watch scans", unit: "scans", total: 2 * (WARM_UPS + 2 * REPEATS) });
-    for (const [label, client, url] of [
+    for (const [label, client, _url] of [
       ["anvil, direct", direct, chain.rpcUrl],
       [`anvil + ${LATENCY_MS} ms per request`, distant, proxy.url],
     ] as const) {
-      const { concurrent, serial: sequential, speedUps } = await timeScans(client, url, window, scans);
+      const { concurrent, serial: sequential, speedUps } = await timeScans(client, window, scans);
       if (concurrent.logs !== TRANSFERS || sequential.logs !== TRANSFERS) {
         throw new Error(`scan found ${concurrent.logs}/${sequential.logs} transfers, expected ${TRANSFERS}`);
       }

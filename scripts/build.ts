@@ -50,7 +50,7 @@ export async function build(root = process.cwd()): Promise<void> {
   ]);
   process.env.ASTRO_TELEMETRY_DISABLED = "1";
   // content/ -> .generated/content.json (server-only), read by src/content/catalog.ts.
-  const content = await compileContent(root);
+  await compileContent(root);
   // The honeypot check's simulation code, read at run time from .generated/token-risk-simulator.json
   // (src/token-risk/simulator-code.ts).
   const contractsFile = path.join(root, ".generated/contracts.json");

@@ -9,6 +9,7 @@ import type { RouteDef } from "../spec/route.ts";
 import type { SiteId } from "../spec/sites.ts";
 import type { AnalyticsSettings } from "./analytics/services.ts";
 import type { ChatConfig } from "./chat/config.ts";
+import type { ServiceError } from "./errors.ts";
 import type { IntelSettings } from "./intel/intel-services.ts";
 import type { Logger } from "./log.ts";
 import type { CallLimits } from "./mcp/remote.ts";
@@ -88,6 +89,8 @@ export interface ApiLocals {
   site: SiteId;
   /** The payment gate every paid route goes through (src/payments/gate.ts). */
   gate: Pick<PaymentGate, "handle" | "signIn">;
+  /** The route Express matched for `path` (src/server/middleware/route-match.ts), so the dispatcher does not search again. */
+  matched?: { path: string; route: RouteDef | ServiceError };
   /** The HTTP rate limits of this request's client, for calls it carries that count as requests of their own (MCP tool calls). */
   calls?: CallLimits;
 }

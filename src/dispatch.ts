@@ -109,7 +109,11 @@ export async function dispatch(request: Request, locals: ApiLocals): Promise<Res
   const url = new URL(request.url);
   const log = locals.services.log.child({ request_id: locals.requestId });
   try {
-    const route = matchRoute(request.method, locals.path, siteById(locals.site));
+    // Matched once by Express (src/server/middleware/route-match.ts); a call made here (MCP's) is matched now.
+    const matched =
+      locals.matched?.path === locals.path ? locals.matched.route : matchRoute(request.method, locals.path, siteById(locals.site));
+    if (matched instanceof ServiceError) throw matched;
+    const route = matched;
     if (route.price === null && route.signIn) {
       const signedIn = await locals.gate.signIn(request, route);
       if (signedIn instanceof Response) return signedIn;

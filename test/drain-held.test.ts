@@ -1,7 +1,7 @@
 /**
  * A graceful stop cuts no answer already written: an answer a slow client has not yet taken
  * whole is in flight until its socket has it, whether the Express chain wrote it (a built page)
- * or the site's handler did from memory before the chain (the landing page, held per placement interval).
+ * or the site's handler did from memory before the chain (a free document of the process).
  * http's own close() treated such a connection as idle, since its answer was ended, and
  * destroyed it.
  */
@@ -39,7 +39,7 @@ afterEach(async () => {
 describe("a graceful stop and a slow client", () => {
   it.each([
     ["a built page, through the Express chain", "/methodology/"],
-    ["a page with a sponsored slot held in memory, before the chain", "/"],
+    ["a free document held in memory, before the chain", "/api/pricing"],
   ])("waits until the client has taken every answer already written, and cuts none: %s", async (_label, path) => {
     const service = await startTestService();
     services.push(service);

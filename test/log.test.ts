@@ -9,7 +9,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, expect, it, type Mock, vi } from "vitest";
-import { captureConsole, createLogger, flushLogs, type Logger, type LogLevel } from "../src/log.ts";
+import { captureConsole, createLogger, flushLogs, type LogLevel } from "../src/log.ts";
 
 const METHODS = ["log", "info", "warn", "error", "debug"] as const;
 type Method = (typeof METHODS)[number];

@@ -12,7 +12,7 @@ import { existsSync, readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import express, { type NextFunction, type Request, type Response } from "express";
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import { primarySite, type SiteDef, sites } from "../../spec/sites.ts";
 import type { Config } from "../config.ts";
 import type { ApiLocals, Services } from "../context.ts";
@@ -31,6 +31,7 @@ import { countRequestNow, metricsEndpoint, requestCounter, requestMetrics } from
 import { rateLimiter } from "./middleware/rate-limit.ts";
 import { beginRequest, logRequestLine, requestContext, requestIdFor, requestIdOf } from "./middleware/request-context.ts";
 import { knownMethods, saneHost } from "./middleware/request-line.ts";
+import { routeMatch, routeOf } from "./middleware/route-match.ts";
 import { sendError } from "./middleware/send-error.ts";
 
 /** The request handler of one site (`createApp`). */
@@ -122,6 +123,24 @@ export function sitePaths(site: SiteDef) {
 }
 
 /**
+ * Express handlers run in order as one stage, under `name`: each answers or calls its `next`,
+ * and an error goes to the application's error handler, as between Express's own layers.
+ */
+function inOrder(name: string, ...handlers: RequestHandler[]): RequestHandler {
+  const stage = (req: Request, res: Response, next: NextFunction): void => {
+    let i = 0;
+    const step = (error?: unknown): void => {
+      const handler = handlers[i++];
+      if (error !== undefined && error !== null) next(error);
+      else if (!handler) next();
+      else handler(req, res, step);
+    };
+    step();
+  };
+  return Object.defineProperty(stage, "name", { value: name });
+}
+
+/**
  * Build the request handler of one site: its Express app, behind a check that answers a GET or
  * HEAD of a document held in memory (src/server/middleware/document-cache.ts) without the
  * Express chain. Such an answer still gets everything the chain would give it: the drain's
@@ -147,15 +166,18 @@ export function createApp({
   app.set("trust proxy", trustsProxies ? "loopback, linklocal, uniquelocal" : false);
   app.set("etag", false);
 
-  if (drain) app.use(drain.middleware);
-  app.use(requestContext({ log: services.log }));
-  app.use(requestMetrics({ metrics, routes: site.routes }));
+  // Each step below is one named stage of docs/architecture.md; a stage's parts run in order and
+  // any of them may answer (a refusal, a preflight) instead of going on.
+  app.use(
+    inOrder(
+      "observe",
+      ...(drain ? [drain.middleware] : []),
+      requestContext({ log: services.log }),
+      requestMetrics({ metrics, routes: site.routes }),
+    ),
+  );
   const cors = corsHeaders();
-  app.use(cors);
-  app.use(canonicalPath());
-  app.use(knownMethods(site.routes));
-  app.use(saneHost(publicUrl));
-  app.use(sitePaths(site));
+  app.use(inOrder("requestLine", cors, canonicalPath(), routeMatch(site), knownMethods(site.routes), saneHost(publicUrl), sitePaths(site)));
   app.use(metricsEndpoint({ metrics, routes: site.routes, token: config.metricsToken }));
   // Instances on one PostgreSQL share each client's free budget; the challenge budget stays in
   // memory, since a challenge must stay cheaper than a database round trip.
@@ -207,6 +229,7 @@ export function createApp({
   );
 
   app.use((req: Request, res: Response, next: NextFunction) => {
+    const matched = routeOf(req);
     const locals: ApiLocals = {
       services,
       requestId: requestIdOf(req),
@@ -214,6 +237,7 @@ export function createApp({
       gate,
       site: site.id,
       calls: { address: req.ip ?? req.socket.remoteAddress, admit: limiter.admit },
+      ...(matched ? { matched } : {}),
     };
     astro(req, res, next, locals).catch(next);
   });

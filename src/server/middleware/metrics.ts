@@ -8,8 +8,10 @@ import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { NextFunction, Request, Response } from "express";
 import type { RouteDef } from "../../../spec/route.ts";
+import { ServiceError } from "../../errors.ts";
 import { isLoopback } from "../../limits/client-key.ts";
 import type { ServiceMetrics } from "../../metrics/metrics.ts";
+import { routeOf } from "./route-match.ts";
 import { sendError } from "./send-error.ts";
 
 /** Options of `requestMetrics` and `metricsEndpoint`. */
@@ -54,22 +56,21 @@ function countRequest(
   res.once("close", requestCounter(metrics, req, res, route));
 }
 
-/** The `route` label of a request: the route table's path, or a fixed word (never the raw path, which a caller chooses). */
-export function routeLabel(paths: ReadonlySet<string>, path: string, status: number): string {
+/**
+ * The `route` label of a request: the path of its route (matched once, src/server/middleware/route-match.ts),
+ * or a fixed word (never the raw path, which a caller chooses).
+ */
+export function routeLabel(route: RouteDef | ServiceError | undefined, path: string, status: number): string {
   if (path === "/metrics") return "metrics";
-  if (path.startsWith("/api/")) {
-    const trimmed = path.endsWith("/") ? path.slice(0, -1) : path;
-    return paths.has(trimmed) ? trimmed : "/api/unmatched";
-  }
+  if (path.startsWith("/api/")) return route && !(route instanceof ServiceError) ? route.path : "/api/unmatched";
   if (path.startsWith("/_astro/") || FILE_NAME.test(path)) return "static";
   return status === 404 ? "unmatched" : "page";
 }
 
 /** Middleware factory: count and time each request when its answer ends. */
-export function requestMetrics({ metrics, routes }: MetricsOptions) {
-  const paths = new Set(routes.map((r) => r.path));
+export function requestMetrics({ metrics }: MetricsOptions) {
   return function requestMetricsMiddleware(req: Request, res: Response, next: NextFunction): void {
-    countRequest(metrics, req, res, (status) => routeLabel(paths, req.path, status));
+    countRequest(metrics, req, res, (status) => routeLabel(routeOf(req)?.route, req.path, status));
     next();
   };
 }

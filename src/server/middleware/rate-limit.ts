@@ -15,11 +15,12 @@
 import type { ServerResponse } from "node:http";
 import type { NextFunction, Request, Response } from "express";
 import type { RouteDef } from "../../../spec/route.ts";
-import { errorBody } from "../../errors.ts";
+import { errorBody, ServiceError } from "../../errors.ts";
 import { clientKey } from "../../limits/client-key.ts";
 import { ALLOWED, type BucketVerdict, type TokenBuckets } from "../../limits/token-buckets.ts";
 import type { Logger } from "../../log.ts";
 import { decodePayment, isProblem } from "../../payments/payload.ts";
+import { paymentOf, routeOf } from "./route-match.ts";
 import { sendError } from "./send-error.ts";
 
 /** The budget a request is counted against. */
@@ -43,7 +44,7 @@ export interface RateLimitOptions {
 
 const STATIC_FILE = /\.(?:css|js|mjs|map|svg|png|ico|jpg|jpeg|webp|gif|woff2?|txt|webmanifest)$/i;
 
-/** What `path` asked with `method` is: a free or a paid route, or a file nobody needs to limit. */
+/** What `path` asked with `method` is: a free or a paid route, or a file nobody needs to limit (an MCP tool call, which no edge matched). */
 export function requestKind(routes: ReadonlyMap<string, readonly RouteDef[]>, method: string, path: string): "free" | "paid" | "exempt" {
   if (path === "/metrics" || path.startsWith("/_astro/") || STATIC_FILE.test(path)) return "exempt";
   const trimmed = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
@@ -59,8 +60,18 @@ function payerOfHeader(header: unknown): string | undefined {
   return isProblem(decoded) ? undefined : decoded.authorization.from.toLowerCase();
 }
 
+/** The payer of an HTTP request's payment header, decoded once for the request (src/server/middleware/route-match.ts). */
 function payerOf(req: Request): string | undefined {
-  return payerOfHeader(req.headers["payment-signature"] ?? req.headers["x-payment"]);
+  const decoded = paymentOf(req);
+  return decoded === undefined || isProblem(decoded) ? undefined : decoded.authorization.from.toLowerCase();
+}
+
+/** An HTTP request's kind, by the route matched once at the edge (src/server/middleware/route-match.ts). */
+function kindOfRequest(req: Request): "free" | "paid" | "exempt" {
+  const path = req.path;
+  if (path === "/metrics" || path.startsWith("/_astro/") || STATIC_FILE.test(path)) return "exempt";
+  const route = routeOf(req)?.route;
+  return route && !(route instanceof ServiceError) && route.price !== null ? "paid" : "free";
 }
 
 /** One call to count that is not an HTTP request of its own (an MCP tool call). */
@@ -197,7 +208,7 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
   };
 
   const middleware = function rateLimitMiddleware(req: Request, res: Response, next: NextFunction): void {
-    const kind = requestKind(byPath, req.method, req.path);
+    const kind = kindOfRequest(req);
     const payer = kind === "paid" && paidInFlightPerPayer > 0 ? payerOf(req) : undefined;
     // No payment, or a header that does not decode (the gate refuses it with the challenge): the challenge budget.
     const buckets = budgetOf(kind, payer);

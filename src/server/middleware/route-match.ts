@@ -1,0 +1,54 @@
+/**
+ * A request's route, matched once against its site's route table and kept with the request for
+ * every later step (the metrics label, the rate limits, the dispatcher), and its payment header,
+ * decoded once for whichever step reads it first.
+ */
+import type { IncomingMessage } from "node:http";
+import type { NextFunction, Request, Response } from "express";
+import type { RouteDef } from "../../../spec/route.ts";
+import type { SiteDef } from "../../../spec/sites.ts";
+import { matchRoute } from "../../dispatch.ts";
+import { ServiceError } from "../../errors.ts";
+import { type DecodedPayment, decodePayment, type PayloadProblem } from "../../payments/payload.ts";
+
+/** The match of an API request: the path it was matched on, and its route or the 404/405 the path earns. */
+export interface RouteMatch {
+  path: string;
+  route: RouteDef | ServiceError;
+}
+
+const matches = new WeakMap<IncomingMessage, RouteMatch>();
+const payments = new WeakMap<IncomingMessage, DecodedPayment | PayloadProblem | undefined>();
+
+/** The route `req` was matched to, when it is a request for the site's API. */
+export function routeOf(req: IncomingMessage): RouteMatch | undefined {
+  return matches.get(req);
+}
+
+/** The payment header of `req` (`PAYMENT-SIGNATURE`, or v1's `X-Payment`), decoded on first use; undefined when absent. */
+export function paymentOf(req: IncomingMessage): DecodedPayment | PayloadProblem | undefined {
+  if (payments.has(req)) return payments.get(req);
+  const header = req.headers["payment-signature"] ?? req.headers["x-payment"];
+  const decoded = typeof header === "string" ? decodePayment(header) : undefined;
+  payments.set(req, decoded);
+  return decoded;
+}
+
+/** Middleware factory: match each request for the site's API (its prefix, or a route outside it) to its route, once. */
+export function routeMatch(site: SiteDef) {
+  const ownPaths = new Set(site.routes.map((r) => r.path));
+  return function routeMatchMiddleware(req: Request, _res: Response, next: NextFunction): void {
+    const path = req.path;
+    if (path.startsWith(site.apiPrefix) || ownPaths.has(path)) {
+      let route: RouteDef | ServiceError;
+      try {
+        route = matchRoute(req.method, path, site);
+      } catch (error) {
+        if (!(error instanceof ServiceError)) throw error;
+        route = error;
+      }
+      matches.set(req, { path, route });
+    }
+    next();
+  };
+}
