@@ -16,13 +16,14 @@ import { ChatConfigError, type ChatLlmConfig, chatConfigFromEnv } from "../src/c
 import { chatDepsFromContext } from "../src/chat/deps.ts";
 import { answerChat, type ChatAnswer, type ChatSource } from "../src/chat/engine.ts";
 import type { FunctionContext } from "../src/context.ts";
-import { mineFeeBlocks } from "../src/devnet/scenario.ts";
 import { ServiceError, UpstreamError } from "../src/errors.ts";
+import { mineFeeBlocks } from "../src/local/devnet/scenario.ts";
+import { type StubFault, type StubUpstream, startUpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
 import { createLogger } from "../src/log.ts";
-import { type StubFault, type StubUpstream, startUpstreamStubs } from "../src/stubs/upstream-stubs.ts";
+import { base } from "../src/networks/base.ts";
 import { chainClient, devnet, testStore } from "./support/service.ts";
 
-const USDC = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
+const USDC = base.usdc.address;
 const PLAIN = "0x4557687c966Db5302e0d37A22dEA406BfA30d9b0";
 const started = Date.now();
 
@@ -43,8 +44,8 @@ async function context(urls: StubUrls = inject("stubs"), timeoutMs = 5_000): Pro
   return {
     config: {
       mode: "local",
-      network: "eip155:8453",
-      chainId: 8453,
+      network: base.id,
+      chainId: base.chainId,
       usdc: USDC,
       payTo: devnet().payTo,
       publicUrl: undefined,
@@ -271,7 +272,7 @@ describe("the built-in engine on the stubs' figures", () => {
     const plan = await mineFeeBlocks(devnet().rpcUrl);
     const pending = await chainClient().getBlock({ blockTag: "pending" });
     const baseFee = pending.baseFeePerGas as bigint;
-    // Five transfers per seeded block: medians of the tips are 2.5 M, 12 M and 100 M wei (src/devnet/scenario.ts).
+    // Five transfers per seeded block: medians of the tips are 2.5 M, 12 M and 100 M wei (src/local/devnet/scenario.ts).
     const cost = (gas: bigint, tip: bigint) => {
       const scaled = gas * (baseFee + tip) * 312_045n; // wei x (USD x 100) per ETH
       const unit = 10n ** 12n;

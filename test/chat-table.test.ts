@@ -16,9 +16,10 @@ import { chatDepsFromContext } from "../src/chat/deps.ts";
 import { answerChat, type ChatSource } from "../src/chat/engine.ts";
 import { runChatTool } from "../src/chat/tools.ts";
 import type { FunctionContext } from "../src/context.ts";
-import { mineFeeBlocks } from "../src/devnet/scenario.ts";
 import { ServiceError } from "../src/errors.ts";
+import { mineFeeBlocks } from "../src/local/devnet/scenario.ts";
 import { createLogger } from "../src/log.ts";
+import { base } from "../src/networks/base.ts";
 import { chainClient, devnet, testStore } from "./support/service.ts";
 
 const PLAIN = "0x4557687c966Db5302e0d37A22dEA406BfA30d9b0";
@@ -38,9 +39,9 @@ async function context(): Promise<FunctionContext> {
   return {
     config: {
       mode: "local",
-      network: "eip155:8453",
-      chainId: 8453,
-      usdc: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+      network: base.id,
+      chainId: base.chainId,
+      usdc: base.usdc.address,
       payTo: devnet().payTo,
       publicUrl: undefined,
       version: "test",
@@ -214,7 +215,7 @@ const TABLE: [string, Intent, Figure[] | typeof GAS | null, string[]][] = [
     "what's the usdc contract address on base",
     "kb",
     kb("base-usdc-contract", "Base USDC: contract address, decimals and EIP-712 domain for signing"),
-    ["0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"],
+    [base.usdc.address],
   ],
   // Questions it cannot answer: a 400 that says what it can answer.
   ["tell me a joke", "none", null, ["I can't answer that"]],

@@ -15,6 +15,7 @@
  * says which figures could not be fetched, without a number for those.
  */
 import { ServiceError, UpstreamError } from "../errors.ts";
+import { base } from "../networks/base.ts";
 import type { ChatDeps } from "./deps.ts";
 import {
   type AssetRef,
@@ -318,7 +319,7 @@ async function perpPart(deps: ChatDeps, mention: AssetMention, topics: ChatQuest
 
 async function gasPart(deps: ChatDeps): Promise<Part> {
   const gas = await gasFact(deps);
-  const chain = gas.chain_id === 8453 ? "Base" : `chain ${gas.chain_id}`;
+  const chain = gas.chain_id === base.chainId ? base.name : `chain ${gas.chain_id}`;
   const fees = gas.priority_fee_gwei;
   return {
     sentences: [
@@ -334,7 +335,7 @@ async function gasPart(deps: ChatDeps): Promise<Part> {
 /** What sending a token costs now: the gas reading, the ERC-20 transfer first. */
 async function transferPart(deps: ChatDeps): Promise<Part> {
   const gas = await gasFact(deps);
-  const chain = gas.chain_id === 8453 ? "Base" : `chain ${gas.chain_id}`;
+  const chain = gas.chain_id === base.chainId ? base.name : `chain ${gas.chain_id}`;
   return {
     sentences: [
       `Sending USDC or another ERC-20 token on ${chain} (about 65,000 gas) costs about ${usd(gas.usd_estimate.erc20_transfer_65000)} right now, ` +
