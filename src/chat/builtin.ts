@@ -56,7 +56,7 @@ const MESSAGE_FIELD = "body.message";
  */
 export function cannotAnswer(said: readonly string[], closest: readonly { id: string; title: string }[] = []): ServiceError {
   const message = `${[...said, "This message was not charged."].join(" ")} ${CAPABILITIES}`;
-  return new ServiceError("invalid_request", 400, message, {
+  return new ServiceError("invalid_request", message, {
     details: {
       fields: [{ field: MESSAGE_FIELD, expected: `a question the assistant can answer. ${CAPABILITIES}` }],
       closest_entries: closest.map(({ id, title }) => ({ id, title })),
