@@ -2,12 +2,23 @@
  * `POST /api/chat` over HTTP with real x402 payments on the local chain: a message the
  * assistant cannot answer is a 400 that says what it can answer, and the payment sent with it
  * is never settled (the payer's and the seller's USDC unchanged, the authorization unused on
- * the USDC contract); a message it answers is settled for exactly 0.10 USDC.
+ * the USDC contract); a message it answers is settled for exactly 0.10 USDC. Paid from a prepaid
+ * balance, the same message debits nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CAPABILITIES } from "../src/chat/builtin.ts";
+import { signInHeader } from "../src/local/buyer/sign-in.ts";
 import type { RunningService } from "../src/server/service.ts";
-import { buyerAccount, chainClient, challengeOf, devnet, signPayment, startTestService, usdcBalance } from "./support/service.ts";
+import {
+  buyerAccount,
+  chainClient,
+  challengeOf,
+  devnet,
+  payingFetch,
+  signPayment,
+  startTestService,
+  usdcBalance,
+} from "./support/service.ts";
 
 const PRICE = 100_000n; // 0.10 USDC in atomic units
 const eip3009Abi = [
@@ -92,5 +103,34 @@ describe("POST /api/chat on the local chain", () => {
     expect(paid).toBe(PRICE);
     expect(received).toBe(PRICE);
     expect(used).toBe(true);
+  });
+
+  it("debits nothing from a prepaid balance for a message it cannot answer, and 0.10 for one it answers", async () => {
+    const buyer = buyerAccount(7);
+    const top = await payingFetch(buyer)(`${service.url}/api/balance/topup?amount=1`, { method: "POST" });
+    expect(top.status).toBe(200);
+    const balance = async () => {
+      const res = await fetch(`${service.url}/api/balance`, {
+        headers: { "SIGN-IN-WITH-X": await signInHeader(buyer, `${service.url}/api/balance`) },
+      });
+      return ((await res.json()) as { balance: number }).balance;
+    };
+    const chat = async (message: string) => {
+      const res = await fetch(`${service.url}/api/chat`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "SIGN-IN-WITH-X": await signInHeader(buyer, `${service.url}/api/chat`) },
+        body: JSON.stringify({ user_id: buyer.address, message }),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    const before = await balance();
+    const refused = await chat("tell me a joke");
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ error: { code: "invalid_request" } });
+    expect(await balance()).toBe(before);
+    const answered = await chat("aave tvl");
+    expect(answered.status).toBe(200);
+    expect(answered.body.balance).toBeCloseTo(before - 0.1, 9);
+    expect(await balance()).toBeCloseTo(before - 0.1, 9);
   });
 });

@@ -104,12 +104,6 @@ export interface CorpusOptions {
   seed?: number;
 }
 
-/** The commonest English words, which carry no topic. */
-export const FUNCTION_WORDS = (
-  "the of and to a in is it you that he was for on are with as his they be at one have this from or had by but what some we can " +
-  "out other were all there when up use your how said an each she which do their if will way about many then them would so these"
-).split(" ");
-
 const CATEGORIES = ["payments", "base-chain", "x402-protocol", "agents", "operations", "security", "data"];
 
 /** The prose of a Markdown file: its sentences, without frontmatter, code blocks, tables or markup. */
