@@ -11,14 +11,14 @@ import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { privateKeyToAccount } from "viem/accounts";
 import { ensureBuild } from "../src/build-stamp.ts";
-import { signInHeader } from "../src/buyer/sign-in.ts";
 import { loadConfig } from "../src/config.ts";
-import { startDevnet } from "../src/devnet/devnet.ts";
+import { signInHeader } from "../src/local/buyer/sign-in.ts";
+import { startDevnet } from "../src/local/devnet/devnet.ts";
+import { startUpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
 import { createLogger } from "../src/log.ts";
 import { signedInPayer } from "../src/payments/sign-in.ts";
 import { startService } from "../src/server/service.ts";
 import { openStore } from "../src/store/store.ts";
-import { startUpstreamStubs } from "../src/stubs/upstream-stubs.ts";
 import { percentile } from "./bench-paid.ts";
 import { reportTarget } from "./bench-report.ts";
 

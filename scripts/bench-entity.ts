@@ -27,11 +27,11 @@ import type { AnalyticsSettings } from "../src/analytics/services.ts";
 import { createChainClient, rpcTransport } from "../src/chain/client.ts";
 import { UseCaseIndex } from "../src/content/use-cases.ts";
 import type { FunctionContext, RouteFunction } from "../src/context.ts";
-import { compileContracts } from "../src/devnet/contracts.ts";
-import { devnetAccounts, startDevnet } from "../src/devnet/devnet.ts";
+import { compileContracts } from "../src/local/devnet/contracts.ts";
+import { devnetAccounts, startDevnet } from "../src/local/devnet/devnet.ts";
+import { startUpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
 import { createLogger } from "../src/log.ts";
 import { base } from "../src/networks/base.ts";
-import { startUpstreamStubs } from "../src/stubs/upstream-stubs.ts";
 import { type BenchChain, loadCachedChain, rpcOf } from "./bench-analytics.ts";
 import { reportTarget } from "./bench-report.ts";
 import { COMPILED_CONTENT_FILE, compileContent } from "./content/compile.ts";
@@ -207,7 +207,6 @@ export async function benchEntity(): Promise<void> {
     const payTo = devnetAccounts()[1]?.address as Address;
     const settings = (): AnalyticsSettings => ({
       mode: "local",
-      scanner: { rpcUrls: [chain.rpcUrl] }, // as the service builds its scanner
       upstreams: {
         dexscreenerUrl: stubs.urls.dexscreener,
         defillamaUrl: stubs.urls.defillama,

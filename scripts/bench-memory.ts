@@ -206,8 +206,8 @@ async function measureChild(mode: "service" | "bare", env: Record<string, string
 /** Run the memory benchmark and print its table. */
 export async function benchMemory(): Promise<void> {
   const { ensureBuild } = await import("../src/build-stamp.ts");
-  const { startDevnet } = await import("../src/devnet/devnet.ts");
-  const { signPayment } = await import("../src/buyer/sign-payment.ts");
+  const { startDevnet } = await import("../src/local/devnet/devnet.ts");
+  const { signPayment } = await import("../src/local/buyer/sign-payment.ts");
   const { privateKeyToAccount } = await import("viem/accounts");
   const { decodePaymentRequiredHeader } = await import("@x402/core/http");
   await ensureBuild();

@@ -20,12 +20,12 @@ import type { AnalyticsSettings } from "../src/analytics/services.ts";
 import { WETH_ADDRESS } from "../src/chain/addresses.ts";
 import { createChainClient, rpcTransport } from "../src/chain/client.ts";
 import type { FunctionContext } from "../src/context.ts";
-import { loadContracts } from "../src/devnet/contracts.ts";
-import { devnetAccounts, devnetChain, startDevnet } from "../src/devnet/devnet.ts";
-import { seedScenario } from "../src/devnet/scenario.ts";
+import { loadContracts } from "../src/local/devnet/contracts.ts";
+import { devnetAccounts, devnetChain, startDevnet } from "../src/local/devnet/devnet.ts";
+import { seedScenario } from "../src/local/devnet/scenario.ts";
+import { startUpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
 import { createLogger } from "../src/log.ts";
 import { base } from "../src/networks/base.ts";
-import { startUpstreamStubs } from "../src/stubs/upstream-stubs.ts";
 import { reportTarget } from "./bench-report.ts";
 
 const QUICK = process.env.BENCH_QUICK === "1";
@@ -66,7 +66,6 @@ export async function benchSecondary(): Promise<void> {
     const chain = createChainClient(base.chainAt([devnet.rpcUrl]), rpcTransport([devnet.rpcUrl]));
     const settings: AnalyticsSettings = {
       mode: "local",
-      scanner: { rpcUrls: [devnet.rpcUrl] }, // as the service builds its scanner
       upstreams: {
         dexscreenerUrl: stubs.urls.dexscreener,
         defillamaUrl: stubs.urls.defillama,

@@ -28,10 +28,10 @@ import { createWalletClient, http, isAddressEqual, publicActions, recoverTypedDa
 import { generatePrivateKey, nonceManager, privateKeyToAccount } from "viem/accounts";
 import { base } from "viem/chains";
 import { ensureBuild } from "../src/build-stamp.ts";
-import { signPayment } from "../src/buyer/sign-payment.ts";
 import { rpcTransport } from "../src/chain/client.ts";
 import { loadConfig } from "../src/config.ts";
-import { startDevnet } from "../src/devnet/devnet.ts";
+import { signPayment } from "../src/local/buyer/sign-payment.ts";
+import { startDevnet } from "../src/local/devnet/devnet.ts";
 import { createLogger } from "../src/log.ts";
 import { base as baseNetwork } from "../src/networks/base.ts";
 import { startService } from "../src/server/service.ts";

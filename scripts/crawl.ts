@@ -14,11 +14,11 @@ import { runCrawl } from "../src/intel/crawl.ts";
 import { createIntelServices } from "../src/intel/intel-services.ts";
 import { createLogger } from "../src/log.ts";
 import { base } from "../src/networks/base.ts";
-import { createProgress, type Progress } from "../src/progress.ts";
 import { openStoreForTool, storeDescription } from "../src/store/configured.ts";
 import { redact } from "../src/store/store.ts";
 import { CDP_DISCOVERY_URL } from "../src/upstreams/directory-cdp.ts";
 import { X402_LIST_URL } from "../src/upstreams/directory-x402-list.ts";
+import { createProgress, type Progress } from "./progress.ts";
 
 /** The local chain described by `file`, when it answers. */
 async function runningDevnet(file: string): Promise<{ rpcUrl: string; payTo: `0x${string}` } | undefined> {
@@ -52,7 +52,7 @@ async function main(): Promise<void> {
       // The service's chain when it is running (its devnet.json answers), else start it here.
       let devnet = await runningDevnet(path.join(config.dataDir, "devnet.json"));
       if (!devnet) {
-        const { startDevnet } = await import("../src/devnet/devnet.ts");
+        const { startDevnet } = await import("../src/local/devnet/devnet.ts");
         const started = await startDevnet({ dataDir: config.dataDir, port: config.anvilPort, persist: true });
         stops.push(started.stop);
         devnet = started;

@@ -66,27 +66,8 @@ export interface ErrorBody {
   };
 }
 
-/**
- * Marks service errors across module copies: the Astro build bundles its own copy of this
- * file while the Express side loads the source, so a plain `instanceof` would not recognise
- * an error thrown by the other copy (and a 503 would become a 500).
- */
-const BRAND = Symbol.for("x402-chain-data-service/ServiceError");
-
 /** Base class of every error the service reports to a caller. */
 export class ServiceError extends Error {
-  /** Identifies the class across module copies; each subclass declares its own. */
-  static readonly errorName: string = "ServiceError";
-
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    // `this` is the class `instanceof` asks about (maybe a subclass), so it cannot be named.
-    // biome-ignore lint/complexity/noThisInStatic: the receiver is the class being tested
-    const tested = this as typeof ServiceError;
-    if (Function.prototype[Symbol.hasInstance].call(tested, value)) return true;
-    const names = (value as { [BRAND]?: unknown } | null)?.[BRAND];
-    return Array.isArray(names) && names.includes(tested.errorName);
-  }
-
   override name = "ServiceError";
   readonly code: ErrorCode;
   readonly status: number;
@@ -101,11 +82,6 @@ export class ServiceError extends Error {
     options: { details?: Record<string, unknown>; cause?: unknown; headers?: Record<string, string> } = {},
   ) {
     super(message, { cause: options.cause });
-    const names: string[] = [];
-    for (let c = new.target as typeof ServiceError | undefined; c?.errorName; c = Object.getPrototypeOf(c)) {
-      if (!names.includes(c.errorName)) names.push(c.errorName);
-    }
-    Object.defineProperty(this, BRAND, { value: names });
     this.code = code;
     this.status = status;
     this.details = options.details;
@@ -125,7 +101,6 @@ export interface FieldProblem {
 
 /** 400: the request was understood but a field is missing or malformed. */
 export class InvalidRequestError extends ServiceError {
-  static override readonly errorName: string = "InvalidRequestError";
   override name = "InvalidRequestError";
   readonly fields: FieldProblem[];
   constructor(message: string, fields: FieldProblem[] = []) {
@@ -136,7 +111,6 @@ export class InvalidRequestError extends ServiceError {
 
 /** 404: the path, topic, slug or transaction does not exist. */
 export class NotFoundError extends ServiceError {
-  static override readonly errorName: string = "NotFoundError";
   override name = "NotFoundError";
   constructor(message: string, details?: Record<string, unknown>) {
     super("not_found", 404, message, details ? { details } : {});
@@ -148,7 +122,6 @@ const UPSTREAM_STATUS = { upstream_error: 502, unavailable: 503, upstream_timeou
 
 /** 502/503/504: a chain node or third-party API failed; the call is not charged. */
 export class UpstreamError extends ServiceError {
-  static override readonly errorName: string = "UpstreamError";
   override name = "UpstreamError";
   readonly upstream: string;
   constructor(

@@ -28,7 +28,7 @@ import { buyerAccount, chainClient, challengeOf, devnet, startTestService, usdcB
 
 const PRICE = 100_000n; // verifyPayment (POST /api/payment-verify): 0.10 USDC
 const HONEYPOT_PRICE = 50_000n; // v1HoneypotCheck (POST /v1/honeypot-check on the secondary site): 0.05 USDC
-/** The seeded token whose deepest pool is a v3 pool (src/devnet/scenario-tokens.ts), and that pool. */
+/** The seeded token whose deepest pool is a v3 pool (src/local/devnet/scenario-tokens.ts), and that pool. */
 const btax = () => {
   const pool = scenario().tokenRisk.pairs.find((p) => p.symbol === "BTAX" && p.pair === p.expected.pool);
   if (!pool) throw new Error("the scenario has no BTAX pool");

@@ -18,7 +18,6 @@ import type { AnalyticsSettings } from "../analytics/services.ts";
 import { authorizationReader } from "../chain/authorization.ts";
 import { createChainClient, rpcTransport } from "../chain/client.ts";
 import type { Config } from "../config.ts";
-import { loadAdWindows } from "../content/ad-schedule.ts";
 import type { Services } from "../context.ts";
 import { runCrawl } from "../intel/crawl.ts";
 import { trustCrawlJob } from "../intel/crawl-schedule.ts";
@@ -43,7 +42,6 @@ import { X402_LIST_URL } from "../upstreams/directory-x402-list.ts";
 import { type AstroHandler, createApp, loadAstroHandler, siteRouter } from "./app.ts";
 import { trackConnections } from "./connections.ts";
 import { drainable } from "./middleware/drain.ts";
-import { loadStaticFiles } from "./middleware/static-memory.ts";
 
 /** What local mode's devnet provides to the service. */
 export interface DevnetEndpoints {
@@ -193,10 +191,6 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     ...(options.resolve ? { resolve: options.resolve } : {}),
   };
 
-  // The log scanner reads eth_getLogs from the RPC URLs itself (src/chain/json-rpc-http.ts),
-  // unless a test replaced the read transport, which must then see every read.
-  const withLogsUrls = (settings: AnalyticsSettings): AnalyticsSettings =>
-    options.readTransport ? settings : { ...settings, scanner: { rpcUrls, ...settings.scanner } };
   const services: Services = {
     config: {
       mode: config.mode,
@@ -213,7 +207,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     log,
     store,
     intel: intelSettings,
-    analytics: withLogsUrls(options.analytics ?? { mode: config.mode, upstreams: config.upstreams, entityBudget: config.entityIntel }),
+    analytics: options.analytics ?? { mode: config.mode, upstreams: config.upstreams, entityBudget: config.entityIntel },
     chat: config.chat,
     ...(options.now ? { now: options.now } : {}),
   };
@@ -342,8 +336,6 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       observer: metrics.payments,
     });
   const clientDir = `${options.distDir ?? "dist"}/client`;
-  const adWindows = loadAdWindows(options.distDir ?? "dist");
-  const staticFiles = loadStaticFiles(clientDir);
   const clock = options.now ? () => (options.now as () => Date)().getTime() : undefined;
   const documentCacheOn = options.documentCache ?? true;
   const drain = drainable();
@@ -354,9 +346,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     gate: gateFor(primarySite.routes, config.publicUrl),
     astro,
     clientDir,
-    staticFiles,
     documentCache: documentCacheOn,
-    adWindows,
     metrics,
     ...(clock ? { now: clock } : {}),
   });
@@ -371,7 +361,6 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     gate: gateFor(baseToolsSite.routes, secondaryPublicUrl),
     astro,
     clientDir,
-    staticFiles,
     documentCache: documentCacheOn,
     metrics,
     ...(clock ? { now: clock } : {}),

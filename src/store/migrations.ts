@@ -436,7 +436,6 @@ export const SCHEMA_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));
 
 /** 503 at start: the database was migrated by a newer build. */
 export class SchemaTooNewError extends ServiceError {
-  static override readonly errorName: string = "SchemaTooNewError";
   override name = "SchemaTooNewError";
   constructor(found: number) {
     super(

@@ -4,7 +4,7 @@
  * its owner, a 10% sell-tax token, a blacklisting token, one whose liquidity is pulled after
  * launch, and a 5% buy-tax token traded mostly in a working v3 pool with a shallower v2 pair
  * beside it), trades on the v2 pairs, and a local stablecoin (USDL) in four pools at deliberate deviations
- * from its peg. It runs inside the scenario (src/devnet/scenario.ts), before its fee window, with
+ * from its peg. It runs inside the scenario (src/local/devnet/scenario.ts), before its fee window, with
  * the scenario's block builder, so every Transfer log is planned and recorded like the others.
  *
  * Its ground truth (`tokenRisk`) comes from the plan: the expected verdict and taxes of each
@@ -15,12 +15,13 @@
  */
 import { type Abi, type Address, encodeDeployData, encodeFunctionData, getContractAddress, type PrivateKeyAccount, parseUnits } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { WETH_ADDRESS } from "../chain/addresses.ts";
-import type { AddressClass } from "../chain/classify.ts";
-import { base } from "../networks/base.ts";
+import { WETH_ADDRESS } from "../../chain/addresses.ts";
+import type { AddressClass } from "../../chain/classify.ts";
+import { base } from "../../networks/base.ts";
 import { type ContractArtifact, loadContracts } from "./contracts.ts";
 import type { DevnetAccount } from "./devnet.ts";
-import { type BlockBuilder, type PlannedTransfer, type ScenarioTransferToken, scenarioAccount, type TestClient } from "./scenario.ts";
+import type { BlockBuilder, PlannedTransfer, ScenarioTransferToken, TestClient } from "./scenario.ts";
+import { scenarioAccount } from "./scenario-accounts.ts";
 
 /** The meme tokens of the token-risk scenario. */
 export type MemeSymbol = "MEME" | "HPOT" | "TAX" | "BLKL" | "RUG" | "BTAX";

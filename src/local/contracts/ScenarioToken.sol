@@ -4,7 +4,7 @@ pragma solidity ^0.8.24;
 import {ERC20} from "@openzeppelin/contracts/token/ERC20/ERC20.sol";
 
 /// @title ScenarioToken
-/// @notice A plain (non-proxy) ERC-20 of the seeded local scenario (src/devnet/scenario.ts):
+/// @notice A plain (non-proxy) ERC-20 of the seeded local scenario (src/local/devnet/scenario.ts):
 /// what token-check must report as a token that is not a proxy.
 contract ScenarioToken is ERC20 {
     /// @notice The deployer: the only address allowed to mint.

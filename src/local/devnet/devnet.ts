@@ -18,8 +18,8 @@ import {
   walletActions,
 } from "viem";
 import { HDKey, hdKeyToAccount, privateKeyToAccount } from "viem/accounts";
-import { MULTICALL3_ADDRESS, TEST_MNEMONIC, WETH_ADDRESS } from "../chain/addresses.ts";
-import { base } from "../networks/base.ts";
+import { MULTICALL3_ADDRESS, TEST_MNEMONIC, WETH_ADDRESS } from "../../chain/addresses.ts";
+import { base } from "../../networks/base.ts";
 import { startAnvil } from "./anvil.ts";
 import { type ContractArtifact, loadContracts } from "./contracts.ts";
 

@@ -7,8 +7,8 @@ import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { isMainThread } from "node:worker_threads";
-import { TEST_MNEMONIC } from "../chain/addresses.ts";
-import { base } from "../networks/base.ts";
+import { TEST_MNEMONIC } from "../../chain/addresses.ts";
+import { base } from "../../networks/base.ts";
 
 /** Options for {@link startAnvil}. */
 export type AnvilOptions = {

@@ -35,12 +35,13 @@ import {
   zeroAddress,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { MULTICALL3_ADDRESS, WETH_ADDRESS } from "../chain/addresses.ts";
-import type { AddressClass } from "../chain/classify.ts";
-import { TRANSFER_EVENT, TRANSFER_TOPIC } from "../chain/log-scanner.ts";
-import { base } from "../networks/base.ts";
+import { MULTICALL3_ADDRESS, WETH_ADDRESS } from "../../chain/addresses.ts";
+import type { AddressClass } from "../../chain/classify.ts";
+import { TRANSFER_EVENT, TRANSFER_TOPIC } from "../../chain/log-scanner.ts";
+import { base } from "../../networks/base.ts";
 import { type ContractArtifact, loadContracts } from "./contracts.ts";
 import { type DevnetAccount, devnetChain } from "./devnet.ts";
+import { scenarioAccount, scenarioContracts } from "./scenario-accounts.ts";
 import { type EntitiesTruth, type EntityTokenSymbol, seedEntities } from "./scenario-entities.ts";
 import { seedTokenRisk, type TokenRiskSymbol, type TokenRiskTruth } from "./scenario-tokens.ts";
 
@@ -53,7 +54,7 @@ export type ScenarioTokenSymbol = CoreTokenSymbol | EntityTokenSymbol;
 /** Roles of scenario wallets. */
 export type ScenarioRole = "deployer" | "exchange" | "bridge" | "whale" | "user" | "fee" | "cold";
 
-/** Every token whose transfers the ground truth records (the token-risk tokens of src/devnet/scenario-tokens.ts too). */
+/** Every token whose transfers the ground truth records (the token-risk tokens of src/local/devnet/scenario-tokens.ts too). */
 export type ScenarioTransferToken = ScenarioTokenSymbol | TokenRiskSymbol;
 
 /** One transfer of the ground truth. */
@@ -101,9 +102,9 @@ export interface ScenarioGroundTruth {
   feeBlocks: { blocks: number[]; tipsWei: string[][] };
   /** The class every named address must get from the classifier. */
   classes: Record<Address, AddressClass>;
-  /** The entity-intelligence chapter: venues, users, flows and the answers they imply (src/devnet/scenario-entities.ts). */
+  /** The entity-intelligence chapter: venues, users, flows and the answers they imply (src/local/devnet/scenario-entities.ts). */
   entities: EntitiesTruth;
-  /** The token-risk tokens, pairs and stablecoin pools (src/devnet/scenario-tokens.ts). */
+  /** The token-risk tokens, pairs and stablecoin pools (src/local/devnet/scenario-tokens.ts). */
   tokenRisk: TokenRiskTruth;
 }
 
@@ -114,11 +115,6 @@ const DECIMALS: Record<CoreTokenSymbol, number> = { USDC: 6, WETH: 18, PLAIN: 18
 const DEFAULT_TIP = 1_000_000n; // 0.001 gwei, a typical Base priority fee
 const MAX_FEE = 2_000_000_000n;
 const ERC20_GAS = 120_000n;
-
-/** The deterministic key of a scenario wallet: public, local-only, worthless anywhere else. */
-export function scenarioAccount(name: string): PrivateKeyAccount {
-  return privateKeyToAccount(keccak256(stringToBytes(`x402-chain-data-service/local-scenario/${name}`)));
-}
 
 /** Names and roles of the scenario's wallets. */
 export const SCENARIO_WALLETS: readonly { name: string; role: ScenarioRole }[] = [
@@ -137,23 +133,6 @@ export const SCENARIO_WALLETS: readonly { name: string; role: ScenarioRole }[] =
 /** The fee wallets' accounts, in order (tests re-mine fee blocks with them). */
 export function feeAccounts(): PrivateKeyAccount[] {
   return SCENARIO_WALLETS.filter((w) => w.role === "fee").map((w) => scenarioAccount(w.name));
-}
-
-/** The contract addresses the scenario deploys (the deployer's first nonces; the proxy creates its admin). */
-export function scenarioContracts(): ScenarioGroundTruth["contracts"] {
-  const from = scenarioAccount("deployer").address;
-  const at = (nonce: number) => getContractAddress({ from, nonce: BigInt(nonce) });
-  const proxyToken = at(2);
-  return {
-    plainToken: at(0),
-    proxyImplementation: at(1),
-    proxyToken,
-    // OpenZeppelin 5's transparent proxy deploys its ProxyAdmin in its constructor (the proxy's nonce 1).
-    proxyAdmin: getContractAddress({ from: proxyToken, nonce: 1n }),
-    v2Pair: at(3),
-    v3Pool: at(4),
-    router: at(5),
-  };
 }
 
 /**

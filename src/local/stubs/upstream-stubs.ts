@@ -46,7 +46,7 @@ export interface UpstreamStubOptions {
 }
 
 /** Where the fixtures live. */
-export const FIXTURES_DIR = new URL("../../fixtures/upstreams/", import.meta.url);
+export const FIXTURES_DIR = new URL("../../../fixtures/upstreams/", import.meta.url);
 
 interface Fixtures {
   pairs: { chainId: string; baseToken: { address: string }; quoteToken: { address: string }; pairAddress: string }[];

@@ -10,8 +10,8 @@ import { fileURLToPath } from "node:url";
 import type { Abi, Hex } from "viem";
 
 const require = createRequire(import.meta.url);
-const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const contractsDir = join(projectRoot, "src", "contracts");
+const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+const contractsDir = join(projectRoot, "src", "local", "contracts");
 
 /** Default location of the compiled artifacts (dist/ is gitignored build output). */
 export const DEFAULT_CONTRACTS_FILE = join(projectRoot, "dist", "contracts.json");
@@ -21,14 +21,14 @@ export const CONTRACT_NAMES = [
   "FiatTokenLocal",
   "WETH9",
   "Multicall3",
-  // The seeded analytics scenario (src/devnet/scenario.ts).
+  // The seeded analytics scenario (src/local/devnet/scenario.ts).
   "ScenarioToken",
   "ScenarioUpgradeableToken",
   "ScenarioProxy",
   "ScenarioV2Pair",
   "ScenarioV3Pool",
   "ScenarioRouter",
-  // The seeded token-risk scenario (src/devnet/scenario-tokens.ts).
+  // The seeded token-risk scenario (src/local/devnet/scenario-tokens.ts).
   "RiskV2Factory",
   "RiskV3Factory",
   "RiskV3Pool",

@@ -30,11 +30,12 @@ import {
   zeroAddress,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { WETH_ADDRESS } from "../chain/addresses.ts";
-import type { AddressClass } from "../chain/classify.ts";
-import { base } from "../networks/base.ts";
+import { WETH_ADDRESS } from "../../chain/addresses.ts";
+import type { AddressClass } from "../../chain/classify.ts";
+import { base } from "../../networks/base.ts";
 import type { loadContracts } from "./contracts.ts";
-import { type BlockBuilder, type PlannedTransfer, type ScenarioTokenSymbol, scenarioContracts, type TestClient } from "./scenario.ts";
+import type { BlockBuilder, PlannedTransfer, ScenarioTokenSymbol, TestClient } from "./scenario.ts";
+import { scenarioContracts } from "./scenario-accounts.ts";
 
 /** Tokens this chapter deploys: ENTA (priced by DexScreener), ENTB (DefiLlama only), ENTC (no price anywhere). */
 export type EntityTokenSymbol = "ENTA" | "ENTB" | "ENTC";
