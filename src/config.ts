@@ -8,6 +8,7 @@ import { getAddress, isAddress, isHex } from "viem";
 import { type ChatConfig, ChatConfigError, chatConfigFromEnv } from "./chat/config.ts";
 import { parseInteger, parsePort, parseUrl } from "./config-parse.ts";
 import { OWNERSHIP_PROOF } from "./discovery/ownership-proof.ts";
+import { type PurchaseConfig, purchaseConfigFromEnv } from "./intel/purchase-config.ts";
 import type { LogLevel } from "./log.ts";
 import { DEFAULT_NETWORK, evmNetworks } from "./networks/index.ts";
 import type { EvmNetwork } from "./networks/types.ts";
@@ -147,6 +148,8 @@ export interface IntelConfig {
   crawlOriginTimeoutSeconds: number;
   /** ALLOW_LOOPBACK_TARGETS=1, local mode only: caller-chosen URLs may reach 127.0.0.0/8 and ::1. */
   allowLoopbackTargets: boolean;
+  /** Verified by purchase (TRUST_PURCHASES and its budget; src/intel/purchase-config.ts). */
+  purchases: PurchaseConfig;
 }
 
 /** Start-up refused: one line per problem. */
@@ -259,6 +262,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     crawlConcurrency: parseInteger("CRAWL_CONCURRENCY", env.CRAWL_CONCURRENCY, 32, 1, 256, problems),
     crawlOriginTimeoutSeconds: parseInteger("CRAWL_ORIGIN_TIMEOUT_SECONDS", env.CRAWL_ORIGIN_TIMEOUT_SECONDS, 10, 1, 120, problems),
     allowLoopbackTargets: false,
+    purchases: purchaseConfigFromEnv(env, production, problems),
   };
   if (set("ALLOW_LOOPBACK_TARGETS")) {
     // Reaching loopback on a caller's behalf is a development convenience; a public service must never do it.

@@ -94,7 +94,7 @@ export class TargetNotAllowedError extends ServiceError {
       hop?: number;
     },
   ) {
-    super("target_not_allowed", 400, message, { details });
+    super("target_not_allowed", message, { details });
     this.reason = details.reason;
   }
 }

@@ -22,6 +22,7 @@ import type { Services } from "../context.ts";
 import { runCrawl } from "../intel/crawl.ts";
 import { trustCrawlJob } from "../intel/crawl-schedule.ts";
 import { createIntelServices, type IntelSettings } from "../intel/intel-services.ts";
+import { LOCAL_BUYER_INDEX, trustPurchases } from "../intel/purchase-config.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { crawlProgress, createMetrics, observedStore, type ServiceMetrics } from "../metrics/metrics.ts";
 import { evmNetwork } from "../networks/index.ts";
@@ -48,6 +49,8 @@ export interface DevnetEndpoints {
   rpcUrl: string;
   payTo: `0x${string}`;
   facilitator: { address: `0x${string}`; privateKey: `0x${string}` };
+  /** The funded buyers; the trust runs' purchases pay from one of them in local mode. */
+  buyers?: readonly { address: `0x${string}`; privateKey: `0x${string}` }[];
 }
 
 /** Options of `startService`; everything but `config` has a production default. */
@@ -189,6 +192,11 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     crawlConcurrency: config.intel.crawlConcurrency,
     crawlOriginTimeoutMs: config.intel.crawlOriginTimeoutSeconds * 1000,
     ...(options.resolve ? { resolve: options.resolve } : {}),
+    purchases: {
+      enabled:
+        config.intel.purchases.enabled && (config.intel.purchases.buyerPrivateKey !== undefined || options.devnet?.buyers !== undefined),
+      budget: config.intel.purchases.budget,
+    },
   };
 
   const services: Services = {
@@ -264,6 +272,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
               trigger: "schedule",
               log,
               signal,
+              purchases: trustPurchases(config, services.chain, options.devnet?.buyers?.[LOCAL_BUYER_INDEX]?.privateKey),
               onProgress: progress.onProgress,
             });
             progress.ended("done");

@@ -39,7 +39,7 @@ export type StoreLocation = { kind: "postgres"; url: string } | { kind: "sqlite"
 export class StoreUnavailableError extends ServiceError {
   override name = "StoreUnavailableError";
   constructor(message: string, cause?: unknown) {
-    super("unavailable", 503, message, { cause });
+    super("unavailable", message, { cause });
   }
 }
 
