@@ -16,6 +16,7 @@ import { signInHeader } from "../src/local/buyer/sign-in.ts";
 import { startDevnet } from "../src/local/devnet/devnet.ts";
 import { startUpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
 import { createLogger } from "../src/log.ts";
+import { base } from "../src/networks/base.ts";
 import { checkSignIn, isRefusal, useSignIn } from "../src/payments/sign-in.ts";
 import { startService } from "../src/server/service.ts";
 import { openStore } from "../src/store/store.ts";
@@ -99,7 +100,7 @@ export async function benchChat(): Promise<void> {
     for (let i = 0; i < 200; i++) {
       const header = await signInHeader(fromBalance, chatUrl);
       const started = performance.now();
-      const signed = await checkSignIn(header, { origin: service.url, chains: ["eip155:8453"], path: "/api/chat" });
+      const signed = await checkSignIn(header, { origin: service.url, chains: [base.id], path: "/api/chat" });
       if (isRefusal(signed) || !(await useSignIn(store, signed))) throw new Error("sign-in refused");
       checks.push(performance.now() - started);
     }

@@ -13,6 +13,7 @@ import type { PrivateKeyAccount } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config.ts";
 import { signInHeader } from "../src/local/buyer/sign-in.ts";
+import { base } from "../src/networks/base.ts";
 import { balanceOf } from "../src/payments/balances.ts";
 import { checkSignIn } from "../src/payments/sign-in.ts";
 import { type RunningService, startService } from "../src/server/service.ts";
@@ -88,8 +89,8 @@ describe("sign-ins bound to the service", () => {
     expect(await holdings()).toEqual(before);
   });
 
-  it.each(["eip155:1", "eip155:84532"])(
-    "refuses a sign-in on %s (the challenge declares eip155:8453 only), and debits nothing",
+  it.each(["eip155:1", "eip155:137"])(
+    `refuses a sign-in on %s (the challenge declares ${base.id} only), and debits nothing`,
     async (chainId) => {
       const before = await holdings();
       const { status, body } = await chat(await signInHeader(buyer, `${service.url}/api/chat`, { chainId }));
@@ -165,7 +166,7 @@ describe("agentcash's sequence: sign in first, then the payment with the same si
 });
 
 describe("the sign-in's signature", () => {
-  const scope = { origin: "http://127.0.0.1:4999", chains: ["eip155:8453"], path: "/api/chat" };
+  const scope = { origin: "http://127.0.0.1:4999", chains: [base.id], path: "/api/chat" };
   const url = `${scope.origin}${scope.path}`;
   /** `header` with its payload fields replaced. */
   const altered = (header: string, fields: Record<string, unknown>) =>
