@@ -4,7 +4,7 @@
  * restart on the bench machine), and `viem/op-stack`, which exports the OP Stack's chain config,
  * loads all of its actions too (about 115 ms). Base is built here exactly as viem builds it, from
  * the OP Stack chain config module viem's own `base` is made of (the same module instance, so
- * the same formatters and serializers); test/base-chain.test.ts holds the two equal.
+ * the same formatters and serializers); test/networks-base-chain.test.ts holds the two equal.
  */
 import { createRequire } from "node:module";
 import path from "node:path";
