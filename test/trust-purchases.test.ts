@@ -17,6 +17,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { USDC_ADDRESS } from "../src/chain/addresses.ts";
 import { baseChain, rpcTransport } from "../src/chain/client.ts";
+import { ConfigError, loadConfig } from "../src/config.ts";
 import { type Devnet, startDevnet } from "../src/devnet/devnet.ts";
 import { createCatalogue } from "../src/intel/catalogue.ts";
 import { type CrawlResult, runCrawl } from "../src/intel/crawl.ts";
@@ -284,4 +285,46 @@ describe("npm run crawl pointed at a local catalogue", () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 90_000);
+});
+
+describe("the operator's settings", () => {
+  const production = {
+    RPC_URL: "https://mainnet.base.org",
+    PAY_TO: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+    FACILITATOR_URL: "https://x402.org/facilitator",
+  };
+  const problemsOf = (env: Record<string, string>) => {
+    try {
+      loadConfig(env);
+      return [];
+    } catch (error) {
+      if (error instanceof ConfigError) return error.problems;
+      throw error;
+    }
+  };
+
+  it("keeps purchases off in production by default and on in local mode, with the default budget", () => {
+    expect(loadConfig(production).intel.purchases).toEqual({
+      enabled: false,
+      budget: { perRunUsd: 0.1, perOriginUsd: 0.02, priceCapUsd: 0.02 },
+      buyerPrivateKey: undefined,
+    });
+    expect(loadConfig({}).intel.purchases.enabled).toBe(true);
+    expect(loadConfig({ TRUST_PURCHASES: "0" }).intel.purchases.enabled).toBe(false);
+  });
+
+  it("needs a buyer key to buy in production, and checks the budget", () => {
+    expect(problemsOf({ ...production, TRUST_PURCHASES: "1" })).toEqual([
+      "TRUST_PURCHASES=1 in production needs TRUST_BUYER_PRIVATE_KEY: the wallet the trust runs buy from, funded with USDC within the budget",
+    ]);
+    const key = chain.buyers[3]?.privateKey as string;
+    expect(
+      loadConfig({ ...production, TRUST_PURCHASES: "1", TRUST_BUYER_PRIVATE_KEY: key, TRUST_PURCHASE_RUN_BUDGET_USD: "0.5" }).intel
+        .purchases,
+    ).toEqual({ enabled: true, budget: { perRunUsd: 0.5, perOriginUsd: 0.02, priceCapUsd: 0.02 }, buyerPrivateKey: key });
+    expect(problemsOf({ TRUST_PURCHASE_PRICE_CAP_USD: "-1", TRUST_PURCHASES: "yes" })).toEqual([
+      'TRUST_PURCHASES must be 1 or 0, got "yes"',
+      'TRUST_PURCHASE_PRICE_CAP_USD must be a USD amount 0-1000 with at most 6 decimals, got "-1"',
+    ]);
+  });
 });
