@@ -216,8 +216,14 @@ export class PurchaseRun {
     const signed: { nonce: `0x${string}`; value: bigint }[] = [];
     let required: PaymentRequired | undefined;
     let selected: PaymentRequirements | undefined;
+    // v1 options quote maxAmountRequired instead of amount.
+    const amountOf = (r: PaymentRequirements) => {
+      const text =
+        (r as { amount?: unknown; maxAmountRequired?: unknown }).amount ?? (r as { maxAmountRequired?: unknown }).maxAmountRequired;
+      return typeof text === "string" && /^[0-9]{1,78}$/.test(text) ? BigInt(text) : null;
+    };
     const affordable = (r: PaymentRequirements) => {
-      const amount = typeof r.amount === "string" && /^[0-9]{1,78}$/.test(r.amount) ? BigInt(r.amount) : null;
+      const amount = amountOf(r);
       return (
         amount !== null &&
         normaliseNetwork(r.network) === settings.network &&
@@ -238,7 +244,7 @@ export class PurchaseRun {
     });
     client.onAfterPaymentCreation(async (context) => {
       const payload = context.paymentPayload as PaymentPayload & { payload: { authorization?: { nonce?: string; value?: string } } };
-      const value = BigInt(payload.payload.authorization?.value ?? context.selectedRequirements.amount);
+      const value = BigInt(payload.payload.authorization?.value ?? amountOf(context.selectedRequirements) ?? 0n);
       // Reserved at once: a signed authorization can be settled until it expires.
       this.#reserved += value;
       spentHere += value;
