@@ -24,15 +24,16 @@ import type { CompiledContent } from "../spec/content-schema.ts";
 import { counterparties, exchangeFlow, portfolio, trace, venueUsers } from "../spec/routes/entity-intel.ts";
 import { loadLabelBook } from "../src/analytics/labels.ts";
 import type { AnalyticsSettings } from "../src/analytics/services.ts";
-import { USDC_ADDRESS } from "../src/chain/addresses.ts";
-import { baseChain, createChainClient, rpcTransport } from "../src/chain/client.ts";
+import { createChainClient, rpcTransport } from "../src/chain/client.ts";
 import { UseCaseIndex } from "../src/content/use-cases.ts";
 import type { FunctionContext, RouteFunction } from "../src/context.ts";
-import { compileContracts } from "../src/devnet/contracts.ts";
-import { devnetAccounts, startDevnet } from "../src/devnet/devnet.ts";
+import { compileContracts } from "../src/local/devnet/contracts.ts";
+import { devnetAccounts, startDevnet } from "../src/local/devnet/devnet.ts";
+import { startUpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
 import { createLogger } from "../src/log.ts";
-import { startUpstreamStubs } from "../src/stubs/upstream-stubs.ts";
+import { base } from "../src/networks/base.ts";
 import { type BenchChain, loadCachedChain, rpcOf } from "./bench-analytics.ts";
+import { reportTarget } from "./bench-report.ts";
 import { COMPILED_CONTENT_FILE, compileContent } from "./content/compile.ts";
 
 const QUICK = process.env.BENCH_QUICK === "1";
@@ -96,7 +97,15 @@ async function buildChain(rpcUrl: string): Promise<{ fromBlock: number; toBlock:
     return {
       method: "eth_sendTransaction",
       params: [
-        { from, to: USDC_ADDRESS, data, nonce: toHex(nonce), gas: "0x249f0", maxFeePerGas: "0x77359400", maxPriorityFeePerGas: "0xf4240" },
+        {
+          from,
+          to: base.usdc.address,
+          data,
+          nonce: toHex(nonce),
+          gas: "0x249f0",
+          maxFeePerGas: "0x77359400",
+          maxPriorityFeePerGas: "0xf4240",
+        },
       ],
     };
   };
@@ -194,11 +203,10 @@ export async function benchEntity(): Promise<void> {
     cleanups.unshift(() => chain.stop());
     const stubs = await startUpstreamStubs();
     cleanups.unshift(() => stubs.close());
-    const client = createChainClient(baseChain([chain.rpcUrl]), rpcTransport([chain.rpcUrl]));
+    const client = createChainClient(base.chainAt([chain.rpcUrl]), rpcTransport([chain.rpcUrl]));
     const payTo = devnetAccounts()[1]?.address as Address;
     const settings = (): AnalyticsSettings => ({
       mode: "local",
-      scanner: { rpcUrls: [chain.rpcUrl] }, // as the service builds its scanner
       upstreams: {
         dexscreenerUrl: stubs.urls.dexscreener,
         defillamaUrl: stubs.urls.defillama,
@@ -211,9 +219,9 @@ export async function benchEntity(): Promise<void> {
     const ctx = (route: FunctionContext["route"], analytics: AnalyticsSettings): FunctionContext => ({
       config: {
         mode: "local",
-        network: "eip155:8453",
-        chainId: 8453,
-        usdc: USDC_ADDRESS,
+        network: base.id,
+        chainId: base.chainId,
+        usdc: base.usdc.address,
         payTo,
         publicUrl: undefined,
         version: "bench",
@@ -304,6 +312,9 @@ export async function benchEntity(): Promise<void> {
       `\nentity intelligence: ${BLOCKS} blocks (${chain.window.fromBlock}-${chain.window.toBlock}), ${TRANSFERS} USDC transfers, ${USERS} users, anvil direct`,
     );
     console.log([line(header), line(widths.map((n) => "-".repeat(n))), ...rows.map(line)].join("\n"));
+    for (const [route, cold, warm, logs] of rows) {
+      reportTarget({ target: `- (${route})`, figure: `p50 cold ${cold}, warm ${warm}`, reference: `logs read ${logs}`, ok: null });
+    }
   } finally {
     for (const cleanup of cleanups) await cleanup().catch(() => {});
   }

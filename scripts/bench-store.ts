@@ -11,12 +11,14 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { ensureBuild } from "../src/build-stamp.ts";
 import { loadConfig } from "../src/config.ts";
-import { startDevnet } from "../src/devnet/devnet.ts";
+import { startDevnet } from "../src/local/devnet/devnet.ts";
 import { createLogger } from "../src/log.ts";
+import { base } from "../src/networks/base.ts";
 import { startService } from "../src/server/service.ts";
 import { finishLedgerRow, insertLedgerRow } from "../src/store/ledger.ts";
 import { openStore, type Store } from "../src/store/store.ts";
 import { measurePaidCalls, paidLineSink, percentile } from "./bench-paid.ts";
+import { reportTarget } from "./bench-report.ts";
 
 const QUICK = process.env.BENCH_QUICK === "1";
 const WRITES = Number(process.env.BENCH_LEDGER_WRITES ?? (QUICK ? 500 : 2000));
@@ -35,8 +37,8 @@ async function ledgerWritesPerSecond(store: Store): Promise<number> {
             route: "POST /api/payment-verify",
             payer: "0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc",
             amountAtomic: "100000",
-            asset: "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
-            network: "eip155:8453",
+            asset: base.usdc.address.toLowerCase(),
+            network: base.id,
             nonce: `0x${(i + j).toString(16).padStart(64, "0")}`,
             validBefore: null,
             requestHash: "bench",
@@ -87,6 +89,13 @@ export async function benchStore(): Promise<void> {
       try {
         const writes = await ledgerWritesPerSecond(store);
         const overhead = await overheadOf(store);
+        const bound = engine.name === "PostgreSQL" ? 3 : 5;
+        reportTarget({
+          target: `a paid call's own overhead p50 < ${bound} ms (${engine.name})`,
+          figure: `${percentile(overhead, 50).toFixed(2)} ms`,
+          reference: `${Math.round(writes)} ledger writes/s`,
+          ok: percentile(overhead, 50) < bound,
+        });
         results[engine.name] = {
           "ledger writes/s (open+finish)": Math.round(writes),
           "paid-call overhead p50 (ms)": +percentile(overhead, 50).toFixed(2),

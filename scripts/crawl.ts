@@ -8,17 +8,18 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { baseChain, createChainClient, rpcTransport } from "../src/chain/client.ts";
+import { createChainClient, rpcTransport } from "../src/chain/client.ts";
 import { ConfigError, loadConfig } from "../src/config.ts";
 import { runCrawl } from "../src/intel/crawl.ts";
 import { createIntelServices } from "../src/intel/intel-services.ts";
 import { LOCAL_BUYER_INDEX, trustPurchases } from "../src/intel/purchase-config.ts";
 import { createLogger } from "../src/log.ts";
-import { createProgress, type Progress } from "../src/progress.ts";
+import { base } from "../src/networks/base.ts";
 import { openStoreForTool, storeDescription } from "../src/store/configured.ts";
 import { redact } from "../src/store/store.ts";
 import { CDP_DISCOVERY_URL } from "../src/upstreams/directory-cdp.ts";
 import { X402_LIST_URL } from "../src/upstreams/directory-x402-list.ts";
+import { createProgress, type Progress } from "./progress.ts";
 
 /** The local chain described by `file`, when it answers. */
 type DevnetFile = { rpcUrl: string; payTo: `0x${string}`; buyers?: { privateKey: `0x${string}` }[] };
@@ -55,7 +56,7 @@ async function main(): Promise<void> {
       // The service's chain when it is running (its devnet.json answers), else start it here.
       let devnet = await runningDevnet(path.join(config.dataDir, "devnet.json"));
       if (!devnet) {
-        const { startDevnet } = await import("../src/devnet/devnet.ts");
+        const { startDevnet } = await import("../src/local/devnet/devnet.ts");
         const started = await startDevnet({ dataDir: config.dataDir, port: config.anvilPort, persist: true });
         stops.push(started.stop);
         devnet = started;
@@ -84,7 +85,7 @@ async function main(): Promise<void> {
       crawlConcurrency: config.intel.crawlConcurrency,
       crawlOriginTimeoutMs: config.intel.crawlOriginTimeoutSeconds * 1000,
     });
-    const chain = baseChain(rpcUrls);
+    const chain = base.chainAt(rpcUrls);
     const chainClient = createChainClient(chain, rpcTransport(rpcUrls));
     const purchases = trustPurchases(config, chainClient, devnetBuyer);
     if (purchases) {

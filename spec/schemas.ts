@@ -3,12 +3,13 @@
  * name, so a route's request, response and OpenAPI description come from one object.
  */
 import { type Static, Type } from "@sinclair/typebox";
+import { base } from "../src/networks/base.ts";
 
 /** A 20-byte EVM address, any case. */
 export const Address = Type.String({
   pattern: "^0x[0-9a-fA-F]{40}$",
   description: "EVM address: 0x followed by 40 hex digits",
-  examples: ["0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"],
+  examples: [base.usdc.address],
 });
 export type Address = Static<typeof Address>;
 
@@ -20,19 +21,8 @@ export const TxHash = Type.String({
 });
 export type TxHash = Static<typeof TxHash>;
 
-/** The body of every error response. */
-export const ErrorBody = Type.Object(
-  {
-    error: Type.Object({
-      code: Type.String({ description: "stable snake_case code", examples: ["invalid_request"] }),
-      message: Type.String({ description: "what is wrong and how to fix it" }),
-      details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-      docs: Type.String({ description: "the code's entry on the free /errors page", examples: ["/errors#invalid_request"] }),
-    }),
-  },
-  { $id: "ErrorBody" },
-);
-export type ErrorBody = Static<typeof ErrorBody>;
+/** The body of every error response: declared with the error table (src/error-docs.ts). */
+export { ErrorBody } from "../src/error-docs.ts";
 
 /** A request with no parameters. */
 export const NoInput = Type.Object({}, { additionalProperties: false });

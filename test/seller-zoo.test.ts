@@ -15,13 +15,14 @@ import { wrapFetchWithPayment } from "@x402/fetch";
 import { createPublicClient, erc20Abi, http, type PublicClient } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { USDC_ADDRESS, WETH_ADDRESS } from "../src/chain/addresses.ts";
-import { baseChain, rpcTransport } from "../src/chain/client.ts";
-import { type Devnet, startDevnet } from "../src/devnet/devnet.ts";
+import { WETH_ADDRESS } from "../src/chain/addresses.ts";
+import { rpcTransport } from "../src/chain/client.ts";
 import { type ConformanceReport, checkConformance } from "../src/intel/conformance.ts";
 import { eip3009Probe } from "../src/intel/eip3009-probe.ts";
 import { type PurchaseRecord, PurchaseRun } from "../src/intel/purchase.ts";
 import { assessTrust, PENALTIES } from "../src/intel/trust-score.ts";
+import { type Devnet, startDevnet } from "../src/local/devnet/devnet.ts";
+import { base } from "../src/networks/base.ts";
 import { createSafeFetcher } from "../src/outbound/safe-fetch.ts";
 import { createSelfFacilitator } from "../src/payments/facilitator.ts";
 import { LOCAL_TIMING } from "../src/payments/settlement-sender.ts";
@@ -105,14 +106,14 @@ describe("the rules the zoo proves", () => {
       { family: "@x402/core", accepts: true, reason: null },
       { family: "x402@1", accepts: true, reason: null },
     ]);
-    expect([report.x402Version, report.network, report.price_usd, report.checks.bazaar_metadata]).toEqual([1, "eip155:8453", 0.1, true]);
+    expect([report.x402Version, report.network, report.price_usd, report.checks.bazaar_metadata]).toEqual([1, base.id, 0.1, true]);
   });
 
   it("quotes the client's own reason when it cannot pay", () => {
     const reason = (id: string) => reportOf(ZOO.find((r) => r.id === id) as ZooRow).payable_reason;
     expect(reason("v2 challenge only in the body")).toBe("Invalid payment required response");
     expect(reason("v2 Base USDC without the EIP-712 domain")).toBe(
-      "EIP-712 domain parameters (name, version) are required in payment requirements for asset 0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+      `EIP-712 domain parameters (name, version) are required in payment requirements for asset ${base.usdc.address}`,
     );
     expect(reason("v2 network written as the v1 name base")).toBe(
       "No network/scheme registered for x402 version: 2 which comply with the payment requirements.",
@@ -131,8 +132,7 @@ describe("the rules the zoo proves", () => {
     expect(report.failures).toEqual([
       {
         check: "network_id",
-        message:
-          'Every network is written as its version requires: a CAIP-2 id for v2 (eip155:8453, not base), a v1 network name for v1 (base, not eip155:8453). Option 0 fails it (network "base").',
+        message: `Every network is written as its version requires: a CAIP-2 id for v2 (${base.id}, not base), a v1 network name for v1 (base, not ${base.id}). Option 0 fails it (network "base").`,
       },
     ]);
     expect(zooAssessment(report).penalties).toEqual(["not_payable", "bad_network_id"]);
@@ -192,7 +192,7 @@ describe("the rules the zoo proves", () => {
 });
 
 /*
- * Sellers that really take payments, on a local chain of their own (chain id 8453, USDC and
+ * Sellers that really take payments, on a local chain of their own (Base's chain id, USDC and
  * WETH at their Base addresses), each settling through a real facilitator. Every row is first
  * paid by the default @x402/fetch client (the quick start: wrapFetchWithPayment with
  * registerExactEvmScheme, spend controls untouched) from one buyer; what that buyer got
@@ -231,7 +231,7 @@ describe("sellers that take payments, judged against what the default @x402/fetc
   let verifier: PurchaseRun;
 
   const usdcOf = (address: `0x${string}`) =>
-    client.readContract({ address: USDC_ADDRESS, abi: erc20Abi, functionName: "balanceOf", args: [address] });
+    client.readContract({ address: base.usdc.address, abi: erc20Abi, functionName: "balanceOf", args: [address] });
 
   /** What the default @x402/fetch client gets from `url`, paying from `key`. */
   async function defaultClientRun(url: string, key: `0x${string}`, seller: PayingSeller, loosen = false): Promise<Truth> {
@@ -257,12 +257,12 @@ describe("sellers that take payments, judged against what the default @x402/fetc
   beforeAll(async () => {
     chainDir = mkdtempSync(path.join(tmpdir(), "x402-zoo-chain-"));
     chain = await startDevnet({ dataDir: chainDir, port: 0, persist: false });
-    client = createPublicClient({ chain: baseChain([chain.rpcUrl]), transport: http(chain.rpcUrl) }) as PublicClient;
+    client = createPublicClient({ chain: base.chainAt([chain.rpcUrl]), transport: http(chain.rpcUrl) }) as PublicClient;
     const facilitator = createSelfFacilitator(
       chain.facilitator.privateKey,
-      baseChain([chain.rpcUrl]),
+      base.chainAt([chain.rpcUrl]),
       rpcTransport([chain.rpcUrl]),
-      "eip155:8453",
+      base.id,
       {
         timing: LOCAL_TIMING,
       },
@@ -287,13 +287,13 @@ describe("sellers that take payments, judged against what the default @x402/fetc
     verifier = new PurchaseRun({
       buyer: privateKeyToAccount(chain.buyers[1]?.privateKey as `0x${string}`),
       chain: client,
-      network: "eip155:8453",
-      usdc: USDC_ADDRESS,
+      network: base.id,
+      usdc: base.usdc.address,
       budget: { perOriginUsd: 0.05, perRunUsd: 1, priceCapUsd: 0.05 },
       fetcher,
       settleGraceMs: 300,
     });
-    const probe = eip3009Probe(client, "eip155:8453");
+    const probe = eip3009Probe(client, base.id);
     for (const row of PAID_ROWS) {
       const seller = sellers.get(row.id) as PayingSeller;
       const report = await checkConformance(fetcher, {

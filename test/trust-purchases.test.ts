@@ -15,15 +15,15 @@ import path from "node:path";
 import { createPublicClient, erc20Abi, http, type PublicClient } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { USDC_ADDRESS } from "../src/chain/addresses.ts";
-import { baseChain, rpcTransport } from "../src/chain/client.ts";
+import { rpcTransport } from "../src/chain/client.ts";
 import { ConfigError, loadConfig } from "../src/config.ts";
-import { type Devnet, startDevnet } from "../src/devnet/devnet.ts";
 import { createCatalogue } from "../src/intel/catalogue.ts";
 import { type CrawlResult, runCrawl } from "../src/intel/crawl.ts";
 import { lastVerifiedByPurchase } from "../src/intel/leaderboard.ts";
 import type { PurchaseBudget } from "../src/intel/purchase.ts";
+import { type Devnet, startDevnet } from "../src/local/devnet/devnet.ts";
 import { createLogger } from "../src/log.ts";
+import { base } from "../src/networks/base.ts";
 import { createSafeFetcher } from "../src/outbound/safe-fetch.ts";
 import { createSelfFacilitator } from "../src/payments/facilitator.ts";
 import { LOCAL_TIMING } from "../src/payments/settlement-sender.ts";
@@ -56,31 +56,31 @@ let store: Store;
 let directories: LocalDirectories;
 const sellers = new Map<string, PayingSeller>();
 let buyer: ReturnType<typeof privateKeyToAccount>;
-const balance = () => client.readContract({ address: USDC_ADDRESS, abi: erc20Abi, functionName: "balanceOf", args: [buyer.address] });
+const balance = () => client.readContract({ address: base.usdc.address, abi: erc20Abi, functionName: "balanceOf", args: [buyer.address] });
 
 const crawl = (budget: PurchaseBudget) =>
   runCrawl({
     store,
     catalogue: createCatalogue([cdpBazaarDirectory({ url: directories.cdpUrl }), x402ListDirectory({ url: directories.x402ListUrl })]),
     fetcher,
-    chain: { client, network: "eip155:8453", usdc: USDC_ADDRESS },
+    chain: { client, network: base.id, usdc: base.usdc.address },
     concurrency: 4,
     originTimeoutMs: 4_000,
     trigger: "test",
     log,
-    purchases: { buyer, chain: client, network: "eip155:8453", usdc: USDC_ADDRESS, budget, settleGraceMs: 300 },
+    purchases: { buyer, chain: client, network: base.id, usdc: base.usdc.address, budget, settleGraceMs: 300 },
   });
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), "x402-trust-purchases-"));
   chain = await startDevnet({ dataDir: dir, port: 0, persist: false });
-  client = createPublicClient({ chain: baseChain([chain.rpcUrl]), transport: http(chain.rpcUrl) }) as PublicClient;
+  client = createPublicClient({ chain: base.chainAt([chain.rpcUrl]), transport: http(chain.rpcUrl) }) as PublicClient;
   buyer = privateKeyToAccount(chain.buyers[7]?.privateKey as `0x${string}`);
   const facilitator = createSelfFacilitator(
     chain.facilitator.privateKey,
-    baseChain([chain.rpcUrl]),
+    base.chainAt([chain.rpcUrl]),
     rpcTransport([chain.rpcUrl]),
-    "eip155:8453",
+    base.id,
     {
       timing: LOCAL_TIMING,
     },

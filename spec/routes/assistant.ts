@@ -33,7 +33,7 @@ export const chat = defineRoute({
   operationId: "chat",
   summary: "Ask the trading assistant (per message, or from a prepaid balance)",
   description:
-    "Answers a question about crypto markets, gas or x402 with live figures fetched at request time (prices and 24 h moves, funding and open interest, gas now, the watched markets) and knowledge-base entries, and lists every figure and entry it used in sources. Without user_id each message is an x402 payment of 0.10 USDC. With user_id (a wallet address) the wallet's prepaid balance pays, and the request must carry a SIGN-IN-WITH-X header signed by that wallet; when the balance is short the answer is 402 insufficient_balance with the per-call challenge. A message that fails is never charged. Not financial advice.",
+    "Answers a question about crypto markets, gas or x402 with live figures fetched at request time (prices and 24 h moves, funding and open interest, gas now and the cost of a transfer, a protocol's TVL and its 24 h change from DefiLlama, the watched markets) and knowledge-base entries, and lists every figure and entry it used in sources. A message it cannot answer is a 400 invalid_request naming body.message that says what it can answer, and is not charged. Without user_id each message is an x402 payment of 0.10 USDC. With user_id (a wallet address) the wallet's prepaid balance pays, and the request must carry a SIGN-IN-WITH-X header signed by that wallet; when the balance is short the answer is 402 insufficient_balance with the per-call challenge. A message that fails is never charged. Not financial advice.",
   tags: ["assistant"],
   price: CHAT_PRICE_USD,
   body: Type.Object(

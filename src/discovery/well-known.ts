@@ -6,7 +6,7 @@
 import path from "node:path";
 import { atomicUsdc, type RouteDef, routeKey } from "../../spec/route.ts";
 import { primarySite, type SiteDef } from "../../spec/sites.ts";
-import { NETWORKS } from "../config.ts";
+import { networkById } from "../networks/index.ts";
 
 /**
  * Where the build writes a site's document: the primary's in the static folder (served as it is),
@@ -27,7 +27,7 @@ export function buildWellKnown(routes: readonly RouteDef[], site: Pick<SiteDef, 
       "Every resource is paid per call in USDC on Base with x402 v2 (scheme exact). Call it without payment to receive HTTP 402 with the challenge in the PAYMENT-REQUIRED header and the body; sign an EIP-3009 transferWithAuthorization for the quoted amount to the quoted payTo; repeat the call with the payload in X-Payment or PAYMENT-SIGNATURE. The answer comes with a PAYMENT-RESPONSE header naming the settlement transaction. Failed calls (any status >= 400) are never charged. Full schemas: /openapi.json.",
     x402Version: 2,
     network,
-    asset: NETWORKS[network].usdc,
+    asset: networkById(network)?.usdc.address,
     openapi: "/openapi.json",
     endpoints: paid.map((r) => ({
       method: r.method,

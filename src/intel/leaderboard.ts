@@ -209,7 +209,6 @@ export async function latestRun(store: Queryable): Promise<RunInfo | null> {
 
 /** 503 before the first crawl has completed (never charged). */
 export class NoLeaderboardError extends UpstreamError {
-  static override readonly errorName: string = "NoLeaderboardError";
   override name = "NoLeaderboardError";
   constructor() {
     super(

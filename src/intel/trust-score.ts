@@ -4,6 +4,7 @@
  * leaderboard document's `what_it_is` and `common_penalties` are written from this table,
  * so what a reader sees is exactly what is applied.
  */
+import { base } from "../networks/base.ts";
 import { type ConformanceReport, eip712DomainState, RULES_VERSION } from "./conformance.ts";
 import type { PurchaseOutcome } from "./purchase.ts";
 import type { Reputation } from "./reputation.ts";
@@ -105,7 +106,7 @@ export const PENALTIES = {
     area: "challenge conformance",
     points: 10,
     blocking: false,
-    text: "network not written as its version requires (CAIP-2 such as eip155:8453 for v2, a name such as base for v1)",
+    text: `network not written as its version requires (CAIP-2 such as ${base.id} for v2, a name such as ${base.v1Name} for v1)`,
   },
   no_eip712_domain: {
     area: "challenge conformance",
@@ -307,7 +308,7 @@ export const NOT_CHECKED: readonly string[] = [
   "uptime over time: each row is a point-in-time probe",
   "operator identity or company ownership",
   "content accuracy of the paid answers",
-  "on-chain payTo reputation on chains other than Base (eip155:8453): such rows say 'NOT measured'; Solana and other networks get the conformance checks only",
+  `on-chain payTo reputation on chains other than Base (${base.id}): such rows say 'NOT measured'; Solana and other networks get the conformance checks only`,
   "payability on networks other than EVM (eip155:*): no Solana client is run, so a Solana-only seller's payability says 'NOT measured'",
   "settlement itself, unless verified by purchase: the unpaid probe checks offline what a facilitator refuses (zero or burn payTo, an expired timeout, a wrong signing domain, a token without EIP-3009) but sends nothing",
   "endpoints of an origin other than the one representative endpoint probed",

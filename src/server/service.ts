@@ -16,9 +16,8 @@ import type { allRoutes } from "../../spec/routes.ts";
 import { baseToolsSite, primarySite } from "../../spec/sites.ts";
 import type { AnalyticsSettings } from "../analytics/services.ts";
 import { authorizationReader } from "../chain/authorization.ts";
-import { baseChain, createChainClient, rpcTransport } from "../chain/client.ts";
+import { createChainClient, rpcTransport } from "../chain/client.ts";
 import type { Config } from "../config.ts";
-import { loadAdWindows } from "../content/ad-schedule.ts";
 import type { Services } from "../context.ts";
 import { runCrawl } from "../intel/crawl.ts";
 import { trustCrawlJob } from "../intel/crawl-schedule.ts";
@@ -26,6 +25,7 @@ import { createIntelServices, type IntelSettings } from "../intel/intel-services
 import { LOCAL_BUYER_INDEX, trustPurchases } from "../intel/purchase-config.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { crawlProgress, createMetrics, observedStore, type ServiceMetrics } from "../metrics/metrics.ts";
+import { evmNetwork } from "../networks/index.ts";
 import { HEARTBEAT_MS, registerInstance, startHeartbeat, unregisterInstance } from "../operations/instances.ts";
 import { type JobDefinition, type JobName, type JobScheduler, startJobs } from "../operations/jobs.ts";
 import { generateStatus, type JobSchedule, STATUS_INTERVAL_SECONDS } from "../operations/status-feed.ts";
@@ -43,7 +43,6 @@ import { X402_LIST_URL } from "../upstreams/directory-x402-list.ts";
 import { type AstroHandler, createApp, loadAstroHandler, siteRouter } from "./app.ts";
 import { trackConnections } from "./connections.ts";
 import { drainable } from "./middleware/drain.ts";
-import { loadStaticFiles } from "./middleware/static-memory.ts";
 
 /** What local mode's devnet provides to the service. */
 export interface DevnetEndpoints {
@@ -147,7 +146,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   }
 
   const rpcUrls = local ? [options.devnet?.rpcUrl as string] : config.rpcUrls;
-  const chain = baseChain(rpcUrls);
+  const chain = evmNetwork(config.network).chainAt(rpcUrls);
   const transport = rpcTransport(rpcUrls);
   const payTo = (local ? options.devnet?.payTo : config.payTo) as `0x${string}`;
 
@@ -200,10 +199,6 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     },
   };
 
-  // The log scanner reads eth_getLogs from the RPC URLs itself (src/chain/json-rpc-http.ts),
-  // unless a test replaced the read transport, which must then see every read.
-  const withLogsUrls = (settings: AnalyticsSettings): AnalyticsSettings =>
-    options.readTransport ? settings : { ...settings, scanner: { rpcUrls, ...settings.scanner } };
   const services: Services = {
     config: {
       mode: config.mode,
@@ -220,7 +215,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     log,
     store,
     intel: intelSettings,
-    analytics: withLogsUrls(options.analytics ?? { mode: config.mode, upstreams: config.upstreams, entityBudget: config.entityIntel }),
+    analytics: options.analytics ?? { mode: config.mode, upstreams: config.upstreams, entityBudget: config.entityIntel },
     chat: config.chat,
     ...(options.now ? { now: options.now } : {}),
   };
@@ -350,8 +345,6 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       observer: metrics.payments,
     });
   const clientDir = `${options.distDir ?? "dist"}/client`;
-  const adWindows = loadAdWindows(options.distDir ?? "dist");
-  const staticFiles = loadStaticFiles(clientDir);
   const clock = options.now ? () => (options.now as () => Date)().getTime() : undefined;
   const documentCacheOn = options.documentCache ?? true;
   const drain = drainable();
@@ -362,9 +355,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     gate: gateFor(primarySite.routes, config.publicUrl),
     astro,
     clientDir,
-    staticFiles,
     documentCache: documentCacheOn,
-    adWindows,
     metrics,
     ...(clock ? { now: clock } : {}),
   });
@@ -379,7 +370,6 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     gate: gateFor(baseToolsSite.routes, secondaryPublicUrl),
     astro,
     clientDir,
-    staticFiles,
     documentCache: documentCacheOn,
     metrics,
     ...(clock ? { now: clock } : {}),

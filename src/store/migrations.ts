@@ -498,12 +498,10 @@ export const SCHEMA_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));
 
 /** 503 at start: the database was migrated by a newer build. */
 export class SchemaTooNewError extends ServiceError {
-  static override readonly errorName: string = "SchemaTooNewError";
   override name = "SchemaTooNewError";
   constructor(found: number) {
     super(
       "unavailable",
-      503,
       `The database is on schema version ${found}, newer than this build knows (${SCHEMA_VERSION}); run a build at least as new as the one that migrated it.`,
     );
   }
