@@ -12,15 +12,20 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { x402Client } from "@x402/core/client";
+import type { PaymentRequired } from "@x402/core/types";
+import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { createPublicClient, erc20Abi, http, type PublicClient } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rpcTransport } from "../src/chain/client.ts";
 import { ConfigError, loadConfig } from "../src/config.ts";
 import { createCatalogue } from "../src/intel/catalogue.ts";
+import { checkConformance } from "../src/intel/conformance.ts";
 import { type CrawlResult, runCrawl } from "../src/intel/crawl.ts";
 import { lastVerifiedByPurchase } from "../src/intel/leaderboard.ts";
-import type { PurchaseBudget } from "../src/intel/purchase.ts";
+import { type PurchaseBudget, PurchaseRun } from "../src/intel/purchase.ts";
+import { assessTrust } from "../src/intel/trust-score.ts";
 import { type Devnet, startDevnet } from "../src/local/devnet/devnet.ts";
 import { createLogger } from "../src/log.ts";
 import { base } from "../src/networks/base.ts";
@@ -327,4 +332,61 @@ describe("the operator's settings", () => {
       'TRUST_PURCHASE_PRICE_CAP_USD must be a USD amount 0-1000 with at most 6 decimals, got "-1"',
     ]);
   });
+});
+
+describe("a seller that takes a second payment for one call", () => {
+  it("is recorded as settled twice, charged twice on chain, and avoid", async () => {
+    const facilitator = createSelfFacilitator(
+      chain.facilitator.privateKey,
+      base.chainAt([chain.rpcUrl]),
+      rpcTransport([chain.rpcUrl]),
+      base.id,
+      {
+        timing: LOCAL_TIMING,
+      },
+    );
+    // A second authorization of the same buyer that the seller holds (one it was given earlier).
+    const challengeOf = (url: string) => v2Challenge(url, [v2Option({ payTo: chain.payTo, amount: "10000" })]);
+    let url = "";
+    const signer = new x402Client();
+    registerExactEvmScheme(signer, { signer: buyer });
+    const seller = await startPayingSeller({
+      challenge: challengeOf,
+      mode: "settle_twice",
+      facilitator,
+      second: () => signer.createPaymentPayload(challengeOf(url) as unknown as PaymentRequired),
+    });
+    url = seller.url;
+    try {
+      const run = new PurchaseRun({
+        buyer,
+        chain: client,
+        network: base.id,
+        usdc: base.usdc.address,
+        budget: { perRunUsd: 0.1, perOriginUsd: 0.02, priceCapUsd: 0.02 },
+        fetcher,
+        settleGraceMs: 300,
+      });
+      const report = await checkConformance(fetcher, { url: seller.url, method: "GET" });
+      const before = await balance();
+      const purchase = await run.buy({ origin: seller.origin, url: seller.url, method: "GET" }, report);
+      expect(seller.settled()).toBe(2);
+      expect(before - (await balance())).toBe(20_000n);
+      expect([purchase?.outcome, purchase?.status, purchase?.charged_atomic, purchase?.signed_atomic]).toEqual([
+        "settled_twice",
+        200,
+        "20000",
+        "10000",
+      ]);
+      expect(
+        assessTrust(
+          report,
+          { measured: true, transfers: 25, distinct_payers: 12, newest_age_hours: 1, oldest_age_hours: 9, window_blocks: 1, note: "" },
+          purchase,
+        ).verdict,
+      ).toBe("avoid");
+    } finally {
+      await seller.close();
+    }
+  }, 60_000);
 });
