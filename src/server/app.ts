@@ -1,7 +1,7 @@
 /**
  * The Express application of one site: the only place that knows Express, and only HTTP
  * plumbing. A GET of a document held in memory is answered in front of the chain (`createApp`);
- * every other request path is request id and logging → metrics → canonical paths → known
+ * every other request path is request id and logging → metrics → CORS → canonical paths → known
  * methods → a sane Host → the site's own paths → `/metrics` → rate limits → body limit →
  * static files → Astro, whose endpoint hands paid routes to the
  * payment gate (src/payments/gate.ts). `siteRouter` chooses between the sites' applications by
@@ -24,6 +24,7 @@ import type { ServiceMetrics } from "../metrics/metrics.ts";
 import type { PaymentGate } from "../payments/gate.ts";
 import { bodyLimit } from "./middleware/body-limit.ts";
 import { canonicalPath } from "./middleware/canonical-path.ts";
+import { corsHeaders } from "./middleware/cors.ts";
 import { documentCache, type HeldAnswer } from "./middleware/document-cache.ts";
 import type { Drain } from "./middleware/drain.ts";
 import { countRequestNow, metricsEndpoint, requestCounter, requestMetrics } from "./middleware/metrics.ts";
@@ -149,6 +150,8 @@ export function createApp({
   if (drain) app.use(drain.middleware);
   app.use(requestContext({ log: services.log }));
   app.use(requestMetrics({ metrics, routes: site.routes }));
+  const cors = corsHeaders();
+  app.use(cors);
   app.use(canonicalPath());
   app.use(knownMethods(site.routes));
   app.use(saneHost(publicUrl));
@@ -204,7 +207,14 @@ export function createApp({
   );
 
   app.use((req: Request, res: Response, next: NextFunction) => {
-    const locals: ApiLocals = { services, requestId: requestIdOf(req), path: req.path, gate, site: site.id };
+    const locals: ApiLocals = {
+      services,
+      requestId: requestIdOf(req),
+      path: req.path,
+      gate,
+      site: site.id,
+      calls: { address: req.ip ?? req.socket.remoteAddress, admit: limiter.admit },
+    };
     astro(req, res, next, locals).catch(next);
   });
 
@@ -230,6 +240,8 @@ export function createApp({
     // Without trusted proxies the client is the socket's peer, as Express would find.
     const address = trustsProxies ? clientAddress(req, trust) : req.socket.remoteAddress;
     const verdict = limiter.freeNow(address);
+    // Synchronous for a GET (the options are fixed): only sets the headers.
+    cors(req, res, () => {});
     if (verdict?.allowed) {
       // The free budget is kept in memory: the answer is written within this call, and its log
       // line and metrics follow it at once (its time is the time to write it), with no

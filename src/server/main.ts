@@ -143,9 +143,17 @@ async function main(): Promise<void> {
   let service: Awaited<ReturnType<typeof StartService>>;
   try {
     const { startService, astro } = await serviceModules;
+    // The heartbeat period (default 30 s) sets how long a paused instance may stay silent before
+    // another may take its settlement key over; tests shorten it.
+    const heartbeat = process.env.INSTANCE_HEARTBEAT_MS;
+    if (heartbeat !== undefined && !/^[1-9][0-9]{2,6}$/.test(heartbeat)) {
+      console.error(`Cannot start: INSTANCE_HEARTBEAT_MS must be a whole number of milliseconds from 100; found "${heartbeat}"`);
+      process.exit(2);
+    }
     service = await startService({
       config: serviceConfig,
       log,
+      ...(heartbeat ? { heartbeatMs: Number(heartbeat) } : {}),
       astro,
       openingStore,
       onPhase: (phase) => {

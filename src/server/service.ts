@@ -12,12 +12,13 @@ import path from "node:path";
 import type { FacilitatorClient } from "@x402/core/server";
 import type { PublicClient, Transport } from "viem";
 import packageJson from "../../package.json" with { type: "json" };
+import { routeKey } from "../../spec/route.ts";
 import type { allRoutes } from "../../spec/routes.ts";
 import { baseToolsSite, primarySite } from "../../spec/sites.ts";
 import type { AnalyticsSettings } from "../analytics/services.ts";
 import { authorizationReader } from "../chain/authorization.ts";
 import { createChainClient, rpcTransport } from "../chain/client.ts";
-import type { Config } from "../config.ts";
+import { type Config, checkSignInOrigin } from "../config.ts";
 import type { Services } from "../context.ts";
 import { runCrawl } from "../intel/crawl.ts";
 import { trustCrawlJob } from "../intel/crawl-schedule.ts";
@@ -26,7 +27,7 @@ import { LOCAL_BUYER_INDEX, trustPurchases } from "../intel/purchase-config.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { crawlProgress, createMetrics, observedStore, type ServiceMetrics } from "../metrics/metrics.ts";
 import { evmNetwork } from "../networks/index.ts";
-import { HEARTBEAT_MS, registerInstance, startHeartbeat, unregisterInstance } from "../operations/instances.ts";
+import { HEARTBEAT_MS, type Heartbeat, registerInstance, startHeartbeat, unregisterInstance } from "../operations/instances.ts";
 import { type JobDefinition, type JobName, type JobScheduler, startJobs } from "../operations/jobs.ts";
 import { generateStatus, type JobSchedule, STATUS_INTERVAL_SECONDS } from "../operations/status-feed.ts";
 import { upstreamProbes } from "../operations/upstream-probes.ts";
@@ -35,6 +36,7 @@ import { createRemoteFacilitator, createSelfFacilitator } from "../payments/faci
 import { PaymentGate } from "../payments/gate.ts";
 import { type InFlightRegistry, memoryInFlightRegistry, storeInFlightRegistry } from "../payments/inflight.ts";
 import { BASE_TIMING, LOCAL_TIMING } from "../payments/settlement-sender.ts";
+import { declaresSignIn } from "../payments/sign-in.ts";
 import { ledgerUpkeepJob } from "../payments/upkeep.ts";
 import { openServiceStore, releaseEmbedded, storeLocationOf } from "../store/configured.ts";
 import type { Store } from "../store/store.ts";
@@ -144,6 +146,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   if (!local && (allowLoopbackTargets || options.crawlAllowLoopback)) {
     throw new Error("loopback targets are never allowed in production mode");
   }
+  checkSignInOrigin(config, primarySite.routes.filter(declaresSignIn).map(routeKey));
 
   const rpcUrls = local ? [options.devnet?.rpcUrl as string] : config.rpcUrls;
   const chain = evmNetwork(config.network).chainAt(rpcUrls);
@@ -152,6 +155,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
 
   let facilitatorAddress: `0x${string}` | undefined;
   let facilitator = options.facilitator;
+  let heartbeat: Heartbeat | undefined;
   if (!facilitator) {
     const setting = config.facilitator;
     if (setting.kind === "remote") facilitator = createRemoteFacilitator(setting.url, setting.cdp, config.payments.timeoutMs);
@@ -159,7 +163,12 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       const key = setting.kind === "self" ? setting.privateKey : (options.devnet?.facilitator.privateKey as `0x${string}`);
       // Receipts are polled at the chain's pace, and never past the settlement's own time budget.
       const timing = { ...(local ? LOCAL_TIMING : BASE_TIMING), receiptTimeoutMs: config.payments.timeoutMs };
-      const self = createSelfFacilitator(key, chain, transport, config.network, { timing, log: log.child({ component: "facilitator" }) });
+      const self = createSelfFacilitator(key, chain, transport, config.network, {
+        timing,
+        log: log.child({ component: "facilitator" }),
+        // The heartbeat starts after registration, below; until then nothing is paid.
+        maySettle: () => heartbeat?.maySettle() ?? Promise.resolve(true),
+      });
       facilitatorAddress = self.address;
       facilitator = self;
     }
@@ -243,7 +252,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     throw error;
   }
   phase("instance_registered");
-  const stopHeartbeat = startHeartbeat(store, instanceInfo, log, options.heartbeatMs ?? HEARTBEAT_MS);
+  heartbeat = startHeartbeat(store, instanceInfo, log, options.heartbeatMs ?? HEARTBEAT_MS);
 
   const intervals = options.jobIntervalsMs ?? {};
   const crawlMinutes = config.intel.crawlIntervalMinutes ?? 0;
@@ -344,6 +353,8 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       log,
       observer: metrics.payments,
     });
+  const primaryGate = gateFor(primarySite.routes, config.publicUrl);
+  const secondaryGate = gateFor(baseToolsSite.routes, config.secondary.publicUrl);
   const clientDir = `${options.distDir ?? "dist"}/client`;
   const clock = options.now ? () => (options.now as () => Date)().getTime() : undefined;
   const documentCacheOn = options.documentCache ?? true;
@@ -352,7 +363,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     drain,
     config,
     services,
-    gate: gateFor(primarySite.routes, config.publicUrl),
+    gate: primaryGate,
     astro,
     clientDir,
     documentCache: documentCacheOn,
@@ -367,7 +378,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     site: baseToolsSite,
     publicUrl: secondaryPublicUrl,
     services: secondaryServices,
-    gate: gateFor(baseToolsSite.routes, secondaryPublicUrl),
+    gate: secondaryGate,
     astro,
     clientDir,
     documentCache: documentCacheOn,
@@ -394,6 +405,9 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     return `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`;
   };
   const url = urlOf(server);
+  // Local mode: sign-ins bind to the origin each site listens on (production: its public URL).
+  primaryGate.listeningAt(url);
+  if (secondaryServer) secondaryGate.listeningAt(urlOf(secondaryServer));
   let stopped: Promise<{ drained: boolean; inFlight: number }> | undefined;
   const shutdown = (drainMs: number) => {
     stopped ??= (async () => {
@@ -408,7 +422,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       const inFlight = drain.inFlight;
       for (const l of listeners) l.closeAll();
       await closed;
-      stopHeartbeat();
+      heartbeat?.stop();
       await scheduler.stop();
       await unregisterInstance(store, instance).catch((error: unknown) =>
         log.warn("could not remove the heartbeat", { error: error as Error }),
