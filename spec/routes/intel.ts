@@ -272,17 +272,14 @@ export const TrustLeaderboardDocument = Type.Object({
   ),
   not_checked: Type.Array(Type.String()),
   caveat: Type.String(),
-  // Optional in the schema only so the compact example in the 402 header stays within its budget; every document carries it.
-  verified_by_purchase: Type.Optional(
-    Type.Object({
-      what_it_means: Type.String(),
-      enabled: Type.Boolean({ description: "whether this deployment's trust runs buy (off by default in production)" }),
-      budget: Type.Union(
-        [Type.Object({ per_run_usd: Type.Number(), per_origin_usd: Type.Number(), price_cap_usd: Type.Number() }), Type.Null()],
-        { description: "the operator's budget; null when purchases are off" },
-      ),
-    }),
-  ),
+  verified_by_purchase: Type.Object({
+    what_it_means: Type.String(),
+    enabled: Type.Boolean({ description: "whether this deployment's trust runs buy (off by default in production)" }),
+    budget: Type.Union(
+      [Type.Object({ per_run_usd: Type.Number(), per_origin_usd: Type.Number(), price_cap_usd: Type.Number() }), Type.Null()],
+      { description: "the operator's budget; null when purchases are off" },
+    ),
+  }),
 });
 export type TrustLeaderboardDocument = Static<typeof TrustLeaderboardDocument>;
 
