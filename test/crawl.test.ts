@@ -92,7 +92,8 @@ function listings(sellers: { url: string; origin: string }[]): { cdp: ListedEndp
   return { cdp, list };
 }
 
-const fetcher = createSafeFetcher({ allowLoopback: true, connectTimeoutMs: 500, totalTimeoutMs: 1_000 });
+// Sellers and checker share this process: signing for 32 origins at once on a busy machine can hold an answer back past a second.
+const fetcher = createSafeFetcher({ allowLoopback: true, connectTimeoutMs: 1_500, totalTimeoutMs: 2_500 });
 const crawl = (s: Store, dirs: LocalDirectories, trigger = "test") =>
   runCrawl({
     store: s,
@@ -100,7 +101,7 @@ const crawl = (s: Store, dirs: LocalDirectories, trigger = "test") =>
     fetcher,
     chain: { client: chainClient(), network: base.id, usdc: devnet().usdc },
     concurrency: 32,
-    originTimeoutMs: 2_000,
+    originTimeoutMs: 3_000,
     trigger,
     log,
   });

@@ -4,7 +4,10 @@
  * hand-made sellers breaking one rule each. Every row gets its expected payable, conformant,
  * discoverable and verdict; no unpayable seller is ever pay or pay_with_caution; the libraries'
  * quick starts are conformant; a catch-all 200 is no discovery document; a slow /openapi.json
- * does not hold up the answer past the unpaid call's budget.
+ * does not hold up the answer past the unpaid call's budget. Then sellers that really take
+ * payments on a local chain (WETH asset, $5, zero payTo, an expired timeout, a wrong domain
+ * version, and three that answer 402 after payment), each judged against what the default
+ * @x402/fetch client got from it there.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -12,14 +12,20 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { x402Client } from "@x402/core/client";
+import type { PaymentRequired } from "@x402/core/types";
+import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { createPublicClient, erc20Abi, http, type PublicClient } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rpcTransport } from "../src/chain/client.ts";
+import { ConfigError, loadConfig } from "../src/config.ts";
 import { createCatalogue } from "../src/intel/catalogue.ts";
+import { checkConformance } from "../src/intel/conformance.ts";
 import { type CrawlResult, runCrawl } from "../src/intel/crawl.ts";
 import { lastVerifiedByPurchase } from "../src/intel/leaderboard.ts";
-import type { PurchaseBudget } from "../src/intel/purchase.ts";
+import { type PurchaseBudget, PurchaseRun } from "../src/intel/purchase.ts";
+import { assessTrust } from "../src/intel/trust-score.ts";
 import { type Devnet, startDevnet } from "../src/local/devnet/devnet.ts";
 import { createLogger } from "../src/log.ts";
 import { base } from "../src/networks/base.ts";
@@ -284,4 +290,103 @@ describe("npm run crawl pointed at a local catalogue", () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 90_000);
+});
+
+describe("the operator's settings", () => {
+  const production = {
+    RPC_URL: "https://mainnet.base.org",
+    PAY_TO: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+    FACILITATOR_URL: "https://x402.org/facilitator",
+  };
+  const problemsOf = (env: Record<string, string>) => {
+    try {
+      loadConfig(env);
+      return [];
+    } catch (error) {
+      if (error instanceof ConfigError) return error.problems;
+      throw error;
+    }
+  };
+
+  it("keeps purchases off in production by default and on in local mode, with the default budget", () => {
+    expect(loadConfig(production).intel.purchases).toEqual({
+      enabled: false,
+      budget: { perRunUsd: 0.1, perOriginUsd: 0.02, priceCapUsd: 0.02 },
+      buyerPrivateKey: undefined,
+    });
+    expect(loadConfig({}).intel.purchases.enabled).toBe(true);
+    expect(loadConfig({ TRUST_PURCHASES: "0" }).intel.purchases.enabled).toBe(false);
+  });
+
+  it("needs a buyer key to buy in production, and checks the budget", () => {
+    expect(problemsOf({ ...production, TRUST_PURCHASES: "1" })).toEqual([
+      "TRUST_PURCHASES=1 in production needs TRUST_BUYER_PRIVATE_KEY: the wallet the trust runs buy from, funded with USDC within the budget",
+    ]);
+    const key = chain.buyers[3]?.privateKey as string;
+    expect(
+      loadConfig({ ...production, TRUST_PURCHASES: "1", TRUST_BUYER_PRIVATE_KEY: key, TRUST_PURCHASE_RUN_BUDGET_USD: "0.5" }).intel
+        .purchases,
+    ).toEqual({ enabled: true, budget: { perRunUsd: 0.5, perOriginUsd: 0.02, priceCapUsd: 0.02 }, buyerPrivateKey: key });
+    expect(problemsOf({ TRUST_PURCHASE_PRICE_CAP_USD: "-1", TRUST_PURCHASES: "yes" })).toEqual([
+      'TRUST_PURCHASES must be 1 or 0, got "yes"',
+      'TRUST_PURCHASE_PRICE_CAP_USD must be a USD amount 0-1000 with at most 6 decimals, got "-1"',
+    ]);
+  });
+});
+
+describe("a seller that takes a second payment for one call", () => {
+  it("is recorded as settled twice, charged twice on chain, and avoid", async () => {
+    const facilitator = createSelfFacilitator(
+      chain.facilitator.privateKey,
+      base.chainAt([chain.rpcUrl]),
+      rpcTransport([chain.rpcUrl]),
+      base.id,
+      {
+        timing: LOCAL_TIMING,
+      },
+    );
+    // A second authorization of the same buyer that the seller holds (one it was given earlier).
+    const challengeOf = (url: string) => v2Challenge(url, [v2Option({ payTo: chain.payTo, amount: "10000" })]);
+    let url = "";
+    const signer = new x402Client();
+    registerExactEvmScheme(signer, { signer: buyer });
+    const seller = await startPayingSeller({
+      challenge: challengeOf,
+      mode: "settle_twice",
+      facilitator,
+      second: () => signer.createPaymentPayload(challengeOf(url) as unknown as PaymentRequired),
+    });
+    url = seller.url;
+    try {
+      const run = new PurchaseRun({
+        buyer,
+        chain: client,
+        network: base.id,
+        usdc: base.usdc.address,
+        budget: { perRunUsd: 0.1, perOriginUsd: 0.02, priceCapUsd: 0.02 },
+        fetcher,
+        settleGraceMs: 300,
+      });
+      const report = await checkConformance(fetcher, { url: seller.url, method: "GET" });
+      const before = await balance();
+      const purchase = await run.buy({ origin: seller.origin, url: seller.url, method: "GET" }, report);
+      expect(seller.settled()).toBe(2);
+      expect(before - (await balance())).toBe(20_000n);
+      expect([purchase?.outcome, purchase?.status, purchase?.charged_atomic, purchase?.signed_atomic]).toEqual([
+        "settled_twice",
+        200,
+        "20000",
+        "10000",
+      ]);
+      expect(
+        assessTrust(
+          report,
+          { measured: true, transfers: 25, distinct_payers: 12, newest_age_hours: 1, oldest_age_hours: 9, window_blocks: 1, note: "" },
+          purchase,
+        ).verdict,
+      ).toBe("avoid");
+    } finally {
+      await seller.close();
+    }
+  }, 60_000);
 });

@@ -3,7 +3,10 @@
  * endpoint per origin with bounded concurrency and a per-origin deadline, read each distinct
  * payTo's reputation once (with its own, smaller concurrency bound, as public RPCs rate-limit),
  * score, and record the run and its rows in the store. Rows are written in batches while the
- * crawl runs; the run becomes the leaderboard only once it is marked done.
+ * crawl runs; the run becomes the leaderboard only once it is marked done. With purchases on,
+ * each seller judged payable is bought from once within the run's budget (src/intel/purchase.ts)
+ * and the purchase, recorded in the ledger of our own purchases, counts in its verdict; an
+ * origin not bought from in this run keeps its latest earlier purchase.
  */
 import type { PublicClient } from "viem";
 import { UpstreamError } from "../errors.ts";

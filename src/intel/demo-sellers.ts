@@ -3,7 +3,8 @@
  * wrong (v1 only, challenge only in the body, decimal amount, no payTo, free 200, very
  * expensive, slow, dead). They serve the local-mode demo catalogue, the crawl benchmark and
  * the tests. Each is a real HTTP server on a loopback address (127.0.0.2 and friends work on
- * Linux without setup), answering every path but its discovery documents alike.
+ * Linux without setup), answering every path but its discovery documents alike. The conforming
+ * seller serves a call that carries a payment (without settling it).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -148,6 +149,11 @@ function handler(spec: SellerSpec, origin: () => string) {
         return;
       }
       default: {
+        // A paid call to the conforming seller is served (a trust run verifying it by purchase
+        // gets an answer); it has no facilitator, so nothing is settled and nothing charged.
+        if (spec.kind === "conforming_v2" && typeof req.headers["payment-signature"] === "string") {
+          return json(200, { data: "demo paid answer" });
+        }
         const challenge = v2Challenge(spec, url);
         return json(402, challenge, { "PAYMENT-REQUIRED": Buffer.from(JSON.stringify(challenge)).toString("base64") });
       }

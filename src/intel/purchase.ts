@@ -7,7 +7,8 @@
  * - `charged_without_service`: one of the buyer's signed authorizations was used on chain and
  *   no such answer came;
  * - `refused_after_signing`: the client signed, nothing was used on chain, nothing was served;
- * - `settled_twice`: more than one of the buyer's authorizations was used for one call;
+ * - `settled_twice`: more than one payment was taken for one call (two of the buyer's
+ *   authorizations used, or more USDC gone than it signed for);
  * - `not_signed`: the client produced no payment (nothing could be spent).
  *
  * The budget is kept by construction: a policy of the buyer's client drops every option it
@@ -38,7 +39,8 @@ export const PURCHASE_OUTCOME_MEANINGS: Readonly<Record<PurchaseOutcome, string>
   served: "the seller answered 2xx with a body of the type it declared",
   charged_without_service: "a payment the buyer signed was settled on chain and no such answer came",
   refused_after_signing: "the buyer signed a payment, none was settled, and nothing was served",
-  settled_twice: "more than one payment the buyer signed was settled for one call",
+  settled_twice:
+    "more than one payment was taken for one call: two of the buyer's authorizations settled, or more USDC gone than it signed for",
   not_signed: "the buyer's client produced no payment, so nothing could be spent",
 };
 
@@ -216,8 +218,14 @@ export class PurchaseRun {
     const signed: { nonce: `0x${string}`; value: bigint }[] = [];
     let required: PaymentRequired | undefined;
     let selected: PaymentRequirements | undefined;
+    // v1 options quote maxAmountRequired instead of amount.
+    const amountOf = (r: PaymentRequirements) => {
+      const text =
+        (r as { amount?: unknown; maxAmountRequired?: unknown }).amount ?? (r as { maxAmountRequired?: unknown }).maxAmountRequired;
+      return typeof text === "string" && /^[0-9]{1,78}$/.test(text) ? BigInt(text) : null;
+    };
     const affordable = (r: PaymentRequirements) => {
-      const amount = typeof r.amount === "string" && /^[0-9]{1,78}$/.test(r.amount) ? BigInt(r.amount) : null;
+      const amount = amountOf(r);
       return (
         amount !== null &&
         normaliseNetwork(r.network) === settings.network &&
@@ -238,7 +246,7 @@ export class PurchaseRun {
     });
     client.onAfterPaymentCreation(async (context) => {
       const payload = context.paymentPayload as PaymentPayload & { payload: { authorization?: { nonce?: string; value?: string } } };
-      const value = BigInt(payload.payload.authorization?.value ?? context.selectedRequirements.amount);
+      const value = BigInt(payload.payload.authorization?.value ?? amountOf(context.selectedRequirements) ?? 0n);
       // Reserved at once: a signed authorization can be settled until it expires.
       this.#reserved += value;
       spentHere += value;
@@ -285,10 +293,13 @@ export class PurchaseRun {
     const after = await balance();
     const firstUsed = settlements > 0 ? signed[0] : undefined;
     const tx = firstUsed ? await reader.findUse(settings.buyer.address, firstUsed.nonce, 5_000).catch(() => null) : null;
+    const charged = before - after;
+    // More than one payment: two of its authorizations used, or more taken than it signed for
+    // (the buyer wallet is the trust runs' own and purchases run one at a time).
     const outcome: PurchaseOutcome =
       signed.length === 0
         ? "not_signed"
-        : settlements > 1
+        : settlements > 1 || charged > spentHere
           ? "settled_twice"
           : served
             ? "served"
@@ -315,7 +326,7 @@ export class PurchaseRun {
       signed_atomic: spentHere.toString(),
       signed: signed.length,
       settlements,
-      charged_atomic: (before - after).toString(),
+      charged_atomic: charged.toString(),
       outcome,
       status,
       content_type: contentType,

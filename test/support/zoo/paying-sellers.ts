@@ -7,7 +7,9 @@
  * - `settle_then_402`: verify, settle, and answer 402 with the challenge again (charged, nothing served);
  * - `ignore_payment`: never read a payment header, answer every call with the same 402;
  * - `x_payment_only`: quote x402 v2 but read only v1's X-PAYMENT header, so a v2 client's
- *   PAYMENT-SIGNATURE is never seen and every call gets the 402 again.
+ *   PAYMENT-SIGNATURE is never seen and every call gets the 402 again;
+ * - `settle_twice`: settle the payment, then a second authorization of the same buyer it was
+ *   handed (`second`), and serve: the buyer is charged twice for one call.
  *
  * Each remembers what the facilitator said to the last payment it tried, the ground truth of
  * why a payment did not go through.
@@ -16,14 +18,14 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { decodePaymentSignatureHeader, encodePaymentResponseHeader } from "@x402/core/http";
 import type { FacilitatorClient } from "@x402/core/server";
-import type { PaymentRequirements } from "@x402/core/types";
+import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { discoveryAnswer } from "./hand-made-sellers.ts";
 import type { ZooSeller } from "./library-sellers.ts";
 
 const PATH = "/api/data";
 
 /** What a paying seller does with a payment. */
-export type PayingMode = "serve" | "settle_then_402" | "ignore_payment" | "x_payment_only";
+export type PayingMode = "serve" | "settle_then_402" | "ignore_payment" | "x_payment_only" | "settle_twice";
 
 /** A running paying seller. */
 export interface PayingSeller extends ZooSeller {
@@ -39,6 +41,8 @@ export async function startPayingSeller(spec: {
   challenge: (url: string) => Record<string, unknown>;
   mode: PayingMode;
   facilitator: FacilitatorClient;
+  /** For `settle_twice`: another payment of the buyer, settled after the one presented. */
+  second?: () => Promise<PaymentPayload>;
 }): Promise<PayingSeller> {
   let origin = "";
   let refusal: string | null = null;
@@ -82,6 +86,10 @@ export async function startPayingSeller(spec: {
       refusal = null;
       settledCount++;
       if (spec.mode === "settle_then_402") return unpaid();
+      if (spec.mode === "settle_twice" && spec.second) {
+        const again = await spec.facilitator.settle(await spec.second(), requirements);
+        if (again.success) settledCount++;
+      }
       return json(200, { data: "paid answer" }, { "PAYMENT-RESPONSE": encodePaymentResponseHeader(settled) });
     } catch (error) {
       refusal = error instanceof Error ? error.message : String(error);
