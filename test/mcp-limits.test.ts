@@ -16,7 +16,17 @@ import { erc20Abi, parseEventLogs } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
-import { buyerAccount, chainClient, challengeOf, devnet, signPayment, startTestService, testConfig } from "./support/service.ts";
+import { freshBuyer } from "./support/fresh-buyer.ts";
+import {
+  buyerAccount,
+  chainClient,
+  challengeOf,
+  devnet,
+  signPayment,
+  startTestService,
+  testConfig,
+  usdcBalance,
+} from "./support/service.ts";
 
 const T0 = Date.parse("2026-03-02T12:00:00Z");
 const PRICE = 100_000n; // verifyPayment: 0.10 USDC
@@ -103,7 +113,7 @@ describe("POST /mcp: one payer's paid calls in flight", () => {
   afterAll(() => service.close());
 
   it("runs 8 of one payer's 12 paid calls in one batch and refuses 4 before their payment is looked at", async () => {
-    const buyer = buyerAccount(6);
+    const buyer = await freshBuyer(10n * PRICE);
     const challenge = await challengeOf(`${service.url}/api/payment-verify`, { method: "POST" });
     const headers = await Promise.all(Array.from({ length: 12 }, () => signPayment(challenge, buyer)));
     const batch = headers.map((h, i) =>
@@ -123,6 +133,7 @@ describe("POST /mcp: one payer's paid calls in flight", () => {
     });
     // On the chain: the 8 that ran are used, each by a transfer of the price to payTo; the 4 refused are not.
     expect(await Promise.all(headers.map(authorizationUsed))).toEqual([...Array(8).fill(true), ...Array(4).fill(false)]);
+    expect(await usdcBalance(buyer.address)).toBe(2n * PRICE);
     for (const answer of ran) {
       const settlement = (answer.result?._meta as Record<string, { transaction: `0x${string}` }> | undefined)?.["x402/payment-response"];
       const receipt = await chainClient().getTransactionReceipt({ hash: settlement?.transaction as `0x${string}` });
@@ -257,7 +268,7 @@ describe("POST /mcp: the org.x402/payment extension binding", () => {
   });
 
   it("answers an unpaid call with resultType payment_required, then settles the payment with resultType complete", async () => {
-    const buyer = buyerAccount(7);
+    const buyer = await freshBuyer(PRICE);
     const args = { tx_hash: txHash(0xe100) };
     const url = `${service.url}/api/payment-verify`;
     const challenge = await challengeOf(url, {
@@ -280,6 +291,7 @@ describe("POST /mcp: the org.x402/payment extension binding", () => {
       "x402/payment-response": expect.objectContaining({ success: true, network: base.id, payer: buyer.address }),
     });
     expect(await authorizationUsed(header)).toBe(true);
+    expect(await usdcBalance(buyer.address)).toBe(0n);
 
     // Without the capability, the same unpaid call is the tool-result binding, as before.
     const plain = await rpc(service.url, call(3, "verifyPayment", args));
