@@ -16,7 +16,7 @@ import { signInHeader } from "../src/local/buyer/sign-in.ts";
 import { startDevnet } from "../src/local/devnet/devnet.ts";
 import { startUpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
 import { createLogger } from "../src/log.ts";
-import { signedInPayer } from "../src/payments/sign-in.ts";
+import { checkSignIn, isRefusal, useSignIn } from "../src/payments/sign-in.ts";
 import { startService } from "../src/server/service.ts";
 import { openStore } from "../src/store/store.ts";
 import { percentile } from "./bench-paid.ts";
@@ -99,9 +99,9 @@ export async function benchChat(): Promise<void> {
     for (let i = 0; i < 200; i++) {
       const header = await signInHeader(fromBalance, chatUrl);
       const started = performance.now();
-      const signed = await signedInPayer(header, service.url, store);
+      const signed = await checkSignIn(header, { origin: service.url, chains: ["eip155:8453"], path: "/api/chat" });
+      if (isRefusal(signed) || !(await useSignIn(store, signed))) throw new Error("sign-in refused");
       checks.push(performance.now() - started);
-      if ("field" in signed) throw new Error(`sign-in refused: ${signed.reason}`);
     }
     console.log(`\nChat: ${MESSAGES} messages by ${CLIENTS} clients on the local chain, SQLite`);
     console.table({

@@ -36,6 +36,7 @@ export const PARTS: BenchPart[] = [
   { name: "store", file: "./bench-store.ts", run: "benchStore" },
   { name: "crawl", file: "./bench-crawl.ts", run: "benchCrawl" },
   { name: "chat", file: "./bench-chat.ts", run: "benchChat" },
+  { name: "balance", file: "./bench-balance.ts", run: "benchBalance" },
   { name: "secondary", file: "./bench-secondary.ts", run: "benchSecondary" },
   { name: "free", file: "./bench-free.ts", run: "benchFree" },
   { name: "search", file: "./bench-search.ts", run: "benchSearch" },

@@ -162,6 +162,17 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * Production refuses to start when routes a wallet uses by signing in (a balance, content it
+ * bought) have no public origin to bind the sign-ins to: the Host header is the caller's to choose.
+ */
+export function checkSignInOrigin(config: Pick<Config, "mode" | "publicUrl">, signInRoutes: readonly string[]): void {
+  if (config.mode !== "production" || config.publicUrl || signInRoutes.length === 0) return;
+  throw new ConfigError([
+    `PUBLIC_URL is required in production: sign-ins (${signInRoutes.slice(0, 3).join(", ")}${signInRoutes.length > 3 ? ", ..." : ""}) must name the service's public origin, and an origin read from the Host header is the caller's to choose`,
+  ]);
+}
+
 const PRODUCTION_VARS = ["NETWORK", "RPC_URL", "PAY_TO", "FACILITATOR_URL", "FACILITATOR_PRIVATE_KEY"] as const;
 const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error", "silent"];
 const CDP_FACILITATOR_HOST = "api.cdp.coinbase.com";

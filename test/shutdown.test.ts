@@ -35,6 +35,8 @@ async function startChild(dataDir: string, stubs: UpstreamStubs, directories: St
     env: {
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "",
+      // Production binds sign-ins to its public origin.
+      PUBLIC_URL: "https://api.example.test",
       RPC_URL: d.rpcUrl,
       PAY_TO: d.payTo,
       FACILITATOR_PRIVATE_KEY: d.facilitator.privateKey,

@@ -61,7 +61,6 @@ export const chat = defineRoute({
     "unavailable",
     "upstream_timeout",
   ],
-  balancePayable: true,
   example: {
     input: { message: "What is ETH at and how did it move in 24 h?" },
     output: {
@@ -117,7 +116,7 @@ export const balance = defineRoute({
   operationId: "getBalance",
   summary: "Read your prepaid balance and its last 20 movements (sign in with the wallet)",
   description:
-    "Free, but only for the wallet itself: send a SIGN-IN-WITH-X header signed by it (for this origin, at most 5 minutes old, each nonce once). Answers the balance, the chat messages it pays for and the last 20 top-ups and debits.",
+    "Free, but only for the wallet itself: send a SIGN-IN-WITH-X header signed by it (for this origin and path, at most 5 minutes old, each nonce once); without one the answer is a 402 declaring sign-in-with-x. Answers the balance, the chat messages it pays for, the last 20 top-ups and debits, and the debits totalled per route.",
   tags: ["assistant"],
   price: null,
   signIn: true,
@@ -133,6 +132,10 @@ export const balance = defineRoute({
         route: Type.String(),
         request_id: Type.String(),
       }),
+    ),
+    debits_by_route: Type.Array(
+      Type.Object({ route: Type.String(), debits: Type.Integer({ minimum: 0 }), amount: Usd("USD debited for this route") }),
+      { description: "every debit of the balance, totalled per route, largest first" },
     ),
   }),
   errors: ["signin_required", "signin_invalid"],

@@ -29,9 +29,9 @@ import { encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload } from "@x402/core/types";
 import packageJson from "../../package.json" with { type: "json" };
 import type { RouteDef } from "../../spec/route.ts";
-import { MAX_JSON_DEPTH } from "../dispatch.ts";
 import { errorBody, type ErrorCode as ServiceErrorCode } from "../errors.ts";
 import type { Admission, CallToAdmit } from "../server/middleware/rate-limit.ts";
+import { MAX_JSON_DEPTH } from "../validate.ts";
 import { PAYMENT_META_KEY, type ResultBinding, toolResultOf } from "./results.ts";
 import { type RouteTool, routeRequest, routeTools, toolNamed } from "./tools.ts";
 
@@ -153,7 +153,13 @@ function createRemoteServer(origin: string, tools: readonly RouteTool[], dispatc
       : { done: () => {} };
     if ("refused" in admission) return toolResultOf(admission.refused, binding);
     try {
-      const call = routeRequest(entry.route, args, origin, payment === undefined ? {} : { "PAYMENT-SIGNATURE": payment });
+      // A prepaid balance pays when the call carries the wallet's sign-in, as over HTTP.
+      const signIn = meta?.["sign-in-with-x"];
+      const headers = {
+        ...(payment === undefined ? {} : { "PAYMENT-SIGNATURE": payment }),
+        ...(typeof signIn === "string" ? { "SIGN-IN-WITH-X": signIn } : {}),
+      };
+      const call = routeRequest(entry.route, args, origin, headers);
       return await toolResultOf(await dispatchRoute(call, entry.route), binding);
     } finally {
       admission.done();

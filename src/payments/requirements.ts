@@ -11,7 +11,7 @@ import { declarePaymentIdentifierExtension, PAYMENT_IDENTIFIER } from "@x402/ext
 import { atomicUsdc, type RouteDef, routeKey } from "../../spec/route.ts";
 import type { Config } from "../config.ts";
 import { compactExample, outlineSchema, withoutAnnotations } from "../discovery/output-example.ts";
-import { declaresSignIn, SIWX_HEADER, signInDeclaration, signInStatement } from "./sign-in.ts";
+import { declaresSignIn, SIWX_HEADER, signInDeclaration } from "./sign-in.ts";
 
 /**
  * The EIP-712 primary type buyers sign for the exact EVM scheme with USDC (EIP-3009). Some
@@ -100,7 +100,7 @@ function priceOf(route: RouteDef, config: Config): AssetAmount | ((context: HTTP
     extra: { name: config.usdc.name, version: config.usdc.version, primaryType: PRIMARY_TYPE },
   });
   const param = route.dynamicPrice;
-  if (!param) return quote(route.price as number);
+  if (!param) return quote(route.price ?? 0);
   return (context) => {
     const value = new URL(context.adapter.getUrl()).searchParams.get(param);
     const usd = value === null || value === "" ? Number.NaN : Number(value);
@@ -116,7 +116,8 @@ function priceOf(route: RouteDef, config: Config): AssetAmount | ((context: HTTP
  */
 export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo: `0x${string}`): RoutesConfig {
   const entries = routes
-    .filter((route) => route.price !== null)
+    // A free route read by signing in answers the same 402 form (price 0), which standard clients act on.
+    .filter((route) => route.price !== null || route.signIn)
     .map((route) => {
       const url = `${config.publicUrl ?? SIZING_ORIGIN}${route.path}`;
       const entryWith = (outline: boolean, ownExample = true) => ({
@@ -130,14 +131,14 @@ export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo
         description: route.summary,
         mimeType: "application/json",
         ...(config.publicUrl ? { resource: url } : {}),
-        extensions: { ...discoveryOf(route, outline, ownExample), [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(false) },
+        extensions: {
+          ...discoveryOf(route, outline, ownExample),
+          [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(false),
+          // Declared here, filled in per challenge by the gate's extension (a fresh nonce, its origin).
+          ...(declaresSignIn(route) ? { [SIWX_HEADER]: {} } : {}),
+        },
       });
-      // The gate adds a Sign-In-With-X declaration to the challenges of routes a wallet may use by signing in.
-      const signIn = declaresSignIn(route)
-        ? Buffer.byteLength(
-            JSON.stringify({ [SIWX_HEADER]: signInDeclaration(SIZING_ORIGIN, url, config.network, signInStatement(route)) }),
-          )
-        : 0;
+      const signIn = declaresSignIn(route) ? Buffer.byteLength(JSON.stringify(signInDeclaration(SIZING_ORIGIN, url, config.network))) : 0;
       let entry = entryWith(true);
       if (challengeSize(entry, url, signIn) > CHALLENGE_BUDGET) entry = entryWith(false);
       if (challengeSize(entry, url, signIn) > CHALLENGE_BUDGET) entry = entryWith(false, false);

@@ -12,12 +12,13 @@ import path from "node:path";
 import type { FacilitatorClient } from "@x402/core/server";
 import type { PublicClient, Transport } from "viem";
 import packageJson from "../../package.json" with { type: "json" };
+import { routeKey } from "../../spec/route.ts";
 import type { allRoutes } from "../../spec/routes.ts";
 import { baseToolsSite, primarySite } from "../../spec/sites.ts";
 import type { AnalyticsSettings } from "../analytics/services.ts";
 import { authorizationReader } from "../chain/authorization.ts";
 import { createChainClient, rpcTransport } from "../chain/client.ts";
-import type { Config } from "../config.ts";
+import { type Config, checkSignInOrigin } from "../config.ts";
 import type { Services } from "../context.ts";
 import { runCrawl } from "../intel/crawl.ts";
 import { trustCrawlJob } from "../intel/crawl-schedule.ts";
@@ -35,6 +36,7 @@ import { createRemoteFacilitator, createSelfFacilitator } from "../payments/faci
 import { PaymentGate } from "../payments/gate.ts";
 import { type InFlightRegistry, memoryInFlightRegistry, storeInFlightRegistry } from "../payments/inflight.ts";
 import { BASE_TIMING, LOCAL_TIMING } from "../payments/settlement-sender.ts";
+import { declaresSignIn } from "../payments/sign-in.ts";
 import { ledgerUpkeepJob } from "../payments/upkeep.ts";
 import { openServiceStore, releaseEmbedded, storeLocationOf } from "../store/configured.ts";
 import type { Store } from "../store/store.ts";
@@ -144,6 +146,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   if (!local && (allowLoopbackTargets || options.crawlAllowLoopback)) {
     throw new Error("loopback targets are never allowed in production mode");
   }
+  checkSignInOrigin(config, primarySite.routes.filter(declaresSignIn).map(routeKey));
 
   const rpcUrls = local ? [options.devnet?.rpcUrl as string] : config.rpcUrls;
   const chain = evmNetwork(config.network).chainAt(rpcUrls);
@@ -350,6 +353,8 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       log,
       observer: metrics.payments,
     });
+  const primaryGate = gateFor(primarySite.routes, config.publicUrl);
+  const secondaryGate = gateFor(baseToolsSite.routes, config.secondary.publicUrl);
   const clientDir = `${options.distDir ?? "dist"}/client`;
   const clock = options.now ? () => (options.now as () => Date)().getTime() : undefined;
   const documentCacheOn = options.documentCache ?? true;
@@ -358,7 +363,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     drain,
     config,
     services,
-    gate: gateFor(primarySite.routes, config.publicUrl),
+    gate: primaryGate,
     astro,
     clientDir,
     documentCache: documentCacheOn,
@@ -373,7 +378,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     site: baseToolsSite,
     publicUrl: secondaryPublicUrl,
     services: secondaryServices,
-    gate: gateFor(baseToolsSite.routes, secondaryPublicUrl),
+    gate: secondaryGate,
     astro,
     clientDir,
     documentCache: documentCacheOn,
@@ -400,6 +405,9 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     return `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`;
   };
   const url = urlOf(server);
+  // Local mode: sign-ins bind to the origin each site listens on (production: its public URL).
+  primaryGate.listeningAt(url);
+  if (secondaryServer) secondaryGate.listeningAt(urlOf(secondaryServer));
   let stopped: Promise<{ drained: boolean; inFlight: number }> | undefined;
   const shutdown = (drainMs: number) => {
     stopped ??= (async () => {

@@ -16,6 +16,9 @@ export interface SignInOverrides {
   issuedAt?: string;
   expirationTime?: string;
   statement?: string;
+  /** CAIP-2 chain the wallet signs for (default Base). */
+  chainId?: string;
+  resources?: string[];
 }
 
 /**
