@@ -40,28 +40,49 @@ export const CHALLENGE_BUDGET = HEADER_BLOCK_BUDGET - OTHER_HEADERS_ALLOWANCE;
 /** An origin as long as a public one may reasonably be, for sizing challenges before PUBLIC_URL is known. */
 const SIZING_ORIGIN = "https://api.example-x402-service.com";
 
+/** How much of a route's output a challenge describes, from the most to the least (see `paymentRoutes`). */
+type OutputDetail = "outline" | "own_example" | "compact_example" | "shallow_example" | "keys" | "no_input_schema" | "no_output_example";
+
+/** An example's top level: scalars kept, objects and arrays emptied. */
+function shallow(example: unknown): Record<string, unknown> {
+  if (typeof example !== "object" || example === null || Array.isArray(example)) return {};
+  return Object.fromEntries(
+    Object.entries(example).map(([k, v]) => [k, Array.isArray(v) ? [] : typeof v === "object" && v !== null ? {} : v]),
+  );
+}
+
 /**
  * Bazaar's description of a route's input and output. The input schema keeps every constraint
- * and drops the prose; the output is the route's own example when it declares one, else a
- * compact example built from its response schema (always, when `ownExample` is false), with the
- * schema's outline unless `outline` is false. `/openapi.json` has the full schemas.
+ * and drops the prose. The output, by `detail`: the route's own example (or a compact example
+ * built from its response schema) with the schema's outline; then without the outline; then
+ * the compact example; then only its top level; then only its keys; then the input's example
+ * without its schema; and last, no output example either. `/openapi.json` has the full schemas.
  */
-function discoveryOf(route: RouteDef, outline: boolean, ownExample = true) {
-  const output = {
-    example: (ownExample ? (route.example?.output as Record<string, unknown> | undefined) : undefined) ?? compactExample(route.response),
-    ...(outline ? { schema: outlineSchema(route.response) } : {}),
-  };
+function discoveryOf(route: RouteDef, detail: OutputDetail) {
+  const own = detail === "outline" || detail === "own_example" ? (route.example?.output as Record<string, unknown> | undefined) : undefined;
+  const compact = own ?? compactExample(route.response);
+  const example =
+    detail === "no_output_example"
+      ? {}
+      : detail === "keys" || detail === "no_input_schema"
+        ? Object.fromEntries(Object.keys(shallow(compact)).map((k) => [k, null]))
+        : detail === "shallow_example"
+          ? shallow(compact)
+          : compact;
+  const output = { example, ...(detail === "outline" ? { schema: outlineSchema(route.response) } : {}) };
   const input = route.example?.input ?? {};
+  const schemaOf = (schema: RouteDef["body"]) =>
+    schema && detail !== "no_input_schema" ? { inputSchema: withoutAnnotations(schema) } : {};
   return route.method === "POST"
     ? declareDiscoveryExtension({
         bodyType: "json",
         input,
-        ...(route.body ? { inputSchema: withoutAnnotations(route.body) } : {}),
+        ...schemaOf(route.body),
         output,
       })
     : declareDiscoveryExtension({
         input,
-        ...(route.query ? { inputSchema: withoutAnnotations(route.query) } : {}),
+        ...schemaOf(route.query),
         output,
       });
 }
@@ -110,9 +131,8 @@ function priceOf(route: RouteDef, config: Config): AssetAmount | ((context: HTTP
 
 /**
  * The x402 routes config of the paid routes among `routes`, keyed `"METHOD /path"`. A route
- * whose challenge would pass CHALLENGE_BUDGET declares its output example without the
- * outline, and then the compact example instead of its own; one that passes it even so is a
- * configuration error, refused here.
+ * whose challenge would pass CHALLENGE_BUDGET describes its output with less detail (`discoveryOf`),
+ * step by step, until it fits; one that passes it even so is a configuration error, refused here.
  */
 export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo: `0x${string}`): RoutesConfig {
   const entries = routes
@@ -120,7 +140,7 @@ export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo
     .filter((route) => route.price !== null || route.signIn)
     .map((route) => {
       const url = `${config.publicUrl ?? SIZING_ORIGIN}${route.path}`;
-      const entryWith = (outline: boolean, ownExample = true) => ({
+      const entryWith = (detail: OutputDetail) => ({
         accepts: {
           scheme: "exact",
           network: config.network,
@@ -132,16 +152,28 @@ export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo
         mimeType: "application/json",
         ...(config.publicUrl ? { resource: url } : {}),
         extensions: {
-          ...discoveryOf(route, outline, ownExample),
+          ...discoveryOf(route, detail),
           [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(false),
           // Declared here, filled in per challenge by the gate's extension (a fresh nonce, its origin).
           ...(declaresSignIn(route) ? { [SIWX_HEADER]: {} } : {}),
         },
       });
       const signIn = declaresSignIn(route) ? Buffer.byteLength(JSON.stringify(signInDeclaration(SIZING_ORIGIN, url, config.network))) : 0;
-      let entry = entryWith(true);
-      if (challengeSize(entry, url, signIn) > CHALLENGE_BUDGET) entry = entryWith(false);
-      if (challengeSize(entry, url, signIn) > CHALLENGE_BUDGET) entry = entryWith(false, false);
+      // The most detailed description of the output that keeps the challenge within the budget.
+      const details: OutputDetail[] = [
+        "outline",
+        "own_example",
+        "compact_example",
+        "shallow_example",
+        "keys",
+        "no_output_example",
+        "no_input_schema",
+      ];
+      let entry = entryWith("outline");
+      for (const detail of details.slice(1)) {
+        if (challengeSize(entry, url, signIn) <= CHALLENGE_BUDGET) break;
+        entry = entryWith(detail);
+      }
       const size = challengeSize(entry, url, signIn);
       if (size > CHALLENGE_BUDGET) {
         throw new Error(
