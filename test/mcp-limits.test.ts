@@ -59,6 +59,18 @@ function errorCodeOf(answer: Answer): unknown {
   return (answer.result?.structuredContent as { error?: { code?: string } } | undefined)?.error?.code;
 }
 
+/** A challenge with its Sign-In-With-X nonce and time blanked: each challenge gets fresh ones. */
+function sameChallenge(challenge: unknown): unknown {
+  const copy = JSON.parse(JSON.stringify(challenge)) as { extensions?: Record<string, { info?: Record<string, unknown> }> };
+  const info = copy.extensions?.["sign-in-with-x"]?.info;
+  if (info) {
+    expect(typeof info.nonce).toBe("string");
+    info.nonce = "<nonce>";
+    info.issuedAt = "<issuedAt>";
+  }
+  return copy;
+}
+
 function detailsOf(answer: Answer | undefined): unknown {
   return (answer?.result?.structuredContent as { error?: { details?: unknown } } | undefined)?.error?.details;
 }
@@ -277,7 +289,9 @@ describe("POST /mcp: the org.x402/payment extension binding", () => {
       body: JSON.stringify(args),
     });
     const unpaid = await rpc(service.url, call(1, "verifyPayment", args, CAPABILITY));
-    expect(unpaid.answers[0]?.result).toEqual({ resultType: "payment_required", paymentRequired: challenge });
+    expect(Object.keys(unpaid.answers[0]?.result ?? {})).toEqual(["resultType", "paymentRequired"]);
+    expect(unpaid.answers[0]?.result?.resultType).toBe("payment_required");
+    expect(sameChallenge(unpaid.answers[0]?.result?.paymentRequired)).toEqual(sameChallenge(challenge));
 
     const required = unpaid.answers[0]?.result?.paymentRequired as PaymentRequired;
     const header = await signPayment(required, buyer);
@@ -295,10 +309,10 @@ describe("POST /mcp: the org.x402/payment extension binding", () => {
 
     // Without the capability, the same unpaid call is the tool-result binding, as before.
     const plain = await rpc(service.url, call(3, "verifyPayment", args));
-    expect(plain.answers[0]?.result).toEqual({
-      isError: true,
-      structuredContent: challenge,
-      content: [{ type: "text", text: JSON.stringify(challenge) }],
-    });
+    const tool = plain.answers[0]?.result as { isError: boolean; structuredContent: unknown; content: { type: string; text: string }[] };
+    expect(Object.keys(tool).sort()).toEqual(["content", "isError", "structuredContent"]);
+    expect(tool.isError).toBe(true);
+    expect(sameChallenge(tool.structuredContent)).toEqual(sameChallenge(challenge));
+    expect(tool.content).toEqual([{ type: "text", text: JSON.stringify(tool.structuredContent) }]);
   });
 });
