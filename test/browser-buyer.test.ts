@@ -14,7 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { launchBrowser, skipBrowserTests } from "./support/browser.ts";
-import { buyerAccount, chainClient, devnet, startTestService } from "./support/service.ts";
+import { freshBuyer } from "./support/fresh-buyer.ts";
+import { chainClient, devnet, startTestService, usdcBalance } from "./support/service.ts";
 
 const ORIGIN = "http://buyer.example";
 const PRICE = 100_000n; // POST /api/payment-verify: 0.10 USDC
@@ -117,8 +118,8 @@ describe.skipIf(skipBrowserTests())("a page on another origin pays in Chromium",
   });
 
   it("reads the 402, signs with a viem account, sends PAYMENT-SIGNATURE and reads PAYMENT-RESPONSE", async () => {
-    const buyer = buyerAccount(2);
-    const key = devnet().buyers[2]?.privateKey as string;
+    const buyer = await freshBuyer(PRICE);
+    const key = buyer.privateKey;
     const context = await browser.newContext();
     const tab = await context.newPage();
     const failures: string[] = [];
@@ -166,6 +167,7 @@ describe.skipIf(skipBrowserTests())("a page on another origin pays in Chromium",
         t.args.value,
       ]);
       expect(transfers).toEqual([[buyer.address, devnet().payTo, PRICE]]);
+      expect(await usdcBalance(buyer.address)).toBe(0n);
     } finally {
       await context.close();
     }

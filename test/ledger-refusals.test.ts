@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningService } from "../src/server/service.ts";
 import { ledgerRowsOf } from "../src/store/ledger.ts";
-import { buyerAccount, challengeOf, signPayment, startTestService } from "./support/service.ts";
+import { freshBuyer } from "./support/fresh-buyer.ts";
+import { challengeOf, signPayment, startTestService, usdcBalance } from "./support/service.ts";
 
 let service: RunningService;
 beforeAll(async () => {
@@ -24,7 +25,7 @@ const verify = (header: string, tx: string, requestId: string) =>
 
 describe("the ledger records refused payments", () => {
   it("keeps a not_charged row for an authorisation refused as payment_already_used", async () => {
-    const buyer = buyerAccount(0);
+    const buyer = await freshBuyer(100_000n);
     const header = await signPayment(await challengeOf(`${service.url}/api/payment-verify`, { method: "POST" }), buyer);
     const nonce = (JSON.parse(Buffer.from(header, "base64").toString()) as { payload: { authorization: { nonce: string } } }).payload
       .authorization.nonce;
@@ -33,6 +34,7 @@ describe("the ledger records refused payments", () => {
     const refused = await verify(header, `0x${"a2".repeat(32)}`, "ledger-refusal-second");
     expect(refused.status).toBe(402);
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("payment_already_used");
+    expect(await usdcBalance(buyer.address)).toBe(0n);
 
     const rows = await ledgerRowsOf(service.services.store, buyer.address, nonce);
     expect(rows.map((r) => [r.request_id, r.route, r.outcome, r.status, r.reason])).toEqual([

@@ -19,8 +19,9 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { base } from "../src/networks/base.ts";
 import { apiGroup, instanceLabel } from "../src/operations/status-feed.ts";
 import { openStore, type Store } from "../src/store/store.ts";
+import { freshBuyer } from "./support/fresh-buyer.ts";
 import { freshDatabase } from "./support/postgres.ts";
-import { buyerAccount, chainClient, challengeOf, devnet, signPayment } from "./support/service.ts";
+import { chainClient, challengeOf, devnet, signPayment, usdcBalance } from "./support/service.ts";
 
 const databaseUrl = inject("databaseUrl");
 const HEARTBEAT_MS = 400;
@@ -139,7 +140,7 @@ describe.runIf(databaseUrl)("a paused instance whose settlement key another inst
   it("stops settling after SIGCONT, before its next settlement, and says so; the other instance settles", {
     timeout: 300_000,
   }, async () => {
-    const buyer = buyerAccount(1);
+    const buyer = await freshBuyer(3n * 100_000n);
     const c = await startChild(db.url, gasKey, path.join(dataDir, "c"));
     children.push(c);
     const challenge = await challengeOf(`${c.url}/api/payment-verify`, { method: "POST" });
@@ -188,6 +189,8 @@ describe.runIf(databaseUrl)("a paused instance whose settlement key another inst
     expect(dReceipt.from.toLowerCase()).toBe(gas.toLowerCase());
     expect(await used(second)).toBe(true);
     expect(d.output()).not.toContain("this instance stops settling");
+    // Two payments of 0.10 settled in all (C's first, and the one C refused, at D); the third never.
+    expect(await usdcBalance(buyer.address)).toBe(100_000n);
 
     // The status feed: C is live and degraded, named as stopped settling; D is operational.
     const rows = await store.query<{ id: string; started_at: Date }>("select id, started_at from instances order by started_at");
