@@ -29,7 +29,6 @@ import {
   x402ResourceServer,
 } from "@x402/core/server";
 import type { PaymentRequired } from "@x402/core/types";
-import { registerExactEvmScheme } from "@x402/evm/exact/server";
 import { bazaarResourceServerExtension } from "@x402/extensions/bazaar";
 import { paymentIdentifierResourceServerExtension } from "@x402/extensions/payment-identifier";
 import { atomicUsdc, type RouteDef, routeKey } from "../../spec/route.ts";
@@ -56,8 +55,9 @@ import { balanceOf, debitBalance, TOPUP_ROUTE, usdOf } from "./balances.ts";
 import { GuardedFacilitator, SETTLEMENT_UNKNOWN } from "./facilitator.ts";
 import { type HeldLeases, holding, type InFlightRegistry, releaseAll, whileClaimed } from "./inflight.ts";
 import { KEPT_HEADERS, type KeptAnswer, keepAnswer, keptAnswerOf, MAX_KEPT_ANSWER_BYTES, settleAndKeep } from "./kept-answers.ts";
-import { type DecodedPayment, decodePayment, isProblem, signedByPayer, type TokenDomain } from "./payload.ts";
+import { type DecodedPayment, isProblem } from "./payload.ts";
 import { paymentRoutes } from "./requirements.ts";
+import { evmScheme, type PaymentScheme } from "./scheme.ts";
 import { declaresSignIn, SIWX_HEADER, signedInPayer, signInDeclaration, signInStatement } from "./sign-in.ts";
 import { resolveAuthorization } from "./upkeep.ts";
 
@@ -85,6 +85,8 @@ export interface GateOptions {
   log: Logger;
   /** Told how each paid call ended and how long the facilitator took (the metrics). */
   observer?: PaymentObserver;
+  /** The site's network family (asset quoted, x402 scheme, how a payment header is read); default: EVM with `config.usdc`. */
+  scheme?: PaymentScheme;
 }
 
 /** How a call to a paid route ended, for the metrics. */
@@ -220,7 +222,7 @@ function errorResponse(error: ServiceError): Response {
 export class PaymentGate {
   private readonly options: GateOptions;
   private readonly http: x402HTTPResourceServer;
-  private readonly domain: TokenDomain;
+  private readonly scheme: PaymentScheme;
   /** The chain's record of authorisations, each read within the payment time budget. */
   private readonly chain: AuthorizationReader;
   private initialized: Promise<void> | undefined;
@@ -229,12 +231,19 @@ export class PaymentGate {
     this.options = options;
     const { config, payTo, routes, log } = options;
     const server = new x402ResourceServer(new GuardedFacilitator(options.facilitator, log, config.payments.timeoutMs));
-    registerExactEvmScheme(server, { networks: [config.network] });
+    this.scheme =
+      options.scheme ??
+      evmScheme(config.network, {
+        name: config.usdc.name,
+        version: config.usdc.version,
+        chainId: config.chainId,
+        verifyingContract: config.usdc.address,
+      });
+    this.scheme.register(server);
     server.registerExtension(bazaarResourceServerExtension);
     server.registerExtension(paymentIdentifierResourceServerExtension);
-    this.http = new x402HTTPResourceServer(server, paymentRoutes(routes, config as Config, payTo));
+    this.http = new x402HTTPResourceServer(server, paymentRoutes(routes, config as Config, payTo, this.scheme));
     this.chain = budgeted(options.authorizations, config.payments.timeoutMs);
-    this.domain = { name: config.usdc.name, version: config.usdc.version, chainId: config.chainId, verifyingContract: config.usdc.address };
   }
 
   /** Answer one request to a paid route. Never throws: every failure is a response, and none is charged. */
@@ -289,7 +298,7 @@ export class PaymentGate {
       }
       if (header === undefined) return await this.redeemSignedIn(attempt);
 
-      const decoded = decodePayment(header);
+      const decoded = this.scheme.decode(header);
       if (isProblem(decoded)) {
         return await this.refuse(attempt, "invalid_payload", `The payment header is malformed at ${decoded.field}.`, { ...decoded });
       }
@@ -307,7 +316,7 @@ export class PaymentGate {
       // An authorisation seen before, or one naming a known id, must carry the payer's own signature,
       // checked before it may hold anything: a stranger copying it from the chain changes nothing.
       const known = seen.settled || seen.open.length > 0 || seen.byId || seen.byIdOpen.length > 0;
-      if (known && !(await signedByPayer(decoded, this.domain))) {
+      if (known && !(await this.scheme.signedByPayer(decoded))) {
         return await this.refuse(attempt, "invalid_payload", "The authorisation's signature is not the payer's.", {
           field: "payload.signature",
           expected: "the payer's EIP-712 signature of exactly this authorisation",
@@ -822,7 +831,7 @@ export class PaymentGate {
         const header = encodePaymentResponseHeader({
           success: true,
           transaction: tx,
-          network: this.options.config.network,
+          network: this.scheme.network as `${string}:${string}`,
           payer: authorization.from,
         });
         Object.assign(settled, { success: true, transaction: tx, headers: { "PAYMENT-RESPONSE": header } });
@@ -918,8 +927,8 @@ export class PaymentGate {
       route: routeKey(route),
       payer: payer as `0x${string}`,
       amount,
-      asset: config.usdc.address,
-      network: config.network,
+      asset: this.scheme.asset as `0x${string}`,
+      network: this.scheme.network as Config["network"],
       nonce: nonce as `0x${string}`,
     };
   }
@@ -931,8 +940,8 @@ export class PaymentGate {
       route: routeKey(attempt.route),
       payer: paid?.payer ?? (a?.from as string),
       amountAtomic: paid?.amount_atomic ?? (a?.value as string),
-      asset: this.options.config.usdc.address,
-      network: this.options.config.network,
+      asset: this.scheme.asset,
+      network: this.scheme.network as Config["network"],
       nonce: paid?.nonce ?? (a?.nonce as string),
       validBefore: a && Number.isSafeInteger(Number(a.validBefore)) ? Number(a.validBefore) : null,
       requestHash: attempt.requestHash,

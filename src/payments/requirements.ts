@@ -81,11 +81,11 @@ const DEFAULT_PRICE_CONTEXT = { adapter: { getUrl: () => SIZING_ORIGIN } } as un
  * What a route asks in USDC: its fixed price, or (`RouteDef.dynamicPrice`) the USD amount of that
  * query parameter, `price` when absent. The gate validates the query before quoting it.
  */
-function priceOf(route: RouteDef, config: Config): AssetAmount | ((context: HTTPRequestContext) => AssetAmount) {
+function priceOf(route: RouteDef, config: Config, asset?: AssetQuote): AssetAmount | ((context: HTTPRequestContext) => AssetAmount) {
   const quote = (usd: number): AssetAmount => ({
     amount: atomicUsdc(usd),
-    asset: config.usdc.address,
-    extra: { name: config.usdc.name, version: config.usdc.version, primaryType: PRIMARY_TYPE },
+    asset: asset?.asset ?? config.usdc.address,
+    extra: asset?.assetExtra ?? { name: config.usdc.name, version: config.usdc.version, primaryType: PRIMARY_TYPE },
   });
   const param = route.dynamicPrice;
   if (!param) return quote(route.price as number);
@@ -96,12 +96,19 @@ function priceOf(route: RouteDef, config: Config): AssetAmount | ((context: HTTP
   };
 }
 
+/** The asset a site quotes and its `extra`, when not the EVM USDC of `config` (a site on another network family). */
+export interface AssetQuote {
+  network: string;
+  asset: string;
+  assetExtra: Record<string, unknown>;
+}
+
 /**
  * The x402 routes config of the paid routes among `routes`, keyed `"METHOD /path"`. A route
  * whose challenge would pass CHALLENGE_BUDGET declares its output example without the
  * outline; one that passes it even so is a configuration error, refused here.
  */
-export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo: `0x${string}`): RoutesConfig {
+export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo: string, asset?: AssetQuote): RoutesConfig {
   const entries = routes
     .filter((route) => route.price !== null)
     .map((route) => {
@@ -109,9 +116,9 @@ export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo
       const entryWith = (outline: boolean) => ({
         accepts: {
           scheme: "exact",
-          network: config.network,
+          network: asset?.network ?? config.network,
           payTo,
-          price: priceOf(route, config),
+          price: priceOf(route, config, asset),
           maxTimeoutSeconds: config.maxTimeoutSeconds,
         },
         description: route.summary,

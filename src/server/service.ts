@@ -9,15 +9,16 @@ import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { hostname } from "node:os";
 import path from "node:path";
+import type { KeyPairSigner } from "@solana/kit";
 import type { FacilitatorClient } from "@x402/core/server";
 import type { PublicClient, Transport } from "viem";
 import packageJson from "../../package.json" with { type: "json" };
 import type { allRoutes } from "../../spec/routes.ts";
-import { baseToolsSite, primarySite } from "../../spec/sites.ts";
+import { baseToolsSite, primarySite, SOLANA_MAINNET, SOLANA_USDC, solanaSite } from "../../spec/sites.ts";
 import type { AnalyticsSettings } from "../analytics/services.ts";
-import { authorizationReader } from "../chain/authorization.ts";
+import { type AuthorizationReader, authorizationReader } from "../chain/authorization.ts";
 import { baseChain, createChainClient, rpcTransport } from "../chain/client.ts";
-import type { Config } from "../config.ts";
+import { type Config, ConfigError } from "../config.ts";
 import { loadAdWindows } from "../content/ad-schedule.ts";
 import type { Services } from "../context.ts";
 import { runCrawl } from "../intel/crawl.ts";
@@ -33,10 +34,12 @@ import type { Resolver } from "../outbound/safe-fetch.ts";
 import { createRemoteFacilitator, createSelfFacilitator } from "../payments/facilitator.ts";
 import { PaymentGate } from "../payments/gate.ts";
 import { type InFlightRegistry, memoryInFlightRegistry, storeInFlightRegistry } from "../payments/inflight.ts";
+import type { PaymentScheme } from "../payments/scheme.ts";
 import { BASE_TIMING, LOCAL_TIMING } from "../payments/settlement-sender.ts";
 import { ledgerUpkeepJob } from "../payments/upkeep.ts";
 import { openServiceStore, releaseEmbedded, storeLocationOf } from "../store/configured.ts";
 import type { Store } from "../store/store.ts";
+import { DEXSCREENER_DEFAULT_URL } from "../upstreams/dexscreener.ts";
 import { CDP_DISCOVERY_URL } from "../upstreams/directory-cdp.ts";
 import { X402_LIST_URL } from "../upstreams/directory-x402-list.ts";
 import { type AstroHandler, createApp, loadAstroHandler, siteRouter } from "./app.ts";
@@ -51,11 +54,25 @@ export interface DevnetEndpoints {
   facilitator: { address: `0x${string}`; privateKey: `0x${string}` };
 }
 
+/** What local mode's Solana provides to the Solana site. */
+export interface SolanaEndpoints {
+  rpcUrl: string;
+  network: string;
+  usdcMint: string;
+  payTo: string;
+  /** The fee payer the in-process facilitator co-signs with. */
+  feePayer: KeyPairSigner;
+}
+
 /** Options of `startService`; everything but `config` has a production default. */
 export interface StartServiceOptions {
   config: Config;
   /** Required in local mode: the running devnet. */
   devnet?: DevnetEndpoints;
+  /** Local mode: the running local Solana; without it local mode serves no Solana site. */
+  solana?: SolanaEndpoints;
+  /** Replace the Solana site's facilitator (tests). */
+  solanaFacilitator?: FacilitatorClient;
   log?: Logger;
   /** Replace the transport functions read the chain through (tests: a failing RPC stub). */
   readTransport?: Transport;
@@ -108,6 +125,8 @@ export type StartPhase = "store_open" | "instance_registered" | "astro_loaded" |
 export interface RunningService {
   url: string;
   server: Server;
+  /** The Solana site's origin: its own port in local mode, the primary's with SOLANA_HOST in production; undefined: none. */
+  solanaUrl?: string | undefined;
   /**
    * The secondary site's URL: its own port in local mode; in production the primary's URL, where
    * it answers requests naming SECONDARY_HOST (undefined when no secondary host is configured).
@@ -376,15 +395,55 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     ...(clock ? { now: clock } : {}),
   });
 
-  // Production: one port, the site chosen by host name. Local mode: the secondary site on its own port.
+  const solana = await solanaSiteOf({
+    config,
+    local,
+    services,
+    endpoints: options.solana,
+    facilitator: options.solanaFacilitator,
+    gate: (scheme, payToOf, facilitatorOf, publicUrl) =>
+      new PaymentGate({
+        routes: solanaSite.routes,
+        config: { ...config, publicUrl },
+        payTo: payToOf as `0x${string}`,
+        facilitator: facilitatorOf,
+        store,
+        inFlight,
+        instance,
+        authorizations: NO_AUTHORIZATIONS,
+        log,
+        observer: metrics.payments,
+        scheme,
+      }),
+  });
+  const solanaApp = solana
+    ? createApp({
+        drain,
+        config,
+        site: solanaSite,
+        publicUrl: solana.publicUrl,
+        services: solana.services,
+        gate: solana.gate,
+        astro,
+        clientDir,
+        staticFiles,
+        documentCache: documentCacheOn,
+        metrics,
+        ...(clock ? { now: clock } : {}),
+      })
+    : undefined;
+
+  // Production: one port, the site chosen by host name. Local mode: the secondary and Solana sites on their own ports.
   const byHost = new Map(config.secondary.host ? [[config.secondary.host, secondaryApp]] : []);
+  if (solanaApp && config.solana.host) byHost.set(config.solana.host, solanaApp);
   phase("apps_created");
-  const [server, secondaryServer] = await Promise.all([
+  const [server, secondaryServer, solanaServer] = await Promise.all([
     listen(byHost.size > 0 ? siteRouter(app, byHost) : app, config.port, config.host),
     local ? listen(secondaryApp, config.secondary.port, config.host) : undefined,
+    local && solanaApp ? listen(solanaApp, config.solana.port, config.host) : undefined,
   ]);
-  for (const s of [server, secondaryServer]) if (s) harden(s);
-  const listeners = [server, secondaryServer].filter((s): s is Server => s !== undefined).map(trackConnections);
+  for (const s of [server, secondaryServer, solanaServer]) if (s) harden(s);
+  const listeners = [server, secondaryServer, solanaServer].filter((s): s is Server => s !== undefined).map(trackConnections);
   phase("listening");
   // The jobs start once the service answers: their first runs (the status document) would
   // otherwise compete with the start for the event loop.
@@ -424,6 +483,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     url,
     server,
     secondaryUrl: secondaryServer ? urlOf(secondaryServer) : config.secondary.host ? url : undefined,
+    solanaUrl: solanaServer ? urlOf(solanaServer) : solanaApp && config.solana.host ? url : undefined,
     services,
     metrics,
     payTo,
@@ -435,6 +495,79 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       await shutdown(0);
     },
   };
+}
+
+/** Solana keeps no EIP-3009 authorisation state to read: an open payment's fate is left to its retry. */
+const NO_AUTHORIZATIONS: AuthorizationReader = {
+  isUsed: async () => false,
+  findUse: async () => null,
+  findPayment: async () => null,
+};
+
+/**
+ * The Solana site's services and gate: local mode's chain and fee payer, or production's RPC,
+ * payTo and facilitator (a fee-payer key or a remote URL). Undefined when the site is off.
+ */
+async function solanaSiteOf(args: {
+  config: Config;
+  local: boolean;
+  services: Services;
+  endpoints: SolanaEndpoints | undefined;
+  facilitator: FacilitatorClient | undefined;
+  gate: (scheme: PaymentScheme, payTo: string, facilitator: FacilitatorClient, publicUrl: string | undefined) => PaymentGate;
+}): Promise<{ services: Services; gate: PaymentGate; publicUrl: string | undefined } | undefined> {
+  const { config, local, endpoints } = args;
+  if (local ? !endpoints : !config.solana.enabled) return undefined;
+  const { createSvmFacilitator, svmScheme } = await import("../solana/x402.ts");
+  const network = endpoints?.network ?? SOLANA_MAINNET;
+  const usdcMint = endpoints?.usdcMint ?? SOLANA_USDC;
+  const rpcUrl = endpoints?.rpcUrl ?? (config.solana.rpcUrls[0] as string);
+  const payTo = endpoints?.payTo ?? (config.solana.payTo as string);
+  let facilitator = args.facilitator;
+  if (!facilitator) {
+    const setting = config.solana.facilitator;
+    if (setting.kind === "remote") facilitator = createRemoteFacilitator(setting.url, undefined, config.payments.timeoutMs);
+    else {
+      let feePayer = endpoints?.feePayer;
+      if (setting.kind === "self") {
+        const { signerFromSecret } = await import("../solana/keys.ts");
+        // The key's halves must agree (its public half is the fee payer named in every challenge).
+        feePayer = await signerFromSecret(setting.secretKey).catch((error: unknown) => {
+          throw new ConfigError([
+            `SOLANA_FEE_PAYER_KEY is not a valid Solana key pair (${(error as Error).message}); its value is not shown`,
+          ]);
+        });
+      }
+      if (!feePayer) throw new Error("the Solana site needs a fee payer: local mode's, or SOLANA_FEE_PAYER_KEY");
+      if (feePayer.address === payTo)
+        throw new ConfigError([
+          "SOLANA_PAY_TO is the fee payer's address; the facilitator refuses to settle a payment to its own fee payer",
+        ]);
+      facilitator = createSvmFacilitator(feePayer, rpcUrl, network);
+    }
+  }
+  const publicUrl = local ? undefined : config.solana.publicUrl;
+  const services: Services = {
+    ...args.services,
+    // The functions see the site's own network, asset and payTo (a CAIP-2 id of another family than the type names).
+    config: {
+      ...args.services.config,
+      publicUrl,
+      network: network as `eip155:${number}`,
+      usdc: usdcMint as `0x${string}`,
+      payTo: payTo as `0x${string}`,
+    },
+    solana: {
+      network,
+      rpcUrl,
+      usdcMint,
+      dexscreenerUrl: config.upstreams.dexscreenerUrl ?? DEXSCREENER_DEFAULT_URL,
+      timeoutMs: config.upstreams.timeoutMs,
+    },
+  };
+  // Challenges carry a recent blockhash read from the RPC, so a buyer needs only getAccountInfo.
+  const gate = args.gate(svmScheme(network, usdcMint, rpcUrl), payTo, facilitator, publicUrl);
+  return { services, gate, publicUrl };
 }
 
 /** Listen on `host:port` (0: a free port). */

@@ -198,7 +198,10 @@ export class LocalSolana {
     const message = pipe(
       createTransactionMessage({ version: 0 }),
       (m) => setTransactionMessageFeePayerSigner(feePayer, m),
-      (m) => setTransactionMessageLifetimeUsingBlockhash(this.latestBlockhash(), m),
+      (m) => {
+        const { blockhash, lastValidBlockHeight } = this.latestBlockhash();
+        return setTransactionMessageLifetimeUsingBlockhash({ blockhash, lastValidBlockHeight: BigInt(lastValidBlockHeight) }, m);
+      },
       (m) => appendTransactionMessageInstructions(instructions, m),
     );
     const signed = await signTransactionMessageWithSigners(message);

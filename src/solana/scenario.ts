@@ -80,7 +80,8 @@ interface MintPlan {
   shares: number[];
 }
 
-const EVEN = [200_000, 180_000, 160_000, 140_000, 120_000, 100_000, 60_000, 40_000];
+// Fifteen holders, the top ten with 77.5% of the supply (under the 80% concentration reason).
+const EVEN = [100_000, 95_000, 90_000, 85_000, 80_000, 75_000, 70_000, 65_000, 60_000, 55_000, 50_000, 50_000, 50_000, 45_000, 30_000];
 const PLANS: MintPlan[] = [
   { symbol: "SAFE", program: "spl-token", keepMintAuthority: false, freezeAuthority: false, extensions: () => [], shares: EVEN },
   { symbol: "MINTY", program: "spl-token", keepMintAuthority: true, freezeAuthority: false, extensions: () => [], shares: EVEN },
@@ -158,7 +159,7 @@ export async function scenarioKeys() {
     ["fee-payer", "pay-to", "usdc-authority", "token-creator", "profiled-wallet"].map((l) => localKey(l)),
   );
   const buyers = await Promise.all(Array.from({ length: BUYERS }, (_, i) => localKey(`buyer-${i}`)));
-  const holders = await Promise.all(Array.from({ length: 8 }, (_, i) => localKey(`holder-${i}`)));
+  const holders = await Promise.all(Array.from({ length: 15 }, (_, i) => localKey(`holder-${i}`)));
   const mints = await Promise.all(PLANS.map((p) => localKey(`mint:${p.symbol}`)));
   return {
     feePayer: feePayer as SolanaKey,
@@ -216,7 +217,7 @@ export async function seedSolanaScenario(chain: LocalSolana, seed: boolean): Pro
       holders,
     });
   }
-  // The profiled wallet: 12.5 SOL, 250 USDC and SAFE's largest holding, then two transfers out.
+  // The profiled wallet: 12.5 SOL, 250 USDC and SAFE's largest holding (100,000), then two transfers out.
   const walletUsdc = 250n * USDC - 5n * USDC;
   if (seed) {
     chain.airdrop(k.wallet.address, 12_500_000_000n);
@@ -251,7 +252,7 @@ export async function seedSolanaScenario(chain: LocalSolana, seed: boolean): Pro
       address: k.wallet.address,
       lamports: (12_500_000_000n - 500_000_000n).toString(),
       usdc: walletUsdc.toString(),
-      tokens: [{ mint: (k.mints[0] as SolanaKey).address, amount: (200_000n * TOKEN).toString() }],
+      tokens: [{ mint: (k.mints[0] as SolanaKey).address, amount: (100_000n * TOKEN).toString() }],
       // USDC account + mint, transfer out, SOL transfer out, and the SAFE holding's mint (seedMint).
       transactions: 4,
     },
