@@ -2,6 +2,7 @@
 import { solanaDinalibrium } from "../spec/routes/solana.ts";
 import { defineFunction } from "../src/context.ts";
 import { NotFoundError } from "../src/errors.ts";
+import { solana } from "../src/networks/solana.ts";
 import { pairsDeepestFirst } from "../src/solana/dexscreener.ts";
 import { solanaMethodology } from "../src/solana/methodology.ts";
 import { solanaReads } from "../src/solana/reads.ts";
@@ -11,7 +12,7 @@ export const SOLANA_VENUES = ["raydium", "orca", "meteora"] as const;
 /** The curated symbols and whether each is a stablecoin. */
 export const SOLANA_SYMBOLS: Record<string, { mint: string; stablecoin: boolean }> = {
   SOL: { mint: "So11111111111111111111111111111111111111112", stablecoin: false },
-  USDC: { mint: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", stablecoin: true },
+  USDC: { mint: solana.usdc.address, stablecoin: true },
   USDT: { mint: "Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB", stablecoin: true },
 };
 

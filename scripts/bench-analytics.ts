@@ -25,13 +25,13 @@ import walletProfileFn from "../functions/wallet-profile.ts";
 import whaleWatchFn from "../functions/whale-watch.ts";
 import { walletProfile, whaleWatch } from "../spec/routes/analytics.ts";
 import type { AnalyticsSettings } from "../src/analytics/services.ts";
-import { USDC_ADDRESS } from "../src/chain/addresses.ts";
-import { baseChain, createChainClient, rpcTransport } from "../src/chain/client.ts";
+import { createChainClient, rpcTransport } from "../src/chain/client.ts";
 import { TransferScanner } from "../src/chain/log-scanner.ts";
 import type { FunctionContext } from "../src/context.ts";
 import { compileContracts } from "../src/devnet/contracts.ts";
 import { devnetAccounts, startDevnet } from "../src/devnet/devnet.ts";
 import { createLogger } from "../src/log.ts";
+import { base } from "../src/networks/base.ts";
 import { createProgress, type Progress } from "../src/progress.ts";
 import { startUpstreamStubs } from "../src/stubs/upstream-stubs.ts";
 import { startLatencyProxy } from "./bench-latency-proxy.ts";
@@ -81,7 +81,7 @@ async function buildChain(rpcUrl: string): Promise<{ fromBlock: number; toBlock:
   const minter = senders[0] as string; // account 0 is USDC's minter on the devnet
   const tx = (from: string, data: string) => ({
     method: "eth_sendTransaction",
-    params: [{ from, to: USDC_ADDRESS, data, gas: "0x249f0", maxFeePerGas: "0x77359400", maxPriorityFeePerGas: "0xf4240" }],
+    params: [{ from, to: base.usdc.address, data, gas: "0x249f0", maxFeePerGas: "0x77359400", maxPriorityFeePerGas: "0xf4240" }],
   });
   await rpc([{ method: "evm_setAutomine", params: [false] }]);
   await rpc(senders.map((to) => tx(minter, encodeFunctionData({ abi: usdcAbi, functionName: "mint", args: [to, 10n ** 15n] }))));
@@ -124,7 +124,7 @@ export interface BenchChain {
 // `--load-state`, with the devnet's own flags.
 const ANVIL_FLAGS = [
   "--chain-id",
-  "8453",
+  String(base.chainId),
   "--accounts",
   "10",
   "--balance",
@@ -266,7 +266,7 @@ async function timeScans(
   const scanner = new TransferScanner(client, { rpcUrls: [rpcUrl] });
   const once = async (concurrency?: number) => {
     const t = performance.now();
-    const result = await scanner.transfers({ token: USDC_ADDRESS, ...window }, -1, {
+    const result = await scanner.transfers({ token: base.usdc.address, ...window }, -1, {
       useCache: false,
       ...(concurrency ? { concurrency } : {}),
     });
@@ -299,10 +299,10 @@ export async function benchAnalytics(): Promise<void> {
     const { window } = chain;
     const payTo = devnetAccounts()[1]?.address as `0x${string}`;
 
-    const direct = createChainClient(baseChain([chain.rpcUrl]), rpcTransport([chain.rpcUrl]));
+    const direct = createChainClient(base.chainAt([chain.rpcUrl]), rpcTransport([chain.rpcUrl]));
     const proxy = await startLatencyProxy(chain.rpcUrl, LATENCY_MS);
     cleanups.unshift(() => proxy.close());
-    const distant = createChainClient(baseChain([proxy.url]), rpcTransport([proxy.url]));
+    const distant = createChainClient(base.chainAt([proxy.url]), rpcTransport([proxy.url]));
 
     const rows: string[][] = [];
     const scans = createProgress({ label: "whale-watch scans", unit: "scans", total: 2 * (WARM_UPS + 2 * REPEATS) });
@@ -341,9 +341,9 @@ export async function benchAnalytics(): Promise<void> {
     const ctx = (route: FunctionContext["route"]): FunctionContext => ({
       config: {
         mode: "local",
-        network: "eip155:8453",
-        chainId: 8453,
-        usdc: USDC_ADDRESS,
+        network: base.id,
+        chainId: base.chainId,
+        usdc: base.usdc.address,
         payTo,
         publicUrl: undefined,
         version: "bench",

@@ -10,13 +10,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { baseChain, createChainClient, rpcTransport } from "../src/chain/client.ts";
+import { createChainClient, rpcTransport } from "../src/chain/client.ts";
 import { startDevnet } from "../src/devnet/devnet.ts";
 import { checkConformance } from "../src/intel/conformance.ts";
 import { runCrawl } from "../src/intel/crawl.ts";
 import { type SellerKind, startSellers } from "../src/intel/demo-sellers.ts";
 import { createIntelServices } from "../src/intel/intel-services.ts";
 import { createLogger } from "../src/log.ts";
+import { base } from "../src/networks/base.ts";
 import { createSafeFetcher } from "../src/outbound/safe-fetch.ts";
 import { openStore } from "../src/store/store.ts";
 import { cdpItems, type ListedEndpoint, startLocalDirectories, x402ListItems } from "../src/upstreams/directory-fixtures.ts";
@@ -99,7 +100,7 @@ export async function benchCrawl(): Promise<void> {
     name: `seller ${i}`,
   }));
   const directories = await startLocalDirectories({ cdp: cdpItems(listed), x402List: x402ListItems(listed.filter((_, i) => i % 2 === 0)) });
-  const chain = createChainClient(baseChain([devnet.rpcUrl]), rpcTransport([devnet.rpcUrl]));
+  const chain = createChainClient(base.chainAt([devnet.rpcUrl]), rpcTransport([devnet.rpcUrl]));
   const log = createLogger("silent");
   const rows: Record<string, Record<string, string | number>> = {};
   try {
@@ -119,7 +120,7 @@ export async function benchCrawl(): Promise<void> {
         store,
         catalogue: intel.catalogue,
         fetcher: intel.crawl.fetcher,
-        chain: { client: chain, network: "eip155:8453", usdc: devnet.usdc },
+        chain: { client: chain, network: base.id, usdc: devnet.usdc },
         concurrency,
         originTimeoutMs: ORIGIN_TIMEOUT_MS,
         trigger: "bench",

@@ -24,13 +24,13 @@ import type { CompiledContent } from "../spec/content-schema.ts";
 import { counterparties, exchangeFlow, portfolio, trace, venueUsers } from "../spec/routes/entity-intel.ts";
 import { loadLabelBook } from "../src/analytics/labels.ts";
 import type { AnalyticsSettings } from "../src/analytics/services.ts";
-import { USDC_ADDRESS } from "../src/chain/addresses.ts";
-import { baseChain, createChainClient, rpcTransport } from "../src/chain/client.ts";
+import { createChainClient, rpcTransport } from "../src/chain/client.ts";
 import { UseCaseIndex } from "../src/content/use-cases.ts";
 import type { FunctionContext, RouteFunction } from "../src/context.ts";
 import { compileContracts } from "../src/devnet/contracts.ts";
 import { devnetAccounts, startDevnet } from "../src/devnet/devnet.ts";
 import { createLogger } from "../src/log.ts";
+import { base } from "../src/networks/base.ts";
 import { startUpstreamStubs } from "../src/stubs/upstream-stubs.ts";
 import { type BenchChain, loadCachedChain, rpcOf } from "./bench-analytics.ts";
 import { COMPILED_CONTENT_FILE, compileContent } from "./content/compile.ts";
@@ -96,7 +96,15 @@ async function buildChain(rpcUrl: string): Promise<{ fromBlock: number; toBlock:
     return {
       method: "eth_sendTransaction",
       params: [
-        { from, to: USDC_ADDRESS, data, nonce: toHex(nonce), gas: "0x249f0", maxFeePerGas: "0x77359400", maxPriorityFeePerGas: "0xf4240" },
+        {
+          from,
+          to: base.usdc.address,
+          data,
+          nonce: toHex(nonce),
+          gas: "0x249f0",
+          maxFeePerGas: "0x77359400",
+          maxPriorityFeePerGas: "0xf4240",
+        },
       ],
     };
   };
@@ -194,7 +202,7 @@ export async function benchEntity(): Promise<void> {
     cleanups.unshift(() => chain.stop());
     const stubs = await startUpstreamStubs();
     cleanups.unshift(() => stubs.close());
-    const client = createChainClient(baseChain([chain.rpcUrl]), rpcTransport([chain.rpcUrl]));
+    const client = createChainClient(base.chainAt([chain.rpcUrl]), rpcTransport([chain.rpcUrl]));
     const payTo = devnetAccounts()[1]?.address as Address;
     const settings = (): AnalyticsSettings => ({
       mode: "local",
@@ -211,9 +219,9 @@ export async function benchEntity(): Promise<void> {
     const ctx = (route: FunctionContext["route"], analytics: AnalyticsSettings): FunctionContext => ({
       config: {
         mode: "local",
-        network: "eip155:8453",
-        chainId: 8453,
-        usdc: USDC_ADDRESS,
+        network: base.id,
+        chainId: base.chainId,
+        usdc: base.usdc.address,
         payTo,
         publicUrl: undefined,
         version: "bench",

@@ -9,7 +9,7 @@
  * next to a bare node:http process answering the same 1,000 requests, started the same way.
  * The service children run with the V8 flags of `npm start`; one more later start on SQLite
  * runs without them (or with `BENCH_NODE_FLAGS`), to show what they save and cost.
- * (PGlite, the embedded database before SQLite, was measured by this bench too: README.)
+ * (PGlite, the embedded database before SQLite, was measured by this bench too: docs/decisions.md.)
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";

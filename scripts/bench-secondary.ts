@@ -17,13 +17,14 @@ import honeypotCheckFn from "../functions/honeypot-check.ts";
 import memeHunterFn from "../functions/meme-hunter.ts";
 import { honeypotCheck, memeHunter } from "../spec/routes/base-tools.ts";
 import type { AnalyticsSettings } from "../src/analytics/services.ts";
-import { USDC_ADDRESS, WETH_ADDRESS } from "../src/chain/addresses.ts";
-import { baseChain, createChainClient, rpcTransport } from "../src/chain/client.ts";
+import { WETH_ADDRESS } from "../src/chain/addresses.ts";
+import { createChainClient, rpcTransport } from "../src/chain/client.ts";
 import type { FunctionContext } from "../src/context.ts";
 import { loadContracts } from "../src/devnet/contracts.ts";
 import { devnetAccounts, devnetChain, startDevnet } from "../src/devnet/devnet.ts";
 import { seedScenario } from "../src/devnet/scenario.ts";
 import { createLogger } from "../src/log.ts";
+import { base } from "../src/networks/base.ts";
 import { startUpstreamStubs } from "../src/stubs/upstream-stubs.ts";
 
 const QUICK = process.env.BENCH_QUICK === "1";
@@ -61,7 +62,7 @@ export async function benchSecondary(): Promise<void> {
   try {
     const truth = await seedScenario({ rpcUrl: devnet.rpcUrl, minter: devnet.facilitator });
     if (!truth) throw new Error("the bench devnet was already seeded");
-    const chain = createChainClient(baseChain([devnet.rpcUrl]), rpcTransport([devnet.rpcUrl]));
+    const chain = createChainClient(base.chainAt([devnet.rpcUrl]), rpcTransport([devnet.rpcUrl]));
     const settings: AnalyticsSettings = {
       mode: "local",
       scanner: { rpcUrls: [devnet.rpcUrl] }, // as the service builds its scanner
@@ -76,9 +77,9 @@ export async function benchSecondary(): Promise<void> {
     const ctx = (route: FunctionContext["route"]): FunctionContext => ({
       config: {
         mode: "local",
-        network: "eip155:8453",
-        chainId: 8453,
-        usdc: USDC_ADDRESS,
+        network: base.id,
+        chainId: base.chainId,
+        usdc: base.usdc.address,
         payTo: devnet.payTo,
         publicUrl: undefined,
         version: "bench",

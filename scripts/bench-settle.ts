@@ -29,10 +29,11 @@ import { generatePrivateKey, nonceManager, privateKeyToAccount } from "viem/acco
 import { base } from "viem/chains";
 import { ensureBuild } from "../src/build-stamp.ts";
 import { signPayment } from "../src/buyer/sign-payment.ts";
-import { baseChain, rpcTransport } from "../src/chain/client.ts";
+import { rpcTransport } from "../src/chain/client.ts";
 import { loadConfig } from "../src/config.ts";
 import { startDevnet } from "../src/devnet/devnet.ts";
 import { createLogger } from "../src/log.ts";
+import { base as baseNetwork } from "../src/networks/base.ts";
 import { startService } from "../src/server/service.ts";
 import { openStore } from "../src/store/store.ts";
 import { paidLineSink, percentile } from "./bench-paid.ts";
@@ -87,7 +88,7 @@ function libraryFacilitator(key: `0x${string}`, rpcUrl: string, pollingInterval:
   const facilitator = new x402Facilitator();
   registerExactEvmScheme(facilitator, {
     signer: toFacilitatorEvmSigner({ ...wallet, address: account.address } as never),
-    networks: "eip155:8453",
+    networks: baseNetwork.id,
   });
   return facilitator;
 }
@@ -98,7 +99,9 @@ function libraryFacilitator(key: `0x${string}`, rpcUrl: string, pollingInterval:
  */
 function previousFacilitator(key: `0x${string}`, rpcUrl: string): FacilitatorClient {
   const account = privateKeyToAccount(key, { nonceManager });
-  const wallet = createWalletClient({ account, chain: baseChain([rpcUrl]), transport: rpcTransport([rpcUrl]) }).extend(publicActions);
+  const wallet = createWalletClient({ account, chain: baseNetwork.chainAt([rpcUrl]), transport: rpcTransport([rpcUrl]) }).extend(
+    publicActions,
+  );
   const signer = toFacilitatorEvmSigner({
     address: account.address,
     readContract: (args) => wallet.readContract(args as never),
@@ -113,7 +116,7 @@ function previousFacilitator(key: `0x${string}`, rpcUrl: string): FacilitatorCli
     getCode: (args) => wallet.getCode(args),
   });
   const facilitator = new x402Facilitator();
-  registerExactEvmScheme(facilitator, { signer, networks: "eip155:8453" });
+  registerExactEvmScheme(facilitator, { signer, networks: baseNetwork.id });
   return {
     verify: (p, r) => facilitator.verify(p, r),
     settle: (p, r) => facilitator.settle(p, r),
@@ -142,8 +145,8 @@ async function startMinimalSeller(
   app.use(express.json());
   app.use(
     paymentMiddleware(
-      { [`POST ${PAID_PATH}`]: { accepts: { scheme: "exact", price: "$0.10", network: "eip155:8453", payTo }, description: "bench" } },
-      new x402ResourceServer(client).register("eip155:8453", new ExactEvmScheme()),
+      { [`POST ${PAID_PATH}`]: { accepts: { scheme: "exact", price: "$0.10", network: baseNetwork.id, payTo }, description: "bench" } },
+      new x402ResourceServer(client).register(baseNetwork.id, new ExactEvmScheme()),
     ),
   );
   app.post(PAID_PATH, (_req, res) => {

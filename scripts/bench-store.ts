@@ -13,6 +13,7 @@ import { ensureBuild } from "../src/build-stamp.ts";
 import { loadConfig } from "../src/config.ts";
 import { startDevnet } from "../src/devnet/devnet.ts";
 import { createLogger } from "../src/log.ts";
+import { base } from "../src/networks/base.ts";
 import { startService } from "../src/server/service.ts";
 import { finishLedgerRow, insertLedgerRow } from "../src/store/ledger.ts";
 import { openStore, type Store } from "../src/store/store.ts";
@@ -35,8 +36,8 @@ async function ledgerWritesPerSecond(store: Store): Promise<number> {
             route: "POST /api/payment-verify",
             payer: "0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc",
             amountAtomic: "100000",
-            asset: "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
-            network: "eip155:8453",
+            asset: base.usdc.address.toLowerCase(),
+            network: base.id,
             nonce: `0x${(i + j).toString(16).padStart(64, "0")}`,
             validBefore: null,
             requestHash: "bench",

@@ -8,11 +8,12 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { baseChain, createChainClient, rpcTransport } from "../src/chain/client.ts";
+import { createChainClient, rpcTransport } from "../src/chain/client.ts";
 import { ConfigError, loadConfig } from "../src/config.ts";
 import { runCrawl } from "../src/intel/crawl.ts";
 import { createIntelServices } from "../src/intel/intel-services.ts";
 import { createLogger } from "../src/log.ts";
+import { base } from "../src/networks/base.ts";
 import { createProgress, type Progress } from "../src/progress.ts";
 import { openStoreForTool, storeDescription } from "../src/store/configured.ts";
 import { redact } from "../src/store/store.ts";
@@ -77,7 +78,7 @@ async function main(): Promise<void> {
       crawlConcurrency: config.intel.crawlConcurrency,
       crawlOriginTimeoutMs: config.intel.crawlOriginTimeoutSeconds * 1000,
     });
-    const chain = baseChain(rpcUrls);
+    const chain = base.chainAt(rpcUrls);
     console.log(
       `Crawling ${demo ? "the local demo catalogue" : `${cdpUrl} and ${listUrl}`} with ${config.intel.crawlConcurrency} origins at once, ` +
         `${config.intel.crawlOriginTimeoutSeconds} s per origin, into ${storeDescription(config, redact)}...`,

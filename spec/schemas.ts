@@ -3,12 +3,13 @@
  * name, so a route's request, response and OpenAPI description come from one object.
  */
 import { type Static, Type } from "@sinclair/typebox";
+import { base } from "../src/networks/base.ts";
 
 /** A 20-byte EVM address, any case. */
 export const Address = Type.String({
   pattern: "^0x[0-9a-fA-F]{40}$",
   description: "EVM address: 0x followed by 40 hex digits",
-  examples: ["0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"],
+  examples: [base.usdc.address],
 });
 export type Address = Static<typeof Address>;
 

@@ -4,7 +4,9 @@
  * documents, and names the networks it reads and settles on; payments, the ledger, the store and
  * the chain client are shared. A site on another chain is one more entry here, with its routes.
  */
-import type { NetworkId } from "../src/config.ts";
+import { base } from "../src/networks/base.ts";
+import { solana } from "../src/networks/solana.ts";
+import type { CaipNetworkId } from "../src/networks/types.ts";
 import type { RouteDef } from "./route.ts";
 import { routes as primaryRoutes, secondaryRoutes, solanaSiteRoutes } from "./routes.ts";
 
@@ -17,7 +19,7 @@ export interface SiteDef {
   /** One paragraph: what the site answers, for the landing page and the OpenAPI description. */
   readonly description: string;
   /** The networks whose chain its routes read and on which its challenges ask to be paid (the first one). */
-  readonly networks: readonly [SiteNetwork, ...SiteNetwork[]];
+  readonly networks: readonly [CaipNetworkId, ...CaipNetworkId[]];
   /** The path prefix of its paid routes; the other sites' prefixes answer 404 here. */
   readonly apiPrefix: "/api/" | "/v1/";
   /** Its routes: the only ones its dispatcher, discovery documents and challenges know. */
@@ -32,21 +34,12 @@ export interface SiteDef {
   readonly howToPay?: string;
 }
 
-/** Solana mainnet's CAIP-2 id, the Solana site's network. */
-export const SOLANA_MAINNET = "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp";
-/** USDC's canonical mint on Solana. */
-export const SOLANA_USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
-
-/** A network a site reads and settles on. */
-export type SiteNetwork = NetworkId | typeof SOLANA_MAINNET;
-
 /** The primary site: chain data, x402 intelligence and playbooks under `/api/`. */
 export const primarySite: SiteDef = {
   id: "primary",
   title: "Pay-per-call chain data and playbooks",
-  description:
-    "Chain data, x402 intelligence and paid playbooks for agents. Paid routes are settled per call in USDC on Base (eip155:8453) with x402 v2.",
-  networks: ["eip155:8453"],
+  description: `Chain data, x402 intelligence and paid playbooks for agents. Paid routes are settled per call in USDC on Base (${base.id}) with x402 v2.`,
+  networks: [base.id],
   apiPrefix: "/api/",
   routes: primaryRoutes,
   landing: "/",
@@ -58,9 +51,8 @@ export const primarySite: SiteDef = {
 export const baseToolsSite: SiteDef = {
   id: "base-tools",
   title: "Token-risk tools on Base",
-  description:
-    "Token-risk tools for traders and trading agents on Base: a honeypot check simulated on the chain itself, a new-pair hunter, price equilibrium across venues, wallet profiles and DeFi sentiment. Paid per call in USDC on Base (eip155:8453) with x402 v2.",
-  networks: ["eip155:8453"],
+  description: `Token-risk tools for traders and trading agents on Base: a honeypot check simulated on the chain itself, a new-pair hunter, price equilibrium across venues, wallet profiles and DeFi sentiment. Paid per call in USDC on Base (${base.id}) with x402 v2.`,
+  networks: [base.id],
   apiPrefix: "/v1/",
   routes: secondaryRoutes,
   landing: "/sites/base-tools",
@@ -73,9 +65,8 @@ export const baseToolsSite: SiteDef = {
 export const solanaSite: SiteDef = {
   id: "solana",
   title: "Token-risk and market tools on Solana",
-  description:
-    "Token-risk and market tools for traders and trading agents on Solana: new tokens with each mint's authorities and Token-2022 extensions read on chain, price equilibrium across Raydium, Orca and Meteora, wallet profiles and DeFi sentiment. Paid per call in USDC on Solana (solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp) with x402 v2.",
-  networks: [SOLANA_MAINNET],
+  description: `Token-risk and market tools for traders and trading agents on Solana: new tokens with each mint's authorities and Token-2022 extensions read on chain, price equilibrium across Raydium, Orca and Meteora, wallet profiles and DeFi sentiment. Paid per call in USDC on Solana (${solana.id}) with x402 v2.`,
+  networks: [solana.id],
   apiPrefix: "/v1/",
   routes: solanaSiteRoutes,
   landing: "/sites/solana",

@@ -9,24 +9,11 @@ import { type ChatConfig, ChatConfigError, chatConfigFromEnv } from "./chat/conf
 import { parseInteger, parsePort, parseUrl } from "./config-parse.ts";
 import { OWNERSHIP_PROOF } from "./discovery/ownership-proof.ts";
 import type { LogLevel } from "./log.ts";
+import { DEFAULT_NETWORK, evmNetworks } from "./networks/index.ts";
+import type { EvmNetwork } from "./networks/types.ts";
 
-/**
- * The networks the service can settle on, with their USDC contract and EIP-712 domain. Only
- * Base mainnet: the discovery documents are built for it, and the contract quotes it.
- */
-export const NETWORKS = {
-  "eip155:8453": {
-    chainId: 8453,
-    name: "Base",
-    usdc: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
-    usdcName: "USD Coin",
-    usdcVersion: "2",
-    publicRpc: "https://mainnet.base.org",
-  },
-} as const;
-
-/** A network id the service supports. */
-export type NetworkId = keyof typeof NETWORKS;
+/** The CAIP-2 id of an EVM network of the registry (src/networks/): the one the primary and Base-tools sites settle on. */
+export type NetworkId = EvmNetwork["id"];
 
 /** How payments are verified and settled. */
 export type FacilitatorSetting =
@@ -42,7 +29,7 @@ export interface Config {
   mode: "local" | "production";
   network: NetworkId;
   chainId: number;
-  usdc: { address: `0x${string}`; name: string; version: string; decimals: 6 };
+  usdc: { address: `0x${string}`; name: string; version: string; decimals: number };
   /** RPC URLs in order of preference (production); local mode fills in the anvil URL. */
   rpcUrls: string[];
   /** Receiving address; in local mode it is the devnet's account 1 until the devnet starts. */
@@ -213,11 +200,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const set = (name: string) => env[name] !== undefined && env[name] !== "";
   const production = PRODUCTION_VARS.some(set);
 
-  const network = (env.NETWORK || "eip155:8453") as NetworkId;
-  if (!(network in NETWORKS)) {
-    problems.push(`NETWORK must be one of ${Object.keys(NETWORKS).join(", ")}, got "${env.NETWORK}"`);
-  }
-  const net = NETWORKS[network] ?? NETWORKS["eip155:8453"];
+  // The primary and Base-tools sites settle on an EVM network of the registry.
+  const settleable = evmNetworks();
+  const chosen = env.NETWORK ? settleable.find((n) => n.id === env.NETWORK) : DEFAULT_NETWORK;
+  if (!chosen) problems.push(`NETWORK must be one of ${settleable.map((n) => n.id).join(", ")}, got "${env.NETWORK}"`);
+  const net = chosen ?? DEFAULT_NETWORK;
+  const network: NetworkId = net.id;
 
   const logLevel = (env.LOG_LEVEL || "info") as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${env.LOG_LEVEL}"`);
@@ -362,7 +350,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mode: production ? "production" : "local",
     network,
     chainId: net.chainId,
-    usdc: { address: net.usdc, name: net.usdcName, version: net.usdcVersion, decimals: 6 },
+    usdc: { address: net.usdc.address, name: net.usdc.eip712.name, version: net.usdc.eip712.version, decimals: net.usdc.decimals },
     rpcUrls,
     payTo,
     facilitator,

@@ -5,6 +5,7 @@
  * code cannot be added without its entry here.
  */
 import type { ErrorCode } from "./errors.ts";
+import { DEFAULT_NETWORK } from "./networks/index.ts";
 
 /** One error code's documentation. No error is ever charged, hence `charged: false`. */
 export interface ErrorDoc {
@@ -46,7 +47,7 @@ export const ERROR_DOCS: Record<ErrorCode, ErrorDoc> = {
   payment_required: {
     status: 402,
     title: "Payment required (the x402 challenge)",
-    when: "You called a paid route without a payment. This 402 is the x402 v2 challenge: the PAYMENT-REQUIRED response header holds it as base64 JSON, and the response body is the same challenge as JSON (x402Version, and in accepts the price in atomic USDC, payTo, asset, network eip155:8453 and maxTimeoutSeconds). Nothing ran.",
+    when: `You called a paid route without a payment. This 402 is the x402 v2 challenge: the PAYMENT-REQUIRED response header holds it as base64 JSON, and the response body is the same challenge as JSON (x402Version, and in accepts the price in atomic USDC, payTo, asset, network ${DEFAULT_NETWORK.id} and maxTimeoutSeconds). Nothing ran.`,
     fix: "Sign an EIP-3009 transferWithAuthorization of the quoted amount to payTo (any x402 v2 client does this from the challenge) and send the same request again with the payment in the X-Payment or PAYMENT-SIGNATURE header.",
     charged: false,
   },

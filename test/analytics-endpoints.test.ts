@@ -8,12 +8,13 @@ import { type Address, getAddress, parseAbiItem } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { methodologyFor } from "../src/analytics/methodology.ts";
 import { mineFeeBlocks } from "../src/devnet/scenario.ts";
+import { base as baseNetwork } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { classOf, decimal, expectedDirection, labelsOf, paidPost, scenario, transfersOf, wallet } from "./support/scenario.ts";
 import { buyerAccount, chainClient, devnet, startTestService, usdcBalance } from "./support/service.ts";
 
 const PRICE = 100_000n; // 0.10 USDC in atomic units
-const USDC = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
+const USDC = baseNetwork.usdc.address;
 const WETH = "0x4200000000000000000000000000000000000006";
 
 let service: RunningService;
@@ -41,7 +42,7 @@ describe("wallet-profile", () => {
       expect(spent).toBe(PRICE);
       expect(body).toEqual({
         address: w.address,
-        chain_id: 8453,
+        chain_id: baseNetwork.chainId,
         block_number: latest,
         is_contract: false,
         class: "wallet",
@@ -104,7 +105,7 @@ describe("gas-tracker", () => {
       return Number((scaled * 2n + unit) / (2n * unit)) / 1e8;
     };
     expect(body).toEqual({
-      chain_id: 8453,
+      chain_id: baseNetwork.chainId,
       block_number: plan.blocks.at(-1),
       base_fee_gwei: Number(baseFee) / 1e9,
       priority_fee_gwei: { low: 0.0025, medium: 0.012, high: 0.1 },
@@ -133,7 +134,7 @@ describe("token-check", () => {
   const s = () => scenario();
   const base = (token: Address) => ({
     token,
-    chain_id: 8453,
+    chain_id: baseNetwork.chainId,
     labels: labelsOf(token),
     not_checked: methodologyFor("token-check").not_checked,
     methodology: methodologyFor("token-check"),
@@ -330,7 +331,7 @@ describe("whale-watch", () => {
     expect(body).toEqual({
       token: "USDC",
       token_address: USDC,
-      chain_id: 8453,
+      chain_id: baseNetwork.chainId,
       from_block: Math.max(0, latest - 1800 + 1),
       to_block: latest,
       blocks_scanned: latest - Math.max(0, latest - 1800 + 1) + 1,

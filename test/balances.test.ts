@@ -10,6 +10,7 @@ import { wrapFetchWithSIWx } from "@x402/extensions/sign-in-with-x";
 import type { PrivateKeyAccount } from "viem";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type SignInOverrides, signInHeader } from "../src/buyer/sign-in.ts";
+import { base } from "../src/networks/base.ts";
 import { settleAndKeep } from "../src/payments/kept-answers.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { finishLedgerRow, insertLedgerRow } from "../src/store/ledger.ts";
@@ -235,7 +236,7 @@ describe.each(engines.filter((e) => e.enabled))("a prepaid balance on $name", (e
       supportedChains: unknown[];
     };
     expect(declared.info.domain).toBe(new URL(service.url).host);
-    expect(declared.supportedChains).toEqual([{ chainId: "eip155:8453", type: "eip191" }]);
+    expect(declared.supportedChains).toEqual([{ chainId: base.id, type: "eip191" }]);
 
     const quote = await fetch(`${service.url}/api/balance/topup?amount=12.5`, { method: "POST" });
     expect(quote.status).toBe(402);
@@ -293,7 +294,7 @@ describe("a top-up credited by the ledger", () => {
       payer: wallet,
       amountAtomic: "2500000",
       asset: devnet().usdc,
-      network: "eip155:8453",
+      network: base.id,
       nonce,
       validBefore: null,
       requestHash: "h",

@@ -5,8 +5,9 @@
 import { type Address, getAddress, type Hex } from "viem";
 import { afterAll, describe, expect, it } from "vitest";
 import { AddressClassifier, classFromProbes } from "../src/chain/classify.ts";
-import { baseChain, createChainClient, rpcTransport } from "../src/chain/client.ts";
+import { createChainClient, rpcTransport } from "../src/chain/client.ts";
 import { proxyFromSlots, readProxyInfo, readTokenMetadata } from "../src/chain/token-reads.ts";
+import { base } from "../src/networks/base.ts";
 import { startRpcProxy } from "./support/rpc-proxy.ts";
 import { scenario } from "./support/scenario.ts";
 import { chainClient, devnet } from "./support/service.ts";
@@ -21,7 +22,7 @@ describe("address classifier", () => {
     const rpc = await startRpcProxy(devnet().rpcUrl);
     proxies.push(rpc);
     const calls: string[] = [];
-    const client = createChainClient(baseChain([rpc.url]), rpcTransport([rpc.url], { retryCount: 0 }));
+    const client = createChainClient(base.chainAt([rpc.url]), rpcTransport([rpc.url], { retryCount: 0 }));
     const classifier = new AddressClassifier(client);
     const truth = scenario().classes;
     const addresses = Object.keys(truth) as Address[];

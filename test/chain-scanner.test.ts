@@ -5,18 +5,19 @@
  */
 import { HttpRequestError, type PublicClient, RpcRequestError } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
-import { baseChain, createChainClient, rpcTransport } from "../src/chain/client.ts";
+import { createChainClient, rpcTransport } from "../src/chain/client.ts";
 import { isRangeRefusal, rangeLimitFromRefusal, type ScannerOptions, TransferScanner } from "../src/chain/log-scanner.ts";
 import { UpstreamError } from "../src/errors.ts";
+import { base } from "../src/networks/base.ts";
 import { type RpcProxy, startRpcProxy } from "./support/rpc-proxy.ts";
 import { scenario, truthLogs, wallet } from "./support/scenario.ts";
 import { devnet } from "./support/service.ts";
 
-const USDC = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
+const USDC = base.usdc.address;
 const WETH = "0x4200000000000000000000000000000000000006";
 
 function clientOf(url: string): PublicClient {
-  return createChainClient(baseChain([url]), rpcTransport([url], { retryCount: 0, timeoutMs: 5_000 }));
+  return createChainClient(base.chainAt([url]), rpcTransport([url], { retryCount: 0, timeoutMs: 5_000 }));
 }
 
 const proxies: RpcProxy[] = [];

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defineRoute, routeKey } from "../spec/route.ts";
 import { paidRoutes, routes } from "../spec/routes.ts";
 import { loadConfig } from "../src/config.ts";
+import { base } from "../src/networks/base.ts";
 import { CHALLENGE_BUDGET, paymentRoutes } from "../src/payments/requirements.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { contractKey, PAID_CONTRACT } from "./support/price-contract.ts";
@@ -48,8 +49,8 @@ describe.each(PAID_CONTRACT.map((c) => [contractKey(c), c] as const))("unpaid %s
     expect(header.accepts).toHaveLength(1);
     expect(header.accepts[0]).toEqual({
       scheme: "exact",
-      network: "eip155:8453",
-      asset: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+      network: base.id,
+      asset: base.usdc.address,
       amount: contract.atomic,
       payTo: devnet().payTo,
       maxTimeoutSeconds: 300,

@@ -19,10 +19,11 @@ import type { FunctionContext } from "../src/context.ts";
 import { mineFeeBlocks } from "../src/devnet/scenario.ts";
 import { UpstreamError } from "../src/errors.ts";
 import { createLogger } from "../src/log.ts";
+import { base } from "../src/networks/base.ts";
 import { type StubFault, type StubUpstream, startUpstreamStubs } from "../src/stubs/upstream-stubs.ts";
 import { chainClient, devnet, testStore } from "./support/service.ts";
 
-const USDC = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
+const USDC = base.usdc.address;
 const PLAIN = "0x4557687c966Db5302e0d37A22dEA406BfA30d9b0";
 const started = Date.now();
 
@@ -43,8 +44,8 @@ async function context(urls: StubUrls = inject("stubs"), timeoutMs = 5_000): Pro
   return {
     config: {
       mode: "local",
-      network: "eip155:8453",
-      chainId: 8453,
+      network: base.id,
+      chainId: base.chainId,
       usdc: USDC,
       payTo: devnet().payTo,
       publicUrl: undefined,

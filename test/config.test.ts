@@ -1,6 +1,7 @@
 /** Configuration: local mode by default; production settings are checked all at once, one line per problem, secrets never echoed. */
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config.ts";
+import { base as baseNetwork } from "../src/networks/base.ts";
 
 function problems(env: Record<string, string>): string[] {
   try {
@@ -17,12 +18,12 @@ describe("local mode", () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
       mode: "local",
-      network: "eip155:8453",
-      chainId: 8453,
+      network: baseNetwork.id,
+      chainId: baseNetwork.chainId,
       host: "127.0.0.1",
       port: 4021,
       facilitator: { kind: "devnet" },
-      usdc: { address: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", name: "USD Coin", version: "2", decimals: 6 },
+      usdc: { address: baseNetwork.usdc.address, name: "USD Coin", version: "2", decimals: 6 },
       maxTimeoutSeconds: 300,
     });
   });
@@ -93,7 +94,7 @@ describe("production mode", () => {
       PORT: "99999",
     });
     expect(found).toEqual([
-      'NETWORK must be one of eip155:8453, got "eip155:1"',
+      `NETWORK must be one of ${baseNetwork.id}, got "eip155:1"`,
       'PORT must be a port number 0-65535, got "99999"',
       'RPC_URL must be an http(s) URL, got "ftp://x"',
       'PAY_TO must be an EVM address (0x + 40 hex digits), got "0x123"',

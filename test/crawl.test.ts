@@ -13,6 +13,7 @@ import { type SellerKind, startSellers } from "../src/intel/demo-sellers.ts";
 import { originHistory } from "../src/intel/leaderboard.ts";
 import { PENALTIES, type PenaltyId, type Verdict } from "../src/intel/trust-score.ts";
 import { createLogger } from "../src/log.ts";
+import { base } from "../src/networks/base.ts";
 import { createSafeFetcher } from "../src/outbound/safe-fetch.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { openStore, type Store } from "../src/store/store.ts";
@@ -97,7 +98,7 @@ const crawl = (s: Store, dirs: LocalDirectories, trigger = "test") =>
     store: s,
     catalogue: createCatalogue([cdpBazaarDirectory({ url: dirs.cdpUrl }), x402ListDirectory({ url: dirs.x402ListUrl })]),
     fetcher,
-    chain: { client: chainClient(), network: "eip155:8453", usdc: devnet().usdc },
+    chain: { client: chainClient(), network: base.id, usdc: devnet().usdc },
     concurrency: 32,
     originTimeoutMs: 2_000,
     trigger,
@@ -310,7 +311,7 @@ describe("a crawl of 200 origins", () => {
       penalties: [PENALTIES.few_payers.text],
       price_usd: 0.01,
       pay_to: fundedPayTo,
-      network: "eip155:8453",
+      network: base.id,
       x402_version: 2,
       method: "GET",
       reputation: { measured: true, transfers: 3, distinct_payers: 2 },

@@ -20,8 +20,9 @@ import {
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MULTICALL3_ADDRESS, USDC_ADDRESS, WETH_ADDRESS } from "../src/chain/addresses.ts";
+import { MULTICALL3_ADDRESS, WETH_ADDRESS } from "../src/chain/addresses.ts";
 import { type Devnet, type DevnetAccount, devnetAccounts, devnetChain, startDevnet } from "../src/devnet/devnet.ts";
+import { base } from "../src/networks/base.ts";
 
 // Written from Circle's FiatTokenV2_2 interface rather than taken from our compiled ABI, so the
 // test also proves x402 code using Circle's signatures can talk to the local token.
@@ -68,7 +69,7 @@ const multicall3Abi = parseAbi([
   "function getChainId() view returns (uint256)",
 ]);
 
-const domain = { name: "USD Coin", version: "2", chainId: 8453, verifyingContract: USDC_ADDRESS } as const;
+const domain = { name: "USD Coin", version: "2", chainId: base.chainId, verifyingContract: base.usdc.address } as const;
 
 const transferTypes = {
   TransferWithAuthorization: [
@@ -146,8 +147,8 @@ describe("the test mnemonic's accounts", () => {
 
 describe("devnet", () => {
   it("exposes the roles and writes devnet.json", () => {
-    expect(devnet.chainId).toBe(8453);
-    expect(devnet.usdc).toBe("0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913");
+    expect(devnet.chainId).toBe(base.chainId);
+    expect(devnet.usdc).toBe(base.usdc.address);
     expect(devnet.weth).toBe("0x4200000000000000000000000000000000000006");
     expect(devnet.multicall3).toBe("0xcA11bde05977b3631167028862bE2a173976CA11");
     expect(devnet.facilitator).toEqual({
@@ -172,8 +173,8 @@ describe("devnet", () => {
     const file = JSON.parse(readFileSync(join(dataDir, "devnet.json"), "utf8"));
     expect(file).toMatchObject({
       rpcUrl: devnet.rpcUrl,
-      chainId: 8453,
-      usdc: USDC_ADDRESS,
+      chainId: base.chainId,
+      usdc: base.usdc.address,
       weth: WETH_ADDRESS,
       multicall3: MULTICALL3_ADDRESS,
       payTo: devnet.payTo,
@@ -186,9 +187,9 @@ describe("devnet", () => {
   it("has USDC with Circle metadata, domain and typehashes at the canonical address", async () => {
     const { publicClient } = clients(devnet.rpcUrl);
     const read = <T>(functionName: string) =>
-      publicClient.readContract({ address: USDC_ADDRESS, abi: usdcAbi, functionName } as never) as Promise<T>;
+      publicClient.readContract({ address: base.usdc.address, abi: usdcAbi, functionName } as never) as Promise<T>;
 
-    expect(await publicClient.getChainId()).toBe(8453);
+    expect(await publicClient.getChainId()).toBe(base.chainId);
     expect(await read<string>("name")).toBe("USD Coin");
     expect(await read<string>("symbol")).toBe("USDC");
     expect(await read<number>("decimals")).toBe(6);
@@ -197,8 +198,8 @@ describe("devnet", () => {
       "0x0f",
       "USD Coin",
       "2",
-      8453n,
-      USDC_ADDRESS,
+      BigInt(base.chainId),
+      base.usdc.address,
       `0x${"0".repeat(64)}`,
       [],
     ]);
@@ -219,14 +220,16 @@ describe("devnet", () => {
     const { publicClient } = clients(devnet.rpcUrl);
     for (const { address } of devnetAccounts()) {
       const balance = await publicClient.readContract({
-        address: USDC_ADDRESS,
+        address: base.usdc.address,
         abi: usdcAbi,
         functionName: "balanceOf",
         args: [address],
       });
       expect(balance, address).toBe(1_000_000_000n);
     }
-    expect(await publicClient.readContract({ address: USDC_ADDRESS, abi: usdcAbi, functionName: "totalSupply" })).toBe(10_000_000_000n);
+    expect(await publicClient.readContract({ address: base.usdc.address, abi: usdcAbi, functionName: "totalSupply" })).toBe(
+      10_000_000_000n,
+    );
   });
 
   it("settles an EIP-3009 transferWithAuthorization and rejects replays and expired ones", async () => {
@@ -234,7 +237,7 @@ describe("devnet", () => {
     const buyer = privateKeyToAccount(buyerAt(0).privateKey);
     const facilitator = walletFor(devnet.facilitator.privateKey);
     const balanceOf = (address: Address) =>
-      publicClient.readContract({ address: USDC_ADDRESS, abi: usdcAbi, functionName: "balanceOf", args: [address] });
+      publicClient.readContract({ address: base.usdc.address, abi: usdcAbi, functionName: "balanceOf", args: [address] });
 
     const now = await nowOnChain(devnet.rpcUrl);
     const message = {
@@ -267,7 +270,7 @@ describe("devnet", () => {
     const buyerBefore = await balanceOf(buyer.address);
     const payToBefore = await balanceOf(devnet.payTo);
     const hash = await facilitator.writeContract({
-      address: USDC_ADDRESS,
+      address: base.usdc.address,
       abi: usdcAbi,
       functionName: "transferWithAuthorization",
       args,
@@ -278,7 +281,7 @@ describe("devnet", () => {
     expect(await balanceOf(devnet.payTo)).toBe(payToBefore + 12_345n);
     expect(
       await publicClient.readContract({
-        address: USDC_ADDRESS,
+        address: base.usdc.address,
         abi: usdcAbi,
         functionName: "authorizationState",
         args: [buyer.address, message.nonce],
@@ -293,7 +296,7 @@ describe("devnet", () => {
     await expect(
       publicClient.simulateContract({
         account: facilitator.account,
-        address: USDC_ADDRESS,
+        address: base.usdc.address,
         abi: usdcAbi,
         functionName: "transferWithAuthorization",
         args,
@@ -310,7 +313,7 @@ describe("devnet", () => {
     await expect(
       publicClient.simulateContract({
         account: facilitator.account,
-        address: USDC_ADDRESS,
+        address: base.usdc.address,
         abi: usdcAbi,
         functionName: "transferWithAuthorization",
         args: [expired.from, expired.to, expired.value, expired.validAfter, expired.validBefore, expired.nonce, expiredSig],
@@ -337,7 +340,7 @@ describe("devnet", () => {
     const simulate = (m: typeof message, signature: Hex) =>
       publicClient.simulateContract({
         account: facilitator.account,
-        address: USDC_ADDRESS,
+        address: base.usdc.address,
         abi: usdcAbi,
         functionName: "transferWithAuthorization",
         args: [m.from, m.to, m.value, m.validAfter, m.validBefore, m.nonce, signature],
@@ -361,7 +364,7 @@ describe("devnet", () => {
     await expect(
       publicClient.simulateContract({
         account: facilitator.account,
-        address: USDC_ADDRESS,
+        address: base.usdc.address,
         abi: usdcAbi,
         functionName: "receiveWithAuthorization",
         args: [receive.from, receive.to, receive.value, receive.validAfter, receive.validBefore, receive.nonce, receiveSig],
@@ -381,7 +384,7 @@ describe("devnet", () => {
       message: { authorizer: buyer.address, nonce: canceled.nonce },
     });
     const cancelHash = await facilitator.writeContract({
-      address: USDC_ADDRESS,
+      address: base.usdc.address,
       abi: usdcAbi,
       functionName: "cancelAuthorization",
       args: [buyer.address, canceled.nonce, cancelSig],
@@ -402,7 +405,7 @@ describe("devnet", () => {
     await testClient.setCode({ address: rejectAll, bytecode: "0x63ffffffff60e01b5f5260205ff3" });
     const funder = walletFor(buyerAt(5).privateKey);
     const funding = await funder.writeContract({
-      address: USDC_ADDRESS,
+      address: base.usdc.address,
       abi: parseAbi(["function transfer(address to, uint256 value) returns (bool)"]),
       functionName: "transfer",
       args: [acceptAll, 5_000n],
@@ -413,7 +416,7 @@ describe("devnet", () => {
     const settle = (from: Address) =>
       publicClient.simulateContract({
         account: facilitator.account,
-        address: USDC_ADDRESS,
+        address: base.usdc.address,
         abi: usdcAbi,
         functionName: "transferWithAuthorization",
         args: [from, devnet.payTo, 5_000n, 0n, validBefore, randomNonce(), "0xc0ffee"],
@@ -422,7 +425,7 @@ describe("devnet", () => {
     expect((await publicClient.waitForTransactionReceipt({ hash: await facilitator.writeContract(request) })).status).toBe("success");
     expect(
       await publicClient.readContract({
-        address: USDC_ADDRESS,
+        address: base.usdc.address,
         abi: usdcAbi,
         functionName: "balanceOf",
         args: [acceptAll],
@@ -452,7 +455,7 @@ describe("devnet", () => {
     });
     const { v, r, s } = parseSignature(signature);
     const hash = await walletFor(devnet.facilitator.privateKey).writeContract({
-      address: USDC_ADDRESS,
+      address: base.usdc.address,
       abi: usdcAbi,
       functionName: "permit",
       args: [owner.address, spender, 777n, deadline, Number(v), r, s],
@@ -460,7 +463,7 @@ describe("devnet", () => {
     expect((await publicClient.waitForTransactionReceipt({ hash })).status).toBe("success");
     expect(
       await publicClient.readContract({
-        address: USDC_ADDRESS,
+        address: base.usdc.address,
         abi: usdcAbi,
         functionName: "allowance",
         args: [owner.address, spender],
@@ -468,7 +471,7 @@ describe("devnet", () => {
     ).toBe(777n);
     expect(
       await publicClient.readContract({
-        address: USDC_ADDRESS,
+        address: base.usdc.address,
         abi: usdcAbi,
         functionName: "nonces",
         args: [owner.address],
@@ -522,7 +525,7 @@ describe("devnet", () => {
     const { publicClient } = clients(devnet.rpcUrl);
     const [facilitator, buyer] = [devnet.facilitator.address, buyerAt(7).address];
     const calls = [facilitator, buyer].map((account) => ({
-      target: USDC_ADDRESS,
+      target: base.usdc.address,
       allowFailure: false,
       callData: encodeFunctionData({ abi: usdcAbi, functionName: "balanceOf", args: [account] }),
     }));
@@ -535,12 +538,14 @@ describe("devnet", () => {
     expect(results.map((result) => result.success)).toEqual([true, true]);
     const balances = results.map((result) => decodeFunctionResult({ abi: usdcAbi, functionName: "balanceOf", data: result.returnData }));
     expect(balances).toEqual([1_000_000_000n, 1_000_000_000n]);
-    expect(await publicClient.readContract({ address: MULTICALL3_ADDRESS, abi: multicall3Abi, functionName: "getChainId" })).toBe(8453n);
+    expect(await publicClient.readContract({ address: MULTICALL3_ADDRESS, abi: multicall3Abi, functionName: "getChainId" })).toBe(
+      BigInt(base.chainId),
+    );
     // viem's own multicall goes through aggregate3 at chain.contracts.multicall3 too.
     expect(
       await publicClient.multicall({
         allowFailure: false,
-        contracts: [{ address: USDC_ADDRESS, abi: usdcAbi, functionName: "balanceOf", args: [buyer] }],
+        contracts: [{ address: base.usdc.address, abi: usdcAbi, functionName: "balanceOf", args: [buyer] }],
       }),
     ).toEqual([1_000_000_000n]);
   });
@@ -551,7 +556,7 @@ describe("devnet", () => {
       const balances = await Promise.all(
         devnetAccounts().map(({ address }) =>
           publicClient.readContract({
-            address: USDC_ADDRESS,
+            address: base.usdc.address,
             abi: usdcAbi,
             functionName: "balanceOf",
             args: [address],
@@ -559,7 +564,7 @@ describe("devnet", () => {
         ),
       );
       const supply = await publicClient.readContract({
-        address: USDC_ADDRESS,
+        address: base.usdc.address,
         abi: usdcAbi,
         functionName: "totalSupply",
       });

@@ -8,6 +8,7 @@ import { recoverMessageAddress } from "viem";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { routes } from "../spec/routes.ts";
 import { buildOpenApi } from "../src/discovery/openapi.ts";
+import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { contractKey, PAID_CONTRACT, PRICE_CONTRACT } from "./support/price-contract.ts";
 import { devnet, startTestService, testConfig } from "./support/service.ts";
@@ -189,8 +190,8 @@ it("GET /api/pricing lists every route's price as the contract states it", async
     pay_to: string;
     routes: { method: string; path: string; amount: string; price_usd: number; free: boolean }[];
   };
-  expect(body.network).toBe("eip155:8453");
-  expect(body.asset).toBe("0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913");
+  expect(body.network).toBe(base.id);
+  expect(body.asset).toBe(base.usdc.address);
   const byKey = (rows: [string, ...unknown[]][]) => [...rows].sort(([a], [b]) => a.localeCompare(b));
   expect(byKey(body.routes.map((r) => [contractKey(r), r.free, r.price_usd, r.amount]))).toEqual(
     byKey(PRICE_CONTRACT.map((c) => [contractKey(c), c.usd === null, c.usd ?? 0, c.atomic ?? "0"])),

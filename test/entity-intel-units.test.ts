@@ -8,16 +8,19 @@ import { type Address, getAddress } from "viem";
 import { describe, expect, it } from "vitest";
 import { LabelBook, parseLabelsFile } from "../src/analytics/labels.ts";
 import { parseDecimal } from "../src/analytics/usd-value.ts";
-import { baseChain, createChainClient, rpcTransport } from "../src/chain/client.ts";
+import { createChainClient, rpcTransport } from "../src/chain/client.ts";
 import { TransferScanner } from "../src/chain/log-scanner.ts";
 import { UsdSum } from "../src/entity-intel/entities.ts";
 import { MAX_TOPIC_ADDRESSES, ScanBudget, scanBudgeted, splitQuery } from "../src/entity-intel/scan.ts";
+import { base } from "../src/networks/base.ts";
 import { scenario } from "./support/scenario.ts";
 import { devnet } from "./support/service.ts";
 
-const USDC = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as Address;
+const USDC = base.usdc.address as Address;
 const scannerOf = (chunkSize: number) =>
-  new TransferScanner(createChainClient(baseChain([devnet().rpcUrl]), rpcTransport([devnet().rpcUrl], { retryCount: 0 })), { chunkSize });
+  new TransferScanner(createChainClient(base.chainAt([devnet().rpcUrl]), rpcTransport([devnet().rpcUrl], { retryCount: 0 })), {
+    chunkSize,
+  });
 
 describe("the budgeted read", () => {
   it("stops after the newest group of chunks when the time budget is spent, and says from which block it covered", async () => {

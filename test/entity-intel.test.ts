@@ -9,13 +9,14 @@ import { readFileSync } from "node:fs";
 import { type Address, getAddress, http } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EntitiesTruth } from "../src/devnet/scenario-entities.ts";
+import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { startRpcProxy } from "./support/rpc-proxy.ts";
 import { decimal, paidPost, scenario } from "./support/scenario.ts";
 import { chainClient, devnet, startTestService, testConfig } from "./support/service.ts";
 
 const PRICE = 100_000n;
-const USDC = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as Address;
+const USDC = base.usdc.address as Address;
 const WETH = "0x4200000000000000000000000000000000000006" as Address;
 
 const truth = (): EntitiesTruth => scenario().entities;
@@ -127,7 +128,7 @@ describe("the free index and page", () => {
     expect(doc.labels_configured).toEqual(local);
     const m = doc.methodology as Record<string, string>;
     expect(Object.keys(m).sort()).toEqual(["chain", "classes", "labels", "prices", "transfers"]);
-    expect(m.chain).toContain("eip155:8453");
+    expect(m.chain).toContain(base.id);
     expect(m.transfers).toContain("chunks of 2000 blocks");
     expect(m.prices).toContain("deepest Base pair");
     expect(m.classes).toMatch(/getReserves\(\) and token0\(\).*slot0\(\) and token0\(\).*exactInputSingle.*factory\(\).*decimals\(\)/);
@@ -173,7 +174,7 @@ describe("the free index and page", () => {
       expect(
         body.accepts.map((a) => [a.amount, a.network]),
         route,
-      ).toEqual([["100000", "eip155:8453"]]);
+      ).toEqual([["100000", base.id]]);
     }
   });
 });

@@ -10,6 +10,7 @@ import { paidRoutes } from "../spec/routes.ts";
 import { CHECK_NAMES, checkConformance } from "../src/intel/conformance.ts";
 import { type RunningSeller, SELLER_KINDS, type SellerKind, startSeller } from "../src/intel/demo-sellers.ts";
 import { PENALTIES } from "../src/intel/trust-score.ts";
+import { base } from "../src/networks/base.ts";
 import { createSafeFetcher } from "../src/outbound/safe-fetch.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { EXPECTED_CHECKS, EXPECTED_PAYABLE, EXPECTED_SHAPE, freshAddress, payUsdc } from "./support/fake-sellers.ts";
@@ -65,7 +66,7 @@ describe("the checker on fake sellers", () => {
     }).toEqual(EXPECTED_SHAPE[kind]);
     const quotesPayTo = report.reachable && report.status === 402 && kind !== "missing_pay_to";
     expect(report.pay_to).toBe(quotesPayTo ? quietPayTo : null);
-    expect(report.network).toBe(report.status === 402 ? "eip155:8453" : null);
+    expect(report.network).toBe(report.status === 402 ? base.id : null);
     if (!report.reachable) expect(report.error).toMatch(kind === "slow" ? /^timeout: / : /^connect: /);
   });
 
@@ -105,8 +106,8 @@ describe("our own service", () => {
       expect(report.accepts).toEqual([
         {
           scheme: "exact",
-          network: "eip155:8453",
-          asset: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+          network: base.id,
+          asset: base.usdc.address,
           amount: contract.atomic,
           payTo: devnet().payTo,
           maxTimeoutSeconds: 300,
@@ -175,7 +176,7 @@ describe("paid x402-check and x402-trust", () => {
       challenge_source: "both",
       price_usd: 0.01,
       pay_to: quietPayTo,
-      network: "eip155:8453",
+      network: base.id,
       failed_checks: [],
       failures: [],
       checks: EXPECTED_CHECKS.conforming_v2,

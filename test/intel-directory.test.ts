@@ -8,6 +8,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readDirectories, searchCatalogue } from "../src/intel/catalogue.ts";
+import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { cdpBazaarDirectory, cdpItemToEntry } from "../src/upstreams/directory-cdp.ts";
 import {
@@ -21,7 +22,7 @@ import { parseListedPrice, x402ListDirectory, x402ListItemToEntry } from "../src
 import { buyerAccount, payingFetch, startTestService, testConfig, usdcBalance } from "./support/service.ts";
 import { type Stub, startStub } from "./support/stub-server.ts";
 
-const USDC = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
+const USDC = base.usdc.address;
 
 /** The origin of a port that was bound and released: connections to it are refused. */
 let closed: string;
@@ -42,7 +43,7 @@ const documentedCdpItem = {
   accepts: [
     {
       scheme: "exact",
-      network: "eip155:8453",
+      network: base.id,
       amount: "1000000",
       payTo: "0x742d35Cc6634C0532925a3b844Bc454e4438f44e",
       asset: USDC,
@@ -77,7 +78,7 @@ describe("adapters", () => {
       origin: "https://api.example.com",
       name: "Weather API",
       description: "Real-time weather forecast data.",
-      network: "eip155:8453",
+      network: base.id,
       price_usd: 1,
       pay_to: "0x742d35Cc6634C0532925a3b844Bc454e4438f44e",
       method: "GET",
@@ -104,7 +105,7 @@ describe("adapters", () => {
       origin: "https://b.example",
       name: null,
       description: "Token prices",
-      network: "eip155:8453",
+      network: base.id,
       price_usd: 0.005,
       pay_to: "0x00000000000000000000000000000000000000b1",
       method: "POST",
@@ -135,7 +136,7 @@ describe("adapters", () => {
       origin: "https://api.example.com",
       name: "Weather API",
       description: "Forecasts",
-      network: "eip155:8453",
+      network: base.id,
       price_usd: 0.01,
       pay_to: null,
       method: null,
@@ -168,7 +169,7 @@ function catalogue(): { cdp: ListedEndpoint[]; list: ListedEndpoint[] } {
     payTo: `0x${String(i + 1).padStart(40, "0")}`,
     description: i % 5 === 0 ? `Weather forecast ${i}` : `Token data ${i}`,
     name: `svc ${i}`,
-    ...(i === 3 ? { network: "eip155:84532" } : {}),
+    ...(i === 3 ? { network: "eip155:137" } : {}),
   });
   const both = Array.from({ length: 10 }, (_, i) => make(i, "both"));
   const cdpOnly = Array.from({ length: 8 }, (_, i) => make(10 + i, "cdp"));
@@ -217,7 +218,7 @@ describe("merge, paging and status", () => {
       origin: "https://both.example",
       name: "svc 1", // the v1 CDP variant has none: filled from x402 List
       description: "Token data 1",
-      network: "eip155:8453",
+      network: base.id,
       price_usd: 0.02,
       pay_to: `0x${"2".padStart(40, "0")}`,
       method: "POST",
@@ -263,7 +264,7 @@ describe("merge, paging and status", () => {
       "https://cdp.example/api/15",
       "https://list.example/api/20",
     ]);
-    expect(urls({ network: "base-sepolia", limit: 20 })).toEqual(["https://both.example/api/3"]);
+    expect(urls({ network: "polygon", limit: 20 })).toEqual(["https://both.example/api/3"]);
     expect(searchCatalogue(snapshot, { network: "base", limit: 100 }).matched).toBe(24);
     expect(urls({ max_price_usd: 0.03, limit: 20 })).toEqual([
       "https://both.example/api/0",
@@ -324,15 +325,15 @@ describe("paid x402-directory", () => {
   });
 
   it("filters and shows each endpoint's fields", async () => {
-    const res = await search(service, { query: "forecast", network: "eip155:8453", max_price_usd: 0.05, limit: 2 });
+    const res = await search(service, { query: "forecast", network: base.id, max_price_usd: 0.05, limit: 2 });
     const body = (await res.json()) as Record<string, unknown>;
-    expect(body).toMatchObject({ query: "forecast", network: "eip155:8453", max_price_usd: 0.05, limit: 2, results: 1, matched: 1 });
+    expect(body).toMatchObject({ query: "forecast", network: base.id, max_price_usd: 0.05, limit: 2, results: 1, matched: 1 });
     expect(body.endpoints).toEqual([
       {
         url: "https://both.example/api/0",
         price_usd: 0.01,
         sources: ["cdp_bazaar", "x402_list"],
-        network: "eip155:8453",
+        network: base.id,
         payTo: `0x${"1".padStart(40, "0")}`,
         description: "Weather forecast 0",
         name: "svc 0",

@@ -10,7 +10,8 @@ import type { FacilitatorClient } from "@x402/core/server";
 import { createWalletClient, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { baseChain, rpcTransport } from "../src/chain/client.ts";
+import { rpcTransport } from "../src/chain/client.ts";
+import { base } from "../src/networks/base.ts";
 import { createSelfFacilitator } from "../src/payments/facilitator.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { insertLedgerRow, type LedgerRow, ledgerReport, ledgerRowsOf, markLedgerRowVerified } from "../src/store/ledger.ts";
@@ -216,7 +217,7 @@ function ledgerTests(engine: Engine): void {
     // The settlement waits until both duplicates are answered: a duplicate that arrived after the
     // first call had finished would be its kept answer (a 200), which a loaded machine made happen.
     const d = devnet();
-    const real = createSelfFacilitator(d.facilitator.privateKey, baseChain([d.rpcUrl]), rpcTransport([d.rpcUrl]), "eip155:8453");
+    const real = createSelfFacilitator(d.facilitator.privateKey, base.chainAt([d.rpcUrl]), rpcTransport([d.rpcUrl]), base.id);
     let release = () => {};
     const released = new Promise<void>((resolve) => (release = resolve));
     const gated: FacilitatorClient = {
@@ -256,7 +257,7 @@ function ledgerTests(engine: Engine): void {
 
   it("resolves a settlement whose outcome was unknown from the chain, and answers the retry without a second transfer", async () => {
     const d = devnet();
-    const real = createSelfFacilitator(d.facilitator.privateKey, baseChain([d.rpcUrl]), rpcTransport([d.rpcUrl]), "eip155:8453");
+    const real = createSelfFacilitator(d.facilitator.privateKey, base.chainAt([d.rpcUrl]), rpcTransport([d.rpcUrl]), base.id);
     let settlements = 0;
     const timingOut: FacilitatorClient = {
       verify: (p, r) => real.verify(p, r),
@@ -327,7 +328,7 @@ function ledgerTests(engine: Engine): void {
         payer,
         amountAtomic: "100000",
         asset: devnet().usdc,
-        network: "eip155:8453",
+        network: base.id,
         nonce,
         validBefore: null,
         requestHash: hashOf(body),
@@ -365,7 +366,7 @@ function ledgerTests(engine: Engine): void {
     const d = devnet();
     const wallet = createWalletClient({
       account: privateKeyToAccount(d.facilitator.privateKey),
-      chain: baseChain([d.rpcUrl]),
+      chain: base.chainAt([d.rpcUrl]),
       transport: http(d.rpcUrl),
     });
     const tx = await wallet.writeContract({
@@ -408,7 +409,7 @@ function ledgerTests(engine: Engine): void {
         payer,
         amountAtomic: "100000",
         asset: d.usdc,
-        network: "eip155:8453",
+        network: base.id,
         nonce,
         validBefore: null,
         requestHash: hashOf(body),

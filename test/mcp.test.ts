@@ -21,6 +21,7 @@ import { routes, secondaryRoutes } from "../spec/routes.ts";
 import { SpendCaps } from "../src/mcp/spend-caps.ts";
 import { createStdioServer, McpSettingsError, stdioSettingsFromEnv } from "../src/mcp/stdio.ts";
 import { ToolNameClashError } from "../src/mcp/tools.ts";
+import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { scenario } from "./support/scenario.ts";
 import { buyerAccount, chainClient, challengeOf, devnet, startTestService, usdcBalance } from "./support/service.ts";
@@ -124,7 +125,7 @@ describe("npm run mcp: the stdio MCP server", () => {
       verdict: "caution",
     });
     const settlement = settlementOf(result);
-    expect(settlement).toMatchObject({ success: true, network: "eip155:8453", payer: buyer.address });
+    expect(settlement).toMatchObject({ success: true, network: base.id, payer: buyer.address });
     expect(await transfersOf(settlement?.transaction as string)).toEqual([[buyer.address, payTo, HONEYPOT_PRICE]]);
     expect(await usdcBalance(buyer.address)).toBe(buyerBefore - HONEYPOT_PRICE);
     expect(await usdcBalance(payTo)).toBe(payToBefore + HONEYPOT_PRICE);
@@ -134,7 +135,7 @@ describe("npm run mcp: the stdio MCP server", () => {
     const before = await usdcBalance(buyer.address);
     const result = (await client.callTool({ name: "getBaseToolsHealth", arguments: {} })) as CallToolResult;
     expect(result.isError).toBeUndefined();
-    expect(result.structuredContent).toMatchObject({ status: "ok", network: "eip155:8453" });
+    expect(result.structuredContent).toMatchObject({ status: "ok", network: base.id });
     expect(await usdcBalance(buyer.address)).toBe(before);
   });
 
@@ -154,7 +155,7 @@ describe("npm run mcp: the stdio MCP server", () => {
     expect(result.structuredContent).toEqual(unknownTxAnswer);
     expect(result.content).toEqual([{ type: "text", text: JSON.stringify(unknownTxAnswer) }]);
     const settlement = settlementOf(result);
-    expect(settlement).toMatchObject({ success: true, network: "eip155:8453", payer: buyer.address });
+    expect(settlement).toMatchObject({ success: true, network: base.id, payer: buyer.address });
     expect(await transfersOf(settlement?.transaction as string)).toEqual([[buyer.address, payTo, PRICE]]);
     expect(await usdcBalance(buyer.address)).toBe(buyerBefore - PRICE);
     expect(await usdcBalance(payTo)).toBe(payToBefore + PRICE);
@@ -383,7 +384,7 @@ describe("POST /mcp: the remote MCP endpoint", () => {
     expect(paid.isError).toBeUndefined();
     expect(paid.structuredContent).toEqual(unknownTxAnswer);
     const settlement = settlementOf(paid);
-    expect(settlement).toMatchObject({ success: true, network: "eip155:8453", payer: buyer.address });
+    expect(settlement).toMatchObject({ success: true, network: base.id, payer: buyer.address });
     expect(await transfersOf(settlement?.transaction as string)).toEqual([[buyer.address, payTo, PRICE]]);
     expect(await usdcBalance(buyer.address)).toBe(buyerBefore - PRICE);
 

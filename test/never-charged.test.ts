@@ -7,6 +7,7 @@ import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/
 import { http, type PrivateKeyAccount } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authorizationReader } from "../src/chain/authorization.ts";
+import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
 import {
   buyerAccount,
@@ -211,8 +212,8 @@ describe("payments that do not match the challenge", () => {
     expectRefused({ validAfter: BigInt(Math.floor(Date.now() / 1000) + 3600) }, "invalid_exact_evm_payload_authorization_valid_after"));
   it("a wrong amount", () => expectRefused({ value: "1" }, "invalid_exact_evm_payload_authorization_value_mismatch"));
   it("a wrong payTo", () => expectRefused({ to: buyerAccount(5).address }, "invalid_exact_evm_recipient_mismatch"));
-  it("a wrong network", () => expectRefused({ accepted: { network: "eip155:84532" } }, "no_matching_requirements"));
-  it("a signature for another chain", () => expectRefused({ chainId: 84532 }, "invalid_exact_evm_signature"));
+  it("a wrong network", () => expectRefused({ accepted: { network: "eip155:1" } }, "no_matching_requirements"));
+  it("a signature for another chain", () => expectRefused({ chainId: 1 }, "invalid_exact_evm_signature"));
 
   it("a replayed authorisation is charged only the first time: the same request gets the kept answer, another request a 402", async () => {
     const buyer = buyerAccount(4);
@@ -244,12 +245,12 @@ describe("settlement failures", () => {
   async function withFacilitator(
     settle: () =>
       | Promise<never>
-      | Promise<{ success: false; errorReason: string; errorMessage: string; transaction: string; network: "eip155:8453" }>,
+      | Promise<{ success: false; errorReason: string; errorMessage: string; transaction: string; network: typeof base.id }>,
   ) {
     const d = devnet();
     const { createSelfFacilitator } = await import("../src/payments/facilitator.ts");
-    const { baseChain, rpcTransport } = await import("../src/chain/client.ts");
-    const real = createSelfFacilitator(d.facilitator.privateKey, baseChain([d.rpcUrl]), rpcTransport([d.rpcUrl]), "eip155:8453");
+    const { rpcTransport } = await import("../src/chain/client.ts");
+    const real = createSelfFacilitator(d.facilitator.privateKey, base.chainAt([d.rpcUrl]), rpcTransport([d.rpcUrl]), base.id);
     return startTestService({ facilitator: { verify: (p, r) => real.verify(p, r), getSupported: () => real.getSupported(), settle } });
   }
 
@@ -262,7 +263,7 @@ describe("settlement failures", () => {
           errorReason: leaky,
           errorMessage: leaky,
           transaction: "",
-          network: "eip155:8453" as const,
+          network: base.id,
         }),
     ],
     ["throws", () => Promise.reject(new Error(leaky))],
@@ -300,7 +301,7 @@ describe("settlement failures", () => {
       facilitator: {
         verify: () => Promise.reject(new Error(leaky)),
         settle: () => Promise.reject(new Error("unreachable")),
-        getSupported: async () => ({ kinds: [{ x402Version: 2, scheme: "exact", network: "eip155:8453" }], extensions: [], signers: {} }),
+        getSupported: async () => ({ kinds: [{ x402Version: 2, scheme: "exact", network: base.id }], extensions: [], signers: {} }),
       },
     });
     try {

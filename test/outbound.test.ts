@@ -9,6 +9,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config.ts";
+import { base } from "../src/networks/base.ts";
 import { addressRefusal, parseIPv4, parseIPv6 } from "../src/outbound/address-policy.ts";
 import { createSafeFetcher, OutboundError, type ResolvedAddress, TargetNotAllowedError } from "../src/outbound/safe-fetch.ts";
 import type { RunningService } from "../src/server/service.ts";
@@ -328,7 +329,7 @@ describe("connections", () => {
 
 describe("loopback is never allowed in production", () => {
   const production = {
-    NETWORK: "eip155:8453",
+    NETWORK: base.id,
     RPC_URL: "https://mainnet.base.org",
     PAY_TO: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
     FACILITATOR_PRIVATE_KEY: `0x${"11".repeat(32)}`,

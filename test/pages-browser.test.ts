@@ -17,6 +17,7 @@ import { ERROR_DOCS } from "../src/errors.ts";
 import { CHECK_NAMES } from "../src/intel/conformance.ts";
 import { finishRun, insertRows, startRun, summarise, type TrustRecord } from "../src/intel/leaderboard.ts";
 import { notMeasured } from "../src/intel/reputation.ts";
+import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
 import type { Store } from "../src/store/store.ts";
 import { launchBrowser, skipBrowserTests, visit } from "./support/browser.ts";
@@ -326,7 +327,7 @@ function seededRow(o: number, run: number, at: Date): TrustRecord {
     discoverable: false,
     price_usd: 0.01,
     pay_to: null,
-    network: "eip155:8453",
+    network: base.id,
     x402_version: 2,
     reputation: notMeasured("seeded for the page test"),
     latency_ms: reachable ? 20 : null,

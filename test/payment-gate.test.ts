@@ -11,8 +11,9 @@ import { http } from "viem";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { signInHeader as signIn } from "../src/buyer/sign-in.ts";
 import { authorizationReader } from "../src/chain/authorization.ts";
-import { baseChain, rpcTransport } from "../src/chain/client.ts";
+import { rpcTransport } from "../src/chain/client.ts";
 import { createLogger } from "../src/log.ts";
+import { base } from "../src/networks/base.ts";
 import { createSelfFacilitator } from "../src/payments/facilitator.ts";
 import { reconcileLedger } from "../src/payments/upkeep.ts";
 import type { RunningService } from "../src/server/service.ts";
@@ -38,7 +39,7 @@ const PRICE = 100_000n; // payment-verify: 0.10 USDC
 /** The devnet's facilitator, counting its calls; `settle` can be replaced. */
 function countingFacilitator(settle?: FacilitatorClient["settle"]) {
   const d = devnet();
-  const real = createSelfFacilitator(d.facilitator.privateKey, baseChain([d.rpcUrl]), rpcTransport([d.rpcUrl]), "eip155:8453");
+  const real = createSelfFacilitator(d.facilitator.privateKey, base.chainAt([d.rpcUrl]), rpcTransport([d.rpcUrl]), base.id);
   const calls = { verify: 0, settle: 0 };
   const facilitator: FacilitatorClient = {
     verify: (p, r) => {
@@ -325,7 +326,7 @@ describe("a chain outage", () => {
     stall = await startStub(() => {}); // accepts every RPC call and never answers
     const d = devnet();
     const transport = http(stall.url, { retryCount: 0, timeout: 60_000 });
-    const stalled = createSelfFacilitator(d.facilitator.privateKey, baseChain([stall.url]), transport, "eip155:8453");
+    const stalled = createSelfFacilitator(d.facilitator.privateKey, base.chainAt([stall.url]), transport, base.id);
     const { real } = countingFacilitator();
     service = await startTestService({
       config: testConfig({ PAYMENT_TIMEOUT_MS: "1500" }),

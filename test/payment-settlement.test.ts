@@ -15,9 +15,9 @@ import { eip3009ABI } from "@x402/evm";
 import { createPublicClient, erc20Abi, type Hash, http, type PublicClient, parseTransaction } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { USDC_ADDRESS } from "../src/chain/addresses.ts";
-import { baseChain, rpcTransport } from "../src/chain/client.ts";
+import { rpcTransport } from "../src/chain/client.ts";
 import { type Devnet, startDevnet } from "../src/devnet/devnet.ts";
+import { base } from "../src/networks/base.ts";
 import { createSelfFacilitator, GuardedFacilitator, SETTLEMENT_UNKNOWN } from "../src/payments/facilitator.ts";
 import { plainPayment, VerifiedPayments } from "../src/payments/settle-verified.ts";
 import { LOCAL_TIMING, type SenderTiming } from "../src/payments/settlement-sender.ts";
@@ -29,9 +29,9 @@ const AMOUNT = 10_000n; // 0.01 USDC
 function requirementsOn(payTo: `0x${string}`): PaymentRequirements {
   return {
     scheme: "exact",
-    network: "eip155:8453",
+    network: base.id,
     amount: AMOUNT.toString(),
-    asset: USDC_ADDRESS,
+    asset: base.usdc.address,
     payTo,
     maxTimeoutSeconds: 300,
     extra: { name: "USD Coin", version: "2" },
@@ -54,11 +54,11 @@ async function payment(
 }
 
 function clientOf(rpcUrl: string): PublicClient {
-  return createPublicClient({ chain: baseChain([rpcUrl]), transport: http(rpcUrl) }) as PublicClient;
+  return createPublicClient({ chain: base.chainAt([rpcUrl]), transport: http(rpcUrl) }) as PublicClient;
 }
 
 async function usdcOf(client: PublicClient, address: `0x${string}`): Promise<bigint> {
-  return client.readContract({ address: USDC_ADDRESS, abi: erc20Abi, functionName: "balanceOf", args: [address] });
+  return client.readContract({ address: base.usdc.address, abi: erc20Abi, functionName: "balanceOf", args: [address] });
 }
 
 async function nonceOf(client: PublicClient, hash: string): Promise<number> {
@@ -66,7 +66,7 @@ async function nonceOf(client: PublicClient, hash: string): Promise<number> {
 }
 
 function facilitatorOn(rpcUrl: string, key: `0x${string}`, timing: Partial<SenderTiming> = LOCAL_TIMING, log = capturingLogger()) {
-  const self = createSelfFacilitator(key, baseChain([rpcUrl]), rpcTransport([rpcUrl]), "eip155:8453", { timing, log });
+  const self = createSelfFacilitator(key, base.chainAt([rpcUrl]), rpcTransport([rpcUrl]), base.id, { timing, log });
   return { self, guarded: new GuardedFacilitator(self, log, 10_000), log };
 }
 
@@ -98,7 +98,7 @@ describe("nonces per chain", () => {
     const before = await usdcOf(chain, buyer.address);
     const { payload, requirements } = await payment(buyer.privateKey, own.payTo);
     const result = await second.guarded.settle(payload, requirements);
-    expect(result).toMatchObject({ success: true, network: "eip155:8453" });
+    expect(result).toMatchObject({ success: true, network: base.id });
     expect(await nonceOf(chain, result.transaction)).toBe(expectedNonce);
     expect(await usdcOf(chain, buyer.address)).toBe(before - AMOUNT);
   });
@@ -228,7 +228,7 @@ describe("a broadcast the node refuses", () => {
         calls.map(async (call) => {
           if (call.method === "eth_sendRawTransaction" && !refusedOnce) {
             const tx = parseTransaction(call.params[0] as `0x${string}`);
-            if (tx.nonce === refused && tx.to?.toLowerCase() === USDC_ADDRESS.toLowerCase()) {
+            if (tx.nonce === refused && tx.to?.toLowerCase() === base.usdc.address.toLowerCase()) {
               refusedOnce = true;
               await new Promise((r) => setTimeout(r, 300));
               return { jsonrpc: "2.0", id: call.id, error: { code: -32000, message: "insufficient funds for gas * price + value" } };
@@ -294,7 +294,7 @@ describe("settling a payment verified moments before", () => {
     return { url: stub.url, calls, close: stub.close };
   }
   const authorizationUsed = (chain: PublicClient, from: `0x${string}`, nonce: `0x${string}`) =>
-    chain.readContract({ address: USDC_ADDRESS, abi: eip3009ABI, functionName: "authorizationState", args: [from, nonce] });
+    chain.readContract({ address: base.usdc.address, abi: eip3009ABI, functionName: "authorizationState", args: [from, nonce] });
 
   it("reads the payer's code once and does not verify again before the transfer: one broadcast, the buyer charged once", async () => {
     const chain = clientOf(own.rpcUrl);
@@ -307,7 +307,7 @@ describe("settling a payment verified moments before", () => {
       const before = await Promise.all([usdcOf(chain, buyer.address), usdcOf(chain, own.payTo)]);
       expect(await guarded.verify(payload, requirements)).toMatchObject({ isValid: true, payer: buyer.address });
       const result = await guarded.settle(payload, requirements);
-      expect(result).toMatchObject({ success: true, payer: buyer.address, network: "eip155:8453" });
+      expect(result).toMatchObject({ success: true, payer: buyer.address, network: base.id });
       expect(await chain.getTransactionReceipt({ hash: result.transaction as Hash })).toMatchObject({ status: "success" });
       expect(await Promise.all([usdcOf(chain, buyer.address), usdcOf(chain, own.payTo)])).toEqual([
         (before[0] as bigint) - AMOUNT,

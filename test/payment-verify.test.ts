@@ -7,9 +7,9 @@ import { createWalletClient, erc20Abi, type Hash, http, type PrivateKeyAccount, 
 import { beforeAll, describe, expect, it } from "vitest";
 import verify from "../functions/payment-verify.ts";
 import { paymentVerify } from "../spec/routes.ts";
-import { baseChain } from "../src/chain/client.ts";
 import type { FunctionContext } from "../src/context.ts";
 import { createLogger } from "../src/log.ts";
+import { base } from "../src/networks/base.ts";
 import type { Store } from "../src/store/store.ts";
 import { buyerAccount, chainClient, devnet } from "./support/service.ts";
 
@@ -20,7 +20,7 @@ let other: PrivateKeyAccount;
 
 function wallet(account: PrivateKeyAccount) {
   const d = devnet();
-  return createWalletClient({ account, chain: baseChain([d.rpcUrl]), transport: http(d.rpcUrl) });
+  return createWalletClient({ account, chain: base.chainAt([d.rpcUrl]), transport: http(d.rpcUrl) });
 }
 
 async function usdcTransfer(from: PrivateKeyAccount, to: `0x${string}`, usdc: string): Promise<Hash> {
@@ -41,8 +41,8 @@ beforeAll(() => {
   ctx = {
     config: {
       mode: "local",
-      network: "eip155:8453",
-      chainId: 8453,
+      network: base.id,
+      chainId: base.chainId,
       usdc: d.usdc,
       payTo: d.payTo,
       publicUrl: undefined,

@@ -5,6 +5,7 @@
 import { decodePaymentResponseHeader } from "@x402/core/http";
 import { erc20Abi, parseEventLogs } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
 import {
   buyerAccount,
@@ -51,7 +52,7 @@ describe("a paid call through @x402/fetch", () => {
     });
 
     const settlement = decodePaymentResponseHeader(res.headers.get("payment-response") as string);
-    expect(settlement).toMatchObject({ success: true, network: "eip155:8453", payer: buyer.address });
+    expect(settlement).toMatchObject({ success: true, network: base.id, payer: buyer.address });
     const receipt = await chainClient().getTransactionReceipt({ hash: settlement.transaction as `0x${string}` });
     expect(receipt.status).toBe("success");
     expect(receipt.to?.toLowerCase()).toBe(devnet().usdc.toLowerCase());

@@ -7,10 +7,11 @@
  */
 import type { FacilitatorClient } from "@x402/core/server";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { baseChain, rpcTransport } from "../src/chain/client.ts";
+import { rpcTransport } from "../src/chain/client.ts";
 import { loadConfig } from "../src/config.ts";
 import { clientKey, isLoopback } from "../src/limits/client-key.ts";
 import { memoryBuckets, storeBuckets } from "../src/limits/token-buckets.ts";
+import { base } from "../src/networks/base.ts";
 import { createSelfFacilitator } from "../src/payments/facilitator.ts";
 import { type RunningService, startService } from "../src/server/service.ts";
 import { ledgerRowsOf } from "../src/store/ledger.ts";
@@ -174,7 +175,7 @@ describe("paid calls in flight", () => {
   let held = 0;
   let service: RunningService;
   beforeAll(async () => {
-    const real = createSelfFacilitator(d().facilitator.privateKey, baseChain([d().rpcUrl]), rpcTransport([d().rpcUrl]), "eip155:8453");
+    const real = createSelfFacilitator(d().facilitator.privateKey, base.chainAt([d().rpcUrl]), rpcTransport([d().rpcUrl]), base.id);
     const gateOpen = new Promise<void>((resolve) => {
       release = resolve;
     });

@@ -7,6 +7,7 @@ import { createPublicKey, generateKeyPairSync, verify } from "node:crypto";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { base } from "../src/networks/base.ts";
 import { createRemoteFacilitator } from "../src/payments/facilitator.ts";
 
 const seen: { method: string; url: string; headers: IncomingHttpHeaders }[] = [];
@@ -14,7 +15,7 @@ const server = createServer((req, res) => {
   seen.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers });
   req.resume();
   res.writeHead(200, { "content-type": "application/json" });
-  res.end(JSON.stringify({ kinds: [{ x402Version: 2, scheme: "exact", network: "eip155:8453" }], extensions: [], signers: {} }));
+  res.end(JSON.stringify({ kinds: [{ x402Version: 2, scheme: "exact", network: base.id }], extensions: [], signers: {} }));
 });
 let url = "";
 beforeAll(async () => {
@@ -34,7 +35,7 @@ describe("a remote facilitator with CDP keys", () => {
     const client = createRemoteFacilitator(url, { keyId: "key-id-1", keySecret }, 5_000);
 
     const supported = await client.getSupported();
-    expect(supported.kinds).toEqual([{ x402Version: 2, scheme: "exact", network: "eip155:8453" }]);
+    expect(supported.kinds).toEqual([{ x402Version: 2, scheme: "exact", network: base.id }]);
     expect(seen.map((r) => [r.method, r.url])).toEqual([["GET", "/platform/v2/x402/supported"]]);
     const auth = seen[0]?.headers.authorization ?? "";
     expect(auth).toMatch(/^Bearer [\w-]+\.[\w-]+\.[\w-]+$/);

@@ -6,6 +6,7 @@
 import { request as httpRequest } from "node:http";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { buyerAccount, challengeOf, rawRequest, signPayment, startTestService, usdcBalance } from "./support/service.ts";
 
@@ -66,7 +67,7 @@ describe("the Host header", () => {
     async (host) => {
       const res = await rawRequest(service.url, "GET", "/api/health", { host });
       expect(res.status).toBe(200);
-      expect(JSON.parse(res.body)).toMatchObject({ network: "eip155:8453" });
+      expect(JSON.parse(res.body)).toMatchObject({ network: base.id });
       expect(res.headers["payment-required"]).toBeUndefined();
     },
   );

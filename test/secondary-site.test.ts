@@ -18,6 +18,7 @@ import { oas } from "@stoplight/spectral-rulesets";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ConfigError, loadConfig } from "../src/config.ts";
+import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { contractKey, PRICE_CONTRACT, SECONDARY_PAID_CONTRACT, SECONDARY_PRICE_CONTRACT } from "./support/price-contract.ts";
 import { paidPost, wallet } from "./support/scenario.ts";
@@ -161,7 +162,7 @@ describe("the secondary site on its own port", () => {
       endpoints: { method: string; path: string; price_usd: number; amount: string }[];
     };
     expect([...doc.resources].sort()).toEqual(SECONDARY_PAID_CONTRACT.map(contractKey).sort());
-    expect(doc.network).toBe("eip155:8453");
+    expect(doc.network).toBe(base.id);
     expect(doc.endpoints.map((e) => [contractKey(e), e.price_usd, e.amount]).sort()).toEqual(
       SECONDARY_PAID_CONTRACT.map((c) => [contractKey(c), c.usd, c.atomic]).sort(),
     );
@@ -198,8 +199,8 @@ describe("the secondary site on its own port", () => {
       expect(header.accepts).toEqual([
         {
           scheme: "exact",
-          network: "eip155:8453",
-          asset: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+          network: base.id,
+          asset: base.usdc.address,
           amount: c.atomic,
           payTo: devnet().payTo,
           maxTimeoutSeconds: 300,
@@ -217,7 +218,7 @@ describe("the secondary site on its own port", () => {
     const head = await chainClient().getBlock({ blockNumber: BigInt(body.chain_head) });
     expect(body).toEqual({
       status: "ok",
-      network: "eip155:8453",
+      network: base.id,
       chain_head: expect.any(Number),
       head_age_seconds: expect.any(Number),
       version: "1.0.0",
@@ -287,7 +288,7 @@ describe("the secondary site by host name on the primary's port", () => {
     const { rawRequest } = await import("./support/service.ts");
     const health = await rawRequest(hosted.url, "GET", "/health", { host: "tools.example.test" });
     expect(health.status).toBe(200);
-    expect(JSON.parse(health.body)).toMatchObject({ status: "ok", network: "eip155:8453" });
+    expect(JSON.parse(health.body)).toMatchObject({ status: "ok", network: base.id });
 
     const unpaid = await rawRequest(
       hosted.url,

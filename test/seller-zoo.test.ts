@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ConformanceReport, checkConformance } from "../src/intel/conformance.ts";
 import { PENALTIES } from "../src/intel/trust-score.ts";
+import { base } from "../src/networks/base.ts";
 import { createSafeFetcher } from "../src/outbound/safe-fetch.ts";
 import { type RunningZoo, startZoo, ZOO, type ZooRow, zooAssessment } from "./support/zoo/zoo.ts";
 
@@ -88,14 +89,14 @@ describe("the rules the zoo proves", () => {
       { family: "@x402/core", accepts: true, reason: null },
       { family: "x402@1", accepts: true, reason: null },
     ]);
-    expect([report.x402Version, report.network, report.price_usd, report.checks.bazaar_metadata]).toEqual([1, "eip155:8453", 0.1, true]);
+    expect([report.x402Version, report.network, report.price_usd, report.checks.bazaar_metadata]).toEqual([1, base.id, 0.1, true]);
   });
 
   it("quotes the client's own reason when it cannot pay", () => {
     const reason = (id: string) => reportOf(ZOO.find((r) => r.id === id) as ZooRow).payable_reason;
     expect(reason("v2 challenge only in the body")).toBe("Invalid payment required response");
     expect(reason("v2 Base USDC without the EIP-712 domain")).toBe(
-      "EIP-712 domain parameters (name, version) are required in payment requirements for asset 0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+      `EIP-712 domain parameters (name, version) are required in payment requirements for asset ${base.usdc.address}`,
     );
     expect(reason("v2 network written as the v1 name base")).toBe(
       "No network/scheme registered for x402 version: 2 which comply with the payment requirements.",
@@ -114,8 +115,7 @@ describe("the rules the zoo proves", () => {
     expect(report.failures).toEqual([
       {
         check: "network_id",
-        message:
-          'Every network is written as its version requires: a CAIP-2 id for v2 (eip155:8453, not base), a v1 network name for v1 (base, not eip155:8453). Option 0 fails it (network "base").',
+        message: `Every network is written as its version requires: a CAIP-2 id for v2 (${base.id}, not base), a v1 network name for v1 (base, not ${base.id}). Option 0 fails it (network "base").`,
       },
     ]);
     expect(zooAssessment(report).penalties).toEqual(["not_payable", "bad_network_id"]);

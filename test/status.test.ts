@@ -8,6 +8,7 @@
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { StatusDocument } from "../spec/routes/status.ts";
+import { base } from "../src/networks/base.ts";
 import { instanceLabel } from "../src/operations/status-feed.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { openStore, type Store } from "../src/store/store.ts";
@@ -116,7 +117,7 @@ describe("the status feed of one instance", () => {
     expect(node?.latency_ms).toBeTypeOf("number");
 
     expect(groupOf(doc, "payments").checks.map((c) => [c.name, c.status, c.detail])).toEqual([
-      ["facilitator", "operational", "reachable, supports exact on eip155:8453"],
+      ["facilitator", "operational", `reachable, supports exact on ${base.id}`],
       ["settlements (last hour)", "operational", "1 settled, 0 failed or unknown"],
     ]);
 

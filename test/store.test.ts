@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { base } from "../src/networks/base.ts";
 import { balanceOf, debitBalance } from "../src/payments/balances.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { claimEmbedded, embeddedOwner, releaseEmbedded } from "../src/store/configured.ts";
@@ -75,8 +76,8 @@ const payment = (nonce: string, route: string, amount: bigint): LedgerPayment =>
   route,
   payer: "0x00000000000000000000000000000000000000a1",
   amountAtomic: amount.toString(),
-  asset: "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
-  network: "eip155:8453",
+  asset: base.usdc.address.toLowerCase(),
+  network: base.id,
   nonce,
   validBefore: 1_900_000_000,
   requestHash: "h",

@@ -11,14 +11,15 @@ import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
 import { getAddress, HttpRequestError, ResponseBodyTooLargeError, RpcRequestError, TimeoutError } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
-import { baseChain, createChainClient, rpcTransport } from "../src/chain/client.ts";
+import { createChainClient, rpcTransport } from "../src/chain/client.ts";
 import { postJsonRpc } from "../src/chain/json-rpc-http.ts";
 import { TRANSFER_TOPIC, TransferScanner } from "../src/chain/log-scanner.ts";
 import { AddressBook, fastTransfers, NotLogsError, type RawLog, readTransfers, transfersOf } from "../src/chain/transfer-answer.ts";
+import { base } from "../src/networks/base.ts";
 import { scenario, truthLogs } from "./support/scenario.ts";
 import { devnet } from "./support/service.ts";
 
-const USDC = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
+const USDC = base.usdc.address;
 
 /** The raw bytes of the devnet's answer to eth_getLogs for the scenario's USDC transfers (null: every token's). */
 async function realAnswer(token: string | null = USDC): Promise<Buffer> {
@@ -272,7 +273,7 @@ describe("JSON-RPC straight over HTTP", () => {
   });
 
   it("turns a JSON-RPC error and an unreadable answer into the scanner's upstream errors", async () => {
-    const client = (url: string) => createChainClient(baseChain([url]), rpcTransport([url], { retryCount: 0 }));
+    const client = (url: string) => createChainClient(base.chainAt([url]), rpcTransport([url], { retryCount: 0 }));
     const refusing = await serve((_req, res) =>
       res.writeHead(200).end('{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"execution aborted"}}'),
     );

@@ -1,5 +1,6 @@
 /** Live chain analytics routes: wallet profiles, gas, token checks, whale watch, sentiment, markets. */
 import { type Static, Type } from "@sinclair/typebox";
+import { base } from "../../src/networks/base.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
 import { Address, NoInput, TxHash } from "../schemas.ts";
 import { HoneypotSimulation } from "../token-risk-schemas.ts";
@@ -12,7 +13,7 @@ export type DecimalString = Static<typeof DecimalString>;
 
 /** The chain id a caller may ask for: only the chain this service reads is configured. */
 const ChainIdInput = Type.Optional(
-  Type.Integer({ minimum: 1, default: 8453, description: "chain id; default and only configured value: 8453 (Base)" }),
+  Type.Integer({ minimum: 1, default: base.chainId, description: `chain id; default and only configured value: ${base.chainId} (Base)` }),
 );
 
 /** How an analytics answer was made and what it did not check (the text of /methodology). */
@@ -183,7 +184,7 @@ export const tokenCheck = defineRoute({
     methodology: Methodology,
   }),
   errors: [...UPSTREAM_ERRORS],
-  example: { input: { token: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" } },
+  example: { input: { token: base.usdc.address } },
 });
 
 /** Whale-watch defaults and limits. */

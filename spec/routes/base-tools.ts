@@ -4,6 +4,7 @@
  * primary site (one function each, two route entries), and its free `/health`.
  */
 import { Type } from "@sinclair/typebox";
+import { base } from "../../src/networks/base.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
 import { Address, NoInput } from "../schemas.ts";
 import { HoneypotSimulation, RiskVerdict } from "../token-risk-schemas.ts";
@@ -26,7 +27,7 @@ export const baseToolsHealth = defineRoute({
     status: Type.Union([Type.Literal("ok"), Type.Literal("degraded")], {
       description: "degraded when the chain cannot be read, or (in production) its head is older than 60 seconds",
     }),
-    network: Type.String({ examples: ["eip155:8453"] }),
+    network: Type.String({ examples: [base.id] }),
     chain_head: Type.Union([Type.Integer(), Type.Null()], { description: "the latest block number; null when the chain cannot be read" }),
     head_age_seconds: Type.Union([Type.Integer(), Type.Null()], { description: "seconds since the latest block's timestamp" }),
     version: Type.String(),

@@ -1,5 +1,6 @@
 /** Core routes: health and payment verification. */
 import { Type } from "@sinclair/typebox";
+import { base } from "../../src/networks/base.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
 import { Address, NoInput, TxHash } from "../schemas.ts";
 
@@ -17,7 +18,7 @@ export const health = defineRoute({
   response: Type.Object({
     status: Type.Union([Type.Literal("ok"), Type.Literal("degraded")]),
     mode: Type.Union([Type.Literal("local"), Type.Literal("production")]),
-    network: Type.String({ examples: ["eip155:8453"] }),
+    network: Type.String({ examples: [base.id] }),
     chain_id: Type.Integer(),
     block_number: Type.Union([Type.Integer(), Type.Null()]),
     usdc: Address,
@@ -40,7 +41,7 @@ export const pricing = defineRoute({
   cache: "process",
   query: NoInput,
   response: Type.Object({
-    network: Type.String({ examples: ["eip155:8453"] }),
+    network: Type.String({ examples: [base.id] }),
     scheme: Type.Literal("exact"),
     asset: Address,
     pay_to: Address,

@@ -2,6 +2,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { CHECK_MEANINGS, CHECK_NAMES, RULES_VERSION } from "../../src/intel/conformance.ts";
 import { CLIENT_FAMILIES, CLIENT_FAMILY_MEANINGS } from "../../src/intel/x402-clients.ts";
+import { base } from "../../src/networks/base.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
 import { NoInput } from "../schemas.ts";
 
@@ -145,7 +146,7 @@ export const x402Directory = defineRoute({
   body: Type.Object(
     {
       query: Type.Optional(Type.String({ maxLength: 200, description: "words to match" })),
-      network: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "network, e.g. eip155:8453 or base" })),
+      network: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: `network, e.g. ${base.id} or ${base.v1Name}` })),
       max_price_usd: Type.Optional(Type.Number({ minimum: 0, maximum: 1e9, description: "highest price per call in USD" })),
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: "endpoints returned; default 20" })),
     },
@@ -163,7 +164,7 @@ export const x402Directory = defineRoute({
     endpoints: Type.Array(DirectoryEndpoint),
   }),
   errors: ["invalid_request", "unavailable"],
-  example: { input: { query: "weather", network: "eip155:8453", max_price_usd: 0.05, limit: 10 } },
+  example: { input: { query: "weather", network: base.id, max_price_usd: 0.05, limit: 10 } },
 });
 
 const VerdictSchema = Type.Union([Type.Literal("pay"), Type.Literal("pay_with_caution"), Type.Literal("avoid")]);

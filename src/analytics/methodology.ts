@@ -4,6 +4,7 @@
  * /methodology renders all of it, so what a buyer reads before paying is what the answer says.
  */
 import { DEFAULT_CHUNK_SIZE, DEFAULT_SCAN_CONCURRENCY } from "../chain/log-scanner.ts";
+import { base } from "../networks/base.ts";
 
 /** The analytics endpoints, by route path without `/api/`. */
 export type AnalyticsEndpoint =
@@ -26,8 +27,7 @@ export type EntityEndpoint =
 
 /** Shared facts, named so an answer can carry the ones it relies on. */
 export const METHOD_FACTS = {
-  chain:
-    "eip155:8453 (Base mainnet); the local development mode answers from its own seeded chain with the same chain id and contract addresses.",
+  chain: `${base.id} (Base mainnet); the local development mode answers from its own seeded chain with the same chain id and contract addresses.`,
   transfers: `ERC-20 Transfer logs read with eth_getLogs through the configured public RPC in chunks of ${DEFAULT_CHUNK_SIZE} blocks aligned to multiples of ${DEFAULT_CHUNK_SIZE}, each chunk its own HTTP request, up to ${DEFAULT_SCAN_CONCURRENCY} at a time and fewer while the provider rate-limits or fails; a chunk the provider refuses, or whose answer would be too large, is split (to the limit it names, else in halves) and chunks at or below the finalized block are cached.`,
   prices:
     "Token prices in USD from a public DEX price API (DexScreener): the deepest Base pair of the token by liquidity in USD (ties: 24 h volume), using a pair where the token is the base token when one exists; DefiLlama's coins API when DexScreener has no pair or fails. Prices are reused for up to 30 s (DefiLlama: 60 s).",

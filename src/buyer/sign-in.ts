@@ -7,6 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { createSIWxPayload, encodeSIWxHeader } from "@x402/extensions/sign-in-with-x";
 import type { PrivateKeyAccount } from "viem";
+import { base } from "../networks/base.ts";
 
 /** The message fields a caller may set instead of the defaults (tests: an old `issuedAt`, another `domain` and `uri`). */
 export interface SignInOverrides {
@@ -33,7 +34,7 @@ export async function signInHeader(account: PrivateKeyAccount, url: string, over
     issuedAt: new Date(now).toISOString(),
     // The service accepts a sign-in for 5 minutes at most.
     expirationTime: new Date(now + 5 * 60_000).toISOString(),
-    chainId: "eip155:8453",
+    chainId: base.id,
     type: "eip191" as const,
     ...overrides,
   };

@@ -9,6 +9,7 @@ import { encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from "@x402/core/types";
 import { authorizationTypes } from "@x402/evm";
 import { getAddress, type PrivateKeyAccount, toHex } from "viem";
+import { base } from "../networks/base.ts";
 
 /** Changes that spoil a payment in one way (tests), or fix its time window (benchmarks). */
 export interface PaymentOverrides {
@@ -45,7 +46,7 @@ export async function signPayment(
     domain: {
       name: extra.name,
       version: extra.version,
-      chainId: overrides.chainId ?? 8453,
+      chainId: overrides.chainId ?? base.chainId,
       verifyingContract: getAddress(requirements.asset),
     },
     types: authorizationTypes,

@@ -1,24 +1,11 @@
 /**
- * The viem client for the chain the service settles on: several RPC URLs used in order
- * with fallback, per-request timeouts, retries with backoff, and JSON-RPC batching for small
- * calls. `eth_getLogs` is never batched: viem's batching folds every request issued in the
+ * The viem client for the chain the service settles on (its definition comes from the network
+ * registry, src/networks/): several RPC URLs used in order with fallback, per-request
+ * timeouts, retries with backoff, and JSON-RPC batching for small calls. `eth_getLogs` is never batched: viem's batching folds every request issued in the
  * same tick into one HTTP request, so chunks meant to be read in parallel would travel (and be
  * answered) as one, and their answers would add up in a single response body.
  */
-import { type Chain, createPublicClient, defineChain, fallback, http, type PublicClient, type Transport } from "viem";
-import { base } from "./base-chain.ts";
-
-/**
- * Base (chain id 8453) reached through `rpcUrls`. Multicall3's creation block is dropped:
- * viem would refuse multicalls pinned below it, which on the local chain is every block.
- */
-export function baseChain(rpcUrls: string[]): Chain {
-  return defineChain({
-    ...base,
-    rpcUrls: { default: { http: rpcUrls } },
-    contracts: { ...base.contracts, multicall3: { address: "0xcA11bde05977b3631167028862bE2a173976CA11" } },
-  });
-}
+import { type Chain, createPublicClient, fallback, http, type PublicClient, type Transport } from "viem";
 
 /** Methods sent as HTTP requests of their own, never folded into a JSON-RPC batch. */
 const UNBATCHED = new Set(["eth_getLogs"]);

@@ -10,6 +10,7 @@
  * says which figures could not be fetched, without a number for those.
  */
 import { UpstreamError } from "../errors.ts";
+import { base } from "../networks/base.ts";
 import type { ChatDeps } from "./deps.ts";
 import {
   type AssetRef,
@@ -288,7 +289,7 @@ async function perpPart(deps: ChatDeps, mention: AssetMention, topics: ChatQuest
 
 async function gasPart(deps: ChatDeps): Promise<Part> {
   const gas = await gasFact(deps);
-  const chain = gas.chain_id === 8453 ? "Base" : `chain ${gas.chain_id}`;
+  const chain = gas.chain_id === base.chainId ? base.name : `chain ${gas.chain_id}`;
   const fees = gas.priority_fee_gwei;
   return {
     sentences: [

@@ -305,7 +305,7 @@ export interface Bm25IndexOptions<Doc, Field extends string> {
   /**
    * Fuzzy matching only for a query term with neither an exact nor a prefix match in the
    * vocabulary (a typo), not for every term as MiniSearch does (default false: as MiniSearch).
-   * Much faster, but scores move: the knowledge base keeps MiniSearch's rule (see README).
+   * Much faster, but scores move: the knowledge base keeps MiniSearch's rule (see docs/decisions.md).
    */
   fuzzyOnlyUnknown?: boolean;
   bm25?: Bm25Params;

@@ -7,7 +7,8 @@ import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { isMainThread } from "node:worker_threads";
-import { BASE_CHAIN_ID, TEST_MNEMONIC } from "../chain/addresses.ts";
+import { TEST_MNEMONIC } from "../chain/addresses.ts";
+import { base } from "../networks/base.ts";
 
 /** Options for {@link startAnvil}. */
 export type AnvilOptions = {
@@ -65,7 +66,7 @@ class PortInUseError extends Error {}
 async function startOnce(options: AnvilOptions): Promise<AnvilInstance> {
   const host = options.host ?? "127.0.0.1";
   const port = options.port ?? 0;
-  const chainId = options.chainId ?? BASE_CHAIN_ID;
+  const chainId = options.chainId ?? base.chainId;
   const timeoutMs = options.startTimeoutMs ?? 20_000;
 
   // Otherwise a leftover anvil on the same port would answer our readiness probe while ours fails to bind.

@@ -1,5 +1,5 @@
 /**
- * "Local mode" chain: an anvil node that looks like Base to x402 code — chain id 8453, USDC,
+ * "Local mode" chain: an anvil node that looks like Base to x402 code — Base's chain id, USDC,
  * WETH and Multicall3 at their canonical Base addresses, funded test accounts.
  */
 import { pbkdf2Sync } from "node:crypto";
@@ -18,8 +18,8 @@ import {
   walletActions,
 } from "viem";
 import { HDKey, hdKeyToAccount, privateKeyToAccount } from "viem/accounts";
-import { BASE_CHAIN_ID, MULTICALL3_ADDRESS, TEST_MNEMONIC, USDC_ADDRESS, WETH_ADDRESS } from "../chain/addresses.ts";
-import { base } from "../chain/base-chain.ts";
+import { MULTICALL3_ADDRESS, TEST_MNEMONIC, WETH_ADDRESS } from "../chain/addresses.ts";
+import { base } from "../networks/base.ts";
 import { startAnvil } from "./anvil.ts";
 import { type ContractArtifact, loadContracts } from "./contracts.ts";
 
@@ -132,9 +132,9 @@ export function devnetAccounts(mnemonic: string = TEST_MNEMONIC, { derive = fals
 }
 
 /** viem chain for the devnet: Base's definition (formatters, chain id) pointed at the local RPC. */
-export function devnetChain(rpcUrl: string, chainId: number = BASE_CHAIN_ID): Chain {
+export function devnetChain(rpcUrl: string, chainId: number = base.chainId): Chain {
   return defineChain({
-    ...base,
+    ...base.chain,
     id: chainId,
     name: "Base (local devnet)",
     rpcUrls: { default: { http: [rpcUrl] } },
@@ -155,7 +155,7 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
   const contracts = loadContracts();
   const anvil = await startAnvil({
     port: options.port ?? 8545,
-    chainId: BASE_CHAIN_ID,
+    chainId: base.chainId,
     stateFile: persist ? join(dataDir, "anvil-state.json") : undefined,
   });
 
@@ -164,8 +164,8 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     const [facilitator, payTo] = accounts as [DevnetAccount, DevnetAccount];
     const info: DevnetInfo = {
       rpcUrl: anvil.rpcUrl,
-      chainId: BASE_CHAIN_ID,
-      usdc: USDC_ADDRESS,
+      chainId: base.chainId,
+      usdc: base.usdc.address,
       weth: WETH_ADDRESS,
       multicall3: MULTICALL3_ADDRESS,
       payTo: payTo.address,
@@ -196,7 +196,7 @@ async function setUpChain(info: DevnetInfo, accounts: DevnetAccount[], contracts
     .extend(walletActions);
 
   const usdc = contracts.FiatTokenLocal;
-  if (!sameRuntimeCode(await client.getCode({ address: USDC_ADDRESS }), usdc)) {
+  if (!sameRuntimeCode(await client.getCode({ address: base.usdc.address }), usdc)) {
     // Immutables (minter, EIP-712 caches) are only filled in by a real constructor run, so deploy
     // normally and copy the resulting runtime code; setCode keeps existing storage (balances).
     const hash = await client.deployContract({
@@ -208,7 +208,7 @@ async function setUpChain(info: DevnetInfo, accounts: DevnetAccount[], contracts
     if (status !== "success" || !contractAddress) throw new Error("FiatTokenLocal deployment failed");
     const runtime = await client.getCode({ address: contractAddress });
     if (!runtime) throw new Error("FiatTokenLocal deployment left no code");
-    await client.setCode({ address: USDC_ADDRESS, bytecode: runtime });
+    await client.setCode({ address: base.usdc.address, bytecode: runtime });
     await client.setCode({ address: contractAddress, bytecode: "0x" });
   }
   for (const [address, artifact] of [
@@ -221,7 +221,7 @@ async function setUpChain(info: DevnetInfo, accounts: DevnetAccount[], contracts
   }
 
   // Zero supply means nobody was ever funded: restarts from a saved state must not re-mint.
-  const totalSupply = await client.readContract({ address: USDC_ADDRESS, abi: usdc.abi, functionName: "totalSupply" });
+  const totalSupply = await client.readContract({ address: base.usdc.address, abi: usdc.abi, functionName: "totalSupply" });
   const fund = totalSupply === 0n;
   if (fund) {
     // One block for all mints, so an interrupted setup can't leave some accounts funded.
@@ -232,7 +232,7 @@ async function setUpChain(info: DevnetInfo, accounts: DevnetAccount[], contracts
       for (const { address } of accounts) {
         hashes.push(
           await client.writeContract({
-            address: USDC_ADDRESS,
+            address: base.usdc.address,
             abi: usdc.abi,
             functionName: "mint",
             args: [address, DEVNET_USDC_PER_ACCOUNT],

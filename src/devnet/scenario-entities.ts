@@ -30,8 +30,9 @@ import {
   zeroAddress,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { USDC_ADDRESS, WETH_ADDRESS } from "../chain/addresses.ts";
+import { WETH_ADDRESS } from "../chain/addresses.ts";
 import type { AddressClass } from "../chain/classify.ts";
+import { base } from "../networks/base.ts";
 import type { loadContracts } from "./contracts.ts";
 import { type BlockBuilder, type PlannedTransfer, type ScenarioTokenSymbol, scenarioContracts, type TestClient } from "./scenario.ts";
 
@@ -209,7 +210,7 @@ export async function seedEntities(client: TestClient, builder: BlockBuilder, op
   const contracts = entityContracts();
   const core = scenarioContracts();
   const tokenAddress: Record<ScenarioTokenSymbol, Address> = {
-    USDC: USDC_ADDRESS,
+    USDC: base.usdc.address,
     WETH: WETH_ADDRESS,
     PLAIN: core.plainToken,
     PRXY: core.proxyToken,
@@ -247,7 +248,7 @@ export async function seedEntities(client: TestClient, builder: BlockBuilder, op
   const mintUsdc = (to: Address, amount: string) =>
     builder.send(
       options.minter,
-      { to: USDC_ADDRESS, data: encodeFunctionData({ abi: erc20, functionName: "mint", args: [to, usdc(amount)] }), gas: 120_000n },
+      { to: base.usdc.address, data: encodeFunctionData({ abi: erc20, functionName: "mint", args: [to, usdc(amount)] }), gas: 120_000n },
       [{ token: "USDC", from: zeroAddress, to, value: usdc(amount) }],
       `entities: mint ${amount} USDC`,
     );
@@ -342,7 +343,7 @@ export async function seedEntities(client: TestClient, builder: BlockBuilder, op
       await deploy(a.ScenarioToken, [t.name, t.symbol, t.decimals], symbol);
     }
     await deploy(a.ScenarioV2Pair, [contracts.ENTA, WETH_ADDRESS], "the ENTA/WETH pool");
-    await deploy(a.ScenarioV2Pair, [contracts.ENTB, USDC_ADDRESS], "the ENTB/USDC pool");
+    await deploy(a.ScenarioV2Pair, [contracts.ENTB, base.usdc.address], "the ENTB/USDC pool");
     await mintUsdc(A("deployer"), "60000");
     await mintUsdc(A("funder"), "10000");
     await mintUsdc(A("exploiter"), "90000");
@@ -492,7 +493,7 @@ export async function seedEntities(client: TestClient, builder: BlockBuilder, op
     flags,
     classes,
     transfers,
-    exchangeFlow: exchangeFlowTruth(transfers, venues, USDC_ADDRESS),
+    exchangeFlow: exchangeFlowTruth(transfers, venues, base.usdc.address),
     portfolio: portfolioTruth(transfers, A("holder"), holderEth, ethWrapped.get(A("holder")) ?? 0n),
     counterparties: counterpartiesTruth(transfers, A("holder")),
     trace: traceTruth(transfers, A, venues),
@@ -603,7 +604,7 @@ function counterpartiesTruth(transfers: EntityTransfer[], subject: Address): Ent
 
 function traceTruth(transfers: EntityTransfer[], A: (name: string) => Address, venues: EntitiesTruth["venues"]): EntitiesTruth["trace"] {
   const edge = (from: string, to: string) => {
-    const t = transfers.find((x) => x.from === A(from) && x.to === A(to) && x.token === USDC_ADDRESS);
+    const t = transfers.find((x) => x.from === A(from) && x.to === A(to) && x.token === base.usdc.address);
     if (!t) throw new Error(`entities: no planned transfer ${from} -> ${to}`);
     return { from: t.from, to: t.to, token: t.token, value: t.value, txHash: t.txHash, block: t.block };
   };

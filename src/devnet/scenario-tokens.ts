@@ -15,8 +15,9 @@
  */
 import { type Abi, type Address, encodeDeployData, encodeFunctionData, getContractAddress, type PrivateKeyAccount, parseUnits } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { USDC_ADDRESS, WETH_ADDRESS } from "../chain/addresses.ts";
+import { WETH_ADDRESS } from "../chain/addresses.ts";
 import type { AddressClass } from "../chain/classify.ts";
+import { base } from "../networks/base.ts";
 import { type ContractArtifact, loadContracts } from "./contracts.ts";
 import type { DevnetAccount } from "./devnet.ts";
 import { type BlockBuilder, type PlannedTransfer, type ScenarioTransferToken, scenarioAccount, type TestClient } from "./scenario.ts";
@@ -227,7 +228,7 @@ export async function seedTokenRisk({ client, builder, minter: minterKey }: Seed
   const symbolOf = (address: Address): ScenarioTransferToken =>
     address === WETH_ADDRESS
       ? "WETH"
-      : address === USDC_ADDRESS
+      : address === base.usdc.address
         ? "USDC"
         : ((Object.entries(tokens).find(([, a]) => a === address)?.[0] as TokenRiskSymbol) ?? "WETH");
 
@@ -306,7 +307,7 @@ export async function seedTokenRisk({ client, builder, minter: minterKey }: Seed
   for (const value of usdcMints) {
     await send(
       minter,
-      USDC_ADDRESS,
+      base.usdc.address,
       encodeFunctionData({ abi: [abi.mint], args: [D, value] }),
       [{ token: "USDC", from: zero, to: D, value }],
       "mint USDC for the USDL pools",
@@ -358,9 +359,9 @@ export async function seedTokenRisk({ client, builder, minter: minterKey }: Seed
   ] as MemeSymbol[][]) {
     for (const symbol of group.filter((m) => m !== "BTAX")) pairOf.set(symbol, await createPair("v2", tokens[symbol], WETH_ADDRESS));
     if (group[0] === "RUG") {
-      await createPair("v2", tokens.USDL, USDC_ADDRESS);
+      await createPair("v2", tokens.USDL, base.usdc.address);
       await createPair("v2", tokens.USDL, WETH_ADDRESS);
-      await createPair("v2b", tokens.USDL, USDC_ADDRESS);
+      await createPair("v2b", tokens.USDL, base.usdc.address);
       // Created after the pairs above, so that their addresses (the factory's nonces) stay as they were.
       pairOf.set("BTAX", await createPair("v2", tokens.BTAX, WETH_ADDRESS));
     }
@@ -433,7 +434,7 @@ export async function seedTokenRisk({ client, builder, minter: minterKey }: Seed
     const usdValue = Number(plan.usdl) * (1 + plan.deviationBps / 10_000);
     const quoteAmount =
       plan.quote === "USDC" ? parseUnits((usdValue / usdcUsd).toFixed(6), 6) : parseUnits((usdValue / wethUsd).toFixed(18), 18);
-    const quote = plan.quote === "USDC" ? USDC_ADDRESS : WETH_ADDRESS;
+    const quote = plan.quote === "USDC" ? base.usdc.address : WETH_ADDRESS;
     await addLiquidity(
       book,
       new Map([
@@ -455,7 +456,7 @@ export async function seedTokenRisk({ client, builder, minter: minterKey }: Seed
   }
   // The v3 pool's price is set at creation: USDL 150 bps above its peg, in raw USDC per raw USDL.
   const v3Pool = getContractAddress({ from: factories.v3, nonce: 1n });
-  const usdlIs0 = BigInt(tokens.USDL) < BigInt(USDC_ADDRESS);
+  const usdlIs0 = BigInt(tokens.USDL) < BigInt(base.usdc.address);
   // 1.015 USD / 1.0001 USD per USDC, times 10^6 / 10^18 for the decimals.
   const priceNum = 10_150n * 10n ** 6n;
   const priceDen = 10_001n * 10n ** 18n;
@@ -465,7 +466,7 @@ export async function seedTokenRisk({ client, builder, minter: minterKey }: Seed
   await send(
     deployer,
     factories.v3,
-    encodeFunctionData({ abi: [abi.createPool], args: [tokens.USDL, USDC_ADDRESS, 100, sqrtPriceX96, tick, 10n ** 18n] }),
+    encodeFunctionData({ abi: [abi.createPool], args: [tokens.USDL, base.usdc.address, 100, sqrtPriceX96, tick, 10n ** 18n] }),
     [],
     "create the USDL/USDC v3 pool",
     GAS.create,
@@ -473,7 +474,7 @@ export async function seedTokenRisk({ client, builder, minter: minterKey }: Seed
   const v3Usdl = parseUnits("20000", 18);
   const v3Usdc = parseUnits("20300", 6);
   await transfer(deployer, tokens.USDL, v3Pool, v3Usdl, "USDL into the v3 pool");
-  await transfer(deployer, USDC_ADDRESS, v3Pool, v3Usdc, "USDC into the v3 pool");
+  await transfer(deployer, base.usdc.address, v3Pool, v3Usdc, "USDC into the v3 pool");
   // BTAX's v3 pool: a working pool (RiskV3Pool) at 5e-8 WETH per BTAX, 0.3% fee, one full-range
   // position of liquidity L = sqrt(x * y) paid in first; the amounts are what its mint asks for.
   const btax = { token: parseUnits("300000000", 18), weth: parseUnits("15", 18) };

@@ -35,9 +35,10 @@ import {
   zeroAddress,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { MULTICALL3_ADDRESS, USDC_ADDRESS, WETH_ADDRESS } from "../chain/addresses.ts";
+import { MULTICALL3_ADDRESS, WETH_ADDRESS } from "../chain/addresses.ts";
 import type { AddressClass } from "../chain/classify.ts";
 import { TRANSFER_EVENT, TRANSFER_TOPIC } from "../chain/log-scanner.ts";
+import { base } from "../networks/base.ts";
 import { type ContractArtifact, loadContracts } from "./contracts.ts";
 import { type DevnetAccount, devnetChain } from "./devnet.ts";
 import { type EntitiesTruth, type EntityTokenSymbol, seedEntities } from "./scenario-entities.ts";
@@ -395,7 +396,7 @@ export async function mineFeeBlocks(rpcUrl: string): Promise<ScenarioGroundTruth
   const client = scenarioClient(rpcUrl);
   await client.setAutomine(false);
   try {
-    const builder = new BlockBuilder(client, { USDC: USDC_ADDRESS, WETH: WETH_ADDRESS, PLAIN: zeroAddress, PRXY: zeroAddress });
+    const builder = new BlockBuilder(client, { USDC: base.usdc.address, WETH: WETH_ADDRESS, PLAIN: zeroAddress, PRXY: zeroAddress });
     return await feeWindow(builder);
   } finally {
     await client.setAutomine(true);
@@ -428,7 +429,7 @@ async function runScenario(
 ): Promise<ScenarioGroundTruth> {
   const contracts = scenarioContracts();
   const tokenAddress: Record<CoreTokenSymbol, Address> = {
-    USDC: USDC_ADDRESS,
+    USDC: base.usdc.address,
     WETH: WETH_ADDRESS,
     PLAIN: contracts.plainToken,
     PRXY: contracts.proxyToken,
@@ -532,7 +533,7 @@ async function runScenario(
   const sqrtPrice = sqrtPriceX96({ numerator: 3_120_450_000n, denominator: 10n ** 18n });
   await deploy(
     a.ScenarioV3Pool,
-    [WETH_ADDRESS, USDC_ADDRESS, 500, sqrtPrice, -195_863, 27_928_480_087_537_882n],
+    [WETH_ADDRESS, base.usdc.address, 500, sqrtPrice, -195_863, 27_928_480_087_537_882n],
     "deploy the WETH/USDC v3 pool",
   );
   await deploy(a.ScenarioRouter, [A("deployer")], "deploy the router");
@@ -550,7 +551,11 @@ async function runScenario(
     move(plan);
     await builder.send(
       minter,
-      { to: USDC_ADDRESS, data: encodeFunctionData({ abi: erc20, functionName: "mint", args: [plan.to, plan.value] }), gas: ERC20_GAS },
+      {
+        to: base.usdc.address,
+        data: encodeFunctionData({ abi: erc20, functionName: "mint", args: [plan.to, plan.value] }),
+        gas: ERC20_GAS,
+      },
       [plan],
       `mint ${amount} USDC to ${name}`,
     );
@@ -727,7 +732,7 @@ async function runScenario(
     [contracts.v2Pair]: "v2_pair",
     [contracts.v3Pool]: "v3_pool",
     [contracts.router]: "router",
-    [USDC_ADDRESS]: "token",
+    [base.usdc.address]: "token",
     [WETH_ADDRESS]: "token",
     [MULTICALL3_ADDRESS]: "contract",
     [zeroAddress]: "zero_address",

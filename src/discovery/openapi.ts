@@ -14,6 +14,7 @@ import type { RouteDef } from "../../spec/route.ts";
 import { primarySite, type SiteDef } from "../../spec/sites.ts";
 import { TAGS } from "../../spec/tags.ts";
 import { ERROR_DOCS } from "../error-docs.ts";
+import { base } from "../networks/base.ts";
 
 /** What the document says beyond the route table. */
 export interface OpenApiOptions {
@@ -185,7 +186,7 @@ export function guidanceOf(
   }
   return [
     site === primarySite
-      ? "Chain data, x402 intelligence and playbooks, paid per call in USDC on Base (eip155:8453) with x402 v2, scheme exact. No account or key."
+      ? `Chain data, x402 intelligence and playbooks, paid per call in USDC on Base (${base.id}) with x402 v2, scheme exact. No account or key.`
       : `${site.description} Scheme exact. No account or key.`,
     "",
     `Pay: call without payment; the 402 has the challenge in PAYMENT-REQUIRED (base64 JSON) and the body. ${site.howToPay ? `For accepts[0].amount, ${site.howToPay}` : "Sign an EIP-3009 TransferWithAuthorization for accepts[0].amount to accepts[0].payTo"}; repeat the request with it in PAYMENT-SIGNATURE (or X-Payment). PAYMENT-RESPONSE names the settlement.`,

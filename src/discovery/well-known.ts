@@ -5,8 +5,8 @@
  */
 import path from "node:path";
 import { atomicUsdc, type RouteDef, routeKey } from "../../spec/route.ts";
-import { primarySite, type SiteDef, SOLANA_MAINNET, SOLANA_USDC } from "../../spec/sites.ts";
-import { NETWORKS } from "../config.ts";
+import { primarySite, type SiteDef } from "../../spec/sites.ts";
+import { networkById } from "../networks/index.ts";
 
 /**
  * Where the build writes a site's document: the primary's in the static folder (served as it is),
@@ -26,10 +26,10 @@ export function buildWellKnown(
   return {
     version: 1,
     resources: paid.map(routeKey),
-    instructions: `Every resource is paid per call in USDC on ${network === SOLANA_MAINNET ? "Solana" : "Base"} with x402 v2 (scheme exact). Call it without payment to receive HTTP 402 with the challenge in the PAYMENT-REQUIRED header and the body; ${site.howToPay ?? "sign an EIP-3009 transferWithAuthorization for the quoted amount to the quoted payTo"}; repeat the call with the payload in X-Payment or PAYMENT-SIGNATURE. The answer comes with a PAYMENT-RESPONSE header naming the settlement transaction. Failed calls (any status >= 400) are never charged. Full schemas: /openapi.json.`,
+    instructions: `Every resource is paid per call in USDC on ${networkById(network)?.name ?? network} with x402 v2 (scheme exact). Call it without payment to receive HTTP 402 with the challenge in the PAYMENT-REQUIRED header and the body; ${site.howToPay ?? "sign an EIP-3009 transferWithAuthorization for the quoted amount to the quoted payTo"}; repeat the call with the payload in X-Payment or PAYMENT-SIGNATURE. The answer comes with a PAYMENT-RESPONSE header naming the settlement transaction. Failed calls (any status >= 400) are never charged. Full schemas: /openapi.json.`,
     x402Version: 2,
     network,
-    asset: network === SOLANA_MAINNET ? SOLANA_USDC : NETWORKS[network].usdc,
+    asset: networkById(network)?.usdc.address,
     openapi: "/openapi.json",
     endpoints: paid.map((r) => ({
       method: r.method,

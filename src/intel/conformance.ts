@@ -15,6 +15,8 @@
  * an answer (`reachable: false`, not payable, every check false). Slow discovery documents
  * never hold up the answer: they get their own budget and are then reported as `timeout`.
  */
+
+import { base } from "../networks/base.ts";
 import { OutboundError, type SafeFetcher, TargetNotAllowedError } from "../outbound/safe-fetch.ts";
 import {
   isAssetForNetwork,
@@ -67,8 +69,7 @@ export const CHECK_MEANINGS: Readonly<Record<CheckName, string>> = {
   has_accepts: "accepts is a non-empty array of payment options.",
   accepts_fields:
     "Every option has scheme, network, asset, payTo and a positive integer maxTimeoutSeconds; v1 options also resource, description and mimeType.",
-  network_id:
-    "Every network is written as its version requires: a CAIP-2 id for v2 (eip155:8453, not base), a v1 network name for v1 (base, not eip155:8453).",
+  network_id: `Every network is written as its version requires: a CAIP-2 id for v2 (${base.id}, not ${base.v1Name}), a v1 network name for v1 (${base.v1Name}, not ${base.id}).`,
   amount_field:
     "Every option carries its version's amount field: amount for v2 (maxAmountRequired is the v1 field), maxAmountRequired for v1.",
   atomic_amount: 'Every amount is an atomic-unit integer written as a string ("10000", not "0.01" or a number).',
@@ -233,7 +234,7 @@ function sameJson(a: unknown, b: unknown): boolean {
 /** The option whose price and payTo the report quotes: USDC on Base first, then USDC anywhere, then the first. */
 function quotedOption(accepts: Record<string, unknown>[]): Record<string, unknown> | undefined {
   const usdc = (o: Record<string, unknown>) => isUsdc(normaliseNetwork(o.network), o.asset);
-  return accepts.find((o) => usdc(o) && normaliseNetwork(o.network) === "eip155:8453") ?? accepts.find(usdc) ?? accepts[0];
+  return accepts.find((o) => usdc(o) && normaliseNetwork(o.network) === base.id) ?? accepts.find(usdc) ?? accepts[0];
 }
 
 /** USD of an atomic USDC amount, or null when the option is not USDC or the amount is not atomic. */

@@ -7,6 +7,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { base } from "../networks/base.ts";
 
 /** How a seller behaves. */
 export type SellerKind =
@@ -59,7 +60,7 @@ export interface RunningSeller {
 }
 
 /** USDC on Base. */
-const USDC = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
+const USDC = base.usdc.address;
 const DEFAULT_PAY_TO = "0x000000000000000000000000000000000000dEaD";
 
 /** The endpoint path every seller sells. */
@@ -68,7 +69,7 @@ export const SELLER_PATH = "/api/data";
 function v2Challenge(spec: SellerSpec, url: string): Record<string, unknown> {
   const option: Record<string, unknown> = {
     scheme: "exact",
-    network: "eip155:8453",
+    network: base.id,
     asset: USDC,
     amount: spec.amount ?? (spec.kind === "expensive" ? "25000000" : spec.kind === "decimal_amount" ? "0.01" : "10000"),
     payTo: spec.payTo ?? DEFAULT_PAY_TO,
@@ -128,7 +129,7 @@ function handler(spec: SellerSpec, origin: () => string) {
             info: { title: "demo seller", version: "1" },
             paths: {
               [SELLER_PATH]: {
-                get: { "x-payment-info": { protocols: ["x402"], price: "0.01", network: "eip155:8453", asset: USDC, amount: "10000" } },
+                get: { "x-payment-info": { protocols: ["x402"], price: "0.01", network: base.id, asset: USDC, amount: "10000" } },
               },
             },
           });

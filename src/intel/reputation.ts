@@ -58,7 +58,7 @@ export type Reputation = MeasuredReputation | UnmeasuredReputation;
 /** Settings of a reputation read. */
 export interface ReputationOptions {
   chain: PublicClient;
-  /** The CAIP-2 id of the chain `chain` reads, e.g. eip155:8453. */
+  /** The CAIP-2 id of the chain `chain` reads (an id of src/networks/). */
   network: string;
   usdc: `0x${string}`;
   windowBlocks?: number;

@@ -4,6 +4,8 @@
  * leaderboard document's `what_it_is` and `common_penalties` are written from this table,
  * so what a reader sees is exactly what is applied.
  */
+
+import { base } from "../networks/base.ts";
 import { type ConformanceReport, RULES_VERSION } from "./conformance.ts";
 import type { Reputation } from "./reputation.ts";
 
@@ -73,7 +75,7 @@ export const PENALTIES = {
     area: "challenge conformance",
     points: 10,
     blocking: false,
-    text: "network not written as its version requires (CAIP-2 such as eip155:8453 for v2, a name such as base for v1)",
+    text: `network not written as its version requires (CAIP-2 such as ${base.id} for v2, a name such as ${base.v1Name} for v1)`,
   },
   no_eip712_domain: {
     area: "challenge conformance",
@@ -237,7 +239,7 @@ export const NOT_CHECKED: readonly string[] = [
   "uptime over time: each row is a point-in-time probe",
   "operator identity or company ownership",
   "content accuracy of the paid answers",
-  "on-chain payTo reputation on chains other than Base (eip155:8453): such rows say 'NOT measured'; Solana and other networks get the conformance checks only",
+  `on-chain payTo reputation on chains other than Base (${base.id}): such rows say 'NOT measured'; Solana and other networks get the conformance checks only`,
   "payability on networks other than EVM (eip155:*): no Solana client is run, so a Solana-only seller's payability says 'NOT measured'",
   "whether the payment would settle: the signed payment is checked offline, never sent to a facilitator or the chain",
   "endpoints of an origin other than the one representative endpoint probed",

@@ -22,7 +22,7 @@ import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import packageJson from "../../package.json" with { type: "json" };
 import type { RouteDef } from "../../spec/route.ts";
 import { atomicUsdc } from "../../spec/route.ts";
-import { NETWORKS } from "../config.ts";
+import { networkById } from "../networks/index.ts";
 import { toolError, toolResultOf } from "./results.ts";
 import { type Reservation, SpendCaps } from "./spend-caps.ts";
 import { priceAtomic, type RouteTool, routeRequest, routeTools, toolNamed, uniqueTools, usd } from "./tools.ts";
@@ -111,8 +111,8 @@ export function stdioSettingsFromEnv(env: Record<string, string | undefined> = p
 
 /** Only USDC on a network the service settles on: the caps are counted in USDC. */
 function isUsdc(requirements: PaymentRequirements): boolean {
-  const network = NETWORKS[requirements.network as keyof typeof NETWORKS];
-  return network !== undefined && requirements.asset.toLowerCase() === network.usdc.toLowerCase();
+  const network = networkById(requirements.network);
+  return network !== undefined && requirements.asset.toLowerCase() === network.usdc.address.toLowerCase();
 }
 
 /** What one paid call holds: its reservation once signed, or the caps' refusal. */

@@ -5,8 +5,8 @@
  * one per site from its configuration; the EVM one (EIP-3009 USDC) is the default.
  */
 import type { x402ResourceServer } from "@x402/core/server";
-import { registerExactEvmScheme } from "@x402/evm/exact/server";
 import type { AuthorizationReader } from "../chain/authorization.ts";
+import { evmNetwork } from "../networks/index.ts";
 import { type DecodedPayment, decodePayment, type PayloadProblem, signedByPayer, type TokenDomain } from "./payload.ts";
 
 /** A site's payment scheme. */
@@ -33,7 +33,7 @@ export function evmScheme(network: string, domain: TokenDomain): PaymentScheme {
     network,
     asset: domain.verifyingContract,
     assetExtra: { name: domain.name, version: domain.version, primaryType: "TransferWithAuthorization" },
-    register: (server) => registerExactEvmScheme(server, { networks: [network as `${string}:${string}`] }),
+    register: (server) => evmNetwork(network).schemes.server(server),
     decode: decodePayment,
     signedByPayer: (decoded) => signedByPayer(decoded, domain),
   };

@@ -14,10 +14,10 @@ import type { FacilitatorClient } from "@x402/core/server";
 import type { PublicClient, Transport } from "viem";
 import packageJson from "../../package.json" with { type: "json" };
 import type { allRoutes } from "../../spec/routes.ts";
-import { baseToolsSite, primarySite, SOLANA_MAINNET, SOLANA_USDC, solanaSite } from "../../spec/sites.ts";
+import { baseToolsSite, primarySite, solanaSite } from "../../spec/sites.ts";
 import type { AnalyticsSettings } from "../analytics/services.ts";
 import { type AuthorizationReader, authorizationReader } from "../chain/authorization.ts";
-import { baseChain, createChainClient, rpcTransport } from "../chain/client.ts";
+import { createChainClient, rpcTransport } from "../chain/client.ts";
 import { type Config, ConfigError } from "../config.ts";
 import { loadAdWindows } from "../content/ad-schedule.ts";
 import type { Services } from "../context.ts";
@@ -26,6 +26,7 @@ import { trustCrawlJob } from "../intel/crawl-schedule.ts";
 import { createIntelServices, type IntelSettings } from "../intel/intel-services.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { crawlProgress, createMetrics, observedStore, type ServiceMetrics } from "../metrics/metrics.ts";
+import { evmNetwork, svmNetwork } from "../networks/index.ts";
 import { HEARTBEAT_MS, registerInstance, startHeartbeat, unregisterInstance } from "../operations/instances.ts";
 import { type JobDefinition, type JobName, type JobScheduler, startJobs } from "../operations/jobs.ts";
 import { generateStatus, type JobSchedule, STATUS_INTERVAL_SECONDS } from "../operations/status-feed.ts";
@@ -163,7 +164,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   }
 
   const rpcUrls = local ? [options.devnet?.rpcUrl as string] : config.rpcUrls;
-  const chain = baseChain(rpcUrls);
+  const chain = evmNetwork(config.network).chainAt(rpcUrls);
   const transport = rpcTransport(rpcUrls);
   const payTo = (local ? options.devnet?.payTo : config.payTo) as `0x${string}`;
 
@@ -519,8 +520,9 @@ async function solanaSiteOf(args: {
   const { config, local, endpoints } = args;
   if (local ? !endpoints : !config.solana.enabled) return undefined;
   const { createSvmFacilitator, svmScheme } = await import("../solana/x402.ts");
-  const network = endpoints?.network ?? SOLANA_MAINNET;
-  const usdcMint = endpoints?.usdcMint ?? SOLANA_USDC;
+  const entry = svmNetwork(solanaSite.networks[0]);
+  const network = endpoints?.network ?? entry.id;
+  const usdcMint = endpoints?.usdcMint ?? entry.usdc.address;
   const rpcUrl = endpoints?.rpcUrl ?? (config.solana.rpcUrls[0] as string);
   const payTo = endpoints?.payTo ?? (config.solana.payTo as string);
   let facilitator = args.facilitator;

@@ -24,14 +24,15 @@ import {
   getTransferCheckedInstruction,
   TOKEN_2022_PROGRAM_ADDRESS,
 } from "@solana-program/token-2022";
+import { solana } from "../networks/solana.ts";
 import { localKey, type SolanaKey } from "./keys.ts";
 import type { LocalSolana } from "./local-chain.ts";
 
 /** The classic SPL Token program. */
 export const TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA" as Address;
-/** Solana's x402 network (mainnet) and its USDC. */
-export const SOLANA_NETWORK = "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp";
-export const USDC_MINT = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v" as Address;
+/** The network local mode stands in for, and its USDC mint (canonical: buyers' stock code names it). */
+export const SOLANA_NETWORK = solana.id;
+export const USDC_MINT = solana.usdc.address as Address;
 /** Wrapped SOL's mint (the SOL side of DexScreener's pairs). */
 export const WSOL_MINT = "So11111111111111111111111111111111111111112" as Address;
 

@@ -29,9 +29,7 @@ import {
   toFacilitatorSvmSigner,
   transactionMessageHash,
 } from "@x402/svm";
-import { ExactSvmScheme as ExactSvmClientScheme } from "@x402/svm/exact/client";
-import { registerExactSvmScheme as registerFacilitatorScheme } from "@x402/svm/exact/facilitator";
-import { ExactSvmScheme as ExactSvmServerScheme } from "@x402/svm/exact/server";
+import { svmNetwork } from "../networks/index.ts";
 import type { DecodedPayment, PayloadProblem } from "../payments/payload.ts";
 import type { PaymentScheme } from "../payments/scheme.ts";
 
@@ -45,8 +43,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 export function createSvmFacilitator(feePayer: KeyPairSigner, rpcUrl: string, network: string): FacilitatorClient & { address: string } {
   const rpc = createSolanaRpc(rpcUrl);
   const signer = toFacilitatorSvmSigner(feePayer, { [network]: rpc } as never);
-  const facilitator = new x402Facilitator();
-  registerFacilitatorScheme(facilitator, { signer, networks: network as `${string}:${string}` });
+  const facilitator = svmNetwork(network).schemesAt(rpcUrl).facilitator(new x402Facilitator(), signer);
   return {
     address: feePayer.address,
     verify: (payload, requirements) => facilitator.verify(payload, requirements),
@@ -64,7 +61,10 @@ export function svmScheme(network: string, mint: string, rpcUrl: string | undefi
     network,
     asset: mint,
     assetExtra: {},
-    register: (server) => server.register(network as `${string}:${string}`, new ExactSvmServerScheme(rpcUrl ? { rpcUrl } : {})),
+    register: (server) => {
+      const entry = svmNetwork(network);
+      (rpcUrl ? entry.schemesAt(rpcUrl) : entry.schemes).server(server);
+    },
     decode: decodeSvmPayment,
     signedByPayer: svmSignedByPayer,
   };
@@ -144,7 +144,5 @@ async function svmSignedByPayer(decoded: DecodedPayment): Promise<boolean> {
 
 /** A buyer's x402 client paying on Solana with `signer`, reading the chain at `rpcUrl`. */
 export function svmClient(signer: KeyPairSigner, rpcUrl: string, network: string): x402Client {
-  const client = new x402Client();
-  client.register(network as `${string}:${string}`, new ExactSvmClientScheme(toClientSvmSigner(signer), { rpcUrl }));
-  return client;
+  return svmNetwork(network).schemesAt(rpcUrl).client(new x402Client(), toClientSvmSigner(signer));
 }

@@ -11,7 +11,7 @@ import { type Cached, TtlCache } from "./ttl-cache.ts";
 const UPSTREAM = "dexscreener";
 /** The public API. */
 export const DEXSCREENER_DEFAULT_URL = "https://api.dexscreener.com";
-/** DexScreener's chain slug for Base (its API does not take 8453). */
+/** DexScreener's chain slug for Base (its API does not take the numeric chain id). */
 export const DEXSCREENER_BASE_CHAIN = "base";
 /** How long pairs are reused: prices move, but agents asking twice a minute need not cost two calls. */
 export const DEXSCREENER_TTL_MS = 30_000;

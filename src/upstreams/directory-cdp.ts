@@ -2,11 +2,12 @@
  * The CDP Bazaar discovery API (`GET .../x402/discovery/resources?type=http&limit=&offset=`)
  * as directory entries. The item shape differs between the x402 spec, the docs and the live
  * API, so every documented variant is read: `items` (or `resources`) at the top, `amount`
- * (v2) or `maxAmountRequired` (v1), networks as `eip155:8453` or `base`, `lastUpdated` as
+ * (v2) or `maxAmountRequired` (v1), networks as CAIP-2 ids (`eip155:…`) or v1 names (`base`), `lastUpdated` as
  * unix seconds or ISO text, description on the item, in `metadata` or on the option, and the
  * method in `extensions.bazaar.info.input` (v2) or the option's `outputSchema.input` (v1).
  */
 import { isUsdc, normaliseNetwork } from "../intel/networks.ts";
+import { DEFAULT_NETWORK } from "../networks/index.ts";
 import { type DirectoryEntry, type DirectorySource, normaliseEndpointUrl } from "./directory-entry.ts";
 import { DirectoryError, fetchDirectoryJson } from "./directory-http.ts";
 
@@ -43,7 +44,7 @@ export function cdpItemToEntry(item: unknown): DirectoryEntry | null {
   const accepts = Array.isArray(item.accepts) ? item.accepts.filter(isObject) : [];
   const usdcOn = (o: Record<string, unknown>, network?: string) =>
     isUsdc(normaliseNetwork(o.network), o.asset) && (network === undefined || normaliseNetwork(o.network) === network);
-  const option = accepts.find((o) => usdcOn(o, "eip155:8453")) ?? accepts.find((o) => usdcOn(o)) ?? accepts[0];
+  const option = accepts.find((o) => usdcOn(o, DEFAULT_NETWORK.id)) ?? accepts.find((o) => usdcOn(o)) ?? accepts[0];
   const amount = option ? (option.amount ?? option.maxAmountRequired) : undefined;
   const atomic =
     typeof amount === "string" && /^[0-9]{1,78}$/.test(amount)

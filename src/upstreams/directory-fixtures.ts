@@ -8,6 +8,8 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { DEFAULT_NETWORK } from "../networks/index.ts";
+import { KNOWN_NETWORKS } from "../networks/known.ts";
 
 /** One endpoint to list. */
 export interface ListedEndpoint {
@@ -18,18 +20,18 @@ export interface ListedEndpoint {
   payTo: string;
   description: string;
   name: string;
-  /** CAIP-2 network; default eip155:8453. */
+  /** CAIP-2 network; default the service's own (src/networks/). */
   network?: string;
   tags?: string[];
 }
 
-const USDC_BASE = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
-const V1_NAMES: Record<string, string> = { "eip155:8453": "base", "eip155:84532": "base-sepolia" };
+const USDC_BASE = DEFAULT_NETWORK.usdc.address;
+const V1_NAMES: Record<string, string> = Object.fromEntries(KNOWN_NETWORKS.map((n) => [n.id, n.v1Names[0]]));
 
 /** The CDP Bazaar items of `endpoints`, rotating through the documented variants. */
 export function cdpItems(endpoints: readonly ListedEndpoint[]): Record<string, unknown>[] {
   return endpoints.map((e, i) => {
-    const network = e.network ?? "eip155:8453";
+    const network = e.network ?? DEFAULT_NETWORK.id;
     const bazaar = { bazaar: { info: { input: { type: "http", method: e.method } }, schema: {} } };
     const v2Option = {
       scheme: "exact",
@@ -99,7 +101,7 @@ export function x402ListItems(endpoints: readonly ListedEndpoint[]): Record<stri
     name: e.name,
     description: e.description,
     url: e.url,
-    network: V1_NAMES[e.network ?? "eip155:8453"] ?? e.network,
+    network: V1_NAMES[e.network ?? DEFAULT_NETWORK.id] ?? e.network,
     status: "online",
     endpoints: 1,
     price_per_request: `$${(Number(e.amount) / 1e6).toString()}`,

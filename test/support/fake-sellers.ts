@@ -6,10 +6,10 @@
  */
 import { createWalletClient, erc20Abi, http, parseUnits } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { baseChain } from "../../src/chain/client.ts";
 import { CHECK_NAMES, type CheckName } from "../../src/intel/conformance.ts";
 import type { SellerKind } from "../../src/intel/demo-sellers.ts";
 import type { PenaltyId, Verdict } from "../../src/intel/trust-score.ts";
+import { base } from "../../src/networks/base.ts";
 import { buyerAccount, chainClient, devnet } from "./service.ts";
 
 const all = (value: boolean) => Object.fromEntries(CHECK_NAMES.map((n) => [n, value])) as Record<CheckName, boolean>;
@@ -89,7 +89,7 @@ export function freshAddress(): `0x${string}` {
 export async function payUsdc(payTo: `0x${string}`, transfers: readonly { buyer: number; usdc: string }[]): Promise<void> {
   const d = devnet();
   for (const { buyer, usdc } of transfers) {
-    const wallet = createWalletClient({ account: buyerAccount(buyer), chain: baseChain([d.rpcUrl]), transport: http(d.rpcUrl) });
+    const wallet = createWalletClient({ account: buyerAccount(buyer), chain: base.chainAt([d.rpcUrl]), transport: http(d.rpcUrl) });
     const hash = await wallet.writeContract({
       address: d.usdc,
       abi: erc20Abi,

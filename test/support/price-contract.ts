@@ -1,7 +1,7 @@
 /**
  * The price contract: every route under `/api/` (and, in SECONDARY_PRICE_CONTRACT, every route of the secondary site) with its price in USD and the atomic USDC
- * amount (6 decimals) its 402 challenge quotes, written out by hand from the endpoint table of
- * README.md (and checked against `spec/routes/*.ts` when written). Tests compare what the
+ * amount (6 decimals) its 402 challenge quotes, written out by hand from the endpoint tables of
+ * README.md and docs/endpoints.md (and checked against `spec/routes/*.ts` when written). Tests compare what the
  * service serves with this table, never with `spec/routes.ts`: the documents and challenges
  * are generated from the route table, so comparing them with it again could not fail when a
  * price changes there.
@@ -18,7 +18,7 @@ export interface ContractRoute {
 const paid = (method: "GET" | "POST", path: string, usd: number, atomic: string): ContractRoute => ({ method, path, usd, atomic });
 const free = (method: "GET" | "POST", path: string): ContractRoute => ({ method, path, usd: null, atomic: null });
 
-/** Every route, in the order of README.md's endpoint table. */
+/** Every route, in the order of docs/endpoints.md's endpoint table. */
 export const PRICE_CONTRACT: readonly ContractRoute[] = [
   free("GET", "/api/health"),
   free("GET", "/api/pricing"),
@@ -67,7 +67,7 @@ export const PRICE_CONTRACT: readonly ContractRoute[] = [
 
 /**
  * The secondary site's routes (Base token-risk tools, served on its own origin), in the order of
- * README.md's table of that site.
+ * docs/endpoints.md's table of that site.
  */
 export const SECONDARY_PRICE_CONTRACT: readonly ContractRoute[] = [
   free("GET", "/health"),

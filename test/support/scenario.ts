@@ -7,6 +7,7 @@ import { type Address, getAddress, zeroAddress } from "viem";
 import { inject } from "vitest";
 import type { TransferLog } from "../../src/chain/transfer-answer.ts";
 import type { ScenarioGroundTruth, ScenarioTransfer, ScenarioWalletTruth } from "../../src/devnet/scenario.ts";
+import { base as baseNetwork } from "../../src/networks/base.ts";
 import type { RunningService } from "../../src/server/service.ts";
 import { buyerAccount, payingFetch, usdcBalance } from "./service.ts";
 
@@ -53,7 +54,7 @@ export function expectedLabels(): Record<Address, string[]> {
     [s.contracts.v3Pool]: ["Seeded WETH/USDC v3 pool"],
     [s.contracts.router]: ["Seeded DEX router"],
     "0x4200000000000000000000000000000000000006": ["Wrapped Ether (WETH9)"],
-    "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913": ["USD Coin (local stand-in)"],
+    [baseNetwork.usdc.address]: ["USD Coin (local stand-in)"],
     "0xcA11bde05977b3631167028862bE2a173976CA11": ["Multicall3"],
   };
 }

@@ -14,9 +14,9 @@ import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { createPublicClient, erc20Abi, http, type PrivateKeyAccount, type PublicClient } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { inject } from "vitest";
-import { baseChain } from "../../src/chain/client.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
 import { createLogger, type Logger, type LogLevel } from "../../src/log.ts";
+import { base } from "../../src/networks/base.ts";
 import { type RunningService, type StartServiceOptions, startService } from "../../src/server/service.ts";
 import { openStore, type Store } from "../../src/store/store.ts";
 
@@ -94,7 +94,7 @@ export async function startTestService(options: Partial<StartServiceOptions> = {
 /** A public client on the shared devnet. */
 export function chainClient(): PublicClient {
   const d = devnet();
-  return createPublicClient({ chain: baseChain([d.rpcUrl]), transport: http(d.rpcUrl) }) as PublicClient;
+  return createPublicClient({ chain: base.chainAt([d.rpcUrl]), transport: http(d.rpcUrl) }) as PublicClient;
 }
 
 /** The USDC balance (atomic) of `address`. */

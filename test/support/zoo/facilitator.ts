@@ -4,10 +4,12 @@
  * facilitator answers it (EVM kinds without extra, a Solana kind with its fee payer), and
  * `POST /accepts` as a faremeter facilitator does, filling in the EIP-712 domain of USDC.
  */
+
+import { base } from "../../../src/networks/base.ts";
 import { type Stub, startStub } from "../stub-server.ts";
 
 /** USDC on Base. */
-export const BASE_USDC = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
+export const BASE_USDC = base.usdc.address;
 /** USDC's mint on Solana mainnet. */
 export const SOLANA_USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
 /** The fee payer the stand-in names for Solana. */
@@ -24,7 +26,7 @@ export function startZooFacilitator(): Promise<Stub> {
       res.end(
         JSON.stringify({
           kinds: [
-            { x402Version: 2, scheme: "exact", network: "eip155:8453" },
+            { x402Version: 2, scheme: "exact", network: base.id },
             { x402Version: 2, scheme: "exact", network: "eip155:137" },
             { x402Version: 1, scheme: "exact", network: "base" },
             { x402Version: 2, scheme: "exact", network: "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp", extra: { feePayer: SOLANA_FEE_PAYER } },

@@ -4,6 +4,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { base as baseNetwork } from "../../../src/networks/base.ts";
 import { BASE_USDC, SOLANA_USDC } from "./facilitator.ts";
 import { ZOO_PAY_TO, ZOO_SOLANA_PAY_TO, type ZooSeller } from "./library-sellers.ts";
 
@@ -30,7 +31,7 @@ export function v2Option(change: Record<string, unknown> = {}): Record<string, u
   return withChanges(
     {
       scheme: "exact",
-      network: "eip155:8453",
+      network: baseNetwork.id,
       amount: "10000",
       asset: BASE_USDC,
       payTo: ZOO_PAY_TO,
@@ -103,7 +104,7 @@ function discoveryAnswer(spec: HandMadeSpec, path: string, res: ServerResponse, 
   else if (mode === "catch_all") json(200, { error: "not found" });
   else if (path === "/.well-known/x402") json(200, { version: 1, resources: [`GET ${PATH}`] });
   else {
-    const priced = { "x-payment-info": { protocols: ["x402"], price: "0.01", network: "eip155:8453", asset: BASE_USDC, amount: "10000" } };
+    const priced = { "x-payment-info": { protocols: ["x402"], price: "0.01", network: baseNetwork.id, asset: BASE_USDC, amount: "10000" } };
     const doc = {
       openapi: "3.1.0",
       info: { title: "hand-made seller", version: "1.0.0" },

@@ -16,6 +16,7 @@ import { paymentMiddleware as x402Hono, x402ResourceServer as x402HonoServer } f
 import express from "express";
 import { Hono } from "hono";
 import { paymentMiddleware as x402ExpressV1 } from "x402-express";
+import { base } from "../../../src/networks/base.ts";
 import { BASE_USDC } from "./facilitator.ts";
 
 /** A running zoo seller. */
@@ -59,15 +60,12 @@ async function running(server: Server, path: string): Promise<ZooSeller> {
 /** `@x402/express` quick start: x402ResourceServer with the exact EVM scheme, one priced route. */
 export async function x402ExpressQuickStart(facilitatorUrl: string): Promise<ZooSeller> {
   const app = express();
-  const resourceServer = new x402ExpressServer(new HTTPFacilitatorClient({ url: facilitatorUrl })).register(
-    "eip155:8453",
-    new ExactEvmScheme(),
-  );
+  const resourceServer = new x402ExpressServer(new HTTPFacilitatorClient({ url: facilitatorUrl })).register(base.id, new ExactEvmScheme());
   app.use(
     x402Express(
       {
         [`GET ${PATH}`]: {
-          accepts: { scheme: "exact", price: "$0.10", network: "eip155:8453", payTo: ZOO_PAY_TO },
+          accepts: { scheme: "exact", price: "$0.10", network: base.id, payTo: ZOO_PAY_TO },
           description: "Access to premium content",
         },
       },
@@ -83,15 +81,12 @@ export async function x402ExpressQuickStart(facilitatorUrl: string): Promise<Zoo
 /** `@x402/hono` quick start on `@hono/node-server`. */
 export async function x402HonoQuickStart(facilitatorUrl: string): Promise<ZooSeller> {
   const app = new Hono();
-  const resourceServer = new x402HonoServer(new HTTPFacilitatorClient({ url: facilitatorUrl })).register(
-    "eip155:8453",
-    new ExactEvmScheme(),
-  );
+  const resourceServer = new x402HonoServer(new HTTPFacilitatorClient({ url: facilitatorUrl })).register(base.id, new ExactEvmScheme());
   app.use(
     x402Hono(
       {
         [`GET ${PATH}`]: {
-          accepts: { scheme: "exact", price: "$0.10", network: "eip155:8453", payTo: ZOO_PAY_TO },
+          accepts: { scheme: "exact", price: "$0.10", network: base.id, payTo: ZOO_PAY_TO },
           description: "Access to premium content",
         },
       },
@@ -146,7 +141,7 @@ export async function dexterSeller(facilitatorUrl: string, options: { chain: "so
   const config =
     options.chain === "solana"
       ? { payTo: ZOO_SOLANA_PAY_TO, amount: "0.01", facilitatorUrl }
-      : { payTo: ZOO_PAY_TO, amount: "0.01", network: ["eip155:8453", "eip155:137"], facilitatorUrl };
+      : { payTo: ZOO_PAY_TO, amount: "0.01", network: [base.id, "eip155:137"], facilitatorUrl };
   app.get("/api/protected", x402Middleware(config), (_req, res) => {
     res.json({ data: "protected content" });
   });

@@ -8,6 +8,7 @@
 import type { ConformanceReport } from "../../../src/intel/conformance.ts";
 import { notMeasured, type Reputation } from "../../../src/intel/reputation.ts";
 import { assessTrust, type TrustAssessment, type Verdict } from "../../../src/intel/trust-score.ts";
+import { base } from "../../../src/networks/base.ts";
 import type { Stub } from "../stub-server.ts";
 import { startZooFacilitator } from "./facilitator.ts";
 import { solanaOption, startHandMade, v1Challenge, v1Option, v2Challenge, v2Option } from "./hand-made-sellers.ts";
@@ -184,7 +185,7 @@ export const ZOO: readonly ZooRow[] = [
     hand({ challenge: v2(), body: (url) => v2Challenge(url, [v2Option({ amount: "20000" })]) }),
     { payable: true, conformant: false, discoverable: true, verdict: "pay_with_caution" },
   ),
-  row("v1 challenge with a CAIP-2 network", hand({ challenge: (url) => v1Challenge([v1Option(url, { network: "eip155:8453" })]) }), {
+  row("v1 challenge with a CAIP-2 network", hand({ challenge: (url) => v1Challenge([v1Option(url, { network: base.id })]) }), {
     payable: false,
     conformant: false,
     discoverable: true,
@@ -220,7 +221,7 @@ export const ZOO: readonly ZooRow[] = [
 
 /** The reputation of a well-paid payTo on Base; elsewhere not measured, as the crawl reads it. */
 export function zooReputation(report: Pick<ConformanceReport, "network" | "pay_to">): Reputation {
-  if (report.network !== "eip155:8453" || !report.pay_to) return notMeasured("payTo not on Base");
+  if (report.network !== base.id || !report.pay_to) return notMeasured("payTo not on Base");
   return {
     measured: true,
     transfers: 25,

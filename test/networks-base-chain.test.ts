@@ -1,5 +1,5 @@
 /**
- * src/chain/base-chain.ts builds Base's definition without loading `viem/chains`; it must be the
+ * src/networks/base-chain.ts builds Base's definition without loading `viem/chains`; it must be the
  * very definition viem exports, formatters and serializers included. Node loads both in a child
  * process, as the service does (vitest's module runner would load viem's op-stack module a second
  * time, so the functions could not be the same objects here).
@@ -14,7 +14,7 @@ describe("Base's chain definition", () => {
   it("is viem/chains' base: equal field by field, with the very same OP Stack formatters and serializers", () => {
     const script = `
       import { isDeepStrictEqual } from "node:util";
-      import { base } from "./src/chain/base-chain.ts";
+      import { base } from "./src/networks/base-chain.ts";
       import { base as viemBase } from "viem/chains";
       // \`extend\` is a closure over each definition, so it is compared by what it gives.
       const { extend, ...fields } = base;
