@@ -163,6 +163,8 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     throw new Error("loopback targets are never allowed in production mode");
   }
 
+  // The Solana fee-payer key is checked before anything is opened: a bad key refuses the start.
+  const solanaFeePayer = await solanaFeePayerOf(config, local, options.solanaFacilitator !== undefined);
   const rpcUrls = local ? [options.devnet?.rpcUrl as string] : config.rpcUrls;
   const chain = evmNetwork(config.network).chainAt(rpcUrls);
   const transport = rpcTransport(rpcUrls);
@@ -402,6 +404,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     services,
     endpoints: options.solana,
     facilitator: options.solanaFacilitator,
+    feePayer: solanaFeePayer,
     gate: (scheme, payToOf, facilitatorOf, publicUrl) =>
       new PaymentGate({
         routes: solanaSite.routes,
@@ -515,6 +518,8 @@ async function solanaSiteOf(args: {
   services: Services;
   endpoints: SolanaEndpoints | undefined;
   facilitator: FacilitatorClient | undefined;
+  /** Production's fee payer (SOLANA_FEE_PAYER_KEY), checked before anything was opened. */
+  feePayer: KeyPairSigner | undefined;
   gate: (scheme: PaymentScheme, payTo: string, facilitator: FacilitatorClient, publicUrl: string | undefined) => PaymentGate;
 }): Promise<{ services: Services; gate: PaymentGate; publicUrl: string | undefined } | undefined> {
   const { config, local, endpoints } = args;
@@ -530,21 +535,8 @@ async function solanaSiteOf(args: {
     const setting = config.solana.facilitator;
     if (setting.kind === "remote") facilitator = createRemoteFacilitator(setting.url, undefined, config.payments.timeoutMs);
     else {
-      let feePayer = endpoints?.feePayer;
-      if (setting.kind === "self") {
-        const { signerFromSecret } = await import("../solana/keys.ts");
-        // The key's halves must agree (its public half is the fee payer named in every challenge).
-        feePayer = await signerFromSecret(setting.secretKey).catch((error: unknown) => {
-          throw new ConfigError([
-            `SOLANA_FEE_PAYER_KEY is not a valid Solana key pair (${(error as Error).message}); its value is not shown`,
-          ]);
-        });
-      }
+      const feePayer = endpoints?.feePayer ?? args.feePayer;
       if (!feePayer) throw new Error("the Solana site needs a fee payer: local mode's, or SOLANA_FEE_PAYER_KEY");
-      if (feePayer.address === payTo)
-        throw new ConfigError([
-          "SOLANA_PAY_TO is the fee payer's address; the facilitator refuses to settle a payment to its own fee payer",
-        ]);
       facilitator = createSvmFacilitator(feePayer, rpcUrl, network);
     }
   }
@@ -570,6 +562,21 @@ async function solanaSiteOf(args: {
   // Challenges carry a recent blockhash read from the RPC, so a buyer needs only getAccountInfo.
   const gate = args.gate(svmScheme(network, usdcMint, rpcUrl), payTo, facilitator, publicUrl);
   return { services, gate, publicUrl };
+}
+
+/** Production's Solana fee payer from SOLANA_FEE_PAYER_KEY: its two halves must agree, and it must not be payTo. */
+async function solanaFeePayerOf(config: Config, local: boolean, replaced: boolean): Promise<KeyPairSigner | undefined> {
+  const setting = config.solana.facilitator;
+  if (local || replaced || !config.solana.enabled || setting.kind !== "self") return undefined;
+  const { signerFromSecret } = await import("../solana/keys.ts");
+  // The public half is the fee payer every challenge names: a key whose halves disagree would sign as someone else.
+  const feePayer = await signerFromSecret(setting.secretKey).catch((error: unknown) => {
+    throw new ConfigError([`SOLANA_FEE_PAYER_KEY is not a valid Solana key pair (${(error as Error).message}); its value is not shown`]);
+  });
+  if (feePayer.address === config.solana.payTo) {
+    throw new ConfigError(["SOLANA_PAY_TO is the fee payer's address; the facilitator refuses to settle a payment to its own fee payer"]);
+  }
+  return feePayer;
 }
 
 /** Listen on `host:port` (0: a free port). */
