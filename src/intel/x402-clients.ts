@@ -14,6 +14,7 @@ import type { PaymentRequired } from "@x402/core/types";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { isCaip2, isV1NetworkName, knownTokenDomain, normaliseNetwork } from "./networks.ts";
+import { registerSolanaCheck, SolanaNotMeasured } from "./solana-payability.ts";
 
 /** The client families reported, reference first. */
 export const CLIENT_FAMILIES = ["@x402/core", "x402@1"] as const;
@@ -69,6 +70,7 @@ const throwaway = privateKeyToAccount(generatePrivateKey());
 const reference = (() => {
   const client = new x402Client();
   registerExactEvmScheme(client, { signer: throwaway });
+  registerSolanaCheck(client);
   client.setSpendControls(false);
   return new x402HTTPClient(client);
 })();
@@ -91,7 +93,7 @@ function outOfReach(version: unknown, option: unknown): boolean {
   if (!isObject(option)) return false;
   const written = option.network;
   const network = normaliseNetwork(written);
-  if (!network || network.startsWith("eip155:")) return false;
+  if (!network || network.startsWith("eip155:") || network.startsWith("solana:")) return false;
   return version === 1 ? isV1NetworkName(written) : isCaip2(written);
 }
 
@@ -130,7 +132,8 @@ async function referenceClient(answer: PaymentAnswer): Promise<{ options: Option
       const problem = invalid ?? (isObject(option) ? domainProblem(option) : null);
       options.push({ index, payable: problem === null, reason: problem });
     } catch (error) {
-      options.push({ index, payable: outOfReach(required.x402Version, option) ? null : false, reason: messageOf(error) });
+      const unmeasured = error instanceof SolanaNotMeasured || outOfReach(required.x402Version, option);
+      options.push({ index, payable: unmeasured ? null : false, reason: messageOf(error) });
     }
   }
   return { options, reason: null };

@@ -1,0 +1,65 @@
+/**
+ * Whether a buyer's stock Solana client can pay a Solana option: `@x402/svm`'s own exact client
+ * scheme parses the option and builds and signs the transfer with a throwaway key made at start
+ * (offline: nothing is sent, no money can move). It reads two things from a Solana RPC that the
+ * seller cannot get wrong: a recent blockhash (a placeholder stands in when the challenge carries
+ * none) and the mint's token program and decimals, known here for USDC; another mint is read
+ * through the RPC set with `useSolanaRpcForChecks`, and without one is not measured (null).
+ */
+import { generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
+import type { x402Client } from "@x402/core/client";
+import type { PaymentRequirements, SchemeNetworkClient } from "@x402/core/types";
+import { ExactSvmScheme } from "@x402/svm/exact/client";
+import { KNOWN_NETWORKS } from "../networks/known.ts";
+
+const TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
+/** A well-formed blockhash for offline signing: a real buyer reads the latest one itself. */
+const PLACEHOLDER_BLOCKHASH = "11111111111111111111111111111111";
+
+/** Why a Solana option could not be measured (not the seller's fault): the checker answers null for it. */
+export class SolanaNotMeasured extends Error {
+  override name = "SolanaNotMeasured";
+}
+
+let rpcUrl: string | undefined;
+
+/** Read mints other than USDC through `url` (the Solana site's RPC); undefined: they are not measured. */
+export function useSolanaRpcForChecks(url: string | undefined): void {
+  rpcUrl = url;
+}
+
+let signer: Promise<KeyPairSigner> | undefined;
+
+/** The stock client scheme, with what it would read from the chain for USDC given. */
+class CheckingSvmClient implements SchemeNetworkClient {
+  readonly scheme = "exact";
+
+  async createPaymentPayload(x402Version: number, requirements: PaymentRequirements) {
+    signer ??= generateKeyPairSigner();
+    const usdc = KNOWN_NETWORKS.find((n) => n.id === requirements.network)?.usdc;
+    const known = typeof requirements.asset === "string" && requirements.asset === usdc;
+    if (!known && !rpcUrl && /^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(String(requirements.asset))) {
+      throw new SolanaNotMeasured(
+        `the mint ${requirements.asset} is not USDC, and this checker reads no Solana RPC to learn its token program`,
+      );
+    }
+    const client = new ExactSvmScheme(await signer, rpcUrl ? { rpcUrl } : undefined);
+    if (known) {
+      // What getAccountInfo answers for USDC's mint: the SPL Token program, 6 decimals.
+      (client as unknown as { mintCache: Map<string, Promise<unknown>> }).mintCache.set(
+        `${requirements.network}:${requirements.asset}`,
+        Promise.resolve({ decimals: 6, programAddress: TOKEN_PROGRAM }),
+      );
+    }
+    const extra = requirements.extra ?? {};
+    const withBlockhash = extra.recentBlockhash
+      ? requirements
+      : { ...requirements, extra: { ...extra, recentBlockhash: PLACEHOLDER_BLOCKHASH } };
+    return client.createPaymentPayload(x402Version, withBlockhash);
+  }
+}
+
+/** Register the checking Solana client on `client` for every Solana network (the checker's reference client). */
+export function registerSolanaCheck(client: x402Client): x402Client {
+  return client.register("solana:*", new CheckingSvmClient());
+}
