@@ -3,8 +3,8 @@
  * scheme parses the option and builds and signs the transfer with a throwaway key made at start
  * (offline: nothing is sent, no money can move). It reads two things from a Solana RPC that the
  * seller cannot get wrong: a recent blockhash (a placeholder stands in when the challenge carries
- * none) and the mint's token program and decimals, known here for USDC; another mint is read
- * through the RPC set with `useSolanaRpcForChecks`, and without one is not measured (null).
+ * none) and the mint's token program and decimals, known here for USDC; an option in another
+ * mint is not measured (null): the checker reads no Solana RPC.
  */
 import { generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
 import type { x402Client } from "@x402/core/client";
@@ -21,13 +21,6 @@ export class SolanaNotMeasured extends Error {
   override name = "SolanaNotMeasured";
 }
 
-let rpcUrl: string | undefined;
-
-/** Read mints other than USDC through `url` (the Solana site's RPC); undefined: they are not measured. */
-export function useSolanaRpcForChecks(url: string | undefined): void {
-  rpcUrl = url;
-}
-
 let signer: Promise<KeyPairSigner> | undefined;
 
 /** The stock client scheme, with what it would read from the chain for USDC given. */
@@ -38,12 +31,12 @@ class CheckingSvmClient implements SchemeNetworkClient {
     signer ??= generateKeyPairSigner();
     const usdc = KNOWN_NETWORKS.find((n) => n.id === requirements.network)?.usdc;
     const known = typeof requirements.asset === "string" && requirements.asset === usdc;
-    if (!known && !rpcUrl && /^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(String(requirements.asset))) {
+    if (!known && /^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(String(requirements.asset))) {
       throw new SolanaNotMeasured(
         `the mint ${requirements.asset} is not USDC, and this checker reads no Solana RPC to learn its token program`,
       );
     }
-    const client = new ExactSvmScheme(await signer, rpcUrl ? { rpcUrl } : undefined);
+    const client = new ExactSvmScheme(await signer);
     if (known) {
       // What getAccountInfo answers for USDC's mint: the SPL Token program, 6 decimals.
       (client as unknown as { mintCache: Map<string, Promise<unknown>> }).mintCache.set(
