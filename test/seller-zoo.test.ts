@@ -173,7 +173,7 @@ describe("the rules the zoo proves", () => {
       "feePayer is required in paymentRequirements.extra for SVM transactions",
     ]);
     const wrongMint = reportOf(ZOO.find((r) => r.id.startsWith("hand-made v2 on Solana with a wrong mint")) as ZooRow);
-    expect(wrongMint.payable).toBe(false);
+    expect([wrongMint.payable, wrongMint.payable_reason]).toEqual([false, `the asset "${base.usdc.address}" is not a Solana mint address (base58 of 32 bytes)`]);
   });
 
   it("cannot measure a Solana option in a mint it has no RPC to read, and never says pay for it", () => {

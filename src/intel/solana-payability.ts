@@ -6,7 +6,7 @@
  * none) and the mint's token program and decimals, known here for USDC; an option in another
  * mint is not measured (null): the checker reads no Solana RPC.
  */
-import { generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
+import { generateKeyPairSigner, isAddress, type KeyPairSigner } from "@solana/kit";
 import type { x402Client } from "@x402/core/client";
 import type { PaymentRequirements, SchemeNetworkClient } from "@x402/core/types";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
@@ -31,7 +31,10 @@ class CheckingSvmClient implements SchemeNetworkClient {
     signer ??= generateKeyPairSigner();
     const usdc = KNOWN_NETWORKS.find((n) => n.id === requirements.network)?.usdc;
     const known = typeof requirements.asset === "string" && requirements.asset === usdc;
-    if (!known && /^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(String(requirements.asset))) {
+    // What the client's address codec would refuse, refused here without reading any chain.
+    if (!isAddress(String(requirements.asset)))
+      throw new Error(`the asset ${JSON.stringify(requirements.asset)} is not a Solana mint address (base58 of 32 bytes)`);
+    if (!known) {
       throw new SolanaNotMeasured(
         `the mint ${requirements.asset} is not USDC, and this checker reads no Solana RPC to learn its token program`,
       );
