@@ -8,12 +8,18 @@
  */
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { type Address, createSolanaRpc } from "@solana/kit";
 import { x402HTTPClient } from "@x402/core/client";
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { routes, secondaryRoutes, solanaSiteRoutes } from "../spec/routes.ts";
+import { SpendCaps } from "../src/mcp/spend-caps.ts";
+import { createStdioServer } from "../src/mcp/stdio.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { type LocalSolanaDevnet, startLocalSolana } from "../src/solana/devnet.ts";
 import { ataOf, type ScenarioMint, USDC_MINT } from "../src/solana/scenario.ts";
@@ -352,5 +358,37 @@ describe("an outside buyer", () => {
     });
     expect(JSON.parse(out.trim().split("\n").at(-1) as string)).toEqual({ status: 200, receipt: true, symbol: "SOL" });
     expect((await usdcOf(chain.scenario.payTo)) - before).toBe(PRICE);
+  });
+});
+
+describe("an MCP client", () => {
+  it("pays a Solana tool through npm run mcp's server with the Solana buyer, within the caps", async () => {
+    const server = createStdioServer({
+      routes,
+      baseUrl: service.url,
+      secondary: { routes: secondaryRoutes, baseUrl: service.secondaryUrl as string },
+      solana: { routes: solanaSiteRoutes, baseUrl: site, buyer: { secretKey: buyer(1).secretKey, rpcUrl: chain.rpcUrl } },
+      buyer: undefined,
+      caps: new SpendCaps({ maxPerCall: 1_000_000n, maxSession: 1_000_000n }),
+    });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: "mcp-test", version: "1.0.0" });
+    await client.connect(clientSide);
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toEqual(
+        expect.arrayContaining(["solanaMemeHunter", "solanaDefiSentiment", "solanaDinalibrium", "solanaWalletProfile"]),
+      );
+      const before = { payTo: await usdcOf(chain.scenario.payTo), buyer: await usdcOf(buyer(1).address) };
+      const result = (await client.callTool({ name: "solanaDinalibrium", arguments: { token: "SOL" } })) as CallToolResult;
+      expect(result.isError ?? false).toBe(false);
+      const answer = result.structuredContent as { tokens: { symbol: string; weighted_price_usd: number }[] };
+      expect(answer.tokens.map((t) => [t.symbol, t.weighted_price_usd])).toEqual([["SOL", 150.03]]);
+      expect((await usdcOf(chain.scenario.payTo)) - before.payTo).toBe(PRICE);
+      expect(before.buyer - (await usdcOf(buyer(1).address))).toBe(PRICE);
+    } finally {
+      await client.close();
+    }
   });
 });
