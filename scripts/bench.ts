@@ -32,6 +32,7 @@ export const PARTS: BenchPart[] = [
   { name: "crawl", file: "./bench-crawl.ts", run: "benchCrawl" },
   { name: "chat", file: "./bench-chat.ts", run: "benchChat" },
   { name: "secondary", file: "./bench-secondary.ts", run: "benchSecondary" },
+  { name: "solana", file: "./bench-solana.ts", run: "benchSolana" },
   { name: "free", file: "./bench-free.ts", run: "benchFree" },
   { name: "search", file: "./bench-search.ts", run: "benchSearch" },
   { name: "memory", file: "./bench-memory.ts", run: "benchMemory" },
