@@ -97,6 +97,7 @@ async function load(baseUrl: string, buyers: SolanaKey[], rpcUrl: string, calls:
     }),
   );
   const client: number[] = [];
+  const steps: Record<string, number[]> = { verify: [], fn: [], settle: [] };
   const started = performance.now();
   await Promise.all(
     headers.map(async (own) => {
@@ -110,10 +111,13 @@ async function load(baseUrl: string, buyers: SolanaKey[], rpcUrl: string, calls:
         const text = await res.text();
         if (res.status !== 200) throw new Error(`a paid call to ${baseUrl} answered ${res.status}: ${text.slice(0, 300)}`);
         client.push(performance.now() - t);
+        // The service's own step timings (verify, function, settle), from its Server-Timing header.
+        for (const m of (res.headers.get("server-timing") ?? "").matchAll(/(verify|fn|settle);dur=([0-9.]+)/g))
+          steps[m[1] as string]?.push(Number(m[2]));
       }
     }),
   );
-  return { callsPerSecond: (buyers.length * calls) / ((performance.now() - started) / 1000), client };
+  return { callsPerSecond: (buyers.length * calls) / ((performance.now() - started) / 1000), client, steps };
 }
 
 /** Run the Solana paid-throughput benchmark and print its table. */
@@ -174,14 +178,14 @@ export async function benchSolana(): Promise<void> {
   try {
     await load(minimal.url, buyers, chain.rpcUrl, 2);
     await load(site, buyers, chain.rpcUrl, 2);
-    const ours: { callsPerSecond: number; clientP50: number }[] = [];
+    const ours: { callsPerSecond: number; clientP50: number; steps: Record<string, number[]> }[] = [];
     const theirs: { callsPerSecond: number; clientP50: number; settle: number }[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       minimal.settles.length = 0;
       const ref = await load(minimal.url, buyers, chain.rpcUrl, CALLS_PER_BUYER);
       theirs.push({ callsPerSecond: ref.callsPerSecond, clientP50: median(ref.client), settle: median(minimal.settles) });
       const own = await load(site, buyers, chain.rpcUrl, CALLS_PER_BUYER);
-      ours.push({ callsPerSecond: own.callsPerSecond, clientP50: median(own.client) });
+      ours.push({ callsPerSecond: own.callsPerSecond, clientP50: median(own.client), steps: own.steps });
     }
     const fmt = (n: number) => +n.toFixed(1);
     const rows: Record<string, Record<string, number | string>> = {};
@@ -194,6 +198,7 @@ export async function benchSolana(): Promise<void> {
         "ours / minimal": `${((100 * o.callsPerSecond) / t.callsPerSecond).toFixed(0)}%`,
         "ours client p50 ms": fmt(o.clientP50),
         "minimal client p50 ms": fmt(t.clientP50),
+        "ours verify / fn / settle p50 ms": `${fmt(median(o.steps.verify ?? []))} / ${fmt(median(o.steps.fn ?? []))} / ${fmt(median(o.steps.settle ?? []))}`,
         "minimal settle p50 ms": fmt(t.settle),
       };
     }
