@@ -1,13 +1,15 @@
 /**
- * `POST /api/balance/topup?amount=<USD>`: what a top-up will credit. The credit itself is made by
- * the ledger when the payment settles (src/payments/balances.ts), and the gate answers the balance
- * the ledger then holds; this function only checks the amount against the payment and estimates.
+ * `POST /api/balance/topup?amount=<USD>`: what a top-up credits. The credit itself is made by the
+ * ledger when the payment settles (src/payments/balances.ts), after this function answered: the
+ * balance answered is the one held now plus this payment, unless the ledger already counts it
+ * (a paid retry run again).
  */
 import { atomicUsdc } from "../spec/route.ts";
 import { balanceTopup, CHAT_PRICE_USD } from "../spec/routes/assistant.ts";
 import { defineFunction } from "../src/context.ts";
 import { ServiceError } from "../src/errors.ts";
 import { balanceOf, TOPUP_DEFAULT_USD, usdOf } from "../src/payments/balances.ts";
+import { attemptsOf } from "../src/store/ledger.ts";
 
 export default defineFunction(balanceTopup, async (input, ctx) => {
   const payment = ctx.payment;
@@ -18,11 +20,15 @@ export default defineFunction(balanceTopup, async (input, ctx) => {
   if (credited !== BigInt(atomicUsdc(amount))) {
     throw new ServiceError("invalid_request", 400, `The payment quotes ${usdOf(credited)} USDC, not the amount asked (${amount}).`);
   }
-  const estimate = (await balanceOf(ctx.store, payment.payer)) + credited;
+  const [held, earlier] = await Promise.all([
+    balanceOf(ctx.store, payment.payer),
+    attemptsOf(ctx.store, payment.payer, payment.nonce, null),
+  ]);
+  const balance = earlier.settled ? held : held + credited;
   return {
     user_id: payment.payer.toLowerCase() as `0x${string}`,
     credited: usdOf(credited),
-    balance: usdOf(estimate),
-    credits_left: Number(estimate / BigInt(atomicUsdc(CHAT_PRICE_USD))),
+    balance: usdOf(balance),
+    credits_left: Number(balance / BigInt(atomicUsdc(CHAT_PRICE_USD))),
   };
 });

@@ -7,7 +7,7 @@ import { latestStatusBody } from "../src/operations/status-feed.ts";
 export default defineFunction(status, async (_input, ctx) => {
   const body = await latestStatusBody(ctx.store);
   if (body === null) {
-    throw new ServiceError("unavailable", 503, "The first status document is being generated; retry in a few seconds.", {
+    throw new ServiceError("unavailable", "The first status document is being generated; retry in a few seconds.", {
       headers: { "Retry-After": "5" },
     });
   }

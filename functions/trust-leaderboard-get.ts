@@ -4,5 +4,5 @@ import { defineFunction } from "../src/context.ts";
 import { documentContext, fullLeaderboard } from "../src/intel/leaderboard.ts";
 
 export default defineFunction(getTrustLeaderboard, async (input, ctx) =>
-  fullLeaderboard(ctx.store, documentContext(ctx.config), { limit: input.limit ?? 25, order: input.order ?? "best" }),
+  fullLeaderboard(ctx.store, documentContext(ctx.config, ctx.intel?.purchases), { limit: input.limit ?? 25, order: input.order ?? "best" }),
 );

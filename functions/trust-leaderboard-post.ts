@@ -4,7 +4,7 @@ import { defineFunction } from "../src/context.ts";
 import { documentContext, fullLeaderboard } from "../src/intel/leaderboard.ts";
 
 export default defineFunction(postTrustLeaderboard, async (input, ctx) =>
-  fullLeaderboard(ctx.store, documentContext(ctx.config), {
+  fullLeaderboard(ctx.store, documentContext(ctx.config, ctx.intel?.purchases), {
     limit: input.limit ?? 25,
     order: input.order ?? "best",
     verdict: input.verdict,

@@ -3,4 +3,6 @@ import { trustLeaderboardPreview } from "../spec/routes/intel.ts";
 import { defineFunction } from "../src/context.ts";
 import { documentContext, previewLeaderboard } from "../src/intel/leaderboard.ts";
 
-export default defineFunction(trustLeaderboardPreview, async (_input, ctx) => previewLeaderboard(ctx.store, documentContext(ctx.config)));
+export default defineFunction(trustLeaderboardPreview, async (_input, ctx) =>
+  previewLeaderboard(ctx.store, documentContext(ctx.config, ctx.intel?.purchases)),
+);

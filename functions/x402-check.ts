@@ -7,6 +7,7 @@ import { x402Check } from "../spec/routes/intel.ts";
 import { defineFunction } from "../src/context.ts";
 import { InvalidRequestError } from "../src/errors.ts";
 import { checkConformance } from "../src/intel/conformance.ts";
+import { eip3009Probe } from "../src/intel/eip3009-probe.ts";
 import { intelOf } from "../src/intel/intel-services.ts";
 
 export default defineFunction(x402Check, async (input, ctx) => {
@@ -20,6 +21,7 @@ export default defineFunction(x402Check, async (input, ctx) => {
     url: input.url,
     method,
     ...(input.body !== undefined ? { body: input.body } : {}),
+    eip3009Probe: eip3009Probe(ctx.chain, ctx.config.network),
   });
   ctx.log.info("x402 check", {
     url: report.url,

@@ -17,7 +17,7 @@ export default defineFunction(x402Directory, async (input, ctx) => {
     const states = Object.entries(snapshot.sources)
       .map(([name, status]) => `${name}: ${status}`)
       .join("; ");
-    throw new ServiceError("unavailable", 503, `No x402 directory answered (${states}); you were not charged. Retry in a minute.`, {
+    throw new ServiceError("unavailable", `No x402 directory answered (${states}); you were not charged. Retry in a minute.`, {
       details: { sources: snapshot.sources },
       headers: { "Retry-After": "30" },
     });

@@ -8,10 +8,11 @@ import { x402Trust } from "../spec/routes/intel.ts";
 import { defineFunction } from "../src/context.ts";
 import { probeOrigin } from "../src/intel/assess-origin.ts";
 import { representativeEndpoint } from "../src/intel/catalogue.ts";
+import { eip3009Probe } from "../src/intel/eip3009-probe.ts";
 import { intelOf } from "../src/intel/intel-services.ts";
-import { originHistory, originStanding } from "../src/intel/leaderboard.ts";
+import { lastVerifiedByPurchase, originHistory, originStanding } from "../src/intel/leaderboard.ts";
 import { payToReputation } from "../src/intel/reputation.ts";
-import { penaltyTexts } from "../src/intel/trust-score.ts";
+import { assessTrust, penaltyTexts } from "../src/intel/trust-score.ts";
 import { TargetNotAllowedError } from "../src/outbound/safe-fetch.ts";
 import { normaliseEndpointUrl } from "../src/upstreams/directory-entry.ts";
 
@@ -36,23 +37,35 @@ export default defineFunction(x402Trust, async (input, ctx) => {
       : (({ url: u, method }) => ({ url: u, method }))(representativeEndpoint(listed));
 
   const probedAt = ctx.now();
-  const probe = await probeOrigin(intel.fetcher, target, (payTo, network) =>
-    payToReputation(payTo, network, { chain: ctx.chain, network: ctx.config.network, usdc: ctx.config.usdc, now: () => ctx.now() }),
+  const probe = await probeOrigin(
+    intel.fetcher,
+    target,
+    (payTo, network) =>
+      payToReputation(payTo, network, { chain: ctx.chain, network: ctx.config.network, usdc: ctx.config.usdc, now: () => ctx.now() }),
+    undefined,
+    { eip3009Probe: eip3009Probe(ctx.chain, ctx.config.network) },
   );
-  const [standing, history] = await Promise.all([originStanding(ctx.store, origin), originHistory(ctx.store, origin)]);
+  // Read from the trust runs' purchases: this request never buys anything.
+  const [standing, history, verified] = await Promise.all([
+    originStanding(ctx.store, origin),
+    originHistory(ctx.store, origin),
+    lastVerifiedByPurchase(ctx.store, [origin]).then((m) => m.get(origin) ?? null),
+  ]);
+  const assessment = verified ? assessTrust(probe.report, probe.reputation, verified) : probe.assessment;
   return {
     origin,
     endpoint: target.url,
     method: probe.method,
     in_catalogue: listed.length > 0,
     endpoints: listed.length,
-    score: probe.assessment.score,
-    verdict: probe.assessment.verdict,
-    penalties: penaltyTexts(probe.assessment.penalties),
+    score: assessment.score,
+    verdict: assessment.verdict,
+    penalties: penaltyTexts(assessment.penalties),
     reputation: probe.reputation,
     check: probe.report,
     leaderboard: standing,
     history,
+    verified_by_purchase: verified && { ...verified, summary: `verified by purchase at ${verified.at}: ${verified.outcome}` },
     probed_at: probedAt.toISOString(),
   };
 });

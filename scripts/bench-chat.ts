@@ -11,15 +11,16 @@ import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { privateKeyToAccount } from "viem/accounts";
 import { ensureBuild } from "../src/build-stamp.ts";
-import { signInHeader } from "../src/buyer/sign-in.ts";
 import { loadConfig } from "../src/config.ts";
-import { startDevnet } from "../src/devnet/devnet.ts";
+import { signInHeader } from "../src/local/buyer/sign-in.ts";
+import { startDevnet } from "../src/local/devnet/devnet.ts";
+import { startUpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
 import { createLogger } from "../src/log.ts";
-import { signedInPayer } from "../src/payments/sign-in.ts";
+import { checkSignIn, isRefusal, useSignIn } from "../src/payments/sign-in.ts";
 import { startService } from "../src/server/service.ts";
 import { openStore } from "../src/store/store.ts";
-import { startUpstreamStubs } from "../src/stubs/upstream-stubs.ts";
 import { percentile } from "./bench-paid.ts";
+import { reportTarget } from "./bench-report.ts";
 
 const MESSAGES = Number(process.env.BENCH_CHAT_MESSAGES ?? (process.env.BENCH_QUICK === "1" ? 24 : 80));
 const CLIENTS = 8;
@@ -98,14 +99,20 @@ export async function benchChat(): Promise<void> {
     for (let i = 0; i < 200; i++) {
       const header = await signInHeader(fromBalance, chatUrl);
       const started = performance.now();
-      const signed = await signedInPayer(header, service.url, store);
+      const signed = await checkSignIn(header, { origin: service.url, chains: ["eip155:8453"], path: "/api/chat" });
+      if (isRefusal(signed) || !(await useSignIn(store, signed))) throw new Error("sign-in refused");
       checks.push(performance.now() - started);
-      if ("field" in signed) throw new Error(`sign-in refused: ${signed.reason}`);
     }
     console.log(`\nChat: ${MESSAGES} messages by ${CLIENTS} clients on the local chain, SQLite`);
     console.table({
       "from a prepaid balance (signed in, no transfer)": { "messages/s": +balanceRate.toFixed(1) },
       "per call with x402 (a transfer each)": { "messages/s": +perCallRate.toFixed(1) },
+    });
+    reportTarget({
+      target: "- (chat paid from a prepaid balance)",
+      figure: `${balanceRate.toFixed(1)} messages/s = ${(balanceRate / perCallRate).toFixed(2)}x; sign-in check p50 ${percentile(checks, 50).toFixed(2)} ms`,
+      reference: `per call with x402 ${perCallRate.toFixed(1)} messages/s`,
+      ok: null,
     });
     console.log(
       `balance / per call: ${(balanceRate / perCallRate).toFixed(2)}x; Sign-In-With-X check p50 ${percentile(checks, 50).toFixed(2)} ms, p90 ${percentile(checks, 90).toFixed(2)} ms`,

@@ -11,17 +11,18 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createChainClient, rpcTransport } from "../src/chain/client.ts";
-import { startDevnet } from "../src/devnet/devnet.ts";
 import { checkConformance } from "../src/intel/conformance.ts";
 import { runCrawl } from "../src/intel/crawl.ts";
 import { type SellerKind, startSellers } from "../src/intel/demo-sellers.ts";
 import { createIntelServices } from "../src/intel/intel-services.ts";
+import { startDevnet } from "../src/local/devnet/devnet.ts";
 import { createLogger } from "../src/log.ts";
 import { base } from "../src/networks/base.ts";
 import { createSafeFetcher } from "../src/outbound/safe-fetch.ts";
 import { openStore } from "../src/store/store.ts";
 import { cdpItems, type ListedEndpoint, startLocalDirectories, x402ListItems } from "../src/upstreams/directory-fixtures.ts";
 import { startZoo, ZOO } from "../test/support/zoo/zoo.ts";
+import { reportTarget } from "./bench-report.ts";
 
 const QUICK = process.env.BENCH_QUICK === "1";
 const ORIGINS = Number(process.env.BENCH_CRAWL_ORIGINS ?? (QUICK ? 200 : 1_000));
@@ -52,6 +53,12 @@ async function benchZoo(): Promise<void> {
     console.log(`\nSeller zoo: ${rows.length} sellers (libraries and hand-made), ${ZOO_ROUNDS} rounds, ${ZOO_CONCURRENCY} checks at once`);
     console.table({
       zoo: { checks: urls.length, "elapsed s": +seconds.toFixed(2), "checks/s": +(urls.length / seconds).toFixed(1) },
+    });
+    reportTarget({
+      target: "- (x402-check against the seller zoo)",
+      figure: `${(urls.length / seconds).toFixed(1)} checks/s`,
+      reference: `${zoo.sellers.length} sellers, ${ZOO_CONCURRENCY} checks at once`,
+      ok: null,
     });
   } finally {
     await zoo.close();
@@ -128,6 +135,12 @@ export async function benchCrawl(): Promise<void> {
       });
       const seconds = (performance.now() - started) / 1000;
       await store.close();
+      reportTarget({
+        target: `- (trust crawl, concurrency ${concurrency})`,
+        figure: `${(result.origins_total / seconds).toFixed(1)} origins/s`,
+        reference: `${result.origins_total} origins, ${result.unreachable} slow or dead, ${ORIGIN_TIMEOUT_MS / 1000} s limit each`,
+        ok: null,
+      });
       rows[`concurrency ${concurrency}`] = {
         origins: result.origins_total,
         "slow+dead": result.unreachable,

@@ -27,12 +27,13 @@ import type { AnalyticsSettings } from "../src/analytics/services.ts";
 import { createChainClient, rpcTransport } from "../src/chain/client.ts";
 import { UseCaseIndex } from "../src/content/use-cases.ts";
 import type { FunctionContext, RouteFunction } from "../src/context.ts";
-import { compileContracts } from "../src/devnet/contracts.ts";
-import { devnetAccounts, startDevnet } from "../src/devnet/devnet.ts";
+import { compileContracts } from "../src/local/devnet/contracts.ts";
+import { devnetAccounts, startDevnet } from "../src/local/devnet/devnet.ts";
+import { startUpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
 import { createLogger } from "../src/log.ts";
 import { base } from "../src/networks/base.ts";
-import { startUpstreamStubs } from "../src/stubs/upstream-stubs.ts";
 import { type BenchChain, loadCachedChain, rpcOf } from "./bench-analytics.ts";
+import { reportTarget } from "./bench-report.ts";
 import { COMPILED_CONTENT_FILE, compileContent } from "./content/compile.ts";
 
 const QUICK = process.env.BENCH_QUICK === "1";
@@ -206,7 +207,6 @@ export async function benchEntity(): Promise<void> {
     const payTo = devnetAccounts()[1]?.address as Address;
     const settings = (): AnalyticsSettings => ({
       mode: "local",
-      scanner: { rpcUrls: [chain.rpcUrl] }, // as the service builds its scanner
       upstreams: {
         dexscreenerUrl: stubs.urls.dexscreener,
         defillamaUrl: stubs.urls.defillama,
@@ -312,6 +312,9 @@ export async function benchEntity(): Promise<void> {
       `\nentity intelligence: ${BLOCKS} blocks (${chain.window.fromBlock}-${chain.window.toBlock}), ${TRANSFERS} USDC transfers, ${USERS} users, anvil direct`,
     );
     console.log([line(header), line(widths.map((n) => "-".repeat(n))), ...rows.map(line)].join("\n"));
+    for (const [route, cold, warm, logs] of rows) {
+      reportTarget({ target: `- (${route})`, figure: `p50 cold ${cold}, warm ${warm}`, reference: `logs read ${logs}`, ok: null });
+    }
   } finally {
     for (const cleanup of cleanups) await cleanup().catch(() => {});
   }

@@ -13,9 +13,10 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { ensureBuild } from "../src/build-stamp.ts";
 import { loadConfig } from "../src/config.ts";
-import { startDevnet } from "../src/devnet/devnet.ts";
+import { startDevnet } from "../src/local/devnet/devnet.ts";
 import { createLogger, flushLogs, type Logger } from "../src/log.ts";
 import { startService } from "../src/server/service.ts";
+import { reportTarget } from "./bench-report.ts";
 
 const QUICK = process.env.BENCH_QUICK === "1";
 // Three interleaved rounds of 3 s (bare, service, old logger, then again): this VM's speed drifts
@@ -107,6 +108,13 @@ export async function benchFree(): Promise<void> {
       // Each round's ratio is of two runs next to each other; the median of the rounds' ratios is reported.
       const ratios = ours.map((r, i) => (100 * r) / (bareRps[i] as number));
       const oldRatios = old.map((r, i) => (100 * r) / (bareRps[i] as number));
+      const floor = url === "/" ? 40 : 60;
+      reportTarget({
+        target: `free GET ${url} >= ${floor}% of bare node:http`,
+        figure: `${Math.round(median(ours))} req/s = ${median(ratios).toFixed(1)}% (rounds ${ratios.map((r) => r.toFixed(0)).join(", ")})`,
+        reference: `bare node:http ${Math.round(median(bareRps))} req/s`,
+        ok: median(ratios) >= floor,
+      });
       rows[`GET ${url} (${bytes.length} bytes)`] = {
         "bare req/s": Math.round(median(bareRps)),
         "service req/s": Math.round(median(ours)),

@@ -17,6 +17,7 @@ import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { reportTarget } from "./bench-report.ts";
 
 const MIXED_REQUESTS = 1000;
 
@@ -205,8 +206,8 @@ async function measureChild(mode: "service" | "bare", env: Record<string, string
 /** Run the memory benchmark and print its table. */
 export async function benchMemory(): Promise<void> {
   const { ensureBuild } = await import("../src/build-stamp.ts");
-  const { startDevnet } = await import("../src/devnet/devnet.ts");
-  const { signPayment } = await import("../src/buyer/sign-payment.ts");
+  const { startDevnet } = await import("../src/local/devnet/devnet.ts");
+  const { signPayment } = await import("../src/local/buyer/sign-payment.ts");
   const { privateKeyToAccount } = await import("viem/accounts");
   const { decodePaymentRequiredHeader } = await import("@x402/core/http");
   await ensureBuild();
@@ -289,6 +290,18 @@ export async function benchMemory(): Promise<void> {
       console.log(`answers of the ${engine} later start's 1,000 requests:`, JSON.stringify(summary));
       const worstAfter = Math.max(m.fresh.after.rss, m.warm.after.rss);
       const worstPeak = Math.max(m.fresh.start.peak, m.warm.start.peak);
+      reportTarget({
+        target: `RSS after 1,000 mixed requests < 250 MB (${names[engine] ?? engine})`,
+        figure: `${worstAfter} MB`,
+        reference: `bare node:http ${bare.after.rss} MB${server ? `, PostgreSQL server ${server.after.rss} MB` : ""}`,
+        ok: worstAfter < 250,
+      });
+      reportTarget({
+        target: `peak RSS at start < 400 MB (${names[engine] ?? engine})`,
+        figure: `${worstPeak} MB`,
+        reference: `bare node:http ${bare.start.peak} MB`,
+        ok: worstPeak < 400,
+      });
       console.log(
         `${names[engine] ?? engine}: RSS after 1,000 mixed requests ${worstAfter} MB (target < 250; bare node:http ${bare.after.rss} MB${server ? `, PostgreSQL server ${server.after.rss} MB` : ""}); peak at start ${worstPeak} MB (target < 400); later start ${(m.warm.start.startMs / 1000).toFixed(2)} s`,
       );

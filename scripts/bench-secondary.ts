@@ -20,12 +20,13 @@ import type { AnalyticsSettings } from "../src/analytics/services.ts";
 import { WETH_ADDRESS } from "../src/chain/addresses.ts";
 import { createChainClient, rpcTransport } from "../src/chain/client.ts";
 import type { FunctionContext } from "../src/context.ts";
-import { loadContracts } from "../src/devnet/contracts.ts";
-import { devnetAccounts, devnetChain, startDevnet } from "../src/devnet/devnet.ts";
-import { seedScenario } from "../src/devnet/scenario.ts";
+import { loadContracts } from "../src/local/devnet/contracts.ts";
+import { devnetAccounts, devnetChain, startDevnet } from "../src/local/devnet/devnet.ts";
+import { seedScenario } from "../src/local/devnet/scenario.ts";
+import { startUpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
 import { createLogger } from "../src/log.ts";
 import { base } from "../src/networks/base.ts";
-import { startUpstreamStubs } from "../src/stubs/upstream-stubs.ts";
+import { reportTarget } from "./bench-report.ts";
 
 const QUICK = process.env.BENCH_QUICK === "1";
 /** New pairs in meme-hunter's window and honeypot-check calls measured (`--quick`: fewer). */
@@ -65,7 +66,6 @@ export async function benchSecondary(): Promise<void> {
     const chain = createChainClient(base.chainAt([devnet.rpcUrl]), rpcTransport([devnet.rpcUrl]));
     const settings: AnalyticsSettings = {
       mode: "local",
-      scanner: { rpcUrls: [devnet.rpcUrl] }, // as the service builds its scanner
       upstreams: {
         dexscreenerUrl: stubs.urls.dexscreener,
         defillamaUrl: stubs.urls.defillama,
@@ -186,6 +186,12 @@ export async function benchSecondary(): Promise<void> {
       `\nmeme-hunter over ${cold.blocks_scanned} blocks: ${cold.pairs_created} pairs created, ${cold.new_token_pairs} new-token pairs (${built} bench + ${cold.new_token_pairs - built} seeded), each with its honeypot check (bench chain built in ${(buildMs / 1000).toFixed(0)} s)`,
     );
     console.log(`  cold ${coldMs.toFixed(0)} ms   warm ${warmMs.toFixed(0)} ms   (${warm.pairs.length} listed)`);
+    reportTarget({
+      target: "- (honeypot-check, function level)",
+      figure: `p50 ${percentile(times, 50).toFixed(1)} ms, p90 ${percentile(times, 90).toFixed(1)} ms`,
+      reference: `meme-hunter over ${cold.blocks_scanned} blocks cold ${coldMs.toFixed(0)} ms, warm ${warmMs.toFixed(0)} ms`,
+      ok: null,
+    });
   } finally {
     await stubs.close();
     await devnet.stop();

@@ -28,15 +28,16 @@ import { createWalletClient, http, isAddressEqual, publicActions, recoverTypedDa
 import { generatePrivateKey, nonceManager, privateKeyToAccount } from "viem/accounts";
 import { base } from "viem/chains";
 import { ensureBuild } from "../src/build-stamp.ts";
-import { signPayment } from "../src/buyer/sign-payment.ts";
 import { rpcTransport } from "../src/chain/client.ts";
 import { loadConfig } from "../src/config.ts";
-import { startDevnet } from "../src/devnet/devnet.ts";
+import { signPayment } from "../src/local/buyer/sign-payment.ts";
+import { startDevnet } from "../src/local/devnet/devnet.ts";
 import { createLogger } from "../src/log.ts";
 import { base as baseNetwork } from "../src/networks/base.ts";
 import { startService } from "../src/server/service.ts";
 import { openStore } from "../src/store/store.ts";
 import { paidLineSink, percentile } from "./bench-paid.ts";
+import { reportTarget } from "./bench-report.ts";
 
 const QUICK = process.env.BENCH_QUICK === "1";
 const BUYERS = 8;
@@ -307,6 +308,18 @@ export async function benchSettle(): Promise<void> {
         `vs before (same run) ${fmt(before.callsPerSecond)} = ${(oursRate / before.callsPerSecond).toFixed(1)}x; ` +
         `vs the issue's "today" ${ISSUE_TODAY} = ${(oursRate / ISSUE_TODAY).toFixed(1)}x (target >= 5x; another run, another load)`,
     );
+    reportTarget({
+      target: "paid calls/s with 8 buyers >= 90% of a minimal @x402/express seller",
+      figure: `${fmt(oursRate)} calls/s = ${((100 * oursRate) / refRate).toFixed(0)}%`,
+      reference: `minimal seller ${fmt(refRate)} calls/s`,
+      ok: oursRate >= 0.9 * refRate,
+    });
+    reportTarget({
+      target: `paid calls/s >= 5x the issue's ${ISSUE_TODAY} (another run, another load)`,
+      figure: `${(oursRate / ISSUE_TODAY).toFixed(1)}x`,
+      reference: `before (previous facilitator) ${fmt(before.callsPerSecond)} calls/s`,
+      ok: oursRate >= 5 * ISSUE_TODAY,
+    });
     if (pg.length > 0) {
       const pgRate = median(pg.map((r) => r.callsPerSecond));
       console.log(
@@ -316,6 +329,12 @@ export async function benchSettle(): Promise<void> {
     console.log(
       `settle p50: ours ${fmt(oursSettle)} ms vs minimal seller ${fmt(refSettle)} ms, before ${fmt(beforeSettle)} ms (target < 100 ms)`,
     );
+    reportTarget({
+      target: "settle p50 < 100 ms",
+      figure: `${fmt(oursSettle)} ms`,
+      reference: `minimal seller ${fmt(refSettle)} ms`,
+      ok: oursSettle < 100,
+    });
   } finally {
     await onPostgres?.close();
     await pgStore?.close();

@@ -22,7 +22,8 @@ import { ExactSvmScheme } from "@x402/svm/exact/server";
 import express from "express";
 import { ensureBuild } from "../src/build-stamp.ts";
 import { loadConfig } from "../src/config.ts";
-import { startDevnet } from "../src/devnet/devnet.ts";
+import { startDevnet } from "../src/local/devnet/devnet.ts";
+import { startUpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
 import { createLogger } from "../src/log.ts";
 import { solana } from "../src/networks/solana.ts";
 import { startService } from "../src/server/service.ts";
@@ -30,7 +31,6 @@ import { startLocalSolana } from "../src/solana/devnet.ts";
 import { localKey, type SolanaKey } from "../src/solana/keys.ts";
 import { ataOf, scenarioKeys, TOKEN_PROGRAM, USDC_MINT } from "../src/solana/scenario.ts";
 import { createSvmFacilitator, svmClient } from "../src/solana/x402.ts";
-import { startUpstreamStubs } from "../src/stubs/upstream-stubs.ts";
 import { percentile } from "./bench-paid.ts";
 
 const QUICK = process.env.BENCH_QUICK === "1";

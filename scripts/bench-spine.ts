@@ -14,10 +14,11 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { ensureBuild } from "../src/build-stamp.ts";
 import { loadConfig } from "../src/config.ts";
-import { startDevnet } from "../src/devnet/devnet.ts";
+import { startDevnet } from "../src/local/devnet/devnet.ts";
 import { createLogger } from "../src/log.ts";
 import { startService } from "../src/server/service.ts";
 import { measurePaidCalls, paidLineSink, percentile } from "./bench-paid.ts";
+import { reportTarget } from "./bench-report.ts";
 
 const QUICK = process.env.BENCH_QUICK === "1";
 const DURATION_S = Number(process.env.BENCH_SECONDS ?? (QUICK ? 1 : 5));
@@ -113,6 +114,12 @@ export async function benchSpine(): Promise<void> {
     console.log(
       `full stack / bare = ${((100 * fullLoad.rps) / bareLoad.rps).toFixed(1)}% (target >= 50%); through Astro each time: ${((100 * astroLoad.rps) / bareLoad.rps).toFixed(1)}%`,
     );
+    reportTarget({
+      target: `free GET ${freePath} through the whole stack >= 50% of bare node:http`,
+      figure: `${Math.round(fullLoad.rps)} req/s = ${((100 * fullLoad.rps) / bareLoad.rps).toFixed(1)}%`,
+      reference: `bare node:http ${Math.round(bareLoad.rps)} req/s`,
+      ok: fullLoad.rps >= 0.5 * bareLoad.rps,
+    });
 
     // 2. Paid calls, pre-signed so the buyer's signing time is not counted.
     const paid = await measurePaidCalls(service.url, (devnet.buyers[0] as { privateKey: `0x${string}` }).privateKey, PAID_CALLS, lines);
@@ -134,6 +141,12 @@ export async function benchSpine(): Promise<void> {
     console.log(
       `service overhead p50 = ${percentile(overhead, 50).toFixed(2)} ms (targets: < 3 ms on PostgreSQL, < 5 ms on the embedded database; this run: SQLite)`,
     );
+    reportTarget({
+      target: "a paid call's own overhead p50 < 5 ms (SQLite)",
+      figure: `${percentile(overhead, 50).toFixed(2)} ms`,
+      reference: `verify ${percentile(paid.verify, 50).toFixed(1)} ms, function ${percentile(paid.fn, 50).toFixed(1)} ms, settle ${percentile(paid.settle, 50).toFixed(1)} ms`,
+      ok: percentile(overhead, 50) < 5,
+    });
   } finally {
     await uncached.close();
     await service.close();

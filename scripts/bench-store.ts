@@ -11,13 +11,14 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { ensureBuild } from "../src/build-stamp.ts";
 import { loadConfig } from "../src/config.ts";
-import { startDevnet } from "../src/devnet/devnet.ts";
+import { startDevnet } from "../src/local/devnet/devnet.ts";
 import { createLogger } from "../src/log.ts";
 import { base } from "../src/networks/base.ts";
 import { startService } from "../src/server/service.ts";
 import { finishLedgerRow, insertLedgerRow } from "../src/store/ledger.ts";
 import { openStore, type Store } from "../src/store/store.ts";
 import { measurePaidCalls, paidLineSink, percentile } from "./bench-paid.ts";
+import { reportTarget } from "./bench-report.ts";
 
 const QUICK = process.env.BENCH_QUICK === "1";
 const WRITES = Number(process.env.BENCH_LEDGER_WRITES ?? (QUICK ? 500 : 2000));
@@ -88,6 +89,13 @@ export async function benchStore(): Promise<void> {
       try {
         const writes = await ledgerWritesPerSecond(store);
         const overhead = await overheadOf(store);
+        const bound = engine.name === "PostgreSQL" ? 3 : 5;
+        reportTarget({
+          target: `a paid call's own overhead p50 < ${bound} ms (${engine.name})`,
+          figure: `${percentile(overhead, 50).toFixed(2)} ms`,
+          reference: `${Math.round(writes)} ledger writes/s`,
+          ok: percentile(overhead, 50) < bound,
+        });
         results[engine.name] = {
           "ledger writes/s (open+finish)": Math.round(writes),
           "paid-call overhead p50 (ms)": +percentile(overhead, 50).toFixed(2),

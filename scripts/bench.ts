@@ -9,11 +9,16 @@
  *   npm run bench -- settle analytics  only these parts (with or without --quick)
  *
  * Speed and memory targets live here, not in timed tests. To add a part: a scripts/bench-*.ts
- * module exporting an async function, and one entry in PARTS. Parts read BENCH_QUICK=1 to
- * shrink themselves.
+ * module exporting an async function, one entry in PARTS, and a `reportTarget` call per target
+ * (scripts/bench-report.ts), which the table printed at the end collects. Parts read
+ * BENCH_QUICK=1 to shrink themselves.
  */
 import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { PART_ENV, REPORT_FILE_ENV, readTargets, targetTable } from "./bench-report.ts";
 
 /** One benchmark: `run` is the name of the async function `file` exports. */
 export interface BenchPart {
@@ -31,6 +36,7 @@ export const PARTS: BenchPart[] = [
   { name: "store", file: "./bench-store.ts", run: "benchStore" },
   { name: "crawl", file: "./bench-crawl.ts", run: "benchCrawl" },
   { name: "chat", file: "./bench-chat.ts", run: "benchChat" },
+  { name: "balance", file: "./bench-balance.ts", run: "benchBalance" },
   { name: "secondary", file: "./bench-secondary.ts", run: "benchSecondary" },
   { name: "solana", file: "./bench-solana.ts", run: "benchSolana" },
   { name: "free", file: "./bench-free.ts", run: "benchFree" },
@@ -58,14 +64,20 @@ async function runAll(args: string[]): Promise<boolean> {
   const unknown = names.filter((n) => !PARTS.some((p) => p.name === n));
   if (unknown.length > 0) throw new Error(`unknown bench part(s): ${unknown.join(", ")}; parts: ${PARTS.map((p) => p.name).join(", ")}`);
   const selected = names.length > 0 ? PARTS.filter((p) => names.includes(p.name)) : PARTS;
-  const env = { ...process.env, ...(quick ? { BENCH_QUICK: "1" } : {}) };
+  // The parts append their target lines here; the table at the end reads them.
+  const reportDir = mkdtempSync(path.join(tmpdir(), "bench-report-"));
+  const reportFile = path.join(reportDir, "targets.jsonl");
+  const env = { ...process.env, ...(quick ? { BENCH_QUICK: "1" } : {}), [REPORT_FILE_ENV]: reportFile };
   const results: { part: string; seconds: number; ok: boolean }[] = [];
   const started = performance.now();
   for (const part of selected) {
     console.log(`\n=== bench ${part.name}${quick ? " (quick)" : ""} ===`);
     const t = performance.now();
     const code = await new Promise<number | null>((resolve) => {
-      const child = spawn(process.execPath, [fileURLToPath(import.meta.url), PART_FLAG, part.name], { stdio: "inherit", env });
+      const child = spawn(process.execPath, [fileURLToPath(import.meta.url), PART_FLAG, part.name], {
+        stdio: "inherit",
+        env: { ...env, [PART_ENV]: part.name },
+      });
       child.once("exit", (c, signal) => resolve(signal ? 1 : c));
       child.once("error", (error) => {
         console.error(`bench ${part.name} did not start: ${error.message}`);
@@ -76,6 +88,12 @@ async function runAll(args: string[]): Promise<boolean> {
   }
   console.log(`\nBench${quick ? " (quick)" : ""}: ${((performance.now() - started) / 1000).toFixed(0)} s in all`);
   console.table(Object.fromEntries(results.map((r) => [r.part, { result: r.ok ? "ok" : "FAILED", seconds: +r.seconds.toFixed(1) }])));
+  const failed = results.filter((r) => !r.ok).map((r) => r.part);
+  console.log(
+    `\nTargets${quick ? " (quick: sizes and repeats are smaller, read the full run for the targets)" : ""}, each figure next to its reference from this run:\n`,
+  );
+  console.log(targetTable(readTargets(reportFile), failed));
+  rmSync(reportDir, { recursive: true, force: true });
   return results.every((r) => r.ok);
 }
 

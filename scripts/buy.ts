@@ -16,7 +16,7 @@ import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { formatUnits, isHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { signInHeader } from "../src/buyer/sign-in.ts";
+import { signInHeader } from "../src/local/buyer/sign-in.ts";
 
 const USAGE = `usage: npm run buy -- <GET|POST|...> <path-or-url> [json-body]
        npm run buy -- topup [USD]                    top up your prepaid chat balance (default 5)
@@ -28,19 +28,23 @@ const USAGE = `usage: npm run buy -- <GET|POST|...> <path-or-url> [json-body]
   env: BUYER_PRIVATE_KEY (default in local mode: a devnet buyer from data/devnet.json), BASE_URL, DATA_DIR;
        SOLANA_BUYER_KEY, SOLANA_BASE_URL, SOLANA_RPC_URL (defaults in local mode: data/devnet.json's solana object)`;
 
-function fail(message: string): never {
-  console.error(`buy: ${message}`);
-  process.exit(2);
+/** A command that cannot run as given: its message says why (exit code 2). */
+export class BuyUsageError extends Error {
+  override name = "BuyUsageError";
 }
 
-function buyerKey(): `0x${string}` {
-  const fromEnv = process.env.BUYER_PRIVATE_KEY?.trim();
+function fail(message: string): never {
+  throw new BuyUsageError(message);
+}
+
+function buyerKey(env: NodeJS.ProcessEnv): `0x${string}` {
+  const fromEnv = env.BUYER_PRIVATE_KEY?.trim();
   if (fromEnv) {
     const key = (fromEnv.startsWith("0x") ? fromEnv : `0x${fromEnv}`) as `0x${string}`;
     if (!isHex(key) || key.length !== 66) fail("BUYER_PRIVATE_KEY must be a 32-byte hex private key (its value is not shown)");
     return key;
   }
-  const devnetFile = path.join(process.env.DATA_DIR || "data", "devnet.json");
+  const devnetFile = path.join(env.DATA_DIR || "data", "devnet.json");
   if (!existsSync(devnetFile)) fail(`set BUYER_PRIVATE_KEY, or start the service in local mode (npm start) so that ${devnetFile} exists`);
   const devnet = JSON.parse(readFileSync(devnetFile, "utf8")) as { buyers: { privateKey: `0x${string}` }[] };
   const first = devnet.buyers[0];
@@ -52,7 +56,7 @@ function buyerKey(): `0x${string}` {
  * The shortcuts: `topup`, `chat` and `balance` become the request they stand for; the balance
  * ones are signed in with Sign-In-With-X by the buyer's wallet, as the service asks.
  */
-async function shortcut(args: string[]): Promise<[string, string, string | undefined, boolean] | undefined> {
+async function shortcut(args: string[], env: NodeJS.ProcessEnv): Promise<[string, string, string | undefined, boolean] | undefined> {
   const [name, ...rest] = args;
   if (name === "topup") return ["POST", `/api/balance/topup?amount=${encodeURIComponent(rest[0] ?? "5")}`, undefined, false];
   if (name === "balance") return ["GET", "/api/balance", undefined, true];
@@ -60,47 +64,28 @@ async function shortcut(args: string[]): Promise<[string, string, string | undef
     const fromBalance = rest.includes("--balance");
     const message = rest.filter((a) => a !== "--balance").join(" ");
     if (!message) fail('chat needs a message: npm run buy -- chat "what is ETH doing?" [--balance]');
-    const account = privateKeyToAccount(buyerKey());
+    const account = privateKeyToAccount(buyerKey(env));
     const body = JSON.stringify(fromBalance ? { message, user_id: account.address } : { message });
     return ["POST", "/api/chat", body, fromBalance];
   }
   return undefined;
 }
 
-/** The Solana buyer: key, RPC and site from the environment, else local mode's devnet.json. */
-async function solanaBuyer(): Promise<{ client: x402Client; address: string; base: string }> {
-  const devnetFile = path.join(process.env.DATA_DIR || "data", "devnet.json");
-  const local = existsSync(devnetFile)
-    ? (
-        JSON.parse(readFileSync(devnetFile, "utf8")) as {
-          solana?: { siteUrl: string; rpcUrl: string; network: string; buyers: { secretKey: string }[] };
-        }
-      ).solana
-    : undefined;
-  const secret = process.env.SOLANA_BUYER_KEY?.trim() || local?.buyers[0]?.secretKey;
-  const rpcUrl = process.env.SOLANA_RPC_URL?.trim() || local?.rpcUrl;
-  const base = process.env.SOLANA_BASE_URL?.trim() || local?.siteUrl;
-  if (!secret || !rpcUrl || !base) {
-    fail(
-      `--solana needs SOLANA_BUYER_KEY, SOLANA_RPC_URL and SOLANA_BASE_URL, or the service in local mode (npm start) so that ${devnetFile} names them`,
-    );
-  }
-  const [{ signerFromSecret }, { svmClient }, { solana }] = await Promise.all([
-    import("../src/solana/keys.ts"),
-    import("../src/solana/x402.ts"),
-    import("../src/networks/solana.ts"),
-  ]);
-  const signer = await signerFromSecret(secret).catch(() =>
-    fail("SOLANA_BUYER_KEY must be a 64-byte Solana secret key in base58 or a JSON array (its value is not shown)"),
-  );
-  return { client: svmClient(signer, rpcUrl, local?.network ?? solana.id), address: signer.address, base };
+/** What a run printed, and its exit code: 0 for a 2xx answer, 1 for any other. */
+export interface BuyResult {
+  lines: string[];
+  exitCode: number;
 }
 
-async function main(): Promise<void> {
-  if (process.argv[2] === "--solana") return paySolana(process.argv.slice(3));
-  const named = await shortcut(process.argv.slice(2));
-  const [method, target, body, signIn] = named ?? [...(process.argv.slice(2) as [string, string, string | undefined]), false];
-  if (!method || !target) fail(USAGE);
+/** Run `npm run buy -- <args>`: the request, paid when it asks for payment; throws `BuyUsageError` for a command that cannot run. */
+export async function buy(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<BuyResult> {
+  if (args[0] === "--solana") return paySolana(args.slice(1), env);
+  const lines: string[] = [];
+  const named = await shortcut(args, env);
+  // Without a body argument there is no body at all: a GET cannot carry one, and a POST without
+  // one is the route called with its defaults.
+  const [method, target, body, signIn] = named ?? [args[0], args[1], args[2], false];
+  if (!method || !target || (!named && args.length > 3)) fail(USAGE);
   if (body !== undefined) {
     try {
       JSON.parse(body);
@@ -108,10 +93,10 @@ async function main(): Promise<void> {
       fail(`the body is not valid JSON: ${body}`);
     }
   }
-  const base = process.env.BASE_URL || `http://127.0.0.1:${process.env.PORT || 4021}`;
+  const base = env.BASE_URL || `http://127.0.0.1:${env.PORT || 4021}`;
   const url = /^https?:\/\//.test(target) ? target : new URL(target, base).toString();
 
-  const account = privateKeyToAccount(buyerKey());
+  const account = privateKeyToAccount(buyerKey(env));
   const client = new x402Client();
   // x402's clients cap a payment at $1 unless told otherwise: a top-up asks for the amount the buyer typed.
   if (named && target.startsWith("/api/balance/topup")) client.setSpendControls({ maxAmountPerPayment: false });
@@ -135,28 +120,52 @@ async function main(): Promise<void> {
     pretty = JSON.stringify(JSON.parse(text), null, 2);
   } catch {}
 
-  console.log(`${method.toUpperCase()} ${url} -> ${res.status} in ${Date.now() - started} ms (buyer ${account.address})`);
-  console.log(pretty);
+  lines.push(`${method.toUpperCase()} ${url} -> ${res.status} in ${Date.now() - started} ms (buyer ${account.address})`);
+  lines.push(pretty);
   const receipt = res.headers.get("payment-response");
   if (receipt) {
     const settlement = decodePaymentResponseHeader(receipt);
     const amount = quoted ? `${formatUnits(BigInt(quoted.amount), 6)} USDC (${quoted.amount} atomic) to ${quoted.payTo}` : "unknown amount";
-    if (settlement.success) console.log(`paid: ${amount}\nsettlement: ${settlement.transaction} on ${settlement.network}`);
-    else console.log(`not charged: settlement failed (${settlement.errorReason ?? "unknown reason"})`);
+    if (settlement.success) lines.push(`paid: ${amount}`, `settlement: ${settlement.transaction} on ${settlement.network}`);
+    else lines.push(`not charged: settlement failed (${settlement.errorReason ?? "unknown reason"})`);
   } else if (quoted) {
-    console.log(`not charged: the call failed with ${res.status}, so the payment was not settled`);
+    lines.push(`not charged: the call failed with ${res.status}, so the payment was not settled`);
   } else if (signIn && method.toUpperCase() === "POST") {
-    console.log(res.ok ? "paid from your prepaid balance: no transfer" : "not debited: the call failed");
+    lines.push(res.ok ? "paid from your prepaid balance: no transfer" : "not debited: the call failed");
   } else {
-    console.log(signIn ? "free: signed in with your wallet" : "no payment was asked for");
+    lines.push(signIn ? "free: signed in with your wallet" : "no payment was asked for");
   }
-  process.exitCode = res.ok ? 0 : 1;
+  return { lines, exitCode: res.ok ? 0 : 1 };
+}
+
+/** The Solana buyer: key, RPC and site from the environment, else local mode's devnet.json. */
+async function solanaBuyer(env: NodeJS.ProcessEnv): Promise<{ client: x402Client; address: string; base: string }> {
+  const devnetFile = path.join(env.DATA_DIR || "data", "devnet.json");
+  type LocalSolana = { siteUrl: string; rpcUrl: string; network: string; buyers: { secretKey: string }[] };
+  const local = existsSync(devnetFile) ? (JSON.parse(readFileSync(devnetFile, "utf8")) as { solana?: LocalSolana }).solana : undefined;
+  const secret = env.SOLANA_BUYER_KEY?.trim() || local?.buyers[0]?.secretKey;
+  const rpcUrl = env.SOLANA_RPC_URL?.trim() || local?.rpcUrl;
+  const base = env.SOLANA_BASE_URL?.trim() || local?.siteUrl;
+  if (!secret || !rpcUrl || !base) {
+    fail(
+      `--solana needs SOLANA_BUYER_KEY, SOLANA_RPC_URL and SOLANA_BASE_URL, or the service in local mode (npm start) so that ${devnetFile} names them`,
+    );
+  }
+  const [{ signerFromSecret }, { svmClient }, { solana }] = await Promise.all([
+    import("../src/solana/keys.ts"),
+    import("../src/solana/x402.ts"),
+    import("../src/networks/solana.ts"),
+  ]);
+  const signer = await signerFromSecret(secret).catch(() =>
+    fail("SOLANA_BUYER_KEY must be a 64-byte Solana secret key in base58 or a JSON array (its value is not shown)"),
+  );
+  return { client: svmClient(signer, rpcUrl, local?.network ?? solana.id), address: signer.address, base };
 }
 
 /** `--solana <METHOD> <path-or-url> [json-body]`: pay the Solana site with a Solana key. */
-async function paySolana(args: string[]): Promise<void> {
+async function paySolana(args: string[], env: NodeJS.ProcessEnv): Promise<BuyResult> {
   const [method, target, body] = args;
-  if (!method || !target) fail(USAGE);
+  if (!method || !target || args.length > 3) fail(USAGE);
   if (body !== undefined) {
     try {
       JSON.parse(body);
@@ -164,7 +173,7 @@ async function paySolana(args: string[]): Promise<void> {
       fail(`the body is not valid JSON: ${body}`);
     }
   }
-  const { client, address, base } = await solanaBuyer();
+  const { client, address, base } = await solanaBuyer(env);
   const url = /^https?:\/\//.test(target) ? target : new URL(target, base).toString();
   let quoted: PaymentRequirements | undefined;
   client.onAfterPaymentCreation(async (context) => {
@@ -180,17 +189,27 @@ async function paySolana(args: string[]): Promise<void> {
   try {
     pretty = JSON.stringify(JSON.parse(text), null, 2);
   } catch {}
-  console.log(`${method.toUpperCase()} ${url} -> ${res.status} in ${Date.now() - started} ms (Solana buyer ${address})`);
-  console.log(pretty);
+  const lines = [`${method.toUpperCase()} ${url} -> ${res.status} in ${Date.now() - started} ms (Solana buyer ${address})`, pretty];
   const receipt = res.headers.get("payment-response");
   if (receipt) {
     const settlement = decodePaymentResponseHeader(receipt);
     const amount = quoted ? `${formatUnits(BigInt(quoted.amount), 6)} USDC (${quoted.amount} atomic) to ${quoted.payTo}` : "unknown amount";
-    if (settlement.success) console.log(`paid: ${amount}\nsettlement: ${settlement.transaction} on ${settlement.network}`);
-    else console.log(`not charged: settlement failed (${settlement.errorReason ?? "unknown reason"})`);
+    if (settlement.success) lines.push(`paid: ${amount}`, `settlement: ${settlement.transaction} on ${settlement.network}`);
+    else lines.push(`not charged: settlement failed (${settlement.errorReason ?? "unknown reason"})`);
   } else
-    console.log(quoted ? `not charged: the call failed with ${res.status}, so the payment was not settled` : "no payment was asked for");
-  process.exitCode = res.ok ? 0 : 1;
+    lines.push(quoted ? `not charged: the call failed with ${res.status}, so the payment was not settled` : "no payment was asked for");
+  return { lines, exitCode: res.ok ? 0 : 1 };
 }
 
-main().catch((error) => fail(error instanceof Error ? error.message : String(error)));
+if (import.meta.main) {
+  buy(process.argv.slice(2)).then(
+    ({ lines, exitCode }) => {
+      console.log(lines.join("\n"));
+      process.exitCode = exitCode;
+    },
+    (error: unknown) => {
+      console.error(`buy: ${error instanceof Error ? error.message : String(error)}`);
+      process.exit(2);
+    },
+  );
+}

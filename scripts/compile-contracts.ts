@@ -1,10 +1,10 @@
 /**
- * CLI: compiles src/contracts/*.sol into dist/contracts.json (or argv[2]); no-op when up to date.
+ * CLI: compiles src/local/contracts/*.sol into dist/contracts.json (or argv[2]); no-op when up to date.
  * Usage: `npx tsx scripts/compile-contracts.ts [outFile]`.
  */
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { compileContracts, DEFAULT_CONTRACTS_FILE } from "../src/devnet/contracts.ts";
+import { compileContracts, DEFAULT_CONTRACTS_FILE } from "../src/local/devnet/contracts.ts";
 
 /** Compiles the contracts into outFile (skipped when its sourceHash is current); returns the file contents. */
 export { compileContracts };

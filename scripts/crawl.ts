@@ -12,19 +12,22 @@ import { createChainClient, rpcTransport } from "../src/chain/client.ts";
 import { ConfigError, loadConfig } from "../src/config.ts";
 import { runCrawl } from "../src/intel/crawl.ts";
 import { createIntelServices } from "../src/intel/intel-services.ts";
+import { LOCAL_BUYER_INDEX, trustPurchases } from "../src/intel/purchase-config.ts";
 import { createLogger } from "../src/log.ts";
 import { base } from "../src/networks/base.ts";
-import { createProgress, type Progress } from "../src/progress.ts";
 import { openStoreForTool, storeDescription } from "../src/store/configured.ts";
 import { redact } from "../src/store/store.ts";
 import { CDP_DISCOVERY_URL } from "../src/upstreams/directory-cdp.ts";
 import { X402_LIST_URL } from "../src/upstreams/directory-x402-list.ts";
+import { createProgress, type Progress } from "./progress.ts";
 
 /** The local chain described by `file`, when it answers. */
-async function runningDevnet(file: string): Promise<{ rpcUrl: string; payTo: `0x${string}` } | undefined> {
+type DevnetFile = { rpcUrl: string; payTo: `0x${string}`; buyers?: { privateKey: `0x${string}` }[] };
+
+async function runningDevnet(file: string): Promise<DevnetFile | undefined> {
   if (!existsSync(file)) return undefined;
   try {
-    const info = JSON.parse(readFileSync(file, "utf8")) as { rpcUrl: string; payTo: `0x${string}` };
+    const info = JSON.parse(readFileSync(file, "utf8")) as DevnetFile;
     const res = await fetch(info.rpcUrl, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -48,16 +51,18 @@ async function main(): Promise<void> {
     let cdpUrl = config.intel.cdpDiscoveryUrl ?? CDP_DISCOVERY_URL;
     let listUrl = config.intel.x402ListUrl ?? X402_LIST_URL;
     let demo = false;
+    let devnetBuyer: `0x${string}` | undefined;
     if (config.mode === "local") {
       // The service's chain when it is running (its devnet.json answers), else start it here.
       let devnet = await runningDevnet(path.join(config.dataDir, "devnet.json"));
       if (!devnet) {
-        const { startDevnet } = await import("../src/devnet/devnet.ts");
+        const { startDevnet } = await import("../src/local/devnet/devnet.ts");
         const started = await startDevnet({ dataDir: config.dataDir, port: config.anvilPort, persist: true });
         stops.push(started.stop);
         devnet = started;
       }
       rpcUrls = [devnet.rpcUrl];
+      devnetBuyer = devnet.buyers?.[LOCAL_BUYER_INDEX]?.privateKey;
       if (!config.intel.cdpDiscoveryUrl && !config.intel.x402ListUrl) {
         const { startDemoCatalogue } = await import("../src/intel/demo-catalogue.ts");
         const catalogue = await startDemoCatalogue({ payTo: devnet.payTo });
@@ -73,12 +78,23 @@ async function main(): Promise<void> {
       cdpDiscoveryUrl: cdpUrl,
       x402ListUrl: listUrl,
       allowLoopbackTargets: false,
-      // Only local mode's own demo catalogue lists loopback sellers.
-      crawlAllowLoopback: demo,
+      // Local mode's own demo catalogue lists loopback sellers; ALLOW_LOOPBACK_TARGETS=1 (local
+      // mode only, refused in production by the config) lets any local catalogue be crawled,
+      // as the service's scheduled crawl does.
+      crawlAllowLoopback: demo || (config.mode === "local" && config.intel.allowLoopbackTargets),
       crawlConcurrency: config.intel.crawlConcurrency,
       crawlOriginTimeoutMs: config.intel.crawlOriginTimeoutSeconds * 1000,
     });
     const chain = base.chainAt(rpcUrls);
+    const chainClient = createChainClient(chain, rpcTransport(rpcUrls));
+    const purchases = trustPurchases(config, chainClient, devnetBuyer);
+    if (purchases) {
+      const b = purchases.budget;
+      console.log(
+        `Verified by purchase: buying once from each seller judged payable, from ${purchases.buyer.address}, at most $${b.perRunUsd} this run, ` +
+          `$${b.perOriginUsd} per origin, sellers quoting at most $${b.priceCapUsd} (TRUST_PURCHASES=0 turns it off).`,
+      );
+    }
     console.log(
       `Crawling ${demo ? "the local demo catalogue" : `${cdpUrl} and ${listUrl}`} with ${config.intel.crawlConcurrency} origins at once, ` +
         `${config.intel.crawlOriginTimeoutSeconds} s per origin, into ${storeDescription(config, redact)}...`,
@@ -89,7 +105,8 @@ async function main(): Promise<void> {
       store,
       catalogue: intel.catalogue,
       fetcher: intel.crawl.fetcher,
-      chain: { client: createChainClient(chain, rpcTransport(rpcUrls)), network: config.network, usdc: config.usdc.address },
+      chain: { client: chainClient, network: config.network, usdc: config.usdc.address },
+      ...(purchases ? { purchases } : {}),
       concurrency: intel.crawl.concurrency,
       originTimeoutMs: intel.crawl.originTimeoutMs,
       trigger: "cli",
@@ -110,6 +127,11 @@ async function main(): Promise<void> {
         `  coverage  ${result.origins_in_catalogue} in the catalogue, ${result.origins_scored} scored, ${result.unreachable} unreachable`,
         `  verdicts  pay ${result.verdicts.pay}, pay_with_caution ${result.verdicts.pay_with_caution}, avoid ${result.verdicts.avoid}`,
         `  scores    median ${median ?? "n/a"}, mean ${mean ?? "n/a"}, p90 ${p90 ?? "n/a"}`,
+        ...(result.purchases
+          ? [
+              `  bought    ${result.purchases.made} purchases, signed ${Number(result.purchases.signed_atomic) / 1e6} USDC, charged ${Number(result.purchases.charged_atomic) / 1e6} USDC on chain`,
+            ]
+          : []),
       ].join("\n"),
     );
   } finally {

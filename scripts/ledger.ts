@@ -8,7 +8,7 @@ import { formatUnits } from "viem";
 import { ConfigError, loadConfig } from "../src/config.ts";
 import { balanceReport } from "../src/payments/balances.ts";
 import { openStoreForTool, storeDescription } from "../src/store/configured.ts";
-import { ledgerReport } from "../src/store/ledger.ts";
+import { ledgerReport, purchasesReport } from "../src/store/ledger.ts";
 import { redact } from "../src/store/store.ts";
 
 const usdc = (atomic: string) => formatUnits(BigInt(atomic), 6);
@@ -37,6 +37,12 @@ async function main(): Promise<void> {
       { movement: "messages debited", count: balances.debits, usdc: usdc(balances.debited) },
       { movement: `held now by ${balances.wallets} wallet(s)`, count: null, usdc: usdc(balances.outstanding) },
     ]);
+    // Money out, apart from the income above: what the trust runs spent verifying sellers by purchase.
+    const spent = await purchasesReport(store, days);
+    console.log(
+      `Our own purchases (trust runs verifying sellers): ${usdc(spent.charged_atomic)} USDC spent in ${spent.purchases} purchase(s)`,
+    );
+    console.table(spent.byOutcome.map((o) => ({ outcome: o.outcome, purchases: o.purchases, usdc: usdc(o.charged_atomic) })));
   } finally {
     await store.close();
   }

@@ -232,6 +232,11 @@ export const KbFrontmatter = Type.Object(
     ),
     /** Keywords (searched by `kb/ask` and `kb/search`). Required, at least one. */
     tags: Tags,
+    /**
+     * The question as buyers word it, where their words differ from the title's (searched as
+     * much as the title). Optional.
+     */
+    asked_as: Type.Optional(Type.Array(Text("a question as a buyer asks it"), { description: "a list of questions as buyers word them" })),
     /** The day the answer was last checked. Required. */
     last_verified: IsoDate,
   },
@@ -409,6 +414,8 @@ export const KbEntry = Type.Object(
     title: Type.String(),
     category: Type.String(),
     tags: Type.Array(Type.String()),
+    /** The question as buyers word it (empty when the title says it in their words). */
+    asked_as: Type.Array(Type.String()),
     answer: Type.String({ description: "the answer in Markdown" }),
     last_verified: IsoDate,
   },

@@ -39,8 +39,6 @@ export interface RouteDef {
    * it is computed once per process and then served from memory (skipping the Astro render).
    */
   readonly cache?: "process";
-  /** Paid from a prepaid balance when the body names its `user_id` and a Sign-In-With-X proves it (src/payments/balances.ts). */
-  readonly balancePayable?: true;
   /** The price is this query parameter's USD amount (x402 dynamic price); `price` is its default. */
   readonly dynamicPrice?: string;
   /** Free, but only for a wallet signed in with Sign-In-With-X; the function gets the wallet. */

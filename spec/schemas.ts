@@ -21,19 +21,8 @@ export const TxHash = Type.String({
 });
 export type TxHash = Static<typeof TxHash>;
 
-/** The body of every error response. */
-export const ErrorBody = Type.Object(
-  {
-    error: Type.Object({
-      code: Type.String({ description: "stable snake_case code", examples: ["invalid_request"] }),
-      message: Type.String({ description: "what is wrong and how to fix it" }),
-      details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-      docs: Type.String({ description: "the code's entry on the free /errors page", examples: ["/errors#invalid_request"] }),
-    }),
-  },
-  { $id: "ErrorBody" },
-);
-export type ErrorBody = Static<typeof ErrorBody>;
+/** The body of every error response: declared with the error table (src/error-docs.ts). */
+export { ErrorBody } from "../src/error-docs.ts";
 
 /** A request with no parameters. */
 export const NoInput = Type.Object({}, { additionalProperties: false });

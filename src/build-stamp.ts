@@ -1,6 +1,7 @@
 /**
- * Whether the build in `dist/` matches the sources: a hash of every input file, written
- * by `npm run build` and compared by `npm start`, which rebuilds when they differ.
+ * Whether the build in `dist/` matches its inputs: a hash of every file the build read, written
+ * by `npm run build` and compared by `npm start` and the tests, which rebuild when they differ.
+ * A module the built pages do not load (a route's function, the gate) is not an input.
  */
 
 import { spawnSync } from "node:child_process";
@@ -8,15 +9,21 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
-/** Files and folders whose content decides the build. */
+/**
+ * Files and folders whose content decides the build whatever it imports: what Astro compiles
+ * (pages, components, layouts), the content, the contracts and the configuration. The service's
+ * other modules are not bundled (astro.config.mjs): only those the build itself loaded (to
+ * prerender pages, to write the discovery documents) are added, by `scripts/build.ts`.
+ */
 export const BUILD_INPUTS = [
-  "src",
-  "functions",
-  "spec",
+  "src/pages",
+  "src/components",
+  "src/layouts",
+  "src/local/contracts",
   "content",
-  "scripts",
   "public",
   "astro.config.mjs",
+  "scripts/build.ts",
   "package.json",
   "tsconfig.json",
 ];
@@ -28,12 +35,18 @@ function walk(entry: string, out: string[]): void {
   } else out.push(entry);
 }
 
-/** The hash of all build inputs under `root`. */
-export function hashBuildInputs(root = "."): string {
+/** Every input file under `root`: the fixed inputs and `loaded` (paths relative to `root`), each once, sorted. */
+function inputFiles(root: string, loaded: readonly string[]): string[] {
   const files: string[] = [];
   for (const input of BUILD_INPUTS) walk(path.join(root, input), files);
-  const hash = createHash("sha256");
-  for (const file of files) {
+  for (const file of loaded) if (existsSync(path.join(root, file))) files.push(path.join(root, file));
+  return [...new Set(files)].sort();
+}
+
+/** The hash of the build's inputs under `root` (its absolute path included: the bundle imports modules by it). */
+export function hashBuildInputs(root = ".", loaded: readonly string[] = []): string {
+  const hash = createHash("sha256").update(path.resolve(root)).update("\0");
+  for (const file of inputFiles(root, loaded)) {
     hash.update(path.relative(root, file));
     hash.update("\0");
     hash.update(readFileSync(file));
@@ -47,11 +60,9 @@ export function hashBuildInputs(root = "."): string {
  * without reading any content. Equal fingerprints mean nothing was touched since the build,
  * so a restart skips hashing every input (most of a warm start's time otherwise).
  */
-export function statBuildInputs(root = "."): string {
-  const files: string[] = [];
-  for (const input of BUILD_INPUTS) walk(path.join(root, input), files);
+export function statBuildInputs(root = ".", loaded: readonly string[] = []): string {
   const hash = createHash("sha256");
-  for (const file of files) {
+  for (const file of inputFiles(root, loaded)) {
     const stat = statSync(file);
     hash.update(`${path.relative(root, file)}\0${stat.size}\0${stat.mtimeMs}\n`);
   }
@@ -72,10 +83,11 @@ export function buildIsCurrent(root = ".", distDir = "dist"): boolean {
   const file = stampPath(path.join(root, distDir));
   if (!existsSync(file) || !existsSync(path.join(root, distDir, "server/entry.mjs"))) return false;
   try {
-    const stamp = JSON.parse(readFileSync(file, "utf8")) as { inputs?: string; stats?: string };
-    const stats = statBuildInputs(root);
+    const stamp = JSON.parse(readFileSync(file, "utf8")) as { inputs?: string; stats?: string; loaded?: string[] };
+    const loaded = stamp.loaded ?? [];
+    const stats = statBuildInputs(root, loaded);
     if (stamp.stats === stats) return true;
-    if (stamp.inputs !== hashBuildInputs(root)) return false;
+    if (stamp.inputs !== hashBuildInputs(root, loaded)) return false;
     writeFileSync(file, `${JSON.stringify({ ...stamp, stats })}\n`);
     return true;
   } catch {
@@ -103,7 +115,7 @@ export async function ensureBuild(root = "."): Promise<void> {
     }
     try {
       if (buildIsCurrent(root)) return;
-      const result = spawnSync(process.execPath, ["--import", "tsx", "scripts/build.ts"], { cwd: root, stdio: "inherit" });
+      const result = spawnSync(process.execPath, ["scripts/build.ts"], { cwd: root, stdio: "inherit" });
       if (result.status !== 0) throw new Error("the build failed (see above); fix it and run `npm run build`");
       return;
     } finally {

@@ -8,6 +8,7 @@ import { getAddress, isAddress, isHex } from "viem";
 import { type ChatConfig, ChatConfigError, chatConfigFromEnv } from "./chat/config.ts";
 import { parseInteger, parsePort, parseUrl } from "./config-parse.ts";
 import { OWNERSHIP_PROOF } from "./discovery/ownership-proof.ts";
+import { type PurchaseConfig, purchaseConfigFromEnv } from "./intel/purchase-config.ts";
 import type { LogLevel } from "./log.ts";
 import { DEFAULT_NETWORK, evmNetworks } from "./networks/index.ts";
 import type { EvmNetwork } from "./networks/types.ts";
@@ -178,6 +179,8 @@ export interface IntelConfig {
   crawlOriginTimeoutSeconds: number;
   /** ALLOW_LOOPBACK_TARGETS=1, local mode only: caller-chosen URLs may reach 127.0.0.0/8 and ::1. */
   allowLoopbackTargets: boolean;
+  /** Verified by purchase (TRUST_PURCHASES and its budget; src/intel/purchase-config.ts). */
+  purchases: PurchaseConfig;
 }
 
 /** Start-up refused: one line per problem. */
@@ -188,6 +191,17 @@ export class ConfigError extends Error {
     super(`Configuration problems:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
     this.problems = problems;
   }
+}
+
+/**
+ * Production refuses to start when routes a wallet uses by signing in (a balance, content it
+ * bought) have no public origin to bind the sign-ins to: the Host header is the caller's to choose.
+ */
+export function checkSignInOrigin(config: Pick<Config, "mode" | "publicUrl">, signInRoutes: readonly string[]): void {
+  if (config.mode !== "production" || config.publicUrl || signInRoutes.length === 0) return;
+  throw new ConfigError([
+    `PUBLIC_URL is required in production: sign-ins (${signInRoutes.slice(0, 3).join(", ")}${signInRoutes.length > 3 ? ", ..." : ""}) must name the service's public origin, and an origin read from the Host header is the caller's to choose`,
+  ]);
 }
 
 const PRODUCTION_VARS = ["NETWORK", "RPC_URL", "PAY_TO", "FACILITATOR_URL", "FACILITATOR_PRIVATE_KEY"] as const;
@@ -290,6 +304,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     crawlConcurrency: parseInteger("CRAWL_CONCURRENCY", env.CRAWL_CONCURRENCY, 32, 1, 256, problems),
     crawlOriginTimeoutSeconds: parseInteger("CRAWL_ORIGIN_TIMEOUT_SECONDS", env.CRAWL_ORIGIN_TIMEOUT_SECONDS, 10, 1, 120, problems),
     allowLoopbackTargets: false,
+    purchases: purchaseConfigFromEnv(env, production, problems),
   };
   if (set("ALLOW_LOOPBACK_TARGETS")) {
     // Reaching loopback on a caller's behalf is a development convenience; a public service must never do it.

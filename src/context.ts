@@ -2,6 +2,7 @@
  * What a function in `functions/` receives besides its input. Functions never see
  * Express or Astro objects: everything they need arrives here.
  */
+
 import type { Static, TObject, TSchema } from "@sinclair/typebox";
 import type { PublicClient } from "viem";
 import type { RouteDef } from "../spec/route.ts";
@@ -10,6 +11,7 @@ import type { AnalyticsSettings } from "./analytics/services.ts";
 import type { ChatConfig } from "./chat/config.ts";
 import type { IntelSettings } from "./intel/intel-services.ts";
 import type { Logger } from "./log.ts";
+import type { CallLimits } from "./mcp/remote.ts";
 import type { BalanceDebit } from "./payments/balances.ts";
 import type { PaymentGate } from "./payments/gate.ts";
 import type { Store } from "./store/store.ts";
@@ -88,6 +90,8 @@ export interface ApiLocals {
   site: SiteId;
   /** The payment gate every paid route goes through (src/payments/gate.ts). */
   gate: Pick<PaymentGate, "handle" | "signIn">;
+  /** The HTTP rate limits of this request's client, for calls it carries that count as requests of their own (MCP tool calls). */
+  calls?: CallLimits;
 }
 
 /** The per-call context of a function. */

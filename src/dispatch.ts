@@ -9,9 +9,9 @@ import { functionFor } from "../functions/index.ts";
 import type { RouteDef } from "../spec/route.ts";
 import { type SiteDef, siteById } from "../spec/sites.ts";
 import type { ApiLocals, FunctionContext, VerifiedPayment } from "./context.ts";
-import { InvalidRequestError, NotFoundError, ServiceError, toErrorResponse } from "./errors.ts";
+import { NotFoundError, ServiceError, toErrorResponse } from "./errors.ts";
 import type { Logger } from "./log.ts";
-import { responseProblems, validateBody, validateQuery } from "./validate.ts";
+import { inputOf, responseProblems } from "./validate.ts";
 
 /** Each site's routes by path, built on first use. */
 const byPathOfSite = new Map<SiteDef, Map<string, RouteDef[]>>();
@@ -52,53 +52,6 @@ export function matchRoute(method: string, pathname: string, site: SiteDef): Rou
   return route;
 }
 
-/** How deep a JSON body may nest; deeper ones are refused before parsing (recursion would overflow the stack). */
-export const MAX_JSON_DEPTH = 64;
-
-/** The nesting depth of JSON `text` (strings skipped); stops counting past `limit`. */
-export function jsonDepth(text: string, limit = MAX_JSON_DEPTH): number {
-  let depth = 0;
-  let max = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92)
-        i++; // backslash: skip the escaped character
-      else if (c === 34) inString = false;
-    } else if (c === 34) inString = true;
-    else if (c === 123 || c === 91) {
-      depth++;
-      if (depth > max) max = depth;
-      if (max > limit) return max;
-    } else if (c === 125 || c === 93) depth--;
-  }
-  return max;
-}
-
-function parseJsonBody(text: string): unknown {
-  if (text.trim() === "") return {};
-  if (jsonDepth(text) > MAX_JSON_DEPTH) {
-    throw new InvalidRequestError(`The request body nests deeper than ${MAX_JSON_DEPTH} levels.`, [
-      { field: "body", expected: `a JSON object nested at most ${MAX_JSON_DEPTH} levels deep` },
-    ]);
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new InvalidRequestError("The request body is not valid JSON; send a JSON object.", [
-      { field: "body", expected: "a JSON object" },
-    ]);
-  }
-  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-    throw new InvalidRequestError("The request body must be a JSON object.", [
-      { field: "body", expected: "a JSON object", received: Array.isArray(parsed) ? "array" : typeof parsed },
-    ]);
-  }
-  return parsed;
-}
-
 function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   const bytes = Buffer.from(JSON.stringify(body));
   // A known length lets Node send the answer in one write instead of chunked encoding.
@@ -130,12 +83,7 @@ async function answer(
   signedIn?: `0x${string}`,
 ): Promise<Response> {
   try {
-    // A POST reads its body, and its query too when it declares one (a top-up's amount).
-    const query: Record<string, unknown> = route.query ? validateQuery(route.query, url.searchParams) : {};
-    const input =
-      route.method === "POST"
-        ? { ...query, ...(route.body ? validateBody<Record<string, unknown>>(route.body, parseJsonBody(body)) : {}) }
-        : query;
+    const input = inputOf(route, url, body);
     const ctx: FunctionContext = {
       ...locals.services,
       requestId: locals.requestId,

@@ -1,13 +1,14 @@
 /**
- * What every error code means for a buyer and what to do about it: the text of the free
- * `/errors` page (src/pages/errors.astro), which every error body links to through
- * `error.docs` (`toErrorResponse` in src/errors.ts). A `Record` over `ErrorCode`, so a new
- * code cannot be added without its entry here.
+ * The one table of error codes: each code's HTTP status, its entry on the free `/errors` page
+ * (src/pages/errors.astro, which every error body links to through `error.docs`) and, through
+ * `ErrorBody` below and `errorResponses` in src/discovery/openapi.ts, its OpenAPI description.
+ * `ErrorCode` is this table's keys and `ServiceError` (src/errors.ts) takes its status from it,
+ * so a code is declared here and nowhere else.
  */
-import type { ErrorCode } from "./errors.ts";
+import { type Static, Type } from "@sinclair/typebox";
 import { DEFAULT_NETWORK } from "./networks/index.ts";
 
-/** One error code's documentation. No error is ever charged, hence `charged: false`. */
+/** One error code's entry. No error is ever charged, hence `charged: false`. */
 export interface ErrorDoc {
   /** The HTTP status the code is always sent with. */
   status: number;
@@ -22,7 +23,7 @@ export interface ErrorDoc {
 }
 
 /** Every error code the service sends, in order of status. */
-export const ERROR_DOCS: Record<ErrorCode, ErrorDoc> = {
+export const ERROR_DOCS = {
   invalid_request: {
     status: 400,
     title: "Invalid request",
@@ -177,4 +178,29 @@ export const ERROR_DOCS: Record<ErrorCode, ErrorDoc> = {
     fix: "Try again shortly. Nothing was settled.",
     charged: false,
   },
-};
+} as const satisfies Record<string, ErrorDoc>;
+
+/** Stable error codes; callers match on these, never on message text. */
+export type ErrorCode = keyof typeof ERROR_DOCS;
+
+/** Every code, in the table's order. */
+export const ERROR_CODES = Object.keys(ERROR_DOCS) as ErrorCode[];
+
+/** The HTTP status `code` is always sent with. */
+export function statusOf(code: ErrorCode): number {
+  return ERROR_DOCS[code].status;
+}
+
+/** The JSON body of every error response, as TypeBox (for `/openapi.json`) and as a type. */
+export const ErrorBody = Type.Object({
+  error: Type.Object({
+    code: Type.Union(
+      ERROR_CODES.map((c) => Type.Literal(c)),
+      { description: "stable snake_case code; its status and meaning are on /errors" },
+    ),
+    message: Type.String({ description: "what is wrong and how to fix it" }),
+    details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    docs: Type.String({ description: "the code's entry on the free /errors page", examples: ["/errors#invalid_request"] }),
+  }),
+});
+export type ErrorBody = Static<typeof ErrorBody>;

@@ -1,92 +1,27 @@
 /**
  * One error base class for the whole service. Every failure a caller can see is a
- * `ServiceError` with a stable snake_case `code`, an HTTP `status`, a message the
+ * `ServiceError` with a stable snake_case `code`, the HTTP `status` the code's entry in the
+ * error table (src/error-docs.ts) gives it, a message the
  * caller can act on, and optional machine-readable `details`. `toErrorResponse` is the one
  * place that turns any thrown value into the JSON error body (`errorBody` builds one without
  * throwing); every body links to the code's entry on the free `/errors` page
  * (src/pages/errors.astro, text in src/error-docs.ts).
  */
 
-export { ERROR_DOCS, type ErrorDoc } from "./error-docs.ts";
+import { type ErrorBody, type ErrorCode, statusOf } from "./error-docs.ts";
 
-/**
- * Stable error codes; callers match on these, never on message text. Exactly the codes the
- * service sends, each with its status and documentation in src/error-docs.ts.
- */
-export type ErrorCode =
-  /** 400: a field is missing or malformed; `details.fields` names each one. */
-  | "invalid_request"
-  /** 400: dot segments, encoded slashes, `//` or percent-encoding (src/server/middleware/canonical-path.ts). */
-  | "non_canonical_path"
-  /** 400: a caller-chosen URL leads to a private, loopback or otherwise refused address (src/outbound/). */
-  | "target_not_allowed"
-  /** 402: the x402 challenge. */
-  | "payment_required"
-  /** 402: the payment header cannot be read; `details.field` names the field. */
-  | "invalid_payload"
-  /** 402: the authorisation was already settled for another request, or its retry window has passed. */
-  | "payment_already_used"
-  /** 402: the prepaid balance named by `user_id` does not cover the price; the body carries the per-call challenge. */
-  | "insufficient_balance"
-  /** 401: the request spends or reads a balance but carries no Sign-In-With-X proof. */
-  | "signin_required"
-  /** 401: the Sign-In-With-X proof is expired, replayed, for another origin or signed by another wallet. */
-  | "signin_invalid"
-  /** 402: the transfer was not made. */
-  | "settlement_failed"
-  /** 402: the transfer may have landed; the same request with the same payment settles it or answers. */
-  | "settlement_unknown"
-  | "not_found"
-  /** 405: sent with an `Allow` header. */
-  | "method_not_allowed"
-  /** 409: the same payment is in use by a request in flight; `Retry-After: 1`. */
-  | "payment_in_progress"
-  /** 409: the payment-identifier id was already used with another request or payer. */
-  | "payment_id_conflict"
-  /** 413: bodies over 64 KiB (src/server/middleware/body-limit.ts). */
-  | "payload_too_large"
-  /** 429: a client's free budget, its unpaid challenges, or a payer's calls in flight (src/server/middleware/rate-limit.ts); `Retry-After`. */
-  | "rate_limited"
-  | "internal_error"
-  | "upstream_error"
-  /** 503: a dependency of the call (database, a needed service) is down. */
-  | "unavailable"
-  /** 503: the facilitator or the chain RPC did not answer within the time budget; `Retry-After`. */
-  | "payment_unavailable"
-  | "upstream_timeout";
+export { ERROR_CODES, ERROR_DOCS, ErrorBody, type ErrorCode, type ErrorDoc, statusOf } from "./error-docs.ts";
 
-/** The JSON body of every error response. */
-export interface ErrorBody {
-  error: {
-    code: ErrorCode;
-    message: string;
-    details?: Record<string, unknown>;
-    /** Relative URL of the code's entry on the free `/errors` page, e.g. `/errors#not_found`. */
-    docs: string;
-  };
+/** What a `ServiceError` may carry beyond its code and message. */
+export interface ServiceErrorOptions {
+  details?: Record<string, unknown>;
+  cause?: unknown;
+  /** Extra response headers, e.g. `Allow` on a 405 or `Retry-After` on a 409 or 503. */
+  headers?: Record<string, string>;
 }
-
-/**
- * Marks service errors across module copies: the Astro build bundles its own copy of this
- * file while the Express side loads the source, so a plain `instanceof` would not recognise
- * an error thrown by the other copy (and a 503 would become a 500).
- */
-const BRAND = Symbol.for("x402-chain-data-service/ServiceError");
 
 /** Base class of every error the service reports to a caller. */
 export class ServiceError extends Error {
-  /** Identifies the class across module copies; each subclass declares its own. */
-  static readonly errorName: string = "ServiceError";
-
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    // `this` is the class `instanceof` asks about (maybe a subclass), so it cannot be named.
-    // biome-ignore lint/complexity/noThisInStatic: the receiver is the class being tested
-    const tested = this as typeof ServiceError;
-    if (Function.prototype[Symbol.hasInstance].call(tested, value)) return true;
-    const names = (value as { [BRAND]?: unknown } | null)?.[BRAND];
-    return Array.isArray(names) && names.includes(tested.errorName);
-  }
-
   override name = "ServiceError";
   readonly code: ErrorCode;
   readonly status: number;
@@ -94,18 +29,22 @@ export class ServiceError extends Error {
   /** Extra response headers, e.g. `Allow` on a 405 or `Retry-After` on a 409 or 503. */
   readonly headers: Record<string, string>;
 
-  constructor(
-    code: ErrorCode,
-    status: number,
-    message: string,
-    options: { details?: Record<string, unknown>; cause?: unknown; headers?: Record<string, string> } = {},
-  ) {
+  /** `code`'s status comes from the error table. */
+  constructor(code: ErrorCode, message: string, options?: ServiceErrorOptions);
+  /**
+   * @deprecated The status is the error table's: drop the argument. Kept so that call sites
+   * written before the table still compile; a status that disagrees with the table throws.
+   */
+  constructor(code: ErrorCode, status: number, message: string, options?: ServiceErrorOptions);
+  constructor(code: ErrorCode, ...rest: [string, ServiceErrorOptions?] | [number, string, ServiceErrorOptions?]) {
+    const [given, message, options = {}] =
+      typeof rest[0] === "number"
+        ? (rest as [number, string, ServiceErrorOptions?])
+        : [undefined, ...(rest as [string, ServiceErrorOptions?])];
+    const status = statusOf(code);
+    if (given !== undefined && given !== status)
+      throw new TypeError(`error code ${code} is sent with status ${status} (src/error-docs.ts), not ${given}`);
     super(message, { cause: options.cause });
-    const names: string[] = [];
-    for (let c = new.target as typeof ServiceError | undefined; c?.errorName; c = Object.getPrototypeOf(c)) {
-      if (!names.includes(c.errorName)) names.push(c.errorName);
-    }
-    Object.defineProperty(this, BRAND, { value: names });
     this.code = code;
     this.status = status;
     this.details = options.details;
@@ -125,39 +64,33 @@ export interface FieldProblem {
 
 /** 400: the request was understood but a field is missing or malformed. */
 export class InvalidRequestError extends ServiceError {
-  static override readonly errorName: string = "InvalidRequestError";
   override name = "InvalidRequestError";
   readonly fields: FieldProblem[];
   constructor(message: string, fields: FieldProblem[] = []) {
-    super("invalid_request", 400, message, fields.length > 0 ? { details: { fields } } : {});
+    super("invalid_request", message, fields.length > 0 ? { details: { fields } } : {});
     this.fields = fields;
   }
 }
 
 /** 404: the path, topic, slug or transaction does not exist. */
 export class NotFoundError extends ServiceError {
-  static override readonly errorName: string = "NotFoundError";
   override name = "NotFoundError";
   constructor(message: string, details?: Record<string, unknown>) {
-    super("not_found", 404, message, details ? { details } : {});
+    super("not_found", message, details ? { details } : {});
   }
 }
 
-/** The upstream failure kinds and their statuses (none is ever charged). */
-const UPSTREAM_STATUS = { upstream_error: 502, unavailable: 503, upstream_timeout: 504 } as const;
-
 /** 502/503/504: a chain node or third-party API failed; the call is not charged. */
 export class UpstreamError extends ServiceError {
-  static override readonly errorName: string = "UpstreamError";
   override name = "UpstreamError";
   readonly upstream: string;
   constructor(
-    kind: keyof typeof UPSTREAM_STATUS,
+    kind: "upstream_error" | "unavailable" | "upstream_timeout",
     upstream: string,
     message: string,
     options: { cause?: unknown; retryAfterSeconds?: number } = {},
   ) {
-    super(kind, UPSTREAM_STATUS[kind], message, {
+    super(kind, message, {
       details: { upstream },
       cause: options.cause,
       headers: options.retryAfterSeconds ? { "Retry-After": String(options.retryAfterSeconds) } : {},

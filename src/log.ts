@@ -30,64 +30,40 @@ export interface Logger {
 export type LogSink = ((line: string) => void) | { fd: number };
 
 /**
- * How long lines wait to be written together. Writing a line costs a system call and a round
- * trip through libuv's thread pool whatever its length, which on the free routes cost more than
- * anything else the service adds to a bare server's answer (about 20 us a request on the bench
- * machine); one write per 20 ms costs next to nothing per line. A line reaches its file, pipe
- * or terminal at most this late, and `flushLogs` (called at exit, also on a crash)
- * writes out what is waiting.
+ * A file descriptor's lines are gathered by pino's SonicBoom destination and written together
+ * (`minLength`), at the latest every `LOG_FLUSH_MS` (`periodicFlush`): one write per request cost
+ * a third of the free routes' throughput. pino flushes them synchronously at exit.
  */
-const LOG_BATCH_MS = 20;
-
-/** A file descriptor's destination: lines gathered for `LOG_BATCH_MS`, then handed to pino's asynchronous writer at once. */
-interface BatchedDestination extends DestinationStream {
-  flushSync(): void;
-}
+const LOG_FLUSH_MS = 50;
 
 /** One destination per file descriptor, shared by every logger writing there. */
-const destinations = new Map<number, BatchedDestination>();
+const destinations = new Map<number, ReturnType<typeof pino.destination>>();
 
-function destinationOf(fd: number): BatchedDestination {
+function destinationOf(fd: number): DestinationStream {
   let destination = destinations.get(fd);
-  if (destination) return destination;
-  // SonicBoom writes asynchronously and deals with partial writes and full pipes (EAGAIN);
-  // pino flushes it synchronously when the process exits.
-  const sonic = pino.destination({ dest: fd, sync: false, minLength: 0 });
-  let lines: string[] = [];
-  let timer: NodeJS.Timeout | undefined;
-  const handOver = () => {
-    timer = undefined;
-    if (lines.length === 0) return;
-    const text = lines.join("");
-    lines = [];
-    sonic.write(text);
-  };
-  destination = {
-    write(line: string) {
-      lines.push(line);
-      if (!timer) {
-        timer = setTimeout(handOver, LOG_BATCH_MS);
-        timer.unref();
-      }
-    },
-    flushSync() {
-      if (timer) clearTimeout(timer);
-      handOver();
-      try {
-        sonic.flushSync();
-      } catch {
-        // Not open yet or already closed: nothing of ours is waiting in it.
-      }
-    },
-  };
-  destinations.set(fd, destination);
-  if (destinations.size === 1) process.once("exit", flushLogs);
+  if (!destination) {
+    const opened = pino.destination({ dest: fd, sync: false, minLength: 4096, periodicFlush: LOG_FLUSH_MS });
+    // A descriptor closed under it (a log file a test or script closed) ends it; other failures stay loud.
+    opened.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code !== "EBADF") throw error;
+      destinations.delete(fd);
+      opened.destroy();
+    });
+    destinations.set(fd, opened);
+    destination = opened;
+  }
   return destination;
 }
 
-/** Write out whatever the destinations still hold (when stopping, at exit, or to read a log file back). */
+/** Write out whatever the destinations still hold (when stopping, or to read a log file back). */
 export function flushLogs(): void {
-  for (const destination of destinations.values()) destination.flushSync();
+  for (const destination of destinations.values()) {
+    try {
+      destination.flushSync();
+    } catch {
+      // Not open yet or already closed: nothing of ours is waiting in it.
+    }
+  }
 }
 
 function streamOf(sink: LogSink): DestinationStream {
@@ -96,23 +72,15 @@ function streamOf(sink: LogSink): DestinationStream {
   return { write: (line: string) => sink(line.endsWith("\n") ? line.slice(0, -1) : line) };
 }
 
-/** Whether a field name is secret-like, remembered per name (field names come from code, so they are few). */
-const secretNames = new Map<string, boolean>();
-function isSecretName(key: string): boolean {
-  let secret = secretNames.get(key);
-  if (secret === undefined) {
-    secret = SECRET_KEY.test(key);
-    if (secretNames.size < 1000) secretNames.set(key, secret);
-  }
-  return secret;
-}
-
-/** `fields` as they are logged: secret-named keys redacted, errors as name and message, bigints as strings. */
+/**
+ * `fields` as they are logged: secret-named keys redacted, errors as name and message, bigints as
+ * strings. pino's `redact` takes paths, not a pattern of key names, so this is pino's `log` formatter.
+ */
 function safeFields(fields: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const key in fields) {
     const v = fields[key];
-    out[key] = isSecretName(key)
+    out[key] = SECRET_KEY.test(key)
       ? "[redacted]"
       : v instanceof Error
         ? { name: v.name, message: v.message }
@@ -136,41 +104,14 @@ function withoutBigints(value: object): unknown {
   return has ? JSON.parse(text) : value;
 }
 
-/** The ISO time of the current millisecond, formatted once per millisecond (many lines share one under load). */
-let isoMs = -1;
-let iso = "";
-function isoNow(): string {
-  const now = Date.now();
-  if (now !== isoMs) {
-    isoMs = now;
-    iso = new Date(now).toISOString();
-  }
-  return iso;
-}
-
-/** What `logRequest` needs to write a logger's access line itself: whether info is on, its bound fields as JSON, its stream. */
-interface AccessWriter {
-  info: boolean;
-  /** `,"key":value` for each bound field, as pino writes them. */
-  bindings: string;
-  stream: DestinationStream;
-}
-
-/** The access writers of the loggers `createLogger` made (others log access lines through `info`). */
-const accessWriters = new WeakMap<Logger, AccessWriter>();
-
-function wrap(p: PinoLogger, stream: DestinationStream): Logger {
-  const logger: Logger = {
-    debug: (msg, fields) => (fields ? p.debug(safeFields(fields), msg) : p.debug(msg)),
-    info: (msg, fields) => (fields ? p.info(safeFields(fields), msg) : p.info(msg)),
-    warn: (msg, fields) => (fields ? p.warn(safeFields(fields), msg) : p.warn(msg)),
-    error: (msg, fields) => (fields ? p.error(safeFields(fields), msg) : p.error(msg)),
-    child: (fields) => wrap(p.child(safeFields(fields)), stream),
+function wrap(p: PinoLogger): Logger {
+  return {
+    debug: (msg, fields) => p.debug(fields ?? {}, msg),
+    info: (msg, fields) => p.info(fields ?? {}, msg),
+    warn: (msg, fields) => p.warn(fields ?? {}, msg),
+    error: (msg, fields) => p.error(fields ?? {}, msg),
+    child: (fields) => wrap(p.child(safeFields(fields))),
   };
-  // pino's own serialization of the bound fields (`,"key":value...`), as it writes them in every line.
-  const bindings = String((p as unknown as Record<symbol, unknown>)[pino.symbols.chindingsSym] ?? "");
-  accessWriters.set(logger, { info: p.isLevelEnabled("info"), bindings, stream });
-  return logger;
 }
 
 /** The fields of the access line written when a request's answer ends. */
@@ -183,43 +124,23 @@ export interface RequestLine {
 }
 
 /**
- * Log a request's access line: `log.info("request", fields)`, byte for byte, written straight
- * to the logger's stream when `createLogger` made it. It is the one line every request writes,
- * and its fields are fixed and never secret, so the general path (copying the fields to redact
- * them, then pino's serializer) is skipped: on the free routes that path cost more than
- * anything else the service adds to a bare server's answer.
- */
-export function logRequest(log: Logger, line: RequestLine): void {
-  const writer = accessWriters.get(log);
-  if (!writer) {
-    log.info("request", { ...line });
-    return;
-  }
-  if (!writer.info) return;
-  writer.stream.write(
-    `{"level":"info","t":"${isoNow()}"${writer.bindings},"request_id":${JSON.stringify(line.request_id)},"method":${JSON.stringify(line.method)},"path":${JSON.stringify(line.path)},"status":${line.status},"ms":${line.ms},"msg":"request"}\n`,
-  );
-}
-
-/**
  * Create a logger at `level` with `base` fields on every line, writing to `sink` (default:
  * stdout, asynchronously). The default writes to the file descriptor, never through
  * `console`, so `captureConsole` cannot loop back into it. Each line is
  * `{"level","t",...base,...fields,"msg"}` with `t` an ISO timestamp.
  */
 export function createLogger(level: LogLevel = "info", base: Record<string, unknown> = {}, sink: LogSink = { fd: 1 }): Logger {
-  const stream = streamOf(sink);
   const root = pino(
     {
       level,
       base: null,
       messageKey: "msg",
-      timestamp: () => `,"t":"${isoNow()}"`,
-      formatters: { level: (label) => ({ level: label }) },
+      timestamp: () => `,"t":"${new Date().toISOString()}"`,
+      formatters: { level: (label) => ({ level: label }), log: safeFields },
     },
-    stream,
+    streamOf(sink),
   );
-  return wrap(Object.keys(base).length > 0 ? root.child(safeFields(base)) : root, stream);
+  return wrap(Object.keys(base).length > 0 ? root.child(safeFields(base)) : root);
 }
 
 /** The `console` methods `captureConsole` replaces, and the level each one logs at. */

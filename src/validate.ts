@@ -2,9 +2,10 @@
  * Request validation from the route table's TypeBox schemas. Validators are compiled once
  * per schema; only the query string is coerced (it arrives as text), never the body.
  */
-import type { TObject, TSchema } from "@sinclair/typebox";
+import { type TObject, type TSchema, Type } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 import { Value } from "@sinclair/typebox/value";
+import type { RouteDef } from "../spec/route.ts";
 import { type FieldProblem, InvalidRequestError } from "./errors.ts";
 
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
@@ -113,4 +114,71 @@ export function responseProblems(schema: TSchema, value: unknown): string[] {
   const check = checkerFor(schema);
   if (check.Check(value)) return [];
   return [...check.Errors(value)].slice(0, 5).map((e) => `${e.path || "/"}: ${e.message}`);
+}
+
+/** How deep a JSON body may nest; deeper ones are refused before parsing (recursion would overflow the stack). */
+export const MAX_JSON_DEPTH = 64;
+
+/** The nesting depth of JSON `text` (strings skipped); stops counting past `limit`. */
+export function jsonDepth(text: string, limit = MAX_JSON_DEPTH): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92)
+        i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) {
+      depth++;
+      if (depth > max) max = depth;
+      if (max > limit) return max;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return max;
+}
+
+export function parseJsonBody(text: string): unknown {
+  if (text.trim() === "") return {};
+  if (jsonDepth(text) > MAX_JSON_DEPTH) {
+    throw new InvalidRequestError(`The request body nests deeper than ${MAX_JSON_DEPTH} levels.`, [
+      { field: "body", expected: `a JSON object nested at most ${MAX_JSON_DEPTH} levels deep` },
+    ]);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new InvalidRequestError("The request body is not valid JSON; send a JSON object.", [
+      { field: "body", expected: "a JSON object" },
+    ]);
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw new InvalidRequestError("The request body must be a JSON object.", [
+      { field: "body", expected: "a JSON object", received: Array.isArray(parsed) ? "array" : typeof parsed },
+    ]);
+  }
+  return parsed;
+}
+
+/** The body of a POST route that declares none: nothing, or an empty object. */
+const NO_BODY = Type.Object({}, { additionalProperties: false });
+
+/** The validated input of a call: the query, and for a POST its JSON body too; throws a 400 naming every bad field. */
+export function inputOf(route: RouteDef, url: URL, body: string): Record<string, unknown> {
+  const query: Record<string, unknown> = route.query ? validateQuery(route.query, url.searchParams) : {};
+  if (route.method !== "POST") return query;
+  return { ...query, ...validateBody<Record<string, unknown>>(route.body ?? NO_BODY, parseJsonBody(body)) };
+}
+
+/**
+ * Checked before charged: a body or query that is present and fails the route's schema is a 400
+ * before any 402. No body and `{}` are probes (directories and discovery tools send them) and get the challenge.
+ */
+export function checkBeforeCharging(route: RouteDef, url: URL, body: string): void {
+  if (route.query && url.search !== "") validateQuery(route.query, url.searchParams);
+  const text = body.trim();
+  if (route.method === "POST" && text !== "" && !/^\{\s*\}$/.test(text)) inputOf(route, url, body);
 }

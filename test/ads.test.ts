@@ -11,8 +11,6 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compileContent } from "../scripts/content/compile.ts";
 import { ContentError } from "../scripts/content/problems.ts";
-import { adSchedule } from "../src/content/ad-schedule.ts";
-import { AD_PAGES } from "../src/server/app.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { writeContentFixture } from "./support/content-fixture.ts";
 import { buyerAccount, payingFetch, startTestService, usdcBalance } from "./support/service.ts";
@@ -112,72 +110,6 @@ describe("the build", () => {
         .slice(1)
         .map((l) => l.trim()),
     ).toEqual(["content/ads/feb-30.md:6: starts_at: expected a real UTC time YYYY-MM-DDTHH:MM:SSZ; found 2026-02-30T00:00:00Z"]);
-  });
-});
-
-describe("the schedule of placement changes", () => {
-  const at = (iso: string) => Date.parse(iso);
-  const schedule = adSchedule([
-    { id: "a", placement: "kb", starts_at: "2026-01-01T00:00:00Z", expires_at: "2026-02-01T12:00:00Z" },
-    { id: "b", placement: "kb", starts_at: "2026-02-01T12:00:00Z", expires_at: "2026-03-01T00:00:00Z" },
-    { id: "c", placement: "home", starts_at: "2026-01-15T00:00:00Z", expires_at: "2026-01-20T00:00:00Z" },
-  ]);
-
-  it("puts two instants in one interval exactly when no placement starts or expires between them", () => {
-    expect(schedule.interval(at("2025-12-31T23:59:59.999Z"))).toBe(0);
-    expect(schedule.interval(at("2026-01-01T00:00:00Z"))).toBe(1);
-    expect(schedule.interval(at("2026-01-14T23:59:59.999Z"))).toBe(1);
-    expect(schedule.interval(at("2026-01-15T00:00:00Z"))).toBe(2);
-    expect(schedule.interval(at("2026-01-20T00:00:00Z"))).toBe(3);
-    // Noon: a expires and b starts at the same instant, one change.
-    expect(schedule.interval(at("2026-02-01T11:59:59.999Z"))).toBe(3);
-    expect(schedule.interval(at("2026-02-01T12:00:00Z"))).toBe(4);
-    expect(schedule.interval(at("2030-01-01T00:00:00Z"))).toBe(5);
-  });
-
-  it("gives each slot's next change, ignoring the other slots'", () => {
-    expect(schedule.nextChange("kb", at("2026-01-15T00:00:00Z"))).toBe(at("2026-02-01T12:00:00Z"));
-    expect(schedule.nextChange("kb", at("2026-02-01T12:00:00Z"))).toBe(at("2026-03-01T00:00:00Z"));
-    expect(schedule.nextChange("home", at("2026-01-01T00:00:00Z"))).toBe(at("2026-01-15T00:00:00Z"));
-    expect(schedule.nextChange("home", at("2026-01-20T00:00:00Z"))).toBe(Number.POSITIVE_INFINITY);
-    expect(schedule.nextChange("howto", at("2026-01-01T00:00:00Z"))).toBe(Number.POSITIVE_INFINITY);
-  });
-
-  it("the pages held per interval are exactly the pages that show a slot and read nothing else per request", () => {
-    const pagesDir = path.resolve(import.meta.dirname, "../src/pages");
-    const withSlot = new Map<string, string>();
-    const walk = (dir: string) => {
-      for (const entry of readdirSync(dir, { withFileTypes: true })) {
-        const file = path.join(dir, entry.name);
-        if (entry.isDirectory()) walk(file);
-        else if (entry.name.endsWith(".astro")) {
-          const slot = /sponsoredSlot\("([a-z]+)"/.exec(readFileSync(file, "utf8"))?.[1];
-          if (slot) withSlot.set(path.relative(pagesDir, file), slot);
-        }
-      }
-    };
-    walk(pagesDir);
-    expect(Object.fromEntries(withSlot)).toEqual({
-      "index.astro": "home",
-      "playbooks.astro": "playbooks",
-      "howto/index.astro": "howto",
-      "kb.astro": "kb",
-      "leaderboard.astro": "leaderboard",
-    });
-    // The leaderboard reads the store, so it is rendered per request; the others depend on the build and their slot only.
-    expect(readFileSync(path.join(pagesDir, "leaderboard.astro"), "utf8")).toContain("Astro.locals");
-    for (const file of ["index.astro", "playbooks.astro", "howto/index.astro", "kb.astro"]) {
-      const source = readFileSync(path.join(pagesDir, file), "utf8");
-      expect(source.match(/Astro\.(?:locals|url|request|params|cookies)[.a-z]*/g), file).toEqual(["Astro.locals.services.now"]);
-    }
-    expect(Object.fromEntries(AD_PAGES)).toEqual({
-      "/": "home",
-      "/playbooks": "playbooks",
-      "/playbooks/": "playbooks",
-      "/howto/": "howto",
-      "/kb": "kb",
-      "/kb/": "kb",
-    });
   });
 });
 

@@ -7,7 +7,7 @@
 import { type Address, getAddress, parseAbiItem } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { methodologyFor } from "../src/analytics/methodology.ts";
-import { mineFeeBlocks } from "../src/devnet/scenario.ts";
+import { mineFeeBlocks } from "../src/local/devnet/scenario.ts";
 import { base as baseNetwork } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { classOf, decimal, expectedDirection, labelsOf, paidPost, scenario, transfersOf, wallet } from "./support/scenario.ts";
@@ -96,7 +96,7 @@ describe("gas-tracker", () => {
     expect(status).toBe(200);
     expect(spent).toBe(PRICE);
     // Five equal-gas transfers per block: the 10th/50th/90th percentiles are the 1st, 3rd and 5th tips;
-    // over 20 blocks the medians are (2+3)/2 M, 12 M and 100 M wei (src/devnet/scenario.ts feeBlockTips).
+    // over 20 blocks the medians are (2+3)/2 M, 12 M and 100 M wei (src/local/devnet/scenario.ts feeBlockTips).
     const tips = { low: 2_500_000n, medium: 12_000_000n, high: 100_000_000n };
     const cost = (gas: bigint, tip: bigint) => {
       // gas x (base + tip) wei x 3120.45 USD/ETH, rounded half up to 8 decimals.

@@ -6,8 +6,8 @@
  */
 import { http } from "viem";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { type StubFault, type StubUpstream, startUpstreamStubs, type UpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
 import type { RunningService } from "../src/server/service.ts";
-import { type StubFault, type StubUpstream, startUpstreamStubs, type UpstreamStubs } from "../src/stubs/upstream-stubs.ts";
 import { startRpcProxy } from "./support/rpc-proxy.ts";
 import { paidPost, wallet } from "./support/scenario.ts";
 import { devnet, startTestService, testConfig } from "./support/service.ts";

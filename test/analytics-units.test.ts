@@ -132,15 +132,15 @@ describe("the label file", () => {
 
 describe("the shared cache", () => {
   it("shares one load between concurrent misses, keeps values for their TTL and never caches failures", async () => {
-    let now = 0;
+    let now = 1;
     let loads = 0;
     const cache = new TtlCache<number>(1_000, { now: () => now });
     const load = async () => ++loads;
     const [a, b] = await Promise.all([cache.get("k", load), cache.get("k", load)]);
     expect([a.value, b.value, loads]).toEqual([1, 1, 1]);
-    now = 999;
+    now = 1_001;
     expect((await cache.get("k", load)).value).toBe(1);
-    now = 1_000;
+    now = 1_002;
     expect((await cache.get("k", load)).value).toBe(2);
     await expect(cache.get("x", () => Promise.reject(new Error("down")))).rejects.toThrow("down");
     expect((await cache.get("x", load)).value).toBe(3);

@@ -9,7 +9,7 @@ import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/
 import { wrapFetchWithSIWx } from "@x402/extensions/sign-in-with-x";
 import type { PrivateKeyAccount } from "viem";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { type SignInOverrides, signInHeader } from "../src/buyer/sign-in.ts";
+import { type SignInOverrides, signInHeader } from "../src/local/buyer/sign-in.ts";
 import { base } from "../src/networks/base.ts";
 import { settleAndKeep } from "../src/payments/kept-answers.ts";
 import type { RunningService } from "../src/server/service.ts";
@@ -150,10 +150,12 @@ describe.each(engines.filter((e) => e.enabled))("a prepaid balance on $name", (e
       headers: json,
       body: JSON.stringify({ user_id: buyer.address, message: QUESTION }),
     });
-    expect(missing.status).toBe(401);
-    const missingBody = (await missing.json()) as Answer;
+    // A 402 declaring the sign-in (what wrapFetchWithSIWx and agentcash act on), never a 401.
+    expect(missing.status).toBe(402);
+    const missingBody = (await missing.json()) as Answer & { extensions?: Record<string, { info?: unknown }> };
     expect(missingBody.error).toMatchObject({ code: "signin_required", details: { header: "SIGN-IN-WITH-X" } });
-    expect(missingBody.error?.details?.sign_in).toMatchObject({ info: { domain: new URL(service.url).host } });
+    expect(missingBody.extensions?.["sign-in-with-x"]?.info).toMatchObject({ domain: new URL(service.url).host });
+    expect(decodePaymentRequiredHeader(missing.headers.get("payment-required") as string).extensions).toHaveProperty("sign-in-with-x");
 
     const expired = await chatFrom(
       service,
@@ -161,7 +163,7 @@ describe.each(engines.filter((e) => e.enabled))("a prepaid balance on $name", (e
       { message: QUESTION },
       await signIn(service, buyer, "/api/chat", { issuedAt: new Date(Date.now() - 10 * 60_000).toISOString() }),
     );
-    expect(expired.res.status).toBe(401);
+    expect(expired.res.status).toBe(402);
     expect(expired.body.error).toMatchObject({ code: "signin_invalid" });
 
     const elsewhere = await chatFrom(
@@ -170,18 +172,18 @@ describe.each(engines.filter((e) => e.enabled))("a prepaid balance on $name", (e
       { message: QUESTION },
       await signIn(service, buyer, "/api/chat", { domain: "evil.example", uri: "https://evil.example/api/chat" }),
     );
-    expect(elsewhere.res.status).toBe(401);
+    expect(elsewhere.res.status).toBe(402);
     expect(elsewhere.body.error).toMatchObject({ code: "signin_invalid", details: { reason: "invalid_siwx_domain_mismatch" } });
 
     const once = await signIn(service, buyer, "/api/chat");
     expect((await chatFrom(service, buyer, { message: QUESTION }, once)).res.status).toBe(200);
     const replayed = await chatFrom(service, buyer, { message: QUESTION }, once);
-    expect(replayed.res.status).toBe(401);
+    expect(replayed.res.status).toBe(402);
     expect(replayed.body.error).toMatchObject({ code: "signin_invalid", details: { reason: "invalid_siwx_nonce" } });
 
     // Another wallet's signature never spends this balance.
     const stranger = await chatFrom(service, buyer, { message: QUESTION }, await signIn(service, other, "/api/chat"));
-    expect(stranger.res.status).toBe(401);
+    expect(stranger.res.status).toBe(402);
     expect(stranger.body.error).toMatchObject({ code: "signin_invalid", details: { reason: "wallet_mismatch", field: "body.user_id" } });
 
     const badId = await chatFrom(service, buyer, { message: QUESTION, user_id: "alice" });
@@ -194,7 +196,7 @@ describe.each(engines.filter((e) => e.enabled))("a prepaid balance on $name", (e
     expect((read.body.movements as unknown[]).length).toBe(2);
 
     const unsigned = await fetch(`${service.url}/api/balance`);
-    expect(unsigned.status).toBe(401);
+    expect(unsigned.status).toBe(402);
     expect(((await unsigned.json()) as Answer).error?.code).toBe("signin_required");
   });
 

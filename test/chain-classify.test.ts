@@ -1,6 +1,6 @@
 /**
  * Address classes from interface probes, token metadata and proxy detection, against the
- * seeded devnet's contracts and wallets (ground truth: src/devnet/scenario.ts).
+ * seeded devnet's contracts and wallets (ground truth: src/local/devnet/scenario.ts).
  */
 import { type Address, getAddress, type Hex } from "viem";
 import { afterAll, describe, expect, it } from "vitest";

@@ -30,12 +30,8 @@ async function proxy(options: Parameters<typeof startRpcProxy>[1]): Promise<RpcP
   return p;
 }
 
-/** The scanner's two ways to its logs: through the viem client's transport, and straight over HTTP (the service's). */
-const SOURCES = ["through the client's transport", "straight from the RPC URL"] as const;
-
-describe.each(SOURCES)("eth_getLogs %s", (source) => {
-  const scannerOf = (url: string, options: ScannerOptions = {}) =>
-    new TransferScanner(clientOf(url), source === SOURCES[0] ? options : { ...options, rpcUrls: [url], timeoutMs: 5_000 });
+describe("eth_getLogs through the client's transport", () => {
+  const scannerOf = (url: string, options: ScannerOptions = {}) => new TransferScanner(clientOf(url), options);
 
   describe("reading the window", () => {
     it("returns every USDC and WETH transfer of the scenario in chain order, across aligned chunks", async () => {

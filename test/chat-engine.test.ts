@@ -16,11 +16,11 @@ import { ChatConfigError, type ChatLlmConfig, chatConfigFromEnv } from "../src/c
 import { chatDepsFromContext } from "../src/chat/deps.ts";
 import { answerChat, type ChatAnswer, type ChatSource } from "../src/chat/engine.ts";
 import type { FunctionContext } from "../src/context.ts";
-import { mineFeeBlocks } from "../src/devnet/scenario.ts";
-import { UpstreamError } from "../src/errors.ts";
+import { ServiceError, UpstreamError } from "../src/errors.ts";
+import { mineFeeBlocks } from "../src/local/devnet/scenario.ts";
+import { type StubFault, type StubUpstream, startUpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
 import { createLogger } from "../src/log.ts";
 import { base } from "../src/networks/base.ts";
-import { type StubFault, type StubUpstream, startUpstreamStubs } from "../src/stubs/upstream-stubs.ts";
 import { chainClient, devnet, testStore } from "./support/service.ts";
 
 const USDC = base.usdc.address;
@@ -272,7 +272,7 @@ describe("the built-in engine on the stubs' figures", () => {
     const plan = await mineFeeBlocks(devnet().rpcUrl);
     const pending = await chainClient().getBlock({ blockTag: "pending" });
     const baseFee = pending.baseFeePerGas as bigint;
-    // Five transfers per seeded block: medians of the tips are 2.5 M, 12 M and 100 M wei (src/devnet/scenario.ts).
+    // Five transfers per seeded block: medians of the tips are 2.5 M, 12 M and 100 M wei (src/local/devnet/scenario.ts).
     const cost = (gas: bigint, tip: bigint) => {
       const scaled = gas * (baseFee + tip) * 312_045n; // wei x (USD x 100) per ETH
       const unit = 10n ** 12n;
@@ -298,13 +298,24 @@ describe("the built-in engine on the stubs' figures", () => {
     ]);
   });
 
-  it("names an unknown symbol instead of guessing a price", async () => {
-    const answer = await answerChat("price of DOGE", chatDepsFromContext(ctx));
-    expect(answer.reply).toBe(
+  /** The 400 a message the engine cannot answer gets: what it found, that nothing was charged, and what it can answer. */
+  async function refusal(question: string): Promise<ServiceError> {
+    const error = await answerChat(question, chatDepsFromContext(ctx)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ServiceError);
+    const refused = error as ServiceError;
+    expect(refused.code).toBe("invalid_request");
+    expect(refused.status).toBe(400);
+    expect(refused.details?.fields).toEqual([{ field: "body.message", expected: `a question the assistant can answer. ${CAPABILITIES}` }]);
+    return refused;
+  }
+
+  it("names an unknown symbol instead of guessing a price, in a 400", async () => {
+    const error = await refusal("price of DOGE");
+    expect(error.message).toBe(
       "I don't know DOGE: it is not one of the watched Base tokens (WETH, cbBTC, cbETH, AERO and USDC) and Hyperliquid lists no perpetual named DOGE. " +
-        "Ask with the token's Base contract address (0x…) to price it from its deepest DEX pair. Not financial advice.",
+        `Ask with the token's Base contract address (0x…) to price it from its deepest DEX pair. This message was not charged. ${CAPABILITIES}`,
     );
-    expect(answer.sources).toEqual([]);
+    expect(error.details?.closest_entries).toEqual([]);
   });
 
   it("answers the known asset of a comparison and names the unknown one", async () => {
@@ -315,40 +326,35 @@ describe("the built-in engine on the stubs' figures", () => {
     expect(withoutTimes(answer.sources)).toEqual(WETH_PRICE);
   });
 
-  it("offers the closest knowledge-base entry when none answers confidently, and cites it", async () => {
-    const answer = await answerChat("what is x402?", chatDepsFromContext(ctx));
+  it("names the closest knowledge-base entries in a 400 when none answers", async () => {
+    const error = await refusal("what is x402?");
     const title = "What are /.well-known/x402 and /openapi.json for an x402 service, and what goes in them?";
-    expect(answer.reply).toBe(
-      `I found no entry in the knowledge base that clearly answers that. The closest are “${title}” (x402-discovery-documents). ${CAPABILITIES} Not financial advice.`,
+    expect(error.message).toBe(
+      `No entry of the knowledge base clearly answers that. The closest are “${title}” (x402-discovery-documents). This message was not charged. ${CAPABILITIES}`,
     );
-    expect(answer.sources).toEqual([{ kind: "kb", id: "x402-discovery-documents", title, source: "knowledge-base" }]);
+    expect(error.details?.closest_entries).toEqual([{ id: "x402-discovery-documents", title }]);
   });
 
-  it("says a watched token without a perpetual has no funding", async () => {
-    const answer = await answerChat("AERO funding rate", chatDepsFromContext(ctx));
-    expect(answer.reply).toBe(
-      "Hyperliquid lists no perpetual for AERO, so I have no funding or open interest for it. Not financial advice.",
+  it("says in a 400 that a watched token without a perpetual has no funding", async () => {
+    const error = await refusal("AERO funding rate");
+    expect(error.message).toBe(
+      `Hyperliquid lists no perpetual for AERO, so I have no funding or open interest for it. This message was not charged. ${CAPABILITIES}`,
     );
-    expect(answer.sources).toEqual([]);
   });
 
-  it.each([
-    [
-      "tell me a joke",
-      `I can't answer that: it is not about prices, funding, gas, the watched markets or the knowledge base. ${CAPABILITIES}`,
-    ],
-    [
-      "What's the weather in Paris tomorrow?",
-      `I can't answer that: it is not about prices, funding, gas, the watched markets or the knowledge base. ${CAPABILITIES}`,
-    ],
-    [
-      "how do I get rich",
-      `I can't answer that: it is not about prices, funding, gas, the watched markets or the knowledge base. ${CAPABILITIES}`,
-    ],
-    ["what can you do?", CAPABILITIES],
-  ])("answers %j with what it can do", async (question, expected) => {
-    const answer = await answerChat(question, chatDepsFromContext(ctx));
-    expect(answer.reply).toBe(`${expected} Not financial advice.`);
+  it.each(["tell me a joke", "What's the weather in Paris tomorrow?", "how do I get rich"])(
+    "answers %j with a 400 saying what it can do",
+    async (question) => {
+      const error = await refusal(question);
+      expect(error.message).toBe(
+        `I can't answer that: it is not about prices, funding, gas, TVL, the watched markets or the knowledge base. This message was not charged. ${CAPABILITIES}`,
+      );
+    },
+  );
+
+  it('answers "what can you do?" with what it can do', async () => {
+    const answer = await answerChat("what can you do?", chatDepsFromContext(ctx));
+    expect(answer.reply).toBe(`${CAPABILITIES} Not financial advice.`);
     expect(answer.sources).toEqual([]);
     expect(answer.engine).toBe("builtin");
   });
@@ -503,6 +509,7 @@ describe("the LLM engine against a local stand-in", () => {
       "get_markets",
       "get_funding",
       "get_gas",
+      "get_tvl",
       "search_knowledge_base",
     ]);
     expect((first.body.messages as { role: string; content: string }[]).at(-1)).toEqual({ role: "user", content: "what is ETH doing?" });

@@ -298,6 +298,7 @@ describe("the knowledge base", () => {
     expect((body.matches as { id: string }[])[0]).toEqual({ id: first.id, title: first.title, category: first.category });
     expect((body.matches as unknown[]).length).toBeLessThanOrEqual(5);
     expect(body.best_match).toEqual(first);
+    expect(body.note).toBeNull();
   });
 
   it("POST /api/kb/ask ranks a real question worded unlike any title and answers the right entry", async () => {
@@ -311,7 +312,25 @@ describe("the knowledge base", () => {
   it("POST /api/kb/ask with a question that matches nothing answers no matches and best_match null", async () => {
     const { status, body } = await buy("/api/kb/ask", post({ question: "zzqxv wqpzt" }));
     expect(status).toBe(200);
-    expect(body).toEqual({ question: "zzqxv wqpzt", matches: [], best_match: null });
+    expect(body).toEqual({
+      question: "zzqxv wqpzt",
+      matches: [],
+      best_match: null,
+      note: "No entry of the knowledge base answers this. Its 15 entries cover x402 payments, USDC and Base, and running paid agents: GET /api/kb lists them.",
+    });
+  });
+
+  it("POST /api/kb/ask with a question no entry answers says so and names the closest entries", async () => {
+    const question = "how do I stake ETH with Lido";
+    const { status, body, paid } = await buy("/api/kb/ask", post({ question }));
+    expect(status).toBe(200);
+    expect(paid).toBe(30_000n);
+    expect(body.best_match).toBeNull();
+    const closest = (body.matches as { id: string; title: string }[]).slice(0, 3);
+    expect(closest.map((m) => m.id)).toEqual(["who-pays-gas-x402", "base-getlogs-range-limits", "base-block-time-finality"]);
+    expect(body.note).toBe(
+      `No entry clearly answers this question. The closest are ${closest.map((m) => `“${m.title}” (${m.id})`).join(", ")}; ask again in the words of the one you mean.`,
+    );
   });
 
   it("POST /api/kb/ask with a question under 3 characters is a 400, not charged", async () => {

@@ -155,6 +155,7 @@ describe("fixtures", () => {
         title: "Question 0?",
         category: "x402-protocol",
         tags: ["fixture"],
+        asked_as: [],
         answer: words(160, "w0x"),
         last_verified: "2026-11-20",
       });

@@ -39,6 +39,8 @@ async function startChild(port: number): Promise<ChildProcess> {
   const proc = spawn(process.execPath, ["--import", "tsx", "src/server/main.ts"], {
     env: {
       ...process.env,
+      // Production binds sign-ins to its public origin.
+      PUBLIC_URL: "https://api.example.test",
       RPC_URL: proxy.url,
       PAY_TO: d.payTo,
       FACILITATOR_PRIVATE_KEY: d.facilitator.privateKey,

@@ -170,9 +170,9 @@ describe("a crawl of 200 origins", () => {
       origins_total: 200,
       origins_scored: 180,
       unreachable: 20,
-      verdicts: { pay: 10, pay_with_caution: 95, avoid: 95 },
-      // Scores of the 180 that answered: 10x15, 20x15, 25x25, 34x20, 60x20, 71x25, 85x50, 95x10.
-      score_stats: { median: 60, mean: 55.2, p90: 85, unreachable: 20 },
+      verdicts: { pay: 10, pay_with_caution: 75, avoid: 115 },
+      // Scores of the 180 that answered: 10x35, 20x15, 25x25, 34x20, 71x25, 85x50, 95x10 (the $25 sellers are refused by the default client's $1 cap).
+      score_stats: { median: 34, mean: 49.6, p90: 85, unreachable: 20 },
       sources: { cdp_bazaar: "ok", x402_list: "ok" },
     });
   });
@@ -221,9 +221,9 @@ describe("a crawl of 200 origins", () => {
       origins_in_catalogue: 200,
       origins_scored: 180,
       origins_total: 200,
-      verdicts: { pay: 10, pay_with_caution: 95, avoid: 95 },
+      verdicts: { pay: 10, pay_with_caution: 75, avoid: 115 },
     });
-    expect(doc.score_stats).toEqual({ median: 60, mean: 55.2, p90: 85, unreachable: 20 });
+    expect(doc.score_stats).toEqual({ median: 34, mean: 49.6, p90: 85, unreachable: 20 });
     const t = (id: PenaltyId) => PENALTIES[id].text;
     expect(doc.common_penalties).toEqual({
       [t("no_usdc_received")]: 135,
@@ -235,6 +235,7 @@ describe("a crawl of 200 origins", () => {
       [t("not_v2")]: 25,
       [t("not_402")]: 20,
       [t("price_very_high")]: 20,
+      [t("refused_by_spend_controls")]: 20,
       [t("unreachable")]: 20,
       [t("bad_amount")]: 15,
       [t("no_pay_to")]: 15,
@@ -254,13 +255,14 @@ describe("a crawl of 200 origins", () => {
         "price_usdc_per_call",
         "provider",
         "score_stats",
+        "verified_by_purchase",
         "what_it_is",
       ].sort(),
     );
     expect(doc.price_usdc_per_call).toBe(0.05);
     expect(doc.what_it_is).toContain("does not answer an unpaid call with HTTP 402 -60*");
     expect(doc.what_it_is).toContain(`${PENALTIES.not_payable.text} -50*`);
-    expect(doc.what_it_is).toContain("Rules version 2;");
+    expect(doc.what_it_is).toContain(`Rules version ${RULES_VERSION};`);
     expect(doc.endpoints).toEqual([
       { route: "GET /api/trust-leaderboard", price_usd: 0.05 },
       { route: "POST /api/trust-leaderboard", price_usd: 0.05 },
@@ -281,7 +283,7 @@ describe("a crawl of 200 origins", () => {
       rows: { rank: number; score: number; verdict: string; reachable: boolean }[];
       run: { runs_total: number };
     };
-    expect(doc).toMatchObject({ order: "worst", limit: 5, rows_matching: 200, run: { runs_total: 1, rules_version: 2 } });
+    expect(doc).toMatchObject({ order: "worst", limit: 5, rows_matching: 200, run: { runs_total: 1, rules_version: 3 } });
     expect(doc.rows.map((r) => [r.rank, r.score, r.verdict, r.reachable])).toEqual(
       [196, 197, 198, 199, 200].reverse().map((rank) => [rank, 0, "avoid", false]),
     );
@@ -358,8 +360,8 @@ describe("a crawl of 200 origins", () => {
     ]);
     const some = origins[7] as Origin;
     expect((await originHistory(store, some.origin)).map((h) => [h.run_id, h.rules_version, h.score])).toEqual([
-      [second.run_id, 2, some.expected.score],
-      [first.run_id, 2, some.expected.score],
+      [second.run_id, RULES_VERSION, some.expected.score],
+      [first.run_id, RULES_VERSION, some.expected.score],
     ]);
     const res = await payingFetch(buyerAccount(4))(`${service.url}/api/trust-leaderboard?limit=3`);
     const doc = (await res.json()) as { run: { id: number; runs_total: number }; rows: { score: number; previous_score: number | null }[] };

@@ -21,7 +21,7 @@ import {
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MULTICALL3_ADDRESS, WETH_ADDRESS } from "../src/chain/addresses.ts";
-import { type Devnet, type DevnetAccount, devnetAccounts, devnetChain, startDevnet } from "../src/devnet/devnet.ts";
+import { type Devnet, type DevnetAccount, devnetAccounts, devnetChain, startDevnet } from "../src/local/devnet/devnet.ts";
 import { base } from "../src/networks/base.ts";
 
 // Written from Circle's FiatTokenV2_2 interface rather than taken from our compiled ABI, so the

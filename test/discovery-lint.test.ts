@@ -29,6 +29,7 @@ import Parsers from "@stoplight/spectral-parsers";
 import { oas } from "@stoplight/spectral-rulesets";
 import { recoverMessageAddress } from "viem";
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it, vi } from "vitest";
+import { ERROR_DOCS } from "../src/errors.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { contractKey, PRICE_CONTRACT } from "./support/price-contract.ts";
 import { devnet, startTestService } from "./support/service.ts";
@@ -94,6 +95,41 @@ async function openApiText(): Promise<string> {
   expect(res.status).toBe(200);
   return res.text();
 }
+
+it("/openapi.json is under 150 KB, each repeated schema written once in components and referenced", async () => {
+  const text = await openApiText();
+  expect(Buffer.byteLength(text)).toBeLessThan(150 * 1024);
+  const doc = JSON.parse(text) as {
+    paths: Record<string, Record<string, { responses: Record<string, { $ref?: string }> }>>;
+    components: { schemas: Record<string, unknown>; responses: Record<string, unknown> };
+  };
+  // The eight how-to operations answer one record: one component, eight references.
+  const howto = Object.entries(doc.paths).filter(([p]) => p.startsWith("/api/howto/"));
+  expect(howto).toHaveLength(4);
+  const refs = howto.flatMap(([, item]) => Object.values(item).map((op) => JSON.stringify(op.responses["200"])));
+  expect(new Set(refs).size).toBe(1);
+  expect(refs[0]).toMatch(/"\$ref":"#\/components\/schemas\/[A-Za-z0-9]+"/);
+  // No subschema of 60 characters or more is written twice anywhere in the document.
+  const counts = new Map<string, number>();
+  const walk = (v: unknown) => {
+    if (!v || typeof v !== "object") return;
+    const t = JSON.stringify(v);
+    if (!Array.isArray(v) && t.length >= 60 && "type" in v) counts.set(t, (counts.get(t) ?? 0) + 1);
+    for (const c of Object.values(v)) walk(c);
+  };
+  walk(doc.paths);
+  walk(doc.components.schemas);
+  expect([...counts].filter(([, n]) => n > 1).map(([t]) => t.slice(0, 80))).toEqual([]);
+  // Error responses come from the error table: each code once, at its status.
+  for (const [code, doc_] of Object.entries(ERROR_DOCS)) {
+    const response = doc.components.responses[code] as { description: string } | undefined;
+    if (response) expect(response.description).toContain(doc_.when);
+  }
+  const unpaid = doc.paths["/api/kb/ask"]?.post?.responses;
+  expect(unpaid?.["402"]).toEqual({ $ref: "#/components/responses/payment_required" });
+  expect(unpaid?.["409"]).toEqual({ $ref: "#/components/responses/payment_in_progress" });
+  expect(unpaid?.["413"]).toEqual({ $ref: "#/components/responses/payload_too_large" });
+});
 
 it("the no-network guard refuses and names an outgoing connection", () => {
   const run = runOffline(["-e", "fetch('http://198.51.100.7:8080/').catch(() => process.exit(3))"]);

@@ -1,6 +1,6 @@
 /**
  * The entity-intelligence routes over real HTTP, each paid call through a real x402 buyer,
- * against the seeded scenario's entity chapter (src/devnet/scenario-entities.ts) and the
+ * against the seeded scenario's entity chapter (src/local/devnet/scenario-entities.ts) and the
  * market-data stubs. Every call names the chapter's exact window with `to_block`, so the
  * settlements other calls mine never move the numbers; each answer equals the chapter's own
  * bookkeeping, converted to USD here with the fixture prices written out by hand.
@@ -8,7 +8,7 @@
 import { readFileSync } from "node:fs";
 import { type Address, getAddress, http } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { EntitiesTruth } from "../src/devnet/scenario-entities.ts";
+import type { EntitiesTruth } from "../src/local/devnet/scenario-entities.ts";
 import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { startRpcProxy } from "./support/rpc-proxy.ts";

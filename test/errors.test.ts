@@ -1,33 +1,31 @@
 /**
- * Service errors are recognised across the two copies of src/errors.ts (the Astro bundle's and
- * the server's), every error body links to its code's section of /errors, and ERROR_DOCS
+ * Every error body links to its code's section of /errors, and ERROR_DOCS
  * (src/error-docs.ts) documents exactly the codes the service sends.
  */
-import { expect, it } from "vitest";
-import { ERROR_DOCS, errorBody, InvalidRequestError, NotFoundError, ServiceError, toErrorResponse, UpstreamError } from "../src/errors.ts";
 
-it("recognises an error from another copy of the module by its brand", async () => {
-  // A query makes Vite load a second, separate instance of the module, as the Astro bundle has.
-  const copy = "../src/errors.ts?copy";
-  const other = (await import(/* @vite-ignore */ copy)) as typeof import("../src/errors.ts");
-  expect(other.ServiceError).not.toBe(ServiceError);
-  const foreign = new other.UpstreamError("unavailable", "rpc", "down");
-  expect(foreign instanceof ServiceError).toBe(true);
-  expect(foreign instanceof UpstreamError).toBe(true);
-  expect(foreign instanceof NotFoundError).toBe(false);
-  expect(new other.NotFoundError("gone") instanceof InvalidRequestError).toBe(false);
-  expect(toErrorResponse(foreign)).toEqual({
-    status: 503,
-    headers: {},
-    body: { error: { code: "unavailable", message: "down", details: { upstream: "rpc" }, docs: "/errors#unavailable" } },
-  });
+import { Value } from "@sinclair/typebox/value";
+import { expect, it } from "vitest";
+import {
+  ERROR_CODES,
+  ERROR_DOCS,
+  ErrorBody,
+  errorBody,
+  InvalidRequestError,
+  NotFoundError,
+  ServiceError,
+  statusOf,
+  toErrorResponse,
+  UpstreamError,
+} from "../src/errors.ts";
+
+it("answers a generic 500 for anything that is not a service error, without its message", () => {
   expect(new Error("x") instanceof ServiceError).toBe(false);
   expect(toErrorResponse(new Error("secret detail")).body.error.message).not.toContain("secret");
 });
 
 it("links every error body to its code's section of /errors", () => {
   const headers = { Allow: "POST" };
-  expect(toErrorResponse(new ServiceError("method_not_allowed", 405, "POST only.", { details: { allow: ["POST"] }, headers }))).toEqual({
+  expect(toErrorResponse(new ServiceError("method_not_allowed", "POST only.", { details: { allow: ["POST"] }, headers }))).toEqual({
     status: 405,
     headers,
     body: {
@@ -79,4 +77,31 @@ it("documents exactly the 22 codes the service sends, each with its status, neve
     expect(doc.charged, code).toBe(false);
     for (const text of [doc.title, doc.when, doc.fix]) expect(text.trim().length, code).toBeGreaterThan(0);
   }
+});
+
+it("takes every error's status from the one error table, and refuses a status that disagrees with it", () => {
+  for (const code of ERROR_CODES) {
+    const error = new ServiceError(code, "m");
+    expect(error.status, code).toBe(ERROR_DOCS[code].status);
+    expect(toErrorResponse(error).status, code).toBe(statusOf(code));
+    // The older call form still compiles while other modules move to the new one; it must agree with the table.
+    expect(new ServiceError(code, ERROR_DOCS[code].status, "m").status, code).toBe(ERROR_DOCS[code].status);
+    expect(() => new ServiceError(code, ERROR_DOCS[code].status + 1, "m"), code).toThrow(
+      `error code ${code} is sent with status ${ERROR_DOCS[code].status} (src/error-docs.ts), not ${ERROR_DOCS[code].status + 1}`,
+    );
+  }
+  expect(new InvalidRequestError("bad").status).toBe(400);
+  expect(new NotFoundError("gone").status).toBe(404);
+  expect(["upstream_error", "unavailable", "upstream_timeout"].map((k) => new UpstreamError(k as never, "rpc", "x").status)).toEqual([
+    502, 503, 504,
+  ]);
+});
+
+it("describes the error body once, in TypeBox, with the table's codes: every body the service builds fits it", () => {
+  expect(ErrorBody.properties.error.properties.code.anyOf.map((l) => l.const)).toEqual(Object.keys(ERROR_DOCS));
+  for (const code of ERROR_CODES) {
+    expect(Value.Check(ErrorBody, errorBody(code, "m", { a: 1 })), code).toBe(true);
+    expect(Value.Check(ErrorBody, toErrorResponse(new ServiceError(code, "m")).body), code).toBe(true);
+  }
+  expect(Value.Check(ErrorBody, { error: { code: "no_such_code", message: "m", docs: "/errors" } })).toBe(false);
 });

@@ -8,16 +8,16 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
 import { ensureBuild } from "../src/build-stamp.ts";
-import { type DevnetInfo, startDevnet } from "../src/devnet/devnet.ts";
-import { type ScenarioGroundTruth, seedScenario } from "../src/devnet/scenario.ts";
-import { startUpstreamStubs, type UpstreamStubs } from "../src/stubs/upstream-stubs.ts";
+import { type DevnetInfo, startDevnet } from "../src/local/devnet/devnet.ts";
+import { type ScenarioGroundTruth, seedScenario } from "../src/local/devnet/scenario.ts";
+import { startUpstreamStubs, type UpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
     devnet: DevnetInfo;
     /** A PostgreSQL server for the store tests, when one is available (TEST_DATABASE_URL). */
     databaseUrl: string | undefined;
-    /** Ground truth of the analytics scenario seeded on the shared devnet (src/devnet/scenario.ts). */
+    /** Ground truth of the analytics scenario seeded on the shared devnet (src/local/devnet/scenario.ts). */
     scenario: ScenarioGroundTruth;
     /** Base URLs of the market-data stub server every test service points at by default. */
     stubs: UpstreamStubs["urls"];

@@ -99,7 +99,18 @@ describe("our own service", () => {
       // The price the contract states (test/support/price-contract.ts), not the route table's.
       const contract = contractOf(route.method, route.path);
       expect([report.status, report.error, report.failed_checks], route.path).toEqual([402, null, []]);
-      expect([report.payable, report.conformant, report.discoverable, report.discovery]).toEqual([true, true, true, "complete"]);
+      // A route quoting more than $1 (a balance top-up's default) is refused by the default client's per-payment cap.
+      const capped = (contract.usd ?? 0) > 1;
+      expect([report.payable, report.conformant, report.discoverable, report.discovery], route.path).toEqual([
+        !capped,
+        true,
+        true,
+        "complete",
+      ]);
+      expect([report.payable_with_loosened_controls, report.refused_by_control], route.path).toEqual([
+        true,
+        capped ? "spendControls.maxAmountPerPayment" : null,
+      ]);
       expect(report.challenge_source).toBe("both");
       expect(report.price_usd).toBe(contract.usd);
       expect(report.pay_to).toBe(devnet().payTo);
@@ -182,7 +193,7 @@ describe("paid x402-check and x402-trust", () => {
       checks: EXPECTED_CHECKS.conforming_v2,
       discovery: "complete",
       discovery_urls: { well_known_url: `${seller.origin}/.well-known/x402`, openapi_url: `${seller.origin}/openapi.json` },
-      rules_version: 2,
+      rules_version: 3,
     });
     expect(await usdcBalance(buyer.address)).toBe(before - 100_000n);
   });

@@ -28,7 +28,7 @@ import { buyerAccount, chainClient, challengeOf, devnet, startTestService, usdcB
 
 const PRICE = 100_000n; // verifyPayment (POST /api/payment-verify): 0.10 USDC
 const HONEYPOT_PRICE = 50_000n; // v1HoneypotCheck (POST /v1/honeypot-check on the secondary site): 0.05 USDC
-/** The seeded token whose deepest pool is a v3 pool (src/devnet/scenario-tokens.ts), and that pool. */
+/** The seeded token whose deepest pool is a v3 pool (src/local/devnet/scenario-tokens.ts), and that pool. */
 const btax = () => {
   const pool = scenario().tokenRisk.pairs.find((p) => p.symbol === "BTAX" && p.pair === p.expected.pool);
   if (!pool) throw new Error("the scenario has no BTAX pool");
@@ -368,8 +368,9 @@ describe("POST /mcp: the remote MCP endpoint", () => {
       body: JSON.stringify({ tx_hash: unknownTx }),
     });
     expect(result.isError).toBe(true);
-    expect(result.structuredContent).toEqual(challenge);
-    expect(result.content).toEqual([{ type: "text", text: JSON.stringify(challenge) }]);
+    expect(withoutFreshSignIn(result.structuredContent)).toEqual(withoutFreshSignIn(challenge));
+    const [text] = result.content as { type: string; text: string }[];
+    expect(withoutFreshSignIn(JSON.parse(text?.text as string))).toEqual(withoutFreshSignIn(challenge));
     expect(settlementOf(result)).toBeUndefined();
   });
 
@@ -399,8 +400,11 @@ describe("POST /mcp: the remote MCP endpoint", () => {
     const buyer = buyerAccount(3);
     const before = await usdcBalance(buyer.address);
     const call = { name: "verifyPayment", arguments: { tx_hash: "not-a-hash" } };
-    const payment = await paymentFor(buyer, (await client.callTool(call)) as CallToolResult);
+    const valid = { name: "verifyPayment", arguments: { tx_hash: unknownTx } };
+    const payment = await paymentFor(buyer, (await client.callTool(valid)) as CallToolResult);
 
+    // Checked before charged: the unpaid call is refused as the paid one is, before any challenge.
+    expect(await client.callTool(call)).toMatchObject({ isError: true, structuredContent: { error: { code: "invalid_request" } } });
     const result = (await client.callTool({ ...call, _meta: { "x402/payment": payment } })) as CallToolResult;
     const error = {
       error: {
@@ -460,7 +464,7 @@ describe("POST /mcp on the secondary site", () => {
       body: JSON.stringify({ token: pool.token }),
     });
     expect(unpaid.isError).toBe(true);
-    expect(unpaid.structuredContent).toEqual(challenge);
+    expect(withoutFreshSignIn(unpaid.structuredContent)).toEqual(withoutFreshSignIn(challenge));
     expect(challenge).toMatchObject({ resource: { url: `${secondary}/v1/honeypot-check` }, accepts: [{ amount: "50000" }] });
 
     const buyer = buyerAccount(4);
@@ -477,3 +481,12 @@ describe("POST /mcp on the secondary site", () => {
     expect(await usdcBalance(buyer.address)).toBe(before - HONEYPOT_PRICE);
   });
 });
+
+/** A challenge without its sign-in's per-challenge fields (a fresh nonce and time in each). */
+function withoutFreshSignIn(challenge: unknown): unknown {
+  const c = challenge as { extensions?: Record<string, { info?: Record<string, unknown> }> };
+  const signIn = c.extensions?.["sign-in-with-x"];
+  if (!signIn?.info) return challenge;
+  const { nonce: _n, issuedAt: _i, ...info } = signIn.info;
+  return { ...c, extensions: { ...c.extensions, "sign-in-with-x": { ...signIn, info } } };
+}

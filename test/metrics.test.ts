@@ -97,6 +97,8 @@ describe("behind a proxy (production mode)", () => {
       PORT: "0",
       HOST: "127.0.0.1",
       LOG_LEVEL: "silent",
+      // Production binds sign-ins to its public origin.
+      PUBLIC_URL: "https://api.example.test",
       RPC_URL: d.rpcUrl,
       PAY_TO: d.payTo,
       FACILITATOR_PRIVATE_KEY: d.facilitator.privateKey,

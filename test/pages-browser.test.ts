@@ -13,6 +13,8 @@ import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CompiledContent } from "../spec/content-schema.ts";
+import { askKb } from "../spec/routes/content.ts";
+import { baseToolsSite, primarySite } from "../spec/sites.ts";
 import { ERROR_DOCS } from "../src/errors.ts";
 import { CHECK_NAMES } from "../src/intel/conformance.ts";
 import { finishRun, insertRows, startRun, summarise, type TrustRecord } from "../src/intel/leaderboard.ts";
@@ -169,6 +171,130 @@ describe.skipIf(skipBrowserTests())("the free pages in Chromium", () => {
     });
   });
 
+  it("the home page starts with what it answers and three ways to buy a first answer, then the route table", async () => {
+    await page("/", async (p) => {
+      const order = await p.locator("main h2").evaluateAll((hs) => hs.map((h) => h.id));
+      expect(order.indexOf("answers")).toBe(0);
+      expect(order.indexOf("start-here")).toBe(1);
+      expect(order.indexOf("routes")).toBeGreaterThan(order.indexOf("start-here"));
+      expect(await texts(p, "#start-here-section h3")).toEqual([
+        "With an x402 client",
+        "From a browser wallet",
+        "From an AI agent over MCP",
+      ]);
+      const snippets = await texts(p, "#start-here-section pre code");
+      expect(snippets[0]).toBe(`npm run buy -- POST /api/kb/ask '${JSON.stringify(askKb.example?.input)}'`);
+      // Every snippet that pays defines its client first.
+      for (const code of snippets.filter((c) => c.includes("await pay("))) {
+        expect(code.indexOf("new x402Client()")).toBeGreaterThan(-1);
+        expect(code.indexOf("new x402Client()")).toBeLessThan(code.indexOf("const pay"));
+      }
+      expect(snippets.some((c) => c.includes('"mcpServers"'))).toBe(true);
+      // The full table still lists every route, after the start.
+      expect(await p.locator("main table td.route code").count()).toBe(primarySite.routes.length);
+    });
+  });
+
+  it("/markets draws each watched pair's price and 24 h move, with the figures of GET /api/markets", async () => {
+    const api = (await (await fetch(`${service.url}/api/markets`)).json()) as {
+      pairs: { symbol: string; price_usd: string; change_24h_pct: number | null }[];
+    };
+    expect(api.pairs.length).toBeGreaterThanOrEqual(4);
+    await page("/markets", async (p) => {
+      const chart = p.locator('main svg[data-chart="moves"]');
+      expect(await chart.count()).toBe(1);
+      const bars = await chart
+        .locator("[data-symbol]")
+        .evaluateAll((els) => els.map((e) => [e.getAttribute("data-symbol"), e.getAttribute("data-change")]));
+      expect(bars).toEqual(api.pairs.map((pair) => [pair.symbol, pair.change_24h_pct === null ? "" : String(pair.change_24h_pct)]));
+      // A rise is drawn right of the zero line, a fall left of it, and the largest move is the longest bar.
+      const zero = Number(await chart.locator("line").first().getAttribute("x1"));
+      const largest = Math.max(...api.pairs.map((pair) => Math.abs(pair.change_24h_pct ?? 0)));
+      const longest = Math.max(...(await chart.locator("rect").evaluateAll((rs) => rs.map((r) => Number(r.getAttribute("width"))))));
+      expect(longest).toBeGreaterThan(50);
+      for (const pair of api.pairs.filter((x) => x.change_24h_pct !== null)) {
+        const bar = chart.locator(`rect[data-symbol="${pair.symbol}"]`);
+        const x = Number(await bar.getAttribute("x"));
+        const width = Number(await bar.getAttribute("width"));
+        if ((pair.change_24h_pct as number) >= 0) expect(x, pair.symbol).toBe(zero);
+        else expect(x + width, pair.symbol).toBeCloseTo(zero, 0);
+        expect(width, pair.symbol).toBeCloseTo((Math.abs(pair.change_24h_pct as number) / largest) * longest, 0);
+      }
+      const label = (await chart.getAttribute("aria-label")) ?? "";
+      for (const pair of api.pairs) expect(label).toContain(pair.symbol);
+      const rows = await p.locator("main table tbody th").allTextContents();
+      expect(rows).toEqual(api.pairs.map((pair) => pair.symbol));
+    });
+  });
+
+  it("/entity-intel's example bodies use the seeded chain's wallets, never the burn address", async () => {
+    await page("/entity-intel", async (p) => {
+      const html = await p.content();
+      expect(html).not.toMatch(/dEaD/i);
+      const bodies = await texts(p, "main ol pre code");
+      expect(bodies.length).toBeGreaterThan(10);
+      for (const body of bodies) expect(() => JSON.parse(body)).not.toThrow();
+    });
+  });
+
+  for (const width of [1280, 390]) {
+    for (const scheme of ["light", "dark"] as const) {
+      it(`no free page scrolls sideways at ${width} px in ${scheme} mode`, async () => {
+        const context = await browser.newContext({ viewport: { width, height: 900 }, colorScheme: scheme });
+        try {
+          const wide: string[] = [];
+          for (const pathname of [
+            "/",
+            "/markets",
+            "/entity-intel",
+            "/playbooks",
+            "/howto",
+            "/kb",
+            "/methodology",
+            "/leaderboard",
+            "/errors",
+            "/status",
+          ]) {
+            const p = await context.newPage();
+            await p.goto(`${service.url}${pathname}`);
+            const [scroll, client] = await p.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+            if ((scroll as number) > (client as number)) wide.push(`${pathname}: ${scroll} px wide in a ${client} px window`);
+            await p.close();
+          }
+          if (service.secondaryUrl) {
+            const p = await context.newPage();
+            await p.goto(service.secondaryUrl);
+            const [scroll, client] = await p.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+            if ((scroll as number) > (client as number)) wide.push(`secondary /: ${scroll} px wide in a ${client} px window`);
+            await p.close();
+          }
+          expect(wide).toEqual([]);
+        } finally {
+          await context.close();
+        }
+      });
+    }
+  }
+
+  it("the secondary site's landing page names its network in words and its snippet defines its client", async () => {
+    expect(service.secondaryUrl).toBeDefined();
+    await visit(browser, `${service.secondaryUrl}/`, async (p, v) => {
+      expect(v.status).toBe(200);
+      expect(v.errors).toEqual([]);
+      const main = (await p.locator("main").textContent()) ?? "";
+      expect(main).toContain(`challenge on ${base.id};`);
+      expect(main).not.toMatch(/oneip155/);
+      const snippets = (await p.locator("main pre code").allTextContents()).filter((c) => c.includes("await pay("));
+      expect(snippets.length).toBeGreaterThan(0);
+      for (const code of snippets) {
+        expect(code).toMatch(/^import /);
+        expect(code.indexOf("new x402Client()")).toBeGreaterThan(-1);
+        expect(code.indexOf("new x402Client()")).toBeLessThan(code.indexOf("const pay"));
+      }
+      expect(await p.locator("main table td.route code").count()).toBe(baseToolsSite.routes.length);
+    });
+  });
+
   it("/methodology shows each analytics endpoint's method and limits", async () => {
     await page("/methodology", async (p) => {
       const body = (await p.locator("main").textContent()) ?? "";
@@ -253,6 +379,8 @@ describe.skipIf(skipBrowserTests())("the free pages in Chromium", () => {
     it(`text keeps a contrast of at least 4.5:1 in ${scheme} mode on every free page`, async () => {
       const pages = [
         "/",
+        "/markets",
+        "/entity-intel",
         "/playbooks",
         "/howto",
         `/howto/${compiled.sops[0]?.index.slug}`,

@@ -16,7 +16,7 @@ import { createPublicClient, erc20Abi, type Hash, http, type PublicClient, parse
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rpcTransport } from "../src/chain/client.ts";
-import { type Devnet, startDevnet } from "../src/devnet/devnet.ts";
+import { type Devnet, startDevnet } from "../src/local/devnet/devnet.ts";
 import { base } from "../src/networks/base.ts";
 import { createSelfFacilitator, GuardedFacilitator, SETTLEMENT_UNKNOWN } from "../src/payments/facilitator.ts";
 import { plainPayment, VerifiedPayments } from "../src/payments/settle-verified.ts";

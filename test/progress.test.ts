@@ -1,5 +1,5 @@
 /**
- * Progress of long commands (src/progress.ts): off a terminal, plain lines (no carriage
+ * Progress of long commands (scripts/progress.ts): off a terminal, plain lines (no carriage
  * returns, no escape codes) when it starts, every 10 s and when it ends; on a terminal one line
  * redrawn with a bar, rate and time left. And `npm run crawl` run without a terminal (its
  * output piped, as in CI) reports its progress that way on standard error.
@@ -9,8 +9,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { createProgress, formatDuration } from "../scripts/progress.ts";
 import { SELLER_KINDS } from "../src/intel/demo-sellers.ts";
-import { createProgress, formatDuration } from "../src/progress.ts";
 import { devnet } from "./support/service.ts";
 
 function recorder(isTTY: boolean) {

@@ -6,12 +6,29 @@
  * quick starts are conformant; a catch-all 200 is no discovery document; a slow /openapi.json
  * does not hold up the answer past the unpaid call's budget.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { x402Client } from "@x402/core/client";
+import { registerExactEvmScheme } from "@x402/evm/exact/client";
+import { wrapFetchWithPayment } from "@x402/fetch";
+import { createPublicClient, erc20Abi, http, type PublicClient } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WETH_ADDRESS } from "../src/chain/addresses.ts";
+import { rpcTransport } from "../src/chain/client.ts";
 import { type ConformanceReport, checkConformance } from "../src/intel/conformance.ts";
-import { PENALTIES } from "../src/intel/trust-score.ts";
+import { eip3009Probe } from "../src/intel/eip3009-probe.ts";
+import { type PurchaseRecord, PurchaseRun } from "../src/intel/purchase.ts";
+import { assessTrust, PENALTIES } from "../src/intel/trust-score.ts";
+import { type Devnet, startDevnet } from "../src/local/devnet/devnet.ts";
 import { base } from "../src/networks/base.ts";
 import { createSafeFetcher } from "../src/outbound/safe-fetch.ts";
-import { type RunningZoo, startZoo, ZOO, type ZooRow, zooAssessment } from "./support/zoo/zoo.ts";
+import { createSelfFacilitator } from "../src/payments/facilitator.ts";
+import { LOCAL_TIMING } from "../src/payments/settlement-sender.ts";
+import { v2Challenge, v2Option } from "./support/zoo/hand-made-sellers.ts";
+import { type PayingMode, type PayingSeller, startPayingSeller } from "./support/zoo/paying-sellers.ts";
+import { type RunningZoo, startZoo, ZOO, type ZooRow, zooAssessment, zooReputation } from "./support/zoo/zoo.ts";
 
 const PROBE_MS = 1_500;
 const DISCOVERY_MS = 400;
@@ -185,5 +202,217 @@ describe("the rules the zoo proves", () => {
     // Priced in another token than USDC, its price in USD is not known either.
     expect(zooAssessment(report).penalties).toEqual(["payability_not_measured", "reputation_not_measured", "price_unknown"]);
     expect(PENALTIES.payability_not_measured.points).toBe(0);
+  });
+});
+
+/*
+ * Sellers that really take payments, on a local chain of their own (Base's chain id, USDC and
+ * WETH at their Base addresses), each settling through a real facilitator. Every row is first
+ * paid by the default @x402/fetch client (the quick start: wrapFetchWithPayment with
+ * registerExactEvmScheme, spend controls untouched) from one buyer; what that buyer got
+ * (served or not, charged or not, on chain) gives the expected verdict. Then the checker
+ * judges the seller, and a trust run's purchase (from another buyer) verifies the ones it
+ * judges payable.
+ */
+describe("sellers that take payments, judged against what the default @x402/fetch client gets on a local chain", () => {
+  const PRICE = 10_000n;
+  const ZERO = "0x0000000000000000000000000000000000000000";
+  type PaidRow = { id: string; mode: PayingMode; option: Record<string, unknown> };
+  const PAID_ROWS: PaidRow[] = [
+    { id: "reference seller that serves", mode: "serve", option: {} },
+    {
+      id: "valid challenge, asset a non-USDC ERC-20 (WETH) on Base",
+      mode: "serve",
+      option: { asset: WETH_ADDRESS, extra: { name: "Wrapped Ether", version: "1" } },
+    },
+    { id: "valid challenge at $5", mode: "serve", option: { amount: "5000000" } },
+    { id: "payTo is the zero address", mode: "serve", option: { payTo: ZERO } },
+    { id: "maxTimeoutSeconds 0", mode: "serve", option: { maxTimeoutSeconds: 0 } },
+    { id: "wrong extra.version (domain present but wrong)", mode: "serve", option: { extra: { name: "USD Coin", version: "1" } } },
+    { id: "takes a valid payment, settles it, answers 402 again", mode: "settle_then_402", option: {} },
+    { id: "ignores the payment header and answers 402 again", mode: "ignore_payment", option: {} },
+    { id: "reads only X-PAYMENT, so a v2 payment is ignored and 402 comes again", mode: "x_payment_only", option: {} },
+  ];
+  type Truth = { threw: string | null; status: number | null; served: boolean; charged: bigint; refusal: string | null; payable: boolean };
+  type Judged = { report: ConformanceReport; purchase: PurchaseRecord | null; verdict: string; penalties: string[] };
+
+  let chainDir: string;
+  let chain: Devnet;
+  let client: PublicClient;
+  const sellers = new Map<string, PayingSeller>();
+  const truth = new Map<string, Truth>();
+  const judged = new Map<string, Judged>();
+  let verifier: PurchaseRun;
+
+  const usdcOf = (address: `0x${string}`) =>
+    client.readContract({ address: base.usdc.address, abi: erc20Abi, functionName: "balanceOf", args: [address] });
+
+  /** What the default @x402/fetch client gets from `url`, paying from `key`. */
+  async function defaultClientRun(url: string, key: `0x${string}`, seller: PayingSeller, loosen = false): Promise<Truth> {
+    const account = privateKeyToAccount(key);
+    const x = new x402Client();
+    registerExactEvmScheme(x, { signer: account });
+    if (loosen) x.setSpendControls(false);
+    const before = await usdcOf(account.address);
+    let threw: string | null = null;
+    let status: number | null = null;
+    let served = false;
+    try {
+      const res = await wrapFetchWithPayment(fetch, x)(url);
+      status = res.status;
+      served = res.status === 200 && (await res.text()).length > 0;
+    } catch (error) {
+      threw = error instanceof Error ? error.message : String(error);
+    }
+    const charged = before - (await usdcOf(account.address));
+    return { threw, status, served, charged, refusal: seller.lastRefusal(), payable: served && charged > 0n };
+  }
+
+  beforeAll(async () => {
+    chainDir = mkdtempSync(path.join(tmpdir(), "x402-zoo-chain-"));
+    chain = await startDevnet({ dataDir: chainDir, port: 0, persist: false });
+    client = createPublicClient({ chain: base.chainAt([chain.rpcUrl]), transport: http(chain.rpcUrl) }) as PublicClient;
+    const facilitator = createSelfFacilitator(
+      chain.facilitator.privateKey,
+      base.chainAt([chain.rpcUrl]),
+      rpcTransport([chain.rpcUrl]),
+      base.id,
+      {
+        timing: LOCAL_TIMING,
+      },
+    );
+    for (const row of PAID_ROWS) {
+      sellers.set(
+        row.id,
+        await startPayingSeller({
+          challenge: (url) => v2Challenge(url, [v2Option({ payTo: chain.payTo, ...row.option })]),
+          mode: row.mode,
+          facilitator,
+        }),
+      );
+    }
+    // Ground truth, one row after the other from the same buyer, so each balance change is the row's own.
+    const truthBuyer = chain.buyers[0]?.privateKey as `0x${string}`;
+    for (const row of PAID_ROWS) {
+      const seller = sellers.get(row.id) as PayingSeller;
+      truth.set(row.id, await defaultClientRun(seller.url, truthBuyer, seller));
+    }
+    // The checker, then a trust run's purchase from another buyer for what it judges payable.
+    verifier = new PurchaseRun({
+      buyer: privateKeyToAccount(chain.buyers[1]?.privateKey as `0x${string}`),
+      chain: client,
+      network: base.id,
+      usdc: base.usdc.address,
+      budget: { perOriginUsd: 0.05, perRunUsd: 1, priceCapUsd: 0.05 },
+      fetcher,
+      settleGraceMs: 300,
+    });
+    const probe = eip3009Probe(client, base.id);
+    for (const row of PAID_ROWS) {
+      const seller = sellers.get(row.id) as PayingSeller;
+      const report = await checkConformance(fetcher, {
+        url: seller.url,
+        method: "GET",
+        probeTimeoutMs: PROBE_MS,
+        discoveryTimeoutMs: DISCOVERY_MS,
+        eip3009Probe: probe,
+      });
+      const purchase = await verifier.buy({ origin: seller.origin, url: seller.url, method: "GET" }, report);
+      const assessment = assessTrust(report, zooReputation(report), purchase);
+      judged.set(row.id, { report, purchase, verdict: assessment.verdict, penalties: assessment.penalties });
+    }
+  }, 120_000);
+  afterAll(async () => {
+    for (const seller of sellers.values()) await seller.close();
+    await chain?.stop();
+    if (chainDir) rmSync(chainDir, { recursive: true, force: true });
+  });
+
+  it.each(PAID_ROWS.map((r) => [r.id]))("%s: the verdict is what the default client got", (id) => {
+    const t = truth.get(id) as Truth;
+    const j = judged.get(id) as Judged;
+    // What a buyer got decides: pay only when the default client was served and charged once, else avoid.
+    const expected = t.payable && t.charged === PRICE ? "pay" : "avoid";
+    expect([id, j.verdict]).toEqual([id, expected]);
+    // A seller a buyer cannot pay is never bought from; one that is bought from got what the buyer got.
+    if (j.purchase) {
+      expect(j.purchase.outcome).toBe(t.served ? "served" : t.charged > 0n ? "charged_without_service" : "refused_after_signing");
+      expect(BigInt(j.purchase.charged_atomic)).toBe(t.charged);
+    } else expect(j.report.payable).toBe(false);
+  });
+
+  it("reports WETH as refused by the default client's asset allowlist, and unsettleable even with the controls off", () => {
+    const t = truth.get("valid challenge, asset a non-USDC ERC-20 (WETH) on Base") as Truth;
+    const j = judged.get("valid challenge, asset a non-USDC ERC-20 (WETH) on Base") as Judged;
+    expect(t.threw).toContain("rejected by spendControls: only default assets");
+    expect(t.threw).toContain(j.report.payable_reason);
+    expect([j.report.payable, j.report.payable_with_default_client, j.report.refused_by_control, j.report.payable_refused_by]).toEqual([
+      false,
+      false,
+      "spendControls.allowedAssets",
+      "spend_controls",
+    ]);
+    // WETH has no EIP-3009 transfer: the chain says so, and a loosened client gets nothing either.
+    expect(j.report.payable_with_loosened_controls).toBe(false);
+    expect(j.report.payable_options[0]?.payable_with_loosened_controls).toBe(false);
+    expect(j.penalties).toContain("refused_by_spend_controls");
+  });
+
+  it("reports $5 as refused by the default $1 cap, and payable by a client with the cap off (checked by paying it)", async () => {
+    const id = "valid challenge at $5";
+    const t = truth.get(id) as Truth;
+    const j = judged.get(id) as Judged;
+    expect(t.threw).toContain("rejected by spendControls.maxAmountPerPayment ($1");
+    expect(t.threw).toContain(j.report.payable_reason);
+    expect([j.report.payable, j.report.refused_by_control, j.report.payable_with_loosened_controls]).toEqual([
+      false,
+      "spendControls.maxAmountPerPayment",
+      true,
+    ]);
+    const seller = sellers.get(id) as PayingSeller;
+    const loosened = await defaultClientRun(seller.url, chain.buyers[2]?.privateKey as `0x${string}`, seller, true);
+    expect([loosened.served, loosened.charged]).toEqual([true, 5_000_000n]);
+  });
+
+  it("names the facilitator's refusal of a zero payTo and of an expired timeout, as the facilitator gave it", () => {
+    const zero = judged.get("payTo is the zero address") as Judged;
+    expect(truth.get("payTo is the zero address")?.threw).toBeNull();
+    expect(truth.get("payTo is the zero address")?.refusal).not.toBeNull();
+    expect([zero.report.payable, zero.report.payable_with_default_client, zero.report.payable_refused_by]).toEqual([
+      false,
+      true,
+      "facilitator",
+    ]);
+    expect(zero.report.payable_reason).toContain("the zero address");
+    const expired = judged.get("maxTimeoutSeconds 0") as Judged;
+    const refusal = truth.get("maxTimeoutSeconds 0")?.refusal as string;
+    expect(refusal).toBe("invalid_exact_evm_payload_authorization_valid_before");
+    expect(expired.report.payable_reason).toContain("a facilitator refuses the payment as expired");
+    expect(expired.report.payable_reason).toContain(refusal);
+    expect(expired.report.payable_reason).not.toContain("not a valid x402 payment");
+  });
+
+  it("says a wrong extra.version is present but wrong, not missing", () => {
+    const j = judged.get("wrong extra.version (domain present but wrong)") as Judged;
+    expect(truth.get("wrong extra.version (domain present but wrong)")?.refusal).not.toBeNull();
+    expect(j.penalties).toContain("wrong_eip712_domain");
+    expect(j.penalties).not.toContain("no_eip712_domain");
+    expect(j.report.failures.find((f) => f.check === "eip712_domain")?.message).toContain(
+      'Option 0 names the domain name "USD Coin", version "1"; the token signs with name "USD Coin", version "2".',
+    );
+  });
+
+  it("finds the sellers that answer 402 after payment payable by their challenge, and avoid once bought from", () => {
+    for (const id of [
+      "takes a valid payment, settles it, answers 402 again",
+      "ignores the payment header and answers 402 again",
+      "reads only X-PAYMENT, so a v2 payment is ignored and 402 comes again",
+    ]) {
+      const j = judged.get(id) as Judged;
+      expect([id, j.report.payable, assessTrust(j.report, zooReputation(j.report)).verdict]).toEqual([id, true, "pay"]);
+      expect([id, j.verdict]).toEqual([id, "avoid"]);
+    }
+    expect(judged.get("takes a valid payment, settles it, answers 402 again")?.purchase?.outcome).toBe("charged_without_service");
+    expect(judged.get("ignores the payment header and answers 402 again")?.purchase?.outcome).toBe("refused_after_signing");
   });
 });

@@ -9,8 +9,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startUpstreamStubs, type UpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
 import { openStore } from "../src/store/store.ts";
-import { startUpstreamStubs, type UpstreamStubs } from "../src/stubs/upstream-stubs.ts";
 import { startDirectoryStub } from "./support/operations.ts";
 import { buyerAccount, challengeOf, devnet, signPayment, usdcBalance } from "./support/service.ts";
 import type { Stub } from "./support/stub-server.ts";
@@ -35,6 +35,8 @@ async function startChild(dataDir: string, stubs: UpstreamStubs, directories: St
     env: {
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "",
+      // Production binds sign-ins to its public origin.
+      PUBLIC_URL: "https://api.example.test",
       RPC_URL: d.rpcUrl,
       PAY_TO: d.payTo,
       FACILITATOR_PRIVATE_KEY: d.facilitator.privateKey,

@@ -8,11 +8,11 @@
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { StatusDocument } from "../spec/routes/status.ts";
+import { startUpstreamStubs, type UpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
 import { base } from "../src/networks/base.ts";
 import { instanceLabel } from "../src/operations/status-feed.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { openStore, type Store } from "../src/store/store.ts";
-import { startUpstreamStubs, type UpstreamStubs } from "../src/stubs/upstream-stubs.ts";
 import { operationsConfig, startDirectoryStub } from "./support/operations.ts";
 import { freshDatabase } from "./support/postgres.ts";
 import { buyerAccount, chainClient, freshSqliteStore, payingFetch, startTestService } from "./support/service.ts";

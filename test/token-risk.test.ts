@@ -1,5 +1,5 @@
 /**
- * The token-risk tools against the seeded local chain (src/devnet/scenario-tokens.ts): every
+ * The token-risk tools against the seeded local chain (src/local/devnet/scenario-tokens.ts): every
  * seeded token gets the verdict and taxes its plan says, the token check carries the same
  * simulation, and the simulation never moves anything on chain.
  */
@@ -14,8 +14,8 @@ import {
   parseUnits,
 } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadContracts } from "../src/devnet/contracts.ts";
-import type { MemePairTruth } from "../src/devnet/scenario-tokens.ts";
+import { loadContracts } from "../src/local/devnet/contracts.ts";
+import type { MemePairTruth } from "../src/local/devnet/scenario-tokens.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { deepestSimulable, pricePools } from "../src/token-risk/assess.ts";
 import { tokenRiskMethodology } from "../src/token-risk/methodology.ts";
@@ -121,7 +121,7 @@ describe("POST /v1/honeypot-check", () => {
     const artifacts = loadContracts();
     const [simulator, fresh] = [freshAddress(), freshAddress()];
     const wethSlot = await findBalanceSlot(client, WETH, block);
-    expect(wethSlot).toEqual({ slot: 0, layout: "solidity" }); // src/contracts/WETH9.sol's balanceOf
+    expect(wethSlot).toEqual({ slot: 0, layout: "solidity" }); // src/local/contracts/WETH9.sol's balanceOf
     const key = keccak256(encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [simulator, 0n]));
     const quoteIn = parseUnits("0.05", 18);
     const { data } = await client.call({

@@ -335,7 +335,15 @@ function compileKbEntry(ctx: Context, file: SourceFile): KbEntry | undefined {
   if (!data) return undefined;
   checkFileName(file, "id", data.id);
   checkDate(ctx, file, data.last_verified);
-  return { id: data.id, title: data.title, category: data.category, tags: data.tags, answer, last_verified: data.last_verified };
+  return {
+    id: data.id,
+    title: data.title,
+    category: data.category,
+    tags: data.tags,
+    asked_as: data.asked_as ?? [],
+    answer,
+    last_verified: data.last_verified,
+  };
 }
 
 function compileKb(ctx: Context): { entries: KbEntry[]; categories: KbCategoryCount[] } {

@@ -1,14 +1,9 @@
 /**
- * A large knowledge base with realistic vocabulary, to measure search at scale. Real text has
- * tens of thousands of distinct words whose frequencies follow Zipf's law (a few words are in
- * most documents, most words in a handful), and each document is about a topic whose words
- * cluster. A corpus made of a few hundred words repeated has neither property and makes every
- * question match most entries, which no real knowledge base does.
- *
- * The words are the real ones of `content/` (playbooks, SOPs, KB entries, howtos: the
- * service's own domain) plus a deterministic lexicon of English-like words (syllables, stems
- * with common suffixes) ranked into one Zipf distribution; each entry mixes words of that
- * distribution with words of its own topic. The same seed gives the same corpus.
+ * A knowledge base of 1,000 entries shaped like the real one, to measure search at the size a
+ * real service's knowledge base reaches: question titles, a few tags, answers of 150-400 words
+ * of real prose from `content/` (the service's own domain, its grammar and word frequencies),
+ * each entry with names of its own (a deterministic lexicon of English-like words) as real
+ * articles name their own tools and fields. The same seed gives the same corpus.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
@@ -100,74 +95,91 @@ export function syntheticLexicon(count: number, seed: number, exclude: ReadonlyS
   return [...words];
 }
 
-/** Sampler of ranks 0..n-1 with probability proportional to 1/(rank+1)^s (Zipf). */
-function zipf(n: number, s: number, random: () => number): () => number {
-  const cumulative = new Float64Array(n);
-  let total = 0;
-  for (let i = 0; i < n; i++) {
-    total += 1 / (i + 1) ** s;
-    cumulative[i] = total;
-  }
-  return () => {
-    const x = random() * total;
-    let lo = 0;
-    let hi = n - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if ((cumulative[mid] as number) < x) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  };
-}
-
 /** Options of `realisticKbCorpus`. */
 export interface CorpusOptions {
-  /** Where the real words come from (the repository's `content/`). */
+  /** Where the real text comes from (the repository's `content/`). */
   contentDir: string;
   /** Entries to generate. */
   entries: number;
   seed?: number;
-  /** Size of the whole vocabulary (real words first, then synthetic ones); default 60,000. */
-  vocabulary?: number;
 }
 
-/** The commonest English words, which carry no topic; they head the generated frequency ranking. */
+/** The commonest English words, which carry no topic. */
 export const FUNCTION_WORDS = (
   "the of and to a in is it you that he was for on are with as his they be at one have this from or had by but what some we can " +
   "out other were all there when up use your how said an each she which do their if will way about many then them would so these"
 ).split(" ");
 
-const CATEGORIES = ["payments", "base", "x402", "agents", "operations", "security", "data"];
+const CATEGORIES = ["payments", "base-chain", "x402-protocol", "agents", "operations", "security", "data"];
 
-/** `entries` KB entries over a Zipf-distributed vocabulary with topical clusters. */
-export function realisticKbCorpus({ contentDir, entries, seed = 15, vocabulary = 60_000 }: CorpusOptions): KbEntry[] {
-  const real = contentWords(contentDir);
-  const lexicon = [...real, ...syntheticLexicon(Math.max(0, vocabulary - real.length), seed, new Set(real))];
+/** The prose of a Markdown file: its sentences, without frontmatter, code blocks, tables or markup. */
+export function proseSentences(markdown: string): string[] {
+  const body = markdown
+    .replace(/^---\n[\s\S]*?\n---\n/, "")
+    .replace(/```[\s\S]*?```/g, " ")
+    .split("\n")
+    .filter((line) => !/^\s*(\||#|<)/.test(line))
+    .join(" ")
+    .replace(/`([^`]*)`/g, "$1")
+    .replace(/\[([^\]]+)\]\([^)]+\)/g, "$1")
+    .replace(/\*\*|__|^\s*(?:[-*]|\d+\.)\s+/g, "")
+    .replace(/\s+/g, " ");
+  return (body.match(/[A-Z][^.!?]{20,300}[.!?](?=\s|$)/g) ?? []).map((s) => s.trim());
+}
+
+/** The questions of the real knowledge base's titles, the shapes generated titles take. */
+const TITLE_SHAPES = [
+  "How do I {a} {b} with {c}?",
+  "Why does {a} {b} fail on {c}, and how do I fix it?",
+  "What is {a} {b} and when should I use it?",
+  "How should I set up {a} for {b} {c}?",
+  "Which {a} works with {b} on {c}?",
+  "Can {a} {b} be used without {c}?",
+  "What does the {a} {b} field mean in {c}?",
+  "How do I check that {a} {b} really happened?",
+];
+
+/**
+ * `entries` KB entries shaped like the real ones: a question title naming its topic, a few
+ * tags, and an answer of 150-400 words made of consecutive real sentences of one file under
+ * `content/` (so the grammar, the domain vocabulary and its frequencies are real), where some
+ * words are replaced by the entry's own topic words (product, tool and field names), as each
+ * article of a real knowledge base has names of its own. The same seed gives the same corpus.
+ */
+export function realisticKbCorpus({ contentDir, entries, seed = 15 }: CorpusOptions): KbEntry[] {
+  const files = markdownFiles(contentDir)
+    .map((file) => proseSentences(readFileSync(file, "utf8")))
+    .filter((sentences) => sentences.length >= 12);
+  const real = new Set(contentWords(contentDir));
+  // About four names of its own per entry, drawn from one shared pool so related entries share some.
+  const names = syntheticLexicon(entries * 4, seed, real);
   const random = prng(seed * 7919);
-  // Ranks shuffled once so that real and synthetic words share the head and the tail.
-  for (let i = lexicon.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [lexicon[i], lexicon[j]] = [lexicon[j] as string, lexicon[i] as string];
-  }
-  // As in English, the commonest words are function words ("the", "of", "to"), which carry no topic.
-  const head = FUNCTION_WORDS.filter((w) => !lexicon.includes(w));
-  lexicon.unshift(...FUNCTION_WORDS.filter((w) => lexicon.includes(w)), ...head);
-  const common = zipf(lexicon.length, 1.05, random);
-  const word = () => lexicon[common()] as string;
+  const pick = <T>(list: readonly T[]) => list[Math.floor(random() * list.length)] as T;
   const out: KbEntry[] = [];
   for (let i = 0; i < entries; i++) {
-    // A topic: 12 words that this entry repeats, drawn from the whole vocabulary's middle and tail.
-    const topic = Array.from({ length: 12 }, () => lexicon[200 + Math.floor(random() * (lexicon.length - 200))] as string);
-    const fromTopic = () => topic[Math.floor(random() * topic.length)] as string;
-    const sentence = (n: number) => Array.from({ length: n }, () => (random() < 0.3 ? fromTopic() : word())).join(" ");
-    const title = `${sentence(5 + Math.floor(random() * 5))}?`;
-    const answer = Array.from({ length: 6 + Math.floor(random() * 6) }, () => `${sentence(12 + Math.floor(random() * 14))}.`).join(" ");
+    const sentences = files[i % files.length] as string[];
+    const topic = Array.from({ length: 4 }, () => pick(names));
+    const words: string[] = [];
+    let at = Math.floor(random() * sentences.length);
+    const target = 150 + Math.floor(random() * 250);
+    while (words.length < target) {
+      for (const w of (sentences[at % sentences.length] as string).split(" ")) {
+        words.push(w.length >= 6 && random() < 0.06 ? pick(topic) : w);
+      }
+      at++;
+    }
+    const answer = words.slice(0, 400).join(" ");
+    const vocabulary = words.filter((w) => /^[a-z]{5,}$/.test(w));
+    const title = pick(TITLE_SHAPES)
+      .replace("{a}", topic[0] as string)
+      .replace("{b}", pick(vocabulary))
+      .replace("{c}", random() < 0.5 ? (topic[1] as string) : pick(vocabulary));
     out.push({
       id: `gen-${i}`,
-      title,
+      title: title.charAt(0).toUpperCase() + title.slice(1),
       category: CATEGORIES[i % CATEGORIES.length] as string,
-      tags: [fromTopic(), fromTopic(), word()],
+      tags: [topic[0] as string, topic[1] as string, pick(vocabulary)],
+      asked_as: [],
       answer,
       last_verified: "2026-01-01",
     });

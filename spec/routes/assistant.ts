@@ -33,7 +33,7 @@ export const chat = defineRoute({
   operationId: "chat",
   summary: "Ask the trading assistant (per message, or from a prepaid balance)",
   description:
-    "Answers a question about crypto markets, gas or x402 with live figures fetched at request time (prices and 24 h moves, funding and open interest, gas now, the watched markets) and knowledge-base entries, and lists every figure and entry it used in sources. Without user_id each message is an x402 payment of 0.10 USDC. With user_id (a wallet address) the wallet's prepaid balance pays, and the request must carry a SIGN-IN-WITH-X header signed by that wallet; when the balance is short the answer is 402 insufficient_balance with the per-call challenge. A message that fails is never charged. Not financial advice.",
+    "Answers a question about crypto markets, gas or x402 with live figures fetched at request time (prices and 24 h moves, funding and open interest, gas now and the cost of a transfer, a protocol's TVL and its 24 h change from DefiLlama, the watched markets) and knowledge-base entries, and lists every figure and entry it used in sources. A message it cannot answer is a 400 invalid_request naming body.message that says what it can answer, and is not charged. Without user_id each message is an x402 payment of 0.10 USDC. With user_id (a wallet address) the wallet's prepaid balance pays, and the request must carry a SIGN-IN-WITH-X header signed by that wallet; when the balance is short the answer is 402 insufficient_balance with the per-call challenge. A message that fails is never charged. Not financial advice.",
   tags: ["assistant"],
   price: CHAT_PRICE_USD,
   body: Type.Object(
@@ -61,7 +61,6 @@ export const chat = defineRoute({
     "unavailable",
     "upstream_timeout",
   ],
-  balancePayable: true,
   example: {
     input: { message: "What is ETH at and how did it move in 24 h?" },
     output: {
@@ -117,7 +116,7 @@ export const balance = defineRoute({
   operationId: "getBalance",
   summary: "Read your prepaid balance and its last 20 movements (sign in with the wallet)",
   description:
-    "Free, but only for the wallet itself: send a SIGN-IN-WITH-X header signed by it (for this origin, at most 5 minutes old, each nonce once). Answers the balance, the chat messages it pays for and the last 20 top-ups and debits.",
+    "Free, but only for the wallet itself: send a SIGN-IN-WITH-X header signed by it (for this origin and path, at most 5 minutes old, each nonce once); without one the answer is a 402 declaring sign-in-with-x. Answers the balance, the chat messages it pays for, the last 20 top-ups and debits, and the debits totalled per route.",
   tags: ["assistant"],
   price: null,
   signIn: true,
@@ -133,6 +132,10 @@ export const balance = defineRoute({
         route: Type.String(),
         request_id: Type.String(),
       }),
+    ),
+    debits_by_route: Type.Array(
+      Type.Object({ route: Type.String(), debits: Type.Integer({ minimum: 0 }), amount: Usd("USD debited for this route") }),
+      { description: "every debit of the balance, totalled per route, largest first" },
     ),
   }),
   errors: ["signin_required", "signin_invalid"],

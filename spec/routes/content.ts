@@ -248,7 +248,10 @@ export const KbAskAnswer = Type.Object({
   question: Type.String(),
   matches: Type.Array(KbEntrySummary, { description: "the most relevant entries, best first (at most 5)" }),
   best_match: Type.Union([KbEntry, Type.Null()], {
-    description: "the top entry in full (with its answer) when it is a confident match, else null",
+    description: "the entry that answers the question, in full (with its answer); null when no entry clearly answers it",
+  }),
+  note: Type.Union([Type.String(), Type.Null()], {
+    description: "when best_match is null: says that no entry clearly answers the question and names the closest entries; null otherwise",
   }),
 });
 export type KbAskAnswer = Static<typeof KbAskAnswer>;
@@ -260,7 +263,7 @@ export const askKb = defineRoute({
   operationId: "askKb",
   summary: "Knowledge base: answer a question from the curated entries",
   description:
-    "Paid. Ranks the 15 curated entries on x402, payments, Base and operating agents against the question (BM25 with prefix and typo matching, title weighted most) and returns the best entry's full answer when the match is confident, with the ranked list either way.",
+    "Paid. Ranks the 15 curated entries on x402, payments, Base and operating agents against the question (BM25 with prefix and typo matching, title weighted most) and returns the full entry that answers the question, with the ranked list either way. When no entry clearly answers it, best_match is null and note says so and names the closest entries.",
   tags: ["knowledge-base"],
   price: 0.03,
   body: Type.Object(

@@ -1,6 +1,7 @@
 /** x402 ecosystem intelligence routes: conformance checks, directory search, trust scores. */
 import { type Static, Type } from "@sinclair/typebox";
 import { CHECK_MEANINGS, CHECK_NAMES, RULES_VERSION } from "../../src/intel/conformance.ts";
+import { PURCHASE_OUTCOME_MEANINGS, PURCHASE_OUTCOMES } from "../../src/intel/purchase.ts";
 import { CLIENT_FAMILIES, CLIENT_FAMILY_MEANINGS } from "../../src/intel/x402-clients.ts";
 import { base } from "../../src/networks/base.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
@@ -50,16 +51,37 @@ export const ConformanceReportSchema = Type.Object({
   error: Type.Union([Type.String(), Type.Null()], { description: "why the target was unreachable (kind: message)" }),
   payable: Type.Union([Type.Boolean(), Type.Null()], {
     description:
-      "a standard client can pay: the reference client (@x402/core with the @x402/evm exact scheme) read the 402 answer with its own parser and signed a payment for at least one option, offline with a throwaway key (nothing sent). null when every option is on a network family no client is run for here (e.g. Solana)",
+      "the client a buyer actually runs pays it, defaults included: the @x402/fetch quick start (@x402/core with the @x402/evm exact scheme, spend controls at their defaults: default assets such as USDC only, at most $1 per payment) read the 402 answer with its own parser and signed a payment for at least one option, offline with a throwaway key (nothing sent), and a facilitator would settle it (no zero or burn payTo, not expired on arrival, the token's own signing domain, a token with an EIP-3009 transfer). null when every option is on a network family no client is run for here (e.g. Solana)",
   }),
-  payable_reason: Type.Union([Type.String(), Type.Null()], { description: "the reference client's own reason when not payable" }),
+  payable_reason: Type.Union([Type.String(), Type.Null()], {
+    description: "the real cause when not payable: the client's own error, the spend control's message, or the facilitator's refusal",
+  }),
+  payable_refused_by: Type.Union([Type.Literal("client"), Type.Literal("spend_controls"), Type.Literal("facilitator"), Type.Null()], {
+    description:
+      "who refuses it: the client cannot sign it, its default spend controls refuse it, or a facilitator would not settle the payment",
+  }),
+  payable_with_default_client: Type.Union([Type.Boolean(), Type.Null()], {
+    description: "the default client (spend controls at their defaults) signs a payment for at least one option, settleable or not",
+  }),
+  payable_with_loosened_controls: Type.Union([Type.Boolean(), Type.Null()], {
+    description: "a client with spend controls off (spendControls: false) would pay, and a facilitator settle, at least one option",
+  }),
+  refused_by_control: Type.Union(
+    [Type.Literal("spendControls.allowedAssets"), Type.Literal("spendControls.maxAmountPerPayment"), Type.Null()],
+    {
+      description: "the default client's spend control that refuses it, when that is the cause",
+    },
+  ),
   payable_options: Type.Array(
     Type.Object({
       index: Type.Integer({ minimum: 0, description: "position in accepts" }),
       payable: Type.Union([Type.Boolean(), Type.Null()]),
       reason: Type.Union([Type.String(), Type.Null()]),
+      refused_by: Type.Union([Type.Literal("client"), Type.Literal("spend_controls"), Type.Literal("facilitator"), Type.Null()]),
+      control: Type.Union([Type.Literal("spendControls.allowedAssets"), Type.Literal("spendControls.maxAmountPerPayment"), Type.Null()]),
+      payable_with_loosened_controls: Type.Union([Type.Boolean(), Type.Null()]),
     }),
-    { description: "the reference client's answer for each option" },
+    { description: "the default client's answer for each option" },
   ),
   clients: Type.Array(ClientAcceptanceSchema, { description: "which client families produce a payment" }),
   conformant: Type.Boolean({ description: "every protocol rule of the challenge's version holds (discovery is not part of it)" }),
@@ -96,7 +118,7 @@ export const x402Check = defineRoute({
   operationId: "checkX402Endpoint",
   summary: "Check an endpoint's x402 conformance, price and payTo",
   description:
-    "Calls the URL once without payment (method and JSON body as given; budget 8 s) and answers three separate questions. payable: can a standard client pay it? The reference client (@x402/core with the @x402/evm exact scheme) reads the 402 answer with its own parser and signs a payment for each option with a throwaway key, offline (nothing is sent, no money moves); when it cannot, payable_reason carries its own reason, and clients says which client families (v2 reference, v1 x402 1.x) accept it. conformant: every protocol rule of the challenge's version holds (v2: 402, challenge in PAYMENT-REQUIRED, CAIP-2 networks, amount as an atomic integer string, asset valid for the network, payTo, EIP-712 domain in extra for EIP-3009 tokens, a body matching the header; v1: its own rules). discoverable: Bazaar metadata, a /.well-known/x402 discovery document and an /openapi.json listing the route with a price, fetched in parallel within a shorter budget (3 s) so they never hold up the answer (discovery: timeout). Each check is a named boolean; failures gives each failed rule's sentence. Extracts the USD price and payTo. An unreachable target is an answer (reachable false, payable false). Private, loopback, link-local, CGNAT, multicast and cloud-metadata targets, non-http(s) URLs and redirects to any of them are refused with 400 target_not_allowed and not charged.",
+    "Calls the URL once without payment (method and JSON body as given; budget 8 s) and answers three separate questions. payable: would the client a buyer actually runs pay it, defaults included? The @x402/fetch quick start (@x402/core with the @x402/evm exact scheme, spend controls at their defaults: default assets such as USDC only, at most $1 per payment) reads the 402 answer with its own parser and signs a payment for each option with a throwaway key, offline (nothing is sent, no money moves), and the payment must be one a facilitator settles (no zero or burn payTo, not expired on arrival, the token's own signing domain, a token with an EIP-3009 transfer). When not, payable_reason names the real cause and payable_refused_by who refuses it; payable_with_loosened_controls and refused_by_control tell a seller only a client with loosened spend controls would pay; clients says which client families (v2, v1 x402 1.x) accept it. conformant: every protocol rule of the challenge's version holds (v2: 402, challenge in PAYMENT-REQUIRED, CAIP-2 networks, amount as an atomic integer string, asset valid for the network, payTo, EIP-712 domain in extra for EIP-3009 tokens, a body matching the header; v1: its own rules). discoverable: Bazaar metadata, a /.well-known/x402 discovery document and an /openapi.json listing the route with a price, fetched in parallel within a shorter budget (3 s) so they never hold up the answer (discovery: timeout). Each check is a named boolean; failures gives each failed rule's sentence. Extracts the USD price and payTo. An unreachable target is an answer (reachable false, payable false). Private, loopback, link-local, CGNAT, multicast and cloud-metadata targets, non-http(s) URLs and redirects to any of them are refused with 400 target_not_allowed and not charged.",
   tags: ["x402 intelligence"],
   price: 0.1,
   body: Type.Object(
@@ -180,6 +202,19 @@ export const ReputationSchema = Type.Object({
   note: Type.String({ description: "in words; starts with 'NOT measured' when the RPC refused" }),
 });
 
+/** An origin's latest purchase by a trust run. */
+export const PurchaseVerificationSchema = Type.Object({
+  at: Type.String({ description: "when it was bought, ISO 8601 UTC" }),
+  outcome: Type.Union(
+    PURCHASE_OUTCOMES.map((o) => Type.Literal(o)),
+    {
+      description: PURCHASE_OUTCOMES.map((o) => `${o}: ${PURCHASE_OUTCOME_MEANINGS[o]}`).join("; "),
+    },
+  ),
+  charged_usd: Type.Number({ description: "what the buyer was charged, read on chain" }),
+  detail: Type.String(),
+});
+
 /** One scored origin. */
 export const TrustRowSchema = Type.Object({
   rank: Type.Integer({ minimum: 1, description: "position by score (best first) in the run" }),
@@ -206,6 +241,9 @@ export const TrustRowSchema = Type.Object({
   reputation: ReputationSchema,
   latency_ms: Type.Union([Type.Integer(), Type.Null()]),
   probed_at: Type.String(),
+  last_verified_by_purchase: Type.Union([PurchaseVerificationSchema, Type.Null()], {
+    description: "the origin's latest purchase by a trust run (any run); null when it was never bought from",
+  }),
 });
 export type TrustRowSchema = Static<typeof TrustRowSchema>;
 
@@ -234,6 +272,14 @@ export const TrustLeaderboardDocument = Type.Object({
   ),
   not_checked: Type.Array(Type.String()),
   caveat: Type.String(),
+  verified_by_purchase: Type.Object({
+    what_it_means: Type.String(),
+    enabled: Type.Boolean({ description: "whether this deployment's trust runs buy (off by default in production)" }),
+    budget: Type.Union(
+      [Type.Object({ per_run_usd: Type.Number(), per_origin_usd: Type.Number(), price_cap_usd: Type.Number() }), Type.Null()],
+      { description: "the operator's budget; null when purchases are off" },
+    ),
+  }),
 });
 export type TrustLeaderboardDocument = Static<typeof TrustLeaderboardDocument>;
 
@@ -333,7 +379,7 @@ export const x402Trust = defineRoute({
   operationId: "scoreX402Origin",
   summary: "Trust score of one x402 seller, probed now",
   description:
-    "Scores one origin now exactly as the leaderboard crawl does. A URL with a path is probed as given; a bare origin is probed at its representative catalogue endpoint, or at its root when the catalogue does not list it. The method is the one a directory states, else GET, then POST when GET answers 404 or 405. Answers the score, verdict, penalties, payTo reputation, the check report (payable, conformant, discoverable), the origin's place in the latest leaderboard and its earlier crawl scores with the rules version of each. Refused targets are 400 target_not_allowed, not charged.",
+    "Scores one origin now exactly as the leaderboard crawl does. A URL with a path is probed as given; a bare origin is probed at its representative catalogue endpoint, or at its root when the catalogue does not list it. The method is the one a directory states, else GET, then POST when GET answers 404 or 405. Answers the score, verdict, penalties, payTo reputation, the check report (payable, conformant, discoverable), the origin's place in the latest leaderboard and its earlier crawl scores with the rules version of each. When a trust run bought from the origin, verified_by_purchase says when and what it got (from the last purchase; this call never buys anything), and a seller that took payment without serving is avoid. Refused targets are 400 target_not_allowed, not charged.",
   tags: ["x402 intelligence"],
   price: 0.05,
   body: Type.Object({ url: Url }, { additionalProperties: false }),
@@ -359,6 +405,10 @@ export const x402Trust = defineRoute({
       Type.Null(),
     ]),
     history: Type.Array(HistoryItem, { description: "this origin's crawl rows, newest first (at most 20)" }),
+    verified_by_purchase: Type.Union([Type.Intersect([PurchaseVerificationSchema, Type.Object({ summary: Type.String() })]), Type.Null()], {
+      description:
+        "the origin's last purchase by a trust run ('verified by purchase at <time>: <outcome>'); null when never bought from. Never bought on this request.",
+    }),
     probed_at: Type.String(),
   }),
   errors: ["invalid_request", "target_not_allowed"],

@@ -8,9 +8,12 @@
  * answer grows past a few megabytes, and chunks at or below the finalized block cached, since
  * their logs can no longer change.
  */
+
+import { LRUCache } from "lru-cache";
 import {
   type Address,
   getAddress,
+  type Hash,
   type Hex,
   HttpRequestError,
   numberToHex,
@@ -21,12 +24,7 @@ import {
   TimeoutError,
   toEventSelector,
 } from "viem";
-import { LOGS_MAX_RESPONSE_BYTES } from "./client.ts";
-import { postJsonRpc, rpcErrorIn } from "./json-rpc-http.ts";
 import { readChain, toChainError } from "./rpc-error.ts";
-import { AddressBook, NotLogsError, type RawLog, readTransfers, type TransferLog, type Transfers, transfersOf } from "./transfer-answer.ts";
-
-export type { TransferLog } from "./transfer-answer.ts";
 
 /**
  * What to scan: one token (or every token when absent), an inclusive block window, optionally
@@ -75,14 +73,6 @@ export interface ScannerOptions {
   cacheMaxLogs?: number;
   /** When the node cannot name its finalized block: treat blocks this far below the head as final. */
   fallbackFinalityDepth?: number;
-  /**
-   * Read `eth_getLogs` straight from these JSON-RPC URLs (in order, the next when one fails to
-   * answer) and decode the answers' bytes (src/chain/transfer-answer.ts), instead of through
-   * the client's transport: the service's own RPC URLs. Absent: through the client.
-   */
-  rpcUrls?: readonly string[];
-  /** Time allowed for each `eth_getLogs` answer read from `rpcUrls` (default 10 s, as the client's). */
-  timeoutMs?: number;
 }
 
 /** Per-scan overrides (the benchmark compares concurrency 1 with the default). */
@@ -270,9 +260,6 @@ export class TransferScanner {
   #maxRange: number;
   /** Narrower ranges for queries whose logs are dense, by query: answers stay near the target size. */
   readonly #denseRange = new Map<string, number>();
-  readonly #addresses = new AddressBook();
-  readonly #rpcUrls: readonly string[] | undefined;
-  readonly #timeoutMs: number;
 
   constructor(client: PublicClient, options: ScannerOptions = {}) {
     this.#client = client;
@@ -285,8 +272,6 @@ export class TransferScanner {
     this.#cacheMaxLogs = options.cacheMaxLogs ?? 200_000;
     this.#fallbackFinalityDepth = options.fallbackFinalityDepth ?? 900;
     this.#maxRange = this.chunkSize;
-    this.#rpcUrls = options.rpcUrls && options.rpcUrls.length > 0 ? options.rpcUrls : undefined;
-    this.#timeoutMs = options.timeoutMs ?? 10_000;
   }
 
   /** The chain head and the finalized block, read together (one JSON-RPC batch). */
@@ -457,9 +442,9 @@ export class TransferScanner {
 
   async #request(query: TransferQuery, from: number, to: number, stats: ScanStats): Promise<Transfers> {
     stats.requests++;
-    // Raw eth_getLogs and a decoder of our own: a 2,000-block USDC chunk can hold tens of
-    // thousands of logs, and viem's generic log formatting and ABI decoding cost more than the
-    // request itself. Retries are the scanner's (above), so the transport does not retry on its own.
+    // Raw eth_getLogs through the client's transport (src/chain/client.ts: fallback over the RPC
+    // URLs, timeouts, never batched), decoded here: viem's log formatting and ABI decoding of
+    // every log cost more than the request. Retries are the scanner's (above), not the transport's.
     const pad = (address: Address) => `0x${address.slice(2).toLowerCase().padStart(64, "0")}` as Hex;
     const topic = (side: Address | readonly Address[] | undefined) =>
       side === undefined ? null : typeof side === "string" ? pad(side) : side.map(pad);
@@ -469,27 +454,71 @@ export class TransferScanner {
       fromBlock: numberToHex(from),
       toBlock: numberToHex(to),
     };
-    const token = query.token ? getAddress(query.token) : undefined;
-    if (!this.#rpcUrls) {
-      const raw = (await this.#client.request({ method: "eth_getLogs", params: [filter] }, { retryCount: 0 })) as RawLog[];
-      return transfersOf(raw, token, this.#addresses);
-    }
-    const answer = await postJsonRpc(this.#rpcUrls, "eth_getLogs", [filter], {
-      timeoutMs: this.#timeoutMs,
-      maxBodyBytes: LOGS_MAX_RESPONSE_BYTES,
-    });
-    try {
-      return readTransfers(answer.body, token, this.#addresses);
-    } catch (error) {
-      const rpcError = error instanceof NotLogsError ? rpcErrorIn(error.answer, answer.call, answer.url) : undefined;
-      if (rpcError) throw rpcError;
-      // What viem's transport made of an answer it could not read: no usable answer from the node.
-      if (error instanceof NotLogsError || error instanceof SyntaxError) {
-        throw new HttpRequestError({ body: answer.call, cause: error, details: "the answer held no list of logs", url: answer.url });
-      }
-      throw error;
-    }
+    const raw = (await this.#client.request({ method: "eth_getLogs", params: [filter] }, { retryCount: 0 })) as RawLog[];
+    if (!Array.isArray(raw)) throw new HttpRequestError({ body: filter, details: "the answer held no list of logs", url: "" });
+    return transfersOf(raw, query.token ? getAddress(query.token) : undefined);
   }
+}
+
+/** One decoded ERC-20 transfer. */
+export interface TransferLog {
+  token: Address;
+  blockNumber: number;
+  logIndex: number;
+  txHash: Hash;
+  from: Address;
+  to: Address;
+  value: bigint;
+}
+
+/** A log as eth_getLogs returns it (hex quantities). */
+interface RawLog {
+  address: Address;
+  blockNumber: Hex;
+  logIndex: Hex;
+  transactionHash: Hash;
+  topics: Hex[];
+  data: Hex;
+  removed?: boolean;
+}
+
+/** The transfers of an answer, and how many logs it held (the scanner sizes later ranges by it). */
+interface Transfers {
+  logs: TransferLog[];
+  count: number;
+}
+
+/** Checksummed addresses by their 40 hex digits: the same counterparties recur, and checksumming costs a keccak. */
+const checksummed = new LRUCache<string, Address>({ max: 100_000 });
+
+function addressOf(hex40: string): Address {
+  let address = checksummed.get(hex40);
+  if (address === undefined) {
+    address = getAddress(`0x${hex40}`);
+    checksummed.set(hex40, address);
+  }
+  return address;
+}
+
+/**
+ * The transfers among `logs`: exactly three topics and a 32-byte amount, as ERC-20's Transfer
+ * has (ERC-721's indexed token id makes four); removed logs dropped.
+ */
+export function transfersOf(logs: readonly RawLog[], token: Address | undefined): Transfers {
+  const out: TransferLog[] = [];
+  for (const log of logs) {
+    if (log.topics.length !== 3 || log.data.length !== 66 || log.removed) continue;
+    out.push({
+      token: token ?? addressOf(log.address.slice(2)),
+      blockNumber: Number(log.blockNumber),
+      logIndex: Number(log.logIndex),
+      txHash: log.transactionHash,
+      from: addressOf((log.topics[1] as Hex).slice(26)),
+      to: addressOf((log.topics[2] as Hex).slice(26)),
+      value: BigInt(log.data),
+    });
+  }
+  return { logs: out, count: logs.length };
 }
 
 /** One call of `transfers`: its statistics and its own cap on requests in flight. */

@@ -96,3 +96,64 @@ export function sparklineSvg({ values, title, min = 0, max = 100, width = 120, h
     `${lines.join("")}${dot}</svg>`
   );
 }
+
+/** One row of `movesSvg`. */
+export interface MoveRow {
+  /** The row's name, e.g. a token symbol. */
+  label: string;
+  /** The price as shown, e.g. `$3,120.50`. */
+  price: string;
+  /** The 24 h change in percent; null: not known (no bar). */
+  changePct: number | null;
+}
+
+/** Options of `movesSvg`. */
+export interface MovesOptions {
+  rows: readonly MoveRow[];
+  /** What the chart shows, in words. */
+  title: string;
+  width?: number;
+}
+
+/**
+ * A diverging bar chart of 24 h moves: one row per pair with its name and price, a bar from the
+ * zero line (right and green when up, left and red when down) scaled to the largest move, and
+ * the move in percent beside the bar.
+ */
+export function movesSvg({ rows, title, width = 460 }: MovesOptions): string {
+  const rowHeight = 30;
+  const top = 6;
+  const height = top * 2 + rows.length * rowHeight;
+  const labelWidth = 150;
+  const textRoom = 60;
+  const plot = width - labelWidth - 2 * textRoom;
+  const zero = round(labelWidth + textRoom + plot / 2);
+  const largest = Math.max(0.01, ...rows.map((r) => Math.abs(r.changePct ?? 0)));
+  const pct = (n: number) => `${n > 0 ? "+" : n < 0 ? "−" : ""}${Math.abs(n).toFixed(2)}%`;
+  const marks = rows.map((r, i) => {
+    const y = top + i * rowHeight;
+    const mid = round(y + rowHeight / 2);
+    const name =
+      `<text x="0" y="${mid + 4}" style="font-weight: 600">${esc(r.label)}</text>` +
+      `<text x="${labelWidth - 8}" y="${mid + 4}" text-anchor="end">${esc(r.price)}</text>`;
+    if (r.changePct === null) {
+      return `${name}<text x="${zero + 6}" y="${mid + 4}" data-symbol="${esc(r.label)}" data-change="">no 24 h change</text>`;
+    }
+    const length = round((Math.abs(r.changePct) / largest) * (plot / 2));
+    const up = r.changePct >= 0;
+    const x = up ? zero : round(zero - length);
+    const colour = up ? "var(--ok)" : "var(--bad)";
+    const valueX = up ? round(zero + length + 6) : round(zero - length - 6);
+    return (
+      name +
+      `<rect x="${x}" y="${round(y + 7)}" width="${length}" height="${rowHeight - 14}" data-symbol="${esc(r.label)}" data-change="${r.changePct}" style="fill: ${colour}"><title>${esc(r.label)} ${esc(r.price)}, 24 h ${pct(r.changePct)}</title></rect>` +
+      `<text x="${valueX}" y="${mid + 4}" text-anchor="${up ? "start" : "end"}">${pct(r.changePct)}</text>`
+    );
+  });
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${esc(title)}" data-chart="moves" style="color: var(--fg); max-width: 100%; height: auto; font: 13px system-ui, sans-serif; fill: currentColor">` +
+    `<title>${esc(title)}</title>` +
+    `<line x1="${zero}" y1="0" x2="${zero}" y2="${height}" style="stroke: var(--muted)" />` +
+    `${marks.join("")}</svg>`
+  );
+}

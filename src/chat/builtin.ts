@@ -4,12 +4,17 @@
  * (facts.ts) and answers in plain sentences; every figure it writes is in `sources`, every
  * knowledge-base entry it draws on is cited, and what it cannot answer is named, never guessed.
  *
+ * A message it cannot answer (off topic, an unknown asset or protocol, a how-to no
+ * knowledge-base entry answers) gets no reply: `answerBuiltin` throws a 400 `invalid_request`
+ * naming `body.message` that says what it can answer, so the call is never charged (the gate
+ * settles only a 2xx, and a balance is debited only after an answer).
+ *
  * Upstream failures: a question is answered in parts (one per asset and topic). When every
  * part failed on an upstream, the first `UpstreamError` is thrown as is (the route answers
  * 502/503/504 and charges nothing). When some parts were answered, the answer gives them and
  * says which figures could not be fetched, without a number for those.
  */
-import { UpstreamError } from "../errors.ts";
+import { ServiceError, UpstreamError } from "../errors.ts";
 import { base } from "../networks/base.ts";
 import type { ChatDeps } from "./deps.ts";
 import {
@@ -23,7 +28,10 @@ import {
   perpFigures,
   priceFact,
   priceFigures,
+  protocolsNamed,
   resolveAsset,
+  tvlFact,
+  tvlFigures,
   WATCHED_SYMBOLS,
 } from "./facts.ts";
 import { grouped, signedPct, signedRate, usd } from "./format.ts";
@@ -36,8 +44,25 @@ export const NOT_ADVICE = "Not financial advice.";
 /** What the assistant can answer, said when it cannot answer something. */
 export const CAPABILITIES =
   "I can answer: the price of a token (ETH, BTC, cbETH, AERO, USDC, any Base token by its 0x address, or a Hyperliquid perpetual such as SOL), " +
-  "its 24 h move, a comparison of two assets, perpetual funding and open interest on Hyperliquid, gas on Base right now, " +
-  "the watched markets, and how-to questions about x402 payments on Base from the knowledge base.";
+  "its 24 h move, a comparison of two assets, perpetual funding and open interest on Hyperliquid, gas on Base right now and what a transfer costs, " +
+  "a DeFi protocol's TVL and its 24 h change (DefiLlama), the watched markets, and how-to questions about x402 payments on Base from the knowledge base.";
+
+/** The field the "cannot answer" 400 names. */
+const MESSAGE_FIELD = "body.message";
+
+/**
+ * The 400 for a message the engine cannot answer: what it found (`said`), that nothing was
+ * charged, and what it can answer; `details.closest` lists the nearest knowledge-base entries.
+ */
+export function cannotAnswer(said: readonly string[], closest: readonly { id: string; title: string }[] = []): ServiceError {
+  const message = `${[...said, "This message was not charged."].join(" ")} ${CAPABILITIES}`;
+  return new ServiceError("invalid_request", 400, message, {
+    details: {
+      fields: [{ field: MESSAGE_FIELD, expected: `a question the assistant can answer. ${CAPABILITIES}` }],
+      closest_entries: closest.map(({ id, title }) => ({ id, title })),
+    },
+  });
+}
 
 /**
  * Least search score for a knowledge-base entry to be offered as "closest" to a question no
@@ -75,27 +100,25 @@ export async function answerBuiltin(message: string, deps: ChatDeps): Promise<Bu
   const cached = memoized(deps);
   const kb = deps.kb.ask(message);
   const { topics } = question;
-  const liveGas = topics.gas && (question.live || !question.howTo);
-  const marketTopic = topics.price || topics.move || topics.compare || topics.funding || topics.openInterest || topics.markets || liveGas;
+  // Gas and transfer costs asked as a how-to ("who pays the gas in x402?") are knowledge-base questions, unless asked for now.
+  const liveGas = (topics.gas || topics.transferCost) && (question.live || !question.howTo);
+  const marketTopic =
+    topics.price || topics.move || topics.compare || topics.funding || topics.openInterest || topics.markets || topics.tvl || liveGas;
 
   if (question.help && !marketTopic && question.mentions.length === 0) return finish([CAPABILITIES], []);
   // A confident knowledge-base match wins unless live figures are asked for: "how do I verify a USDC payment" names USDC but wants no price.
   if (kb.best && !marketTopic && !question.advice) return kbReply(kb.best);
-  if (marketTopic || topics.gas || question.mentions.length > 0 || question.advice) return marketReply(question, cached);
+  if (marketTopic || topics.gas || topics.transferCost || question.mentions.length > 0 || question.advice) {
+    return marketReply(question, cached);
+  }
   const closest = kb.matches.filter((m) => m.score >= KB_CLOSEST_MIN_SCORE).slice(0, 3);
   if (question.howTo && closest.length > 0) {
-    return finish(
-      [
-        `I found no entry in the knowledge base that clearly answers that. The closest are ${listOf(closest.map((m) => `“${m.title}” (${m.id})`))}.`,
-        CAPABILITIES,
-      ],
-      closest.map((m) => ({ kind: "kb", id: m.id, title: m.title, source: "knowledge-base" })),
+    throw cannotAnswer(
+      [`No entry of the knowledge base clearly answers that. The closest are ${listOf(closest.map((m) => `“${m.title}” (${m.id})`))}.`],
+      closest,
     );
   }
-  return finish(
-    ["I can't answer that: it is not about prices, funding, gas, the watched markets or the knowledge base.", CAPABILITIES],
-    [],
-  );
+  throw cannotAnswer(["I can't answer that: it is not about prices, funding, gas, TVL, the watched markets or the knowledge base."]);
 }
 
 function finish(sentences: string[], sources: ChatSource[]): BuiltinAnswer {
@@ -111,7 +134,7 @@ function memoized(deps: ChatDeps): ChatDeps {
       return pending;
     };
   };
-  return { ...deps, markets: once(deps.markets), perps: once(deps.perps), gas: once(deps.gas) };
+  return { ...deps, markets: once(deps.markets), perps: once(deps.perps), gas: once(deps.gas), protocols: once(deps.protocols) };
 }
 
 function kbReply(entry: { id: string; title: string; answer: string }): BuiltinAnswer {
@@ -157,11 +180,16 @@ async function marketReply(question: ChatQuestion, deps: ChatDeps): Promise<Buil
   }
 
   const perpTopic = topics.funding || topics.openInterest;
-  const priceTopic = topics.price || topics.move || topics.compare || (!perpTopic && !topics.gas && !topics.markets);
+  // "How has Aave's TVL changed?" asks about the TVL's move, "gas today" about gas; "the cost to send USDC" names USDC but asks no price.
+  const move = topics.move && !topics.tvl && !topics.gas && !topics.transferCost;
+  const otherTopic = perpTopic || topics.gas || topics.transferCost || topics.markets || topics.tvl;
+  const priceTopic = topics.price || move || topics.compare || !otherTopic;
   const mentions = question.mentions;
 
-  if (topics.gas) tasks.push({ about: "gas on Base", run: () => gasPart(deps) });
-  if (topics.markets || (mentions.length === 0 && (topics.price || topics.move) && !topics.gas)) {
+  if (topics.transferCost) tasks.push({ about: "gas on Base", run: () => transferPart(deps) });
+  else if (topics.gas) tasks.push({ about: "gas on Base", run: () => gasPart(deps) });
+  if (topics.tvl) tasks.push(...(await tvlTasks(deps, question.text)));
+  if (topics.markets || (mentions.length === 0 && (topics.price || move) && !topics.gas && !topics.transferCost && !topics.tvl)) {
     tasks.push({ about: "the watched markets", run: () => marketsPart(deps) });
   }
   for (const mention of mentions) {
@@ -174,7 +202,7 @@ async function marketReply(question: ChatQuestion, deps: ChatDeps): Promise<Buil
       tasks.push({ about: `${name}'s perpetual`, run: () => perpPart(deps, mention, topics) });
     }
   }
-  if (tasks.length === 0) return finish([...lead, CAPABILITIES], []);
+  if (tasks.length === 0) throw cannotAnswer(lead);
 
   const settled = await Promise.allSettled(tasks.map((t) => t.run()));
   const sentences = [...lead];
@@ -198,6 +226,8 @@ async function marketReply(question: ChatQuestion, deps: ChatDeps): Promise<Buil
   }
 
   if (topics.compare) sentences.push(...comparison(priced, mentions.length));
+  // Not one figure: nothing was answered (an unknown asset or protocol), so nothing is charged.
+  if (sources.length === 0 && failures.length === 0) throw cannotAnswer(sentences);
   return finish(sentences, uniqueSources(sources));
 }
 
@@ -299,6 +329,49 @@ async function gasPart(deps: ChatDeps): Promise<Part> {
         `and an ERC-20 transfer (65,000 gas) about ${usd(gas.usd_estimate.erc20_transfer_65000)} with the medium tip, before Base's L1 data fee.`,
     ],
     sources: gasFigures(gas),
+  };
+}
+
+/** What sending a token costs now: the gas reading, the ERC-20 transfer first. */
+async function transferPart(deps: ChatDeps): Promise<Part> {
+  const gas = await gasFact(deps);
+  const chain = gas.chain_id === base.chainId ? base.name : `chain ${gas.chain_id}`;
+  return {
+    sentences: [
+      `Sending USDC or another ERC-20 token on ${chain} (about 65,000 gas) costs about ${usd(gas.usd_estimate.erc20_transfer_65000)} right now, ` +
+        `and a plain ETH transfer (21,000 gas) about ${usd(gas.usd_estimate.transfer_21000)}: the next block's base fee is ${grouped(gas.base_fee_gwei)} gwei ` +
+        `plus a medium priority fee of ${grouped(gas.priority_fee_gwei.medium)} gwei (block ${gas.block_number}), at ETH ${usd(gas.eth_price_usd)} (${sourceName(gas.price_source)}), before Base's L1 data fee.`,
+    ],
+    sources: gasFigures(gas),
+  };
+}
+
+/** One part per protocol the message names; a sentence saying none is known when it names none. */
+async function tvlTasks(deps: ChatDeps, message: string): Promise<PartTask[]> {
+  const slugs = await protocolsNamed(deps, message);
+  if (slugs.length === 0) {
+    return [
+      {
+        about: "the protocol",
+        run: async () => ({
+          sentences: [
+            "I found no DefiLlama protocol in that message: name one as DefiLlama lists it (for example aave, aave-v3, uniswap, morpho-blue or moonwell).",
+          ],
+          sources: [],
+        }),
+      },
+    ];
+  }
+  return slugs.slice(0, 3).map((slug) => ({ about: `the TVL of ${slug}`, run: () => tvlPart(deps, slug) }));
+}
+
+async function tvlPart(deps: ChatDeps, slug: string): Promise<Part> {
+  const fact = await tvlFact(deps, slug);
+  const change = fact.change_24h_pct === null ? "; DefiLlama gives no 24 h change for it" : `, ${signedPct(fact.change_24h_pct)} over 24 h`;
+  const members = fact.members ? ` (all its versions: ${listOf(fact.members)})` : "";
+  return {
+    sentences: [`${fact.name}'s TVL on DefiLlama is ${usd(Math.round(fact.tvl_usd))}${members}${change}.`],
+    sources: tvlFigures(fact),
   };
 }
 

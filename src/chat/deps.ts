@@ -1,7 +1,7 @@
 /**
  * What the chat engine reads, and how a function's context provides it. The engine fetches
- * nothing itself: prices, the watched markets, Hyperliquid's perpetuals, gas and the
- * knowledge base come from the same functions and adapters the other routes use, so a chat
+ * nothing itself: prices, the watched markets, Hyperliquid's perpetuals, gas, DefiLlama's
+ * protocol TVL and the knowledge base come from the same functions and adapters the other routes use, so a chat
  * answer and `GET /api/markets` or `POST /api/gas-tracker` agree, and an upstream failure is
  * the same `UpstreamError` (502/503/504, never charged).
  */
@@ -15,6 +15,7 @@ import { kbIndex } from "../content/kb.ts";
 import type { KbAnswer, KbHit } from "../content/kb-index.ts";
 import type { FunctionContext } from "../context.ts";
 import type { Logger } from "../log.ts";
+import type { LlamaProtocolSummary, ProtocolTvl } from "../upstreams/defillama.ts";
 import type { PerpAsset } from "../upstreams/hyperliquid.ts";
 import type { Cached } from "../upstreams/ttl-cache.ts";
 
@@ -39,6 +40,10 @@ export interface ChatDeps {
   perps(): Promise<Cached<ReadonlyMap<string, PerpAsset>>>;
   /** Gas on the served chain now (`POST /api/gas-tracker`'s answer). */
   gas(): Promise<GasReading>;
+  /** DefiLlama's protocols by lower-case slug (`POST /api/defi-sentiment`'s list). */
+  protocols(): Promise<Cached<ReadonlyMap<string, LlamaProtocolSummary>>>;
+  /** A protocol's TVL and 24 h change on DefiLlama, a parent slug (`aave`) answering its versions' aggregate. */
+  protocolTvl(slug: string): Promise<Cached<ProtocolTvl>>;
   /** The knowledge-base index (`kb/search` and `kb/ask`'s). */
   kb: { ask(question: string): KbAnswer; search(query: string, limit?: number): KbHit[] };
   /** The clock: stamps figures whose source gives no fetch time (gas). */
@@ -60,6 +65,8 @@ export function chatDepsFromContext(ctx: FunctionContext): ChatDeps {
     tokenPrice: (token) => analyticsOf(ctx).prices.price(token),
     perps: () => analyticsOf(ctx).hyperliquid.perps(),
     gas: () => gasTrackerFunction.run({}, { ...ctx, route: gasTrackerFunction.route }),
+    protocols: () => analyticsOf(ctx).defillama.protocols(),
+    protocolTvl: (slug) => analyticsOf(ctx).defillama.protocolTvl(slug),
     kb: kbIndex(),
     now: () => ctx.now(),
     log: ctx.log.child({ component: "chat" }),

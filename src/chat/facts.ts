@@ -265,6 +265,79 @@ export function marketFigures(pairs: readonly MarketPair[]): ChatFigure[] {
   });
 }
 
+/** A protocol's TVL now and its 24 h change, as DefiLlama gives them. */
+export interface TvlFact {
+  slug: string;
+  name: string;
+  tvl_usd: number;
+  /** Percent; null when DefiLlama gives none. */
+  change_24h_pct: number | null;
+  /** For a parent protocol: the slugs of the versions its figure covers. */
+  members: string[] | null;
+  fetched_at: string;
+}
+
+// Words of a TVL question that name no protocol.
+const NOT_PROTOCOLS = new Set(
+  (
+    "a an the of on in at to for and or vs versus is are was what whats what's how has have did does do much tvl total value locked " +
+    "lock change changed changes move moved today now current currently right day 24h 24 hours hour protocol protocols defi its their " +
+    "me tell show give compare with base chain usd dollars up down by"
+  ).split(" "),
+);
+
+/**
+ * The DefiLlama slugs a message names, in order: a word or two joined by "-" that is a slug
+ * (`aave-v3`, `moonwell`), a parent protocol (`aave` for its versions), or the start of exactly
+ * one slug (`morpho` for `morpho-blue`).
+ */
+export async function protocolsNamed(deps: ChatDeps, message: string): Promise<string[]> {
+  const words = (
+    message
+      .toLowerCase()
+      .replace(/['’]s\b/g, "")
+      .match(/[a-z0-9][a-z0-9.]*/g) ?? []
+  ).filter((w) => !NOT_PROTOCOLS.has(w));
+  const { value: list } = await deps.protocols();
+  const parents = new Set(
+    [...list.values()].flatMap((p) => (p.parentProtocol ? [p.parentProtocol.toLowerCase().replace(/^parent#/, "")] : [])),
+  );
+  const resolve = (candidate: string): string | null => {
+    if (list.has(candidate) || parents.has(candidate)) return candidate;
+    const starting = [...list.keys()].filter((slug) => slug.startsWith(`${candidate}-`));
+    return starting.length === 1 ? (starting[0] as string) : null;
+  };
+  const found: string[] = [];
+  for (let i = 0; i < words.length; i++) {
+    const pair = i + 1 < words.length ? resolve(`${words[i]}-${words[i + 1]}`) : null;
+    const slug = pair ?? resolve(words[i] as string);
+    if (pair) i++;
+    if (slug && !found.includes(slug)) found.push(slug);
+  }
+  return found;
+}
+
+/** A protocol's TVL and 24 h change (`POST /api/defi-sentiment`'s `protocol_tvl`). */
+export async function tvlFact(deps: ChatDeps, slug: string): Promise<TvlFact> {
+  const { value, fetchedAt } = await deps.protocolTvl(slug);
+  return {
+    slug: value.slug,
+    name: value.name,
+    tvl_usd: value.tvl_usd,
+    change_24h_pct: value.change_24h_pct,
+    members: value.members ?? null,
+    fetched_at: new Date(fetchedAt).toISOString(),
+  };
+}
+
+/** The figures a TVL fact contributes. */
+export function tvlFigures(fact: TvlFact): ChatFigure[] {
+  const base = { id: fact.slug, source: "defillama", fetched_at: fact.fetched_at };
+  const figures: ChatFigure[] = [{ kind: "tvl", ...base, value: fact.tvl_usd }];
+  if (fact.change_24h_pct !== null) figures.push({ kind: "tvl_change_24h", ...base, value: fact.change_24h_pct });
+  return figures;
+}
+
 /** A figure the question needs is not to be had, though every upstream answered (e.g. a token with no pair). */
 export class MissingFigure extends Error {
   override name = "MissingFigure";

@@ -1,6 +1,7 @@
 /**
  * Reading a chat message: which topics it asks about (a price, a 24 h move, a comparison,
- * funding, open interest, gas, the watched markets, a how-to) and which assets it names, known
+ * funding, open interest, gas, the cost of a transfer, a protocol's TVL, the watched markets, a
+ * how-to) and which assets it names, known
  * ones resolved on the spot and unknown ticker-like words kept so the answer can name them.
  * Plain keyword rules, no model: what they do not recognise is said, not guessed.
  */
@@ -14,6 +15,10 @@ export interface ChatTopics {
   funding: boolean;
   openInterest: boolean;
   gas: boolean;
+  /** What sending a token costs now (gas of a transfer, in USD). */
+  transferCost: boolean;
+  /** A DeFi protocol's total value locked. */
+  tvl: boolean;
   markets: boolean;
 }
 
@@ -43,9 +48,12 @@ const TOPIC_RULES: Record<keyof ChatTopics, RegExp> = {
   move: /\b24 ?h(ours?|rs?)?\b|\btoday\b|\bday\b|\bmov(e|ed|es|ing|ement)\b|\bchang(e|ed|es)\b|\bdoing\b|\bperform|\bup or down\b|\bpump|\bdump|\bgain|\bdrop|\bfell\b|\brose\b|\btrend|\b(going|been|gone) (up|down)\b/,
   compare:
     /\bcompare|\bcomparison\b|\bvs\.?(?=\s|$)|\bversus\b|\boutperform|\bbetter\b|\bstronger\b|\bweaker\b|\bdifference between\b|\bwhich (one )?(is|has|did|moved)\b|\bagainst\b/,
-  funding: /\bfunding\b/,
+  funding: /\bfunding\b|\b(longs|shorts) (are )?(paying|pay)\b/,
   openInterest: /\bopen[ -]interest\b|\boi\b/,
   gas: /\bgas\b|\bgwei\b|\bbase ?fee\b|\bpriority fees?\b|\b(tx|transaction|network) (fees?|costs?)\b/,
+  transferCost:
+    /\b(costs?|fees?|pay)\b[^.?!]{0,30}\b(to |for )?(send|sending|transfer|transferring|move|moving)\b|\b(send|sending|transfer|transferring|move|moving)\b[^.?!]{0,40}\b(cost|costs|fee|fees|cheap|expensive)\b/,
+  tvl: /\btvl\b|\btotal value locked\b|\bvalue locked\b|\blocked in\b/,
   markets:
     /\bmarkets?\b|\bwatch ?list\b|\bwatched\b|\bwatching\b|\bwhat (do|does) (you|it) (watch|track|follow)\b|\boverview\b|\ball (the )?(tokens|prices|assets|pairs|coins)\b|\bsnapshot\b/,
 };

@@ -18,7 +18,11 @@ export type ChatFigureKind =
   /** Open interest in USD at the mark price, rounded to whole dollars. */
   | "open_interest_usd"
   /** Gas on the served chain; `id` names which figure (`base_fee_gwei`, `priority_fee_medium_gwei`, `transfer_21000_usd`...). */
-  | "gas";
+  | "gas"
+  /** A protocol's total value locked in USD (DefiLlama); `id` is its slug. */
+  | "tvl"
+  /** The 24 h change of a protocol's TVL in percent; `id` is its slug. */
+  | "tvl_change_24h";
 
 /** A live figure fetched for this answer. */
 export interface ChatFigure {

@@ -1,6 +1,6 @@
 /**
  * The chat's data tools as an LLM sees them (OpenAI-compatible function calling): prices,
- * the watched markets, perpetual funding and open interest, gas and the knowledge base. Each
+ * the watched markets, perpetual funding and open interest, gas, protocol TVL and the knowledge base. Each
  * runs on the same facts as the built-in engine and returns a JSON result for the model and
  * the sources it contributes; an upstream failure becomes an error result the model must
  * report, never a figure.
@@ -16,7 +16,10 @@ import {
   perpFigures,
   priceFact,
   priceFigures,
+  protocolsNamed,
   resolveAsset,
+  tvlFact,
+  tvlFigures,
   WATCHED_SYMBOLS,
 } from "./facts.ts";
 import type { ChatSource } from "./sources.ts";
@@ -76,6 +79,22 @@ export const CHAT_TOOLS: readonly ChatToolDefinition[] = [
       description:
         "Gas on Base now: next block's base fee, low/medium/high priority fees in gwei, USD cost of an ETH and an ERC-20 transfer.",
       parameters: NO_PARAMETERS,
+    },
+  },
+  {
+    type: "function",
+    function: {
+      name: "get_tvl",
+      description:
+        "A DeFi protocol's total value locked in USD and its 24 h change, from DefiLlama; a parent name (aave, uniswap) covers all its versions.",
+      parameters: {
+        type: "object",
+        properties: {
+          protocol: { type: "string", description: "The protocol as DefiLlama names it: aave, aave-v3, morpho-blue, moonwell..." },
+        },
+        required: ["protocol"],
+        additionalProperties: false,
+      },
     },
   },
   {
@@ -173,6 +192,16 @@ async function run(deps: ChatDeps, name: string, args: Record<string, unknown>):
     case "get_gas": {
       const gas = await gasFact(deps);
       return { content: { ...gas }, sources: gasFigures(gas) };
+    }
+    case "get_tvl": {
+      const protocol = stringArgument(args, "protocol");
+      if (!protocol) return badArguments("protocol");
+      const [slug] = await protocolsNamed(deps, protocol);
+      if (!slug) {
+        return { content: { error: { code: "unknown_protocol", message: `DefiLlama lists no protocol named ${protocol}.` } }, sources: [] };
+      }
+      const fact = await tvlFact(deps, slug);
+      return { content: { ...fact, source: "defillama" }, sources: tvlFigures(fact) };
     }
     case "search_knowledge_base": {
       const query = stringArgument(args, "query");

@@ -1,18 +1,19 @@
 /**
  * The compiled content at run time. `scripts/content/compile.ts` writes it to
- * `.generated/content.json` before the Astro build; Vite inlines it here, so it lives in
- * `dist/server` only (it holds the paid steps and answers) and never in `dist/client`.
+ * `.generated/content.json` before the Astro build; the server reads it from there, so it never
+ * reaches `dist/client` (it holds the paid steps and answers).
  */
+import { readFileSync } from "node:fs";
 import { Value } from "@sinclair/typebox/value";
 import { CompiledContent, type CompiledPlaybook, type CompiledSop } from "../../spec/content-schema.ts";
 
-// A glob rather than a plain import: the file exists only after a build, and a glob keeps
-// `tsc --noEmit` working on a fresh clone while still being bundled at build time.
-const found = import.meta.glob<unknown>("../../.generated/content.json", { eager: true, import: "default" });
-
 function load(): CompiledContent {
-  const data = found["../../.generated/content.json"];
-  if (data === undefined) throw new Error("The content is not compiled: run `npm run build` (it writes .generated/content.json).");
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(new URL("../../.generated/content.json", import.meta.url), "utf8"));
+  } catch {
+    throw new Error("The content is not compiled: run `npm run build` (it writes .generated/content.json).");
+  }
   if (!Value.Check(CompiledContent, data)) {
     const first = [...Value.Errors(CompiledContent, data)][0];
     throw new Error(`.generated/content.json does not match spec/content-schema.ts at ${first?.path}: ${first?.message}; rebuild.`);

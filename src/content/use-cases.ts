@@ -1,11 +1,11 @@
 /**
  * The search that matches a caller's role and task to the entity-intelligence use cases
  * (compiled from `content/entity-intel/`), with the knowledge base's term handling
- * (stop words, prefix and fuzzy matching) and BM25+ ranking, the title weighted most.
+ * (stop words, prefix and fuzzy matching) and MiniSearch's BM25+ ranking, the title weighted most.
  */
+import MiniSearch from "minisearch";
 import type { EntityUseCase } from "../../spec/content-schema.ts";
-import { Bm25Index } from "./bm25-index.ts";
-import { fuzzyFor, prefixFor, processTerm } from "./kb-index.ts";
+import { fuzzyFor, KB_MAX_FUZZY, prefixFor, processTerm } from "./kb-index.ts";
 
 /** Field weights: the title and roles say most about whom a use case is for. */
 export const USE_CASE_BOOST = { title: 3, roles: 3, tags: 2, summary: 1.5, why: 1 } as const;
@@ -18,26 +18,29 @@ export interface UseCaseHit {
 
 /** A search over a set of use cases. */
 export class UseCaseIndex {
-  readonly #index: Bm25Index<EntityUseCase, keyof typeof USE_CASE_BOOST>;
-  readonly #useCases: readonly EntityUseCase[];
+  readonly #index: MiniSearch<EntityUseCase>;
+  readonly #byId: ReadonlyMap<string, EntityUseCase>;
 
   constructor(useCases: readonly EntityUseCase[]) {
-    this.#useCases = useCases;
-    this.#index = new Bm25Index(useCases, {
-      boost: USE_CASE_BOOST,
-      extract: (u, field) => {
+    this.#byId = new Map(useCases.map((u) => [u.id, u]));
+    this.#index = new MiniSearch<EntityUseCase>({
+      fields: Object.keys(USE_CASE_BOOST),
+      extractField: (u, field) => {
         if (field === "why") return u.plan.map((s) => s.why).join(" ");
-        const value = u[field];
-        return Array.isArray(value) ? value.join(" ") : value;
+        const value = u[field as keyof EntityUseCase];
+        return Array.isArray(value) ? value.join(" ") : String(value ?? "");
       },
       processTerm,
-      prefix: prefixFor,
-      fuzzy: fuzzyFor,
+      searchOptions: { boost: { ...USE_CASE_BOOST }, combineWith: "OR", prefix: prefixFor, fuzzy: fuzzyFor, maxFuzzy: KB_MAX_FUZZY },
     });
+    this.#index.addAll(useCases);
   }
 
   /** Use cases matching `query`, best first. */
   search(query: string, limit = 4): UseCaseHit[] {
-    return this.#index.search(query, limit).map(({ doc, score }) => ({ useCase: this.#useCases[doc] as EntityUseCase, score }));
+    return this.#index
+      .search(query)
+      .slice(0, limit)
+      .map(({ id, score }) => ({ useCase: this.#byId.get(id) as EntityUseCase, score }));
   }
 }

@@ -13,8 +13,9 @@ import type { TSchema } from "@sinclair/typebox";
 import type { RouteDef } from "../../spec/route.ts";
 import { primarySite, type SiteDef } from "../../spec/sites.ts";
 import { TAGS } from "../../spec/tags.ts";
-import { ERROR_DOCS } from "../error-docs.ts";
+import { ERROR_DOCS, ErrorBody, type ErrorCode, statusOf } from "../error-docs.ts";
 import { base } from "../networks/base.ts";
+import { shareRepeatedSchemas } from "./shared-schemas.ts";
 
 /** What the document says beyond the route table. */
 export interface OpenApiOptions {
@@ -28,27 +29,27 @@ export interface OpenApiOptions {
   site?: Pick<SiteDef, "title" | "description" | "networks" | "budgetHint" | "howToPay">;
 }
 
-const ERROR_TEXT: Record<string, string> = {
-  invalid_request: "Bad input: details.fields names each field and what was expected. Not charged.",
-  not_found: "Unknown path, slug, topic or transaction. Not charged.",
-  upstream_error: "A chain node or third-party API failed. Not charged.",
-  unavailable: "A chain node or third-party API is unavailable or rate-limiting. Not charged.",
-  upstream_timeout: "A chain node or third-party API timed out. Not charged.",
-  target_not_allowed: "The target URL is private, loopback or otherwise not allowed. Not charged.",
-};
-const STATUS_OF: Record<string, string> = {
-  invalid_request: "400",
-  not_found: "404",
-  upstream_error: "502",
-  unavailable: "503",
-  upstream_timeout: "504",
-  target_not_allowed: "400",
-};
-
-/** A TypeBox schema as plain JSON Schema (TypeBox's symbol keys are not JSON). */
+/**
+ * A TypeBox schema as plain JSON Schema (TypeBox's symbol keys are not JSON), a union of string
+ * literals written as the equivalent, shorter `enum`.
+ */
 function plain(schema: TSchema): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
+  return JSON.parse(JSON.stringify(schema), (_key, value: unknown) => {
+    const anyOf = (value as { anyOf?: unknown } | null)?.anyOf;
+    if (!Array.isArray(anyOf) || anyOf.length < 2) return value;
+    const literal = (s: unknown) =>
+      typeof s === "object" &&
+      s !== null &&
+      Object.keys(s).length === 2 &&
+      (s as Json).type === "string" &&
+      typeof (s as Json).const === "string";
+    if (!anyOf.every(literal)) return value;
+    const { anyOf: _literals, ...rest } = value as Json;
+    return { ...rest, type: "string", enum: anyOf.map((s) => (s as Json).const) };
+  }) as Record<string, unknown>;
 }
+
+type Json = Record<string, unknown>;
 
 function queryParameters(route: RouteDef): Record<string, unknown>[] {
   const props = (route.query?.properties ?? {}) as Record<string, TSchema>;
@@ -62,29 +63,56 @@ function queryParameters(route: RouteDef): Record<string, unknown>[] {
   }));
 }
 
-function errorResponse(description: string) {
-  return { description, content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorBody" } } } };
+/** The codes an operation can answer with: its route's own, and the ones every route of its kind has. */
+function errorCodesOf(route: RouteDef): ErrorCode[] {
+  const codes = new Set<ErrorCode>(route.errors);
+  if (route.method === "POST") codes.add("invalid_request");
+  if (route.price !== null) {
+    codes.add("payment_required");
+    codes.add("payment_in_progress");
+  }
+  codes.add("payload_too_large");
+  codes.add("internal_error");
+  return [...codes];
+}
+
+/** `components.responses`: one response per error code, its description from the error table. */
+function errorResponses(codes: readonly ErrorCode[]): Record<string, unknown> {
+  return Object.fromEntries(
+    codes.map((code) => {
+      const doc = ERROR_DOCS[code];
+      const description = `${doc.title} (${code}). ${doc.when} Not charged.`;
+      if (code === "payment_required") {
+        return [
+          code,
+          {
+            description: `${description} The challenge is in the PAYMENT-REQUIRED header (base64 JSON) and is this body.`,
+            headers: { "PAYMENT-REQUIRED": { description: "base64-encoded JSON challenge", schema: { type: "string" } } },
+            content: { "application/json": { schema: { $ref: "#/components/schemas/PaymentRequired" } } },
+          },
+        ];
+      }
+      return [code, { description, content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorBody" } } } }];
+    }),
+  );
 }
 
 function operation(route: RouteDef): Record<string, unknown> {
   const responses: Record<string, unknown> = {
     "200": { description: "The answer.", content: { "application/json": { schema: plain(route.response) } } },
   };
-  for (const code of route.errors) {
-    const status = STATUS_OF[code];
-    if (status && !responses[status]) responses[status] = errorResponse(ERROR_TEXT[code] ?? code);
+  // One response per status: a status several codes share lists them all.
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of errorCodesOf(route)) byStatus.set(statusOf(code), [...(byStatus.get(statusOf(code)) ?? []), code]);
+  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    responses[String(status)] =
+      codes.length === 1
+        ? { $ref: `#/components/responses/${codes[0]}` }
+        : {
+            description: `${codes.map((c) => `${ERROR_DOCS[c].title} (${c})`).join(" or ")}: see /errors. Not charged.`,
+            content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorBody" } } },
+          };
   }
-  if (route.method === "POST" && !responses["400"]) responses["400"] = errorResponse(ERROR_TEXT.invalid_request as string);
-  if (route.price !== null) {
-    responses["402"] = {
-      description: "Payment required: the x402 v2 challenge, in the PAYMENT-REQUIRED header (base64 JSON) and as this body.",
-      headers: { "PAYMENT-REQUIRED": { description: "base64-encoded JSON challenge", schema: { type: "string" } } },
-      content: { "application/json": { schema: { $ref: "#/components/schemas/PaymentRequired" } } },
-    };
-    responses["409"] = errorResponse("The same payment is already in use by a request in flight. Not charged.");
-  }
-  responses["413"] = errorResponse("Body over 64 KiB. Not charged.");
-  responses["500"] = errorResponse("The service failed. Not charged.");
 
   const op: Record<string, unknown> = {
     operationId: route.operationId,
@@ -212,7 +240,12 @@ export function buildOpenApi(
     item[route.method.toLowerCase()] = operation(route);
     paths[route.path] = item;
   }
-  return {
+  // Only the codes some operation refers to get a component (an unused one is a lint finding).
+  const referenced = JSON.stringify(paths);
+  const codes = [...new Set(routes.flatMap(errorCodesOf))]
+    .filter((code) => referenced.includes(`"#/components/responses/${code}"`))
+    .sort((a, b) => statusOf(a) - statusOf(b));
+  const doc = {
     openapi: "3.1.0",
     info: {
       title: site.title,
@@ -232,6 +265,7 @@ export function buildOpenApi(
       : {}),
     paths,
     components: {
+      responses: errorResponses(codes),
       securitySchemes: {
         ...(routes.some((r) => r.signIn)
           ? {
@@ -254,22 +288,7 @@ export function buildOpenApi(
         },
       },
       schemas: {
-        ErrorBody: {
-          type: "object",
-          required: ["error"],
-          properties: {
-            error: {
-              type: "object",
-              required: ["code", "message", "docs"],
-              properties: {
-                code: { type: "string", enum: Object.keys(ERROR_DOCS) },
-                message: { type: "string" },
-                details: { type: "object" },
-                docs: { type: "string", description: "the code's entry on the free /errors page" },
-              },
-            },
-          },
-        },
+        ErrorBody: plain(ErrorBody),
         PaymentRequired: {
           type: "object",
           required: ["x402Version", "accepts"],
@@ -302,4 +321,5 @@ export function buildOpenApi(
       },
     },
   };
+  return shareRepeatedSchemas(doc);
 }

@@ -44,7 +44,7 @@ export async function provesOwnership(proof: string, origin: string, payTo: Addr
 
 let devnetPayTo: ReturnType<typeof mnemonicToAccount> | undefined;
 
-/** Local mode's receiving account: account 1 of the public test mnemonic (src/devnet/devnet.ts). */
+/** Local mode's receiving account: account 1 of the public test mnemonic (src/local/devnet/devnet.ts). */
 export function devnetPayToAccount() {
   devnetPayTo ??= mnemonicToAccount(TEST_MNEMONIC, { addressIndex: 1 });
   return devnetPayTo;

@@ -7,6 +7,7 @@ import type { SafeFetcher } from "../outbound/safe-fetch.ts";
 import { type ConformanceReport, checkConformance } from "./conformance.ts";
 import { notMeasured, type Reputation } from "./reputation.ts";
 import { assessTrust, type TrustAssessment } from "./trust-score.ts";
+import type { Eip3009Probe } from "./x402-clients.ts";
 
 /** The endpoint to probe and, when a directory says, its method. */
 export interface ProbeTarget {
@@ -26,10 +27,11 @@ export interface OriginProbe {
   assessment: TrustAssessment;
 }
 
-/** Time budgets of one probe (see `CheckTarget` in src/intel/conformance.ts). */
+/** Time budgets of one probe, and the chain read for unknown tokens (see `CheckTarget` in src/intel/conformance.ts). */
 export interface ProbeBudgets {
   probeTimeoutMs?: number;
   discoveryTimeoutMs?: number;
+  eip3009Probe?: Eip3009Probe;
 }
 
 /** Statuses that mean "not this method": an unknown method is tried with GET, then POST. */

@@ -4,8 +4,9 @@
  * shorter time budget, fetches the origin's `/.well-known/x402` and `/openapi.json`, all
  * through the safe fetcher. Three separate answers come out of one call:
  *
- * - `payable`: the reference client (src/intel/x402-clients.ts) produced a payment for at least
- *   one option of the challenge; when not, its own reason.
+ * - `payable`: the default client a buyer runs (src/intel/x402-clients.ts: @x402/fetch's setup,
+ *   spend controls at their defaults) signs a payment for at least one option, and a facilitator
+ *   would settle it; when not, the real cause and who refuses it.
  * - `conformant`: every protocol rule of the challenge's version holds (PROTOCOL_CHECKS);
  *   discovery is not part of the protocol.
  * - `discoverable`: Bazaar metadata, a `/.well-known/x402` that is one, and an OpenAPI document
@@ -28,10 +29,19 @@ import {
   knownTokenDomain,
   normaliseNetwork,
 } from "./networks.ts";
-import { assessPayability, type ClientAcceptance, notPayable, type OptionPayability, type Payability } from "./x402-clients.ts";
+import {
+  assessPayability,
+  type ClientAcceptance,
+  type Eip3009Probe,
+  notPayable,
+  type OptionPayability,
+  type Payability,
+  type Refuser,
+  type SpendControl,
+} from "./x402-clients.ts";
 
 /** The version of the rules below and of the trust score built on them (src/intel/trust-score.ts); stored with every crawl run. */
-export const RULES_VERSION = 2;
+export const RULES_VERSION = 3;
 
 /** The protocol's required rules: `conformant` is their conjunction. */
 export const PROTOCOL_CHECKS = [
@@ -99,6 +109,8 @@ export interface CheckTarget {
   probeTimeoutMs?: number;
   /** Time allowed for the discovery documents, counted from the same start; default 3 s, and never more than the probe's. */
   discoveryTimeoutMs?: number;
+  /** Reads whether a token the EVM scheme does not know has an EIP-3009 transfer (a chain read); without it, such a token is not judged. */
+  eip3009Probe?: Eip3009Probe;
 }
 
 /** Default budget of the unpaid call. */
@@ -136,11 +148,19 @@ export interface ConformanceReport {
   /** CAIP-2 network of that option (v1 names translated). */
   network: string | null;
   asset: string | null;
-  /** A standard client can pay (see src/intel/x402-clients.ts); null when no client for the options' network family is run here. */
+  /** The default client pays and a facilitator would settle (see src/intel/x402-clients.ts); null when no client for the options' network family is run here. */
   payable: boolean | null;
-  /** The reference client's reason when not payable. */
+  /** The real cause when not payable. */
   payable_reason: string | null;
-  /** The reference client's answer per option. */
+  /** Who refuses it when not payable: the client cannot sign it, its spend controls refuse it, or a facilitator would not settle it. */
+  payable_refused_by: Refuser | null;
+  /** The default client (spend controls at their defaults) signs a payment, settleable or not. */
+  payable_with_default_client: boolean | null;
+  /** A client with spend controls off would pay and a facilitator settle. */
+  payable_with_loosened_controls: boolean | null;
+  /** The default client's spend control that refuses it, when that is the cause. */
+  refused_by_control: SpendControl | null;
+  /** The default client's answer per option. */
   payable_options: OptionPayability[];
   /** Which client families produce a payment. */
   clients: ClientAcceptance[];
@@ -208,15 +228,18 @@ function optionRules(version: number | null, accepts: Record<string, unknown>[])
     atomic_amount: first((o) => typeof amountOf(version, o) === "string" && ATOMIC.test(amountOf(version, o) as string)),
     asset_for_network: first((o) => isAssetForNetwork(normaliseNetwork(o.network), o.asset)),
     has_pay_to: first((o) => isPayToAddress(normaliseNetwork(o.network), o.payTo)),
-    eip712_domain: first((o) => {
-      const network = normaliseNetwork(o.network);
-      const extra = isObject(o.extra) ? o.extra : undefined;
-      if (!isEvmNetwork(network) || extra?.assetTransferMethod === "permit2") return true;
-      if (!extra || !str(extra.name) || !str(extra.version)) return false;
-      const known = knownTokenDomain(network, o.asset);
-      return !known || (known.name === extra.name && known.version === extra.version);
-    }),
+    eip712_domain: first((o) => eip712DomainState(o) === "ok"),
   };
+}
+
+/** An EVM EIP-3009 option's signing domain: absent (no extra.name/extra.version), present but not the token's, or fine (or not applicable). */
+export function eip712DomainState(option: Record<string, unknown>): "missing" | "wrong" | "ok" {
+  const network = normaliseNetwork(option.network);
+  const extra = isObject(option.extra) ? option.extra : undefined;
+  if (!isEvmNetwork(network) || extra?.assetTransferMethod === "permit2") return "ok";
+  if (!extra || !str(extra.name) || !str(extra.version)) return "missing";
+  const known = knownTokenDomain(network, option.asset);
+  return !known || (known.name === extra.name && known.version === extra.version) ? "ok" : "wrong";
 }
 
 /** Same JSON value, key order aside. */
@@ -393,7 +416,7 @@ export async function checkConformance(fetcher: SafeFetcher, target: CheckTarget
     const body = res.truncated ? undefined : parseJson(res.body.toString("utf8"));
     fromHeader = decodeChallengeHeader(header("payment-required"));
     fromBody = challengeOf(body);
-    payability = await assessPayability({ header, body });
+    payability = await assessPayability({ header, body }, target.eip3009Probe);
   }
 
   const docs = await settledDocuments;
@@ -430,6 +453,10 @@ export async function checkConformance(fetcher: SafeFetcher, target: CheckTarget
       asset: null,
       payable: payability.payable,
       payable_reason: payability.reason,
+      payable_refused_by: payability.refused_by,
+      payable_with_default_client: payability.payable_with_default_client,
+      payable_with_loosened_controls: payability.payable_with_loosened_controls,
+      refused_by_control: payability.refused_by_control,
       payable_options: payability.options,
       clients: payability.clients,
       conformant: false,
@@ -466,6 +493,12 @@ export async function checkConformance(fetcher: SafeFetcher, target: CheckTarget
     checks[rule] = index === -1;
     const option = accepts[index];
     if (option) details[rule] = `Option ${index} fails it (network ${JSON.stringify(option.network ?? null)}).`;
+    if (option && rule === "eip712_domain" && eip712DomainState(option) === "wrong") {
+      const known = knownTokenDomain(normaliseNetwork(option.network), option.asset);
+      const extra = option.extra as Record<string, unknown>;
+      details[rule] =
+        `Option ${index} names the domain name ${JSON.stringify(extra.name)}, version ${JSON.stringify(extra.version)}; the token signs with name ${JSON.stringify(known?.name)}, version ${JSON.stringify(known?.version)}.`;
+    }
   }
   checks.bazaar_metadata =
     challenge !== undefined &&
@@ -490,6 +523,10 @@ export async function checkConformance(fetcher: SafeFetcher, target: CheckTarget
     asset: quoted && typeof quoted.asset === "string" ? quoted.asset : null,
     payable: payability.payable,
     payable_reason: payability.reason,
+    payable_refused_by: payability.refused_by,
+    payable_with_default_client: payability.payable_with_default_client,
+    payable_with_loosened_controls: payability.payable_with_loosened_controls,
+    refused_by_control: payability.refused_by_control,
     payable_options: payability.options,
     clients: payability.clients,
     conformant: isConformant(checks),

@@ -9,13 +9,16 @@ import type { PublicClient } from "viem";
 import { UpstreamError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { type SafeFetcher, TargetNotAllowedError } from "../outbound/safe-fetch.ts";
+import { lastPurchases, type OurPurchaseRow, recordPurchase } from "../store/ledger.ts";
 import type { Store } from "../store/store.ts";
 import { type ProbeBudgets, probeOrigin } from "./assess-origin.ts";
 import { type Catalogue, groupByOrigin, representativeEndpoint } from "./catalogue.ts";
 import { CHECK_NAMES, type CheckName } from "./conformance.ts";
+import { eip3009Probe } from "./eip3009-probe.ts";
 import { failRun, finishRun, insertRows, type RunSummary, startRun, summarise, type TrustRecord } from "./leaderboard.ts";
+import { type PurchaseOutcome, PurchaseRun, type PurchaserSettings } from "./purchase.ts";
 import { notMeasured, payToReputation, type Reputation } from "./reputation.ts";
-import { refusedAssessment } from "./trust-score.ts";
+import { assessTrust, refusedAssessment } from "./trust-score.ts";
 
 /** Everything a crawl needs. */
 export interface CrawlOptions {
@@ -39,6 +42,12 @@ export interface CrawlOptions {
   signal?: AbortSignal;
   /** Told how many origins are probed of how many, once the catalogue is read and after each origin. */
   onProgress?: (done: number, total: number) => void;
+  /**
+   * Verified by purchase: buy once from each seller judged payable, within this budget, from
+   * this buyer (src/intel/purchase.ts). Absent: nothing is bought, and each origin's latest
+   * earlier purchase still counts in its verdict.
+   */
+  purchases?: Omit<PurchaserSettings, "fetcher">;
 }
 
 /** What a finished crawl reports. */
@@ -46,6 +55,8 @@ export interface CrawlResult extends RunSummary {
   run_id: number;
   elapsed_ms: number;
   concurrency: number;
+  /** Purchases made in this run and what they were charged on chain (atomic USDC); null when purchases were off. */
+  purchases: { made: number; signed_atomic: string; charged_atomic: string } | null;
 }
 
 /** A counting semaphore: at most `n` tasks at once. */
@@ -86,6 +97,30 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlResult> {
     });
 
     options.onProgress?.(0, origins.length);
+    const earlier = await lastPurchases(
+      options.store,
+      origins.map(([origin]) => origin),
+    );
+    const purchases = options.purchases ? new PurchaseRun({ ...options.purchases, fetcher: options.fetcher }) : undefined;
+    const bought: OurPurchaseRow[] = [];
+    let charged = 0n;
+    const context: RunContext = {
+      runId,
+      earlier,
+      eip3009: eip3009Probe(options.chain.client, options.chain.network),
+      buy: purchases
+        ? async (origin, target, report) => {
+            const record = await purchases.buy({ origin, url: target.url, method: target.method }, report);
+            if (!record) return null;
+            await recordPurchase(options.store, runId, record);
+            charged += BigInt(record.charged_atomic);
+            const row = { ...record, id: 0, run_id: runId, created_at: record.at.toISOString() };
+            bought.push(row);
+            log.info("trust purchase", { origin, outcome: record.outcome, charged_atomic: record.charged_atomic, status: record.status });
+            return row;
+          }
+        : undefined,
+    };
     const chainSlot = limiter(options.chainConcurrency ?? 4);
     const reputations = new Map<string, Promise<Reputation>>();
     const readReputation = (payTo: string, network: string | null) => {
@@ -121,7 +156,7 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlResult> {
       while (next < origins.length) {
         if (options.signal?.aborted) throw new Error("the crawl was stopped");
         const [origin, endpoints] = origins[next++] as [string, (typeof origins)[number][1]];
-        const record = await probeOne(origin, endpoints, readReputation, options, now);
+        const record = await probeOne(origin, endpoints, readReputation, options, now, context);
         records.push(record);
         options.onProgress?.(records.length, origins.length);
         pending.push(record);
@@ -141,7 +176,15 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlResult> {
       verdicts: summary.verdicts,
       ms: elapsed,
     });
-    return { ...summary, run_id: runId, elapsed_ms: elapsed, concurrency: options.concurrency };
+    return {
+      ...summary,
+      run_id: runId,
+      elapsed_ms: elapsed,
+      concurrency: options.concurrency,
+      purchases: purchases
+        ? { made: bought.length, signed_atomic: purchases.reservedAtomic.toString(), charged_atomic: charged.toString() }
+        : null,
+    };
   } catch (error) {
     await failRun(options.store, runId, error instanceof Error ? error.message : String(error), now()).catch(() => {});
     log.error("trust crawl failed", { run_id: runId, error: error instanceof Error ? error : String(error) });
@@ -158,12 +201,27 @@ function probeBudgets(options: Pick<CrawlOptions, "originTimeoutMs">): ProbeBudg
   return { probeTimeoutMs: options.originTimeoutMs, discoveryTimeoutMs: Math.max(250, Math.floor(options.originTimeoutMs / 2)) };
 }
 
+/** What every origin of a run shares: earlier purchases, the token reader, and the run's purchases when on. */
+interface RunContext {
+  runId: number;
+  earlier: Map<string, OurPurchaseRow>;
+  eip3009: ReturnType<typeof eip3009Probe>;
+  buy?:
+    | ((
+        origin: string,
+        target: { url: string; method: "GET" | "POST" },
+        report: Parameters<PurchaseRun["buy"]>[1],
+      ) => Promise<OurPurchaseRow | null>)
+    | undefined;
+}
+
 async function probeOne(
   origin: string,
   endpoints: Parameters<typeof representativeEndpoint>[0],
   readReputation: (payTo: string, network: string | null) => Promise<Reputation>,
   options: CrawlOptions,
   now: () => Date,
+  context: RunContext,
 ): Promise<TrustRecord> {
   const target = representativeEndpoint(endpoints);
   const probedAt = now();
@@ -171,22 +229,28 @@ async function probeOne(
   const signal = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
   const base = { origin, endpoint: target.url, endpoints: endpoints.length, probed_at: probedAt };
   try {
-    const probe = await probeOrigin(
-      options.fetcher,
-      { url: target.url, method: target.method },
-      readReputation,
-      signal,
-      probeBudgets(options),
-    );
+    const probe = await probeOrigin(options.fetcher, { url: target.url, method: target.method }, readReputation, signal, {
+      ...probeBudgets(options),
+      eip3009Probe: context.eip3009,
+    });
     const r = probe.report;
+    // Bought outside the origin's probe deadline: a purchase has its own time limit.
+    const bought = context.buy
+      ? await context.buy(origin, { url: target.url, method: probe.method }, r).catch((error: unknown) => {
+          options.log.error("trust purchase failed", { origin, error: error instanceof Error ? error : String(error) });
+          return null;
+        })
+      : null;
+    const purchase = bought ?? context.earlier.get(origin) ?? null;
+    const assessment = purchase ? assessTrust(r, probe.reputation, { outcome: purchase.outcome as PurchaseOutcome }) : probe.assessment;
     return {
       ...base,
       method: probe.method,
       reachable: r.reachable,
       status: r.status,
-      score: probe.assessment.score,
-      verdict: probe.assessment.verdict,
-      penalties: probe.assessment.penalties,
+      score: assessment.score,
+      verdict: assessment.verdict,
+      penalties: assessment.penalties,
       checks: r.checks,
       payable: r.payable,
       conformant: r.conformant,

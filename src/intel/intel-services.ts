@@ -8,6 +8,7 @@ import { createSafeFetcher, type Resolver, type SafeFetcher } from "../outbound/
 import { cdpBazaarDirectory } from "../upstreams/directory-cdp.ts";
 import { x402ListDirectory } from "../upstreams/directory-x402-list.ts";
 import { type Catalogue, createCatalogue } from "./catalogue.ts";
+import type { PurchaseBudget } from "./purchase.ts";
 
 /** What the intelligence functions and the crawl use. */
 export interface IntelServices {
@@ -37,6 +38,8 @@ export interface IntelSettings {
   crawlOriginTimeoutMs: number;
   /** Replace DNS (tests). */
   resolve?: Resolver;
+  /** Whether the trust runs verify sellers by purchase, and their budget (shown on the leaderboard). */
+  purchases?: { enabled: boolean; budget: PurchaseBudget };
 }
 
 /** Build the intelligence services. */

@@ -8,8 +8,10 @@ import { type TrustLeaderboardDocument, type TrustLeaderboardFull, type TrustRow
 import type { FunctionConfig } from "../context.ts";
 import { UpstreamError } from "../errors.ts";
 import { inArray } from "../store/dialect.ts";
+import { lastPurchases } from "../store/ledger.ts";
 import type { Queryable, Store } from "../store/store.ts";
 import { type CheckName, isConformant, isDiscoverable, RULES_VERSION } from "./conformance.ts";
+import { PURCHASE_OUTCOME_MEANINGS, type PurchaseBudget, type PurchaseOutcome } from "./purchase.ts";
 import type { Reputation } from "./reputation.ts";
 import { CAVEAT, describeScoring, NOT_CHECKED, PENALTIES, type PenaltyId, penaltyTexts, type Verdict } from "./trust-score.ts";
 
@@ -207,7 +209,6 @@ export async function latestRun(store: Queryable): Promise<RunInfo | null> {
 
 /** 503 before the first crawl has completed (never charged). */
 export class NoLeaderboardError extends UpstreamError {
-  static override readonly errorName: string = "NoLeaderboardError";
   override name = "NoLeaderboardError";
   constructor() {
     super(
@@ -224,15 +225,50 @@ export interface DocumentContext {
   provider: string;
   pricePerCall: number;
   endpoints: { route: string; price_usd: number }[];
+  /** Whether the trust runs verify sellers by purchase, and within what budget. */
+  purchases: { enabled: boolean; budget: PurchaseBudget | null };
 }
 
-/** The document settings of this service: who provides it, the per-call price and the leaderboard's routes. */
-export function documentContext(config: Pick<FunctionConfig, "version" | "publicUrl">): DocumentContext {
+/** The document settings of this service: who provides it, the per-call price, the leaderboard's routes and its purchase budget. */
+export function documentContext(
+  config: Pick<FunctionConfig, "version" | "publicUrl">,
+  purchases?: { enabled: boolean; budget: PurchaseBudget } | undefined,
+): DocumentContext {
   return {
     provider: `x402-chain-data-service ${config.version}${config.publicUrl ? ` (${config.publicUrl})` : ""}`,
     pricePerCall: 0.05,
     endpoints: trustRoutes.map((r) => ({ route: `${r.method} ${r.path}`, price_usd: r.price ?? 0 })),
+    purchases: purchases?.enabled ? { enabled: true, budget: purchases.budget } : { enabled: false, budget: null },
   };
+}
+
+/** What "verified by purchase" means, for the document and the page. */
+export const VERIFIED_BY_PURCHASE =
+  "A trust run may buy once from each seller judged payable, with the default x402 client, from the operator's own buyer wallet, " +
+  "within an operator-set budget (per origin per run, per run in total, and only sellers quoting at most a price cap), and records what it got: " +
+  Object.entries(PURCHASE_OUTCOME_MEANINGS)
+    .map(([k, v]) => `${k} (${v})`)
+    .join("; ") +
+  ". A seller that took payment without serving, settled twice or refused a signed payment is avoid whatever else it scores. " +
+  "Purchases are the operator's own spending, recorded apart from income; a caller's request never buys anything.";
+
+/** When an origin was last verified by purchase, and what the purchase got. */
+export interface PurchaseVerification {
+  at: string;
+  outcome: PurchaseOutcome;
+  charged_usd: number;
+  detail: string;
+}
+
+/** The latest purchase of each of `origins`, by origin (origins never bought from are absent). */
+export async function lastVerifiedByPurchase(store: Queryable, origins: readonly string[]): Promise<Map<string, PurchaseVerification>> {
+  const found = await lastPurchases(store, origins);
+  return new Map(
+    [...found].map(([origin, p]) => [
+      origin,
+      { at: p.created_at, outcome: p.outcome as PurchaseOutcome, charged_usd: Number(p.charged_atomic) / 1e6, detail: p.detail },
+    ]),
+  );
 }
 
 /** A trust row as the database returns it: JSON unparsed, numerics as text, no verdict columns on rows of the first rules. */
@@ -248,7 +284,7 @@ type RowRecord = Omit<TrustRecord, "penalties" | "checks" | "conformant" | "disc
   previous_score: number | null;
 };
 
-function toRow(r: RowRecord): TrustRowSchema {
+function toRow(r: RowRecord): Omit<TrustRowSchema, "last_verified_by_purchase"> {
   // Checks as the row's own rules version named them: rows of earlier runs keep their names.
   const checks = json<Record<string, boolean>>(r.checks);
   const failed = Object.keys(checks).filter((name) => !checks[name]);
@@ -310,7 +346,11 @@ async function readRows(store: Queryable, runId: number, q: RowQuery): Promise<{
      limit $5`,
     [...params, previous ? Number(previous.id) : null, q.limit],
   );
-  return { matching: count?.n ?? 0, rows: rows.map(toRow) };
+  const verified = await lastVerifiedByPurchase(
+    store,
+    rows.map((r) => r.origin),
+  );
+  return { matching: count?.n ?? 0, rows: rows.map((r) => ({ ...toRow(r), last_verified_by_purchase: verified.get(r.origin) ?? null })) };
 }
 
 /** The leaderboard document for `run`. */
@@ -338,6 +378,17 @@ export async function leaderboardDocument(store: Queryable, run: RunInfo, contex
     free_preview_top_10: top.rows.map((r) => ({ origin: r.origin, score: r.score, verdict: r.verdict, endpoints: r.endpoints })),
     not_checked: [...NOT_CHECKED],
     caveat: CAVEAT,
+    verified_by_purchase: {
+      what_it_means: VERIFIED_BY_PURCHASE,
+      enabled: context.purchases.enabled,
+      budget: context.purchases.budget
+        ? {
+            per_run_usd: context.purchases.budget.perRunUsd,
+            per_origin_usd: context.purchases.budget.perOriginUsd,
+            price_cap_usd: context.purchases.budget.priceCapUsd,
+          }
+        : null,
+    },
   };
 }
 

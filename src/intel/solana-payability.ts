@@ -7,8 +7,9 @@
  * mint is not measured (null): the checker reads no Solana RPC.
  */
 import { generateKeyPairSigner, isAddress, type KeyPairSigner } from "@solana/kit";
-import type { x402Client } from "@x402/core/client";
-import type { PaymentRequirements, SchemeNetworkClient } from "@x402/core/types";
+import { x402Client, x402HTTPClient } from "@x402/core/client";
+import { parsePaymentPayload } from "@x402/core/schemas";
+import type { PaymentRequired, PaymentRequirements, SchemeNetworkClient } from "@x402/core/types";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import { KNOWN_NETWORKS } from "../networks/known.ts";
 
@@ -55,7 +56,52 @@ class CheckingSvmClient implements SchemeNetworkClient {
   }
 }
 
-/** Register the checking Solana client on `client` for every Solana network (the checker's reference client). */
-export function registerSolanaCheck(client: x402Client): x402Client {
-  return client.register("solana:*", new CheckingSvmClient());
+/** The stock client a Solana buyer gets (x402Client with the SVM exact scheme), checking as above. */
+const solanaClient = new x402HTTPClient(new x402Client().register("solana:*", new CheckingSvmClient()));
+
+/** Whether `option` is a Solana option of an x402 v2 challenge (CAIP-2 `solana:*`): the options checked here. */
+export function isSolanaOption(version: unknown, option: unknown): boolean {
+  return (
+    version === 2 &&
+    typeof option === "object" &&
+    option !== null &&
+    String((option as { network?: unknown }).network).startsWith("solana:")
+  );
+}
+
+/** One Solana option's payability, in the shape of the EVM options' (src/intel/x402-clients.ts). */
+export async function solanaOptionPayability(index: number, required: PaymentRequired, option: unknown) {
+  const unmeasured = (reason: string) => ({
+    index,
+    payable: null,
+    reason,
+    refused_by: null,
+    control: null,
+    payable_with_loosened_controls: null,
+  });
+  const refused = (reason: string) => ({
+    index,
+    payable: false,
+    reason,
+    refused_by: "client" as const,
+    control: null,
+    payable_with_loosened_controls: false,
+  });
+  try {
+    const payload = await solanaClient.createPaymentPayload({ ...required, accepts: [option] } as PaymentRequired);
+    // What the client would send must pass @x402/core's own payload schema, as a facilitator checks it.
+    const parsed = parsePaymentPayload(payload);
+    if (!parsed.success) {
+      return refused(
+        `the payment the client produced is not a valid x402 payment: ${parsed.error.issues
+          .slice(0, 3)
+          .map((issue) => `${issue.path.join(".") || "payload"}: ${issue.message}`)
+          .join("; ")}`,
+      );
+    }
+    return { index, payable: true, reason: null, refused_by: null, control: null, payable_with_loosened_controls: true };
+  } catch (error) {
+    const message = ((error instanceof Error ? error.message : String(error)).split("\n")[0] ?? "").slice(0, 300);
+    return error instanceof SolanaNotMeasured ? unmeasured(message) : refused(message || "the client failed without a message");
+  }
 }

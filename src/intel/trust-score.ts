@@ -4,9 +4,9 @@
  * leaderboard document's `what_it_is` and `common_penalties` are written from this table,
  * so what a reader sees is exactly what is applied.
  */
-
 import { base } from "../networks/base.ts";
-import { type ConformanceReport, RULES_VERSION } from "./conformance.ts";
+import { type ConformanceReport, eip712DomainState, RULES_VERSION } from "./conformance.ts";
+import type { PurchaseOutcome } from "./purchase.ts";
 import type { Reputation } from "./reputation.ts";
 
 /** Verdicts, best first. */
@@ -22,7 +22,8 @@ export type ScoreArea =
   | "challenge conformance"
   | "discovery documents"
   | "payTo reputation"
-  | "price sanity";
+  | "price sanity"
+  | "verified by purchase";
 
 /** One scoring rule. */
 export interface PenaltyRule {
@@ -55,7 +56,37 @@ export const PENALTIES = {
     area: "payability",
     points: 50,
     blocking: true,
-    text: "no standard client can pay it: the reference x402 client (@x402/core with @x402/evm) produces no payment for any option",
+    text: "no standard client can pay it: the default x402 client (the @x402/fetch quick start: @x402/core with @x402/evm) produces no payment for any option",
+  },
+  refused_by_spend_controls: {
+    area: "payability",
+    points: 50,
+    blocking: true,
+    text: "the default x402 client refuses to pay it: its spend controls allow only default assets (such as USDC) and at most $1 per payment",
+  },
+  facilitator_refuses: {
+    area: "payability",
+    points: 50,
+    blocking: true,
+    text: "no facilitator would settle the payment a client signs (zero or burn payTo, an already-expired timeout, a wrong signing domain, or an asset without an EIP-3009 transfer)",
+  },
+  purchase_charged_without_service: {
+    area: "verified by purchase",
+    points: 100,
+    blocking: true,
+    text: "verified by purchase: took the payment and did not serve the answer",
+  },
+  purchase_settled_twice: {
+    area: "verified by purchase",
+    points: 100,
+    blocking: true,
+    text: "verified by purchase: settled more than one payment for one call",
+  },
+  purchase_refused_after_signing: {
+    area: "verified by purchase",
+    points: 50,
+    blocking: true,
+    text: "verified by purchase: refused a signed payment and served nothing (a buyer signs and gets no answer)",
   },
   no_accepts: { area: "challenge conformance", points: 30, blocking: true, text: "challenge lists no payment options (accepts)" },
   no_pay_to: { area: "challenge conformance", points: 30, blocking: true, text: "no valid payTo address: where the money goes is unknown" },
@@ -82,6 +113,12 @@ export const PENALTIES = {
     points: 10,
     blocking: false,
     text: "EVM option without the token's EIP-712 domain in extra.name/extra.version (needed to sign EIP-3009)",
+  },
+  wrong_eip712_domain: {
+    area: "challenge conformance",
+    points: 10,
+    blocking: false,
+    text: "EVM option names an EIP-712 domain in extra.name/extra.version that is not the token's: the token refuses signatures over it",
   },
   no_header: {
     area: "challenge conformance",
@@ -152,16 +189,41 @@ export interface TrustAssessment {
   penalties: PenaltyId[];
 }
 
-/** Score one probed endpoint with its payTo reputation. */
-export function assessTrust(report: ConformanceReport, reputation: Reputation): TrustAssessment {
+/** The penalty a purchase's outcome draws, if any. */
+export const PURCHASE_PENALTIES: Readonly<Partial<Record<PurchaseOutcome, PenaltyId>>> = {
+  charged_without_service: "purchase_charged_without_service",
+  settled_twice: "purchase_settled_twice",
+  refused_after_signing: "purchase_refused_after_signing",
+};
+
+/**
+ * Score one probed endpoint with its payTo reputation and, when it was verified by purchase,
+ * the outcome of its latest purchase: a seller that took payment without serving is avoid,
+ * whatever else it scores.
+ */
+export function assessTrust(
+  report: ConformanceReport,
+  reputation: Reputation,
+  purchase?: { outcome: PurchaseOutcome } | null,
+): TrustAssessment {
+  const assessment = assessUnpaid(report, reputation);
+  const penalty = purchase ? PURCHASE_PENALTIES[purchase.outcome] : undefined;
+  return penalty ? withVerdict([...assessment.penalties, penalty], reputation) : assessment;
+}
+
+function assessUnpaid(report: ConformanceReport, reputation: Reputation): TrustAssessment {
   if (!report.reachable) return { score: 0, verdict: "avoid", penalties: ["unreachable"] };
   const c = report.checks;
   const penalties: PenaltyId[] = [];
   if (!c.returns_402) penalties.push("not_402");
   else if (!c.has_challenge) penalties.push("no_challenge");
   else {
-    if (report.payable === false) penalties.push("not_payable");
-    else if (report.payable === null) penalties.push("payability_not_measured");
+    if (report.payable === false) {
+      const refused = report.payable_refused_by;
+      penalties.push(
+        refused === "spend_controls" ? "refused_by_spend_controls" : refused === "facilitator" ? "facilitator_refuses" : "not_payable",
+      );
+    } else if (report.payable === null) penalties.push("payability_not_measured");
     if (!c.challenge_transport) penalties.push("no_header");
     if (!c.body_matches_header) penalties.push("body_mismatch");
     if (report.x402Version !== 2) penalties.push("not_v2");
@@ -172,7 +234,10 @@ export function assessTrust(report: ConformanceReport, reputation: Reputation): 
       if (!c.amount_field || !c.atomic_amount) penalties.push("bad_amount");
       if (!c.asset_for_network) penalties.push("bad_asset");
       if (!c.has_pay_to) penalties.push("no_pay_to");
-      if (!c.eip712_domain) penalties.push("no_eip712_domain");
+      if (!c.eip712_domain) {
+        const wrong = report.accepts.some((o) => eip712DomainState(o) === "wrong");
+        penalties.push(wrong ? "wrong_eip712_domain" : "no_eip712_domain");
+      }
     }
     if (!c.bazaar_metadata) penalties.push("no_bazaar");
     if (!reputation.measured) penalties.push("reputation_not_measured");
@@ -221,8 +286,12 @@ export function describeScoring(): string {
     "Every origin in the public x402 catalogue (the CDP Bazaar discovery API and x402 List, merged by URL), one representative endpoint " +
     "probed each without payment, scored 0-100 on 402 behaviour, payability, challenge conformance, discovery documents, on-chain payTo reputation " +
     "(its last 25 incoming USDC transfers on Base: count, distinct payers, age) and price sanity. " +
-    "Payable means a standard client can pay: the reference x402 client (@x402/core with the @x402/evm exact scheme) reads the 402 answer " +
-    "with its own parser and signs a payment for an option with a throwaway key, offline (nothing is sent). " +
+    "Payable means the client a buyer actually runs pays it, defaults included: the @x402/fetch quick start (@x402/core with the @x402/evm exact scheme, " +
+    "spend controls at their defaults: default assets such as USDC only, at most $1 per payment) reads the 402 answer with its own parser and signs a payment " +
+    "with a throwaway key, offline (nothing is sent), and a facilitator would settle it (no zero or burn payTo, not expired on arrival, the token's own " +
+    "signing domain, a token with an EIP-3009 transfer). A seller only a client with loosened spend controls would pay is not payable. " +
+    "Verified by purchase: when the operator turns it on, a run buys once from each seller judged payable, within a budget, and records what it got; " +
+    "a seller that took payment without serving is avoid whatever else it scores. " +
     "Conformance follows the challenge's own version: for x402 v2, CAIP-2 network ids, an atomic amount in amount, an asset valid for its network, " +
     "the token's EIP-712 domain in extra, the challenge in the PAYMENT-REQUIRED header and a body matching it; for v1, the v1 rules. " +
     `Discovery documents are scored apart and never make a seller unpayable. Score = 100 minus penalties: ${rules}. ` +
@@ -235,16 +304,16 @@ export function describeScoring(): string {
 
 /** What the leaderboard does not check. */
 export const NOT_CHECKED: readonly string[] = [
-  "behaviour after payment: whether the paid answer is delivered, and what it contains",
+  "behaviour after payment, unless the origin was verified by purchase (one paid call, when the operator turns purchases on): then whether it served, took the payment without serving, refused the signed payment or settled twice; never what the answer contains",
   "uptime over time: each row is a point-in-time probe",
   "operator identity or company ownership",
   "content accuracy of the paid answers",
   `on-chain payTo reputation on chains other than Base (${base.id}): such rows say 'NOT measured'; Solana and other networks get the conformance checks only`,
   "payability on networks other than EVM (eip155:*): no Solana client is run, so a Solana-only seller's payability says 'NOT measured'",
-  "whether the payment would settle: the signed payment is checked offline, never sent to a facilitator or the chain",
+  "settlement itself, unless verified by purchase: the unpaid probe checks offline what a facilitator refuses (zero or burn payTo, an expired timeout, a wrong signing domain, a token without EIP-3009) but sends nothing",
   "endpoints of an origin other than the one representative endpoint probed",
 ];
 
 /** How to read the leaderboard. */
 export const CAVEAT =
-  "A high score means the seller's unpaid answer and challenge are well-formed, a standard x402 client can sign a payment for it, and its payTo receives USDC; it does not vouch for what you get after paying. Probe again with POST /api/x402-trust before a large payment.";
+  "A high score means the seller's unpaid answer and challenge are well-formed, the default x402 client would pay it and a facilitator settle it, and its payTo receives USDC; unless the origin was verified by purchase, it does not vouch for what you get after paying. Probe again with POST /api/x402-trust before a large payment.";

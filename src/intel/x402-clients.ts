@@ -1,20 +1,31 @@
 /**
- * Whether a standard x402 client can pay a challenge, decided by running the clients
- * themselves: the reference client (`@x402/core`'s `x402HTTPClient` with the `@x402/evm`
- * exact scheme, registered the way its README shows, which pays v2 challenges and v1 ones)
- * reads the 402 answer with its own parser and creates a payment payload for each option in
- * turn; a v1 client (`x402` 1.x, the library inside `x402-fetch`/`x402-axios` 1.x) reads the
- * body and signs the way those clients do. Both sign with a throwaway key generated at start:
- * signing is offline, nothing is sent and no money can move. Spend caps are off, since a cap is
- * a buyer's policy, not something the seller got wrong.
+ * Whether a buyer can pay a challenge, decided by running the clients themselves, the way a
+ * buyer runs them, defaults included:
+ *
+ * - the default client: `@x402/core`'s `x402HTTPClient` with the `@x402/evm` exact scheme,
+ *   registered as the `@x402/fetch` quick start does, spend controls at their defaults (only
+ *   the scheme's default assets, such as USDC, and at most $1 per payment). `payable` follows
+ *   it: a seller this client refuses is not payable, whatever a loosened client would do;
+ * - the same client with `spendControls: false`, to tell a seller only a loosened client would
+ *   pay (`payable_with_loosened_controls`, with the control that refuses it);
+ * - a v1 client (`x402` 1.x, inside `x402-fetch`/`x402-axios` 1.x), which reads the body.
+ *
+ * A payment the client signs is then held to what a facilitator settles: not to the zero or
+ * burn address, not already expired when it arrives, over the token's own EIP-712 domain, on
+ * a token with an EIP-3009 transfer. Every client signs with a throwaway key generated at
+ * start: signing is offline, nothing is sent and no money can move.
+ *
+ * Network families branch in `optionPayability`: EVM options are signed here; options on
+ * other families are not measured (payable null) unless a family's own check is added there.
  */
 import { x402Client, x402HTTPClient } from "@x402/core/client";
 import { parsePaymentPayload } from "@x402/core/schemas";
 import type { PaymentRequired } from "@x402/core/types";
+import { findDefaultAsset } from "@x402/evm";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { isCaip2, isV1NetworkName, knownTokenDomain, normaliseNetwork } from "./networks.ts";
-import { registerSolanaCheck, SolanaNotMeasured } from "./solana-payability.ts";
+import { isSolanaOption, solanaOptionPayability } from "./solana-payability.ts";
 
 /** The client families reported, reference first. */
 export const CLIENT_FAMILIES = ["@x402/core", "x402@1"] as const;
@@ -25,18 +36,33 @@ export type ClientFamily = (typeof CLIENT_FAMILIES)[number];
 /** What each family is, for documentation. */
 export const CLIENT_FAMILY_MEANINGS: Readonly<Record<ClientFamily, string>> = {
   "@x402/core":
-    "the reference client: @x402/core with the @x402/evm exact scheme, as @x402/fetch and @x402/axios use it (pays x402 v2, and v1 challenges in the body)",
+    "the default client: @x402/core with the @x402/evm exact scheme as @x402/fetch's quick start sets it up, spend controls at their defaults (default assets such as USDC only, at most $1 per payment); pays x402 v2, and v1 challenges in the body",
   "x402@1": "v1 clients: the x402 1.x library inside x402-fetch and x402-axios 1.x (reads the JSON body of a v1 challenge only)",
 };
 
-/** The reference client's answer for one payment option. */
+/** The spend controls of the default client that can refuse a payment. */
+export const SPEND_CONTROLS = ["spendControls.allowedAssets", "spendControls.maxAmountPerPayment"] as const;
+
+/** One of the default client's spend controls. */
+export type SpendControl = (typeof SPEND_CONTROLS)[number];
+
+/** Who refuses a challenge: the client cannot sign it, its spend controls refuse it, or a facilitator would not settle what it signs. */
+export type Refuser = "client" | "spend_controls" | "facilitator";
+
+/** The default client's answer for one payment option. */
 export interface OptionPayability {
   /** Position in `accepts`. */
   index: number;
-  /** True: the client produced a payment; false: it could not; null: no client for this network family is run here (e.g. Solana). */
+  /** True: the default client signs a payment a facilitator would settle; false: it does not; null: no client for this network family is run here (e.g. Solana). */
   payable: boolean | null;
-  /** The client's own error message when it could not; null when it could. */
+  /** Why not, naming the real cause; null when payable. */
   reason: string | null;
+  /** Who refuses it; null when payable or not measured. */
+  refused_by: Refuser | null;
+  /** The spend control that refuses it, when that is the cause. */
+  control: SpendControl | null;
+  /** A client with spend controls off signs a payment a facilitator would settle. */
+  payable_with_loosened_controls: boolean | null;
 }
 
 /** One client family's answer for the whole challenge. */
@@ -49,10 +75,18 @@ export interface ClientAcceptance {
 
 /** What the clients made of one 402 answer. */
 export interface Payability {
-  /** True when the reference client pays at least one option; null when every option is on a network family no client is run for. */
+  /** True when the default client pays at least one option and a facilitator would settle it; null when every option is on a network family no client is run for. */
   payable: boolean | null;
-  /** Why not, in the reference client's words (the first failing option's); null when payable. */
+  /** Why not, naming the real cause (the first failing option's); null when payable. */
   reason: string | null;
+  /** Who refuses it (the first failing option's); null when payable or not measured. */
+  refused_by: Refuser | null;
+  /** True when the default client (spend controls at their defaults) signs a payment for at least one option, settleable or not. */
+  payable_with_default_client: boolean | null;
+  /** A client with spend controls off would pay (and a facilitator settle) at least one option. */
+  payable_with_loosened_controls: boolean | null;
+  /** When not payable: the default client's spend control that refuses it (see `payable_with_loosened_controls` for whether loosening it would do); else null. */
+  refused_by_control: SpendControl | null;
   options: OptionPayability[];
   clients: ClientAcceptance[];
 }
@@ -65,12 +99,25 @@ export interface PaymentAnswer {
   body: unknown;
 }
 
+/**
+ * Whether a token contract has an EIP-3009 transfer: true, false, or null when it could not be
+ * read. Asked only for assets the EVM scheme does not know (its default assets have one).
+ */
+export type Eip3009Probe = (network: string, asset: string) => Promise<boolean | null>;
+
 const throwaway = privateKeyToAccount(generatePrivateKey());
 
-const reference = (() => {
+/** The client a buyer gets from the @x402/fetch quick start: spend controls left at their defaults. */
+const defaultClient = (() => {
   const client = new x402Client();
   registerExactEvmScheme(client, { signer: throwaway });
-  registerSolanaCheck(client);
+  return new x402HTTPClient(client);
+})();
+
+/** The same client with every spend control off. */
+const loosenedClient = (() => {
+  const client = new x402Client();
+  registerExactEvmScheme(client, { signer: throwaway });
   client.setSpendControls(false);
   return new x402HTTPClient(client);
 })();
@@ -85,19 +132,21 @@ function messageOf(error: unknown): string {
   return (cut > 0 ? text.slice(0, cut) : text).replace(/\s+/g, " ").trim().slice(0, 300) || "the client failed without a message";
 }
 
-/**
- * True when `option` is on a network family none of the clients run here pays (a CAIP-2 id or
- * v1 name outside eip155), written in the form its version uses: then nothing is known.
- */
-function outOfReach(version: unknown, option: unknown): boolean {
-  if (!isObject(option)) return false;
-  const written = option.network;
-  const network = normaliseNetwork(written);
-  if (!network || network.startsWith("eip155:") || network.startsWith("solana:")) return false;
-  return version === 1 ? isV1NetworkName(written) : isCaip2(written);
+/** The spend control an error of the default client names, if any. */
+function controlOf(message: string): SpendControl | null {
+  if (/rejected by spendControls\.(allowedAssets )?maxAmountPerPayment/.test(message)) return "spendControls.maxAmountPerPayment";
+  if (/rejected by spendControls/.test(message)) return "spendControls.allowedAssets";
+  return null;
 }
 
-/** A payment the client produced, checked against what the token will accept. */
+/** The earliest a facilitator accepts an authorization's end: @x402/evm refuses one valid for less than 6 more seconds. */
+export const MIN_SECONDS_LEFT = 6;
+
+const ZERO_ADDRESS = /^0x0{40}$/i;
+/** Addresses nobody holds a key for, used to burn tokens. */
+const BURN_ADDRESSES = new Set(["0x000000000000000000000000000000000000dead", "0xdead000000000000000042069420694206942069"]);
+
+/** The token's EIP-712 domain against the one the challenge names: a signature over another is refused by the token. */
 function domainProblem(option: Record<string, unknown>): string | null {
   const network = normaliseNetwork(option.network);
   const domain = knownTokenDomain(network, option.asset);
@@ -107,10 +156,139 @@ function domainProblem(option: Record<string, unknown>): string | null {
   return `the token's EIP-712 domain is name "${domain.name}", version "${domain.version}"; a signature over name ${JSON.stringify(extra.name)}, version ${JSON.stringify(extra.version)} is refused by the token contract`;
 }
 
-async function referenceClient(answer: PaymentAnswer): Promise<{ options: OptionPayability[]; reason: string | null }> {
+/**
+ * Why a facilitator would not settle a payment signed for `option`, or null. Checked in the
+ * order a facilitator meets them: where the money goes, whether the authorization is still
+ * valid, the signing domain, and whether the token can move it at all.
+ */
+async function facilitatorRefusal(option: Record<string, unknown>, probe: Eip3009Probe | undefined): Promise<string | null> {
+  const payTo = typeof option.payTo === "string" ? option.payTo : "";
+  if (ZERO_ADDRESS.test(payTo)) {
+    return "a facilitator refuses it: payTo is the zero address, and the token refuses a transfer to the zero address, so the payment never settles";
+  }
+  if (BURN_ADDRESSES.has(payTo.toLowerCase())) {
+    return `a facilitator would only burn it: payTo ${payTo} is a burn address no one holds a key for, so no seller ever receives the payment`;
+  }
+  const timeout = option.maxTimeoutSeconds;
+  if (typeof timeout === "number" && Number.isFinite(timeout) && timeout < MIN_SECONDS_LEFT) {
+    return `a facilitator refuses the payment as expired: maxTimeoutSeconds ${timeout} makes the signed authorization valid until ${timeout} s after signing, and a facilitator requires at least ${MIN_SECONDS_LEFT} s left (invalid_exact_evm_payload_authorization_valid_before)`;
+  }
+  const domain = domainProblem(option);
+  if (domain) return domain;
+  const network = normaliseNetwork(option.network);
+  const extra = isObject(option.extra) ? option.extra : {};
+  if (
+    network &&
+    typeof option.asset === "string" &&
+    extra.assetTransferMethod !== "permit2" &&
+    !findDefaultAsset(option.asset, network as `${string}:${string}`)
+  ) {
+    const has = probe ? await probe(network, option.asset).catch(() => null) : null;
+    if (has === false) {
+      return `a facilitator cannot settle it: the asset ${option.asset} has no EIP-3009 transferWithAuthorization, so the signed authorization moves nothing`;
+    }
+  }
+  return null;
+}
+
+/**
+ * True when `option` is on a network family none of the clients run here pays (a CAIP-2 id or
+ * v1 name outside eip155), written in the form its version uses: then nothing is known.
+ */
+function outOfReach(version: unknown, option: unknown): boolean {
+  if (!isObject(option)) return false;
+  const written = option.network;
+  const network = normaliseNetwork(written);
+  if (!network || network.startsWith("eip155:")) return false;
+  return version === 1 ? isV1NetworkName(written) : isCaip2(written);
+}
+
+/** Sign `option` with `client`: ok, or the client's own reason and whether it produced a payload at all. */
+async function sign(
+  client: x402HTTPClient,
+  required: PaymentRequired,
+  option: unknown,
+): Promise<{ ok: true; signed: true } | { ok: false; signed: boolean; reason: string }> {
+  try {
+    const payload = await client.createPaymentPayload({ ...required, accepts: [option] } as PaymentRequired);
+    // What the client would send must pass @x402/core's own payload schema, as a facilitator checks it.
+    const parsed = parsePaymentPayload(payload);
+    if (parsed.success) return { ok: true, signed: true };
+    return {
+      ok: false,
+      signed: true,
+      reason: `the payment the client produced is not a valid x402 payment: ${parsed.error.issues
+        .slice(0, 3)
+        .map((i) => `${i.path.join(".") || "payload"}: ${i.message}`)
+        .join("; ")}`,
+    };
+  } catch (error) {
+    return { ok: false, signed: false, reason: messageOf(error) };
+  }
+}
+
+/** An EVM option as the default client, a loosened client and a facilitator see it. */
+async function evmOptionPayability(
+  index: number,
+  required: PaymentRequired,
+  option: unknown,
+  probe: Eip3009Probe | undefined,
+): Promise<OptionPayability> {
+  const byDefault = await sign(defaultClient, required, option);
+  const refusal = isObject(option) ? await facilitatorRefusal(option, probe) : null;
+  // A payment the client signs and sends is judged by what a facilitator does with it, even
+  // when its payload also breaks the schema (an expired timeout does both).
+  if (byDefault.signed && refusal) {
+    return { index, payable: false, reason: refusal, refused_by: "facilitator", control: null, payable_with_loosened_controls: false };
+  }
+  if (byDefault.ok) return { index, payable: true, reason: null, refused_by: null, control: null, payable_with_loosened_controls: true };
+  const control = byDefault.signed ? null : controlOf(byDefault.reason);
+  if (control) {
+    const loosened = await sign(loosenedClient, required, option);
+    return {
+      index,
+      payable: false,
+      reason: byDefault.reason,
+      refused_by: "spend_controls",
+      control,
+      payable_with_loosened_controls: loosened.ok && refusal === null,
+    };
+  }
+  return { index, payable: false, reason: byDefault.reason, refused_by: "client", control: null, payable_with_loosened_controls: false };
+}
+
+/**
+ * One option's payability, by network family: the one place a family's own check is added.
+ * EVM (eip155:*) options are signed by the clients above; any other family is not measured.
+ */
+async function optionPayability(
+  index: number,
+  required: PaymentRequired,
+  option: unknown,
+  probe: Eip3009Probe | undefined,
+): Promise<OptionPayability> {
+  if (isSolanaOption(required.x402Version, option)) return solanaOptionPayability(index, required, option);
+  if (outOfReach(required.x402Version, option)) {
+    const byDefault = await sign(defaultClient, required, option);
+    return {
+      index,
+      payable: null,
+      reason: byDefault.ok ? null : byDefault.reason,
+      refused_by: null,
+      control: null,
+      payable_with_loosened_controls: null,
+    };
+  }
+  return evmOptionPayability(index, required, option, probe);
+}
+
+async function referenceClient(
+  answer: PaymentAnswer,
+  probe: Eip3009Probe | undefined,
+): Promise<{ options: OptionPayability[]; reason: string | null }> {
   let required: PaymentRequired;
   try {
-    required = reference.getPaymentRequiredResponse((name) => answer.header(name) ?? null, answer.body);
+    required = defaultClient.getPaymentRequiredResponse((name) => answer.header(name) ?? null, answer.body);
   } catch (error) {
     return { options: [], reason: messageOf(error) };
   }
@@ -118,24 +296,7 @@ async function referenceClient(answer: PaymentAnswer): Promise<{ options: Option
     return { options: [], reason: "the challenge lists no payment options (accepts)" };
   }
   const options: OptionPayability[] = [];
-  for (const [index, option] of required.accepts.entries()) {
-    try {
-      const payload = await reference.createPaymentPayload({ ...required, accepts: [option] });
-      // What the client would send must pass @x402/core's own payload schema, as a facilitator checks it.
-      const parsed = parsePaymentPayload(payload);
-      const invalid = parsed.success
-        ? null
-        : `the payment the client produced is not a valid x402 payment: ${parsed.error.issues
-            .slice(0, 3)
-            .map((i) => `${i.path.join(".") || "payload"}: ${i.message}`)
-            .join("; ")}`;
-      const problem = invalid ?? (isObject(option) ? domainProblem(option) : null);
-      options.push({ index, payable: problem === null, reason: problem });
-    } catch (error) {
-      const unmeasured = error instanceof SolanaNotMeasured || outOfReach(required.x402Version, option);
-      options.push({ index, payable: unmeasured ? null : false, reason: messageOf(error) });
-    }
-  }
+  for (const [index, option] of required.accepts.entries()) options.push(await optionPayability(index, required, option, probe));
   return { options, reason: null };
 }
 
@@ -191,7 +352,7 @@ async function v1Client(answer: PaymentAnswer): Promise<ClientAcceptance> {
     const parsed = body.accepts.map((option) => library.parse(option));
     const selected = library.select(parsed);
     if (isObject(selected)) {
-      const problem = domainProblem(selected);
+      const problem = await facilitatorRefusal(selected, undefined);
       if (problem) return { family, accepts: false, reason: problem };
     }
     await library.sign(1, selected);
@@ -201,21 +362,30 @@ async function v1Client(answer: PaymentAnswer): Promise<ClientAcceptance> {
   }
 }
 
-/** Run the clients on one 402 answer. */
-export async function assessPayability(answer: PaymentAnswer): Promise<Payability> {
-  const [ref, v1] = await Promise.all([referenceClient(answer), v1Client(answer)]);
+/** Run the clients on one 402 answer; `probe` tells whether an unknown token has an EIP-3009 transfer. */
+export async function assessPayability(answer: PaymentAnswer, probe?: Eip3009Probe): Promise<Payability> {
+  const [ref, v1] = await Promise.all([referenceClient(answer, probe), v1Client(answer)]);
   const payableOption = ref.options.some((o) => o.payable === true);
   const allOutOfReach = ref.options.length > 0 && ref.options.every((o) => o.payable === null);
   const payable = payableOption ? true : allOutOfReach ? null : false;
-  const reason = payable === false ? (ref.reason ?? ref.options.find((o) => o.payable === false)?.reason ?? null) : null;
+  const failing = payable === false ? ref.options.find((o) => o.payable === false) : undefined;
+  const reason = payable === false ? (ref.reason ?? failing?.reason ?? null) : null;
   const referenceAcceptance: ClientAcceptance = {
     family: "@x402/core",
     accepts: payable,
     reason: payable === null ? "no option is on a network this checker runs a client for (EVM, eip155:*)" : reason,
   };
+  const measured = ref.options.filter((o) => o.payable !== null);
+  const byDefault = payable === null ? null : measured.some((o) => o.payable === true || o.refused_by === "facilitator");
+  const loosened = payable === null ? null : measured.some((o) => o.payable_with_loosened_controls === true);
+  const control = payable === false ? (measured.find((o) => o.control !== null)?.control ?? null) : null;
   return {
     payable,
     reason: payable === true ? null : referenceAcceptance.reason,
+    refused_by: payable === false ? (ref.reason !== null ? "client" : (failing?.refused_by ?? "client")) : null,
+    payable_with_default_client: byDefault,
+    payable_with_loosened_controls: loosened,
+    refused_by_control: control,
     options: ref.options,
     clients: [referenceAcceptance, v1],
   };
@@ -226,6 +396,10 @@ export function notPayable(reason: string): Payability {
   return {
     payable: false,
     reason,
+    refused_by: "client",
+    payable_with_default_client: false,
+    payable_with_loosened_controls: false,
+    refused_by_control: null,
     options: [],
     clients: CLIENT_FAMILIES.map((family) => ({ family, accepts: false, reason })),
   };

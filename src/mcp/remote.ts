@@ -1,29 +1,53 @@
 /**
  * `POST /mcp`: the remote MCP server (streamable HTTP, stateless, JSON answers) whose tools are
  * the routes of the site the request came to (spec/sites.ts: the primary's `/api/` routes, or the
- * secondary's `/v1/` ones and its `/health`; src/mcp/tools.ts), paid through the x402 MCP transport.
+ * secondary's `/v1/` ones and its `/health`; src/mcp/tools.ts), paid through the x402 MCP transport
+ * (x402 `specs/transports-v2/mcp.md`), in both of its bindings.
  *
  * A `tools/call` becomes the HTTP request of its route, with the `PaymentPayload` of
  * `params._meta["x402/payment"]` as its PAYMENT-SIGNATURE header, and is answered by the same
  * dispatcher as `/api/*` (src/dispatch.ts): validation, the payment gate (src/payments/gate.ts),
  * the ledger and the never-charged rules are those of HTTP, and a retry with the same payment
- * and arguments is the same request to the gate, so it is never charged twice. The answer
- * becomes the tool result by src/mcp/results.ts: unpaid, the `PaymentRequired` as an error
- * result; paid, the answer with the settlement in `_meta["x402/payment-response"]`.
+ * and arguments is the same request to the gate, so it is never charged twice. Each call is
+ * counted by the HTTP rate limiter as its own request (`CallLimits`): the free budget, the
+ * challenge budget, and the payer's in-flight cap, however many calls share one batch.
+ *
+ * Refused before anything runs, with JSON-RPC `-32602` (invalid params) and the HTTP error body
+ * as its `data`: a `tools/call` without a tool name, with arguments that are not an object, or
+ * nested deeper than an HTTP body may be (MAX_JSON_DEPTH), and an unknown tool.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ErrorCode,
+  type JSONRPCRequest,
+  ListToolsRequestSchema,
+  McpError,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from "@modelcontextprotocol/sdk/types.js";
 import { encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload } from "@x402/core/types";
 import packageJson from "../../package.json" with { type: "json" };
 import type { RouteDef } from "../../spec/route.ts";
-import { errorBody } from "../errors.ts";
-import { PAYMENT_META_KEY, toolResultOf } from "./results.ts";
+import { errorBody, type ErrorCode as ServiceErrorCode } from "../errors.ts";
+import type { Admission, CallToAdmit } from "../server/middleware/rate-limit.ts";
+import { MAX_JSON_DEPTH } from "../validate.ts";
+import { PAYMENT_META_KEY, type ResultBinding, toolResultOf } from "./results.ts";
 import { type RouteTool, routeRequest, routeTools, toolNamed } from "./tools.ts";
 
 /** Answers the HTTP request of one route exactly as `/api/*` does (the Astro endpoint binds src/dispatch.ts). */
 export type RouteDispatch = (request: Request, route: RouteDef) => Promise<Response>;
+
+/** The HTTP rate limiter, for the client that sent this `POST /mcp` (src/server/middleware/rate-limit.ts). */
+export interface CallLimits {
+  address: string | undefined;
+  admit(call: CallToAdmit): Promise<Admission>;
+}
+
+/** The extension binding's identifier, advertised by a client in its request's capabilities and by this server. */
+export const PAYMENT_EXTENSION = "org.x402/payment";
+/** The first MCP revision whose results carry `resultType`. */
+const RESULT_TYPE_REVISION = "2026-07-28";
 
 /** Each site's tools, built once per route table. */
 const toolsOfRoutes = new WeakMap<readonly RouteDef[], readonly RouteTool[]>();
@@ -38,37 +62,180 @@ function toolsOf(routes: readonly RouteDef[]): readonly RouteTool[] {
 }
 
 const INSTRUCTIONS =
-  'Each tool is one route of this service\'s HTTP API. A paid tool called without payment answers an error result whose structuredContent is the x402 PaymentRequired; sign one of its `accepts` and call again with the PaymentPayload in params._meta["x402/payment"]. The paid result carries the settlement in _meta["x402/payment-response"]. A call that fails is never charged; the same call with the same payment is answered again without a second charge.';
+  'Each tool is one route of this service\'s HTTP API. A paid tool called without payment answers an error result whose structuredContent is the x402 PaymentRequired (or, for a client advertising the org.x402/payment extension, a payment_required result); sign one of its `accepts` and call again with the PaymentPayload in params._meta["x402/payment"]. The paid result carries the settlement in _meta["x402/payment-response"]. A call that fails is never charged; the same call with the same payment is answered again without a second charge.';
 
-/** The PAYMENT-SIGNATURE header of a `_meta["x402/payment"]`: a `PaymentPayload` object, or an already encoded header value. */
-function paymentHeader(payment: unknown): Record<string, string> {
-  if (payment === undefined) return {};
-  return { "PAYMENT-SIGNATURE": typeof payment === "string" ? payment : encodePaymentSignatureHeader(payment as PaymentPayload) };
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function createRemoteServer(origin: string, tools: readonly RouteTool[], dispatchRoute: RouteDispatch): Server {
-  const server = new Server(
-    { name: packageJson.name, version: packageJson.version },
-    { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
-  );
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools.map((t) => t.tool) }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
-    const { name, arguments: args, _meta } = request.params;
-    const entry = toolNamed(tools, name);
-    if (!entry) throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${name}; tools/list names them all.`);
-    const call = routeRequest(entry.route, args, origin, paymentHeader(_meta?.[PAYMENT_META_KEY]));
-    return toolResultOf(await dispatchRoute(call, entry.route));
+/**
+ * The nesting depth of a parsed JSON value (a scalar is 0, `{}` is 1), counted without recursion
+ * (a value nested 10,000 deep would overflow the stack) and stopping past `limit`.
+ */
+export function valueDepth(value: unknown, limit: number): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop() as [unknown, number];
+    if (typeof v !== "object" || v === null) continue;
+    const d = depth + 1;
+    if (d > max) max = d;
+    if (max > limit) return max;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, d]);
+  }
+  return max;
+}
+
+/** A JSON-RPC `-32602` whose `data` is the service's error body, as HTTP would answer the same input. */
+function invalidParams(message: string, code: ServiceErrorCode, details: Json): McpError {
+  return new McpError(ErrorCode.InvalidParams, message, errorBody(code, message, details));
+}
+
+/**
+ * Why a message cannot be handed to the MCP server at all: nested deeper than the arguments of a
+ * tool call may be (which would overflow the stack of the SDK or of the JSON encoder).
+ */
+function tooDeep(message: unknown): McpError | undefined {
+  // The envelope adds two levels above the arguments: the message and its params.
+  if (valueDepth(message, MAX_JSON_DEPTH + 2) <= MAX_JSON_DEPTH + 2) return undefined;
+  return invalidParams(`The request nests deeper than ${MAX_JSON_DEPTH} levels in its arguments.`, "invalid_request", {
+    fields: [{ field: "params.arguments", expected: `a JSON object nested at most ${MAX_JSON_DEPTH} levels deep` }],
   });
+}
+
+/** The PAYMENT-SIGNATURE header of a `_meta["x402/payment"]`: a `PaymentPayload` object, or an already encoded header value. */
+function paymentHeader(payment: unknown): string | undefined {
+  if (payment === undefined) return undefined;
+  return typeof payment === "string" ? payment : encodePaymentSignatureHeader(payment as PaymentPayload);
+}
+
+/** The binding a request asks for, from its per-request `_meta` (MCP 2026-07-28's capabilities and revision). */
+function bindingOf(meta: Json | undefined): ResultBinding {
+  const capabilities = meta?.["io.modelcontextprotocol/clientCapabilities"];
+  const extensions = isObject(capabilities) ? capabilities.extensions : undefined;
+  const revision = meta?.["io.modelcontextprotocol/protocolVersion"];
+  return {
+    extension: isObject(extensions) && isObject(extensions[PAYMENT_EXTENSION]),
+    resultType: typeof revision === "string" && revision >= RESULT_TYPE_REVISION,
+  };
+}
+
+/** The params of a `tools/call`, checked here so that a malformed one is `-32602` naming the field, not a schema dump. */
+function callParams(params: unknown): { name: string; args: Json | undefined; meta: Json | undefined } {
+  const field = (name: string, expected: string) =>
+    invalidParams(`Invalid tools/call: ${name} must be ${expected}.`, "invalid_request", { fields: [{ field: name, expected }] });
+  if (!isObject(params)) throw field("params", "an object {name, arguments?, _meta?}");
+  if (typeof params.name !== "string" || params.name === "") throw field("params.name", "the name of a tool (tools/list names them)");
+  if (params.arguments !== undefined && !isObject(params.arguments)) throw field("params.arguments", "a JSON object");
+  if (params._meta !== undefined && !isObject(params._meta)) throw field("params._meta", "a JSON object");
+  return { name: params.name, args: params.arguments as Json | undefined, meta: params._meta as Json | undefined };
+}
+
+function createRemoteServer(origin: string, tools: readonly RouteTool[], dispatchRoute: RouteDispatch, limits?: CallLimits): Server {
+  const capabilities = { tools: {}, extensions: { [PAYMENT_EXTENSION]: {} } };
+  const info = { name: packageJson.name, version: packageJson.version };
+  const server = new Server(info, { capabilities, instructions: INSTRUCTIONS });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools.map((t) => t.tool) }));
+
+  const callTool = async (params: unknown) => {
+    const { name, args, meta } = callParams(params);
+    const entry = toolNamed(tools, name);
+    if (!entry) {
+      throw invalidParams(`Unknown tool ${name}; tools/list names them all.`, "not_found", { fields: [{ field: "params.name" }] });
+    }
+    const payment = paymentHeader(meta?.[PAYMENT_META_KEY]);
+    const binding = bindingOf(meta);
+    // Counted before anything is read, as the HTTP request of the route is by the Express chain.
+    const admission = limits
+      ? await limits.admit({ method: entry.route.method, path: entry.route.path, address: limits.address, payment })
+      : { done: () => {} };
+    if ("refused" in admission) return toolResultOf(admission.refused, binding);
+    try {
+      // A prepaid balance pays when the call carries the wallet's sign-in, as over HTTP.
+      const signIn = meta?.["sign-in-with-x"];
+      const headers = {
+        ...(payment === undefined ? {} : { "PAYMENT-SIGNATURE": payment }),
+        ...(typeof signIn === "string" ? { "SIGN-IN-WITH-X": signIn } : {}),
+      };
+      const call = routeRequest(entry.route, args, origin, headers);
+      return await toolResultOf(await dispatchRoute(call, entry.route), binding);
+    } finally {
+      admission.done();
+    }
+  };
+
+  // tools/call is answered here rather than by a schema-checked handler, whose schema failure is
+  // an internal error (-32603) with the schema's dump instead of -32602; and `server/discover`
+  // (MCP 2026-07-28), which this SDK does not know, advertises the payment extension.
+  server.fallbackRequestHandler = async (request: JSONRPCRequest) => {
+    if (request.method === "tools/call") return callTool(request.params);
+    if (request.method === "server/discover") {
+      return {
+        resultType: "complete",
+        supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
+        capabilities,
+        _meta: { "io.modelcontextprotocol/serverInfo": info },
+      };
+    }
+    throw new McpError(ErrorCode.MethodNotFound, `Method not found: ${request.method}`);
+  };
   return server;
 }
 
-/** Answer one `POST /mcp` request with the tools of `routes` (its site's): a fresh stateless server and transport per request. */
-export async function answerMcp(request: Request, routes: readonly RouteDef[], dispatchRoute: RouteDispatch): Promise<Response> {
-  const server = createRemoteServer(new URL(request.url).origin, toolsOf(routes), dispatchRoute);
+/** A JSON-RPC error answer to a message refused before the MCP server saw it. */
+function errorAnswer(id: unknown, error: McpError): Json {
+  return { jsonrpc: "2.0", id: id ?? null, error: { code: error.code, message: error.message, data: error.data } };
+}
+
+const JSON_HEADERS = { "Content-Type": "application/json" };
+
+/**
+ * Answer one `POST /mcp` request with the tools of `routes` (its site's): a fresh stateless
+ * server and transport per request. Messages nested too deep are answered here, and the rest
+ * handed to the SDK's transport, whose answers are joined with these.
+ */
+export async function answerMcp(
+  request: Request,
+  routes: readonly RouteDef[],
+  dispatchRoute: RouteDispatch,
+  limits?: CallLimits,
+): Promise<Response> {
+  const text = await request.text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  const refused: Json[] = [];
+  let passed: unknown = parsed;
+  if (parsed !== undefined) {
+    const messages = Array.isArray(parsed) ? parsed : [parsed];
+    const kept = messages.filter((message) => {
+      const error = tooDeep(message);
+      if (error && isObject(message) && message.id !== undefined) refused.push(errorAnswer(message.id, error));
+      return error === undefined;
+    });
+    if (refused.length > 0 && kept.length === 0) {
+      return new Response(JSON.stringify(Array.isArray(parsed) ? refused : refused[0]), { status: 200, headers: JSON_HEADERS });
+    }
+    passed = Array.isArray(parsed) ? kept : kept[0];
+  }
+  const server = createRemoteServer(new URL(request.url).origin, toolsOf(routes), dispatchRoute, limits);
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   try {
-    return await transport.handleRequest(request);
+    // The body is already read: handed on parsed, or, when it is not JSON, as it came for the SDK to refuse.
+    const answer =
+      passed === undefined
+        ? await transport.handleRequest(new Request(request.url, { method: "POST", headers: request.headers, body: text }))
+        : await transport.handleRequest(request, { parsedBody: passed });
+    if (refused.length === 0 || answer.status !== 200) return answer;
+    const answered = answer.headers.get("content-type")?.startsWith("application/json") ? ((await answer.json()) as unknown) : undefined;
+    const all = [...refused, ...(Array.isArray(answered) ? answered : answered === undefined ? [] : [answered])];
+    return new Response(JSON.stringify(all), { status: 200, headers: JSON_HEADERS });
   } finally {
     await server.close();
   }

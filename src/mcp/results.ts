@@ -7,6 +7,10 @@
  *   402 with PAYMENT-REQUIRED  → `isError`, the `PaymentRequired` as `structuredContent` and, as JSON,
  *                                in `content[0].text`; the service's explanation, if any, in `content[1]`
  *   any other status           → `isError` with the service's error body (such calls are never charged)
+ *
+ * For a client that advertises the `org.x402/payment` extension in its request's capabilities
+ * (the transport's extension binding), a 402 is instead `resultType: "payment_required"` with
+ * the `PaymentRequired` in `paymentRequired`, and every other result says `resultType: "complete"`.
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
@@ -59,8 +63,21 @@ function errorMessageOf(body: unknown): string | undefined {
   return isObject(error) && typeof error.message === "string" ? error.message : undefined;
 }
 
+/** Which binding of the x402 MCP transport a result is given in. */
+export interface ResultBinding {
+  /** The request advertised `org.x402/payment`: a 402 is a `payment_required` result. */
+  extension?: boolean;
+  /** The request speaks an MCP revision whose results carry `resultType` (2026-07-28 and later). */
+  resultType?: boolean;
+}
+
 /** The tool result of a route's HTTP answer (its body is read). */
-export async function toolResultOf(response: Response): Promise<CallToolResult> {
+export async function toolResultOf(response: Response, binding: ResultBinding = {}): Promise<CallToolResult> {
+  const result = await toolResultIn(response, binding);
+  return binding.resultType || binding.extension ? { resultType: "complete", ...result } : result;
+}
+
+async function toolResultIn(response: Response, binding: ResultBinding): Promise<CallToolResult> {
   const text = await response.text();
   const body = parseJson(text);
   const settlement = settlementOf(response.headers);
@@ -69,6 +86,10 @@ export async function toolResultOf(response: Response): Promise<CallToolResult> 
     return { content: [{ type: "text", text }], ...(isObject(body) ? { structuredContent: body } : {}), ...meta };
   }
   const challenge = response.status === 402 ? paymentRequiredOf(response.headers) : undefined;
+  if (challenge && binding.extension) {
+    // Not a completed call and not an error: the operation did not run. No `content`, as the binding defines it.
+    return { resultType: "payment_required", paymentRequired: challenge, ...meta } as unknown as CallToolResult;
+  }
   if (challenge) {
     const message = errorMessageOf(body);
     return {

@@ -1,6 +1,6 @@
 /**
  * Base mainnet: the network the service settles on. Local mode runs anvil in its place with
- * Base's chain id and USDC at Base's address (src/devnet/devnet.ts), so code written against
+ * Base's chain id and USDC at Base's address (src/local/devnet/devnet.ts), so code written against
  * the local chain runs unchanged on Base.
  */
 import { base as baseChain } from "./base-chain.ts";
@@ -28,6 +28,6 @@ export const base: EvmNetwork = {
   local: {
     description: "anvil with Base's chain id, USDC, WETH and Multicall3 at Base's addresses",
     // Loaded only in local mode: production never loads the local chain's code.
-    start: async (options) => (await import("../devnet/devnet.ts")).startDevnet(options),
+    start: async (options) => (await import("../local/devnet/devnet.ts")).startDevnet(options),
   },
 };

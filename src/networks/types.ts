@@ -76,7 +76,7 @@ export interface EvmNetwork extends NetworkCommon<"evm"> {
   chainAt(rpcUrls: string[]): Chain;
   usdc: EvmPaymentAsset;
   schemes: SchemeRegistrations<ClientEvmSigner, ReturnType<typeof toFacilitatorEvmSigner>>;
-  local: LocalChain<import("../devnet/devnet.ts").DevnetOptions, import("../devnet/devnet.ts").Devnet>;
+  local: LocalChain<import("../local/devnet/devnet.ts").DevnetOptions, import("../local/devnet/devnet.ts").Devnet>;
 }
 
 /** A Solana (SVM) network. */

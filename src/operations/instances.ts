@@ -131,25 +131,109 @@ export async function registerInstance(store: Store, info: InstanceInfo, options
   }
 }
 
-/** Keep this instance's heartbeat fresh every `everyMs`; returns a function that stops it. */
-export function startHeartbeat(store: Store, info: InstanceInfo, log: Logger, everyMs = HEARTBEAT_MS): () => void {
-  const beat = async () => {
+/** A running heartbeat, and whether this instance may still settle with its key. */
+export interface Heartbeat {
+  stop(): void;
+  /**
+   * Whether this instance may send its next settlement: false once another live process settling
+   * with the same key started after this one (it took the key over while this one looked dead).
+   * When this instance's own last heartbeat is older than another could have waited before taking
+   * over (a pause, SIGSTOP, a stalled event loop), the heartbeat is written and checked first.
+   */
+  maySettle(): Promise<boolean>;
+  /** The instance that took the key over, once this one stopped settling. */
+  readonly settlingTakenBy: InstanceRow | undefined;
+}
+
+/**
+ * Keep this instance's heartbeat fresh every `everyMs`. With a settlement key, each heartbeat
+ * also looks for a live instance of another process with the same key that started after this
+ * one: a starting instance takes a key over only after watching its holder's heartbeat stand
+ * still for 1.5 periods (`registerInstance`), so such an instance exists only when this one was
+ * paused that long, and this one, the older, stops settling for good and says so. The newer one
+ * keeps settling: it sees an older instance, which is the one that stops.
+ */
+export function startHeartbeat(store: Store, info: InstanceInfo, log: Logger, everyMs = HEARTBEAT_MS): Heartbeat {
+  const address = info.settlementAddress?.toLowerCase() ?? null;
+  const processId = info.process ?? PROCESS_ID;
+  let startedAt: string | undefined;
+  let lastBeat = performance.now();
+  let takenBy: InstanceRow | undefined;
+  let running: Promise<boolean> | undefined;
+
+  /** Write the heartbeat and look for a newer settler of this key; false when the store could not be asked. */
+  const beatOnce = async (): Promise<boolean> => {
+    const began = performance.now();
     try {
-      const rows = await store.query("update instances set last_seen = now() where id = $1 returning id", [info.id]);
-      // A row removed by hand (or by the cleanup below after a long pause) is written again.
+      const rows = await store.query<{ started_at: Date | string }>(
+        "update instances set last_seen = now() where id = $1 returning started_at",
+        [info.id],
+      );
+      // A row removed by hand (or by the cleanup below after a long pause) is written again, with
+      // its first start kept, so that it is not mistaken for the newer of two instances.
       if (rows.length === 0)
         await store.query(
-          "insert into instances (id, process, version, settlement_address) values ($1, $2, $3, $4) on conflict (id) do update set last_seen = now()",
-          [info.id, info.process ?? PROCESS_ID, info.version, info.settlementAddress?.toLowerCase() ?? null],
+          `insert into instances (id, process, version, settlement_address${startedAt ? ", started_at" : ""})
+           values ($1, $2, $3, $4${startedAt ? ", $5" : ""}) on conflict (id) do update set last_seen = now()`,
+          [info.id, processId, info.version, address, ...(startedAt ? [startedAt] : [])],
         );
+      else startedAt ??= new Date(rows[0]?.started_at as Date | string).toISOString();
+      lastBeat = began;
       await store.query(`delete from instances where last_seen < ${nowPlus(store, "-1.0 * $1")}`, [COUNTED_WITHIN_MS / 1000]);
+      if (address && startedAt && !takenBy) {
+        const newer = await store.query<InstanceRow>(
+          `select id, process, started_at, last_seen, version, settlement_address from instances
+            where settlement_address = $1 and process <> $2 and started_at > $3 and last_seen > ${nowPlus(store, "-1.0 * $4")}
+            order by started_at desc limit 1`,
+          [address, processId, startedAt, (3 * everyMs) / 1000],
+        );
+        const other = newer[0];
+        if (other) {
+          takenBy = rowOf(other as InstanceRow & { started_at: Date | string; last_seen: Date | string });
+          log.error("another live instance settles with this instance's key since this one was paused: this instance stops settling", {
+            settlement_address: address,
+            other: takenBy.id,
+            other_started_at: takenBy.started_at,
+            action:
+              "paid calls here are refused unsettled (never charged); restart this instance with its own FACILITATOR_PRIVATE_KEY, or stop it",
+          });
+        }
+      }
+      return true;
     } catch (error) {
       log.warn("heartbeat failed; will retry", { error: error as Error });
+      return false;
     }
+  };
+  const beat = (): Promise<boolean> => {
+    running ??= beatOnce().finally(() => {
+      running = undefined;
+    });
+    return running;
   };
   const timer = setInterval(() => void beat(), everyMs);
   timer.unref();
-  return () => clearInterval(timer);
+  // The first heartbeat at once: it learns this instance's start, which the check compares with.
+  void beat();
+  // Within this of the last heartbeat no other instance can have taken the key over (it watches 1.5 periods).
+  const safeForMs = everyMs * 1.25;
+  let ended = false;
+  return {
+    stop: () => {
+      ended = true;
+      clearInterval(timer);
+    },
+    get settlingTakenBy() {
+      return takenBy;
+    },
+    async maySettle() {
+      // Once stopped (the instance is closing and removes its row), no heartbeat is written again.
+      if (!address || takenBy || ended) return !takenBy;
+      if (performance.now() - lastBeat < safeForMs) return true;
+      // Unsure (the store did not answer): this settlement waits for another chance rather than risk the key.
+      return (await beat()) && !takenBy && performance.now() - lastBeat < safeForMs;
+    },
+  };
 }
 
 /** Remove this instance's row when it stops cleanly, so it is not counted as a silent instance. */

@@ -104,13 +104,27 @@ async function timed(
   }
 }
 
-async function apiGroup(db: Queryable, now: Date): Promise<StatusGroup> {
+/** The API group: one check per instance counted, from their heartbeats. */
+export async function apiGroup(db: Queryable, now: Date): Promise<StatusGroup> {
   const instances = await countedInstances(db);
-  const checks = instances.map<StatusCheck>((i) => ({
-    name: instanceLabel(i.id),
-    status: i.healthy ? "operational" : "down",
-    detail: `version ${i.version}, started ${iso(i.started_at)}, last heartbeat ${age(i.last_seen, now)}${i.healthy ? "" : " (silent for more than 90 s)"}`,
-  }));
+  const checks = instances.map<StatusCheck>((i) => {
+    // The rule each instance applies to itself (src/operations/instances.ts): of two live processes
+    // settling with one key, the older one stops settling.
+    const takenBy = i.settlement_address
+      ? instances.find(
+          (o) => o.healthy && o.settlement_address === i.settlement_address && o.process !== i.process && o.started_at > i.started_at,
+        )
+      : undefined;
+    const base = `version ${i.version}, started ${iso(i.started_at)}, last heartbeat ${age(i.last_seen, now)}${i.healthy ? "" : " (silent for more than 90 s)"}`;
+    if (i.healthy && takenBy) {
+      return {
+        name: instanceLabel(i.id),
+        status: "degraded",
+        detail: `${base}; stopped settling: ${instanceLabel(takenBy.id)} settles with the same key since this one was paused`,
+      };
+    }
+    return { name: instanceLabel(i.id), status: i.healthy ? "operational" : "down", detail: base };
+  });
   return group("api", "API instances", checks);
 }
 

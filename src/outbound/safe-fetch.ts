@@ -82,7 +82,6 @@ export interface SafeFetcher {
 
 /** 400 `target_not_allowed`: the URL (or a redirect) leads somewhere the service must not connect to. Never charged. */
 export class TargetNotAllowedError extends ServiceError {
-  static override readonly errorName: string = "TargetNotAllowedError";
   override name = "TargetNotAllowedError";
   readonly reason: RefusalReason | "scheme" | "credentials" | "malformed_url";
   constructor(
@@ -95,7 +94,7 @@ export class TargetNotAllowedError extends ServiceError {
       hop?: number;
     },
   ) {
-    super("target_not_allowed", 400, message, { details });
+    super("target_not_allowed", message, { details });
     this.reason = details.reason;
   }
 }
@@ -105,7 +104,6 @@ export type OutboundFailureKind = "dns" | "connect" | "timeout" | "tls" | "proto
 
 /** The target could not be reached or did not answer properly; 502 (504 on a timeout) if it ever reaches a caller. */
 export class OutboundError extends UpstreamError {
-  static override readonly errorName: string = "OutboundError";
   override name = "OutboundError";
   readonly kind: OutboundFailureKind;
   constructor(kind: OutboundFailureKind, message: string, cause?: unknown) {

@@ -11,6 +11,6 @@ import { answerMcp, mcpMethodNotAllowed } from "../mcp/remote.ts";
 export const prerender = false;
 
 export const POST: APIRoute = ({ request, locals }) =>
-  answerMcp(request, siteById(locals.site).routes, (call, route) => dispatch(call, { ...locals, path: route.path }));
+  answerMcp(request, siteById(locals.site).routes, (call, route) => dispatch(call, { ...locals, path: route.path }), locals.calls);
 
 export const ALL: APIRoute = ({ request }) => mcpMethodNotAllowed(request.method);

@@ -35,7 +35,8 @@ async function proofsFor(services: Services, origin: string): Promise<readonly s
 async function documentFor(services: Services, site: SiteDef, origin: string): Promise<string> {
   const ownershipProofs = await proofsFor(services, origin);
   const doc = buildOpenApi(site.routes, { version: services.config.version, origin, ownershipProofs, site });
-  return `${JSON.stringify(doc, null, 2)}\n`;
+  // Compact: agents and directories download it first, and indentation alone would double it.
+  return `${JSON.stringify(doc)}\n`;
 }
 
 /** The document of the site for the origin it is reached at (its public URL when set). */

@@ -1,26 +1,29 @@
 /**
- * Prepaid balances. A wallet tops one up with an ordinary x402 payment
- * (`POST /api/balance/topup`) and spends it on chat messages without a settlement per message.
- * Only its own wallet spends or reads it (Sign-In-With-X, src/payments/sign-in.ts).
+ * Prepaid balances. A wallet tops one up with an ordinary x402 payment (`POST /api/balance/topup`)
+ * and spends it on any paid route at the route's price, without a settlement per call
+ * (src/payments/from-balance.ts); only that wallet, signed in (src/payments/sign-in.ts).
  *
  * - Crediting is done by the database: a trigger on the payment ledger (src/store/migrations.ts)
  *   credits a top-up when its ledger row becomes `settled`, on whichever path that happens (the
  *   gate, a paid retry, the upkeep reconciling a crash from the chain), once per row.
  * - A debit is one statement that cannot overdraw: concurrent messages against one balance are
  *   debited only while it lasts, and a message that fails is never debited (the function debits
- *   as its last step, src/payments/gate.ts `payFromBalance`).
+ *   once it answered, src/payments/from-balance.ts).
  * - Every credit and debit is a row of `balance_movements`, shown by `npm run ledger`.
  */
+import type { RouteDef } from "../../spec/route.ts";
 import { nowPlus } from "../store/dialect.ts";
 import type { Queryable } from "../store/store.ts";
-
-/** The route whose settled payments credit the payer's balance (the trigger names it too). */
-export const TOPUP_ROUTE = "POST /api/balance/topup";
 
 /** Top-up amounts in USD, inclusive. */
 export const TOPUP_MIN_USD = 1;
 export const TOPUP_MAX_USD = 100;
 export const TOPUP_DEFAULT_USD = 5;
+
+/** Whether a balance pays `route`: any paid route with a price of its own (not one the buyer chooses, such as a top-up). */
+export function payableFromBalance(route: RouteDef): boolean {
+  return route.price !== null && !route.dynamicPrice;
+}
 
 /** What a function paid from a balance calls as its last step. */
 export interface BalanceDebit {
@@ -110,6 +113,16 @@ export async function movementsOf(db: Queryable, wallet: string, limit = 20): Pr
     route: r.route,
     request_id: r.request_id,
   }));
+}
+
+/** Every debit of `wallet` totalled per route, largest first. */
+export async function debitsByRoute(db: Queryable, wallet: string): Promise<{ route: string; debits: number; amount: number }[]> {
+  const rows = await db.query<{ route: string; debits: number; amount: string }>(
+    `select route, cast(count(*) as integer) as debits, cast(sum(amount_atomic) as text) as amount from balance_movements
+      where wallet = lower($1) and kind = 'debit' group by route order by sum(amount_atomic) desc, route`,
+    [wallet],
+  );
+  return rows.map((r) => ({ route: r.route, debits: Number(r.debits), amount: usdOf(BigInt(r.amount)) }));
 }
 
 /** Totals for `npm run ledger`: credited and spent in the last `days`, and what all balances hold now. */

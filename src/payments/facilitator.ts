@@ -161,7 +161,15 @@ export interface SelfFacilitatorOptions {
   timing?: Partial<SenderTiming>;
   /** Where stuck nonces and unanswered broadcasts are reported. */
   log?: Logger;
+  /**
+   * Asked before each settlement: false when this instance must not send from its key (another
+   * live instance took the key over); the settlement is then refused before anything is sent.
+   */
+  maySettle?: () => Promise<boolean>;
 }
+
+/** Why a settlement was refused before sending: this instance no longer settles with its key. */
+export const SETTLEMENT_STOPPED = "settlement_stopped";
 
 /** An in-process facilitator that verifies and settles with `privateKey` paying gas. */
 export function createSelfFacilitator(
@@ -232,6 +240,9 @@ export function createSelfFacilitator(
       });
     },
     settle: async (payload, requirements) => {
+      if (options.maySettle && !(await options.maySettle())) {
+        return { success: false, errorReason: SETTLEMENT_STOPPED, transaction: "", network: requirements.network };
+      }
       const plain = plainPayment(payload, requirements);
       if (plain && verified.take(plain)) {
         const settled = await settleVerified(sender, plain, payload.accepted.network);

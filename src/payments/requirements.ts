@@ -11,7 +11,7 @@ import { declarePaymentIdentifierExtension, PAYMENT_IDENTIFIER } from "@x402/ext
 import { atomicUsdc, type RouteDef, routeKey } from "../../spec/route.ts";
 import type { Config } from "../config.ts";
 import { compactExample, outlineSchema, withoutAnnotations } from "../discovery/output-example.ts";
-import { declaresSignIn, SIWX_HEADER, signInDeclaration, signInStatement } from "./sign-in.ts";
+import { declaresSignIn, SIWX_HEADER, signInDeclaration } from "./sign-in.ts";
 
 /**
  * The EIP-712 primary type buyers sign for the exact EVM scheme with USDC (EIP-3009). Some
@@ -20,10 +20,22 @@ import { declaresSignIn, SIWX_HEADER, signInDeclaration, signInStatement } from 
 const PRIMARY_TYPE = "TransferWithAuthorization";
 
 /**
- * The most an unpaid challenge may take in base64: under nginx's default 4 KB proxy buffer
- * (`proxy_buffer_size`), with room left for the reason x402 puts in a refusal's `error`.
+ * The most the whole header block of a 402 may take: nginx's default 4 KB proxy buffer
+ * (`proxy_buffer_size`) must hold it with upstream keep-alive, with 512 bytes to spare for what
+ * a proxy adds and for an origin longer than the one sized with.
  */
-export const CHALLENGE_BUDGET = 3968;
+export const HEADER_BLOCK_BUDGET = 3584;
+
+/**
+ * What a 402's header block holds besides the PAYMENT-REQUIRED value: the status line, the
+ * request id, the CORS headers, Cache-Control, Content-Type, Date, the connection headers and the
+ * framing (380 bytes measured), plus up to 50 for the reason x402 puts in a refusal's `error`
+ * and 28 for a buyer's own request id echoed instead of a UUID.
+ */
+const OTHER_HEADERS_ALLOWANCE = 480;
+
+/** The most an unpaid challenge may take in base64, so that its header block stays within HEADER_BLOCK_BUDGET. */
+export const CHALLENGE_BUDGET = HEADER_BLOCK_BUDGET - OTHER_HEADERS_ALLOWANCE;
 
 /** An origin as long as a public one may reasonably be, for sizing challenges before PUBLIC_URL is known. */
 const SIZING_ORIGIN = "https://api.example-x402-service.com";
@@ -31,12 +43,12 @@ const SIZING_ORIGIN = "https://api.example-x402-service.com";
 /**
  * Bazaar's description of a route's input and output. The input schema keeps every constraint
  * and drops the prose; the output is the route's own example when it declares one, else a
- * compact example built from its response schema, with the schema's outline unless `outline`
- * is false. `/openapi.json` has the full schemas.
+ * compact example built from its response schema (always, when `ownExample` is false), with the
+ * schema's outline unless `outline` is false. `/openapi.json` has the full schemas.
  */
-function discoveryOf(route: RouteDef, outline: boolean) {
+function discoveryOf(route: RouteDef, outline: boolean, ownExample = true) {
   const output = {
-    example: (route.example?.output as Record<string, unknown> | undefined) ?? compactExample(route.response),
+    example: (ownExample ? (route.example?.output as Record<string, unknown> | undefined) : undefined) ?? compactExample(route.response),
     ...(outline ? { schema: outlineSchema(route.response) } : {}),
   };
   const input = route.example?.input ?? {};
@@ -88,7 +100,7 @@ function priceOf(route: RouteDef, config: Config, asset?: AssetQuote): AssetAmou
     extra: asset?.assetExtra ?? { name: config.usdc.name, version: config.usdc.version, primaryType: PRIMARY_TYPE },
   });
   const param = route.dynamicPrice;
-  if (!param) return quote(route.price as number);
+  if (!param) return quote(route.price ?? 0);
   return (context) => {
     const value = new URL(context.adapter.getUrl()).searchParams.get(param);
     const usd = value === null || value === "" ? Number.NaN : Number(value);
@@ -106,14 +118,16 @@ export interface AssetQuote {
 /**
  * The x402 routes config of the paid routes among `routes`, keyed `"METHOD /path"`. A route
  * whose challenge would pass CHALLENGE_BUDGET declares its output example without the
- * outline; one that passes it even so is a configuration error, refused here.
+ * outline, and then the compact example instead of its own; one that passes it even so is a
+ * configuration error, refused here.
  */
 export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo: string, asset?: AssetQuote): RoutesConfig {
   const entries = routes
-    .filter((route) => route.price !== null)
+    // A free route read by signing in answers the same 402 form (price 0), which standard clients act on.
+    .filter((route) => route.price !== null || route.signIn)
     .map((route) => {
       const url = `${config.publicUrl ?? SIZING_ORIGIN}${route.path}`;
-      const entryWith = (outline: boolean) => ({
+      const entryWith = (outline: boolean, ownExample = true) => ({
         accepts: {
           scheme: "exact",
           network: asset?.network ?? config.network,
@@ -124,16 +138,17 @@ export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo
         description: route.summary,
         mimeType: "application/json",
         ...(config.publicUrl ? { resource: url } : {}),
-        extensions: { ...discoveryOf(route, outline), [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(false) },
+        extensions: {
+          ...discoveryOf(route, outline, ownExample),
+          [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(false),
+          // Declared here, filled in per challenge by the gate's extension (a fresh nonce, its origin).
+          ...(declaresSignIn(route) ? { [SIWX_HEADER]: {} } : {}),
+        },
       });
-      // The gate adds a Sign-In-With-X declaration to the challenges of routes a wallet may use by signing in.
-      const signIn = declaresSignIn(route)
-        ? Buffer.byteLength(
-            JSON.stringify({ [SIWX_HEADER]: signInDeclaration(SIZING_ORIGIN, url, config.network, signInStatement(route)) }),
-          )
-        : 0;
+      const signIn = declaresSignIn(route) ? Buffer.byteLength(JSON.stringify(signInDeclaration(SIZING_ORIGIN, url, config.network))) : 0;
       let entry = entryWith(true);
       if (challengeSize(entry, url, signIn) > CHALLENGE_BUDGET) entry = entryWith(false);
+      if (challengeSize(entry, url, signIn) > CHALLENGE_BUDGET) entry = entryWith(false, false);
       const size = challengeSize(entry, url, signIn);
       if (size > CHALLENGE_BUDGET) {
         throw new Error(

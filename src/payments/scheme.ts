@@ -5,7 +5,6 @@
  * one per site from its configuration; the EVM one (EIP-3009 USDC) is the default.
  */
 import type { x402ResourceServer } from "@x402/core/server";
-import type { AuthorizationReader } from "../chain/authorization.ts";
 import { evmNetwork } from "../networks/index.ts";
 import { type DecodedPayment, decodePayment, type PayloadProblem, signedByPayer, type TokenDomain } from "./payload.ts";
 
@@ -23,8 +22,8 @@ export interface PaymentScheme {
   decode(header: string): DecodedPayment | PayloadProblem;
   /** Whether the payment carries the payer's own signature (checked locally). */
   signedByPayer(decoded: DecodedPayment): Promise<boolean>;
-  /** The chain's record of payments, when the family has one to read (EVM: EIP-3009 authorisation state); else undefined. */
-  authorizations?: AuthorizationReader;
+  /** Whether its challenges declare Sign-In-With-X (EIP-4361, an EVM wallet's). */
+  signIn: boolean;
 }
 
 /** The EVM exact scheme with EIP-3009 USDC (the primary sites). */
@@ -36,5 +35,6 @@ export function evmScheme(network: string, domain: TokenDomain): PaymentScheme {
     register: (server) => evmNetwork(network).schemes.server(server),
     decode: decodePayment,
     signedByPayer: (decoded) => signedByPayer(decoded, domain),
+    signIn: true,
   };
 }

@@ -1,37 +1,37 @@
 /**
  * The Express application of one site: the only place that knows Express, and only HTTP
  * plumbing. A GET of a document held in memory is answered in front of the chain (`createApp`);
- * every other request path is request id and logging → metrics → canonical paths → known
- * methods → a sane Host → the site's own paths → `/metrics` → rate limits → document cache →
- * body limit → static files (from memory) → Astro, whose endpoint hands paid routes to the
+ * every other request path is request id and logging → metrics → CORS → canonical paths → known
+ * methods → a sane Host → the site's own paths → `/metrics` → rate limits → body limit →
+ * static files → Astro, whose endpoint hands paid routes to the
  * payment gate (src/payments/gate.ts). `siteRouter` chooses between the sites' applications by
  * host name when they share a port.
  */
+import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import express, { type NextFunction, type Request, type Response } from "express";
-import type { AdPlacement } from "../../spec/content-schema.ts";
 import { primarySite, type SiteDef, sites } from "../../spec/sites.ts";
 import type { Config } from "../config.ts";
-import type { AdWindow } from "../content/ad-schedule.ts";
 import type { ApiLocals, Services } from "../context.ts";
 import { wellKnownFile } from "../discovery/well-known.ts";
+import { dispatch } from "../dispatch.ts";
 import { clientAddress } from "../limits/client-key.ts";
 import { memoryBuckets, storeBuckets } from "../limits/token-buckets.ts";
 import type { ServiceMetrics } from "../metrics/metrics.ts";
 import type { PaymentGate } from "../payments/gate.ts";
 import { bodyLimit } from "./middleware/body-limit.ts";
 import { canonicalPath } from "./middleware/canonical-path.ts";
-import { documentCache } from "./middleware/document-cache.ts";
+import { corsHeaders } from "./middleware/cors.ts";
+import { documentCache, type HeldAnswer } from "./middleware/document-cache.ts";
 import type { Drain } from "./middleware/drain.ts";
 import { countRequestNow, metricsEndpoint, requestCounter, requestMetrics } from "./middleware/metrics.ts";
 import { rateLimiter } from "./middleware/rate-limit.ts";
 import { beginRequest, logRequestLine, requestContext, requestIdFor, requestIdOf } from "./middleware/request-context.ts";
 import { knownMethods, saneHost } from "./middleware/request-line.ts";
 import { sendError } from "./middleware/send-error.ts";
-import { type Entry as StaticEntry, staticFromMemory } from "./middleware/static-memory.ts";
 
 /** The request handler of one site (`createApp`). */
 export type SiteHandler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -53,12 +53,8 @@ export interface AppOptions {
   astro: AstroHandler;
   /** Built static files (`dist/client`). */
   clientDir: string;
-  /** Those files already read (`loadStaticFiles`), when several sites share them; default: read here. */
-  staticFiles?: ReadonlyMap<string, StaticEntry>;
-  /** Serve `cache: "process"` documents and the pages of `AD_PAGES` from memory; off only in the benchmark that measures the Astro path. */
+  /** Serve `cache: "process"` documents from memory; off only in the benchmark that measures the Astro path. */
   documentCache?: boolean;
-  /** When the sponsored placements start and end (`dist/ad-windows.json`); without them the pages with a slot render per request. */
-  adWindows?: readonly AdWindow[] | undefined;
   /** Tracks requests in flight for a graceful stop (src/server/middleware/drain.ts). */
   drain?: Drain;
   /** The service's Prometheus metrics, served at `/metrics`. */
@@ -86,21 +82,10 @@ function withAbsoluteResources(built: Buffer, publicUrl: string | undefined): Bu
   return Buffer.from(`${JSON.stringify({ ...doc, resource_urls: urls }, null, 2)}\n`);
 }
 
-/**
- * The primary site's pages rendered per request only for their sponsored slot: each depends on
- * the build and on which placement fills its slot, nothing else (test/ads.test.ts holds this
- * list to the pages' `sponsoredSlot` calls). They are held in memory per interval between two
- * placement changes. The leaderboard has a slot too but reads the store, so it is not here.
- */
-export const AD_PAGES: ReadonlyMap<string, AdPlacement> = new Map<string, AdPlacement>([
-  ["/", "home"],
-  ["/playbooks", "playbooks"],
-  ["/playbooks/", "playbooks"],
-  // `/howto` is a folder of built pages: the static server redirects it to `/howto/`.
-  ["/howto/", "howto"],
-  ["/kb", "kb"],
-  ["/kb/", "kb"],
-]);
+/** Cache-Control of files whose name carries their content hash (Astro's `/_astro/` bundle): they never change. */
+export const IMMUTABLE_CACHE = "public, max-age=31536000, immutable";
+/** Cache-Control of everything else: pages change with each deploy, so clients revalidate after five minutes. */
+export const PAGE_CACHE = "public, max-age=300";
 
 /** Paths every site serves: its discovery documents, error codes and the shared icons and page assets. */
 const SHARED_FILES = /^\/(?:favicon\.(?:svg|ico)|apple-touch-icon\.png|icon-192\.png|_astro\/.+)$/;
@@ -151,9 +136,7 @@ export function createApp({
   gate,
   astro,
   clientDir,
-  staticFiles,
   documentCache: withDocumentCache = true,
-  adWindows,
   drain,
   metrics,
   now,
@@ -167,6 +150,8 @@ export function createApp({
   if (drain) app.use(drain.middleware);
   app.use(requestContext({ log: services.log }));
   app.use(requestMetrics({ metrics, routes: site.routes }));
+  const cors = corsHeaders();
+  app.use(cors);
   app.use(canonicalPath());
   app.use(knownMethods(site.routes));
   app.use(saneHost(publicUrl));
@@ -186,14 +171,10 @@ export function createApp({
     ...(now ? { now } : {}),
   });
   app.use(limiter.middleware);
-  const cache = withDocumentCache
-    ? documentCache({
-        routes: site.routes,
-        ...(site.id === primarySite.id ? { adPages: AD_PAGES, adWindows } : {}),
-        ...(now ? { now } : {}),
-      })
-    : undefined;
-  if (cache) app.use(cache.middleware);
+  // A held document is made by the route's own answer, as the API endpoint below gives it.
+  const render = (path: string) =>
+    dispatch(new Request(new URL(path, "http://localhost")), { services, requestId: randomUUID(), path, gate, site: site.id });
+  const cache = withDocumentCache ? documentCache({ routes: site.routes, render }) : undefined;
   app.use(bodyLimit({ maxBytes: 64 * 1024 }));
 
   // The crawler document has no file extension and lives in a dot folder, which the static
@@ -215,15 +196,25 @@ export function createApp({
     });
   }
   // API paths are never files: skipping the static lookup saves a filesystem stat per call.
-  // Built files are served from memory; the disk server remains for files too large to hold.
-  const fromMemory = staticFromMemory(staticFiles ?? clientDir);
-  const serveStatic = express.static(clientDir, { index: ["index.html"], maxAge: "5m", extensions: ["html"] });
+  // Astro's hashed assets never change; pages change with each deploy, so clients revalidate.
+  const serveStatic = express.static(clientDir, {
+    index: ["index.html"],
+    extensions: ["html"],
+    setHeaders: (res, file) => res.setHeader("Cache-Control", file.includes(`${path.sep}_astro${path.sep}`) ? IMMUTABLE_CACHE : PAGE_CACHE),
+  });
   app.use((req: Request, res: Response, next: NextFunction) =>
-    req.path.startsWith(site.apiPrefix) ? next() : fromMemory(req, res, () => serveStatic(req, res, next)),
+    req.path.startsWith(site.apiPrefix) ? next() : serveStatic(req, res, next),
   );
 
   app.use((req: Request, res: Response, next: NextFunction) => {
-    const locals: ApiLocals = { services, requestId: requestIdOf(req), path: req.path, gate, site: site.id };
+    const locals: ApiLocals = {
+      services,
+      requestId: requestIdOf(req),
+      path: req.path,
+      gate,
+      site: site.id,
+      calls: { address: req.ip ?? req.socket.remoteAddress, admit: limiter.admit },
+    };
     astro(req, res, next, locals).catch(next);
   });
 
@@ -244,16 +235,13 @@ export function createApp({
   if (!cache) return app;
   const trust = app.get("trust proxy fn") as (address: string, hop: number) => boolean;
   const log = services.log;
-  return function siteHandler(req: IncomingMessage, res: ServerResponse): void {
-    const held = (req.method === "GET" || req.method === "HEAD") && !drain?.draining ? cache.lookup(req.url) : undefined;
-    if (held === undefined) {
-      app(req, res);
-      return;
-    }
-    const started = process.hrtime.bigint();
+  /** Answer a held document: the drain's count, the request id, the log line, the metrics and the free rate limit, as the chain gives them. */
+  const answerHeld = (req: IncomingMessage, res: ServerResponse, held: HeldAnswer, started: bigint): void => {
     // Without trusted proxies the client is the socket's peer, as Express would find.
     const address = trustsProxies ? clientAddress(req, trust) : req.socket.remoteAddress;
     const verdict = limiter.freeNow(address);
+    // Synchronous for a GET (the options are fixed): only sets the headers.
+    cors(req, res, () => {});
     if (verdict?.allowed) {
       // The free budget is kept in memory: the answer is written within this call, and its log
       // line and metrics follow it at once (its time is the time to write it), with no
@@ -266,8 +254,7 @@ export function createApp({
       return;
     }
     // Refused, or the budget is kept in the store and must be asked: the drain's count, the log
-    // line and the metrics, as the chain's middleware would keep them, ended by one listener
-    // instead of three.
+    // line and the metrics, ended by one listener.
     const release = drain?.hold(res);
     const logged = beginRequest(req, res, log);
     const counted = requestCounter(metrics, req, res, held.route);
@@ -278,6 +265,24 @@ export function createApp({
     });
     if (verdict) limiter.refuseFree(res, verdict);
     else limiter.free(address, res, () => cache.send(req, res, held));
+  };
+  return function siteHandler(req: IncomingMessage, res: ServerResponse): void {
+    const url = req.url;
+    if ((req.method !== "GET" && req.method !== "HEAD") || drain?.draining || !cache.holds(url)) {
+      app(req, res);
+      return;
+    }
+    const started = process.hrtime.bigint();
+    const held = cache.lookup(url);
+    if (held) {
+      answerHeld(req, res, held, started);
+      return;
+    }
+    // Its first request makes it; an answer that is not a 200 goes the whole way, as any request.
+    cache.make(url).then(
+      (made) => (made ? answerHeld(req, res, made, started) : app(req, res)),
+      () => app(req, res),
+    );
   };
 }
 

@@ -48,13 +48,13 @@ async function main(): Promise<void> {
   }
   mark("build_checked");
 
-  // Local mode's chain first: anvil runs in its own process, and spawning it before the service's
-  // ~2,200 modules start loading (one thread evaluates them in turn) lets it load its state while
-  // they do, instead of after them.
+  // Local mode's chain (the network entry's, src/networks/) first: anvil runs in its own process,
+  // and spawning it before the service's ~2,200 modules start loading (one thread evaluates them
+  // in turn) lets it load its state while they do, instead of after them.
   const devnetStarting =
     config.mode === "local"
-      ? import("../devnet/devnet.ts").then(({ startDevnet }) =>
-          startDevnet({ dataDir: config.dataDir, port: config.anvilPort, persist: true }),
+      ? import("../networks/index.ts").then(({ evmNetwork }) =>
+          evmNetwork(config.network).local.start({ dataDir: config.dataDir, port: config.anvilPort, persist: true }),
         )
       : undefined;
   devnetStarting?.catch(() => {});
@@ -74,7 +74,11 @@ async function main(): Promise<void> {
     import("./app.ts").then(({ loadAstroHandler }) => loadAstroHandler()),
     // What local mode starts after the chain (the scenario check, the local stand-ins), loaded now.
     config.mode === "local"
-      ? Promise.all([import("../devnet/scenario.ts"), import("../intel/demo-catalogue.ts"), import("../stubs/upstream-stubs.ts")])
+      ? Promise.all([
+          import("../local/devnet/scenario.ts"),
+          import("../intel/demo-catalogue.ts"),
+          import("../local/stubs/upstream-stubs.ts"),
+        ])
       : undefined,
   ]).then(([service, astro]) => {
     mark("service_imported");
@@ -89,7 +93,7 @@ async function main(): Promise<void> {
   });
   openingStore.catch(() => {});
   const log = createLogger(config.logLevel);
-  let devnet: Awaited<ReturnType<typeof import("../devnet/devnet.ts").startDevnet>> | undefined;
+  let devnet: import("../local/devnet/devnet.ts").Devnet | undefined;
   if (devnetStarting) {
     devnet = await devnetStarting;
     mark("devnet_ready");
@@ -115,10 +119,10 @@ async function main(): Promise<void> {
 
   // Local mode: seed the analytics scenario on a new chain (a seeded chain is left as it is), and
   // serve the market-data APIs from local stand-ins unless their URLs are set in the environment.
-  let marketStubs: import("../stubs/upstream-stubs.ts").UpstreamStubs | undefined;
-  let scenario: import("../devnet/scenario.ts").ScenarioGroundTruth | undefined;
+  let marketStubs: import("../local/stubs/upstream-stubs.ts").UpstreamStubs | undefined;
+  let scenario: import("../local/devnet/scenario.ts").ScenarioGroundTruth | undefined;
   if (devnet) {
-    const { seedScenario } = await import("../devnet/scenario.ts");
+    const { seedScenario } = await import("../local/devnet/scenario.ts");
     scenario = await seedScenario({
       rpcUrl: devnet.rpcUrl,
       minter: devnet.facilitator,
@@ -126,7 +130,7 @@ async function main(): Promise<void> {
     });
     const u = serviceConfig.upstreams;
     if (!u.dexscreenerUrl || !u.defillamaUrl || !u.defillamaCoinsUrl || !u.hyperliquidUrl) {
-      const { startUpstreamStubs } = await import("../stubs/upstream-stubs.ts");
+      const { startUpstreamStubs } = await import("../local/stubs/upstream-stubs.ts");
       marketStubs = await startUpstreamStubs();
       const stub = marketStubs.urls;
       serviceConfig = {
@@ -149,9 +153,17 @@ async function main(): Promise<void> {
   try {
     solana = await solanaStarting;
     const { startService, astro } = await serviceModules;
+    // The heartbeat period (default 30 s) sets how long a paused instance may stay silent before
+    // another may take its settlement key over; tests shorten it.
+    const heartbeat = process.env.INSTANCE_HEARTBEAT_MS;
+    if (heartbeat !== undefined && !/^[1-9][0-9]{2,6}$/.test(heartbeat)) {
+      console.error(`Cannot start: INSTANCE_HEARTBEAT_MS must be a whole number of milliseconds from 100; found "${heartbeat}"`);
+      process.exit(2);
+    }
     service = await startService({
       config: serviceConfig,
       log,
+      ...(heartbeat ? { heartbeatMs: Number(heartbeat) } : {}),
       astro,
       openingStore,
       onPhase: (phase) => {

@@ -13,21 +13,22 @@ import type { KeyPairSigner } from "@solana/kit";
 import type { FacilitatorClient } from "@x402/core/server";
 import type { PublicClient, Transport } from "viem";
 import packageJson from "../../package.json" with { type: "json" };
+import { routeKey } from "../../spec/route.ts";
 import type { allRoutes } from "../../spec/routes.ts";
 import { baseToolsSite, primarySite, solanaSite } from "../../spec/sites.ts";
 import type { AnalyticsSettings } from "../analytics/services.ts";
 import { type AuthorizationReader, authorizationReader } from "../chain/authorization.ts";
 import { createChainClient, rpcTransport } from "../chain/client.ts";
-import { type Config, ConfigError } from "../config.ts";
-import { loadAdWindows } from "../content/ad-schedule.ts";
+import { type Config, ConfigError, checkSignInOrigin } from "../config.ts";
 import type { Services } from "../context.ts";
 import { runCrawl } from "../intel/crawl.ts";
 import { trustCrawlJob } from "../intel/crawl-schedule.ts";
 import { createIntelServices, type IntelSettings } from "../intel/intel-services.ts";
+import { LOCAL_BUYER_INDEX, trustPurchases } from "../intel/purchase-config.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { crawlProgress, createMetrics, observedStore, type ServiceMetrics } from "../metrics/metrics.ts";
 import { evmNetwork, svmNetwork } from "../networks/index.ts";
-import { HEARTBEAT_MS, registerInstance, startHeartbeat, unregisterInstance } from "../operations/instances.ts";
+import { HEARTBEAT_MS, type Heartbeat, registerInstance, startHeartbeat, unregisterInstance } from "../operations/instances.ts";
 import { type JobDefinition, type JobName, type JobScheduler, startJobs } from "../operations/jobs.ts";
 import { generateStatus, type JobSchedule, STATUS_INTERVAL_SECONDS } from "../operations/status-feed.ts";
 import { upstreamProbes } from "../operations/upstream-probes.ts";
@@ -37,6 +38,7 @@ import { PaymentGate } from "../payments/gate.ts";
 import { type InFlightRegistry, memoryInFlightRegistry, storeInFlightRegistry } from "../payments/inflight.ts";
 import type { PaymentScheme } from "../payments/scheme.ts";
 import { BASE_TIMING, LOCAL_TIMING } from "../payments/settlement-sender.ts";
+import { declaresSignIn } from "../payments/sign-in.ts";
 import { ledgerUpkeepJob } from "../payments/upkeep.ts";
 import { openServiceStore, releaseEmbedded, storeLocationOf } from "../store/configured.ts";
 import type { Store } from "../store/store.ts";
@@ -46,13 +48,14 @@ import { X402_LIST_URL } from "../upstreams/directory-x402-list.ts";
 import { type AstroHandler, createApp, loadAstroHandler, siteRouter } from "./app.ts";
 import { trackConnections } from "./connections.ts";
 import { drainable } from "./middleware/drain.ts";
-import { loadStaticFiles } from "./middleware/static-memory.ts";
 
 /** What local mode's devnet provides to the service. */
 export interface DevnetEndpoints {
   rpcUrl: string;
   payTo: `0x${string}`;
   facilitator: { address: `0x${string}`; privateKey: `0x${string}` };
+  /** The funded buyers; the trust runs' purchases pay from one of them in local mode. */
+  buyers?: readonly { address: `0x${string}`; privateKey: `0x${string}` }[];
 }
 
 /** What local mode's Solana provides to the Solana site. */
@@ -162,6 +165,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   if (!local && (allowLoopbackTargets || options.crawlAllowLoopback)) {
     throw new Error("loopback targets are never allowed in production mode");
   }
+  checkSignInOrigin(config, primarySite.routes.filter(declaresSignIn).map(routeKey));
 
   // The Solana fee-payer key is checked before anything is opened: a bad key refuses the start.
   const solanaFeePayer = await solanaFeePayerOf(config, local, options.solanaFacilitator !== undefined);
@@ -172,6 +176,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
 
   let facilitatorAddress: `0x${string}` | undefined;
   let facilitator = options.facilitator;
+  let heartbeat: Heartbeat | undefined;
   if (!facilitator) {
     const setting = config.facilitator;
     if (setting.kind === "remote") facilitator = createRemoteFacilitator(setting.url, setting.cdp, config.payments.timeoutMs);
@@ -179,7 +184,12 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       const key = setting.kind === "self" ? setting.privateKey : (options.devnet?.facilitator.privateKey as `0x${string}`);
       // Receipts are polled at the chain's pace, and never past the settlement's own time budget.
       const timing = { ...(local ? LOCAL_TIMING : BASE_TIMING), receiptTimeoutMs: config.payments.timeoutMs };
-      const self = createSelfFacilitator(key, chain, transport, config.network, { timing, log: log.child({ component: "facilitator" }) });
+      const self = createSelfFacilitator(key, chain, transport, config.network, {
+        timing,
+        log: log.child({ component: "facilitator" }),
+        // The heartbeat starts after registration, below; until then nothing is paid.
+        maySettle: () => heartbeat?.maySettle() ?? Promise.resolve(true),
+      });
       facilitatorAddress = self.address;
       facilitator = self;
     }
@@ -212,12 +222,13 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     crawlConcurrency: config.intel.crawlConcurrency,
     crawlOriginTimeoutMs: config.intel.crawlOriginTimeoutSeconds * 1000,
     ...(options.resolve ? { resolve: options.resolve } : {}),
+    purchases: {
+      enabled:
+        config.intel.purchases.enabled && (config.intel.purchases.buyerPrivateKey !== undefined || options.devnet?.buyers !== undefined),
+      budget: config.intel.purchases.budget,
+    },
   };
 
-  // The log scanner reads eth_getLogs from the RPC URLs itself (src/chain/json-rpc-http.ts),
-  // unless a test replaced the read transport, which must then see every read.
-  const withLogsUrls = (settings: AnalyticsSettings): AnalyticsSettings =>
-    options.readTransport ? settings : { ...settings, scanner: { rpcUrls, ...settings.scanner } };
   const services: Services = {
     config: {
       mode: config.mode,
@@ -234,7 +245,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     log,
     store,
     intel: intelSettings,
-    analytics: withLogsUrls(options.analytics ?? { mode: config.mode, upstreams: config.upstreams, entityBudget: config.entityIntel }),
+    analytics: options.analytics ?? { mode: config.mode, upstreams: config.upstreams, entityBudget: config.entityIntel },
     chat: config.chat,
     ...(options.now ? { now: options.now } : {}),
   };
@@ -262,7 +273,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     throw error;
   }
   phase("instance_registered");
-  const stopHeartbeat = startHeartbeat(store, instanceInfo, log, options.heartbeatMs ?? HEARTBEAT_MS);
+  heartbeat = startHeartbeat(store, instanceInfo, log, options.heartbeatMs ?? HEARTBEAT_MS);
 
   const intervals = options.jobIntervalsMs ?? {};
   const crawlMinutes = config.intel.crawlIntervalMinutes ?? 0;
@@ -291,6 +302,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
               trigger: "schedule",
               log,
               signal,
+              purchases: trustPurchases(config, services.chain, options.devnet?.buyers?.[LOCAL_BUYER_INDEX]?.privateKey),
               onProgress: progress.onProgress,
             });
             progress.ended("done");
@@ -362,9 +374,9 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       log,
       observer: metrics.payments,
     });
+  const primaryGate = gateFor(primarySite.routes, config.publicUrl);
+  const secondaryGate = gateFor(baseToolsSite.routes, config.secondary.publicUrl);
   const clientDir = `${options.distDir ?? "dist"}/client`;
-  const adWindows = loadAdWindows(options.distDir ?? "dist");
-  const staticFiles = loadStaticFiles(clientDir);
   const clock = options.now ? () => (options.now as () => Date)().getTime() : undefined;
   const documentCacheOn = options.documentCache ?? true;
   const drain = drainable();
@@ -372,12 +384,10 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     drain,
     config,
     services,
-    gate: gateFor(primarySite.routes, config.publicUrl),
+    gate: primaryGate,
     astro,
     clientDir,
-    staticFiles,
     documentCache: documentCacheOn,
-    adWindows,
     metrics,
     ...(clock ? { now: clock } : {}),
   });
@@ -389,10 +399,9 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     site: baseToolsSite,
     publicUrl: secondaryPublicUrl,
     services: secondaryServices,
-    gate: gateFor(baseToolsSite.routes, secondaryPublicUrl),
+    gate: secondaryGate,
     astro,
     clientDir,
-    staticFiles,
     documentCache: documentCacheOn,
     metrics,
     ...(clock ? { now: clock } : {}),
@@ -430,7 +439,6 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
         gate: solana.gate,
         astro,
         clientDir,
-        staticFiles,
         documentCache: documentCacheOn,
         metrics,
         ...(clock ? { now: clock } : {}),
@@ -458,6 +466,10 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     return `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`;
   };
   const url = urlOf(server);
+  // Local mode: sign-ins bind to the origin each site listens on (production: its public URL).
+  primaryGate.listeningAt(url);
+  if (secondaryServer) secondaryGate.listeningAt(urlOf(secondaryServer));
+  if (solanaServer) solana?.gate.listeningAt(urlOf(solanaServer));
   let stopped: Promise<{ drained: boolean; inFlight: number }> | undefined;
   const shutdown = (drainMs: number) => {
     stopped ??= (async () => {
@@ -472,7 +484,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       const inFlight = drain.inFlight;
       for (const l of listeners) l.closeAll();
       await closed;
-      stopHeartbeat();
+      heartbeat?.stop();
       await scheduler.stop();
       await unregisterInstance(store, instance).catch((error: unknown) =>
         log.warn("could not remove the heartbeat", { error: error as Error }),

@@ -67,6 +67,7 @@ export function svmScheme(network: string, mint: string, rpcUrl: string | undefi
     },
     decode: decodeSvmPayment,
     signedByPayer: svmSignedByPayer,
+    signIn: false,
   };
 }
 

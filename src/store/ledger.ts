@@ -318,3 +318,129 @@ export async function lastSettledFor(
   );
   return row ? (attemptOf(row.a) ?? undefined) : undefined;
 }
+
+/*
+ * Our own purchases: what the trust runs spent buying from sellers to verify them. Kept in
+ * their own table, apart from the income above: a purchase is money going out of the
+ * operator's buyer wallet, never a payment received.
+ */
+
+/** One purchase to record (see src/intel/purchase.ts). */
+export interface OurPurchase {
+  origin: string;
+  endpoint: string;
+  method: string;
+  payer: string;
+  pay_to: string | null;
+  network: string;
+  asset: string;
+  price_atomic: string;
+  signed_atomic: string;
+  signed: number;
+  settlements: number;
+  charged_atomic: string;
+  outcome: string;
+  status: number | null;
+  content_type: string | null;
+  body_bytes: number;
+  settlement_tx: string | null;
+  detail: string;
+  at: Date;
+}
+
+/** A recorded purchase as read back. */
+export interface OurPurchaseRow extends Omit<OurPurchase, "at"> {
+  id: number;
+  run_id: number | null;
+  created_at: string;
+}
+
+const PURCHASE_COLUMNS = `cast(id as integer) as id, cast(run_id as integer) as run_id, origin, endpoint, method, payer, pay_to, network, asset,
+  cast(price_atomic as text) as price_atomic, cast(signed_atomic as text) as signed_atomic, signed, settlements,
+  cast(charged_atomic as text) as charged_atomic, outcome, status, content_type, body_bytes, settlement_tx, detail, created_at`;
+
+function toPurchaseRow(row: Omit<OurPurchaseRow, "created_at"> & { created_at: unknown }): OurPurchaseRow {
+  const at = row.created_at instanceof Date ? row.created_at : new Date(String(row.created_at));
+  return { ...row, run_id: row.run_id === null ? null : Number(row.run_id), created_at: at.toISOString() };
+}
+
+/** Record one of our purchases; returns its id. */
+export async function recordPurchase(db: Queryable, runId: number | null, p: OurPurchase): Promise<number> {
+  const [row] = await db.query<{ id: number }>(
+    `insert into our_purchases (run_id, origin, endpoint, method, payer, pay_to, network, asset, price_atomic, signed_atomic, signed,
+       settlements, charged_atomic, outcome, status, content_type, body_bytes, settlement_tx, detail, created_at)
+     values ($1, $2, $3, $4, lower($5), lower($6), $7, lower($8), $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+     returning cast(id as integer) as id`,
+    [
+      runId,
+      p.origin,
+      p.endpoint,
+      p.method,
+      p.payer,
+      p.pay_to,
+      p.network,
+      p.asset,
+      p.price_atomic,
+      p.signed_atomic,
+      p.signed,
+      p.settlements,
+      p.charged_atomic,
+      p.outcome,
+      p.status,
+      p.content_type,
+      p.body_bytes,
+      p.settlement_tx,
+      p.detail,
+      p.at.toISOString(),
+    ],
+  );
+  return (row as { id: number }).id;
+}
+
+/** Our purchases of one trust run, oldest first. */
+export async function purchasesOfRun(db: Queryable, runId: number): Promise<OurPurchaseRow[]> {
+  const rows = await db.query<Parameters<typeof toPurchaseRow>[0]>(
+    `select ${PURCHASE_COLUMNS} from our_purchases where run_id = $1 order by id`,
+    [runId],
+  );
+  return rows.map(toPurchaseRow);
+}
+
+/** The latest purchase of each of `origins` (any run), by origin. */
+export async function lastPurchases(db: Queryable, origins: readonly string[]): Promise<Map<string, OurPurchaseRow>> {
+  if (origins.length === 0) return new Map();
+  const rows = await db.query<Parameters<typeof toPurchaseRow>[0]>(
+    `select ${PURCHASE_COLUMNS} from our_purchases p
+      where ${inArray(db, "p.origin", "$1", "text")}
+        and p.id = (select max(q.id) from our_purchases q where q.origin = p.origin)`,
+    [origins],
+  );
+  return new Map(rows.map((r) => [r.origin, toPurchaseRow(r)]));
+}
+
+/** What our purchases spent: in total and over the last `days`, with counts by outcome (for `npm run ledger`). */
+export async function purchasesReport(db: Queryable, days = 30) {
+  const since = nowPlus(db, "-86400.0 * $1");
+  const [total] = await db.query<{ purchases: number; charged_atomic: string }>(
+    `select cast(count(*) as integer) as purchases, cast(coalesce(sum(charged_atomic), 0) as text) as charged_atomic
+       from our_purchases where created_at > ${since}`,
+    [days],
+  );
+  const byOutcome = await db.query<{ outcome: string; purchases: number; charged_atomic: string }>(
+    `select outcome, cast(count(*) as integer) as purchases, cast(coalesce(sum(charged_atomic), 0) as text) as charged_atomic
+       from our_purchases where created_at > ${since} group by outcome order by outcome`,
+    [days],
+  );
+  return { purchases: total?.purchases ?? 0, charged_atomic: total?.charged_atomic ?? "0", byOutcome };
+}
+
+/** The latest purchase of each origin bought from, most recent first, at most `limit` origins. */
+export async function recentPurchasesByOrigin(db: Queryable, limit: number): Promise<OurPurchaseRow[]> {
+  const rows = await db.query<Parameters<typeof toPurchaseRow>[0]>(
+    `select ${PURCHASE_COLUMNS} from our_purchases p
+      where p.id = (select max(q.id) from our_purchases q where q.origin = p.origin)
+      order by p.id desc limit $1`,
+    [limit],
+  );
+  return rows.map(toPurchaseRow);
+}

@@ -241,6 +241,37 @@ export const MIGRATIONS: readonly Migration[] = [
       create index rate_buckets_idle on rate_buckets (at_ms)
     `,
   },
+  {
+    version: 9,
+    name: "our own purchases (a trust run verifying sellers by buying from them), kept apart from income",
+    sql: `
+      create table our_purchases (
+        id bigserial primary key,
+        run_id bigint,
+        origin text not null,
+        endpoint text not null,
+        method text not null,
+        payer text not null,
+        pay_to text,
+        network text not null,
+        asset text not null,
+        price_atomic numeric(78, 0) not null,
+        signed_atomic numeric(78, 0) not null,
+        signed integer not null,
+        settlements integer not null,
+        charged_atomic numeric(78, 0) not null,
+        outcome text not null check (outcome in ('served', 'charged_without_service', 'refused_after_signing', 'settled_twice', 'not_signed')),
+        status integer,
+        content_type text,
+        body_bytes integer not null,
+        settlement_tx text,
+        detail text not null,
+        created_at timestamptz not null
+      );
+      create index our_purchases_origin on our_purchases (origin, created_at desc);
+      create index our_purchases_run on our_purchases (run_id)
+    `,
+  },
 ];
 
 /**
@@ -429,6 +460,37 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       ),
     ],
   },
+  {
+    version: 9,
+    name: "our own purchases (a trust run verifying sellers by buying from them), kept apart from income",
+    sql: `
+      create table our_purchases (
+        id integer primary key autoincrement,
+        run_id bigint,
+        origin text not null,
+        endpoint text not null,
+        method text not null,
+        payer text not null,
+        pay_to text,
+        network text not null,
+        asset text not null,
+        price_atomic numeric(78, 0) not null,
+        signed_atomic numeric(78, 0) not null,
+        signed integer not null,
+        settlements integer not null,
+        charged_atomic numeric(78, 0) not null,
+        outcome text not null check (outcome in ('served', 'charged_without_service', 'refused_after_signing', 'settled_twice', 'not_signed')),
+        status integer,
+        content_type text,
+        body_bytes integer not null,
+        settlement_tx text,
+        detail text not null,
+        created_at timestamptz not null
+      );
+      create index our_purchases_origin on our_purchases (origin, created_at desc);
+      create index our_purchases_run on our_purchases (run_id)
+    `,
+  },
 ];
 
 /** The newest schema version this build knows. */
@@ -436,12 +498,10 @@ export const SCHEMA_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));
 
 /** 503 at start: the database was migrated by a newer build. */
 export class SchemaTooNewError extends ServiceError {
-  static override readonly errorName: string = "SchemaTooNewError";
   override name = "SchemaTooNewError";
   constructor(found: number) {
     super(
       "unavailable",
-      503,
       `The database is on schema version ${found}, newer than this build knows (${SCHEMA_VERSION}); run a build at least as new as the one that migrated it.`,
     );
   }

@@ -37,10 +37,9 @@ export type StoreLocation = { kind: "postgres"; url: string } | { kind: "sqlite"
 
 /** 503: the database cannot be reached (start-up or a request). */
 export class StoreUnavailableError extends ServiceError {
-  static override readonly errorName: string = "StoreUnavailableError";
   override name = "StoreUnavailableError";
   constructor(message: string, cause?: unknown) {
-    super("unavailable", 503, message, { cause });
+    super("unavailable", message, { cause });
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * The honeypot simulation: a buy, a transfer between two fresh addresses and a sell of a token
  * through one pool, run by `eth_call` with state overrides and never mined. The simulator's code
- * (src/contracts/TokenRiskSimulator.sol) is placed at a random fresh address, which is funded with
+ * (src/local/contracts/TokenRiskSimulator.sol) is placed at a random fresh address, which is funded with
  * the pool's quote token by overriding the quote token's balance slot (found once per token by
  * probing candidate slots in one call). A v2-style pool is paid first and then asked for the
  * output its formula (or, on Aerodrome, its own `getAmountOut`) gives; a concentrated-liquidity
@@ -29,7 +29,7 @@ import { readChain } from "../chain/rpc-error.ts";
 import type { TokenPool } from "./pools.ts";
 import { simulatorCode } from "./simulator-code.ts";
 
-/** The simulator's entry point (src/contracts/TokenRiskSimulator.sol). */
+/** The simulator's entry point (src/local/contracts/TokenRiskSimulator.sol). */
 export const simulatorAbi = [
   {
     type: "function",

@@ -1,8 +1,7 @@
 /**
- * The runtime code of src/contracts/TokenRiskSimulator.sol, which the honeypot check places at a
+ * The runtime code of src/local/contracts/TokenRiskSimulator.sol, which the honeypot check places at a
  * throwaway address by state override. `npm run build` compiles it to
- * `.generated/token-risk-simulator.json` before the Astro build; Vite inlines it here. Scripts
- * run by Node without Vite (the benchmarks) read the same file from disk.
+ * `.generated/token-risk-simulator.json` before the Astro build; it is read from there.
  */
 import { readFileSync } from "node:fs";
 import type { Hex } from "viem";
@@ -13,16 +12,9 @@ type Compiled = { deployedBytecode: Hex };
 
 function load(): Compiled | undefined {
   try {
-    // A glob rather than a plain import: the file exists only after a build, and a glob keeps
-    // `tsc --noEmit` working on a fresh clone while still being bundled at build time.
-    return import.meta.glob<Compiled>("../../.generated/token-risk-simulator.json", { eager: true, import: "default" })[FILE];
+    return JSON.parse(readFileSync(new URL(FILE, import.meta.url), "utf8")) as Compiled;
   } catch {
-    // Plain Node has no import.meta.glob.
-    try {
-      return JSON.parse(readFileSync(new URL(FILE, import.meta.url), "utf8")) as Compiled;
-    } catch {
-      return undefined;
-    }
+    return undefined;
   }
 }
 

@@ -8,7 +8,6 @@ import { UpstreamError } from "../errors.ts";
 
 /** A directory could not be read; `status` is what the search reports for it. */
 export class DirectoryError extends UpstreamError {
-  static override readonly errorName: string = "DirectoryError";
   override name = "DirectoryError";
   /** What the directory search reports: `timeout` or `error: <short reason>`. */
   readonly report: string;

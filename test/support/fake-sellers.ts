@@ -40,7 +40,8 @@ export const EXPECTED_PAYABLE: Readonly<Record<SellerKind, boolean>> = {
   decimal_amount: false,
   missing_pay_to: false,
   free_200: false,
-  expensive: true,
+  // Above the default client's $1 per-payment cap: @x402/fetch refuses it unless the buyer raises the cap.
+  expensive: false,
   slow: false,
   dead: false,
 };
@@ -75,7 +76,7 @@ export const EXPECTED_TRUST: Readonly<Record<SellerKind, { score: number; verdic
   decimal_amount: { score: 20, verdict: "avoid", penalties: ["not_payable", "bad_amount", "no_usdc_received"] },
   missing_pay_to: { score: 10, verdict: "avoid", penalties: ["not_payable", "bad_accepts", "no_pay_to", "reputation_not_measured"] },
   free_200: { score: 34, verdict: "avoid", penalties: ["not_402", "no_well_known", "no_openapi"] },
-  expensive: { score: 60, verdict: "pay_with_caution", penalties: ["no_usdc_received", "price_very_high"] },
+  expensive: { score: 10, verdict: "avoid", penalties: ["refused_by_spend_controls", "no_usdc_received", "price_very_high"] },
   slow: { score: 0, verdict: "avoid", penalties: ["unreachable"] },
   dead: { score: 0, verdict: "avoid", penalties: ["unreachable"] },
 };

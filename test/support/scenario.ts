@@ -5,8 +5,8 @@
  */
 import { type Address, getAddress, zeroAddress } from "viem";
 import { inject } from "vitest";
-import type { TransferLog } from "../../src/chain/transfer-answer.ts";
-import type { ScenarioGroundTruth, ScenarioTransfer, ScenarioWalletTruth } from "../../src/devnet/scenario.ts";
+import type { TransferLog } from "../../src/chain/log-scanner.ts";
+import type { ScenarioGroundTruth, ScenarioTransfer, ScenarioWalletTruth } from "../../src/local/devnet/scenario.ts";
 import { base as baseNetwork } from "../../src/networks/base.ts";
 import type { RunningService } from "../../src/server/service.ts";
 import { buyerAccount, payingFetch, usdcBalance } from "./service.ts";

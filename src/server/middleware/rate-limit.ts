@@ -8,11 +8,14 @@
  *                                has at most `paidInFlightPerPayer` calls in flight; the next is
  *                                refused before the payment is looked at, so it is never charged
  *
- * Static files (fonts, icons, scripts of the pages) and `/metrics` are not counted.
+ * Static files (fonts, icons, scripts of the pages) and `/metrics` are not counted. A call that
+ * does not arrive as its own HTTP request (an MCP tool call, several to one `POST /mcp`) is
+ * counted by `admit` exactly as the HTTP request of its route would be, against the same budgets.
  */
 import type { ServerResponse } from "node:http";
 import type { NextFunction, Request, Response } from "express";
 import type { RouteDef } from "../../../spec/route.ts";
+import { errorBody } from "../../errors.ts";
 import { clientKey } from "../../limits/client-key.ts";
 import { ALLOWED, type BucketVerdict, type TokenBuckets } from "../../limits/token-buckets.ts";
 import type { Logger } from "../../log.ts";
@@ -50,12 +53,29 @@ export function requestKind(routes: ReadonlyMap<string, readonly RouteDef[]>, me
 }
 
 /** The payer a payment header names (unverified), or undefined when the header is not a readable payment. */
-function payerOf(req: Request): string | undefined {
-  const header = req.headers["payment-signature"] ?? req.headers["x-payment"];
+function payerOfHeader(header: unknown): string | undefined {
   if (typeof header !== "string") return undefined;
   const decoded = decodePayment(header);
   return isProblem(decoded) ? undefined : decoded.authorization.from.toLowerCase();
 }
+
+function payerOf(req: Request): string | undefined {
+  return payerOfHeader(req.headers["payment-signature"] ?? req.headers["x-payment"]);
+}
+
+/** One call to count that is not an HTTP request of its own (an MCP tool call). */
+export interface CallToAdmit {
+  /** The method and path of the route it calls. */
+  method: string;
+  path: string;
+  /** The client's address, as Express resolved it for the request that carried the call. */
+  address: string | undefined;
+  /** The call's payment, as a PAYMENT-SIGNATURE header value. */
+  payment?: string | undefined;
+}
+
+/** `admit`'s answer: the 429 the HTTP request would have had, or the call may run and calls `done` when it has answered. */
+export type Admission = { refused: globalThis.Response } | { done: () => void };
 
 /** The limits above, for the Express chain and for answers given before it. */
 export interface RateLimiter {
@@ -74,6 +94,12 @@ export interface RateLimiter {
   freeNow(address: string | undefined): BucketVerdict | undefined;
   /** Answer the 429 of a free request `freeNow` refused. */
   refuseFree(res: ServerResponse, verdict: BucketVerdict): void;
+  /**
+   * Count one call that is not an HTTP request of its own against the budget its HTTP request
+   * would use. A paid call's in-flight place is taken before this returns, so calls admitted in
+   * one turn of the event loop are counted in the order they were admitted.
+   */
+  admit(call: CallToAdmit): Promise<Admission>;
 }
 
 /** Middleware factory: the three limits above. */
@@ -89,11 +115,57 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
   for (const route of options.routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
   const inFlight = new Map<string, number>();
 
+  /** A 429 to give: to an HTTP response (`refuse`) or as a web Response (`refusal`). */
+  interface Refusal {
+    budget: Budget;
+    retryAfterSeconds: number;
+    message: string;
+    details: Record<string, unknown>;
+  }
   const refuse = (res: ServerResponse, budget: Budget, retryAfterSeconds: number, message: string, details: Record<string, unknown>) => {
     onRefusal?.(budget);
     res.req.resume();
     sendError(res, 429, "rate_limited", message, { budget, ...details }, { "Retry-After": String(retryAfterSeconds) });
   };
+  const refusal = ({ budget, retryAfterSeconds, message, details }: Refusal): globalThis.Response => {
+    onRefusal?.(budget);
+    return new globalThis.Response(JSON.stringify(errorBody("rate_limited", message, { budget, ...details })), {
+      status: 429,
+      headers: { "Content-Type": "application/json; charset=utf-8", "Retry-After": String(retryAfterSeconds) },
+    });
+  };
+  const bucketRefusal = (buckets: TokenBuckets, budget: Budget, verdict: BucketVerdict): Refusal => {
+    const what = budget === "free" ? "free requests" : "unpaid challenges";
+    return {
+      budget,
+      retryAfterSeconds: verdict.retryAfterSeconds,
+      message: `Too many ${what} from your address: ${buckets.perMinute} a minute. Retry after ${verdict.retryAfterSeconds} s; paid calls are not limited.`,
+      details: { per_minute: buckets.perMinute },
+    };
+  };
+  const inFlightRefusal = (payer: string, held: number): Refusal => ({
+    budget: "paid_in_flight",
+    retryAfterSeconds: 1,
+    message: `${paidInFlightPerPayer} paid calls of ${payer} are already in flight; send this one when one of them has answered. This payment was not looked at, so nothing was charged.`,
+    details: { payer, in_flight: held, max_in_flight: paidInFlightPerPayer },
+  });
+  /** Take one of `payer`'s in-flight places; the function gives it back, once. */
+  const takeInFlight = (payer: string): (() => void) | Refusal => {
+    const held = inFlight.get(payer) ?? 0;
+    if (held >= paidInFlightPerPayer) return inFlightRefusal(payer, held);
+    inFlight.set(payer, held + 1);
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      const left = (inFlight.get(payer) ?? 1) - 1;
+      if (left <= 0) inFlight.delete(payer);
+      else inFlight.set(payer, left);
+    };
+  };
+  /** Which budget a request of `kind` with `payer` counts against. */
+  const budgetOf = (kind: "free" | "paid" | "exempt", payer: string | undefined) =>
+    kind === "free" ? free : kind === "paid" && payer === undefined ? challenge : null;
 
   const decide = (res: ServerResponse, next: () => void, buckets: TokenBuckets, budget: Budget, verdict: BucketVerdict) => {
     if (verdict.allowed) {
@@ -104,14 +176,8 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
   };
 
   const refuseBucket = (res: ServerResponse, buckets: TokenBuckets, budget: Budget, verdict: BucketVerdict) => {
-    const what = budget === "free" ? "free requests" : "unpaid challenges";
-    refuse(
-      res,
-      budget,
-      verdict.retryAfterSeconds,
-      `Too many ${what} from your address: ${buckets.perMinute} a minute. Retry after ${verdict.retryAfterSeconds} s; paid calls are not limited.`,
-      { per_minute: buckets.perMinute },
-    );
+    const r = bucketRefusal(buckets, budget, verdict);
+    refuse(res, budget, r.retryAfterSeconds, r.message, r.details);
   };
 
   const limitByBucket = (address: string | undefined, res: ServerResponse, next: () => void, buckets: TokenBuckets, budget: Budget) => {
@@ -134,7 +200,7 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
     const kind = requestKind(byPath, req.method, req.path);
     const payer = kind === "paid" && paidInFlightPerPayer > 0 ? payerOf(req) : undefined;
     // No payment, or a header that does not decode (the gate refuses it with the challenge): the challenge budget.
-    const buckets = kind === "free" ? free : kind === "paid" && payer === undefined ? challenge : null;
+    const buckets = budgetOf(kind, payer);
     if (kind === "exempt" || (payer === undefined && buckets === null)) {
       next();
       return;
@@ -143,24 +209,33 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
       limitByBucket(req.ip ?? req.socket.remoteAddress, res, next, buckets as TokenBuckets, kind === "free" ? "free" : "challenge");
       return;
     }
-    const held = inFlight.get(payer) ?? 0;
-    if (held >= paidInFlightPerPayer) {
-      refuse(
-        res,
-        "paid_in_flight",
-        1,
-        `${paidInFlightPerPayer} paid calls of ${payer} are already in flight; send this one when one of them has answered. This payment was not looked at, so nothing was charged.`,
-        { payer, in_flight: held, max_in_flight: paidInFlightPerPayer },
-      );
+    const taken = takeInFlight(payer);
+    if (typeof taken !== "function") {
+      refuse(res, taken.budget, taken.retryAfterSeconds, taken.message, taken.details);
       return;
     }
-    inFlight.set(payer, held + 1);
-    res.once("close", () => {
-      const left = (inFlight.get(payer) ?? 1) - 1;
-      if (left <= 0) inFlight.delete(payer);
-      else inFlight.set(payer, left);
-    });
+    res.once("close", taken);
     next();
+  };
+  const admit = async (call: CallToAdmit): Promise<Admission> => {
+    const kind = requestKind(byPath, call.method, call.path);
+    const payer = kind === "paid" && paidInFlightPerPayer > 0 ? payerOfHeader(call.payment) : undefined;
+    if (payer !== undefined) {
+      const taken = takeInFlight(payer);
+      return typeof taken === "function" ? { done: taken } : { refused: refusal(taken) };
+    }
+    const buckets = budgetOf(kind, payer);
+    if (kind === "exempt" || buckets === null) return { done: () => {} };
+    const budget: Budget = kind === "free" ? "free" : "challenge";
+    const key = clientKey(call.address);
+    let verdict: BucketVerdict;
+    try {
+      verdict = buckets.takeNow ? buckets.takeNow(key, now()) : await buckets.take(key, now());
+    } catch (error) {
+      log.warn("rate limit not checked: the bucket store failed", { error: error as Error });
+      return { done: () => {} };
+    }
+    return verdict.allowed ? { done: () => {} } : { refused: refusal(bucketRefusal(buckets, budget, verdict)) };
   };
   return {
     middleware,
@@ -175,5 +250,6 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
     refuseFree(res, verdict) {
       if (free !== null) refuseBucket(res, free, "free", verdict);
     },
+    admit,
   };
 }

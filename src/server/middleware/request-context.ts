@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { NextFunction, Request, Response } from "express";
-import { type Logger, logRequest } from "../../log.ts";
+import type { Logger } from "../../log.ts";
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
@@ -44,7 +44,7 @@ export function requestIdFor(req: IncomingMessage): string {
 export function logRequestLine(log: Logger, req: IncomingMessage, url: string, id: string, status: number, started: bigint): void {
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
   const query = url.indexOf("?");
-  logRequest(log, {
+  log.info("request", {
     request_id: id,
     method: req.method ?? "",
     path: (query >= 0 ? url.slice(0, query) : url).slice(0, 200),

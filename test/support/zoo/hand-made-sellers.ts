@@ -100,7 +100,12 @@ export function v1Challenge(accepts: Record<string, unknown>[]): Record<string, 
   return { x402Version: 1, error: "X-PAYMENT header is required", accepts };
 }
 
-function discoveryAnswer(spec: HandMadeSpec, path: string, res: ServerResponse, json: (status: number, body: unknown) => void): boolean {
+export function discoveryAnswer(
+  spec: HandMadeSpec,
+  path: string,
+  res: ServerResponse,
+  json: (status: number, body: unknown) => void,
+): boolean {
   if (path !== "/.well-known/x402" && path !== "/openapi.json") return false;
   const mode = spec.discovery ?? "full";
   if (mode === "none") json(404, { error: "not found" });

@@ -1,0 +1,130 @@
+/**
+ * Moves the JSON Schemas an OpenAPI document repeats into `components.schemas`, each written
+ * once and referenced with `$ref` wherever it occurred: the how-to record of eight operations,
+ * the conformance report of two, an address of dozens. The document means exactly what it
+ * meant (only identical subschemas are shared) and is a fraction of the size agents and
+ * directories must download. No library found does this for a generated document: schema
+ * bundlers (json-schema-ref-parser, Redocly's bundle) resolve or inline existing `$ref`s, they
+ * do not find repeats.
+ */
+
+type Json = Record<string, unknown>;
+
+/** A shared schema must be at least this long (in JSON characters) to be worth a `$ref`. */
+const MIN_LENGTH = 60;
+
+/** Where a subschema sits under a schema: each value of `properties`, `items`, each of `anyOf`… */
+function subschemas(schema: Json): Json[] {
+  const out: Json[] = [];
+  const add = (v: unknown) => {
+    if (v && typeof v === "object" && !Array.isArray(v)) out.push(v as Json);
+  };
+  for (const key of ["properties", "patternProperties", "$defs"] as const) {
+    const map = schema[key];
+    if (map && typeof map === "object") for (const v of Object.values(map as Json)) add(v);
+  }
+  for (const key of ["anyOf", "oneOf", "allOf", "prefixItems"] as const) {
+    const list = schema[key];
+    if (Array.isArray(list)) for (const v of list) add(v);
+  }
+  for (const key of ["items", "additionalProperties", "not", "contains"] as const) add(schema[key]);
+  return out;
+}
+
+/** Every schema root of the document's operations: parameters, request bodies and response bodies. */
+function operationSchemaSlots(doc: Json): { holder: Json; key: string; name: string }[] {
+  const slots: { holder: Json; key: string; name: string }[] = [];
+  const content = (c: unknown, name: string) => {
+    for (const media of Object.values((c ?? {}) as Record<string, Json>))
+      if (media.schema) slots.push({ holder: media, key: "schema", name });
+  };
+  for (const item of Object.values((doc.paths ?? {}) as Record<string, Record<string, Json>>)) {
+    for (const op of Object.values(item)) {
+      const id = String(op.operationId ?? "Operation");
+      const pascal = id.charAt(0).toUpperCase() + id.slice(1);
+      for (const p of (op.parameters ?? []) as Json[])
+        if (p.schema) slots.push({ holder: p, key: "schema", name: `${pascal}${String(p.name)}` });
+      content((op.requestBody as Json | undefined)?.content, `${pascal}Request`);
+      for (const response of Object.values((op.responses ?? {}) as Record<string, Json>)) content(response.content, `${pascal}Response`);
+    }
+  }
+  return slots;
+}
+
+const pascalCase = (text: string) =>
+  text
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join("");
+
+/**
+ * Share every subschema of the document's operations that occurs more than once, largest
+ * saving first, as `components.schemas.<Name>`: the name is the property or operation it was
+ * first found under. Returns the same document, changed in place.
+ */
+export function shareRepeatedSchemas<T extends Json>(doc: T): T {
+  const components = (doc.components ?? {}) as Json;
+  const shared = (components.schemas ?? {}) as Record<string, Json>;
+  components.schemas = shared;
+
+  for (;;) {
+    // Each schema node's JSON text, how often it occurs, and a name from its first place.
+    const seen = new Map<string, { count: number; name: string; node: Json }>();
+    const visit = (node: Json, name: string, isRoot: boolean): string => {
+      const text = JSON.stringify(node);
+      if (!isRoot && !("$ref" in node) && text.length >= MIN_LENGTH) {
+        const entry = seen.get(text);
+        if (entry) entry.count++;
+        else seen.set(text, { count: 1, name, node });
+      }
+      for (const [key, value] of Object.entries(node)) {
+        if (key === "properties" && value && typeof value === "object") {
+          for (const [prop, sub] of Object.entries(value as Json))
+            if (sub && typeof sub === "object") visit(sub as Json, pascalCase(prop), false);
+        } else if (key === "items" && value && typeof value === "object" && !Array.isArray(value)) {
+          visit(value as Json, `${name}Item`, false);
+        }
+      }
+      for (const sub of subschemas(node)) {
+        if (Object.values((node.properties ?? {}) as Json).includes(sub) || node.items === sub) continue;
+        visit(sub, name, false);
+      }
+      return text;
+    };
+    for (const slot of operationSchemaSlots(doc)) visit(slot.holder[slot.key] as Json, slot.name, false);
+    for (const [name, schema] of Object.entries(shared)) visit(schema, name, true);
+
+    // The repeats worth sharing, largest saving first; one round shares those that do not hold
+    // one another (a repeat inside a shared one is found again, once, in the next round).
+    const picked = new Map<string, string>();
+    const candidates = [...seen]
+      .filter(([, e]) => e.count >= 2)
+      .sort(([a, x], [b, y]) => b.length * (y.count - 1) - a.length * (x.count - 1) || (a < b ? -1 : 1));
+    for (const [text, entry] of candidates) {
+      if ([...picked.keys()].some((p) => p.includes(text) || text.includes(p))) continue;
+      let name = entry.name;
+      for (let n = 2; name in shared || [...picked.values()].includes(name); n++) name = `${entry.name}${n}`;
+      picked.set(text, name);
+      shared[name] = structuredClone(entry.node);
+    }
+    if (picked.size === 0) break;
+    const replace = (holder: Json, key: string | number, inside: string | undefined) => {
+      const value = (holder as Record<string | number, unknown>)[key];
+      if (!value || typeof value !== "object") return;
+      const name = picked.get(JSON.stringify(value));
+      if (name && name !== inside) {
+        (holder as Record<string | number, unknown>)[key] = { $ref: `#/components/schemas/${name}` };
+        return;
+      }
+      for (const k of Object.keys(value as Json)) replace(value as Json, Array.isArray(value) ? Number(k) : k, inside);
+    };
+    for (const slot of operationSchemaSlots(doc)) replace(slot.holder, slot.key, undefined);
+    for (const key of Object.keys(shared)) {
+      const own = shared[key] as Json;
+      for (const k of Object.keys(own)) replace(own, k, undefined);
+    }
+    // The new component itself may contain further copies of smaller repeats: they are found next round.
+  }
+  return doc;
+}

@@ -1,0 +1,718 @@
+/**
+ * The token-risk part of the seeded local chain: two v2-style factories and a v3-style one, six
+ * new meme tokens paired with WETH (a clean one, a honeypot whose sells revert for everyone but
+ * its owner, a 10% sell-tax token, a blacklisting token, one whose liquidity is pulled after
+ * launch, and a 5% buy-tax token traded mostly in a working v3 pool with a shallower v2 pair
+ * beside it), trades on the v2 pairs, and a local stablecoin (USDL) in four pools at deliberate deviations
+ * from its peg. It runs inside the scenario (src/local/devnet/scenario.ts), before its fee window, with
+ * the scenario's block builder, so every Transfer log is planned and recorded like the others.
+ *
+ * Its ground truth (`tokenRisk`) comes from the plan: the expected verdict and taxes of each
+ * token, each pair's creation block, final reserves, buys, sells and buyers, and each stablecoin
+ * pool's planned deviation at the local market-data stubs' prices (WETH 3,120.45 USD, USDC 1.0001 USD).
+ * Every USDC and WETH amount stays under 100,000 USD, so the analytics scenario's whale
+ * expectations are unchanged.
+ */
+import { type Abi, type Address, encodeDeployData, encodeFunctionData, getContractAddress, type PrivateKeyAccount, parseUnits } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { WETH_ADDRESS } from "../../chain/addresses.ts";
+import type { AddressClass } from "../../chain/classify.ts";
+import { base } from "../../networks/base.ts";
+import { type ContractArtifact, loadContracts } from "./contracts.ts";
+import type { DevnetAccount } from "./devnet.ts";
+import type { BlockBuilder, PlannedTransfer, ScenarioTransferToken, TestClient } from "./scenario.ts";
+import { scenarioAccount } from "./scenario-accounts.ts";
+
+/** The meme tokens of the token-risk scenario. */
+export type MemeSymbol = "MEME" | "HPOT" | "TAX" | "BLKL" | "RUG" | "BTAX";
+
+/** The tokens whose transfers the token-risk scenario records. */
+export type TokenRiskSymbol = MemeSymbol | "USDL";
+
+/** A verdict of the honeypot check. */
+export type RiskVerdict = "honeypot" | "high_tax" | "caution" | "ok";
+
+/** One new meme pair or pool of the ground truth (a token with two pools has two entries). */
+export interface MemePairTruth {
+  symbol: MemeSymbol;
+  name: string;
+  token: Address;
+  pair: Address;
+  factory: Address;
+  kind: "uniswap_v2" | "uniswap_v3";
+  createdBlock: number;
+  /**
+   * What the honeypot check of the token must answer, and why; `pool` is the pool it must trade
+   * through (the token's deepest), the same in every entry of the token.
+   */
+  expected: {
+    verdict: RiskVerdict;
+    buyTaxPct: number;
+    sellTaxPct: number;
+    transferTaxPct: number;
+    canSell: boolean;
+    pool: Address;
+    why: string;
+  };
+  /** v2: reserves at the end of the scenario; v3: the pool's balances (smallest units). */
+  reserves: { token: string; weth: string };
+  /** v3 only: the price and the in-range liquidity L of its one full-range position. */
+  v3?: { sqrtPriceX96: string; liquidity: string; feeBps: number };
+  buys: number;
+  sells: number;
+  uniqueBuyers: number;
+  /** Liquidity pulled after launch: the share of the provider's liquidity withdrawn, in percent. */
+  liquidityRemovedPct: number;
+}
+
+/** One pool of the local stablecoin. */
+export interface StablePoolTruth {
+  pool: Address;
+  factory: Address;
+  kind: "uniswap_v2" | "uniswap_v3";
+  quote: "USDC" | "WETH";
+  feeBps: number;
+  createdBlock: number;
+  /** The planned deviation of USDL's implied USD price from its 1 USD peg, in basis points. */
+  deviationBps: number;
+  /** Pool balances at the end of the scenario, smallest units. */
+  balances: { usdl: string; quote: string };
+  /** v3 only: the pool's price. */
+  sqrtPriceX96?: string;
+}
+
+/** The token-risk part of the ground truth. */
+export interface TokenRiskTruth {
+  deployer: Address;
+  factories: { v2: Address; v2b: Address; v3: Address };
+  /** The USD prices the deviations were planned at: the local market-data stubs' (fixtures/upstreams/). */
+  plannedPricesUsd: { WETH: string; USDC: string };
+  firstBlock: number;
+  lastBlock: number;
+  pairs: MemePairTruth[];
+  stable: { symbol: "USDL"; token: Address; decimals: 18; pools: StablePoolTruth[] };
+  /** Every address the token-risk scenario trades from (traders, holders, the blacklisted sniper). */
+  wallets: Record<string, Address>;
+  /** The class the classifier must give each address of this part of the scenario. */
+  classes: Record<Address, AddressClass>;
+}
+
+/** Options of {@link seedTokenRisk}. */
+export interface SeedTokenRiskOptions {
+  client: TestClient;
+  builder: BlockBuilder;
+  /** Devnet account 0: USDC's minter. */
+  minter: PrivateKeyAccount | DevnetAccount;
+}
+
+const WETH_USD = "3120.45";
+const USDC_USD = "1.0001";
+const SUPPLY = parseUnits("1000000000", 18);
+const GAS = { deploy: 5_000_000n, create: 3_000_000n, call: 200_000n, transfer: 120_000n } as const;
+
+const abi = {
+  transfer: {
+    type: "function",
+    name: "transfer",
+    stateMutability: "nonpayable",
+    inputs: [{ type: "address" }, { type: "uint256" }],
+    outputs: [{ type: "bool" }],
+  },
+  mint: { type: "function", name: "mint", stateMutability: "nonpayable", inputs: [{ type: "address" }, { type: "uint256" }], outputs: [] },
+  deposit: { type: "function", name: "deposit", stateMutability: "payable", inputs: [], outputs: [] },
+  pairMint: {
+    type: "function",
+    name: "mint",
+    stateMutability: "nonpayable",
+    inputs: [{ type: "address" }],
+    outputs: [{ type: "uint256" }],
+  },
+  burn: {
+    type: "function",
+    name: "burn",
+    stateMutability: "nonpayable",
+    inputs: [{ type: "uint256" }, { type: "address" }],
+    outputs: [{ type: "uint256" }, { type: "uint256" }],
+  },
+  swap: {
+    type: "function",
+    name: "swap",
+    stateMutability: "nonpayable",
+    inputs: [{ type: "uint256" }, { type: "uint256" }, { type: "address" }, { type: "bytes" }],
+    outputs: [],
+  },
+  createPair: {
+    type: "function",
+    name: "createPair",
+    stateMutability: "nonpayable",
+    inputs: [{ type: "address" }, { type: "address" }],
+    outputs: [{ type: "address" }],
+  },
+  createPool: {
+    type: "function",
+    name: "createPool",
+    stateMutability: "nonpayable",
+    inputs: [{ type: "address" }, { type: "address" }, { type: "uint24" }, { type: "uint160" }, { type: "int24" }, { type: "uint128" }],
+    outputs: [{ type: "address" }],
+  },
+  setPair: { type: "function", name: "setPair", stateMutability: "nonpayable", inputs: [{ type: "address" }], outputs: [] },
+  setPool: { type: "function", name: "setPool", stateMutability: "nonpayable", inputs: [{ type: "address" }], outputs: [] },
+  createTradingPool: {
+    type: "function",
+    name: "createTradingPool",
+    stateMutability: "nonpayable",
+    inputs: [{ type: "address" }, { type: "address" }, { type: "uint24" }, { type: "uint160" }, { type: "int24" }],
+    outputs: [{ type: "address" }],
+  },
+  v3Mint: {
+    type: "function",
+    name: "mint",
+    stateMutability: "nonpayable",
+    inputs: [{ type: "address" }, { type: "uint128" }],
+    outputs: [{ type: "uint256" }, { type: "uint256" }],
+  },
+  setBlacklist: {
+    type: "function",
+    name: "setBlacklist",
+    stateMutability: "nonpayable",
+    inputs: [{ type: "address" }, { type: "bool" }],
+    outputs: [],
+  },
+} as const;
+
+/** floor(sqrt(y)), as Solidity's Babylonian square root computes it. */
+export function isqrt(y: bigint): bigint {
+  if (y < 4n) return y === 0n ? 0n : 1n;
+  let z = y;
+  let x = y / 2n + 1n;
+  while (x < z) {
+    z = x;
+    x = (y / x + x) / 2n;
+  }
+  return z;
+}
+
+/** A v2 pair's output for `amountIn` at 0.3%. */
+function amountOut(amountIn: bigint, reserveIn: bigint, reserveOut: bigint): bigint {
+  const inWithFee = amountIn * 997n;
+  return (inWithFee * reserveOut) / (reserveIn * 1000n + inWithFee);
+}
+
+/** A v2 pair as the plan tracks it. */
+interface PairBook {
+  pair: Address;
+  token0: Address;
+  token1: Address;
+  reserve: Map<Address, bigint>;
+  totalSupply: bigint;
+  liquidityOf: Map<Address, bigint>;
+}
+
+/** Seed the token-risk scenario with the scenario's builder and return its ground truth. */
+export async function seedTokenRisk({ client, builder, minter: minterKey }: SeedTokenRiskOptions): Promise<TokenRiskTruth> {
+  const artifacts = loadContracts();
+  const minter = "privateKey" in minterKey ? privateKeyToAccount(minterKey.privateKey) : minterKey;
+  const deployer = scenarioAccount("token-risk-deployer");
+  const D = deployer.address;
+  const at = (nonce: number) => getContractAddress({ from: D, nonce: BigInt(nonce) });
+  const factories = { v2: at(0), v2b: at(1), v3: at(2) };
+  const tokens: Record<TokenRiskSymbol, Address> = {
+    MEME: at(3),
+    HPOT: at(4),
+    TAX: at(5),
+    BLKL: at(6),
+    RUG: at(7),
+    USDL: at(8),
+    BTAX: at(9),
+  };
+  for (const [symbol, address] of Object.entries(tokens)) builder.tokenAddress[symbol as TokenRiskSymbol] = address;
+  const symbolOf = (address: Address): ScenarioTransferToken =>
+    address === WETH_ADDRESS
+      ? "WETH"
+      : address === base.usdc.address
+        ? "USDC"
+        : ((Object.entries(tokens).find(([, a]) => a === address)?.[0] as TokenRiskSymbol) ?? "WETH");
+
+  const wallet = (name: string) => scenarioAccount(`token-risk-${name}`);
+  const traders = [1, 2, 3, 4].map((i) => wallet(`trader-${i}`));
+  const holders = Array.from({ length: 12 }, (_, i) => wallet(`holder-${String(i + 1).padStart(2, "0")}`));
+  const sniper = wallet("sniper");
+  await client.setBalance({ address: D, value: parseUnits("500", 18) });
+  for (const t of traders) await client.setBalance({ address: t.address, value: parseUnits("20", 18) });
+
+  const firstBlock = Number(await client.getBlockNumber({ cacheTime: 0 })) + 1;
+  const send = (
+    from: PrivateKeyAccount,
+    to: Address,
+    data: `0x${string}`,
+    transfers: PlannedTransfer<ScenarioTransferToken>[],
+    what: string,
+    gas: bigint = GAS.call,
+    value = 0n,
+  ) => builder.send(from, { to, data, gas, value }, transfers, what);
+  const deploy = (
+    artifact: ContractArtifact,
+    args: readonly unknown[],
+    transfers: PlannedTransfer<ScenarioTransferToken>[],
+    what: string,
+  ) =>
+    builder.send(
+      deployer,
+      { data: encodeDeployData({ abi: artifact.abi as Abi, bytecode: artifact.bytecode, args }), gas: GAS.deploy },
+      transfers,
+      what,
+    );
+  const transfer = (
+    from: PrivateKeyAccount,
+    token: Address,
+    to: Address,
+    value: bigint,
+    what: string,
+    transfers?: PlannedTransfer<ScenarioTransferToken>[],
+  ) =>
+    send(
+      from,
+      token,
+      encodeFunctionData({ abi: [abi.transfer], args: [to, value] }),
+      transfers ?? [{ token: symbolOf(token), from: from.address, to, value }],
+      what,
+      GAS.transfer,
+    );
+
+  // --- Block 1: the factories. ---------------------------------------------------------------------
+  await deploy(artifacts.RiskV2Factory, [], [], "deploy the seeded v2 factory");
+  await deploy(artifacts.RiskV2Factory, [], [], "deploy the seeded v2 factory B");
+  await deploy(artifacts.RiskV3Factory, [], [], "deploy the seeded v3 factory");
+  await builder.mine();
+
+  // --- Block 2: the tokens (each mints its supply to the deployer), USDC and WETH for liquidity. ---
+  const mintPlan = (symbol: TokenRiskSymbol, supply = SUPPLY) => [{ token: symbol, from: zero, to: D, value: supply }];
+  const zero = "0x0000000000000000000000000000000000000000" as Address;
+  const names: Record<TokenRiskSymbol, string> = {
+    MEME: "Clean Meme",
+    HPOT: "Honey Pot",
+    TAX: "Sell Tax Meme",
+    BLKL: "Blacklist Meme",
+    RUG: "Rug Pull Meme",
+    USDL: "Local Dollar",
+    BTAX: "Buy Tax Meme",
+  };
+  await deploy(artifacts.MemeToken, [names.MEME, "MEME", SUPPLY], mintPlan("MEME"), "deploy MEME");
+  await deploy(artifacts.HoneypotToken, [names.HPOT, "HPOT", SUPPLY], mintPlan("HPOT"), "deploy HPOT");
+  await deploy(artifacts.SellTaxToken, [names.TAX, "TAX", SUPPLY, 1_000n], mintPlan("TAX"), "deploy TAX (10% sell tax)");
+  await deploy(artifacts.BlacklistToken, [names.BLKL, "BLKL", SUPPLY], mintPlan("BLKL"), "deploy BLKL");
+  await deploy(artifacts.MemeToken, [names.RUG, "RUG", SUPPLY], mintPlan("RUG"), "deploy RUG");
+  await deploy(artifacts.MemeToken, [names.USDL, "USDL", SUPPLY], mintPlan("USDL"), "deploy USDL");
+  await deploy(artifacts.BuyTaxToken, [names.BTAX, "BTAX", SUPPLY, 500n], mintPlan("BTAX"), "deploy BTAX (5% buy tax)");
+  const usdcMints = [parseUnits("60100", 6), parseUnits("40000", 6), parseUnits("20400", 6)];
+  for (const value of usdcMints) {
+    await send(
+      minter,
+      base.usdc.address,
+      encodeFunctionData({ abi: [abi.mint], args: [D, value] }),
+      [{ token: "USDC", from: zero, to: D, value }],
+      "mint USDC for the USDL pools",
+      GAS.transfer,
+    );
+  }
+  await send(deployer, WETH_ADDRESS, encodeFunctionData({ abi: [abi.deposit] }), [], "wrap 90 ETH", 80_000n, parseUnits("90", 18));
+  for (const t of traders) {
+    await send(t, WETH_ADDRESS, encodeFunctionData({ abi: [abi.deposit] }), [], "a trader wraps 5 ETH", 80_000n, parseUnits("5", 18));
+  }
+  await builder.mine();
+
+  // --- Blocks 3-5: the pairs and pools, a few per block. ----------------------------------------------
+  const v2Pairs = new Map<string, PairBook>();
+  let created = { v2: 0, v2b: 0 };
+  const createPair = async (factory: "v2" | "v2b", a: Address, b: Address): Promise<PairBook> => {
+    created = { ...created, [factory]: created[factory] + 1 };
+    const pair = getContractAddress({ from: factories[factory], nonce: BigInt(created[factory]) });
+    await send(
+      deployer,
+      factories[factory],
+      encodeFunctionData({ abi: [abi.createPair], args: [a, b] }),
+      [],
+      `create the pair ${symbolOf(a)}/${symbolOf(b)}`,
+      GAS.create,
+    );
+    const [token0, token1] = BigInt(a) < BigInt(b) ? [a, b] : [b, a];
+    const book: PairBook = {
+      pair,
+      token0,
+      token1,
+      reserve: new Map([
+        [a, 0n],
+        [b, 0n],
+      ]),
+      totalSupply: 0n,
+      liquidityOf: new Map(),
+    };
+    v2Pairs.set(`${factory}:${symbolOf(a)}/${symbolOf(b)}`, book);
+    return book;
+  };
+  const memes: MemeSymbol[] = ["MEME", "HPOT", "TAX", "BLKL", "RUG", "BTAX"];
+  const createdBlock = new Map<string, number>();
+  const pairOf = new Map<MemeSymbol, PairBook>();
+  for (const group of [
+    ["MEME", "HPOT"],
+    ["TAX", "BLKL"],
+    ["RUG", "BTAX"],
+  ] as MemeSymbol[][]) {
+    for (const symbol of group.filter((m) => m !== "BTAX")) pairOf.set(symbol, await createPair("v2", tokens[symbol], WETH_ADDRESS));
+    if (group[0] === "RUG") {
+      await createPair("v2", tokens.USDL, base.usdc.address);
+      await createPair("v2", tokens.USDL, WETH_ADDRESS);
+      await createPair("v2b", tokens.USDL, base.usdc.address);
+      // Created after the pairs above, so that their addresses (the factory's nonces) stay as they were.
+      pairOf.set("BTAX", await createPair("v2", tokens.BTAX, WETH_ADDRESS));
+    }
+    const { block } = await builder.mine();
+    for (const symbol of group) createdBlock.set(symbol, block);
+    if (group[0] === "RUG") createdBlock.set("USDL", block);
+  }
+  // The honeypot and the taxed token act on transfers into their pair.
+  await send(
+    deployer,
+    tokens.HPOT,
+    encodeFunctionData({ abi: [abi.setPair], args: [pairOf.get("HPOT")?.pair as Address] }),
+    [],
+    "HPOT names its pair",
+  );
+  await send(
+    deployer,
+    tokens.TAX,
+    encodeFunctionData({ abi: [abi.setPair], args: [pairOf.get("TAX")?.pair as Address] }),
+    [],
+    "TAX names its pair",
+  );
+  // BTAX taxes what leaves its v3 pool (the factory's second pool, created in the liquidity block).
+  const btaxPool = getContractAddress({ from: factories.v3, nonce: 2n });
+  await send(deployer, tokens.BTAX, encodeFunctionData({ abi: [abi.setPool], args: [btaxPool] }), [], "BTAX names its v3 pool");
+  await builder.mine();
+
+  // --- Block 7: liquidity. --------------------------------------------------------------------------
+  const addLiquidity = async (book: PairBook, amounts: Map<Address, bigint>, what: string) => {
+    for (const [token, value] of amounts) await transfer(deployer, token, book.pair, value, `${what}: ${symbolOf(token)} in`);
+    const a0 = amounts.get(book.token0) ?? 0n;
+    const a1 = amounts.get(book.token1) ?? 0n;
+    const liquidity = book.totalSupply === 0n ? isqrt(a0 * a1) - 1000n : (a0 * book.totalSupply) / (book.reserve.get(book.token0) ?? 1n);
+    book.totalSupply += book.totalSupply === 0n ? liquidity + 1000n : liquidity;
+    book.liquidityOf.set(D, (book.liquidityOf.get(D) ?? 0n) + liquidity);
+    for (const [token, value] of amounts) book.reserve.set(token, (book.reserve.get(token) ?? 0n) + value);
+    await send(deployer, book.pair, encodeFunctionData({ abi: [abi.pairMint], args: [D] }), [], `${what}: mint`);
+  };
+  const liquidity: Record<MemeSymbol, [string, string]> = {
+    MEME: ["400000000", "10"],
+    HPOT: ["500000000", "8"],
+    TAX: ["300000000", "6"],
+    BLKL: ["200000000", "5"],
+    RUG: ["600000000", "12"],
+    // BTAX's shallow v2 pair, at the price of its v3 pool (5e-8 WETH per BTAX).
+    BTAX: ["20000000", "1"],
+  };
+  for (const symbol of memes) {
+    const [tokenAmount, weth] = liquidity[symbol];
+    await addLiquidity(
+      pairOf.get(symbol) as PairBook,
+      new Map([
+        [tokens[symbol], parseUnits(tokenAmount, 18)],
+        [WETH_ADDRESS, parseUnits(weth, 18)],
+      ]),
+      `${symbol} liquidity`,
+    );
+  }
+  // USDL pools, priced so that USDL's implied USD price sits at the planned deviation from 1 USD.
+  const usdcUsd = Number(USDC_USD);
+  const wethUsd = Number(WETH_USD);
+  const stablePlans = [
+    { key: "v2:USDL/USDC", quote: "USDC" as const, usdl: "60000", deviationBps: 4 },
+    { key: "v2:USDL/WETH", quote: "WETH" as const, usdl: "90000", deviationBps: -45 },
+    { key: "v2b:USDL/USDC", quote: "USDC" as const, usdl: "40000", deviationBps: -320 },
+  ];
+  const stablePools: StablePoolTruth[] = [];
+  for (const plan of stablePlans) {
+    const book = v2Pairs.get(plan.key) as PairBook;
+    const usdValue = Number(plan.usdl) * (1 + plan.deviationBps / 10_000);
+    const quoteAmount =
+      plan.quote === "USDC" ? parseUnits((usdValue / usdcUsd).toFixed(6), 6) : parseUnits((usdValue / wethUsd).toFixed(18), 18);
+    const quote = plan.quote === "USDC" ? base.usdc.address : WETH_ADDRESS;
+    await addLiquidity(
+      book,
+      new Map([
+        [tokens.USDL, parseUnits(plan.usdl, 18)],
+        [quote, quoteAmount],
+      ]),
+      `USDL/${plan.quote} liquidity`,
+    );
+    stablePools.push({
+      pool: book.pair,
+      factory: plan.key.startsWith("v2b") ? factories.v2b : factories.v2,
+      kind: "uniswap_v2",
+      quote: plan.quote,
+      feeBps: 30,
+      createdBlock: createdBlock.get("USDL") as number,
+      deviationBps: plan.deviationBps,
+      balances: { usdl: parseUnits(plan.usdl, 18).toString(), quote: quoteAmount.toString() },
+    });
+  }
+  // The v3 pool's price is set at creation: USDL 150 bps above its peg, in raw USDC per raw USDL.
+  const v3Pool = getContractAddress({ from: factories.v3, nonce: 1n });
+  const usdlIs0 = BigInt(tokens.USDL) < BigInt(base.usdc.address);
+  // 1.015 USD / 1.0001 USD per USDC, times 10^6 / 10^18 for the decimals.
+  const priceNum = 10_150n * 10n ** 6n;
+  const priceDen = 10_001n * 10n ** 18n;
+  const sqrtPriceX96 = usdlIs0 ? isqrt((priceNum << 192n) / priceDen) : isqrt((priceDen << 192n) / priceNum);
+  const rawPrice = usdlIs0 ? Number(priceNum) / Number(priceDen) : Number(priceDen) / Number(priceNum);
+  const tick = Math.floor(Math.log(rawPrice) / Math.log(1.0001));
+  await send(
+    deployer,
+    factories.v3,
+    encodeFunctionData({ abi: [abi.createPool], args: [tokens.USDL, base.usdc.address, 100, sqrtPriceX96, tick, 10n ** 18n] }),
+    [],
+    "create the USDL/USDC v3 pool",
+    GAS.create,
+  );
+  const v3Usdl = parseUnits("20000", 18);
+  const v3Usdc = parseUnits("20300", 6);
+  await transfer(deployer, tokens.USDL, v3Pool, v3Usdl, "USDL into the v3 pool");
+  await transfer(deployer, base.usdc.address, v3Pool, v3Usdc, "USDC into the v3 pool");
+  // BTAX's v3 pool: a working pool (RiskV3Pool) at 5e-8 WETH per BTAX, 0.3% fee, one full-range
+  // position of liquidity L = sqrt(x * y) paid in first; the amounts are what its mint asks for.
+  const btax = { token: parseUnits("300000000", 18), weth: parseUnits("15", 18) };
+  const btaxIs0 = BigInt(tokens.BTAX) < BigInt(WETH_ADDRESS);
+  const [x, y] = btaxIs0 ? [btax.token, btax.weth] : [btax.weth, btax.token];
+  const btaxSqrtPrice = isqrt((y << 192n) / x);
+  const btaxL = isqrt(x * y);
+  const Q96 = 1n << 96n;
+  const ceilDiv = (a: bigint, b: bigint) => (a + b - 1n) / b;
+  const btaxAmounts = { amount0: ceilDiv(btaxL * Q96, btaxSqrtPrice), amount1: ceilDiv(btaxL * btaxSqrtPrice, Q96) };
+  const btaxBalances = btaxIs0
+    ? { token: btaxAmounts.amount0, weth: btaxAmounts.amount1 }
+    : { token: btaxAmounts.amount1, weth: btaxAmounts.amount0 };
+  const btaxTick = Math.floor(Math.log(Number(y) / Number(x)) / Math.log(1.0001));
+  await send(
+    deployer,
+    factories.v3,
+    encodeFunctionData({ abi: [abi.createTradingPool], args: [tokens.BTAX, WETH_ADDRESS, 3000, btaxSqrtPrice, btaxTick] }),
+    [],
+    "create the BTAX/WETH v3 pool",
+    GAS.create,
+  );
+  await transfer(deployer, tokens.BTAX, btaxPool, btaxBalances.token, "BTAX into its v3 pool");
+  await transfer(deployer, WETH_ADDRESS, btaxPool, btaxBalances.weth, "WETH into the BTAX v3 pool");
+  await send(deployer, btaxPool, encodeFunctionData({ abi: [abi.v3Mint], args: [D, btaxL] }), [], "mint the BTAX v3 position");
+  const { block: liquidityBlock } = await builder.mine();
+  stablePools.push({
+    pool: v3Pool,
+    factory: factories.v3,
+    kind: "uniswap_v3",
+    quote: "USDC",
+    feeBps: 1,
+    createdBlock: liquidityBlock,
+    deviationBps: 150,
+    balances: { usdl: v3Usdl.toString(), quote: v3Usdc.toString() },
+    sqrtPriceX96: sqrtPriceX96.toString(),
+  });
+
+  // --- Block 8: an airdrop of MEME to twelve holders; BLKL's owner bars a sniper. ---------------------
+  for (const [i, h] of holders.entries()) {
+    await transfer(deployer, tokens.MEME, h.address, parseUnits(String((12 - i) * 1_000_000), 18), `airdrop MEME to holder ${i + 1}`);
+  }
+  await send(
+    deployer,
+    tokens.BLKL,
+    encodeFunctionData({ abi: [abi.setBlacklist], args: [sniper.address, true] }),
+    [],
+    "BLKL bars the sniper",
+  );
+  await builder.mine();
+
+  // --- Blocks 9-12: trades straight on the pairs, one trader per pair per block. ----------------------
+  const stats = new Map<MemeSymbol, { buys: number; sells: number; buyers: Set<Address> }>(
+    memes.map((m) => [m, { buys: 0, sells: 0, buyers: new Set() }]),
+  );
+  const held = new Map<string, bigint>();
+  const buy = async (trader: PrivateKeyAccount, symbol: MemeSymbol, weth: string) => {
+    const book = pairOf.get(symbol) as PairBook;
+    const token = tokens[symbol];
+    const amountIn = parseUnits(weth, 18);
+    const out = amountOut(amountIn, book.reserve.get(WETH_ADDRESS) as bigint, book.reserve.get(token) as bigint);
+    await transfer(trader, WETH_ADDRESS, book.pair, amountIn, `buy ${symbol}: WETH in`);
+    const outs: [bigint, bigint] = book.token0 === token ? [out, 0n] : [0n, out];
+    await send(
+      trader,
+      book.pair,
+      encodeFunctionData({ abi: [abi.swap], args: [...outs, trader.address, "0x"] }),
+      [{ token: symbol, from: book.pair, to: trader.address, value: out }],
+      `buy ${symbol}: swap`,
+    );
+    book.reserve.set(WETH_ADDRESS, (book.reserve.get(WETH_ADDRESS) as bigint) + amountIn);
+    book.reserve.set(token, (book.reserve.get(token) as bigint) - out);
+    held.set(`${trader.address}:${symbol}`, (held.get(`${trader.address}:${symbol}`) ?? 0n) + out);
+    const s = stats.get(symbol) as { buys: number; buyers: Set<Address> };
+    s.buys++;
+    s.buyers.add(trader.address);
+  };
+  const sell = async (trader: PrivateKeyAccount, symbol: MemeSymbol, share: bigint) => {
+    const book = pairOf.get(symbol) as PairBook;
+    const token = tokens[symbol];
+    const amount = ((held.get(`${trader.address}:${symbol}`) ?? 0n) * share) / 100n;
+    const tax = symbol === "TAX" ? (amount * 1_000n) / 10_000n : 0n;
+    const arrived = amount - tax;
+    const plans: PlannedTransfer<ScenarioTransferToken>[] = [
+      ...(tax > 0n ? [{ token: symbol, from: trader.address, to: D, value: tax }] : []),
+      { token: symbol, from: trader.address, to: book.pair, value: arrived },
+    ];
+    await transfer(trader, token, book.pair, amount, `sell ${symbol}: tokens in`, plans);
+    const out = amountOut(arrived, book.reserve.get(token) as bigint, book.reserve.get(WETH_ADDRESS) as bigint);
+    const outs: [bigint, bigint] = book.token0 === WETH_ADDRESS ? [out, 0n] : [0n, out];
+    await send(
+      trader,
+      book.pair,
+      encodeFunctionData({ abi: [abi.swap], args: [...outs, trader.address, "0x"] }),
+      [{ token: "WETH", from: book.pair, to: trader.address, value: out }],
+      `sell ${symbol}: swap`,
+    );
+    book.reserve.set(token, (book.reserve.get(token) as bigint) + arrived);
+    book.reserve.set(WETH_ADDRESS, (book.reserve.get(WETH_ADDRESS) as bigint) - out);
+    held.set(`${trader.address}:${symbol}`, (held.get(`${trader.address}:${symbol}`) ?? 0n) - amount);
+    (stats.get(symbol) as { sells: number }).sells++;
+  };
+  const [t1, t2, t3, t4] = traders as [PrivateKeyAccount, PrivateKeyAccount, PrivateKeyAccount, PrivateKeyAccount];
+  await buy(t1, "MEME", "0.5");
+  await buy(t2, "HPOT", "0.4");
+  await buy(t3, "TAX", "0.3");
+  await buy(t4, "BLKL", "0.2");
+  await builder.mine();
+  await buy(t2, "MEME", "0.3");
+  await buy(t3, "HPOT", "0.2");
+  await buy(t4, "TAX", "0.25");
+  await buy(t1, "RUG", "0.6");
+  await builder.mine();
+  await sell(t1, "MEME", 50n);
+  await sell(t3, "TAX", 100n);
+  await buy(t4, "RUG", "0.4");
+  await buy(t2, "BLKL", "0.1");
+  await builder.mine();
+  await buy(t3, "MEME", "0.2");
+  await builder.mine();
+
+  // --- Block 13: RUG's deployer pulls 90% of its liquidity. -------------------------------------------
+  const rug = pairOf.get("RUG") as PairBook;
+  const pulled = ((rug.liquidityOf.get(D) as bigint) * 90n) / 100n;
+  const burned = [rug.token0, rug.token1].map((token) => ({
+    token,
+    value: (pulled * (rug.reserve.get(token) as bigint)) / rug.totalSupply,
+  }));
+  await send(
+    deployer,
+    rug.pair,
+    encodeFunctionData({ abi: [abi.burn], args: [pulled, D] }),
+    burned.map(({ token, value }) => ({ token: symbolOf(token), from: rug.pair, to: D, value })),
+    "RUG's deployer pulls 90% of the liquidity",
+  );
+  for (const { token, value } of burned) rug.reserve.set(token, (rug.reserve.get(token) as bigint) - value);
+  rug.totalSupply -= pulled;
+  const { block: lastBlock } = await builder.mine();
+
+  const expectedOf: Record<MemeSymbol, Omit<MemePairTruth["expected"], "pool">> = {
+    MEME: { verdict: "ok", buyTaxPct: 0, sellTaxPct: 0, transferTaxPct: 0, canSell: true, why: "no owner, no privileged function, no tax" },
+    HPOT: {
+      verdict: "honeypot",
+      buyTaxPct: 0,
+      sellTaxPct: 0,
+      transferTaxPct: 0,
+      canSell: false,
+      why: "transfers into the pair revert for everyone but the owner",
+    },
+    TAX: {
+      verdict: "high_tax",
+      buyTaxPct: 0,
+      sellTaxPct: 10,
+      transferTaxPct: 0,
+      canSell: true,
+      why: "10% of every sell goes to the owner, who can change it",
+    },
+    BLKL: { verdict: "caution", buyTaxPct: 0, sellTaxPct: 0, transferTaxPct: 0, canSell: true, why: "the owner can blacklist any holder" },
+    RUG: {
+      verdict: "ok",
+      buyTaxPct: 0,
+      sellTaxPct: 0,
+      transferTaxPct: 0,
+      canSell: true,
+      why: "a clean token; its pair lost 90% of its liquidity, which the new-pair hunter flags",
+    },
+    BTAX: {
+      verdict: "caution",
+      buyTaxPct: 5,
+      sellTaxPct: 0,
+      transferTaxPct: 0,
+      canSell: true,
+      why: "5% of every buy out of its v3 pool (its deepest) goes to the owner, who can change it; its shallower v2 pair is untaxed",
+    },
+  };
+  const expected = (symbol: MemeSymbol): MemePairTruth["expected"] => ({
+    ...expectedOf[symbol],
+    pool: symbol === "BTAX" ? btaxPool : (pairOf.get(symbol) as PairBook).pair,
+  });
+  const wallets = Object.fromEntries([
+    ...traders.map((t, i) => [`trader-${i + 1}`, t.address]),
+    ...holders.map((h, i) => [`holder-${String(i + 1).padStart(2, "0")}`, h.address]),
+    ["sniper", sniper.address],
+  ]) as Record<string, Address>;
+  const classes: Record<Address, AddressClass> = { [D]: "wallet", [v3Pool]: "v3_pool", [btaxPool]: "v3_pool" };
+  for (const address of Object.values(wallets)) classes[address] = "wallet";
+  for (const address of Object.values(factories)) classes[address] = "contract";
+  for (const address of Object.values(tokens)) classes[address] = "token";
+  for (const book of v2Pairs.values()) classes[book.pair] = "v2_pair";
+  return {
+    deployer: D,
+    factories,
+    plannedPricesUsd: { WETH: WETH_USD, USDC: USDC_USD },
+    firstBlock,
+    lastBlock,
+    pairs: [
+      ...memes.map((symbol): MemePairTruth => {
+        const book = pairOf.get(symbol) as PairBook;
+        const s = stats.get(symbol) as { buys: number; sells: number; buyers: Set<Address> };
+        return {
+          symbol,
+          name: names[symbol],
+          token: tokens[symbol],
+          pair: book.pair,
+          factory: factories.v2,
+          kind: "uniswap_v2",
+          createdBlock: createdBlock.get(symbol) as number,
+          expected: expected(symbol),
+          reserves: {
+            token: (book.reserve.get(tokens[symbol]) as bigint).toString(),
+            weth: (book.reserve.get(WETH_ADDRESS) as bigint).toString(),
+          },
+          buys: s.buys,
+          sells: s.sells,
+          uniqueBuyers: s.buyers.size,
+          liquidityRemovedPct: symbol === "RUG" ? 90 : 0,
+        };
+      }),
+      {
+        symbol: "BTAX",
+        name: names.BTAX,
+        token: tokens.BTAX,
+        pair: btaxPool,
+        factory: factories.v3,
+        kind: "uniswap_v3",
+        createdBlock: liquidityBlock,
+        expected: expected("BTAX"),
+        reserves: { token: btaxBalances.token.toString(), weth: btaxBalances.weth.toString() },
+        v3: { sqrtPriceX96: btaxSqrtPrice.toString(), liquidity: btaxL.toString(), feeBps: 30 },
+        buys: 0,
+        sells: 0,
+        uniqueBuyers: 0,
+        liquidityRemovedPct: 0,
+      },
+    ],
+    stable: { symbol: "USDL", token: tokens.USDL, decimals: 18, pools: stablePools },
+    wallets,
+    classes,
+  };
+}

@@ -1,0 +1,93 @@
+/**
+ * One paid call as the gate and its ways of paying (per call with x402, from a balance, by
+ * signing in to re-read) see it, and the few answers they all build.
+ */
+import type { HTTPRequestContext, x402HTTPResourceServer } from "@x402/core/server";
+import type { RouteDef } from "../../spec/route.ts";
+import type { VerifiedPayment } from "../context.ts";
+import { type ErrorCode, type ServiceError, toErrorResponse } from "../errors.ts";
+import type { GateOptions } from "./gate.ts";
+
+/** What a paid function receives from the gate. */
+export interface PaidCall {
+  payment: VerifiedPayment;
+  /** The request body, read once by the gate. */
+  body: Uint8Array;
+}
+
+/** Runs the paid function; a status >= 400 means it failed and nothing is charged. */
+export type PaidRun = (call: PaidCall) => Promise<Response>;
+
+/**
+ * How a call to a paid route ended, for the metrics: settled now (a new charge); redeemed (a paid
+ * retry or a re-read, no new charge); paid from a balance; challenged (no payment); refused (the
+ * payment refused or the balance short); settlement failed or unknown; in progress in another
+ * request; failed (the function or the payment path failed, or the client left: not charged).
+ */
+export type PaidOutcome =
+  | "settled"
+  | "redeemed"
+  | "balance"
+  | "challenged"
+  | "refused"
+  | "settlement_failed"
+  | "settlement_unknown"
+  | "in_progress"
+  | "failed";
+
+/** One paid request. */
+export interface Attempt {
+  request: Request;
+  route: RouteDef;
+  url: URL;
+  body: Uint8Array;
+  requestHash: string;
+  requestId: string;
+  run: PaidRun;
+  /** The request's SIGN-IN-WITH-X header: checked only when a way of paying needs it. */
+  siwx: string | null;
+  /** How long each step took, in milliseconds. */
+  timings: { verify?: number; fn?: number; settle?: number };
+  /** How the call ended and what it charged, for the metrics. */
+  record: { outcome?: PaidOutcome; amountAtomic?: string };
+}
+
+/** A 402 refusal's codes. */
+export type RefusalCode = Extract<
+  ErrorCode,
+  "invalid_payload" | "payment_required" | "payment_already_used" | "signin_required" | "signin_invalid" | "insufficient_balance"
+>;
+
+/** What the ways of paying use of the gate. */
+export interface GateCore {
+  readonly options: GateOptions;
+  readonly http: x402HTTPResourceServer;
+  /** The site's network family: how its payment headers are read and whose signature they carry. */
+  readonly scheme: import("./scheme.ts").PaymentScheme;
+  /** x402's view of the request, with `payment` as its payment header. */
+  context(attempt: Attempt, payment: string | undefined): HTTPRequestContext;
+  /** 402: the challenge, its `error` the reason, with the service's error object saying why; nothing charged. */
+  refuse(attempt: Attempt, code: RefusalCode, message: string, details: Record<string, unknown>): Promise<Response>;
+  /** The paid function; a throw is a 500, never charged. */
+  runFunction(attempt: Attempt, payment: VerifiedPayment): Promise<Response>;
+  /** Whether the request's sign-in proves `payer` (its nonce then used). */
+  provesPayer(attempt: Attempt, payer: string): Promise<boolean>;
+  verifiedPayment(route: RouteDef, payer: string, nonce: string, amount: string): VerifiedPayment;
+}
+
+export const round = (ms: number) => Math.round(ms * 100) / 100;
+
+export function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json; charset=utf-8", ...headers } });
+}
+
+export function errorResponse(error: ServiceError): Response {
+  const { status, headers, body } = toErrorResponse(error);
+  return json(status, body, headers);
+}
+
+export function withHeaders(base: Headers, extra: Record<string, string>): Headers {
+  const headers = new Headers(base);
+  for (const [name, value] of Object.entries(extra)) headers.set(name, value);
+  return headers;
+}

@@ -1,0 +1,173 @@
+/**
+ * Browsers as buyers: CORS on every answer of the real service, checked over plain HTTP
+ * (preflight, allowed request headers, exposed payment headers, held documents included), and a
+ * page on another origin in a real headless Chromium that pays a route end to end with a viem
+ * account and @x402/fetch bundled into the page, read back on the chain.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { decodePaymentResponseHeader } from "@x402/core/http";
+import { build } from "esbuild";
+import type { Browser } from "playwright-core";
+import { erc20Abi, parseEventLogs } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { base } from "../src/networks/base.ts";
+import type { RunningService } from "../src/server/service.ts";
+import { launchBrowser, skipBrowserTests } from "./support/browser.ts";
+import { buyerAccount, chainClient, devnet, startTestService } from "./support/service.ts";
+
+const ORIGIN = "http://buyer.example";
+const PRICE = 100_000n; // POST /api/payment-verify: 0.10 USDC
+const TX = `0x${"ab".repeat(32)}`;
+
+let service: RunningService;
+beforeAll(async () => {
+  service = await startTestService();
+});
+afterAll(() => service?.close());
+
+const list = (value: string | null) => (value ?? "").split(",").map((v) => v.trim().toLowerCase());
+
+describe("CORS on every answer", () => {
+  it("answers a preflight of a paid route 204, allowing POST and the payment and sign-in headers", async () => {
+    const res = await fetch(`${service.url}/api/payment-verify`, {
+      method: "OPTIONS",
+      headers: {
+        Origin: ORIGIN,
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "content-type,payment-signature",
+      },
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.get("access-control-allow-origin")).toBe("*");
+    expect(list(res.headers.get("access-control-allow-methods"))).toEqual(["get", "head", "post"]);
+    expect(list(res.headers.get("access-control-allow-headers"))).toEqual(
+      expect.arrayContaining(["content-type", "payment-signature", "x-payment", "sign-in-with-x"]),
+    );
+    expect(res.headers.get("access-control-max-age")).toBe("86400");
+  });
+
+  it("answers a preflight of /mcp and of a page the same way (OPTIONS was a 405)", async () => {
+    for (const path of ["/mcp", "/openapi.json", "/api/health", "/"]) {
+      const res = await fetch(`${service.url}${path}`, {
+        method: "OPTIONS",
+        headers: { Origin: ORIGIN, "Access-Control-Request-Method": "POST" },
+      });
+      expect([path, res.status]).toEqual([path, 204]);
+      expect(res.headers.get("access-control-allow-origin")).toBe("*");
+    }
+  });
+
+  it("exposes PAYMENT-REQUIRED on a 402 and lets any origin read free answers, held documents included", async () => {
+    const unpaid = await fetch(`${service.url}/api/payment-verify`, { method: "POST", headers: { Origin: ORIGIN } });
+    expect(unpaid.status).toBe(402);
+    expect(unpaid.headers.get("access-control-allow-origin")).toBe("*");
+    expect(list(unpaid.headers.get("access-control-expose-headers"))).toEqual(
+      expect.arrayContaining(["payment-required", "payment-response"]),
+    );
+    for (const path of ["/openapi.json", "/api/pricing", "/.well-known/x402"]) {
+      const res = await fetch(`${service.url}${path}`, { headers: { Origin: ORIGIN } });
+      expect([path, res.status, res.headers.get("access-control-allow-origin")]).toEqual([path, 200, "*"]);
+    }
+  });
+});
+
+/** The page's script: @x402/fetch, its EVM scheme and viem's accounts, bundled for the browser. */
+async function buyerBundle(): Promise<string> {
+  const result = await build({
+    stdin: {
+      contents: `
+        import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
+        import { registerExactEvmScheme } from "@x402/evm/exact/client";
+        import { privateKeyToAccount } from "viem/accounts";
+        globalThis.x402 = { wrapFetchWithPayment, x402Client, registerExactEvmScheme, privateKeyToAccount };`,
+      resolveDir: process.cwd(),
+      loader: "js",
+    },
+    bundle: true,
+    format: "iife",
+    platform: "browser",
+    minify: true,
+    write: false,
+    logLevel: "error",
+  });
+  return result.outputFiles[0]?.text as string;
+}
+
+describe.skipIf(skipBrowserTests())("a page on another origin pays in Chromium", () => {
+  let browser: Browser;
+  let page: Server;
+  let pageOrigin: string;
+  beforeAll(async () => {
+    const script = await buyerBundle();
+    page = createServer((req, res) => {
+      if (req.url === "/buyer.js") {
+        res.writeHead(200, { "content-type": "text/javascript" }).end(script);
+        return;
+      }
+      res.writeHead(200, { "content-type": "text/html" }).end('<!doctype html><title>buyer</title><script src="/buyer.js"></script>');
+    });
+    await new Promise<void>((resolve) => page.listen(0, "127.0.0.1", resolve));
+    pageOrigin = `http://localhost:${(page.address() as AddressInfo).port}`;
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await new Promise((resolve) => page?.close(resolve));
+  });
+
+  it("reads the 402, signs with a viem account, sends PAYMENT-SIGNATURE and reads PAYMENT-RESPONSE", async () => {
+    const buyer = buyerAccount(2);
+    const key = devnet().buyers[2]?.privateKey as string;
+    const context = await browser.newContext();
+    const tab = await context.newPage();
+    const failures: string[] = [];
+    // A 402 is logged by Chromium as a failed resource; a blocked request is not expected at all.
+    tab.on("console", (m) => {
+      if (m.type() === "error" && !m.text().includes("status of 402")) failures.push(m.text());
+    });
+    tab.on("requestfailed", (r) => failures.push(`${r.url()}: ${r.failure()?.errorText}`));
+    try {
+      await tab.goto(`${pageOrigin}/`);
+      expect(new URL(tab.url()).origin).not.toBe(new URL(service.url).origin);
+      const seen = await tab.evaluate(
+        async ({ url, key, tx }) => {
+          const x = (globalThis as unknown as { x402: Record<string, (...args: unknown[]) => unknown> }).x402;
+          const init = { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ tx_hash: tx }) };
+          // What a page sees of the unpaid answer: the challenge header is readable.
+          const unpaid = await fetch(url, init);
+          const challenge = unpaid.headers.get("payment-required");
+          const client = new (x.x402Client as unknown as new () => object)();
+          x.registerExactEvmScheme?.(client, { signer: x.privateKeyToAccount?.(key) });
+          const payFetch = x.wrapFetchWithPayment?.(fetch, client) as typeof fetch;
+          const paid = await payFetch(url, init);
+          return {
+            unpaidStatus: unpaid.status,
+            challenge,
+            status: paid.status,
+            body: (await paid.json()) as unknown,
+            paymentResponse: paid.headers.get("payment-response"),
+          };
+        },
+        { url: `${service.url}/api/payment-verify`, key, tx: TX },
+      );
+      expect(failures).toEqual([]);
+      expect(seen.unpaidStatus).toBe(402);
+      expect(seen.challenge).toBeTruthy();
+      expect(seen.status).toBe(200);
+      expect(seen.body).toMatchObject({ tx_hash: TX, verified: false, reason: "tx_not_found" });
+      const settlement = decodePaymentResponseHeader(seen.paymentResponse as string);
+      expect(settlement).toMatchObject({ success: true, network: base.id, payer: buyer.address });
+      // On the chain: the settlement moved exactly the price from the page's account to payTo.
+      const receipt = await chainClient().getTransactionReceipt({ hash: settlement.transaction as `0x${string}` });
+      const transfers = parseEventLogs({ abi: erc20Abi, eventName: "Transfer", logs: receipt.logs }).map((t) => [
+        t.args.from,
+        t.args.to,
+        t.args.value,
+      ]);
+      expect(transfers).toEqual([[buyer.address, devnet().payTo, PRICE]]);
+    } finally {
+      await context.close();
+    }
+  });
+});

@@ -1,0 +1,116 @@
+/**
+ * Procedures whose VERIFY must be what their steps produce, run for real where a step is a
+ * command this machine can run: the x402-register SOP's step 7 `jq` must print the ownership
+ * proof published at the document's root, its step 4 must create the favicon the discovery
+ * audit looks for (VERIFY promises no warnings, and FAVICON_MISSING is one), the x402-register
+ * playbook's favicon route must answer what its VERIFY says, and the test-buyer playbook's
+ * install step must keep the seller's exact version pins.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import express from "express";
+import { describe, expect, it } from "vitest";
+import type { CompiledContent } from "../spec/content-schema.ts";
+
+const root = path.resolve(import.meta.dirname, "..");
+const compiled = JSON.parse(readFileSync(path.join(root, ".generated/content.json"), "utf8")) as CompiledContent;
+const sopEntry = compiled.sops.find((s) => s.record.slug === "x402-register");
+const sop = sopEntry?.record;
+const playbook = (id: string) => compiled.playbooks.find((p) => p.item.id === id)?.item;
+if (!sop) throw new Error("no x402-register SOP");
+const step = <T extends { n: number }>(steps: readonly T[], n: number): T => {
+  const found = steps.find((s) => s.n === n);
+  if (!found) throw new Error(`no step ${n}`);
+  return found;
+};
+
+describe("the x402-register SOP", () => {
+  it("step 7's jq prints the operation and the ownership proof from the document's root", () => {
+    const { cmd } = step(sop.steps, 7) as { cmd: string };
+    const filter = /jq -c '([^']+)'/.exec(cmd)?.[1];
+    expect(filter).toBeDefined();
+    const proof = `0x${"ab".repeat(65)}`;
+    const document = {
+      openapi: "3.1.0",
+      "x-agentcash-provenance": { ownershipProofs: [proof] },
+      paths: {
+        "/api/quote": {
+          get: {
+            security: [],
+            "x-payment-info": { price: { mode: "fixed", currency: "USD", amount: "0.01" }, protocols: [{ x402: {} }] },
+          },
+        },
+      },
+    };
+    const out = execFileSync("jq", ["-c", filter as string], { input: JSON.stringify(document), encoding: "utf8" });
+    expect(out.trim().split("\n")).toEqual([
+      '{"security":[],"pay":{"price":{"mode":"fixed","currency":"USD","amount":"0.01"},"protocols":[{"x402":{}}]}}',
+      `"${proof.slice(0, 10)}"`,
+    ]);
+    // The step's "Expected:" line (kept in the SOP's Markdown) says the same.
+    expect(sopEntry?.markdown).toContain(
+      'Expected: `{"security":[],"pay":{"price":{"mode":"fixed","currency":"USD","amount":"0.01"},"protocols":[{"x402":{}}]}}` and `"0x…"`',
+    );
+  });
+
+  it("a step creates the favicon and the icon, so the audit VERIFY runs reports no FAVICON_MISSING", () => {
+    expect(sop.verify.join(" ")).toContain("prints no warnings");
+    const withScript = sop.steps.find((s) => /writeFileSync\("public\/favicon\.png"/.test(s.cmd ?? ""));
+    expect(withScript?.n).toBe(3);
+    const script = /node --input-type=module -e '([^']+)'/.exec(withScript?.cmd ?? "")?.[1] as string;
+    const dir = mkdtempSync(path.join(tmpdir(), "favicon-"));
+    mkdirSync(path.join(dir, "public"));
+    execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: dir });
+    for (const file of ["favicon.png", "icon.png"]) {
+      const png = readFileSync(path.join(dir, "public", file));
+      expect([...png.subarray(0, 8)]).toEqual([137, 80, 78, 71, 13, 10, 26, 10]);
+      expect(png.subarray(12, 16).toString()).toBe("IHDR");
+      expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([64, 64]);
+      expect(png.subarray(-8, -4).toString()).toBe("IEND");
+    }
+    expect(sop.files.some((f) => f.startsWith("/srv/x402-api/public/favicon.png"))).toBe(true);
+    expect(sop.files.some((f) => f.startsWith("/srv/x402-api/public/icon.png"))).toBe(true);
+  });
+});
+
+describe("the x402-register playbook", () => {
+  it("serves the favicon its VERIFY checks, with the status and type it says", async () => {
+    const item = playbook("x402-register");
+    const text = item?.steps.map((s) => s.do).join("\n") ?? "";
+    const route = /`(app\.get\("\/favicon\.svg"[^`]+)`/.exec(text)?.[1];
+    expect(route).toBeDefined();
+    const check = item?.verify.find((v) => v.includes("/favicon.svg")) ?? "";
+    const promised = /prints `([^`]+)`/.exec(check)?.[1];
+    const app = express();
+    new Function("app", route as string)(app);
+    const server = app.listen(0);
+    try {
+      await new Promise((resolve) => server.once("listening", resolve));
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/favicon.svg`);
+      expect(`${res.status} ${res.headers.get("content-type")}`).toBe(promised);
+      expect(await res.text()).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe("the test-buyer playbook", () => {
+  it("installs at exact versions with --save-exact, so the seller's pins stay pins", () => {
+    const install = step(playbook("test-buyer")?.steps ?? [], 1).cmd ?? "";
+    const npm = install.split("\n").filter((line) => /^npm i(nstall)? /.test(line));
+    expect(npm.length).toBeGreaterThan(0);
+    for (const line of npm) {
+      expect(line).toContain("--save-exact");
+      const packages = line
+        .replace(/#.*$/, "")
+        .split(/\s+/)
+        .slice(2)
+        .filter((w) => !w.startsWith("-"));
+      for (const spec of packages) expect(spec, line).toMatch(/^(@[\w.-]+\/)?[\w.-]+@\d+\.\d+\.\d+$/);
+    }
+  });
+});

@@ -1,0 +1,100 @@
+/**
+ * The header budget of a 402: the whole raw response header block (status line, every header,
+ * the blank line) of every paid route of both sites stays under 3,584 bytes, so nginx's default
+ * 4 KB `proxy_buffer_size` holds it with upstream keep-alive and room to spare. Measured from the
+ * bytes a socket receives, as nginx reads them, with an Origin (CORS headers included) and
+ * `Connection: keep-alive`; unpaid, and with a payment refused for a reason (x402 puts the reason
+ * in the challenge's `error`).
+ */
+import { connect } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RouteDef } from "../spec/route.ts";
+import { routes, secondaryRoutes } from "../spec/routes.ts";
+import type { RunningService } from "../src/server/service.ts";
+import { startTestService } from "./support/service.ts";
+
+/** nginx's default buffer is 4,096 bytes; 512 are left for what a proxy or a longer public origin adds. */
+const HEADER_BLOCK_BUDGET = 3584;
+
+let service: RunningService;
+beforeAll(async () => {
+  service = await startTestService();
+});
+afterAll(() => service?.close());
+
+/** Send one raw HTTP/1.1 request on a keep-alive connection; resolve with the status and the raw header block, in bytes. */
+function headerBlock(base: string, method: string, path: string, headers: Record<string, string>, body = "") {
+  const url = new URL(base);
+  return new Promise<{ status: number; bytes: number; text: string }>((resolve, reject) => {
+    const socket = connect(Number(url.port), url.hostname);
+    let received = Buffer.alloc(0);
+    socket.on("data", (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      const end = received.indexOf("\r\n\r\n");
+      if (end < 0) return;
+      const text = received.subarray(0, end + 4).toString("latin1");
+      socket.destroy();
+      resolve({ status: Number(text.slice(9, 12)), bytes: end + 4, text });
+    });
+    socket.on("error", reject);
+    const lines = [
+      `${method} ${path} HTTP/1.1`,
+      `Host: ${url.host}`,
+      "Connection: keep-alive",
+      "Origin: https://buyer.example",
+      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+      ...(method === "POST" ? [`Content-Length: ${Buffer.byteLength(body)}`] : []),
+    ];
+    socket.write(`${lines.join("\r\n")}\r\n\r\n${body}`);
+  });
+}
+
+/** The request of a route's example: its query string or JSON body. */
+function requestOf(route: RouteDef): { path: string; headers: Record<string, string>; body: string } {
+  const input = (route.example?.input ?? {}) as Record<string, unknown>;
+  if (route.method === "GET") {
+    const query = new URLSearchParams(Object.entries(input).map(([k, v]) => [k, String(v)])).toString();
+    return { path: query ? `${route.path}?${query}` : route.path, headers: {}, body: "" };
+  }
+  return { path: route.path, headers: { "Content-Type": "application/json" }, body: JSON.stringify(input) };
+}
+
+describe("the raw header block of every 402", () => {
+  const paid = [
+    ...routes.filter((r) => r.price !== null).map((route) => ({ route, site: "primary" as const })),
+    ...secondaryRoutes.filter((r) => r.price !== null).map((route) => ({ route, site: "secondary" as const })),
+  ];
+
+  it("is under 3,584 bytes for every paid route of both sites, unpaid", async () => {
+    const sizes: [string, number, number][] = [];
+    for (const { route, site } of paid) {
+      const base = site === "primary" ? service.url : (service.secondaryUrl as string);
+      const { path, headers, body } = requestOf(route);
+      const answer = await headerBlock(base, route.method, path, headers, body);
+      sizes.push([`${route.method} ${route.path}`, answer.status, answer.bytes]);
+    }
+
+    expect(sizes.filter(([, status]) => status !== 402)).toEqual([]);
+    expect(sizes.filter(([, , bytes]) => bytes >= HEADER_BLOCK_BUDGET)).toEqual([]);
+    // The secondary's honeypot check, the largest challenge when this was measured (4,110 bytes).
+    expect(sizes.find(([key]) => key === "POST /v1/honeypot-check")?.[2]).toBeLessThan(HEADER_BLOCK_BUDGET);
+  });
+
+  it("is under 3,584 bytes when a payment is refused with its reason", async () => {
+    const route = secondaryRoutes.find((r) => r.path === "/v1/honeypot-check") as RouteDef;
+    const { path, headers, body } = requestOf(route);
+    // A payment header that decodes to nothing usable: refused with the challenge and the reason;
+    // the buyer's own request id (64 characters, the longest echoed) in place of a UUID.
+    const refused = await headerBlock(
+      service.secondaryUrl as string,
+      "POST",
+      path,
+      { ...headers, "PAYMENT-SIGNATURE": "bm90LWEtcGF5bWVudA==", "X-Request-Id": "r".repeat(64) },
+      body,
+    );
+    expect(refused.status).toBe(402);
+    expect(refused.text).toMatch(/\r\npayment-required: /i);
+    expect(refused.text).toContain(`X-Request-Id: ${"r".repeat(64)}`);
+    expect(refused.bytes).toBeLessThan(HEADER_BLOCK_BUDGET);
+  });
+});

@@ -1,0 +1,292 @@
+/**
+ * `POST /mcp` under the protections of HTTP, and both bindings of x402's MCP transport, sent as
+ * raw JSON-RPC (batches included) to the real service on the devnet:
+ * - each tool call of a batch counts against the client's free budget as its HTTP request would;
+ * - one payer's 12 paid calls in one batch: 8 run and settle, 4 are refused `rate_limited`
+ *   (`paid_in_flight`) and their authorisations stay unused on the chain;
+ * - arguments nested 10,000 levels, a `tools/call` without params and an unknown tool are
+ *   JSON-RPC `-32602` with the HTTP error body as `data`, never `-32603`;
+ * - a client advertising `org.x402/payment` gets `resultType: "payment_required"`, pays with
+ *   `_meta["x402/payment"]` and gets `resultType: "complete"` with the settlement.
+ */
+import { decodePaymentSignatureHeader } from "@x402/core/http";
+import type { PaymentRequired } from "@x402/core/types";
+import { eip3009ABI } from "@x402/evm";
+import { erc20Abi, parseEventLogs } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { base } from "../src/networks/base.ts";
+import type { RunningService } from "../src/server/service.ts";
+import { buyerAccount, chainClient, challengeOf, devnet, signPayment, startTestService, testConfig } from "./support/service.ts";
+
+const T0 = Date.parse("2026-03-02T12:00:00Z");
+const PRICE = 100_000n; // verifyPayment: 0.10 USDC
+const CAPABILITY = { "io.modelcontextprotocol/clientCapabilities": { extensions: { "org.x402/payment": {} } } };
+
+type Answer = { jsonrpc: "2.0"; id: number; result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } };
+
+/** POST raw JSON-RPC to `/mcp` as a streamable-HTTP client does; the answers sorted by id. */
+async function rpc(url: string, body: unknown): Promise<{ status: number; answers: Answer[] }> {
+  const res = await fetch(`${url}/mcp`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const parsed = (await res.json()) as Answer | Answer[];
+  const answers = (Array.isArray(parsed) ? parsed : [parsed]).sort((a, b) => a.id - b.id);
+  return { status: res.status, answers };
+}
+
+const call = (id: number, name: string, args: unknown, meta?: Record<string, unknown>) => ({
+  jsonrpc: "2.0",
+  id,
+  method: "tools/call",
+  params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) },
+});
+
+const txHash = (i: number) => `0x${i.toString(16).padStart(64, "0")}`;
+
+function errorCodeOf(answer: Answer): unknown {
+  return (answer.result?.structuredContent as { error?: { code?: string } } | undefined)?.error?.code;
+}
+
+function detailsOf(answer: Answer | undefined): unknown {
+  return (answer?.result?.structuredContent as { error?: { details?: unknown } } | undefined)?.error?.details;
+}
+
+async function authorizationUsed(header: string): Promise<boolean> {
+  const { payload } = decodePaymentSignatureHeader(header) as unknown as {
+    payload: { authorization: { from: `0x${string}`; nonce: `0x${string}` } };
+  };
+  return chainClient().readContract({
+    address: base.usdc.address,
+    abi: eip3009ABI,
+    functionName: "authorizationState",
+    args: [payload.authorization.from, payload.authorization.nonce],
+  });
+}
+
+describe("POST /mcp counts each tool call as the HTTP request of its route", () => {
+  let now = T0;
+  let service: RunningService;
+  beforeAll(async () => {
+    service = await startTestService({ config: testConfig({ RATE_LIMIT_PER_MINUTE: "120" }), now: () => new Date(now) });
+  });
+  afterAll(() => service.close());
+
+  it("takes one free request per tools/call of a batch: 100 calls and the POST itself use 101 of 120", async () => {
+    const batch = (from: number) => Array.from({ length: 100 }, (_, i) => call(from + i, "getPricing", {}));
+    const first = await rpc(service.url, batch(1));
+    expect(first.status).toBe(200);
+    expect(first.answers.map((a) => a.result?.isError ?? false)).toEqual(Array(100).fill(false));
+    // 19 tokens left; the second POST takes one, so 18 calls run and 82 are refused as HTTP would refuse them.
+    const second = await rpc(service.url, batch(101));
+    const refused = second.answers.filter((a) => a.result?.isError === true);
+    expect(second.answers.length - refused.length).toBe(18);
+    expect(refused.length).toBe(82);
+    expect(refused.map(errorCodeOf)).toEqual(Array(82).fill("rate_limited"));
+    expect(detailsOf(refused[0])).toEqual({
+      budget: "free",
+      per_minute: 120,
+    });
+    // The same client over HTTP is out of budget too.
+    expect((await fetch(`${service.url}/api/pricing`)).status).toBe(429);
+    now += 60_000;
+    expect((await fetch(`${service.url}/api/pricing`)).status).toBe(200);
+  });
+});
+
+describe("POST /mcp: one payer's paid calls in flight", () => {
+  let service: RunningService;
+  beforeAll(async () => {
+    service = await startTestService();
+  });
+  afterAll(() => service.close());
+
+  it("runs 8 of one payer's 12 paid calls in one batch and refuses 4 before their payment is looked at", async () => {
+    const buyer = buyerAccount(6);
+    const challenge = await challengeOf(`${service.url}/api/payment-verify`, { method: "POST" });
+    const headers = await Promise.all(Array.from({ length: 12 }, () => signPayment(challenge, buyer)));
+    const batch = headers.map((h, i) =>
+      call(i + 1, "verifyPayment", { tx_hash: txHash(0xe000 + i) }, { "x402/payment": decodePaymentSignatureHeader(h) }),
+    );
+    const { answers } = await rpc(service.url, batch);
+    expect(answers.map((a) => a.id)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    const ran = answers.slice(0, 8);
+    const refused = answers.slice(8);
+    expect(ran.map((a) => a.result?.isError ?? false)).toEqual(Array(8).fill(false));
+    expect(refused.map(errorCodeOf)).toEqual(Array(4).fill("rate_limited"));
+    expect(detailsOf(refused[0])).toEqual({
+      budget: "paid_in_flight",
+      payer: buyer.address.toLowerCase(),
+      in_flight: 8,
+      max_in_flight: 8,
+    });
+    // On the chain: the 8 that ran are used, each by a transfer of the price to payTo; the 4 refused are not.
+    expect(await Promise.all(headers.map(authorizationUsed))).toEqual([...Array(8).fill(true), ...Array(4).fill(false)]);
+    for (const answer of ran) {
+      const settlement = (answer.result?._meta as Record<string, { transaction: `0x${string}` }> | undefined)?.["x402/payment-response"];
+      const receipt = await chainClient().getTransactionReceipt({ hash: settlement?.transaction as `0x${string}` });
+      const transfers = parseEventLogs({ abi: erc20Abi, eventName: "Transfer", logs: receipt.logs }).map((t) => [
+        t.args.from,
+        t.args.to,
+        t.args.value,
+      ]);
+      expect(transfers).toEqual([[buyer.address, devnet().payTo, PRICE]]);
+    }
+  });
+});
+
+describe("POST /mcp: malformed calls are -32602, as HTTP refuses them with 400", () => {
+  let service: RunningService;
+  beforeAll(async () => {
+    service = await startTestService();
+  });
+  afterAll(() => service.close());
+
+  it("refuses arguments nested 10,000 levels as HTTP refuses such a body", async () => {
+    const deep = `${'{"a":'.repeat(10_000)}1${"}".repeat(10_000)}`;
+    // Over HTTP, such a body with a payment is a 400, and the payment is left unused.
+    const url = `${service.url}/api/payment-verify`;
+    const header = await signPayment(await challengeOf(url, { method: "POST" }), buyerAccount(7));
+    const http = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", "PAYMENT-SIGNATURE": header },
+      body: deep,
+    });
+    expect(http.status).toBe(400);
+    expect(await authorizationUsed(header)).toBe(false);
+    expect(((await http.json()) as { error: { code: string } }).error.code).toBe("invalid_request");
+
+    const body = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"verifyPayment","arguments":${deep}}}`;
+    const { status, answers } = await rpc(service.url, body);
+    expect(status).toBe(200);
+    const message = "The request nests deeper than 64 levels in its arguments.";
+    expect(answers).toEqual([
+      {
+        jsonrpc: "2.0",
+        id: 7,
+        error: {
+          code: -32602,
+          message: `MCP error -32602: ${message}`,
+          data: {
+            error: {
+              code: "invalid_request",
+              message,
+              details: { fields: [{ field: "params.arguments", expected: "a JSON object nested at most 64 levels deep" }] },
+              docs: "/errors#invalid_request",
+            },
+          },
+        },
+      },
+    ]);
+  });
+
+  it("refuses a body over 64 KiB with the same 413 as HTTP, before any call runs", async () => {
+    const big = JSON.stringify(call(9, "getPricing", { pad: "x".repeat(70_000) }));
+    const res = await fetch(`${service.url}/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: big,
+    });
+    const http = await fetch(`${service.url}/api/payment-verify`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: big,
+    });
+    expect([res.status, http.status]).toEqual([413, 413]);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("payload_too_large");
+  });
+
+  it("answers arguments nested 64 levels (the limit) like any other call", async () => {
+    // A body of depth 64 passes HTTP's check; the same arguments pass here and reach the route's validation.
+    const args = `${'{"a":'.repeat(63)}1${"}".repeat(63)}`;
+    const body = `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"getPricing","arguments":{"x":${args}}}}`;
+    const { answers } = await rpc(service.url, body);
+    expect(answers[0]?.error).toBeUndefined();
+    expect(answers[0]?.result).toBeDefined();
+  });
+
+  it("answers a tools/call without params with -32602 naming the field, without a schema dump", async () => {
+    const { answers } = await rpc(service.url, { jsonrpc: "2.0", id: 1, method: "tools/call" });
+    const message = "Invalid tools/call: params must be an object {name, arguments?, _meta?}.";
+    expect(answers).toEqual([
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        error: {
+          code: -32602,
+          message: `MCP error -32602: ${message}`,
+          data: {
+            error: {
+              code: "invalid_request",
+              message,
+              details: { fields: [{ field: "params", expected: "an object {name, arguments?, _meta?}" }] },
+              docs: "/errors#invalid_request",
+            },
+          },
+        },
+      },
+    ]);
+  });
+
+  it("answers arguments that are not an object, and an unknown tool, with -32602", async () => {
+    const { answers } = await rpc(service.url, [call(1, "getPricing", [1, 2]), call(2, "noSuchTool", {})]);
+    expect(answers.map((a) => a.error?.code)).toEqual([-32602, -32602]);
+    expect(answers[0]?.error?.message).toBe("MCP error -32602: Invalid tools/call: params.arguments must be a JSON object.");
+    expect(answers[1]?.error?.message).toBe("MCP error -32602: Unknown tool noSuchTool; tools/list names them all.");
+  });
+});
+
+describe("POST /mcp: the org.x402/payment extension binding", () => {
+  let service: RunningService;
+  beforeAll(async () => {
+    service = await startTestService();
+  });
+  afterAll(() => service.close());
+
+  it("is advertised by server/discover and in initialize's capabilities", async () => {
+    const { answers } = await rpc(service.url, { jsonrpc: "2.0", id: 1, method: "server/discover", params: {} });
+    expect(answers[0]?.result).toMatchObject({ resultType: "complete", capabilities: { extensions: { "org.x402/payment": {} } } });
+    const init = await rpc(service.url, {
+      jsonrpc: "2.0",
+      id: 2,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    });
+    expect(init.answers[0]?.result?.capabilities).toMatchObject({ tools: {}, extensions: { "org.x402/payment": {} } });
+  });
+
+  it("answers an unpaid call with resultType payment_required, then settles the payment with resultType complete", async () => {
+    const buyer = buyerAccount(7);
+    const args = { tx_hash: txHash(0xe100) };
+    const url = `${service.url}/api/payment-verify`;
+    const challenge = await challengeOf(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(args),
+    });
+    const unpaid = await rpc(service.url, call(1, "verifyPayment", args, CAPABILITY));
+    expect(unpaid.answers[0]?.result).toEqual({ resultType: "payment_required", paymentRequired: challenge });
+
+    const required = unpaid.answers[0]?.result?.paymentRequired as PaymentRequired;
+    const header = await signPayment(required, buyer);
+    const payment = decodePaymentSignatureHeader(header);
+    const paid = await rpc(service.url, call(2, "verifyPayment", args, { ...CAPABILITY, "x402/payment": payment }));
+    const result = paid.answers[0]?.result as Record<string, unknown>;
+    expect(result.resultType).toBe("complete");
+    expect(result.isError).toBeUndefined();
+    expect(result.structuredContent).toMatchObject({ tx_hash: args.tx_hash, verified: false, reason: "tx_not_found" });
+    expect(result._meta).toEqual({
+      "x402/payment-response": expect.objectContaining({ success: true, network: base.id, payer: buyer.address }),
+    });
+    expect(await authorizationUsed(header)).toBe(true);
+
+    // Without the capability, the same unpaid call is the tool-result binding, as before.
+    const plain = await rpc(service.url, call(3, "verifyPayment", args));
+    expect(plain.answers[0]?.result).toEqual({
+      isError: true,
+      structuredContent: challenge,
+      content: [{ type: "text", text: JSON.stringify(challenge) }],
+    });
+  });
+});
