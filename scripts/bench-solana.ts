@@ -60,7 +60,7 @@ async function startMinimalSeller(rpcUrl: string, payTo: string, feePayer: Solan
   app.use(
     paymentMiddleware(
       { [`POST ${PAID_PATH}`]: { accepts: { scheme: "exact", price: "$0.10", network: solana.id, payTo }, description: "bench" } },
-      new x402ResourceServer(client).register(solana.id, new ExactSvmScheme({ rpcUrl })),
+      new x402ResourceServer(client).register(solana.id, new ExactSvmScheme()),
     ),
   );
   app.post(PAID_PATH, (_req, res) => {

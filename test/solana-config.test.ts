@@ -8,6 +8,7 @@ import { startService } from "../src/server/service.ts";
 import { localKey } from "../src/solana/keys.ts";
 
 const base = {
+  PUBLIC_URL: "https://api.example.com",
   RPC_URL: "https://mainnet.base.org",
   PAY_TO: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
   FACILITATOR_URL: "https://facilitator.payai.network",

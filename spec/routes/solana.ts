@@ -216,7 +216,15 @@ export const solanaDefiSentiment = defineRoute({
   ...defiSentiment,
   path: "/v1/defi-sentiment",
   operationId: "solanaDefiSentiment",
-  summary: "DeFi sentiment for Solana assets and protocols: funding, open interest, price change and protocol TVL, with a stated score",
+  summary: "DeFi sentiment on Solana (funding, open interest, TVL), scored",
+  // Shorter field descriptions than the Base route's: the challenge also carries a fee payer and a blockhash.
+  body: Type.Object(
+    {
+      asset: Type.Optional(Type.String({ pattern: "^[A-Za-z0-9]{1,20}$", description: "ticker (SOL)" })),
+      protocol: Type.Optional(Type.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9.-]{0,63}$", description: "DefiLlama slug" })),
+    },
+    { additionalProperties: false },
+  ),
   example: { input: { asset: "SOL", protocol: "raydium" } },
 });
 

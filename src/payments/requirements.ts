@@ -113,6 +113,8 @@ export interface AssetQuote {
   network: string;
   asset: string;
   assetExtra: Record<string, unknown>;
+  /** What the server scheme adds to `extra` at run time (a fee payer, a blockhash), as long as it gets: counted when sizing. */
+  sizingExtra?: Record<string, unknown>;
 }
 
 /**
@@ -147,9 +149,11 @@ export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo
       });
       const signIn = declaresSignIn(route) ? Buffer.byteLength(JSON.stringify(signInDeclaration(SIZING_ORIGIN, url, config.network))) : 0;
       let entry = entryWith(true);
-      if (challengeSize(entry, url, signIn) > CHALLENGE_BUDGET) entry = entryWith(false);
-      if (challengeSize(entry, url, signIn) > CHALLENGE_BUDGET) entry = entryWith(false, false);
-      const size = challengeSize(entry, url, signIn);
+      // Fields the server scheme adds at run time (a Solana fee payer and blockhash) count too.
+      const added = signIn + (asset?.sizingExtra ? Buffer.byteLength(JSON.stringify(asset.sizingExtra)) : 0);
+      if (challengeSize(entry, url, added) > CHALLENGE_BUDGET) entry = entryWith(false);
+      if (challengeSize(entry, url, added) > CHALLENGE_BUDGET) entry = entryWith(false, false);
+      const size = challengeSize(entry, url, added);
       if (size > CHALLENGE_BUDGET) {
         throw new Error(
           `${routeKey(route)}: its 402 challenge takes ${size} bytes in base64, over ${CHALLENGE_BUDGET}: shorten its summary, input schema or output example`,

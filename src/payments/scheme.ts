@@ -22,6 +22,8 @@ export interface PaymentScheme {
   decode(header: string): DecodedPayment | PayloadProblem;
   /** Whether the payment carries the payer's own signature (checked locally). */
   signedByPayer(decoded: DecodedPayment): Promise<boolean>;
+  /** What its server scheme adds to `extra` at run time, at full length, counted when challenges are sized. */
+  sizingExtra?: Record<string, unknown>;
   /** Whether its challenges declare Sign-In-With-X (EIP-4361, an EVM wallet's). */
   signIn: boolean;
 }

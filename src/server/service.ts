@@ -571,8 +571,8 @@ async function solanaSiteOf(args: {
       timeoutMs: config.upstreams.timeoutMs,
     },
   };
-  // Challenges carry a recent blockhash read from the RPC, so a buyer needs only getAccountInfo.
-  const gate = args.gate(svmScheme(network, usdcMint, rpcUrl), payTo, facilitator, publicUrl);
+  // Challenges name the fee payer only: the buyer reads a blockhash from its own RPC (src/solana/x402.ts says why).
+  const gate = args.gate(svmScheme(network, usdcMint), payTo, facilitator, publicUrl);
   return { services, gate, publicUrl };
 }
 

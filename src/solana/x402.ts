@@ -53,21 +53,22 @@ export function createSvmFacilitator(feePayer: KeyPairSigner, rpcUrl: string, ne
 }
 
 /**
- * The Solana site's payment scheme for the gate. Challenges carry a recent blockhash read from
- * `rpcUrl` (a buyer then needs only getAccountInfo), and the facilitator's fee payer.
+ * The Solana site's payment scheme for the gate. Challenges name the facilitator's fee payer and
+ * carry no blockhash: with one (the server scheme given an RPC URL) some routes' challenges pass
+ * the 4 KB header budget, and every challenge and paid call would cost a getLatestBlockhash. A
+ * buyer's client reads the blockhash from its own RPC, as stock clients do.
  */
-export function svmScheme(network: string, mint: string, rpcUrl: string | undefined): PaymentScheme {
+export function svmScheme(network: string, mint: string): PaymentScheme {
   return {
     network,
     asset: mint,
     assetExtra: {},
-    register: (server) => {
-      const entry = svmNetwork(network);
-      (rpcUrl ? entry.schemesAt(rpcUrl) : entry.schemes).server(server);
-    },
+    register: (server) => svmNetwork(network).schemes.server(server),
     decode: decodeSvmPayment,
     signedByPayer: svmSignedByPayer,
     signIn: false,
+    // The fee payer the server scheme adds to every challenge (a base58 address, at most 44 characters).
+    sizingExtra: { feePayer: "1".repeat(44) },
   };
 }
 
