@@ -56,7 +56,19 @@ function requestOf(route: RouteDef): { path: string; headers: Record<string, str
     const query = new URLSearchParams(Object.entries(input).map(([k, v]) => [k, String(v)])).toString();
     return { path: query ? `${route.path}?${query}` : route.path, headers: {}, body: "" };
   }
-  return { path: route.path, headers: { "Content-Type": "application/json" }, body: JSON.stringify(input) };
+  // A POST's query parameters (a top-up's amount) go in the query string, the rest in the body.
+  const inQuery = new Set(Object.keys((route.query?.properties ?? {}) as Record<string, unknown>));
+  const query = new URLSearchParams(
+    Object.entries(input)
+      .filter(([k]) => inQuery.has(k))
+      .map(([k, v]) => [k, String(v)]),
+  ).toString();
+  const body = Object.fromEntries(Object.entries(input).filter(([k]) => !inQuery.has(k)));
+  return {
+    path: query ? `${route.path}?${query}` : route.path,
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  };
 }
 
 describe("the raw header block of every 402", () => {

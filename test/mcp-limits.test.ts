@@ -266,7 +266,13 @@ describe("POST /mcp: the org.x402/payment extension binding", () => {
       body: JSON.stringify(args),
     });
     const unpaid = await rpc(service.url, call(1, "verifyPayment", args, CAPABILITY));
-    expect(unpaid.answers[0]?.result).toEqual({ resultType: "payment_required", paymentRequired: challenge });
+    // The same challenge but for its sign-in declaration's nonce and time, fresh in every challenge.
+    const fresh = { nonce: expect.any(String), issuedAt: expect.any(String) };
+    const siwx = challenge.extensions?.["sign-in-with-x"] as { info: Record<string, unknown> } | undefined;
+    const expected = siwx
+      ? { ...challenge, extensions: { ...challenge.extensions, "sign-in-with-x": { ...siwx, info: { ...siwx.info, ...fresh } } } }
+      : challenge;
+    expect(unpaid.answers[0]?.result).toEqual({ resultType: "payment_required", paymentRequired: expected });
 
     const required = unpaid.answers[0]?.result?.paymentRequired as PaymentRequired;
     const header = await signPayment(required, buyer);
@@ -283,10 +289,8 @@ describe("POST /mcp: the org.x402/payment extension binding", () => {
 
     // Without the capability, the same unpaid call is the tool-result binding, as before.
     const plain = await rpc(service.url, call(3, "verifyPayment", args));
-    expect(plain.answers[0]?.result).toEqual({
-      isError: true,
-      structuredContent: challenge,
-      content: [{ type: "text", text: JSON.stringify(challenge) }],
-    });
+    const plainResult = plain.answers[0]?.result as { content: { text: string }[] };
+    expect(plainResult).toEqual({ isError: true, structuredContent: expected, content: [{ type: "text", text: expect.any(String) }] });
+    expect(JSON.parse(plainResult.content[0]?.text as string)).toEqual(expected);
   });
 });

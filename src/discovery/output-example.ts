@@ -28,12 +28,12 @@ function typesOf(schema: JsonSchema): string[] {
 }
 
 /** An example value of `schema`: its first example, its constant, else a minimal value of its type. */
-function sample(schema: JsonSchema, depth: number): unknown {
-  if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
+function sample(schema: JsonSchema, depth: number, examples = true): unknown {
+  if (examples && Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
   if (schema.const !== undefined) return schema.const;
   if (schema.default !== undefined) return schema.default;
   const alternatives = variants(schema);
-  if (alternatives) return sample(alternatives.find((v) => !isNull(v)) ?? (alternatives[0] as JsonSchema), depth);
+  if (alternatives) return sample(alternatives.find((v) => !isNull(v)) ?? (alternatives[0] as JsonSchema), depth, examples);
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
   switch (typesOf(schema)[0]) {
     case "object": {
@@ -43,11 +43,11 @@ function sample(schema: JsonSchema, depth: number): unknown {
       return Object.fromEntries(
         Object.entries(properties)
           .filter(([name]) => required.has(name))
-          .map(([name, property]) => [name, sample(property, depth + 1)]),
+          .map(([name, property]) => [name, sample(property, depth + 1, examples)]),
       );
     }
     case "array":
-      return depth >= EXAMPLE_DEPTH || !schema.items ? [] : [sample(schema.items as JsonSchema, depth + 1)];
+      return depth >= EXAMPLE_DEPTH || !schema.items ? [] : [sample(schema.items as JsonSchema, depth + 1, examples)];
     case "string":
       return "";
     case "integer":
@@ -60,9 +60,12 @@ function sample(schema: JsonSchema, depth: number): unknown {
   }
 }
 
-/** A compact example answer of `response`: its required top-level fields, nested objects and arrays shown empty. */
-export function compactExample(response: TSchema): Record<string, unknown> {
-  const example = sample(JSON.parse(JSON.stringify(response)) as JsonSchema, 0);
+/**
+ * A compact example answer of `response`: its required top-level fields, nested objects and arrays
+ * shown empty; without the schema's `examples` (bare values of each type) when `examples` is false.
+ */
+export function compactExample(response: TSchema, examples = true): Record<string, unknown> {
+  const example = sample(JSON.parse(JSON.stringify(response)) as JsonSchema, 0, examples);
   if (typeof example !== "object" || example === null || Array.isArray(example)) {
     throw new Error("compactExample: a route's response must be a JSON object");
   }

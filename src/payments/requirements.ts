@@ -41,29 +41,36 @@ export const CHALLENGE_BUDGET = HEADER_BLOCK_BUDGET - OTHER_HEADERS_ALLOWANCE;
 const SIZING_ORIGIN = "https://api.example-x402-service.com";
 
 /**
- * Bazaar's description of a route's input and output. The input schema keeps every constraint
- * and drops the prose; the output is the route's own example when it declares one, else a
- * compact example built from its response schema (always, when `ownExample` is false), with the
- * schema's outline unless `outline` is false. `/openapi.json` has the full schemas.
+ * How much of a route's description its challenge carries, from most to least: each step drops
+ * what a client can least do without, until the challenge fits CHALLENGE_BUDGET (see
+ * paymentRoutes). `/openapi.json` always has the full schemas and examples.
  */
-function discoveryOf(route: RouteDef, outline: boolean, ownExample = true) {
+const DISCOVERY_STEPS = [
+  { outline: true, ownExample: true, bare: false, inputSchema: true, inputExample: true },
+  { outline: false, ownExample: true, bare: false, inputSchema: true, inputExample: true },
+  { outline: false, ownExample: false, bare: false, inputSchema: true, inputExample: true },
+  { outline: false, ownExample: false, bare: true, inputSchema: true, inputExample: true },
+  { outline: false, ownExample: false, bare: true, inputSchema: false, inputExample: true },
+  { outline: false, ownExample: false, bare: true, inputSchema: false, inputExample: false },
+] as const;
+type DiscoveryStep = (typeof DISCOVERY_STEPS)[number];
+
+/**
+ * Bazaar's description of a route's input and output at one step: the input schema keeps every
+ * constraint and drops the prose; the output is the route's own example, or a compact one built
+ * from its response schema (with bare values of each type when `bare`), with the schema's outline.
+ */
+function discoveryOf(route: RouteDef, step: DiscoveryStep) {
+  const own = step.ownExample ? (route.example?.output as Record<string, unknown> | undefined) : undefined;
   const output = {
-    example: (ownExample ? (route.example?.output as Record<string, unknown> | undefined) : undefined) ?? compactExample(route.response),
-    ...(outline ? { schema: outlineSchema(route.response) } : {}),
+    example: own ?? compactExample(route.response, !step.bare),
+    ...(step.outline ? { schema: outlineSchema(route.response) } : {}),
   };
-  const input = route.example?.input ?? {};
+  const input = (step.inputExample && route.example?.input) || {};
+  const schema = step.inputSchema ? (route.method === "POST" ? route.body : route.query) : undefined;
   return route.method === "POST"
-    ? declareDiscoveryExtension({
-        bodyType: "json",
-        input,
-        ...(route.body ? { inputSchema: withoutAnnotations(route.body) } : {}),
-        output,
-      })
-    : declareDiscoveryExtension({
-        input,
-        ...(route.query ? { inputSchema: withoutAnnotations(route.query) } : {}),
-        output,
-      });
+    ? declareDiscoveryExtension({ bodyType: "json", input, ...(schema ? { inputSchema: withoutAnnotations(schema) } : {}), output })
+    : declareDiscoveryExtension({ input, ...(schema ? { inputSchema: withoutAnnotations(schema) } : {}), output });
 }
 
 /** The base64 length of the unpaid challenge a route entry produces (x402 adds `x402Version` and `error`). */
@@ -113,15 +120,16 @@ export interface AssetQuote {
   network: string;
   asset: string;
   assetExtra: Record<string, unknown>;
-  /** What the server scheme adds to `extra` at run time (a fee payer, a blockhash), as long as it gets: counted when sizing. */
+  /** What the server scheme adds to `extra` at run time (a fee payer), as long as it gets: counted when sizing. */
   sizingExtra?: Record<string, unknown>;
+  /** False: its challenges declare no Sign-In-With-X (an EVM wallet's). */
+  signIn?: boolean;
 }
 
 /**
  * The x402 routes config of the paid routes among `routes`, keyed `"METHOD /path"`. A route
- * whose challenge would pass CHALLENGE_BUDGET declares its output example without the
- * outline, and then the compact example instead of its own; one that passes it even so is a
- * configuration error, refused here.
+ * whose challenge would pass CHALLENGE_BUDGET declares less of itself, step by step
+ * (DISCOVERY_STEPS); one that passes it even so is a configuration error, refused here.
  */
 export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo: string, asset?: AssetQuote): RoutesConfig {
   const entries = routes
@@ -129,7 +137,8 @@ export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo
     .filter((route) => route.price !== null || route.signIn)
     .map((route) => {
       const url = `${config.publicUrl ?? SIZING_ORIGIN}${route.path}`;
-      const entryWith = (outline: boolean, ownExample = true) => ({
+      const signsIn = declaresSignIn(route) && asset?.signIn !== false;
+      const entryWith = (step: DiscoveryStep) => ({
         accepts: {
           scheme: "exact",
           network: asset?.network ?? config.network,
@@ -141,18 +150,20 @@ export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo
         mimeType: "application/json",
         ...(config.publicUrl ? { resource: url } : {}),
         extensions: {
-          ...discoveryOf(route, outline, ownExample),
+          ...discoveryOf(route, step),
           [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(false),
           // Declared here, filled in per challenge by the gate's extension (a fresh nonce, its origin).
-          ...(declaresSignIn(route) ? { [SIWX_HEADER]: {} } : {}),
+          ...(signsIn ? { [SIWX_HEADER]: {} } : {}),
         },
       });
-      const signIn = declaresSignIn(route) ? Buffer.byteLength(JSON.stringify(signInDeclaration(SIZING_ORIGIN, url, config.network))) : 0;
-      let entry = entryWith(true);
-      // Fields the server scheme adds at run time (a Solana fee payer and blockhash) count too.
+      const signIn = signsIn ? Buffer.byteLength(JSON.stringify(signInDeclaration(SIZING_ORIGIN, url, config.network))) : 0;
+      // Fields the server scheme adds at run time (a Solana fee payer) count too.
       const added = signIn + (asset?.sizingExtra ? Buffer.byteLength(JSON.stringify(asset.sizingExtra)) : 0);
-      if (challengeSize(entry, url, added) > CHALLENGE_BUDGET) entry = entryWith(false);
-      if (challengeSize(entry, url, added) > CHALLENGE_BUDGET) entry = entryWith(false, false);
+      let entry = entryWith(DISCOVERY_STEPS[0]);
+      for (const step of DISCOVERY_STEPS.slice(1)) {
+        if (challengeSize(entry, url, added) <= CHALLENGE_BUDGET) break;
+        entry = entryWith(step);
+      }
       const size = challengeSize(entry, url, added);
       if (size > CHALLENGE_BUDGET) {
         throw new Error(
