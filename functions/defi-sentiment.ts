@@ -8,7 +8,7 @@ import { methodologyFor } from "../src/analytics/methodology.ts";
 import { FULL_SCALE, NEUTRAL_FUNDING_8H_PCT, SENTIMENT_THRESHOLD, SENTIMENT_WEIGHTS, scoreSentiment } from "../src/analytics/sentiment.ts";
 import { analyticsOf } from "../src/analytics/services.ts";
 import { formatExact, parseDecimal } from "../src/analytics/usd-value.ts";
-import { defineFunction } from "../src/context.ts";
+import { defineFunction, type FunctionContext } from "../src/context.ts";
 import { NotFoundError } from "../src/errors.ts";
 
 // Tickers people use for the wrapped or bridged form of an asset that trades as a perpetual.
@@ -27,9 +27,12 @@ function exactProduct(a: string, b: string): number {
   return Number(formatExact({ units: x.units * y.units, scale: x.scale + y.scale }));
 }
 
-export default defineFunction(defiSentiment, async (input, ctx) => {
+export default defineFunction(defiSentiment, (input, ctx) => sentimentOf(input, ctx, "ETH"));
+
+/** The sentiment of `input`, `defaultAsset` when it names neither asset nor protocol (the Solana site's answers SOL). */
+export async function sentimentOf(input: { asset?: string; protocol?: string }, ctx: FunctionContext, defaultAsset: string) {
   const { hyperliquid, defillama } = analyticsOf(ctx);
-  const asset = input.asset ? input.asset.toUpperCase() : input.protocol ? null : "ETH";
+  const asset = input.asset ? input.asset.toUpperCase() : input.protocol ? null : defaultAsset;
   const protocol = input.protocol ?? null;
 
   const [perps, tvl] = await Promise.all([asset ? hyperliquid.perps() : null, protocol ? defillama.protocolTvl(protocol) : null]);
@@ -91,4 +94,4 @@ export default defineFunction(defiSentiment, async (input, ctx) => {
     },
     methodology: methodologyFor("defi-sentiment"),
   };
-});
+}

@@ -36,6 +36,10 @@ import paymentVerify from "./payment-verify.ts";
 import playbookBundleBuy from "./playbook-bundle-buy.ts";
 import playbookBundlePreview from "./playbook-bundle-preview.ts";
 import pricing from "./pricing.ts";
+import solanaDefiSentiment from "./solana-defi-sentiment.ts";
+import solanaDinalibrium from "./solana-dinalibrium.ts";
+import solanaMemeHunter from "./solana-meme-hunter.ts";
+import solanaWalletProfile from "./solana-wallet-profile.ts";
 import status from "./status.ts";
 import tokenCheck from "./token-check.ts";
 import trustLeaderboardGet from "./trust-leaderboard-get.ts";
@@ -101,6 +105,11 @@ export const functions: readonly RouteFunction[] = [
   dinalibrium,
   v1WalletProfile,
   v1DefiSentiment,
+  // spec/routes/solana.ts (the Solana site)
+  solanaMemeHunter,
+  solanaDefiSentiment,
+  solanaDinalibrium,
+  solanaWalletProfile,
 ];
 
 /** Each route of the table to its function, keyed by the route object itself. */

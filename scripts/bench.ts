@@ -38,6 +38,7 @@ export const PARTS: BenchPart[] = [
   { name: "chat", file: "./bench-chat.ts", run: "benchChat" },
   { name: "balance", file: "./bench-balance.ts", run: "benchBalance" },
   { name: "secondary", file: "./bench-secondary.ts", run: "benchSecondary" },
+  { name: "solana", file: "./bench-solana.ts", run: "benchSolana" },
   { name: "free", file: "./bench-free.ts", run: "benchFree" },
   { name: "search", file: "./bench-search.ts", run: "benchSearch" },
   { name: "memory", file: "./bench-memory.ts", run: "benchMemory" },

@@ -3,7 +3,9 @@
  * anyone's) with @x402/fetch and print the answer, the amount paid and the settlement
  * transaction. The key comes from BUYER_PRIVATE_KEY; in local mode a funded devnet buyer
  * from data/devnet.json is used when it is not set. A path is resolved against BASE_URL
- * (default http://127.0.0.1:$PORT, port 4021). Shortcuts: `topup [USD]`, `chat "<message>"
+ * (default http://127.0.0.1:$PORT, port 4021). `--solana` pays the Solana site instead: a path
+ * is resolved against SOLANA_BASE_URL (local mode: the site in data/devnet.json) and the key is
+ * SOLANA_BUYER_KEY (a 64-byte base58 secret; local mode: a devnet Solana buyer). Shortcuts: `topup [USD]`, `chat "<message>"
  * [--balance]` and `balance` (the last two sign in with the buyer's wallet when they use the balance).
  */
 import { existsSync, readFileSync } from "node:fs";
@@ -20,8 +22,11 @@ const USAGE = `usage: npm run buy -- <GET|POST|...> <path-or-url> [json-body]
        npm run buy -- topup [USD]                    top up your prepaid chat balance (default 5)
        npm run buy -- chat "<message>" [--balance]    ask the assistant, per call or from your balance
        npm run buy -- balance                         your balance and its last movements (signed in)
+       npm run buy -- --solana <METHOD> <path-or-url> [json-body]   pay the Solana site in USDC on Solana
   e.g. npm run buy -- POST /api/payment-verify '{"tx_hash":"0x..."}'
-  env: BUYER_PRIVATE_KEY (default in local mode: a devnet buyer from data/devnet.json), BASE_URL, DATA_DIR`;
+       npm run buy -- --solana POST /v1/dinalibrium '{"token":"SOL"}'
+  env: BUYER_PRIVATE_KEY (default in local mode: a devnet buyer from data/devnet.json), BASE_URL, DATA_DIR;
+       SOLANA_BUYER_KEY, SOLANA_BASE_URL, SOLANA_RPC_URL (defaults in local mode: data/devnet.json's solana object)`;
 
 /** A command that cannot run as given: its message says why (exit code 2). */
 export class BuyUsageError extends Error {
@@ -74,6 +79,7 @@ export interface BuyResult {
 
 /** Run `npm run buy -- <args>`: the request, paid when it asks for payment; throws `BuyUsageError` for a command that cannot run. */
 export async function buy(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<BuyResult> {
+  if (args[0] === "--solana") return paySolana(args.slice(1), env);
   const lines: string[] = [];
   const named = await shortcut(args, env);
   // Without a body argument there is no body at all: a GET cannot carry one, and a POST without
@@ -129,6 +135,69 @@ export async function buy(args: string[], env: NodeJS.ProcessEnv = process.env):
   } else {
     lines.push(signIn ? "free: signed in with your wallet" : "no payment was asked for");
   }
+  return { lines, exitCode: res.ok ? 0 : 1 };
+}
+
+/** The Solana buyer: key, RPC and site from the environment, else local mode's devnet.json. */
+async function solanaBuyer(env: NodeJS.ProcessEnv): Promise<{ client: x402Client; address: string; base: string }> {
+  const devnetFile = path.join(env.DATA_DIR || "data", "devnet.json");
+  type LocalSolana = { siteUrl: string; rpcUrl: string; network: string; buyers: { secretKey: string }[] };
+  const local = existsSync(devnetFile) ? (JSON.parse(readFileSync(devnetFile, "utf8")) as { solana?: LocalSolana }).solana : undefined;
+  const secret = env.SOLANA_BUYER_KEY?.trim() || local?.buyers[0]?.secretKey;
+  const rpcUrl = env.SOLANA_RPC_URL?.trim() || local?.rpcUrl;
+  const base = env.SOLANA_BASE_URL?.trim() || local?.siteUrl;
+  if (!secret || !rpcUrl || !base) {
+    fail(
+      `--solana needs SOLANA_BUYER_KEY, SOLANA_RPC_URL and SOLANA_BASE_URL, or the service in local mode (npm start) so that ${devnetFile} names them`,
+    );
+  }
+  const [{ signerFromSecret }, { svmClient }, { solana }] = await Promise.all([
+    import("../src/solana/keys.ts"),
+    import("../src/solana/x402.ts"),
+    import("../src/networks/solana.ts"),
+  ]);
+  const signer = await signerFromSecret(secret).catch(() =>
+    fail("SOLANA_BUYER_KEY must be a 64-byte Solana secret key in base58 or a JSON array (its value is not shown)"),
+  );
+  return { client: svmClient(signer, rpcUrl, local?.network ?? solana.id), address: signer.address, base };
+}
+
+/** `--solana <METHOD> <path-or-url> [json-body]`: pay the Solana site with a Solana key. */
+async function paySolana(args: string[], env: NodeJS.ProcessEnv): Promise<BuyResult> {
+  const [method, target, body] = args;
+  if (!method || !target || args.length > 3) fail(USAGE);
+  if (body !== undefined) {
+    try {
+      JSON.parse(body);
+    } catch {
+      fail(`the body is not valid JSON: ${body}`);
+    }
+  }
+  const { client, address, base } = await solanaBuyer(env);
+  const url = /^https?:\/\//.test(target) ? target : new URL(target, base).toString();
+  let quoted: PaymentRequirements | undefined;
+  client.onAfterPaymentCreation(async (context) => {
+    quoted = context.selectedRequirements as PaymentRequirements;
+  });
+  const started = Date.now();
+  const res = await wrapFetchWithPayment(fetch, client)(url, {
+    method: method.toUpperCase(),
+    ...(body !== undefined ? { headers: { "content-type": "application/json" }, body } : {}),
+  });
+  const text = await res.text();
+  let pretty = text;
+  try {
+    pretty = JSON.stringify(JSON.parse(text), null, 2);
+  } catch {}
+  const lines = [`${method.toUpperCase()} ${url} -> ${res.status} in ${Date.now() - started} ms (Solana buyer ${address})`, pretty];
+  const receipt = res.headers.get("payment-response");
+  if (receipt) {
+    const settlement = decodePaymentResponseHeader(receipt);
+    const amount = quoted ? `${formatUnits(BigInt(quoted.amount), 6)} USDC (${quoted.amount} atomic) to ${quoted.payTo}` : "unknown amount";
+    if (settlement.success) lines.push(`paid: ${amount}`, `settlement: ${settlement.transaction} on ${settlement.network}`);
+    else lines.push(`not charged: settlement failed (${settlement.errorReason ?? "unknown reason"})`);
+  } else
+    lines.push(quoted ? `not charged: the call failed with ${res.status}, so the payment was not settled` : "no payment was asked for");
   return { lines, exitCode: res.ok ? 0 : 1 };
 }
 

@@ -2,12 +2,16 @@
  * `npm run mcp`: a stdio MCP server whose tools are this service's routes on both sites
  * (src/mcp/stdio.ts). It calls BASE_URL (default http://127.0.0.1:$PORT, port 4021) for the
  * `/api/` routes and SECONDARY_BASE_URL (default http://127.0.0.1:$SECONDARY_PORT, port 4022) for
- * the secondary site's (`/v1/` and its `/health`), and pays paid tools with
- * BUYER_PRIVATE_KEY, at most MCP_MAX_PRICE_USD per call and MCP_MAX_SPEND_USD per session
+ * the secondary site's (`/v1/` and its `/health`), and SOLANA_BASE_URL (default
+ * http://127.0.0.1:$SOLANA_PORT, port 4023) for the Solana site's, and pays paid tools with
+ * BUYER_PRIVATE_KEY (Solana's with SOLANA_BUYER_KEY and SOLANA_RPC_URL; in local mode a devnet
+ * Solana buyer from data/devnet.json when they are not set), at most MCP_MAX_PRICE_USD per call and MCP_MAX_SPEND_USD per session
  * (both default 1.00). Stdout carries the MCP messages only; diagnostics go to stderr.
  */
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { routes, secondaryRoutes } from "../spec/routes.ts";
+import { routes, secondaryRoutes, solanaSiteRoutes } from "../spec/routes.ts";
 import { createStdioServer, McpSettingsError, stdioSettingsFromEnv } from "../src/mcp/stdio.ts";
 import { usd } from "../src/mcp/tools.ts";
 
@@ -20,13 +24,25 @@ try {
   process.exit(2);
 }
 
+// Local mode: the devnet's Solana buyer and RPC, unless the environment names them.
+const devnetFile = path.join(process.env.DATA_DIR || "data", "devnet.json");
+const localSolana =
+  !process.env.SOLANA_BUYER_KEY && existsSync(devnetFile)
+    ? (JSON.parse(readFileSync(devnetFile, "utf8")) as { solana?: { siteUrl: string; rpcUrl: string; buyers: { secretKey: string }[] } })
+        .solana
+    : undefined;
+const solanaBuyer =
+  settings.solanaBuyer ?? (localSolana?.buyers[0] ? { secretKey: localSolana.buyers[0].secretKey, rpcUrl: localSolana.rpcUrl } : undefined);
+const solanaBaseUrl = process.env.SOLANA_BASE_URL ? settings.solanaBaseUrl : (localSolana?.siteUrl ?? settings.solanaBaseUrl);
+
 const server = createStdioServer({
   routes,
   secondary: { routes: secondaryRoutes, baseUrl: settings.secondaryBaseUrl },
+  solana: { routes: solanaSiteRoutes, baseUrl: solanaBaseUrl, buyer: solanaBuyer },
   ...settings,
 });
 await server.connect(new StdioServerTransport());
 const buyer = settings.buyer ? `paying as ${settings.buyer.address}` : "no BUYER_PRIVATE_KEY: free tools only";
 console.error(
-  `mcp: ${routes.length + secondaryRoutes.length} tools calling ${settings.baseUrl} and ${settings.secondaryBaseUrl}, ${buyer}, caps ${usd(settings.caps.maxPerCall)} per call and ${usd(settings.caps.maxSession)} per session`,
+  `mcp: ${routes.length + secondaryRoutes.length + solanaSiteRoutes.length} tools calling ${settings.baseUrl}, ${settings.secondaryBaseUrl} and ${solanaBaseUrl} (Solana${solanaBuyer ? "" : ": no SOLANA_BUYER_KEY, free tools only"}), ${buyer}, caps ${usd(settings.caps.maxPerCall)} per call and ${usd(settings.caps.maxSession)} per session`,
 );

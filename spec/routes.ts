@@ -14,6 +14,7 @@ import { contentRoutes } from "./routes/content.ts";
 import { coreRoutes } from "./routes/core.ts";
 import { entityIntelRoutes } from "./routes/entity-intel.ts";
 import { intelRoutes } from "./routes/intel.ts";
+import { solanaRoutes } from "./routes/solana.ts";
 import { statusRoutes } from "./routes/status.ts";
 
 export { health, PaymentVerifyReason, paymentVerify, pricing } from "./routes/core.ts";
@@ -35,15 +36,23 @@ export const paidRoutes: readonly RouteDef[] = routes.filter((r) => r.price !== 
 /** The secondary site's routes (Base token-risk tools under `/v1/`). */
 export const secondaryRoutes: readonly RouteDef[] = baseToolsRoutes;
 
-/** Every route of every site: one payment gate and one function table serve them all. */
-export const allRoutes: readonly RouteDef[] = [...routes, ...secondaryRoutes];
+/** The Solana site's routes (the same `/v1/` paths, read and paid on Solana). */
+export const solanaSiteRoutes: readonly RouteDef[] = solanaRoutes;
 
-const keys = new Set<string>();
+/** Every route of every site: one function table serves them all. */
+export const allRoutes: readonly RouteDef[] = [...routes, ...secondaryRoutes, ...solanaSiteRoutes];
+
+// A path is unique within its site; sites on different origins may share one (`/v1/meme-hunter`).
 const operationIds = new Set<string>();
+for (const siteRoutes of [routes, secondaryRoutes, solanaSiteRoutes]) {
+  const keys = new Set<string>();
+  for (const route of siteRoutes) {
+    const key = `${route.method} ${route.path}`;
+    if (keys.has(key)) throw new Error(`spec/routes: ${key} is declared twice`);
+    keys.add(key);
+  }
+}
 for (const route of allRoutes) {
-  const key = `${route.method} ${route.path}`;
-  if (keys.has(key)) throw new Error(`spec/routes: ${key} is declared twice`);
   if (operationIds.has(route.operationId)) throw new Error(`spec/routes: operationId ${route.operationId} is used twice`);
-  keys.add(key);
   operationIds.add(route.operationId);
 }

@@ -5,14 +5,15 @@
  * the chain client are shared. A site on another chain is one more entry here, with its routes.
  */
 import { base } from "../src/networks/base.ts";
+import { solana } from "../src/networks/solana.ts";
 import type { CaipNetworkId } from "../src/networks/types.ts";
 import type { RouteDef } from "./route.ts";
-import { routes as primaryRoutes, secondaryRoutes } from "./routes.ts";
+import { routes as primaryRoutes, secondaryRoutes, solanaSiteRoutes } from "./routes.ts";
 
 /** One site. */
 export interface SiteDef {
   /** Stable id: names the built landing page (`/sites/<id>`) and the site in logs. */
-  readonly id: "primary" | "base-tools";
+  readonly id: "primary" | "base-tools" | "solana";
   /** The title of its landing page and of its `/openapi.json`. */
   readonly title: string;
   /** One paragraph: what the site answers, for the landing page and the OpenAPI description. */
@@ -29,6 +30,8 @@ export interface SiteDef {
   readonly pages: "all" | readonly string[];
   /** The free route an agent budgets with first, named in the OpenAPI guidance. */
   readonly budgetHint: string;
+  /** How a buyer pays on its network, one sentence for the landing page and discovery documents; default: an EIP-3009 USDC authorisation. */
+  readonly howToPay?: string;
 }
 
 /** The primary site: chain data, x402 intelligence and playbooks under `/api/`. */
@@ -58,8 +61,23 @@ export const baseToolsSite: SiteDef = {
   budgetHint: "GET /health is free; every /v1/ route states its price in this document and in its 402 challenge.",
 };
 
+/** The site on Solana: token-risk and market tools under `/v1/`, paid in USDC on Solana. */
+export const solanaSite: SiteDef = {
+  id: "solana",
+  title: "Token-risk and market tools on Solana",
+  description: `Token-risk and market tools for traders and trading agents on Solana: new tokens with each mint's authorities and Token-2022 extensions read on chain, price equilibrium across Raydium, Orca and Meteora, wallet profiles and DeFi sentiment. Paid per call in USDC on Solana (${solana.id}) with x402 v2.`,
+  networks: [solana.id],
+  apiPrefix: "/v1/",
+  routes: solanaSiteRoutes,
+  landing: "/sites/solana",
+  pages: ["/errors", "/mcp"],
+  budgetHint: "Every /v1/ route states its price in this document and in its 402 challenge.",
+  howToPay:
+    "sign a USDC transfer (TransferChecked) to the quoted payTo with your Solana key, leaving the fee payer named in extra.feePayer to co-sign and pay the fee",
+};
+
 /** Every site, the primary first. */
-export const sites: readonly SiteDef[] = [primarySite, baseToolsSite];
+export const sites: readonly SiteDef[] = [primarySite, baseToolsSite, solanaSite];
 
 /** A site's id. */
 export type SiteId = SiteDef["id"];

@@ -69,6 +69,37 @@ export interface Config {
   entityIntel: EntityIntelConfig;
   /** The secondary site (Base token-risk tools under `/v1/`, spec/sites.ts). */
   secondary: SecondarySiteConfig;
+  /** The Solana site (token-risk and market tools under `/v1/`, paid in USDC on Solana). */
+  solana: SolanaSiteConfig;
+}
+
+/** How the Solana site settles: local mode's fee payer, a fee-payer key of ours, or a remote facilitator. */
+export type SolanaFacilitatorSetting =
+  | { kind: "devnet" }
+  /** SOLANA_FEE_PAYER_KEY: the 64-byte secret key (base58, or a JSON array of 64 numbers); never logged. */
+  | { kind: "self"; secretKey: string }
+  /** SOLANA_FACILITATOR_URL: a facilitator that supports exact on Solana and names its fee payer. */
+  | { kind: "remote"; url: string };
+
+/**
+ * The Solana site. Production: on when SOLANA_HOST or SOLANA_PUBLIC_URL names its host, chosen by
+ * host name on PORT, and then SOLANA_RPC_URL, SOLANA_PAY_TO and a facilitator are required. Local
+ * mode: always on, on its own port, with the in-process chain.
+ */
+export interface SolanaSiteConfig {
+  /** Production: whether the site is served (a host name is set); local mode: always. */
+  enabled: boolean;
+  host: string | undefined;
+  publicUrl: string | undefined;
+  /** SOLANA_PORT, local mode: its own listener (default 4023; 0, a free port, when PORT is 0). */
+  port: number;
+  /** SOLANA_RPC_PORT, local mode: the local chain's JSON-RPC (default 8899, Solana's own; 0 when PORT is 0). */
+  rpcPort: number;
+  /** SOLANA_RPC_URL (production): one or more comma-separated RPC URLs; the first is used. */
+  rpcUrls: string[];
+  /** SOLANA_PAY_TO (production): the wallet whose USDC account receives payments. */
+  payTo: string | undefined;
+  facilitator: SolanaFacilitatorSetting;
 }
 
 /** Per-client limits on free routes and on one payer's calls in flight. */
@@ -321,6 +352,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     else metricsToken = env.METRICS_TOKEN as string;
   }
   const secondary = secondaryFromEnv(env, production, port, publicUrl, problems);
+  const solana = solanaFromEnv(
+    env,
+    production,
+    port,
+    [publicUrl ? new URL(publicUrl).hostname.toLowerCase() : undefined, secondary.host],
+    problems,
+  );
 
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -348,6 +386,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsToken,
     entityIntel,
     secondary,
+    solana,
   };
 }
 
@@ -381,4 +420,127 @@ function secondaryFromEnv(
     problems.push("SECONDARY_HOST names the same host as PUBLIC_URL; the two sites need two host names");
   }
   return { host, publicUrl, port: secondaryPort };
+}
+
+const BASE58_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
+const BASE58 = /^[1-9A-HJ-NP-Za-km-z]+$/;
+const SOLANA_PRODUCTION_VARS = [
+  "SOLANA_HOST",
+  "SOLANA_PUBLIC_URL",
+  "SOLANA_RPC_URL",
+  "SOLANA_PAY_TO",
+  "SOLANA_FEE_PAYER_KEY",
+  "SOLANA_FACILITATOR_URL",
+];
+
+/** The byte length of a base58 string (a key's length check without a library). */
+function base58Length(text: string): number {
+  const alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+  let n = 0n;
+  for (const c of text) n = n * 58n + BigInt(alphabet.indexOf(c));
+  let bytes = 0;
+  for (; n > 0n; n >>= 8n) bytes++;
+  for (const c of text) {
+    if (c !== "1") break;
+    bytes++;
+  }
+  return bytes;
+}
+
+/** The Solana site's settings; problems go to `problems`, each naming its variable. */
+function solanaFromEnv(
+  env: Record<string, string | undefined>,
+  production: boolean,
+  port: number,
+  otherHosts: (string | undefined)[],
+  problems: string[],
+): SolanaSiteConfig {
+  const set = (name: string) => env[name] !== undefined && env[name] !== "";
+  const sitePort = parsePort("SOLANA_PORT", env.SOLANA_PORT, port === 0 ? 0 : 4023, problems);
+  const rpcPort = parsePort("SOLANA_RPC_PORT", env.SOLANA_RPC_PORT, port === 0 ? 0 : 8899, problems);
+  const local: SolanaSiteConfig = {
+    enabled: true,
+    host: undefined,
+    publicUrl: undefined,
+    port: sitePort,
+    rpcPort,
+    rpcUrls: [],
+    payTo: undefined,
+    facilitator: { kind: "devnet" },
+  };
+  if (!production) {
+    for (const name of SOLANA_PRODUCTION_VARS.filter(set)) {
+      problems.push(`${name} is a production setting; local mode runs its own Solana chain (set the production variables to use it)`);
+    }
+    return local;
+  }
+  for (const name of ["SOLANA_PORT", "SOLANA_RPC_PORT"].filter(set)) {
+    problems.push(`${name} is for local mode; in production the Solana site is chosen by SOLANA_HOST on PORT and reads SOLANA_RPC_URL`);
+  }
+  let publicUrl = set("SOLANA_PUBLIC_URL") ? parseUrl("SOLANA_PUBLIC_URL", env.SOLANA_PUBLIC_URL as string, problems) : undefined;
+  let host: string | undefined;
+  if (set("SOLANA_HOST")) {
+    host = (env.SOLANA_HOST as string).trim().toLowerCase();
+    if (!HOST_NAME.test(host)) {
+      problems.push(`SOLANA_HOST must be a host name such as solana.example.com (no scheme, port or path), got "${env.SOLANA_HOST}"`);
+      host = undefined;
+    }
+  } else if (publicUrl) host = new URL(publicUrl).hostname.toLowerCase();
+  if (host && !publicUrl) publicUrl = `https://${host}`;
+  if (!host) {
+    const stray = SOLANA_PRODUCTION_VARS.filter((n) => n !== "SOLANA_HOST" && n !== "SOLANA_PUBLIC_URL" && set(n));
+    if (stray.length > 0)
+      problems.push(`${stray.join(", ")} set without SOLANA_HOST or SOLANA_PUBLIC_URL: the Solana site needs its own host name`);
+    return { ...local, enabled: false };
+  }
+  if (otherHosts.includes(host))
+    problems.push("SOLANA_HOST names the host of another site (PUBLIC_URL or SECONDARY_HOST); each site needs its own host name");
+
+  let rpcUrls: string[] = [];
+  if (!set("SOLANA_RPC_URL")) {
+    problems.push(
+      "SOLANA_RPC_URL is required for the Solana site: a Solana mainnet RPC serving getAccountInfo, getLatestBlockhash, simulateTransaction, sendTransaction, getSignatureStatuses, getBalance, getTokenAccountsByOwner, getTokenLargestAccounts, getTokenSupply, getTokenAccountBalance and getSignaturesForAddress",
+    );
+  } else {
+    rpcUrls = (env.SOLANA_RPC_URL as string)
+      .split(",")
+      .map((u) => u.trim())
+      .filter(Boolean)
+      .flatMap((u) => parseUrl("SOLANA_RPC_URL", u, problems) ?? []);
+  }
+  let payTo: string | undefined;
+  if (!set("SOLANA_PAY_TO"))
+    problems.push("SOLANA_PAY_TO is required for the Solana site: the Solana wallet whose USDC account receives payments");
+  else if (!BASE58_ADDRESS.test((env.SOLANA_PAY_TO as string).trim()) || base58Length((env.SOLANA_PAY_TO as string).trim()) !== 32)
+    problems.push(`SOLANA_PAY_TO must be a Solana address (base58 of 32 bytes), got "${env.SOLANA_PAY_TO}"`);
+  else payTo = (env.SOLANA_PAY_TO as string).trim();
+
+  let facilitator: SolanaFacilitatorSetting = { kind: "devnet" };
+  if (set("SOLANA_FEE_PAYER_KEY") && set("SOLANA_FACILITATOR_URL")) {
+    problems.push("set either SOLANA_FACILITATOR_URL (a remote facilitator) or SOLANA_FEE_PAYER_KEY (settle ourselves), not both");
+  } else if (set("SOLANA_FACILITATOR_URL")) {
+    const url = parseUrl("SOLANA_FACILITATOR_URL", env.SOLANA_FACILITATOR_URL as string, problems);
+    if (url) facilitator = { kind: "remote", url };
+  } else if (set("SOLANA_FEE_PAYER_KEY")) {
+    const key = (env.SOLANA_FEE_PAYER_KEY as string).trim();
+    let length = -1;
+    if (key.startsWith("[")) {
+      try {
+        const bytes = JSON.parse(key) as unknown;
+        if (Array.isArray(bytes) && bytes.every((b) => Number.isInteger(b) && b >= 0 && b < 256)) length = bytes.length;
+      } catch {
+        length = -1;
+      }
+    } else if (BASE58.test(key)) length = base58Length(key);
+    if (length !== 64)
+      problems.push(
+        "SOLANA_FEE_PAYER_KEY must be a 64-byte Solana secret key, in base58 or as a JSON array of 64 numbers; its value is not shown",
+      );
+    else facilitator = { kind: "self", secretKey: key };
+  } else {
+    problems.push(
+      "a Solana facilitator is required for the Solana site: SOLANA_FEE_PAYER_KEY (a funded fee payer, to settle ourselves) or SOLANA_FACILITATOR_URL",
+    );
+  }
+  return { enabled: true, host, publicUrl, port: sitePort, rpcPort, rpcUrls, payTo, facilitator };
 }

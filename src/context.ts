@@ -62,6 +62,8 @@ export interface Services {
   chat?: ChatConfig;
   /** The clock functions read through `ctx.now()` (tests move it); absent: the system clock. */
   now?: () => Date;
+  /** The Solana site's RPC and market data (set on that site's services only). */
+  solana?: import("./solana/reads.ts").SolanaSettings;
 }
 
 /** A payment that the facilitator verified for this request and that settles after a 2xx answer. */

@@ -17,7 +17,7 @@ import type { PaymentPayload, PaymentRequired, SettleResponse } from "@x402/core
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { erc20Abi, type PrivateKeyAccount, parseEventLogs } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { routes, secondaryRoutes } from "../spec/routes.ts";
+import { routes, secondaryRoutes, solanaSiteRoutes } from "../spec/routes.ts";
 import { SpendCaps } from "../src/mcp/spend-caps.ts";
 import { createStdioServer, McpSettingsError, stdioSettingsFromEnv } from "../src/mcp/stdio.ts";
 import { ToolNameClashError } from "../src/mcp/tools.ts";
@@ -91,9 +91,9 @@ describe("npm run mcp: the stdio MCP server", () => {
 
   it("lists every route of both sites as a tool named by its operationId, with its input schema and price", async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual([...routes, ...secondaryRoutes].map((r) => r.operationId));
+    expect(tools.map((t) => t.name)).toEqual([...routes, ...secondaryRoutes, ...solanaSiteRoutes].map((r) => r.operationId));
     expect(new Set(tools.map((t) => t.name)).size).toBe(tools.length);
-    for (const route of [...routes, ...secondaryRoutes]) {
+    for (const route of [...routes, ...secondaryRoutes, ...solanaSiteRoutes]) {
       const tool = tools.find((t) => t.name === route.operationId);
       const schema = route.method === "GET" ? route.query : (route.body ?? route.query);
       const none = { type: "object", properties: {}, additionalProperties: false };

@@ -21,7 +21,7 @@ const BASE_USDC = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
 
 describe("the network registry", () => {
   it("holds Base mainnet with its CAIP-2 id, chain id, v1 name and USDC", () => {
-    expect(NETWORKS.map((n) => n.id)).toEqual(["eip155:8453"]);
+    expect(NETWORKS.map((n) => n.id)).toEqual(["eip155:8453", "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"]);
     expect(DEFAULT_NETWORK).toBe(base);
     expect({ family: base.family, id: base.id, chainId: base.chainId, name: base.name, v1Name: base.v1Name }).toEqual({
       family: "evm",

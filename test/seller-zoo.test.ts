@@ -183,13 +183,27 @@ describe("the rules the zoo proves", () => {
     expect(zooAssessment(report)).toEqual({ score: 0, verdict: "avoid", penalties: ["unreachable"] });
   });
 
-  it("cannot measure a Solana-only seller's payability, and never says pay for it", () => {
+  it("pays a Solana seller with the stock SVM client, and says why a Solana option is unpayable in the client's words", () => {
     const report = reportOf(ZOO.find((r) => r.id === "hand-made v2 on Solana") as ZooRow);
+    expect([report.payable, report.payable_reason]).toEqual([true, null]);
+    expect(zooAssessment(report).penalties).toEqual(["reputation_not_measured"]);
+    const noFeePayer = reportOf(ZOO.find((r) => r.id === "hand-made v2 on Solana without a fee payer") as ZooRow);
+    expect([noFeePayer.payable, noFeePayer.payable_reason]).toEqual([
+      false,
+      "feePayer is required in paymentRequirements.extra for SVM transactions",
+    ]);
+    const wrongMint = reportOf(ZOO.find((r) => r.id.startsWith("hand-made v2 on Solana with a wrong mint")) as ZooRow);
+    expect([wrongMint.payable, wrongMint.payable_reason]).toEqual([false, `the asset "${base.usdc.address}" is not a Solana mint address (base58 of 32 bytes)`]);
+  });
+
+  it("cannot measure a Solana option in a mint it has no RPC to read, and never says pay for it", () => {
+    const report = reportOf(ZOO.find((r) => r.id.startsWith("hand-made v2 on Solana priced in another mint")) as ZooRow);
     expect([report.payable, report.payable_reason]).toEqual([
       null,
       "no option is on a network this checker runs a client for (EVM, eip155:*)",
     ]);
-    expect(zooAssessment(report).penalties).toEqual(["payability_not_measured", "reputation_not_measured"]);
+    // Priced in another token than USDC, its price in USD is not known either.
+    expect(zooAssessment(report).penalties).toEqual(["payability_not_measured", "reputation_not_measured", "price_unknown"]);
     expect(PENALTIES.payability_not_measured.points).toBe(0);
   });
 });

@@ -26,7 +26,7 @@ export interface OpenApiOptions {
   /** Signatures of the origin by the `payTo` key (see src/discovery/ownership-proof.ts); none: not published. */
   ownershipProofs?: readonly string[];
   /** The site the document describes: its title, description, network and budgeting hint (default: the primary site). */
-  site?: Pick<SiteDef, "title" | "description" | "networks" | "budgetHint">;
+  site?: Pick<SiteDef, "title" | "description" | "networks" | "budgetHint" | "howToPay">;
 }
 
 /**
@@ -176,7 +176,7 @@ function priceText(route: RouteDef): string {
 /** `info.x-guidance`: how an agent should use this API, generated from the route table (kept under 4000 characters). */
 export function guidanceOf(
   routes: readonly RouteDef[],
-  site: Pick<SiteDef, "description" | "networks" | "budgetHint"> = primarySite,
+  site: Pick<SiteDef, "description" | "networks" | "budgetHint" | "howToPay"> = primarySite,
 ): string {
   // One line per path and price: a path offered with GET and POST at one price answers one question.
   const byPath = new Map<string, RouteDef[]>();
@@ -217,7 +217,7 @@ export function guidanceOf(
       ? `Chain data, x402 intelligence and playbooks, paid per call in USDC on Base (${base.id}) with x402 v2, scheme exact. No account or key.`
       : `${site.description} Scheme exact. No account or key.`,
     "",
-    "Pay: call without payment; the 402 has the challenge in PAYMENT-REQUIRED (base64 JSON) and the body. Sign an EIP-3009 TransferWithAuthorization for accepts[0].amount to accepts[0].payTo; repeat the request with it in PAYMENT-SIGNATURE (or X-Payment). PAYMENT-RESPONSE names the settlement.",
+    `Pay: call without payment; the 402 has the challenge in PAYMENT-REQUIRED (base64 JSON) and the body. ${site.howToPay ? `For accepts[0].amount, ${site.howToPay}` : "Sign an EIP-3009 TransferWithAuthorization for accepts[0].amount to accepts[0].payTo"}; repeat the request with it in PAYMENT-SIGNATURE (or X-Payment). PAYMENT-RESPONSE names the settlement.`,
     "",
     `Budget: ${site.budgetHint} A status >= 400 is never charged.`,
     "",
@@ -250,7 +250,7 @@ export function buildOpenApi(
     info: {
       title: site.title,
       version: "1.0.0",
-      description: `${site.description} Call without payment to get the 402 challenge, sign an EIP-3009 authorisation, and repeat the call with it in X-Payment (or PAYMENT-SIGNATURE). A call that fails is never charged. Service build ${version}.`,
+      description: `${site.description} Call without payment to get the 402 challenge, ${site.howToPay ?? "sign an EIP-3009 authorisation"}, and repeat the call with it in X-Payment (or PAYMENT-SIGNATURE). A call that fails is never charged. Service build ${version}.`,
       contact: { name: "Service pages and error codes", url: `${origin}/` },
       license: { name: "Proprietary: answers are for the paying caller's own use", url: `${origin}/#terms` },
       "x-guidance": guidanceOf(routes, site),

@@ -17,14 +17,16 @@ export function wellKnownFile(distDir: string, site: Pick<SiteDef, "id">): strin
 }
 
 /** The `/.well-known/x402` document of `routes`, paid on the site's first network (default: the primary site's). */
-export function buildWellKnown(routes: readonly RouteDef[], site: Pick<SiteDef, "networks"> = primarySite): Record<string, unknown> {
+export function buildWellKnown(
+  routes: readonly RouteDef[],
+  site: Pick<SiteDef, "networks" | "howToPay"> = primarySite,
+): Record<string, unknown> {
   const paid = routes.filter((r) => r.price !== null);
   const network = site.networks[0];
   return {
     version: 1,
     resources: paid.map(routeKey),
-    instructions:
-      "Every resource is paid per call in USDC on Base with x402 v2 (scheme exact). Call it without payment to receive HTTP 402 with the challenge in the PAYMENT-REQUIRED header and the body; sign an EIP-3009 transferWithAuthorization for the quoted amount to the quoted payTo; repeat the call with the payload in X-Payment or PAYMENT-SIGNATURE. The answer comes with a PAYMENT-RESPONSE header naming the settlement transaction. Failed calls (any status >= 400) are never charged. Full schemas: /openapi.json.",
+    instructions: `Every resource is paid per call in USDC on ${networkById(network)?.name ?? network} with x402 v2 (scheme exact). Call it without payment to receive HTTP 402 with the challenge in the PAYMENT-REQUIRED header and the body; ${site.howToPay ?? "sign an EIP-3009 transferWithAuthorization for the quoted amount to the quoted payTo"}; repeat the call with the payload in X-Payment or PAYMENT-SIGNATURE. The answer comes with a PAYMENT-RESPONSE header naming the settlement transaction. Failed calls (any status >= 400) are never charged. Full schemas: /openapi.json.`,
     x402Version: 2,
     network,
     asset: networkById(network)?.usdc.address,

@@ -25,6 +25,7 @@ import { findDefaultAsset } from "@x402/evm";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { isCaip2, isV1NetworkName, knownTokenDomain, normaliseNetwork } from "./networks.ts";
+import { isSolanaOption, solanaOptionPayability } from "./solana-payability.ts";
 
 /** The client families reported, reference first. */
 export const CLIENT_FAMILIES = ["@x402/core", "x402@1"] as const;
@@ -266,6 +267,7 @@ async function optionPayability(
   option: unknown,
   probe: Eip3009Probe | undefined,
 ): Promise<OptionPayability> {
+  if (isSolanaOption(required.x402Version, option)) return solanaOptionPayability(index, required, option);
   if (outOfReach(required.x402Version, option)) {
     const byDefault = await sign(defaultClient, required, option);
     return {

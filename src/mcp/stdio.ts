@@ -35,6 +35,8 @@ export const DEFAULT_MAX_PRICE_USD = "1.00";
 /** A tool and the origin its route is served on. */
 interface SiteTool extends RouteTool {
   baseUrl: string;
+  /** Paid in USDC on Solana, with the Solana buyer. */
+  solana?: boolean;
 }
 
 /** What the stdio server needs. */
@@ -47,6 +49,12 @@ export interface StdioServerOptions {
    * `http://127.0.0.1:4022`; their operationIds must not clash with the primary's.
    */
   secondary?: { routes: readonly RouteDef[]; baseUrl: string };
+  /**
+   * The Solana site's routes and origin (e.g. `http://127.0.0.1:4023`), and the Solana wallet
+   * that pays them (a 64-byte secret key in base58, and the RPC its client reads); without a
+   * wallet its paid tools answer a tool error.
+   */
+  solana?: { routes: readonly RouteDef[]; baseUrl: string; buyer: SolanaBuyer | undefined };
   /** The wallet that pays; without one, paid tools answer a tool error and only free ones work. */
   buyer: PrivateKeyAccount | undefined;
   caps: SpendCaps;
@@ -54,11 +62,20 @@ export interface StdioServerOptions {
   fetch?: typeof fetch;
 }
 
+/** A Solana buyer of `npm run mcp`: its secret key (base58 or JSON array) and the RPC its client reads. */
+export interface SolanaBuyer {
+  secretKey: string;
+  rpcUrl: string;
+}
+
 /** Settings of `npm run mcp`, from the environment. */
 export interface StdioSettings {
   baseUrl: string;
   /** The secondary site's origin. */
   secondaryBaseUrl: string;
+  /** The Solana site's origin (SOLANA_BASE_URL) and its buyer (SOLANA_BUYER_KEY, SOLANA_RPC_URL). */
+  solanaBaseUrl: string;
+  solanaBuyer: SolanaBuyer | undefined;
   buyer: PrivateKeyAccount | undefined;
   caps: SpendCaps;
 }
@@ -103,10 +120,21 @@ export function stdioSettingsFromEnv(env: Record<string, string | undefined> = p
     if (isHex(hex) && hex.length === 66) buyer = privateKeyToAccount(hex);
     else problems.push("BUYER_PRIVATE_KEY must be a 32-byte hex private key (its value is not shown)");
   }
+  const solanaBaseUrl = origin("SOLANA_BASE_URL", `http://127.0.0.1:${env.SOLANA_PORT?.trim() || 4023}`);
+  const solanaKey = env.SOLANA_BUYER_KEY?.trim();
+  const solanaRpc = env.SOLANA_RPC_URL?.trim();
+  let solanaBuyer: SolanaBuyer | undefined;
+  if (solanaKey) {
+    if (!solanaRpc)
+      problems.push("SOLANA_BUYER_KEY needs SOLANA_RPC_URL: the Solana RPC the buyer's client reads the mint and blockhash from");
+    else if (!/^https?:\/\/[^/]/.test(solanaRpc) || !URL.canParse(solanaRpc))
+      problems.push(`SOLANA_RPC_URL must be an http(s) URL; found "${solanaRpc}"`);
+    else solanaBuyer = { secretKey: solanaKey, rpcUrl: solanaRpc };
+  }
   const maxSession = usdSetting("MCP_MAX_SPEND_USD", env.MCP_MAX_SPEND_USD, DEFAULT_MAX_SPEND_USD, problems);
   const maxPerCall = usdSetting("MCP_MAX_PRICE_USD", env.MCP_MAX_PRICE_USD, DEFAULT_MAX_PRICE_USD, problems);
   if (problems.length > 0) throw new McpSettingsError(problems);
-  return { baseUrl, secondaryBaseUrl, buyer, caps: new SpendCaps({ maxPerCall, maxSession }) };
+  return { baseUrl, secondaryBaseUrl, solanaBaseUrl, solanaBuyer, buyer, caps: new SpendCaps({ maxPerCall, maxSession }) };
 }
 
 /** Only USDC on a network the service settles on: the caps are counted in USDC. */
@@ -126,10 +154,30 @@ function capDetails(caps: SpendCaps, price: bigint): Record<string, string> {
   return { price_usd: usd(price), max_price_usd: usd(caps.maxPerCall), max_spend_usd: usd(caps.maxSession), spent_usd: usd(caps.spent) };
 }
 
+/** The Solana buyer's x402 client, built once (its key is checked at the first paid call). */
+const solanaClients = new WeakMap<SolanaBuyer, Promise<x402Client>>();
+
+function solanaClient(buyer: SolanaBuyer): Promise<x402Client> {
+  let client = solanaClients.get(buyer);
+  if (!client) {
+    client = (async () => {
+      const [{ signerFromSecret }, { svmClient }, { solana }] = await Promise.all([
+        import("../solana/keys.ts"),
+        import("../solana/x402.ts"),
+        import("../networks/solana.ts"),
+      ]);
+      return svmClient(await signerFromSecret(buyer.secretKey), buyer.rpcUrl, solana.id);
+    })();
+    client.catch(() => solanaClients.delete(buyer));
+    solanaClients.set(buyer, client);
+  }
+  return client;
+}
+
 /** The buyer's client for one call: it reserves the challenge's amount against the caps before signing. */
-function payingFetch(options: StdioServerOptions, buyer: PrivateKeyAccount, held: Held) {
-  const client = new x402Client();
-  registerExactEvmScheme(client, { signer: buyer });
+function payingFetch(options: StdioServerOptions, buyer: PrivateKeyAccount | x402Client, held: Held) {
+  const client = buyer instanceof x402Client ? buyer : new x402Client();
+  if (!(buyer instanceof x402Client)) registerExactEvmScheme(client, { signer: buyer });
   // The hook below is the one limit on amounts, so a refusal names the setting to change;
   // x402's default restriction to known assets stays on.
   client.setSpendControls({ maxAmountPerPayment: false });
@@ -169,10 +217,13 @@ async function callPaidTool(
   // A price chosen by the caller (a top-up's amount) is checked at that amount; the challenge is checked again.
   const chosen = route.dynamicPrice ? args?.[route.dynamicPrice] : undefined;
   const price = typeof chosen === "number" && chosen > 0 ? BigInt(atomicUsdc(chosen)) : (priceAtomic(route) as bigint);
-  if (!options.buyer) {
+  const onSolana = entry.solana === true;
+  const solanaBuyer = options.solana?.buyer;
+  if (onSolana ? !solanaBuyer : !options.buyer) {
+    const setting = onSolana ? "SOLANA_BUYER_KEY and SOLANA_RPC_URL" : "BUYER_PRIVATE_KEY";
     return toolError(
       "buyer_key_missing",
-      `${entry.tool.name} costs ${usd(price)} per call; set BUYER_PRIVATE_KEY to let this MCP server pay. Nothing was paid.`,
+      `${entry.tool.name} costs ${usd(price)} per call; set ${setting} to let this MCP server pay. Nothing was paid.`,
     );
   }
   // The route table's price first: an over-cap call makes no request at all.
@@ -180,7 +231,16 @@ async function callPaidTool(
   if (refused) return toolError("spend_cap_exceeded", refused, capDetails(options.caps, price));
 
   const held: Held = {};
-  const pay = payingFetch(options, options.buyer, held);
+  let payer: PrivateKeyAccount | x402Client;
+  try {
+    payer = onSolana ? await solanaClient(solanaBuyer as SolanaBuyer) : (options.buyer as PrivateKeyAccount);
+  } catch (error) {
+    return toolError(
+      "buyer_key_missing",
+      `SOLANA_BUYER_KEY cannot sign: ${error instanceof Error ? error.message : String(error)}. Nothing was paid.`,
+    );
+  }
+  const pay = payingFetch(options, payer, held);
   let response: Response;
   try {
     response = await pay(routeRequest(entry.route, args, entry.baseUrl));
@@ -205,13 +265,18 @@ async function callPaidTool(
 
 /** The stdio MCP server: lists every route of both sites as a tool and calls the service, paying within the caps. */
 export function createStdioServer(options: StdioServerOptions): Server {
-  const siteTools = (routes: readonly RouteDef[], baseUrl: string): SiteTool[] => routeTools(routes).map((t) => ({ ...t, baseUrl }));
+  const siteTools = (routes: readonly RouteDef[], baseUrl: string, solana = false): SiteTool[] =>
+    routeTools(routes).map((t) => ({ ...t, baseUrl, ...(solana ? { solana } : {}) }));
   const tools = uniqueTools([
     ...siteTools(options.routes, options.baseUrl),
     ...(options.secondary ? siteTools(options.secondary.routes, options.secondary.baseUrl) : []),
+    ...(options.solana ? siteTools(options.solana.routes, options.solana.baseUrl, true) : []),
   ]);
   const { caps } = options;
-  const origins = options.secondary ? `${options.baseUrl} (/api/) and ${options.secondary.baseUrl} (/v1/)` : options.baseUrl;
+  const origins = [
+    options.secondary ? `${options.baseUrl} (/api/) and ${options.secondary.baseUrl} (/v1/)` : options.baseUrl,
+    ...(options.solana ? [` and ${options.solana.baseUrl} (/v1/ on Solana, paid in USDC on Solana)`] : []),
+  ].join("");
   const server = new Server(
     { name: packageJson.name, version: packageJson.version },
     {

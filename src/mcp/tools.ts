@@ -9,6 +9,8 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { formatUnits } from "viem";
 import { atomicUsdc, type RouteDef } from "../../spec/route.ts";
+import { sites } from "../../spec/sites.ts";
+import { networkById } from "../networks/index.ts";
 
 /** One tool and the route it calls. */
 export interface RouteTool {
@@ -58,14 +60,21 @@ function inputSchemaOf(route: RouteDef): Tool["inputSchema"] {
   return schema ? (JSON.parse(JSON.stringify(schema)) as Tool["inputSchema"]) : { ...NO_INPUT };
 }
 
+/** The name of the network a route is paid on: its site's first (a route outside the table: Base, the primary's). */
+function networkNameOf(route: RouteDef): string {
+  const site = sites.find((s) => s.routes.includes(route));
+  return (site && networkById(site.networks[0])?.name) ?? "Base";
+}
+
 function descriptionOf(route: RouteDef): string {
   const atomic = priceAtomic(route);
+  const network = networkNameOf(route);
   const price =
     atomic === null
       ? "Price: free, no payment needed."
       : route.dynamicPrice
-        ? `Price: the ${route.dynamicPrice} you choose, in USD (default ${usd(atomic)}), paid in USDC on Base with x402; a call that fails is not charged.`
-        : `Price: ${usd(atomic)} per call, paid in USDC on Base with x402; a call that fails is not charged.`;
+        ? `Price: the ${route.dynamicPrice} you choose, in USD (default ${usd(atomic)}), paid in USDC on ${network} with x402; a call that fails is not charged.`
+        : `Price: ${usd(atomic)} per call, paid in USDC on ${network} with x402; a call that fails is not charged.`;
   const summary = /[.!?]$/.test(route.summary) ? route.summary : `${route.summary}.`;
   return `${summary}\n\n${route.description}\n\n${price}\nHTTP: ${route.method} ${route.path}.`;
 }

@@ -5,10 +5,11 @@
  * module (./evm.ts for EVM). Nothing outside src/networks/ names a chain id or a USDC address.
  */
 import { base } from "./base.ts";
-import type { EvmNetwork, Network } from "./types.ts";
+import { solana } from "./solana.ts";
+import type { EvmNetwork, Network, SvmNetwork } from "./types.ts";
 
 /** Every network of the registry. */
-export const NETWORKS: readonly Network[] = [base];
+export const NETWORKS: readonly Network[] = [base, solana];
 
 /** The network the service settles on when NETWORK is not set. */
 export const DEFAULT_NETWORK: EvmNetwork = base;
@@ -22,6 +23,13 @@ export function networkById(id: string): Network | undefined {
 export function evmNetwork(id: string): EvmNetwork {
   const network = networkById(id);
   if (network?.family !== "evm") throw new Error(`no EVM network ${id} in the registry (src/networks/)`);
+  return network;
+}
+
+/** The Solana entry with CAIP-2 id `id`; throws when there is none. */
+export function svmNetwork(id: string): SvmNetwork {
+  const network = networkById(id);
+  if (network?.family !== "svm") throw new Error(`no Solana network ${id} in the registry (src/networks/)`);
   return network;
 }
 

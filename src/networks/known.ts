@@ -55,7 +55,6 @@ const OTHERS: readonly KnownNetwork[] = [
   { id: "eip155:1329", v1Names: ["sei"] },
   { id: "eip155:1328", v1Names: ["sei-testnet"] },
   { id: "eip155:4689", v1Names: ["iotex"] },
-  { id: "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp", v1Names: ["solana"], usdc: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v" },
   { id: "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1", v1Names: ["solana-devnet"] },
 ];
 

@@ -9,6 +9,7 @@ import type { x402Client } from "@x402/core/client";
 import type { x402Facilitator } from "@x402/core/facilitator";
 import type { x402ResourceServer } from "@x402/core/server";
 import type { ClientEvmSigner, toFacilitatorEvmSigner } from "@x402/evm";
+import type { ClientSvmSigner, FacilitatorSvmSigner } from "@x402/svm";
 import type { Address, Chain } from "viem";
 
 /** A CAIP-2 chain id, `namespace:reference` (x402 v2 writes networks this way). */
@@ -78,8 +79,17 @@ export interface EvmNetwork extends NetworkCommon<"evm"> {
   local: LocalChain<import("../local/devnet/devnet.ts").DevnetOptions, import("../local/devnet/devnet.ts").Devnet>;
 }
 
-/**
- * Any network of the registry. A second family adds its interface (extending
- * `NetworkCommon<"svm">`, say) to this union; code that needs one family narrows on `family`.
- */
-export type Network = EvmNetwork;
+/** A Solana (SVM) network. */
+export interface SvmNetwork extends NetworkCommon<"svm"> {
+  id: `solana:${string}`;
+  /** USDC's mint. */
+  usdc: PaymentAsset;
+  /** Registrations reading the network's public RPC. */
+  schemes: SchemeRegistrations<ClientSvmSigner, FacilitatorSvmSigner>;
+  /** Registrations reading `rpcUrl`: challenges carry its recent blockhash, buyers read the mint there. */
+  schemesAt(rpcUrl: string): SchemeRegistrations<ClientSvmSigner, FacilitatorSvmSigner>;
+  local: LocalChain<import("../solana/devnet.ts").LocalSolanaOptions, import("../solana/devnet.ts").LocalSolanaDevnet>;
+}
+
+/** Any network of the registry; code that needs one family narrows on `family`. */
+export type Network = EvmNetwork | SvmNetwork;

@@ -19,7 +19,9 @@ async function proofsFor(services: Services, origin: string): Promise<readonly s
   const { config, log } = services;
   const configured = config.ownershipProofs ?? [];
   if (configured.length === 0) {
-    const local = config.mode === "local" ? await devnetOwnershipProof(config.payTo, origin) : undefined;
+    // Proofs are EIP-191 signatures by an EVM payTo; a site paid on another family publishes none.
+    const local =
+      config.mode === "local" && config.network.startsWith("eip155:") ? await devnetOwnershipProof(config.payTo, origin) : undefined;
     return local ? [local] : [];
   }
   for (const [index, proof] of configured.entries()) {

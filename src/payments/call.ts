@@ -62,6 +62,8 @@ export type RefusalCode = Extract<
 export interface GateCore {
   readonly options: GateOptions;
   readonly http: x402HTTPResourceServer;
+  /** The site's network family: how its payment headers are read and whose signature they carry. */
+  readonly scheme: import("./scheme.ts").PaymentScheme;
   /** x402's view of the request, with `payment` as its payment header. */
   context(attempt: Attempt, payment: string | undefined): HTTPRequestContext;
   /** 402: the challenge, its `error` the reason, with the service's error object saying why; nothing charged. */

@@ -24,7 +24,6 @@ import {
   x402ResourceServer,
 } from "@x402/core/server";
 import type { PaymentRequired } from "@x402/core/types";
-import { registerExactEvmScheme } from "@x402/evm/exact/server";
 import { bazaarResourceServerExtension } from "@x402/extensions/bazaar";
 import { paymentIdentifierResourceServerExtension } from "@x402/extensions/payment-identifier";
 import { type RouteDef, routeKey } from "../../spec/route.ts";
@@ -43,6 +42,7 @@ import type { InFlightRegistry } from "./inflight.ts";
 import { PerCallPayment, paymentUnavailable } from "./per-call.ts";
 import { paymentRoutes } from "./requirements.ts";
 import { boughtBy } from "./reread.ts";
+import { evmScheme, type PaymentScheme } from "./scheme.ts";
 import { checkSignIn, isRefusal, SIWX_HEADER, type SignedIn, type SignInRefusal, signInDeclaration, useSignIn } from "./sign-in.ts";
 
 export type { PaidCall, PaidOutcome, PaidRun } from "./call.ts";
@@ -61,6 +61,8 @@ export interface GateOptions {
   log: Logger;
   /** Told how each paid call ended and how long the facilitator took (the metrics). */
   observer?: PaymentObserver;
+  /** The site's network family (asset quoted, x402 scheme, how a payment header is read); default: EVM with `config.usdc`. */
+  scheme?: PaymentScheme;
 }
 
 /** Observes the payment gate (src/metrics/metrics.ts counts what it is told). */
@@ -96,6 +98,7 @@ const decoder = new TextDecoder();
 export class PaymentGate implements GateCore {
   readonly options: GateOptions;
   readonly http: x402HTTPResourceServer;
+  readonly scheme: PaymentScheme;
   private readonly perCall: PerCallPayment;
   private initialized: Promise<void> | undefined;
   /** The origin this site listens on (local mode). */
@@ -105,20 +108,30 @@ export class PaymentGate implements GateCore {
     this.options = options;
     const { config, payTo, routes, log } = options;
     const server = new x402ResourceServer(new GuardedFacilitator(options.facilitator, log, config.payments.timeoutMs));
-    registerExactEvmScheme(server, { networks: [config.network] });
+    this.scheme =
+      options.scheme ??
+      evmScheme(config.network, {
+        name: config.usdc.name,
+        version: config.usdc.version,
+        chainId: config.chainId,
+        verifyingContract: config.usdc.address,
+      });
+    this.scheme.register(server);
     server.registerExtension(bazaarResourceServerExtension);
     server.registerExtension(paymentIdentifierResourceServerExtension);
     // x402's own `createSIWxResourceServerExtension` adds a 0.7 KB schema to every challenge and
     // takes its origin at construction (local mode learns it on listening): its declaration is ours.
-    server.registerExtension({
-      key: SIWX_HEADER,
-      dynamicInfoFields: ["nonce", "issuedAt"],
-      enrichPaymentRequiredResponse: async (_declared, context) => {
-        const origin = this.signInOrigin();
-        return origin ? signInDeclaration(origin, context.resourceInfo.url, config.network) : undefined;
-      },
-    });
-    this.http = new x402HTTPResourceServer(server, paymentRoutes(routes, config as Config, payTo));
+    // Sign-in is an EVM wallet's (EIP-4361): a site paid on another family declares none.
+    if (this.scheme.signIn)
+      server.registerExtension({
+        key: SIWX_HEADER,
+        dynamicInfoFields: ["nonce", "issuedAt"],
+        enrichPaymentRequiredResponse: async (_declared, context) => {
+          const origin = this.signInOrigin();
+          return origin ? signInDeclaration(origin, context.resourceInfo.url, config.network) : undefined;
+        },
+      });
+    this.http = new x402HTTPResourceServer(server, paymentRoutes(routes, config as Config, payTo, this.scheme));
     this.perCall = new PerCallPayment(this);
   }
 
@@ -341,8 +354,8 @@ export class PaymentGate implements GateCore {
       route: routeKey(route),
       payer: payer as `0x${string}`,
       amount,
-      asset: config.usdc.address,
-      network: config.network,
+      asset: this.scheme.asset as `0x${string}`,
+      network: this.scheme.network,
       nonce: nonce as `0x${string}`,
     };
   }

@@ -36,7 +36,7 @@ import { type Attempt, errorResponse, type GateCore, json, round, withHeaders } 
 import { SETTLEMENT_UNKNOWN } from "./facilitator.ts";
 import { type HeldLeases, holding, releaseAll, whileClaimed } from "./inflight.ts";
 import { KEPT_HEADERS, type KeptAnswer, keepAnswer, keptAnswerOf, MAX_KEPT_ANSWER_BYTES, settleAndKeep } from "./kept-answers.ts";
-import { type DecodedPayment, decodePayment, isProblem, signedByPayer, type TokenDomain } from "./payload.ts";
+import { type DecodedPayment, isProblem } from "./payload.ts";
 import { resolveAuthorization } from "./upkeep.ts";
 
 /** The facilitator's answer to a payment, with the x402 request context it was given. */
@@ -50,7 +50,6 @@ interface Verification {
 /** Per-call x402 payments of one gate. */
 export class PerCallPayment {
   private readonly core: GateCore;
-  private readonly domain: TokenDomain;
   /** The chain's record of authorisations, each read within the payment time budget. */
   private readonly chain: AuthorizationReader;
   private readonly network: `${string}:${string}`;
@@ -59,13 +58,12 @@ export class PerCallPayment {
     this.core = core;
     const { config, authorizations } = core.options;
     this.chain = budgeted(authorizations, config.payments.timeoutMs);
-    this.network = config.network;
-    this.domain = { name: config.usdc.name, version: config.usdc.version, chainId: config.chainId, verifyingContract: config.usdc.address };
+    this.network = core.scheme.network as `${string}:${string}`;
   }
 
   /** Record a decodable payment refused before it was looked at (its input failed the route's schema): never charged. */
   async notCharged(attempt: Attempt, header: string, status: number, reason: string): Promise<void> {
-    const decoded = decodePayment(header);
+    const decoded = this.core.scheme.decode(header);
     if (!isProblem(decoded))
       await insertLedgerRow(this.core.options.store, this.ledgerPayment(attempt, decoded), { outcome: "not_charged", status, reason });
   }
@@ -73,7 +71,7 @@ export class PerCallPayment {
   /** A request carrying a payment header: it pays (or redeems), whatever else the request carries. */
   async pay(attempt: Attempt, header: string): Promise<Response> {
     const { options } = this.core;
-    const decoded = decodePayment(header);
+    const decoded = this.core.scheme.decode(header);
     if (isProblem(decoded)) {
       return this.core.refuse(attempt, "invalid_payload", `The payment header is malformed at ${decoded.field}.`, { ...decoded });
     }
@@ -92,7 +90,7 @@ export class PerCallPayment {
     // An authorisation seen before, or one naming a known id, must carry the payer's own signature,
     // checked before it may hold anything: a stranger copying it from the chain changes nothing.
     const known = seen.settled || seen.open.length > 0 || seen.byId || seen.byIdOpen.length > 0;
-    if (known && !(await signedByPayer(decoded, this.domain))) {
+    if (known && !(await this.core.scheme.signedByPayer(decoded))) {
       return this.core.refuse(attempt, "invalid_payload", "The authorisation's signature is not the payer's.", {
         field: "payload.signature",
         expected: "the payer's EIP-712 signature of exactly this authorisation",
@@ -463,8 +461,8 @@ export class PerCallPayment {
       route: routeKey(attempt.route),
       payer: paid?.payer ?? (a?.from as string),
       amountAtomic: paid?.amount_atomic ?? (a?.value as string),
-      asset: this.core.options.config.usdc.address,
-      network: this.core.options.config.network,
+      asset: this.core.scheme.asset,
+      network: this.core.scheme.network,
       nonce: paid?.nonce ?? (a?.nonce as string),
       validBefore: a && Number.isSafeInteger(Number(a.validBefore)) ? Number(a.validBefore) : null,
       requestHash: attempt.requestHash,

@@ -100,11 +100,11 @@ const DEFAULT_PRICE_CONTEXT = { adapter: { getUrl: () => SIZING_ORIGIN } } as un
  * What a route asks in USDC: its fixed price, or (`RouteDef.dynamicPrice`) the USD amount of that
  * query parameter, `price` when absent. The gate validates the query before quoting it.
  */
-function priceOf(route: RouteDef, config: Config): AssetAmount | ((context: HTTPRequestContext) => AssetAmount) {
+function priceOf(route: RouteDef, config: Config, asset?: AssetQuote): AssetAmount | ((context: HTTPRequestContext) => AssetAmount) {
   const quote = (usd: number): AssetAmount => ({
     amount: atomicUsdc(usd),
-    asset: config.usdc.address,
-    extra: { name: config.usdc.name, version: config.usdc.version, primaryType: PRIMARY_TYPE },
+    asset: asset?.asset ?? config.usdc.address,
+    extra: asset?.assetExtra ?? { name: config.usdc.name, version: config.usdc.version, primaryType: PRIMARY_TYPE },
   });
   const param = route.dynamicPrice;
   if (!param) return quote(route.price ?? 0);
@@ -115,23 +115,35 @@ function priceOf(route: RouteDef, config: Config): AssetAmount | ((context: HTTP
   };
 }
 
+/** The asset a site quotes and its `extra`, when not the EVM USDC of `config` (a site on another network family). */
+export interface AssetQuote {
+  network: string;
+  asset: string;
+  assetExtra: Record<string, unknown>;
+  /** What the server scheme adds to `extra` at run time (a fee payer), as long as it gets: counted when sizing. */
+  sizingExtra?: Record<string, unknown>;
+  /** False: its challenges declare no Sign-In-With-X (an EVM wallet's). */
+  signIn?: boolean;
+}
+
 /**
  * The x402 routes config of the paid routes among `routes`, keyed `"METHOD /path"`. A route
  * whose challenge would pass CHALLENGE_BUDGET declares less of itself, step by step
  * (DISCOVERY_STEPS); one that passes it even so is a configuration error, refused here.
  */
-export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo: `0x${string}`): RoutesConfig {
+export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo: string, asset?: AssetQuote): RoutesConfig {
   const entries = routes
     // A free route read by signing in answers the same 402 form (price 0), which standard clients act on.
     .filter((route) => route.price !== null || route.signIn)
     .map((route) => {
       const url = `${config.publicUrl ?? SIZING_ORIGIN}${route.path}`;
+      const signsIn = declaresSignIn(route) && asset?.signIn !== false;
       const entryWith = (step: DiscoveryStep) => ({
         accepts: {
           scheme: "exact",
-          network: config.network,
+          network: asset?.network ?? config.network,
           payTo,
-          price: priceOf(route, config),
+          price: priceOf(route, config, asset),
           maxTimeoutSeconds: config.maxTimeoutSeconds,
         },
         description: route.summary,
@@ -141,16 +153,18 @@ export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo
           ...discoveryOf(route, step),
           [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(false),
           // Declared here, filled in per challenge by the gate's extension (a fresh nonce, its origin).
-          ...(declaresSignIn(route) ? { [SIWX_HEADER]: {} } : {}),
+          ...(signsIn ? { [SIWX_HEADER]: {} } : {}),
         },
       });
-      const signIn = declaresSignIn(route) ? Buffer.byteLength(JSON.stringify(signInDeclaration(SIZING_ORIGIN, url, config.network))) : 0;
+      const signIn = signsIn ? Buffer.byteLength(JSON.stringify(signInDeclaration(SIZING_ORIGIN, url, config.network))) : 0;
+      // Fields the server scheme adds at run time (a Solana fee payer) count too.
+      const added = signIn + (asset?.sizingExtra ? Buffer.byteLength(JSON.stringify(asset.sizingExtra)) : 0);
       let entry = entryWith(DISCOVERY_STEPS[0]);
       for (const step of DISCOVERY_STEPS.slice(1)) {
-        if (challengeSize(entry, url, signIn) <= CHALLENGE_BUDGET) break;
+        if (challengeSize(entry, url, added) <= CHALLENGE_BUDGET) break;
         entry = entryWith(step);
       }
-      const size = challengeSize(entry, url, signIn);
+      const size = challengeSize(entry, url, added);
       if (size > CHALLENGE_BUDGET) {
         throw new Error(
           `${routeKey(route)}: its 402 challenge takes ${size} bytes in base64, over ${CHALLENGE_BUDGET}: shorten its summary, input schema or output example`,

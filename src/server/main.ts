@@ -58,6 +58,14 @@ async function main(): Promise<void> {
         )
       : undefined;
   devnetStarting?.catch(() => {});
+  // Local mode's Solana runs in this process (litesvm): it seeds while anvil starts.
+  const solanaStarting =
+    config.mode === "local"
+      ? import("../solana/devnet.ts").then(({ startLocalSolana }) =>
+          startLocalSolana({ dataDir: config.dataDir, rpcPort: config.solana.rpcPort }),
+        )
+      : undefined;
+  solanaStarting?.catch(() => {});
 
   // The service's modules and the built Astro bundle load while the local chain starts (anvil
   // runs in its own process): neither waits for the other.
@@ -141,7 +149,9 @@ async function main(): Promise<void> {
   mark("scenario_and_stubs_ready");
 
   let service: Awaited<ReturnType<typeof StartService>>;
+  let solana: Awaited<ReturnType<typeof import("../solana/devnet.ts").startLocalSolana>> | undefined;
   try {
+    solana = await solanaStarting;
     const { startService, astro } = await serviceModules;
     // The heartbeat period (default 30 s) sets how long a paused instance may stay silent before
     // another may take its settlement key over; tests shorten it.
@@ -160,14 +170,30 @@ async function main(): Promise<void> {
         if (phase !== "store_open") mark(phase);
       },
       ...(devnet ? { devnet } : {}),
+      ...(solana
+        ? {
+            solana: {
+              rpcUrl: solana.rpcUrl,
+              network: solana.scenario.network,
+              usdcMint: solana.scenario.usdcMint,
+              payTo: solana.scenario.payTo,
+              feePayer: solana.scenario.feePayer.signer,
+            },
+          }
+        : {}),
       ...(demo ? { crawlAllowLoopback: true } : {}),
     });
   } catch (error) {
     // Refused (another instance settles with this key, the database is unreachable): stop what was started.
+    await solana?.stop();
     await demo?.close();
     await marketStubs?.close();
     await devnet?.stop();
     throw error;
+  }
+  if (solana && service.solanaUrl) {
+    const { solanaDevnetInfo, writeSolanaDevnetInfo } = await import("../solana/devnet.ts");
+    writeSolanaDevnetInfo(path.join(config.dataDir, "devnet.json"), solanaDevnetInfo(solana, service.solanaUrl));
   }
   const lines =
     config.mode === "local" && devnet
@@ -176,6 +202,12 @@ async function main(): Promise<void> {
           `  LOCAL MODE: a development chain on this machine, not Base mainnet. Test USDC only.`,
           `  Service        ${service.url}   (routes: ${service.url}/ , ${service.url}/openapi.json)`,
           `  Secondary site ${service.secondaryUrl}   (Base token-risk tools under /v1/, SECONDARY_PORT=${config.secondary.port}; ${service.secondaryUrl}/openapi.json)`,
+          ...(solana
+            ? [
+                `  Solana site    ${service.solanaUrl}   (tools under /v1/ paid in USDC on ${solana.scenario.network}, SOLANA_PORT=${config.solana.port})`,
+                `  Solana chain   ${solana.rpcUrl}   (litesvm in this process, JSON-RPC; ${solana.seeded ? "seeded now" : "state of an earlier start"} in ${config.dataDir}/solana-state.bin; fee payer ${solana.scenario.feePayer.address}, payTo ${solana.scenario.payTo}, ${solana.scenario.buyers.length} buyers in devnet.json)`,
+              ]
+            : []),
           `  Chain (anvil)  ${devnet.rpcUrl}   chain id ${devnet.chainId}, state in ${config.dataDir}/anvil-state.json`,
           `  USDC           ${devnet.usdc}   (EIP-3009, "USD Coin" v2, 6 decimals)`,
           `  Pay-to         ${devnet.payTo}`,
@@ -207,6 +239,9 @@ async function main(): Promise<void> {
           config.secondary.host
             ? `  Secondary site requests for host ${config.secondary.host} on the same port (public URL ${config.secondary.publicUrl}): Base token-risk tools under /v1/`
             : "  Secondary site off (set SECONDARY_HOST to serve the /v1/ token-risk tools by host name)",
+          config.solana.enabled
+            ? `  Solana site    requests for host ${config.solana.host} (public URL ${config.solana.publicUrl}): tools under /v1/ paid in USDC on Solana; RPC ${new URL(config.solana.rpcUrls[0] as string).host}; ${config.solana.facilitator.kind === "remote" ? `facilitator ${config.solana.facilitator.url}` : "fee payer key set (self-hosted facilitator)"}`
+            : "  Solana site    off (set SOLANA_HOST, SOLANA_RPC_URL, SOLANA_PAY_TO and SOLANA_FEE_PAYER_KEY or SOLANA_FACILITATOR_URL)",
           `  RPC            ${config.rpcUrls.length} URL(s), used in order with fallback`,
           `  Pay-to         ${service.payTo}`,
           `  Facilitator    ${config.facilitator.kind === "remote" ? config.facilitator.url : `self-hosted, gas paid by ${service.facilitatorAddress}`}`,
@@ -240,6 +275,7 @@ async function main(): Promise<void> {
     }
     await demo?.close();
     await marketStubs?.close();
+    await solana?.stop();
     await devnet?.stop();
     log.info("stopped", { signal });
     process.exit(code);

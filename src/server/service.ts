@@ -9,16 +9,17 @@ import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { hostname } from "node:os";
 import path from "node:path";
+import type { KeyPairSigner } from "@solana/kit";
 import type { FacilitatorClient } from "@x402/core/server";
 import type { PublicClient, Transport } from "viem";
 import packageJson from "../../package.json" with { type: "json" };
 import { routeKey } from "../../spec/route.ts";
 import type { allRoutes } from "../../spec/routes.ts";
-import { baseToolsSite, primarySite } from "../../spec/sites.ts";
+import { baseToolsSite, primarySite, solanaSite } from "../../spec/sites.ts";
 import type { AnalyticsSettings } from "../analytics/services.ts";
-import { authorizationReader } from "../chain/authorization.ts";
+import { type AuthorizationReader, authorizationReader } from "../chain/authorization.ts";
 import { createChainClient, rpcTransport } from "../chain/client.ts";
-import { type Config, checkSignInOrigin } from "../config.ts";
+import { type Config, ConfigError, checkSignInOrigin } from "../config.ts";
 import type { Services } from "../context.ts";
 import { runCrawl } from "../intel/crawl.ts";
 import { trustCrawlJob } from "../intel/crawl-schedule.ts";
@@ -26,7 +27,7 @@ import { createIntelServices, type IntelSettings } from "../intel/intel-services
 import { LOCAL_BUYER_INDEX, trustPurchases } from "../intel/purchase-config.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { crawlProgress, createMetrics, observedStore, type ServiceMetrics } from "../metrics/metrics.ts";
-import { evmNetwork } from "../networks/index.ts";
+import { evmNetwork, svmNetwork } from "../networks/index.ts";
 import { HEARTBEAT_MS, type Heartbeat, registerInstance, startHeartbeat, unregisterInstance } from "../operations/instances.ts";
 import { type JobDefinition, type JobName, type JobScheduler, startJobs } from "../operations/jobs.ts";
 import { generateStatus, type JobSchedule, STATUS_INTERVAL_SECONDS } from "../operations/status-feed.ts";
@@ -35,11 +36,13 @@ import type { Resolver } from "../outbound/safe-fetch.ts";
 import { createRemoteFacilitator, createSelfFacilitator } from "../payments/facilitator.ts";
 import { PaymentGate } from "../payments/gate.ts";
 import { type InFlightRegistry, memoryInFlightRegistry, storeInFlightRegistry } from "../payments/inflight.ts";
+import type { PaymentScheme } from "../payments/scheme.ts";
 import { BASE_TIMING, LOCAL_TIMING } from "../payments/settlement-sender.ts";
 import { declaresSignIn } from "../payments/sign-in.ts";
 import { ledgerUpkeepJob } from "../payments/upkeep.ts";
 import { openServiceStore, releaseEmbedded, storeLocationOf } from "../store/configured.ts";
 import type { Store } from "../store/store.ts";
+import { DEXSCREENER_DEFAULT_URL } from "../upstreams/dexscreener.ts";
 import { CDP_DISCOVERY_URL } from "../upstreams/directory-cdp.ts";
 import { X402_LIST_URL } from "../upstreams/directory-x402-list.ts";
 import { type AstroHandler, createApp, loadAstroHandler, siteRouter } from "./app.ts";
@@ -55,11 +58,25 @@ export interface DevnetEndpoints {
   buyers?: readonly { address: `0x${string}`; privateKey: `0x${string}` }[];
 }
 
+/** What local mode's Solana provides to the Solana site. */
+export interface SolanaEndpoints {
+  rpcUrl: string;
+  network: string;
+  usdcMint: string;
+  payTo: string;
+  /** The fee payer the in-process facilitator co-signs with. */
+  feePayer: KeyPairSigner;
+}
+
 /** Options of `startService`; everything but `config` has a production default. */
 export interface StartServiceOptions {
   config: Config;
   /** Required in local mode: the running devnet. */
   devnet?: DevnetEndpoints;
+  /** Local mode: the running local Solana; without it local mode serves no Solana site. */
+  solana?: SolanaEndpoints;
+  /** Replace the Solana site's facilitator (tests). */
+  solanaFacilitator?: FacilitatorClient;
   log?: Logger;
   /** Replace the transport functions read the chain through (tests: a failing RPC stub). */
   readTransport?: Transport;
@@ -112,6 +129,8 @@ export type StartPhase = "store_open" | "instance_registered" | "astro_loaded" |
 export interface RunningService {
   url: string;
   server: Server;
+  /** The Solana site's origin: its own port in local mode, the primary's with SOLANA_HOST in production; undefined: none. */
+  solanaUrl?: string | undefined;
   /**
    * The secondary site's URL: its own port in local mode; in production the primary's URL, where
    * it answers requests naming SECONDARY_HOST (undefined when no secondary host is configured).
@@ -148,6 +167,8 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   }
   checkSignInOrigin(config, primarySite.routes.filter(declaresSignIn).map(routeKey));
 
+  // The Solana fee-payer key is checked before anything is opened: a bad key refuses the start.
+  const solanaFeePayer = await solanaFeePayerOf(config, local, options.solanaFacilitator !== undefined);
   const rpcUrls = local ? [options.devnet?.rpcUrl as string] : config.rpcUrls;
   const chain = evmNetwork(config.network).chainAt(rpcUrls);
   const transport = rpcTransport(rpcUrls);
@@ -386,15 +407,55 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     ...(clock ? { now: clock } : {}),
   });
 
-  // Production: one port, the site chosen by host name. Local mode: the secondary site on its own port.
+  const solana = await solanaSiteOf({
+    config,
+    local,
+    services,
+    endpoints: options.solana,
+    facilitator: options.solanaFacilitator,
+    feePayer: solanaFeePayer,
+    gate: (scheme, payToOf, facilitatorOf, publicUrl) =>
+      new PaymentGate({
+        routes: solanaSite.routes,
+        config: { ...config, publicUrl },
+        payTo: payToOf as `0x${string}`,
+        facilitator: facilitatorOf,
+        store,
+        inFlight,
+        instance,
+        authorizations: NO_AUTHORIZATIONS,
+        log,
+        observer: metrics.payments,
+        scheme,
+      }),
+  });
+  const solanaApp = solana
+    ? createApp({
+        drain,
+        config,
+        site: solanaSite,
+        publicUrl: solana.publicUrl,
+        services: solana.services,
+        gate: solana.gate,
+        astro,
+        clientDir,
+        documentCache: documentCacheOn,
+        metrics,
+        ...(clock ? { now: clock } : {}),
+      })
+    : undefined;
+
+  // Production: one port, the site chosen by host name. Local mode: the secondary and Solana sites on their own ports.
   const byHost = new Map(config.secondary.host ? [[config.secondary.host, secondaryApp]] : []);
+  if (solanaApp && config.solana.host) byHost.set(config.solana.host, solanaApp);
   phase("apps_created");
-  const [server, secondaryServer] = await Promise.all([
+  const [server, secondaryServer, solanaServer] = await Promise.all([
     listen(byHost.size > 0 ? siteRouter(app, byHost) : app, config.port, config.host),
     local ? listen(secondaryApp, config.secondary.port, config.host) : undefined,
+    local && solanaApp ? listen(solanaApp, config.solana.port, config.host) : undefined,
   ]);
-  for (const s of [server, secondaryServer]) if (s) harden(s);
-  const listeners = [server, secondaryServer].filter((s): s is Server => s !== undefined).map(trackConnections);
+  for (const s of [server, secondaryServer, solanaServer]) if (s) harden(s);
+  const listeners = [server, secondaryServer, solanaServer].filter((s): s is Server => s !== undefined).map(trackConnections);
   phase("listening");
   // The jobs start once the service answers: their first runs (the status document) would
   // otherwise compete with the start for the event loop.
@@ -408,6 +469,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   // Local mode: sign-ins bind to the origin each site listens on (production: its public URL).
   primaryGate.listeningAt(url);
   if (secondaryServer) secondaryGate.listeningAt(urlOf(secondaryServer));
+  if (solanaServer) solana?.gate.listeningAt(urlOf(solanaServer));
   let stopped: Promise<{ drained: boolean; inFlight: number }> | undefined;
   const shutdown = (drainMs: number) => {
     stopped ??= (async () => {
@@ -437,6 +499,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     url,
     server,
     secondaryUrl: secondaryServer ? urlOf(secondaryServer) : config.secondary.host ? url : undefined,
+    solanaUrl: solanaServer ? urlOf(solanaServer) : solanaApp && config.solana.host ? url : undefined,
     services,
     metrics,
     payTo,
@@ -448,6 +511,84 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       await shutdown(0);
     },
   };
+}
+
+/** Solana keeps no EIP-3009 authorisation state to read: an open payment's fate is left to its retry. */
+const NO_AUTHORIZATIONS: AuthorizationReader = {
+  isUsed: async () => false,
+  findUse: async () => null,
+  findPayment: async () => null,
+};
+
+/**
+ * The Solana site's services and gate: local mode's chain and fee payer, or production's RPC,
+ * payTo and facilitator (a fee-payer key or a remote URL). Undefined when the site is off.
+ */
+async function solanaSiteOf(args: {
+  config: Config;
+  local: boolean;
+  services: Services;
+  endpoints: SolanaEndpoints | undefined;
+  facilitator: FacilitatorClient | undefined;
+  /** Production's fee payer (SOLANA_FEE_PAYER_KEY), checked before anything was opened. */
+  feePayer: KeyPairSigner | undefined;
+  gate: (scheme: PaymentScheme, payTo: string, facilitator: FacilitatorClient, publicUrl: string | undefined) => PaymentGate;
+}): Promise<{ services: Services; gate: PaymentGate; publicUrl: string | undefined } | undefined> {
+  const { config, local, endpoints } = args;
+  if (local ? !endpoints : !config.solana.enabled) return undefined;
+  const { createSvmFacilitator, svmScheme } = await import("../solana/x402.ts");
+  const entry = svmNetwork(solanaSite.networks[0]);
+  const network = endpoints?.network ?? entry.id;
+  const usdcMint = endpoints?.usdcMint ?? entry.usdc.address;
+  const rpcUrl = endpoints?.rpcUrl ?? (config.solana.rpcUrls[0] as string);
+  const payTo = endpoints?.payTo ?? (config.solana.payTo as string);
+  let facilitator = args.facilitator;
+  if (!facilitator) {
+    const setting = config.solana.facilitator;
+    if (setting.kind === "remote") facilitator = createRemoteFacilitator(setting.url, undefined, config.payments.timeoutMs);
+    else {
+      const feePayer = endpoints?.feePayer ?? args.feePayer;
+      if (!feePayer) throw new Error("the Solana site needs a fee payer: local mode's, or SOLANA_FEE_PAYER_KEY");
+      facilitator = createSvmFacilitator(feePayer, rpcUrl, network);
+    }
+  }
+  const publicUrl = local ? undefined : config.solana.publicUrl;
+  const services: Services = {
+    ...args.services,
+    // The functions see the site's own network, asset and payTo (a CAIP-2 id of another family than the type names).
+    config: {
+      ...args.services.config,
+      publicUrl,
+      network: network as `eip155:${number}`,
+      usdc: usdcMint as `0x${string}`,
+      payTo: payTo as `0x${string}`,
+    },
+    solana: {
+      network,
+      rpcUrl,
+      usdcMint,
+      dexscreenerUrl: config.upstreams.dexscreenerUrl ?? DEXSCREENER_DEFAULT_URL,
+      timeoutMs: config.upstreams.timeoutMs,
+    },
+  };
+  // Challenges name the fee payer only: the buyer reads a blockhash from its own RPC (src/solana/x402.ts says why).
+  const gate = args.gate(svmScheme(network, usdcMint), payTo, facilitator, publicUrl);
+  return { services, gate, publicUrl };
+}
+
+/** Production's Solana fee payer from SOLANA_FEE_PAYER_KEY: its two halves must agree, and it must not be payTo. */
+async function solanaFeePayerOf(config: Config, local: boolean, replaced: boolean): Promise<KeyPairSigner | undefined> {
+  const setting = config.solana.facilitator;
+  if (local || replaced || !config.solana.enabled || setting.kind !== "self") return undefined;
+  const { signerFromSecret } = await import("../solana/keys.ts");
+  // The public half is the fee payer every challenge names: a key whose halves disagree would sign as someone else.
+  const feePayer = await signerFromSecret(setting.secretKey).catch((error: unknown) => {
+    throw new ConfigError([`SOLANA_FEE_PAYER_KEY is not a valid Solana key pair (${(error as Error).message}); its value is not shown`]);
+  });
+  if (feePayer.address === config.solana.payTo) {
+    throw new ConfigError(["SOLANA_PAY_TO is the fee payer's address; the facilitator refuses to settle a payment to its own fee payer"]);
+  }
+  return feePayer;
 }
 
 /** Listen on `host:port` (0: a free port). */

@@ -55,6 +55,8 @@ interface Fixtures {
   protocols: unknown[];
   protocolDetails: Record<string, unknown>;
   hyperliquid: unknown;
+  /** DexScreener's latest token profiles (`/token-profiles/latest/v1`). */
+  profiles: unknown[];
 }
 
 function loadFixtures(dir: URL): Fixtures {
@@ -67,7 +69,11 @@ function loadFixtures(dir: URL): Fixtures {
     protocolDetails[file.slice("defillama-protocol-".length, -".json".length)] = detail;
   }
   return {
-    pairs: read("dexscreener-pairs.json").pairs as Fixtures["pairs"],
+    pairs: [
+      ...(read("dexscreener-pairs.json").pairs as Fixtures["pairs"]),
+      ...(read("dexscreener-solana-pairs.json").pairs as Fixtures["pairs"]),
+    ],
+    profiles: read("dexscreener-token-profiles.json").profiles as unknown[],
     coinPrices: read("defillama-coins-prices.json").coins as Record<string, unknown>,
     coinPercentages: read("defillama-coins-percentage.json").coins as Record<string, unknown>,
     protocols: read("defillama-protocols.json").protocols as unknown[],
@@ -92,6 +98,7 @@ function answer(fixtures: Fixtures, upstream: StubUpstream, method: string, path
   const url = new URL(path, "http://stub");
   const parts = url.pathname.split("/").filter(Boolean);
   if (upstream === "dexscreener" && method === "GET") {
+    if (url.pathname === "/token-profiles/latest/v1") return { status: 200, body: fixtures.profiles };
     // /token-pairs/v1/{chain}/{token} and /tokens/v1/{chain}/{a,b,...}
     const [kind, version, chain, list] = parts;
     if (version !== "v1" || !chain || !list || (kind !== "token-pairs" && kind !== "tokens")) return undefined;

@@ -62,17 +62,20 @@ export function v1Option(url: string, change: Record<string, unknown> = {}): Rec
   );
 }
 
-/** A v2 Solana USDC option. */
-export function solanaOption(): Record<string, unknown> {
-  return {
-    scheme: "exact",
-    network: "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp",
-    amount: "10000",
-    asset: SOLANA_USDC,
-    payTo: ZOO_SOLANA_PAY_TO,
-    maxTimeoutSeconds: 300,
-    extra: { feePayer: "2wKupLR9q6wXYppw8Gr2NvWxKBUqm4PPJKkQfoxHDBg4" },
-  };
+/** A v2 Solana USDC option, with `change` applied (a key set to undefined is removed). */
+export function solanaOption(change: Record<string, unknown> = {}): Record<string, unknown> {
+  return withChanges(
+    {
+      scheme: "exact",
+      network: "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp",
+      amount: "10000",
+      asset: SOLANA_USDC,
+      payTo: ZOO_SOLANA_PAY_TO,
+      maxTimeoutSeconds: 300,
+      extra: { feePayer: "2wKupLR9q6wXYppw8Gr2NvWxKBUqm4PPJKkQfoxHDBg4" },
+    },
+    change,
+  );
 }
 
 function withChanges(base: Record<string, unknown>, change: Record<string, unknown>): Record<string, unknown> {

@@ -81,7 +81,7 @@ export const ZOO: readonly ZooRow[] = [
   row(
     "@dexterai/x402 2.0.0 quick start (Solana)",
     (f) => dexterSeller(f, { chain: "solana" }),
-    { payable: null, conformant: true, discoverable: false, verdict: "pay_with_caution" },
+    { payable: true, conformant: true, discoverable: false, verdict: "pay_with_caution" },
     true,
   ),
   row(
@@ -103,15 +103,31 @@ export const ZOO: readonly ZooRow[] = [
     verdict: "pay",
   }),
   row("hand-made v2 on Solana", hand({ challenge: (url) => v2Challenge(url, [solanaOption()]) }), {
-    payable: null,
+    payable: true,
     conformant: true,
     discoverable: true,
     verdict: "pay_with_caution",
   }),
   row(
-    "hand-made v2 with a Solana and a broken Base option (the Solana option cannot be measured, the Base one fails)",
+    "hand-made v2 with a Solana and a broken Base option (the Solana option pays, the Base one fails)",
     hand({ challenge: (url) => v2Challenge(url, [solanaOption(), v2Option({ extra: undefined })]) }),
+    { payable: true, conformant: false, discoverable: true, verdict: "pay" },
+  ),
+  row(
+    "hand-made v2 on Solana with a wrong mint (Base's USDC contract as the asset)",
+    hand({ challenge: (url) => v2Challenge(url, [solanaOption({ asset: base.usdc.address })]) }),
     { payable: false, conformant: false, discoverable: true, verdict: "avoid" },
+  ),
+  row(
+    "hand-made v2 on Solana without a fee payer",
+    hand({ challenge: (url) => v2Challenge(url, [solanaOption({ extra: {} })]) }),
+    // The challenge's fields are all well formed; the stock client cannot build the transaction without a fee payer.
+    { payable: false, conformant: true, discoverable: true, verdict: "avoid" },
+  ),
+  row(
+    "hand-made v2 on Solana priced in another mint (its token program is read from an RPC the checker has not)",
+    hand({ challenge: (url) => v2Challenge(url, [solanaOption({ asset: "So11111111111111111111111111111111111111112" })]) }),
+    { payable: null, conformant: true, discoverable: true, verdict: "pay_with_caution" },
   ),
   // One broken rule each.
   row("v2 network written as the v1 name base", hand({ challenge: v2({ network: "base" }) }), {

@@ -1,0 +1,229 @@
+/**
+ * Paid calls per second on the Solana site, side by side with a minimal `@x402/express` seller
+ * with the SVM scheme on the same local Solana in the same run: the library's resource server
+ * with `ExactSvmScheme` and an in-process `@x402/svm` facilitator (its own fee payer, the same
+ * JSON-RPC), one priced route answering a small JSON. Both are loaded the same way: 8 buyers,
+ * each paying one call after another with transactions signed beforehand by the stock SVM client
+ * scheme (signing is not counted). Rounds alternate; the table shows each round and the median.
+ * The Solana site's route is `POST /v1/dinalibrium {"token":"SOL"}` (its DexScreener read is
+ * cached after the warm-up), so both answers cost little next to the payment.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { getMintToInstruction } from "@solana-program/token-2022";
+import { x402HTTPClient } from "@x402/core/client";
+import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
+import type { FacilitatorClient } from "@x402/core/server";
+import { paymentMiddleware, x402ResourceServer } from "@x402/express";
+import { ExactSvmScheme } from "@x402/svm/exact/server";
+import express from "express";
+import { ensureBuild } from "../src/build-stamp.ts";
+import { loadConfig } from "../src/config.ts";
+import { startDevnet } from "../src/local/devnet/devnet.ts";
+import { startUpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
+import { createLogger } from "../src/log.ts";
+import { solana } from "../src/networks/solana.ts";
+import { startService } from "../src/server/service.ts";
+import { startLocalSolana } from "../src/solana/devnet.ts";
+import { localKey, type SolanaKey } from "../src/solana/keys.ts";
+import { ataOf, scenarioKeys, TOKEN_PROGRAM, USDC_MINT } from "../src/solana/scenario.ts";
+import { createSvmFacilitator, svmClient } from "../src/solana/x402.ts";
+import { percentile } from "./bench-paid.ts";
+
+const QUICK = process.env.BENCH_QUICK === "1";
+const BUYERS = 8;
+const CALLS_PER_BUYER = Number(process.env.BENCH_SOLANA_CALLS ?? (QUICK ? 10 : 25));
+const ROUNDS = Number(process.env.BENCH_SOLANA_ROUNDS ?? (QUICK ? 1 : 3));
+const PAID_PATH = "/v1/dinalibrium";
+const BODY = JSON.stringify({ token: "SOL" });
+const median = (xs: number[]) => percentile(xs, 50);
+
+/** The minimal seller: what the @x402/express quick start looks like with the SVM scheme and an in-process facilitator on this chain. */
+async function startMinimalSeller(rpcUrl: string, payTo: string, feePayer: SolanaKey) {
+  const facilitator = createSvmFacilitator(feePayer.signer, rpcUrl, solana.id);
+  const settles: number[] = [];
+  const client: FacilitatorClient = {
+    verify: (p, r) => facilitator.verify(p, r),
+    settle: async (p, r) => {
+      const t = performance.now();
+      const result = await facilitator.settle(p, r);
+      settles.push(performance.now() - t);
+      return result;
+    },
+    getSupported: () => facilitator.getSupported(),
+  };
+  const app = express();
+  app.use(express.json());
+  app.use(
+    paymentMiddleware(
+      { [`POST ${PAID_PATH}`]: { accepts: { scheme: "exact", price: "$0.10", network: solana.id, payTo }, description: "bench" } },
+      new x402ResourceServer(client).register(solana.id, new ExactSvmScheme()),
+    ),
+  );
+  app.post(PAID_PATH, (_req, res) => {
+    res.json({ network: solana.id, tokens: [{ symbol: "SOL", weighted_price_usd: 150.03 }] });
+  });
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, "127.0.0.1", () => resolve(s));
+  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    settles,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** 8 buyers, each paying `calls` calls one after another with transactions signed beforehand. */
+async function load(baseUrl: string, buyers: SolanaKey[], rpcUrl: string, calls: number) {
+  const challengeRes = await fetch(`${baseUrl}${PAID_PATH}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: BODY,
+  });
+  const challenge = decodePaymentRequiredHeader(challengeRes.headers.get("payment-required") as string);
+  const headers = await Promise.all(
+    buyers.map(async (buyer) => {
+      const http = new x402HTTPClient(svmClient(buyer.signer, rpcUrl, solana.id));
+      const out: string[] = [];
+      for (let i = 0; i < calls; i++) out.push(encodePaymentSignatureHeader(await http.createPaymentPayload(challenge)));
+      return out;
+    }),
+  );
+  const client: number[] = [];
+  const steps: Record<string, number[]> = { verify: [], fn: [], settle: [] };
+  const started = performance.now();
+  await Promise.all(
+    headers.map(async (own) => {
+      for (const header of own) {
+        const t = performance.now();
+        const res = await fetch(`${baseUrl}${PAID_PATH}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "payment-signature": header },
+          body: BODY,
+        });
+        const text = await res.text();
+        if (res.status !== 200) throw new Error(`a paid call to ${baseUrl} answered ${res.status}: ${text.slice(0, 300)}`);
+        client.push(performance.now() - t);
+        // The service's own step timings (verify, function, settle), from its Server-Timing header.
+        for (const m of (res.headers.get("server-timing") ?? "").matchAll(/(verify|fn|settle);dur=([0-9.]+)/g))
+          steps[m[1] as string]?.push(Number(m[2]));
+      }
+    }),
+  );
+  return { callsPerSecond: (buyers.length * calls) / ((performance.now() - started) / 1000), client, steps };
+}
+
+/** Run the Solana paid-throughput benchmark and print its table. */
+export async function benchSolana(): Promise<void> {
+  await ensureBuild();
+  const dataDir = mkdtempSync(path.join(tmpdir(), "x402-bench-solana-"));
+  // Blocks every minute: transactions signed before a round stay valid through it.
+  const chain = await startLocalSolana({ blockMs: 60_000 });
+  const devnet = await startDevnet({ dataDir, port: 0, persist: false });
+  const stubs = await startUpstreamStubs();
+  const k = await scenarioKeys();
+  // Eight buyers with USDC, and a fee payer of the minimal seller's own.
+  const buyers = await Promise.all(Array.from({ length: BUYERS }, (_, i) => localKey(`bench-buyer-${i}`)));
+  for (const buyer of buyers) {
+    const ata = await ataOf(buyer.address, USDC_MINT);
+    const { getCreateAssociatedTokenIdempotentInstruction } = await import("@solana-program/token-2022");
+    await chain.chain.run(k.feePayer.signer, [
+      getCreateAssociatedTokenIdempotentInstruction({
+        payer: k.feePayer.signer,
+        ata,
+        owner: buyer.address,
+        mint: USDC_MINT,
+        tokenProgram: TOKEN_PROGRAM,
+      }),
+      getMintToInstruction(
+        { mint: USDC_MINT, token: ata, mintAuthority: k.usdcAuthority.signer, amount: 1_000_000_000n },
+        { programAddress: TOKEN_PROGRAM },
+      ),
+    ]);
+  }
+  const minimalFeePayer = await localKey("bench-minimal-fee-payer");
+  chain.chain.airdrop(minimalFeePayer.address, 100_000_000_000n);
+  const service = await startService({
+    config: loadConfig({
+      PORT: "0",
+      LOG_LEVEL: "silent",
+      DATA_DIR: dataDir,
+      RATE_LIMIT_PER_MINUTE: "0",
+      DEXSCREENER_URL: stubs.urls.dexscreener,
+      DEFILLAMA_URL: stubs.urls.defillama,
+      DEFILLAMA_COINS_URL: stubs.urls.defillamaCoins,
+      HYPERLIQUID_URL: stubs.urls.hyperliquid,
+    }),
+    devnet,
+    solana: {
+      rpcUrl: chain.rpcUrl,
+      network: chain.scenario.network,
+      usdcMint: chain.scenario.usdcMint,
+      payTo: chain.scenario.payTo,
+      feePayer: chain.scenario.feePayer.signer,
+    },
+    log: createLogger("silent"),
+    maintenance: false,
+    statusFeed: false,
+  });
+  const minimal = await startMinimalSeller(chain.rpcUrl, chain.scenario.payTo, minimalFeePayer);
+  const site = service.solanaUrl as string;
+  try {
+    await load(minimal.url, buyers, chain.rpcUrl, 2);
+    await load(site, buyers, chain.rpcUrl, 2);
+    const ours: { callsPerSecond: number; clientP50: number; steps: Record<string, number[]> }[] = [];
+    const theirs: { callsPerSecond: number; clientP50: number; settle: number }[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      minimal.settles.length = 0;
+      const ref = await load(minimal.url, buyers, chain.rpcUrl, CALLS_PER_BUYER);
+      theirs.push({ callsPerSecond: ref.callsPerSecond, clientP50: median(ref.client), settle: median(minimal.settles) });
+      const own = await load(site, buyers, chain.rpcUrl, CALLS_PER_BUYER);
+      ours.push({ callsPerSecond: own.callsPerSecond, clientP50: median(own.client), steps: own.steps });
+    }
+    const fmt = (n: number) => +n.toFixed(1);
+    const rows: Record<string, Record<string, number | string>> = {};
+    for (let i = 0; i < ROUNDS; i++) {
+      const o = ours[i] as (typeof ours)[number];
+      const t = theirs[i] as (typeof theirs)[number];
+      rows[`round ${i + 1}`] = {
+        "Solana site calls/s": fmt(o.callsPerSecond),
+        "minimal SVM seller calls/s": fmt(t.callsPerSecond),
+        "ours / minimal": `${((100 * o.callsPerSecond) / t.callsPerSecond).toFixed(0)}%`,
+        "ours client p50 ms": fmt(o.clientP50),
+        "minimal client p50 ms": fmt(t.clientP50),
+        "ours verify / fn / settle p50 ms": `${fmt(median(o.steps.verify ?? []))} / ${fmt(median(o.steps.fn ?? []))} / ${fmt(median(o.steps.settle ?? []))}`,
+        "minimal settle p50 ms": fmt(t.settle),
+      };
+    }
+    const oursRate = median(ours.map((r) => r.callsPerSecond));
+    const refRate = median(theirs.map((r) => r.callsPerSecond));
+    console.log(
+      `\nPaid POST ${PAID_PATH} on Solana, ${BUYERS} buyers x ${CALLS_PER_BUYER} calls, local litesvm chain over its JSON-RPC, ${ROUNDS} alternating round(s); ` +
+        "reference: minimal @x402/express seller with ExactSvmScheme and an in-process @x402/svm facilitator",
+    );
+    console.table(rows);
+    const ratio = oursRate / refRate;
+    console.log(
+      `paid calls/s (median): Solana site ${fmt(oursRate)} vs minimal SVM seller ${fmt(refRate)} = ${(100 * ratio).toFixed(0)}% (target >= 90%)`,
+    );
+    if (ratio < 0.9) process.exitCode = 1;
+  } finally {
+    await minimal.close();
+    await service.close();
+    await stubs.close();
+    await devnet.stop();
+    await chain.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await benchSolana();
+}

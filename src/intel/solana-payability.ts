@@ -1,0 +1,107 @@
+/**
+ * Whether a buyer's stock Solana client can pay a Solana option: `@x402/svm`'s own exact client
+ * scheme parses the option and builds and signs the transfer with a throwaway key made at start
+ * (offline: nothing is sent, no money can move). It reads two things from a Solana RPC that the
+ * seller cannot get wrong: a recent blockhash (a placeholder stands in when the challenge carries
+ * none) and the mint's token program and decimals, known here for USDC; an option in another
+ * mint is not measured (null): the checker reads no Solana RPC.
+ */
+import { generateKeyPairSigner, isAddress, type KeyPairSigner } from "@solana/kit";
+import { x402Client, x402HTTPClient } from "@x402/core/client";
+import { parsePaymentPayload } from "@x402/core/schemas";
+import type { PaymentRequired, PaymentRequirements, SchemeNetworkClient } from "@x402/core/types";
+import { ExactSvmScheme } from "@x402/svm/exact/client";
+import { KNOWN_NETWORKS } from "../networks/known.ts";
+
+const TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
+/** A well-formed blockhash for offline signing: a real buyer reads the latest one itself. */
+const PLACEHOLDER_BLOCKHASH = "11111111111111111111111111111111";
+
+/** Why a Solana option could not be measured (not the seller's fault): the checker answers null for it. */
+export class SolanaNotMeasured extends Error {
+  override name = "SolanaNotMeasured";
+}
+
+let signer: Promise<KeyPairSigner> | undefined;
+
+/** The stock client scheme, with what it would read from the chain for USDC given. */
+class CheckingSvmClient implements SchemeNetworkClient {
+  readonly scheme = "exact";
+
+  async createPaymentPayload(x402Version: number, requirements: PaymentRequirements) {
+    signer ??= generateKeyPairSigner();
+    const usdc = KNOWN_NETWORKS.find((n) => n.id === requirements.network)?.usdc;
+    const known = typeof requirements.asset === "string" && requirements.asset === usdc;
+    // What the client's address codec would refuse, refused here without reading any chain.
+    if (!isAddress(String(requirements.asset)))
+      throw new Error(`the asset ${JSON.stringify(requirements.asset)} is not a Solana mint address (base58 of 32 bytes)`);
+    if (!known) {
+      throw new SolanaNotMeasured(
+        `the mint ${requirements.asset} is not USDC, and this checker reads no Solana RPC to learn its token program`,
+      );
+    }
+    const client = new ExactSvmScheme(await signer);
+    if (known) {
+      // What getAccountInfo answers for USDC's mint: the SPL Token program, 6 decimals.
+      (client as unknown as { mintCache: Map<string, Promise<unknown>> }).mintCache.set(
+        `${requirements.network}:${requirements.asset}`,
+        Promise.resolve({ decimals: 6, programAddress: TOKEN_PROGRAM }),
+      );
+    }
+    const extra = requirements.extra ?? {};
+    const withBlockhash = extra.recentBlockhash
+      ? requirements
+      : { ...requirements, extra: { ...extra, recentBlockhash: PLACEHOLDER_BLOCKHASH } };
+    return client.createPaymentPayload(x402Version, withBlockhash);
+  }
+}
+
+/** The stock client a Solana buyer gets (x402Client with the SVM exact scheme), checking as above. */
+const solanaClient = new x402HTTPClient(new x402Client().register("solana:*", new CheckingSvmClient()));
+
+/** Whether `option` is a Solana option of an x402 v2 challenge (CAIP-2 `solana:*`): the options checked here. */
+export function isSolanaOption(version: unknown, option: unknown): boolean {
+  return (
+    version === 2 &&
+    typeof option === "object" &&
+    option !== null &&
+    String((option as { network?: unknown }).network).startsWith("solana:")
+  );
+}
+
+/** One Solana option's payability, in the shape of the EVM options' (src/intel/x402-clients.ts). */
+export async function solanaOptionPayability(index: number, required: PaymentRequired, option: unknown) {
+  const unmeasured = (reason: string) => ({
+    index,
+    payable: null,
+    reason,
+    refused_by: null,
+    control: null,
+    payable_with_loosened_controls: null,
+  });
+  const refused = (reason: string) => ({
+    index,
+    payable: false,
+    reason,
+    refused_by: "client" as const,
+    control: null,
+    payable_with_loosened_controls: false,
+  });
+  try {
+    const payload = await solanaClient.createPaymentPayload({ ...required, accepts: [option] } as PaymentRequired);
+    // What the client would send must pass @x402/core's own payload schema, as a facilitator checks it.
+    const parsed = parsePaymentPayload(payload);
+    if (!parsed.success) {
+      return refused(
+        `the payment the client produced is not a valid x402 payment: ${parsed.error.issues
+          .slice(0, 3)
+          .map((issue) => `${issue.path.join(".") || "payload"}: ${issue.message}`)
+          .join("; ")}`,
+      );
+    }
+    return { index, payable: true, reason: null, refused_by: null, control: null, payable_with_loosened_controls: true };
+  } catch (error) {
+    const message = ((error instanceof Error ? error.message : String(error)).split("\n")[0] ?? "").slice(0, 300);
+    return error instanceof SolanaNotMeasured ? unmeasured(message) : refused(message || "the client failed without a message");
+  }
+}

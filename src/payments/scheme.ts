@@ -1,0 +1,42 @@
+/**
+ * What the payment gate needs from a network family: how a site's challenges quote the asset,
+ * which x402 server scheme it registers, how a payment header is read into a payer and a
+ * one-time identity (its "nonce"), and how the payer's own signature is checked. The gate takes
+ * one per site from its configuration; the EVM one (EIP-3009 USDC) is the default.
+ */
+import type { x402ResourceServer } from "@x402/core/server";
+import { evmNetwork } from "../networks/index.ts";
+import { type DecodedPayment, decodePayment, type PayloadProblem, signedByPayer, type TokenDomain } from "./payload.ts";
+
+/** A site's payment scheme. */
+export interface PaymentScheme {
+  /** The CAIP-2 network its challenges name. */
+  network: string;
+  /** The asset its challenges quote (the USDC contract or mint). */
+  asset: string;
+  /** The `extra` of its quotes (EIP-712 domain fields on EVM; the server scheme adds the rest, e.g. feePayer). */
+  assetExtra: Record<string, unknown>;
+  /** Register the x402 server scheme for `network` on `server`. */
+  register(server: x402ResourceServer): void;
+  /** A payment header read for shape: payer, identity, payment-identifier id; or the field that is wrong. */
+  decode(header: string): DecodedPayment | PayloadProblem;
+  /** Whether the payment carries the payer's own signature (checked locally). */
+  signedByPayer(decoded: DecodedPayment): Promise<boolean>;
+  /** What its server scheme adds to `extra` at run time, at full length, counted when challenges are sized. */
+  sizingExtra?: Record<string, unknown>;
+  /** Whether its challenges declare Sign-In-With-X (EIP-4361, an EVM wallet's). */
+  signIn: boolean;
+}
+
+/** The EVM exact scheme with EIP-3009 USDC (the primary sites). */
+export function evmScheme(network: string, domain: TokenDomain): PaymentScheme {
+  return {
+    network,
+    asset: domain.verifyingContract,
+    assetExtra: { name: domain.name, version: domain.version, primaryType: "TransferWithAuthorization" },
+    register: (server) => evmNetwork(network).schemes.server(server),
+    decode: decodePayment,
+    signedByPayer: (decoded) => signedByPayer(decoded, domain),
+    signIn: true,
+  };
+}

@@ -1,0 +1,186 @@
+/**
+ * What the Solana site's routes read, through any Solana RPC (the local chain's in local mode, a
+ * provider's in production): a mint's own risk (authorities, Token-2022 extensions, holders'
+ * concentration), a wallet's balances, token accounts and activity, and the verdict.
+ */
+
+import type { Static } from "@sinclair/typebox";
+import { type Address, createSolanaRpc, type Rpc, type SolanaRpcApi } from "@solana/kit";
+import { getMintDecoder, TOKEN_2022_PROGRAM_ADDRESS } from "@solana-program/token-2022";
+import type { MintRisk } from "../../spec/routes/solana.ts";
+import { UpstreamError } from "../errors.ts";
+import { SolanaDexScreener } from "./dexscreener.ts";
+
+const TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
+
+/** Where the Solana site reads. */
+export interface SolanaSettings {
+  network: string;
+  rpcUrl: string;
+  usdcMint: string;
+  dexscreenerUrl: string;
+  timeoutMs: number;
+}
+
+/** The Solana site's readers, built once per settings. */
+export interface SolanaReads {
+  settings: SolanaSettings;
+  rpc: Rpc<SolanaRpcApi>;
+  dex: SolanaDexScreener;
+}
+
+const built = new WeakMap<SolanaSettings, SolanaReads>();
+
+/** The readers of `settings` (cached). */
+export function solanaReads(settings: SolanaSettings | undefined): SolanaReads {
+  if (!settings) throw new Error("the Solana settings were not provided to this context (src/server/service.ts)");
+  let found = built.get(settings);
+  if (!found) {
+    found = { settings, rpc: createSolanaRpc(settings.rpcUrl), dex: new SolanaDexScreener(settings.dexscreenerUrl, settings.timeoutMs) };
+    built.set(settings, found);
+  }
+  return found;
+}
+
+/** One RPC call, its failure a 502 (or 504 past the time budget) naming the Solana RPC. */
+export async function rpcCall<T>(what: string, call: () => Promise<T>, timeoutMs = 10_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new UpstreamError("upstream_timeout", "solana-rpc", `The Solana RPC did not answer ${what} in time.`)),
+      timeoutMs,
+    );
+  });
+  try {
+    return await Promise.race([call(), timeout]);
+  } catch (error) {
+    if (error instanceof UpstreamError) throw error;
+    throw new UpstreamError("upstream_error", "solana-rpc", `The Solana RPC failed ${what}.`, { cause: error });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export type MintRiskAnswer = Static<typeof MintRisk>;
+
+const share = (part: bigint, whole: bigint) => (whole === 0n ? null : Number((part * 1_000_000n) / whole) / 10_000);
+
+/** A mint's risk read on chain; null when the address is not a mint of SPL Token or Token-2022. */
+export async function mintRisk(reads: SolanaReads, mint: string): Promise<MintRiskAnswer | null> {
+  const { rpc, settings } = reads;
+  const info = await rpcCall(
+    "getAccountInfo",
+    () => rpc.getAccountInfo(mint as Address, { encoding: "base64" }).send(),
+    settings.timeoutMs,
+  );
+  const account = info.value;
+  if (!account || (account.owner !== TOKEN_PROGRAM && account.owner !== TOKEN_2022_PROGRAM_ADDRESS)) return null;
+  const data = Buffer.from(account.data[0], "base64");
+  // A token account is not a mint: 165 bytes (or its Token-2022 account type byte, 2).
+  if (data.length !== 82 && !(data.length > 165 && data[165] === 1)) return null;
+  const m = getMintDecoder().decode(data);
+  const ext = {
+    transfer_fee_bps: null as number | null,
+    transfer_fee_max: null as string | null,
+    transfer_hook_program: null as string | null,
+    permanent_delegate: null as string | null,
+    non_transferable: false,
+    default_account_state: null as "initialized" | "frozen" | null,
+  };
+  if (m.extensions.__option === "Some") {
+    for (const e of m.extensions.value) {
+      if (e.__kind === "TransferFeeConfig") {
+        // The fee in force now is the newer one once its epoch is reached; an epoch-0 schedule is always in force.
+        ext.transfer_fee_bps = e.newerTransferFee.transferFeeBasisPoints;
+        ext.transfer_fee_max = e.newerTransferFee.maximumFee.toString();
+      } else if (e.__kind === "TransferHook") ext.transfer_hook_program = e.programId;
+      else if (e.__kind === "PermanentDelegate") ext.permanent_delegate = e.delegate;
+      else if (e.__kind === "NonTransferable") ext.non_transferable = true;
+      else if (e.__kind === "DefaultAccountState") ext.default_account_state = e.state === 2 ? "frozen" : "initialized";
+    }
+  }
+  const [largest, supply] = await Promise.all([
+    rpcCall("getTokenLargestAccounts", () => rpc.getTokenLargestAccounts(mint as Address).send(), settings.timeoutMs),
+    rpcCall("getTokenSupply", () => rpc.getTokenSupply(mint as Address).send(), settings.timeoutMs),
+  ]);
+  const total = BigInt(supply.value.amount);
+  const amounts = largest.value.map((a) => BigInt(a.amount));
+  const top10 = amounts.slice(0, 10).reduce((s, a) => s + a, 0n);
+  return {
+    program: account.owner === TOKEN_PROGRAM ? "spl-token" : "spl-token-2022",
+    decimals: m.decimals,
+    supply: m.supply.toString(),
+    mint_authority: m.mintAuthority.__option === "Some" ? m.mintAuthority.value : null,
+    freeze_authority: m.freezeAuthority.__option === "Some" ? m.freezeAuthority.value : null,
+    extensions: ext,
+    top10_share_pct: share(top10, total),
+    largest_holder_share_pct: amounts.length ? share(amounts[0] as bigint, total) : null,
+  };
+}
+
+/** Above this share of supply, the top 10 holders are a caution reason. */
+export const CONCENTRATION_PCT = 80;
+/** A transfer fee at or above this is high_tax (the Base site's 10%). */
+export const HIGH_TAX_BPS = 1_000;
+
+/** The verdict of a mint's risk, in the Base site's vocabulary, with every reason. */
+export function verdictOf(
+  risk: MintRiskAnswer | null,
+  liquidityUsd: number | null,
+  minLiquidityUsd: number,
+): { verdict: "honeypot" | "high_tax" | "caution" | "ok"; reasons: string[] } {
+  if (!risk) return { verdict: "caution", reasons: ["not a mint on this chain: nothing could be read"] };
+  const honeypot: string[] = [];
+  const highTax: string[] = [];
+  const caution: string[] = [];
+  const e = risk.extensions;
+  if (e.non_transferable) honeypot.push("non-transferable (Token-2022): no holder can sell or send it");
+  if (e.default_account_state === "frozen")
+    honeypot.push("accounts start frozen (Token-2022 default account state): a buyer cannot sell until the authority thaws it");
+  if (risk.freeze_authority) honeypot.push(`freeze authority live (${risk.freeze_authority}): any holder's account can be frozen`);
+  if (e.transfer_fee_bps !== null && e.transfer_fee_bps >= HIGH_TAX_BPS)
+    highTax.push(`transfer fee ${e.transfer_fee_bps / 100}% (Token-2022)`);
+  else if (e.transfer_fee_bps) caution.push(`transfer fee ${e.transfer_fee_bps / 100}% (Token-2022)`);
+  if (e.transfer_hook_program)
+    caution.push(`transfer hook (${e.transfer_hook_program}): a program runs on every transfer and can refuse it`);
+  if (e.permanent_delegate) caution.push(`permanent delegate (${e.permanent_delegate}): can move or burn any holder's tokens`);
+  if (risk.mint_authority) caution.push(`mint authority live (${risk.mint_authority}): supply can grow`);
+  if (risk.top10_share_pct !== null && risk.top10_share_pct > CONCENTRATION_PCT)
+    caution.push(`top 10 holders hold ${risk.top10_share_pct}% of supply`);
+  if (liquidityUsd !== null && liquidityUsd < minLiquidityUsd) caution.push(`liquidity ${liquidityUsd} USD under ${minLiquidityUsd}`);
+  const reasons = [...honeypot, ...highTax, ...caution];
+  if (honeypot.length) return { verdict: "honeypot", reasons };
+  if (highTax.length) return { verdict: "high_tax", reasons };
+  if (caution.length) return { verdict: "caution", reasons };
+  return { verdict: "ok", reasons: [] };
+}
+
+/** A wallet's token accounts under both token programs (jsonParsed), with the mint's decimals. */
+export async function tokenAccountsOf(reads: SolanaReads, owner: string) {
+  const { rpc, settings } = reads;
+  const lists = await Promise.all(
+    [TOKEN_PROGRAM, TOKEN_2022_PROGRAM_ADDRESS].map((program) =>
+      rpcCall(
+        "getTokenAccountsByOwner",
+        () => rpc.getTokenAccountsByOwner(owner as Address, { programId: program as Address }, { encoding: "jsonParsed" }).send(),
+        settings.timeoutMs,
+      ).then((r) => r.value.map((a) => ({ program, a }))),
+    ),
+  );
+  return lists.flat().map(({ program, a }) => {
+    const info = (
+      a.account.data as {
+        parsed: { info: { mint: string; state: string; tokenAmount: { amount: string; decimals: number; uiAmountString: string } } };
+      }
+    ).parsed.info;
+    return {
+      account: a.pubkey as string,
+      mint: info.mint,
+      program: (program === TOKEN_PROGRAM ? "spl-token" : "spl-token-2022") as "spl-token" | "spl-token-2022",
+      atomic: info.tokenAmount.amount,
+      amount: Number(info.tokenAmount.uiAmountString),
+      decimals: info.tokenAmount.decimals,
+      frozen: info.state === "frozen",
+    };
+  });
+}

@@ -1,0 +1,364 @@
+/**
+ * What local mode's Solana is seeded with, every account made by real instructions (litesvm runs
+ * the SPL Token, Token-2022 and Associated Token programs): USDC at its canonical mint, payTo's
+ * USDC account, a funded fee payer and funded buyers, and a scenario whose ground truth the
+ * tests and the DexScreener stand-in's fixtures name: mints with and without each authority and
+ * Token-2022 extension, their holders, and a wallet with balances and activity.
+ */
+import { type Address, getAddressEncoder, type Instruction } from "@solana/kit";
+import { getCreateAccountInstruction, getTransferSolInstruction } from "@solana-program/system";
+import {
+  AccountState,
+  AuthorityType,
+  type ExtensionArgs,
+  extension,
+  findAssociatedTokenPda,
+  getCreateAssociatedTokenIdempotentInstruction,
+  getInitializeMint2Instruction,
+  getMintSize,
+  getMintToInstruction,
+  getPostInitializeInstructionsForMintExtensions,
+  getPreInitializeInstructionsForMintExtensions,
+  getSetAuthorityInstruction,
+  getThawAccountInstruction,
+  getTransferCheckedInstruction,
+  TOKEN_2022_PROGRAM_ADDRESS,
+} from "@solana-program/token-2022";
+import { solana } from "../networks/solana.ts";
+import { localKey, type SolanaKey } from "./keys.ts";
+import type { LocalSolana } from "./local-chain.ts";
+
+/** The classic SPL Token program. */
+export const TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA" as Address;
+/** The network local mode stands in for, and its USDC mint (canonical: buyers' stock code names it). */
+export const SOLANA_NETWORK = solana.id;
+export const USDC_MINT = solana.usdc.address as Address;
+/** Wrapped SOL's mint (the SOL side of DexScreener's pairs). */
+export const WSOL_MINT = "So11111111111111111111111111111111111111112" as Address;
+
+const LAMPORTS = 1_000_000_000n;
+const USDC = 1_000_000n;
+const BUYER_USDC = 1_000n * USDC;
+const BUYERS = 3;
+
+/** One scenario mint: how it was made, which is what meme-hunter must read back. */
+export interface ScenarioMint {
+  symbol: string;
+  mint: Address;
+  program: "spl-token" | "spl-token-2022";
+  decimals: number;
+  supply: string;
+  mintAuthority: boolean;
+  freezeAuthority: boolean;
+  transferFeeBps: number | null;
+  transferHook: boolean;
+  permanentDelegate: boolean;
+  nonTransferable: boolean;
+  defaultFrozen: boolean;
+  /** Holders' balances (atomic), largest first. */
+  holders: { owner: Address; amount: string }[];
+}
+
+/** What the seeded chain holds, for the service, the tests and `data/devnet.json`. */
+export interface SolanaScenario {
+  network: string;
+  usdcMint: Address;
+  payTo: Address;
+  feePayer: SolanaKey;
+  buyers: SolanaKey[];
+  mints: ScenarioMint[];
+  /** A wallet holding SOL, USDC and scenario tokens, with activity (wallet-profile's ground truth). */
+  wallet: { address: Address; lamports: string; usdc: string; tokens: { mint: Address; amount: string }[]; transactions: number };
+}
+
+interface MintPlan {
+  symbol: string;
+  program: "spl-token" | "spl-token-2022";
+  keepMintAuthority: boolean;
+  freezeAuthority: boolean;
+  extensions: (creator: Address) => ExtensionArgs[];
+  /** Holders' shares of the 1,000,000-token supply, in tokens. */
+  shares: number[];
+}
+
+// Fifteen holders, the top ten with 77.5% of the supply (under the 80% concentration reason).
+const EVEN = [100_000, 95_000, 90_000, 85_000, 80_000, 75_000, 70_000, 65_000, 60_000, 55_000, 50_000, 50_000, 50_000, 45_000, 30_000];
+const PLANS: MintPlan[] = [
+  { symbol: "SAFE", program: "spl-token", keepMintAuthority: false, freezeAuthority: false, extensions: () => [], shares: EVEN },
+  { symbol: "MINTY", program: "spl-token", keepMintAuthority: true, freezeAuthority: false, extensions: () => [], shares: EVEN },
+  { symbol: "FRZ", program: "spl-token", keepMintAuthority: false, freezeAuthority: true, extensions: () => [], shares: EVEN },
+  {
+    symbol: "WHALE",
+    program: "spl-token",
+    keepMintAuthority: false,
+    freezeAuthority: false,
+    extensions: () => [],
+    shares: [900_000, 50_000, 30_000, 20_000],
+  },
+  {
+    symbol: "FEE",
+    program: "spl-token-2022",
+    keepMintAuthority: false,
+    freezeAuthority: false,
+    extensions: (creator) => {
+      const fee = { epoch: 0n, maximumFee: 1_000_000_000n, transferFeeBasisPoints: 500 };
+      return [
+        extension("TransferFeeConfig", {
+          transferFeeConfigAuthority: creator,
+          withdrawWithheldAuthority: creator,
+          withheldAmount: 0n,
+          olderTransferFee: fee,
+          newerTransferFee: fee,
+        }),
+      ];
+    },
+    shares: EVEN,
+  },
+  {
+    symbol: "HOOK",
+    program: "spl-token-2022",
+    keepMintAuthority: false,
+    freezeAuthority: false,
+    // The hook program is an address only: the scenario never transfers HOOK, so it never runs.
+    extensions: (creator) => [
+      extension("TransferHook", { authority: creator, programId: "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr" as Address }),
+    ],
+    shares: EVEN,
+  },
+  {
+    symbol: "PDEL",
+    program: "spl-token-2022",
+    keepMintAuthority: false,
+    freezeAuthority: false,
+    extensions: (creator) => [extension("PermanentDelegate", { delegate: creator })],
+    shares: EVEN,
+  },
+  {
+    symbol: "SOUL",
+    program: "spl-token-2022",
+    keepMintAuthority: false,
+    freezeAuthority: false,
+    extensions: () => [extension("NonTransferable", {})],
+    shares: EVEN,
+  },
+  {
+    symbol: "DFRZ",
+    program: "spl-token-2022",
+    keepMintAuthority: false,
+    freezeAuthority: true,
+    extensions: () => [extension("DefaultAccountState", { state: AccountState.Frozen })],
+    shares: EVEN,
+  },
+];
+
+const DECIMALS = 6;
+const TOKEN = 10n ** BigInt(DECIMALS);
+
+/** The keys of the scenario (the same on every machine). */
+export async function scenarioKeys() {
+  const [feePayer, payTo, usdcAuthority, creator, wallet] = await Promise.all(
+    ["fee-payer", "pay-to", "usdc-authority", "token-creator", "profiled-wallet"].map((l) => localKey(l)),
+  );
+  const buyers = await Promise.all(Array.from({ length: BUYERS }, (_, i) => localKey(`buyer-${i}`)));
+  const holders = await Promise.all(Array.from({ length: 15 }, (_, i) => localKey(`holder-${i}`)));
+  const mints = await Promise.all(PLANS.map((p) => localKey(`mint:${p.symbol}`)));
+  return {
+    feePayer: feePayer as SolanaKey,
+    payTo: payTo as SolanaKey,
+    usdcAuthority: usdcAuthority as SolanaKey,
+    creator: creator as SolanaKey,
+    wallet: wallet as SolanaKey,
+    buyers,
+    holders,
+    mints,
+  };
+}
+
+/** The token account of `owner` for `mint` under `program`. */
+export async function ataOf(owner: Address, mint: Address, program: Address = TOKEN_PROGRAM): Promise<Address> {
+  const [ata] = await findAssociatedTokenPda({ owner, mint, tokenProgram: program });
+  return ata;
+}
+
+const programOf = (p: "spl-token" | "spl-token-2022") => (p === "spl-token" ? TOKEN_PROGRAM : TOKEN_2022_PROGRAM_ADDRESS);
+
+/**
+ * Seed a new chain, or only describe an already seeded one (`seed` false: the accounts exist).
+ * Every amount in the answer is what the chain holds after seeding.
+ */
+export async function seedSolanaScenario(chain: LocalSolana, seed: boolean): Promise<SolanaScenario> {
+  const k = await scenarioKeys();
+  const mints: ScenarioMint[] = [];
+  if (seed) {
+    chain.airdrop(k.feePayer.address, 1_000n * LAMPORTS);
+    chain.airdrop(k.creator.address, 100n * LAMPORTS);
+    await seedUsdc(chain, k);
+  }
+  for (const [i, plan] of PLANS.entries()) {
+    const key = k.mints[i] as SolanaKey;
+    const holders = plan.shares.map((tokens, h) => ({
+      owner: (plan.symbol === "SAFE" && h === 0 ? k.wallet : (k.holders[h] as SolanaKey)).address,
+      amount: (BigInt(tokens) * TOKEN).toString(),
+    }));
+    if (seed) await seedMint(chain, k.creator, key, plan, holders);
+    const exts = plan.extensions(k.creator.address).map((e) => e.__kind);
+    mints.push({
+      symbol: plan.symbol,
+      mint: key.address,
+      program: plan.program,
+      decimals: DECIMALS,
+      supply: (1_000_000n * TOKEN).toString(),
+      mintAuthority: plan.keepMintAuthority,
+      freezeAuthority: plan.freezeAuthority,
+      transferFeeBps: exts.includes("TransferFeeConfig") ? 500 : null,
+      transferHook: exts.includes("TransferHook"),
+      permanentDelegate: exts.includes("PermanentDelegate"),
+      nonTransferable: exts.includes("NonTransferable"),
+      defaultFrozen: exts.includes("DefaultAccountState"),
+      holders,
+    });
+  }
+  // The profiled wallet: 12.5 SOL, 250 USDC and SAFE's largest holding (100,000), then two transfers out.
+  const walletUsdc = 250n * USDC - 5n * USDC;
+  if (seed) {
+    chain.airdrop(k.wallet.address, 12_500_000_000n);
+    const walletAta = await ataOf(k.wallet.address, USDC_MINT);
+    const buyerAta = await ataOf((k.buyers[0] as SolanaKey).address, USDC_MINT);
+    await chain.run(k.feePayer.signer, [
+      ataInstruction(k.feePayer, k.wallet.address, USDC_MINT, TOKEN_PROGRAM, walletAta),
+      getMintToInstruction(
+        { mint: USDC_MINT, token: walletAta, mintAuthority: k.usdcAuthority.signer, amount: 250n * USDC },
+        { programAddress: TOKEN_PROGRAM },
+      ),
+    ]);
+    await chain.run(k.feePayer.signer, [
+      getTransferCheckedInstruction(
+        { source: walletAta, mint: USDC_MINT, destination: buyerAta, authority: k.wallet.signer, amount: 5n * USDC, decimals: 6 },
+        { programAddress: TOKEN_PROGRAM },
+      ),
+    ]);
+    await chain.run(k.feePayer.signer, [
+      getTransferSolInstruction({ source: k.wallet.signer, destination: k.feePayer.address, amount: 500_000_000n }),
+    ]);
+    chain.save();
+  }
+  return {
+    network: SOLANA_NETWORK,
+    usdcMint: USDC_MINT,
+    payTo: k.payTo.address,
+    feePayer: k.feePayer,
+    buyers: k.buyers,
+    mints,
+    wallet: {
+      address: k.wallet.address,
+      lamports: (12_500_000_000n - 500_000_000n).toString(),
+      usdc: walletUsdc.toString(),
+      tokens: [{ mint: (k.mints[0] as SolanaKey).address, amount: (100_000n * TOKEN).toString() }],
+      // USDC account + mint, transfer out, SOL transfer out, and the SAFE holding's mint (seedMint).
+      transactions: 4,
+    },
+  };
+}
+
+function ataInstruction(payer: SolanaKey, owner: Address, mint: Address, program: Address, ata: Address): Instruction {
+  return getCreateAssociatedTokenIdempotentInstruction({ payer: payer.signer, ata, owner, mint, tokenProgram: program });
+}
+
+type Keys = Awaited<ReturnType<typeof scenarioKeys>>;
+
+/**
+ * USDC at its canonical mint: a mint made by real instructions with a key we hold (so MintTo
+ * works), copied to the canonical address (nobody holds its key), then payTo's and the buyers'
+ * accounts, the buyers funded.
+ */
+async function seedUsdc(chain: LocalSolana, k: Keys): Promise<void> {
+  const template = await localKey("usdc-template");
+  const space = getMintSize();
+  const rent = chain.svm.minimumBalanceForRentExemption(BigInt(space));
+  await chain.run(k.feePayer.signer, [
+    getCreateAccountInstruction({
+      payer: k.feePayer.signer,
+      newAccount: template.signer,
+      lamports: rent,
+      space,
+      programAddress: TOKEN_PROGRAM,
+    }),
+    getInitializeMint2Instruction(
+      { mint: template.address, decimals: 6, mintAuthority: k.usdcAuthority.address, freezeAuthority: k.usdcAuthority.address },
+      { programAddress: TOKEN_PROGRAM },
+    ),
+  ]);
+  const made = chain.svm.getAccount(template.address);
+  if (!made.exists) throw new Error("the USDC template mint was not created");
+  chain.svm.setAccount({ ...made, address: USDC_MINT });
+  const owners = [k.payTo.address, ...k.buyers.map((b) => b.address)];
+  const instructions: Instruction[] = [];
+  for (const owner of owners) {
+    const ata = await ataOf(owner, USDC_MINT);
+    instructions.push(ataInstruction(k.feePayer, owner, USDC_MINT, TOKEN_PROGRAM, ata));
+    if (owner !== k.payTo.address) {
+      instructions.push(
+        getMintToInstruction(
+          { mint: USDC_MINT, token: ata, mintAuthority: k.usdcAuthority.signer, amount: BUYER_USDC },
+          { programAddress: TOKEN_PROGRAM },
+        ),
+      );
+    }
+  }
+  await chain.run(k.feePayer.signer, instructions);
+  for (const buyer of k.buyers) chain.airdrop(buyer.address, 1n * LAMPORTS);
+}
+
+/** One scenario mint: created with its extensions, holders funded, then authorities revoked as planned. */
+async function seedMint(
+  chain: LocalSolana,
+  creator: SolanaKey,
+  key: SolanaKey,
+  plan: MintPlan,
+  holders: { owner: Address; amount: string }[],
+): Promise<void> {
+  const program = programOf(plan.program);
+  const extensions = plan.extensions(creator.address);
+  const space = plan.program === "spl-token" ? getMintSize() : getMintSize(extensions);
+  const rent = chain.svm.minimumBalanceForRentExemption(BigInt(space));
+  await chain.run(creator.signer, [
+    getCreateAccountInstruction({ payer: creator.signer, newAccount: key.signer, lamports: rent, space, programAddress: program }),
+    ...getPreInitializeInstructionsForMintExtensions(key.address, extensions),
+    getInitializeMint2Instruction(
+      {
+        mint: key.address,
+        decimals: DECIMALS,
+        mintAuthority: creator.address,
+        freezeAuthority: plan.freezeAuthority ? creator.address : null,
+      },
+      { programAddress: program },
+    ),
+    ...getPostInitializeInstructionsForMintExtensions(key.address, creator.signer, extensions),
+  ]);
+  const frozenByDefault = extensions.some((e) => e.__kind === "DefaultAccountState");
+  for (const holder of holders) {
+    const ata = await ataOf(holder.owner, key.address, program);
+    await chain.run(creator.signer, [
+      ataInstruction(creator, holder.owner, key.address, program, ata),
+      // A default-frozen account must be thawed by the freeze authority before it can receive.
+      ...(frozenByDefault
+        ? [getThawAccountInstruction({ account: ata, mint: key.address, owner: creator.signer }, { programAddress: program })]
+        : []),
+      getMintToInstruction(
+        { mint: key.address, token: ata, mintAuthority: creator.signer, amount: BigInt(holder.amount) },
+        { programAddress: program },
+      ),
+    ]);
+  }
+  if (!plan.keepMintAuthority) {
+    await chain.run(creator.signer, [
+      getSetAuthorityInstruction(
+        { owned: key.address, owner: creator.signer, authorityType: AuthorityType.MintTokens, newAuthority: null },
+        { programAddress: program },
+      ),
+    ]);
+  }
+}
+
+/** The 32 bytes of an address (fixtures and tests). */
+export const addressBytes = (a: Address) => getAddressEncoder().encode(a);

@@ -1,0 +1,150 @@
+/**
+ * x402's exact scheme on Solana, wired for this service: the in-process facilitator (a fee-payer
+ * key co-signs and pays the fee), the payment scheme the gate takes for the Solana site, and a
+ * buyer's client scheme. Each is the library's own (`@x402/svm`); what is here works around the
+ * traps it has: a kit RPC passed bare is mistaken for a per-network map (so it goes in
+ * `{ [network]: rpc }`), and the client helper has no RPC URL (so the scheme is registered by hand).
+ */
+import {
+  type Address,
+  createSolanaRpc,
+  getBase58Decoder,
+  getBase64Encoder,
+  getPublicKeyFromAddress,
+  getTransactionDecoder,
+  type KeyPairSigner,
+  type SignatureBytes,
+  verifySignature,
+} from "@solana/kit";
+import { x402Client } from "@x402/core/client";
+import { x402Facilitator } from "@x402/core/facilitator";
+import { decodePaymentSignatureHeader } from "@x402/core/http";
+import type { FacilitatorClient } from "@x402/core/server";
+import type { PaymentPayload, SupportedResponse } from "@x402/core/types";
+import { extractPaymentIdentifier, isValidPaymentId, PAYMENT_IDENTIFIER } from "@x402/extensions/payment-identifier";
+import {
+  decodeTransactionFromPayload,
+  getTokenPayerFromTransaction,
+  toClientSvmSigner,
+  toFacilitatorSvmSigner,
+  transactionMessageHash,
+} from "@x402/svm";
+import { svmNetwork } from "../networks/index.ts";
+import type { DecodedPayment, PayloadProblem } from "../payments/payload.ts";
+import type { PaymentScheme } from "../payments/scheme.ts";
+
+const MAX_HEADER_BYTES = 16 * 1024;
+/** A validBefore no ledger reads as a time: a Solana payment's window is its blockhash's, and the challenge's. */
+const NO_DEADLINE = "18446744073709551615";
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** The in-process facilitator: verifies, co-signs as fee payer and sends through `rpcUrl`. */
+export function createSvmFacilitator(feePayer: KeyPairSigner, rpcUrl: string, network: string): FacilitatorClient & { address: string } {
+  const rpc = createSolanaRpc(rpcUrl);
+  const signer = toFacilitatorSvmSigner(feePayer, { [network]: rpc } as never);
+  const facilitator = svmNetwork(network).schemesAt(rpcUrl).facilitator(new x402Facilitator(), signer);
+  return {
+    address: feePayer.address,
+    verify: (payload, requirements) => facilitator.verify(payload, requirements),
+    settle: (payload, requirements) => facilitator.settle(payload, requirements),
+    getSupported: async () => facilitator.getSupported() as SupportedResponse,
+  };
+}
+
+/**
+ * The Solana site's payment scheme for the gate. Challenges name the facilitator's fee payer and
+ * carry no blockhash: with one (the server scheme given an RPC URL) some routes' challenges pass
+ * the 4 KB header budget, and every challenge and paid call would cost a getLatestBlockhash. A
+ * buyer's client reads the blockhash from its own RPC, as stock clients do.
+ */
+export function svmScheme(network: string, mint: string): PaymentScheme {
+  return {
+    network,
+    asset: mint,
+    assetExtra: {},
+    register: (server) => svmNetwork(network).schemes.server(server),
+    decode: decodeSvmPayment,
+    signedByPayer: svmSignedByPayer,
+    signIn: false,
+    // The fee payer the server scheme adds to every challenge (a base58 address, at most 44 characters).
+    sizingExtra: { feePayer: "1".repeat(44) },
+  };
+}
+
+/**
+ * A Solana payment header read for shape: the partly signed transfer transaction, its payer (the
+ * token transfer's authority) and its identity, the hash of the transaction's message (what the
+ * payer signed; the facilitator de-duplicates settlements by the same hash).
+ */
+export function decodeSvmPayment(header: string): DecodedPayment | PayloadProblem {
+  if (header.length > MAX_HEADER_BYTES) return { field: "header", expected: `at most ${MAX_HEADER_BYTES} bytes` };
+  let payload: PaymentPayload;
+  try {
+    payload = decodePaymentSignatureHeader(header);
+  } catch {
+    return { field: "header", expected: "base64 of a JSON x402 payment payload" };
+  }
+  const raw = payload as unknown as Record<string, unknown>;
+  if (!isObject(raw)) return { field: "header", expected: "base64 of a JSON object" };
+  if (raw.x402Version !== 2) return { field: "x402Version", expected: "2 (this service speaks x402 version 2)" };
+  const accepted = raw.accepted;
+  if (!isObject(accepted)) return { field: "accepted", expected: "the payment option chosen from the challenge's accepts" };
+  for (const name of ["scheme", "network", "asset", "amount", "payTo"]) {
+    if (typeof accepted[name] !== "string") return { field: `accepted.${name}`, expected: "a string, copied from the challenge" };
+  }
+  const inner = raw.payload;
+  if (!isObject(inner) || typeof inner.transaction !== "string") {
+    return { field: "payload.transaction", expected: "a base64 Solana transaction signed by the payer" };
+  }
+  let payer: string;
+  let nonce: string;
+  let signature: string;
+  try {
+    const tx = decodeTransactionFromPayload({ transaction: inner.transaction });
+    payer = getTokenPayerFromTransaction(tx);
+    nonce = `0x${Buffer.from(getBase64Encoder().encode(transactionMessageHash(tx))).toString("hex")}`;
+    const own = payer ? tx.signatures[payer as Address] : null;
+    signature = own ? getBase58Decoder().decode(own) : "";
+  } catch {
+    return { field: "payload.transaction", expected: "a base64 Solana transaction (wire format)" };
+  }
+  if (!payer) return { field: "payload.transaction", expected: "a token transfer instruction naming the payer as its authority" };
+  if (!signature) return { field: "payload.transaction", expected: "the payer's signature on the transaction" };
+  if (raw.extensions !== undefined && !isObject(raw.extensions)) return { field: "extensions", expected: "an object" };
+  const declared = (raw.extensions as Record<string, unknown> | undefined)?.[PAYMENT_IDENTIFIER];
+  let paymentId: string | null = null;
+  if (declared !== undefined) {
+    const id = isObject(declared) && isObject(declared.info) ? declared.info.id : undefined;
+    if (id !== undefined && (typeof id !== "string" || !isValidPaymentId(id)))
+      return { field: `extensions.${PAYMENT_IDENTIFIER}.info.id`, expected: "16-128 characters: letters, digits, - and _" };
+    paymentId = extractPaymentIdentifier(payload, false);
+  }
+  const authorization = {
+    from: payer as `0x${string}`,
+    to: accepted.payTo as `0x${string}`,
+    value: accepted.amount as string,
+    validAfter: "0",
+    validBefore: NO_DEADLINE,
+    nonce: nonce as `0x${string}`,
+  };
+  return { payload, authorization, signature: signature as `0x${string}`, paymentId, key: `${payer.toLowerCase()}:${nonce}` };
+}
+
+/** Whether the payer's signature on the transaction's message is valid (Ed25519, no RPC). */
+async function svmSignedByPayer(decoded: DecodedPayment): Promise<boolean> {
+  try {
+    const tx = getTransactionDecoder().decode(getBase64Encoder().encode((decoded.payload.payload as { transaction: string }).transaction));
+    const own = tx.signatures[decoded.authorization.from as unknown as Address];
+    if (!own) return false;
+    const key = await getPublicKeyFromAddress(decoded.authorization.from as unknown as Address);
+    return await verifySignature(key, own as SignatureBytes, tx.messageBytes);
+  } catch {
+    return false;
+  }
+}
+
+/** A buyer's x402 client paying on Solana with `signer`, reading the chain at `rpcUrl`. */
+export function svmClient(signer: KeyPairSigner, rpcUrl: string, network: string): x402Client {
+  return svmNetwork(network).schemesAt(rpcUrl).client(new x402Client(), toClientSvmSigner(signer));
+}

@@ -1,0 +1,401 @@
+/**
+ * The Solana site on the seeded local Solana (litesvm in this process, its JSON-RPC on loopback):
+ * challenges in USDC on Solana with the facilitator's fee payer, every route's answer against
+ * the scenario's ground truth (src/solana/scenario.ts and the DexScreener stand-in's Solana
+ * fixtures), and the payment path: exactly the price moves to payTo's token account, a failed
+ * call is never charged, a replayed or tampered payment is refused, one payment sent twice at
+ * once settles once, and a paid retry gets the kept answer.
+ */
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { type Address, createSolanaRpc } from "@solana/kit";
+import { x402HTTPClient } from "@x402/core/client";
+import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentSignatureHeader } from "@x402/core/http";
+import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
+import { wrapFetchWithPayment } from "@x402/fetch";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { routes, secondaryRoutes, solanaSiteRoutes } from "../spec/routes.ts";
+import { SpendCaps } from "../src/mcp/spend-caps.ts";
+import { createStdioServer } from "../src/mcp/stdio.ts";
+import { CHALLENGE_BUDGET } from "../src/payments/requirements.ts";
+import type { RunningService } from "../src/server/service.ts";
+import { type LocalSolanaDevnet, startLocalSolana } from "../src/solana/devnet.ts";
+import { ataOf, type ScenarioMint, USDC_MINT } from "../src/solana/scenario.ts";
+import { svmClient } from "../src/solana/x402.ts";
+import { startTestService } from "./support/service.ts";
+
+const PRICE = 100_000n; // 0.10 USDC
+let chain: LocalSolanaDevnet;
+let service: RunningService;
+let site: string;
+
+beforeAll(async () => {
+  chain = await startLocalSolana({});
+  service = await startTestService({
+    solana: {
+      rpcUrl: chain.rpcUrl,
+      network: chain.scenario.network,
+      usdcMint: chain.scenario.usdcMint,
+      payTo: chain.scenario.payTo,
+      feePayer: chain.scenario.feePayer.signer,
+    },
+  });
+  site = service.solanaUrl as string;
+});
+afterAll(async () => {
+  await service?.close();
+  await chain?.stop();
+});
+
+const rpc = () => createSolanaRpc(chain.rpcUrl);
+async function usdcOf(owner: string): Promise<bigint> {
+  const ata = await ataOf(owner as Address, USDC_MINT);
+  return BigInt((await rpc().getTokenAccountBalance(ata).send()).value.amount);
+}
+const buyer = (i: number) => chain.scenario.buyers[i] as LocalSolanaDevnet["scenario"]["buyers"][number];
+const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${site}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+
+/** A payment header for `path`'s challenge, signed by buyer `i` with the stock SVM client scheme. */
+async function paymentFor(
+  path: string,
+  body: unknown,
+  i = 0,
+): Promise<{ header: string; payload: PaymentPayload; challenge: PaymentRequired }> {
+  const res = await post(path, body);
+  expect(res.status).toBe(402);
+  const challenge = decodePaymentRequiredHeader(res.headers.get("payment-required") as string);
+  const http = new x402HTTPClient(svmClient(buyer(i).signer, chain.rpcUrl, chain.scenario.network));
+  const payload = await http.createPaymentPayload(challenge);
+  return { header: encodePaymentSignatureHeader(payload), payload, challenge };
+}
+
+/** A paid call (buyer `i`), with the payTo and buyer balances before and after. */
+async function paidCall(path: string, body: unknown, i = 0) {
+  const before = { payTo: await usdcOf(chain.scenario.payTo), buyer: await usdcOf(buyer(i).address) };
+  const pay = wrapFetchWithPayment(fetch, svmClient(buyer(i).signer, chain.rpcUrl, chain.scenario.network));
+  const res = await pay(`${site}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const after = { payTo: await usdcOf(chain.scenario.payTo), buyer: await usdcOf(buyer(i).address) };
+  return { res, json: (await res.json()) as Record<string, unknown>, before, after };
+}
+
+describe("the Solana site's challenges", () => {
+  it("asks x402 v2 exact on Solana mainnet's id, in USDC at the canonical mint, to payTo, with the fee payer, within the header budget", async () => {
+    for (const path of ["/v1/meme-hunter", "/v1/defi-sentiment", "/v1/dinalibrium", "/v1/wallet-profile"]) {
+      const res = await post(path, {});
+      expect(res.status).toBe(402);
+      const header = res.headers.get("payment-required") as string;
+      // Within the header-block budget a 4 KB proxy buffer holds.
+      expect(header.length).toBeLessThanOrEqual(CHALLENGE_BUDGET);
+      const challenge = decodePaymentRequiredHeader(header);
+      expect(challenge.x402Version).toBe(2);
+      expect(challenge.accepts).toHaveLength(1);
+      const [accept] = challenge.accepts;
+      expect(accept).toMatchObject({
+        scheme: "exact",
+        network: "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp",
+        asset: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
+        amount: "100000",
+        payTo: chain.scenario.payTo,
+      });
+      expect(accept?.extra.feePayer).toBe(chain.scenario.feePayer.address);
+      // No blockhash: the buyer's client reads one from its RPC (a challenge with one would pass the budget).
+      expect(accept?.extra.recentBlockhash).toBeUndefined();
+      // No EVM fields on a Solana quote.
+      expect(accept?.extra.primaryType).toBeUndefined();
+    }
+  });
+
+  it("serves its own discovery documents naming Solana and its mint", async () => {
+    const wellKnown = (await (await fetch(`${site}/.well-known/x402`)).json()) as Record<string, unknown>;
+    expect(wellKnown.network).toBe("solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp");
+    expect(wellKnown.asset).toBe("EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v");
+    expect((wellKnown.resources as string[]).sort()).toEqual([
+      "POST /v1/defi-sentiment",
+      "POST /v1/dinalibrium",
+      "POST /v1/meme-hunter",
+      "POST /v1/wallet-profile",
+    ]);
+    const openapi = (await (await fetch(`${site}/openapi.json`)).json()) as { info: { title: string }; paths: Record<string, unknown> };
+    expect(openapi.info.title).toBe("Token-risk and market tools on Solana");
+    expect(Object.keys(openapi.paths).sort()).toEqual(["/v1/defi-sentiment", "/v1/dinalibrium", "/v1/meme-hunter", "/v1/wallet-profile"]);
+    const landing = await fetch(`${site}/`);
+    expect(landing.status).toBe(200);
+    expect(await landing.text()).toContain("Token-risk and market tools on Solana");
+    // The Base site's own routes are not answered here.
+    expect((await post("/v1/honeypot-check", {})).status).toBe(404);
+  });
+});
+
+describe("a paid call on Solana", () => {
+  it("moves exactly the price from the buyer's USDC account to payTo's, and names the settlement", async () => {
+    const { res, before, after } = await paidCall("/v1/wallet-profile", { address: chain.scenario.wallet.address }, 1);
+    expect(res.status).toBe(200);
+    expect(after.payTo - before.payTo).toBe(PRICE);
+    expect(before.buyer - after.buyer).toBe(PRICE);
+    const receipt = decodePaymentResponseHeader(res.headers.get("payment-response") as string);
+    expect(receipt.success).toBe(true);
+    expect(receipt.network).toBe("solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp");
+    expect(receipt.payer).toBe(buyer(1).address);
+    const status = (
+      await rpc()
+        .getSignatureStatuses([receipt.transaction as never])
+        .send()
+    ).value[0];
+    expect(status?.err).toBeNull();
+  });
+});
+
+describe("answers against the scenario's ground truth", () => {
+  it("wallet-profile: SOL and USDC balances, token accounts with USD values, activity, not a program", async () => {
+    const w = chain.scenario.wallet;
+    const { res, json } = await paidCall("/v1/wallet-profile", { address: w.address });
+    expect(res.status).toBe(200);
+    const safe = chain.scenario.mints.find((m) => m.symbol === "SAFE") as ScenarioMint;
+    // SOL at the deepest SOL/USDC pair's price (150.00 on Raydium, 5,000,000 USD of liquidity); SAFE at 0.05.
+    expect(json.sol).toEqual({ lamports: w.lamports, amount: 12, usd: 1800 });
+    expect(json.usdc).toEqual({ atomic: w.usdc, amount: 245 });
+    expect(json.is_program).toBe(false);
+    const accounts = json.token_accounts as Record<string, unknown>[];
+    expect(accounts.map((a) => [a.mint, a.symbol, a.atomic, a.amount, a.price_usd, a.usd, a.frozen])).toEqual([
+      [safe.mint, "SAFE", "100000000000", 100000, 0.05, 5000, false],
+      [USDC_MINT, "USDC", w.usdc, 245, 1, 245, false],
+    ]);
+    expect(json.total_usd).toBe(1800 + 5000 + 245);
+    const activity = json.recent_activity as { transactions: number; latest: { failed: boolean }[] };
+    expect(activity.transactions).toBe(w.transactions);
+    expect(activity.latest.every((t) => t.failed === false)).toBe(true);
+    expect(json.labels).toEqual([]);
+  });
+
+  it("wallet-profile: a program is labelled as one", async () => {
+    const { json } = await paidCall("/v1/wallet-profile", { address: "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA" });
+    expect(json.is_program).toBe(true);
+    expect(json.labels).toEqual(["SPL Token program", "program"]);
+  });
+
+  it("meme-hunter: each mint's authorities, extensions, holder concentration and verdict", async () => {
+    const { res, json } = await paidCall("/v1/meme-hunter", { limit: 20, min_liquidity_usd: 5000 });
+    expect(res.status).toBe(200);
+    // The stand-in lists the nine scenario mints and one Base profile, which is left out.
+    expect(json.profiles_listed).toBe(9);
+    const tokens = json.tokens as {
+      mint: string;
+      symbol: string;
+      risk: Record<string, unknown>;
+      verdict: string;
+      verdict_reasons: string[];
+      pair: Record<string, unknown>;
+    }[];
+    expect(tokens.map((t) => t.symbol)).toEqual(["SAFE", "MINTY", "FRZ", "WHALE", "FEE", "HOOK", "PDEL", "SOUL", "DFRZ"]);
+    const creator = (await import("../src/solana/scenario.ts").then((m) => m.scenarioKeys())).creator.address;
+    for (const token of tokens) {
+      const truth = chain.scenario.mints.find((m) => m.mint === token.mint) as ScenarioMint;
+      const top10 = truth.holders.slice(0, 10).reduce((s, h) => s + BigInt(h.amount), 0n);
+      expect(token.risk).toEqual({
+        program: truth.program,
+        decimals: 6,
+        supply: truth.supply,
+        mint_authority: truth.mintAuthority ? creator : null,
+        freeze_authority: truth.freezeAuthority ? creator : null,
+        extensions: {
+          transfer_fee_bps: truth.transferFeeBps,
+          transfer_fee_max: truth.transferFeeBps === null ? null : "1000000000",
+          transfer_hook_program: truth.transferHook ? "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr" : null,
+          permanent_delegate: truth.permanentDelegate ? creator : null,
+          non_transferable: truth.nonTransferable,
+          default_account_state: truth.defaultFrozen ? "frozen" : null,
+        },
+        top10_share_pct: Number((top10 * 1_000_000n) / BigInt(truth.supply)) / 10_000,
+        largest_holder_share_pct: Number((BigInt(truth.holders[0]?.amount as string) * 1_000_000n) / BigInt(truth.supply)) / 10_000,
+      });
+    }
+    const verdicts = Object.fromEntries(tokens.map((t) => [t.symbol, t.verdict]));
+    expect(verdicts).toEqual({
+      SAFE: "ok",
+      MINTY: "caution",
+      FRZ: "honeypot",
+      WHALE: "caution",
+      FEE: "caution",
+      HOOK: "caution",
+      PDEL: "caution",
+      SOUL: "honeypot",
+      DFRZ: "honeypot",
+    });
+    const reasons = Object.fromEntries(tokens.map((t) => [t.symbol, t.verdict_reasons]));
+    expect(reasons.WHALE).toEqual(["top 10 holders hold 100% of supply", "liquidity 3000 USD under 5000"]);
+    expect(reasons.FEE).toEqual(["transfer fee 5% (Token-2022)"]);
+    expect(reasons.DFRZ).toEqual([
+      "accounts start frozen (Token-2022 default account state): a buyer cannot sell until the authority thaws it",
+      `freeze authority live (${creator}): any holder's account can be frozen`,
+    ]);
+    // SAFE's deepest pair is the Raydium SOL pair (250,000 USD), not the thinner Meteora one.
+    expect(tokens[0]?.pair).toMatchObject({
+      dex: "raydium",
+      quote_symbol: "SOL",
+      price_usd: 0.05,
+      liquidity_usd: 250000,
+      created_at: new Date(1795000000000 - 30 * 60_000).toISOString(),
+    });
+  });
+
+  it("dinalibrium: SOL and USDC across Raydium, Orca and Meteora against the liquidity-weighted price, with USDC's peg", async () => {
+    const { res, json } = await paidCall("/v1/dinalibrium", {});
+    expect(res.status).toBe(200);
+    const [sol, usdc] = json.tokens as Record<string, unknown>[];
+    // (150 x 5M + 150.3 x 3M + 149.7 x 2M) / 10M
+    expect(sol).toMatchObject({ symbol: "SOL", stablecoin: false, weighted_price_usd: 150.03, peg: null });
+    expect((sol as { venues: Record<string, unknown>[] }).venues.map((v) => [v.dex, v.price_usd, v.deviation_bps])).toEqual([
+      ["raydium", 150, -2],
+      ["orca", 150.3, 18],
+      ["meteora", 149.7, -22],
+    ]);
+    expect(sol?.max_gap_bps).toBe(40.08);
+    // (1.0002 x 4M + 0.999 x 1M + 0.988 x 1M) / 6M = 0.99796667: 20 bps under the peg; Raydium's 2 bps over it, Meteora's 120 under.
+    expect(usdc).toMatchObject({ symbol: "USDC", stablecoin: true, weighted_price_usd: 0.99796667, peg: "drifting" });
+    expect((usdc as { venues: Record<string, unknown>[] }).venues.map((v) => [v.dex, v.peg])).toEqual([
+      ["raydium", "on_peg"],
+      ["orca", "drifting"],
+      ["meteora", "depegged"],
+    ]);
+  });
+
+  it("defi-sentiment: the Base route's method for SOL by default", async () => {
+    const { res, json } = await paidCall("/v1/defi-sentiment", {});
+    expect(res.status).toBe(200);
+    const fixture = JSON.parse(
+      readFileSync(new URL("../fixtures/upstreams/hyperliquid-meta-and-asset-ctxs.json", import.meta.url), "utf8"),
+    ) as {
+      response: [{ universe: { name: string }[] }, { markPx: string }[]];
+    };
+    const index = fixture.response[0].universe.findIndex((u) => u.name === "SOL");
+    expect(json.asset).toBe("SOL");
+    expect(json.mark_price_usd).toBe(Number(fixture.response[1][index]?.markPx));
+  });
+});
+
+describe("never charged, never twice", () => {
+  it("a call that fails is not charged: bad input with a payment, and a token no venue prices", async () => {
+    const before = await usdcOf(buyer(2).address);
+    // Bad input is refused before any challenge: the payment comes from a valid call's challenge.
+    expect((await post("/v1/wallet-profile", { address: "not-an-address" })).status).toBe(400);
+    const { header } = await paymentFor("/v1/wallet-profile", { address: chain.scenario.wallet.address }, 2);
+    const bad = await post("/v1/wallet-profile", { address: "not-an-address" }, { "payment-signature": header });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { details: { fields: { field: string }[] } } }).error.details.fields[0]?.field).toBe(
+      "body.address",
+    );
+    const unknown = await paidCall("/v1/dinalibrium", { token: "11111111111111111111111111111112" }, 2);
+    expect(unknown.res.status).toBe(404);
+    expect(await usdcOf(buyer(2).address)).toBe(before);
+  });
+
+  it("a replayed payment gets the kept answer for the same request, and is refused for another; nothing moves again", async () => {
+    const body = { address: chain.scenario.payTo };
+    const { header } = await paymentFor("/v1/wallet-profile", body, 2);
+    const first = await post("/v1/wallet-profile", body, { "payment-signature": header });
+    expect(first.status).toBe(200);
+    const firstText = await first.text();
+    const afterFirst = await usdcOf(buyer(2).address);
+    const retry = await post("/v1/wallet-profile", body, { "payment-signature": header });
+    expect(retry.status).toBe(200);
+    expect(await retry.text()).toBe(firstText);
+    const other = await post("/v1/wallet-profile", { address: chain.scenario.wallet.address }, { "payment-signature": header });
+    expect(other.status).toBe(402);
+    expect(((await other.json()) as { error: { code: string } }).error.code).toBe("payment_already_used");
+    expect(await usdcOf(buyer(2).address)).toBe(afterFirst);
+  });
+
+  it("a tampered payment is refused and moves nothing: a changed amount, and a changed transaction", async () => {
+    const body = { address: chain.scenario.wallet.address };
+    const before = await usdcOf(buyer(2).address);
+    const { payload } = await paymentFor("/v1/wallet-profile", body, 2);
+    const cheaper = { ...payload, accepted: { ...payload.accepted, amount: "1" } };
+    const r1 = await post("/v1/wallet-profile", body, { "payment-signature": encodePaymentSignatureHeader(cheaper) });
+    expect(r1.status).toBe(402);
+    const tx = Buffer.from((payload.payload as { transaction: string }).transaction, "base64");
+    tx.writeUInt8((tx.at(-1) as number) ^ 0xff, tx.length - 1); // the last byte of the message: the signature no longer matches
+    const altered = { ...payload, payload: { transaction: tx.toString("base64") } };
+    const r2 = await post("/v1/wallet-profile", body, { "payment-signature": encodePaymentSignatureHeader(altered) });
+    expect(r2.status).toBe(402);
+    expect(await usdcOf(buyer(2).address)).toBe(before);
+  });
+
+  it("one payment sent twice at once settles once", async () => {
+    const body = { address: chain.scenario.feePayer.address };
+    const { header } = await paymentFor("/v1/wallet-profile", body, 2);
+    const before = await usdcOf(chain.scenario.payTo);
+    const [a, b] = await Promise.all([0, 1].map(() => post("/v1/wallet-profile", body, { "payment-signature": header })));
+    const statuses = [a?.status, b?.status].sort();
+    // One settles; the other waits for it (409 in progress) or, arriving after, gets the kept answer.
+    expect(statuses[0]).toBe(200);
+    expect([200, 409]).toContain(statuses[1]);
+    expect((await usdcOf(chain.scenario.payTo)) - before).toBe(PRICE);
+  });
+});
+
+describe("an outside buyer", () => {
+  it("pays a route from another process with @x402/fetch and the stock SVM client scheme", async () => {
+    const script = `
+      import { createKeyPairSignerFromBytes, getBase58Encoder } from "@solana/kit";
+      import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
+      import { ExactSvmScheme } from "@x402/svm/exact/client";
+      import { toClientSvmSigner } from "@x402/svm";
+      const signer = await createKeyPairSignerFromBytes(getBase58Encoder().encode(process.env.SECRET));
+      const client = new x402Client();
+      client.register("solana:*", new ExactSvmScheme(toClientSvmSigner(signer), { rpcUrl: process.env.RPC }));
+      const pay = wrapFetchWithPayment(fetch, client);
+      const res = await pay(process.env.URL, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token: "SOL" }) });
+      console.log(JSON.stringify({ status: res.status, receipt: res.headers.get("payment-response") !== null, symbol: (await res.json()).tokens?.[0]?.symbol }));
+    `;
+    const before = await usdcOf(chain.scenario.payTo);
+    const out = await new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+        env: { ...process.env, SECRET: buyer(0).secretKey, RPC: chain.rpcUrl, URL: `${site}/v1/dinalibrium` },
+        cwd: new URL("..", import.meta.url).pathname,
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d: Buffer) => (stdout += d));
+      child.stderr.on("data", (d: Buffer) => (stderr += d));
+      child.on("exit", (code) => (code === 0 ? resolve(stdout) : reject(new Error(`buyer exited ${code}: ${stderr}`))));
+    });
+    expect(JSON.parse(out.trim().split("\n").at(-1) as string)).toEqual({ status: 200, receipt: true, symbol: "SOL" });
+    expect((await usdcOf(chain.scenario.payTo)) - before).toBe(PRICE);
+  });
+});
+
+describe("an MCP client", () => {
+  it("pays a Solana tool through npm run mcp's server with the Solana buyer, within the caps", async () => {
+    const server = createStdioServer({
+      routes,
+      baseUrl: service.url,
+      secondary: { routes: secondaryRoutes, baseUrl: service.secondaryUrl as string },
+      solana: { routes: solanaSiteRoutes, baseUrl: site, buyer: { secretKey: buyer(1).secretKey, rpcUrl: chain.rpcUrl } },
+      buyer: undefined,
+      caps: new SpendCaps({ maxPerCall: 1_000_000n, maxSession: 1_000_000n }),
+    });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: "mcp-test", version: "1.0.0" });
+    await client.connect(clientSide);
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toEqual(
+        expect.arrayContaining(["solanaMemeHunter", "solanaDefiSentiment", "solanaDinalibrium", "solanaWalletProfile"]),
+      );
+      const before = { payTo: await usdcOf(chain.scenario.payTo), buyer: await usdcOf(buyer(1).address) };
+      const result = (await client.callTool({ name: "solanaDinalibrium", arguments: { token: "SOL" } })) as CallToolResult;
+      expect(result.isError ?? false).toBe(false);
+      const answer = result.structuredContent as { tokens: { symbol: string; weighted_price_usd: number }[] };
+      expect(answer.tokens.map((t) => [t.symbol, t.weighted_price_usd])).toEqual([["SOL", 150.03]]);
+      expect((await usdcOf(chain.scenario.payTo)) - before.payTo).toBe(PRICE);
+      expect(before.buyer - (await usdcOf(buyer(1).address))).toBe(PRICE);
+    } finally {
+      await client.close();
+    }
+  });
+});
