@@ -13,8 +13,7 @@ import { attemptsOf } from "../src/store/ledger.ts";
 
 export default defineFunction(balanceTopup, async (input, ctx) => {
   const payment = ctx.payment;
-  if (!payment || payment.balance)
-    throw new ServiceError("invalid_request", "A top-up is paid with an x402 payment, not from a balance.");
+  if (!payment || payment.balance) throw new ServiceError("invalid_request", "A top-up is paid with an x402 payment, not from a balance.");
   const amount = input.amount ?? TOPUP_DEFAULT_USD;
   const credited = BigInt(payment.amount);
   if (credited !== BigInt(atomicUsdc(amount))) {

@@ -23,13 +23,13 @@ import express from "express";
 import { ensureBuild } from "../src/build-stamp.ts";
 import { loadConfig } from "../src/config.ts";
 import { startDevnet } from "../src/local/devnet/devnet.ts";
+import { startLocalSolana } from "../src/local/solana/devnet.ts";
+import { ataOf, scenarioKeys, TOKEN_PROGRAM, USDC_MINT } from "../src/local/solana/scenario.ts";
 import { startUpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
 import { createLogger } from "../src/log.ts";
 import { solana } from "../src/networks/solana.ts";
 import { startService } from "../src/server/service.ts";
-import { startLocalSolana } from "../src/solana/devnet.ts";
 import { localKey, type SolanaKey } from "../src/solana/keys.ts";
-import { ataOf, scenarioKeys, TOKEN_PROGRAM, USDC_MINT } from "../src/solana/scenario.ts";
 import { createSvmFacilitator, svmClient } from "../src/solana/x402.ts";
 import { percentile } from "./bench-paid.ts";
 

@@ -33,6 +33,10 @@ import { v2Challenge, v2Option } from "./support/zoo/hand-made-sellers.ts";
 import { type PayingMode, type PayingSeller, startPayingSeller } from "./support/zoo/paying-sellers.ts";
 import { type RunningZoo, startZoo, ZOO, type ZooRow, zooAssessment, zooReputation } from "./support/zoo/zoo.ts";
 
+/** The default client's refusal of an asset that is not one of its scheme's defaults, in its own words. */
+const SPEND_CONTROLS_ASSETS =
+  "All payment requirements were rejected by spendControls: only default assets or entries in spendControls.allowedAssets are allowed. Add an allowedAssets entry for non-default tokens, set allowedAssets: true, or set spendControls: false.";
+
 const PROBE_MS = 1_500;
 const DISCOVERY_MS = 400;
 const fetcher = createSafeFetcher({ allowLoopback: true, connectTimeoutMs: 500, totalTimeoutMs: 2_000 });
@@ -193,18 +197,18 @@ describe("the rules the zoo proves", () => {
       "feePayer is required in paymentRequirements.extra for SVM transactions",
     ]);
     const wrongMint = reportOf(ZOO.find((r) => r.id.startsWith("hand-made v2 on Solana with a wrong mint")) as ZooRow);
-    expect([wrongMint.payable, wrongMint.payable_reason]).toEqual([false, `the asset "${base.usdc.address}" is not a Solana mint address (base58 of 32 bytes)`]);
+    // The default client's spend controls refuse a mint that is not a default asset before anything else;
+    // with them off, the client refuses it as no Solana mint at all.
+    expect([wrongMint.payable, wrongMint.payable_reason, wrongMint.payable_with_loosened_controls]).toEqual([
+      false,
+      SPEND_CONTROLS_ASSETS,
+      false,
+    ]);
   });
 
-  it("cannot measure a Solana option in a mint it has no RPC to read, and never says pay for it", () => {
+  it("refuses a Solana option in another mint as the default client does", () => {
     const report = reportOf(ZOO.find((r) => r.id.startsWith("hand-made v2 on Solana priced in another mint")) as ZooRow);
-    expect([report.payable, report.payable_reason]).toEqual([
-      null,
-      "no option is on a network this checker runs a client for (EVM, eip155:*)",
-    ]);
-    // Priced in another token than USDC, its price in USD is not known either.
-    expect(zooAssessment(report).penalties).toEqual(["payability_not_measured", "reputation_not_measured", "price_unknown"]);
-    expect(PENALTIES.payability_not_measured.points).toBe(0);
+    expect([report.payable, report.payable_reason]).toEqual([false, SPEND_CONTROLS_ASSETS]);
   });
 });
 

@@ -1,7 +1,7 @@
 /**
  * The Solana site on the seeded local Solana (litesvm in this process, its JSON-RPC on loopback):
  * challenges in USDC on Solana with the facilitator's fee payer, every route's answer against
- * the scenario's ground truth (src/solana/scenario.ts and the DexScreener stand-in's Solana
+ * the scenario's ground truth (src/local/solana/scenario.ts and the DexScreener stand-in's Solana
  * fixtures), and the payment path: exactly the price moves to payTo's token account, a failed
  * call is never charged, a replayed or tampered payment is refused, one payment sent twice at
  * once settles once, and a paid retry gets the kept answer.
@@ -18,12 +18,12 @@ import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { routes, secondaryRoutes, solanaSiteRoutes } from "../spec/routes.ts";
+import { type LocalSolanaDevnet, startLocalSolana } from "../src/local/solana/devnet.ts";
+import { ataOf, type ScenarioMint, USDC_MINT } from "../src/local/solana/scenario.ts";
 import { SpendCaps } from "../src/mcp/spend-caps.ts";
 import { createStdioServer } from "../src/mcp/stdio.ts";
 import { CHALLENGE_BUDGET } from "../src/payments/requirements.ts";
 import type { RunningService } from "../src/server/service.ts";
-import { type LocalSolanaDevnet, startLocalSolana } from "../src/solana/devnet.ts";
-import { ataOf, type ScenarioMint, USDC_MINT } from "../src/solana/scenario.ts";
 import { svmClient } from "../src/solana/x402.ts";
 import { startTestService } from "./support/service.ts";
 
@@ -191,7 +191,7 @@ describe("answers against the scenario's ground truth", () => {
       pair: Record<string, unknown>;
     }[];
     expect(tokens.map((t) => t.symbol)).toEqual(["SAFE", "MINTY", "FRZ", "WHALE", "FEE", "HOOK", "PDEL", "SOUL", "DFRZ"]);
-    const creator = (await import("../src/solana/scenario.ts").then((m) => m.scenarioKeys())).creator.address;
+    const creator = (await import("../src/local/solana/scenario.ts").then((m) => m.scenarioKeys())).creator.address;
     for (const token of tokens) {
       const truth = chain.scenario.mints.find((m) => m.mint === token.mint) as ScenarioMint;
       const top10 = truth.holders.slice(0, 10).reduce((s, h) => s + BigInt(h.amount), 0n);

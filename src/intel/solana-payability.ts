@@ -10,6 +10,7 @@ import { generateKeyPairSigner, isAddress, type KeyPairSigner } from "@solana/ki
 import { x402Client, x402HTTPClient } from "@x402/core/client";
 import { parsePaymentPayload } from "@x402/core/schemas";
 import type { PaymentRequired, PaymentRequirements, SchemeNetworkClient } from "@x402/core/types";
+import { findDefaultAsset } from "@x402/svm";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import { KNOWN_NETWORKS } from "../networks/known.ts";
 
@@ -27,6 +28,8 @@ let signer: Promise<KeyPairSigner> | undefined;
 /** The stock client scheme, with what it would read from the chain for USDC given. */
 class CheckingSvmClient implements SchemeNetworkClient {
   readonly scheme = "exact";
+  // The stock scheme's default assets, which the default client's spend controls allow.
+  readonly findDefaultAsset = findDefaultAsset;
 
   async createPaymentPayload(x402Version: number, requirements: PaymentRequirements) {
     signer ??= generateKeyPairSigner();
@@ -56,8 +59,38 @@ class CheckingSvmClient implements SchemeNetworkClient {
   }
 }
 
-/** The stock client a Solana buyer gets (x402Client with the SVM exact scheme), checking as above. */
+/** The stock client a Solana buyer gets (x402Client with the SVM exact scheme, default spend controls), checking as above. */
 const solanaClient = new x402HTTPClient(new x402Client().register("solana:*", new CheckingSvmClient()));
+/** The same client with its spend controls off: what a buyer who loosened them would do. */
+const loosenedSolanaClient = new x402HTTPClient(new x402Client().register("solana:*", new CheckingSvmClient()).setSpendControls(false));
+
+/** The spend control a default client's refusal names, as the EVM check reads it. */
+function controlOf(message: string): "spendControls.maxAmountPerPayment" | "spendControls.allowedAssets" | null {
+  if (/rejected by spendControls\.(allowedAssets )?maxAmountPerPayment/.test(message)) return "spendControls.maxAmountPerPayment";
+  if (/rejected by spendControls/.test(message)) return "spendControls.allowedAssets";
+  return null;
+}
+
+/** Sign `option` with `client`: null when it pays, else the error it threw. */
+async function attempt(client: x402HTTPClient, required: PaymentRequired, option: unknown): Promise<unknown> {
+  try {
+    const payload = await client.createPaymentPayload({ ...required, accepts: [option] } as PaymentRequired);
+    // What the client would send must pass @x402/core's own payload schema, as a facilitator checks it.
+    const parsed = parsePaymentPayload(payload);
+    if (parsed.success) return null;
+    return new Error(
+      `the payment the client produced is not a valid x402 payment: ${parsed.error.issues
+        .slice(0, 3)
+        .map((issue) => `${issue.path.join(".") || "payload"}: ${issue.message}`)
+        .join("; ")}`,
+    );
+  } catch (error) {
+    return error;
+  }
+}
+
+const messageOf = (error: unknown) =>
+  ((error instanceof Error ? error.message : String(error)).split("\n")[0] ?? "").slice(0, 300) || "the client failed without a message";
 
 /** Whether `option` is a Solana option of an x402 v2 challenge (CAIP-2 `solana:*`): the options checked here. */
 export function isSolanaOption(version: unknown, option: unknown): boolean {
@@ -87,21 +120,21 @@ export async function solanaOptionPayability(index: number, required: PaymentReq
     control: null,
     payable_with_loosened_controls: false,
   });
-  try {
-    const payload = await solanaClient.createPaymentPayload({ ...required, accepts: [option] } as PaymentRequired);
-    // What the client would send must pass @x402/core's own payload schema, as a facilitator checks it.
-    const parsed = parsePaymentPayload(payload);
-    if (!parsed.success) {
-      return refused(
-        `the payment the client produced is not a valid x402 payment: ${parsed.error.issues
-          .slice(0, 3)
-          .map((issue) => `${issue.path.join(".") || "payload"}: ${issue.message}`)
-          .join("; ")}`,
-      );
-    }
+  const failure = await attempt(solanaClient, required, option);
+  if (failure === null) {
     return { index, payable: true, reason: null, refused_by: null, control: null, payable_with_loosened_controls: true };
-  } catch (error) {
-    const message = ((error instanceof Error ? error.message : String(error)).split("\n")[0] ?? "").slice(0, 300);
-    return error instanceof SolanaNotMeasured ? unmeasured(message) : refused(message || "the client failed without a message");
   }
+  if (failure instanceof SolanaNotMeasured) return unmeasured(messageOf(failure));
+  const control = controlOf(messageOf(failure));
+  if (!control) return refused(messageOf(failure));
+  // Refused by the default client's spend controls: would a loosened client pay it (null when not measured)?
+  const loosened = await attempt(loosenedSolanaClient, required, option);
+  return {
+    index,
+    payable: false,
+    reason: messageOf(failure),
+    refused_by: "spend_controls" as const,
+    control,
+    payable_with_loosened_controls: loosened === null ? true : loosened instanceof SolanaNotMeasured ? null : false,
+  };
 }

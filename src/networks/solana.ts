@@ -22,6 +22,6 @@ export const solana: SvmNetwork = {
   local: {
     description: "litesvm in the service's process: USDC at the canonical mint, a JSON-RPC on loopback, blockhashes expiring on a timer",
     // Loaded only in local mode: production never loads litesvm.
-    start: async (options) => (await import("../solana/devnet.ts")).startLocalSolana(options),
+    start: async (options) => (await import("../local/solana/devnet.ts")).startLocalSolana(options),
   },
 };

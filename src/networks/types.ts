@@ -88,7 +88,7 @@ export interface SvmNetwork extends NetworkCommon<"svm"> {
   schemes: SchemeRegistrations<ClientSvmSigner, FacilitatorSvmSigner>;
   /** Registrations reading `rpcUrl`: challenges carry its recent blockhash, buyers read the mint there. */
   schemesAt(rpcUrl: string): SchemeRegistrations<ClientSvmSigner, FacilitatorSvmSigner>;
-  local: LocalChain<import("../solana/devnet.ts").LocalSolanaOptions, import("../solana/devnet.ts").LocalSolanaDevnet>;
+  local: LocalChain<import("../local/solana/devnet.ts").LocalSolanaOptions, import("../local/solana/devnet.ts").LocalSolanaDevnet>;
 }
 
 /** Any network of the registry; code that needs one family narrows on `family`. */

@@ -349,7 +349,6 @@ export class PaymentGate implements GateCore {
   }
 
   verifiedPayment(route: RouteDef, payer: string, nonce: string, amount: string): VerifiedPayment {
-    const { config } = this.options;
     return {
       route: routeKey(route),
       payer: payer as `0x${string}`,

@@ -61,7 +61,7 @@ async function main(): Promise<void> {
   // Local mode's Solana runs in this process (litesvm): it seeds while anvil starts.
   const solanaStarting =
     config.mode === "local"
-      ? import("../solana/devnet.ts").then(({ startLocalSolana }) =>
+      ? import("../local/solana/devnet.ts").then(({ startLocalSolana }) =>
           startLocalSolana({ dataDir: config.dataDir, rpcPort: config.solana.rpcPort }),
         )
       : undefined;
@@ -149,7 +149,7 @@ async function main(): Promise<void> {
   mark("scenario_and_stubs_ready");
 
   let service: Awaited<ReturnType<typeof StartService>>;
-  let solana: Awaited<ReturnType<typeof import("../solana/devnet.ts").startLocalSolana>> | undefined;
+  let solana: Awaited<ReturnType<typeof import("../local/solana/devnet.ts").startLocalSolana>> | undefined;
   try {
     solana = await solanaStarting;
     const { startService, astro } = await serviceModules;
@@ -192,7 +192,7 @@ async function main(): Promise<void> {
     throw error;
   }
   if (solana && service.solanaUrl) {
-    const { solanaDevnetInfo, writeSolanaDevnetInfo } = await import("../solana/devnet.ts");
+    const { solanaDevnetInfo, writeSolanaDevnetInfo } = await import("../local/solana/devnet.ts");
     writeSolanaDevnetInfo(path.join(config.dataDir, "devnet.json"), solanaDevnetInfo(solana, service.solanaUrl));
   }
   const lines =

@@ -127,7 +127,8 @@ export const ZOO: readonly ZooRow[] = [
   row(
     "hand-made v2 on Solana priced in another mint (its token program is read from an RPC the checker has not)",
     hand({ challenge: (url) => v2Challenge(url, [solanaOption({ asset: "So11111111111111111111111111111111111111112" })]) }),
-    { payable: null, conformant: true, discoverable: true, verdict: "pay_with_caution" },
+    // The default client pays default assets only (USDC on Solana), as on EVM.
+    { payable: false, conformant: true, discoverable: true, verdict: "avoid" },
   ),
   // One broken rule each.
   row("v2 network written as the v1 name base", hand({ challenge: v2({ network: "base" }) }), {

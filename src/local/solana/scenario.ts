@@ -24,8 +24,8 @@ import {
   getTransferCheckedInstruction,
   TOKEN_2022_PROGRAM_ADDRESS,
 } from "@solana-program/token-2022";
-import { solana } from "../networks/solana.ts";
-import { localKey, type SolanaKey } from "./keys.ts";
+import { solana } from "../../networks/solana.ts";
+import { localKey, type SolanaKey } from "../../solana/keys.ts";
 import type { LocalSolana } from "./local-chain.ts";
 
 /** The classic SPL Token program. */
