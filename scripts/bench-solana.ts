@@ -32,6 +32,7 @@ import { startService } from "../src/server/service.ts";
 import { localKey, type SolanaKey } from "../src/solana/keys.ts";
 import { createSvmFacilitator, svmClient } from "../src/solana/x402.ts";
 import { percentile } from "./bench-paid.ts";
+import { reportTarget } from "./bench-report.ts";
 
 const QUICK = process.env.BENCH_QUICK === "1";
 const BUYERS = 8;
@@ -213,6 +214,12 @@ export async function benchSolana(): Promise<void> {
     console.log(
       `paid calls/s (median): Solana site ${fmt(oursRate)} vs minimal SVM seller ${fmt(refRate)} = ${(100 * ratio).toFixed(0)}% (target >= 90%)`,
     );
+    reportTarget({
+      target: `Solana paid calls/s >= 90% of a minimal @x402/express SVM seller, ${BUYERS} buyers, POST ${PAID_PATH}`,
+      figure: `${fmt(oursRate)} calls/s (${(100 * ratio).toFixed(0)}%)`,
+      reference: `minimal SVM seller ${fmt(refRate)} calls/s`,
+      ok: ratio >= 0.9,
+    });
     if (ratio < 0.9) process.exitCode = 1;
   } finally {
     await minimal.close();
