@@ -23,7 +23,7 @@ function valueImports(file: string): string[] {
   const out: string[] = [];
   for (const [, clause = "", target = ""] of readFileSync(file, "utf8").matchAll(IMPORT)) {
     const names = /^\{([^}]*)\}$/.exec(clause.trim())?.[1];
-    const typeOnly = names !== undefined && names.split(",").every((n) => n.trim() === "" || n.trim().startsWith("type "));
+    const typeOnly = names?.split(",").every((n) => n.trim() === "" || n.trim().startsWith("type "));
     const resolved = path.resolve(path.dirname(file), target);
     if (!typeOnly && existsSync(resolved)) out.push(resolved);
   }

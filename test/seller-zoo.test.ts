@@ -23,7 +23,7 @@ import { rpcTransport } from "../src/chain/client.ts";
 import { type ConformanceReport, checkConformance } from "../src/intel/conformance.ts";
 import { eip3009Probe } from "../src/intel/eip3009-probe.ts";
 import { type PurchaseRecord, PurchaseRun } from "../src/intel/purchase.ts";
-import { assessTrust, PENALTIES } from "../src/intel/trust-score.ts";
+import { assessTrust } from "../src/intel/trust-score.ts";
 import { type Devnet, startDevnet } from "../src/local/devnet/devnet.ts";
 import { base } from "../src/networks/base.ts";
 import { createSafeFetcher } from "../src/outbound/safe-fetch.ts";

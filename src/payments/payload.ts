@@ -45,8 +45,20 @@ const MAX_UINT256 = 2n ** 256n - 1n;
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const uint = (v: unknown) => typeof v === "string" && UINT.test(v) && BigInt(v) <= MAX_UINT256;
 
-/** Decode and check a `PAYMENT-SIGNATURE` / `X-Payment` value. */
-export function decodePayment(header: string): DecodedPayment | PayloadProblem {
+/** A payment header's x402 v2 envelope, checked for shape: what every scheme's payload sits in. */
+export interface PaymentEnvelope {
+  payload: PaymentPayload;
+  raw: Record<string, unknown>;
+  /** The option chosen from the challenge's accepts: scheme, network, asset, amount and payTo are strings. */
+  accepted: Record<string, unknown>;
+  /** The scheme's own payload object (not yet checked). */
+  inner: unknown;
+  /** The buyer's `payment-identifier` id, when it sent one. */
+  paymentId: string | null;
+}
+
+/** Decode a `PAYMENT-SIGNATURE` / `X-Payment` value and check its x402 v2 envelope and payment-identifier id. */
+export function decodeEnvelope(header: string): PaymentEnvelope | PayloadProblem {
   if (header.length > MAX_HEADER_BYTES) return { field: "header", expected: `at most ${MAX_HEADER_BYTES} bytes` };
   let payload: PaymentPayload;
   try {
@@ -62,7 +74,23 @@ export function decodePayment(header: string): DecodedPayment | PayloadProblem {
   for (const name of ["scheme", "network", "asset", "amount", "payTo"]) {
     if (typeof accepted[name] !== "string") return { field: `accepted.${name}`, expected: "a string, copied from the challenge" };
   }
-  const inner = raw.payload;
+  if (raw.extensions !== undefined && !isObject(raw.extensions)) return { field: "extensions", expected: "an object" };
+  const declared = (raw.extensions as Record<string, unknown> | undefined)?.[PAYMENT_IDENTIFIER];
+  let paymentId: string | null = null;
+  if (declared !== undefined) {
+    const id = isObject(declared) && isObject(declared.info) ? declared.info.id : undefined;
+    if (id !== undefined && (typeof id !== "string" || !isValidPaymentId(id)))
+      return { field: `extensions.${PAYMENT_IDENTIFIER}.info.id`, expected: "16-128 characters: letters, digits, - and _" };
+    paymentId = extractPaymentIdentifier(payload, false);
+  }
+  return { payload, raw, accepted, inner: raw.payload, paymentId };
+}
+
+/** Decode and check an EVM exact (EIP-3009) `PAYMENT-SIGNATURE` / `X-Payment` value. */
+export function decodePayment(header: string): DecodedPayment | PayloadProblem {
+  const envelope = decodeEnvelope(header);
+  if (isProblem(envelope)) return envelope;
+  const { payload, inner, paymentId } = envelope;
   if (!isObject(inner)) return { field: "payload", expected: "an object with authorization and signature" };
   const auth = inner.authorization;
   if (!isObject(auth)) return { field: "payload.authorization", expected: "an EIP-3009 TransferWithAuthorization object" };
@@ -77,15 +105,6 @@ export function decodePayment(header: string): DecodedPayment | PayloadProblem {
     return { field: "payload.authorization.nonce", expected: "0x + 64 hex digits" };
   if (typeof inner.signature !== "string" || !SIGNATURE.test(inner.signature))
     return { field: "payload.signature", expected: "a hex signature (0x + at least 130 hex digits)" };
-  if (raw.extensions !== undefined && !isObject(raw.extensions)) return { field: "extensions", expected: "an object" };
-  const declared = (raw.extensions as Record<string, unknown> | undefined)?.[PAYMENT_IDENTIFIER];
-  let paymentId: string | null = null;
-  if (declared !== undefined) {
-    const id = isObject(declared) && isObject(declared.info) ? declared.info.id : undefined;
-    if (id !== undefined && (typeof id !== "string" || !isValidPaymentId(id)))
-      return { field: `extensions.${PAYMENT_IDENTIFIER}.info.id`, expected: "16-128 characters: letters, digits, - and _" };
-    paymentId = extractPaymentIdentifier(payload, false);
-  }
   const authorization = auth as unknown as Authorization;
   return {
     payload,
@@ -96,8 +115,8 @@ export function decodePayment(header: string): DecodedPayment | PayloadProblem {
   };
 }
 
-/** True when `decodePayment` refused the header. */
-export function isProblem(result: DecodedPayment | PayloadProblem): result is PayloadProblem {
+/** True when a decoder refused the header. */
+export function isProblem<T extends object>(result: T | PayloadProblem): result is PayloadProblem {
   return "field" in result;
 }
 

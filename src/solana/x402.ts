@@ -18,10 +18,8 @@ import {
 } from "@solana/kit";
 import { x402Client } from "@x402/core/client";
 import { x402Facilitator } from "@x402/core/facilitator";
-import { decodePaymentSignatureHeader } from "@x402/core/http";
 import type { FacilitatorClient } from "@x402/core/server";
-import type { PaymentPayload, SupportedResponse } from "@x402/core/types";
-import { extractPaymentIdentifier, isValidPaymentId, PAYMENT_IDENTIFIER } from "@x402/extensions/payment-identifier";
+import type { SupportedResponse } from "@x402/core/types";
 import {
   decodeTransactionFromPayload,
   getTokenPayerFromTransaction,
@@ -30,10 +28,9 @@ import {
   transactionMessageHash,
 } from "@x402/svm";
 import { svmNetwork } from "../networks/index.ts";
-import type { DecodedPayment, PayloadProblem } from "../payments/payload.ts";
+import { type DecodedPayment, decodeEnvelope, isProblem, type PayloadProblem } from "../payments/payload.ts";
 import type { PaymentScheme } from "../payments/scheme.ts";
 
-const MAX_HEADER_BYTES = 16 * 1024;
 /** A validBefore no ledger reads as a time: a Solana payment's window is its blockhash's, and the challenge's. */
 const NO_DEADLINE = "18446744073709551615";
 
@@ -78,22 +75,9 @@ export function svmScheme(network: string, mint: string): PaymentScheme {
  * payer signed; the facilitator de-duplicates settlements by the same hash).
  */
 export function decodeSvmPayment(header: string): DecodedPayment | PayloadProblem {
-  if (header.length > MAX_HEADER_BYTES) return { field: "header", expected: `at most ${MAX_HEADER_BYTES} bytes` };
-  let payload: PaymentPayload;
-  try {
-    payload = decodePaymentSignatureHeader(header);
-  } catch {
-    return { field: "header", expected: "base64 of a JSON x402 payment payload" };
-  }
-  const raw = payload as unknown as Record<string, unknown>;
-  if (!isObject(raw)) return { field: "header", expected: "base64 of a JSON object" };
-  if (raw.x402Version !== 2) return { field: "x402Version", expected: "2 (this service speaks x402 version 2)" };
-  const accepted = raw.accepted;
-  if (!isObject(accepted)) return { field: "accepted", expected: "the payment option chosen from the challenge's accepts" };
-  for (const name of ["scheme", "network", "asset", "amount", "payTo"]) {
-    if (typeof accepted[name] !== "string") return { field: `accepted.${name}`, expected: "a string, copied from the challenge" };
-  }
-  const inner = raw.payload;
+  const envelope = decodeEnvelope(header);
+  if (isProblem(envelope)) return envelope;
+  const { payload, accepted, inner, paymentId } = envelope;
   if (!isObject(inner) || typeof inner.transaction !== "string") {
     return { field: "payload.transaction", expected: "a base64 Solana transaction signed by the payer" };
   }
@@ -111,15 +95,6 @@ export function decodeSvmPayment(header: string): DecodedPayment | PayloadProble
   }
   if (!payer) return { field: "payload.transaction", expected: "a token transfer instruction naming the payer as its authority" };
   if (!signature) return { field: "payload.transaction", expected: "the payer's signature on the transaction" };
-  if (raw.extensions !== undefined && !isObject(raw.extensions)) return { field: "extensions", expected: "an object" };
-  const declared = (raw.extensions as Record<string, unknown> | undefined)?.[PAYMENT_IDENTIFIER];
-  let paymentId: string | null = null;
-  if (declared !== undefined) {
-    const id = isObject(declared) && isObject(declared.info) ? declared.info.id : undefined;
-    if (id !== undefined && (typeof id !== "string" || !isValidPaymentId(id)))
-      return { field: `extensions.${PAYMENT_IDENTIFIER}.info.id`, expected: "16-128 characters: letters, digits, - and _" };
-    paymentId = extractPaymentIdentifier(payload, false);
-  }
   const authorization = {
     from: payer as `0x${string}`,
     to: accepted.payTo as `0x${string}`,
