@@ -177,7 +177,17 @@ export function createApp({
     ),
   );
   const cors = corsHeaders();
-  app.use(inOrder("requestLine", cors, canonicalPath(), routeMatch(site), knownMethods(site.routes), saneHost(publicUrl), sitePaths(site)));
+  app.use(
+    inOrder(
+      "requestLine",
+      cors,
+      canonicalPath(),
+      routeMatch(site, gate.scheme.decode),
+      knownMethods(site.routes),
+      saneHost(publicUrl),
+      sitePaths(site),
+    ),
+  );
   app.use(metricsEndpoint({ metrics, routes: site.routes, token: config.metricsToken }));
   // Instances on one PostgreSQL share each client's free budget; the challenge budget stays in
   // memory, since a challenge must stay cheaper than a database round trip.
@@ -188,6 +198,7 @@ export function createApp({
     free: freePerMinute === 0 ? null : store.engine === "postgres" ? storeBuckets(store, freePerMinute) : memoryBuckets(freePerMinute),
     challenge: challengePerMinute === 0 ? null : memoryBuckets(challengePerMinute),
     paidInFlightPerPayer,
+    decode: gate.scheme.decode,
     log: services.log,
     onRefusal: (budget) => metrics.rateLimitRefusals.inc({ budget }),
     ...(now ? { now } : {}),

@@ -19,8 +19,8 @@ import { errorBody, ServiceError } from "../../errors.ts";
 import { clientKey } from "../../limits/client-key.ts";
 import { ALLOWED, type BucketVerdict, type TokenBuckets } from "../../limits/token-buckets.ts";
 import type { Logger } from "../../log.ts";
-import { decodePayment, isProblem } from "../../payments/payload.ts";
-import { paymentOf, routeOf } from "./route-match.ts";
+import { isProblem } from "../../payments/payload.ts";
+import { type PaymentDecoder, paymentOf, routeOf } from "./route-match.ts";
 import { sendError } from "./send-error.ts";
 
 /** The budget a request is counted against. */
@@ -35,6 +35,8 @@ export interface RateLimitOptions {
   challenge: TokenBuckets | null;
   /** Paid calls one payer may have in flight; 0: not limited. */
   paidInFlightPerPayer: number;
+  /** How the site's payment scheme reads a payer from a payment header (an MCP call's). */
+  decode: PaymentDecoder;
   /** Epoch milliseconds; tests move it. */
   now?: () => number;
   log: Logger;
@@ -51,13 +53,6 @@ export function requestKind(routes: ReadonlyMap<string, readonly RouteDef[]>, me
   const wanted = method === "HEAD" ? "GET" : method;
   const route = routes.get(trimmed)?.find((r) => r.method === wanted);
   return route && route.price !== null ? "paid" : "free";
-}
-
-/** The payer a payment header names (unverified), or undefined when the header is not a readable payment. */
-function payerOfHeader(header: unknown): string | undefined {
-  if (typeof header !== "string") return undefined;
-  const decoded = decodePayment(header);
-  return isProblem(decoded) ? undefined : decoded.authorization.from.toLowerCase();
 }
 
 /** The payer of an HTTP request's payment header, decoded once for the request (src/server/middleware/route-match.ts). */
@@ -125,6 +120,12 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
   const byPath = new Map<string, RouteDef[]>();
   for (const route of options.routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
   const inFlight = new Map<string, number>();
+  /** The payer a payment header names (unverified), or undefined when the header is not a readable payment. */
+  const payerOfHeader = (header: unknown): string | undefined => {
+    if (typeof header !== "string") return undefined;
+    const decoded = options.decode(header);
+    return isProblem(decoded) ? undefined : decoded.authorization.from.toLowerCase();
+  };
 
   /** A 429 to give: to an HTTP response (`refuse`) or as a web Response (`refusal`). */
   interface Refusal {

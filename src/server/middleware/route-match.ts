@@ -9,7 +9,10 @@ import type { RouteDef } from "../../../spec/route.ts";
 import type { SiteDef } from "../../../spec/sites.ts";
 import { matchRoute } from "../../dispatch.ts";
 import { ServiceError } from "../../errors.ts";
-import { type DecodedPayment, decodePayment, type PayloadProblem } from "../../payments/payload.ts";
+import type { DecodedPayment, PayloadProblem } from "../../payments/payload.ts";
+
+/** How a site reads a payment header into its payer and identity: its payment scheme's `decode`. */
+export type PaymentDecoder = (header: string) => DecodedPayment | PayloadProblem;
 
 /** The match of an API request: the path it was matched on, and its route or the 404/405 the path earns. */
 export interface RouteMatch {
@@ -19,23 +22,31 @@ export interface RouteMatch {
 
 const matches = new WeakMap<IncomingMessage, RouteMatch>();
 const payments = new WeakMap<IncomingMessage, DecodedPayment | PayloadProblem | undefined>();
+const decoders = new WeakMap<IncomingMessage, PaymentDecoder>();
 
 /** The route `req` was matched to, when it is a request for the site's API. */
 export function routeOf(req: IncomingMessage): RouteMatch | undefined {
   return matches.get(req);
 }
 
-/** The payment header of `req` (`PAYMENT-SIGNATURE`, or v1's `X-Payment`), decoded on first use; undefined when absent. */
+/**
+ * The payment header of `req` (`PAYMENT-SIGNATURE`, or v1's `X-Payment`), decoded on first use by
+ * its site's scheme; undefined when absent or when the request was not matched to a site's API.
+ */
 export function paymentOf(req: IncomingMessage): DecodedPayment | PayloadProblem | undefined {
   if (payments.has(req)) return payments.get(req);
   const header = req.headers["payment-signature"] ?? req.headers["x-payment"];
-  const decoded = typeof header === "string" ? decodePayment(header) : undefined;
+  const decode = decoders.get(req);
+  const decoded = typeof header === "string" && decode ? decode(header) : undefined;
   payments.set(req, decoded);
   return decoded;
 }
 
-/** Middleware factory: match each request for the site's API (its prefix, or a route outside it) to its route, once. */
-export function routeMatch(site: SiteDef) {
+/**
+ * Middleware factory: match each request for the site's API (its prefix, or a route outside it)
+ * to its route, once, and keep `decode` (the site's payment scheme's) to read its payment header.
+ */
+export function routeMatch(site: SiteDef, decode: PaymentDecoder) {
   const ownPaths = new Set(site.routes.map((r) => r.path));
   return function routeMatchMiddleware(req: Request, _res: Response, next: NextFunction): void {
     const path = req.path;
@@ -48,6 +59,7 @@ export function routeMatch(site: SiteDef) {
         route = error;
       }
       matches.set(req, { path, route });
+      decoders.set(req, decode);
     }
     next();
   };
