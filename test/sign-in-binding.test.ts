@@ -8,7 +8,7 @@
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
 import type { PaymentRequired } from "@x402/core/types";
 import { eip3009ABI } from "@x402/evm";
-import { createSIWxPayload, encodeSIWxHeader } from "@x402/extensions/sign-in-with-x";
+import { createSIWxPayload, encodeSIWxHeader, parseSIWxHeader, verifySIWxSignature } from "@x402/extensions/sign-in-with-x";
 import type { PrivateKeyAccount } from "viem";
 import { baseSepolia, mainnet } from "viem/chains";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -40,6 +40,17 @@ const used = (from: `0x${string}`, nonce: `0x${string}`) =>
 const nonceOf = (header: string) =>
   (JSON.parse(Buffer.from(header, "base64").toString("utf8")) as { payload: { authorization: { nonce: `0x${string}` } } }).payload
     .authorization.nonce;
+
+/** The EIP-4361 text of `payload` with `statement` in it, as the library's formatter writes it without checking it. */
+async function createSIWxMessageText(payload: Record<string, unknown>, statement: string) {
+  const { SiweMessage } = await import("@signinwithethereum/siwe");
+  const message = Object.assign(Object.create(SiweMessage.prototype), {
+    ...payload,
+    chainId: Number(String(payload.chainId).split(":")[1]),
+    statement,
+  }) as InstanceType<typeof SiweMessage>;
+  return message.prepareMessage();
+}
 
 /** The sign-in a standard client makes from a challenge's `sign-in-with-x` declaration. */
 async function signInFromChallenge(challenge: PaymentRequired, account: PrivateKeyAccount, url: string): Promise<string> {
@@ -173,18 +184,40 @@ describe("the sign-in's signature", () => {
   const altered = (header: string, fields: Record<string, unknown>) =>
     encodeSIWxHeader({ ...(JSON.parse(Buffer.from(header, "base64").toString("utf8")) as object), ...fields } as never);
 
-  it("is the named wallet's, before and after its public key is known (a forged or altered one is refused either way)", async () => {
+  it("is the named wallet's: a forged or altered one is refused", async () => {
     const [owner, other] = [buyerAccount(0), buyerAccount(1)];
-    const forged = () => signInHeader(other, url).then((h) => altered(h, { address: owner.address }));
-    // Before the owner ever signed in (its key recovered from the signature), then after.
-    expect(await checkSignIn(await forged(), scope)).toMatchObject({ reason: "invalid_siwx_signature" });
-    expect(await checkSignIn(await signInHeader(owner, url), scope)).toMatchObject({ payer: owner.address.toLowerCase() });
-    expect(await checkSignIn(await forged(), scope)).toMatchObject({ reason: "invalid_siwx_signature" });
+    const forged = await signInHeader(other, url).then((h) => altered(h, { address: owner.address }));
+    expect(await checkSignIn(forged, scope)).toMatchObject({ reason: "invalid_siwx_signature" });
     const genuine = await signInHeader(owner, url);
     expect(await checkSignIn(altered(genuine, { nonce: "0123456789abcdef0123" }), scope)).toMatchObject({
       reason: "invalid_siwx_signature",
     });
     expect(await checkSignIn(genuine, scope)).toMatchObject({ payer: owner.address.toLowerCase() });
+  });
+
+  it("is checked over the text the library signs: the same verdict as verifySIWxSignature, lowercase address included", async () => {
+    const owner = buyerAccount(2);
+    const payload = JSON.parse(Buffer.from(await signInHeader(owner, url), "base64").toString("utf8"));
+    const lower = encodeSIWxHeader({ ...payload, address: owner.address.toLowerCase() });
+    expect(await verifySIWxSignature(parseSIWxHeader(lower))).toMatchObject({ isValid: true });
+    expect(await checkSignIn(lower, scope)).toMatchObject({ payer: owner.address.toLowerCase() });
+    // A mixed-case address whose checksum is wrong is refused, as EIP-55 asks.
+    const wrongCase = owner.address.replace(/[a-f]/, (c) => c.toUpperCase());
+    expect(await checkSignIn(encodeSIWxHeader({ ...payload, address: wrongCase }), scope)).toMatchObject({
+      reason: "invalid_siwx_signature",
+    });
+  });
+
+  it("refuses a field holding a line break, which would let it pass for another line of the message", async () => {
+    const owner = buyerAccount(2);
+    const info = { domain: new URL(scope.origin).host, uri: url, version: "1", chainId: DEFAULT_NETWORK.id, type: "eip191" as const };
+    const fields = { ...info, nonce: "a1b2c3d4e5f6a7b8", issuedAt: new Date().toISOString(), statement: "hi" };
+    const payload = await createSIWxPayload(fields, owner, url);
+    // The wallet signs the text with a broken line itself: the signature is genuine, the message is not well formed.
+    const statement = "hi\nURI: https://elsewhere.example/api/chat";
+    const text = (await createSIWxMessageText(payload, statement)) as string;
+    const header = encodeSIWxHeader({ ...payload, statement, signature: await owner.signMessage({ message: text }) });
+    expect(await checkSignIn(header, scope)).toMatchObject({ reason: "invalid_siwx_signature" });
   });
 });
 
