@@ -4,7 +4,7 @@
  * liquidity), read the owner's privileges and
  * the declared limits, and decide a verdict from all of it with every reason stated.
  */
-import { type Address, formatUnits, getAddress, type Hex, type PublicClient, parseUnits } from "viem";
+import { type Address, erc20Abi, formatUnits, getAddress, type Hex, type PublicClient, parseUnits } from "viem";
 import { type HoneypotSimulation, RISK_THRESHOLDS, type RiskVerdict } from "../../spec/token-risk-schemas.ts";
 import type { PriceSource } from "../analytics/price-source.ts";
 import { readChain } from "../chain/rpc-error.ts";
@@ -208,11 +208,9 @@ function ownerPrivilegesAnswer(p: OwnerPrivileges): HoneypotSimulation["owner_pr
   };
 }
 
-const decimalsAbi = [{ type: "function", name: "decimals", stateMutability: "view", inputs: [], outputs: [{ type: "uint8" }] }] as const;
-
 async function tokenDecimals(chain: PublicClient, token: Address, blockNumber: bigint): Promise<number | null> {
   try {
-    return Number(await chain.readContract({ address: token, abi: decimalsAbi, functionName: "decimals", blockNumber }));
+    return Number(await chain.readContract({ address: token, abi: erc20Abi, functionName: "decimals", blockNumber }));
   } catch {
     return null;
   }

@@ -3,7 +3,7 @@
  * tokens outside the curated list, each with its liquidity, trading, holder concentration, pulled
  * liquidity, honeypot verdict and a risk score whose inputs and weights are stated.
  */
-import { type Address, getAddress, type Hex, hexToBigInt, type PublicClient, toEventSelector } from "viem";
+import { type Address, erc20Abi, getAddress, type Hex, type PublicClient, parseAbi, parseEventLogs, toEventSelector } from "viem";
 import type { RiskVerdict } from "../../spec/token-risk-schemas.ts";
 import type { TransferScanner } from "../chain/log-scanner.ts";
 import { runPool } from "../chain/log-scanner.ts";
@@ -11,22 +11,33 @@ import { readChain } from "../chain/rpc-error.ts";
 import { type AssessDeps, assessToken, type PricedPool, pricePools } from "./assess.ts";
 import { readLogs } from "./logs.ts";
 import { type KnownPool, readPools } from "./pools.ts";
-import type { Factory } from "./venues.ts";
+import type { FactoryKind } from "./venues.ts";
 
-const EVENTS = {
-  pairCreated: toEventSelector("PairCreated(address,address,address,uint256)"),
-  v3PoolCreated: toEventSelector("PoolCreated(address,address,uint24,int24,address)"),
-  aeroPoolCreated: toEventSelector("PoolCreated(address,address,bool,address,uint256)"),
-  clPoolCreated: toEventSelector("PoolCreated(address,address,int24,address)"),
-  v2Swap: toEventSelector("Swap(address,uint256,uint256,uint256,uint256,address)"),
-  aeroSwap: toEventSelector("Swap(address,address,uint256,uint256,uint256,uint256)"),
-  v3Swap: toEventSelector("Swap(address,address,int256,int256,uint160,uint128,int24)"),
-  v2Mint: toEventSelector("Mint(address,uint256,uint256)"),
-  v3Mint: toEventSelector("Mint(address,address,int24,int24,uint128,uint256,uint256)"),
-  v2Burn: toEventSelector("Burn(address,uint256,uint256,address)"),
-  aeroBurn: toEventSelector("Burn(address,address,uint256,uint256)"),
-  v3Burn: toEventSelector("Burn(address,int24,int24,uint128,uint256,uint256)"),
-} as const;
+// The factories' creation events and the pools' trading and liquidity events, as Uniswap v2 and v3,
+// Aerodrome and Slipstream declare them (Aerodrome's Mint is v2's; Slipstream's pool events are v3's).
+const CREATION_EVENTS = parseAbi([
+  "event PairCreated(address indexed token0, address indexed token1, address pair, uint256 index)",
+  "event PoolCreated(address indexed token0, address indexed token1, uint24 indexed fee, int24 tickSpacing, address pool)",
+  "event PoolCreated(address indexed token0, address indexed token1, bool indexed stable, address pool, uint256 index)",
+  "event PoolCreated(address indexed token0, address indexed token1, int24 indexed tickSpacing, address pool)",
+]);
+const POOL_EVENTS = parseAbi([
+  "event Swap(address indexed sender, uint256 amount0In, uint256 amount1In, uint256 amount0Out, uint256 amount1Out, address indexed to)",
+  "event Swap(address indexed sender, address indexed to, uint256 amount0In, uint256 amount1In, uint256 amount0Out, uint256 amount1Out)",
+  "event Swap(address indexed sender, address indexed recipient, int256 amount0, int256 amount1, uint160 sqrtPriceX96, uint128 liquidity, int24 tick)",
+  "event Mint(address indexed sender, uint256 amount0, uint256 amount1)",
+  "event Mint(address sender, address indexed owner, int24 indexed tickLower, int24 indexed tickUpper, uint128 amount, uint256 amount0, uint256 amount1)",
+  "event Burn(address indexed sender, uint256 amount0, uint256 amount1, address indexed to)",
+  "event Burn(address indexed sender, address indexed to, uint256 amount0, uint256 amount1)",
+  "event Burn(address indexed owner, int24 indexed tickLower, int24 indexed tickUpper, uint128 amount, uint256 amount0, uint256 amount1)",
+]);
+/** The creation event each kind of factory emits. */
+const CREATED_BY: Record<FactoryKind, Hex> = {
+  uniswap_v2: toEventSelector(CREATION_EVENTS[0]),
+  uniswap_v3: toEventSelector(CREATION_EVENTS[1]),
+  aerodrome_v2: toEventSelector(CREATION_EVENTS[2]),
+  aerodrome_cl: toEventSelector(CREATION_EVENTS[3]),
+};
 
 /** Points of each verdict in the risk score. */
 export const VERDICT_POINTS: Record<RiskVerdict, number> = { honeypot: 100, high_tax: 75, caution: 40, ok: 0 };
@@ -86,33 +97,6 @@ interface Created {
   block: number;
 }
 
-const word = (data: Hex, i: number) => `0x${data.slice(2 + i * 64, 2 + (i + 1) * 64)}` as Hex;
-const topicAddress = (topic: Hex | undefined) => getAddress(`0x${(topic ?? "0x").slice(26)}`);
-const wordAddress = (data: Hex, i: number) => getAddress(`0x${word(data, i).slice(26)}`);
-const signed = (value: Hex) => {
-  const v = hexToBigInt(value);
-  return v >= 1n << 255n ? v - (1n << 256n) : v;
-};
-
-/** Decode a factory's creation log into the pool and its two tokens. */
-function decodeCreation(
-  factory: Factory,
-  topics: Hex[],
-  data: Hex,
-): { pool: Address; token0: Address; token1: Address; stable: boolean } | null {
-  const [event, t0, t1, t2] = topics;
-  const token0 = topicAddress(t0);
-  const token1 = topicAddress(t1);
-  if (factory.kind === "uniswap_v2" && event === EVENTS.pairCreated) return { pool: wordAddress(data, 0), token0, token1, stable: false };
-  if (factory.kind === "uniswap_v3" && event === EVENTS.v3PoolCreated) return { pool: wordAddress(data, 1), token0, token1, stable: false };
-  if (factory.kind === "aerodrome_v2" && event === EVENTS.aeroPoolCreated) {
-    return { pool: wordAddress(data, 0), token0, token1, stable: hexToBigInt(t2 ?? "0x0") === 1n };
-  }
-  if (factory.kind === "aerodrome_cl" && event === EVENTS.clPoolCreated)
-    return { pool: wordAddress(data, 0), token0, token1, stable: false };
-  return null;
-}
-
 /** Hunt the new pairs of the last `blocks` blocks. */
 export async function huntNewPairs(
   deps: AssessDeps & { scanner: TransferScanner },
@@ -127,29 +111,29 @@ export async function huntNewPairs(
   const factoryByAddress = new Map(venues.factories.map((f) => [f.address, f]));
   const creations = await readLogs(chain, {
     addresses: venues.factories.map((f) => f.address),
-    events: [EVENTS.pairCreated, EVENTS.v3PoolCreated, EVENTS.aeroPoolCreated, EVENTS.clPoolCreated],
+    events: Object.values(CREATED_BY),
     fromBlock,
     toBlock,
   });
   const created: Created[] = [];
-  for (const log of creations) {
+  for (const log of parseEventLogs({ abi: CREATION_EVENTS, logs: creations as never[] })) {
     const factory = factoryByAddress.get(getAddress(log.address));
-    const decoded = factory ? decodeCreation(factory, log.topics, log.data) : null;
-    if (!factory || !decoded) continue;
-    const known0 = venues.token(decoded.token0);
-    const known1 = venues.token(decoded.token1);
+    if (!factory || log.topics[0] !== CREATED_BY[factory.kind]) continue;
+    const { token0, token1 } = log.args;
+    const known0 = venues.token(token0);
+    const known1 = venues.token(token1);
     // A new-token pair: exactly one side is a curated quote token and the other is not curated at all.
     const counter = known0?.quote && !known1 ? known0 : known1?.quote && !known0 ? known1 : null;
     if (!counter) continue;
     created.push({
       pool: {
-        address: decoded.pool,
+        address: "pair" in log.args ? log.args.pair : log.args.pool,
         factory,
         counter,
         feeBps: factory.kind === "uniswap_v2" ? factory.feeBps : null,
-        stable: decoded.stable,
+        stable: "stable" in log.args && log.args.stable,
       },
-      token: counter === known0 ? decoded.token1 : decoded.token0,
+      token: counter === known0 ? token1 : token0,
       block: Number(log.blockNumber),
     });
   }
@@ -170,42 +154,31 @@ export async function huntNewPairs(
   // Swaps, mints and burns of the liquid pairs in the window.
   const poolLogs = await readLogs(chain, {
     addresses: liquid.map((c) => c.pool.address),
-    events: [EVENTS.v2Swap, EVENTS.aeroSwap, EVENTS.v3Swap, EVENTS.v2Mint, EVENTS.v3Mint, EVENTS.v2Burn, EVENTS.aeroBurn, EVENTS.v3Burn],
+    events: [...new Set(POOL_EVENTS.map((e) => toEventSelector(e)))],
     fromBlock,
     toBlock,
   });
   const activity = new Map<Address, { buys: number; sells: number; buyers: Set<Address>; addedQuote: bigint; removedQuote: bigint }>();
   for (const c of liquid) activity.set(c.pool.address, { buys: 0, sells: 0, buyers: new Set(), addedQuote: 0n, removedQuote: 0n });
-  for (const log of poolLogs) {
+  for (const log of parseEventLogs({ abi: POOL_EVENTS, logs: poolLogs as never[] })) {
     const address = getAddress(log.address);
     const pool = byPool.get(address);
     const a = activity.get(address);
     if (!pool || !a) continue;
-    const [event, , t2] = log.topics;
     const tokenIs0 = pool.tokenIs0;
     const pick = (v0: bigint, v1: bigint) => ({ token: tokenIs0 ? v0 : v1, quote: tokenIs0 ? v1 : v0 });
-    if (event === EVENTS.v2Swap || event === EVENTS.aeroSwap) {
-      const out = pick(hexToBigInt(word(log.data, 2)), hexToBigInt(word(log.data, 3)));
-      // The recipient is the second indexed topic of both v2's and Aerodrome's Swap.
-      if (out.token > 0n) {
+    const swap = (bought: boolean, buyer: Address) => {
+      if (bought) {
         a.buys++;
-        a.buyers.add(topicAddress(t2));
+        a.buyers.add(buyer);
       } else a.sells++;
-    } else if (event === EVENTS.v3Swap) {
-      const delta = pick(signed(word(log.data, 0)), signed(word(log.data, 1)));
-      if (delta.token < 0n) {
-        a.buys++;
-        a.buyers.add(topicAddress(t2));
-      } else a.sells++;
-    } else if (event === EVENTS.v2Mint) {
-      a.addedQuote += pick(hexToBigInt(word(log.data, 0)), hexToBigInt(word(log.data, 1))).quote;
-    } else if (event === EVENTS.v3Mint) {
-      a.addedQuote += pick(hexToBigInt(word(log.data, 2)), hexToBigInt(word(log.data, 3))).quote;
-    } else if (event === EVENTS.v2Burn || event === EVENTS.aeroBurn) {
-      a.removedQuote += pick(hexToBigInt(word(log.data, 0)), hexToBigInt(word(log.data, 1))).quote;
-    } else if (event === EVENTS.v3Burn) {
-      a.removedQuote += pick(hexToBigInt(word(log.data, 1)), hexToBigInt(word(log.data, 2))).quote;
-    }
+    };
+    const { args } = log;
+    // v2 and Aerodrome: a buy takes the token out of the pair; v3 and Slipstream: the pool's token delta is negative.
+    if ("amount0Out" in args) swap(pick(args.amount0Out, args.amount1Out).token > 0n, args.to);
+    else if ("recipient" in args) swap(pick(args.amount0, args.amount1).token < 0n, args.recipient);
+    else if (log.eventName === "Mint") a.addedQuote += pick(args.amount0, args.amount1).quote;
+    else a.removedQuote += pick(args.amount0, args.amount1).quote;
   }
 
   // Block times of the creation blocks, for the ages.
@@ -293,11 +266,9 @@ export async function huntNewPairs(
   };
 }
 
-const symbolAbi = [{ type: "function", name: "symbol", stateMutability: "view", inputs: [], outputs: [{ type: "string" }] }] as const;
-
 async function tokenSymbol(chain: PublicClient, token: Address, blockNumber: bigint): Promise<string | null> {
   try {
-    return await chain.readContract({ address: token, abi: symbolAbi, functionName: "symbol", blockNumber });
+    return await chain.readContract({ address: token, abi: erc20Abi, functionName: "symbol", blockNumber });
   } catch {
     return null;
   }
