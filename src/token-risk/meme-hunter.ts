@@ -3,7 +3,10 @@
  * tokens outside the curated list, each with its liquidity, trading, holder concentration, pulled
  * liquidity, honeypot verdict and a risk score whose inputs and weights are stated.
  */
+
+import type { Static } from "@sinclair/typebox";
 import { type Address, erc20Abi, getAddress, type Hex, type PublicClient, parseAbi, parseEventLogs, toEventSelector } from "viem";
+import type { memeHunter } from "../../spec/routes/base-tools.ts";
 import type { RiskVerdict } from "../../spec/token-risk-schemas.ts";
 import type { TransferScanner } from "../chain/log-scanner.ts";
 import { runPool } from "../chain/log-scanner.ts";
@@ -48,48 +51,9 @@ export const DEEP_LIQUIDITY_USD = 1_000_000;
 /** A pair whose withdrawn quote side is at least this share of what was added has had its liquidity pulled. */
 export const REMOVED_THRESHOLD_PCT = 50;
 
-/** One input of a pair's risk score. */
-export interface RiskInput {
-  name: keyof typeof RISK_WEIGHTS;
-  value: number | string;
-  scaled: number;
-  weight: number;
-  contribution: number;
-}
-
-/** One pair of the answer. */
-export interface HuntedPair {
-  pair: Address;
-  token: Address;
-  symbol: string | null;
-  dex: string;
-  quote_symbol: string;
-  created_block: number;
-  age_minutes: number;
-  liquidity_usd: number;
-  buys: number;
-  sells: number;
-  unique_buyers: number;
-  top10_share_pct: number | null;
-  liquidity_removed: boolean;
-  liquidity_removed_pct: number;
-  verdict: RiskVerdict;
-  verdict_reasons: string[];
-  risk_score: number;
-  risk_inputs: RiskInput[];
-}
-
-/** The hunt's answer, without the methodology. */
-export interface HuntResult {
-  from_block: number;
-  to_block: number;
-  blocks_scanned: number;
-  factories_scanned: number;
-  pairs_created: number;
-  new_token_pairs: number;
-  above_min_liquidity: number;
-  pairs: HuntedPair[];
-}
+/** The hunt's answer, without the scoring and the methodology. */
+export type HuntResult = Omit<Static<typeof memeHunter.response>, "scoring" | "methodology">;
+type HuntedPair = HuntResult["pairs"][number];
 
 interface Created {
   pool: KnownPool;
@@ -223,7 +187,7 @@ export async function huntNewPairs(
         liquidity_removed: removedPct,
       };
       const values = { verdict: check.verdict, thin_liquidity: liquidity, top10_share: top10Share ?? 100, liquidity_removed: removedPct };
-      const inputs: RiskInput[] = (Object.keys(RISK_WEIGHTS) as (keyof typeof RISK_WEIGHTS)[]).map((name) => ({
+      const inputs: HuntedPair["risk_inputs"] = (Object.keys(RISK_WEIGHTS) as (keyof typeof RISK_WEIGHTS)[]).map((name) => ({
         name,
         value: values[name],
         scaled: scaled[name],
