@@ -5,11 +5,11 @@
  */
 
 import type { Static } from "@sinclair/typebox";
+import pLimit from "p-limit";
 import { type Address, erc20Abi, getAddress, type Hex, type PublicClient, parseAbi, parseEventLogs, toEventSelector } from "viem";
 import type { memeHunter } from "../../spec/routes/base-tools.ts";
 import type { RiskVerdict } from "../../spec/token-risk-schemas.ts";
 import type { TransferScanner } from "../chain/log-scanner.ts";
-import { runPool } from "../chain/log-scanner.ts";
 import { readChain } from "../chain/rpc-error.ts";
 import { type AssessDeps, assessToken, type PricedPool, pricePools } from "./assess.ts";
 import { readLogs } from "./logs.ts";
@@ -67,6 +67,8 @@ export async function huntNewPairs(
   input: { blocks: number; minLiquidityUsd: number; limit: number },
 ): Promise<HuntResult> {
   const { chain, venues } = deps;
+  // Per-pair reads, a few at a time: each is a batch of calls to the node.
+  const limit = pLimit(4);
   const head = await readChain("reading the latest block", () => chain.getBlock({ blockTag: "latest" }));
   const toBlock = Number(head.number);
   const fromBlock = Math.max(0, toBlock - input.blocks + 1);
@@ -103,12 +105,7 @@ export async function huntNewPairs(
   }
 
   // State and liquidity of each new pair at the head.
-  const states = (
-    await runPool(
-      created.map((c) => () => readPools(chain, c.token, [c.pool], blockNumber)),
-      4,
-    )
-  ).flat();
+  const states = (await limit.map(created, (c) => readPools(chain, c.token, [c.pool], blockNumber))).flat();
   const priced = await pricePools(states, deps.prices);
   const byPool = new Map<Address, PricedPool>(priced.map((p) => [p.address, p]));
   const liquid = created.filter(
@@ -147,76 +144,70 @@ export async function huntNewPairs(
 
   // Block times of the creation blocks, for the ages.
   const times = new Map<number, number>();
-  await runPool(
-    [...new Set(liquid.map((c) => c.block))].map((block) => async () => {
-      const b = await readChain("reading a creation block", () => chain.getBlock({ blockNumber: BigInt(block) }));
-      times.set(block, Number(b.timestamp));
-    }),
-    4,
-  );
+  await limit.map(new Set(liquid.map((c) => c.block)), async (block) => {
+    const b = await readChain("reading a creation block", () => chain.getBlock({ blockNumber: BigInt(block) }));
+    times.set(block, Number(b.timestamp));
+  });
 
-  const pairs = await runPool(
-    liquid.map((c) => async (): Promise<HuntedPair> => {
-      const pool = byPool.get(c.pool.address) as PricedPool;
-      const a = activity.get(c.pool.address) as NonNullable<ReturnType<typeof activity.get>>;
-      const [transfers, check, symbol] = await Promise.all([
-        deps.scanner.transfers({ token: c.token, fromBlock, toBlock }, 0),
-        assessToken(deps, c.token, 100, blockNumber),
-        tokenSymbol(chain, c.token, blockNumber),
-      ]);
-      const pools = new Set(created.filter((x) => x.token === c.token).map((x) => x.pool.address));
-      const received = new Map<Address, bigint>();
-      let total = 0n;
-      for (const t of transfers.logs) {
-        if (pools.has(t.to) || t.to === "0x0000000000000000000000000000000000000000") continue;
-        received.set(t.to, (received.get(t.to) ?? 0n) + t.value);
-        total += t.value;
-      }
-      const top10 = [...received.values()]
-        .sort((x, y) => (x > y ? -1 : x < y ? 1 : 0))
-        .slice(0, 10)
-        .reduce((sum, v) => sum + v, 0n);
-      const top10Share = total > 0n ? Number((top10 * 10_000n) / total) / 100 : null;
-      const removedPct = a.addedQuote > 0n ? Math.min(100, Number((a.removedQuote * 10_000n) / a.addedQuote) / 100) : 0;
-      const liquidity = pool.liquidityUsd ?? 0;
-      const thin = liquidity <= 1 ? 100 : Math.max(0, Math.min(100, 100 * (1 - Math.log10(liquidity) / Math.log10(DEEP_LIQUIDITY_USD))));
-      const scaled = {
-        verdict: VERDICT_POINTS[check.verdict],
-        thin_liquidity: Number(thin.toFixed(2)),
-        top10_share: top10Share ?? 100,
-        liquidity_removed: removedPct,
-      };
-      const values = { verdict: check.verdict, thin_liquidity: liquidity, top10_share: top10Share ?? 100, liquidity_removed: removedPct };
-      const inputs: HuntedPair["risk_inputs"] = (Object.keys(RISK_WEIGHTS) as (keyof typeof RISK_WEIGHTS)[]).map((name) => ({
-        name,
-        value: values[name],
-        scaled: scaled[name],
-        weight: RISK_WEIGHTS[name],
-        contribution: Number((scaled[name] * RISK_WEIGHTS[name]).toFixed(2)),
-      }));
-      return {
-        pair: c.pool.address,
-        token: c.token,
-        symbol,
-        dex: c.pool.factory.name,
-        quote_symbol: c.pool.counter.symbol,
-        created_block: c.block,
-        age_minutes: Math.max(0, Math.floor((Number(head.timestamp) - (times.get(c.block) ?? Number(head.timestamp))) / 60)),
-        liquidity_usd: liquidity,
-        buys: a.buys,
-        sells: a.sells,
-        unique_buyers: a.buyers.size,
-        top10_share_pct: top10Share,
-        liquidity_removed: removedPct >= REMOVED_THRESHOLD_PCT,
-        liquidity_removed_pct: removedPct,
-        verdict: check.verdict,
-        verdict_reasons: check.reasons,
-        risk_score: Number(inputs.reduce((sum, i) => sum + i.contribution, 0).toFixed(1)),
-        risk_inputs: inputs,
-      };
-    }),
-    4,
-  );
+  const pairs = await limit.map(liquid, async (c): Promise<HuntedPair> => {
+    const pool = byPool.get(c.pool.address) as PricedPool;
+    const a = activity.get(c.pool.address) as NonNullable<ReturnType<typeof activity.get>>;
+    const [transfers, check, symbol] = await Promise.all([
+      deps.scanner.transfers({ token: c.token, fromBlock, toBlock }, 0),
+      assessToken(deps, c.token, 100, blockNumber),
+      tokenSymbol(chain, c.token, blockNumber),
+    ]);
+    const pools = new Set(created.filter((x) => x.token === c.token).map((x) => x.pool.address));
+    const received = new Map<Address, bigint>();
+    let total = 0n;
+    for (const t of transfers.logs) {
+      if (pools.has(t.to) || t.to === "0x0000000000000000000000000000000000000000") continue;
+      received.set(t.to, (received.get(t.to) ?? 0n) + t.value);
+      total += t.value;
+    }
+    const top10 = [...received.values()]
+      .sort((x, y) => (x > y ? -1 : x < y ? 1 : 0))
+      .slice(0, 10)
+      .reduce((sum, v) => sum + v, 0n);
+    const top10Share = total > 0n ? Number((top10 * 10_000n) / total) / 100 : null;
+    const removedPct = a.addedQuote > 0n ? Math.min(100, Number((a.removedQuote * 10_000n) / a.addedQuote) / 100) : 0;
+    const liquidity = pool.liquidityUsd ?? 0;
+    const thin = liquidity <= 1 ? 100 : Math.max(0, Math.min(100, 100 * (1 - Math.log10(liquidity) / Math.log10(DEEP_LIQUIDITY_USD))));
+    const scaled = {
+      verdict: VERDICT_POINTS[check.verdict],
+      thin_liquidity: Number(thin.toFixed(2)),
+      top10_share: top10Share ?? 100,
+      liquidity_removed: removedPct,
+    };
+    const values = { verdict: check.verdict, thin_liquidity: liquidity, top10_share: top10Share ?? 100, liquidity_removed: removedPct };
+    const inputs: HuntedPair["risk_inputs"] = (Object.keys(RISK_WEIGHTS) as (keyof typeof RISK_WEIGHTS)[]).map((name) => ({
+      name,
+      value: values[name],
+      scaled: scaled[name],
+      weight: RISK_WEIGHTS[name],
+      contribution: Number((scaled[name] * RISK_WEIGHTS[name]).toFixed(2)),
+    }));
+    return {
+      pair: c.pool.address,
+      token: c.token,
+      symbol,
+      dex: c.pool.factory.name,
+      quote_symbol: c.pool.counter.symbol,
+      created_block: c.block,
+      age_minutes: Math.max(0, Math.floor((Number(head.timestamp) - (times.get(c.block) ?? Number(head.timestamp))) / 60)),
+      liquidity_usd: liquidity,
+      buys: a.buys,
+      sells: a.sells,
+      unique_buyers: a.buyers.size,
+      top10_share_pct: top10Share,
+      liquidity_removed: removedPct >= REMOVED_THRESHOLD_PCT,
+      liquidity_removed_pct: removedPct,
+      verdict: check.verdict,
+      verdict_reasons: check.reasons,
+      risk_score: Number(inputs.reduce((sum, i) => sum + i.contribution, 0).toFixed(1)),
+      risk_inputs: inputs,
+    };
+  });
   pairs.sort((x, y) => x.risk_score - y.risk_score || y.liquidity_usd - x.liquidity_usd || x.created_block - y.created_block);
   return {
     from_block: fromBlock,
