@@ -7,18 +7,12 @@ import { defiSentiment } from "../spec/routes/analytics.ts";
 import { methodologyFor } from "../src/analytics/methodology.ts";
 import { FULL_SCALE, NEUTRAL_FUNDING_8H_PCT, SENTIMENT_THRESHOLD, SENTIMENT_WEIGHTS, scoreSentiment } from "../src/analytics/sentiment.ts";
 import { analyticsOf } from "../src/analytics/services.ts";
-import { formatExact, parseDecimal } from "../src/analytics/usd-value.ts";
+import { exactTimes, formatExact, parseDecimal } from "../src/analytics/usd-value.ts";
 import { defineFunction, type FunctionContext } from "../src/context.ts";
 import { NotFoundError } from "../src/errors.ts";
 
 // Tickers people use for the wrapped or bridged form of an asset that trades as a perpetual.
 const ALIASES: Record<string, string> = { WETH: "ETH", CBETH: "ETH", WBTC: "BTC", CBBTC: "BTC" };
-
-/** `decimal x multiplier x 10^shift`, computed exactly, as a number. */
-function exactTimes(decimal: string, multiplier: bigint, shift: number): number {
-  const { units, scale } = parseDecimal(decimal);
-  return Number(formatExact({ units: units * multiplier, scale: scale - shift }));
-}
 
 /** The product of two decimal strings, exactly, as a number. */
 function exactProduct(a: string, b: string): number {
@@ -49,8 +43,8 @@ export async function sentimentOf(input: { asset?: string; protocol?: string }, 
   }
 
   // Percent of an hourly fraction: x 100; Hyperliquid funds hourly, so the 8 h rate other venues quote is 8 hourly payments.
-  const funding1h = perp ? exactTimes(perp.funding_1h, 1n, 2) : null;
-  const funding8h = perp ? exactTimes(perp.funding_1h, 8n, 2) : null;
+  const funding1h = perp ? Number(exactTimes(perp.funding_1h, 1n, 2)) : null;
+  const funding8h = perp ? Number(exactTimes(perp.funding_1h, 8n, 2)) : null;
   const mark = perp ? Number(perp.mark_px) : null;
   const openInterest = perp ? Number(perp.open_interest) : null;
   const oiUsd = perp ? Number(exactProduct(perp.open_interest, perp.mark_px).toFixed(2)) : null;

@@ -1,21 +1,26 @@
 /** `GET /api/health`: liveness, mode, network and the latest block. */
 import { health } from "../spec/routes/core.ts";
-import { defineFunction } from "../src/context.ts";
+import { defineFunction, type FunctionContext } from "../src/context.ts";
 import { withBudget } from "../src/time-budget.ts";
 
 /** Health answers within this, whatever the chain does: a stalled node is "degraded", not a hung probe. */
 const CHAIN_PROBE_MS = 800;
 
-export default defineFunction(health, async (_input, ctx) => {
-  let blockNumber: number | null = null;
+/** What `read` answers within CHAIN_PROBE_MS, or null (logged) when the chain cannot be read in time. */
+export async function probeChain<T>(read: Promise<T>, ctx: FunctionContext): Promise<T | null> {
   try {
-    const latest = await withBudget(ctx.chain.getBlockNumber({ cacheTime: 0 }), CHAIN_PROBE_MS, () => {
+    return await withBudget(read, CHAIN_PROBE_MS, () => {
       throw new Error(`no answer within ${CHAIN_PROBE_MS} ms`);
     });
-    blockNumber = Number(latest);
   } catch (error) {
     ctx.log.warn("health: chain unreachable", { error: error instanceof Error ? error.message : String(error) });
+    return null;
   }
+}
+
+export default defineFunction(health, async (_input, ctx) => {
+  const latest = await probeChain(ctx.chain.getBlockNumber({ cacheTime: 0 }), ctx);
+  const blockNumber = latest === null ? null : Number(latest);
   const status: "ok" | "degraded" = blockNumber === null ? "degraded" : "ok";
   return {
     status,

@@ -1,10 +1,8 @@
 /** `GET /health` on the secondary site: the network, the chain head and how old it is. */
 import { baseToolsHealth } from "../spec/routes/base-tools.ts";
 import { defineFunction } from "../src/context.ts";
-import { withBudget } from "../src/time-budget.ts";
+import { probeChain } from "./health.ts";
 
-/** Health answers within this, whatever the chain does: a stalled node is "degraded", not a hung probe. */
-const CHAIN_PROBE_MS = 800;
 /**
  * In production a head older than this means the node has stopped following the chain (Base
  * makes a block every 2 s). Local mode's chain mines only when a transaction arrives, so an old
@@ -13,15 +11,8 @@ const CHAIN_PROBE_MS = 800;
 const STALE_HEAD_SECONDS = 60;
 
 export default defineFunction(baseToolsHealth, async (_input, ctx) => {
-  let head: { number: number; timestamp: number } | null = null;
-  try {
-    const block = await withBudget(ctx.chain.getBlock({ blockTag: "latest" }), CHAIN_PROBE_MS, () => {
-      throw new Error(`no answer within ${CHAIN_PROBE_MS} ms`);
-    });
-    head = { number: Number(block.number), timestamp: Number(block.timestamp) };
-  } catch (error) {
-    ctx.log.warn("health: chain unreachable", { error: error instanceof Error ? error.message : String(error) });
-  }
+  const block = await probeChain(ctx.chain.getBlock({ blockTag: "latest" }), ctx);
+  const head = block && { number: Number(block.number), timestamp: Number(block.timestamp) };
   const age = head ? Math.max(0, Math.floor(ctx.now().getTime() / 1000) - head.timestamp) : null;
   return {
     status: head && (ctx.config.mode === "local" || (age ?? 0) <= STALE_HEAD_SECONDS) ? ("ok" as const) : ("degraded" as const),

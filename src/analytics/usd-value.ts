@@ -52,6 +52,12 @@ export function divideDecimals(a: ExactDecimal, b: ExactDecimal, digits = 12): s
   return toSignificant(text, digits);
 }
 
+/** `decimal x multiplier x 10^shift`, exactly, as a decimal string. */
+export function exactTimes(decimal: string, multiplier: bigint, shift: number): string {
+  const { units, scale } = parseDecimal(decimal);
+  return formatExact({ units: units * multiplier, scale: scale - shift });
+}
+
 /** Format an exact decimal without exponent and without trailing zeros. */
 export function formatExact({ units, scale }: ExactDecimal): string {
   const negative = units < 0n;

@@ -52,7 +52,10 @@ function slotAddress(value: Hex | undefined): Address | null {
 }
 
 /** Recognise a proxy from its code and the values of the known slots (exported for unit tests). */
-export function proxyFromSlots(code: Hex, slots: { implementation?: Hex; admin?: Hex; beacon?: Hex; zeppelinos?: Hex }): ProxyInfo {
+export function proxyFromSlots(
+  code: Hex,
+  slots: Partial<Record<"implementation" | "admin" | "beacon" | "zeppelinos", Hex | undefined>>,
+): ProxyInfo {
   const admin = slotAddress(slots.admin);
   const implementation = slotAddress(slots.implementation);
   if (implementation) return { standard: "eip1967", implementation, admin, beacon: null };
@@ -76,12 +79,7 @@ export async function readProxyInfo(client: PublicClient, address: Address, code
       read(ZEPPELINOS_IMPLEMENTATION_SLOT),
     ]),
   );
-  return proxyFromSlots(code, {
-    ...(implementation ? { implementation } : {}),
-    ...(admin ? { admin } : {}),
-    ...(beacon ? { beacon } : {}),
-    ...(zeppelinos ? { zeppelinos } : {}),
-  });
+  return proxyFromSlots(code, { implementation, admin, beacon, zeppelinos });
 }
 
 function bytes32Text(value: unknown): string | null {

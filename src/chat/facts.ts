@@ -5,7 +5,7 @@
  */
 import { type Address, getAddress, isAddress } from "viem";
 import type { MarketPair } from "../../spec/routes/analytics.ts";
-import { formatExact, parseDecimal } from "../analytics/usd-value.ts";
+import { exactTimes, formatExact, parseDecimal } from "../analytics/usd-value.ts";
 import { WATCHLIST } from "../analytics/watchlist.ts";
 import type { ChatDeps, GasReading } from "./deps.ts";
 import type { ChatFigure } from "./sources.ts";
@@ -178,12 +178,6 @@ export interface PerpFact {
   mark_px: string;
   change_24h_pct: number | null;
   fetched_at: string;
-}
-
-/** `decimal x multiplier x 10^shift`, exactly, as a decimal string. */
-function exactTimes(decimal: string, multiplier: bigint, shift: number): string {
-  const { units, scale } = parseDecimal(decimal);
-  return formatExact({ units: units * multiplier, scale: scale - shift });
 }
 
 /** `a x b` rounded half up to a whole number. */

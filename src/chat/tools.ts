@@ -5,6 +5,7 @@
  * the sources it contributes; an upstream failure becomes an error result the model must
  * report, never a figure.
  */
+import { type TObject, Type } from "@sinclair/typebox";
 import { UpstreamError } from "../errors.ts";
 import type { ChatDeps } from "./deps.ts";
 import {
@@ -27,89 +28,51 @@ import type { ChatSource } from "./sources.ts";
 /** One tool in the chat-completions `tools` array. */
 export interface ChatToolDefinition {
   type: "function";
-  function: { name: string; description: string; parameters: Record<string, unknown> };
+  function: { name: string; description: string; parameters: TObject };
 }
 
-const ASSET_PARAMETER = {
-  type: "object",
-  properties: {
-    asset: {
-      type: "string",
-      description: "A ticker (ETH, BTC, cbETH, AERO, USDC, SOL, HYPE...) or a Base token contract address (0x...).",
-    },
-  },
-  required: ["asset"],
-  additionalProperties: false,
-} as const;
+const NoParameters = Type.Object({}, { additionalProperties: false });
+const AssetParameter = Type.Object(
+  { asset: Type.String({ description: "A ticker (ETH, BTC, cbETH, AERO, USDC, SOL, HYPE...) or a Base token contract address (0x...)." }) },
+  { additionalProperties: false },
+);
 
-const NO_PARAMETERS = { type: "object", properties: {}, additionalProperties: false } as const;
+/** One tool: its parameters are a JSON schema, written with TypeBox. */
+const tool = (name: string, description: string, parameters: TObject = NoParameters): ChatToolDefinition => ({
+  type: "function",
+  function: { name, description, parameters },
+});
 
 /** The tools offered to the model. */
 export const CHAT_TOOLS: readonly ChatToolDefinition[] = [
-  {
-    type: "function",
-    function: {
-      name: "get_price",
-      description:
-        "Live USD price and 24 h change of one asset: Base spot price from its deepest DEX pair (DexScreener, DefiLlama as fallback), or the Hyperliquid perpetual's mark price for assets not on Base.",
-      parameters: ASSET_PARAMETER,
-    },
-  },
-  {
-    type: "function",
-    function: {
-      name: "get_markets",
-      description: `Live prices and 24 h changes of the watched Base tokens (${WATCHED_SYMBOLS.join(", ")}).`,
-      parameters: NO_PARAMETERS,
-    },
-  },
-  {
-    type: "function",
-    function: {
-      name: "get_funding",
-      description:
-        "Hyperliquid perpetual of one asset: hourly and 8-hour funding rate in percent, open interest in coins and USD, mark price, 24 h change.",
-      parameters: ASSET_PARAMETER,
-    },
-  },
-  {
-    type: "function",
-    function: {
-      name: "get_gas",
-      description:
-        "Gas on Base now: next block's base fee, low/medium/high priority fees in gwei, USD cost of an ETH and an ERC-20 transfer.",
-      parameters: NO_PARAMETERS,
-    },
-  },
-  {
-    type: "function",
-    function: {
-      name: "get_tvl",
-      description:
-        "A DeFi protocol's total value locked in USD and its 24 h change, from DefiLlama; a parent name (aave, uniswap) covers all its versions.",
-      parameters: {
-        type: "object",
-        properties: {
-          protocol: { type: "string", description: "The protocol as DefiLlama names it: aave, aave-v3, morpho-blue, moonwell..." },
-        },
-        required: ["protocol"],
-        additionalProperties: false,
-      },
-    },
-  },
-  {
-    type: "function",
-    function: {
-      name: "search_knowledge_base",
-      description: "Search the knowledge base about x402 payments on Base (facilitators, headers, USDC, gas, verification).",
-      parameters: {
-        type: "object",
-        properties: { query: { type: "string", description: "The question or keywords." } },
-        required: ["query"],
-        additionalProperties: false,
-      },
-    },
-  },
+  tool(
+    "get_price",
+    "Live USD price and 24 h change of one asset: Base spot price from its deepest DEX pair (DexScreener, DefiLlama as fallback), or the Hyperliquid perpetual's mark price for assets not on Base.",
+    AssetParameter,
+  ),
+  tool("get_markets", `Live prices and 24 h changes of the watched Base tokens (${WATCHED_SYMBOLS.join(", ")}).`),
+  tool(
+    "get_funding",
+    "Hyperliquid perpetual of one asset: hourly and 8-hour funding rate in percent, open interest in coins and USD, mark price, 24 h change.",
+    AssetParameter,
+  ),
+  tool(
+    "get_gas",
+    "Gas on Base now: next block's base fee, low/medium/high priority fees in gwei, USD cost of an ETH and an ERC-20 transfer.",
+  ),
+  tool(
+    "get_tvl",
+    "A DeFi protocol's total value locked in USD and its 24 h change, from DefiLlama; a parent name (aave, uniswap) covers all its versions.",
+    Type.Object(
+      { protocol: Type.String({ description: "The protocol as DefiLlama names it: aave, aave-v3, morpho-blue, moonwell..." }) },
+      { additionalProperties: false },
+    ),
+  ),
+  tool(
+    "search_knowledge_base",
+    "Search the knowledge base about x402 payments on Base (facilitators, headers, USDC, gas, verification).",
+    Type.Object({ query: Type.String({ description: "The question or keywords." }) }, { additionalProperties: false }),
+  ),
 ];
 
 /** What a tool call gives back. */
