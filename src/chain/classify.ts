@@ -5,14 +5,13 @@
  * pair, `slot0()`+`token0()` on a v3-style pool, a router carries the `exactInputSingle`
  * selector in its code and answers `factory()`, and a token answers `decimals()`.
  */
+import { LRUCache } from "lru-cache";
 import { type Address, getAddress, type Hex, type PublicClient, parseAbi, toFunctionSelector, zeroAddress } from "viem";
+import type { AddressClass } from "../../spec/routes/analytics.ts";
 import { readChain } from "./rpc-error.ts";
 
-/** The classes an address can have. */
-export type AddressClass = "wallet" | "token" | "v2_pair" | "v3_pool" | "router" | "contract" | "zero_address";
-
-/** Every class, in the order the probes decide them. */
-export const ADDRESS_CLASSES: readonly AddressClass[] = ["zero_address", "wallet", "v2_pair", "v3_pool", "router", "token", "contract"];
+/** The classes an address can have, as the answers name them. */
+export type { AddressClass };
 
 /** Classes that are DEX venues: money sent there is traded or pooled. */
 export const DEX_CLASSES: ReadonlySet<AddressClass> = new Set(["v2_pair", "v3_pool", "router"]);
@@ -57,7 +56,7 @@ export function classFromProbes(
 /** Classifies addresses for the analytics; one instance per RPC, shared by all requests. */
 export class AddressClassifier {
   readonly #client: PublicClient;
-  readonly #known = new Map<string, { cls: AddressClass; at: number }>();
+  readonly #known = new LRUCache<Address, AddressClass>({ max: 100_000 });
 
   constructor(client: PublicClient) {
     this.#client = client;
@@ -68,14 +67,13 @@ export class AddressClassifier {
     const unique = [...new Set(addresses.map((a) => getAddress(a)))];
     const result = new Map<Address, AddressClass>();
     const unknown: Address[] = [];
-    const now = Date.now();
     for (const address of unique) {
       if (address === zeroAddress) {
         result.set(address, "zero_address");
         continue;
       }
       const known = this.#known.get(address);
-      if (known && now - known.at < (known.cls === "wallet" ? WALLET_TTL_MS : CONTRACT_TTL_MS)) result.set(address, known.cls);
+      if (known) result.set(address, known);
       else unknown.push(address);
     }
     if (unknown.length === 0) return result;
@@ -105,10 +103,9 @@ export class AddressClassifier {
     const none = { getReserves: false, token0: false, slot0: false, factory: false, decimals: false };
     unknown.forEach((address, i) => {
       const cls = classFromProbes(codes[i], okByAddress.get(address) ?? none);
-      this.#known.set(address, { cls, at: now });
+      this.#known.set(address, cls, { ttl: cls === "wallet" ? WALLET_TTL_MS : CONTRACT_TTL_MS });
       result.set(address, cls);
     });
-    if (this.#known.size > 100_000) this.#known.clear(); // crude bound; classes are cheap to recompute
     return result;
   }
 }
