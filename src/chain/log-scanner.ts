@@ -238,10 +238,9 @@ export class TransferScanner {
   readonly #limit: Limit;
   readonly #attempts: number;
   readonly #retryBaseMs: number;
-  readonly #cacheMaxLogs: number;
   readonly #fallbackFinalityDepth: number;
-  readonly #cache = new Map<string, TransferLog[]>();
-  #cachedLogs = 0;
+  /** Final chunks by query and range, the least recently used dropped first (an empty chunk counts as one log). */
+  readonly #cache: LRUCache<string, TransferLog[]>;
   /** Learned from refusals: the largest range this provider accepts. */
   #maxRange: number;
   /** Narrower ranges for queries whose logs are dense, by query: answers stay near the target size. */
@@ -255,7 +254,7 @@ export class TransferScanner {
     this.#limit = new Limit(concurrency, max);
     this.#attempts = options.attempts ?? 4;
     this.#retryBaseMs = options.retryBaseMs ?? 200;
-    this.#cacheMaxLogs = options.cacheMaxLogs ?? 200_000;
+    this.#cache = new LRUCache({ maxSize: options.cacheMaxLogs ?? 200_000, sizeCalculation: (logs) => logs.length || 1 });
     this.#fallbackFinalityDepth = options.fallbackFinalityDepth ?? 900;
     this.#maxRange = this.chunkSize;
   }
@@ -303,14 +302,12 @@ export class TransferScanner {
         const hit = this.#cache.get(key);
         if (hit) {
           stats.cachedChunks++;
-          this.#cache.delete(key);
-          this.#cache.set(key, hit); // most recently used last
           tasks.push(async () => hit.filter((l) => l.blockNumber >= from && l.blockNumber <= to));
           continue;
         }
         tasks.push(async () => {
           const logs = await this.#fetchRange(query, start, end, scan);
-          this.#remember(key, logs);
+          this.#cache.set(key, logs);
           return logs.filter((l) => l.blockNumber >= from && l.blockNumber <= to);
         });
       } else {
@@ -326,17 +323,6 @@ export class TransferScanner {
 
   #cacheKey(query: TransferQuery, start: number, end: number): string {
     return `${this.#queryKey(query)}:${start}-${end}`;
-  }
-
-  #remember(key: string, logs: TransferLog[]): void {
-    if (logs.length > this.#cacheMaxLogs) return;
-    this.#cache.set(key, logs);
-    this.#cachedLogs += logs.length;
-    for (const [oldKey, oldLogs] of this.#cache) {
-      if (this.#cachedLogs <= this.#cacheMaxLogs) break;
-      this.#cache.delete(oldKey);
-      this.#cachedLogs -= oldLogs.length;
-    }
   }
 
   // One range, split into pieces no larger than the provider is known to accept (and narrower
