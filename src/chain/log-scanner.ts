@@ -10,6 +10,7 @@
  */
 
 import { LRUCache } from "lru-cache";
+import pLimit, { type LimitFunction } from "p-limit";
 import {
   type Address,
   getAddress,
@@ -174,53 +175,6 @@ export function providerPushback(error: unknown): { retryAfterMs?: number } | un
   return pushback;
 }
 
-/** A counting semaphore whose limit can move (the scanner's shared limit, or a scan's fixed one). */
-class Limit {
-  limit: number;
-  readonly max: number;
-  #inFlight = 0;
-  readonly #waiting: (() => void)[] = [];
-  #successes = 0;
-  /** Bumped at each decrease: failures of requests started before it do not decrease again. */
-  epoch = 0;
-
-  constructor(limit: number, max = limit) {
-    this.limit = Math.max(1, limit);
-    this.max = Math.max(this.limit, max);
-  }
-
-  async acquire(): Promise<number> {
-    while (this.#inFlight >= this.limit) await new Promise<void>((resolve) => this.#waiting.push(resolve));
-    this.#inFlight++;
-    return this.epoch;
-  }
-
-  release(): void {
-    this.#inFlight--;
-    this.#wake();
-  }
-
-  /** Additive increase: one more in flight after a limit's worth of successes. */
-  succeeded(): void {
-    if (this.limit >= this.max || ++this.#successes < this.limit) return;
-    this.limit++;
-    this.#successes = 0;
-    this.#wake();
-  }
-
-  /** Multiplicative decrease, once per wave of failures. */
-  pushedBack(epoch: number): void {
-    if (epoch !== this.epoch) return;
-    this.epoch++;
-    this.limit = Math.max(1, Math.floor(this.limit / 2));
-    this.#successes = 0;
-  }
-
-  #wake(): void {
-    for (let free = this.limit - this.#inFlight; free > 0 && this.#waiting.length > 0; free--) this.#waiting.shift()?.();
-  }
-}
-
 /**
  * The lists one after another: a single list as it is, several copied once into a list of the
  * right size (`flat()` costs about four times the memory, on a scan's tens of thousands of logs).
@@ -235,7 +189,12 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export class TransferScanner {
   readonly chunkSize: number;
   readonly #client: PublicClient;
-  readonly #limit: Limit;
+  /** Requests in flight across every scan: p-limit, its concurrency moved by the provider's answers (below). */
+  readonly #limit: LimitFunction;
+  readonly #maxConcurrency: number;
+  #successes = 0;
+  /** Bumped at each decrease: failures of requests started before it do not decrease again. */
+  #epoch = 0;
   readonly #attempts: number;
   readonly #retryBaseMs: number;
   readonly #fallbackFinalityDepth: number;
@@ -251,7 +210,8 @@ export class TransferScanner {
     this.chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
     const concurrency = options.concurrency ?? DEFAULT_SCAN_CONCURRENCY;
     const max = options.maxConcurrency ?? (options.concurrency === undefined ? MAX_SCAN_CONCURRENCY : concurrency);
-    this.#limit = new Limit(concurrency, max);
+    this.#limit = pLimit(Math.max(1, concurrency));
+    this.#maxConcurrency = Math.max(this.#limit.concurrency, max);
     this.#attempts = options.attempts ?? 4;
     this.#retryBaseMs = options.retryBaseMs ?? 200;
     this.#cache = new LRUCache({ maxSize: options.cacheMaxLogs ?? 200_000, sizeCalculation: (logs) => logs.length || 1 });
@@ -284,11 +244,11 @@ export class TransferScanner {
       refusals: 0,
       maxRange: this.#maxRange,
       throttled: 0,
-      concurrency: this.#limit.limit,
+      concurrency: this.#limit.concurrency,
     };
     if (query.toBlock < query.fromBlock) return { logs: [], stats };
     const useCache = options.useCache ?? true;
-    const scan: Scan = { stats, limit: options.concurrency ? new Limit(options.concurrency) : undefined };
+    const scan: Scan = { stats, limit: pLimit(options.concurrency || Number.POSITIVE_INFINITY) };
     const size = this.chunkSize;
     const tasks: (() => Promise<TransferLog[]>)[] = [];
     for (let start = Math.floor(query.fromBlock / size) * size; start <= query.toBlock; start += size) {
@@ -317,7 +277,7 @@ export class TransferScanner {
     // Every chunk at once: the limits, not this loop, decide how many requests are in flight.
     const parts = await Promise.all(tasks.map((task) => task()));
     stats.maxRange = this.#maxRange;
-    stats.concurrency = this.#limit.limit;
+    stats.concurrency = this.#limit.concurrency;
     return { logs: joined(parts), stats };
   }
 
@@ -356,48 +316,60 @@ export class TransferScanner {
   async #fetchPiece(query: TransferQuery, from: number, to: number, scan: Scan): Promise<TransferLog[]> {
     const size = to - from + 1;
     for (let attempt = 1; ; attempt++) {
-      await scan.limit?.acquire();
-      const epoch = await this.#limit.acquire();
-      const release = () => {
-        this.#limit.release();
-        scan.limit?.release();
-      };
-      // Learned while this piece waited for a slot: it is now too wide to send.
-      if (size > this.#rangeFor(query)) {
-        release();
-        return this.#fetchRange(query, from, to, scan);
-      }
-      let answer: Transfers;
-      try {
-        answer = await this.#request(query, from, to, scan.stats);
-      } catch (error) {
-        release();
-        const pushback = providerPushback(error);
-        if (pushback) {
-          scan.stats.throttled++;
-          this.#limit.pushedBack(epoch);
-          if (attempt < this.#attempts) {
-            await sleep(pushback.retryAfterMs ?? this.#retryBaseMs * 2 ** (attempt - 1));
-            continue;
+      // A slot of this scan's own cap, then one of the shared limit. What an answer teaches is learned
+      // before the slot is freed, so the requests waiting for it see the narrower range or the lower limit.
+      const sent = await scan.limit(() =>
+        this.#limit(async () => {
+          const epoch = this.#epoch;
+          // Learned while this piece waited for a slot: it is now too wide to send.
+          if (size > this.#rangeFor(query)) return undefined;
+          try {
+            const answer = await this.#request(query, from, to, scan.stats);
+            this.#succeeded();
+            this.#learnDensity(query, size, answer.count);
+            return { logs: answer.logs };
+          } catch (error) {
+            const pushback = providerPushback(error);
+            if (pushback) {
+              scan.stats.throttled++;
+              this.#pushedBack(epoch);
+            } else if (isRangeRefusal(error) && size > 1) {
+              scan.stats.refusals++;
+              // Too many logs for this query is its density, not a provider limit: only its ranges narrow.
+              if (isTooLarge(error)) this.#narrow(query, Math.ceil(size / 2));
+              else {
+                const named = rangeLimitFromRefusal(error);
+                this.#maxRange = Math.min(this.#maxRange, named !== undefined && named < size ? Math.max(1, named) : Math.ceil(size / 2));
+              }
+            }
+            return { error, pushback };
           }
-        }
-        if (!isRangeRefusal(error) || size === 1) throw toChainError(error, `reading Transfer logs of blocks ${from}-${to}`);
-        scan.stats.refusals++;
-        if (isTooLarge(error)) {
-          // Too many logs for this query, not a provider limit: narrow this query's ranges only.
-          this.#narrow(query, Math.ceil(size / 2));
-          return this.#fetchRange(query, from, to, scan);
-        }
-        const named = rangeLimitFromRefusal(error);
-        const next = named !== undefined && named < size ? Math.max(1, named) : Math.ceil(size / 2);
-        this.#maxRange = Math.min(this.#maxRange, next);
-        return this.#fetchRange(query, from, to, scan);
+        }),
+      );
+      if (!sent) return this.#fetchRange(query, from, to, scan);
+      if (sent.logs) return sent.logs;
+      if (sent.pushback && attempt < this.#attempts) {
+        await sleep(sent.pushback.retryAfterMs ?? this.#retryBaseMs * 2 ** (attempt - 1));
+        continue;
       }
-      release();
-      this.#limit.succeeded();
-      this.#learnDensity(query, size, answer.count);
-      return answer.logs;
+      if (!isRangeRefusal(sent.error) || size === 1) throw toChainError(sent.error, `reading Transfer logs of blocks ${from}-${to}`);
+      return this.#fetchRange(query, from, to, scan);
     }
+  }
+
+  /** Additive increase: one more request in flight after a limit's worth of successes. */
+  #succeeded(): void {
+    if (this.#limit.concurrency >= this.#maxConcurrency || ++this.#successes < this.#limit.concurrency) return;
+    this.#limit.concurrency++;
+    this.#successes = 0;
+  }
+
+  /** Multiplicative decrease, once per wave of failures. */
+  #pushedBack(epoch: number): void {
+    if (epoch !== this.#epoch) return;
+    this.#epoch++;
+    this.#limit.concurrency = Math.max(1, Math.floor(this.#limit.concurrency / 2));
+    this.#successes = 0;
   }
 
   /** After a dense answer, later pieces of the same query span fewer blocks. */
@@ -496,5 +468,5 @@ export function transfersOf(logs: readonly RawLog[], token: Address | undefined)
 /** One call of `transfers`: its statistics and its own cap on requests in flight. */
 interface Scan {
   stats: ScanStats;
-  limit: Limit | undefined;
+  limit: LimitFunction;
 }
