@@ -1,18 +1,18 @@
 /** `POST /v1/dinalibrium`: where a token's price sits in each Base pool, against its reference and against each other. */
 import { type Address, getAddress, isAddress } from "viem";
 import { dinalibrium } from "../spec/routes/base-tools.ts";
-import { analyticsOf } from "../src/analytics/services.ts";
 import { readChain } from "../src/chain/rpc-error.ts";
 import { readTokenMetadata } from "../src/chain/token-reads.ts";
 import { defineFunction } from "../src/context.ts";
 import { InvalidRequestError, NotFoundError } from "../src/errors.ts";
+import { riskDeps } from "../src/token-risk/assess.ts";
 import { tokenEquilibrium } from "../src/token-risk/equilibrium.ts";
 import { tokenRiskMethodology } from "../src/token-risk/methodology.ts";
-import { type KnownToken, venuesFor } from "../src/token-risk/venues.ts";
+import type { KnownToken } from "../src/token-risk/venues.ts";
 
 export default defineFunction(dinalibrium, async (input, ctx) => {
-  const { prices } = analyticsOf(ctx);
-  const venues = venuesFor(ctx.config.mode === "local" ? "local" : "base");
+  const deps = riskDeps(ctx);
+  const { venues } = deps;
   const blockNumber = await readChain("reading the latest block number", () => ctx.chain.getBlockNumber({ cacheTime: 0 }));
 
   let tokens: KnownToken[];
@@ -44,6 +44,6 @@ export default defineFunction(dinalibrium, async (input, ctx) => {
     }
     tokens = [known];
   }
-  const answers = await Promise.all(tokens.map((t) => tokenEquilibrium({ chain: ctx.chain, venues, prices }, t, blockNumber)));
+  const answers = await Promise.all(tokens.map((t) => tokenEquilibrium(deps, t, blockNumber)));
   return { block_number: Number(blockNumber), tokens: answers, methodology: tokenRiskMethodology("dinalibrium") };
 });

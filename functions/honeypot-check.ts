@@ -3,22 +3,13 @@
  * read what its owner can do; the verdict states every reason.
  */
 import { honeypotCheck } from "../spec/routes/base-tools.ts";
-import { analyticsOf } from "../src/analytics/services.ts";
 import { readChain } from "../src/chain/rpc-error.ts";
 import { defineFunction } from "../src/context.ts";
-import { assessToken } from "../src/token-risk/assess.ts";
+import { assessToken, riskDeps } from "../src/token-risk/assess.ts";
 import { tokenRiskMethodology } from "../src/token-risk/methodology.ts";
-import { venuesFor } from "../src/token-risk/venues.ts";
 
 export default defineFunction(honeypotCheck, async (input, ctx) => {
-  const { prices } = analyticsOf(ctx);
   const blockNumber = await readChain("reading the latest block number", () => ctx.chain.getBlockNumber({ cacheTime: 0 }));
-  const venues = venuesFor(ctx.config.mode === "local" ? "local" : "base");
-  const answer = await assessToken(
-    { chain: ctx.chain, venues, prices },
-    input.token as `0x${string}`,
-    input.amount_usd ?? 100,
-    blockNumber,
-  );
+  const answer = await assessToken(riskDeps(ctx), input.token as `0x${string}`, input.amount_usd ?? 100, blockNumber);
   return { ...answer, methodology: tokenRiskMethodology("honeypot-check") };
 });

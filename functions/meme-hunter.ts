@@ -2,15 +2,13 @@
 import { MEME_HUNTER_DEFAULTS, memeHunter } from "../spec/routes/base-tools.ts";
 import { analyticsOf } from "../src/analytics/services.ts";
 import { defineFunction } from "../src/context.ts";
+import { riskDeps } from "../src/token-risk/assess.ts";
 import { DEEP_LIQUIDITY_USD, huntNewPairs, REMOVED_THRESHOLD_PCT, RISK_WEIGHTS, VERDICT_POINTS } from "../src/token-risk/meme-hunter.ts";
 import { tokenRiskMethodology } from "../src/token-risk/methodology.ts";
-import { venuesFor } from "../src/token-risk/venues.ts";
 
 export default defineFunction(memeHunter, async (input, ctx) => {
-  const { prices, scanner } = analyticsOf(ctx);
-  const venues = venuesFor(ctx.config.mode === "local" ? "local" : "base");
   const result = await huntNewPairs(
-    { chain: ctx.chain, venues, prices, scanner },
+    { ...riskDeps(ctx), scanner: analyticsOf(ctx).scanner },
     {
       blocks: input.blocks ?? MEME_HUNTER_DEFAULTS.blocks,
       minLiquidityUsd: input.min_liquidity_usd ?? MEME_HUNTER_DEFAULTS.min_liquidity_usd,

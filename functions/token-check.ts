@@ -11,8 +11,7 @@ import { analyticsOf } from "../src/analytics/services.ts";
 import { readChain } from "../src/chain/rpc-error.ts";
 import { readProxyInfo, readTokenMetadata } from "../src/chain/token-reads.ts";
 import { defineFunction } from "../src/context.ts";
-import { assessToken } from "../src/token-risk/assess.ts";
-import { venuesFor } from "../src/token-risk/venues.ts";
+import { assessToken, riskDeps } from "../src/token-risk/assess.ts";
 import { pairLiquidityUsd, pairVolume24hUsd } from "../src/upstreams/dexscreener.ts";
 
 export default defineFunction(tokenCheck, async (input, ctx) => {
@@ -58,10 +57,9 @@ export default defineFunction(tokenCheck, async (input, ctx) => {
   ]);
   const isToken = metadata.decimals !== null;
   // Only tokens have DEX pairs; a failing DexScreener fails the call (502/503/504, not charged).
-  const venues = venuesFor(ctx.config.mode === "local" ? "local" : "base");
   const [deepest, simulation] = await Promise.all([
     isToken ? prices.deepestPair(token) : null,
-    isToken ? assessToken({ chain: ctx.chain, venues, prices }, token, 100, blockNumber, { code }) : null,
+    isToken ? assessToken(riskDeps(ctx), token, 100, blockNumber, { code }) : null,
   ]);
   const pair = deepest?.pair ?? null;
   const pairPrice = pair && deepest ? priceFromPairs(token, [pair], deepest.fetchedAt) : undefined;

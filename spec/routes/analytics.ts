@@ -5,7 +5,8 @@ import { defineRoute, type RouteDef } from "../route.ts";
 import { Address, NoInput, TxHash } from "../schemas.ts";
 import { HoneypotSimulation } from "../token-risk-schemas.ts";
 
-const UPSTREAM_ERRORS = ["invalid_request", "upstream_error", "unavailable", "upstream_timeout"] as const;
+/** The errors of a route that reads a chain or a market API: a bad input, or an upstream that failed (never charged). */
+export const UPSTREAM_ERRORS = ["invalid_request", "upstream_error", "unavailable", "upstream_timeout"] as const;
 
 /** A decimal number written as a string, exact (e.g. token amounts). */
 export const DecimalString = Type.String({ pattern: "^-?[0-9]+(\\.[0-9]+)?$", description: "decimal number as a string, exact" });

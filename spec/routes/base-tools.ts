@@ -8,9 +8,7 @@ import { base } from "../../src/networks/base.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
 import { Address, NoInput } from "../schemas.ts";
 import { HoneypotSimulation, RiskVerdict } from "../token-risk-schemas.ts";
-import { defiSentiment, Methodology, walletProfile } from "./analytics.ts";
-
-const UPSTREAM_ERRORS = ["invalid_request", "upstream_error", "unavailable", "upstream_timeout"] as const;
+import { defiSentiment, Methodology, UPSTREAM_ERRORS, walletProfile } from "./analytics.ts";
 
 /** `GET /health` (free): whether the site reads a live chain, and how fresh its head is. */
 export const baseToolsHealth = defineRoute({

@@ -7,7 +7,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { defineRoute, type RouteDef } from "../route.ts";
 import { Address, NoInput, TxHash } from "../schemas.ts";
-import { DecimalString, Methodology } from "./analytics.ts";
+import { DecimalString, Methodology, UPSTREAM_ERRORS } from "./analytics.ts";
 
 /** Price of each paid entity route in USD. */
 export const ENTITY_PRICE_USD = 0.1;
@@ -25,8 +25,6 @@ export const ENTITY_LIMITS = {
   maxMaxHops: 5,
   minUsd: 1_000,
 } as const;
-
-const ERRORS = ["invalid_request", "upstream_error", "unavailable", "upstream_timeout"] as const;
 
 const Blocks = (fallback: number) =>
   Type.Optional(
@@ -185,7 +183,7 @@ export const entityUseCases = defineRoute({
     alternatives: Type.Array(UseCaseRef, { description: "other use cases that match, best first (at most 3)" }),
     ...Explained,
   }),
-  errors: [...ERRORS, "not_found"],
+  errors: [...UPSTREAM_ERRORS, "not_found"],
   example: { input: { role: "token team", task: "see if large holders are sending our token to exchanges" } },
 });
 
@@ -254,7 +252,7 @@ export const exchangeFlow = defineRoute({
     ),
     ...Explained,
   }),
-  errors: [...ERRORS],
+  errors: [...UPSTREAM_ERRORS],
   example: { input: { token: "USDC", blocks: 1800 } },
 });
 
@@ -300,7 +298,7 @@ export const portfolio = defineRoute({
     ...Coverage,
     ...Explained,
   }),
-  errors: [...ERRORS],
+  errors: [...UPSTREAM_ERRORS],
   example: { input: { address: "0x4200000000000000000000000000000000000006" } },
 });
 
@@ -347,7 +345,7 @@ export const counterparties = defineRoute({
     ...Coverage,
     ...Explained,
   }),
-  errors: [...ERRORS],
+  errors: [...UPSTREAM_ERRORS],
   example: { input: { address: "0x4200000000000000000000000000000000000006", limit: 20 } },
 });
 
@@ -452,7 +450,7 @@ export const trace = defineRoute({
     budget: Budget,
     ...Explained,
   }),
-  errors: [...ERRORS, "not_found"],
+  errors: [...UPSTREAM_ERRORS, "not_found"],
   example: { input: { from: "0x4200000000000000000000000000000000000006", max_hops: 3, min_usd: 1000 } },
 });
 
@@ -506,7 +504,7 @@ export const venueUsers = defineRoute({
     ...Coverage,
     ...Explained,
   }),
-  errors: [...ERRORS],
+  errors: [...UPSTREAM_ERRORS],
   example: { input: { venue: "base-l2-standard-bridge", blocks: 1800 } },
 });
 

@@ -156,11 +156,13 @@ async function perpPrice(deps: ChatDeps, ref: Extract<AssetRef, { kind: "perp" }
   };
 }
 
-/** The figures a price fact contributes. */
-export function priceFigures(fact: PriceFact, withChange = true): ChatFigure[] {
+/** The figures a price fact (or a watched market's row) contributes. */
+export function priceFigures(
+  fact: Pick<PriceFact, "symbol" | "address" | "source" | "fetched_at" | "price_usd" | "change_24h_pct">,
+): ChatFigure[] {
   const base = { symbol: fact.symbol, ...(fact.address ? { id: fact.address } : {}), source: fact.source, fetched_at: fact.fetched_at };
   const figures: ChatFigure[] = [{ kind: "price", ...base, value: fact.price_usd }];
-  if (withChange && fact.change_24h_pct !== null) figures.push({ kind: "change_24h", ...base, value: fact.change_24h_pct });
+  if (fact.change_24h_pct !== null) figures.push({ kind: "change_24h", ...base, value: fact.change_24h_pct });
   return figures;
 }
 
@@ -251,12 +253,7 @@ export function gasFigures(fact: GasFact): ChatFigure[] {
 
 /** The figures of the watched markets' rows. */
 export function marketFigures(pairs: readonly MarketPair[]): ChatFigure[] {
-  return pairs.flatMap((row) => {
-    const base = { symbol: row.symbol, source: row.source, fetched_at: row.fetched_at };
-    const figures: ChatFigure[] = [{ kind: "price", ...base, value: row.price_usd }];
-    if (row.change_24h_pct !== null) figures.push({ kind: "change_24h", ...base, value: row.change_24h_pct });
-    return figures;
-  });
+  return pairs.flatMap((row) => priceFigures({ ...row, address: null }));
 }
 
 /** A protocol's TVL now and its 24 h change, as DefiLlama gives them. */

@@ -7,17 +7,24 @@
 import { type Address, erc20Abi, formatUnits, getAddress, type Hex, type PublicClient, parseUnits } from "viem";
 import { type HoneypotSimulation, RISK_THRESHOLDS, type RiskVerdict } from "../../spec/token-risk-schemas.ts";
 import type { PriceSource } from "../analytics/price-source.ts";
+import { analyticsOf } from "../analytics/services.ts";
 import { readChain } from "../chain/rpc-error.ts";
+import type { FunctionContext } from "../context.ts";
 import { counterDepth, findPools, type TokenPool } from "./pools.ts";
 import { readLimits, readOwnerPrivileges } from "./privileges.ts";
 import { simulateTrade, type TradeSimulation, taxPct } from "./simulate.ts";
-import type { KnownToken, Venues } from "./venues.ts";
+import { type KnownToken, type Venues, venuesFor } from "./venues.ts";
 
 /** What the check reads with. */
 export interface AssessDeps {
   chain: PublicClient;
   venues: Venues;
   prices: Pick<PriceSource, "price">;
+}
+
+/** What the token-risk routes read with: the call's chain, the venues of its mode and the shared price source. */
+export function riskDeps(ctx: FunctionContext): AssessDeps {
+  return { chain: ctx.chain, venues: venuesFor(ctx.config.mode === "local" ? "local" : "base"), prices: analyticsOf(ctx).prices };
 }
 
 /** A pool with the USD value of its quote side. */
