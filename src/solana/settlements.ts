@@ -8,10 +8,9 @@
 import { createHash } from "node:crypto";
 import { type Address, createSolanaRpc, getBase64Encoder, getTransactionDecoder, type Signature } from "@solana/kit";
 import { findAssociatedTokenPda } from "@solana-program/token-2022";
-import { SETTLEMENT_TTL_MS } from "@x402/svm";
+import { SETTLEMENT_TTL_MS, TOKEN_PROGRAM_ADDRESS } from "@x402/svm";
 import type { OpenPayment, SettlementLookup } from "../payments/scheme.ts";
 
-const TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA" as Address;
 /** Between the ledger's clock and the chain's block times. */
 const CLOCK_SLACK_S = 60;
 const PAGE = 1000;
@@ -19,9 +18,11 @@ const PAGE = 1000;
 /** The lookup of payments to `payTo` in `mint` (an SPL Token mint), through `rpcUrl`. */
 export function svmSettlementLookup(rpcUrl: string, payTo: string, mint: string) {
   const rpc = createSolanaRpc(rpcUrl);
-  const account = findAssociatedTokenPda({ owner: payTo as Address, mint: mint as Address, tokenProgram: TOKEN_PROGRAM }).then(
-    ([ata]) => ata,
-  );
+  const account = findAssociatedTokenPda({
+    owner: payTo as Address,
+    mint: mint as Address,
+    tokenProgram: TOKEN_PROGRAM_ADDRESS as Address,
+  }).then(([ata]) => ata);
   // The library's own bound on how long a verified payment's transaction can still land (its blockhash's lifetime, with margin).
   const windowS = SETTLEMENT_TTL_MS / 1000;
 
