@@ -5,7 +5,7 @@
  * tests and the DexScreener stand-in's fixtures name: mints with and without each authority and
  * Token-2022 extension, their holders, and a wallet with balances and activity.
  */
-import { type Address, type Instruction } from "@solana/kit";
+import type { Address, Instruction } from "@solana/kit";
 import { getCreateAccountInstruction, getTransferSolInstruction } from "@solana-program/system";
 import {
   AccountState,
