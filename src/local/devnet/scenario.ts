@@ -184,8 +184,6 @@ export interface PlannedTransfer<T extends ScenarioTransferToken = ScenarioToken
 interface PendingTx {
   hash: Hash;
   from: Address;
-  value: bigint;
-  to: Address | undefined;
   transfers: PlannedTransfer<ScenarioTransferToken>[];
   what: string;
 }
@@ -240,7 +238,7 @@ export class BlockBuilder {
       maxPriorityFeePerGas: tx.tip ?? DEFAULT_TIP,
     });
     const hash = await this.#client.sendRawTransaction({ serializedTransaction: signed });
-    this.#pending.push({ hash, from: account.address, value: tx.value ?? 0n, to: tx.to, transfers, what });
+    this.#pending.push({ hash, from: account.address, transfers, what });
     return hash;
   }
 
