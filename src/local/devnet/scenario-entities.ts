@@ -219,14 +219,8 @@ export async function seedEntities(client: TestClient, builder: BlockBuilder, op
     reserves.set(`${pair}:${tokenIn}`, rIn + amountIn);
     reserves.set(`${pair}:${tokenOut}`, rOut - out);
     await send(who, tokenIn, pair, amountIn);
-    const outIsToken0 = BigInt(tokenAddress[tokenOut]) < BigInt(tokenAddress[tokenIn]);
-    await call(
-      who,
-      pair,
-      encodeFunctionData({ abi: tokenAbi, functionName: "swap", args: [outIsToken0 ? out : 0n, outIsToken0 ? 0n : out, A(who), "0x"] }),
-      [{ token: tokenOut, from: pair, to: A(who), value: out }],
-      `${who} swaps ${amountIn} ${tokenIn} for ${tokenOut}`,
-    );
+    const what = `entities: ${who} swaps ${amountIn} ${tokenIn} for ${tokenOut}`;
+    await builder.swapOut(acct[who] as PrivateKeyAccount, pair, tokenOut, tokenIn, out, 250_000n, what);
   };
 
   // Blocks at planned offsets from the window's first block.

@@ -112,7 +112,6 @@ const GAS = { deploy: 5_000_000n, create: 3_000_000n, call: 200_000n } as const;
 const abi = {
   pairMint: parseAbiItem("function mint(address to) returns (uint256 liquidity)"),
   burn: parseAbiItem("function burn(uint256 liquidity, address to) returns (uint256 amount0, uint256 amount1)"),
-  swap: parseAbiItem("function swap(uint256 amount0Out, uint256 amount1Out, address to, bytes data)"),
   createPair: parseAbiItem("function createPair(address tokenA, address tokenB) returns (address pair)"),
   createPool: parseAbiItem(
     "function createPool(address tokenA, address tokenB, uint24 fee, uint160 sqrtPriceX96, int24 tick, uint128 liquidity) returns (address pool)",
@@ -437,14 +436,7 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
     const amountIn = parseUnits(weth, 18);
     const out = amountOut(amountIn, book.reserve.get(WETH_ADDRESS) as bigint, book.reserve.get(token) as bigint);
     await transfer(trader, WETH_ADDRESS, book.pair, amountIn, `buy ${symbol}: WETH in`);
-    const outs: [bigint, bigint] = book.token0 === token ? [out, 0n] : [0n, out];
-    await send(
-      trader,
-      book.pair,
-      encodeFunctionData({ abi: [abi.swap], args: [...outs, trader.address, "0x"] }),
-      [{ token: symbol, from: book.pair, to: trader.address, value: out }],
-      `buy ${symbol}: swap`,
-    );
+    await builder.swapOut(trader, book.pair, symbol, "WETH", out, GAS.call, `buy ${symbol}: swap`);
     book.reserve.set(WETH_ADDRESS, (book.reserve.get(WETH_ADDRESS) as bigint) + amountIn);
     book.reserve.set(token, (book.reserve.get(token) as bigint) - out);
     held.set(`${trader.address}:${symbol}`, (held.get(`${trader.address}:${symbol}`) ?? 0n) + out);
@@ -464,14 +456,7 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
     ];
     await transfer(trader, token, book.pair, amount, `sell ${symbol}: tokens in`, plans);
     const out = amountOut(arrived, book.reserve.get(token) as bigint, book.reserve.get(WETH_ADDRESS) as bigint);
-    const outs: [bigint, bigint] = book.token0 === WETH_ADDRESS ? [out, 0n] : [0n, out];
-    await send(
-      trader,
-      book.pair,
-      encodeFunctionData({ abi: [abi.swap], args: [...outs, trader.address, "0x"] }),
-      [{ token: "WETH", from: book.pair, to: trader.address, value: out }],
-      `sell ${symbol}: swap`,
-    );
+    await builder.swapOut(trader, book.pair, "WETH", symbol, out, GAS.call, `sell ${symbol}: swap`);
     book.reserve.set(token, (book.reserve.get(token) as bigint) + arrived);
     book.reserve.set(WETH_ADDRESS, (book.reserve.get(WETH_ADDRESS) as bigint) - out);
     held.set(`${trader.address}:${symbol}`, (held.get(`${trader.address}:${symbol}`) ?? 0n) - amount);

@@ -272,6 +272,23 @@ export class BlockBuilder {
     return this.send(account, { to: WETH_ADDRESS, data, value, gas: 80_000n }, [], what);
   }
 
+  /** swap() on a v2-style pair that was sent its input first: pays `out` of `token` to `account`, the other side being `otherToken`. */
+  swapOut(
+    account: PrivateKeyAccount,
+    pair: Address,
+    token: ScenarioTransferToken,
+    otherToken: ScenarioTransferToken,
+    out: bigint,
+    gas: bigint,
+    what: string,
+  ): Promise<Hash> {
+    // The pair's token0 is the lower address.
+    const outIsToken0 = BigInt(this.tokenAddress[token] as Address) < BigInt(this.tokenAddress[otherToken] as Address);
+    const args = [outIsToken0 ? out : 0n, outIsToken0 ? 0n : out, account.address, "0x"] as const;
+    const data = encodeFunctionData({ abi: tokenAbi, functionName: "swap", args });
+    return this.send(account, { to: pair, data, gas }, [{ token, from: pair, to: account.address, value: out }], what);
+  }
+
   /** Deploys `artifact` with its constructor's `args`. */
   deploy(
     account: PrivateKeyAccount,
