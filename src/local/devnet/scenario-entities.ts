@@ -172,16 +172,9 @@ export async function seedEntities(client: TestClient, builder: BlockBuilder, op
   const A = (name: string) => (acct[name] as PrivateKeyAccount).address;
   const contracts = entityContracts();
   const core = scenarioContracts();
-  const tokenAddress: Record<ScenarioTokenSymbol, Address> = {
-    USDC: base.usdc.address,
-    WETH: WETH_ADDRESS,
-    PLAIN: core.plainToken,
-    PRXY: core.proxyToken,
-    ENTA: contracts.ENTA,
-    ENTB: contracts.ENTB,
-    ENTC: contracts.ENTC,
-  };
   for (const symbol of ["ENTA", "ENTB", "ENTC"] as const) builder.registerToken(symbol, contracts[symbol]);
+  // The first chapter registered USDC, WETH, PLAIN and PRXY.
+  const tokenAddress = builder.tokenAddress as Record<ScenarioTokenSymbol, Address>;
   const firstTransfer = builder.transfers.length;
 
   // Pair reserves from the plan: the first chapter's PLAIN/WETH pair from its recorded transfers.
