@@ -1,6 +1,6 @@
 /**
  * The content compiler, run by `npm run build` before the Astro build (and alone with
- * `npx tsx scripts/content/compile.ts` to check content): every file under `content/` is
+ * `npx node scripts/content/compile.ts` to check content): every file under `content/` is
  * parsed, validated against `spec/content-schema.ts` and the catalogue (13 playbooks, 4 SOPs
  * with their prices and step/pitfall counts, 15 KB entries), and compiled into the records
  * the API serves plus a Markdown rendition of each playbook and SOP. The result goes to
