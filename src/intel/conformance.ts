@@ -17,6 +17,7 @@
  * never hold up the answer: they get their own budget and are then reported as `timeout`.
  */
 
+import type { ConformanceReportSchema } from "../../spec/routes/intel.ts";
 import { base } from "../networks/base.ts";
 import { OutboundError, type SafeFetcher, TargetNotAllowedError } from "../outbound/safe-fetch.ts";
 import {
@@ -29,16 +30,7 @@ import {
   knownTokenDomain,
   normaliseNetwork,
 } from "./networks.ts";
-import {
-  assessPayability,
-  type ClientAcceptance,
-  type Eip3009Probe,
-  notPayable,
-  type OptionPayability,
-  type Payability,
-  type Refuser,
-  type SpendControl,
-} from "./x402-clients.ts";
+import { assessPayability, type Eip3009Probe, notPayable, type Payability } from "./x402-clients.ts";
 
 /** The version of the rules below and of the trust score built on them (src/intel/trust-score.ts); stored with every crawl run. */
 export const RULES_VERSION = 3;
@@ -127,56 +119,8 @@ export interface CheckFailure {
   message: string;
 }
 
-/** The checker's answer for one endpoint. */
-export interface ConformanceReport {
-  url: string;
-  method: string;
-  /** The URL that answered, after redirects. */
-  final_url: string | null;
-  reachable: boolean;
-  /** HTTP status of the unpaid call; null when there was no HTTP answer. */
-  status: number | null;
-  /** Why the target could not be reached (kind: message); null when it answered. */
-  error: string | null;
-  x402Version: number | null;
-  challenge_source: ChallengeSource | null;
-  /** The challenge's payment options, as sent. */
-  accepts: Record<string, unknown>[];
-  /** Price in USD of the option used for the price: USDC on Base first, then USDC anywhere. */
-  price_usd: number | null;
-  pay_to: string | null;
-  /** CAIP-2 network of that option (v1 names translated). */
-  network: string | null;
-  asset: string | null;
-  /** The default client pays and a facilitator would settle (see src/intel/x402-clients.ts); null when no client for the options' network family is run here. */
-  payable: boolean | null;
-  /** The real cause when not payable. */
-  payable_reason: string | null;
-  /** Who refuses it when not payable: the client cannot sign it, its spend controls refuse it, or a facilitator would not settle it. */
-  payable_refused_by: Refuser | null;
-  /** The default client (spend controls at their defaults) signs a payment, settleable or not. */
-  payable_with_default_client: boolean | null;
-  /** A client with spend controls off would pay and a facilitator settle. */
-  payable_with_loosened_controls: boolean | null;
-  /** The default client's spend control that refuses it, when that is the cause. */
-  refused_by_control: SpendControl | null;
-  /** The default client's answer per option. */
-  payable_options: OptionPayability[];
-  /** Which client families produce a payment. */
-  clients: ClientAcceptance[];
-  /** Every protocol rule holds. */
-  conformant: boolean;
-  /** Every discovery check holds. */
-  discoverable: boolean;
-  checks: Record<CheckName, boolean>;
-  failed_checks: CheckName[];
-  failures: CheckFailure[];
-  /** Whether both discovery documents were answered within their budget. */
-  discovery: "complete" | "timeout";
-  discovery_urls: { well_known_url: string; openapi_url: string };
-  rules_version: number;
-  elapsed_ms: number;
-}
+/** The checker's answer for one endpoint: its schema, with what each field means, is the x402-check route's response. */
+export type ConformanceReport = ConformanceReportSchema;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -428,47 +372,8 @@ export async function checkConformance(fetcher: SafeFetcher, target: CheckTarget
   if (wellKnown.kind === "timeout") details.well_known_x402 = `It did not answer within ${discoveryBudget} ms.`;
   if (openapi.kind === "timeout") details.openapi = `It did not answer within ${discoveryBudget} ms.`;
 
-  const base = {
-    url: target.url,
-    method,
-    discovery,
-    discovery_urls: { well_known_url: wellKnownUrl, openapi_url: openapiUrl },
-    rules_version: RULES_VERSION,
-  } as const;
-  if (!res) {
-    const failure = probe as OutboundError;
-    const failed = [...CHECK_NAMES].filter((name) => !checks[name]);
-    return {
-      ...base,
-      final_url: null,
-      reachable: false,
-      status: null,
-      error: `${failure.kind}: ${failure.message}`,
-      x402Version: null,
-      challenge_source: null,
-      accepts: [],
-      price_usd: null,
-      pay_to: null,
-      network: null,
-      asset: null,
-      payable: payability.payable,
-      payable_reason: payability.reason,
-      payable_refused_by: payability.refused_by,
-      payable_with_default_client: payability.payable_with_default_client,
-      payable_with_loosened_controls: payability.payable_with_loosened_controls,
-      refused_by_control: payability.refused_by_control,
-      payable_options: payability.options,
-      clients: payability.clients,
-      conformant: false,
-      discoverable: false,
-      checks,
-      failed_checks: failed,
-      failures: failuresOf(checks, details),
-      elapsed_ms: Math.round(performance.now() - started),
-    };
-  }
-
-  checks.returns_402 = res.status === 402;
+  // An unreachable target is judged like an answer without a challenge: every check false but discovery's.
+  checks.returns_402 = res?.status === 402;
   const challenge = fromHeader ?? fromBody;
   checks.has_challenge = challenge !== undefined;
   const version = challenge && Number.isInteger(challenge.x402Version) ? (challenge.x402Version as number) : null;
@@ -509,11 +414,15 @@ export async function checkConformance(fetcher: SafeFetcher, target: CheckTarget
   const quoted = quotedOption(accepts);
   const failed = CHECK_NAMES.filter((name) => !checks[name]);
   return {
-    ...base,
-    final_url: res.url,
-    reachable: true,
-    status: res.status,
-    error: null,
+    url: target.url,
+    method,
+    discovery,
+    discovery_urls: { well_known_url: wellKnownUrl, openapi_url: openapiUrl },
+    rules_version: RULES_VERSION,
+    final_url: res ? res.url : null,
+    reachable,
+    status: res ? res.status : null,
+    error: res ? null : `${(probe as OutboundError).kind}: ${(probe as OutboundError).message}`,
     x402Version: version,
     challenge_source: fromHeader && fromBody ? "both" : fromHeader ? "header" : fromBody ? "body" : null,
     accepts,

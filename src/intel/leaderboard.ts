@@ -253,12 +253,7 @@ export const VERIFIED_BY_PURCHASE =
   "Purchases are the operator's own spending, recorded apart from income; a caller's request never buys anything.";
 
 /** When an origin was last verified by purchase, and what the purchase got. */
-export interface PurchaseVerification {
-  at: string;
-  outcome: PurchaseOutcome;
-  charged_usd: number;
-  detail: string;
-}
+export type PurchaseVerification = NonNullable<TrustRowSchema["last_verified_by_purchase"]>;
 
 /** The latest purchase of each of `origins`, by origin (origins never bought from are absent). */
 export async function lastVerifiedByPurchase(store: Queryable, origins: readonly string[]): Promise<Map<string, PurchaseVerification>> {

@@ -24,6 +24,7 @@ import type { PaymentRequired } from "@x402/core/types";
 import { findDefaultAsset } from "@x402/evm";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import type { ConformanceReportSchema } from "../../spec/routes/intel.ts";
 import { isCaip2, isV1NetworkName, knownTokenDomain, normaliseNetwork } from "./networks.ts";
 import { isSolanaOption, solanaOptionPayability } from "./solana-payability.ts";
 
@@ -40,38 +41,17 @@ export const CLIENT_FAMILY_MEANINGS: Readonly<Record<ClientFamily, string>> = {
   "x402@1": "v1 clients: the x402 1.x library inside x402-fetch and x402-axios 1.x (reads the JSON body of a v1 challenge only)",
 };
 
-/** The spend controls of the default client that can refuse a payment. */
-export const SPEND_CONTROLS = ["spendControls.allowedAssets", "spendControls.maxAmountPerPayment"] as const;
+/** The default client's answer for one payment option (see `payable_options` in the x402-check route's response). */
+export type OptionPayability = ConformanceReportSchema["payable_options"][number];
 
-/** One of the default client's spend controls. */
-export type SpendControl = (typeof SPEND_CONTROLS)[number];
+/** One of the default client's spend controls that can refuse a payment. */
+export type SpendControl = NonNullable<OptionPayability["control"]>;
 
 /** Who refuses a challenge: the client cannot sign it, its spend controls refuse it, or a facilitator would not settle what it signs. */
-export type Refuser = "client" | "spend_controls" | "facilitator";
-
-/** The default client's answer for one payment option. */
-export interface OptionPayability {
-  /** Position in `accepts`. */
-  index: number;
-  /** True: the default client signs a payment a facilitator would settle; false: it does not; null: no client for this network family is run here (e.g. Solana). */
-  payable: boolean | null;
-  /** Why not, naming the real cause; null when payable. */
-  reason: string | null;
-  /** Who refuses it; null when payable or not measured. */
-  refused_by: Refuser | null;
-  /** The spend control that refuses it, when that is the cause. */
-  control: SpendControl | null;
-  /** A client with spend controls off signs a payment a facilitator would settle. */
-  payable_with_loosened_controls: boolean | null;
-}
+export type Refuser = NonNullable<OptionPayability["refused_by"]>;
 
 /** One client family's answer for the whole challenge. */
-export interface ClientAcceptance {
-  family: ClientFamily;
-  /** True when the family produces a payment for at least one option; null when it could not be run here. */
-  accepts: boolean | null;
-  reason: string | null;
-}
+export type ClientAcceptance = ConformanceReportSchema["clients"][number];
 
 /** What the clients made of one 402 answer. */
 export interface Payability {
