@@ -8,6 +8,7 @@
  * and the purchase, recorded in the ledger of our own purchases, counts in its verdict; an
  * origin not bought from in this run keeps its latest earlier purchase.
  */
+import pLimit from "p-limit";
 import type { PublicClient } from "viem";
 import { UpstreamError } from "../errors.ts";
 import type { Logger } from "../log.ts";
@@ -62,22 +63,6 @@ export interface CrawlResult extends RunSummary {
   purchases: { made: number; signed_atomic: string; charged_atomic: string } | null;
 }
 
-/** A counting semaphore: at most `n` tasks at once. */
-function limiter(n: number): <T>(task: () => Promise<T>) => Promise<T> {
-  let active = 0;
-  const waiting: (() => void)[] = [];
-  return async (task) => {
-    if (active >= n) await new Promise<void>((resolve) => waiting.push(resolve));
-    active++;
-    try {
-      return await task();
-    } finally {
-      active--;
-      waiting.shift()?.();
-    }
-  };
-}
-
 const NO_CHECKS = Object.fromEntries(CHECK_NAMES.map((n) => [n, false])) as Record<CheckName, boolean>;
 
 /** Run one crawl and record it. Throws `UpstreamError` (run marked failed) when no directory answers. */
@@ -124,7 +109,7 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlResult> {
           }
         : undefined,
     };
-    const chainSlot = limiter(options.chainConcurrency ?? 4);
+    const chainSlot = pLimit(options.chainConcurrency ?? 4);
     const reputations = new Map<string, Promise<Reputation>>();
     const readReputation = (payTo: string, network: string | null) => {
       const key = `${network}|${payTo.toLowerCase()}`;
@@ -154,19 +139,19 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlResult> {
       return writes;
     };
 
-    let next = 0;
-    const worker = async () => {
-      while (next < origins.length) {
-        if (options.signal?.aborted) throw new Error("the crawl was stopped");
-        const [origin, endpoints] = origins[next++] as [string, (typeof origins)[number][1]];
-        const record = await probeOne(origin, endpoints, readReputation, options, now, context);
-        records.push(record);
-        options.onProgress?.(records.length, origins.length);
-        pending.push(record);
-        if (pending.length >= 100) await flush();
-      }
-    };
-    await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency, origins.length)) }, worker));
+    const originSlot = pLimit(Math.max(1, options.concurrency));
+    await Promise.all(
+      origins.map(([origin, endpoints]) =>
+        originSlot(async () => {
+          if (options.signal?.aborted) throw new Error("the crawl was stopped");
+          const record = await probeOne(origin, endpoints, readReputation, options, now, context);
+          records.push(record);
+          options.onProgress?.(records.length, origins.length);
+          pending.push(record);
+          if (pending.length >= 100) await flush();
+        }),
+      ),
+    );
     await flush();
 
     const summary = summarise(records, origins.length, snapshot.sources);
