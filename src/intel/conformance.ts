@@ -20,16 +20,7 @@
 import type { ConformanceReportSchema } from "../../spec/routes/intel.ts";
 import { base } from "../networks/base.ts";
 import { OutboundError, type SafeFetcher, TargetNotAllowedError } from "../outbound/safe-fetch.ts";
-import {
-  isAssetForNetwork,
-  isCaip2,
-  isEvmNetwork,
-  isPayToAddress,
-  isUsdc,
-  isV1NetworkName,
-  knownTokenDomain,
-  normaliseNetwork,
-} from "./networks.ts";
+import { isAddressForNetwork, isCaip2, isEvmNetwork, isUsdc, isV1NetworkName, knownTokenDomain, normaliseNetwork } from "./networks.ts";
 import { assessPayability, type Eip3009Probe, notPayable, type Payability } from "./x402-clients.ts";
 
 /** The version of the rules below and of the trust score built on them (src/intel/trust-score.ts); stored with every crawl run. */
@@ -170,8 +161,8 @@ function optionRules(version: number | null, accepts: Record<string, unknown>[])
     network_id: first((o) => (v1 ? isV1NetworkName(o.network) : isCaip2(o.network))),
     amount_field: first((o) => amountOf(version, o) !== undefined && amountOf(version, o) !== null),
     atomic_amount: first((o) => typeof amountOf(version, o) === "string" && ATOMIC.test(amountOf(version, o) as string)),
-    asset_for_network: first((o) => isAssetForNetwork(normaliseNetwork(o.network), o.asset)),
-    has_pay_to: first((o) => isPayToAddress(normaliseNetwork(o.network), o.payTo)),
+    asset_for_network: first((o) => isAddressForNetwork(normaliseNetwork(o.network), o.asset)),
+    has_pay_to: first((o) => isAddressForNetwork(normaliseNetwork(o.network), o.payTo)),
     eip712_domain: first((o) => eip712DomainState(o) === "ok"),
   };
 }
@@ -430,14 +421,7 @@ export async function checkConformance(fetcher: SafeFetcher, target: CheckTarget
     pay_to: quoted && typeof quoted.payTo === "string" && quoted.payTo !== "" ? quoted.payTo : null,
     network: quoted ? normaliseNetwork(quoted.network) : null,
     asset: quoted && typeof quoted.asset === "string" ? quoted.asset : null,
-    payable: payability.payable,
-    payable_reason: payability.reason,
-    payable_refused_by: payability.refused_by,
-    payable_with_default_client: payability.payable_with_default_client,
-    payable_with_loosened_controls: payability.payable_with_loosened_controls,
-    refused_by_control: payability.refused_by_control,
-    payable_options: payability.options,
-    clients: payability.clients,
+    ...payability,
     conformant: isConformant(checks),
     discoverable: isDiscoverable(checks),
     checks,

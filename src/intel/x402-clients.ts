@@ -53,23 +53,18 @@ export type Refuser = NonNullable<OptionPayability["refused_by"]>;
 /** One client family's answer for the whole challenge. */
 export type ClientAcceptance = ConformanceReportSchema["clients"][number];
 
-/** What the clients made of one 402 answer. */
-export interface Payability {
-  /** True when the default client pays at least one option and a facilitator would settle it; null when every option is on a network family no client is run for. */
-  payable: boolean | null;
-  /** Why not, naming the real cause (the first failing option's); null when payable. */
-  reason: string | null;
-  /** Who refuses it (the first failing option's); null when payable or not measured. */
-  refused_by: Refuser | null;
-  /** True when the default client (spend controls at their defaults) signs a payment for at least one option, settleable or not. */
-  payable_with_default_client: boolean | null;
-  /** A client with spend controls off would pay (and a facilitator settle) at least one option. */
-  payable_with_loosened_controls: boolean | null;
-  /** When not payable: the default client's spend control that refuses it (see `payable_with_loosened_controls` for whether loosening it would do); else null. */
-  refused_by_control: SpendControl | null;
-  options: OptionPayability[];
-  clients: ClientAcceptance[];
-}
+/** What the clients made of one 402 answer: the payability fields of the x402-check report. */
+export type Payability = Pick<
+  ConformanceReportSchema,
+  | "payable"
+  | "payable_reason"
+  | "payable_refused_by"
+  | "payable_with_default_client"
+  | "payable_with_loosened_controls"
+  | "refused_by_control"
+  | "payable_options"
+  | "clients"
+>;
 
 /** The 402 answer as a client sees it. */
 export interface PaymentAnswer {
@@ -87,20 +82,15 @@ export type Eip3009Probe = (network: string, asset: string) => Promise<boolean |
 
 const throwaway = privateKeyToAccount(generatePrivateKey());
 
-/** The client a buyer gets from the @x402/fetch quick start: spend controls left at their defaults. */
-const defaultClient = (() => {
+/** The client a buyer gets from the @x402/fetch quick start, with its spend controls at their defaults or all off. */
+function quickStartClient(spendControls: boolean): x402HTTPClient {
   const client = new x402Client();
   registerExactEvmScheme(client, { signer: throwaway });
+  if (!spendControls) client.setSpendControls(false);
   return new x402HTTPClient(client);
-})();
-
-/** The same client with every spend control off. */
-const loosenedClient = (() => {
-  const client = new x402Client();
-  registerExactEvmScheme(client, { signer: throwaway });
-  client.setSpendControls(false);
-  return new x402HTTPClient(client);
-})();
+}
+const defaultClient = quickStartClient(true);
+const loosenedClient = quickStartClient(false);
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -361,12 +351,12 @@ export async function assessPayability(answer: PaymentAnswer, probe?: Eip3009Pro
   const control = payable === false ? (measured.find((o) => o.control !== null)?.control ?? null) : null;
   return {
     payable,
-    reason: payable === true ? null : referenceAcceptance.reason,
-    refused_by: payable === false ? (ref.reason !== null ? "client" : (failing?.refused_by ?? "client")) : null,
+    payable_reason: payable === true ? null : referenceAcceptance.reason,
+    payable_refused_by: payable === false ? (ref.reason !== null ? "client" : (failing?.refused_by ?? "client")) : null,
     payable_with_default_client: byDefault,
     payable_with_loosened_controls: loosened,
     refused_by_control: control,
-    options: ref.options,
+    payable_options: ref.options,
     clients: [referenceAcceptance, v1],
   };
 }
@@ -375,12 +365,12 @@ export async function assessPayability(answer: PaymentAnswer, probe?: Eip3009Pro
 export function notPayable(reason: string): Payability {
   return {
     payable: false,
-    reason,
-    refused_by: "client",
+    payable_reason: reason,
+    payable_refused_by: "client",
     payable_with_default_client: false,
     payable_with_loosened_controls: false,
     refused_by_control: null,
-    options: [],
+    payable_options: [],
     clients: CLIENT_FAMILIES.map((family) => ({ family, accepts: false, reason })),
   };
 }
