@@ -26,34 +26,8 @@ import { assessPayability, type Eip3009Probe, notPayable, type Payability } from
 /** The version of the rules below and of the trust score built on them (src/intel/trust-score.ts); stored with every crawl run. */
 export const RULES_VERSION = 3;
 
-/** The protocol's required rules: `conformant` is their conjunction. */
-export const PROTOCOL_CHECKS = [
-  "returns_402",
-  "has_challenge",
-  "challenge_transport",
-  "x402_version",
-  "has_accepts",
-  "accepts_fields",
-  "network_id",
-  "amount_field",
-  "atomic_amount",
-  "asset_for_network",
-  "has_pay_to",
-  "eip712_domain",
-  "body_matches_header",
-] as const;
-
-/** Discovery: `discoverable` is their conjunction. Not required by the protocol. */
-export const DISCOVERY_CHECKS = ["bazaar_metadata", "well_known_x402", "openapi"] as const;
-
-/** Every check, in the order reports list them. */
-export const CHECK_NAMES = [...PROTOCOL_CHECKS, ...DISCOVERY_CHECKS] as const;
-
-/** The name of one check. */
-export type CheckName = (typeof CHECK_NAMES)[number];
-
-/** What each check requires, one sentence each: the documentation and the message of a failure. */
-export const CHECK_MEANINGS: Readonly<Record<CheckName, string>> = {
+/** Every check with what it requires, one sentence each (the documentation and the message of a failure), in the order reports list them. */
+export const CHECK_MEANINGS = {
   returns_402: "An unpaid call is answered with HTTP 402.",
   has_challenge: "A payment challenge is readable from the PAYMENT-REQUIRED header or the JSON body.",
   challenge_transport:
@@ -78,7 +52,19 @@ export const CHECK_MEANINGS: Readonly<Record<CheckName, string>> = {
     "The origin serves /.well-known/x402 as an x402 discovery document: a JSON object with an integer version and a non-empty resources list.",
   openapi:
     "The origin serves /openapi.json as a valid OpenAPI 3 document (openapi, info.title, info.version, paths) that lists this route and method with a price in x-payment-info.",
-};
+} as const satisfies Record<string, string>;
+
+/** The name of one check. */
+export type CheckName = keyof typeof CHECK_MEANINGS;
+
+/** Every check, in the order reports list them. */
+export const CHECK_NAMES = Object.keys(CHECK_MEANINGS) as CheckName[];
+
+/** Discovery: `discoverable` is their conjunction. Not required by the protocol. */
+export const DISCOVERY_CHECKS: readonly CheckName[] = ["bazaar_metadata", "well_known_x402", "openapi"];
+
+/** The protocol's required rules, every other check: `conformant` is their conjunction. */
+export const PROTOCOL_CHECKS = CHECK_NAMES.filter((name) => !DISCOVERY_CHECKS.includes(name));
 
 /** One call to check. */
 export interface CheckTarget {

@@ -17,10 +17,10 @@ import { lastPurchases, type OurPurchaseRow, recordPurchase } from "../store/led
 import type { Store } from "../store/store.ts";
 import { type ProbeBudgets, probeOrigin } from "./assess-origin.ts";
 import { type Catalogue, groupByOrigin, representativeEndpoint } from "./catalogue.ts";
-import { CHECK_NAMES, type CheckName } from "./conformance.ts";
+import { CHECK_NAMES, type CheckName, type ConformanceReport } from "./conformance.ts";
 import { eip3009Probe } from "./eip3009-probe.ts";
 import { failRun, finishRun, insertRows, type RunSummary, startRun, summarise, type TrustRecord } from "./leaderboard.ts";
-import { type PurchaseOutcome, PurchaseRun, type PurchaserSettings } from "./purchase.ts";
+import { type PurchaseOutcome, PurchaseRun, type PurchaserSettings, type PurchaseTarget } from "./purchase.ts";
 import { notMeasured, payToReputation, type Reputation } from "./reputation.ts";
 import { assessTrust, refusedAssessment } from "./trust-score.ts";
 
@@ -97,14 +97,19 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlResult> {
       earlier,
       eip3009: eip3009Probe(options.chain.client, options.chain.network),
       buy: purchases
-        ? async (origin, target, report) => {
-            const record = await purchases.buy({ origin, url: target.url, method: target.method }, report);
+        ? async (target, report) => {
+            const record = await purchases.buy(target, report);
             if (!record) return null;
             await recordPurchase(options.store, runId, record);
             charged += BigInt(record.charged_atomic);
             const row = { ...record, id: 0, run_id: runId, created_at: record.at.toISOString() };
             bought.push(row);
-            log.info("trust purchase", { origin, outcome: record.outcome, charged_atomic: record.charged_atomic, status: record.status });
+            log.info("trust purchase", {
+              origin: target.origin,
+              outcome: record.outcome,
+              charged_atomic: record.charged_atomic,
+              status: record.status,
+            });
             return row;
           }
         : undefined,
@@ -194,13 +199,7 @@ interface RunContext {
   runId: number;
   earlier: Map<string, OurPurchaseRow>;
   eip3009: ReturnType<typeof eip3009Probe>;
-  buy?:
-    | ((
-        origin: string,
-        target: { url: string; method: "GET" | "POST" },
-        report: Parameters<PurchaseRun["buy"]>[1],
-      ) => Promise<OurPurchaseRow | null>)
-    | undefined;
+  buy?: ((target: PurchaseTarget, report: ConformanceReport) => Promise<OurPurchaseRow | null>) | undefined;
 }
 
 async function probeOne(
@@ -224,7 +223,7 @@ async function probeOne(
     const r = probe.report;
     // Bought outside the origin's probe deadline: a purchase has its own time limit.
     const bought = context.buy
-      ? await context.buy(origin, { url: target.url, method: probe.method }, r).catch((error: unknown) => {
+      ? await context.buy({ origin, url: target.url, method: probe.method }, r).catch((error: unknown) => {
           options.log.error("trust purchase failed", { origin, error: error instanceof Error ? error : String(error) });
           return null;
         })
