@@ -19,13 +19,13 @@
  * other families are not measured (payable null) unless a family's own check is added there.
  */
 import { x402Client, x402HTTPClient } from "@x402/core/client";
-import { parsePaymentPayload } from "@x402/core/schemas";
 import type { PaymentRequired } from "@x402/core/types";
 import { findDefaultAsset } from "@x402/evm";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { ConformanceReportSchema } from "../../spec/routes/intel.ts";
 import { isCaip2, isV1NetworkName, knownTokenDomain, normaliseNetwork } from "./networks.ts";
+import { controlOf, InvalidPayment, signOffline } from "./sign-offline.ts";
 import { isSolanaOption, solanaOptionPayability } from "./solana-payability.ts";
 
 /** The client families reported, reference first. */
@@ -102,13 +102,6 @@ function messageOf(error: unknown): string {
   return (cut > 0 ? text.slice(0, cut) : text).replace(/\s+/g, " ").trim().slice(0, 300) || "the client failed without a message";
 }
 
-/** The spend control an error of the default client names, if any. */
-function controlOf(message: string): SpendControl | null {
-  if (/rejected by spendControls\.(allowedAssets )?maxAmountPerPayment/.test(message)) return "spendControls.maxAmountPerPayment";
-  if (/rejected by spendControls/.test(message)) return "spendControls.allowedAssets";
-  return null;
-}
-
 /** The earliest a facilitator accepts an authorization's end: @x402/evm refuses one valid for less than 6 more seconds. */
 export const MIN_SECONDS_LEFT = 6;
 
@@ -179,22 +172,10 @@ async function sign(
   required: PaymentRequired,
   option: unknown,
 ): Promise<{ ok: true; signed: true } | { ok: false; signed: boolean; reason: string }> {
-  try {
-    const payload = await client.createPaymentPayload({ ...required, accepts: [option] } as PaymentRequired);
-    // What the client would send must pass @x402/core's own payload schema, as a facilitator checks it.
-    const parsed = parsePaymentPayload(payload);
-    if (parsed.success) return { ok: true, signed: true };
-    return {
-      ok: false,
-      signed: true,
-      reason: `the payment the client produced is not a valid x402 payment: ${parsed.error.issues
-        .slice(0, 3)
-        .map((i) => `${i.path.join(".") || "payload"}: ${i.message}`)
-        .join("; ")}`,
-    };
-  } catch (error) {
-    return { ok: false, signed: false, reason: messageOf(error) };
-  }
+  const failure = await signOffline(client, required, option);
+  if (failure === null) return { ok: true, signed: true };
+  if (failure instanceof InvalidPayment) return { ok: false, signed: true, reason: failure.message };
+  return { ok: false, signed: false, reason: messageOf(failure) };
 }
 
 /** An EVM option as the default client, a loosened client and a facilitator see it. */
