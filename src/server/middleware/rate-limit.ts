@@ -58,9 +58,8 @@ function requestKind(routes: ReadonlyMap<string, readonly RouteDef[]>, method: s
   return route && route.price !== null ? "paid" : "free";
 }
 
-/** The payer of an HTTP request's payment header, decoded once for the request (src/server/middleware/route-match.ts). */
-function payerOf(req: Request): string | undefined {
-  const decoded = paymentOf(req);
+/** The payer a decoded payment header names (unverified), or undefined when there is none or it is not a readable payment. */
+function payerIn(decoded: ReturnType<PaymentDecoder> | undefined): string | undefined {
   return decoded === undefined || isProblem(decoded) ? undefined : decoded.authorization.from.toLowerCase();
 }
 
@@ -117,12 +116,6 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
   const byPath = new Map<string, RouteDef[]>();
   for (const route of options.routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
   const inFlight = new Map<string, number>();
-  /** The payer a payment header names (unverified), or undefined when the header is not a readable payment. */
-  const payerOfHeader = (header: unknown): string | undefined => {
-    if (typeof header !== "string") return undefined;
-    const decoded = options.decode(header);
-    return isProblem(decoded) ? undefined : decoded.authorization.from.toLowerCase();
-  };
 
   /** A 429 to give: to an HTTP response (`refuse`) or as a web Response (`refusal`). */
   interface Refusal {
@@ -193,7 +186,7 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
 
   const middleware = function rateLimitMiddleware(req: Request, res: Response, next: NextFunction): void {
     const kind = kindOfRequest(req);
-    const payer = kind === "paid" && paidInFlightPerPayer > 0 ? payerOf(req) : undefined;
+    const payer = kind === "paid" && paidInFlightPerPayer > 0 ? payerIn(paymentOf(req)) : undefined;
     // No payment, or a header that does not decode (the gate refuses it with the challenge): the challenge budget.
     const buckets = budgetOf(kind, payer);
     if (kind === "exempt" || (payer === undefined && buckets === null)) {
@@ -214,7 +207,8 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
   };
   const admit = async (call: CallToAdmit): Promise<Admission> => {
     const kind = requestKind(byPath, call.method, call.path);
-    const payer = kind === "paid" && paidInFlightPerPayer > 0 ? payerOfHeader(call.payment) : undefined;
+    const decoded = kind === "paid" && paidInFlightPerPayer > 0 && call.payment !== undefined ? options.decode(call.payment) : undefined;
+    const payer = payerIn(decoded);
     if (payer !== undefined) {
       const taken = takeInFlight(payer);
       return typeof taken === "function" ? { done: taken } : { refused: refusal(taken) };
