@@ -83,7 +83,6 @@ export interface StartServiceOptions {
   /** Replace the facilitator (tests). */
   facilitator?: FacilitatorClient;
   astro?: AstroHandler;
-  distDir?: string;
   inFlight?: InFlightRegistry;
   /** An open store to use (and leave open on close); default: open the configured one. */
   store?: Store;
@@ -353,7 +352,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     });
   }
 
-  const astro = options.astro ?? (await loadAstroHandler(options.distDir ?? "dist"));
+  const astro = options.astro ?? (await loadAstroHandler());
   phase("astro_loaded");
   const lease = config.payments.leaseSeconds;
   // One gate per site, so each site's challenges quote its own origin; they share the
@@ -377,7 +376,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     });
   const primaryGate = gateFor(primarySite.routes, config.publicUrl);
   const secondaryGate = gateFor(baseToolsSite.routes, config.secondary.publicUrl);
-  const clientDir = `${options.distDir ?? "dist"}/client`;
+  const clientDir = "dist/client";
   const clock = options.now ? () => (options.now as () => Date)().getTime() : undefined;
   const drain = drainable();
   // Every site's application shares the drain, the Astro handler, the built files and the metrics.
