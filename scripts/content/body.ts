@@ -4,14 +4,8 @@
  * Text is cut from the author's source, so inline Markdown (`code`, links) stays as written.
  */
 import type { Heading, List, ListItem, Node, Parent, RootContent } from "mdast";
+import type { Step } from "../../spec/content-schema.ts";
 import { fileLine, type SourceFile } from "./source-file.ts";
-
-/** A step as compiled (before numbering checks elsewhere). */
-export interface ParsedStep {
-  n: number;
-  do: string;
-  cmd: string;
-}
 
 function lineOf(file: SourceFile, node: Node | undefined): { line?: number } {
   const line = fileLine(file, node?.position?.start.line);
@@ -196,7 +190,7 @@ function firstCode(node: Node): (Node & { value: string }) | undefined {
 }
 
 /** The steps of a `## Steps` section (undefined when the section is missing or malformed: already reported): item = step, first paragraph = `do`, first code block = `cmd` ("" when none). */
-export function stepsOf(file: SourceFile, sections: Sections, section = "Steps"): ParsedStep[] | undefined {
+export function stepsOf(file: SourceFile, sections: Sections, section = "Steps"): Step[] | undefined {
   const list = theList(file, section, sections.byName.get(section), true);
   if (!list) return undefined;
   return list.children.map((item, i) => {

@@ -23,7 +23,6 @@ import {
   type EntityUseCase,
   EntityUseCaseFrontmatter,
   HowtoFrontmatter,
-  type HowtoMeta,
   KB_ANSWER_WORDS,
   KB_CATEGORIES,
   KB_ENTRIES_TOTAL,
@@ -135,7 +134,7 @@ function compileBundle(ctx: Context): BundleMeta | undefined {
   return data ? { ...data, intro: file.body.trim() } : undefined;
 }
 
-function compileHowto(ctx: Context): HowtoMeta | undefined {
+function compileHowto(ctx: Context) {
   const file = singleFile(ctx, "howto.md", "content/howto.md with the SOP index's frontmatter");
   if (!file) return undefined;
   return checkFrontmatter(file, HowtoFrontmatter);
