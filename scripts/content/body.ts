@@ -7,9 +7,8 @@ import type { Heading, List, ListItem, Node, Parent, RootContent } from "mdast";
 import type { Step } from "../../spec/content-schema.ts";
 import { fileLine, type SourceFile } from "./source-file.ts";
 
-function lineOf(file: SourceFile, node: Node | undefined): { line?: number } {
-  const line = fileLine(file, node?.position?.start.line);
-  return line === undefined ? {} : { line };
+function lineOf(file: SourceFile, node: Node | undefined): { line: number | undefined } {
+  return { line: fileLine(file, node?.position?.start.line) };
 }
 
 /** The source text of `node`, continuation lines de-indented to the node's own column. */
