@@ -50,6 +50,14 @@ function headingText(file: SourceFile, heading: Heading): string {
   return first !== undefined && last !== undefined ? file.body.slice(first, last).trim() : "";
 }
 
+/** Refuse a level-1 heading of the body (the title comes from the frontmatter); true when `node` is one. */
+export function refuseTitleHeading(file: SourceFile, node: RootContent, field: string): boolean {
+  if (node.type !== "heading" || node.depth !== 1) return false;
+  const expected = "no level-1 heading (the title comes from the frontmatter `title`)";
+  file.problems.add({ file: file.rel, field, expected, found: `# ${headingText(file, node)}`, ...lineOf(file, node) });
+  return true;
+}
+
 /** The body split at its level-2 headings: the intro before the first, then each section's nodes. */
 export interface Sections {
   intro: RootContent[];
@@ -65,16 +73,7 @@ export function splitSections(file: SourceFile, expected: readonly string[]): Se
   const seen: string[] = [];
   let current: RootContent[] = sections.intro;
   for (const node of file.tree.children) {
-    if (node.type === "heading" && node.depth === 1) {
-      file.problems.add({
-        file: file.rel,
-        field: "body",
-        expected: "no level-1 heading (the title comes from the frontmatter `title`)",
-        found: `# ${headingText(file, node)}`,
-        ...lineOf(file, node),
-      });
-      continue;
-    }
+    if (refuseTitleHeading(file, node, "body")) continue;
     if (node.type !== "heading" || node.depth !== 2) {
       if (!isComment(node)) current.push(node);
       continue;

@@ -36,7 +36,7 @@ import {
   SopFrontmatter,
 } from "../../spec/content-schema.ts";
 import { entityPaidRoutes, entityUseCases } from "../../spec/routes/entity-intel.ts";
-import { bulletsOf, filesOf, shiftHeadings, splitSections, stepsOf, wordCount } from "./body.ts";
+import { bulletsOf, filesOf, refuseTitleHeading, shiftHeadings, splitSections, stepsOf, wordCount } from "./body.ts";
 import { ContentError, Problems } from "./problems.ts";
 import { checkFrontmatter, readSourceFile, type SourceFile } from "./source-file.ts";
 
@@ -299,17 +299,7 @@ function compileSops(ctx: Context): CompiledSop[] {
 function compileKbEntry(ctx: Context, file: SourceFile): KbEntry | undefined {
   const data = checkFrontmatter(file, KbFrontmatter);
   const answer = file.body.trim();
-  for (const node of file.tree.children) {
-    if (node.type === "heading" && node.depth === 1) {
-      const line = node.position ? { line: node.position.start.line + file.bodyLineOffset } : {};
-      ctx.problems.add({
-        file: file.rel,
-        field: "answer",
-        expected: "no level-1 heading (the title comes from the frontmatter `title`)",
-        ...line,
-      });
-    }
-  }
+  for (const node of file.tree.children) refuseTitleHeading(file, node, "answer");
   const words = wordCount(answer);
   if (words < KB_ANSWER_WORDS.min || words > KB_ANSWER_WORDS.max) {
     ctx.problems.add({
