@@ -44,8 +44,6 @@ import { checkFrontmatter, readSourceFile, type SourceFile } from "./source-file
 export interface CompileOptions {
   /** Where to write the compiled JSON; default `<root>/.generated/content.json`; `null` writes nothing (tests). */
   outFile?: string | null;
-  /** The content folder; default `<root>/content`. */
-  contentDir?: string;
   /** Today as `YYYY-MM-DD` (a `last_verified` after it is refused); default: the current UTC date. */
   today?: string;
 }
@@ -541,7 +539,7 @@ function compileEntityUseCases(ctx: Context): EntityUseCase[] {
 export async function compileContent(root: string, options: CompileOptions = {}): Promise<CompiledContent> {
   const ctx: Context = {
     root,
-    contentDir: options.contentDir ?? path.join(root, "content"),
+    contentDir: path.join(root, "content"),
     today: options.today ?? new Date().toISOString().slice(0, 10),
     problems: new Problems(),
   };
