@@ -6,17 +6,12 @@ import type { HTTPRequestContext, x402HTTPResourceServer } from "@x402/core/serv
 import type { RouteDef } from "../../spec/route.ts";
 import type { VerifiedPayment } from "../context.ts";
 import { type ErrorCode, type ServiceError, toErrorResponse } from "../errors.ts";
+import type { RequestBody } from "../validate.ts";
 import type { GateOptions } from "./gate.ts";
+import type { DecodedPayment, PayloadProblem } from "./payload.ts";
 
-/** What a paid function receives from the gate. */
-export interface PaidCall {
-  payment: VerifiedPayment;
-  /** The request body, read once by the gate. */
-  body: Uint8Array;
-}
-
-/** Runs the paid function; a status >= 400 means it failed and nothing is charged. */
-export type PaidRun = (call: PaidCall) => Promise<Response>;
+/** Runs the paid function with the payment that pays it; a status >= 400 means it failed and nothing is charged. */
+export type PaidRun = (payment: VerifiedPayment) => Promise<Response>;
 
 /**
  * How a call to a paid route ended, for the metrics: settled now (a new charge); redeemed (a paid
@@ -40,7 +35,10 @@ export interface Attempt {
   request: Request;
   route: RouteDef;
   url: URL;
-  body: Uint8Array;
+  /** The body, read and parsed once by the dispatcher. */
+  body: RequestBody;
+  /** The payment header as decoded for the rate limits, when it was (src/server/middleware/route-match.ts). */
+  decoded?: () => DecodedPayment | PayloadProblem | undefined;
   requestHash: string;
   requestId: string;
   run: PaidRun;

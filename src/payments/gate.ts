@@ -33,19 +33,20 @@ import type { VerifiedPayment } from "../context.ts";
 import { InvalidRequestError, ServiceError, toErrorResponse } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { Store } from "../store/store.ts";
-import { checkBeforeCharging } from "../validate.ts";
+import { checkBeforeCharging, type RequestBody } from "../validate.ts";
 import { balanceOf, payableFromBalance } from "./balances.ts";
 import { type Attempt, errorResponse, type GateCore, json, type PaidOutcome, type PaidRun, type RefusalCode, round } from "./call.ts";
 import { GuardedFacilitator } from "./facilitator.ts";
 import { payFromBalance } from "./from-balance.ts";
 import type { InFlightRegistry } from "./inflight.ts";
+import type { DecodedPayment, PayloadProblem } from "./payload.ts";
 import { PerCallPayment, paymentUnavailable } from "./per-call.ts";
 import { paymentRoutes } from "./requirements.ts";
 import { boughtBy } from "./reread.ts";
 import { evmScheme, type PaymentScheme } from "./scheme.ts";
 import { checkSignIn, isRefusal, SIWX_HEADER, type SignedIn, type SignInRefusal, signInDeclaration, useSignIn } from "./sign-in.ts";
 
-export type { PaidCall, PaidOutcome, PaidRun } from "./call.ts";
+export type { PaidOutcome, PaidRun } from "./call.ts";
 
 /** Everything the gate needs, built once at start (src/server/service.ts). */
 export interface GateOptions {
@@ -63,6 +64,13 @@ export interface GateOptions {
   observer?: PaymentObserver;
   /** The site's network family (asset quoted, x402 scheme, how a payment header is read); default: EVM with `config.usdc`. */
   scheme?: PaymentScheme;
+}
+
+/** What the dispatcher hands the gate with a call: its body, read once, and its payment header, when decoded already. */
+export interface Given {
+  body: RequestBody;
+  /** The payment header as the site's scheme decoded it for the rate limits (undefined: not decoded). */
+  payment?: () => DecodedPayment | PayloadProblem | undefined;
 }
 
 /** Observes the payment gate (src/metrics/metrics.ts counts what it is told). */
@@ -91,8 +99,6 @@ function paymentHeaderOf(headers: Headers): string | undefined | ServiceError {
   }
   return signature ?? alias;
 }
-
-const decoder = new TextDecoder();
 
 /** The payment gate of one site. */
 export class PaymentGate implements GateCore {
@@ -140,8 +146,8 @@ export class PaymentGate implements GateCore {
    * method, URL, payment and sign-in headers, JSON body), `run` the route's function. Never
    * throws: every failure is a response, and none is charged.
    */
-  async handle(request: Request, route: RouteDef, run: PaidRun): Promise<Response> {
-    const attempt = await this.attemptOf(request, route, run);
+  async handle(request: Request, route: RouteDef, run: PaidRun, given: Given): Promise<Response> {
+    const attempt = this.attemptOf(request, route, run, given);
     const response = await this.answer(attempt);
     this.options.observer?.paidCall(routeKey(route), attempt.record.outcome ?? outcomeOf(response.status), attempt.record.amountAtomic);
     return response;
@@ -156,7 +162,7 @@ export class PaymentGate implements GateCore {
       if (header instanceof ServiceError) return errorResponse(header);
       // Checked before charged: a present body or query that fails the route's schema is a 400.
       try {
-        checkBeforeCharging(route, url, decoder.decode(attempt.body));
+        checkBeforeCharging(route, url, attempt.body);
       } catch (error) {
         if (header !== undefined && error instanceof InvalidRequestError)
           await this.perCall.notCharged(attempt, header, 400, "invalid_request");
@@ -229,8 +235,9 @@ export class PaymentGate implements GateCore {
    * The wallet signed in on a free route that needs one (`RouteDef.signIn`), or the 402 that
    * asks for a sign-in (the form `wrapFetchWithSIWx` and agentcash act on).
    */
-  async signIn(request: Request, route: RouteDef): Promise<{ wallet: `0x${string}` } | Response> {
-    const attempt = await this.attemptOf(request, route, () => Promise.reject(new Error("a sign-in route is not run by the gate")));
+  async signIn(request: Request, route: RouteDef, body: RequestBody): Promise<{ wallet: `0x${string}` } | Response> {
+    const notRun = () => Promise.reject(new Error("a sign-in route is not run by the gate"));
+    const attempt = this.attemptOf(request, route, notRun, { body });
     await this.initialize();
     const what = `Reading this (${routeKey(route)}) needs a SIGN-IN-WITH-X header signed by your wallet.`;
     if (attempt.siwx === null)
@@ -269,15 +276,15 @@ export class PaymentGate implements GateCore {
     return !isRefusal(signed) && signed.payer === payer && (await useSignIn(this.options.store, signed));
   }
 
-  private async attemptOf(request: Request, route: RouteDef, run: PaidRun): Promise<Attempt> {
+  private attemptOf(request: Request, route: RouteDef, run: PaidRun, { body, payment }: Given): Attempt {
     const url = new URL(request.url);
-    const body = request.method === "HEAD" || request.method === "GET" ? new Uint8Array() : new Uint8Array(await request.arrayBuffer());
     return {
       request,
       route,
       url,
       body,
-      requestHash: requestHash(request.method, url, body),
+      ...(payment ? { decoded: payment } : {}),
+      requestHash: requestHash(request.method, url, body.bytes),
       requestId: request.headers.get("x-request-id") ?? randomUUID(),
       run,
       siwx: request.headers.get(SIWX_HEADER),
@@ -339,7 +346,7 @@ export class PaymentGate implements GateCore {
   async runFunction(attempt: Attempt, payment: VerifiedPayment): Promise<Response> {
     const started = performance.now();
     try {
-      return await attempt.run({ payment, body: attempt.body });
+      return await attempt.run(payment);
     } catch (error) {
       this.options.log.error("paid function threw", { request_id: attempt.requestId, error: error as Error });
       return errorResponse(new ServiceError("internal_error", "The service failed while answering; you were not charged."));
@@ -373,12 +380,8 @@ function replayed(): Record<string, unknown> {
 }
 
 /** The `user_id` a JSON body names (the wallet whose balance is to pay), lower case; the route's schema checked its form. */
-function balanceUserOf(body: Uint8Array): string | undefined {
-  if (body.length === 0) return undefined;
-  try {
-    const id = (JSON.parse(decoder.decode(body)) as { user_id?: unknown } | null)?.user_id;
-    return typeof id === "string" ? id.toLowerCase() : undefined;
-  } catch {
-    return undefined;
-  }
+function balanceUserOf(body: RequestBody): string | undefined {
+  // Checked before charging: a body that is not a JSON object was refused with a 400 already.
+  const id = (body.json() as { user_id?: unknown }).user_id;
+  return typeof id === "string" ? id.toLowerCase() : undefined;
 }

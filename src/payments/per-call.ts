@@ -36,7 +36,7 @@ import { type Attempt, errorResponse, type GateCore, json, round, withHeaders } 
 import { SETTLEMENT_UNKNOWN } from "./facilitator.ts";
 import { type HeldLeases, holding, releaseAll, whileClaimed } from "./inflight.ts";
 import { KEPT_HEADERS, type KeptAnswer, keepAnswer, keptAnswerOf, MAX_KEPT_ANSWER_BYTES, settleAndKeep } from "./kept-answers.ts";
-import { type DecodedPayment, isProblem } from "./payload.ts";
+import { type DecodedPayment, isProblem, type PayloadProblem } from "./payload.ts";
 import { resolveAuthorization } from "./upkeep.ts";
 
 /** The facilitator's answer to a payment, with the x402 request context it was given. */
@@ -63,15 +63,20 @@ export class PerCallPayment {
 
   /** Record a decodable payment refused before it was looked at (its input failed the route's schema): never charged. */
   async notCharged(attempt: Attempt, header: string, status: number, reason: string): Promise<void> {
-    const decoded = this.core.scheme.decode(header);
+    const decoded = this.decode(attempt, header);
     if (!isProblem(decoded))
       await insertLedgerRow(this.core.options.store, this.ledgerPayment(attempt, decoded), { outcome: "not_charged", status, reason });
+  }
+
+  /** The payment header read by the site's scheme: once per request, so as the rate limits read it when they did. */
+  private decode(attempt: Attempt, header: string): DecodedPayment | PayloadProblem {
+    return attempt.decoded?.() ?? this.core.scheme.decode(header);
   }
 
   /** A request carrying a payment header: it pays (or redeems), whatever else the request carries. */
   async pay(attempt: Attempt, header: string): Promise<Response> {
     const { options } = this.core;
-    const decoded = this.core.scheme.decode(header);
+    const decoded = this.decode(attempt, header);
     if (isProblem(decoded)) {
       return this.core.refuse(attempt, "invalid_payload", `The payment header is malformed at ${decoded.field}.`, { ...decoded });
     }
