@@ -2,12 +2,10 @@
  * One paid call as the gate and its ways of paying (per call with x402, from a balance, by
  * signing in to re-read) see it, and the few answers they all build.
  */
-import type { HTTPRequestContext, x402HTTPResourceServer } from "@x402/core/server";
 import type { RouteDef } from "../../spec/route.ts";
 import type { VerifiedPayment } from "../context.ts";
 import { type ErrorCode, type ServiceError, toErrorResponse } from "../errors.ts";
 import type { RequestBody } from "../validate.ts";
-import type { GateOptions } from "./gate.ts";
 import type { DecodedPayment, PayloadProblem } from "./payload.ts";
 
 /** Runs the paid function with the payment that pays it; a status >= 400 means it failed and nothing is charged. */
@@ -55,23 +53,6 @@ export type RefusalCode = Extract<
   ErrorCode,
   "invalid_payload" | "payment_required" | "payment_already_used" | "signin_required" | "signin_invalid" | "insufficient_balance"
 >;
-
-/** What the ways of paying use of the gate. */
-export interface GateCore {
-  readonly options: GateOptions;
-  readonly http: x402HTTPResourceServer;
-  /** The site's network family: how its payment headers are read and whose signature they carry. */
-  readonly scheme: import("./scheme.ts").PaymentScheme;
-  /** x402's view of the request, with `payment` as its payment header. */
-  context(attempt: Attempt, payment: string | undefined): HTTPRequestContext;
-  /** 402: the challenge, its `error` the reason, with the service's error object saying why; nothing charged. */
-  refuse(attempt: Attempt, code: RefusalCode, message: string, details: Record<string, unknown>): Promise<Response>;
-  /** The paid function; a throw is a 500, never charged. */
-  runFunction(attempt: Attempt, payment: VerifiedPayment): Promise<Response>;
-  /** Whether the request's sign-in proves `payer` (its nonce then used). */
-  provesPayer(attempt: Attempt, payer: string): Promise<boolean>;
-  verifiedPayment(route: RouteDef, payer: string, nonce: string, amount: string): VerifiedPayment;
-}
 
 export const round = (ms: number) => Math.round(ms * 100) / 100;
 

@@ -35,7 +35,7 @@ import type { Logger } from "../log.ts";
 import type { Store } from "../store/store.ts";
 import { checkBeforeCharging, type RequestBody } from "../validate.ts";
 import { balanceOf, payableFromBalance } from "./balances.ts";
-import { type Attempt, errorResponse, type GateCore, json, type PaidOutcome, type PaidRun, type RefusalCode, round } from "./call.ts";
+import { type Attempt, errorResponse, json, type PaidOutcome, type PaidRun, type RefusalCode, round } from "./call.ts";
 import { GuardedFacilitator } from "./facilitator.ts";
 import { payFromBalance } from "./from-balance.ts";
 import type { InFlightRegistry } from "./inflight.ts";
@@ -101,7 +101,7 @@ function paymentHeaderOf(headers: Headers): string | undefined | ServiceError {
 }
 
 /** The payment gate of one site. */
-export class PaymentGate implements GateCore {
+export class PaymentGate {
   readonly options: GateOptions;
   readonly http: x402HTTPResourceServer;
   readonly scheme: PaymentScheme;
@@ -197,22 +197,9 @@ export class PaymentGate implements GateCore {
   private async bySignIn(attempt: Attempt): Promise<Response> {
     const { store } = this.options;
     const named = balanceUserOf(attempt.body);
-    if (attempt.siwx === null) {
-      if (!named) return this.challenge(attempt);
-      return this.refuse(
-        attempt,
-        "signin_required",
-        `Spending the balance of ${named} needs a SIGN-IN-WITH-X header signed by that wallet.`,
-        {
-          reason: "signin_required",
-          header: "SIGN-IN-WITH-X",
-        },
-      );
-    }
-    const signedIn = await this.verifySignIn(attempt.siwx, attempt.route);
-    if (isRefusal(signedIn)) {
-      return this.refuse(attempt, "signin_invalid", `The Sign-In-With-X header was refused (${signedIn.reason}).`, { ...signedIn });
-    }
+    if (attempt.siwx === null && !named) return this.challenge(attempt);
+    const signedIn = await this.signedIn(attempt, `Spending the balance of ${named} needs a SIGN-IN-WITH-X header signed by that wallet.`);
+    if (signedIn instanceof Response) return signedIn;
     if (named && named !== signedIn.payer) {
       return this.refuse(attempt, "signin_invalid", "The Sign-In-With-X header was signed by another wallet than user_id.", {
         reason: "wallet_mismatch",
@@ -221,11 +208,7 @@ export class PaymentGate implements GateCore {
       });
     }
     const bought = await boughtBy(store, attempt, signedIn.payer, this.options.config.payments.redeemHours);
-    if (bought) {
-      if (!(await useSignIn(store, signedIn)))
-        return this.refuse(attempt, "signin_invalid", "The Sign-In-With-X header was used already.", replayed());
-      return this.perCall.redeem(attempt, bought.paid, undefined, bought.reason);
-    }
+    if (bought) return (await this.used(attempt, signedIn)) ?? this.perCall.redeem(attempt, bought.paid, undefined, bought.reason);
     const held = payableFromBalance(attempt.route) ? await balanceOf(store, signedIn.payer) : 0n;
     if (named || held > 0n) return payFromBalance(this, attempt, signedIn, held);
     return this.challenge(attempt);
@@ -239,15 +222,25 @@ export class PaymentGate implements GateCore {
     const notRun = () => Promise.reject(new Error("a sign-in route is not run by the gate"));
     const attempt = this.attemptOf(request, route, notRun, { body });
     await this.initialize();
-    const what = `Reading this (${routeKey(route)}) needs a SIGN-IN-WITH-X header signed by your wallet.`;
+    const signed = await this.signedIn(attempt, `Reading this (${routeKey(route)}) needs a SIGN-IN-WITH-X header signed by your wallet.`);
+    if (signed instanceof Response) return signed;
+    return (await this.used(attempt, signed)) ?? { wallet: signed.payer as `0x${string}` };
+  }
+
+  /** The request's sign-in, checked for its route; or the 402 saying why not (`missing`: what to say when it has none). */
+  private async signedIn(attempt: Attempt, missing: string): Promise<SignedIn | Response> {
     if (attempt.siwx === null)
-      return this.refuse(attempt, "signin_required", what, { reason: "signin_required", header: "SIGN-IN-WITH-X" });
-    const signed = await this.verifySignIn(attempt.siwx, route);
-    if (isRefusal(signed))
-      return this.refuse(attempt, "signin_invalid", `The Sign-In-With-X header was refused (${signed.reason}).`, { ...signed });
-    if (!(await useSignIn(this.options.store, signed)))
-      return this.refuse(attempt, "signin_invalid", "The Sign-In-With-X header was used already.", replayed());
-    return { wallet: signed.payer as `0x${string}` };
+      return this.refuse(attempt, "signin_required", missing, { reason: "signin_required", header: "SIGN-IN-WITH-X" });
+    const signed = await this.verifySignIn(attempt.siwx, attempt.route);
+    if (!isRefusal(signed)) return signed;
+    return this.refuse(attempt, "signin_invalid", `The Sign-In-With-X header was refused (${signed.reason}).`, { ...signed });
+  }
+
+  /** Use the sign-in's nonce, as it grants something now: undefined, or the 402 of a sign-in used already. */
+  private async used(attempt: Attempt, signed: SignedIn): Promise<Response | undefined> {
+    if (await useSignIn(this.options.store, signed)) return undefined;
+    const details = { field: "header.sign-in-with-x", expected: "a sign-in nonce not used before", reason: "invalid_siwx_nonce" };
+    return this.refuse(attempt, "signin_invalid", "The Sign-In-With-X header was used already.", details);
   }
 
   /** Tell the gate the origin its site listens on, once it does (local mode binds sign-ins to it). */
@@ -270,6 +263,7 @@ export class PaymentGate implements GateCore {
     return checkSignIn(header, { origin, chains: [this.options.config.network], path: route.path });
   }
 
+  /** Whether the request's sign-in proves `payer` (its nonce then used). */
   async provesPayer(attempt: Attempt, payer: string): Promise<boolean> {
     if (attempt.siwx === null) return false;
     const signed = await this.verifySignIn(attempt.siwx, attempt.route);
@@ -334,6 +328,7 @@ export class PaymentGate implements GateCore {
     return { header, challenge: decodePaymentRequiredHeader(header) };
   }
 
+  /** 402: the challenge, its `error` the reason, with the service's error object saying why; nothing charged. */
   async refuse(attempt: Attempt, code: RefusalCode, message: string, details: Record<string, unknown>): Promise<Response> {
     const { challenge } = await this.paymentRequired(attempt);
     const reason = typeof details.reason === "string" ? details.reason : code;
@@ -343,6 +338,7 @@ export class PaymentGate implements GateCore {
     return json(402, { ...challenge, ...body }, { "PAYMENT-REQUIRED": header, "Cache-Control": "no-store" });
   }
 
+  /** The paid function; a throw is a 500, never charged. */
   async runFunction(attempt: Attempt, payment: VerifiedPayment): Promise<Response> {
     const started = performance.now();
     try {
@@ -373,10 +369,6 @@ function outcomeOf(status: number): PaidOutcome {
   if (status === 402) return "refused";
   if (status === 409) return "in_progress";
   return "failed";
-}
-
-function replayed(): Record<string, unknown> {
-  return { field: "header.sign-in-with-x", expected: "a sign-in nonce not used before", reason: "invalid_siwx_nonce" };
 }
 
 /** The `user_id` a JSON body names (the wallet whose balance is to pay), lower case; the route's schema checked its form. */

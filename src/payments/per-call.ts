@@ -32,9 +32,10 @@ import {
   openFreshAttempt,
 } from "../store/ledger.ts";
 import { withBudget } from "../time-budget.ts";
-import { type Attempt, errorResponse, type GateCore, json, round, withHeaders } from "./call.ts";
+import { type Attempt, errorResponse, json, round, withHeaders } from "./call.ts";
 import { SETTLEMENT_UNKNOWN } from "./facilitator.ts";
-import { type HeldLeases, holding, releaseAll, whileClaimed } from "./inflight.ts";
+import type { PaymentGate } from "./gate.ts";
+import { claimAll, type HeldLeases, holding, releaseAll, whileClaimed } from "./inflight.ts";
 import { KEPT_HEADERS, type KeptAnswer, keepAnswer, keptAnswerOf, MAX_KEPT_ANSWER_BYTES, settleAndKeep } from "./kept-answers.ts";
 import { type DecodedPayment, isProblem, type PayloadProblem } from "./payload.ts";
 import { resolveAuthorization } from "./upkeep.ts";
@@ -49,12 +50,12 @@ interface Verification {
 
 /** Per-call x402 payments of one gate. */
 export class PerCallPayment {
-  private readonly core: GateCore;
+  private readonly core: PaymentGate;
   /** The chain's record of authorisations, each read within the payment time budget. */
   private readonly chain: AuthorizationReader;
   private readonly network: `${string}:${string}`;
 
-  constructor(core: GateCore) {
+  constructor(core: PaymentGate) {
     this.core = core;
     const { config, authorizations } = core.options;
     this.chain = budgeted(authorizations, config.payments.timeoutMs);
@@ -101,20 +102,8 @@ export class PerCallPayment {
         expected: "the payer's EIP-712 signature of exactly this authorisation",
       });
     }
-    const work = decoded.paymentId
-      ? async () =>
-          (
-            await whileClaimed(
-              options.inFlight,
-              keys[1] as string,
-              holder,
-              () => this.paySeen(attempt, header, decoded, seen),
-              onLeaseError,
-            )
-          )?.value
-      : () => this.paySeen(attempt, header, decoded, seen);
-    const claimed = await whileClaimed(options.inFlight, decoded.key, holder, work, onLeaseError);
-    if (claimed?.value) return claimed.value;
+    const claimed = await whileClaimed(options.inFlight, keys, holder, () => this.paySeen(attempt, header, decoded, seen), onLeaseError);
+    if (claimed) return claimed.value;
     await insertLedgerRow(options.store, this.ledgerPayment(attempt, decoded), {
       outcome: "not_charged",
       status: 409,
@@ -144,19 +133,11 @@ export class PerCallPayment {
     if (inFlight.shared) {
       opening = openFreshAttempt(store, payment, { keys, holder, leaseSeconds: inFlight.leaseSeconds });
     } else {
-      const taken: string[] = [];
-      for (const key of keys) {
-        if (!(await inFlight.claim(key, holder))) break;
-        taken.push(key);
-      }
-      if (taken.length < keys.length) {
-        await releaseAll(inFlight, taken, holder, onLeaseError);
-        return undefined;
-      }
+      if (!(await claimAll(inFlight, keys, holder, onLeaseError))) return undefined;
       opening = openFreshAttempt(store, payment, null).then(
-        (opened) => ({ ...opened, claimed: taken }),
+        (opened) => ({ ...opened, claimed: keys }),
         async (error: unknown) => {
-          await releaseAll(inFlight, taken, holder, onLeaseError);
+          await releaseAll(inFlight, keys, holder, onLeaseError);
           throw error;
         },
       );

@@ -11,6 +11,7 @@ import { declarePaymentIdentifierExtension, PAYMENT_IDENTIFIER } from "@x402/ext
 import { atomicUsdc, type RouteDef, routeKey } from "../../spec/route.ts";
 import type { Config } from "../config.ts";
 import { compactExample, outlineSchema, withoutAnnotations } from "../discovery/output-example.ts";
+import type { PaymentScheme } from "./scheme.ts";
 import { declaresSignIn, SIWX_HEADER, signInDeclaration } from "./sign-in.ts";
 
 /**
@@ -100,7 +101,7 @@ const DEFAULT_PRICE_CONTEXT = { adapter: { getUrl: () => SIZING_ORIGIN } } as un
  * What a route asks in USDC: its fixed price, or (`RouteDef.dynamicPrice`) the USD amount of that
  * query parameter, `price` when absent. The gate validates the query before quoting it.
  */
-function priceOf(route: RouteDef, config: Config, asset?: AssetQuote): AssetAmount | ((context: HTTPRequestContext) => AssetAmount) {
+function priceOf(route: RouteDef, config: Config, asset?: PaymentScheme): AssetAmount | ((context: HTTPRequestContext) => AssetAmount) {
   const quote = (usd: number): AssetAmount => ({
     amount: atomicUsdc(usd),
     asset: asset?.asset ?? config.usdc.address,
@@ -115,23 +116,13 @@ function priceOf(route: RouteDef, config: Config, asset?: AssetQuote): AssetAmou
   };
 }
 
-/** The asset a site quotes and its `extra`, when not the EVM USDC of `config` (a site on another network family). */
-export interface AssetQuote {
-  network: string;
-  asset: string;
-  assetExtra: Record<string, unknown>;
-  /** What the server scheme adds to `extra` at run time (a fee payer), as long as it gets: counted when sizing. */
-  sizingExtra?: Record<string, unknown>;
-  /** False: its challenges declare no Sign-In-With-X (an EVM wallet's). */
-  signIn?: boolean;
-}
-
 /**
- * The x402 routes config of the paid routes among `routes`, keyed `"METHOD /path"`. A route
+ * The x402 routes config of the paid routes among `routes`, keyed `"METHOD /path"`, quoting the
+ * site's `asset` (default: the EVM USDC of `config`). A route
  * whose challenge would pass CHALLENGE_BUDGET declares less of itself, step by step
  * (DISCOVERY_STEPS); one that passes it even so is a configuration error, refused here.
  */
-export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo: string, asset?: AssetQuote): RoutesConfig {
+export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo: string, asset?: PaymentScheme): RoutesConfig {
   const entries = routes
     // A free route read by signing in answers the same 402 form (price 0), which standard clients act on.
     .filter((route) => route.price !== null || route.signIn)
