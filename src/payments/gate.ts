@@ -43,7 +43,7 @@ import type { DecodedPayment, PayloadProblem } from "./payload.ts";
 import { PerCallPayment, paymentUnavailable } from "./per-call.ts";
 import { paymentRoutes } from "./requirements.ts";
 import { boughtBy } from "./reread.ts";
-import { evmScheme, type PaymentScheme } from "./scheme.ts";
+import { type PaymentScheme, usdcScheme } from "./scheme.ts";
 import { checkSignIn, isRefusal, SIWX_HEADER, type SignedIn, type SignInRefusal, signInDeclaration, useSignIn } from "./sign-in.ts";
 
 export type { PaidOutcome, PaidRun } from "./call.ts";
@@ -114,14 +114,7 @@ export class PaymentGate {
     this.options = options;
     const { config, payTo, routes, log } = options;
     const server = new x402ResourceServer(new GuardedFacilitator(options.facilitator, log, config.payments.timeoutMs));
-    this.scheme =
-      options.scheme ??
-      evmScheme(config.network, {
-        name: config.usdc.name,
-        version: config.usdc.version,
-        chainId: config.chainId,
-        verifyingContract: config.usdc.address,
-      });
+    this.scheme = options.scheme ?? usdcScheme(config);
     this.scheme.register(server);
     server.registerExtension(bazaarResourceServerExtension);
     server.registerExtension(paymentIdentifierResourceServerExtension);
@@ -165,7 +158,7 @@ export class PaymentGate {
         checkBeforeCharging(route, url, attempt.body);
       } catch (error) {
         if (header !== undefined && error instanceof InvalidRequestError)
-          await this.perCall.notCharged(attempt, header, 400, "invalid_request");
+          await this.perCall.refusedUnread(attempt, header, 400, "invalid_request");
         throw error;
       }
       // HEAD asks what a GET would answer without a body: the challenge, never a paid run.

@@ -63,10 +63,20 @@ export class PerCallPayment {
   }
 
   /** Record a decodable payment refused before it was looked at (its input failed the route's schema): never charged. */
-  async notCharged(attempt: Attempt, header: string, status: number, reason: string): Promise<void> {
+  async refusedUnread(attempt: Attempt, header: string, status: number, reason: string): Promise<void> {
     const decoded = this.decode(attempt, header);
-    if (!isProblem(decoded))
-      await insertLedgerRow(this.core.options.store, this.ledgerPayment(attempt, decoded), { outcome: "not_charged", status, reason });
+    if (!isProblem(decoded)) await this.notCharged(attempt, decoded, status, reason);
+  }
+
+  /** The ledger row of a payment presented and not charged (`paid`: the earlier settlement that answered it). */
+  private async notCharged(attempt: Attempt, decoded: DecodedPayment | undefined, status: number, reason: string, paid?: AttemptRow) {
+    const settled = paid?.settlement_tx ? { settlementTx: paid.settlement_tx } : {};
+    await insertLedgerRow(this.core.options.store, this.ledgerPayment(attempt, decoded, paid), {
+      outcome: "not_charged",
+      status,
+      reason,
+      ...settled,
+    });
   }
 
   /** The payment header read by the site's scheme: once per request, so as the rate limits read it when they did. */
@@ -104,11 +114,7 @@ export class PerCallPayment {
     }
     const claimed = await whileClaimed(options.inFlight, keys, holder, () => this.paySeen(attempt, header, decoded, seen), onLeaseError);
     if (claimed) return claimed.value;
-    await insertLedgerRow(options.store, this.ledgerPayment(attempt, decoded), {
-      outcome: "not_charged",
-      status: 409,
-      reason: "payment_in_progress",
-    });
+    await this.notCharged(attempt, decoded, 409, "payment_in_progress");
     return inProgress("This payment is being used by another request in flight; wait for that answer, or retry in a second.");
   }
 
@@ -252,11 +258,7 @@ export class PerCallPayment {
     message: string,
     details: { reason: string } & Record<string, unknown>,
   ) {
-    await insertLedgerRow(this.core.options.store, this.ledgerPayment(attempt, decoded), {
-      outcome: "not_charged",
-      status: 402,
-      reason: details.reason,
-    });
+    await this.notCharged(attempt, decoded, 402, details.reason);
     return this.core.refuse(attempt, "payment_already_used", message, details);
   }
 
@@ -278,13 +280,7 @@ export class PerCallPayment {
       network: this.network,
       payer: paid.payer,
     });
-    const row = (reason: string) =>
-      insertLedgerRow(store, this.ledgerPayment(attempt, presented, paid), {
-        outcome: "not_charged",
-        status: 200,
-        reason,
-        ...(paid.settlement_tx ? { settlementTx: paid.settlement_tx } : {}),
-      });
+    const row = (reason: string) => this.notCharged(attempt, presented, 200, reason, paid);
     const kept = await keptAnswerOf(store, paid.payer, paid.nonce);
     if (kept && kept.requestHash === paid.request_hash && kept.requestHash === attempt.requestHash) {
       await row(reread ?? "paid_retry: kept answer replayed");
