@@ -27,7 +27,23 @@ export interface PaymentScheme {
   sizingExtra?: Record<string, unknown>;
   /** Whether its challenges declare Sign-In-With-X (EIP-4361, an EVM wallet's). */
   signIn: boolean;
+  /**
+   * How a verified payment whose ledger row was left open ended on chain, for a family whose
+   * chain keeps no authorisation state to read (Solana): the upkeep records the row from it.
+   */
+  settlementOf?(open: OpenPayment, now?: Date): Promise<SettlementLookup>;
 }
+
+/** An open ledger row's payment, as a scheme's chain lookup needs it. */
+export interface OpenPayment {
+  /** The payment's one-time identity (the scheme's `nonce`). */
+  nonce: string;
+  /** When its row was opened (before verify): its transfer cannot have landed earlier. */
+  openedAt: Date;
+}
+
+/** The transaction that settled the payment; or none, `final` when it can no longer land. */
+export type SettlementLookup = { tx: string } | { tx: null; final: boolean };
 
 /** The EVM exact scheme with EIP-3009 USDC (the primary sites). */
 export function evmScheme(network: string, domain: TokenDomain): PaymentScheme {
