@@ -5,6 +5,7 @@
  * one per site from its configuration; the EVM one (EIP-3009 USDC) is the default.
  */
 import type { x402ResourceServer } from "@x402/core/server";
+import type { Config } from "../config.ts";
 import { evmNetwork } from "../networks/index.ts";
 import { type DecodedPayment, decodePayment, type PayloadProblem, signedByPayer, type TokenDomain } from "./payload.ts";
 
@@ -49,10 +50,17 @@ export function evmScheme(network: string, domain: TokenDomain): PaymentScheme {
   return {
     network,
     asset: domain.verifyingContract,
+    // Some clients (thirdweb's) refuse to sign without the EIP-712 primary type; the facilitator reads only name and version.
     assetExtra: { name: domain.name, version: domain.version, primaryType: "TransferWithAuthorization" },
     register: (server) => evmNetwork(network).schemes.server(server),
     decode: decodePayment,
     signedByPayer: (decoded) => signedByPayer(decoded, domain),
     signIn: true,
   };
+}
+
+/** The EVM exact scheme with the USDC of `config` (the Base sites). */
+export function usdcScheme(config: Pick<Config, "network" | "chainId" | "usdc">): PaymentScheme {
+  const { name, version, address } = config.usdc;
+  return evmScheme(config.network, { name, version, chainId: config.chainId, verifyingContract: address });
 }

@@ -9,7 +9,7 @@
 import type { AuthorizationReader } from "../chain/authorization.ts";
 import type { Logger } from "../log.ts";
 import type { JobDefinition } from "../operations/jobs.ts";
-import { finishLedgerRow, openLedgerRows } from "../store/ledger.ts";
+import { type AttemptRow, finishLedgerRow, openLedgerRows } from "../store/ledger.ts";
 import type { Queryable, Store } from "../store/store.ts";
 import { purgeExpired } from "./kept-answers.ts";
 import type { PaymentScheme } from "./scheme.ts";
@@ -17,16 +17,8 @@ import type { PaymentScheme } from "./scheme.ts";
 /** Rows younger than this may still be in flight somewhere and are left alone. */
 const SETTLE_GRACE_MS = 3 * 60_000;
 
-/** An open ledger row, as resolving its authorisation needs it. */
-export interface OpenAttempt {
-  id: number;
-  payer: string;
-  nonce: string;
-  amount_atomic: string;
-  verified: boolean;
-  /** Unix seconds; null when unreadable (then it bounds nothing). */
-  valid_before: number | null;
-}
+/** An open ledger row, as resolving its authorisation needs it; `valid_before` in Unix seconds, null when unreadable (then it bounds nothing). */
+type OpenAttempt = Pick<AttemptRow, "id" | "payer" | "nonce" | "amount_atomic" | "verified"> & { valid_before: number | null };
 
 /**
  * Read the fate of one authorisation on chain and record it on its open rows (the same rule for
