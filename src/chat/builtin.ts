@@ -18,7 +18,6 @@ import { ServiceError, UpstreamError } from "../errors.ts";
 import { base } from "../networks/base.ts";
 import type { ChatDeps } from "./deps.ts";
 import {
-  type AssetRef,
   gasFact,
   gasFigures,
   MissingFigure,
@@ -245,11 +244,6 @@ function comparison(priced: readonly { name: string; fact: PriceFact }[], named:
   ];
 }
 
-/** The asset a mention names, or null (said in the answer) when neither the lexicon nor Hyperliquid knows it. */
-async function resolveMention(deps: ChatDeps, mention: AssetMention): Promise<AssetRef | null> {
-  return mention.known ?? (await resolveAsset(deps, mention.word));
-}
-
 function unknownAsset(word: string): string {
   const name = word.toUpperCase();
   return (
@@ -259,7 +253,7 @@ function unknownAsset(word: string): string {
 }
 
 async function pricePart(deps: ChatDeps, mention: AssetMention): Promise<Part> {
-  const ref = await resolveMention(deps, mention);
+  const ref = await resolveAsset(deps, mention.word);
   if (!ref) return { sentences: [unknownAsset(mention.word)], sources: [] };
   let fact: PriceFact;
   try {
@@ -291,7 +285,7 @@ async function pricePart(deps: ChatDeps, mention: AssetMention): Promise<Part> {
 }
 
 async function perpPart(deps: ChatDeps, mention: AssetMention, topics: ChatQuestion["topics"]): Promise<Part> {
-  const ref = await resolveMention(deps, mention);
+  const ref = await resolveAsset(deps, mention.word);
   if (!ref) return { sentences: [unknownAsset(mention.word)], sources: [] };
   const name = ref.kind === "perp" ? ref.name : ref.kind === "watched" ? ref.perp : null;
   const fact = name ? await perpFact(deps, name) : null;

@@ -8,7 +8,7 @@
  */
 import { isUsdc, normaliseNetwork } from "../intel/networks.ts";
 import { DEFAULT_NETWORK } from "../networks/index.ts";
-import { type DirectoryEntry, type DirectorySource, normaliseEndpointUrl } from "./directory-entry.ts";
+import { type DirectoryEntry, type DirectorySource, isObject, normaliseEndpointUrl, text } from "./directory-entry.ts";
 import { DirectoryError, fetchDirectoryJson } from "./directory-http.ts";
 
 /** The public discovery endpoint. */
@@ -23,9 +23,6 @@ export interface CdpBazaarOptions {
   /** Pages read at most (PAGE items each). Default 20. */
   maxPages?: number;
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-const text = (v: unknown): string | null => (typeof v === "string" && v.trim() !== "" ? v.trim() : null);
 
 function methodOf(item: Record<string, unknown>, option: Record<string, unknown> | undefined): "GET" | "POST" | null {
   const bazaar = isObject(item.extensions) && isObject(item.extensions.bazaar) ? item.extensions.bazaar : undefined;

@@ -32,6 +32,11 @@ export interface DirectorySource {
   list(signal: AbortSignal): Promise<DirectoryEntry[]>;
 }
 
+/** A JSON object (not an array), as directory items and answers are read. */
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+/** A non-empty string, trimmed; else null. */
+export const text = (v: unknown): string | null => (typeof v === "string" && v.trim() !== "" ? v.trim() : null);
+
 /**
  * The key endpoints are merged by: the URL with its fragment dropped, scheme and host lower
  * case (the URL parser does both), default port dropped and a trailing slash removed from

@@ -6,7 +6,7 @@
  * plain numbers and "free"; anything else is an unknown price.
  */
 import { normaliseNetwork } from "../intel/networks.ts";
-import { type DirectoryEntry, type DirectorySource, normaliseEndpointUrl } from "./directory-entry.ts";
+import { type DirectoryEntry, type DirectorySource, isObject, normaliseEndpointUrl, text } from "./directory-entry.ts";
 import { DirectoryError, fetchDirectoryJson } from "./directory-http.ts";
 
 /** The public service list. */
@@ -21,9 +21,6 @@ export interface X402ListOptions {
   /** Pages read at most. Default 50. */
   maxPages?: number;
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-const text = (v: unknown): string | null => (typeof v === "string" && v.trim() !== "" ? v.trim() : null);
 
 /** USD of a listed price: 0.01 from "$0.01", "0.01", "0.01 USDC", "$0.01/request" or 0.01; 0 from "free"; else null. */
 export function parseListedPrice(value: unknown): number | null {
