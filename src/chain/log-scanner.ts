@@ -237,28 +237,27 @@ export class TransferScanner {
    * ordered by block and log index. `finalized` is the highest block whose chunk may be cached.
    */
   async transfers(query: TransferQuery, finalized: number, options: ScanOptions = {}): Promise<{ logs: TransferLog[]; stats: ScanStats }> {
-    const stats: ScanStats = {
-      chunks: 0,
-      cachedChunks: 0,
-      requests: 0,
-      refusals: 0,
-      maxRange: this.#maxRange,
-      throttled: 0,
-      concurrency: this.#limit.concurrency,
-    };
+    const pad = (address: Address) => `0x${address.slice(2).toLowerCase().padStart(64, "0")}` as Hex;
+    const topic = (side: Address | readonly Address[] | undefined) =>
+      side === undefined ? null : typeof side === "string" ? pad(side) : side.map(pad);
+    const token = query.token ? getAddress(query.token) : undefined;
+    const scan = this.#scan<TransferLog>(options.concurrency, {
+      key: this.#queryKey(query),
+      filter: { ...(query.token ? { address: query.token } : {}), topics: [TRANSFER_TOPIC, topic(query.from), topic(query.to)] },
+      what: "Transfer logs",
+      decode: (raw) => transfersOf(raw, token).logs,
+    });
+    const { stats } = scan;
     if (query.toBlock < query.fromBlock) return { logs: [], stats };
     const useCache = options.useCache ?? true;
-    const scan: Scan = { stats, limit: pLimit(options.concurrency || Number.POSITIVE_INFINITY) };
-    const size = this.chunkSize;
     const tasks: (() => Promise<TransferLog[]>)[] = [];
-    for (let start = Math.floor(query.fromBlock / size) * size; start <= query.toBlock; start += size) {
-      const end = start + size - 1;
+    for (const [start, end] of this.#chunks(query.fromBlock, query.toBlock)) {
       stats.chunks++;
       const from = Math.max(start, query.fromBlock);
       const to = Math.min(end, query.toBlock);
       if (useCache && end <= finalized) {
         // A final chunk is fetched whole so later windows that overlap it differently reuse it.
-        const key = this.#cacheKey(query, start, end);
+        const key = `${scan.read.key}:${start}-${end}`;
         const hit = this.#cache.get(key);
         if (hit) {
           stats.cachedChunks++;
@@ -266,12 +265,12 @@ export class TransferScanner {
           continue;
         }
         tasks.push(async () => {
-          const logs = await this.#fetchRange(query, start, end, scan);
+          const logs = await this.#fetchRange(start, end, scan);
           this.#cache.set(key, logs);
           return logs.filter((l) => l.blockNumber >= from && l.blockNumber <= to);
         });
       } else {
-        tasks.push(() => this.#fetchRange(query, from, to, scan));
+        tasks.push(() => this.#fetchRange(from, to, scan));
       }
     }
     // Every chunk at once: the limits, not this loop, decide how many requests are in flight.
@@ -281,18 +280,59 @@ export class TransferScanner {
     return { logs: joined(parts), stats };
   }
 
-  #cacheKey(query: TransferQuery, start: number, end: number): string {
-    return `${this.#queryKey(query)}:${start}-${end}`;
+  /**
+   * Every log of `addresses` whose first topic is one of `events` in `[fromBlock, toBlock]`, in
+   * chain order, read in chunks like the transfers (never cached); removed logs dropped.
+   */
+  async logs(query: { addresses: readonly Address[]; events: readonly Hex[]; fromBlock: number; toBlock: number }): Promise<RawLog[]> {
+    if (query.addresses.length === 0) return [];
+    const scan = this.#scan<RawLog>(undefined, {
+      key: `logs:${query.addresses.join(",")}:${query.events.join(",")}`,
+      filter: { address: [...query.addresses], topics: [[...query.events]] },
+      what: "logs",
+      decode: (raw) => raw.filter((l) => !l.removed),
+    });
+    const parts = await Promise.all(
+      this.#chunks(query.fromBlock, query.toBlock).map(([start, end]) =>
+        this.#fetchRange(Math.max(start, query.fromBlock), Math.min(end, query.toBlock), scan),
+      ),
+    );
+    return joined(parts).sort((a, b) => Number(a.blockNumber) - Number(b.blockNumber) || Number(a.logIndex) - Number(b.logIndex));
+  }
+
+  /** A scan's statistics, its own cap on requests in flight, and what it reads. */
+  #scan<T>(concurrency: number | undefined, read: LogRead<T>): Scan<T> {
+    return {
+      stats: {
+        chunks: 0,
+        cachedChunks: 0,
+        requests: 0,
+        refusals: 0,
+        maxRange: this.#maxRange,
+        throttled: 0,
+        concurrency: this.#limit.concurrency,
+      },
+      limit: pLimit(concurrency || Number.POSITIVE_INFINITY),
+      read,
+    };
+  }
+
+  /** The aligned chunks `[start, end]` that `[fromBlock, toBlock]` touches. */
+  #chunks(fromBlock: number, toBlock: number): [number, number][] {
+    const chunks: [number, number][] = [];
+    const size = this.chunkSize;
+    for (let start = Math.floor(fromBlock / size) * size; start <= toBlock; start += size) chunks.push([start, start + size - 1]);
+    return chunks;
   }
 
   // One range, split into pieces no larger than the provider is known to accept (and narrower
   // where this query's logs are dense), read in parallel; a refused piece is split again (to the
   // limit the refusal names, else in halves) until single blocks.
-  async #fetchRange(query: TransferQuery, from: number, to: number, scan: Scan): Promise<TransferLog[]> {
+  async #fetchRange<T>(from: number, to: number, scan: Scan<T>): Promise<T[]> {
     const pieces: [number, number][] = [];
-    const range = this.#rangeFor(query);
+    const range = this.#rangeFor(scan.read.key);
     for (let start = from; start <= to; start += range) pieces.push([start, Math.min(to, start + range - 1)]);
-    const parts = await Promise.all(pieces.map(([start, end]) => this.#fetchPiece(query, start, end, scan)));
+    const parts = await Promise.all(pieces.map(([start, end]) => this.#fetchPiece(start, end, scan)));
     return joined(parts);
   }
 
@@ -309,11 +349,12 @@ export class TransferScanner {
     return `${query.token?.toLowerCase() ?? "*"}:${side(query.from)}:${side(query.to)}`;
   }
 
-  #rangeFor(query: TransferQuery): number {
-    return Math.min(this.#maxRange, this.#denseRange.get(this.#queryKey(query)) ?? Number.POSITIVE_INFINITY);
+  #rangeFor(key: string): number {
+    return Math.min(this.#maxRange, this.#denseRange.get(key) ?? Number.POSITIVE_INFINITY);
   }
 
-  async #fetchPiece(query: TransferQuery, from: number, to: number, scan: Scan): Promise<TransferLog[]> {
+  async #fetchPiece<T>(from: number, to: number, scan: Scan<T>): Promise<T[]> {
+    const { key } = scan.read;
     const size = to - from + 1;
     for (let attempt = 1; ; attempt++) {
       // A slot of this scan's own cap, then one of the shared limit. What an answer teaches is learned
@@ -322,11 +363,11 @@ export class TransferScanner {
         this.#limit(async () => {
           const epoch = this.#epoch;
           // Learned while this piece waited for a slot: it is now too wide to send.
-          if (size > this.#rangeFor(query)) return undefined;
+          if (size > this.#rangeFor(key)) return undefined;
           try {
-            const answer = await this.#request(query, from, to, scan.stats);
+            const answer = await this.#request(from, to, scan);
             this.#succeeded();
-            this.#learnDensity(query, size, answer.count);
+            this.#learnDensity(key, size, answer.count);
             return { logs: answer.logs };
           } catch (error) {
             const pushback = providerPushback(error);
@@ -336,7 +377,7 @@ export class TransferScanner {
             } else if (isRangeRefusal(error) && size > 1) {
               scan.stats.refusals++;
               // Too many logs for this query is its density, not a provider limit: only its ranges narrow.
-              if (isTooLarge(error)) this.#narrow(query, Math.ceil(size / 2));
+              if (isTooLarge(error)) this.#narrow(key, Math.ceil(size / 2));
               else {
                 const named = rangeLimitFromRefusal(error);
                 this.#maxRange = Math.min(this.#maxRange, named !== undefined && named < size ? Math.max(1, named) : Math.ceil(size / 2));
@@ -346,14 +387,14 @@ export class TransferScanner {
           }
         }),
       );
-      if (!sent) return this.#fetchRange(query, from, to, scan);
+      if (!sent) return this.#fetchRange(from, to, scan);
       if (sent.logs) return sent.logs;
       if (sent.pushback && attempt < this.#attempts) {
         await sleep(sent.pushback.retryAfterMs ?? this.#retryBaseMs * 2 ** (attempt - 1));
         continue;
       }
-      if (!isRangeRefusal(sent.error) || size === 1) throw toChainError(sent.error, `reading Transfer logs of blocks ${from}-${to}`);
-      return this.#fetchRange(query, from, to, scan);
+      if (!isRangeRefusal(sent.error) || size === 1) throw toChainError(sent.error, `reading ${scan.read.what} of blocks ${from}-${to}`);
+      return this.#fetchRange(from, to, scan);
     }
   }
 
@@ -373,34 +414,25 @@ export class TransferScanner {
   }
 
   /** After a dense answer, later pieces of the same query span fewer blocks. */
-  #learnDensity(query: TransferQuery, blocks: number, logs: number): void {
+  #learnDensity(key: string, blocks: number, logs: number): void {
     if (logs <= TARGET_LOGS_PER_RESPONSE) return;
-    this.#narrow(query, Math.max(1, Math.floor((blocks * TARGET_LOGS_PER_RESPONSE) / logs)));
+    this.#narrow(key, Math.max(1, Math.floor((blocks * TARGET_LOGS_PER_RESPONSE) / logs)));
   }
 
-  #narrow(query: TransferQuery, range: number): void {
-    const key = this.#queryKey(query);
+  #narrow(key: string, range: number): void {
     if (this.#denseRange.size > 1_000) this.#denseRange.clear();
     this.#denseRange.set(key, Math.min(range, this.#denseRange.get(key) ?? range));
   }
 
-  async #request(query: TransferQuery, from: number, to: number, stats: ScanStats): Promise<Transfers> {
-    stats.requests++;
+  async #request<T>(from: number, to: number, scan: Scan<T>): Promise<{ logs: T[]; count: number }> {
+    scan.stats.requests++;
     // Raw eth_getLogs through the client's transport (src/chain/client.ts: fallback over the RPC
     // URLs, timeouts, never batched), decoded here: viem's log formatting and ABI decoding of
     // every log cost more than the request. Retries are the scanner's (above), not the transport's.
-    const pad = (address: Address) => `0x${address.slice(2).toLowerCase().padStart(64, "0")}` as Hex;
-    const topic = (side: Address | readonly Address[] | undefined) =>
-      side === undefined ? null : typeof side === "string" ? pad(side) : side.map(pad);
-    const filter = {
-      ...(query.token ? { address: query.token } : {}),
-      topics: [TRANSFER_TOPIC, topic(query.from), topic(query.to)],
-      fromBlock: numberToHex(from),
-      toBlock: numberToHex(to),
-    };
-    const raw = (await this.#client.request({ method: "eth_getLogs", params: [filter] }, { retryCount: 0 })) as RawLog[];
+    const filter = { ...scan.read.filter, fromBlock: numberToHex(from), toBlock: numberToHex(to) };
+    const raw = (await this.#client.request({ method: "eth_getLogs", params: [filter as never] }, { retryCount: 0 })) as RawLog[];
     if (!Array.isArray(raw)) throw new HttpRequestError({ body: filter, details: "the answer held no list of logs", url: "" });
-    return transfersOf(raw, query.token ? getAddress(query.token) : undefined);
+    return { logs: scan.read.decode(raw), count: raw.length };
   }
 }
 
@@ -416,7 +448,7 @@ export interface TransferLog {
 }
 
 /** A log as eth_getLogs returns it (hex quantities). */
-interface RawLog {
+export interface RawLog {
   address: Address;
   blockNumber: Hex;
   logIndex: Hex;
@@ -465,8 +497,18 @@ export function transfersOf(logs: readonly RawLog[], token: Address | undefined)
   return { logs: out, count: logs.length };
 }
 
-/** One call of `transfers`: its statistics and its own cap on requests in flight. */
-interface Scan {
+/** What one scan reads: its filter, the key its learned range and cache go by, and how an answer is read. */
+interface LogRead<T> {
+  key: string;
+  filter: { address?: Address | Address[]; topics: (Hex | Hex[] | null)[] };
+  /** What is read, as a failure names it. */
+  what: string;
+  decode(raw: RawLog[]): T[];
+}
+
+/** One call of `transfers` or `logs`: its statistics, its own cap on requests in flight, what it reads. */
+interface Scan<T> {
   stats: ScanStats;
   limit: LimitFunction;
+  read: LogRead<T>;
 }

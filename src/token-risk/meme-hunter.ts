@@ -12,7 +12,6 @@ import type { RiskVerdict } from "../../spec/token-risk-schemas.ts";
 import type { TransferScanner } from "../chain/log-scanner.ts";
 import { readChain } from "../chain/rpc-error.ts";
 import { type AssessDeps, assessToken, type PricedPool, pricePools } from "./assess.ts";
-import { readLogs } from "./logs.ts";
 import { type KnownPool, readPools } from "./pools.ts";
 import type { FactoryKind } from "./venues.ts";
 
@@ -75,7 +74,7 @@ export async function huntNewPairs(
   const blockNumber = BigInt(toBlock);
 
   const factoryByAddress = new Map(venues.factories.map((f) => [f.address, f]));
-  const creations = await readLogs(chain, {
+  const creations = await deps.scanner.logs({
     addresses: venues.factories.map((f) => f.address),
     events: Object.values(CREATED_BY),
     fromBlock,
@@ -113,7 +112,7 @@ export async function huntNewPairs(
   );
 
   // Swaps, mints and burns of the liquid pairs in the window.
-  const poolLogs = await readLogs(chain, {
+  const poolLogs = await deps.scanner.logs({
     addresses: liquid.map((c) => c.pool.address),
     events: [...new Set(POOL_EVENTS.map((e) => toEventSelector(e)))],
     fromBlock,
