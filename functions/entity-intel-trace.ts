@@ -4,12 +4,12 @@
  * stops at a venue, where nothing moves on, where the money fans out, at max_hops, or when the
  * budget runs out, and every node says which.
  */
-import { type Address, decodeEventLog, formatUnits, getAddress, type Hash, isHash, TransactionReceiptNotFoundError } from "viem";
+import { type Address, formatUnits, getAddress, type Hash, isHash, parseEventLogs, TransactionReceiptNotFoundError } from "viem";
 import { ENTITY_LIMITS, type Terminal, trace } from "../spec/routes/entity-intel.ts";
 import { methodologyFor, TRACE_FAN_OUT_LIMIT, TRACE_MAX_FRONTIER } from "../src/analytics/methodology.ts";
 import { analyticsOf } from "../src/analytics/services.ts";
 import { usdAtLeast } from "../src/analytics/usd-value.ts";
-import { TRANSFER_EVENT, TRANSFER_TOPIC, type TransferLog } from "../src/chain/log-scanner.ts";
+import { TRANSFER_EVENT, type TransferLog } from "../src/chain/log-scanner.ts";
 import { toChainError } from "../src/chain/rpc-error.ts";
 import { defineFunction } from "../src/context.ts";
 import { describe, type EntityFacts, factsOf, pricesOf, type TokenInfo, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
@@ -114,21 +114,18 @@ export default defineFunction(trace, async (input, ctx) => {
         ],
       );
     }
-    const logs: TransferLog[] = [];
-    for (const log of receipt.logs) {
-      if (log.topics[0] !== TRANSFER_TOPIC || log.topics.length !== 3 || log.data.length !== 66) continue;
-      if (token && getAddress(log.address) !== token) continue;
-      const args = decodeEventLog({ abi: [TRANSFER_EVENT], data: log.data, topics: log.topics }).args;
-      logs.push({
+    // ERC-20 transfers only: ERC-721's indexed token id does not decode as this event, and its data is no amount.
+    const logs: TransferLog[] = parseEventLogs({ abi: [TRANSFER_EVENT], logs: receipt.logs })
+      .filter((log) => log.data.length === 66 && (!token || getAddress(log.address) === token))
+      .map((log) => ({
         token: getAddress(log.address),
         blockNumber: block,
         logIndex: log.logIndex,
         txHash: receipt.transactionHash,
-        from: getAddress(args.from),
-        to: getAddress(args.to),
-        value: args.value,
-      });
-    }
+        from: getAddress(log.args.from),
+        to: getAddress(log.args.to),
+        value: log.args.value,
+      }));
     await learn(logs.map((l) => l.token));
     const edges = logs.filter(qualifies);
     for (const e of edges) {

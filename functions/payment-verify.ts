@@ -77,44 +77,38 @@ export default defineFunction(paymentVerify, async (input, ctx) => {
     return answer("no_usdc_transfer", `The transaction moved no USDC (token ${ctx.config.usdc}).`, { confirmations });
   }
 
-  const describe = (t: (typeof transfers)[number]) => ({
+  // The answer's figures from the first transfer that counts (`amount`: what the answer adds up).
+  const figuresOf = (t: (typeof transfers)[number], amount = t.args.value) => ({
+    confirmations,
     from: getAddress(t.args.from),
     to: getAddress(t.args.to),
-    value_atomic: atomicJson(t.args.value),
-    block: Number(t.blockNumber),
-    log_index: t.logIndex,
+    amount_usdc: formatUnits(amount, 6),
+    transfer: {
+      from: getAddress(t.args.from),
+      to: getAddress(t.args.to),
+      value_atomic: atomicJson(t.args.value),
+      block: Number(t.blockNumber),
+      log_index: t.logIndex,
+    },
   });
   const toRecipient = transfers.filter((t) => isAddressEqual(t.args.to, expectedTo));
   if (toRecipient.length === 0) {
-    const first = transfers[0] as (typeof transfers)[number];
-    return answer("wrong_recipient", `The transaction paid USDC, but not to ${expectedTo}.`, {
-      confirmations,
-      from: getAddress(first.args.from),
-      to: getAddress(first.args.to),
-      amount_usdc: formatUnits(first.args.value, 6),
-      transfer: describe(first),
-    });
+    return answer(
+      "wrong_recipient",
+      `The transaction paid USDC, but not to ${expectedTo}.`,
+      figuresOf(transfers[0] as (typeof transfers)[number]),
+    );
   }
   const matching = expectedFrom ? toRecipient.filter((t) => isAddressEqual(t.args.from, expectedFrom)) : toRecipient;
   if (matching.length === 0) {
-    const first = toRecipient[0] as (typeof transfers)[number];
-    return answer("wrong_sender", `USDC reached ${expectedTo}, but not from ${expectedFrom}.`, {
-      confirmations,
-      from: getAddress(first.args.from),
-      to: expectedTo,
-      amount_usdc: formatUnits(first.args.value, 6),
-      transfer: describe(first),
-    });
+    return answer(
+      "wrong_sender",
+      `USDC reached ${expectedTo}, but not from ${expectedFrom}.`,
+      figuresOf(toRecipient[0] as (typeof transfers)[number]),
+    );
   }
   const total = matching.reduce((sum, t) => sum + t.args.value, 0n);
-  const first = matching[0] as (typeof transfers)[number];
-  const paid = {
-    confirmations,
-    from: getAddress(first.args.from),
-    to: expectedTo,
-    amount_usdc: formatUnits(total, 6),
-    transfer: describe(first),
-  };
+  const paid = figuresOf(matching[0] as (typeof transfers)[number], total);
   if (total < minAtomic) {
     return answer(
       "amount_too_small",
