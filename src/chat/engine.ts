@@ -16,8 +16,7 @@ import type { ChatDeps } from "./deps.ts";
 import { answerWithLlm, LlmFailure, type LlmFailureReason } from "./llm.ts";
 import type { ChatSource } from "./sources.ts";
 
-export type { ChatDeps, GasReading } from "./deps.ts";
-export type { ChatCitation, ChatFigure, ChatFigureKind, ChatSource } from "./sources.ts";
+export type { ChatSource } from "./sources.ts";
 
 /** Why the built-in engine answered although an LLM is configured. */
 export interface ChatFallback {

@@ -91,14 +91,7 @@ export class DexScreener {
   /** Every Base pair of one token (`GET /token-pairs/v1/base/{token}`), with when it was fetched. */
   tokenPairs(token: string): Promise<Cached<DexPair[]>> {
     const address = token.toLowerCase();
-    return this.#cache.get(`pairs:${address}`, async () => {
-      const { body } = await fetchUpstreamJson({
-        upstream: UPSTREAM,
-        url: `${this.#baseUrl}/token-pairs/v1/${DEXSCREENER_BASE_CHAIN}/${address}`,
-        timeoutMs: this.#timeoutMs,
-      });
-      return expectShape(UPSTREAM, PairList, body);
-    });
+    return this.#cache.get(`pairs:${address}`, () => this.#pairs(`/token-pairs/v1/${DEXSCREENER_BASE_CHAIN}/${address}`));
   }
 
   /** Pairs of several tokens in as few calls as DexScreener allows (`GET /tokens/v1/base/{a,b,...}`). */
@@ -108,19 +101,18 @@ export class DexScreener {
     for (let i = 0; i < addresses.length; i += TOKENS_PER_CALL) batches.push(addresses.slice(i, i + TOKENS_PER_CALL));
     const results = await Promise.all(
       batches.map((batch) =>
-        this.#cache.get(`tokens:${batch.join(",")}`, async () => {
-          const { body } = await fetchUpstreamJson({
-            upstream: UPSTREAM,
-            url: `${this.#baseUrl}/tokens/v1/${DEXSCREENER_BASE_CHAIN}/${batch.join(",")}`,
-            timeoutMs: this.#timeoutMs,
-          });
-          return expectShape(UPSTREAM, PairList, body);
-        }),
+        this.#cache.get(`tokens:${batch.join(",")}`, () => this.#pairs(`/tokens/v1/${DEXSCREENER_BASE_CHAIN}/${batch.join(",")}`)),
       ),
     );
     return {
       value: results.flatMap((r) => r.value),
       fetchedAt: Math.min(...results.map((r) => r.fetchedAt)),
     };
+  }
+
+  /** The pairs DexScreener answers at `path`, checked against the shape read. */
+  async #pairs(path: string): Promise<DexPair[]> {
+    const { body } = await fetchUpstreamJson({ upstream: UPSTREAM, url: `${this.#baseUrl}${path}`, timeoutMs: this.#timeoutMs });
+    return expectShape(UPSTREAM, PairList, body);
   }
 }
