@@ -13,6 +13,7 @@
 import { randomBytes } from "node:crypto";
 import {
   type Address,
+  type DecodeFunctionResultReturnType,
   decodeErrorResult,
   decodeFunctionResult,
   encodeAbiParameters,
@@ -70,23 +71,20 @@ export const simulatorAbi = [
   },
 ] as const;
 
-/** What one simulation found (amounts in smallest units). */
-export interface TradeSimulation {
-  buyOk: boolean;
+/**
+ * What one simulation found (amounts in smallest units): the simulator's result, its revert data
+ * read as reasons, and the transfer and the sell unknown (null) when no buy reached the buyer.
+ */
+export type TradeSimulation = Omit<
+  DecodeFunctionResultReturnType<typeof simulatorAbi, "simulate">,
+  "buyError" | "transferError" | "sellError" | "transferOk" | "sellOk"
+> & {
   buyRevertReason: string | null;
-  buyExpected: bigint;
-  bought: bigint;
   transferOk: boolean | null;
   transferRevertReason: string | null;
-  transferSent: bigint;
-  transferReceived: bigint;
   sellOk: boolean | null;
   sellRevertReason: string | null;
-  sellSent: bigint;
-  sellArrived: bigint;
-  sellExpected: bigint;
-  sellReceived: bigint;
-}
+};
 
 /** The simulator's own error (TokenRiskSimulator.ShortPaid): a concentrated-liquidity pool was paid less than it asked. */
 const simulatorErrors = parseAbi(["error ShortPaid(uint256 owed, uint256 arrived)"]);
@@ -207,21 +205,14 @@ export async function simulateTrade(
   );
   const r = decodeFunctionResult({ abi: simulatorAbi, functionName: "simulate", data: data ?? "0x" });
   const reached = r.buyOk && r.bought > 0n;
+  const { buyError, transferError, sellError, ...amounts } = r;
   return {
-    buyOk: r.buyOk,
-    buyRevertReason: r.buyOk ? null : revertReason(r.buyError),
-    buyExpected: r.buyExpected,
-    bought: r.bought,
+    ...amounts,
+    buyRevertReason: r.buyOk ? null : revertReason(buyError),
     transferOk: reached ? r.transferOk : null,
-    transferRevertReason: reached && !r.transferOk ? revertReason(r.transferError) : null,
-    transferSent: r.transferSent,
-    transferReceived: r.transferReceived,
+    transferRevertReason: reached && !r.transferOk ? revertReason(transferError) : null,
     sellOk: reached ? r.sellOk : null,
-    sellRevertReason: reached && !r.sellOk ? revertReason(r.sellError) : null,
-    sellSent: r.sellSent,
-    sellArrived: r.sellArrived,
-    sellExpected: r.sellExpected,
-    sellReceived: r.sellReceived,
+    sellRevertReason: reached && !r.sellOk ? revertReason(sellError) : null,
   };
 }
 

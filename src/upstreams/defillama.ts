@@ -110,7 +110,7 @@ export class DefiLlama {
   /** Every protocol by slug (`GET /protocols`), reduced to the fields read, with when it was fetched. */
   protocols(): Promise<Cached<Map<string, LlamaProtocolSummary>>> {
     return this.#protocols.get("protocols", async () => {
-      const { body } = await fetchUpstreamJson({ upstream: "defillama", url: `${this.#tvlUrl}/protocols`, timeoutMs: this.#timeoutMs });
+      const { body } = await this.#get("defillama", `${this.#tvlUrl}/protocols`);
       const list = expectShape("defillama", ProtocolList, body);
       return new Map(
         list.map((p) => [
@@ -125,10 +125,7 @@ export class DefiLlama {
   protocolDetail(slug: string): Promise<Cached<LlamaProtocolDetail | null>> {
     const key = slug.toLowerCase();
     return this.#details.get(key, async () => {
-      const { status, body } = await fetchUpstreamJson(
-        { upstream: "defillama", url: `${this.#tvlUrl}/protocol/${encodeURIComponent(key)}`, timeoutMs: this.#timeoutMs },
-        true,
-      );
+      const { status, body } = await this.#get("defillama", `${this.#tvlUrl}/protocol/${encodeURIComponent(key)}`, true);
       if (status === 404) return null;
       const detail = expectShape("defillama", LlamaProtocolDetail, body);
       return { name: detail.name, tvl: detail.tvl, ...(detail.currentChainTvls ? { currentChainTvls: detail.currentChainTvls } : {}) };
@@ -229,11 +226,7 @@ export class DefiLlama {
   coinPrices(coins: readonly string[]): Promise<Cached<Record<string, LlamaCoinPrice>>> {
     const list = [...coins].sort().join(",");
     return this.#prices.get(list, async () => {
-      const { body } = await fetchUpstreamJson({
-        upstream: "defillama-coins",
-        url: `${this.#coinsUrl}/prices/current/${list}?searchWidth=4h`,
-        timeoutMs: this.#timeoutMs,
-      });
+      const { body } = await this.#get("defillama-coins", `${this.#coinsUrl}/prices/current/${list}?searchWidth=4h`);
       const parsed = expectShape("defillama-coins", CoinPrices, body);
       return Object.fromEntries(
         Object.entries(parsed.coins).map(([key, c]) => [key.toLowerCase(), { price: c.price, symbol: c.symbol, timestamp: c.timestamp }]),
@@ -245,13 +238,14 @@ export class DefiLlama {
   coinChanges24h(coins: readonly string[]): Promise<Cached<Record<string, number>>> {
     const list = [...coins].sort().join(",");
     return this.#percentages.get(list, async () => {
-      const { body } = await fetchUpstreamJson({
-        upstream: "defillama-coins",
-        url: `${this.#coinsUrl}/percentage/${list}?period=24h`,
-        timeoutMs: this.#timeoutMs,
-      });
+      const { body } = await this.#get("defillama-coins", `${this.#coinsUrl}/percentage/${list}?period=24h`);
       const parsed = expectShape("defillama-coins", CoinPercentages, body);
       return Object.fromEntries(Object.entries(parsed.coins).map(([key, v]) => [key.toLowerCase(), v]));
     });
+  }
+
+  /** GET `url` of the TVL (`defillama`) or coins (`defillama-coins`) API within the time limit. */
+  #get(upstream: "defillama" | "defillama-coins", url: string, allowNotFound = false) {
+    return fetchUpstreamJson({ upstream, url, timeoutMs: this.#timeoutMs }, allowNotFound);
   }
 }
