@@ -222,6 +222,11 @@ export const WhaleTransfer = Type.Object({
 });
 export type WhaleTransfer = Static<typeof WhaleTransfer>;
 
+/** The window of a scan back from the latest block (about an hour by default, at most a day). */
+export const RecentBlocks = Type.Optional(
+  Type.Integer({ minimum: 1, maximum: WHALE_DEFAULTS.max_blocks, default: 1800, description: "blocks back from the latest, default 1800" }),
+);
+
 /** `POST /api/whale-watch`. */
 export const whaleWatch = defineRoute({
   method: "POST",
@@ -235,14 +240,7 @@ export const whaleWatch = defineRoute({
   body: Type.Object(
     {
       min_usd: Type.Optional(Type.Number({ minimum: 0, maximum: 1e12, default: 100000, description: "USD threshold, default 100000" })),
-      blocks: Type.Optional(
-        Type.Integer({
-          minimum: 1,
-          maximum: WHALE_DEFAULTS.max_blocks,
-          default: 1800,
-          description: "blocks back from the latest, default 1800",
-        }),
-      ),
+      blocks: RecentBlocks,
       token: Type.Optional(
         Type.Union([Type.Literal("USDC"), Type.Literal("WETH")], { default: "USDC", description: '"USDC" (default) or "WETH"' }),
       ),

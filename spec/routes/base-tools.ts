@@ -8,7 +8,7 @@ import { base } from "../../src/networks/base.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
 import { Address, NoInput } from "../schemas.ts";
 import { HoneypotSimulation, RiskVerdict } from "../token-risk-schemas.ts";
-import { defiSentiment, Methodology, UPSTREAM_ERRORS, walletProfile } from "./analytics.ts";
+import { defiSentiment, Methodology, RecentBlocks, UPSTREAM_ERRORS, walletProfile } from "./analytics.ts";
 
 /** `GET /health` (free): whether the site reads a live chain, and how fresh its head is. */
 export const baseToolsHealth = defineRoute({
@@ -72,14 +72,7 @@ export const memeHunter = defineRoute({
   price: 0.1,
   body: Type.Object(
     {
-      blocks: Type.Optional(
-        Type.Integer({
-          minimum: 1,
-          maximum: MEME_HUNTER_DEFAULTS.max_blocks,
-          default: 1800,
-          description: "blocks back from the latest, default 1800",
-        }),
-      ),
+      blocks: RecentBlocks,
       min_liquidity_usd: Type.Optional(
         Type.Number({ minimum: 0, maximum: 1e12, default: 5000, description: "least liquidity in USD a pair needs, default 5000" }),
       ),

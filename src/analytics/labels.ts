@@ -143,10 +143,8 @@ export class LabelBook {
   readonly #flags = new Map<Address, FlagKind[]>();
   readonly #venues = new Map<string, Venue>();
   readonly #venueOf = new Map<Address, Venue>();
-  readonly network: "base" | "local";
 
   constructor(entries: readonly LabelEntry[], network: "base" | "local", flags: readonly FlagEntry[] = []) {
-    this.network = network;
     for (const entry of entries) {
       if (!entry.networks.includes(network)) continue;
       const address = getAddress(entry.address);
