@@ -203,7 +203,7 @@ export class TransferScanner {
   /** Learned from refusals: the largest range this provider accepts. */
   #maxRange: number;
   /** Narrower ranges for queries whose logs are dense, by query: answers stay near the target size. */
-  readonly #denseRange = new Map<string, number>();
+  readonly #denseRange = new LRUCache<string, number>({ max: 1_000 });
 
   constructor(client: PublicClient, options: ScannerOptions = {}) {
     this.#client = client;
@@ -245,7 +245,7 @@ export class TransferScanner {
       key: this.#queryKey(query),
       filter: { ...(query.token ? { address: query.token } : {}), topics: [TRANSFER_TOPIC, topic(query.from), topic(query.to)] },
       what: "Transfer logs",
-      decode: (raw) => transfersOf(raw, token).logs,
+      decode: (raw) => transfersOf(raw, token),
     });
     const { stats } = scan;
     if (query.toBlock < query.fromBlock) return { logs: [], stats };
@@ -420,7 +420,6 @@ export class TransferScanner {
   }
 
   #narrow(key: string, range: number): void {
-    if (this.#denseRange.size > 1_000) this.#denseRange.clear();
     this.#denseRange.set(key, Math.min(range, this.#denseRange.get(key) ?? range));
   }
 
@@ -458,12 +457,6 @@ export interface RawLog {
   removed?: boolean;
 }
 
-/** The transfers of an answer, and how many logs it held (the scanner sizes later ranges by it). */
-interface Transfers {
-  logs: TransferLog[];
-  count: number;
-}
-
 /** Checksummed addresses by their 40 hex digits: the same counterparties recur, and checksumming costs a keccak. */
 const checksummed = new LRUCache<string, Address>({ max: 100_000 });
 
@@ -480,7 +473,7 @@ function addressOf(hex40: string): Address {
  * The transfers among `logs`: exactly three topics and a 32-byte amount, as ERC-20's Transfer
  * has (ERC-721's indexed token id makes four); removed logs dropped.
  */
-export function transfersOf(logs: readonly RawLog[], token: Address | undefined): Transfers {
+export function transfersOf(logs: readonly RawLog[], token: Address | undefined): TransferLog[] {
   const out: TransferLog[] = [];
   for (const log of logs) {
     if (log.topics.length !== 3 || log.data.length !== 66 || log.removed) continue;
@@ -494,7 +487,7 @@ export function transfersOf(logs: readonly RawLog[], token: Address | undefined)
       value: BigInt(log.data),
     });
   }
-  return { logs: out, count: logs.length };
+  return out;
 }
 
 /** What one scan reads: its filter, the key its learned range and cache go by, and how an answer is read. */
