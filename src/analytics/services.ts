@@ -1,10 +1,8 @@
 /**
  * The long-lived parts of the chain analytics: the log scanner, the address classifier, the
  * labels, the price source and the market-data adapters. The service hands functions only
- * their settings (`Services.analytics`); `analyticsOf` builds them once per settings object on
- * the side of the Astro bundle, because the bundle holds its own copy of the service's
- * modules and errors thrown by objects built from the other copy would not be instances of
- * the bundle's error classes (a 504 would turn into a 500).
+ * their settings (`Services.analytics`); `analyticsOf` builds the parts once per settings
+ * object, on first use, and every call of that service shares them.
  */
 import type { PublicClient } from "viem";
 import { AddressClassifier } from "../chain/classify.ts";
