@@ -194,7 +194,6 @@ export function createApp({
   const { freePerMinute, challengePerMinute, paidInFlightPerPayer } = config.limits;
   const store = services.store;
   const limiter = rateLimiter({
-    routes: site.routes,
     free: freePerMinute === 0 ? null : store.engine === "postgres" ? storeBuckets(store, freePerMinute) : memoryBuckets(freePerMinute),
     challenge: challengePerMinute === 0 ? null : memoryBuckets(challengePerMinute),
     paidInFlightPerPayer,
