@@ -17,60 +17,17 @@
  * never hold up the answer: they get their own budget and are then reported as `timeout`.
  */
 
+import type { ConformanceReportSchema } from "../../spec/routes/intel.ts";
 import { base } from "../networks/base.ts";
 import { OutboundError, type SafeFetcher, TargetNotAllowedError } from "../outbound/safe-fetch.ts";
-import {
-  isAssetForNetwork,
-  isCaip2,
-  isEvmNetwork,
-  isPayToAddress,
-  isUsdc,
-  isV1NetworkName,
-  knownTokenDomain,
-  normaliseNetwork,
-} from "./networks.ts";
-import {
-  assessPayability,
-  type ClientAcceptance,
-  type Eip3009Probe,
-  notPayable,
-  type OptionPayability,
-  type Payability,
-  type Refuser,
-  type SpendControl,
-} from "./x402-clients.ts";
+import { isAddressForNetwork, isCaip2, isEvmNetwork, isUsdc, isV1NetworkName, knownTokenDomain, normaliseNetwork } from "./networks.ts";
+import { assessPayability, type Eip3009Probe, notPayable, type Payability } from "./x402-clients.ts";
 
 /** The version of the rules below and of the trust score built on them (src/intel/trust-score.ts); stored with every crawl run. */
 export const RULES_VERSION = 3;
 
-/** The protocol's required rules: `conformant` is their conjunction. */
-export const PROTOCOL_CHECKS = [
-  "returns_402",
-  "has_challenge",
-  "challenge_transport",
-  "x402_version",
-  "has_accepts",
-  "accepts_fields",
-  "network_id",
-  "amount_field",
-  "atomic_amount",
-  "asset_for_network",
-  "has_pay_to",
-  "eip712_domain",
-  "body_matches_header",
-] as const;
-
-/** Discovery: `discoverable` is their conjunction. Not required by the protocol. */
-export const DISCOVERY_CHECKS = ["bazaar_metadata", "well_known_x402", "openapi"] as const;
-
-/** Every check, in the order reports list them. */
-export const CHECK_NAMES = [...PROTOCOL_CHECKS, ...DISCOVERY_CHECKS] as const;
-
-/** The name of one check. */
-export type CheckName = (typeof CHECK_NAMES)[number];
-
-/** What each check requires, one sentence each: the documentation and the message of a failure. */
-export const CHECK_MEANINGS: Readonly<Record<CheckName, string>> = {
+/** Every check with what it requires, one sentence each (the documentation and the message of a failure), in the order reports list them. */
+export const CHECK_MEANINGS = {
   returns_402: "An unpaid call is answered with HTTP 402.",
   has_challenge: "A payment challenge is readable from the PAYMENT-REQUIRED header or the JSON body.",
   challenge_transport:
@@ -95,7 +52,19 @@ export const CHECK_MEANINGS: Readonly<Record<CheckName, string>> = {
     "The origin serves /.well-known/x402 as an x402 discovery document: a JSON object with an integer version and a non-empty resources list.",
   openapi:
     "The origin serves /openapi.json as a valid OpenAPI 3 document (openapi, info.title, info.version, paths) that lists this route and method with a price in x-payment-info.",
-};
+} as const satisfies Record<string, string>;
+
+/** The name of one check. */
+export type CheckName = keyof typeof CHECK_MEANINGS;
+
+/** Every check, in the order reports list them. */
+export const CHECK_NAMES = Object.keys(CHECK_MEANINGS) as CheckName[];
+
+/** Discovery: `discoverable` is their conjunction. Not required by the protocol. */
+export const DISCOVERY_CHECKS: readonly CheckName[] = ["bazaar_metadata", "well_known_x402", "openapi"];
+
+/** The protocol's required rules, every other check: `conformant` is their conjunction. */
+export const PROTOCOL_CHECKS = CHECK_NAMES.filter((name) => !DISCOVERY_CHECKS.includes(name));
 
 /** One call to check. */
 export interface CheckTarget {
@@ -127,56 +96,8 @@ export interface CheckFailure {
   message: string;
 }
 
-/** The checker's answer for one endpoint. */
-export interface ConformanceReport {
-  url: string;
-  method: string;
-  /** The URL that answered, after redirects. */
-  final_url: string | null;
-  reachable: boolean;
-  /** HTTP status of the unpaid call; null when there was no HTTP answer. */
-  status: number | null;
-  /** Why the target could not be reached (kind: message); null when it answered. */
-  error: string | null;
-  x402Version: number | null;
-  challenge_source: ChallengeSource | null;
-  /** The challenge's payment options, as sent. */
-  accepts: Record<string, unknown>[];
-  /** Price in USD of the option used for the price: USDC on Base first, then USDC anywhere. */
-  price_usd: number | null;
-  pay_to: string | null;
-  /** CAIP-2 network of that option (v1 names translated). */
-  network: string | null;
-  asset: string | null;
-  /** The default client pays and a facilitator would settle (see src/intel/x402-clients.ts); null when no client for the options' network family is run here. */
-  payable: boolean | null;
-  /** The real cause when not payable. */
-  payable_reason: string | null;
-  /** Who refuses it when not payable: the client cannot sign it, its spend controls refuse it, or a facilitator would not settle it. */
-  payable_refused_by: Refuser | null;
-  /** The default client (spend controls at their defaults) signs a payment, settleable or not. */
-  payable_with_default_client: boolean | null;
-  /** A client with spend controls off would pay and a facilitator settle. */
-  payable_with_loosened_controls: boolean | null;
-  /** The default client's spend control that refuses it, when that is the cause. */
-  refused_by_control: SpendControl | null;
-  /** The default client's answer per option. */
-  payable_options: OptionPayability[];
-  /** Which client families produce a payment. */
-  clients: ClientAcceptance[];
-  /** Every protocol rule holds. */
-  conformant: boolean;
-  /** Every discovery check holds. */
-  discoverable: boolean;
-  checks: Record<CheckName, boolean>;
-  failed_checks: CheckName[];
-  failures: CheckFailure[];
-  /** Whether both discovery documents were answered within their budget. */
-  discovery: "complete" | "timeout";
-  discovery_urls: { well_known_url: string; openapi_url: string };
-  rules_version: number;
-  elapsed_ms: number;
-}
+/** The checker's answer for one endpoint: its schema, with what each field means, is the x402-check route's response. */
+export type ConformanceReport = ConformanceReportSchema;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -226,8 +147,8 @@ function optionRules(version: number | null, accepts: Record<string, unknown>[])
     network_id: first((o) => (v1 ? isV1NetworkName(o.network) : isCaip2(o.network))),
     amount_field: first((o) => amountOf(version, o) !== undefined && amountOf(version, o) !== null),
     atomic_amount: first((o) => typeof amountOf(version, o) === "string" && ATOMIC.test(amountOf(version, o) as string)),
-    asset_for_network: first((o) => isAssetForNetwork(normaliseNetwork(o.network), o.asset)),
-    has_pay_to: first((o) => isPayToAddress(normaliseNetwork(o.network), o.payTo)),
+    asset_for_network: first((o) => isAddressForNetwork(normaliseNetwork(o.network), o.asset)),
+    has_pay_to: first((o) => isAddressForNetwork(normaliseNetwork(o.network), o.payTo)),
     eip712_domain: first((o) => eip712DomainState(o) === "ok"),
   };
 }
@@ -428,47 +349,8 @@ export async function checkConformance(fetcher: SafeFetcher, target: CheckTarget
   if (wellKnown.kind === "timeout") details.well_known_x402 = `It did not answer within ${discoveryBudget} ms.`;
   if (openapi.kind === "timeout") details.openapi = `It did not answer within ${discoveryBudget} ms.`;
 
-  const base = {
-    url: target.url,
-    method,
-    discovery,
-    discovery_urls: { well_known_url: wellKnownUrl, openapi_url: openapiUrl },
-    rules_version: RULES_VERSION,
-  } as const;
-  if (!res) {
-    const failure = probe as OutboundError;
-    const failed = [...CHECK_NAMES].filter((name) => !checks[name]);
-    return {
-      ...base,
-      final_url: null,
-      reachable: false,
-      status: null,
-      error: `${failure.kind}: ${failure.message}`,
-      x402Version: null,
-      challenge_source: null,
-      accepts: [],
-      price_usd: null,
-      pay_to: null,
-      network: null,
-      asset: null,
-      payable: payability.payable,
-      payable_reason: payability.reason,
-      payable_refused_by: payability.refused_by,
-      payable_with_default_client: payability.payable_with_default_client,
-      payable_with_loosened_controls: payability.payable_with_loosened_controls,
-      refused_by_control: payability.refused_by_control,
-      payable_options: payability.options,
-      clients: payability.clients,
-      conformant: false,
-      discoverable: false,
-      checks,
-      failed_checks: failed,
-      failures: failuresOf(checks, details),
-      elapsed_ms: Math.round(performance.now() - started),
-    };
-  }
-
-  checks.returns_402 = res.status === 402;
+  // An unreachable target is judged like an answer without a challenge: every check false but discovery's.
+  checks.returns_402 = res?.status === 402;
   const challenge = fromHeader ?? fromBody;
   checks.has_challenge = challenge !== undefined;
   const version = challenge && Number.isInteger(challenge.x402Version) ? (challenge.x402Version as number) : null;
@@ -509,11 +391,15 @@ export async function checkConformance(fetcher: SafeFetcher, target: CheckTarget
   const quoted = quotedOption(accepts);
   const failed = CHECK_NAMES.filter((name) => !checks[name]);
   return {
-    ...base,
-    final_url: res.url,
-    reachable: true,
-    status: res.status,
-    error: null,
+    url: target.url,
+    method,
+    discovery,
+    discovery_urls: { well_known_url: wellKnownUrl, openapi_url: openapiUrl },
+    rules_version: RULES_VERSION,
+    final_url: res ? res.url : null,
+    reachable,
+    status: res ? res.status : null,
+    error: res ? null : `${(probe as OutboundError).kind}: ${(probe as OutboundError).message}`,
     x402Version: version,
     challenge_source: fromHeader && fromBody ? "both" : fromHeader ? "header" : fromBody ? "body" : null,
     accepts,
@@ -521,14 +407,7 @@ export async function checkConformance(fetcher: SafeFetcher, target: CheckTarget
     pay_to: quoted && typeof quoted.payTo === "string" && quoted.payTo !== "" ? quoted.payTo : null,
     network: quoted ? normaliseNetwork(quoted.network) : null,
     asset: quoted && typeof quoted.asset === "string" ? quoted.asset : null,
-    payable: payability.payable,
-    payable_reason: payability.reason,
-    payable_refused_by: payability.refused_by,
-    payable_with_default_client: payability.payable_with_default_client,
-    payable_with_loosened_controls: payability.payable_with_loosened_controls,
-    refused_by_control: payability.refused_by_control,
-    payable_options: payability.options,
-    clients: payability.clients,
+    ...payability,
     conformant: isConformant(checks),
     discoverable: isDiscoverable(checks),
     checks,

@@ -8,6 +8,7 @@
  * and the purchase, recorded in the ledger of our own purchases, counts in its verdict; an
  * origin not bought from in this run keeps its latest earlier purchase.
  */
+import pLimit from "p-limit";
 import type { PublicClient } from "viem";
 import { UpstreamError } from "../errors.ts";
 import type { Logger } from "../log.ts";
@@ -16,10 +17,10 @@ import { lastPurchases, type OurPurchaseRow, recordPurchase } from "../store/led
 import type { Store } from "../store/store.ts";
 import { type ProbeBudgets, probeOrigin } from "./assess-origin.ts";
 import { type Catalogue, groupByOrigin, representativeEndpoint } from "./catalogue.ts";
-import { CHECK_NAMES, type CheckName } from "./conformance.ts";
+import { CHECK_NAMES, type CheckName, type ConformanceReport } from "./conformance.ts";
 import { eip3009Probe } from "./eip3009-probe.ts";
 import { failRun, finishRun, insertRows, type RunSummary, startRun, summarise, type TrustRecord } from "./leaderboard.ts";
-import { type PurchaseOutcome, PurchaseRun, type PurchaserSettings } from "./purchase.ts";
+import { type PurchaseOutcome, PurchaseRun, type PurchaserSettings, type PurchaseTarget } from "./purchase.ts";
 import { notMeasured, payToReputation, type Reputation } from "./reputation.ts";
 import { assessTrust, refusedAssessment } from "./trust-score.ts";
 
@@ -62,22 +63,6 @@ export interface CrawlResult extends RunSummary {
   purchases: { made: number; signed_atomic: string; charged_atomic: string } | null;
 }
 
-/** A counting semaphore: at most `n` tasks at once. */
-function limiter(n: number): <T>(task: () => Promise<T>) => Promise<T> {
-  let active = 0;
-  const waiting: (() => void)[] = [];
-  return async (task) => {
-    if (active >= n) await new Promise<void>((resolve) => waiting.push(resolve));
-    active++;
-    try {
-      return await task();
-    } finally {
-      active--;
-      waiting.shift()?.();
-    }
-  };
-}
-
 const NO_CHECKS = Object.fromEntries(CHECK_NAMES.map((n) => [n, false])) as Record<CheckName, boolean>;
 
 /** Run one crawl and record it. Throws `UpstreamError` (run marked failed) when no directory answers. */
@@ -112,19 +97,24 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlResult> {
       earlier,
       eip3009: eip3009Probe(options.chain.client, options.chain.network),
       buy: purchases
-        ? async (origin, target, report) => {
-            const record = await purchases.buy({ origin, url: target.url, method: target.method }, report);
+        ? async (target, report) => {
+            const record = await purchases.buy(target, report);
             if (!record) return null;
             await recordPurchase(options.store, runId, record);
             charged += BigInt(record.charged_atomic);
             const row = { ...record, id: 0, run_id: runId, created_at: record.at.toISOString() };
             bought.push(row);
-            log.info("trust purchase", { origin, outcome: record.outcome, charged_atomic: record.charged_atomic, status: record.status });
+            log.info("trust purchase", {
+              origin: target.origin,
+              outcome: record.outcome,
+              charged_atomic: record.charged_atomic,
+              status: record.status,
+            });
             return row;
           }
         : undefined,
     };
-    const chainSlot = limiter(options.chainConcurrency ?? 4);
+    const chainSlot = pLimit(options.chainConcurrency ?? 4);
     const reputations = new Map<string, Promise<Reputation>>();
     const readReputation = (payTo: string, network: string | null) => {
       const key = `${network}|${payTo.toLowerCase()}`;
@@ -154,19 +144,19 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlResult> {
       return writes;
     };
 
-    let next = 0;
-    const worker = async () => {
-      while (next < origins.length) {
-        if (options.signal?.aborted) throw new Error("the crawl was stopped");
-        const [origin, endpoints] = origins[next++] as [string, (typeof origins)[number][1]];
-        const record = await probeOne(origin, endpoints, readReputation, options, now, context);
-        records.push(record);
-        options.onProgress?.(records.length, origins.length);
-        pending.push(record);
-        if (pending.length >= 100) await flush();
-      }
-    };
-    await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency, origins.length)) }, worker));
+    const originSlot = pLimit(Math.max(1, options.concurrency));
+    await Promise.all(
+      origins.map(([origin, endpoints]) =>
+        originSlot(async () => {
+          if (options.signal?.aborted) throw new Error("the crawl was stopped");
+          const record = await probeOne(origin, endpoints, readReputation, options, now, context);
+          records.push(record);
+          options.onProgress?.(records.length, origins.length);
+          pending.push(record);
+          if (pending.length >= 100) await flush();
+        }),
+      ),
+    );
     await flush();
 
     const summary = summarise(records, origins.length, snapshot.sources);
@@ -209,13 +199,7 @@ interface RunContext {
   runId: number;
   earlier: Map<string, OurPurchaseRow>;
   eip3009: ReturnType<typeof eip3009Probe>;
-  buy?:
-    | ((
-        origin: string,
-        target: { url: string; method: "GET" | "POST" },
-        report: Parameters<PurchaseRun["buy"]>[1],
-      ) => Promise<OurPurchaseRow | null>)
-    | undefined;
+  buy?: ((target: PurchaseTarget, report: ConformanceReport) => Promise<OurPurchaseRow | null>) | undefined;
 }
 
 async function probeOne(
@@ -239,7 +223,7 @@ async function probeOne(
     const r = probe.report;
     // Bought outside the origin's probe deadline: a purchase has its own time limit.
     const bought = context.buy
-      ? await context.buy(origin, { url: target.url, method: probe.method }, r).catch((error: unknown) => {
+      ? await context.buy({ origin, url: target.url, method: probe.method }, r).catch((error: unknown) => {
           options.log.error("trust purchase failed", { origin, error: error instanceof Error ? error : String(error) });
           return null;
         })

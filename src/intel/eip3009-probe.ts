@@ -4,21 +4,10 @@
  * one without code, or that reverts or answers nothing (WETH's fallback takes any call), has
  * not. Only the service's own network can be read; other networks answer null (not known).
  */
-import { ContractFunctionExecutionError, ContractFunctionZeroDataError, type PublicClient } from "viem";
+import { ContractFunctionExecutionError, ContractFunctionZeroDataError, type PublicClient, zeroAddress, zeroHash } from "viem";
+import { authorizationReader } from "../chain/authorization.ts";
+import { UpstreamError } from "../errors.ts";
 import type { Eip3009Probe } from "./x402-clients.ts";
-
-const authorizationStateAbi = [
-  {
-    type: "function",
-    name: "authorizationState",
-    stateMutability: "view",
-    inputs: [
-      { name: "authorizer", type: "address" },
-      { name: "nonce", type: "bytes32" },
-    ],
-    outputs: [{ type: "bool" }],
-  },
-] as const;
 
 /** An `Eip3009Probe` reading `network` through `client`, remembering each answer (a token's code does not change its interface). */
 export function eip3009Probe(client: PublicClient, network: string): Eip3009Probe {
@@ -28,16 +17,13 @@ export function eip3009Probe(client: PublicClient, network: string): Eip3009Prob
     const key = asset.toLowerCase();
     let found = known.get(key);
     if (!found) {
-      found = client
-        .readContract({
-          address: asset as `0x${string}`,
-          abi: authorizationStateAbi,
-          functionName: "authorizationState",
-          args: ["0x0000000000000000000000000000000000000000", `0x${"00".repeat(32)}`],
-        })
+      found = authorizationReader(client, asset as `0x${string}`)
+        .isUsed(zeroAddress, zeroHash)
         .then(
           () => true,
-          (error: unknown) => {
+          (wrapped: unknown) => {
+            // The reader wraps viem's error as an upstream failure; what the node answered is its cause.
+            const error = wrapped instanceof UpstreamError ? wrapped.cause : wrapped;
             // A revert or an empty answer is the contract's own: no EIP-3009. Anything else (the RPC failed) is not known.
             if (error instanceof ContractFunctionZeroDataError) return false;
             if (error instanceof ContractFunctionExecutionError) {

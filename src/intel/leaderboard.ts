@@ -15,31 +15,16 @@ import { PURCHASE_OUTCOME_MEANINGS, type PurchaseBudget, type PurchaseOutcome } 
 import type { Reputation } from "./reputation.ts";
 import { CAVEAT, describeScoring, NOT_CHECKED, PENALTIES, type PenaltyId, penaltyTexts, type Verdict } from "./trust-score.ts";
 
-/** One scored origin as the crawl records it. */
-export interface TrustRecord {
-  origin: string;
-  endpoint: string;
-  method: string;
-  /** Endpoints of the origin in the catalogue. */
-  endpoints: number;
-  reachable: boolean;
-  status: number | null;
-  score: number;
-  verdict: Verdict;
+/** One scored origin as the crawl records it: a leaderboard row before it is ranked, with its penalty ids and every check. */
+export type TrustRecord = Omit<
+  TrustRowSchema,
+  "rank" | "previous_score" | "failed_checks" | "penalties" | "reputation" | "probed_at" | "last_verified_by_purchase"
+> & {
   penalties: PenaltyId[];
   checks: Record<CheckName, boolean>;
-  /** A standard client can pay; null when not measured. */
-  payable: boolean | null;
-  conformant: boolean;
-  discoverable: boolean;
-  price_usd: number | null;
-  pay_to: string | null;
-  network: string | null;
-  x402_version: number | null;
   reputation: Reputation;
-  latency_ms: number | null;
   probed_at: Date;
-}
+};
 
 /** What a finished run knows about itself (stored with the run). */
 export interface RunSummary {
@@ -253,12 +238,7 @@ export const VERIFIED_BY_PURCHASE =
   "Purchases are the operator's own spending, recorded apart from income; a caller's request never buys anything.";
 
 /** When an origin was last verified by purchase, and what the purchase got. */
-export interface PurchaseVerification {
-  at: string;
-  outcome: PurchaseOutcome;
-  charged_usd: number;
-  detail: string;
-}
+export type PurchaseVerification = NonNullable<TrustRowSchema["last_verified_by_purchase"]>;
 
 /** The latest purchase of each of `origins`, by origin (origins never bought from are absent). */
 export async function lastVerifiedByPurchase(store: Queryable, origins: readonly string[]): Promise<Map<string, PurchaseVerification>> {

@@ -28,16 +28,14 @@ export function isV1NetworkName(network: unknown): boolean {
   return typeof network === "string" && network in ALIASES;
 }
 
-/** True when `value` is a 20-byte hex EVM address (any letter case). */
-export function isEvmAddress(value: unknown): value is `0x${string}` {
-  return typeof value === "string" && /^0x[0-9a-fA-F]{40}$/.test(value);
-}
-
-/** True when `asset` can be a token on `network`: an EVM address on eip155:*, a base58 mint on solana:*, anything non-empty elsewhere. */
-export function isAssetForNetwork(network: string | null, asset: unknown): boolean {
-  if (typeof asset !== "string" || asset.trim() === "") return false;
-  if (isEvmNetwork(network)) return isEvmAddress(asset);
-  if (network?.startsWith("solana:")) return /^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(asset);
+/**
+ * True when `value` can be an account or token on `network` (a payTo or an asset): a 20-byte hex
+ * address on eip155:*, a base58 key on solana:*, anything non-empty elsewhere.
+ */
+export function isAddressForNetwork(network: string | null, value: unknown): boolean {
+  if (typeof value !== "string" || value.trim() === "") return false;
+  if (isEvmNetwork(network)) return /^0x[0-9a-fA-F]{40}$/.test(value);
+  if (network?.startsWith("solana:")) return /^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(value);
   return true;
 }
 
@@ -66,12 +64,4 @@ export function isUsdc(network: string | null, asset: unknown): boolean {
   const usdc = USDC[network];
   if (!usdc) return false;
   return isEvmNetwork(network) ? usdc.toLowerCase() === asset.toLowerCase() : usdc === asset;
-}
-
-/** True when `address` is a well-formed receiving address for `network`. */
-export function isPayToAddress(network: string | null, address: unknown): boolean {
-  if (typeof address !== "string") return false;
-  if (isEvmNetwork(network)) return /^0x[0-9a-fA-F]{40}$/.test(address);
-  if (network?.startsWith("solana:")) return /^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(address);
-  return address.trim().length > 0;
 }

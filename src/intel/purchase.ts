@@ -25,6 +25,7 @@ import { wrapFetchWithPayment } from "@x402/fetch";
 import { erc20Abi, type LocalAccount, type PublicClient } from "viem";
 import { authorizationReader } from "../chain/authorization.ts";
 import { OutboundError, type SafeFetcher, TargetNotAllowedError } from "../outbound/safe-fetch.ts";
+import type { OurPurchase } from "../store/ledger.ts";
 import type { ConformanceReport } from "./conformance.ts";
 import { isUsdc, normaliseNetwork } from "./networks.ts";
 
@@ -54,9 +55,6 @@ export interface PurchaseBudget {
   priceCapUsd: number;
 }
 
-/** Defaults of the budget (production keeps purchases off unless the operator turns them on). */
-export const DEFAULT_PURCHASE_BUDGET: PurchaseBudget = { perOriginUsd: 0.05, perRunUsd: 1, priceCapUsd: 0.05 };
-
 /** What a purchase run needs. */
 export interface PurchaserSettings {
   /** The operator's buyer wallet. */
@@ -75,35 +73,8 @@ export interface PurchaserSettings {
   settleGraceMs?: number;
 }
 
-/** One purchase, as recorded. */
-export interface PurchaseRecord {
-  origin: string;
-  endpoint: string;
-  method: string;
-  payer: string;
-  pay_to: string | null;
-  network: string;
-  asset: string;
-  /** The price quoted (atomic USDC). */
-  price_atomic: string;
-  /** Signed by the buyer's client, reserved from the budget (atomic). */
-  signed_atomic: string;
-  /** Authorizations the client signed. */
-  signed: number;
-  /** Of those, used on chain. */
-  settlements: number;
-  /** The buyer's USDC balance before minus after (atomic), as read on chain. */
-  charged_atomic: string;
-  outcome: PurchaseOutcome;
-  /** HTTP status of the paid call; null when none came. */
-  status: number | null;
-  content_type: string | null;
-  body_bytes: number;
-  /** The settlement transaction of the first used authorization, when found. */
-  settlement_tx: string | null;
-  detail: string;
-  at: Date;
-}
+/** One purchase, as recorded in the ledger of our own purchases. */
+export type PurchaseRecord = OurPurchase & { outcome: PurchaseOutcome };
 
 const usd = (atomic: bigint) => Number(atomic) / 1e6;
 const atomicOf = (dollars: number) => BigInt(Math.floor(dollars * 1e6 + 1e-6));

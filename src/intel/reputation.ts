@@ -5,6 +5,7 @@
  * When the node refuses or fails, the answer says 'NOT measured' instead of guessing.
  */
 import { getAddress, type PublicClient } from "viem";
+import { TRANSFER_EVENT } from "../chain/log-scanner.ts";
 import { toChainError } from "../chain/rpc-error.ts";
 import { ServiceError } from "../errors.ts";
 
@@ -13,16 +14,6 @@ export const REPUTATION_TRANSFERS = 25;
 
 /** The window scanned by default: about 24 hours of 2-second Base blocks. */
 export const REPUTATION_WINDOW_BLOCKS = 43_200;
-
-const TRANSFER_EVENT = {
-  type: "event",
-  name: "Transfer",
-  inputs: [
-    { name: "from", type: "address", indexed: true },
-    { name: "to", type: "address", indexed: true },
-    { name: "value", type: "uint256", indexed: false },
-  ],
-} as const;
 
 /** A measured reputation. */
 export interface MeasuredReputation {

@@ -8,11 +8,11 @@
  */
 import { generateKeyPairSigner, isAddress, type KeyPairSigner } from "@solana/kit";
 import { x402Client, x402HTTPClient } from "@x402/core/client";
-import { parsePaymentPayload } from "@x402/core/schemas";
 import type { PaymentRequired, PaymentRequirements, SchemeNetworkClient } from "@x402/core/types";
 import { findDefaultAsset } from "@x402/svm";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import { KNOWN_NETWORKS } from "../networks/known.ts";
+import { controlOf, signOffline } from "./sign-offline.ts";
 
 const TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
 /** A well-formed blockhash for offline signing: a real buyer reads the latest one itself. */
@@ -64,31 +64,6 @@ const solanaClient = new x402HTTPClient(new x402Client().register("solana:*", ne
 /** The same client with its spend controls off: what a buyer who loosened them would do. */
 const loosenedSolanaClient = new x402HTTPClient(new x402Client().register("solana:*", new CheckingSvmClient()).setSpendControls(false));
 
-/** The spend control a default client's refusal names, as the EVM check reads it. */
-function controlOf(message: string): "spendControls.maxAmountPerPayment" | "spendControls.allowedAssets" | null {
-  if (/rejected by spendControls\.(allowedAssets )?maxAmountPerPayment/.test(message)) return "spendControls.maxAmountPerPayment";
-  if (/rejected by spendControls/.test(message)) return "spendControls.allowedAssets";
-  return null;
-}
-
-/** Sign `option` with `client`: null when it pays, else the error it threw. */
-async function attempt(client: x402HTTPClient, required: PaymentRequired, option: unknown): Promise<unknown> {
-  try {
-    const payload = await client.createPaymentPayload({ ...required, accepts: [option] } as PaymentRequired);
-    // What the client would send must pass @x402/core's own payload schema, as a facilitator checks it.
-    const parsed = parsePaymentPayload(payload);
-    if (parsed.success) return null;
-    return new Error(
-      `the payment the client produced is not a valid x402 payment: ${parsed.error.issues
-        .slice(0, 3)
-        .map((issue) => `${issue.path.join(".") || "payload"}: ${issue.message}`)
-        .join("; ")}`,
-    );
-  } catch (error) {
-    return error;
-  }
-}
-
 const messageOf = (error: unknown) =>
   ((error instanceof Error ? error.message : String(error)).split("\n")[0] ?? "").slice(0, 300) || "the client failed without a message";
 
@@ -120,7 +95,7 @@ export async function solanaOptionPayability(index: number, required: PaymentReq
     control: null,
     payable_with_loosened_controls: false,
   });
-  const failure = await attempt(solanaClient, required, option);
+  const failure = await signOffline(solanaClient, required, option);
   if (failure === null) {
     return { index, payable: true, reason: null, refused_by: null, control: null, payable_with_loosened_controls: true };
   }
@@ -128,7 +103,7 @@ export async function solanaOptionPayability(index: number, required: PaymentReq
   const control = controlOf(messageOf(failure));
   if (!control) return refused(messageOf(failure));
   // Refused by the default client's spend controls: would a loosened client pay it (null when not measured)?
-  const loosened = await attempt(loosenedSolanaClient, required, option);
+  const loosened = await signOffline(loosenedSolanaClient, required, option);
   return {
     index,
     payable: false,

@@ -19,12 +19,13 @@
  * other families are not measured (payable null) unless a family's own check is added there.
  */
 import { x402Client, x402HTTPClient } from "@x402/core/client";
-import { parsePaymentPayload } from "@x402/core/schemas";
 import type { PaymentRequired } from "@x402/core/types";
 import { findDefaultAsset } from "@x402/evm";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import type { ConformanceReportSchema } from "../../spec/routes/intel.ts";
 import { isCaip2, isV1NetworkName, knownTokenDomain, normaliseNetwork } from "./networks.ts";
+import { controlOf, InvalidPayment, signOffline } from "./sign-offline.ts";
 import { isSolanaOption, solanaOptionPayability } from "./solana-payability.ts";
 
 /** The client families reported, reference first. */
@@ -40,56 +41,30 @@ export const CLIENT_FAMILY_MEANINGS: Readonly<Record<ClientFamily, string>> = {
   "x402@1": "v1 clients: the x402 1.x library inside x402-fetch and x402-axios 1.x (reads the JSON body of a v1 challenge only)",
 };
 
-/** The spend controls of the default client that can refuse a payment. */
-export const SPEND_CONTROLS = ["spendControls.allowedAssets", "spendControls.maxAmountPerPayment"] as const;
+/** The default client's answer for one payment option (see `payable_options` in the x402-check route's response). */
+export type OptionPayability = ConformanceReportSchema["payable_options"][number];
 
-/** One of the default client's spend controls. */
-export type SpendControl = (typeof SPEND_CONTROLS)[number];
+/** One of the default client's spend controls that can refuse a payment. */
+export type SpendControl = NonNullable<OptionPayability["control"]>;
 
 /** Who refuses a challenge: the client cannot sign it, its spend controls refuse it, or a facilitator would not settle what it signs. */
-export type Refuser = "client" | "spend_controls" | "facilitator";
-
-/** The default client's answer for one payment option. */
-export interface OptionPayability {
-  /** Position in `accepts`. */
-  index: number;
-  /** True: the default client signs a payment a facilitator would settle; false: it does not; null: no client for this network family is run here (e.g. Solana). */
-  payable: boolean | null;
-  /** Why not, naming the real cause; null when payable. */
-  reason: string | null;
-  /** Who refuses it; null when payable or not measured. */
-  refused_by: Refuser | null;
-  /** The spend control that refuses it, when that is the cause. */
-  control: SpendControl | null;
-  /** A client with spend controls off signs a payment a facilitator would settle. */
-  payable_with_loosened_controls: boolean | null;
-}
+export type Refuser = NonNullable<OptionPayability["refused_by"]>;
 
 /** One client family's answer for the whole challenge. */
-export interface ClientAcceptance {
-  family: ClientFamily;
-  /** True when the family produces a payment for at least one option; null when it could not be run here. */
-  accepts: boolean | null;
-  reason: string | null;
-}
+export type ClientAcceptance = ConformanceReportSchema["clients"][number];
 
-/** What the clients made of one 402 answer. */
-export interface Payability {
-  /** True when the default client pays at least one option and a facilitator would settle it; null when every option is on a network family no client is run for. */
-  payable: boolean | null;
-  /** Why not, naming the real cause (the first failing option's); null when payable. */
-  reason: string | null;
-  /** Who refuses it (the first failing option's); null when payable or not measured. */
-  refused_by: Refuser | null;
-  /** True when the default client (spend controls at their defaults) signs a payment for at least one option, settleable or not. */
-  payable_with_default_client: boolean | null;
-  /** A client with spend controls off would pay (and a facilitator settle) at least one option. */
-  payable_with_loosened_controls: boolean | null;
-  /** When not payable: the default client's spend control that refuses it (see `payable_with_loosened_controls` for whether loosening it would do); else null. */
-  refused_by_control: SpendControl | null;
-  options: OptionPayability[];
-  clients: ClientAcceptance[];
-}
+/** What the clients made of one 402 answer: the payability fields of the x402-check report. */
+export type Payability = Pick<
+  ConformanceReportSchema,
+  | "payable"
+  | "payable_reason"
+  | "payable_refused_by"
+  | "payable_with_default_client"
+  | "payable_with_loosened_controls"
+  | "refused_by_control"
+  | "payable_options"
+  | "clients"
+>;
 
 /** The 402 answer as a client sees it. */
 export interface PaymentAnswer {
@@ -107,20 +82,15 @@ export type Eip3009Probe = (network: string, asset: string) => Promise<boolean |
 
 const throwaway = privateKeyToAccount(generatePrivateKey());
 
-/** The client a buyer gets from the @x402/fetch quick start: spend controls left at their defaults. */
-const defaultClient = (() => {
+/** The client a buyer gets from the @x402/fetch quick start, with its spend controls at their defaults or all off. */
+function quickStartClient(spendControls: boolean): x402HTTPClient {
   const client = new x402Client();
   registerExactEvmScheme(client, { signer: throwaway });
+  if (!spendControls) client.setSpendControls(false);
   return new x402HTTPClient(client);
-})();
-
-/** The same client with every spend control off. */
-const loosenedClient = (() => {
-  const client = new x402Client();
-  registerExactEvmScheme(client, { signer: throwaway });
-  client.setSpendControls(false);
-  return new x402HTTPClient(client);
-})();
+}
+const defaultClient = quickStartClient(true);
+const loosenedClient = quickStartClient(false);
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -130,13 +100,6 @@ function messageOf(error: unknown): string {
   const text = (error instanceof Error ? error.message : String(error)).split("\n")[0] ?? "";
   const cut = text.search(/ [{[]"/);
   return (cut > 0 ? text.slice(0, cut) : text).replace(/\s+/g, " ").trim().slice(0, 300) || "the client failed without a message";
-}
-
-/** The spend control an error of the default client names, if any. */
-function controlOf(message: string): SpendControl | null {
-  if (/rejected by spendControls\.(allowedAssets )?maxAmountPerPayment/.test(message)) return "spendControls.maxAmountPerPayment";
-  if (/rejected by spendControls/.test(message)) return "spendControls.allowedAssets";
-  return null;
 }
 
 /** The earliest a facilitator accepts an authorization's end: @x402/evm refuses one valid for less than 6 more seconds. */
@@ -209,22 +172,10 @@ async function sign(
   required: PaymentRequired,
   option: unknown,
 ): Promise<{ ok: true; signed: true } | { ok: false; signed: boolean; reason: string }> {
-  try {
-    const payload = await client.createPaymentPayload({ ...required, accepts: [option] } as PaymentRequired);
-    // What the client would send must pass @x402/core's own payload schema, as a facilitator checks it.
-    const parsed = parsePaymentPayload(payload);
-    if (parsed.success) return { ok: true, signed: true };
-    return {
-      ok: false,
-      signed: true,
-      reason: `the payment the client produced is not a valid x402 payment: ${parsed.error.issues
-        .slice(0, 3)
-        .map((i) => `${i.path.join(".") || "payload"}: ${i.message}`)
-        .join("; ")}`,
-    };
-  } catch (error) {
-    return { ok: false, signed: false, reason: messageOf(error) };
-  }
+  const failure = await signOffline(client, required, option);
+  if (failure === null) return { ok: true, signed: true };
+  if (failure instanceof InvalidPayment) return { ok: false, signed: true, reason: failure.message };
+  return { ok: false, signed: false, reason: messageOf(failure) };
 }
 
 /** An EVM option as the default client, a loosened client and a facilitator see it. */
@@ -381,12 +332,12 @@ export async function assessPayability(answer: PaymentAnswer, probe?: Eip3009Pro
   const control = payable === false ? (measured.find((o) => o.control !== null)?.control ?? null) : null;
   return {
     payable,
-    reason: payable === true ? null : referenceAcceptance.reason,
-    refused_by: payable === false ? (ref.reason !== null ? "client" : (failing?.refused_by ?? "client")) : null,
+    payable_reason: payable === true ? null : referenceAcceptance.reason,
+    payable_refused_by: payable === false ? (ref.reason !== null ? "client" : (failing?.refused_by ?? "client")) : null,
     payable_with_default_client: byDefault,
     payable_with_loosened_controls: loosened,
     refused_by_control: control,
-    options: ref.options,
+    payable_options: ref.options,
     clients: [referenceAcceptance, v1],
   };
 }
@@ -395,12 +346,12 @@ export async function assessPayability(answer: PaymentAnswer, probe?: Eip3009Pro
 export function notPayable(reason: string): Payability {
   return {
     payable: false,
-    reason,
-    refused_by: "client",
+    payable_reason: reason,
+    payable_refused_by: "client",
     payable_with_default_client: false,
     payable_with_loosened_controls: false,
     refused_by_control: null,
-    options: [],
+    payable_options: [],
     clients: CLIENT_FAMILIES.map((family) => ({ family, accepts: false, reason })),
   };
 }

@@ -313,7 +313,6 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
         },
       }),
     );
-  if (maintenance) jobs.push(ledgerUpkeepJob(store, authorizations, payTo, log, intervals.ledger_upkeep ?? 60_000));
   if (statusFeed) {
     const schedules: JobSchedule[] = [
       crawlIntervalMs === null
@@ -427,6 +426,11 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   for (const s of [server, secondaryServer, solanaServer]) if (s) harden(s);
   const listeners = [server, secondaryServer, solanaServer].filter((s): s is Server => s !== undefined).map(trackConnections);
   phase("listening");
+  // Added once the sites are built: the Solana site's scheme finds its open payments on its own chain.
+  if (maintenance) {
+    const schemes = solana ? [solana.scheme] : [];
+    jobs.push(ledgerUpkeepJob(store, authorizations, payTo, log, intervals.ledger_upkeep ?? 60_000, schemes));
+  }
   // The jobs start once the service answers: their first runs (the status document) would
   // otherwise compete with the start for the event loop.
   const scheduler = startJobs({ store, instance, log, jobs, ...(options.jobTiming ?? {}) });
@@ -503,7 +507,7 @@ async function solanaSiteOf(args: {
   /** Production's fee payer (SOLANA_FEE_PAYER_KEY), checked before anything was opened. */
   feePayer: KeyPairSigner | undefined;
   gate: (scheme: PaymentScheme, payTo: string, facilitator: FacilitatorClient, publicUrl: string | undefined) => PaymentGate;
-}): Promise<{ services: Services; gate: PaymentGate; publicUrl: string | undefined } | undefined> {
+}): Promise<{ services: Services; gate: PaymentGate; publicUrl: string | undefined; scheme: PaymentScheme } | undefined> {
   const { config, local, endpoints } = args;
   if (local ? !endpoints : !config.solana.enabled) return undefined;
   const { createSvmFacilitator, svmScheme } = await import("../solana/x402.ts");
@@ -542,8 +546,9 @@ async function solanaSiteOf(args: {
     },
   };
   // Challenges name the fee payer only: the buyer reads a blockhash from its own RPC (src/solana/x402.ts says why).
-  const gate = args.gate(svmScheme(network, usdcMint), payTo, facilitator, publicUrl);
-  return { services, gate, publicUrl };
+  const scheme = svmScheme(network, usdcMint, { rpcUrl, payTo });
+  const gate = args.gate(scheme, payTo, facilitator, publicUrl);
+  return { services, gate, publicUrl, scheme };
 }
 
 /** Production's Solana fee payer from SOLANA_FEE_PAYER_KEY: its two halves must agree, and it must not be payTo. */

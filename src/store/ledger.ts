@@ -204,11 +204,11 @@ export async function ledgerRowsOf(db: Queryable, payer: string, nonce: string):
 }
 
 /** Rows whose outcome is still open: pending (verified, never finished) or settlement_unknown. */
-export async function openLedgerRows(db: Queryable): Promise<LedgerRow[]> {
-  const rows = await db.query<Parameters<typeof toRow>[0]>(
-    `select ${COLUMNS} from ledger where outcome in ('pending', 'settlement_unknown') order by id`,
+export async function openLedgerRows(db: Queryable): Promise<(LedgerRow & { network: string })[]> {
+  const rows = await db.query<Parameters<typeof toRow>[0] & { network: string }>(
+    `select ${COLUMNS}, network from ledger where outcome in ('pending', 'settlement_unknown') order by id`,
   );
-  return rows.map(toRow);
+  return rows.map((row) => ({ ...toRow(row), network: row.network }));
 }
 
 /** Earnings and failures, for `npm run ledger`. */
@@ -334,15 +334,22 @@ export interface OurPurchase {
   pay_to: string | null;
   network: string;
   asset: string;
+  /** The price quoted (atomic USDC). */
   price_atomic: string;
+  /** Signed by the buyer's client, reserved from the budget (atomic). */
   signed_atomic: string;
+  /** Authorizations the client signed. */
   signed: number;
+  /** Of those, used on chain. */
   settlements: number;
+  /** The buyer's USDC balance before minus after (atomic), as read on chain. */
   charged_atomic: string;
   outcome: string;
+  /** HTTP status of the paid call; null when none came. */
   status: number | null;
   content_type: string | null;
   body_bytes: number;
+  /** The settlement transaction of the first used authorization, when found. */
   settlement_tx: string | null;
   detail: string;
   at: Date;

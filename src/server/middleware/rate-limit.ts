@@ -19,7 +19,7 @@ import { errorBody, ServiceError } from "../../errors.ts";
 import { clientKey } from "../../limits/client-key.ts";
 import { ALLOWED, type BucketVerdict, type TokenBuckets } from "../../limits/token-buckets.ts";
 import type { Logger } from "../../log.ts";
-import { isProblem } from "../../payments/payload.ts";
+import { type DecodedPayment, isProblem, type PayloadProblem } from "../../payments/payload.ts";
 import { type PaymentDecoder, paymentOf, routeOf } from "./route-match.ts";
 import { sendError } from "./send-error.ts";
 
@@ -70,8 +70,11 @@ export interface CallToAdmit {
   payment?: string | undefined;
 }
 
-/** `admit`'s answer: the 429 the HTTP request would have had, or the call may run and calls `done` when it has answered. */
-export type Admission = { refused: globalThis.Response } | { done: () => void };
+/**
+ * `admit`'s answer: the 429 the HTTP request would have had, or the call may run and calls `done`
+ * when it has answered; `payment` is its payment header as decoded here, for the gate to reuse.
+ */
+export type Admission = { refused: globalThis.Response } | { done: () => void; payment?: DecodedPayment | PayloadProblem };
 
 /** The limits above, for the Express chain and for answers given before it. */
 export interface RateLimiter {
@@ -194,14 +197,16 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
   };
   const admit = async (call: CallToAdmit): Promise<Admission> => {
     const kind = call.route.price === null ? "free" : "paid";
+    // The payer a payment header names (unverified); none when the header is not a readable payment.
     const decoded = kind === "paid" && paidInFlightPerPayer > 0 && call.payment !== undefined ? options.decode(call.payment) : undefined;
     const payer = payerIn(decoded);
+    const admitted = (done: () => void): Admission => ({ done, ...(decoded ? { payment: decoded } : {}) });
     if (payer !== undefined) {
       const taken = takeInFlight(payer);
-      return typeof taken === "function" ? { done: taken } : { refused: refusal(taken) };
+      return typeof taken === "function" ? admitted(taken) : { refused: refusal(taken) };
     }
     const buckets = budgetOf(kind, payer);
-    if (buckets === null) return { done: () => {} };
+    if (buckets === null) return admitted(() => {});
     const budget: Budget = kind === "free" ? "free" : "challenge";
     const key = clientKey(call.address);
     let verdict: BucketVerdict;
@@ -209,9 +214,9 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
       verdict = buckets.takeNow ? buckets.takeNow(key, now()) : await buckets.take(key, now());
     } catch (error) {
       log.warn("rate limit not checked: the bucket store failed", { error: error as Error });
-      return { done: () => {} };
+      return admitted(() => {});
     }
-    return verdict.allowed ? { done: () => {} } : { refused: refusal(bucketRefusal(buckets, budget, verdict)) };
+    return verdict.allowed ? admitted(() => {}) : { refused: refusal(bucketRefusal(buckets, budget, verdict)) };
   };
   return {
     middleware,

@@ -1,0 +1,36 @@
+/**
+ * Signing one option of a challenge with a buyer's client, offline, as the EVM and the Solana
+ * checks (src/intel/x402-clients.ts, src/intel/solana-payability.ts) both do it.
+ */
+import type { x402HTTPClient } from "@x402/core/client";
+import { parsePaymentPayload } from "@x402/core/schemas";
+import type { PaymentRequired } from "@x402/core/types";
+import type { SpendControl } from "./x402-clients.ts";
+
+/** The client signed a payment that breaks @x402/core's own payload schema. */
+export class InvalidPayment extends Error {}
+
+/** Sign `option` with `client`: null when it produces a valid payment, else the error it threw or an `InvalidPayment`. */
+export async function signOffline(client: x402HTTPClient, required: PaymentRequired, option: unknown): Promise<unknown> {
+  try {
+    const payload = await client.createPaymentPayload({ ...required, accepts: [option] } as PaymentRequired);
+    // What the client would send must pass @x402/core's own payload schema, as a facilitator checks it.
+    const parsed = parsePaymentPayload(payload);
+    if (parsed.success) return null;
+    return new InvalidPayment(
+      `the payment the client produced is not a valid x402 payment: ${parsed.error.issues
+        .slice(0, 3)
+        .map((issue) => `${issue.path.join(".") || "payload"}: ${issue.message}`)
+        .join("; ")}`,
+    );
+  } catch (error) {
+    return error;
+  }
+}
+
+/** The spend control an error of the default client names, if any. */
+export function controlOf(message: string): SpendControl | null {
+  if (/rejected by spendControls\.(allowedAssets )?maxAmountPerPayment/.test(message)) return "spendControls.maxAmountPerPayment";
+  if (/rejected by spendControls/.test(message)) return "spendControls.allowedAssets";
+  return null;
+}
