@@ -45,7 +45,7 @@ import { startBenchChain } from "./bench-solana-chain.ts";
 const QUICK = process.env.BENCH_QUICK === "1";
 const BUYERS = 8;
 const CALLS_PER_BUYER = Number(process.env.BENCH_SOLANA_CALLS ?? (QUICK ? 10 : 25));
-const ROUNDS = Number(process.env.BENCH_SOLANA_ROUNDS ?? (QUICK ? 1 : 3));
+const ROUNDS = Number(process.env.BENCH_SOLANA_ROUNDS ?? (QUICK ? 1 : 5));
 /** Calls per buyer made first and not counted, so both sellers are measured past their JIT warm-up. */
 const WARM_CALLS = QUICK ? 3 : 8;
 const PAID_PATH = "/v1/dinalibrium";
@@ -57,8 +57,14 @@ const MINIMAL_FEE_PAYER = "bench-minimal-fee-payer";
 async function startMinimalSeller(rpcUrl: string, payTo: string, feePayer: SolanaKey) {
   const facilitator = createSvmFacilitator(feePayer.signer, rpcUrl, solana.id);
   const settles: number[] = [];
+  const verifies: number[] = [];
   const client: FacilitatorClient = {
-    verify: (p, r) => facilitator.verify(p, r),
+    verify: async (p, r) => {
+      const t = performance.now();
+      const result = await facilitator.verify(p, r);
+      verifies.push(performance.now() - t);
+      return result;
+    },
     settle: async (p, r) => {
       const t = performance.now();
       const result = await facilitator.settle(p, r);
@@ -84,6 +90,7 @@ async function startMinimalSeller(rpcUrl: string, payTo: string, feePayer: Solan
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     settles,
+    verifies,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -159,14 +166,16 @@ export async function benchSolana(): Promise<void> {
     await load(minimal.url, buyers, chain.rpcUrl, WARM_CALLS);
     await load(site, buyers, chain.rpcUrl, WARM_CALLS);
     const ours: { callsPerSecond: number; clientP50: number; busyMs: number; steps: Record<string, number[]> }[] = [];
-    const theirs: { callsPerSecond: number; clientP50: number; busyMs: number; settle: number }[] = [];
+    const theirs: { callsPerSecond: number; clientP50: number; busyMs: number; verify: number; settle: number }[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       minimal.settles.length = 0;
+      minimal.verifies.length = 0;
       const ref = await load(minimal.url, buyers, chain.rpcUrl, CALLS_PER_BUYER);
       theirs.push({
         callsPerSecond: ref.callsPerSecond,
         clientP50: median(ref.client),
         busyMs: ref.busyMs,
+        verify: median(minimal.verifies),
         settle: median(minimal.settles),
       });
       const own = await load(site, buyers, chain.rpcUrl, CALLS_PER_BUYER);
@@ -184,7 +193,7 @@ export async function benchSolana(): Promise<void> {
         "ours client p50 ms": fmt(o.clientP50),
         "minimal client p50 ms": fmt(t.clientP50),
         "ours verify / fn / settle p50 ms": `${fmt(median(o.steps.verify ?? []))} / ${fmt(median(o.steps.fn ?? []))} / ${fmt(median(o.steps.settle ?? []))}`,
-        "minimal settle p50 ms": fmt(t.settle),
+        "minimal verify / settle p50 ms": `${fmt(t.verify)} / ${fmt(t.settle)}`,
         "main thread busy ms/call ours / minimal": `${fmt(o.busyMs)} / ${fmt(t.busyMs)}`,
       };
     }

@@ -5,7 +5,7 @@
  * tests and the DexScreener stand-in's fixtures name: mints with and without each authority and
  * Token-2022 extension, their holders, and a wallet with balances and activity.
  */
-import { type Address, getAddressEncoder, type Instruction } from "@solana/kit";
+import type { Address, Instruction } from "@solana/kit";
 import { getCreateAccountInstruction, getTransferSolInstruction } from "@solana-program/system";
 import {
   AccountState,
@@ -33,8 +33,6 @@ export const TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA" as Ad
 /** The network local mode stands in for, and its USDC mint (canonical: buyers' stock code names it). */
 export const SOLANA_NETWORK = solana.id;
 export const USDC_MINT = solana.usdc.address as Address;
-/** Wrapped SOL's mint (the SOL side of DexScreener's pairs). */
-export const WSOL_MINT = "So11111111111111111111111111111111111111112" as Address;
 
 const LAMPORTS = 1_000_000_000n;
 const USDC = 1_000_000n;
@@ -359,6 +357,3 @@ async function seedMint(
     ]);
   }
 }
-
-/** The 32 bytes of an address (fixtures and tests). */
-export const addressBytes = (a: Address) => getAddressEncoder().encode(a);
