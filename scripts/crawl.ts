@@ -15,11 +15,11 @@ import { createIntelServices } from "../src/intel/intel-services.ts";
 import { LOCAL_BUYER_INDEX, trustPurchases } from "../src/intel/purchase-config.ts";
 import { createLogger } from "../src/log.ts";
 import { base } from "../src/networks/base.ts";
-import { openStoreForTool, storeDescription } from "../src/store/configured.ts";
 import { redact } from "../src/store/store.ts";
 import { CDP_DISCOVERY_URL } from "../src/upstreams/directory-cdp.ts";
 import { X402_LIST_URL } from "../src/upstreams/directory-x402-list.ts";
 import { createProgress, type Progress } from "./progress.ts";
+import { openStoreForTool, storeDescription } from "./store-tool.ts";
 
 /** The local chain described by `file`, when it answers. */
 type DevnetFile = { rpcUrl: string; payTo: `0x${string}`; buyers?: { privateKey: `0x${string}` }[] };

@@ -21,6 +21,7 @@ import { type AuthorizationReader, authorizationReader } from "../chain/authoriz
 import { createChainClient, rpcTransport } from "../chain/client.ts";
 import { type Config, ConfigError, checkSignInOrigin } from "../config.ts";
 import type { Services } from "../context.ts";
+import { errorBody } from "../errors.ts";
 import { runCrawl } from "../intel/crawl.ts";
 import { trustCrawlJob } from "../intel/crawl-schedule.ts";
 import { createIntelServices, type IntelSettings } from "../intel/intel-services.ts";
@@ -582,9 +583,7 @@ function listen(handler: RequestListener, port: number, host: string): Promise<S
 function harden(server: Server): void {
   // Node hands CONNECT to a listener instead of Express: answer it like any unknown method.
   server.on("connect", (_req, socket) => {
-    const body = JSON.stringify({
-      error: { code: "method_not_allowed", message: "CONNECT is not answered here.", docs: "/errors#method_not_allowed" },
-    });
+    const body = JSON.stringify(errorBody("method_not_allowed", "CONNECT is not answered here."));
     socket.end(
       `HTTP/1.1 405 Method Not Allowed\r\nAllow: GET, HEAD, POST\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
