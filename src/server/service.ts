@@ -403,11 +403,11 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     endpoints: options.solana,
     facilitator: options.solanaFacilitator,
     feePayer: solanaFeePayer,
-    gate: (scheme, payToOf, facilitatorOf, publicUrl) =>
+    gate: (scheme, payToOf, facilitatorOf, publicUrl, authorizations) =>
       gateFor(solanaSite.routes, publicUrl, {
         payTo: payToOf as `0x${string}`,
         facilitator: facilitatorOf,
-        authorizations: NO_AUTHORIZATIONS,
+        authorizations,
         scheme,
       }),
   });
@@ -488,13 +488,6 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   };
 }
 
-/** Solana keeps no EIP-3009 authorisation state to read: an open payment's fate is left to its retry. */
-const NO_AUTHORIZATIONS: AuthorizationReader = {
-  isUsed: async () => false,
-  findUse: async () => null,
-  findPayment: async () => null,
-};
-
 /**
  * The Solana site's services and gate: local mode's chain and fee payer, or production's RPC,
  * payTo and facilitator (a fee-payer key or a remote URL). Undefined when the site is off.
@@ -507,11 +500,18 @@ async function solanaSiteOf(args: {
   facilitator: FacilitatorClient | undefined;
   /** Production's fee payer (SOLANA_FEE_PAYER_KEY), checked before anything was opened. */
   feePayer: KeyPairSigner | undefined;
-  gate: (scheme: PaymentScheme, payTo: string, facilitator: FacilitatorClient, publicUrl: string | undefined) => PaymentGate;
+  gate: (
+    scheme: PaymentScheme,
+    payTo: string,
+    facilitator: FacilitatorClient,
+    publicUrl: string | undefined,
+    authorizations: AuthorizationReader,
+  ) => PaymentGate;
 }): Promise<{ services: Services; gate: PaymentGate; publicUrl: string | undefined; scheme: PaymentScheme } | undefined> {
   const { config, local, endpoints } = args;
   if (local ? !endpoints : !config.solana.enabled) return undefined;
   const { createSvmFacilitator, svmScheme } = await import("../solana/x402.ts");
+  const { svmPaymentReader } = await import("../solana/settlements.ts");
   const entry = svmNetwork(solanaSite.networks[0]);
   const network = endpoints?.network ?? entry.id;
   const usdcMint = endpoints?.usdcMint ?? entry.usdc.address;
@@ -548,7 +548,14 @@ async function solanaSiteOf(args: {
   };
   // Challenges name the fee payer only: the buyer reads a blockhash from its own RPC (src/solana/x402.ts says why).
   const scheme = svmScheme(network, usdcMint, { rpcUrl, payTo });
-  const gate = args.gate(scheme, payTo, facilitator, publicUrl);
+  // A settlement reported failed, or a retry of a payment left open: the chain says whether it was paid.
+  const gate = args.gate(
+    scheme,
+    payTo,
+    facilitator,
+    publicUrl,
+    svmPaymentReader(scheme.settlementOf as NonNullable<PaymentScheme["settlementOf"]>),
+  );
   return { services, gate, publicUrl, scheme };
 }
 
