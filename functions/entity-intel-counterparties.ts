@@ -8,8 +8,8 @@ import { methodologyFor } from "../src/analytics/methodology.ts";
 import { analyticsOf } from "../src/analytics/services.ts";
 import { readChain } from "../src/chain/rpc-error.ts";
 import { defineFunction } from "../src/context.ts";
-import { describe, pricesOf, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
-import { coverage, DEFAULT_BUDGET, resolveWindow, ScanBudget, scanBudgeted } from "../src/entity-intel/scan.ts";
+import { describe, factsOf, pricesOf, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
+import { bothWays, coverage, DEFAULT_BUDGET, resolveWindow, ScanBudget, scanBudgeted } from "../src/entity-intel/scan.ts";
 import { tokenAddressOf } from "../src/entity-intel/token-input.ts";
 
 export default defineFunction(counterparties, async (input, ctx) => {
@@ -18,15 +18,7 @@ export default defineFunction(counterparties, async (input, ctx) => {
   const address = getAddress(input.address);
   const token = tokenAddressOf(input.token, ctx.config.usdc);
   const window = await resolveWindow(scanner, input.blocks ?? ENTITY_LIMITS.blocks, input.to_block);
-  const result = await scanBudgeted(
-    scanner,
-    [
-      { token, from: address },
-      { token, to: address },
-    ],
-    window,
-    budget,
-  );
+  const result = await scanBudgeted(scanner, bothWays(token, address), window, budget);
 
   type Row = {
     transfersIn: number;
@@ -61,15 +53,7 @@ export default defineFunction(counterparties, async (input, ctx) => {
 
   const tokens = [...new Set(result.logs.map((l) => l.token))];
   const [infos, priced] = await Promise.all([tokenInfos(ctx.chain, tokens), pricesOf(prices, tokens)]);
-  const usdOf = (volume: Map<Address, bigint>) => {
-    const sum = new UsdSum();
-    for (const [t, amount] of volume) {
-      const info = infos.get(t);
-      const price = priced.get(t);
-      if (info && price) sum.add(amount, info.decimals, price.exact);
-    }
-    return sum.usd();
-  };
+  const usdOf = (volume: Map<Address, bigint>) => new UsdSum().addVolume(volume, infos, priced).usd();
   const ranked = [...rows]
     .map(([other, row]) => ({ other, row, volumeIn: usdOf(row.volumeIn), volumeOut: usdOf(row.volumeOut) }))
     .sort((a, b) => b.volumeIn + b.volumeOut - (a.volumeIn + a.volumeOut) || a.other.toLowerCase().localeCompare(b.other.toLowerCase()));
@@ -82,30 +66,22 @@ export default defineFunction(counterparties, async (input, ctx) => {
   ]);
   const timeOf = new Map(times.map((b) => [Number(b.number), new Date(Number(b.timestamp) * 1000).toISOString()]));
   const seen = (block: number) => ({ block, timestamp: timeOf.get(block) as string });
-  const self = facts.get(address);
   const methodology = methodologyFor("entity-intel/counterparties");
   return {
     address,
-    class: self?.class ?? "wallet",
-    labels: self?.labels ?? [],
-    flags: self?.flags ?? [],
+    ...factsOf(facts, address, "wallet"),
     token: token ?? null,
     total_counterparties: rows.size,
-    counterparties: listed.map(({ other, row, volumeIn, volumeOut }) => {
-      const f = facts.get(other);
-      return {
-        address: other,
-        class: f?.class ?? "contract",
-        labels: f?.labels ?? [],
-        flags: f?.flags ?? [],
-        first_seen: seen(row.first),
-        last_seen: seen(row.last),
-        transfers_in: row.transfersIn,
-        transfers_out: row.transfersOut,
-        volume_in_usd: volumeIn,
-        volume_out_usd: volumeOut,
-      };
-    }),
+    counterparties: listed.map(({ other, row, volumeIn, volumeOut }) => ({
+      address: other,
+      ...factsOf(facts, other),
+      first_seen: seen(row.first),
+      last_seen: seen(row.last),
+      transfers_in: row.transfersIn,
+      transfers_out: row.transfersOut,
+      volume_in_usd: volumeIn,
+      volume_out_usd: volumeOut,
+    })),
     unpriced_tokens: tokens.filter((t) => !priced.has(t) || !infos.has(t)),
     ...coverage(window, result, budget),
     methodology,

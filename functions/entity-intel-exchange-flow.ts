@@ -8,8 +8,8 @@ import { ENTITY_LIMITS, exchangeFlow } from "../spec/routes/entity-intel.ts";
 import { methodologyFor } from "../src/analytics/methodology.ts";
 import { analyticsOf } from "../src/analytics/services.ts";
 import { defineFunction } from "../src/context.ts";
-import { describe, pricesOf, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
-import { coverage, DEFAULT_BUDGET, resolveWindow, ScanBudget, scanBudgeted } from "../src/entity-intel/scan.ts";
+import { describe, factsOf, pricesOf, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
+import { bothWays, coverage, DEFAULT_BUDGET, resolveWindow, ScanBudget, scanBudgeted } from "../src/entity-intel/scan.ts";
 import { tokenAddressOf } from "../src/entity-intel/token-input.ts";
 import { InvalidRequestError } from "../src/errors.ts";
 
@@ -35,15 +35,7 @@ export default defineFunction(exchangeFlow, async (input, ctx) => {
   const result =
     venueAddresses.length === 0
       ? { logs: [], coveredFrom: window.fromBlock, truncated: false }
-      : await scanBudgeted(
-          scanner,
-          [
-            { token, from: venueAddresses },
-            { token, to: venueAddresses },
-          ],
-          window,
-          budget,
-        );
+      : await scanBudgeted(scanner, bothWays(token, venueAddresses), window, budget);
 
   const rows = new Map<string, { inflow: bigint; outflow: bigint; transfers: number }>();
   for (const cls of ["cex", "dex", "bridge"]) rows.set(cls, { inflow: 0n, outflow: 0n, transfers: 0 });
@@ -111,19 +103,14 @@ export default defineFunction(exchangeFlow, async (input, ctx) => {
     ...coverage(window, result, budget),
     venues_scanned: venueAddresses.length,
     by_class: byClass,
-    top_counterparties: top.map(([address, o]) => {
-      const f = facts.get(address);
-      return {
-        address,
-        class: f?.class ?? "contract",
-        labels: f?.labels ?? [],
-        flags: f?.flags ?? [],
-        inflow_usd: usd(o.inflow),
-        outflow_usd: usd(o.outflow),
-        inflow: units(o.inflow),
-        outflow: units(o.outflow),
-      };
-    }),
+    top_counterparties: top.map(([address, o]) => ({
+      address,
+      ...factsOf(facts, address),
+      inflow_usd: usd(o.inflow),
+      outflow_usd: usd(o.outflow),
+      inflow: units(o.inflow),
+      outflow: units(o.outflow),
+    })),
     methodology,
     not_checked: methodology.not_checked,
   };

@@ -9,15 +9,15 @@ import { analyticsOf } from "../src/analytics/services.ts";
 import { WETH_ADDRESS } from "../src/chain/addresses.ts";
 import { readChain } from "../src/chain/rpc-error.ts";
 import { defineFunction } from "../src/context.ts";
-import { describe, pricesOf, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
-import { coverage, DEFAULT_BUDGET, resolveWindow, ScanBudget, scanBudgeted } from "../src/entity-intel/scan.ts";
+import { describe, factsOf, pricesOf, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
+import { bothWays, coverage, DEFAULT_BUDGET, resolveWindow, ScanBudget, scanBudgeted } from "../src/entity-intel/scan.ts";
 
 export default defineFunction(portfolio, async (input, ctx) => {
   const { scanner, classifier, labels, prices } = analyticsOf(ctx);
   const budget = new ScanBudget(ctx.analytics?.entityBudget ?? DEFAULT_BUDGET);
   const address = getAddress(input.address);
   const window = await resolveWindow(scanner, input.blocks ?? ENTITY_LIMITS.portfolioBlocks, input.to_block);
-  const result = await scanBudgeted(scanner, [{ from: address }, { to: address }], window, budget);
+  const result = await scanBudgeted(scanner, bothWays(undefined, address), window, budget);
 
   const usdc = getAddress(ctx.config.usdc);
   const tokens = [...new Set([usdc, WETH_ADDRESS, ...result.logs.map((l) => l.token)])];
@@ -86,13 +86,10 @@ export default defineFunction(portfolio, async (input, ctx) => {
 
   const received = result.logs.filter((l) => l.to === address);
   const sent = result.logs.filter((l) => l.from === address);
-  const f = facts.get(address);
   const methodology = methodologyFor("entity-intel/portfolio");
   return {
     address,
-    class: f?.class ?? "wallet",
-    labels: f?.labels ?? [],
-    flags: f?.flags ?? [],
+    ...factsOf(facts, address, "wallet"),
     block_number: window.toBlock,
     holdings,
     total_value_usd: total.usd(),

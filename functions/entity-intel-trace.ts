@@ -12,7 +12,7 @@ import { usdAtLeast } from "../src/analytics/usd-value.ts";
 import { TRANSFER_EVENT, TRANSFER_TOPIC, type TransferLog } from "../src/chain/log-scanner.ts";
 import { toChainError } from "../src/chain/rpc-error.ts";
 import { defineFunction } from "../src/context.ts";
-import { describe, type EntityFacts, pricesOf, type TokenInfo, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
+import { describe, type EntityFacts, factsOf, pricesOf, type TokenInfo, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
 import { DEFAULT_BUDGET, resolveWindow, ScanBudget, scanBudgeted } from "../src/entity-intel/scan.ts";
 import { tokenAddressOf } from "../src/entity-intel/token-input.ts";
 import { InvalidRequestError, NotFoundError } from "../src/errors.ts";
@@ -83,12 +83,12 @@ export default defineFunction(trace, async (input, ctx) => {
     }
     return next;
   };
-  const factsOf = new Map<Address, EntityFacts>();
+  const described = new Map<Address, EntityFacts>();
   const describeNew = async (addresses: Address[]) => {
-    const fresh = addresses.filter((a) => !factsOf.has(a));
-    if (fresh.length === 0) return factsOf;
-    for (const [a, f] of await describe(fresh, labels, classifier)) factsOf.set(a, f);
-    return factsOf;
+    const fresh = addresses.filter((a) => !described.has(a));
+    if (fresh.length === 0) return described;
+    for (const [a, f] of await describe(fresh, labels, classifier)) described.set(a, f);
+    return described;
   };
 
   let origin: string;
@@ -229,17 +229,7 @@ export default defineFunction(trace, async (input, ctx) => {
     })),
     nodes: [...nodes.values()]
       .sort((a, b) => a.hop - b.hop)
-      .map((n) => {
-        const f = factsOf.get(n.address);
-        return {
-          address: n.address,
-          hop: n.hop,
-          class: f?.class ?? "contract",
-          labels: f?.labels ?? [],
-          flags: f?.flags ?? [],
-          terminal: n.terminal,
-        };
-      }),
+      .map((n) => ({ address: n.address, hop: n.hop, ...factsOf(described, n.address), terminal: n.terminal })),
     reached,
     truncated,
     budget: budget.report(),

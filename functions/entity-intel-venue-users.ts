@@ -8,8 +8,8 @@ import { ENTITY_LIMITS, venueUsers } from "../spec/routes/entity-intel.ts";
 import { methodologyFor, VENUE_SEGMENTS, VIP_LIST_LIMIT, VIP_MIN_USD } from "../src/analytics/methodology.ts";
 import { analyticsOf } from "../src/analytics/services.ts";
 import { defineFunction } from "../src/context.ts";
-import { describe, pricesOf, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
-import { coverage, DEFAULT_BUDGET, resolveWindow, ScanBudget, scanBudgeted } from "../src/entity-intel/scan.ts";
+import { describe, factsOf, pricesOf, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
+import { bothWays, coverage, DEFAULT_BUDGET, resolveWindow, ScanBudget, scanBudgeted } from "../src/entity-intel/scan.ts";
 import { tokenAddressOf } from "../src/entity-intel/token-input.ts";
 import { InvalidRequestError } from "../src/errors.ts";
 
@@ -35,15 +35,7 @@ export default defineFunction(venueUsers, async (input, ctx) => {
   }
   const token = tokenAddressOf(input.token, ctx.config.usdc);
   const window = await resolveWindow(scanner, input.blocks ?? ENTITY_LIMITS.blocks, input.to_block);
-  const result = await scanBudgeted(
-    scanner,
-    [
-      { token, from: addresses },
-      { token, to: addresses },
-    ],
-    window,
-    budget,
-  );
+  const result = await scanBudgeted(scanner, bothWays(token, addresses), window, budget);
 
   const cluster = new Set(addresses);
   type User = { volume: Map<Address, bigint>; transfers: number; blocks: number[] };
@@ -71,15 +63,7 @@ export default defineFunction(venueUsers, async (input, ctx) => {
     pricesOf(prices, tokens),
     describe([addresses[0] as Address], labels, classifier),
   ]);
-  const addTo = (sum: UsdSum, volume: Map<Address, bigint>) => {
-    for (const [t, amount] of volume) {
-      const info = infos.get(t);
-      const price = priced.get(t);
-      if (info && price) sum.add(amount, info.decimals, price.exact);
-    }
-    return sum;
-  };
-  const rows = [...users].map(([address, u]) => ({ address, u, usd: addTo(new UsdSum(), u.volume).usd() }));
+  const rows = [...users].map(([address, u]) => ({ address, u, usd: new UsdSum().addVolume(u.volume, infos, priced).usd() }));
   const byVolume = (a: { address: Address; usd: number }, b: { address: Address; usd: number }) =>
     b.usd - a.usd || a.address.toLowerCase().localeCompare(b.address.toLowerCase());
   rows.sort(byVolume);
@@ -87,7 +71,7 @@ export default defineFunction(venueUsers, async (input, ctx) => {
   const segments = VENUE_SEGMENTS.map((s) => {
     const inside = rows.filter((r) => r.usd >= s.min_usd && (s.max_usd === null || r.usd < s.max_usd));
     const sum = new UsdSum();
-    for (const r of inside) addTo(sum, r.u.volume);
+    for (const r of inside) sum.addVolume(r.u.volume, infos, priced);
     return { name: s.name, min_usd: s.min_usd, max_usd: s.max_usd, users: inside.length, volume_usd: sum.usd() };
   });
   const n = window.toBlock - window.fromBlock + 1;
@@ -103,14 +87,13 @@ export default defineFunction(venueUsers, async (input, ctx) => {
     flaggedFunders.push({ user: log.to, funder: log.from, flags: labels.flags(log.from) });
   }
 
-  const venueFacts = facts.get(addresses[0] as Address);
   const methodology = methodologyFor("entity-intel/venue-users");
   return {
     venue: {
       id: venueId,
       address: addresses[0] as Address,
       addresses,
-      class: venueFacts?.class ?? "contract",
+      class: factsOf(facts, addresses[0] as Address).class,
       labels: [...new Set(addresses.flatMap((a) => labels.names(a)))],
     },
     token: token ?? null,

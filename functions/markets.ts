@@ -5,9 +5,8 @@
 import { getAddress } from "viem";
 import { type MarketPair, markets } from "../spec/routes/analytics.ts";
 import { methodologyFor } from "../src/analytics/methodology.ts";
-import { llamaCoinKey, priceFromPairs, type TokenPrice } from "../src/analytics/price-source.ts";
+import { llamaCoinKey, llamaPrice, priceFromPairs, type TokenPrice } from "../src/analytics/price-source.ts";
 import { analyticsOf } from "../src/analytics/services.ts";
-import { formatExact, parseDecimal } from "../src/analytics/usd-value.ts";
 import { WATCHLIST, type WatchedToken } from "../src/analytics/watchlist.ts";
 import { defineFunction } from "../src/context.ts";
 import { UpstreamError } from "../src/errors.ts";
@@ -53,15 +52,7 @@ export default defineFunction(markets, async (_input, ctx) => {
         const key = llamaCoinKey(token.address);
         const coin = coinPrices.value[key];
         if (!coin) continue;
-        const price: TokenPrice = {
-          token: getAddress(token.address),
-          price_usd: formatExact(parseDecimal(coin.price)),
-          change_24h_pct: null,
-          source: "defillama",
-          method: "defillama_coins",
-          pair: null,
-          fetchedAt: Math.min(coinPrices.fetchedAt, changes.fetchedAt),
-        };
+        const price = llamaPrice(token.address, coin, Math.min(coinPrices.fetchedAt, changes.fetchedAt));
         rows.set(token.symbol, row(token, price, changes.value[key] ?? null));
       }
     } catch (error) {

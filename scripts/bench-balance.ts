@@ -14,8 +14,6 @@ import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { ensureBuild } from "../src/build-stamp.ts";
 import { loadConfig } from "../src/config.ts";
-import { signInHeader } from "../src/local/buyer/sign-in.ts";
-import { signPayment } from "../src/local/buyer/sign-payment.ts";
 import { startDevnet } from "../src/local/devnet/devnet.ts";
 import { startUpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
 import { createLogger } from "../src/log.ts";
@@ -24,6 +22,8 @@ import { openStore } from "../src/store/store.ts";
 import { type LoadResult, runLoad } from "./bench-load.ts";
 import { percentile } from "./bench-paid.ts";
 import { reportTarget } from "./bench-report.ts";
+import { signInHeader } from "./buyer/sign-in.ts";
+import { signPayment } from "./buyer/sign-payment.ts";
 
 const BUYERS = 8;
 const QUICK = process.env.BENCH_QUICK === "1";

@@ -12,7 +12,6 @@ import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { privateKeyToAccount } from "viem/accounts";
 import { ensureBuild } from "../src/build-stamp.ts";
 import { loadConfig } from "../src/config.ts";
-import { signInHeader } from "../src/local/buyer/sign-in.ts";
 import { startDevnet } from "../src/local/devnet/devnet.ts";
 import { startUpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
 import { createLogger } from "../src/log.ts";
@@ -22,6 +21,7 @@ import { startService } from "../src/server/service.ts";
 import { openStore } from "../src/store/store.ts";
 import { percentile } from "./bench-paid.ts";
 import { reportTarget } from "./bench-report.ts";
+import { signInHeader } from "./buyer/sign-in.ts";
 
 const MESSAGES = Number(process.env.BENCH_CHAT_MESSAGES ?? (process.env.BENCH_QUICK === "1" ? 24 : 80));
 const CLIENTS = 8;

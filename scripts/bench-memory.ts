@@ -207,7 +207,7 @@ async function measureChild(mode: "service" | "bare", env: Record<string, string
 export async function benchMemory(): Promise<void> {
   const { ensureBuild } = await import("../src/build-stamp.ts");
   const { startDevnet } = await import("../src/local/devnet/devnet.ts");
-  const { signPayment } = await import("../src/local/buyer/sign-payment.ts");
+  const { signPayment } = await import("./buyer/sign-payment.ts");
   const { privateKeyToAccount } = await import("viem/accounts");
   const { decodePaymentRequiredHeader } = await import("@x402/core/http");
   await ensureBuild();

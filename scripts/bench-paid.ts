@@ -1,7 +1,7 @@
 /** Shared by the benchmarks: pre-signed paid calls and the per-step timings the service logs for them. */
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { privateKeyToAccount } from "viem/accounts";
-import { signPayment } from "../src/local/buyer/sign-payment.ts";
+import { signPayment } from "./buyer/sign-payment.ts";
 
 /** The `p`th percentile of `values`. */
 export function percentile(values: number[], p: number): number {

@@ -30,7 +30,6 @@ import { base } from "viem/chains";
 import { ensureBuild } from "../src/build-stamp.ts";
 import { rpcTransport } from "../src/chain/client.ts";
 import { loadConfig } from "../src/config.ts";
-import { signPayment } from "../src/local/buyer/sign-payment.ts";
 import { startDevnet } from "../src/local/devnet/devnet.ts";
 import { createLogger } from "../src/log.ts";
 import { base as baseNetwork } from "../src/networks/base.ts";
@@ -38,6 +37,7 @@ import { startService } from "../src/server/service.ts";
 import { openStore } from "../src/store/store.ts";
 import { paidLineSink, percentile } from "./bench-paid.ts";
 import { reportTarget } from "./bench-report.ts";
+import { signPayment } from "./buyer/sign-payment.ts";
 
 const QUICK = process.env.BENCH_QUICK === "1";
 const BUYERS = 8;

@@ -16,7 +16,7 @@ import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { formatUnits, isHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { signInHeader } from "../src/local/buyer/sign-in.ts";
+import { signInHeader } from "./buyer/sign-in.ts";
 
 const USAGE = `usage: npm run buy -- <GET|POST|...> <path-or-url> [json-body]
        npm run buy -- topup [USD]                    top up your prepaid chat balance (default 5)

@@ -1,6 +1,6 @@
 /**
  * CLI: compiles src/local/contracts/*.sol into dist/contracts.json (or argv[2]); no-op when up to date.
- * Usage: `npx tsx scripts/compile-contracts.ts [outFile]`.
+ * Usage: `npx node scripts/compile-contracts.ts [outFile]`.
  */
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";

@@ -6,12 +6,35 @@
  */
 import { formatUnits } from "viem";
 import { ConfigError, loadConfig } from "../src/config.ts";
-import { balanceReport } from "../src/payments/balances.ts";
 import { openStoreForTool, storeDescription } from "../src/store/configured.ts";
+import { nowPlus } from "../src/store/dialect.ts";
 import { ledgerReport, purchasesReport } from "../src/store/ledger.ts";
-import { redact } from "../src/store/store.ts";
+import { type Queryable, redact } from "../src/store/store.ts";
 
 const usdc = (atomic: string) => formatUnits(BigInt(atomic), 6);
+
+/** Totals for `npm run ledger`: credited and spent in the last `days`, and what all balances hold now. */
+async function balanceReport(db: Queryable, days = 30) {
+  const since = nowPlus(db, "-86400.0 * $1");
+  const [totals] = await db.query<{
+    credited: string;
+    debited: string;
+    topups: number;
+    debits: number;
+    outstanding: string;
+    wallets: number;
+  }>(
+    `select
+       cast(coalesce((select sum(amount_atomic) from balance_movements where kind = 'topup' and at > ${since}), 0) as text) as credited,
+       cast(coalesce((select sum(amount_atomic) from balance_movements where kind = 'debit' and at > ${since}), 0) as text) as debited,
+       cast((select count(*) from balance_movements where kind = 'topup' and at > ${since}) as integer) as topups,
+       cast((select count(*) from balance_movements where kind = 'debit' and at > ${since}) as integer) as debits,
+       cast(coalesce((select sum(balance_atomic) from balances), 0) as text) as outstanding,
+       cast((select count(*) from balances where balance_atomic > 0) as integer) as wallets`,
+    [days],
+  );
+  return totals as NonNullable<typeof totals>;
+}
 
 async function main(): Promise<void> {
   const days = Number(process.argv[2] ?? 30);

@@ -138,7 +138,6 @@ export const BundleFrontmatter = Type.Object(
   },
   { additionalProperties: false },
 );
-export type BundleFrontmatter = Static<typeof BundleFrontmatter>;
 
 /** `content/playbooks/<id>.md`: one playbook. Body: optional intro, then `## Steps`, `## Pitfalls`, `## Verify`. */
 export const PlaybookFrontmatter = Type.Object(
@@ -160,7 +159,6 @@ export const PlaybookFrontmatter = Type.Object(
   },
   { additionalProperties: false },
 );
-export type PlaybookFrontmatter = Static<typeof PlaybookFrontmatter>;
 
 /** The bundle pointer inside the SOP index's `all_in_option`. */
 export const AllInOption = Type.Object(
@@ -175,7 +173,6 @@ export const AllInOption = Type.Object(
   },
   { additionalProperties: false, description: "the all-in alternative to buying SOPs one by one" },
 );
-export type AllInOption = Static<typeof AllInOption>;
 
 /** `content/howto.md`: the SOP index metadata (frontmatter only). */
 export const HowtoFrontmatter = Type.Object(
@@ -194,7 +191,6 @@ export const HowtoFrontmatter = Type.Object(
   },
   { additionalProperties: false },
 );
-export type HowtoFrontmatter = Static<typeof HowtoFrontmatter>;
 
 /** `content/sops/<slug>.md`: one SOP. Body: `## Prerequisites`, `## Steps`, `## Pitfalls`, `## Verify`, `## Files`. */
 export const SopFrontmatter = Type.Object(
@@ -216,7 +212,6 @@ export const SopFrontmatter = Type.Object(
   },
   { additionalProperties: false },
 );
-export type SopFrontmatter = Static<typeof SopFrontmatter>;
 
 /** `content/kb/<id>.md`: one knowledge-base entry. Body: the answer in Markdown. */
 export const KbFrontmatter = Type.Object(
@@ -242,7 +237,6 @@ export const KbFrontmatter = Type.Object(
   },
   { additionalProperties: false },
 );
-export type KbFrontmatter = Static<typeof KbFrontmatter>;
 
 const UTC_TIME = "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z$";
 
@@ -277,7 +271,6 @@ export const AdFrontmatter = Type.Object(
   },
   { additionalProperties: false },
 );
-export type AdFrontmatter = Static<typeof AdFrontmatter>;
 /**
  * `content/entity-intel/<id>.md`: one entity-intelligence use case. Body: an optional intro,
  * then `## Plan`: an ordered list whose items start with the route in backticks and why
@@ -302,7 +295,6 @@ export const EntityUseCaseFrontmatter = Type.Object(
   },
   { additionalProperties: false },
 );
-export type EntityUseCaseFrontmatter = Static<typeof EntityUseCaseFrontmatter>;
 
 // ---------------------------------------------------------------------------------------
 // Records the compiler emits and the API serves.
@@ -328,7 +320,6 @@ export const PlaybookPreviewItem = Type.Object(
   },
   { additionalProperties: false },
 );
-export type PlaybookPreviewItem = Static<typeof PlaybookPreviewItem>;
 
 /** Full item of the bundle (paid). */
 export const PlaybookItem = Type.Object(
@@ -342,21 +333,14 @@ export const PlaybookItem = Type.Object(
   },
   { additionalProperties: false },
 );
-export type PlaybookItem = Static<typeof PlaybookItem>;
 
-/** The bundle's metadata as compiled from `content/bundle.md`. */
-export const BundleMeta = Type.Object(
-  {
-    bundle: Type.String(),
-    bundle_id: Type.Literal(BUNDLE_ID),
-    version: Type.String(),
-    vendor: Type.String(),
-    summary: Type.String(),
-    price_usdc: Type.Number(),
-    how_to_buy: Type.String(),
+/** The bundle's metadata as compiled from `content/bundle.md`: its frontmatter and its body. */
+export const BundleMeta = Type.Composite(
+  [
+    BundleFrontmatter,
     /** The body of `bundle.md` (Markdown), "" when there is none. */
-    intro: Type.String(),
-  },
+    Type.Object({ intro: Type.String() }),
+  ],
   { additionalProperties: false },
 );
 export type BundleMeta = Static<typeof BundleMeta>;
@@ -375,7 +359,6 @@ export const SopRecord = Type.Object(
   },
   { additionalProperties: false },
 );
-export type SopRecord = Static<typeof SopRecord>;
 
 /** SOP index entry (free). */
 export const SopIndexEntry = Type.Object(
@@ -391,14 +374,6 @@ export const SopIndexEntry = Type.Object(
   },
   { additionalProperties: false },
 );
-export type SopIndexEntry = Static<typeof SopIndexEntry>;
-
-/** The SOP index metadata compiled from `content/howto.md`. */
-export const HowtoMeta = Type.Object(
-  { service: Type.String(), summary: Type.String(), how_to_buy: Type.String(), all_in_option: AllInOption },
-  { additionalProperties: false },
-);
-export type HowtoMeta = Static<typeof HowtoMeta>;
 
 /** Knowledge-base entry as listed (free). */
 export const KbEntrySummary = Type.Object(
@@ -463,21 +438,17 @@ export const CompiledSop = Type.Object(
 );
 export type CompiledSop = Static<typeof CompiledSop>;
 
-/** A compiled entity-intelligence use case. */
-export const EntityUseCase = Type.Object(
-  {
-    id: Type.String(),
-    title: Type.String(),
-    summary: Type.String(),
-    roles: Type.Array(Type.String()),
-    tags: Type.Array(Type.String()),
-    order: Type.Integer(),
-    last_verified: IsoDate,
-    /** The body's intro (Markdown), "" when there is none. */
-    intro: Type.String(),
-    plan: Type.Array(PlanStep),
-    source: Type.String(),
-  },
+/** A compiled entity-intelligence use case: its frontmatter, its body's intro and plan, its file. */
+export const EntityUseCase = Type.Composite(
+  [
+    EntityUseCaseFrontmatter,
+    Type.Object({
+      /** The body's intro (Markdown), "" when there is none. */
+      intro: Type.String(),
+      plan: Type.Array(PlanStep),
+      source: Type.String(),
+    }),
+  ],
   { additionalProperties: false },
 );
 export type EntityUseCase = Static<typeof EntityUseCase>;
@@ -505,7 +476,8 @@ export const CompiledContent = Type.Object(
     bundle: BundleMeta,
     /** In bundle order. */
     playbooks: Type.Array(CompiledPlaybook),
-    howto: HowtoMeta,
+    /** The SOP index metadata, as written in `content/howto.md`. */
+    howto: HowtoFrontmatter,
     /** In index order. */
     sops: Type.Array(CompiledSop),
     kb: Type.Object(

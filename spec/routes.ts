@@ -6,7 +6,7 @@
  * Everything else (validation, dispatch, x402 config, `/openapi.json`, `/.well-known/x402`,
  * the landing page) derives from this list.
  */
-import type { RouteDef } from "./route.ts";
+import { type RouteDef, routeKey } from "./route.ts";
 import { analyticsRoutes } from "./routes/analytics.ts";
 import { assistantRoutes } from "./routes/assistant.ts";
 import { baseToolsRoutes } from "./routes/base-tools.ts";
@@ -47,7 +47,7 @@ const operationIds = new Set<string>();
 for (const siteRoutes of [routes, secondaryRoutes, solanaSiteRoutes]) {
   const keys = new Set<string>();
   for (const route of siteRoutes) {
-    const key = `${route.method} ${route.path}`;
+    const key = routeKey(route);
     if (keys.has(key)) throw new Error(`spec/routes: ${key} is declared twice`);
     keys.add(key);
   }

@@ -26,3 +26,6 @@ export { ErrorBody } from "../src/error-docs.ts";
 
 /** A request with no parameters. */
 export const NoInput = Type.Object({}, { additionalProperties: false });
+
+/** A free GET whose answer depends only on the build and the configuration: no parameters, no errors of its own, held per process. */
+export const FREE_DOCUMENT = { price: null, cache: "process", query: NoInput, errors: [] } as const;

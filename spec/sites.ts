@@ -91,10 +91,3 @@ export function siteById(id: SiteId): SiteDef {
   if (!found) throw new Error(`no site ${id} in spec/sites.ts`);
   return found;
 }
-
-/** The site serving `route`. */
-export function siteOf(route: RouteDef): SiteDef {
-  const found = sites.find((s) => s.routes.includes(route));
-  if (!found) throw new Error(`${route.method} ${route.path} belongs to no site of spec/sites.ts`);
-  return found;
-}

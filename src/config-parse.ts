@@ -41,3 +41,12 @@ export function parseUrl(name: string, text: string, problems: string[]): string
     return undefined;
   }
 }
+
+/** A comma-separated list of http(s) URLs, each checked as `parseUrl` does. */
+export function parseUrlList(name: string, text: string, problems: string[]): string[] {
+  return text
+    .split(",")
+    .map((u) => u.trim())
+    .filter(Boolean)
+    .flatMap((u) => parseUrl(name, u, problems) ?? []);
+}

@@ -4,9 +4,10 @@
  * production mode, where every required variable is checked at start and each problem is
  * reported in one clear line. Secrets are held here and never logged.
  */
+import bs58 from "bs58";
 import { getAddress, isAddress, isHex } from "viem";
 import { type ChatConfig, ChatConfigError, chatConfigFromEnv } from "./chat/config.ts";
-import { parseInteger, parsePort, parseUrl } from "./config-parse.ts";
+import { parseInteger, parsePort, parseUrl, parseUrlList } from "./config-parse.ts";
 import { OWNERSHIP_PROOF } from "./discovery/ownership-proof.ts";
 import { type PurchaseConfig, purchaseConfigFromEnv } from "./intel/purchase-config.ts";
 import type { LogLevel } from "./log.ts";
@@ -244,13 +245,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     host = env.HOST || "0.0.0.0";
     if (!set("RPC_URL"))
       problems.push(`RPC_URL is required in production: one or more comma-separated ${net.name} RPC URLs (e.g. ${net.publicRpc})`);
-    else {
-      rpcUrls = (env.RPC_URL as string)
-        .split(",")
-        .map((u) => u.trim())
-        .filter(Boolean)
-        .flatMap((u) => parseUrl("RPC_URL", u, problems) ?? []);
-    }
+    else rpcUrls = parseUrlList("RPC_URL", env.RPC_URL as string, problems);
     if (!set("PAY_TO")) problems.push("PAY_TO is required in production: the address that receives USDC payments");
     else if (!isAddress(env.PAY_TO as string, { strict: false }))
       problems.push(`PAY_TO must be an EVM address (0x + 40 hex digits), got "${env.PAY_TO}"`);
@@ -392,6 +387,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
 const HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
+/** A site's host name: the variable `name` (a bare host name, lower-cased), else the host of its public URL; problems name `name`. */
+function siteHost(name: string, text: string | undefined, example: string, publicUrl: string | undefined, problems: string[]) {
+  if (text === undefined || text === "") return publicUrl ? new URL(publicUrl).hostname.toLowerCase() : undefined;
+  const host = text.trim().toLowerCase();
+  if (HOST_NAME.test(host)) return host;
+  problems.push(`${name} must be a host name such as ${example} (no scheme, port or path), got "${text}"`);
+  return undefined;
+}
+
 /** The secondary site's settings; problems go to `problems`. */
 function secondaryFromEnv(
   env: Record<string, string | undefined>,
@@ -404,14 +408,7 @@ function secondaryFromEnv(
   // Tests and benchmarks start several services with PORT=0: each secondary site takes a free port too.
   const secondaryPort = parsePort("SECONDARY_PORT", env.SECONDARY_PORT, port === 0 ? 0 : 4022, problems);
   let publicUrl = set("SECONDARY_PUBLIC_URL") ? parseUrl("SECONDARY_PUBLIC_URL", env.SECONDARY_PUBLIC_URL as string, problems) : undefined;
-  let host: string | undefined;
-  if (set("SECONDARY_HOST")) {
-    host = (env.SECONDARY_HOST as string).trim().toLowerCase();
-    if (!HOST_NAME.test(host)) {
-      problems.push(`SECONDARY_HOST must be a host name such as tools.example.com (no scheme, port or path), got "${env.SECONDARY_HOST}"`);
-      host = undefined;
-    }
-  } else if (publicUrl) host = new URL(publicUrl).hostname.toLowerCase();
+  const host = siteHost("SECONDARY_HOST", env.SECONDARY_HOST, "tools.example.com", publicUrl, problems);
   if (production && host && !publicUrl) publicUrl = `https://${host}`;
   if (production && set("SECONDARY_PORT")) {
     problems.push("SECONDARY_PORT is for local mode; in production the secondary site is chosen by SECONDARY_HOST on PORT");
@@ -422,8 +419,6 @@ function secondaryFromEnv(
   return { host, publicUrl, port: secondaryPort };
 }
 
-const BASE58_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
-const BASE58 = /^[1-9A-HJ-NP-Za-km-z]+$/;
 const SOLANA_PRODUCTION_VARS = [
   "SOLANA_HOST",
   "SOLANA_PUBLIC_URL",
@@ -432,20 +427,6 @@ const SOLANA_PRODUCTION_VARS = [
   "SOLANA_FEE_PAYER_KEY",
   "SOLANA_FACILITATOR_URL",
 ];
-
-/** The byte length of a base58 string (a key's length check without a library). */
-function base58Length(text: string): number {
-  const alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
-  let n = 0n;
-  for (const c of text) n = n * 58n + BigInt(alphabet.indexOf(c));
-  let bytes = 0;
-  for (; n > 0n; n >>= 8n) bytes++;
-  for (const c of text) {
-    if (c !== "1") break;
-    bytes++;
-  }
-  return bytes;
-}
 
 /** The Solana site's settings; problems go to `problems`, each naming its variable. */
 function solanaFromEnv(
@@ -478,14 +459,7 @@ function solanaFromEnv(
     problems.push(`${name} is for local mode; in production the Solana site is chosen by SOLANA_HOST on PORT and reads SOLANA_RPC_URL`);
   }
   let publicUrl = set("SOLANA_PUBLIC_URL") ? parseUrl("SOLANA_PUBLIC_URL", env.SOLANA_PUBLIC_URL as string, problems) : undefined;
-  let host: string | undefined;
-  if (set("SOLANA_HOST")) {
-    host = (env.SOLANA_HOST as string).trim().toLowerCase();
-    if (!HOST_NAME.test(host)) {
-      problems.push(`SOLANA_HOST must be a host name such as solana.example.com (no scheme, port or path), got "${env.SOLANA_HOST}"`);
-      host = undefined;
-    }
-  } else if (publicUrl) host = new URL(publicUrl).hostname.toLowerCase();
+  const host = siteHost("SOLANA_HOST", env.SOLANA_HOST, "solana.example.com", publicUrl, problems);
   if (host && !publicUrl) publicUrl = `https://${host}`;
   if (!host) {
     const stray = SOLANA_PRODUCTION_VARS.filter((n) => n !== "SOLANA_HOST" && n !== "SOLANA_PUBLIC_URL" && set(n));
@@ -501,17 +475,11 @@ function solanaFromEnv(
     problems.push(
       "SOLANA_RPC_URL is required for the Solana site: a Solana mainnet RPC serving getAccountInfo, getLatestBlockhash, simulateTransaction, sendTransaction, getSignatureStatuses, getBalance, getTokenAccountsByOwner, getTokenLargestAccounts, getTokenSupply, getTokenAccountBalance and getSignaturesForAddress",
     );
-  } else {
-    rpcUrls = (env.SOLANA_RPC_URL as string)
-      .split(",")
-      .map((u) => u.trim())
-      .filter(Boolean)
-      .flatMap((u) => parseUrl("SOLANA_RPC_URL", u, problems) ?? []);
-  }
+  } else rpcUrls = parseUrlList("SOLANA_RPC_URL", env.SOLANA_RPC_URL as string, problems);
   let payTo: string | undefined;
   if (!set("SOLANA_PAY_TO"))
     problems.push("SOLANA_PAY_TO is required for the Solana site: the Solana wallet whose USDC account receives payments");
-  else if (!BASE58_ADDRESS.test((env.SOLANA_PAY_TO as string).trim()) || base58Length((env.SOLANA_PAY_TO as string).trim()) !== 32)
+  else if (bs58.decodeUnsafe((env.SOLANA_PAY_TO as string).trim())?.length !== 32)
     problems.push(`SOLANA_PAY_TO must be a Solana address (base58 of 32 bytes), got "${env.SOLANA_PAY_TO}"`);
   else payTo = (env.SOLANA_PAY_TO as string).trim();
 
@@ -531,7 +499,7 @@ function solanaFromEnv(
       } catch {
         length = -1;
       }
-    } else if (BASE58.test(key)) length = base58Length(key);
+    } else length = bs58.decodeUnsafe(key)?.length ?? -1;
     if (length !== 64)
       problems.push(
         "SOLANA_FEE_PAYER_KEY must be a 64-byte Solana secret key, in base58 or as a JSON array of 64 numbers; its value is not shown",

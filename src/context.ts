@@ -15,6 +15,7 @@ import type { Logger } from "./log.ts";
 import type { CallLimits } from "./mcp/remote.ts";
 import type { BalanceDebit } from "./payments/balances.ts";
 import type { PaymentGate } from "./payments/gate.ts";
+import type { DecodedPayment, PayloadProblem } from "./payments/payload.ts";
 import type { Store } from "./store/store.ts";
 
 /** Settings a function may read (never secrets). */
@@ -93,6 +94,11 @@ export interface ApiLocals {
   gate: Pick<PaymentGate, "handle" | "signIn">;
   /** The route Express matched for `path` (src/server/middleware/route-match.ts), so the dispatcher does not search again. */
   matched?: { path: string; route: RouteDef | ServiceError };
+  /**
+   * The request's payment header as its site's scheme decoded it, once per request (for the rate
+   * limits, then the gate); undefined when nobody decoded it yet.
+   */
+  payment?: () => DecodedPayment | PayloadProblem | undefined;
   /** The HTTP rate limits of this request's client, for calls it carries that count as requests of their own (MCP tool calls). */
   calls?: CallLimits;
 }

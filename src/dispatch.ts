@@ -11,7 +11,7 @@ import { type SiteDef, siteById } from "../spec/sites.ts";
 import type { ApiLocals, FunctionContext, VerifiedPayment } from "./context.ts";
 import { NotFoundError, ServiceError, toErrorResponse } from "./errors.ts";
 import type { Logger } from "./log.ts";
-import { inputOf, responseProblems } from "./validate.ts";
+import { inputOf, type RequestBody, requestBody, responseProblems } from "./validate.ts";
 
 /** Each site's routes by path, built on first use. */
 const byPathOfSite = new Map<SiteDef, Map<string, RouteDef[]>>();
@@ -76,7 +76,7 @@ function errorJson(error: unknown, log: Logger): Response {
 async function answer(
   route: RouteDef,
   url: URL,
-  body: string,
+  body: RequestBody,
   payment: VerifiedPayment | null,
   locals: ApiLocals,
   log: Logger,
@@ -114,14 +114,16 @@ export async function dispatch(request: Request, locals: ApiLocals): Promise<Res
       locals.matched?.path === locals.path ? locals.matched.route : matchRoute(request.method, locals.path, siteById(locals.site));
     if (matched instanceof ServiceError) throw matched;
     const route = matched;
+    // The body is read once and its JSON parsed once, for the gate, the validation and the function.
+    const body = requestBody(request.method === "GET" || request.method === "HEAD" ? new Uint8Array() : await request.bytes());
     if (route.price === null && route.signIn) {
-      const signedIn = await locals.gate.signIn(request, route);
+      const signedIn = await locals.gate.signIn(request, route, body);
       if (signedIn instanceof Response) return signedIn;
-      return await answer(route, url, await request.text(), null, locals, log, signedIn.wallet);
+      return await answer(route, url, body, null, locals, log, signedIn.wallet);
     }
-    if (route.price === null) return await answer(route, url, await request.text(), null, locals, log);
-    const decoder = new TextDecoder();
-    return await locals.gate.handle(request, route, ({ payment, body }) => answer(route, url, decoder.decode(body), payment, locals, log));
+    if (route.price === null) return await answer(route, url, body, null, locals, log);
+    const given = { body, ...(locals.payment ? { payment: locals.payment } : {}) };
+    return await locals.gate.handle(request, route, (payment) => answer(route, url, body, payment, locals, log), given);
   } catch (error) {
     return errorJson(error, log);
   }

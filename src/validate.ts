@@ -166,19 +166,46 @@ export function parseJsonBody(text: string): unknown {
 /** The body of a POST route that declares none: nothing, or an empty object. */
 const NO_BODY = Type.Object({}, { additionalProperties: false });
 
+/** A request's body, read once, with its JSON parsed once, on first use (`json` throws the 400 of parseJsonBody). */
+export interface RequestBody {
+  bytes: Uint8Array;
+  text: string;
+  json(): unknown;
+}
+
+export function requestBody(bytes: Uint8Array): RequestBody {
+  const text = new TextDecoder().decode(bytes);
+  let parsed: { value: unknown } | { error: unknown } | undefined;
+  return {
+    bytes,
+    text,
+    json() {
+      if (!parsed) {
+        try {
+          parsed = { value: parseJsonBody(text) };
+        } catch (error) {
+          parsed = { error };
+        }
+      }
+      if ("error" in parsed) throw parsed.error;
+      return parsed.value;
+    },
+  };
+}
+
 /** The validated input of a call: the query, and for a POST its JSON body too; throws a 400 naming every bad field. */
-export function inputOf(route: RouteDef, url: URL, body: string): Record<string, unknown> {
+export function inputOf(route: RouteDef, url: URL, body: RequestBody): Record<string, unknown> {
   const query: Record<string, unknown> = route.query ? validateQuery(route.query, url.searchParams) : {};
   if (route.method !== "POST") return query;
-  return { ...query, ...validateBody<Record<string, unknown>>(route.body ?? NO_BODY, parseJsonBody(body)) };
+  return { ...query, ...validateBody<Record<string, unknown>>(route.body ?? NO_BODY, body.json()) };
 }
 
 /**
  * Checked before charged: a body or query that is present and fails the route's schema is a 400
  * before any 402. No body and `{}` are probes (directories and discovery tools send them) and get the challenge.
  */
-export function checkBeforeCharging(route: RouteDef, url: URL, body: string): void {
+export function checkBeforeCharging(route: RouteDef, url: URL, body: RequestBody): void {
   if (route.query && url.search !== "") validateQuery(route.query, url.searchParams);
-  const text = body.trim();
+  const text = body.text.trim();
   if (route.method === "POST" && text !== "" && !/^\{\s*\}$/.test(text)) inputOf(route, url, body);
 }

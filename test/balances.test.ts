@@ -9,7 +9,7 @@ import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/
 import { wrapFetchWithSIWx } from "@x402/extensions/sign-in-with-x";
 import type { PrivateKeyAccount } from "viem";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { type SignInOverrides, signInHeader } from "../src/local/buyer/sign-in.ts";
+import { type SignInOverrides, signInHeader } from "../scripts/buyer/sign-in.ts";
 import { base } from "../src/networks/base.ts";
 import { settleAndKeep } from "../src/payments/kept-answers.ts";
 import type { RunningService } from "../src/server/service.ts";

@@ -6,8 +6,8 @@
  * balance, the same message debits nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { signInHeader } from "../scripts/buyer/sign-in.ts";
 import { CAPABILITIES } from "../src/chat/builtin.ts";
-import { signInHeader } from "../src/local/buyer/sign-in.ts";
 import type { RunningService } from "../src/server/service.ts";
 import {
   buyerAccount,

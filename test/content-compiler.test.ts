@@ -265,6 +265,11 @@ describe("fixtures", () => {
         want: { file: "content/playbooks/core-data.md", field: "body", found: "# Core data", line: 11, expected: /no level-1 heading/ },
       },
       {
+        name: "a level-1 heading in a KB answer",
+        breakIt: () => edit("kb/entry-5.md", "\n\nw5x", "\n\n# Answer\n\nw5x"),
+        want: { file: "content/kb/entry-5.md", field: "answer", found: "# Answer", line: 9, expected: /no level-1 heading/ },
+      },
+      {
         name: "an SOP with a step too few",
         breakIt: () => edit("sops/x402-register.md", /13\. Do step 13[\s\S]*?```\n\n/, ""),
         want: { file: "content/sops/x402-register.md", field: "## Steps", found: "12", expected: /exactly 13 steps \(the SOP catalogue/ },

@@ -9,9 +9,9 @@ import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/
 import type { FacilitatorClient } from "@x402/core/server";
 import { http } from "viem";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { signInHeader as signIn } from "../scripts/buyer/sign-in.ts";
 import { authorizationReader } from "../src/chain/authorization.ts";
 import { rpcTransport } from "../src/chain/client.ts";
-import { signInHeader as signIn } from "../src/local/buyer/sign-in.ts";
 import { createLogger } from "../src/log.ts";
 import { base } from "../src/networks/base.ts";
 import { createSelfFacilitator } from "../src/payments/facilitator.ts";

@@ -11,7 +11,7 @@ import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { eip3009ABI } from "@x402/evm";
 import { wrapFetchWithSIWx } from "@x402/extensions/sign-in-with-x";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { signInHeader } from "../src/local/buyer/sign-in.ts";
+import { signInHeader } from "../scripts/buyer/sign-in.ts";
 import { startUpstreamStubs, type UpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
 import { balanceOf } from "../src/payments/balances.ts";
 import type { RunningService } from "../src/server/service.ts";

@@ -12,8 +12,8 @@ import { createSIWxPayload, encodeSIWxHeader, parseSIWxHeader, verifySIWxSignatu
 import type { PrivateKeyAccount } from "viem";
 import { baseSepolia, mainnet } from "viem/chains";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { signInHeader } from "../scripts/buyer/sign-in.ts";
 import { ConfigError, loadConfig } from "../src/config.ts";
-import { signInHeader } from "../src/local/buyer/sign-in.ts";
 import { DEFAULT_NETWORK } from "../src/networks/index.ts";
 import { balanceOf } from "../src/payments/balances.ts";
 import { checkSignIn } from "../src/payments/sign-in.ts";

@@ -4,14 +4,16 @@
  * the scenario's ground truth (src/local/solana/scenario.ts and the DexScreener stand-in's Solana
  * fixtures), and the payment path: exactly the price moves to payTo's token account, a failed
  * call is never charged, a replayed or tampered payment is refused, one payment sent twice at
- * once settles once, and a paid retry gets the kept answer.
+ * once settles once, and a paid retry gets the kept answer. An MCP client pays a Solana tool
+ * through `npm run mcp`'s server, and through the site's own `/mcp` with the payment in `_meta`.
  */
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { type Address, createSolanaRpc } from "@solana/kit";
+import { type Address, createSolanaRpc, type Signature } from "@solana/kit";
 import { x402HTTPClient } from "@x402/core/client";
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
@@ -397,5 +399,87 @@ describe("an MCP client", () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe("the Solana site's remote /mcp, paid the x402 MCP way", () => {
+  const CAPABILITY = { "io.modelcontextprotocol/clientCapabilities": { extensions: { "org.x402/payment": {} } } };
+  const args = { token: "SOL" };
+  const signedFor = (challenge: PaymentRequired, i: number) =>
+    svmClient(buyer(i).signer, chain.rpcUrl, chain.scenario.network).createPaymentPayload(challenge);
+  const httpChallenge = async () => {
+    const res = await post("/v1/dinalibrium", args);
+    return decodePaymentRequiredHeader(res.headers.get("payment-required") as string);
+  };
+  /** The settlement transaction's status on the chain. */
+  const statusOf = async (signature: string) =>
+    (
+      await rpc()
+        .getSignatureStatuses([signature as Signature])
+        .send()
+    ).value[0] as { err: unknown; confirmationStatus: string } | null;
+
+  it("lists its routes, answers an unpaid call with the PaymentRequired, and settles a payment in _meta once: exactly the price moves", async () => {
+    const client = new Client({ name: "mcp-test", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${site}/mcp`)));
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(solanaSiteRoutes.map((r) => r.operationId));
+      const call = { name: "solanaDinalibrium", arguments: args };
+      const unpaid = (await client.callTool(call)) as CallToolResult;
+      expect(unpaid.isError).toBe(true);
+      expect(unpaid.structuredContent).toEqual(await httpChallenge());
+
+      const payment = await signedFor(unpaid.structuredContent as unknown as PaymentRequired, 2);
+      const before = { payTo: await usdcOf(chain.scenario.payTo), buyer: await usdcOf(buyer(2).address) };
+      const paid = (await client.callTool({ ...call, _meta: { "x402/payment": payment } })) as CallToolResult;
+      expect(paid.isError).toBeUndefined();
+      const answer = paid.structuredContent as { tokens: { symbol: string; weighted_price_usd: number }[] };
+      expect(answer.tokens.map((t) => [t.symbol, t.weighted_price_usd])).toEqual([["SOL", 150.03]]);
+      const settlement = paid._meta?.["x402/payment-response"] as { success: boolean; transaction: string; network: string; payer: string };
+      expect(settlement).toMatchObject({ success: true, network: chain.scenario.network, payer: buyer(2).address });
+      expect(await statusOf(settlement.transaction)).toMatchObject({ err: null, confirmationStatus: "finalized" });
+      expect((await usdcOf(chain.scenario.payTo)) - before.payTo).toBe(PRICE);
+      expect(before.buyer - (await usdcOf(buyer(2).address))).toBe(PRICE);
+
+      // The same call with the same payment: the kept answer and the same settlement, nothing moves again.
+      const again = (await client.callTool({ ...call, _meta: { "x402/payment": payment } })) as CallToolResult;
+      expect(again.structuredContent).toEqual(paid.structuredContent);
+      expect(again._meta?.["x402/payment-response"]).toMatchObject({ success: true, transaction: settlement.transaction });
+      expect((await usdcOf(chain.scenario.payTo)) - before.payTo).toBe(PRICE);
+      expect(before.buyer - (await usdcOf(buyer(2).address))).toBe(PRICE);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("with the org.x402/payment extension: resultType payment_required, then complete with the settlement; exactly the price moves", async () => {
+    const jsonRpc = async (id: number, meta: Record<string, unknown>) => {
+      const res = await fetch(`${site}/mcp`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id,
+          method: "tools/call",
+          params: { name: "solanaDinalibrium", arguments: args, _meta: meta },
+        }),
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { result: Record<string, unknown> }).result;
+    };
+    const unpaid = await jsonRpc(1, CAPABILITY);
+    expect(unpaid).toEqual({ resultType: "payment_required", paymentRequired: await httpChallenge() });
+
+    const payment = await signedFor(unpaid.paymentRequired as PaymentRequired, 0);
+    const before = { payTo: await usdcOf(chain.scenario.payTo), buyer: await usdcOf(buyer(0).address) };
+    const paid = await jsonRpc(2, { ...CAPABILITY, "x402/payment": payment });
+    expect(paid.resultType).toBe("complete");
+    expect(paid.isError).toBeUndefined();
+    expect((paid.structuredContent as { tokens: { symbol: string }[] }).tokens.map((t) => t.symbol)).toEqual(["SOL"]);
+    const settlement = (paid._meta as Record<string, { transaction: string }>)["x402/payment-response"];
+    expect(settlement).toMatchObject({ success: true, network: chain.scenario.network, payer: buyer(0).address });
+    expect(await statusOf(settlement?.transaction as string)).toMatchObject({ err: null, confirmationStatus: "finalized" });
+    expect((await usdcOf(chain.scenario.payTo)) - before.payTo).toBe(PRICE);
+    expect(before.buyer - (await usdcOf(buyer(0).address))).toBe(PRICE);
   });
 });

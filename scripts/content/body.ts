@@ -4,18 +4,11 @@
  * Text is cut from the author's source, so inline Markdown (`code`, links) stays as written.
  */
 import type { Heading, List, ListItem, Node, Parent, RootContent } from "mdast";
+import type { Step } from "../../spec/content-schema.ts";
 import { fileLine, type SourceFile } from "./source-file.ts";
 
-/** A step as compiled (before numbering checks elsewhere). */
-export interface ParsedStep {
-  n: number;
-  do: string;
-  cmd: string;
-}
-
-function lineOf(file: SourceFile, node: Node | undefined): { line?: number } {
-  const line = fileLine(file, node?.position?.start.line);
-  return line === undefined ? {} : { line };
+function lineOf(file: SourceFile, node: Node | undefined): { line: number | undefined } {
+  return { line: fileLine(file, node?.position?.start.line) };
 }
 
 /** The source text of `node`, continuation lines de-indented to the node's own column. */
@@ -57,6 +50,14 @@ function headingText(file: SourceFile, heading: Heading): string {
   return first !== undefined && last !== undefined ? file.body.slice(first, last).trim() : "";
 }
 
+/** Refuse a level-1 heading of the body (the title comes from the frontmatter); true when `node` is one. */
+export function refuseTitleHeading(file: SourceFile, node: RootContent, field: string): boolean {
+  if (node.type !== "heading" || node.depth !== 1) return false;
+  const expected = "no level-1 heading (the title comes from the frontmatter `title`)";
+  file.problems.add({ file: file.rel, field, expected, found: `# ${headingText(file, node)}`, ...lineOf(file, node) });
+  return true;
+}
+
 /** The body split at its level-2 headings: the intro before the first, then each section's nodes. */
 export interface Sections {
   intro: RootContent[];
@@ -72,16 +73,7 @@ export function splitSections(file: SourceFile, expected: readonly string[]): Se
   const seen: string[] = [];
   let current: RootContent[] = sections.intro;
   for (const node of file.tree.children) {
-    if (node.type === "heading" && node.depth === 1) {
-      file.problems.add({
-        file: file.rel,
-        field: "body",
-        expected: "no level-1 heading (the title comes from the frontmatter `title`)",
-        found: `# ${headingText(file, node)}`,
-        ...lineOf(file, node),
-      });
-      continue;
-    }
+    if (refuseTitleHeading(file, node, "body")) continue;
     if (node.type !== "heading" || node.depth !== 2) {
       if (!isComment(node)) current.push(node);
       continue;
@@ -196,7 +188,7 @@ function firstCode(node: Node): (Node & { value: string }) | undefined {
 }
 
 /** The steps of a `## Steps` section (undefined when the section is missing or malformed: already reported): item = step, first paragraph = `do`, first code block = `cmd` ("" when none). */
-export function stepsOf(file: SourceFile, sections: Sections, section = "Steps"): ParsedStep[] | undefined {
+export function stepsOf(file: SourceFile, sections: Sections, section = "Steps"): Step[] | undefined {
   const list = theList(file, section, sections.byName.get(section), true);
   if (!list) return undefined;
   return list.children.map((item, i) => {

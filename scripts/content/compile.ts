@@ -1,6 +1,6 @@
 /**
  * The content compiler, run by `npm run build` before the Astro build (and alone with
- * `npx tsx scripts/content/compile.ts` to check content): every file under `content/` is
+ * `npx node scripts/content/compile.ts` to check content): every file under `content/` is
  * parsed, validated against `spec/content-schema.ts` and the catalogue (13 playbooks, 4 SOPs
  * with their prices and step/pitfall counts, 15 KB entries), and compiled into the records
  * the API serves plus a Markdown rendition of each playbook and SOP. The result goes to
@@ -23,7 +23,6 @@ import {
   type EntityUseCase,
   EntityUseCaseFrontmatter,
   HowtoFrontmatter,
-  type HowtoMeta,
   KB_ANSWER_WORDS,
   KB_CATEGORIES,
   KB_ENTRIES_TOTAL,
@@ -37,7 +36,7 @@ import {
   SopFrontmatter,
 } from "../../spec/content-schema.ts";
 import { entityPaidRoutes, entityUseCases } from "../../spec/routes/entity-intel.ts";
-import { bulletsOf, filesOf, shiftHeadings, splitSections, stepsOf, wordCount } from "./body.ts";
+import { bulletsOf, filesOf, refuseTitleHeading, shiftHeadings, splitSections, stepsOf, wordCount } from "./body.ts";
 import { ContentError, Problems } from "./problems.ts";
 import { checkFrontmatter, readSourceFile, type SourceFile } from "./source-file.ts";
 
@@ -45,8 +44,6 @@ import { checkFrontmatter, readSourceFile, type SourceFile } from "./source-file
 export interface CompileOptions {
   /** Where to write the compiled JSON; default `<root>/.generated/content.json`; `null` writes nothing (tests). */
   outFile?: string | null;
-  /** The content folder; default `<root>/content`. */
-  contentDir?: string;
   /** Today as `YYYY-MM-DD` (a `last_verified` after it is refused); default: the current UTC date. */
   today?: string;
 }
@@ -99,8 +96,7 @@ function singleFile(ctx: Context, name: string, what: string): SourceFile | unde
 /** `last_verified` must be a real calendar day, not after today. */
 function checkDate(ctx: Context, file: SourceFile, value: string): void {
   const parsed = new Date(`${value}T00:00:00Z`);
-  const line = file.keyLines.get("last_verified");
-  const at = line ? { line } : {};
+  const at = { line: file.keyLines.get("last_verified") };
   if (Number.isNaN(parsed.getTime()) || parsed.toISOString().slice(0, 10) !== value) {
     ctx.problems.add({ file: file.rel, field: "last_verified", expected: "a real calendar date YYYY-MM-DD", found: value, ...at });
   } else if (value > ctx.today) {
@@ -112,13 +108,12 @@ function checkDate(ctx: Context, file: SourceFile, value: string): void {
 function checkFileName(file: SourceFile, field: "id" | "slug", value: string): void {
   const expected = path.basename(file.rel, ".md");
   if (value !== expected) {
-    const line = file.keyLines.get(field);
     file.problems.add({
       file: file.rel,
       field,
       expected: `"${expected}" (the file name)`,
       found: JSON.stringify(value),
-      ...(line ? { line } : {}),
+      line: file.keyLines.get(field),
     });
   }
 }
@@ -135,7 +130,7 @@ function compileBundle(ctx: Context): BundleMeta | undefined {
   return data ? { ...data, intro: file.body.trim() } : undefined;
 }
 
-function compileHowto(ctx: Context): HowtoMeta | undefined {
+function compileHowto(ctx: Context) {
   const file = singleFile(ctx, "howto.md", "content/howto.md with the SOP index's frontmatter");
   if (!file) return undefined;
   return checkFrontmatter(file, HowtoFrontmatter);
@@ -178,15 +173,7 @@ function compilePlaybooks(ctx: Context): CompiledPlaybook[] {
     const playbook = compilePlaybook(ctx, file);
     if (playbook) compiled.push(playbook);
   }
-  for (const id of PLAYBOOK_IDS) {
-    if (!found.has(id))
-      ctx.problems.add({
-        file: `${rel(ctx, ctx.contentDir)}/playbooks/${id}.md`,
-        field: "file",
-        expected: "this playbook of the bundle",
-        found: "no such file",
-      });
-  }
+  checkPresent(ctx, "playbooks", found, PLAYBOOK_IDS, "this playbook of the bundle");
   checkOrders(
     ctx,
     "order",
@@ -194,6 +181,14 @@ function compilePlaybooks(ctx: Context): CompiledPlaybook[] {
     Math.max(found.size, PLAYBOOK_IDS.length),
   );
   return compiled.sort((a, b) => a.order - b.order);
+}
+
+/** Each of `ids` must have its file `<folder>/<id>.md` among the `found` ones. */
+function checkPresent(ctx: Context, folder: string, found: Set<string>, ids: readonly string[], expected: string): void {
+  for (const id of ids) {
+    if (!found.has(id))
+      ctx.problems.add({ file: `${rel(ctx, ctx.contentDir)}/${folder}/${id}.md`, field: "file", expected, found: "no such file" });
+  }
 }
 
 /** Each `order` value 1..total used exactly once. */
@@ -234,30 +229,22 @@ function compileSop(ctx: Context, file: SourceFile): CompiledSop | undefined {
       found: slug,
     });
   } else {
-    if (steps && steps.length !== entry.steps) {
-      ctx.problems.add({
-        file: file.rel,
-        field: "## Steps",
-        expected: `exactly ${entry.steps} steps (the SOP catalogue)`,
-        found: `${steps.length}`,
-      });
-    }
-    if (pitfalls && pitfalls.length !== entry.pitfalls) {
-      ctx.problems.add({
-        file: file.rel,
-        field: "## Pitfalls",
-        expected: `exactly ${entry.pitfalls} pitfalls (the SOP catalogue)`,
-        found: `${pitfalls.length}`,
-      });
+    for (const [section, list, count] of [
+      ["Steps", steps, entry.steps],
+      ["Pitfalls", pitfalls, entry.pitfalls],
+    ] as const) {
+      if (list && list.length !== count) {
+        const expected = `exactly ${count} ${section.toLowerCase()} (the SOP catalogue)`;
+        ctx.problems.add({ file: file.rel, field: `## ${section}`, expected, found: `${list.length}` });
+      }
     }
     if (data && data.price_usdc !== entry.price_usdc) {
-      const line = file.keyLines.get("price_usdc");
       ctx.problems.add({
         file: file.rel,
         field: "price_usdc",
         expected: `${entry.price_usdc} (the SOP catalogue)`,
         found: `${data.price_usdc}`,
-        ...(line ? { line } : {}),
+        line: file.keyLines.get("price_usdc"),
       });
     }
   }
@@ -291,15 +278,13 @@ function compileSops(ctx: Context): CompiledSop[] {
     const sop = compileSop(ctx, readSourceFile(abs, rel(ctx, abs), ctx.problems));
     if (sop) compiled.push(sop);
   }
-  for (const { slug } of SOP_CATALOGUE) {
-    if (!found.has(slug))
-      ctx.problems.add({
-        file: `${rel(ctx, ctx.contentDir)}/sops/${slug}.md`,
-        field: "file",
-        expected: "this SOP of the catalogue",
-        found: "no such file",
-      });
-  }
+  checkPresent(
+    ctx,
+    "sops",
+    found,
+    SOP_CATALOGUE.map((s) => s.slug),
+    "this SOP of the catalogue",
+  );
   checkOrders(
     ctx,
     "order",
@@ -312,17 +297,7 @@ function compileSops(ctx: Context): CompiledSop[] {
 function compileKbEntry(ctx: Context, file: SourceFile): KbEntry | undefined {
   const data = checkFrontmatter(file, KbFrontmatter);
   const answer = file.body.trim();
-  for (const node of file.tree.children) {
-    if (node.type === "heading" && node.depth === 1) {
-      const line = node.position ? { line: node.position.start.line + file.bodyLineOffset } : {};
-      ctx.problems.add({
-        file: file.rel,
-        field: "answer",
-        expected: "no level-1 heading (the title comes from the frontmatter `title`)",
-        ...line,
-      });
-    }
-  }
+  for (const node of file.tree.children) refuseTitleHeading(file, node, "answer");
   const words = wordCount(answer);
   if (words < KB_ANSWER_WORDS.min || words > KB_ANSWER_WORDS.max) {
     ctx.problems.add({
@@ -411,10 +386,6 @@ function compileAd(file: SourceFile): Ad | undefined {
     });
   }
   if (!data) return undefined;
-  const at = (field: string) => {
-    const line = file.keyLines.get(field);
-    return line ? { line } : {};
-  };
   const starts = realInstant(data.starts_at);
   const expires = realInstant(data.expires_at);
   for (const [field, ms] of [
@@ -422,7 +393,13 @@ function compileAd(file: SourceFile): Ad | undefined {
     ["expires_at", expires],
   ] as const) {
     if (ms === undefined)
-      file.problems.add({ file: file.rel, field, expected: "a real UTC time YYYY-MM-DDTHH:MM:SSZ", found: data[field], ...at(field) });
+      file.problems.add({
+        file: file.rel,
+        field,
+        expected: "a real UTC time YYYY-MM-DDTHH:MM:SSZ",
+        found: data[field],
+        line: file.keyLines.get(field),
+      });
   }
   if (starts !== undefined && expires !== undefined && expires <= starts) {
     file.problems.add({
@@ -430,7 +407,7 @@ function compileAd(file: SourceFile): Ad | undefined {
       field: "expires_at",
       expected: `a time after starts_at (${data.starts_at})`,
       found: data.expires_at,
-      ...at("expires_at"),
+      line: file.keyLines.get("expires_at"),
     });
   }
   if (text === "" || text.length > AD_TEXT_MAX) return undefined;
@@ -562,7 +539,7 @@ function compileEntityUseCases(ctx: Context): EntityUseCase[] {
 export async function compileContent(root: string, options: CompileOptions = {}): Promise<CompiledContent> {
   const ctx: Context = {
     root,
-    contentDir: options.contentDir ?? path.join(root, "content"),
+    contentDir: path.join(root, "content"),
     today: options.today ?? new Date().toISOString().slice(0, 10),
     problems: new Problems(),
   };

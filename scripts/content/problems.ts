@@ -15,7 +15,7 @@ export interface ContentProblem {
   /** What was found, when it helps. */
   found?: string;
   /** 1-based line in the file, when known. */
-  line?: number;
+  line?: number | undefined;
 }
 
 /** One problem as a line: `content/x.md:12: steps[3].cmd: expected ...; found ...`. */

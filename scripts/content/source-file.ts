@@ -114,7 +114,7 @@ export function checkFrontmatter<S extends TObject>(file: SourceFile, schema: S)
     const line = file.keyLines.get(error.path.split("/")[1] ?? "");
     const parent = error.path.split("/").slice(0, -1).join("/");
     if (fieldSchema === undefined) {
-      file.problems.add({ file: file.rel, field, expected: `no such field (allowed: ${allowed(parent)})`, ...(line ? { line } : {}) });
+      file.problems.add({ file: file.rel, field, expected: `no such field (allowed: ${allowed(parent)})`, line });
       continue;
     }
     const value = error.value;
@@ -123,7 +123,7 @@ export function checkFrontmatter<S extends TObject>(file: SourceFile, schema: S)
       field,
       expected: value === undefined ? `this required field: ${expectedOf(fieldSchema)}` : expectedOf(fieldSchema),
       ...(value === undefined ? {} : { found: echo(value) }),
-      ...(line ? { line } : {}),
+      line,
     });
   }
   return undefined;

@@ -3,7 +3,7 @@
  * knowledge base (4.5 and `kb/ask`). Their records are defined once in
  * `spec/content-schema.ts` and served from the compiled content (`src/content/catalog.ts`).
  */
-import { type Static, Type } from "@sinclair/typebox";
+import { Type } from "@sinclair/typebox";
 import {
   AD_PLACEMENTS,
   Ad,
@@ -22,7 +22,7 @@ import {
   type SopSlug,
 } from "../content-schema.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { NoInput } from "../schemas.ts";
+import { FREE_DOCUMENT, NoInput } from "../schemas.ts";
 
 /** The free bundle preview. */
 export const PlaybookBundlePreview = Type.Object({
@@ -37,7 +37,6 @@ export const PlaybookBundlePreview = Type.Object({
   items_total: Type.Integer({ minimum: PLAYBOOK_IDS.length, description: "playbooks in the bundle (13 in the spec)" }),
   items: Type.Array(PlaybookPreviewItem),
 });
-export type PlaybookBundlePreview = Static<typeof PlaybookBundlePreview>;
 
 /** `GET /api/compute/playbook-bundle`: the free preview. */
 export const getPlaybookBundle = defineRoute({
@@ -48,11 +47,8 @@ export const getPlaybookBundle = defineRoute({
   description:
     "Free. The bundle's name, version, vendor, summary, price and how to buy, and the 13 playbooks as id, title and whether the owner requested it. The steps, pitfalls and checks are sold by POST on the same path.",
   tags: ["playbooks", "free"],
-  price: null,
-  cache: "process",
-  query: NoInput,
+  ...FREE_DOCUMENT,
   response: PlaybookBundlePreview,
-  errors: [],
 });
 
 /** The bought bundle. */
@@ -68,7 +64,6 @@ export const PlaybookBundlePurchase = Type.Object({
   items: Type.Array(PlaybookItem),
   markdown: Type.Optional(Type.String({ description: "the items as one Markdown document; present when format is markdown" })),
 });
-export type PlaybookBundlePurchase = Static<typeof PlaybookBundlePurchase>;
 
 /** `POST /api/compute/playbook-bundle`: the full playbooks, all or one. */
 export const buyPlaybookBundle = defineRoute({
@@ -107,7 +102,6 @@ export const HowtoIndex = Type.Object({
   how_to_buy: Type.String(),
   all_in_option: AllInOption,
 });
-export type HowtoIndex = Static<typeof HowtoIndex>;
 
 /** `GET /api/howto`: the free SOP index. */
 export const getHowtoIndex = defineRoute({
@@ -118,11 +112,8 @@ export const getHowtoIndex = defineRoute({
   description:
     "Free. The four step-by-step SOPs with title, price, summary, number of steps and pitfalls, tags and the date they were last verified, plus how to buy one and the all-in bundle option.",
   tags: ["how-to", "free"],
-  price: null,
-  cache: "process",
-  query: NoInput,
+  ...FREE_DOCUMENT,
   response: HowtoIndex,
-  errors: [],
 });
 
 /** `Create-X402-Endpoint` from `create-x402-endpoint`, for operationIds. */
@@ -179,7 +170,6 @@ export const KbList = Type.Object({
   entries_total: Type.Integer(),
   entries: Type.Array(KbEntrySummary),
 });
-export type KbList = Static<typeof KbList>;
 
 /** `GET /api/kb`: every entry's id, title and category. */
 export const listKb = defineRoute({
@@ -189,11 +179,8 @@ export const listKb = defineRoute({
   summary: "Knowledge base: all entries (id, title, category)",
   description: "Free. The 15 knowledge-base entries by category. The answers are sold through POST /api/kb/ask.",
   tags: ["knowledge-base", "free"],
-  price: null,
-  cache: "process",
-  query: NoInput,
+  ...FREE_DOCUMENT,
   response: KbList,
-  errors: [],
 });
 
 /** Knowledge-base categories with their entry counts. */
@@ -201,7 +188,6 @@ export const KbCategories = Type.Object({
   categories_total: Type.Integer(),
   categories: Type.Array(KbCategoryCount),
 });
-export type KbCategories = Static<typeof KbCategories>;
 
 /** `GET /api/kb/categories`. */
 export const listKbCategories = defineRoute({
@@ -211,11 +197,8 @@ export const listKbCategories = defineRoute({
   summary: "Knowledge base: categories with entry counts",
   description: "Free. Each knowledge-base category that has entries, with how many.",
   tags: ["knowledge-base", "free"],
-  price: null,
-  cache: "process",
-  query: NoInput,
+  ...FREE_DOCUMENT,
   response: KbCategories,
-  errors: [],
 });
 
 /** Search results: matching entries, best first. */
@@ -223,7 +206,6 @@ export const KbSearchResult = Type.Object({
   query: Type.String(),
   matches: Type.Array(KbEntrySummary, { description: "matching entries, most relevant first (at most 10)" }),
 });
-export type KbSearchResult = Static<typeof KbSearchResult>;
 
 /** `GET /api/kb/search?q=`. */
 export const searchKb = defineRoute({
@@ -254,7 +236,6 @@ export const KbAskAnswer = Type.Object({
     description: "when best_match is null: says that no entry clearly answers the question and names the closest entries; null otherwise",
   }),
 });
-export type KbAskAnswer = Static<typeof KbAskAnswer>;
 
 /** `POST /api/kb/ask`: the best answer to a question. */
 export const askKb = defineRoute({

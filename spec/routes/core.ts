@@ -2,7 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import { base } from "../../src/networks/base.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { Address, NoInput, TxHash } from "../schemas.ts";
+import { Address, FREE_DOCUMENT, NoInput, TxHash } from "../schemas.ts";
 
 /** `GET /api/health`: liveness and what chain the service settles on. */
 export const health = defineRoute({
@@ -37,9 +37,7 @@ export const pricing = defineRoute({
   description:
     "Free. Every route with its price in USD and in atomic USDC, plus the network, asset and receiving address that the x402 challenges quote, so an agent can budget before calling.",
   tags: ["free"],
-  price: null,
-  cache: "process",
-  query: NoInput,
+  ...FREE_DOCUMENT,
   response: Type.Object({
     network: Type.String({ examples: [base.id] }),
     scheme: Type.Literal("exact"),
@@ -56,7 +54,6 @@ export const pricing = defineRoute({
       }),
     ),
   }),
-  errors: [],
 });
 
 /** The reasons `payment-verify` gives; stable codes callers can switch on. */

@@ -99,6 +99,12 @@ const Coverage = {
   budget: Budget,
 };
 
+/** An address as the answers describe it. */
+const Described = { address: Address, class: EntityClass, labels: Labels, flags: Flags };
+
+/** How the answer was made and what it does not check. */
+const Explained = { methodology: Methodology, not_checked: Type.Array(Type.String()) };
+
 const UsdOrNull = Type.Union([Type.Number(), Type.Null()], { description: "USD, rounded to the cent; null when the token has no price" });
 
 // ---------------------------------------------------------------------------------------------
@@ -177,8 +183,7 @@ export const entityUseCases = defineRoute({
     summary: Type.String(),
     plan: Type.Array(PlanStep),
     alternatives: Type.Array(UseCaseRef, { description: "other use cases that match, best first (at most 3)" }),
-    methodology: Methodology,
-    not_checked: Type.Array(Type.String()),
+    ...Explained,
   }),
   errors: [...ERRORS, "not_found"],
   example: { input: { role: "token team", task: "see if large holders are sending our token to exchanges" } },
@@ -239,10 +244,7 @@ export const exchangeFlow = defineRoute({
     }),
     top_counterparties: Type.Array(
       Type.Object({
-        address: Address,
-        class: EntityClass,
-        labels: Labels,
-        flags: Flags,
+        ...Described,
         inflow_usd: UsdOrNull,
         outflow_usd: UsdOrNull,
         inflow: DecimalString,
@@ -250,8 +252,7 @@ export const exchangeFlow = defineRoute({
       }),
       { description: "addresses outside the venues, by what they sent into venues (inflow) plus what they got from them (outflow)" },
     ),
-    methodology: Methodology,
-    not_checked: Type.Array(Type.String()),
+    ...Explained,
   }),
   errors: [...ERRORS],
   example: { input: { token: "USDC", blocks: 1800 } },
@@ -283,10 +284,7 @@ export const portfolio = defineRoute({
     { additionalProperties: false },
   ),
   response: Type.Object({
-    address: Address,
-    class: EntityClass,
-    labels: Labels,
-    flags: Flags,
+    ...Described,
     block_number: Type.Integer({ description: "balances are read at this block (to_block)" }),
     holdings: Type.Array(Holding, { description: "non-zero balances, largest USD value first, unpriced last" }),
     total_value_usd: Type.Number({ description: "sum of the priced holdings" }),
@@ -300,8 +298,7 @@ export const portfolio = defineRoute({
       last_seen_block: Type.Union([Type.Integer(), Type.Null()]),
     }),
     ...Coverage,
-    methodology: Methodology,
-    not_checked: Type.Array(Type.String()),
+    ...Explained,
   }),
   errors: [...ERRORS],
   example: { input: { address: "0x4200000000000000000000000000000000000006" } },
@@ -332,18 +329,12 @@ export const counterparties = defineRoute({
     { additionalProperties: false },
   ),
   response: Type.Object({
-    address: Address,
-    class: EntityClass,
-    labels: Labels,
-    flags: Flags,
+    ...Described,
     token: Type.Union([Address, Type.Null()], { description: "the token asked for; null: every token" }),
     total_counterparties: Type.Integer(),
     counterparties: Type.Array(
       Type.Object({
-        address: Address,
-        class: EntityClass,
-        labels: Labels,
-        flags: Flags,
+        ...Described,
         first_seen: Seen,
         last_seen: Seen,
         transfers_in: Type.Integer({ description: "transfers from it to the address" }),
@@ -354,8 +345,7 @@ export const counterparties = defineRoute({
     ),
     unpriced_tokens: Type.Array(Address, { description: "tokens moved that have no price: their amounts are not in the USD volumes" }),
     ...Coverage,
-    methodology: Methodology,
-    not_checked: Type.Array(Type.String()),
+    ...Explained,
   }),
   errors: [...ERRORS],
   example: { input: { address: "0x4200000000000000000000000000000000000006", limit: 20 } },
@@ -460,8 +450,7 @@ export const trace = defineRoute({
     reached: Type.Record(Type.String(), Type.Integer(), { description: "nodes by terminal kind" }),
     truncated: Type.Boolean(),
     budget: Budget,
-    methodology: Methodology,
-    not_checked: Type.Array(Type.String()),
+    ...Explained,
   }),
   errors: [...ERRORS, "not_found"],
   example: { input: { from: "0x4200000000000000000000000000000000000006", max_hops: 3, min_usd: 1000 } },
@@ -515,8 +504,7 @@ export const venueUsers = defineRoute({
     flagged_funders: Type.Array(Type.Object({ user: Address, funder: Address, flags: Flags })),
     unpriced_tokens: Type.Array(Address),
     ...Coverage,
-    methodology: Methodology,
-    not_checked: Type.Array(Type.String()),
+    ...Explained,
   }),
   errors: [...ERRORS],
   example: { input: { venue: "base-l2-standard-bridge", blocks: 1800 } },

@@ -3,6 +3,7 @@
  * answer carries its endpoint's part of it (`methodology`, `not_checked`), and the free page
  * /methodology renders all of it, so what a buyer reads before paying is what the answer says.
  */
+import type { Methodology } from "../../spec/routes/analytics.ts";
 import { DEFAULT_CHUNK_SIZE, DEFAULT_SCAN_CONCURRENCY } from "../chain/log-scanner.ts";
 import { base } from "../networks/base.ts";
 
@@ -281,22 +282,10 @@ export const ENDPOINT_METHODS: Record<AnalyticsEndpoint, EndpointMethod> = {
   },
 };
 
-/** The methodology object an answer carries. */
-export interface MethodologyAnswer {
-  summary: string;
-  steps: string[];
-  chain?: string;
-  transfers?: string;
-  prices?: string;
-  classes?: string;
-  labels?: string;
-  not_checked: string[];
-}
-
 /** The methodology part of `endpoint`'s answer, from the same text the /methodology page shows. */
-export function methodologyFor(endpoint: AnalyticsEndpoint): MethodologyAnswer {
+export function methodologyFor(endpoint: AnalyticsEndpoint): Methodology {
   const method = ENDPOINT_METHODS[endpoint];
-  const answer: MethodologyAnswer = { summary: method.summary, steps: [...method.steps], not_checked: [...method.notChecked] };
+  const answer: Methodology = { summary: method.summary, steps: [...method.steps], not_checked: [...method.notChecked] };
   for (const fact of method.facts) answer[fact] = METHOD_FACTS[fact];
   return answer;
 }

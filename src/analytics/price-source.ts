@@ -85,6 +85,19 @@ export function llamaCoinKey(token: Address): string {
   return `base:${token.toLowerCase()}`;
 }
 
+/** A price from DefiLlama's coins API, which names no pair and no 24 h change with it. */
+export function llamaPrice(token: Address, coin: { price: number }, fetchedAt: number): TokenPrice {
+  return {
+    token: getAddress(token),
+    price_usd: formatExact(parseDecimal(coin.price)),
+    change_24h_pct: null,
+    source: "defillama",
+    method: "defillama_coins",
+    pair: null,
+    fetchedAt,
+  };
+}
+
 /** Prices for the analytics, shared by all requests. */
 export class PriceSource {
   readonly #dex: DexScreener;
@@ -117,17 +130,7 @@ export class PriceSource {
     try {
       const coins = await this.#llama.coinPrices([key]);
       const coin = coins.value[key];
-      if (coin) {
-        return {
-          token: getAddress(token),
-          price_usd: formatExact(parseDecimal(coin.price)),
-          change_24h_pct: null,
-          source: "defillama",
-          method: "defillama_coins",
-          pair: null,
-          fetchedAt: coins.fetchedAt,
-        };
-      }
+      if (coin) return llamaPrice(token, coin, coins.fetchedAt);
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
       this.#log.warn("defillama coins failed too", { token, error, cause: error.cause instanceof Error ? error.cause.message : undefined });
@@ -165,16 +168,7 @@ export class PriceSource {
       const coins = await this.#llama.coinPrices(missing.map(llamaCoinKey));
       for (const token of missing) {
         const coin = coins.value[llamaCoinKey(token)];
-        if (!coin) continue;
-        found.set(token, {
-          token,
-          price_usd: formatExact(parseDecimal(coin.price)),
-          change_24h_pct: null,
-          source: "defillama",
-          method: "defillama_coins",
-          pair: null,
-          fetchedAt: coins.fetchedAt,
-        });
+        if (coin) found.set(token, llamaPrice(token, coin, coins.fetchedAt));
       }
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;

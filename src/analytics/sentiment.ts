@@ -3,6 +3,8 @@
  * weights, so a buyer can recompute the score and disagree with it. The text of the method
  * is in methodology.ts; the numbers are here.
  */
+import type { Static } from "@sinclair/typebox";
+import type { defiSentiment } from "../../spec/routes/analytics.ts";
 
 /** Weight of each input when all are present. */
 export const SENTIMENT_WEIGHTS = { price_change_24h: 0.4, funding_rate_8h: 0.3, tvl_change_24h: 0.3 } as const;
@@ -13,24 +15,9 @@ export const FULL_SCALE = { price_change_24h_pct: 10, funding_rate_8h_pct: 0.05,
 /** Score at or above which the label is bullish (and at or below whose negative it is bearish). */
 export const SENTIMENT_THRESHOLD = 20;
 
-/** One input of the score as the answer shows it. */
-export interface SentimentInput {
-  name: keyof typeof SENTIMENT_WEIGHTS;
-  value: number;
-  /** The value scaled to -1..1. */
-  normalized: number;
-  /** The weight used (rescaled when inputs are missing). */
-  weight: number;
-  /** normalized x weight x 100: this input's share of the score. */
-  contribution: number;
-}
-
-/** The score, its label and how it was made. */
-export interface SentimentScore {
-  score: number | null;
-  sentiment: "bullish" | "neutral" | "bearish" | "unknown";
-  inputs: SentimentInput[];
-}
+/** The score, its label and how it was made (each input with its value scaled to -1..1, the weight used and its share of the score). */
+type DefiSentiment = Static<typeof defiSentiment.response>;
+export type SentimentScore = Pick<DefiSentiment, "score" | "sentiment"> & { inputs: DefiSentiment["score_inputs"] };
 
 const clip = (x: number) => Math.max(-1, Math.min(1, x));
 const round = (x: number, digits: number) => Number(x.toFixed(digits));

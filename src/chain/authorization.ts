@@ -3,29 +3,13 @@
  * (`authorizationState`) and which transaction used it (its `AuthorizationUsed` event).
  * Used to resolve payments whose settlement outcome is unknown.
  */
-import { erc20Abi, isAddressEqual, type PublicClient, parseEventLogs } from "viem";
+import { erc20Abi, isAddressEqual, type PublicClient, parseAbi, parseEventLogs } from "viem";
 import { readChain } from "./rpc-error.ts";
 
-const eip3009Abi = [
-  {
-    type: "function",
-    name: "authorizationState",
-    stateMutability: "view",
-    inputs: [
-      { name: "authorizer", type: "address" },
-      { name: "nonce", type: "bytes32" },
-    ],
-    outputs: [{ type: "bool" }],
-  },
-  {
-    type: "event",
-    name: "AuthorizationUsed",
-    inputs: [
-      { name: "authorizer", type: "address", indexed: true },
-      { name: "nonce", type: "bytes32", indexed: true },
-    ],
-  },
-] as const;
+const eip3009Abi = parseAbi([
+  "function authorizationState(address authorizer, bytes32 nonce) view returns (bool)",
+  "event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)",
+]);
 
 /** Reads authorisations of one EIP-3009 token. */
 export interface AuthorizationReader {

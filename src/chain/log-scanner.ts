@@ -174,20 +174,6 @@ export function providerPushback(error: unknown): { retryAfterMs?: number } | un
   return pushback;
 }
 
-/** Run `tasks` with at most `limit` in flight; results in task order. */
-export async function runPool<T>(tasks: readonly (() => Promise<T>)[], limit: number): Promise<T[]> {
-  const results = new Array<T>(tasks.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < tasks.length) {
-      const index = next++;
-      results[index] = await (tasks[index] as () => Promise<T>)();
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, tasks.length)) }, worker));
-  return results;
-}
-
 /** A counting semaphore whose limit can move (the scanner's shared limit, or a scan's fixed one). */
 class Limit {
   limit: number;

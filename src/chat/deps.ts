@@ -5,10 +5,11 @@
  * answer and `GET /api/markets` or `POST /api/gas-tracker` agree, and an upstream failure is
  * the same `UpstreamError` (502/503/504, never charged).
  */
+import type { Static } from "@sinclair/typebox";
 import type { Address } from "viem";
 import gasTrackerFunction from "../../functions/gas-tracker.ts";
 import marketsFunction from "../../functions/markets.ts";
-import type { MarketPair } from "../../spec/routes/analytics.ts";
+import type { gasTracker, MarketPair } from "../../spec/routes/analytics.ts";
 import type { TokenPrice } from "../analytics/price-source.ts";
 import { analyticsOf } from "../analytics/services.ts";
 import { kbIndex } from "../content/kb.ts";
@@ -20,15 +21,10 @@ import type { PerpAsset } from "../upstreams/hyperliquid.ts";
 import type { Cached } from "../upstreams/ttl-cache.ts";
 
 /** The gas figures the chat quotes: the fields of `POST /api/gas-tracker`'s answer it reads. */
-export interface GasReading {
-  chain_id: number;
-  block_number: number;
-  base_fee_gwei: number;
-  priority_fee_gwei: { low: number; medium: number; high: number };
-  eth_price_usd: number;
-  price_source: string;
-  usd_estimate: { transfer_21000: number; erc20_transfer_65000: number };
-}
+export type GasReading = Pick<
+  Static<typeof gasTracker.response>,
+  "chain_id" | "block_number" | "base_fee_gwei" | "priority_fee_gwei" | "eth_price_usd" | "price_source" | "usd_estimate"
+>;
 
 /** The data sources of the chat engine. Each may throw an `UpstreamError`. */
 export interface ChatDeps {

@@ -9,3 +9,19 @@ export function shellWord(word: string): string {
 export function buyCommand(method: string, path: string, body?: unknown): string {
   return `npm run buy -- ${method} ${shellWord(path)}${body === undefined ? "" : ` ${shellWord(JSON.stringify(body))}`}`;
 }
+
+/**
+ * The Node snippet that buys `path` with the reference client `@x402/fetch` and a key from the
+ * environment; it defines its client in full, so it runs as pasted. `base` and `init` are code.
+ */
+export function fetchSnippet(path: string, base: string, init: string, log: string): string {
+  return `import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
+import { registerExactEvmScheme } from "@x402/evm/exact/client";
+import { privateKeyToAccount } from "viem/accounts";
+
+const client = new x402Client();
+registerExactEvmScheme(client, { signer: privateKeyToAccount(process.env.BUYER_PRIVATE_KEY) });
+const pay = wrapFetchWithPayment(fetch, client);
+const res = await pay(new URL("${path}", ${base}), ${init});
+console.log(${log});`;
+}

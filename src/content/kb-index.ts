@@ -87,6 +87,9 @@ export const fuzzyFor = (term: string): number | false => (term.length >= 5 ? 0.
  */
 export const KB_MAX_FUZZY = 1;
 
+/** A document's field as the indexes read it: a list's items joined by spaces. */
+export const fieldText = (value: unknown): string => (Array.isArray(value) ? value.join(" ") : String(value ?? ""));
+
 /** A search index over a set of entries. */
 export class KbIndex {
   readonly #index: MiniSearch<KbEntry>;
@@ -94,10 +97,7 @@ export class KbIndex {
 
   constructor(entries: readonly KbEntry[]) {
     this.#byId = new Map(entries.map((e) => [e.id, e]));
-    const extractField = (entry: KbEntry, field: string) => {
-      const value = entry[field as keyof KbEntry];
-      return Array.isArray(value) ? value.join(" ") : String(value ?? "");
-    };
+    const extractField = (entry: KbEntry, field: string) => fieldText(entry[field as keyof KbEntry]);
     const known = new Set<string>();
     for (const entry of entries)
       for (const field of Object.keys(KB_BOOST)) for (const term of searchTerms(extractField(entry, field))) known.add(term);

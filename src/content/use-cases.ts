@@ -5,7 +5,7 @@
  */
 import MiniSearch from "minisearch";
 import type { EntityUseCase } from "../../spec/content-schema.ts";
-import { fuzzyFor, KB_MAX_FUZZY, prefixFor, processTerm } from "./kb-index.ts";
+import { fieldText, fuzzyFor, KB_MAX_FUZZY, prefixFor, processTerm } from "./kb-index.ts";
 
 /** Field weights: the title and roles say most about whom a use case is for. */
 export const USE_CASE_BOOST = { title: 3, roles: 3, tags: 2, summary: 1.5, why: 1 } as const;
@@ -25,11 +25,7 @@ export class UseCaseIndex {
     this.#byId = new Map(useCases.map((u) => [u.id, u]));
     this.#index = new MiniSearch<EntityUseCase>({
       fields: Object.keys(USE_CASE_BOOST),
-      extractField: (u, field) => {
-        if (field === "why") return u.plan.map((s) => s.why).join(" ");
-        const value = u[field as keyof EntityUseCase];
-        return Array.isArray(value) ? value.join(" ") : String(value ?? "");
-      },
+      extractField: (u, field) => fieldText(field === "why" ? u.plan.map((s) => s.why) : u[field as keyof EntityUseCase]),
       processTerm,
       searchOptions: { boost: { ...USE_CASE_BOOST }, combineWith: "OR", prefix: prefixFor, fuzzy: fuzzyFor, maxFuzzy: KB_MAX_FUZZY },
     });

@@ -15,6 +15,7 @@ import { primarySite, type SiteDef } from "../../spec/sites.ts";
 import { TAGS } from "../../spec/tags.ts";
 import { ERROR_DOCS, ErrorBody, type ErrorCode, statusOf } from "../error-docs.ts";
 import { base } from "../networks/base.ts";
+import { enumOf } from "./output-example.ts";
 import { shareRepeatedSchemas } from "./shared-schemas.ts";
 
 /** What the document says beyond the route table. */
@@ -36,16 +37,10 @@ export interface OpenApiOptions {
 function plain(schema: TSchema): Record<string, unknown> {
   return JSON.parse(JSON.stringify(schema), (_key, value: unknown) => {
     const anyOf = (value as { anyOf?: unknown } | null)?.anyOf;
-    if (!Array.isArray(anyOf) || anyOf.length < 2) return value;
-    const literal = (s: unknown) =>
-      typeof s === "object" &&
-      s !== null &&
-      Object.keys(s).length === 2 &&
-      (s as Json).type === "string" &&
-      typeof (s as Json).const === "string";
-    if (!anyOf.every(literal)) return value;
+    const literals = Array.isArray(anyOf) ? enumOf(anyOf) : undefined;
+    if (!literals) return value;
     const { anyOf: _literals, ...rest } = value as Json;
-    return { ...rest, type: "string", enum: anyOf.map((s) => (s as Json).const) };
+    return { ...rest, ...literals };
   }) as Record<string, unknown>;
 }
 

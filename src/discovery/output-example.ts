@@ -90,7 +90,7 @@ export function outlineSchema(response: TSchema): JsonSchema {
 const ANNOTATIONS = new Set(["description", "examples", "title", "$id", "default"]);
 
 /** A union of constants of one type (TypeBox's literal unions) as the shorter `{type, enum}`. */
-function enumOf(alternatives: JsonSchema[]): JsonSchema | undefined {
+export function enumOf(alternatives: JsonSchema[]): JsonSchema | undefined {
   const type = alternatives[0]?.type;
   const constants = alternatives.every((a) => Object.keys(a).length === 2 && a.const !== undefined && a.type === type);
   return constants && typeof type === "string" ? { type, enum: alternatives.map((a) => a.const) } : undefined;

@@ -43,9 +43,9 @@ export async function describe(
   return out;
 }
 
-/** The venue class of a curated venue address, or undefined for any other address. */
-export function venueClassOf(address: Address, labels: LabelBook): EntityClass | undefined {
-  return labels.venueOf(address)?.class;
+/** The facts of `address` among `facts`; one not described has class `fallback` and no labels or flags. */
+export function factsOf(facts: ReadonlyMap<Address, EntityFacts>, address: Address, fallback: EntityClass = "contract"): EntityFacts {
+  return facts.get(address) ?? { class: fallback, labels: [], flags: [] };
 }
 
 /** Symbol and decimals of a token. */
@@ -125,6 +125,20 @@ export class UsdSum {
       this.#exponent = exponent;
       this.#numerator += term;
     } else this.#numerator += term * 10n ** BigInt(this.#exponent - exponent);
+    return this;
+  }
+
+  /** Add each token's amount of `volume` that has decimals and a price; the others are left out. */
+  addVolume(
+    volume: ReadonlyMap<Address, bigint>,
+    infos: ReadonlyMap<Address, TokenInfo>,
+    prices: ReadonlyMap<Address, { exact: ExactDecimal }>,
+  ) {
+    for (const [token, amount] of volume) {
+      const info = infos.get(token);
+      const price = prices.get(token);
+      if (info && price) this.add(amount, info.decimals, price.exact);
+    }
     return this;
   }
 

@@ -3,21 +3,13 @@
  * `/entity-intel` page: the paid routes with their prices and what they answer, the curated
  * addresses this service names, and the method and limits every answer states.
  */
-import { entityPaidRoutes } from "../../spec/routes/entity-intel.ts";
+import type { Static } from "@sinclair/typebox";
+import { type entityIntelIndex, entityPaidRoutes } from "../../spec/routes/entity-intel.ts";
 import type { LabelBook } from "../analytics/labels.ts";
 import { COMMON_NOT_CHECKED, METHOD_FACTS } from "../analytics/methodology.ts";
 
 /** The index document. */
-export interface EntityIndexDocument {
-  provider: string;
-  not_nansen: string;
-  source_thread: string;
-  price_usdc_per_call: number;
-  endpoints: { route: string; price_usd: number; answers: string }[];
-  labels_configured: string[];
-  methodology: { chain: string; transfers: string; prices: string; classes: string; labels: string };
-  not_checked: string[];
-}
+type EntityIndexDocument = Static<typeof entityIntelIndex.response>;
 
 /** What each paid route answers, in the index's words. */
 const ANSWERS: Record<string, string> = {

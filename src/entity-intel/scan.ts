@@ -81,6 +81,14 @@ export interface ScanResult {
   truncated: boolean;
 }
 
+/** The queries of every transfer of `token` (every token when undefined) from and to `addresses`. */
+export function bothWays(token: Address | undefined, addresses: Address | Address[]): Omit<TransferQuery, "fromBlock" | "toBlock">[] {
+  return [
+    { token, from: addresses },
+    { token, to: addresses },
+  ];
+}
+
 /** Split a query whose OR-lists are longer than {@link MAX_TOPIC_ADDRESSES} into several. */
 export function splitQuery(query: Omit<TransferQuery, "fromBlock" | "toBlock">): Omit<TransferQuery, "fromBlock" | "toBlock">[] {
   for (const side of ["from", "to"] as const) {

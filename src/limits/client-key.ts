@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import { isIPv4, isIPv6 } from "node:net";
+import ipaddr from "ipaddr.js";
 import proxyaddr from "proxy-addr";
 
 /** The rate-limit key of client address `address`. */
@@ -14,24 +15,12 @@ export function clientKey(address: string | undefined): string {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
   if (mapped) return mapped[1] as string;
   if (isIPv4(address) || !isIPv6(address)) return address;
-  return `${expandIPv6(address).slice(0, 4).join(":")}::/64`;
-}
-
-/** The eight 16-bit groups of an IPv6 address, lower-case hex without leading zeros. */
-function expandIPv6(address: string): string[] {
-  const [head = "", tail] = address.split("%")[0]?.split("::") ?? [""];
-  const left = head ? head.split(":") : [];
-  const right = tail ? tail.split(":") : [];
-  const groups = tail === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill("0"), ...right];
-  return groups.map((g) => Number.parseInt(g, 16).toString(16));
+  return `${ipaddr.IPv6.parse(address).toNormalizedString().split(":").slice(0, 4).join(":")}::/64`;
 }
 
 /** Whether `address` is a loopback address (127.0.0.0/8, ::1, or IPv4 loopback mapped into IPv6). */
 export function isLoopback(address: string | undefined): boolean {
-  if (!address) return false;
-  const v4 = /^(?:::ffff:)?(\d+)\.\d+\.\d+\.\d+$/i.exec(address);
-  if (v4) return v4[1] === "127";
-  return address === "::1";
+  return address !== undefined && ipaddr.isValid(address) && ipaddr.process(address).range() === "loopback";
 }
 
 /**

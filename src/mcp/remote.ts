@@ -30,13 +30,17 @@ import type { PaymentPayload } from "@x402/core/types";
 import packageJson from "../../package.json" with { type: "json" };
 import type { RouteDef } from "../../spec/route.ts";
 import { errorBody, type ErrorCode as ServiceErrorCode } from "../errors.ts";
+import type { DecodedPayment, PayloadProblem } from "../payments/payload.ts";
 import type { Admission, CallToAdmit } from "../server/middleware/rate-limit.ts";
 import { MAX_JSON_DEPTH } from "../validate.ts";
 import { PAYMENT_META_KEY, type ResultBinding, toolResultOf } from "./results.ts";
 import { type RouteTool, routeRequest, routeTools, toolNamed } from "./tools.ts";
 
-/** Answers the HTTP request of one route exactly as `/api/*` does (the Astro endpoint binds src/dispatch.ts). */
-export type RouteDispatch = (request: Request, route: RouteDef) => Promise<Response>;
+/**
+ * Answers the HTTP request of one route exactly as `/api/*` does (the Astro endpoint binds
+ * src/dispatch.ts); `payment` is its payment header as the rate limits decoded it, when they did.
+ */
+export type RouteDispatch = (request: Request, route: RouteDef, payment?: DecodedPayment | PayloadProblem) => Promise<Response>;
 
 /** The HTTP rate limiter, for the client that sent this `POST /mcp` (src/server/middleware/rate-limit.ts). */
 export interface CallLimits {
@@ -148,7 +152,7 @@ function createRemoteServer(origin: string, tools: readonly RouteTool[], dispatc
     const payment = paymentHeader(meta?.[PAYMENT_META_KEY]);
     const binding = bindingOf(meta);
     // Counted before anything is read, as the HTTP request of the route is by the Express chain.
-    const admission = limits
+    const admission: Admission = limits
       ? await limits.admit({ method: entry.route.method, path: entry.route.path, address: limits.address, payment })
       : { done: () => {} };
     if ("refused" in admission) return toolResultOf(admission.refused, binding);
@@ -160,7 +164,7 @@ function createRemoteServer(origin: string, tools: readonly RouteTool[], dispatc
         ...(typeof signIn === "string" ? { "SIGN-IN-WITH-X": signIn } : {}),
       };
       const call = routeRequest(entry.route, args, origin, headers);
-      return await toolResultOf(await dispatchRoute(call, entry.route), binding);
+      return await toolResultOf(await dispatchRoute(call, entry.route, admission.payment), binding);
     } finally {
       admission.done();
     }

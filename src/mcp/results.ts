@@ -14,7 +14,6 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
-import type { PaymentRequired, SettleResponse } from "@x402/core/types";
 
 /** Where a client puts its `PaymentPayload` in `tools/call` params. */
 export const PAYMENT_META_KEY = "x402/payment";
@@ -35,23 +34,12 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** The decoded PAYMENT-RESPONSE header, if the answer carries a readable one. */
-export function settlementOf(headers: Headers): SettleResponse | undefined {
-  const header = headers.get("payment-response");
+/** The decoded header `name` (PAYMENT-RESPONSE, PAYMENT-REQUIRED), if the answer carries a readable one. */
+function decodedHeader<T>(headers: Headers, name: string, decode: (header: string) => T): T | undefined {
+  const header = headers.get(name);
   if (!header) return undefined;
   try {
-    return decodePaymentResponseHeader(header);
-  } catch {
-    return undefined;
-  }
-}
-
-/** The decoded PAYMENT-REQUIRED header, if the answer carries a readable one. */
-export function paymentRequiredOf(headers: Headers): PaymentRequired | undefined {
-  const header = headers.get("payment-required");
-  if (!header) return undefined;
-  try {
-    return decodePaymentRequiredHeader(header);
+    return decode(header);
   } catch {
     return undefined;
   }
@@ -80,12 +68,12 @@ export async function toolResultOf(response: Response, binding: ResultBinding = 
 async function toolResultIn(response: Response, binding: ResultBinding): Promise<CallToolResult> {
   const text = await response.text();
   const body = parseJson(text);
-  const settlement = settlementOf(response.headers);
+  const settlement = decodedHeader(response.headers, "payment-response", decodePaymentResponseHeader);
   const meta = settlement ? { _meta: { [PAYMENT_RESPONSE_META_KEY]: settlement } } : {};
   if (response.ok) {
     return { content: [{ type: "text", text }], ...(isObject(body) ? { structuredContent: body } : {}), ...meta };
   }
-  const challenge = response.status === 402 ? paymentRequiredOf(response.headers) : undefined;
+  const challenge = response.status === 402 ? decodedHeader(response.headers, "payment-required", decodePaymentRequiredHeader) : undefined;
   if (challenge && binding.extension) {
     // Not a completed call and not an error: the operation did not run. No `content`, as the binding defines it.
     return { resultType: "payment_required", paymentRequired: challenge, ...meta } as unknown as CallToolResult;

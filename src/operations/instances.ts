@@ -141,8 +141,6 @@ export interface Heartbeat {
    * over (a pause, SIGSTOP, a stalled event loop), the heartbeat is written and checked first.
    */
   maySettle(): Promise<boolean>;
-  /** The instance that took the key over, once this one stopped settling. */
-  readonly settlingTakenBy: InstanceRow | undefined;
 }
 
 /**
@@ -222,9 +220,6 @@ export function startHeartbeat(store: Store, info: InstanceInfo, log: Logger, ev
     stop: () => {
       ended = true;
       clearInterval(timer);
-    },
-    get settlingTakenBy() {
-      return takenBy;
     },
     async maySettle() {
       // Once stopped (the instance is closing and removes its row), no heartbeat is written again.

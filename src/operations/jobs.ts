@@ -92,32 +92,22 @@ async function claim(db: Queryable, job: JobDefinition, holder: string, leaseMs:
   return rows[0] ? new Date(rows[0].claimed_at) : null;
 }
 
-/** The newest run of each job. */
-export async function latestJobRuns(db: Queryable): Promise<Map<JobName, JobRunRecord>> {
-  const rows = await db.query<JobRunRecord & { started_at: Date; finished_at: Date | null }>(
-    `select job, instance, trigger, started_at, finished_at, outcome, detail
-       from job_runs where id in (select max(id) from job_runs group by job) order by job`,
-  );
-  return new Map(
-    rows.map((r) => [
-      r.job,
-      { ...r, started_at: new Date(r.started_at).toISOString(), finished_at: r.finished_at ? new Date(r.finished_at).toISOString() : null },
-    ]),
-  );
+/** A recorded run with its times as ISO strings. */
+function runRecord(r: JobRunRecord & { started_at: Date | string; finished_at: Date | string | null }): JobRunRecord {
+  return {
+    ...r,
+    started_at: new Date(r.started_at).toISOString(),
+    finished_at: r.finished_at ? new Date(r.finished_at).toISOString() : null,
+  };
 }
 
-/** The newest finished run of each job (a running one is not an outcome yet). */
-export async function latestFinishedJobRuns(db: Queryable): Promise<Map<JobName, JobRunRecord>> {
-  const rows = await db.query<JobRunRecord & { started_at: Date; finished_at: Date }>(
+/** The newest run of each job, or with `finished` the newest finished one (a running one is not an outcome yet). */
+export async function latestJobRuns(db: Queryable, finished = false): Promise<Map<JobName, JobRunRecord>> {
+  const rows = await db.query<JobRunRecord & { started_at: Date; finished_at: Date | null }>(
     `select job, instance, trigger, started_at, finished_at, outcome, detail
-       from job_runs where id in (select max(id) from job_runs where outcome <> 'running' group by job) order by job`,
+       from job_runs where id in (select max(id) from job_runs${finished ? " where outcome <> 'running'" : ""} group by job) order by job`,
   );
-  return new Map(
-    rows.map((r) => [
-      r.job,
-      { ...r, started_at: new Date(r.started_at).toISOString(), finished_at: new Date(r.finished_at).toISOString() },
-    ]),
-  );
+  return new Map(rows.map((r) => [r.job, runRecord(r)]));
 }
 
 /** Start checking every job's due time; returns the scheduler. */
@@ -169,11 +159,7 @@ export function startJobs(options: JobsOptions): JobScheduler {
     );
     await store.query("update jobs set holder = null, lease_until = null where name = $1 and holder = $2", [job.name, instance]);
     if (!done) throw new Error(`the run of ${job.name} was not recorded`);
-    return {
-      ...done,
-      started_at: new Date(done.started_at).toISOString(),
-      finished_at: new Date(done.finished_at).toISOString(),
-    };
+    return runRecord(done);
   };
 
   const runOnce = (job: JobDefinition, trigger: JobTrigger, claimedAt: Date): Promise<JobRunRecord> => {

@@ -15,7 +15,7 @@ import { nowPlus } from "../store/dialect.ts";
 import type { Queryable, Store } from "../store/store.ts";
 import { withBudget } from "../time-budget.ts";
 import { countedInstances } from "./instances.ts";
-import { JOB_NAMES, type JobName, latestFinishedJobRuns, latestJobRuns } from "./jobs.ts";
+import { JOB_NAMES, type JobName, latestJobRuns } from "./jobs.ts";
 
 /** How often the document is generated. */
 export const STATUS_INTERVAL_SECONDS = 540;
@@ -209,7 +209,7 @@ async function upstreamsGroup(
 }
 
 async function jobsGroup(db: Queryable, jobs: readonly JobSchedule[], instance: string, now: Date): Promise<StatusGroup> {
-  const finished = await latestFinishedJobRuns(db);
+  const finished = await latestJobRuns(db, true);
   const latest = await latestJobRuns(db);
   const checks: StatusCheck[] = [];
   for (const job of jobs) {

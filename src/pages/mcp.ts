@@ -11,6 +11,11 @@ import { answerMcp, mcpMethodNotAllowed } from "../mcp/remote.ts";
 export const prerender = false;
 
 export const POST: APIRoute = ({ request, locals }) =>
-  answerMcp(request, siteById(locals.site).routes, (call, route) => dispatch(call, { ...locals, path: route.path }), locals.calls);
+  answerMcp(
+    request,
+    siteById(locals.site).routes,
+    (call, route, payment) => dispatch(call, { ...locals, path: route.path, payment: () => payment }),
+    locals.calls,
+  );
 
 export const ALL: APIRoute = ({ request }) => mcpMethodNotAllowed(request.method);

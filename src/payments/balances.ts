@@ -12,7 +12,6 @@
  * - Every credit and debit is a row of `balance_movements`, shown by `npm run ledger`.
  */
 import type { RouteDef } from "../../spec/route.ts";
-import { nowPlus } from "../store/dialect.ts";
 import type { Queryable } from "../store/store.ts";
 
 /** Top-up amounts in USD, inclusive. */
@@ -123,27 +122,4 @@ export async function debitsByRoute(db: Queryable, wallet: string): Promise<{ ro
     [wallet],
   );
   return rows.map((r) => ({ route: r.route, debits: Number(r.debits), amount: usdOf(BigInt(r.amount)) }));
-}
-
-/** Totals for `npm run ledger`: credited and spent in the last `days`, and what all balances hold now. */
-export async function balanceReport(db: Queryable, days = 30) {
-  const since = nowPlus(db, "-86400.0 * $1");
-  const [totals] = await db.query<{
-    credited: string;
-    debited: string;
-    topups: number;
-    debits: number;
-    outstanding: string;
-    wallets: number;
-  }>(
-    `select
-       cast(coalesce((select sum(amount_atomic) from balance_movements where kind = 'topup' and at > ${since}), 0) as text) as credited,
-       cast(coalesce((select sum(amount_atomic) from balance_movements where kind = 'debit' and at > ${since}), 0) as text) as debited,
-       cast((select count(*) from balance_movements where kind = 'topup' and at > ${since}) as integer) as topups,
-       cast((select count(*) from balance_movements where kind = 'debit' and at > ${since}) as integer) as debits,
-       cast(coalesce((select sum(balance_atomic) from balances), 0) as text) as outstanding,
-       cast((select count(*) from balances where balance_atomic > 0) as integer) as wallets`,
-    [days],
-  );
-  return totals as NonNullable<typeof totals>;
 }

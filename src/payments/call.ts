@@ -2,21 +2,14 @@
  * One paid call as the gate and its ways of paying (per call with x402, from a balance, by
  * signing in to re-read) see it, and the few answers they all build.
  */
-import type { HTTPRequestContext, x402HTTPResourceServer } from "@x402/core/server";
 import type { RouteDef } from "../../spec/route.ts";
 import type { VerifiedPayment } from "../context.ts";
 import { type ErrorCode, type ServiceError, toErrorResponse } from "../errors.ts";
-import type { GateOptions } from "./gate.ts";
+import type { RequestBody } from "../validate.ts";
+import type { DecodedPayment, PayloadProblem } from "./payload.ts";
 
-/** What a paid function receives from the gate. */
-export interface PaidCall {
-  payment: VerifiedPayment;
-  /** The request body, read once by the gate. */
-  body: Uint8Array;
-}
-
-/** Runs the paid function; a status >= 400 means it failed and nothing is charged. */
-export type PaidRun = (call: PaidCall) => Promise<Response>;
+/** Runs the paid function with the payment that pays it; a status >= 400 means it failed and nothing is charged. */
+export type PaidRun = (payment: VerifiedPayment) => Promise<Response>;
 
 /**
  * How a call to a paid route ended, for the metrics: settled now (a new charge); redeemed (a paid
@@ -40,7 +33,10 @@ export interface Attempt {
   request: Request;
   route: RouteDef;
   url: URL;
-  body: Uint8Array;
+  /** The body, read and parsed once by the dispatcher. */
+  body: RequestBody;
+  /** The payment header as decoded for the rate limits, when it was (src/server/middleware/route-match.ts). */
+  decoded?: () => DecodedPayment | PayloadProblem | undefined;
   requestHash: string;
   requestId: string;
   run: PaidRun;
@@ -57,23 +53,6 @@ export type RefusalCode = Extract<
   ErrorCode,
   "invalid_payload" | "payment_required" | "payment_already_used" | "signin_required" | "signin_invalid" | "insufficient_balance"
 >;
-
-/** What the ways of paying use of the gate. */
-export interface GateCore {
-  readonly options: GateOptions;
-  readonly http: x402HTTPResourceServer;
-  /** The site's network family: how its payment headers are read and whose signature they carry. */
-  readonly scheme: import("./scheme.ts").PaymentScheme;
-  /** x402's view of the request, with `payment` as its payment header. */
-  context(attempt: Attempt, payment: string | undefined): HTTPRequestContext;
-  /** 402: the challenge, its `error` the reason, with the service's error object saying why; nothing charged. */
-  refuse(attempt: Attempt, code: RefusalCode, message: string, details: Record<string, unknown>): Promise<Response>;
-  /** The paid function; a throw is a 500, never charged. */
-  runFunction(attempt: Attempt, payment: VerifiedPayment): Promise<Response>;
-  /** Whether the request's sign-in proves `payer` (its nonce then used). */
-  provesPayer(attempt: Attempt, payer: string): Promise<boolean>;
-  verifiedPayment(route: RouteDef, payer: string, nonce: string, amount: string): VerifiedPayment;
-}
 
 export const round = (ms: number) => Math.round(ms * 100) / 100;
 

@@ -18,12 +18,11 @@ import {
   encodeFunctionData,
   type Hex,
   HttpRequestError,
-  isAddressEqual,
   type PublicClient,
   RpcRequestError,
-  recoverTypedDataAddress,
   TimeoutError,
   type Transport,
+  verifyTypedData,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import type { Logger } from "../log.ts";
@@ -187,12 +186,9 @@ export function createSelfFacilitator(
     address: account.address,
     readContract: (args) => watched(() => client.readContract(args as never)),
     // An EOA's signature is checked locally; only a contract wallet's needs the chain (ERC-1271/6492).
-    verifyTypedData: async (args) => {
-      const { address, ...typed } = args as { address: `0x${string}` } & Parameters<typeof recoverTypedDataAddress>[0];
-      const recovered = await recoverTypedDataAddress(typed).catch(() => null);
-      if (recovered && isAddressEqual(recovered, address)) return true;
-      return watched(() => client.verifyTypedData(args as never));
-    },
+    verifyTypedData: async (args) =>
+      (await verifyTypedData(args as Parameters<typeof verifyTypedData>[0]).catch(() => false)) ||
+      watched(() => client.verifyTypedData(args as never)),
     writeContract: (args) => {
       const call = encodeFunctionData({ abi: args.abi, functionName: args.functionName, args: args.args } as never);
       // An extension may append bytes to the calldata (builder codes), as viem's writeContract does.

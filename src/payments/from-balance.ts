@@ -7,7 +7,8 @@
  */
 import { atomicUsdc, routeKey } from "../../spec/route.ts";
 import { balanceOf, debitBalance, usdOf } from "./balances.ts";
-import { type Attempt, type GateCore, withHeaders } from "./call.ts";
+import { type Attempt, withHeaders } from "./call.ts";
+import type { PaymentGate } from "./gate.ts";
 import { type SignedIn, useSignIn } from "./sign-in.ts";
 
 /** Response headers of a call paid from a balance: what it took and what is left, in USD. */
@@ -18,7 +19,7 @@ export const BALANCE_LEFT = "Balance-Remaining";
  * Pay `attempt` from the balance of the signed-in wallet, which holds `held` (atomic USDC) as
  * last read; its sign-in is used only when that covers the price.
  */
-export async function payFromBalance(core: GateCore, attempt: Attempt, signedIn: SignedIn, held: bigint): Promise<Response> {
+export async function payFromBalance(core: PaymentGate, attempt: Attempt, signedIn: SignedIn, held: bigint): Promise<Response> {
   const { store, log } = core.options;
   const wallet = signedIn.payer;
   const price = BigInt(atomicUsdc(attempt.route.price ?? 0));
@@ -58,7 +59,7 @@ export async function payFromBalance(core: GateCore, attempt: Attempt, signedIn:
 }
 
 /** 402 insufficient_balance: the per-call challenge, the balance and how to top up; nothing debited. */
-async function insufficient(core: GateCore, attempt: Attempt, wallet: string, price: bigint): Promise<Response> {
+async function insufficient(core: PaymentGate, attempt: Attempt, wallet: string, price: bigint): Promise<Response> {
   const held = await balanceOf(core.options.store, wallet);
   return core.refuse(
     attempt,

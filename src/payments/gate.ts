@@ -33,19 +33,20 @@ import type { VerifiedPayment } from "../context.ts";
 import { InvalidRequestError, ServiceError, toErrorResponse } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { Store } from "../store/store.ts";
-import { checkBeforeCharging } from "../validate.ts";
+import { checkBeforeCharging, type RequestBody } from "../validate.ts";
 import { balanceOf, payableFromBalance } from "./balances.ts";
-import { type Attempt, errorResponse, type GateCore, json, type PaidOutcome, type PaidRun, type RefusalCode, round } from "./call.ts";
+import { type Attempt, errorResponse, json, type PaidOutcome, type PaidRun, type RefusalCode, round } from "./call.ts";
 import { GuardedFacilitator } from "./facilitator.ts";
 import { payFromBalance } from "./from-balance.ts";
 import type { InFlightRegistry } from "./inflight.ts";
+import type { DecodedPayment, PayloadProblem } from "./payload.ts";
 import { PerCallPayment, paymentUnavailable } from "./per-call.ts";
 import { paymentRoutes } from "./requirements.ts";
 import { boughtBy } from "./reread.ts";
-import { evmScheme, type PaymentScheme } from "./scheme.ts";
+import { type PaymentScheme, usdcScheme } from "./scheme.ts";
 import { checkSignIn, isRefusal, SIWX_HEADER, type SignedIn, type SignInRefusal, signInDeclaration, useSignIn } from "./sign-in.ts";
 
-export type { PaidCall, PaidOutcome, PaidRun } from "./call.ts";
+export type { PaidOutcome, PaidRun } from "./call.ts";
 
 /** Everything the gate needs, built once at start (src/server/service.ts). */
 export interface GateOptions {
@@ -63,6 +64,13 @@ export interface GateOptions {
   observer?: PaymentObserver;
   /** The site's network family (asset quoted, x402 scheme, how a payment header is read); default: EVM with `config.usdc`. */
   scheme?: PaymentScheme;
+}
+
+/** What the dispatcher hands the gate with a call: its body, read once, and its payment header, when decoded already. */
+export interface Given {
+  body: RequestBody;
+  /** The payment header as the site's scheme decoded it for the rate limits (undefined: not decoded). */
+  payment?: () => DecodedPayment | PayloadProblem | undefined;
 }
 
 /** Observes the payment gate (src/metrics/metrics.ts counts what it is told). */
@@ -92,10 +100,8 @@ function paymentHeaderOf(headers: Headers): string | undefined | ServiceError {
   return signature ?? alias;
 }
 
-const decoder = new TextDecoder();
-
 /** The payment gate of one site. */
-export class PaymentGate implements GateCore {
+export class PaymentGate {
   readonly options: GateOptions;
   readonly http: x402HTTPResourceServer;
   readonly scheme: PaymentScheme;
@@ -108,14 +114,7 @@ export class PaymentGate implements GateCore {
     this.options = options;
     const { config, payTo, routes, log } = options;
     const server = new x402ResourceServer(new GuardedFacilitator(options.facilitator, log, config.payments.timeoutMs));
-    this.scheme =
-      options.scheme ??
-      evmScheme(config.network, {
-        name: config.usdc.name,
-        version: config.usdc.version,
-        chainId: config.chainId,
-        verifyingContract: config.usdc.address,
-      });
+    this.scheme = options.scheme ?? usdcScheme(config);
     this.scheme.register(server);
     server.registerExtension(bazaarResourceServerExtension);
     server.registerExtension(paymentIdentifierResourceServerExtension);
@@ -140,8 +139,8 @@ export class PaymentGate implements GateCore {
    * method, URL, payment and sign-in headers, JSON body), `run` the route's function. Never
    * throws: every failure is a response, and none is charged.
    */
-  async handle(request: Request, route: RouteDef, run: PaidRun): Promise<Response> {
-    const attempt = await this.attemptOf(request, route, run);
+  async handle(request: Request, route: RouteDef, run: PaidRun, given: Given): Promise<Response> {
+    const attempt = this.attemptOf(request, route, run, given);
     const response = await this.answer(attempt);
     this.options.observer?.paidCall(routeKey(route), attempt.record.outcome ?? outcomeOf(response.status), attempt.record.amountAtomic);
     return response;
@@ -156,10 +155,10 @@ export class PaymentGate implements GateCore {
       if (header instanceof ServiceError) return errorResponse(header);
       // Checked before charged: a present body or query that fails the route's schema is a 400.
       try {
-        checkBeforeCharging(route, url, decoder.decode(attempt.body));
+        checkBeforeCharging(route, url, attempt.body);
       } catch (error) {
         if (header !== undefined && error instanceof InvalidRequestError)
-          await this.perCall.notCharged(attempt, header, 400, "invalid_request");
+          await this.perCall.refusedUnread(attempt, header, 400, "invalid_request");
         throw error;
       }
       // HEAD asks what a GET would answer without a body: the challenge, never a paid run.
@@ -191,22 +190,9 @@ export class PaymentGate implements GateCore {
   private async bySignIn(attempt: Attempt): Promise<Response> {
     const { store } = this.options;
     const named = balanceUserOf(attempt.body);
-    if (attempt.siwx === null) {
-      if (!named) return this.challenge(attempt);
-      return this.refuse(
-        attempt,
-        "signin_required",
-        `Spending the balance of ${named} needs a SIGN-IN-WITH-X header signed by that wallet.`,
-        {
-          reason: "signin_required",
-          header: "SIGN-IN-WITH-X",
-        },
-      );
-    }
-    const signedIn = await this.verifySignIn(attempt.siwx, attempt.route);
-    if (isRefusal(signedIn)) {
-      return this.refuse(attempt, "signin_invalid", `The Sign-In-With-X header was refused (${signedIn.reason}).`, { ...signedIn });
-    }
+    if (attempt.siwx === null && !named) return this.challenge(attempt);
+    const signedIn = await this.signedIn(attempt, `Spending the balance of ${named} needs a SIGN-IN-WITH-X header signed by that wallet.`);
+    if (signedIn instanceof Response) return signedIn;
     if (named && named !== signedIn.payer) {
       return this.refuse(attempt, "signin_invalid", "The Sign-In-With-X header was signed by another wallet than user_id.", {
         reason: "wallet_mismatch",
@@ -215,11 +201,7 @@ export class PaymentGate implements GateCore {
       });
     }
     const bought = await boughtBy(store, attempt, signedIn.payer, this.options.config.payments.redeemHours);
-    if (bought) {
-      if (!(await useSignIn(store, signedIn)))
-        return this.refuse(attempt, "signin_invalid", "The Sign-In-With-X header was used already.", replayed());
-      return this.perCall.redeem(attempt, bought.paid, undefined, bought.reason);
-    }
+    if (bought) return (await this.used(attempt, signedIn)) ?? this.perCall.redeem(attempt, bought.paid, undefined, bought.reason);
     const held = payableFromBalance(attempt.route) ? await balanceOf(store, signedIn.payer) : 0n;
     if (named || held > 0n) return payFromBalance(this, attempt, signedIn, held);
     return this.challenge(attempt);
@@ -229,18 +211,29 @@ export class PaymentGate implements GateCore {
    * The wallet signed in on a free route that needs one (`RouteDef.signIn`), or the 402 that
    * asks for a sign-in (the form `wrapFetchWithSIWx` and agentcash act on).
    */
-  async signIn(request: Request, route: RouteDef): Promise<{ wallet: `0x${string}` } | Response> {
-    const attempt = await this.attemptOf(request, route, () => Promise.reject(new Error("a sign-in route is not run by the gate")));
+  async signIn(request: Request, route: RouteDef, body: RequestBody): Promise<{ wallet: `0x${string}` } | Response> {
+    const notRun = () => Promise.reject(new Error("a sign-in route is not run by the gate"));
+    const attempt = this.attemptOf(request, route, notRun, { body });
     await this.initialize();
-    const what = `Reading this (${routeKey(route)}) needs a SIGN-IN-WITH-X header signed by your wallet.`;
+    const signed = await this.signedIn(attempt, `Reading this (${routeKey(route)}) needs a SIGN-IN-WITH-X header signed by your wallet.`);
+    if (signed instanceof Response) return signed;
+    return (await this.used(attempt, signed)) ?? { wallet: signed.payer as `0x${string}` };
+  }
+
+  /** The request's sign-in, checked for its route; or the 402 saying why not (`missing`: what to say when it has none). */
+  private async signedIn(attempt: Attempt, missing: string): Promise<SignedIn | Response> {
     if (attempt.siwx === null)
-      return this.refuse(attempt, "signin_required", what, { reason: "signin_required", header: "SIGN-IN-WITH-X" });
-    const signed = await this.verifySignIn(attempt.siwx, route);
-    if (isRefusal(signed))
-      return this.refuse(attempt, "signin_invalid", `The Sign-In-With-X header was refused (${signed.reason}).`, { ...signed });
-    if (!(await useSignIn(this.options.store, signed)))
-      return this.refuse(attempt, "signin_invalid", "The Sign-In-With-X header was used already.", replayed());
-    return { wallet: signed.payer as `0x${string}` };
+      return this.refuse(attempt, "signin_required", missing, { reason: "signin_required", header: "SIGN-IN-WITH-X" });
+    const signed = await this.verifySignIn(attempt.siwx, attempt.route);
+    if (!isRefusal(signed)) return signed;
+    return this.refuse(attempt, "signin_invalid", `The Sign-In-With-X header was refused (${signed.reason}).`, { ...signed });
+  }
+
+  /** Use the sign-in's nonce, as it grants something now: undefined, or the 402 of a sign-in used already. */
+  private async used(attempt: Attempt, signed: SignedIn): Promise<Response | undefined> {
+    if (await useSignIn(this.options.store, signed)) return undefined;
+    const details = { field: "header.sign-in-with-x", expected: "a sign-in nonce not used before", reason: "invalid_siwx_nonce" };
+    return this.refuse(attempt, "signin_invalid", "The Sign-In-With-X header was used already.", details);
   }
 
   /** Tell the gate the origin its site listens on, once it does (local mode binds sign-ins to it). */
@@ -263,21 +256,22 @@ export class PaymentGate implements GateCore {
     return checkSignIn(header, { origin, chains: [this.options.config.network], path: route.path });
   }
 
+  /** Whether the request's sign-in proves `payer` (its nonce then used). */
   async provesPayer(attempt: Attempt, payer: string): Promise<boolean> {
     if (attempt.siwx === null) return false;
     const signed = await this.verifySignIn(attempt.siwx, attempt.route);
     return !isRefusal(signed) && signed.payer === payer && (await useSignIn(this.options.store, signed));
   }
 
-  private async attemptOf(request: Request, route: RouteDef, run: PaidRun): Promise<Attempt> {
+  private attemptOf(request: Request, route: RouteDef, run: PaidRun, { body, payment }: Given): Attempt {
     const url = new URL(request.url);
-    const body = request.method === "HEAD" || request.method === "GET" ? new Uint8Array() : new Uint8Array(await request.arrayBuffer());
     return {
       request,
       route,
       url,
       body,
-      requestHash: requestHash(request.method, url, body),
+      ...(payment ? { decoded: payment } : {}),
+      requestHash: requestHash(request.method, url, body.bytes),
       requestId: request.headers.get("x-request-id") ?? randomUUID(),
       run,
       siwx: request.headers.get(SIWX_HEADER),
@@ -327,6 +321,7 @@ export class PaymentGate implements GateCore {
     return { header, challenge: decodePaymentRequiredHeader(header) };
   }
 
+  /** 402: the challenge, its `error` the reason, with the service's error object saying why; nothing charged. */
   async refuse(attempt: Attempt, code: RefusalCode, message: string, details: Record<string, unknown>): Promise<Response> {
     const { challenge } = await this.paymentRequired(attempt);
     const reason = typeof details.reason === "string" ? details.reason : code;
@@ -336,10 +331,11 @@ export class PaymentGate implements GateCore {
     return json(402, { ...challenge, ...body }, { "PAYMENT-REQUIRED": header, "Cache-Control": "no-store" });
   }
 
+  /** The paid function; a throw is a 500, never charged. */
   async runFunction(attempt: Attempt, payment: VerifiedPayment): Promise<Response> {
     const started = performance.now();
     try {
-      return await attempt.run({ payment, body: attempt.body });
+      return await attempt.run(payment);
     } catch (error) {
       this.options.log.error("paid function threw", { request_id: attempt.requestId, error: error as Error });
       return errorResponse(new ServiceError("internal_error", "The service failed while answering; you were not charged."));
@@ -368,17 +364,9 @@ function outcomeOf(status: number): PaidOutcome {
   return "failed";
 }
 
-function replayed(): Record<string, unknown> {
-  return { field: "header.sign-in-with-x", expected: "a sign-in nonce not used before", reason: "invalid_siwx_nonce" };
-}
-
 /** The `user_id` a JSON body names (the wallet whose balance is to pay), lower case; the route's schema checked its form. */
-function balanceUserOf(body: Uint8Array): string | undefined {
-  if (body.length === 0) return undefined;
-  try {
-    const id = (JSON.parse(decoder.decode(body)) as { user_id?: unknown } | null)?.user_id;
-    return typeof id === "string" ? id.toLowerCase() : undefined;
-  } catch {
-    return undefined;
-  }
+function balanceUserOf(body: RequestBody): string | undefined {
+  // Checked before charging: a body that is not a JSON object was refused with a 400 already.
+  const id = (body.json() as { user_id?: unknown }).user_id;
+  return typeof id === "string" ? id.toLowerCase() : undefined;
 }

@@ -98,14 +98,29 @@ export async function releaseAll(
   await Promise.all(keys.map((key) => registry.release(key, holder).catch(onFailed)));
 }
 
-/** Hold `key` while `work` runs, renewing the lease every third of it; null when another holder has it. */
+/** Claim every one of `keys` for `holder`, in order; false, holding none of them, when another holder has one. */
+export async function claimAll(
+  registry: InFlightRegistry,
+  keys: string[],
+  holder: string,
+  onFailed: (error: unknown) => void,
+): Promise<boolean> {
+  for (const [i, key] of keys.entries()) {
+    if (await registry.claim(key, holder)) continue;
+    await releaseAll(registry, keys.slice(0, i), holder, onFailed);
+    return false;
+  }
+  return true;
+}
+
+/** Hold every one of `keys` while `work` runs, renewing the leases every third of them; null when another holder has one. */
 export async function whileClaimed<T>(
   registry: InFlightRegistry,
-  key: string,
+  keys: string[],
   holder: string,
   work: () => Promise<T>,
   onRenewFailed: (error: unknown) => void,
 ): Promise<{ value: T } | null> {
-  if (!(await registry.claim(key, holder))) return null;
-  return { value: await holding(registry, { keys: [key], holder, released: false }, work, onRenewFailed) };
+  if (!(await claimAll(registry, keys, holder, onRenewFailed))) return null;
+  return { value: await holding(registry, { keys, holder, released: false }, work, onRenewFailed) };
 }

@@ -26,6 +26,9 @@ export interface KeptAnswer {
 }
 
 const INSERT = `insert into paid_answers (payer, nonce, request_hash, status, headers, body, settlement_tx, expires_at)`;
+/** An answer replacing the one kept for the same authorisation. */
+const REPLACE = `update set request_hash = excluded.request_hash, status = excluded.status, headers = excluded.headers,
+       body = excluded.body, settlement_tx = excluded.settlement_tx, expires_at = excluded.expires_at`;
 
 /**
  * Keep `answer`. `replace`: the caller settled (or may have settled) this very authorisation
@@ -35,7 +38,7 @@ export async function keepAnswer(db: Queryable, answer: KeptAnswer, replace: boo
   await db.query(
     // A held or re-run answer: its transaction is the ledger's (settleAndKeep stores it with a settled one).
     `${INSERT} values (lower($1), lower($2), $3, $4, $5, $6, $8, $7)
-     on conflict (payer, nonce) do ${replace ? "update set request_hash = excluded.request_hash, status = excluded.status, headers = excluded.headers, body = excluded.body, settlement_tx = excluded.settlement_tx, expires_at = excluded.expires_at" : "nothing"}`,
+     on conflict (payer, nonce) do ${replace ? REPLACE : "nothing"}`,
     [
       answer.payer,
       answer.nonce,
@@ -105,8 +108,7 @@ export async function settleAndKeep(
   await db.query(
     `with ${steps.join(", ")}
      ${INSERT} values (lower(${p(1)}), lower(${p(2)}), ${p(3)}, $2, ${p(4)}, ${p(5)}, $3, ${p(6)})
-     on conflict (payer, nonce) do update set request_hash = excluded.request_hash, status = excluded.status, headers = excluded.headers,
-       body = excluded.body, settlement_tx = excluded.settlement_tx, expires_at = excluded.expires_at`,
+     on conflict (payer, nonce) do ${REPLACE}`,
     params,
   );
 }

@@ -7,7 +7,7 @@ import { decodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload } from "@x402/core/types";
 import { authorizationTypes } from "@x402/evm";
 import { extractPaymentIdentifier, isValidPaymentId, PAYMENT_IDENTIFIER } from "@x402/extensions/payment-identifier";
-import { isAddress, isAddressEqual, recoverTypedDataAddress } from "viem";
+import { isAddress, verifyTypedData } from "viem";
 
 /** The EIP-3009 authorisation of a payment, as signed. */
 export interface Authorization {
@@ -133,25 +133,9 @@ export interface TokenDomain {
  * signature recovered with viem. Once settled, the signed authorisation is public in the
  * transaction's calldata, so this proves the header is the real authorisation, not who sends it.
  */
-export async function signedByPayer(decoded: DecodedPayment, domain: TokenDomain): Promise<boolean> {
-  const a = decoded.authorization;
-  try {
-    const signer = await recoverTypedDataAddress({
-      domain,
-      types: authorizationTypes,
-      primaryType: "TransferWithAuthorization",
-      message: {
-        from: a.from,
-        to: a.to,
-        value: BigInt(a.value),
-        validAfter: BigInt(a.validAfter),
-        validBefore: BigInt(a.validBefore),
-        nonce: a.nonce,
-      },
-      signature: decoded.signature,
-    });
-    return isAddressEqual(signer, a.from);
-  } catch {
-    return false;
-  }
+export function signedByPayer(decoded: DecodedPayment, domain: TokenDomain): Promise<boolean> {
+  const { from, to, value, validAfter, validBefore, nonce } = decoded.authorization;
+  const message = { from, to, value: BigInt(value), validAfter: BigInt(validAfter), validBefore: BigInt(validBefore), nonce };
+  const typed = { domain, types: authorizationTypes, primaryType: "TransferWithAuthorization" } as const;
+  return verifyTypedData({ address: from, ...typed, message, signature: decoded.signature }).catch(() => false);
 }

@@ -32,11 +32,12 @@ import {
   openFreshAttempt,
 } from "../store/ledger.ts";
 import { withBudget } from "../time-budget.ts";
-import { type Attempt, errorResponse, type GateCore, json, round, withHeaders } from "./call.ts";
+import { type Attempt, errorResponse, json, round, withHeaders } from "./call.ts";
 import { SETTLEMENT_UNKNOWN } from "./facilitator.ts";
-import { type HeldLeases, holding, releaseAll, whileClaimed } from "./inflight.ts";
+import type { PaymentGate } from "./gate.ts";
+import { claimAll, type HeldLeases, holding, releaseAll, whileClaimed } from "./inflight.ts";
 import { KEPT_HEADERS, type KeptAnswer, keepAnswer, keptAnswerOf, MAX_KEPT_ANSWER_BYTES, settleAndKeep } from "./kept-answers.ts";
-import { type DecodedPayment, isProblem } from "./payload.ts";
+import { type DecodedPayment, isProblem, type PayloadProblem } from "./payload.ts";
 import { resolveAuthorization } from "./upkeep.ts";
 
 /** The facilitator's answer to a payment, with the x402 request context it was given. */
@@ -49,12 +50,12 @@ interface Verification {
 
 /** Per-call x402 payments of one gate. */
 export class PerCallPayment {
-  private readonly core: GateCore;
+  private readonly core: PaymentGate;
   /** The chain's record of authorisations, each read within the payment time budget. */
   private readonly chain: AuthorizationReader;
   private readonly network: `${string}:${string}`;
 
-  constructor(core: GateCore) {
+  constructor(core: PaymentGate) {
     this.core = core;
     const { config, authorizations } = core.options;
     this.chain = budgeted(authorizations, config.payments.timeoutMs);
@@ -62,16 +63,31 @@ export class PerCallPayment {
   }
 
   /** Record a decodable payment refused before it was looked at (its input failed the route's schema): never charged. */
-  async notCharged(attempt: Attempt, header: string, status: number, reason: string): Promise<void> {
-    const decoded = this.core.scheme.decode(header);
-    if (!isProblem(decoded))
-      await insertLedgerRow(this.core.options.store, this.ledgerPayment(attempt, decoded), { outcome: "not_charged", status, reason });
+  async refusedUnread(attempt: Attempt, header: string, status: number, reason: string): Promise<void> {
+    const decoded = this.decode(attempt, header);
+    if (!isProblem(decoded)) await this.notCharged(attempt, decoded, status, reason);
+  }
+
+  /** The ledger row of a payment presented and not charged (`paid`: the earlier settlement that answered it). */
+  private async notCharged(attempt: Attempt, decoded: DecodedPayment | undefined, status: number, reason: string, paid?: AttemptRow) {
+    const settled = paid?.settlement_tx ? { settlementTx: paid.settlement_tx } : {};
+    await insertLedgerRow(this.core.options.store, this.ledgerPayment(attempt, decoded, paid), {
+      outcome: "not_charged",
+      status,
+      reason,
+      ...settled,
+    });
+  }
+
+  /** The payment header read by the site's scheme: once per request, so as the rate limits read it when they did. */
+  private decode(attempt: Attempt, header: string): DecodedPayment | PayloadProblem {
+    return attempt.decoded?.() ?? this.core.scheme.decode(header);
   }
 
   /** A request carrying a payment header: it pays (or redeems), whatever else the request carries. */
   async pay(attempt: Attempt, header: string): Promise<Response> {
     const { options } = this.core;
-    const decoded = this.core.scheme.decode(header);
+    const decoded = this.decode(attempt, header);
     if (isProblem(decoded)) {
       return this.core.refuse(attempt, "invalid_payload", `The payment header is malformed at ${decoded.field}.`, { ...decoded });
     }
@@ -96,25 +112,9 @@ export class PerCallPayment {
         expected: "the payer's EIP-712 signature of exactly this authorisation",
       });
     }
-    const work = decoded.paymentId
-      ? async () =>
-          (
-            await whileClaimed(
-              options.inFlight,
-              keys[1] as string,
-              holder,
-              () => this.paySeen(attempt, header, decoded, seen),
-              onLeaseError,
-            )
-          )?.value
-      : () => this.paySeen(attempt, header, decoded, seen);
-    const claimed = await whileClaimed(options.inFlight, decoded.key, holder, work, onLeaseError);
-    if (claimed?.value) return claimed.value;
-    await insertLedgerRow(options.store, this.ledgerPayment(attempt, decoded), {
-      outcome: "not_charged",
-      status: 409,
-      reason: "payment_in_progress",
-    });
+    const claimed = await whileClaimed(options.inFlight, keys, holder, () => this.paySeen(attempt, header, decoded, seen), onLeaseError);
+    if (claimed) return claimed.value;
+    await this.notCharged(attempt, decoded, 409, "payment_in_progress");
     return inProgress("This payment is being used by another request in flight; wait for that answer, or retry in a second.");
   }
 
@@ -139,19 +139,11 @@ export class PerCallPayment {
     if (inFlight.shared) {
       opening = openFreshAttempt(store, payment, { keys, holder, leaseSeconds: inFlight.leaseSeconds });
     } else {
-      const taken: string[] = [];
-      for (const key of keys) {
-        if (!(await inFlight.claim(key, holder))) break;
-        taken.push(key);
-      }
-      if (taken.length < keys.length) {
-        await releaseAll(inFlight, taken, holder, onLeaseError);
-        return undefined;
-      }
+      if (!(await claimAll(inFlight, keys, holder, onLeaseError))) return undefined;
       opening = openFreshAttempt(store, payment, null).then(
-        (opened) => ({ ...opened, claimed: taken }),
+        (opened) => ({ ...opened, claimed: keys }),
         async (error: unknown) => {
-          await releaseAll(inFlight, taken, holder, onLeaseError);
+          await releaseAll(inFlight, keys, holder, onLeaseError);
           throw error;
         },
       );
@@ -266,11 +258,7 @@ export class PerCallPayment {
     message: string,
     details: { reason: string } & Record<string, unknown>,
   ) {
-    await insertLedgerRow(this.core.options.store, this.ledgerPayment(attempt, decoded), {
-      outcome: "not_charged",
-      status: 402,
-      reason: details.reason,
-    });
+    await this.notCharged(attempt, decoded, 402, details.reason);
     return this.core.refuse(attempt, "payment_already_used", message, details);
   }
 
@@ -292,13 +280,7 @@ export class PerCallPayment {
       network: this.network,
       payer: paid.payer,
     });
-    const row = (reason: string) =>
-      insertLedgerRow(store, this.ledgerPayment(attempt, presented, paid), {
-        outcome: "not_charged",
-        status: 200,
-        reason,
-        ...(paid.settlement_tx ? { settlementTx: paid.settlement_tx } : {}),
-      });
+    const row = (reason: string) => this.notCharged(attempt, presented, 200, reason, paid);
     const kept = await keptAnswerOf(store, paid.payer, paid.nonce);
     if (kept && kept.requestHash === paid.request_hash && kept.requestHash === attempt.requestHash) {
       await row(reread ?? "paid_retry: kept answer replayed");

@@ -11,13 +11,8 @@ import { declarePaymentIdentifierExtension, PAYMENT_IDENTIFIER } from "@x402/ext
 import { atomicUsdc, type RouteDef, routeKey } from "../../spec/route.ts";
 import type { Config } from "../config.ts";
 import { compactExample, outlineSchema, withoutAnnotations } from "../discovery/output-example.ts";
+import { type PaymentScheme, usdcScheme } from "./scheme.ts";
 import { declaresSignIn, SIWX_HEADER, signInDeclaration } from "./sign-in.ts";
-
-/**
- * The EIP-712 primary type buyers sign for the exact EVM scheme with USDC (EIP-3009). Some
- * clients (thirdweb's) refuse to sign without it; the facilitator reads only name and version.
- */
-const PRIMARY_TYPE = "TransferWithAuthorization";
 
 /**
  * The most the whole header block of a 402 may take: nginx's default 4 KB proxy buffer
@@ -100,11 +95,11 @@ const DEFAULT_PRICE_CONTEXT = { adapter: { getUrl: () => SIZING_ORIGIN } } as un
  * What a route asks in USDC: its fixed price, or (`RouteDef.dynamicPrice`) the USD amount of that
  * query parameter, `price` when absent. The gate validates the query before quoting it.
  */
-function priceOf(route: RouteDef, config: Config, asset?: AssetQuote): AssetAmount | ((context: HTTPRequestContext) => AssetAmount) {
+function priceOf(route: RouteDef, asset: PaymentScheme): AssetAmount | ((context: HTTPRequestContext) => AssetAmount) {
   const quote = (usd: number): AssetAmount => ({
     amount: atomicUsdc(usd),
-    asset: asset?.asset ?? config.usdc.address,
-    extra: asset?.assetExtra ?? { name: config.usdc.name, version: config.usdc.version, primaryType: PRIMARY_TYPE },
+    asset: asset.asset,
+    extra: asset.assetExtra,
   });
   const param = route.dynamicPrice;
   if (!param) return quote(route.price ?? 0);
@@ -115,35 +110,25 @@ function priceOf(route: RouteDef, config: Config, asset?: AssetQuote): AssetAmou
   };
 }
 
-/** The asset a site quotes and its `extra`, when not the EVM USDC of `config` (a site on another network family). */
-export interface AssetQuote {
-  network: string;
-  asset: string;
-  assetExtra: Record<string, unknown>;
-  /** What the server scheme adds to `extra` at run time (a fee payer), as long as it gets: counted when sizing. */
-  sizingExtra?: Record<string, unknown>;
-  /** False: its challenges declare no Sign-In-With-X (an EVM wallet's). */
-  signIn?: boolean;
-}
-
 /**
- * The x402 routes config of the paid routes among `routes`, keyed `"METHOD /path"`. A route
+ * The x402 routes config of the paid routes among `routes`, keyed `"METHOD /path"`, quoting the
+ * site's `scheme` (default: the EVM USDC of `config`). A route
  * whose challenge would pass CHALLENGE_BUDGET declares less of itself, step by step
  * (DISCOVERY_STEPS); one that passes it even so is a configuration error, refused here.
  */
-export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo: string, asset?: AssetQuote): RoutesConfig {
+export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo: string, scheme = usdcScheme(config)): RoutesConfig {
   const entries = routes
     // A free route read by signing in answers the same 402 form (price 0), which standard clients act on.
     .filter((route) => route.price !== null || route.signIn)
     .map((route) => {
       const url = `${config.publicUrl ?? SIZING_ORIGIN}${route.path}`;
-      const signsIn = declaresSignIn(route) && asset?.signIn !== false;
+      const signsIn = declaresSignIn(route) && scheme.signIn;
       const entryWith = (step: DiscoveryStep) => ({
         accepts: {
           scheme: "exact",
-          network: asset?.network ?? config.network,
+          network: scheme.network,
           payTo,
-          price: priceOf(route, config, asset),
+          price: priceOf(route, scheme),
           maxTimeoutSeconds: config.maxTimeoutSeconds,
         },
         description: route.summary,
@@ -158,7 +143,7 @@ export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo
       });
       const signIn = signsIn ? Buffer.byteLength(JSON.stringify(signInDeclaration(SIZING_ORIGIN, url, config.network))) : 0;
       // Fields the server scheme adds at run time (a Solana fee payer) count too.
-      const added = signIn + (asset?.sizingExtra ? Buffer.byteLength(JSON.stringify(asset.sizingExtra)) : 0);
+      const added = signIn + (scheme.sizingExtra ? Buffer.byteLength(JSON.stringify(scheme.sizingExtra)) : 0);
       let entry = entryWith(DISCOVERY_STEPS[0]);
       for (const step of DISCOVERY_STEPS.slice(1)) {
         if (challengeSize(entry, url, added) <= CHALLENGE_BUDGET) break;

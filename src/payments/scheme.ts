@@ -5,6 +5,7 @@
  * one per site from its configuration; the EVM one (EIP-3009 USDC) is the default.
  */
 import type { x402ResourceServer } from "@x402/core/server";
+import type { Config } from "../config.ts";
 import { evmNetwork } from "../networks/index.ts";
 import { type DecodedPayment, decodePayment, type PayloadProblem, signedByPayer, type TokenDomain } from "./payload.ts";
 
@@ -26,17 +27,40 @@ export interface PaymentScheme {
   sizingExtra?: Record<string, unknown>;
   /** Whether its challenges declare Sign-In-With-X (EIP-4361, an EVM wallet's). */
   signIn: boolean;
+  /**
+   * How a verified payment whose ledger row was left open ended on chain, for a family whose
+   * chain keeps no authorisation state to read (Solana): the upkeep records the row from it.
+   */
+  settlementOf?(open: OpenPayment, now?: Date): Promise<SettlementLookup>;
 }
+
+/** An open ledger row's payment, as a scheme's chain lookup needs it. */
+export interface OpenPayment {
+  /** The payment's one-time identity (the scheme's `nonce`). */
+  nonce: string;
+  /** When its row was opened (before verify): its transfer cannot have landed earlier. */
+  openedAt: Date;
+}
+
+/** The transaction that settled the payment; or none, `final` when it can no longer land. */
+export type SettlementLookup = { tx: string } | { tx: null; final: boolean };
 
 /** The EVM exact scheme with EIP-3009 USDC (the primary sites). */
 export function evmScheme(network: string, domain: TokenDomain): PaymentScheme {
   return {
     network,
     asset: domain.verifyingContract,
+    // Some clients (thirdweb's) refuse to sign without the EIP-712 primary type; the facilitator reads only name and version.
     assetExtra: { name: domain.name, version: domain.version, primaryType: "TransferWithAuthorization" },
     register: (server) => evmNetwork(network).schemes.server(server),
     decode: decodePayment,
     signedByPayer: (decoded) => signedByPayer(decoded, domain),
     signIn: true,
   };
+}
+
+/** The EVM exact scheme with the USDC of `config` (the Base sites). */
+export function usdcScheme(config: Pick<Config, "network" | "chainId" | "usdc">): PaymentScheme {
+  const { name, version, address } = config.usdc;
+  return evmScheme(config.network, { name, version, chainId: config.chainId, verifyingContract: address });
 }

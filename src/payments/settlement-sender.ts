@@ -49,20 +49,7 @@ export const BASE_TIMING: SenderTiming = { pollIntervalMs: 200, stuckAfterMs: 6_
 
 /** The wait for a settlement ended because its nonce is stuck or was taken by another transaction. */
 export class NonceStuckError extends Error {
-  readonly nonce: number;
-  readonly chainNonce: number;
-  readonly hash: Hash;
-  constructor(hash: Hash, nonce: number, chainNonce: number, replaced: boolean) {
-    super(
-      replaced
-        ? `transaction ${hash} with nonce ${nonce} was replaced: the chain's nonce is ${chainNonce}`
-        : `nonce ${nonce} is stuck: transaction ${hash} has not landed and the chain's nonce is still ${chainNonce}`,
-    );
-    this.name = "NonceStuckError";
-    this.hash = hash;
-    this.nonce = nonce;
-    this.chainNonce = chainNonce;
-  }
+  override name = "NonceStuckError";
 }
 
 /** The nonce state of one key on one chain in this process. */
@@ -96,28 +83,16 @@ function laneOf(chain: Chain, address: string): NonceLane {
   return lane;
 }
 
+/** Whether `error` or one of its causes passes `test`. */
+function anyCause(error: unknown, test: (e: Error) => boolean): boolean {
+  for (let e = error; e instanceof Error; e = e.cause) if (test(e)) return true;
+  return false;
+}
+
 /** The node refused the nonce as used, or as already taken in its pool by another transaction. */
-function isNonceConflict(error: unknown): boolean {
-  for (let e = error; e instanceof Error; e = e.cause) {
-    if (/nonce too low|nonce.*already.*used|replacement transaction underpriced|already imported with a different/i.test(e.message))
-      return true;
-  }
-  return false;
-}
-
+const NONCE_CONFLICT = /nonce too low|nonce.*already.*used|replacement transaction underpriced|already imported with a different/i;
 /** The node already has this exact transaction. */
-function isAlreadyKnown(error: unknown): boolean {
-  for (let e = error; e instanceof Error; e = e.cause) {
-    if (/already known|transaction already imported|known transaction/i.test(e.message)) return true;
-  }
-  return false;
-}
-
-/** The node answered with an error, so nothing was broadcast (as opposed to no answer at all). */
-function isNodeRefusal(error: unknown): boolean {
-  for (let e = error; e instanceof Error; e = e.cause) if (e instanceof RpcRequestError) return true;
-  return false;
-}
+const ALREADY_KNOWN = /already known|transaction already imported|known transaction/i;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -139,8 +114,6 @@ export class SettlementSender {
   readonly #log: Logger | undefined;
   readonly #sent = new Map<Hash, Sent>();
   #fees: { at: number; value: Promise<{ maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }> } | undefined;
-  /** Stuck nonces reported so far (the facilitator's health). */
-  stuckCount = 0;
 
   constructor(client: PublicClient, account: Account, chain: Chain, timing: SenderTiming, log?: Logger) {
     if (!account.signTransaction) throw new Error("the gas key must sign locally");
@@ -211,15 +184,16 @@ export class SettlementSender {
       try {
         await this.#client.request({ method: "eth_sendRawTransaction", params: [serialized] });
       } catch (error) {
-        if (isAlreadyKnown(error)) {
+        if (anyCause(error, (e) => ALREADY_KNOWN.test(e.message))) {
           // The node has it already (a retried request): broadcast.
-        } else if (isNonceConflict(error) && attempt < 3) {
+        } else if (anyCause(error, (e) => NONCE_CONFLICT.test(e.message)) && attempt < 3) {
           // Another sender of this key (another process) used it: read the nonce again and re-sign.
           this.#log?.warn("settlement nonce taken; reading it again from the chain", { nonce });
           lane.inFlight.delete(nonce);
           lane.resync = true;
           continue;
-        } else if (isNodeRefusal(error)) {
+        } else if (anyCause(error, (e) => e instanceof RpcRequestError)) {
+          // The node answered with an error, so nothing was broadcast (as opposed to no answer at all).
           await this.#release(nonce, fees);
           throw error;
         } else {
@@ -319,7 +293,6 @@ export class SettlementSender {
       () => true,
       () => false,
     );
-    this.stuckCount++;
     this.#lane.resync = true;
     this.#log?.error(replaced ? "settlement nonce replaced" : "settlement nonce stuck", {
       code: replaced ? "nonce_replaced" : "nonce_stuck",
@@ -329,6 +302,10 @@ export class SettlementSender {
       known_to_node: known,
       waited_ms: Date.now() - sent.sentAt,
     });
-    throw new NonceStuckError(hash, sent.nonce, chainNonce, replaced);
+    throw new NonceStuckError(
+      replaced
+        ? `transaction ${hash} with nonce ${sent.nonce} was replaced: the chain's nonce is ${chainNonce}`
+        : `nonce ${sent.nonce} is stuck: transaction ${hash} has not landed and the chain's nonce is still ${chainNonce}`,
+    );
   }
 }

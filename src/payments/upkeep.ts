@@ -1,29 +1,24 @@
 /**
  * Periodic upkeep of the ledger: record from the chain how rows left open by a crash or a
- * settlement timeout ended, and forget kept answers past the redemption window. A row it
- * records as settled keeps its payer's right to the answer: the gate redeems settled rows
- * (src/payments/gate.ts). A scheduled job: one instance runs it each minute (src/operations/jobs.ts).
+ * settlement timeout ended (EVM: the authorisation's state and its transfer; Solana: the
+ * payment's transaction, found by its scheme), and forget kept answers past the redemption
+ * window. A row it records as settled keeps its payer's right to the answer: the gate redeems
+ * settled rows (src/payments/gate.ts). A scheduled job: one instance runs it each minute
+ * (src/operations/jobs.ts).
  */
 import type { AuthorizationReader } from "../chain/authorization.ts";
 import type { Logger } from "../log.ts";
 import type { JobDefinition } from "../operations/jobs.ts";
-import { finishLedgerRow, openLedgerRows } from "../store/ledger.ts";
+import { type AttemptRow, finishLedgerRow, openLedgerRows } from "../store/ledger.ts";
 import type { Queryable, Store } from "../store/store.ts";
 import { purgeExpired } from "./kept-answers.ts";
+import type { PaymentScheme } from "./scheme.ts";
 
 /** Rows younger than this may still be in flight somewhere and are left alone. */
 const SETTLE_GRACE_MS = 3 * 60_000;
 
-/** An open ledger row, as resolving its authorisation needs it. */
-export interface OpenAttempt {
-  id: number;
-  payer: string;
-  nonce: string;
-  amount_atomic: string;
-  verified: boolean;
-  /** Unix seconds; null when unreadable (then it bounds nothing). */
-  valid_before: number | null;
-}
+/** An open ledger row, as resolving its authorisation needs it; `valid_before` in Unix seconds, null when unreadable (then it bounds nothing). */
+type OpenAttempt = Pick<AttemptRow, "id" | "payer" | "nonce" | "amount_atomic" | "verified"> & { valid_before: number | null };
 
 /**
  * Read the fate of one authorisation on chain and record it on its open rows (the same rule for
@@ -69,25 +64,64 @@ export async function resolveAuthorization(
   return { tx: null, stillOpen, finished };
 }
 
-/** Resolve open rows that no request can still be working on; returns how many were resolved. */
+/**
+ * The same rule for a family whose scheme finds the payment's transaction itself (Solana, no
+ * authorisation state on chain): unverified rows paid nothing; the transaction found settles the
+ * first verified row, once, and supersedes the others; none found, and it can no longer land: not
+ * charged; else the rows stay open.
+ */
+async function resolveBySettlement(
+  store: Queryable,
+  settlementOf: NonNullable<PaymentScheme["settlementOf"]>,
+  rows: readonly (OpenAttempt & { created_at: Date })[],
+  now: Date,
+): Promise<number> {
+  let finished = 0;
+  const finish = async (id: number, end: Parameters<typeof finishLedgerRow>[2]) => {
+    await finishLedgerRow(store, id, end);
+    finished++;
+  };
+  for (const row of rows.filter((r) => !r.verified))
+    await finish(row.id, { outcome: "not_charged", status: null, reason: "never_verified" });
+  const verified = rows.filter((r) => r.verified);
+  const [first, ...rest] = verified;
+  if (!first) return finished;
+  const found = await settlementOf({ nonce: first.nonce, openedAt: new Date(first.created_at) }, now);
+  if (found.tx) {
+    await finish(first.id, { outcome: "settled", status: null, reason: "reconciled_on_chain", settlementTx: found.tx });
+    for (const row of rest) await finish(row.id, { outcome: "not_charged", status: null, reason: "same_payment_settled_once" });
+  } else if (found.tx === null && found.final) {
+    for (const row of verified) await finish(row.id, { outcome: "not_charged", status: null, reason: "interrupted_before_settlement" });
+  }
+  return finished;
+}
+
+/**
+ * Resolve open rows that no request can still be working on; returns how many were resolved.
+ * Rows of a network one of `schemes` looks up itself go to it; the EIP-3009 reader reads the
+ * EVM rows.
+ */
 export async function reconcileLedger(
   store: Store,
   authorizations: AuthorizationReader,
   payTo: string,
   log: Logger,
   now = new Date(),
+  schemes: readonly PaymentScheme[] = [],
 ): Promise<number> {
-  const byAuthorization = new Map<string, OpenAttempt[]>();
+  const byAuthorization = new Map<string, { network: string; rows: (OpenAttempt & { created_at: Date })[] }>();
   for (const row of await openLedgerRows(store)) {
     if (now.getTime() - new Date(row.created_at).getTime() < SETTLE_GRACE_MS) continue;
-    const key = `${row.payer}:${row.nonce}`;
-    const rows = byAuthorization.get(key) ?? [];
-    rows.push({ ...row, verified: row.verified_at !== null });
-    byAuthorization.set(key, rows);
+    const key = `${row.network}:${row.payer}:${row.nonce}`;
+    const group = byAuthorization.get(key) ?? { network: row.network, rows: [] };
+    group.rows.push({ ...row, verified: row.verified_at !== null });
+    byAuthorization.set(key, group);
   }
   let resolved = 0;
-  for (const rows of byAuthorization.values()) {
-    resolved += (await resolveAuthorization(store, authorizations, payTo, rows, now)).finished;
+  for (const { network, rows } of byAuthorization.values()) {
+    const lookup = schemes.find((s) => s.network === network)?.settlementOf;
+    if (lookup) resolved += await resolveBySettlement(store, lookup, rows, now);
+    else if (network.startsWith("eip155:")) resolved += (await resolveAuthorization(store, authorizations, payTo, rows, now)).finished;
   }
   if (resolved > 0) log.info("ledger: resolved open rows from the chain", { resolved });
   return resolved;
@@ -100,12 +134,13 @@ export function ledgerUpkeepJob(
   payTo: string,
   log: Logger,
   intervalMs = 60_000,
+  schemes: readonly PaymentScheme[] = [],
 ): JobDefinition {
   return {
     name: "ledger_upkeep",
     intervalMs,
     async run() {
-      const resolved = await reconcileLedger(store, authorizations, payTo, log);
+      const resolved = await reconcileLedger(store, authorizations, payTo, log, new Date(), schemes);
       await purgeExpired(store);
       return `${resolved} open row(s) resolved from the chain`;
     },

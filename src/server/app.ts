@@ -31,7 +31,7 @@ import { countRequestNow, metricsEndpoint, requestCounter, requestMetrics } from
 import { rateLimiter } from "./middleware/rate-limit.ts";
 import { beginRequest, logRequestLine, requestContext, requestIdFor, requestIdOf } from "./middleware/request-context.ts";
 import { knownMethods, saneHost } from "./middleware/request-line.ts";
-import { routeMatch, routeOf } from "./middleware/route-match.ts";
+import { paymentOf, routeMatch, routeOf } from "./middleware/route-match.ts";
 import { sendError } from "./middleware/send-error.ts";
 
 /** The request handler of one site (`createApp`). */
@@ -248,6 +248,7 @@ export function createApp({
       gate,
       site: site.id,
       calls: { address: req.ip ?? req.socket.remoteAddress, admit: limiter.admit },
+      payment: () => paymentOf(req),
       ...(matched ? { matched } : {}),
     };
     astro(req, res, next, locals).catch(next);

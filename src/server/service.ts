@@ -34,7 +34,7 @@ import { generateStatus, type JobSchedule, STATUS_INTERVAL_SECONDS } from "../op
 import { upstreamProbes } from "../operations/upstream-probes.ts";
 import type { Resolver } from "../outbound/safe-fetch.ts";
 import { createRemoteFacilitator, createSelfFacilitator } from "../payments/facilitator.ts";
-import { PaymentGate } from "../payments/gate.ts";
+import { type GateOptions, PaymentGate } from "../payments/gate.ts";
 import { type InFlightRegistry, memoryInFlightRegistry, storeInFlightRegistry } from "../payments/inflight.ts";
 import type { PaymentScheme } from "../payments/scheme.ts";
 import { BASE_TIMING, LOCAL_TIMING } from "../payments/settlement-sender.ts";
@@ -45,7 +45,7 @@ import type { Store } from "../store/store.ts";
 import { DEXSCREENER_DEFAULT_URL } from "../upstreams/dexscreener.ts";
 import { CDP_DISCOVERY_URL } from "../upstreams/directory-cdp.ts";
 import { X402_LIST_URL } from "../upstreams/directory-x402-list.ts";
-import { type AstroHandler, createApp, loadAstroHandler, siteRouter } from "./app.ts";
+import { type AppOptions, type AstroHandler, createApp, loadAstroHandler, siteRouter } from "./app.ts";
 import { trackConnections } from "./connections.ts";
 import { drainable } from "./middleware/drain.ts";
 
@@ -83,7 +83,6 @@ export interface StartServiceOptions {
   /** Replace the facilitator (tests). */
   facilitator?: FacilitatorClient;
   astro?: AstroHandler;
-  distDir?: string;
   inFlight?: InFlightRegistry;
   /** An open store to use (and leave open on close); default: open the configured one. */
   store?: Store;
@@ -314,7 +313,6 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
         },
       }),
     );
-  if (maintenance) jobs.push(ledgerUpkeepJob(store, authorizations, payTo, log, intervals.ledger_upkeep ?? 60_000));
   if (statusFeed) {
     const schedules: JobSchedule[] = [
       crawlIntervalMs === null
@@ -353,13 +351,13 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     });
   }
 
-  const astro = options.astro ?? (await loadAstroHandler(options.distDir ?? "dist"));
+  const astro = options.astro ?? (await loadAstroHandler());
   phase("astro_loaded");
   const lease = config.payments.leaseSeconds;
   // One gate per site, so each site's challenges quote its own origin; they share the
   // facilitator, the store (ledger, kept answers) and the in-flight claims.
   const inFlight = options.inFlight ?? (store.engine === "postgres" ? storeInFlightRegistry(store, lease) : memoryInFlightRegistry(lease));
-  const gateFor = (siteRoutes: typeof allRoutes, publicUrl: string | undefined) =>
+  const gateFor = (siteRoutes: typeof allRoutes, publicUrl: string | undefined, site?: Partial<GateOptions>) =>
     new PaymentGate({
       routes: siteRoutes,
       config: { ...config, publicUrl },
@@ -373,39 +371,29 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       authorizations,
       log,
       observer: metrics.payments,
+      ...site,
     });
   const primaryGate = gateFor(primarySite.routes, config.publicUrl);
   const secondaryGate = gateFor(baseToolsSite.routes, config.secondary.publicUrl);
-  const clientDir = `${options.distDir ?? "dist"}/client`;
+  const clientDir = "dist/client";
   const clock = options.now ? () => (options.now as () => Date)().getTime() : undefined;
-  const documentCacheOn = options.documentCache ?? true;
   const drain = drainable();
-  const app = createApp({
-    drain,
-    config,
-    services,
-    gate: primaryGate,
-    astro,
-    clientDir,
-    documentCache: documentCacheOn,
-    metrics,
-    ...(clock ? { now: clock } : {}),
-  });
+  // Every site's application shares the drain, the Astro handler, the built files and the metrics.
+  const appFor = (site: Pick<AppOptions, "site" | "publicUrl" | "services" | "gate">) =>
+    createApp({
+      drain,
+      config,
+      ...site,
+      astro,
+      clientDir,
+      documentCache: options.documentCache ?? true,
+      metrics,
+      ...(clock ? { now: clock } : {}),
+    });
+  const app = appFor({ services, gate: primaryGate });
   const secondaryPublicUrl = config.secondary.publicUrl;
   const secondaryServices: Services = { ...services, config: { ...services.config, publicUrl: secondaryPublicUrl } };
-  const secondaryApp = createApp({
-    drain,
-    config,
-    site: baseToolsSite,
-    publicUrl: secondaryPublicUrl,
-    services: secondaryServices,
-    gate: secondaryGate,
-    astro,
-    clientDir,
-    documentCache: documentCacheOn,
-    metrics,
-    ...(clock ? { now: clock } : {}),
-  });
+  const secondaryApp = appFor({ site: baseToolsSite, publicUrl: secondaryPublicUrl, services: secondaryServices, gate: secondaryGate });
 
   const solana = await solanaSiteOf({
     config,
@@ -415,34 +403,15 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     facilitator: options.solanaFacilitator,
     feePayer: solanaFeePayer,
     gate: (scheme, payToOf, facilitatorOf, publicUrl) =>
-      new PaymentGate({
-        routes: solanaSite.routes,
-        config: { ...config, publicUrl },
+      gateFor(solanaSite.routes, publicUrl, {
         payTo: payToOf as `0x${string}`,
         facilitator: facilitatorOf,
-        store,
-        inFlight,
-        instance,
         authorizations: NO_AUTHORIZATIONS,
-        log,
-        observer: metrics.payments,
         scheme,
       }),
   });
   const solanaApp = solana
-    ? createApp({
-        drain,
-        config,
-        site: solanaSite,
-        publicUrl: solana.publicUrl,
-        services: solana.services,
-        gate: solana.gate,
-        astro,
-        clientDir,
-        documentCache: documentCacheOn,
-        metrics,
-        ...(clock ? { now: clock } : {}),
-      })
+    ? appFor({ site: solanaSite, publicUrl: solana.publicUrl, services: solana.services, gate: solana.gate })
     : undefined;
 
   // Production: one port, the site chosen by host name. Local mode: the secondary and Solana sites on their own ports.
@@ -457,6 +426,11 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   for (const s of [server, secondaryServer, solanaServer]) if (s) harden(s);
   const listeners = [server, secondaryServer, solanaServer].filter((s): s is Server => s !== undefined).map(trackConnections);
   phase("listening");
+  // Added once the sites are built: the Solana site's scheme finds its open payments on its own chain.
+  if (maintenance) {
+    const schemes = solana ? [solana.scheme] : [];
+    jobs.push(ledgerUpkeepJob(store, authorizations, payTo, log, intervals.ledger_upkeep ?? 60_000, schemes));
+  }
   // The jobs start once the service answers: their first runs (the status document) would
   // otherwise compete with the start for the event loop.
   const scheduler = startJobs({ store, instance, log, jobs, ...(options.jobTiming ?? {}) });
@@ -533,7 +507,7 @@ async function solanaSiteOf(args: {
   /** Production's fee payer (SOLANA_FEE_PAYER_KEY), checked before anything was opened. */
   feePayer: KeyPairSigner | undefined;
   gate: (scheme: PaymentScheme, payTo: string, facilitator: FacilitatorClient, publicUrl: string | undefined) => PaymentGate;
-}): Promise<{ services: Services; gate: PaymentGate; publicUrl: string | undefined } | undefined> {
+}): Promise<{ services: Services; gate: PaymentGate; publicUrl: string | undefined; scheme: PaymentScheme } | undefined> {
   const { config, local, endpoints } = args;
   if (local ? !endpoints : !config.solana.enabled) return undefined;
   const { createSvmFacilitator, svmScheme } = await import("../solana/x402.ts");
@@ -572,8 +546,9 @@ async function solanaSiteOf(args: {
     },
   };
   // Challenges name the fee payer only: the buyer reads a blockhash from its own RPC (src/solana/x402.ts says why).
-  const gate = args.gate(svmScheme(network, usdcMint), payTo, facilitator, publicUrl);
-  return { services, gate, publicUrl };
+  const scheme = svmScheme(network, usdcMint, { rpcUrl, payTo });
+  const gate = args.gate(scheme, payTo, facilitator, publicUrl);
+  return { services, gate, publicUrl, scheme };
 }
 
 /** Production's Solana fee payer from SOLANA_FEE_PAYER_KEY: its two halves must agree, and it must not be payTo. */

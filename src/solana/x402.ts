@@ -30,6 +30,7 @@ import {
 import { svmNetwork } from "../networks/index.ts";
 import { type DecodedPayment, decodeEnvelope, isProblem, type PayloadProblem } from "../payments/payload.ts";
 import type { PaymentScheme } from "../payments/scheme.ts";
+import { svmSettlementLookup } from "./settlements.ts";
 
 /** A validBefore no ledger reads as a time: a Solana payment's window is its blockhash's, and the challenge's. */
 const NO_DEADLINE = "18446744073709551615";
@@ -53,10 +54,12 @@ export function createSvmFacilitator(feePayer: KeyPairSigner, rpcUrl: string, ne
  * The Solana site's payment scheme for the gate. Challenges name the facilitator's fee payer and
  * carry no blockhash: with one (the server scheme given an RPC URL) some routes' challenges pass
  * the 4 KB header budget, and every challenge and paid call would cost a getLatestBlockhash. A
- * buyer's client reads the blockhash from its own RPC, as stock clients do.
+ * buyer's client reads the blockhash from its own RPC, as stock clients do. With `chain` (its
+ * RPC and payTo), the upkeep can find how a payment left open ended (src/solana/settlements.ts).
  */
-export function svmScheme(network: string, mint: string): PaymentScheme {
+export function svmScheme(network: string, mint: string, chain?: { rpcUrl: string; payTo: string }): PaymentScheme {
   return {
+    ...(chain ? { settlementOf: svmSettlementLookup(chain.rpcUrl, chain.payTo, mint) } : {}),
     network,
     asset: mint,
     assetExtra: {},

@@ -204,11 +204,11 @@ export async function ledgerRowsOf(db: Queryable, payer: string, nonce: string):
 }
 
 /** Rows whose outcome is still open: pending (verified, never finished) or settlement_unknown. */
-export async function openLedgerRows(db: Queryable): Promise<LedgerRow[]> {
-  const rows = await db.query<Parameters<typeof toRow>[0]>(
-    `select ${COLUMNS} from ledger where outcome in ('pending', 'settlement_unknown') order by id`,
+export async function openLedgerRows(db: Queryable): Promise<(LedgerRow & { network: string })[]> {
+  const rows = await db.query<Parameters<typeof toRow>[0] & { network: string }>(
+    `select ${COLUMNS}, network from ledger where outcome in ('pending', 'settlement_unknown') order by id`,
   );
-  return rows.map(toRow);
+  return rows.map((row) => ({ ...toRow(row), network: row.network }));
 }
 
 /** Earnings and failures, for `npm run ledger`. */

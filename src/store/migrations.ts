@@ -274,6 +274,11 @@ export const MIGRATIONS: readonly Migration[] = [
   },
 ];
 
+/** A PostgreSQL migration of plain tables in SQLite's spelling: `bigserial primary key` is SQLite's autoincrement id. */
+function sqliteOf(migration: Migration): Migration {
+  return { ...migration, sql: migration.sql.replaceAll("bigserial primary key", "integer primary key autoincrement") };
+}
+
 /**
  * Every SQLite migration, oldest first: PostgreSQL's schema in SQLite's types. The declared
  * types PostgreSQL names (`timestamptz`, `jsonb`, `boolean`, `numeric(78,0)`) are kept, as
@@ -460,37 +465,8 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       ),
     ],
   },
-  {
-    version: 9,
-    name: "our own purchases (a trust run verifying sellers by buying from them), kept apart from income",
-    sql: `
-      create table our_purchases (
-        id integer primary key autoincrement,
-        run_id bigint,
-        origin text not null,
-        endpoint text not null,
-        method text not null,
-        payer text not null,
-        pay_to text,
-        network text not null,
-        asset text not null,
-        price_atomic numeric(78, 0) not null,
-        signed_atomic numeric(78, 0) not null,
-        signed integer not null,
-        settlements integer not null,
-        charged_atomic numeric(78, 0) not null,
-        outcome text not null check (outcome in ('served', 'charged_without_service', 'refused_after_signing', 'settled_twice', 'not_signed')),
-        status integer,
-        content_type text,
-        body_bytes integer not null,
-        settlement_tx text,
-        detail text not null,
-        created_at timestamptz not null
-      );
-      create index our_purchases_origin on our_purchases (origin, created_at desc);
-      create index our_purchases_run on our_purchases (run_id)
-    `,
-  },
+  // The same table; only the id column's autoincrement is spelled SQLite's way.
+  sqliteOf(MIGRATIONS.find((m) => m.version === 9) as Migration),
 ];
 
 /** The newest schema version this build knows. */

@@ -18,6 +18,7 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type { DatabaseSync, StatementSync } from "node:sqlite";
+import { LRUCache } from "lru-cache";
 import type { Queryable, Store } from "./store.ts";
 
 /** How long a statement waits for another process's write lock on the same file before failing. */
@@ -91,15 +92,10 @@ export async function openSqlite(file: string | undefined): Promise<Store> {
   db.function("least", { deterministic: true, varargs: true }, extreme(Math.min));
   db.function("greatest", { deterministic: true, varargs: true }, extreme(Math.max));
 
-  const cache = new Map<string, Prepared>();
+  const cache = new LRUCache<string, Prepared>({ max: STATEMENT_CACHE });
   const prepare = (sql: string): Prepared => {
     const hit = cache.get(sql);
-    if (hit) {
-      // Most recently used last, so the oldest is the one dropped.
-      cache.delete(sql);
-      cache.set(sql, hit);
-      return hit;
-    }
+    if (hit) return hit;
     const statement = db.prepare(sql.replace(/\$(\d+)/g, "?$1"));
     const columns = statement.columns();
     const converters = columns.map((c) => converterOf(c.type));
@@ -107,7 +103,6 @@ export async function openSqlite(file: string | undefined): Promise<Store> {
     if (bigints) statement.setReadBigInts(true);
     const prepared = { statement, converters, names: columns.map((c) => c.name), bigints };
     cache.set(sql, prepared);
-    if (cache.size > STATEMENT_CACHE) cache.delete(cache.keys().next().value as string);
     return prepared;
   };
   const run = <T>(sql: string, params: readonly unknown[]): T[] => {

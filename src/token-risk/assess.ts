@@ -4,12 +4,12 @@
  * liquidity), read the owner's privileges and
  * the declared limits, and decide a verdict from all of it with every reason stated.
  */
-import { type Address, formatUnits, getAddress, type Hex, type PublicClient, parseUnits } from "viem";
+import { type Address, erc20Abi, formatUnits, getAddress, type Hex, type PublicClient, parseUnits } from "viem";
 import { type HoneypotSimulation, RISK_THRESHOLDS, type RiskVerdict } from "../../spec/token-risk-schemas.ts";
 import type { PriceSource } from "../analytics/price-source.ts";
 import { readChain } from "../chain/rpc-error.ts";
 import { counterDepth, findPools, type TokenPool } from "./pools.ts";
-import { type OwnerPrivileges, readLimits, readOwnerPrivileges } from "./privileges.ts";
+import { readLimits, readOwnerPrivileges } from "./privileges.ts";
 import { simulateTrade, type TradeSimulation, taxPct } from "./simulate.ts";
 import type { KnownToken, Venues } from "./venues.ts";
 
@@ -183,7 +183,7 @@ export async function assessToken(
         ((limits.maxTransaction !== null && sim.buyExpected > limits.maxTransaction) ||
           (limits.maxWallet !== null && sim.buyExpected > limits.maxWallet)),
     },
-    owner_privileges: ownerPrivilegesAnswer(privileges),
+    owner_privileges: privileges,
     simulated_at_block: Number(blockNumber),
   };
   const decided = decideVerdict(partial);
@@ -199,20 +199,9 @@ export async function assessToken(
   return { ...partial, ...decided };
 }
 
-function ownerPrivilegesAnswer(p: OwnerPrivileges): HoneypotSimulation["owner_privileges"] {
-  return {
-    owner: p.owner,
-    renounced: p.renounced,
-    proxy: p.proxy ? { standard: p.proxy.standard, implementation: p.proxy.implementation } : null,
-    privileges: p.privileges.map((x) => ({ privilege: x.privilege, signature: x.signature, selector: x.selector, found_in: x.found_in })),
-  };
-}
-
-const decimalsAbi = [{ type: "function", name: "decimals", stateMutability: "view", inputs: [], outputs: [{ type: "uint8" }] }] as const;
-
 async function tokenDecimals(chain: PublicClient, token: Address, blockNumber: bigint): Promise<number | null> {
   try {
-    return Number(await chain.readContract({ address: token, abi: decimalsAbi, functionName: "decimals", blockNumber }));
+    return Number(await chain.readContract({ address: token, abi: erc20Abi, functionName: "decimals", blockNumber }));
   } catch {
     return null;
   }

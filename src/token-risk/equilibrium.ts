@@ -4,7 +4,9 @@
  * (a stablecoin's peg, else the price source's price), what is left of it after the pool's fee,
  * and the widest gap between two pools.
  */
-import { type Address, getAddress, type PublicClient } from "viem";
+import type { Static } from "@sinclair/typebox";
+import { getAddress, type PublicClient } from "viem";
+import type { dinalibrium } from "../../spec/routes/base-tools.ts";
 import type { PriceSource } from "../analytics/price-source.ts";
 import { pricePools } from "./assess.ts";
 import { findPools, impliedPrice } from "./pools.ts";
@@ -13,46 +15,15 @@ import type { KnownToken, Venues } from "./venues.ts";
 /** Peg thresholds in basis points. */
 export const PEG_BPS = { onPeg: 10, drifting: 100 } as const;
 
-/** A stablecoin's peg status from its deviation. */
-export type PegStatus = "on_peg" | "drifting" | "depegged";
-
 /** The peg status of a deviation. */
-export function pegStatus(deviationBps: number): PegStatus {
+export function pegStatus(deviationBps: number): NonNullable<VenuePrice["peg"]> {
   const d = Math.abs(deviationBps);
   return d < PEG_BPS.onPeg ? "on_peg" : d < PEG_BPS.drifting ? "drifting" : "depegged";
 }
 
-/** One pool of the answer. */
-export interface VenuePrice {
-  pool: Address;
-  dex: string;
-  kind: string;
-  counter_symbol: string;
-  counter: Address;
-  fee_bps: number;
-  price_in_counter: number;
-  implied_price_usd: number;
-  liquidity_usd: number;
-  deviation_bps: number;
-  gap_after_fee_bps: number;
-  peg: PegStatus | null;
-}
-
-/** One token of the answer. */
-export interface TokenEquilibrium {
-  token: Address;
-  symbol: string;
-  stablecoin: boolean;
-  reference_price_usd: number;
-  reference_source: "peg" | "dexscreener" | "defillama";
-  pools: VenuePrice[];
-  pools_skipped: number;
-  weighted_deviation_bps: number | null;
-  peg: PegStatus | null;
-  max_gap_bps: number | null;
-  max_gap_after_fees_bps: number | null;
-  max_gap_between: [Address, Address] | null;
-}
+/** One token of the answer, and one pool of it. */
+type TokenEquilibrium = Static<typeof dinalibrium.response>["tokens"][number];
+type VenuePrice = TokenEquilibrium["pools"][number];
 
 const round = (x: number, digits: number) => Number(x.toFixed(digits));
 
@@ -93,7 +64,7 @@ export async function tokenEquilibrium(
   venues.sort((a, b) => b.liquidity_usd - a.liquidity_usd);
   const liquidity = venues.reduce((sum, v) => sum + v.liquidity_usd, 0);
   const weighted = liquidity > 0 ? venues.reduce((sum, v) => sum + v.deviation_bps * v.liquidity_usd, 0) / liquidity : null;
-  let gap: { bps: number; after: number; between: [Address, Address] } | null = null;
+  let gap: { bps: number; after: number; between: [string, string] } | null = null;
   for (const [i, a] of venues.entries()) {
     for (const b of venues.slice(i + 1)) {
       const bps = (Math.abs(a.implied_price_usd - b.implied_price_usd) / reference.price) * 10_000;

@@ -3,8 +3,9 @@
  * blocks aligned like the Transfer scanner's, a few at a time, splitting a range the provider
  * refuses (to the limit it names, else in halves) until it is accepted.
  */
+import pLimit from "p-limit";
 import { type Address, type Hex, numberToHex, type PublicClient } from "viem";
-import { DEFAULT_CHUNK_SIZE, isRangeRefusal, rangeLimitFromRefusal, runPool } from "../chain/log-scanner.ts";
+import { DEFAULT_CHUNK_SIZE, isRangeRefusal, rangeLimitFromRefusal } from "../chain/log-scanner.ts";
 import { toChainError } from "../chain/rpc-error.ts";
 
 /** A raw log as the node returns it. */
@@ -34,13 +35,11 @@ export async function readLogs(
 ): Promise<RawLog[]> {
   if (query.addresses.length === 0 || query.toBlock < query.fromBlock) return [];
   const size = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
-  const tasks: (() => Promise<RawLog[]>)[] = [];
-  for (let start = Math.floor(query.fromBlock / size) * size; start <= query.toBlock; start += size) {
-    const from = Math.max(start, query.fromBlock);
-    const to = Math.min(start + size - 1, query.toBlock);
-    tasks.push(() => fetchRange(chain, query, from, to));
-  }
-  const parts = await runPool(tasks, options.concurrency ?? 4);
+  const starts: number[] = [];
+  for (let start = Math.floor(query.fromBlock / size) * size; start <= query.toBlock; start += size) starts.push(start);
+  const parts = await pLimit(options.concurrency ?? 4).map(starts, (start) =>
+    fetchRange(chain, query, Math.max(start, query.fromBlock), Math.min(start + size - 1, query.toBlock)),
+  );
   return parts.flat().sort((a, b) => Number(a.blockNumber) - Number(b.blockNumber) || Number(a.logIndex) - Number(b.logIndex));
 }
 

@@ -3,8 +3,9 @@
  * answer of the secondary site's token-risk routes carries, in the shape of the chain
  * analytics' (src/analytics/methodology.ts).
  */
+import type { Methodology } from "../../spec/routes/analytics.ts";
 import { RISK_THRESHOLDS } from "../../spec/token-risk-schemas.ts";
-import { COMMON_NOT_CHECKED, type MethodologyAnswer } from "../analytics/methodology.ts";
+import { COMMON_NOT_CHECKED } from "../analytics/methodology.ts";
 
 /** The token-risk routes, by path without `/v1/`. */
 export type TokenRiskEndpoint = "honeypot-check" | "meme-hunter" | "dinalibrium";
@@ -63,7 +64,7 @@ const METHODS: Record<TokenRiskEndpoint, { summary: string; steps: readonly stri
 };
 
 /** The methodology part of a token-risk answer. */
-export function tokenRiskMethodology(endpoint: TokenRiskEndpoint): MethodologyAnswer {
+export function tokenRiskMethodology(endpoint: TokenRiskEndpoint): Methodology {
   const m = METHODS[endpoint];
   return { summary: m.summary, steps: [...m.steps], not_checked: [...m.notChecked] };
 }

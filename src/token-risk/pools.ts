@@ -5,7 +5,7 @@
  * reserves or `slot0` and in-range `liquidity`, and both tokens' balances held by the pool. Every
  * read is pinned to one block.
  */
-import { type Address, erc20Abi, getAddress, type PublicClient, zeroAddress } from "viem";
+import { type Address, erc20Abi, getAddress, type PublicClient, parseAbi, zeroAddress } from "viem";
 import { readChain } from "../chain/rpc-error.ts";
 import type { Factory, FactoryKind, KnownToken } from "./venues.ts";
 
@@ -14,42 +14,24 @@ const V3_FEES = [100, 500, 3000, 10_000] as const;
 /** Aerodrome Slipstream's tick spacings. */
 const CL_TICK_SPACINGS = [1, 50, 100, 200, 2000] as const;
 
-/** One lookup function: each factory kind's `getPool` is an overload of the others, so each call names its own. */
-const lookup = (name: "getPair" | "getPool", third: "uint24" | "bool" | "int24" | null) =>
-  [
-    {
-      type: "function",
-      name,
-      stateMutability: "view",
-      inputs: [{ type: "address" }, { type: "address" }, ...(third ? [{ type: third }] : [])],
-      outputs: [{ type: "address" }],
-    },
-  ] as const;
+/** Each factory kind's lookup: its `getPool` overloads the others', so each kind gets an ABI of its own. */
+const LOOKUP = {
+  uniswap_v2: parseAbi(["function getPair(address, address) view returns (address)"]),
+  uniswap_v3: parseAbi(["function getPool(address, address, uint24) view returns (address)"]),
+  aerodrome_v2: parseAbi(["function getPool(address, address, bool) view returns (address)"]),
+  aerodrome_cl: parseAbi(["function getPool(address, address, int24) view returns (address)"]),
+} as const;
 
-const factoryAbi = [
-  {
-    type: "function",
-    name: "getFee",
-    stateMutability: "view",
-    inputs: [{ type: "address" }, { type: "bool" }],
-    outputs: [{ type: "uint256" }],
-  },
-] as const;
+const factoryAbi = parseAbi(["function getFee(address, bool) view returns (uint256)"]);
 
 /** The parts of pool interfaces read here (a v3 `slot0` is decoded up to its first word only). */
-export const poolAbi = [
-  { type: "function", name: "token0", stateMutability: "view", inputs: [], outputs: [{ type: "address" }] },
-  {
-    type: "function",
-    name: "getReserves",
-    stateMutability: "view",
-    inputs: [],
-    outputs: [{ type: "uint112" }, { type: "uint112" }, { type: "uint32" }],
-  },
-  { type: "function", name: "slot0", stateMutability: "view", inputs: [], outputs: [{ type: "uint160" }] },
-  { type: "function", name: "fee", stateMutability: "view", inputs: [], outputs: [{ type: "uint24" }] },
-  { type: "function", name: "liquidity", stateMutability: "view", inputs: [], outputs: [{ type: "uint128" }] },
-] as const;
+export const poolAbi = parseAbi([
+  "function token0() view returns (address)",
+  "function getReserves() view returns (uint112, uint112, uint32)",
+  "function slot0() view returns (uint160)",
+  "function fee() view returns (uint24)",
+  "function liquidity() view returns (uint128)",
+]);
 
 /** One pool of the token against a counter token. */
 export interface TokenPool {
@@ -79,7 +61,7 @@ export interface TokenPool {
 interface Candidate {
   factory: Factory;
   counter: KnownToken;
-  call: { address: Address; abi: ReturnType<typeof lookup>; functionName: "getPair" | "getPool"; args: readonly unknown[] };
+  call: { address: Address; abi: (typeof LOOKUP)[FactoryKind]; functionName: "getPair" | "getPool"; args: readonly unknown[] };
   feeBps: number | null;
   stable: boolean;
 }
@@ -89,24 +71,24 @@ function candidates(token: Address, factories: readonly Factory[], counters: rea
   for (const factory of factories) {
     for (const counter of counters) {
       if (counter.address === token) continue;
-      const call = (functionName: "getPair" | "getPool", third: "uint24" | "bool" | "int24" | null, extra: readonly unknown[]) => ({
+      const call = (extra: readonly unknown[]) => ({
         address: factory.address,
-        abi: lookup(functionName, third),
-        functionName,
+        abi: LOOKUP[factory.kind],
+        functionName: factory.kind === "uniswap_v2" ? ("getPair" as const) : ("getPool" as const),
         args: [token, counter.address, ...extra],
       });
       if (factory.kind === "uniswap_v2") {
-        out.push({ factory, counter, call: call("getPair", null, []), feeBps: factory.feeBps, stable: false });
+        out.push({ factory, counter, call: call([]), feeBps: factory.feeBps, stable: false });
       }
       if (factory.kind === "uniswap_v3") {
-        for (const fee of V3_FEES) out.push({ factory, counter, call: call("getPool", "uint24", [fee]), feeBps: fee / 100, stable: false });
+        for (const fee of V3_FEES) out.push({ factory, counter, call: call([fee]), feeBps: fee / 100, stable: false });
       }
       if (factory.kind === "aerodrome_v2") {
-        for (const stable of [false, true]) out.push({ factory, counter, call: call("getPool", "bool", [stable]), feeBps: null, stable });
+        for (const stable of [false, true]) out.push({ factory, counter, call: call([stable]), feeBps: null, stable });
       }
       if (factory.kind === "aerodrome_cl") {
         for (const spacing of CL_TICK_SPACINGS) {
-          out.push({ factory, counter, call: call("getPool", "int24", [spacing]), feeBps: null, stable: false });
+          out.push({ factory, counter, call: call([spacing]), feeBps: null, stable: false });
         }
       }
     }
@@ -151,6 +133,10 @@ export interface KnownPool {
 
 const READS_PER_POOL = 6;
 
+/** One answer of a Multicall3 batch with failures allowed. */
+type Answer = { status: string; result?: unknown };
+type PoolAnswers = [Answer, Answer, Answer, Answer, Answer, Answer];
+
 /** Read the state of `pools` of `token` at `blockNumber` in one Multicall3 batch; pools that do not answer are left out. */
 export async function readPools(
   chain: PublicClient,
@@ -181,15 +167,8 @@ export async function readPools(
   );
   const out: TokenPool[] = [];
   pools.forEach((p, i) => {
-    const at = (k: number) => results[i * READS_PER_POOL + k] as { status: string; result?: unknown };
-    const [token0, state, fee, tokenBalance, counterBalance, inRange] = [0, 1, 2, 3, 4, 5].map(at) as [
-      { status: string; result?: unknown },
-      { status: string; result?: unknown },
-      { status: string; result?: unknown },
-      { status: string; result?: unknown },
-      { status: string; result?: unknown },
-      { status: string; result?: unknown },
-    ];
+    const answers = results.slice(i * READS_PER_POOL, (i + 1) * READS_PER_POOL) as unknown as PoolAnswers;
+    const [token0, state, fee, tokenBalance, counterBalance, inRange] = answers;
     if (token0.status !== "success" || state.status !== "success") return;
     const tokenIs0 = getAddress(token0.result as string) === getAddress(token);
     const isV2 = v2Style(p.factory.kind);

@@ -5,8 +5,9 @@
  * and the limits a transfer can hit (maximum transaction and wallet sizes).
  */
 import { type Address, getAddress, type Hex, type PublicClient, parseAbi, toFunctionSelector, zeroAddress } from "viem";
+import type { HoneypotSimulation } from "../../spec/token-risk-schemas.ts";
 import { readChain } from "../chain/rpc-error.ts";
-import { type ProxyInfo, readProxyInfo } from "../chain/token-reads.ts";
+import { readProxyInfo } from "../chain/token-reads.ts";
 
 /** A kind of power over holders. */
 export type Privilege = "mint" | "blacklist" | "pause" | "set_fee";
@@ -44,14 +45,9 @@ export const PRIVILEGED_SIGNATURES: Record<Privilege, readonly string[]> = {
   ],
 };
 
-/** One privileged function found in the code. */
-export interface FoundPrivilege {
-  privilege: Privilege;
-  signature: string;
-  selector: Hex;
-  /** In the token's own code, or in its proxy's implementation. */
-  found_in: "token" | "implementation";
-}
+/** The owner and privileges of a token, as the honeypot check answers them, and one privileged function found in the code. */
+type OwnerPrivileges = HoneypotSimulation["owner_privileges"];
+type FoundPrivilege = OwnerPrivileges["privileges"][number];
 
 const SELECTORS = Object.entries(PRIVILEGED_SIGNATURES).flatMap(([privilege, signatures]) =>
   signatures.map((signature) => ({ privilege: privilege as Privilege, signature, selector: toFunctionSelector(signature) })),
@@ -71,15 +67,6 @@ const LIMIT_GETTERS = {
 const limitAbi = Object.values(LIMIT_GETTERS)
   .flat()
   .map((name) => ({ type: "function", name, stateMutability: "view", inputs: [], outputs: [{ type: "uint256" }] }) as const);
-
-/** The owner and privileges of a token. */
-export interface OwnerPrivileges {
-  owner: Address | null;
-  /** owner() or getOwner() answers the zero address. A token without either names nobody, which is not a renunciation. */
-  renounced: boolean;
-  proxy: { standard: NonNullable<ProxyInfo["standard"]>; implementation: Address | null } | null;
-  privileges: FoundPrivilege[];
-}
 
 /** Read the owner, the proxy and the privileged functions of `token` at `blockNumber`. */
 export async function readOwnerPrivileges(chain: PublicClient, token: Address, code: Hex, blockNumber: bigint): Promise<OwnerPrivileges> {

@@ -23,6 +23,7 @@ import {
   keccak256,
   numberToHex,
   type PublicClient,
+  parseAbi,
   toHex,
 } from "viem";
 import { readChain } from "../chain/rpc-error.ts";
@@ -88,16 +89,7 @@ export interface TradeSimulation {
 }
 
 /** The simulator's own error (TokenRiskSimulator.ShortPaid): a concentrated-liquidity pool was paid less than it asked. */
-const simulatorErrors = [
-  {
-    type: "error",
-    name: "ShortPaid",
-    inputs: [
-      { name: "owed", type: "uint256" },
-      { name: "arrived", type: "uint256" },
-    ],
-  },
-] as const;
+const simulatorErrors = parseAbi(["error ShortPaid(uint256 owed, uint256 arrived)"]);
 
 /** How the simulator trades through a pool (TokenRiskSimulator's MODE_ constants). */
 export function simulationMode(pool: Pick<TokenPool, "v2Style" | "kind">): 0 | 1 | 2 {

@@ -3,6 +3,7 @@
  * the price source's fallback. Shapes follow /work/shared/reference/upstream-apis.md §2.
  */
 import { type Static, Type } from "@sinclair/typebox";
+import type { defiSentiment } from "../../spec/routes/analytics.ts";
 import { NotFoundError } from "../errors.ts";
 import { expectShape, fetchUpstreamJson } from "./http-json.ts";
 import { type Cached, TtlCache } from "./ttl-cache.ts";
@@ -63,17 +64,8 @@ export interface LlamaCoinPrice {
   timestamp: number | undefined;
 }
 
-/** TVL of one protocol and its change over 24 h. */
-export interface ProtocolTvl {
-  slug: string;
-  name: string;
-  tvl_usd: number;
-  change_24h_pct: number | null;
-  /** Where the 24 h change came from: the `/protocols` list, or computed from the `/protocol/{slug}` series. */
-  change_source: "protocols_list" | "tvl_series" | "unavailable";
-  /** For a parent protocol (`aave`): the slugs of the versions its aggregate covers. */
-  members?: string[];
-}
+/** TVL of one protocol and its change over 24 h, as `POST /api/defi-sentiment` answers it. */
+export type ProtocolTvl = NonNullable<Static<typeof defiSentiment.response>["protocol_tvl"]>;
 
 // Keys of currentChainTvls that are not chain TVL (double counting or borrowed funds): DefiLlama's own convention.
 const NON_TVL_KEY = /-|^(staking|pool2|borrowed|vesting|treasury|offers)$/i;

@@ -123,7 +123,7 @@ export async function challengeOf(url: string, init: RequestInit = {}): Promise<
   return decodePaymentRequiredHeader(res.headers.get("payment-required") as string);
 }
 
-export { signPayment } from "../../src/local/buyer/sign-payment.ts";
+export { signPayment } from "../../scripts/buyer/sign-payment.ts";
 
 /** A raw HTTP/1.1 request with the path sent byte for byte (fetch would normalise it). */
 export function rawRequest(

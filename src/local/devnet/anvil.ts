@@ -1,5 +1,7 @@
 /**
- * Spawns and supervises a local anvil node configured to look like Base.
+ * Spawns and supervises a local anvil node configured to look like Base. Kept by hand rather than
+ * prool's anvil instance: that one needs anvil's per-request log on stdout (no --silent) to see it
+ * ready and buffers it for the life of the node, and has no kill after a grace period.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -7,29 +9,21 @@ import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { isMainThread } from "node:worker_threads";
+import { createPublicClient, http } from "viem";
 import { TEST_MNEMONIC } from "../../chain/addresses.ts";
 import { base } from "../../networks/base.ts";
 
 /** Options for {@link startAnvil}. */
 export type AnvilOptions = {
-  host?: string | undefined;
   /** 0 picks a free port. */
   port?: number | undefined;
-  chainId?: number | undefined;
   /** Loaded at start if it exists, dumped periodically and on exit. */
   stateFile?: string | undefined;
-  /** Seconds between blocks; omitted means a block per transaction (automine). */
-  blockTime?: number | undefined;
-  mnemonic?: string | undefined;
-  /** How long to wait for the RPC to answer before giving up. */
-  startTimeoutMs?: number | undefined;
 };
 
 /** A running anvil node. */
 export type AnvilInstance = {
   rpcUrl: string;
-  port: number;
-  process: ChildProcess;
   /** Terminates anvil gracefully (it dumps its state file on SIGTERM) and waits for it to exit. */
   stop(): Promise<void>;
 };
@@ -43,6 +37,9 @@ const BLOCK_GAS_LIMIT = 150_000_000n;
 // Seconds between state dumps: bounds what a crash (SIGKILL, power loss) can lose.
 const STATE_INTERVAL_S = 5;
 const STOP_GRACE_MS = 10_000;
+// How long to wait for the RPC to answer eth_chainId before giving up.
+const START_TIMEOUT_MS = 20_000;
+const HOST = "127.0.0.1";
 const STDERR_KEEP_CHARS = 8_000;
 
 const require = createRequire(import.meta.url);
@@ -54,7 +51,7 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilInsta
   // A freshly picked port can be taken between our probe and anvil's bind; retry only then.
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startOnce({ ...options, port: pickPort ? await findFreePort(options.host) : options.port });
+      return await startOnce({ ...options, port: pickPort ? await findFreePort() : options.port });
     } catch (error) {
       if (!pickPort || attempt >= 3 || !(error instanceof PortInUseError)) throw error;
     }
@@ -64,19 +61,17 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilInsta
 class PortInUseError extends Error {}
 
 async function startOnce(options: AnvilOptions): Promise<AnvilInstance> {
-  const host = options.host ?? "127.0.0.1";
   const port = options.port ?? 0;
-  const chainId = options.chainId ?? base.chainId;
-  const timeoutMs = options.startTimeoutMs ?? 20_000;
+  const chainId = base.chainId;
 
   // Otherwise a leftover anvil on the same port would answer our readiness probe while ours fails to bind.
-  if (!(await isPortFree(host, port))) {
-    throw new PortInUseError(`anvil: ${host}:${port} is already in use (a previous devnet still running?)`);
+  if (!(await isPortFree(port))) {
+    throw new PortInUseError(`anvil: ${HOST}:${port} is already in use (a previous devnet still running?)`);
   }
 
   const args = [
-    ...["--host", host, "--port", String(port), "--chain-id", String(chainId)],
-    ...["--mnemonic", options.mnemonic ?? TEST_MNEMONIC, "--accounts", "10", "--balance", "10000"],
+    ...["--host", HOST, "--port", String(port), "--chain-id", String(chainId)],
+    ...["--mnemonic", TEST_MNEMONIC, "--accounts", "10", "--balance", "10000"],
     ...["--base-fee", String(BASE_FEE_WEI), "--gas-limit", String(BLOCK_GAS_LIMIT)],
     // OP-stack EVM (Base is an OP chain): deposit transactions and OP's EIP-1559 parameters, so the
     // base fee decays ~0.4% per idle block (Ethereum rules: 12.5%, reaching 7 wei after 100 blocks).
@@ -84,7 +79,6 @@ async function startOnce(options: AnvilOptions): Promise<AnvilInstance> {
     "--silent",
   ];
   if (options.stateFile) args.push("--state", options.stateFile, "--state-interval", String(STATE_INTERVAL_S));
-  if (options.blockTime !== undefined) args.push("--block-time", String(options.blockTime));
 
   const { command, prefixArgs } = resolveAnvilCommand();
   const child = spawn(command, [...prefixArgs, ...args], { stdio: ["ignore", "pipe", "pipe"] });
@@ -105,27 +99,28 @@ async function startOnce(options: AnvilOptions): Promise<AnvilInstance> {
   installExitHooks();
   child.once("exit", () => liveChildren.delete(child));
 
-  const rpcUrl = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  const rpcUrl = `http://${HOST}:${port}`;
   const stop = () => terminate(child, exited);
+  const probe = createPublicClient({ transport: http(rpcUrl, { retryCount: 0, timeout: 1_000 }) });
 
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + START_TIMEOUT_MS;
   while (true) {
     if (spawnError) throw new Error(`anvil: could not spawn ${command}: ${spawnError.message}`);
     if (child.exitCode !== null || child.signalCode !== null) {
       const reason = `anvil exited early (code ${child.exitCode ?? child.signalCode}):\n${output.trim()}`;
       throw /address already in use|Address in use/i.test(output) ? new PortInUseError(reason) : new Error(reason);
     }
-    const answered = await rpcChainId(rpcUrl);
+    const answered = await probe.getChainId().catch(() => undefined);
     if (answered !== undefined) {
       if (answered !== chainId) {
         await stop();
         throw new Error(`anvil at ${rpcUrl} reports chain id ${answered}, expected ${chainId}`);
       }
-      return { rpcUrl, port, process: child, stop };
+      return { rpcUrl, stop };
     }
     if (Date.now() > deadline) {
       await stop();
-      throw new Error(`anvil did not answer eth_chainId on ${rpcUrl} within ${timeoutMs} ms:\n${output.trim()}`);
+      throw new Error(`anvil did not answer eth_chainId on ${rpcUrl} within ${START_TIMEOUT_MS} ms:\n${output.trim()}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -144,21 +139,6 @@ function resolveAnvilCommand(): { command: string; prefixArgs: string[] } {
   return { command: process.execPath, prefixArgs: [require.resolve("@foundry-rs/anvil/bin.mjs")] };
 }
 
-async function rpcChainId(rpcUrl: string): Promise<number | undefined> {
-  try {
-    const response = await fetch(rpcUrl, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }),
-      signal: AbortSignal.timeout(1_000),
-    });
-    const body = (await response.json()) as { result?: string };
-    return body.result ? Number(BigInt(body.result)) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 async function terminate(child: ChildProcess, exited: Promise<void>): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   child.kill("SIGTERM");
@@ -167,22 +147,22 @@ async function terminate(child: ChildProcess, exited: Promise<void>): Promise<vo
   clearTimeout(timer);
 }
 
-function findFreePort(host = "127.0.0.1"): Promise<number> {
+function findFreePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);
-    server.listen(0, host, () => {
+    server.listen(0, HOST, () => {
       const address = server.address();
       server.close(() => (address && typeof address === "object" ? resolve(address.port) : reject(new Error("no port"))));
     });
   });
 }
 
-function isPortFree(host: string, port: number): Promise<boolean> {
+function isPortFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const server = createServer();
     server.once("error", () => resolve(false));
-    server.listen(port, host, () => server.close(() => resolve(true)));
+    server.listen(port, HOST, () => server.close(() => resolve(true)));
   });
 }
 

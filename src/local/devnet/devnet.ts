@@ -2,23 +2,11 @@
  * "Local mode" chain: an anvil node that looks like Base to x402 code — Base's chain id, USDC,
  * WETH and Multicall3 at their canonical Base addresses, funded test accounts.
  */
-import { pbkdf2Sync } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-  type Address,
-  type Chain,
-  createTestClient,
-  defineChain,
-  type Hex,
-  hexToBytes,
-  http,
-  publicActions,
-  toHex,
-  walletActions,
-} from "viem";
-import { HDKey, hdKeyToAccount, privateKeyToAccount } from "viem/accounts";
-import { MULTICALL3_ADDRESS, TEST_MNEMONIC, WETH_ADDRESS } from "../../chain/addresses.ts";
+import { type Address, type Chain, createTestClient, defineChain, type Hex, hexToBytes, http, publicActions, walletActions } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { MULTICALL3_ADDRESS, WETH_ADDRESS } from "../../chain/addresses.ts";
 import { base } from "../../networks/base.ts";
 import { startAnvil } from "./anvil.ts";
 import { type ContractArtifact, loadContracts } from "./contracts.ts";
@@ -57,12 +45,10 @@ export type Devnet = DevnetInfo & { stop(): Promise<void> };
 /** USDC (atomic, 6 decimals) minted to each of accounts 0-9 when the chain is first set up: 1,000 USDC. */
 export const DEVNET_USDC_PER_ACCOUNT = 1_000_000_000n;
 
-const ACCOUNT_COUNT = 10;
-
 /**
  * Accounts 0-9 of the test mnemonic, the ones anvil lists when it starts: a start takes them
  * from here instead of deriving them (about 0.7 s of elliptic-curve arithmetic in JavaScript).
- * test/devnet.test.ts holds them to the derivation.
+ * test/devnet.test.ts holds them to viem's derivation.
  */
 const TEST_MNEMONIC_ACCOUNTS: readonly DevnetAccount[] = [
   {
@@ -107,28 +93,9 @@ const TEST_MNEMONIC_ACCOUNTS: readonly DevnetAccount[] = [
   },
 ];
 
-const derived = new Map<string, readonly DevnetAccount[]>([[TEST_MNEMONIC, TEST_MNEMONIC_ACCOUNTS]]);
-
-/**
- * Devnet accounts 0-9 of `mnemonic` (default: the test mnemonic), with their private keys;
- * `derive` computes them even when they are known. The BIP-39 seed is computed once, with Node's
- * native PBKDF2 (`mnemonicToAccount` computes it again for each account, in JavaScript).
- */
-export function devnetAccounts(mnemonic: string = TEST_MNEMONIC, { derive = false } = {}): DevnetAccount[] {
-  let accounts = derive ? undefined : derived.get(mnemonic);
-  if (!accounts) {
-    // BIP-39: PBKDF2-HMAC-SHA512 of the NFKD mnemonic, salt "mnemonic" (no passphrase), 2048 rounds, 64 bytes.
-    const seed = pbkdf2Sync(mnemonic.normalize("NFKD"), "mnemonic", 2048, 64, "sha512");
-    const root = HDKey.fromMasterSeed(seed);
-    accounts = Array.from({ length: ACCOUNT_COUNT }, (_, addressIndex) => {
-      const account = hdKeyToAccount(root, { addressIndex });
-      const privateKey = account.getHdKey().privateKey;
-      if (!privateKey) throw new Error(`mnemonic account ${addressIndex} has no private key`);
-      return { address: account.address, privateKey: toHex(privateKey) };
-    });
-    if (!derive) derived.set(mnemonic, accounts);
-  }
-  return accounts.map((a) => ({ ...a }));
+/** Devnet accounts 0-9 of the test mnemonic, with their private keys. */
+export function devnetAccounts(): DevnetAccount[] {
+  return TEST_MNEMONIC_ACCOUNTS.map((a) => ({ ...a }));
 }
 
 /** viem chain for the devnet: Base's definition (formatters, chain id) pointed at the local RPC. */
@@ -153,11 +120,7 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
   mkdirSync(dataDir, { recursive: true });
 
   const contracts = loadContracts();
-  const anvil = await startAnvil({
-    port: options.port ?? 8545,
-    chainId: base.chainId,
-    stateFile: persist ? join(dataDir, "anvil-state.json") : undefined,
-  });
+  const anvil = await startAnvil({ port: options.port ?? 8545, stateFile: persist ? join(dataDir, "anvil-state.json") : undefined });
 
   try {
     const accounts = devnetAccounts();

@@ -15,27 +15,13 @@
  * Its ground truth (`entities` of the scenario's JSON) is computed here from the plan and the
  * mined positions of its transfers, by code of its own: the endpoints never compute it.
  */
-import {
-  type Abi,
-  type Address,
-  encodeDeployData,
-  encodeFunctionData,
-  getContractAddress,
-  type Hash,
-  type Hex,
-  keccak256,
-  type PrivateKeyAccount,
-  parseUnits,
-  stringToBytes,
-  zeroAddress,
-} from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { type Address, encodeFunctionData, getContractAddress, type Hash, type Hex, type PrivateKeyAccount, parseUnits } from "viem";
 import { WETH_ADDRESS } from "../../chain/addresses.ts";
 import type { AddressClass } from "../../chain/classify.ts";
 import { base } from "../../networks/base.ts";
-import type { loadContracts } from "./contracts.ts";
+import type { ContractArtifact, loadContracts } from "./contracts.ts";
 import type { BlockBuilder, PlannedTransfer, ScenarioTokenSymbol, TestClient } from "./scenario.ts";
-import { scenarioContracts } from "./scenario-accounts.ts";
+import { amountOut, scenarioAccount, scenarioContracts, tokenAbi } from "./scenario-common.ts";
 
 /** Tokens this chapter deploys: ENTA (priced by DexScreener), ENTB (DefiLlama only), ENTC (no price anywhere). */
 export type EntityTokenSymbol = "ENTA" | "ENTB" | "ENTC";
@@ -133,29 +119,9 @@ const TOKENS: Record<EntityTokenSymbol, { name: string; symbol: string; decimals
   ENTC: { name: "Entity Test Token C", symbol: "ENTC", decimals: 6 },
 };
 
-const erc20 = [
-  {
-    type: "function",
-    name: "transfer",
-    stateMutability: "nonpayable",
-    inputs: [{ type: "address" }, { type: "uint256" }],
-    outputs: [{ type: "bool" }],
-  },
-  { type: "function", name: "mint", stateMutability: "nonpayable", inputs: [{ type: "address" }, { type: "uint256" }], outputs: [] },
-  { type: "function", name: "deposit", stateMutability: "payable", inputs: [], outputs: [] },
-  { type: "function", name: "sync", stateMutability: "nonpayable", inputs: [], outputs: [] },
-  {
-    type: "function",
-    name: "swap",
-    stateMutability: "nonpayable",
-    inputs: [{ type: "uint256" }, { type: "uint256" }, { type: "address" }, { type: "bytes" }],
-    outputs: [],
-  },
-] as const;
-
 /** The deterministic key of a chapter wallet (public, local-only). */
 export function entityAccount(name: string): PrivateKeyAccount {
-  return privateKeyToAccount(keccak256(stringToBytes(`x402-chain-data-service/local-scenario/entities/${name}`)));
+  return scenarioAccount(`entities/${name}`);
 }
 
 /** The chapter's contracts: the deployer's first five nonces. */
@@ -193,10 +159,6 @@ const usdc = (amount: string) => parseUnits(amount, 6);
 const weth = (amount: string) => parseUnits(amount, 18);
 const ent = (symbol: EntityTokenSymbol, amount: string) => parseUnits(amount, TOKENS[symbol].decimals);
 
-// Uniswap v2's amount out for `amountIn` against reserves (0.3% fee): what ScenarioV2Pair accepts.
-const amountOut = (amountIn: bigint, reserveIn: bigint, reserveOut: bigint) =>
-  (amountIn * 997n * reserveOut) / (reserveIn * 1000n + amountIn * 997n);
-
 /** Options of {@link seedEntities}. */
 export interface EntitiesOptions {
   /** Devnet account 0: USDC's minter. */
@@ -210,16 +172,9 @@ export async function seedEntities(client: TestClient, builder: BlockBuilder, op
   const A = (name: string) => (acct[name] as PrivateKeyAccount).address;
   const contracts = entityContracts();
   const core = scenarioContracts();
-  const tokenAddress: Record<ScenarioTokenSymbol, Address> = {
-    USDC: base.usdc.address,
-    WETH: WETH_ADDRESS,
-    PLAIN: core.plainToken,
-    PRXY: core.proxyToken,
-    ENTA: contracts.ENTA,
-    ENTB: contracts.ENTB,
-    ENTC: contracts.ENTC,
-  };
   for (const symbol of ["ENTA", "ENTB", "ENTC"] as const) builder.registerToken(symbol, contracts[symbol]);
+  // The first chapter registered USDC, WETH, PLAIN and PRXY.
+  const tokenAddress = builder.tokenAddress as Record<ScenarioTokenSymbol, Address>;
   const firstTransfer = builder.transfers.length;
 
   // Pair reserves from the plan: the first chapter's PLAIN/WETH pair from its recorded transfers.
@@ -240,27 +195,11 @@ export async function seedEntities(client: TestClient, builder: BlockBuilder, op
   const ethWrapped = new Map<Address, bigint>();
 
   const send = (who: string, symbol: ScenarioTokenSymbol, to: Address, value: bigint) =>
-    builder.send(
-      acct[who] as PrivateKeyAccount,
-      { to: tokenAddress[symbol], data: encodeFunctionData({ abi: erc20, functionName: "transfer", args: [to, value] }), gas: 120_000n },
-      [{ token: symbol, from: A(who), to, value }],
-      `entities: ${who} sends ${value} ${symbol}`,
-    );
-  const mintUsdc = (to: Address, amount: string) =>
-    builder.send(
-      options.minter,
-      { to: base.usdc.address, data: encodeFunctionData({ abi: erc20, functionName: "mint", args: [to, usdc(amount)] }), gas: 120_000n },
-      [{ token: "USDC", from: zeroAddress, to, value: usdc(amount) }],
-      `entities: mint ${amount} USDC`,
-    );
+    builder.transfer(acct[who] as PrivateKeyAccount, symbol, to, value, `entities: ${who} sends ${value} ${symbol}`);
+  const mintUsdc = (to: Address, amount: string) => builder.mint(options.minter, "USDC", to, usdc(amount), `entities: mint ${amount} USDC`);
   const wrap = (who: string, amount: string) => {
     ethWrapped.set(A(who), (ethWrapped.get(A(who)) ?? 0n) + weth(amount));
-    return builder.send(
-      acct[who] as PrivateKeyAccount,
-      { to: WETH_ADDRESS, data: encodeFunctionData({ abi: erc20, functionName: "deposit" }), value: weth(amount), gas: 80_000n },
-      [],
-      `entities: ${who} wraps ${amount} ETH`,
-    );
+    return builder.wrap(acct[who] as PrivateKeyAccount, weth(amount), `entities: ${who} wraps ${amount} ETH`);
   };
   const call = (who: string, to: Address, data: Hex, transfers: PlannedTransfer[], what: string) =>
     builder.send(acct[who] as PrivateKeyAccount, { to, data, gas: 250_000n }, transfers, `entities: ${what}`);
@@ -273,14 +212,8 @@ export async function seedEntities(client: TestClient, builder: BlockBuilder, op
     reserves.set(`${pair}:${tokenIn}`, rIn + amountIn);
     reserves.set(`${pair}:${tokenOut}`, rOut - out);
     await send(who, tokenIn, pair, amountIn);
-    const outIsToken0 = BigInt(tokenAddress[tokenOut]) < BigInt(tokenAddress[tokenIn]);
-    await call(
-      who,
-      pair,
-      encodeFunctionData({ abi: erc20, functionName: "swap", args: [outIsToken0 ? out : 0n, outIsToken0 ? 0n : out, A(who), "0x"] }),
-      [{ token: tokenOut, from: pair, to: A(who), value: out }],
-      `${who} swaps ${amountIn} ${tokenIn} for ${tokenOut}`,
-    );
+    const what = `entities: ${who} swaps ${amountIn} ${tokenIn} for ${tokenOut}`;
+    await builder.swapOut(acct[who] as PrivateKeyAccount, pair, tokenOut, tokenIn, out, 250_000n, what);
   };
 
   // Blocks at planned offsets from the window's first block.
@@ -330,13 +263,8 @@ export async function seedEntities(client: TestClient, builder: BlockBuilder, op
   };
 
   // --- Offset 0: contracts and USDC. ---------------------------------------------------------------
-  const deploy = (artifact: { abi: unknown; bytecode: Hex }, args: readonly unknown[], what: string) =>
-    builder.send(
-      acct.deployer as PrivateKeyAccount,
-      { data: encodeDeployData({ abi: artifact.abi as Abi, bytecode: artifact.bytecode, args }), gas: 4_000_000n },
-      [],
-      `entities: deploy ${what}`,
-    );
+  const deploy = (artifact: ContractArtifact, args: readonly unknown[], what: string) =>
+    builder.deploy(acct.deployer as PrivateKeyAccount, artifact, args, `entities: deploy ${what}`, 4_000_000n);
   await at(0, async () => {
     const a = options.artifacts;
     for (const symbol of ["ENTA", "ENTB", "ENTC"] as const) {
@@ -366,17 +294,7 @@ export async function seedEntities(client: TestClient, builder: BlockBuilder, op
       ["ENTB", "5000000"],
       ["ENTC", "100000"],
     ] as const) {
-      const value = ent(symbol, amount);
-      await builder.send(
-        acct.deployer as PrivateKeyAccount,
-        {
-          to: contracts[symbol],
-          data: encodeFunctionData({ abi: erc20, functionName: "mint", args: [A("deployer"), value] }),
-          gas: 120_000n,
-        },
-        [{ token: symbol, from: zeroAddress, to: A("deployer"), value }],
-        `entities: mint ${symbol}`,
-      );
+      await builder.mint(acct.deployer as PrivateKeyAccount, symbol, A("deployer"), ent(symbol, amount), `entities: mint ${symbol}`);
     }
     await wrap("deployer", "30");
     await wrap("holder", "2");
@@ -390,7 +308,7 @@ export async function seedEntities(client: TestClient, builder: BlockBuilder, op
     await send("deployer", "ENTB", contracts.poolB, ent("ENTB", "1000000"));
     await send("deployer", "USDC", contracts.poolB, usdc("45000"));
     for (const pool of [contracts.poolA, contracts.poolB]) {
-      await call("deployer", pool, encodeFunctionData({ abi: erc20, functionName: "sync" }), [], "sync a pool");
+      await call("deployer", pool, encodeFunctionData({ abi: tokenAbi, functionName: "sync" }), [], "sync a pool");
     }
     await send("deployer", "ENTA", A("holder"), ent("ENTA", "2000"));
     await send("deployer", "ENTB", A("holder"), ent("ENTB", "50000"));

@@ -13,15 +13,13 @@
  * Every USDC and WETH amount stays under 100,000 USD, so the analytics scenario's whale
  * expectations are unchanged.
  */
-import { type Abi, type Address, encodeDeployData, encodeFunctionData, getContractAddress, type PrivateKeyAccount, parseUnits } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { type Address, encodeFunctionData, getContractAddress, type PrivateKeyAccount, parseAbiItem, parseUnits, zeroAddress } from "viem";
 import { WETH_ADDRESS } from "../../chain/addresses.ts";
 import type { AddressClass } from "../../chain/classify.ts";
 import { base } from "../../networks/base.ts";
-import { type ContractArtifact, loadContracts } from "./contracts.ts";
-import type { DevnetAccount } from "./devnet.ts";
+import type { ContractArtifact, loadContracts } from "./contracts.ts";
 import type { BlockBuilder, PlannedTransfer, ScenarioTransferToken, TestClient } from "./scenario.ts";
-import { scenarioAccount } from "./scenario-accounts.ts";
+import { amountOut, isqrt, scenarioAccount } from "./scenario-common.ts";
 
 /** The meme tokens of the token-risk scenario. */
 export type MemeSymbol = "MEME" | "HPOT" | "TAX" | "BLKL" | "RUG" | "BTAX";
@@ -102,101 +100,30 @@ export interface SeedTokenRiskOptions {
   client: TestClient;
   builder: BlockBuilder;
   /** Devnet account 0: USDC's minter. */
-  minter: PrivateKeyAccount | DevnetAccount;
+  minter: PrivateKeyAccount;
+  artifacts: ReturnType<typeof loadContracts>;
 }
 
 const WETH_USD = "3120.45";
 const USDC_USD = "1.0001";
 const SUPPLY = parseUnits("1000000000", 18);
-const GAS = { deploy: 5_000_000n, create: 3_000_000n, call: 200_000n, transfer: 120_000n } as const;
+const GAS = { deploy: 5_000_000n, create: 3_000_000n, call: 200_000n } as const;
 
 const abi = {
-  transfer: {
-    type: "function",
-    name: "transfer",
-    stateMutability: "nonpayable",
-    inputs: [{ type: "address" }, { type: "uint256" }],
-    outputs: [{ type: "bool" }],
-  },
-  mint: { type: "function", name: "mint", stateMutability: "nonpayable", inputs: [{ type: "address" }, { type: "uint256" }], outputs: [] },
-  deposit: { type: "function", name: "deposit", stateMutability: "payable", inputs: [], outputs: [] },
-  pairMint: {
-    type: "function",
-    name: "mint",
-    stateMutability: "nonpayable",
-    inputs: [{ type: "address" }],
-    outputs: [{ type: "uint256" }],
-  },
-  burn: {
-    type: "function",
-    name: "burn",
-    stateMutability: "nonpayable",
-    inputs: [{ type: "uint256" }, { type: "address" }],
-    outputs: [{ type: "uint256" }, { type: "uint256" }],
-  },
-  swap: {
-    type: "function",
-    name: "swap",
-    stateMutability: "nonpayable",
-    inputs: [{ type: "uint256" }, { type: "uint256" }, { type: "address" }, { type: "bytes" }],
-    outputs: [],
-  },
-  createPair: {
-    type: "function",
-    name: "createPair",
-    stateMutability: "nonpayable",
-    inputs: [{ type: "address" }, { type: "address" }],
-    outputs: [{ type: "address" }],
-  },
-  createPool: {
-    type: "function",
-    name: "createPool",
-    stateMutability: "nonpayable",
-    inputs: [{ type: "address" }, { type: "address" }, { type: "uint24" }, { type: "uint160" }, { type: "int24" }, { type: "uint128" }],
-    outputs: [{ type: "address" }],
-  },
-  setPair: { type: "function", name: "setPair", stateMutability: "nonpayable", inputs: [{ type: "address" }], outputs: [] },
-  setPool: { type: "function", name: "setPool", stateMutability: "nonpayable", inputs: [{ type: "address" }], outputs: [] },
-  createTradingPool: {
-    type: "function",
-    name: "createTradingPool",
-    stateMutability: "nonpayable",
-    inputs: [{ type: "address" }, { type: "address" }, { type: "uint24" }, { type: "uint160" }, { type: "int24" }],
-    outputs: [{ type: "address" }],
-  },
-  v3Mint: {
-    type: "function",
-    name: "mint",
-    stateMutability: "nonpayable",
-    inputs: [{ type: "address" }, { type: "uint128" }],
-    outputs: [{ type: "uint256" }, { type: "uint256" }],
-  },
-  setBlacklist: {
-    type: "function",
-    name: "setBlacklist",
-    stateMutability: "nonpayable",
-    inputs: [{ type: "address" }, { type: "bool" }],
-    outputs: [],
-  },
-} as const;
-
-/** floor(sqrt(y)), as Solidity's Babylonian square root computes it. */
-export function isqrt(y: bigint): bigint {
-  if (y < 4n) return y === 0n ? 0n : 1n;
-  let z = y;
-  let x = y / 2n + 1n;
-  while (x < z) {
-    z = x;
-    x = (y / x + x) / 2n;
-  }
-  return z;
-}
-
-/** A v2 pair's output for `amountIn` at 0.3%. */
-function amountOut(amountIn: bigint, reserveIn: bigint, reserveOut: bigint): bigint {
-  const inWithFee = amountIn * 997n;
-  return (inWithFee * reserveOut) / (reserveIn * 1000n + inWithFee);
-}
+  pairMint: parseAbiItem("function mint(address to) returns (uint256 liquidity)"),
+  burn: parseAbiItem("function burn(uint256 liquidity, address to) returns (uint256 amount0, uint256 amount1)"),
+  createPair: parseAbiItem("function createPair(address tokenA, address tokenB) returns (address pair)"),
+  createPool: parseAbiItem(
+    "function createPool(address tokenA, address tokenB, uint24 fee, uint160 sqrtPriceX96, int24 tick, uint128 liquidity) returns (address pool)",
+  ),
+  setPair: parseAbiItem("function setPair(address pair)"),
+  setPool: parseAbiItem("function setPool(address pool)"),
+  createTradingPool: parseAbiItem(
+    "function createTradingPool(address tokenA, address tokenB, uint24 fee, uint160 sqrtPriceX96, int24 tick) returns (address pool)",
+  ),
+  v3Mint: parseAbiItem("function mint(address owner, uint128 amount) returns (uint256 amount0, uint256 amount1)"),
+  setBlacklist: parseAbiItem("function setBlacklist(address account, bool barred)"),
+};
 
 /** A v2 pair as the plan tracks it. */
 interface PairBook {
@@ -209,9 +136,7 @@ interface PairBook {
 }
 
 /** Seed the token-risk scenario with the scenario's builder and return its ground truth. */
-export async function seedTokenRisk({ client, builder, minter: minterKey }: SeedTokenRiskOptions): Promise<TokenRiskTruth> {
-  const artifacts = loadContracts();
-  const minter = "privateKey" in minterKey ? privateKeyToAccount(minterKey.privateKey) : minterKey;
+export async function seedTokenRisk({ client, builder, minter, artifacts }: SeedTokenRiskOptions): Promise<TokenRiskTruth> {
   const deployer = scenarioAccount("token-risk-deployer");
   const D = deployer.address;
   const at = (nonce: number) => getContractAddress({ from: D, nonce: BigInt(nonce) });
@@ -248,20 +173,13 @@ export async function seedTokenRisk({ client, builder, minter: minterKey }: Seed
     transfers: PlannedTransfer<ScenarioTransferToken>[],
     what: string,
     gas: bigint = GAS.call,
-    value = 0n,
-  ) => builder.send(from, { to, data, gas, value }, transfers, what);
+  ) => builder.send(from, { to, data, gas }, transfers, what);
   const deploy = (
     artifact: ContractArtifact,
     args: readonly unknown[],
     transfers: PlannedTransfer<ScenarioTransferToken>[],
     what: string,
-  ) =>
-    builder.send(
-      deployer,
-      { data: encodeDeployData({ abi: artifact.abi as Abi, bytecode: artifact.bytecode, args }), gas: GAS.deploy },
-      transfers,
-      what,
-    );
+  ) => builder.deploy(deployer, artifact, args, what, GAS.deploy, transfers);
   const transfer = (
     from: PrivateKeyAccount,
     token: Address,
@@ -269,15 +187,7 @@ export async function seedTokenRisk({ client, builder, minter: minterKey }: Seed
     value: bigint,
     what: string,
     transfers?: PlannedTransfer<ScenarioTransferToken>[],
-  ) =>
-    send(
-      from,
-      token,
-      encodeFunctionData({ abi: [abi.transfer], args: [to, value] }),
-      transfers ?? [{ token: symbolOf(token), from: from.address, to, value }],
-      what,
-      GAS.transfer,
-    );
+  ) => builder.transfer(from, symbolOf(token), to, value, what, transfers);
 
   // --- Block 1: the factories. ---------------------------------------------------------------------
   await deploy(artifacts.RiskV2Factory, [], [], "deploy the seeded v2 factory");
@@ -286,8 +196,7 @@ export async function seedTokenRisk({ client, builder, minter: minterKey }: Seed
   await builder.mine();
 
   // --- Block 2: the tokens (each mints its supply to the deployer), USDC and WETH for liquidity. ---
-  const mintPlan = (symbol: TokenRiskSymbol, supply = SUPPLY) => [{ token: symbol, from: zero, to: D, value: supply }];
-  const zero = "0x0000000000000000000000000000000000000000" as Address;
+  const mintPlan = (symbol: TokenRiskSymbol, supply = SUPPLY) => [{ token: symbol, from: zeroAddress, to: D, value: supply }];
   const names: Record<TokenRiskSymbol, string> = {
     MEME: "Clean Meme",
     HPOT: "Honey Pot",
@@ -305,20 +214,9 @@ export async function seedTokenRisk({ client, builder, minter: minterKey }: Seed
   await deploy(artifacts.MemeToken, [names.USDL, "USDL", SUPPLY], mintPlan("USDL"), "deploy USDL");
   await deploy(artifacts.BuyTaxToken, [names.BTAX, "BTAX", SUPPLY, 500n], mintPlan("BTAX"), "deploy BTAX (5% buy tax)");
   const usdcMints = [parseUnits("60100", 6), parseUnits("40000", 6), parseUnits("20400", 6)];
-  for (const value of usdcMints) {
-    await send(
-      minter,
-      base.usdc.address,
-      encodeFunctionData({ abi: [abi.mint], args: [D, value] }),
-      [{ token: "USDC", from: zero, to: D, value }],
-      "mint USDC for the USDL pools",
-      GAS.transfer,
-    );
-  }
-  await send(deployer, WETH_ADDRESS, encodeFunctionData({ abi: [abi.deposit] }), [], "wrap 90 ETH", 80_000n, parseUnits("90", 18));
-  for (const t of traders) {
-    await send(t, WETH_ADDRESS, encodeFunctionData({ abi: [abi.deposit] }), [], "a trader wraps 5 ETH", 80_000n, parseUnits("5", 18));
-  }
+  for (const value of usdcMints) await builder.mint(minter, "USDC", D, value, "mint USDC for the USDL pools");
+  await builder.wrap(deployer, parseUnits("90", 18), "wrap 90 ETH");
+  for (const t of traders) await builder.wrap(t, parseUnits("5", 18), "a trader wraps 5 ETH");
   await builder.mine();
 
   // --- Blocks 3-5: the pairs and pools, a few per block. ----------------------------------------------
@@ -538,14 +436,7 @@ export async function seedTokenRisk({ client, builder, minter: minterKey }: Seed
     const amountIn = parseUnits(weth, 18);
     const out = amountOut(amountIn, book.reserve.get(WETH_ADDRESS) as bigint, book.reserve.get(token) as bigint);
     await transfer(trader, WETH_ADDRESS, book.pair, amountIn, `buy ${symbol}: WETH in`);
-    const outs: [bigint, bigint] = book.token0 === token ? [out, 0n] : [0n, out];
-    await send(
-      trader,
-      book.pair,
-      encodeFunctionData({ abi: [abi.swap], args: [...outs, trader.address, "0x"] }),
-      [{ token: symbol, from: book.pair, to: trader.address, value: out }],
-      `buy ${symbol}: swap`,
-    );
+    await builder.swapOut(trader, book.pair, symbol, "WETH", out, GAS.call, `buy ${symbol}: swap`);
     book.reserve.set(WETH_ADDRESS, (book.reserve.get(WETH_ADDRESS) as bigint) + amountIn);
     book.reserve.set(token, (book.reserve.get(token) as bigint) - out);
     held.set(`${trader.address}:${symbol}`, (held.get(`${trader.address}:${symbol}`) ?? 0n) + out);
@@ -565,14 +456,7 @@ export async function seedTokenRisk({ client, builder, minter: minterKey }: Seed
     ];
     await transfer(trader, token, book.pair, amount, `sell ${symbol}: tokens in`, plans);
     const out = amountOut(arrived, book.reserve.get(token) as bigint, book.reserve.get(WETH_ADDRESS) as bigint);
-    const outs: [bigint, bigint] = book.token0 === WETH_ADDRESS ? [out, 0n] : [0n, out];
-    await send(
-      trader,
-      book.pair,
-      encodeFunctionData({ abi: [abi.swap], args: [...outs, trader.address, "0x"] }),
-      [{ token: "WETH", from: book.pair, to: trader.address, value: out }],
-      `sell ${symbol}: swap`,
-    );
+    await builder.swapOut(trader, book.pair, "WETH", symbol, out, GAS.call, `sell ${symbol}: swap`);
     book.reserve.set(token, (book.reserve.get(token) as bigint) + arrived);
     book.reserve.set(WETH_ADDRESS, (book.reserve.get(WETH_ADDRESS) as bigint) - out);
     held.set(`${trader.address}:${symbol}`, (held.get(`${trader.address}:${symbol}`) ?? 0n) - amount);

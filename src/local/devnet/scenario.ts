@@ -20,10 +20,12 @@ import {
   decodeEventLog,
   encodeDeployData,
   encodeFunctionData,
+  erc20Abi,
   getAddress,
   type Hash,
   type Hex,
   http,
+  maxUint256,
   type PrivateKeyAccount,
   parseUnits,
   publicActions,
@@ -38,7 +40,7 @@ import { TRANSFER_EVENT, TRANSFER_TOPIC } from "../../chain/log-scanner.ts";
 import { base } from "../../networks/base.ts";
 import { type ContractArtifact, loadContracts } from "./contracts.ts";
 import { type DevnetAccount, devnetChain } from "./devnet.ts";
-import { scenarioAccount, scenarioContracts } from "./scenario-accounts.ts";
+import { amountOut, isqrt, scenarioAccount, scenarioContracts, tokenAbi } from "./scenario-common.ts";
 import { type EntitiesTruth, type EntityTokenSymbol, seedEntities } from "./scenario-entities.ts";
 import { seedTokenRisk, type TokenRiskSymbol, type TokenRiskTruth } from "./scenario-tokens.ts";
 
@@ -182,8 +184,6 @@ export interface PlannedTransfer<T extends ScenarioTransferToken = ScenarioToken
 interface PendingTx {
   hash: Hash;
   from: Address;
-  value: bigint;
-  to: Address | undefined;
   transfers: PlannedTransfer<ScenarioTransferToken>[];
   what: string;
 }
@@ -238,8 +238,68 @@ export class BlockBuilder {
       maxPriorityFeePerGas: tx.tip ?? DEFAULT_TIP,
     });
     const hash = await this.#client.sendRawTransaction({ serializedTransaction: signed });
-    this.#pending.push({ hash, from: account.address, value: tx.value ?? 0n, to: tx.to, transfers, what });
+    this.#pending.push({ hash, from: account.address, transfers, what });
     return hash;
+  }
+
+  /** An ERC-20 transfer from `account`, planned as its one Transfer log unless `transfers` says otherwise. */
+  transfer(
+    account: PrivateKeyAccount,
+    token: ScenarioTransferToken,
+    to: Address,
+    value: bigint,
+    what: string,
+    transfers: PlannedTransfer<ScenarioTransferToken>[] = [{ token, from: account.address, to, value }],
+  ): Promise<Hash> {
+    const data = encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [to, value] });
+    return this.send(account, { to: this.tokenAddress[token] as Address, data, gas: ERC20_GAS }, transfers, what);
+  }
+
+  /** A mint of `token` by its minter, planned as a Transfer from the zero address. */
+  mint(minter: PrivateKeyAccount, token: ScenarioTransferToken, to: Address, value: bigint, what: string): Promise<Hash> {
+    const data = encodeFunctionData({ abi: tokenAbi, functionName: "mint", args: [to, value] });
+    return this.send(
+      minter,
+      { to: this.tokenAddress[token] as Address, data, gas: ERC20_GAS },
+      [{ token, from: zeroAddress, to, value }],
+      what,
+    );
+  }
+
+  /** Wraps ETH into WETH: WETH's Deposit event is not a Transfer, so nothing is planned. */
+  wrap(account: PrivateKeyAccount, value: bigint, what: string): Promise<Hash> {
+    const data = encodeFunctionData({ abi: tokenAbi, functionName: "deposit" });
+    return this.send(account, { to: WETH_ADDRESS, data, value, gas: 80_000n }, [], what);
+  }
+
+  /** swap() on a v2-style pair that was sent its input first: pays `out` of `token` to `account`, the other side being `otherToken`. */
+  swapOut(
+    account: PrivateKeyAccount,
+    pair: Address,
+    token: ScenarioTransferToken,
+    otherToken: ScenarioTransferToken,
+    out: bigint,
+    gas: bigint,
+    what: string,
+  ): Promise<Hash> {
+    // The pair's token0 is the lower address.
+    const outIsToken0 = BigInt(this.tokenAddress[token] as Address) < BigInt(this.tokenAddress[otherToken] as Address);
+    const args = [outIsToken0 ? out : 0n, outIsToken0 ? 0n : out, account.address, "0x"] as const;
+    const data = encodeFunctionData({ abi: tokenAbi, functionName: "swap", args });
+    return this.send(account, { to: pair, data, gas }, [{ token, from: pair, to: account.address, value: out }], what);
+  }
+
+  /** Deploys `artifact` with its constructor's `args`. */
+  deploy(
+    account: PrivateKeyAccount,
+    artifact: ContractArtifact,
+    args: readonly unknown[],
+    what: string,
+    gas: bigint,
+    transfers: PlannedTransfer<ScenarioTransferToken>[] = [],
+  ): Promise<Hash> {
+    const data = encodeDeployData({ abi: artifact.abi, bytecode: artifact.bytecode, args });
+    return this.send(account, { data, gas }, transfers, what);
   }
 
   /** Mine the pending transactions into one block; check each receipt against its plan. */
@@ -294,40 +354,7 @@ export class BlockBuilder {
   }
 }
 
-const erc20 = [
-  {
-    type: "function",
-    name: "transfer",
-    stateMutability: "nonpayable",
-    inputs: [{ type: "address" }, { type: "uint256" }],
-    outputs: [{ type: "bool" }],
-  },
-  {
-    type: "function",
-    name: "approve",
-    stateMutability: "nonpayable",
-    inputs: [{ type: "address" }, { type: "uint256" }],
-    outputs: [{ type: "bool" }],
-  },
-  { type: "function", name: "mint", stateMutability: "nonpayable", inputs: [{ type: "address" }, { type: "uint256" }], outputs: [] },
-  { type: "function", name: "deposit", stateMutability: "payable", inputs: [], outputs: [] },
-  { type: "function", name: "sync", stateMutability: "nonpayable", inputs: [], outputs: [] },
-] as const;
-
 const units = (token: CoreTokenSymbol, amount: string) => parseUnits(amount, DECIMALS[token]);
-
-// sqrt(price) x 2^96 for a v3 pool's slot0, from an integer square root (exact, no floats).
-function sqrtPriceX96(token1PerToken0Raw: { numerator: bigint; denominator: bigint }): bigint {
-  const value = (token1PerToken0Raw.numerator << 192n) / token1PerToken0Raw.denominator;
-  if (value < 2n) return value;
-  let x = value;
-  let y = (x + 1n) / 2n;
-  while (y < x) {
-    x = y;
-    y = (x + value / x) / 2n;
-  }
-  return x;
-}
 
 /** Options of {@link seedScenario}. */
 export interface SeedOptions {
@@ -455,33 +482,17 @@ async function runScenario(
   }
 
   const token = async (who: string, t: CoreTokenSymbol, to: Address, amount: bigint, what?: string) => {
-    const plan = { token: t, from: A(who), to, value: amount };
-    move(plan);
-    await builder.send(
-      acct[who] as PrivateKeyAccount,
-      { to: tokenAddress[t], data: encodeFunctionData({ abi: erc20, functionName: "transfer", args: [to, amount] }), gas: ERC20_GAS },
-      [plan],
-      what ?? `${who} sends ${amount} ${t}`,
-    );
+    move({ token: t, from: A(who), to, value: amount });
+    await builder.transfer(acct[who] as PrivateKeyAccount, t, to, amount, what ?? `${who} sends ${amount} ${t}`);
   };
   const deposit = async (who: string, eth: string) => {
     const value = units("WETH", eth);
     balances.WETH.set(A(who), (balances.WETH.get(A(who)) ?? 0n) + value);
     addEth(ethOut, A(who), value);
-    await builder.send(
-      acct[who] as PrivateKeyAccount,
-      { to: WETH_ADDRESS, data: encodeFunctionData({ abi: erc20, functionName: "deposit" }), value, gas: 80_000n },
-      [],
-      `${who} wraps ${eth} ETH`,
-    );
+    await builder.wrap(acct[who] as PrivateKeyAccount, value, `${who} wraps ${eth} ETH`);
   };
-  const deploy = async (artifact: ContractArtifact, args: readonly unknown[], what: string) =>
-    builder.send(
-      deployer(),
-      { data: encodeDeployData({ abi: artifact.abi as Abi, bytecode: artifact.bytecode, args }), gas: 4_000_000n },
-      [],
-      what,
-    );
+  const deploy = (artifact: ContractArtifact, args: readonly unknown[], what: string) =>
+    builder.deploy(deployer(), artifact, args, what, 4_000_000n);
   const deployer = () => acct.deployer as PrivateKeyAccount;
 
   // --- Block 1: contracts, USDC mints, WETH deposits. -------------------------------------------
@@ -506,7 +517,7 @@ async function runScenario(
   await deploy(a.ScenarioV2Pair, [contracts.plainToken, WETH_ADDRESS], "deploy the PLAIN/WETH v2 pair");
   // WETH (0x42..) sorts before USDC (0x83..): token0 = WETH; 3,120.45 USDC per WETH in raw units
   // (tick = floor(log1.0001(price)), liquidity = sqrt(500 WETH x 1,560,000 USDC) in raw units).
-  const sqrtPrice = sqrtPriceX96({ numerator: 3_120_450_000n, denominator: 10n ** 18n });
+  const sqrtPrice = isqrt((3_120_450_000n << 192n) / 10n ** 18n);
   await deploy(
     a.ScenarioV3Pool,
     [WETH_ADDRESS, base.usdc.address, 500, sqrtPrice, -195_863, 27_928_480_087_537_882n],
@@ -525,16 +536,7 @@ async function runScenario(
   for (const [name, amount] of usdcMints) {
     const plan = { token: "USDC" as const, from: zeroAddress, to: A(name), value: units("USDC", amount) };
     move(plan);
-    await builder.send(
-      minter,
-      {
-        to: base.usdc.address,
-        data: encodeFunctionData({ abi: erc20, functionName: "mint", args: [plan.to, plan.value] }),
-        gas: ERC20_GAS,
-      },
-      [plan],
-      `mint ${amount} USDC to ${name}`,
-    );
+    await builder.mint(minter, "USDC", plan.to, plan.value, `mint ${amount} USDC to ${name}`);
   }
   await deposit("exchange-a", "2000");
   await deposit("exchange-b", "20");
@@ -550,12 +552,7 @@ async function runScenario(
     const plan = { token: t, from: zeroAddress, to, value: units(t, amount) };
     move(plan);
     supply[t] += plan.value;
-    await builder.send(
-      deployer(),
-      { to: tokenAddress[t], data: encodeFunctionData({ abi: erc20, functionName: "mint", args: [to, plan.value] }), gas: ERC20_GAS },
-      [plan],
-      `mint ${amount} ${t}`,
-    );
+    await builder.mint(deployer(), t, to, plan.value, `mint ${amount} ${t}`);
   };
   await mintToken("PLAIN", A("deployer"), "10000000");
   await mintToken("PRXY", A("deployer"), "2500000");
@@ -585,7 +582,7 @@ async function runScenario(
   await builder.mine();
   await builder.send(
     deployer(),
-    { to: contracts.v2Pair, data: encodeFunctionData({ abi: erc20, functionName: "sync" }), gas: 100_000n },
+    { to: contracts.v2Pair, data: encodeFunctionData({ abi: tokenAbi, functionName: "sync" }), gas: 100_000n },
     [],
     "sync the pair",
   );
@@ -593,7 +590,7 @@ async function runScenario(
     acct["user-08"] as PrivateKeyAccount,
     {
       to: WETH_ADDRESS,
-      data: encodeFunctionData({ abi: erc20, functionName: "approve", args: [contracts.router, 2n ** 256n - 1n] }),
+      data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [contracts.router, maxUint256] }),
       gas: 80_000n,
     },
     [],
@@ -642,7 +639,7 @@ async function runScenario(
     if (k === 12 || k === 30) {
       // user-08 swaps WETH for PLAIN through the router: WETH to the pair, PLAIN out of it.
       const amountIn = units("WETH", "2");
-      const out = (amountIn * 997n * reserves.PLAIN) / (reserves.WETH * 1000n + amountIn * 997n);
+      const out = amountOut(amountIn, reserves.WETH, reserves.PLAIN);
       const plans = [
         { token: "WETH" as const, from: A("user-08"), to: contracts.v2Pair, value: amountIn },
         { token: "PLAIN" as const, from: contracts.v2Pair, to: A("user-08"), value: out },
@@ -679,7 +676,7 @@ async function runScenario(
   }
   const entities = await seedEntities(client, builder, { minter, artifacts });
   await builder.skip(10);
-  const tokenRisk = await seedTokenRisk({ client, builder, minter });
+  const tokenRisk = await seedTokenRisk({ client, builder, minter, artifacts });
 
   // --- The fee window: the last blocks of the scenario. ----------------------------------------------
   const feeBlocks = await feeWindow(builder);

@@ -13,7 +13,9 @@ import {
   type Blockhash,
   createTransactionMessage,
   getBase58Decoder,
+  getBase64Decoder,
   getCompiledTransactionMessageDecoder,
+  getTransactionEncoder,
   type Instruction,
   pipe,
   setTransactionMessageFeePayerSigner,
@@ -37,6 +39,8 @@ export interface TxRecord {
   /** null: it succeeded; else why it failed (it still landed, as a failed transaction does). */
   err: unknown;
   accounts: string[];
+  /** The signed transaction (base64), as getTransaction serves it; none in records of older state files. */
+  wire?: string;
 }
 
 /** Why a transaction was not accepted at all (the RPC's preflight answer). */
@@ -153,6 +157,7 @@ export class LocalSolana {
       blockTime: Math.floor(Date.now() / 1000),
       err,
       accounts: compiled.staticAccounts.map(String),
+      wire: getBase64Decoder().decode(getTransactionEncoder().encode(tx)),
     };
     this.txs.set(signature, record);
     this.dirty = true;
@@ -182,11 +187,13 @@ export class LocalSolana {
     return this.txs.get(signature);
   }
 
-  /** The transactions naming `address`, newest first. */
-  signaturesFor(address: string, limit: number): TxRecord[] {
+  /** The transactions naming `address`, newest first; with `before`, those older than that signature's. */
+  signaturesFor(address: string, limit: number, before?: string): TxRecord[] {
     const out: TxRecord[] = [];
     const all = [...this.txs.values()];
-    for (let i = all.length - 1; i >= 0 && out.length < limit; i--) {
+    let i = all.length - 1;
+    if (before !== undefined) i = all.findIndex((tx) => tx.signature === before) - 1;
+    for (; i >= 0 && out.length < limit; i--) {
       const tx = all[i] as TxRecord;
       if (tx.accounts.includes(address)) out.push(tx);
     }

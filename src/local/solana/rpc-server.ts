@@ -183,7 +183,8 @@ export function rpcMethods(chain: LocalSolana): Record<string, (params: unknown[
     },
     getSignaturesForAddress: ([address, opts]) => {
       const limit = Math.min(Math.max(Number(options(opts).limit ?? 1000) || 1000, 1), 1000);
-      return chain.signaturesFor(String(address), limit).map((tx) => ({
+      const before = options(opts).before;
+      return chain.signaturesFor(String(address), limit, typeof before === "string" ? before : undefined).map((tx) => ({
         signature: tx.signature,
         slot: tx.slot,
         err: tx.err,
@@ -209,14 +210,15 @@ export function rpcMethods(chain: LocalSolana): Record<string, (params: unknown[
         }),
       };
     },
-    getTransaction: ([signature]) => {
+    getTransaction: ([signature, opts]) => {
       const tx = chain.status(String(signature));
       if (!tx) return null;
       return {
         slot: tx.slot,
         blockTime: tx.blockTime,
         meta: { err: tx.err, fee: 5000, innerInstructions: [], logMessages: [] },
-        transaction: null,
+        // The signed transaction in base64 (records from before it was kept have none); other encodings are not served.
+        transaction: options(opts).encoding === "base64" && tx.wire ? [tx.wire, "base64"] : null,
         version: 0,
       };
     },

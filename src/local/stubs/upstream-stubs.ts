@@ -37,16 +37,13 @@ export interface UpstreamStubs {
 
 /** Options of {@link startUpstreamStubs}. */
 export interface UpstreamStubOptions {
-  host?: string;
-  port?: number;
   faults?: Partial<Record<StubUpstream, StubFault>>;
   /** Delay of the `slow` fault (default 30 s). */
   slowMs?: number;
-  fixturesDir?: URL;
 }
 
 /** Where the fixtures live. */
-export const FIXTURES_DIR = new URL("../../../fixtures/upstreams/", import.meta.url);
+const FIXTURES_DIR = new URL("../../../fixtures/upstreams/", import.meta.url);
 
 interface Fixtures {
   pairs: { chainId: string; baseToken: { address: string }; quoteToken: { address: string }; pairAddress: string }[];
@@ -140,9 +137,9 @@ function answer(fixtures: Fixtures, upstream: StubUpstream, method: string, path
   return undefined;
 }
 
-/** Start the stub server on loopback (a free port unless `port` is given). */
+/** Start the stub server on loopback, on a free port. */
 export async function startUpstreamStubs(options: UpstreamStubOptions = {}): Promise<UpstreamStubs> {
-  const fixtures = loadFixtures(options.fixturesDir ?? FIXTURES_DIR);
+  const fixtures = loadFixtures(FIXTURES_DIR);
   const faults = new Map<StubUpstream, StubFault>(Object.entries(options.faults ?? {}) as [StubUpstream, StubFault][]);
   const slowMs = options.slowMs ?? 30_000;
   const timers = new Set<NodeJS.Timeout>();
@@ -182,10 +179,10 @@ export async function startUpstreamStubs(options: UpstreamStubOptions = {}): Pro
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => resolve());
+    server.listen(0, "127.0.0.1", () => resolve());
   });
   const { port } = server.address() as AddressInfo;
-  const base = `http://${options.host ?? "127.0.0.1"}:${port}`;
+  const base = `http://127.0.0.1:${port}`;
   return {
     urls: {
       dexscreener: `${base}/dexscreener`,

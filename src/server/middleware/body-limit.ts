@@ -4,6 +4,7 @@
  * (as a Buffer in `req.body`, which the node adapter uses as the request body).
  */
 import type { NextFunction, Request, Response } from "express";
+import getRawBody from "raw-body";
 import { sendError } from "./send-error.ts";
 
 /** Options of `bodyLimit`. */
@@ -14,12 +15,8 @@ export interface BodyLimitOptions {
 
 const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
-/** Middleware factory: buffer the body (at most `maxBytes`) into `req.body`, or answer 413. */
+/** Middleware factory: buffer the body (at most `maxBytes`, read by raw-body) into `req.body`, or answer 413. */
 export function bodyLimit({ maxBytes = 64 * 1024 }: BodyLimitOptions = {}) {
-  const tooLarge = (res: Response) =>
-    sendError(res, "payload_too_large", `Request bodies are limited to ${maxBytes} bytes; send a smaller body.`, {
-      max_bytes: maxBytes,
-    });
   return function bodyLimitMiddleware(req: Request, res: Response, next: NextFunction): void {
     // Any method can carry a body (a GET included), so every body is measured; only methods
     // with a body hand it on, since a GET Request with a body is an error in the fetch API.
@@ -28,34 +25,21 @@ export function bodyLimit({ maxBytes = 64 * 1024 }: BodyLimitOptions = {}) {
       next();
       return;
     }
-    const declared = Number(req.headers["content-length"] ?? "0");
-    if (declared > maxBytes) {
-      res.setHeader("Connection", "close");
-      tooLarge(res);
-      req.resume();
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let failed = false;
-    req.on("data", (chunk: Buffer) => {
-      if (failed) return;
-      size += chunk.length;
-      if (size > maxBytes) {
-        failed = true;
+    getRawBody(req, { limit: maxBytes, length: req.headers["content-length"] }).then(
+      (body) => {
+        if (METHODS_WITH_BODY.has(req.method)) req.body = body;
+        next();
+      },
+      (error: { type?: string }) => {
+        // A client that went away has nobody left to answer.
+        if (error.type === "request.aborted") return;
+        if (error.type !== "entity.too.large") return next(error);
         res.setHeader("Connection", "close");
-        tooLarge(res);
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.once("end", () => {
-      if (failed) return;
-      if (METHODS_WITH_BODY.has(req.method)) req.body = Buffer.concat(chunks);
-      next();
-    });
-    req.once("error", (error) => {
-      if (!failed) next(error);
-    });
+        sendError(res, "payload_too_large", `Request bodies are limited to ${maxBytes} bytes; send a smaller body.`, {
+          max_bytes: maxBytes,
+        });
+        req.resume();
+      },
+    );
   };
 }

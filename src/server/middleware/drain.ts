@@ -16,8 +16,6 @@ export interface Drain {
   middleware(req: Request, res: Response, next: NextFunction): void;
   /** True once `start` was called. */
   readonly draining: boolean;
-  /** Count `res` as in flight until it closes (a request answered before the middleware chain). */
-  enter(res: Response | ServerResponse): void;
   /** Count `res` as in flight until the function returned is called (when it has closed). */
   hold(res: Response | ServerResponse): () => void;
   /** Requests being answered now. */
@@ -53,7 +51,6 @@ export function drainable(): Drain {
     get draining() {
       return draining;
     },
-    enter,
     hold,
     get inFlight() {
       return open.size;

@@ -46,16 +46,6 @@ export function countRequestNow(metrics: ServiceMetrics, req: IncomingMessage, r
   metrics.requestSeconds.observe({ route, method }, Number(process.hrtime.bigint() - started) / 1e9);
 }
 
-/** `requestCounter`, counted when the answer closes. */
-function countRequest(
-  metrics: ServiceMetrics,
-  req: IncomingMessage,
-  res: ServerResponse,
-  route: string | ((status: number) => string),
-): void {
-  res.once("close", requestCounter(metrics, req, res, route));
-}
-
 /**
  * The `route` label of a request: the path of its route (matched once, src/server/middleware/route-match.ts),
  * or a fixed word (never the raw path, which a caller chooses).
@@ -70,7 +60,8 @@ export function routeLabel(route: RouteDef | ServiceError | undefined, path: str
 /** Middleware factory: count and time each request when its answer ends. */
 export function requestMetrics({ metrics }: MetricsOptions) {
   return function requestMetricsMiddleware(req: Request, res: Response, next: NextFunction): void {
-    countRequest(metrics, req, res, (status) => routeLabel(routeOf(req)?.route, req.path, status));
+    const label = (status: number) => routeLabel(routeOf(req)?.route, req.path, status);
+    res.once("close", requestCounter(metrics, req, res, label));
     next();
   };
 }

@@ -19,7 +19,7 @@ import { errorBody, ServiceError } from "../../errors.ts";
 import { clientKey } from "../../limits/client-key.ts";
 import { ALLOWED, type BucketVerdict, type TokenBuckets } from "../../limits/token-buckets.ts";
 import type { Logger } from "../../log.ts";
-import { isProblem } from "../../payments/payload.ts";
+import { type DecodedPayment, isProblem, type PayloadProblem } from "../../payments/payload.ts";
 import { type PaymentDecoder, paymentOf, routeOf } from "./route-match.ts";
 import { sendError } from "./send-error.ts";
 
@@ -46,25 +46,26 @@ export interface RateLimitOptions {
 
 const STATIC_FILE = /\.(?:css|js|mjs|map|svg|png|ico|jpg|jpeg|webp|gif|woff2?|txt|webmanifest)$/i;
 
+/** Static files and `/metrics`, which are not counted. */
+const isExempt = (path: string) => path === "/metrics" || path.startsWith("/_astro/") || STATIC_FILE.test(path);
+
 /** What `path` asked with `method` is: a free or a paid route, or a file nobody needs to limit (an MCP tool call, which no edge matched). */
-export function requestKind(routes: ReadonlyMap<string, readonly RouteDef[]>, method: string, path: string): "free" | "paid" | "exempt" {
-  if (path === "/metrics" || path.startsWith("/_astro/") || STATIC_FILE.test(path)) return "exempt";
+function requestKind(routes: ReadonlyMap<string, readonly RouteDef[]>, method: string, path: string): "free" | "paid" | "exempt" {
+  if (isExempt(path)) return "exempt";
   const trimmed = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
   const wanted = method === "HEAD" ? "GET" : method;
   const route = routes.get(trimmed)?.find((r) => r.method === wanted);
   return route && route.price !== null ? "paid" : "free";
 }
 
-/** The payer of an HTTP request's payment header, decoded once for the request (src/server/middleware/route-match.ts). */
-function payerOf(req: Request): string | undefined {
-  const decoded = paymentOf(req);
+/** The payer a decoded payment header names (unverified), or undefined when there is none or it is not a readable payment. */
+function payerIn(decoded: ReturnType<PaymentDecoder> | undefined): string | undefined {
   return decoded === undefined || isProblem(decoded) ? undefined : decoded.authorization.from.toLowerCase();
 }
 
 /** An HTTP request's kind, by the route matched once at the edge (src/server/middleware/route-match.ts). */
 function kindOfRequest(req: Request): "free" | "paid" | "exempt" {
-  const path = req.path;
-  if (path === "/metrics" || path.startsWith("/_astro/") || STATIC_FILE.test(path)) return "exempt";
+  if (isExempt(req.path)) return "exempt";
   const route = routeOf(req)?.route;
   return route && !(route instanceof ServiceError) && route.price !== null ? "paid" : "free";
 }
@@ -80,8 +81,11 @@ export interface CallToAdmit {
   payment?: string | undefined;
 }
 
-/** `admit`'s answer: the 429 the HTTP request would have had, or the call may run and calls `done` when it has answered. */
-export type Admission = { refused: globalThis.Response } | { done: () => void };
+/**
+ * `admit`'s answer: the 429 the HTTP request would have had, or the call may run and calls `done`
+ * when it has answered; `payment` is its payment header as decoded here, for the gate to reuse.
+ */
+export type Admission = { refused: globalThis.Response } | { done: () => void; payment?: DecodedPayment | PayloadProblem };
 
 /** The limits above, for the Express chain and for answers given before it. */
 export interface RateLimiter {
@@ -108,11 +112,6 @@ export interface RateLimiter {
   admit(call: CallToAdmit): Promise<Admission>;
 }
 
-/** Middleware factory: the three limits above. */
-export function rateLimit(options: RateLimitOptions) {
-  return rateLimiter(options).middleware;
-}
-
 /** The three limits above: the middleware, and the free budget alone. */
 export function rateLimiter(options: RateLimitOptions): RateLimiter {
   const { free, challenge, paidInFlightPerPayer, log, onRefusal } = options;
@@ -120,12 +119,6 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
   const byPath = new Map<string, RouteDef[]>();
   for (const route of options.routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
   const inFlight = new Map<string, number>();
-  /** The payer a payment header names (unverified), or undefined when the header is not a readable payment. */
-  const payerOfHeader = (header: unknown): string | undefined => {
-    if (typeof header !== "string") return undefined;
-    const decoded = options.decode(header);
-    return isProblem(decoded) ? undefined : decoded.authorization.from.toLowerCase();
-  };
 
   /** A 429 to give: to an HTTP response (`refuse`) or as a web Response (`refusal`). */
   interface Refusal {
@@ -134,7 +127,7 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
     message: string;
     details: Record<string, unknown>;
   }
-  const refuse = (res: ServerResponse, budget: Budget, retryAfterSeconds: number, message: string, details: Record<string, unknown>) => {
+  const refuse = (res: ServerResponse, { budget, retryAfterSeconds, message, details }: Refusal) => {
     onRefusal?.(budget);
     res.req.resume();
     sendError(res, "rate_limited", message, { budget, ...details }, { "Retry-After": String(retryAfterSeconds) });
@@ -179,38 +172,24 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
   const budgetOf = (kind: "free" | "paid" | "exempt", payer: string | undefined) =>
     kind === "free" ? free : kind === "paid" && payer === undefined ? challenge : null;
 
-  const decide = (res: ServerResponse, next: () => void, buckets: TokenBuckets, budget: Budget, verdict: BucketVerdict) => {
-    if (verdict.allowed) {
-      next();
-      return;
-    }
-    refuseBucket(res, buckets, budget, verdict);
-  };
-
-  const refuseBucket = (res: ServerResponse, buckets: TokenBuckets, budget: Budget, verdict: BucketVerdict) => {
-    const r = bucketRefusal(buckets, budget, verdict);
-    refuse(res, budget, r.retryAfterSeconds, r.message, r.details);
-  };
-
+  /** `next` when `address` has a token in `buckets`, else the 429; a bucket kept in memory answers without waiting. */
   const limitByBucket = (address: string | undefined, res: ServerResponse, next: () => void, buckets: TokenBuckets, budget: Budget) => {
+    const decide = (verdict: BucketVerdict) => (verdict.allowed ? next() : refuse(res, bucketRefusal(buckets, budget, verdict)));
     const key = clientKey(address);
     if (buckets.takeNow) {
-      decide(res, next, buckets, budget, buckets.takeNow(key, now()));
+      decide(buckets.takeNow(key, now()));
       return;
     }
-    buckets.take(key, now()).then(
-      (verdict: BucketVerdict) => decide(res, next, buckets, budget, verdict),
-      (error: unknown) => {
-        // The budget's store failing must not take the free routes down with it: let the request through.
-        log.warn("rate limit not checked: the bucket store failed", { error: error as Error });
-        next();
-      },
-    );
+    buckets.take(key, now()).then(decide, (error: unknown) => {
+      // The budget's store failing must not take the free routes down with it: let the request through.
+      log.warn("rate limit not checked: the bucket store failed", { error: error as Error });
+      next();
+    });
   };
 
   const middleware = function rateLimitMiddleware(req: Request, res: Response, next: NextFunction): void {
     const kind = kindOfRequest(req);
-    const payer = kind === "paid" && paidInFlightPerPayer > 0 ? payerOf(req) : undefined;
+    const payer = kind === "paid" && paidInFlightPerPayer > 0 ? payerIn(paymentOf(req)) : undefined;
     // No payment, or a header that does not decode (the gate refuses it with the challenge): the challenge budget.
     const buckets = budgetOf(kind, payer);
     if (kind === "exempt" || (payer === undefined && buckets === null)) {
@@ -223,7 +202,7 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
     }
     const taken = takeInFlight(payer);
     if (typeof taken !== "function") {
-      refuse(res, taken.budget, taken.retryAfterSeconds, taken.message, taken.details);
+      refuse(res, taken);
       return;
     }
     res.once("close", taken);
@@ -231,13 +210,16 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
   };
   const admit = async (call: CallToAdmit): Promise<Admission> => {
     const kind = requestKind(byPath, call.method, call.path);
-    const payer = kind === "paid" && paidInFlightPerPayer > 0 ? payerOfHeader(call.payment) : undefined;
+    // The payer a payment header names (unverified); none when the header is not a readable payment.
+    const decoded = kind === "paid" && paidInFlightPerPayer > 0 && call.payment !== undefined ? options.decode(call.payment) : undefined;
+    const payer = payerIn(decoded);
+    const admitted = (done: () => void): Admission => ({ done, ...(decoded ? { payment: decoded } : {}) });
     if (payer !== undefined) {
       const taken = takeInFlight(payer);
-      return typeof taken === "function" ? { done: taken } : { refused: refusal(taken) };
+      return typeof taken === "function" ? admitted(taken) : { refused: refusal(taken) };
     }
     const buckets = budgetOf(kind, payer);
-    if (kind === "exempt" || buckets === null) return { done: () => {} };
+    if (kind === "exempt" || buckets === null) return admitted(() => {});
     const budget: Budget = kind === "free" ? "free" : "challenge";
     const key = clientKey(call.address);
     let verdict: BucketVerdict;
@@ -245,9 +227,9 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
       verdict = buckets.takeNow ? buckets.takeNow(key, now()) : await buckets.take(key, now());
     } catch (error) {
       log.warn("rate limit not checked: the bucket store failed", { error: error as Error });
-      return { done: () => {} };
+      return admitted(() => {});
     }
-    return verdict.allowed ? { done: () => {} } : { refused: refusal(bucketRefusal(buckets, budget, verdict)) };
+    return verdict.allowed ? admitted(() => {}) : { refused: refusal(bucketRefusal(buckets, budget, verdict)) };
   };
   return {
     middleware,
@@ -260,7 +242,7 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
       return free.takeNow?.(clientKey(address), now());
     },
     refuseFree(res, verdict) {
-      if (free !== null) refuseBucket(res, free, "free", verdict);
+      if (free !== null) refuse(res, bucketRefusal(free, "free", verdict));
     },
     admit,
   };

@@ -53,15 +53,10 @@ export function logRequestLine(log: Logger, req: IncomingMessage, url: string, i
   });
 }
 
-/** `beginRequest`, its line logged when the answer closes. */
-function tagRequest(req: IncomingMessage, res: ServerResponse, log: Logger, url = req.url ?? ""): void {
-  res.once("close", beginRequest(req, res, log, url));
-}
-
 /** Middleware factory: request id plus one structured access-log line per request. */
 export function requestContext({ log }: RequestContextOptions) {
   return function requestContextMiddleware(req: Request, res: Response, next: NextFunction): void {
-    tagRequest(req, res, log, req.originalUrl);
+    res.once("close", beginRequest(req, res, log, req.originalUrl));
     next();
   };
 }

@@ -1,5 +1,5 @@
 import { expect, it } from "vitest";
-import { movesSvg } from "./svg.ts";
+import { movesSvg } from "../src/charts/svg.ts";
 
 const attrs = (svg: string, symbol: string) => {
   const rect = svg.match(new RegExp(`<rect [^>]*data-symbol="${symbol}"[^>]*>`))?.[0] ?? "";

@@ -9,7 +9,7 @@ import { encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from "@x402/core/types";
 import { authorizationTypes } from "@x402/evm";
 import { getAddress, type PrivateKeyAccount, toHex } from "viem";
-import { base } from "../../networks/base.ts";
+import { base } from "../../src/networks/base.ts";
 
 /** Changes that spoil a payment in one way (tests), or fix its time window (benchmarks). */
 export interface PaymentOverrides {

@@ -7,7 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { createSIWxPayload, encodeSIWxHeader } from "@x402/extensions/sign-in-with-x";
 import type { PrivateKeyAccount } from "viem";
-import { base } from "../../networks/base.ts";
+import { base } from "../../src/networks/base.ts";
 
 /** The message fields a caller may set instead of the defaults (tests: an old `issuedAt`, another `domain` and `uri`). */
 export interface SignInOverrides {

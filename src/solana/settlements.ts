@@ -1,0 +1,61 @@
+/**
+ * Finding how a Solana payment left open (a crash between settling and writing the ledger, a
+ * settlement that timed out) ended on chain. Solana keeps no authorisation state to read: the
+ * payment is a transaction, found among payTo's USDC account's transactions by the hash of its
+ * message (the payment's identity, what the payer signed). A transaction lands only while its
+ * blockhash is valid, which a verified payment's was: past that window one not found never will.
+ */
+import { createHash } from "node:crypto";
+import { type Address, createSolanaRpc, getBase64Encoder, getTransactionDecoder, type Signature } from "@solana/kit";
+import { findAssociatedTokenPda } from "@solana-program/token-2022";
+import { SETTLEMENT_TTL_MS, TOKEN_PROGRAM_ADDRESS } from "@x402/svm";
+import type { OpenPayment, SettlementLookup } from "../payments/scheme.ts";
+
+/** Between the ledger's clock and the chain's block times. */
+const CLOCK_SLACK_S = 60;
+const PAGE = 1000;
+
+/** The lookup of payments to `payTo` in `mint` (an SPL Token mint), through `rpcUrl`. */
+export function svmSettlementLookup(rpcUrl: string, payTo: string, mint: string) {
+  const rpc = createSolanaRpc(rpcUrl);
+  const account = findAssociatedTokenPda({
+    owner: payTo as Address,
+    mint: mint as Address,
+    tokenProgram: TOKEN_PROGRAM_ADDRESS as Address,
+  }).then(([ata]) => ata);
+  // The library's own bound on how long a verified payment's transaction can still land (its blockhash's lifetime, with margin).
+  const windowS = SETTLEMENT_TTL_MS / 1000;
+
+  /** The hash of a landed transaction's message, as the payment's nonce spells it. */
+  const nonceOf = async (signature: string): Promise<string | null> => {
+    const found = await rpc
+      .getTransaction(signature as Signature, { encoding: "base64", maxSupportedTransactionVersion: 0, commitment: "confirmed" })
+      .send();
+    const wire = found?.transaction?.[0];
+    if (!wire) return null;
+    const tx = getTransactionDecoder().decode(getBase64Encoder().encode(wire));
+    return `0x${createHash("sha256").update(Uint8Array.from(tx.messageBytes)).digest("hex")}`;
+  };
+
+  return async function settlementOf(open: OpenPayment, now = new Date()): Promise<SettlementLookup> {
+    const from = Math.floor(open.openedAt.getTime() / 1000) - CLOCK_SLACK_S;
+    const until = from + CLOCK_SLACK_S * 2 + windowS;
+    let before: Signature | undefined;
+    // Newest first, page by page, back to the row's opening.
+    for (;;) {
+      const page = await rpc
+        .getSignaturesForAddress(await account, { limit: PAGE, commitment: "confirmed", ...(before ? { before } : {}) })
+        .send();
+      for (const entry of page) {
+        const time = entry.blockTime === null ? null : Number(entry.blockTime);
+        // A failed transaction moved nothing: its payment is not settled by it.
+        if (entry.err !== null || (time !== null && (time < from || time > until))) continue;
+        if ((await nonceOf(entry.signature)) === open.nonce.toLowerCase()) return { tx: entry.signature };
+      }
+      const last = page.at(-1);
+      if (page.length < PAGE || !last || (last.blockTime !== null && Number(last.blockTime) < from)) break;
+      before = last.signature;
+    }
+    return { tx: null, final: now.getTime() / 1000 > until };
+  };
+}

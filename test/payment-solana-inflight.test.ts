@@ -1,0 +1,96 @@
+/**
+ * The per-payer in-flight cap on the Solana site: its payment headers are read by the site's own
+ * scheme (a Solana transfer transaction), so one Solana payer's paid calls count against the cap
+ * as an EVM payer's do. Before, the rate limits read every payment header with the EVM decoder,
+ * which found no payer in a Solana payment, so a Solana payer's calls were never capped.
+ *
+ * Real parts: the seeded local Solana (litesvm, its JSON-RPC on loopback), the service's Solana
+ * site, payments signed by the stock SVM client scheme, token balances read from the chain.
+ */
+import { type Address, createSolanaRpc } from "@solana/kit";
+import { x402HTTPClient } from "@x402/core/client";
+import { decodePaymentRequiredHeader } from "@x402/core/http";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type LocalSolanaDevnet, startLocalSolana } from "../src/local/solana/devnet.ts";
+import { ataOf, USDC_MINT } from "../src/local/solana/scenario.ts";
+import type { RunningService } from "../src/server/service.ts";
+import { svmClient } from "../src/solana/x402.ts";
+import { startTestService } from "./support/service.ts";
+
+const PRICE = 100_000n; // /v1/wallet-profile: 0.10 USDC
+let chain: LocalSolanaDevnet;
+let service: RunningService;
+let site: string;
+
+beforeAll(async () => {
+  chain = await startLocalSolana({});
+  service = await startTestService({
+    solana: {
+      rpcUrl: chain.rpcUrl,
+      network: chain.scenario.network,
+      usdcMint: chain.scenario.usdcMint,
+      payTo: chain.scenario.payTo,
+      feePayer: chain.scenario.feePayer.signer,
+    },
+  });
+  site = service.solanaUrl as string;
+});
+afterAll(async () => {
+  await service?.close();
+  await chain?.stop();
+});
+
+async function usdcOf(owner: string): Promise<bigint> {
+  const ata = await ataOf(owner as Address, USDC_MINT);
+  return BigInt((await createSolanaRpc(chain.rpcUrl).getTokenAccountBalance(ata).send()).value.amount);
+}
+
+type Answer = { id: number; result?: { isError?: boolean; structuredContent?: { error?: { code?: string; details?: unknown } } } };
+
+describe("one Solana payer's paid calls in flight", () => {
+  it("over MCP: 8 of 12 paid calls in one batch run and settle, 4 are refused paid_in_flight, and exactly 8 prices move", async () => {
+    const buyer = chain.scenario.buyers[0] as LocalSolanaDevnet["scenario"]["buyers"][number];
+    const body = { address: chain.scenario.wallet.address };
+    const unpaid = await fetch(`${site}/v1/wallet-profile`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    expect(unpaid.status).toBe(402);
+    const challenge = decodePaymentRequiredHeader(unpaid.headers.get("payment-required") as string);
+    const client = new x402HTTPClient(svmClient(buyer.signer, chain.rpcUrl, chain.scenario.network));
+    // Twelve payments of the same payer, each its own transaction.
+    const payments = [];
+    for (let i = 0; i < 12; i++) payments.push(await client.createPaymentPayload(challenge));
+    expect(new Set(payments.map((p) => (p.payload as { transaction: string }).transaction)).size).toBe(12);
+
+    const before = { payTo: await usdcOf(chain.scenario.payTo), buyer: await usdcOf(buyer.address) };
+    const batch = payments.map((payment, i) => ({
+      jsonrpc: "2.0",
+      id: i + 1,
+      method: "tools/call",
+      params: { name: "solanaWalletProfile", arguments: body, _meta: { "x402/payment": payment } },
+    }));
+    const res = await fetch(`${site}/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify(batch),
+    });
+    expect(res.status).toBe(200);
+    const answers = ((await res.json()) as Answer[]).sort((a, b) => a.id - b.id);
+    expect(answers.map((a) => a.id)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    expect(answers.slice(0, 8).map((a) => a.result?.isError ?? false)).toEqual(Array(8).fill(false));
+    const refused = answers.slice(8).map((a) => a.result?.structuredContent?.error);
+    expect(refused.map((e) => e?.code)).toEqual(Array(4).fill("rate_limited"));
+    // The payer named is the Solana payer (as the limiter keys it), with its 8 calls in flight.
+    expect(refused[0]?.details).toEqual({
+      budget: "paid_in_flight",
+      payer: buyer.address.toLowerCase(),
+      in_flight: 8,
+      max_in_flight: 8,
+    });
+    // On the chain: exactly the 8 calls that ran were settled.
+    expect((await usdcOf(chain.scenario.payTo)) - before.payTo).toBe(8n * PRICE);
+    expect(before.buyer - (await usdcOf(buyer.address))).toBe(8n * PRICE);
+  });
+});
