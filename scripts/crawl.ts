@@ -60,7 +60,7 @@ async function main(): Promise<void> {
       rpcUrls = [devnet.rpcUrl];
       devnetBuyer = devnet.buyers?.[LOCAL_BUYER_INDEX]?.privateKey;
       if (!config.intel.cdpDiscoveryUrl && !config.intel.x402ListUrl) {
-        const { startDemoCatalogue } = await import("../src/intel/demo-catalogue.ts");
+        const { startDemoCatalogue } = await import("../src/local/sellers/demo-catalogue.ts");
         const catalogue = await startDemoCatalogue({ payTo: devnet.payTo });
         stops.push(catalogue.close);
         cdpUrl = catalogue.cdpUrl;

@@ -8,7 +8,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { base } from "../networks/base.ts";
+import { base } from "../../networks/base.ts";
 
 /** How a seller behaves. */
 export type SellerKind =
