@@ -6,10 +6,10 @@
  */
 import { formatUnits } from "viem";
 import { ConfigError, loadConfig } from "../src/config.ts";
-import { openStoreForTool, storeDescription } from "../src/store/configured.ts";
 import { nowPlus } from "../src/store/dialect.ts";
 import { ledgerReport, purchasesReport } from "../src/store/ledger.ts";
 import { type Queryable, redact } from "../src/store/store.ts";
+import { openStoreForTool, storeDescription } from "./store-tool.ts";
 
 const usdc = (atomic: string) => formatUnits(BigInt(atomic), 6);
 

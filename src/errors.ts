@@ -87,14 +87,9 @@ export class UpstreamError extends ServiceError {
   }
 }
 
-/** The relative URL documenting `code`: its section of the free `/errors` page. */
-export function errorDocsUrl(code: ErrorCode): string {
-  return `/errors#${code}`;
-}
-
-/** The error body for `code`, for code that answers an error without throwing one. */
+/** The error body for `code`, for code that answers an error without throwing one; `docs` is the code's section of the free `/errors` page. */
 export function errorBody(code: ErrorCode, message: string, details?: Record<string, unknown>): ErrorBody {
-  return { error: { code, message, ...(details ? { details } : {}), docs: errorDocsUrl(code) } };
+  return { error: { code, message, ...(details ? { details } : {}), docs: `/errors#${code}` } };
 }
 
 /** Turn anything thrown into a status, headers and error body; unknown errors become a generic 500. */

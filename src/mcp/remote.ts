@@ -152,9 +152,7 @@ function createRemoteServer(origin: string, tools: readonly RouteTool[], dispatc
     const payment = paymentHeader(meta?.[PAYMENT_META_KEY]);
     const binding = bindingOf(meta);
     // Counted before anything is read, as the HTTP request of the route is by the Express chain.
-    const admission: Admission = limits
-      ? await limits.admit({ method: entry.route.method, path: entry.route.path, address: limits.address, payment })
-      : { done: () => {} };
+    const admission: Admission = limits ? await limits.admit({ route: entry.route, address: limits.address, payment }) : { done: () => {} };
     if ("refused" in admission) return toolResultOf(admission.refused, binding);
     try {
       // A prepaid balance pays when the call carries the wallet's sign-in, as over HTTP.

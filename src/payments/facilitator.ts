@@ -27,7 +27,7 @@ import {
 import { privateKeyToAccount } from "viem/accounts";
 import type { Logger } from "../log.ts";
 import { withBudget } from "../time-budget.ts";
-import { plainPayment, settleVerified, VerifiedPayments } from "./settle-verified.ts";
+import { plainPayment, SETTLEMENT_PENDING, settleVerified, VerifiedPayments } from "./settle-verified.ts";
 import { BASE_TIMING, type SenderTiming, SettlementSender } from "./settlement-sender.ts";
 
 /** The reason given when a settlement may or may not have landed on chain. */
@@ -138,7 +138,7 @@ export class GuardedFacilitator implements FacilitatorClient {
     const mayLand =
       !REASON_CODE.test(result.errorReason ?? "") ||
       TIMEOUT.test(`${result.errorReason ?? ""} ${result.errorMessage ?? ""}`) ||
-      result.errorReason === "settlement_pending" ||
+      result.errorReason === SETTLEMENT_PENDING ||
       Boolean(result.transaction);
     return { ...rest, errorReason: mayLand ? SETTLEMENT_UNKNOWN : safeReason(result.errorReason, "settlement_failed") };
   }

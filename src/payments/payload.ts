@@ -48,7 +48,6 @@ const uint = (v: unknown) => typeof v === "string" && UINT.test(v) && BigInt(v) 
 /** A payment header's x402 v2 envelope, checked for shape: what every scheme's payload sits in. */
 export interface PaymentEnvelope {
   payload: PaymentPayload;
-  raw: Record<string, unknown>;
   /** The option chosen from the challenge's accepts: scheme, network, asset, amount and payTo are strings. */
   accepted: Record<string, unknown>;
   /** The scheme's own payload object (not yet checked). */
@@ -83,7 +82,7 @@ export function decodeEnvelope(header: string): PaymentEnvelope | PayloadProblem
       return { field: `extensions.${PAYMENT_IDENTIFIER}.info.id`, expected: "16-128 characters: letters, digits, - and _" };
     paymentId = extractPaymentIdentifier(payload, false);
   }
-  return { payload, raw, accepted, inner: raw.payload, paymentId };
+  return { payload, accepted, inner: raw.payload, paymentId };
 }
 
 /** Decode and check an EVM exact (EIP-3009) `PAYMENT-SIGNATURE` / `X-Payment` value. */

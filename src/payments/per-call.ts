@@ -309,13 +309,10 @@ export class PerCallPayment {
   private async payNow(attempt: Attempt, header: string, decoded: DecodedPayment, earlierOpen: AttemptRow[]): Promise<Response> {
     const { store } = this.core.options;
     const rowId = await insertLedgerRow(store, this.ledgerPayment(attempt, decoded), { outcome: "pending" });
-    let verified: Verification;
-    try {
-      verified = await this.verify(attempt, header);
-    } catch (error) {
+    const verified = await this.verify(attempt, header).catch(async (error: unknown) => {
       await finishLedgerRow(store, rowId, { outcome: "not_charged", status: 503, reason: "payment_unavailable" });
       throw error;
-    }
+    });
     return this.afterVerify(attempt, decoded, rowId, verified, earlierOpen);
   }
 

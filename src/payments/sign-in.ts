@@ -9,14 +9,16 @@
  */
 import { randomBytes } from "node:crypto";
 import { SiweMessage } from "@signinwithethereum/siwe";
-import { parseSIWxHeader, validateSIWxMessage, verifySIWxSignature } from "@x402/extensions/sign-in-with-x";
+import { parseSIWxHeader, validateSIWxMessage } from "@x402/extensions/sign-in-with-x";
 import secp256k1 from "secp256k1";
 import { bytesToHex, getAddress, hashMessage, hexToBytes, isAddress } from "viem";
 import { publicKeyToAddress } from "viem/accounts";
 import type { RouteDef } from "../../spec/route.ts";
+import type { NetworkId } from "../config.ts";
 import type { Queryable } from "../store/store.ts";
 import { payableFromBalance } from "./balances.ts";
 import { useSiwxNonce } from "./kept-answers.ts";
+import type { PayloadProblem } from "./payload.ts";
 
 /** The request header carrying the proof. */
 export const SIWX_HEADER = "sign-in-with-x";
@@ -28,8 +30,8 @@ const MAX_AGE_MS = 5 * 60_000;
 export interface SignInScope {
   /** The site's configured public origin (never one read from the request). */
   origin: string;
-  /** The chains the route's challenge declares (CAIP-2). */
-  chains: readonly string[];
+  /** The chains the route's challenge declares (CAIP-2): EVM networks, whose wallets sign EIP-4361. */
+  chains: readonly NetworkId[];
   /** The route's path: the sign-in's `uri` or one of its `resources` must name it on `origin`. */
   path: string;
 }
@@ -40,11 +42,8 @@ export interface SignedIn {
   nonceKey: string;
 }
 
-export interface SignInRefusal {
-  field: string;
-  expected: string;
-  reason: string;
-}
+/** Why a sign-in is refused: the field, what was expected there, and the reason code. */
+export type SignInRefusal = PayloadProblem & { reason: string };
 
 export function isRefusal(value: SignedIn | SignInRefusal): value is SignInRefusal {
   return "reason" in value;
@@ -72,23 +71,16 @@ export async function checkSignIn(header: string, scope: SignInScope): Promise<S
   } catch {
     return refused("invalid_siwx_payload", "base64 JSON of a CAIP-122 sign-in payload");
   }
-  if (!scope.chains.includes(payload.chainId)) return refused("invalid_siwx_chain_id", `a sign-in on ${scope.chains.join(" or ")}`);
+  if (!(scope.chains as readonly string[]).includes(payload.chainId))
+    return refused("invalid_siwx_chain_id", `a sign-in on ${scope.chains.join(" or ")}`);
   const valid = await validateSIWxMessage(payload, new URL(scope.origin), { maxAge: MAX_AGE_MS });
   if (!valid.isValid) return refused(valid.invalidReason, `a sign-in for ${scope.origin}, issued in the last 5 minutes, not expired`);
   const resources = [payload.uri, ...(payload.resources ?? [])];
   if (!resources.some((r) => names(r, scope.origin, scope.path))) {
     return refused("invalid_siwx_resource", `a uri or resource naming ${scope.origin}${scope.path}`);
   }
-  const expected = "the wallet's signature of the sign-in message";
-  let payer: string;
-  if (payload.chainId.startsWith("eip155:")) {
-    if (!signedByItsWallet(payload)) return refused("invalid_siwx_signature", expected);
-    payer = payload.address.toLowerCase();
-  } else {
-    const verified = await verifySIWxSignature(payload);
-    if (!verified.isValid) return refused(verified.invalidReason, expected);
-    payer = verified.payer.toLowerCase();
-  }
+  if (!signedByItsWallet(payload)) return refused("invalid_siwx_signature", "the wallet's signature of the sign-in message");
+  const payer = payload.address.toLowerCase();
   return { payer, nonceKey: `${payer}:${payload.nonce}` };
 }
 

@@ -20,20 +20,19 @@ const SETTLE_GRACE_MS = 3 * 60_000;
 /** An open ledger row, as resolving its authorisation needs it; `valid_before` in Unix seconds, null when unreadable (then it bounds nothing). */
 type OpenAttempt = Pick<AttemptRow, "id" | "payer" | "nonce" | "amount_atomic" | "verified"> & { valid_before: number | null };
 
+/** How one payment ended on chain: the transaction that settled it, or none, with why each open row ends now (null: it stays open). */
+type ChainFate<R> = { tx: string } | { tx: null; endOf: (row: R) => string | null };
+
 /**
- * Read the fate of one authorisation on chain and record it on its open rows (the same rule for
- * the gate's retries, src/payments/gate.ts, and the minute upkeep). Unverified rows paid nothing.
- * Paid to `payTo`: the first verified row is settled, once; the others are superseded. Used
- * elsewhere: not charged. Unused: a row whose authorisation expired ends; a live one stays open,
- * since its settlement may still land (only one transfer can ever use the nonce).
+ * Record one payment's fate on chain on its open rows (the same rule for the gate's retries,
+ * src/payments/gate.ts, and the minute upkeep). Unverified rows paid nothing. Settled: the first
+ * verified row is settled, once; the others are superseded. Else each row ends as `fateOf` says.
  */
-export async function resolveAuthorization(
+async function resolveRows<R extends OpenAttempt>(
   store: Queryable,
-  authorizations: AuthorizationReader,
-  payTo: string,
-  rows: readonly OpenAttempt[],
-  now = new Date(),
-): Promise<{ tx: `0x${string}` | null; stillOpen: boolean; finished: number }> {
+  rows: readonly R[],
+  fateOf: (first: R) => Promise<ChainFate<R>>,
+): Promise<{ tx: string | null; stillOpen: boolean; finished: number }> {
   let finished = 0;
   const finish = async (id: number, end: Parameters<typeof finishLedgerRow>[2]) => {
     await finishLedgerRow(store, id, end);
@@ -43,57 +42,40 @@ export async function resolveAuthorization(
     await finish(row.id, { outcome: "not_charged", status: null, reason: "never_verified" });
   const [first, ...rest] = rows.filter((r) => r.verified);
   if (!first) return { tx: null, stillOpen: false, finished };
-  const tx = await authorizations.findPayment(first.payer, first.nonce, payTo, BigInt(first.amount_atomic), 10_000);
-  if (tx) {
-    await finish(first.id, { outcome: "settled", status: null, reason: "reconciled_on_chain", settlementTx: tx });
+  const fate = await fateOf(first);
+  if (fate.tx !== null) {
+    await finish(first.id, { outcome: "settled", status: null, reason: "reconciled_on_chain", settlementTx: fate.tx });
     for (const row of rest) await finish(row.id, { outcome: "not_charged", status: null, reason: "same_payment_settled_once" });
-    return { tx, stillOpen: false, finished };
+    return { tx: fate.tx, stillOpen: false, finished };
   }
-  const used = await authorizations.isUsed(first.payer, first.nonce);
   let stillOpen = false;
   for (const row of [first, ...rest]) {
-    const expired = row.valid_before !== null && row.valid_before * 1000 < now.getTime();
-    if (used || expired) {
-      await finish(row.id, {
-        outcome: "not_charged",
-        status: null,
-        reason: used ? "authorization_used_elsewhere" : "interrupted_before_settlement",
-      });
-    } else stillOpen = true;
+    const reason = fate.endOf(row);
+    if (reason) await finish(row.id, { outcome: "not_charged", status: null, reason });
+    else stillOpen = true;
   }
   return { tx: null, stillOpen, finished };
 }
 
 /**
- * The same rule for a family whose scheme finds the payment's transaction itself (Solana, no
- * authorisation state on chain): unverified rows paid nothing; the transaction found settles the
- * first verified row, once, and supersedes the others; none found, and it can no longer land: not
- * charged; else the rows stay open.
+ * An EIP-3009 authorisation's fate, read from the chain: paid to `payTo`, settled. Used elsewhere:
+ * not charged. Unused: a row whose authorisation expired ends; a live one stays open, since its
+ * settlement may still land (only one transfer can ever use the nonce).
  */
-async function resolveBySettlement(
+export function resolveAuthorization(
   store: Queryable,
-  settlementOf: NonNullable<PaymentScheme["settlementOf"]>,
-  rows: readonly (OpenAttempt & { created_at: Date })[],
-  now: Date,
-): Promise<number> {
-  let finished = 0;
-  const finish = async (id: number, end: Parameters<typeof finishLedgerRow>[2]) => {
-    await finishLedgerRow(store, id, end);
-    finished++;
-  };
-  for (const row of rows.filter((r) => !r.verified))
-    await finish(row.id, { outcome: "not_charged", status: null, reason: "never_verified" });
-  const verified = rows.filter((r) => r.verified);
-  const [first, ...rest] = verified;
-  if (!first) return finished;
-  const found = await settlementOf({ nonce: first.nonce, openedAt: new Date(first.created_at) }, now);
-  if (found.tx) {
-    await finish(first.id, { outcome: "settled", status: null, reason: "reconciled_on_chain", settlementTx: found.tx });
-    for (const row of rest) await finish(row.id, { outcome: "not_charged", status: null, reason: "same_payment_settled_once" });
-  } else if (found.tx === null && found.final) {
-    for (const row of verified) await finish(row.id, { outcome: "not_charged", status: null, reason: "interrupted_before_settlement" });
-  }
-  return finished;
+  authorizations: AuthorizationReader,
+  payTo: string,
+  rows: readonly OpenAttempt[],
+  now = new Date(),
+): Promise<{ tx: string | null; stillOpen: boolean; finished: number }> {
+  return resolveRows(store, rows, async (first) => {
+    const tx = await authorizations.findPayment(first.payer, first.nonce, payTo, BigInt(first.amount_atomic), 10_000);
+    if (tx) return { tx };
+    const used = await authorizations.isUsed(first.payer, first.nonce);
+    const expired = (row: OpenAttempt) => row.valid_before !== null && row.valid_before * 1000 < now.getTime();
+    return { tx: null, endOf: (row) => (used ? "authorization_used_elsewhere" : expired(row) ? "interrupted_before_settlement" : null) };
+  });
 }
 
 /**
@@ -120,8 +102,16 @@ export async function reconcileLedger(
   let resolved = 0;
   for (const { network, rows } of byAuthorization.values()) {
     const lookup = schemes.find((s) => s.network === network)?.settlementOf;
-    if (lookup) resolved += await resolveBySettlement(store, lookup, rows, now);
-    else if (network.startsWith("eip155:")) resolved += (await resolveAuthorization(store, authorizations, payTo, rows, now)).finished;
+    if (lookup) {
+      // A family whose scheme finds the payment's transaction itself (Solana: no authorisation state on chain).
+      const fate = async (first: (typeof rows)[number]): Promise<ChainFate<OpenAttempt>> => {
+        const found = await lookup({ nonce: first.nonce, openedAt: new Date(first.created_at) }, now);
+        if (found.tx !== null) return { tx: found.tx };
+        const reason = found.final ? "interrupted_before_settlement" : null;
+        return { tx: null, endOf: () => reason };
+      };
+      resolved += (await resolveRows(store, rows, fate)).finished;
+    } else if (network.startsWith("eip155:")) resolved += (await resolveAuthorization(store, authorizations, payTo, rows, now)).finished;
   }
   if (resolved > 0) log.info("ledger: resolved open rows from the chain", { resolved });
   return resolved;

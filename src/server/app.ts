@@ -168,14 +168,7 @@ export function createApp({
 
   // Each step below is one named stage of docs/architecture.md; a stage's parts run in order and
   // any of them may answer (a refusal, a preflight) instead of going on.
-  app.use(
-    inOrder(
-      "observe",
-      ...(drain ? [drain.middleware] : []),
-      requestContext({ log: services.log }),
-      requestMetrics({ metrics, routes: site.routes }),
-    ),
-  );
+  app.use(inOrder("observe", ...(drain ? [drain.middleware] : []), requestContext({ log: services.log }), requestMetrics({ metrics })));
   const cors = corsHeaders();
   app.use(
     inOrder(
@@ -188,13 +181,12 @@ export function createApp({
       sitePaths(site),
     ),
   );
-  app.use(metricsEndpoint({ metrics, routes: site.routes, token: config.metricsToken }));
+  app.use(metricsEndpoint({ metrics, token: config.metricsToken }));
   // Instances on one PostgreSQL share each client's free budget; the challenge budget stays in
   // memory, since a challenge must stay cheaper than a database round trip.
   const { freePerMinute, challengePerMinute, paidInFlightPerPayer } = config.limits;
   const store = services.store;
   const limiter = rateLimiter({
-    routes: site.routes,
     free: freePerMinute === 0 ? null : store.engine === "postgres" ? storeBuckets(store, freePerMinute) : memoryBuckets(freePerMinute),
     challenge: challengePerMinute === 0 ? null : memoryBuckets(challengePerMinute),
     paidInFlightPerPayer,

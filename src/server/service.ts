@@ -21,6 +21,7 @@ import { type AuthorizationReader, authorizationReader } from "../chain/authoriz
 import { createChainClient, rpcTransport } from "../chain/client.ts";
 import { type Config, ConfigError, checkSignInOrigin } from "../config.ts";
 import type { Services } from "../context.ts";
+import { errorBody } from "../errors.ts";
 import { runCrawl } from "../intel/crawl.ts";
 import { trustCrawlJob } from "../intel/crawl-schedule.ts";
 import { createIntelServices, type IntelSettings } from "../intel/intel-services.ts";
@@ -402,11 +403,11 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     endpoints: options.solana,
     facilitator: options.solanaFacilitator,
     feePayer: solanaFeePayer,
-    gate: (scheme, payToOf, facilitatorOf, publicUrl) =>
+    gate: (scheme, payToOf, facilitatorOf, publicUrl, authorizations) =>
       gateFor(solanaSite.routes, publicUrl, {
         payTo: payToOf as `0x${string}`,
         facilitator: facilitatorOf,
-        authorizations: NO_AUTHORIZATIONS,
+        authorizations,
         scheme,
       }),
   });
@@ -487,13 +488,6 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   };
 }
 
-/** Solana keeps no EIP-3009 authorisation state to read: an open payment's fate is left to its retry. */
-const NO_AUTHORIZATIONS: AuthorizationReader = {
-  isUsed: async () => false,
-  findUse: async () => null,
-  findPayment: async () => null,
-};
-
 /**
  * The Solana site's services and gate: local mode's chain and fee payer, or production's RPC,
  * payTo and facilitator (a fee-payer key or a remote URL). Undefined when the site is off.
@@ -506,11 +500,18 @@ async function solanaSiteOf(args: {
   facilitator: FacilitatorClient | undefined;
   /** Production's fee payer (SOLANA_FEE_PAYER_KEY), checked before anything was opened. */
   feePayer: KeyPairSigner | undefined;
-  gate: (scheme: PaymentScheme, payTo: string, facilitator: FacilitatorClient, publicUrl: string | undefined) => PaymentGate;
+  gate: (
+    scheme: PaymentScheme,
+    payTo: string,
+    facilitator: FacilitatorClient,
+    publicUrl: string | undefined,
+    authorizations: AuthorizationReader,
+  ) => PaymentGate;
 }): Promise<{ services: Services; gate: PaymentGate; publicUrl: string | undefined; scheme: PaymentScheme } | undefined> {
   const { config, local, endpoints } = args;
   if (local ? !endpoints : !config.solana.enabled) return undefined;
   const { createSvmFacilitator, svmScheme } = await import("../solana/x402.ts");
+  const { svmPaymentReader } = await import("../solana/settlements.ts");
   const entry = svmNetwork(solanaSite.networks[0]);
   const network = endpoints?.network ?? entry.id;
   const usdcMint = endpoints?.usdcMint ?? entry.usdc.address;
@@ -547,7 +548,14 @@ async function solanaSiteOf(args: {
   };
   // Challenges name the fee payer only: the buyer reads a blockhash from its own RPC (src/solana/x402.ts says why).
   const scheme = svmScheme(network, usdcMint, { rpcUrl, payTo });
-  const gate = args.gate(scheme, payTo, facilitator, publicUrl);
+  // A settlement reported failed, or a retry of a payment left open: the chain says whether it was paid.
+  const gate = args.gate(
+    scheme,
+    payTo,
+    facilitator,
+    publicUrl,
+    svmPaymentReader(scheme.settlementOf as NonNullable<PaymentScheme["settlementOf"]>),
+  );
   return { services, gate, publicUrl, scheme };
 }
 
@@ -582,9 +590,7 @@ function listen(handler: RequestListener, port: number, host: string): Promise<S
 function harden(server: Server): void {
   // Node hands CONNECT to a listener instead of Express: answer it like any unknown method.
   server.on("connect", (_req, socket) => {
-    const body = JSON.stringify({
-      error: { code: "method_not_allowed", message: "CONNECT is not answered here.", docs: "/errors#method_not_allowed" },
-    });
+    const body = JSON.stringify(errorBody("method_not_allowed", "CONNECT is not answered here."));
     socket.end(
       `HTTP/1.1 405 Method Not Allowed\r\nAllow: GET, HEAD, POST\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );

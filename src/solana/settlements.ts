@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import { type Address, createSolanaRpc, getBase64Encoder, getTransactionDecoder, type Signature } from "@solana/kit";
 import { findAssociatedTokenPda } from "@solana-program/token-2022";
 import { SETTLEMENT_TTL_MS, TOKEN_PROGRAM_ADDRESS } from "@x402/svm";
+import type { AuthorizationReader } from "../chain/authorization.ts";
 import type { OpenPayment, SettlementLookup } from "../payments/scheme.ts";
 
 /** Between the ledger's clock and the chain's block times. */
@@ -58,4 +59,17 @@ export function svmSettlementLookup(rpcUrl: string, payTo: string, mint: string)
     }
     return { tx: null, final: now.getTime() / 1000 > until };
   };
+}
+
+/**
+ * The gate's reader of a payment's fate on Solana (a settlement reported failed, a retry of a
+ * payment left open): its transaction found by `settlementOf` over the whole time a verified
+ * payment's transaction could have landed until now. No authorisation state: never "used elsewhere".
+ */
+export function svmPaymentReader(settlementOf: (open: OpenPayment) => Promise<SettlementLookup>): AuthorizationReader {
+  const findPayment = async (_payer: string, nonce: string) => {
+    const { tx } = await settlementOf({ nonce, openedAt: new Date(Date.now() - SETTLEMENT_TTL_MS) });
+    return tx as `0x${string}` | null;
+  };
+  return { isUsed: async () => false, findUse: findPayment, findPayment };
 }

@@ -70,14 +70,3 @@ export async function openServiceStore(config: Pick<Config, "databaseUrl" | "dat
     throw error;
   });
 }
-
-/** Open the configured store from a command-line tool (also while the service runs). */
-export async function openStoreForTool(config: Pick<Config, "databaseUrl" | "dataDir">): Promise<Store> {
-  return openStore(storeLocationOf(config));
-}
-
-/** Where the configured store is, for a tool's messages (the URL without its password, or the file). */
-export function storeDescription(config: Pick<Config, "databaseUrl" | "dataDir">, redact: (url: string) => string): string {
-  const location = storeLocationOf(config);
-  return location.kind === "postgres" ? redact(location.url) : String(location.file);
-}

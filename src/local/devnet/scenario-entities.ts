@@ -172,7 +172,7 @@ export async function seedEntities(client: TestClient, builder: BlockBuilder, op
   const A = (name: string) => (acct[name] as PrivateKeyAccount).address;
   const contracts = entityContracts();
   const core = scenarioContracts();
-  for (const symbol of ["ENTA", "ENTB", "ENTC"] as const) builder.registerToken(symbol, contracts[symbol]);
+  for (const symbol of ["ENTA", "ENTB", "ENTC"] as const) builder.tokenAddress[symbol] = contracts[symbol];
   // The first chapter registered USDC, WETH, PLAIN and PRXY.
   const tokenAddress = builder.tokenAddress as Record<ScenarioTokenSymbol, Address>;
   const firstTransfer = builder.transfers.length;

@@ -196,17 +196,12 @@ export class BlockBuilder {
   readonly transfers: ScenarioTransfer[] = [];
   /** ETH spent on gas (and L1 fees) per sender. */
   readonly gasSpent = new Map<Address, bigint>();
-  /** Where each token's Transfer logs come from; later chapters register theirs. */
+  /** Where each token's Transfer logs come from; later chapters add the tokens they deploy. */
   readonly tokenAddress: Partial<Record<ScenarioTransferToken, Address>>;
 
   constructor(client: TestClient, tokenAddress: Record<CoreTokenSymbol, Address>) {
     this.#client = client;
     this.tokenAddress = { ...tokenAddress };
-  }
-
-  /** Make a token a later chapter deploys known to the receipt checks. */
-  registerToken(symbol: ScenarioTransferToken, address: Address): void {
-    this.tokenAddress[symbol] = address;
   }
 
   async nonceOf(account: Address): Promise<number> {

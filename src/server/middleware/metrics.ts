@@ -17,7 +17,6 @@ import { sendError } from "./send-error.ts";
 /** Options of `requestMetrics` and `metricsEndpoint`. */
 export interface MetricsOptions {
   metrics: ServiceMetrics;
-  routes: readonly RouteDef[];
   /** METRICS_TOKEN; undefined: loopback only. */
   token?: string | undefined;
 }

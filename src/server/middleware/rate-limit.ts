@@ -28,7 +28,6 @@ export type Budget = "free" | "challenge" | "paid_in_flight";
 
 /** Options of `rateLimit`. */
 export interface RateLimitOptions {
-  routes: readonly RouteDef[];
   /** The free budget; null: free requests are not limited. */
   free: TokenBuckets | null;
   /** The budget of unpaid challenges; null: not limited. */
@@ -49,15 +48,6 @@ const STATIC_FILE = /\.(?:css|js|mjs|map|svg|png|ico|jpg|jpeg|webp|gif|woff2?|tx
 /** Static files and `/metrics`, which are not counted. */
 const isExempt = (path: string) => path === "/metrics" || path.startsWith("/_astro/") || STATIC_FILE.test(path);
 
-/** What `path` asked with `method` is: a free or a paid route, or a file nobody needs to limit (an MCP tool call, which no edge matched). */
-function requestKind(routes: ReadonlyMap<string, readonly RouteDef[]>, method: string, path: string): "free" | "paid" | "exempt" {
-  if (isExempt(path)) return "exempt";
-  const trimmed = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
-  const wanted = method === "HEAD" ? "GET" : method;
-  const route = routes.get(trimmed)?.find((r) => r.method === wanted);
-  return route && route.price !== null ? "paid" : "free";
-}
-
 /** The payer a decoded payment header names (unverified), or undefined when there is none or it is not a readable payment. */
 function payerIn(decoded: ReturnType<PaymentDecoder> | undefined): string | undefined {
   return decoded === undefined || isProblem(decoded) ? undefined : decoded.authorization.from.toLowerCase();
@@ -72,9 +62,8 @@ function kindOfRequest(req: Request): "free" | "paid" | "exempt" {
 
 /** One call to count that is not an HTTP request of its own (an MCP tool call). */
 export interface CallToAdmit {
-  /** The method and path of the route it calls. */
-  method: string;
-  path: string;
+  /** The route it calls (the caller found it by the tool's name). */
+  route: RouteDef;
   /** The client's address, as Express resolved it for the request that carried the call. */
   address: string | undefined;
   /** The call's payment, as a PAYMENT-SIGNATURE header value. */
@@ -116,8 +105,6 @@ export interface RateLimiter {
 export function rateLimiter(options: RateLimitOptions): RateLimiter {
   const { free, challenge, paidInFlightPerPayer, log, onRefusal } = options;
   const now = options.now ?? Date.now;
-  const byPath = new Map<string, RouteDef[]>();
-  for (const route of options.routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
   const inFlight = new Map<string, number>();
 
   /** A 429 to give: to an HTTP response (`refuse`) or as a web Response (`refusal`). */
@@ -209,7 +196,7 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
     next();
   };
   const admit = async (call: CallToAdmit): Promise<Admission> => {
-    const kind = requestKind(byPath, call.method, call.path);
+    const kind = call.route.price === null ? "free" : "paid";
     // The payer a payment header names (unverified); none when the header is not a readable payment.
     const decoded = kind === "paid" && paidInFlightPerPayer > 0 && call.payment !== undefined ? options.decode(call.payment) : undefined;
     const payer = payerIn(decoded);
@@ -219,7 +206,7 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
       return typeof taken === "function" ? admitted(taken) : { refused: refusal(taken) };
     }
     const buckets = budgetOf(kind, payer);
-    if (kind === "exempt" || buckets === null) return admitted(() => {});
+    if (buckets === null) return admitted(() => {});
     const budget: Budget = kind === "free" ? "free" : "challenge";
     const key = clientKey(call.address);
     let verdict: BucketVerdict;
