@@ -4,7 +4,7 @@
  */
 import { type Address, getAddress } from "viem";
 import { counterparties, ENTITY_LIMITS } from "../spec/routes/entity-intel.ts";
-import { methodologyFor } from "../src/analytics/methodology.ts";
+import { explained } from "../src/analytics/methodology.ts";
 import { analyticsOf } from "../src/analytics/services.ts";
 import { readChain } from "../src/chain/rpc-error.ts";
 import { defineFunction } from "../src/context.ts";
@@ -66,7 +66,6 @@ export default defineFunction(counterparties, async (input, ctx) => {
   ]);
   const timeOf = new Map(times.map((b) => [Number(b.number), new Date(Number(b.timestamp) * 1000).toISOString()]));
   const seen = (block: number) => ({ block, timestamp: timeOf.get(block) as string });
-  const methodology = methodologyFor("entity-intel/counterparties");
   return {
     address,
     ...factsOf(facts, address, "wallet"),
@@ -84,7 +83,6 @@ export default defineFunction(counterparties, async (input, ctx) => {
     })),
     unpriced_tokens: tokens.filter((t) => !priced.has(t) || !infos.has(t)),
     ...coverage(window, result, budget),
-    methodology,
-    not_checked: methodology.not_checked,
+    ...explained("entity-intel/counterparties"),
   };
 });

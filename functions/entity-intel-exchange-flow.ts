@@ -5,7 +5,7 @@
  */
 import { type Address, formatUnits } from "viem";
 import { ENTITY_LIMITS, exchangeFlow } from "../spec/routes/entity-intel.ts";
-import { methodologyFor } from "../src/analytics/methodology.ts";
+import { explained } from "../src/analytics/methodology.ts";
 import { analyticsOf } from "../src/analytics/services.ts";
 import { defineFunction } from "../src/context.ts";
 import { describe, factsOf, pricesOf, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
@@ -92,7 +92,6 @@ export default defineFunction(exchangeFlow, async (input, ctx) => {
     labels,
     classifier,
   );
-  const methodology = methodologyFor("entity-intel/exchange-flow");
   return {
     token: tokenInput,
     token_address: token,
@@ -111,7 +110,6 @@ export default defineFunction(exchangeFlow, async (input, ctx) => {
       inflow: units(o.inflow),
       outflow: units(o.outflow),
     })),
-    methodology,
-    not_checked: methodology.not_checked,
+    ...explained("entity-intel/exchange-flow"),
   };
 });

@@ -4,7 +4,7 @@
  */
 import { type Address, erc20Abi, formatUnits, getAddress } from "viem";
 import { ENTITY_LIMITS, portfolio } from "../spec/routes/entity-intel.ts";
-import { methodologyFor } from "../src/analytics/methodology.ts";
+import { explained } from "../src/analytics/methodology.ts";
 import { analyticsOf } from "../src/analytics/services.ts";
 import { WETH_ADDRESS } from "../src/chain/addresses.ts";
 import { readChain } from "../src/chain/rpc-error.ts";
@@ -86,7 +86,6 @@ export default defineFunction(portfolio, async (input, ctx) => {
 
   const received = result.logs.filter((l) => l.to === address);
   const sent = result.logs.filter((l) => l.from === address);
-  const methodology = methodologyFor("entity-intel/portfolio");
   return {
     address,
     ...factsOf(facts, address, "wallet"),
@@ -103,7 +102,6 @@ export default defineFunction(portfolio, async (input, ctx) => {
       last_seen_block: result.logs.at(-1)?.blockNumber ?? null,
     },
     ...coverage(window, result, budget),
-    methodology,
-    not_checked: methodology.not_checked,
+    ...explained("entity-intel/portfolio"),
   };
 });

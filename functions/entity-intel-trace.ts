@@ -6,7 +6,7 @@
  */
 import { type Address, formatUnits, getAddress, type Hash, isHash, parseEventLogs, TransactionReceiptNotFoundError } from "viem";
 import { ENTITY_LIMITS, type Terminal, trace } from "../spec/routes/entity-intel.ts";
-import { methodologyFor, TRACE_FAN_OUT_LIMIT, TRACE_MAX_FRONTIER } from "../src/analytics/methodology.ts";
+import { explained, TRACE_FAN_OUT_LIMIT, TRACE_MAX_FRONTIER } from "../src/analytics/methodology.ts";
 import { analyticsOf } from "../src/analytics/services.ts";
 import { usdAtLeast } from "../src/analytics/usd-value.ts";
 import { TRANSFER_EVENT, type TransferLog } from "../src/chain/log-scanner.ts";
@@ -196,7 +196,6 @@ export default defineFunction(trace, async (input, ctx) => {
 
   const reached = Object.fromEntries(TERMINALS.map((t) => [t, 0])) as Record<Terminal, number>;
   for (const node of nodes.values()) if (node.terminal) reached[node.terminal]++;
-  const methodology = methodologyFor("entity-intel/trace");
   return {
     origin,
     origin_kind: originKind,
@@ -230,7 +229,6 @@ export default defineFunction(trace, async (input, ctx) => {
     reached,
     truncated,
     budget: budget.report(),
-    methodology,
-    not_checked: methodology.not_checked,
+    ...explained("entity-intel/trace"),
   };
 });

@@ -3,7 +3,7 @@
  * with its ordered plan across the entity routes.
  */
 import { entityUseCases } from "../spec/routes/entity-intel.ts";
-import { methodologyFor } from "../src/analytics/methodology.ts";
+import { explained } from "../src/analytics/methodology.ts";
 import { catalog } from "../src/content/catalog.ts";
 import { UseCaseIndex } from "../src/content/use-cases.ts";
 import { defineFunction } from "../src/context.ts";
@@ -34,7 +34,6 @@ export default defineFunction(entityUseCases, async (input, ctx) => {
       use_cases: useCases,
     });
   }
-  const methodology = methodologyFor("entity-intel/use-cases");
   ctx.log.debug("use case matched", { id: best.useCase.id, score: best.score });
   return {
     query: { role, task },
@@ -42,7 +41,6 @@ export default defineFunction(entityUseCases, async (input, ctx) => {
     summary: best.useCase.summary,
     plan: best.useCase.plan,
     alternatives: rest.slice(0, 3).map((h) => ({ id: h.useCase.id, title: h.useCase.title })),
-    methodology,
-    not_checked: methodology.not_checked,
+    ...explained("entity-intel/use-cases"),
   };
 });

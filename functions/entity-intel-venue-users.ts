@@ -5,7 +5,7 @@
  */
 import { type Address, getAddress, isAddress } from "viem";
 import { ENTITY_LIMITS, venueUsers } from "../spec/routes/entity-intel.ts";
-import { methodologyFor, VENUE_SEGMENTS, VIP_LIST_LIMIT, VIP_MIN_USD } from "../src/analytics/methodology.ts";
+import { explained, VENUE_SEGMENTS, VIP_LIST_LIMIT, VIP_MIN_USD } from "../src/analytics/methodology.ts";
 import { analyticsOf } from "../src/analytics/services.ts";
 import { defineFunction } from "../src/context.ts";
 import { describe, factsOf, pricesOf, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
@@ -87,7 +87,6 @@ export default defineFunction(venueUsers, async (input, ctx) => {
     flaggedFunders.push({ user: log.to, funder: log.from, flags: labels.flags(log.from) });
   }
 
-  const methodology = methodologyFor("entity-intel/venue-users");
   return {
     venue: {
       id: venueId,
@@ -111,7 +110,6 @@ export default defineFunction(venueUsers, async (input, ctx) => {
       { coveredFrom: Math.max(result.coveredFrom, funding.coveredFrom), truncated: result.truncated || funding.truncated },
       budget,
     ),
-    methodology,
-    not_checked: methodology.not_checked,
+    ...explained("entity-intel/venue-users"),
   };
 });

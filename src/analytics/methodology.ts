@@ -289,3 +289,9 @@ export function methodologyFor(endpoint: AnalyticsEndpoint): Methodology {
   for (const fact of method.facts) answer[fact] = METHOD_FACTS[fact];
   return answer;
 }
+
+/** An entity answer's `methodology` and, beside it, its `not_checked` list. */
+export function explained(endpoint: EntityEndpoint): { methodology: Methodology; not_checked: string[] } {
+  const methodology = methodologyFor(endpoint);
+  return { methodology, not_checked: methodology.not_checked };
+}
