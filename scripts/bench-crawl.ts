@@ -16,11 +16,11 @@ import { runCrawl } from "../src/intel/crawl.ts";
 import { createIntelServices } from "../src/intel/intel-services.ts";
 import { startDevnet } from "../src/local/devnet/devnet.ts";
 import { type SellerKind, startSellers } from "../src/local/sellers/demo-sellers.ts";
+import { cdpItems, type ListedEndpoint, startLocalDirectories, x402ListItems } from "../src/local/stubs/directory-stubs.ts";
 import { createLogger } from "../src/log.ts";
 import { base } from "../src/networks/base.ts";
 import { createSafeFetcher } from "../src/outbound/safe-fetch.ts";
 import { openStore } from "../src/store/store.ts";
-import { cdpItems, type ListedEndpoint, startLocalDirectories, x402ListItems } from "../src/upstreams/directory-fixtures.ts";
 import { startZoo, ZOO } from "../test/support/zoo/zoo.ts";
 import { reportTarget } from "./bench-report.ts";
 

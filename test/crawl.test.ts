@@ -12,19 +12,19 @@ import { type CrawlResult, runCrawl } from "../src/intel/crawl.ts";
 import { originHistory } from "../src/intel/leaderboard.ts";
 import { PENALTIES, type PenaltyId, type Verdict } from "../src/intel/trust-score.ts";
 import { type SellerKind, startSellers } from "../src/local/sellers/demo-sellers.ts";
-import { createLogger } from "../src/log.ts";
-import { base } from "../src/networks/base.ts";
-import { createSafeFetcher } from "../src/outbound/safe-fetch.ts";
-import type { RunningService } from "../src/server/service.ts";
-import { openStore, type Store } from "../src/store/store.ts";
-import { cdpBazaarDirectory } from "../src/upstreams/directory-cdp.ts";
 import {
   cdpItems,
   type ListedEndpoint,
   type LocalDirectories,
   startLocalDirectories,
   x402ListItems,
-} from "../src/upstreams/directory-fixtures.ts";
+} from "../src/local/stubs/directory-stubs.ts";
+import { createLogger } from "../src/log.ts";
+import { base } from "../src/networks/base.ts";
+import { createSafeFetcher } from "../src/outbound/safe-fetch.ts";
+import type { RunningService } from "../src/server/service.ts";
+import { openStore, type Store } from "../src/store/store.ts";
+import { cdpBazaarDirectory } from "../src/upstreams/directory-cdp.ts";
 import { x402ListDirectory } from "../src/upstreams/directory-x402-list.ts";
 import { EXPECTED_TRUST, freshAddress, payUsdc } from "./support/fake-sellers.ts";
 import { freshDatabase } from "./support/postgres.ts";

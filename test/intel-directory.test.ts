@@ -8,16 +8,16 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCatalogue, readDirectories, searchCatalogue } from "../src/intel/catalogue.ts";
-import { base } from "../src/networks/base.ts";
-import type { RunningService } from "../src/server/service.ts";
-import { cdpBazaarDirectory, cdpItemToEntry } from "../src/upstreams/directory-cdp.ts";
 import {
   cdpItems,
   type ListedEndpoint,
   type LocalDirectories,
   startLocalDirectories,
   x402ListItems,
-} from "../src/upstreams/directory-fixtures.ts";
+} from "../src/local/stubs/directory-stubs.ts";
+import { base } from "../src/networks/base.ts";
+import type { RunningService } from "../src/server/service.ts";
+import { cdpBazaarDirectory, cdpItemToEntry } from "../src/upstreams/directory-cdp.ts";
 import { parseListedPrice, x402ListDirectory, x402ListItemToEntry } from "../src/upstreams/directory-x402-list.ts";
 import { buyerAccount, payingFetch, startTestService, testConfig, usdcBalance } from "./support/service.ts";
 import { type Stub, startStub } from "./support/stub-server.ts";

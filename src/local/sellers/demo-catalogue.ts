@@ -6,7 +6,7 @@
  */
 import { atomicUsdc } from "../../../spec/route.ts";
 import { paidRoutes } from "../../../spec/routes.ts";
-import { cdpItems, type ListedEndpoint, startLocalDirectories, x402ListItems } from "../../upstreams/directory-fixtures.ts";
+import { cdpItems, type ListedEndpoint, startLocalDirectories, x402ListItems } from "../stubs/directory-stubs.ts";
 import { SELLER_KINDS, startSellers } from "./demo-sellers.ts";
 
 /** A running demo catalogue. */

@@ -8,8 +8,8 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { DEFAULT_NETWORK } from "../networks/index.ts";
-import { KNOWN_NETWORKS } from "../networks/known.ts";
+import { DEFAULT_NETWORK } from "../../networks/index.ts";
+import { KNOWN_NETWORKS } from "../../networks/known.ts";
 
 /** One endpoint to list. */
 export interface ListedEndpoint {
