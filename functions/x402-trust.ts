@@ -31,10 +31,7 @@ export default defineFunction(x402Trust, async (input, ctx) => {
   const snapshot = await intel.catalogue.read();
   const listed = snapshot.endpoints.filter((e) => e.origin === origin);
   const exact = listed.find((e) => e.url === url);
-  const target =
-    pathname !== "/" || listed.length === 0
-      ? { url, method: exact?.method ?? null }
-      : (({ url: u, method }) => ({ url: u, method }))(representativeEndpoint(listed));
+  const target = pathname !== "/" || listed.length === 0 ? { url, method: exact?.method ?? null } : representativeEndpoint(listed);
 
   const probedAt = ctx.now();
   const probe = await probeOrigin(

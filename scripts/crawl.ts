@@ -8,6 +8,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { createPublicClient, http } from "viem";
 import { createChainClient, rpcTransport } from "../src/chain/client.ts";
 import { ConfigError, loadConfig } from "../src/config.ts";
 import { runCrawl } from "../src/intel/crawl.ts";
@@ -28,13 +29,8 @@ async function runningDevnet(file: string): Promise<DevnetFile | undefined> {
   if (!existsSync(file)) return undefined;
   try {
     const info = JSON.parse(readFileSync(file, "utf8")) as DevnetFile;
-    const res = await fetch(info.rpcUrl, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }),
-      signal: AbortSignal.timeout(1_000),
-    });
-    return res.ok ? info : undefined;
+    await createPublicClient({ transport: http(info.rpcUrl, { timeout: 1_000, retryCount: 0 }) }).getChainId();
+    return info;
   } catch {
     return undefined;
   }
@@ -64,7 +60,7 @@ async function main(): Promise<void> {
       rpcUrls = [devnet.rpcUrl];
       devnetBuyer = devnet.buyers?.[LOCAL_BUYER_INDEX]?.privateKey;
       if (!config.intel.cdpDiscoveryUrl && !config.intel.x402ListUrl) {
-        const { startDemoCatalogue } = await import("../src/intel/demo-catalogue.ts");
+        const { startDemoCatalogue } = await import("../src/local/sellers/demo-catalogue.ts");
         const catalogue = await startDemoCatalogue({ payTo: devnet.payTo });
         stops.push(catalogue.close);
         cdpUrl = catalogue.cdpUrl;

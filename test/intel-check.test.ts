@@ -8,8 +8,8 @@ import { http } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { paidRoutes } from "../spec/routes.ts";
 import { CHECK_NAMES, checkConformance } from "../src/intel/conformance.ts";
-import { type RunningSeller, SELLER_KINDS, type SellerKind, startSeller } from "../src/intel/demo-sellers.ts";
 import { PENALTIES } from "../src/intel/trust-score.ts";
+import { type RunningSeller, SELLER_KINDS, type SellerKind, startSeller } from "../src/local/sellers/demo-sellers.ts";
 import { base } from "../src/networks/base.ts";
 import { createSafeFetcher } from "../src/outbound/safe-fetch.ts";
 import type { RunningService } from "../src/server/service.ts";
@@ -74,6 +74,46 @@ describe("the checker on fake sellers", () => {
     const started = Date.now();
     await checkConformance(fetcher, { url: (sellers.get("slow") as RunningSeller).url, method: "GET" });
     expect(Date.now() - started).toBeLessThan(2_500);
+  });
+});
+
+describe("a challenge in both the header and the body", () => {
+  const option = {
+    scheme: "exact",
+    network: base.id,
+    asset: base.usdc.address,
+    amount: "10000",
+    payTo: `0x${"1".repeat(40)}`,
+    maxTimeoutSeconds: 60,
+    extra: { name: "USD Coin", version: "2" },
+  };
+  /** A seller sending `header` as PAYMENT-REQUIRED and `body` as the JSON body of its 402. */
+  const both = (header: unknown, body: unknown) =>
+    startStub((_req, res) => {
+      res.writeHead(402, {
+        "content-type": "application/json",
+        "payment-required": Buffer.from(JSON.stringify(header)).toString("base64"),
+      });
+      res.end(JSON.stringify(body));
+    });
+
+  it("matches when the body carries the same options, keys in another order, and not when it quotes another amount", async () => {
+    const header = { x402Version: 2, accepts: [option] };
+    const reordered = { accepts: [Object.fromEntries(Object.entries(option).reverse())], x402Version: 2 };
+    const cheaper = { x402Version: 2, accepts: [{ ...option, amount: "1000" }] };
+    const same = await both(header, reordered);
+    const differs = await both(header, cheaper);
+    try {
+      const matching = await checkConformance(fetcher, { url: `${same.url}/x`, method: "GET" });
+      expect(matching.challenge_source).toBe("both");
+      expect(matching.checks.body_matches_header).toBe(true);
+      const mismatch = await checkConformance(fetcher, { url: `${differs.url}/x`, method: "GET" });
+      expect(mismatch.challenge_source).toBe("both");
+      expect(mismatch.checks.body_matches_header).toBe(false);
+      expect(mismatch.failed_checks).toContain("body_matches_header");
+    } finally {
+      await Promise.all([same.close(), differs.close()]);
+    }
   });
 });
 

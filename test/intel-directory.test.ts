@@ -7,7 +7,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readDirectories, searchCatalogue } from "../src/intel/catalogue.ts";
+import { createCatalogue, readDirectories, searchCatalogue } from "../src/intel/catalogue.ts";
 import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { cdpBazaarDirectory, cdpItemToEntry } from "../src/upstreams/directory-cdp.ts";
@@ -251,6 +251,20 @@ describe("merge, paging and status", () => {
       expect(snapshot.endpoints.map((e) => e.url)).toHaveLength(17);
       expect(snapshot.endpoints.every((e) => e.sources.length === 1 && e.sources[0] === "x402_list")).toBe(true);
     }
+  });
+
+  it("caches the catalogue: concurrent reads share one read of each directory, later reads reuse it, a fresh read reads again", async () => {
+    const cached = createCatalogue([cdpBazaarDirectory({ url: dirs.cdpUrl }), x402ListDirectory({ url: dirs.x402ListUrl })]);
+    const before = { ...dirs.requests };
+    const [first, second] = await Promise.all([cached.read(), cached.read({ fresh: true })]);
+    expect(second).toBe(first);
+    expect(first.endpoints).toHaveLength(25);
+    expect(await cached.read()).toBe(first);
+    expect({ cdp: dirs.requests.cdp - before.cdp, x402List: dirs.requests.x402List - before.x402List }).toEqual({ cdp: 1, x402List: 1 });
+    const fresh = await cached.read({ fresh: true });
+    expect(fresh).not.toBe(first);
+    expect(fresh.endpoints).toEqual(first.endpoints);
+    expect({ cdp: dirs.requests.cdp - before.cdp, x402List: dirs.requests.x402List - before.x402List }).toEqual({ cdp: 2, x402List: 2 });
   });
 
   it("filters by words, network (either spelling), price and limit", async () => {

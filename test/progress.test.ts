@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createProgress, formatDuration } from "../scripts/progress.ts";
-import { SELLER_KINDS } from "../src/intel/demo-sellers.ts";
+import { SELLER_KINDS } from "../src/local/sellers/demo-sellers.ts";
 import { devnet } from "./support/service.ts";
 
 function recorder(isTTY: boolean) {

@@ -4,6 +4,7 @@
  * itself caches for up to ten) so that searches do not page through the directories on
  * every call. The directory search filters it; the leaderboard crawl reads it fresh.
  */
+import { LRUCache } from "lru-cache";
 import type { DirectoryEntry, DirectoryName, DirectorySource } from "../upstreams/directory-entry.ts";
 import { DirectoryError } from "../upstreams/directory-http.ts";
 import { normaliseNetwork } from "./networks.ts";
@@ -31,16 +32,12 @@ export interface Catalogue {
   read(options?: { fresh?: boolean }): Promise<CatalogueSnapshot>;
 }
 
-/** Options of `createCatalogue`. */
-export interface CatalogueOptions {
-  /** Time allowed to read each directory (all its pages). Default 10 s. */
-  timeoutMs?: number;
-  /** How long a snapshot where every directory answered is reused. Default 5 min. */
-  ttlMs?: number;
-  /** How long a snapshot with a failed directory is reused. Default 30 s. */
-  failedTtlMs?: number;
-  now?: () => Date;
-}
+/** Time allowed to read each directory (all its pages). */
+const DIRECTORY_TIMEOUT_MS = 10_000;
+/** How long a snapshot where every directory answered is reused. */
+const TTL_MS = 5 * 60_000;
+/** How long a snapshot with a failed directory is reused. */
+const FAILED_TTL_MS = 30_000;
 
 /** Merge the entries of several directories by URL; fields missing in one are filled from the next. */
 export function mergeEntries(lists: readonly { name: DirectoryName; entries: readonly DirectoryEntry[] }[]): CatalogueEndpoint[] {
@@ -67,11 +64,7 @@ export function mergeEntries(lists: readonly { name: DirectoryName; entries: rea
 }
 
 /** Read every directory at once (each within `timeoutMs`) and merge what answered. */
-export async function readDirectories(
-  sources: readonly DirectorySource[],
-  timeoutMs: number,
-  now: () => Date = () => new Date(),
-): Promise<CatalogueSnapshot> {
+export async function readDirectories(sources: readonly DirectorySource[], timeoutMs: number): Promise<CatalogueSnapshot> {
   const results = await Promise.all(
     sources.map(async (source) => {
       try {
@@ -87,34 +80,21 @@ export async function readDirectories(
     endpoints: mergeEntries(results),
     sources: Object.fromEntries(results.map((r) => [r.name, r.status])),
     sources_ok: results.filter((r) => r.status === "ok").length,
-    fetched_at: now().toISOString(),
+    fetched_at: new Date().toISOString(),
   };
 }
 
-/** A catalogue over `sources` with a cache; concurrent reads share one fetch. */
-export function createCatalogue(sources: readonly DirectorySource[], options: CatalogueOptions = {}): Catalogue {
-  const timeoutMs = options.timeoutMs ?? 10_000;
-  const ttlMs = options.ttlMs ?? 5 * 60_000;
-  const failedTtlMs = options.failedTtlMs ?? 30_000;
-  const now = options.now ?? (() => new Date());
-  let cached: { snapshot: CatalogueSnapshot; until: number } | undefined;
-  let pending: Promise<CatalogueSnapshot> | undefined;
-  return {
-    async read({ fresh = false } = {}) {
-      if (!fresh && cached && cached.until > now().getTime()) return cached.snapshot;
-      if (pending) return pending;
-      pending = readDirectories(sources, timeoutMs, now)
-        .then((snapshot) => {
-          const ttl = snapshot.sources_ok === sources.length ? ttlMs : failedTtlMs;
-          cached = { snapshot, until: now().getTime() + ttl };
-          return snapshot;
-        })
-        .finally(() => {
-          pending = undefined;
-        });
-      return pending;
+/** A catalogue over `sources` with a cache; concurrent reads share one fetch (lru-cache's `fetch`). */
+export function createCatalogue(sources: readonly DirectorySource[]): Catalogue {
+  const cache = new LRUCache<"catalogue", CatalogueSnapshot>({
+    max: 1,
+    fetchMethod: async (_key, _stale, { options }) => {
+      const snapshot = await readDirectories(sources, DIRECTORY_TIMEOUT_MS);
+      options.ttl = snapshot.sources_ok === sources.length ? TTL_MS : FAILED_TTL_MS;
+      return snapshot;
     },
-  };
+  });
+  return { read: async ({ fresh = false } = {}) => (await cache.fetch("catalogue", { forceRefresh: fresh })) as CatalogueSnapshot };
 }
 
 /** Filters of a directory search. */

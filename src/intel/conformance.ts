@@ -17,6 +17,7 @@
  * never hold up the answer: they get their own budget and are then reported as `timeout`.
  */
 
+import { isDeepStrictEqual } from "node:util";
 import type { ConformanceReportSchema } from "../../spec/routes/intel.ts";
 import { base } from "../networks/base.ts";
 import { OutboundError, type SafeFetcher, TargetNotAllowedError } from "../outbound/safe-fetch.ts";
@@ -161,18 +162,6 @@ export function eip712DomainState(option: Record<string, unknown>): "missing" | 
   if (!extra || !str(extra.name) || !str(extra.version)) return "missing";
   const known = knownTokenDomain(network, option.asset);
   return !known || (known.name === extra.name && known.version === extra.version) ? "ok" : "wrong";
-}
-
-/** Same JSON value, key order aside. */
-function sameJson(a: unknown, b: unknown): boolean {
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
-  }
-  if (isObject(a) && isObject(b)) {
-    const keys = Object.keys(a);
-    return keys.length === Object.keys(b).length && keys.every((k) => k in b && sameJson(a[k], b[k]));
-  }
-  return a === b;
 }
 
 /** The option whose price and payTo the report quotes: USDC on Base first, then USDC anywhere, then the first. */
@@ -366,7 +355,8 @@ export async function checkConformance(fetcher: SafeFetcher, target: CheckTarget
       !fromBody ||
       v1Offer ||
       ((fromBody.x402Version === undefined || fromBody.x402Version === fromHeader.x402Version) &&
-        sameJson(fromBody.accepts, fromHeader.accepts));
+        // The same JSON value, key order aside.
+        isDeepStrictEqual(fromBody.accepts, fromHeader.accepts));
   }
   const listed: unknown[] = challenge && Array.isArray(challenge.accepts) ? challenge.accepts : [];
   const accepts = listed.filter(isObject);

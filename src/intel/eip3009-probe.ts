@@ -4,6 +4,7 @@
  * one without code, or that reverts or answers nothing (WETH's fallback takes any call), has
  * not. Only the service's own network can be read; other networks answer null (not known).
  */
+import { LRUCache } from "lru-cache";
 import { ContractFunctionExecutionError, ContractFunctionZeroDataError, type PublicClient, zeroAddress, zeroHash } from "viem";
 import { authorizationReader } from "../chain/authorization.ts";
 import { UpstreamError } from "../errors.ts";
@@ -11,13 +12,11 @@ import type { Eip3009Probe } from "./x402-clients.ts";
 
 /** An `Eip3009Probe` reading `network` through `client`, remembering each answer (a token's code does not change its interface). */
 export function eip3009Probe(client: PublicClient, network: string): Eip3009Probe {
-  const known = new Map<string, Promise<boolean | null>>();
-  return (asked, asset) => {
-    if (asked !== network || !/^0x[0-9a-fA-F]{40}$/.test(asset)) return Promise.resolve(null);
-    const key = asset.toLowerCase();
-    let found = known.get(key);
-    if (!found) {
-      found = authorizationReader(client, asset as `0x${string}`)
+  // lru-cache's fetch shares a read in flight; an answer not known (undefined) is not kept, so it is asked again.
+  const known = new LRUCache<string, boolean>({
+    max: 1_000,
+    fetchMethod: (asset) =>
+      authorizationReader(client, asset as `0x${string}`)
         .isUsed(zeroAddress, zeroHash)
         .then(
           () => true,
@@ -28,16 +27,12 @@ export function eip3009Probe(client: PublicClient, network: string): Eip3009Prob
             if (error instanceof ContractFunctionZeroDataError) return false;
             if (error instanceof ContractFunctionExecutionError) {
               const cause = error.cause as { name?: string } | undefined;
-              return cause?.name === "ContractFunctionRevertedError" || cause?.name === "ContractFunctionZeroDataError" ? false : null;
+              return cause?.name === "ContractFunctionRevertedError" || cause?.name === "ContractFunctionZeroDataError" ? false : undefined;
             }
-            return null;
+            return undefined;
           },
-        );
-      found.then((value) => {
-        if (value === null) known.delete(key);
-      });
-      known.set(key, found);
-    }
-    return found;
-  };
+        ),
+  });
+  return async (asked, asset) =>
+    asked === network && /^0x[0-9a-fA-F]{40}$/.test(asset) ? ((await known.fetch(asset.toLowerCase())) ?? null) : null;
 }

@@ -4,27 +4,11 @@
  * and bounds. Loopback targets are refused unless a caller of `createIntelServices` (tests,
  * or local mode on request) says otherwise; production never does (see service.ts).
  */
-import { createSafeFetcher, type Resolver, type SafeFetcher } from "../outbound/safe-fetch.ts";
+import { createSafeFetcher, type Resolver } from "../outbound/safe-fetch.ts";
 import { cdpBazaarDirectory } from "../upstreams/directory-cdp.ts";
 import { x402ListDirectory } from "../upstreams/directory-x402-list.ts";
-import { type Catalogue, createCatalogue } from "./catalogue.ts";
+import { createCatalogue } from "./catalogue.ts";
 import type { PurchaseBudget } from "./purchase.ts";
-
-/** What the intelligence functions and the crawl use. */
-export interface IntelServices {
-  /** Fetches caller-chosen URLs (x402-check, x402-trust). */
-  fetcher: SafeFetcher;
-  /** The CDP Bazaar and x402 List directories, merged and cached. */
-  catalogue: Catalogue;
-  crawl: {
-    /** Fetches the catalogue's origins. */
-    fetcher: SafeFetcher;
-    /** Origins probed at once. */
-    concurrency: number;
-    /** Time allowed per origin. */
-    originTimeoutMs: number;
-  };
-}
 
 /** Settings of `createIntelServices`. */
 export interface IntelSettings {
@@ -42,14 +26,20 @@ export interface IntelSettings {
   purchases?: { enabled: boolean; budget: PurchaseBudget };
 }
 
+/** What the intelligence functions and the crawl use. */
+export type IntelServices = ReturnType<typeof createIntelServices>;
+
 /** Build the intelligence services. */
-export function createIntelServices(settings: IntelSettings): IntelServices {
+export function createIntelServices(settings: IntelSettings) {
   const resolve = settings.resolve ? { resolve: settings.resolve } : {};
   const crawlTotal = Math.max(1_000, Math.min(8_000, settings.crawlOriginTimeoutMs));
   return {
+    /** Fetches caller-chosen URLs (x402-check, x402-trust). */
     fetcher: createSafeFetcher({ allowLoopback: settings.allowLoopbackTargets, ...resolve }),
+    /** The CDP Bazaar and x402 List directories, merged and cached. */
     catalogue: createCatalogue([cdpBazaarDirectory({ url: settings.cdpDiscoveryUrl }), x402ListDirectory({ url: settings.x402ListUrl })]),
     crawl: {
+      /** Fetches the catalogue's origins, with the crawl's own time limits. */
       fetcher: createSafeFetcher({
         allowLoopback: settings.allowLoopbackTargets || settings.crawlAllowLoopback,
         connectTimeoutMs: Math.min(3_000, crawlTotal),

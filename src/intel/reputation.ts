@@ -4,7 +4,9 @@
  * chunks of 2,000 blocks (halved when the node refuses the range) back to a bounded window.
  * When the node refuses or fails, the answer says 'NOT measured' instead of guessing.
  */
+import type { Static } from "@sinclair/typebox";
 import { getAddress, type PublicClient } from "viem";
+import type { ReputationSchema } from "../../spec/routes/intel.ts";
 import { TRANSFER_EVENT } from "../chain/log-scanner.ts";
 import { toChainError } from "../chain/rpc-error.ts";
 import { ServiceError } from "../errors.ts";
@@ -15,36 +17,8 @@ export const REPUTATION_TRANSFERS = 25;
 /** The window scanned by default: about 24 hours of 2-second Base blocks. */
 export const REPUTATION_WINDOW_BLOCKS = 43_200;
 
-/** A measured reputation. */
-export interface MeasuredReputation {
-  measured: true;
-  /** Incoming USDC transfers found (at most 25). */
-  transfers: number;
-  /** Distinct senders among them. */
-  distinct_payers: number;
-  /** Hours since the newest of them; null when there is none. */
-  newest_age_hours: number | null;
-  /** Hours since the oldest of them; null when there is none. */
-  oldest_age_hours: number | null;
-  /** Blocks scanned back from the latest. */
-  window_blocks: number;
-  note: string;
-}
-
-/** A reputation that could not be measured, with why. */
-export interface UnmeasuredReputation {
-  measured: false;
-  transfers: null;
-  distinct_payers: null;
-  newest_age_hours: null;
-  oldest_age_hours: null;
-  window_blocks: null;
-  /** Starts with "NOT measured". */
-  note: string;
-}
-
-/** The payTo reputation of one row. */
-export type Reputation = MeasuredReputation | UnmeasuredReputation;
+/** The payTo reputation of one row: measured (counts and ages, null ages when no transfer came), or every figure null and a note starting with "NOT measured". */
+export type Reputation = Static<typeof ReputationSchema>;
 
 /** Settings of a reputation read. */
 export interface ReputationOptions {
@@ -58,7 +32,7 @@ export interface ReputationOptions {
 }
 
 /** A reputation that was not measured, saying why. */
-export function notMeasured(why: string): UnmeasuredReputation {
+export function notMeasured(why: string): Reputation {
   return {
     measured: false,
     transfers: null,

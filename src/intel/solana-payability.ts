@@ -44,13 +44,11 @@ class CheckingSvmClient implements SchemeNetworkClient {
       );
     }
     const client = new ExactSvmScheme(await signer);
-    if (known) {
-      // What getAccountInfo answers for USDC's mint: the SPL Token program, 6 decimals.
-      (client as unknown as { mintCache: Map<string, Promise<unknown>> }).mintCache.set(
-        `${requirements.network}:${requirements.asset}`,
-        Promise.resolve({ decimals: 6, programAddress: TOKEN_PROGRAM }),
-      );
-    }
+    // What getAccountInfo answers for USDC's mint: the SPL Token program, 6 decimals.
+    (client as unknown as { mintCache: Map<string, Promise<unknown>> }).mintCache.set(
+      `${requirements.network}:${requirements.asset}`,
+      Promise.resolve({ decimals: 6, programAddress: TOKEN_PROGRAM }),
+    );
     const extra = requirements.extra ?? {};
     const withBlockhash = extra.recentBlockhash
       ? requirements

@@ -264,7 +264,7 @@ export function refusedAssessment(): TrustAssessment {
 function withVerdict(penalties: PenaltyId[], reputation: Reputation): TrustAssessment {
   const score = Math.max(0, 100 - penalties.reduce((sum, id) => sum + PENALTIES[id].points, 0));
   const blocked = penalties.some((id) => PENALTIES[id].blocking);
-  const received = reputation.measured && reputation.transfers > 0;
+  const received = reputation.measured && (reputation.transfers ?? 0) > 0;
   const measuredPayable = !penalties.includes("payability_not_measured");
   const verdict: Verdict =
     blocked || score < AVOID_BELOW_SCORE ? "avoid" : score >= PAY_MIN_SCORE && received && measuredPayable ? "pay" : "pay_with_caution";

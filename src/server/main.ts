@@ -76,7 +76,7 @@ async function main(): Promise<void> {
     config.mode === "local"
       ? Promise.all([
           import("../local/devnet/scenario.ts"),
-          import("../intel/demo-catalogue.ts"),
+          import("../local/sellers/demo-catalogue.ts"),
           import("../local/stubs/upstream-stubs.ts"),
         ])
       : undefined,
@@ -101,10 +101,10 @@ async function main(): Promise<void> {
 
   // Local mode without directory settings: local stand-ins of the directories listing demo
   // sellers and this service, so directory search and the trust crawl work offline.
-  let demo: import("../intel/demo-catalogue.ts").DemoCatalogue | undefined;
+  let demo: import("../local/sellers/demo-catalogue.ts").DemoCatalogue | undefined;
   let serviceConfig = config;
   if (devnet && !config.intel.cdpDiscoveryUrl && !config.intel.x402ListUrl) {
-    const { startDemoCatalogue } = await import("../intel/demo-catalogue.ts");
+    const { startDemoCatalogue } = await import("../local/sellers/demo-catalogue.ts");
     demo = await startDemoCatalogue({ ...(config.port ? { serviceUrl: `http://127.0.0.1:${config.port}` } : {}), payTo: devnet.payTo });
     serviceConfig = {
       ...config,

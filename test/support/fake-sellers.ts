@@ -1,5 +1,5 @@
 /**
- * Ground truth for the local fake sellers (src/intel/demo-sellers.ts): what the conformance
+ * Ground truth for the local fake sellers (src/local/sellers/demo-sellers.ts): what the conformance
  * checker must answer for each kind, and the score, verdict and penalties the trust rules
  * give each kind when its payTo is on chain but has never received USDC. Written by hand from
  * the sellers' behaviour and the rule table, so a change to either shows up in the tests.
@@ -7,8 +7,8 @@
 import { createWalletClient, erc20Abi, http, parseUnits } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { CHECK_NAMES, type CheckName } from "../../src/intel/conformance.ts";
-import type { SellerKind } from "../../src/intel/demo-sellers.ts";
 import type { PenaltyId, Verdict } from "../../src/intel/trust-score.ts";
+import type { SellerKind } from "../../src/local/sellers/demo-sellers.ts";
 import { base } from "../../src/networks/base.ts";
 import { buyerAccount, chainClient, devnet } from "./service.ts";
 

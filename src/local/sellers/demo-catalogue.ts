@@ -4,9 +4,9 @@
  * Bazaar and x402 List directories. With it, `npm start` and `npm run crawl` show a real
  * directory search and leaderboard without the internet.
  */
-import { atomicUsdc } from "../../spec/route.ts";
-import { paidRoutes } from "../../spec/routes.ts";
-import { cdpItems, type ListedEndpoint, startLocalDirectories, x402ListItems } from "../upstreams/directory-fixtures.ts";
+import { atomicUsdc } from "../../../spec/route.ts";
+import { paidRoutes } from "../../../spec/routes.ts";
+import { cdpItems, type ListedEndpoint, startLocalDirectories, x402ListItems } from "../../upstreams/directory-fixtures.ts";
 import { SELLER_KINDS, startSellers } from "./demo-sellers.ts";
 
 /** A running demo catalogue. */

@@ -8,7 +8,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { base } from "../networks/base.ts";
+import { base } from "../../networks/base.ts";
 
 /** How a seller behaves. */
 export type SellerKind =
@@ -40,12 +40,8 @@ export interface SellerSpec {
   kind: SellerKind;
   /** Loopback address to listen on; default 127.0.0.1. */
   host?: string;
-  /** Default 0 (a free port). */
-  port?: number;
   /** Receiving address quoted; default a fixed test address. */
   payTo?: `0x${string}`;
-  /** Atomic USDC quoted; default 10000 ($0.01), 25000000 ($25) for `expensive`. */
-  amount?: string;
   /** How long `slow` waits before answering; default 30 s. */
   slowMs?: number;
 }
@@ -72,7 +68,8 @@ function v2Challenge(spec: SellerSpec, url: string): Record<string, unknown> {
     scheme: "exact",
     network: base.id,
     asset: USDC,
-    amount: spec.amount ?? (spec.kind === "expensive" ? "25000000" : spec.kind === "decimal_amount" ? "0.01" : "10000"),
+    // $0.01; $25 for `expensive`.
+    amount: spec.kind === "expensive" ? "25000000" : spec.kind === "decimal_amount" ? "0.01" : "10000",
     payTo: spec.payTo ?? DEFAULT_PAY_TO,
     maxTimeoutSeconds: 300,
     extra: { name: "USD Coin", version: "2" },
@@ -95,7 +92,7 @@ function v1Challenge(spec: SellerSpec, url: string): Record<string, unknown> {
       {
         scheme: "exact",
         network: "base",
-        maxAmountRequired: spec.amount ?? "10000",
+        maxAmountRequired: "10000",
         resource: url,
         description: "demo v1 seller",
         mimeType: "application/json",
@@ -161,10 +158,11 @@ function handler(spec: SellerSpec, origin: () => string) {
   };
 }
 
-function listen(server: Server, host: string, port: number): Promise<number> {
+/** Listen on a free port of `host`. */
+function listen(server: Server, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once("error", reject);
-    server.listen(port, host, () => resolve((server.address() as AddressInfo).port));
+    server.listen(0, host, () => resolve((server.address() as AddressInfo).port));
   });
 }
 
@@ -184,7 +182,7 @@ export async function startSeller(spec: SellerSpec): Promise<RunningSeller> {
   let origin = "";
   const server = createServer(handler(spec, () => origin));
   if (spec.kind === "dead") server.on("connection", (socket) => socket.destroy());
-  const port = await listen(server, host, spec.port ?? 0);
+  const port = await listen(server, host);
   origin = `http://${host}:${port}`;
   return { spec, origin, url: `${origin}${SELLER_PATH}`, method: "GET", close: () => closeServer(server) };
 }
