@@ -27,11 +27,12 @@ import {
 import { privateKeyToAccount } from "viem/accounts";
 import type { Logger } from "../log.ts";
 import { withBudget } from "../time-budget.ts";
-import { plainPayment, SETTLEMENT_PENDING, settleVerified, VerifiedPayments } from "./settle-verified.ts";
 import { BASE_TIMING, type SenderTiming, SettlementSender } from "./settlement-sender.ts";
 
 /** The reason given when a settlement may or may not have landed on chain. */
 export const SETTLEMENT_UNKNOWN = "settlement_unknown";
+/** The x402 library's reason when a broadcast transaction's receipt never came (it may still land). */
+const SETTLEMENT_PENDING = "settlement_pending";
 
 /** A reason code is passed on only when it is a stable snake_case code, never free text from viem. */
 const REASON_CODE = /^[a-z0-9_]{1,80}$/;
@@ -213,38 +214,16 @@ export function createSelfFacilitator(
   });
   const facilitator = new x402Facilitator();
   registerExactEvmScheme(facilitator, { signer, networks: network as `${string}:${string}` });
-  const verified = new VerifiedPayments();
   return {
     address: account.address,
     sender,
-    verify: (payload, requirements) => {
-      const codes = new Map<string, Promise<Hex | undefined>>();
-      return verification.run(codes, async () => {
-        const result = await facilitator.verify(payload, requirements);
-        const plain = result.isValid ? plainPayment(payload, requirements) : undefined;
-        // Only a payer without code signs with its own key; a contract wallet's checks stay the library's.
-        // (viem answers no code as undefined; a failed read is not "no code".)
-        const read = plain && codes.get(plain.from.toLowerCase());
-        const withoutCode = read
-          ? await read.then(
-              (code) => code === undefined || code === "0x",
-              () => false,
-            )
-          : false;
-        if (plain && withoutCode) verified.remember(plain);
-        return result;
-      });
-    },
+    verify: (payload, requirements) => verification.run(new Map(), () => facilitator.verify(payload, requirements)),
     settle: async (payload, requirements) => {
       if (options.maySettle && !(await options.maySettle())) {
         return { success: false, errorReason: SETTLEMENT_STOPPED, transaction: "", network: requirements.network };
       }
-      const plain = plainPayment(payload, requirements);
-      if (plain && verified.take(plain)) {
-        const settled = await settleVerified(sender, plain, payload.accepted.network);
-        if (settled) return settled;
-      }
-      return facilitator.settle(payload, requirements);
+      // The library verifies again before it sends: that verification, too, reads the payer's code once.
+      return verification.run(new Map(), () => facilitator.settle(payload, requirements));
     },
     getSupported: async () => facilitator.getSupported() as SupportedResponse,
   };
