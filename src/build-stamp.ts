@@ -19,6 +19,8 @@ export const BUILD_INPUTS = [
   "src/pages",
   "src/components",
   "src/layouts",
+  // Astro's middleware: whether it exists decides the bundle's middleware module.
+  "src/middleware.ts",
   "src/local/contracts",
   "content",
   "public",

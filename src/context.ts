@@ -99,6 +99,11 @@ export interface ApiLocals {
    * limits, then the gate); undefined when nobody decoded it yet.
    */
   payment?: () => DecodedPayment | PayloadProblem | undefined;
+  /**
+   * Set by a page whose content is the build's and its sponsored slot's only: the service may hold
+   * it for its `Cache-Control` max-age (src/middleware.ts). Pages showing live data leave it unset.
+   */
+  holdPage?: boolean;
   /** The HTTP rate limits of this request's client, for calls it carries that count as requests of their own (MCP tool calls). */
   calls?: CallLimits;
 }

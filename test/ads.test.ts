@@ -148,6 +148,23 @@ describe("a running service", () => {
     expect(await (await fetch(`${service.url}/`)).text()).toContain('<a href="/playbooks" rel="sponsored noopener"');
   });
 
+  it("holds a free page as a shared cache would (same bytes, an Age header), until its max-age passes on the service's clock", async () => {
+    now = Date.parse("2026-06-02T00:00:00Z");
+    const first = await fetch(`${service.url}/kb`);
+    expect(first.status).toBe(200);
+    expect(first.headers.get("age")).toBeNull();
+    const maxAge = Number(/max-age=(\d+)/.exec(first.headers.get("cache-control") ?? "")?.[1]);
+    expect(maxAge).toBeGreaterThan(2);
+    const body = await first.text();
+    now += 2_000;
+    const second = await fetch(`${service.url}/kb`);
+    expect(second.headers.get("age")).toBe("2");
+    expect(second.headers.get("content-type")).toBe(first.headers.get("content-type"));
+    expect(await second.text()).toBe(body);
+    now += maxAge * 1_000;
+    expect((await fetch(`${service.url}/kb`)).headers.get("age")).toBeNull();
+  });
+
   it("never puts a placement in a paid answer", async () => {
     now = Date.parse("2026-06-01T00:00:00Z");
     const active = (await ads()) as { id: string; title: string; url: string }[];

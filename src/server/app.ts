@@ -21,6 +21,7 @@ import { dispatch } from "../dispatch.ts";
 import { clientAddress } from "../limits/client-key.ts";
 import { memoryBuckets, storeBuckets } from "../limits/token-buckets.ts";
 import type { ServiceMetrics } from "../metrics/metrics.ts";
+import { heldPage, PRIVATE_HEADERS } from "../middleware.ts";
 import type { PaymentGate } from "../payments/gate.ts";
 import { bodyLimit } from "./middleware/body-limit.ts";
 import { canonicalPath } from "./middleware/canonical-path.ts";
@@ -296,8 +297,15 @@ export function createApp({
   };
   return function siteHandler(req: IncomingMessage, res: ServerResponse): void {
     const url = req.url;
-    if ((req.method !== "GET" && req.method !== "HEAD") || drain?.draining || !cache.holds(url)) {
+    if ((req.method !== "GET" && req.method !== "HEAD") || drain?.draining) {
       app(req, res);
+      return;
+    }
+    if (!cache.holds(url)) {
+      const page =
+        url !== undefined && !PRIVATE_HEADERS.some((h) => h in req.headers) ? heldPage(services, `${req.headers.host}${url}`) : undefined;
+      if (page) answerHeld(req, res, page, process.hrtime.bigint());
+      else app(req, res);
       return;
     }
     const started = process.hrtime.bigint();
