@@ -288,6 +288,10 @@ export async function benchSettle(): Promise<void> {
     }
     const oursRate = median(ours.map((r) => r.callsPerSecond));
     const refRate = median(theirs.map((r) => r.callsPerSecond));
+    // The target is the median of the rounds' own ratios (steadier on a shared machine than a ratio of medians).
+    const ratios = ours.map((o, i) => o.callsPerSecond / (theirs[i] as Round).callsPerSecond);
+    const ratio = median(ratios);
+    const range = `rounds ${ratios.map((r) => (100 * r).toFixed(0)).join(", ")}%`;
     const oursSettle = median(ours.flatMap((r) => r.settle));
     const refSettle = median(theirs.flatMap((r) => r.settle));
     console.log(
@@ -304,15 +308,15 @@ export async function benchSettle(): Promise<void> {
       },
     });
     console.log(
-      `paid calls/s (median): ours ${fmt(oursRate)} vs minimal seller ${fmt(refRate)} = ${((100 * oursRate) / refRate).toFixed(0)}% (target >= 90%); ` +
+      `paid calls/s (median): ours ${fmt(oursRate)} vs minimal seller ${fmt(refRate)}; median of the rounds' ratios ${(100 * ratio).toFixed(0)}% (target >= 90%); ` +
         `vs before (same run) ${fmt(before.callsPerSecond)} = ${(oursRate / before.callsPerSecond).toFixed(1)}x; ` +
         `vs the issue's "today" ${ISSUE_TODAY} = ${(oursRate / ISSUE_TODAY).toFixed(1)}x (target >= 5x; another run, another load)`,
     );
     reportTarget({
       target: "paid calls/s with 8 buyers >= 90% of a minimal @x402/express seller",
-      figure: `${fmt(oursRate)} calls/s = ${((100 * oursRate) / refRate).toFixed(0)}%`,
+      figure: `${fmt(oursRate)} calls/s = ${(100 * ratio).toFixed(0)}% (${range})`,
       reference: `minimal seller ${fmt(refRate)} calls/s`,
-      ok: oursRate >= 0.9 * refRate,
+      ok: ratio >= 0.9,
     });
     reportTarget({
       target: `paid calls/s >= 5x the issue's ${ISSUE_TODAY} (another run, another load)`,
