@@ -22,7 +22,9 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MULTICALL3_ADDRESS, WETH_ADDRESS } from "../src/chain/addresses.ts";
 import { type Devnet, type DevnetAccount, devnetAccounts, devnetChain, startDevnet } from "../src/local/devnet/devnet.ts";
+import { SCENARIO_VERSION, staleScenario } from "../src/local/devnet/scenario.ts";
 import { base } from "../src/networks/base.ts";
+import { scenario } from "./support/scenario.ts";
 
 // Written from Circle's FiatTokenV2_2 interface rather than taken from our compiled ABI, so the
 // test also proves x402 code using Circle's signatures can talk to the local token.
@@ -583,4 +585,18 @@ describe("devnet", () => {
     expect(after.block).toBeGreaterThan(before.block);
     expect(JSON.parse(readFileSync(join(dataDir, "devnet.json"), "utf8")).createdAt).toBe(createdAt);
   }, 20_000);
+});
+
+describe("a local chain kept from an earlier start", () => {
+  it("is reported when another scenario version seeded it, or when its ground truth is missing", () => {
+    const truth = scenario();
+    expect(truth.version).toBe(SCENARIO_VERSION);
+    expect(staleScenario(truth, "data")).toBeUndefined();
+    expect(staleScenario({ ...truth, version: SCENARIO_VERSION - 1 }, "data")).toBe(
+      `the local chain in data was seeded by scenario version ${SCENARIO_VERSION - 1}; this code seeds version ${SCENARIO_VERSION}`,
+    );
+    expect(staleScenario(undefined, "data")).toBe(
+      "the local chain in data was seeded before, but its ground truth (scenario.json) is missing",
+    );
+  });
 });

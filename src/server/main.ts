@@ -122,12 +122,14 @@ async function main(): Promise<void> {
   let marketStubs: import("../local/stubs/upstream-stubs.ts").UpstreamStubs | undefined;
   let scenario: import("../local/devnet/scenario.ts").ScenarioGroundTruth | undefined;
   if (devnet) {
-    const { seedScenario } = await import("../local/devnet/scenario.ts");
+    const { seedScenario, staleScenario } = await import("../local/devnet/scenario.ts");
     scenario = await seedScenario({
       rpcUrl: devnet.rpcUrl,
       minter: devnet.facilitator,
       groundTruthFile: `${config.dataDir}/scenario.json`,
     });
+    const stale = staleScenario(scenario, config.dataDir);
+    if (stale) log.warn(`${stale}: its answers may differ from the documented examples; delete ${config.dataDir} to seed afresh`);
     const u = serviceConfig.upstreams;
     if (!u.dexscreenerUrl || !u.defillamaUrl || !u.defillamaCoinsUrl || !u.hyperliquidUrl) {
       const { startUpstreamStubs } = await import("../local/stubs/upstream-stubs.ts");

@@ -107,8 +107,15 @@ export interface ScenarioGroundTruth {
   tokenRisk: TokenRiskTruth;
 }
 
-/** Bump when the plan changes: a persisted chain seeded by another version is reported, not reseeded. */
+/** Bump when the plan changes: a persisted chain seeded by another version is reported (`staleScenario`), not reseeded. */
 export const SCENARIO_VERSION = 2;
+
+/** Why a persisted chain's ground truth is not this code's scenario, or undefined when it is. */
+export function staleScenario(truth: ScenarioGroundTruth | undefined, dataDir: string): string | undefined {
+  if (truth === undefined) return `the local chain in ${dataDir} was seeded before, but its ground truth (scenario.json) is missing`;
+  if (truth.version === SCENARIO_VERSION) return undefined;
+  return `the local chain in ${dataDir} was seeded by scenario version ${truth.version}; this code seeds version ${SCENARIO_VERSION}`;
+}
 
 const DECIMALS: Record<CoreTokenSymbol, number> = { USDC: 6, WETH: 18, PLAIN: 18, PRXY: 18 };
 const DEFAULT_TIP = 1_000_000n; // 0.001 gwei, a typical Base priority fee
