@@ -4,15 +4,15 @@
  * production mode against the devnet through an RPC proxy that can hold one call open), is
  * killed with SIGKILL while the paid function is running, and restarted on the same data.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { decodePaymentResponseHeader } from "@x402/core/http";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ledgerRowsOf } from "../src/store/ledger.ts";
 import { openStore } from "../src/store/store.ts";
+import { freePort, startServiceProcess } from "./support/production-process.ts";
 import { buyerAccount, chainClient, challengeOf, devnet, signPayment, usdcBalance } from "./support/service.ts";
 import { forwardRpc, type Stub, startStub } from "./support/stub-server.ts";
 
@@ -26,19 +26,10 @@ const functionReached = new Promise<void>((resolve) => {
 let dataDir: string;
 let child: ChildProcess | undefined;
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 async function startChild(port: number): Promise<ChildProcess> {
   const d = devnet();
-  const proc = spawn(process.execPath, ["--import", "tsx", "src/server/main.ts"], {
-    env: {
-      ...process.env,
+  const started = await startServiceProcess(
+    {
       // Production binds sign-ins to its public origin.
       PUBLIC_URL: "https://api.example.test",
       RPC_URL: proxy.url,
@@ -49,28 +40,9 @@ async function startChild(port: number): Promise<ChildProcess> {
       DATA_DIR: dataDir,
       LOG_LEVEL: "warn",
     },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  proc.stdout?.on("data", (c: Buffer) => (output += c.toString()));
-  proc.stderr?.on("data", (c: Buffer) => (output += c.toString()));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the service did not start:\n${output}`)), 90_000);
-    const poll = setInterval(() => {
-      if (output.includes("PRODUCTION MODE")) {
-        clearTimeout(timer);
-        clearInterval(poll);
-        resolve();
-      }
-    }, 50);
-    proc.once("exit", (code) => {
-      clearTimeout(timer);
-      clearInterval(poll);
-      reject(new Error(`the service exited with ${code}:\n${output}`));
-    });
-  });
-  proc.removeAllListeners("exit");
-  return proc;
+    90_000,
+  );
+  return started.proc;
 }
 
 beforeAll(async () => {

@@ -1,21 +1,10 @@
-/**
- * The per-payer in-flight cap on the Solana site: its payment headers are read by the site's own
- * scheme (a Solana transfer transaction), so one Solana payer's paid calls count against the cap
- * as an EVM payer's do. Before, the rate limits read every payment header with the EVM decoder,
- * which found no payer in a Solana payment, so a Solana payer's calls were never capped.
- *
- * Real parts: the seeded local Solana (litesvm, its JSON-RPC on loopback), the service's Solana
- * site, payments signed by the stock SVM client scheme, token balances read from the chain.
- */
-import { type Address, createSolanaRpc } from "@solana/kit";
 import { x402HTTPClient } from "@x402/core/client";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LocalSolanaDevnet, startLocalSolana } from "../src/local/solana/devnet.ts";
-import { ataOf, USDC_MINT } from "../src/local/solana/scenario.ts";
+import type { LocalSolanaDevnet } from "../src/local/solana/devnet.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { svmClient } from "../src/solana/x402.ts";
-import { startTestService } from "./support/service.ts";
+import { startSolanaSite, usdcOn } from "./support/solana.ts";
 
 const PRICE = 100_000n; // /v1/wallet-profile: 0.10 USDC
 let chain: LocalSolanaDevnet;
@@ -23,27 +12,14 @@ let service: RunningService;
 let site: string;
 
 beforeAll(async () => {
-  chain = await startLocalSolana({});
-  service = await startTestService({
-    solana: {
-      rpcUrl: chain.rpcUrl,
-      network: chain.scenario.network,
-      usdcMint: chain.scenario.usdcMint,
-      payTo: chain.scenario.payTo,
-      feePayer: chain.scenario.feePayer.signer,
-    },
-  });
-  site = service.solanaUrl as string;
+  ({ chain, service, site } = await startSolanaSite());
 });
 afterAll(async () => {
   await service?.close();
   await chain?.stop();
 });
 
-async function usdcOf(owner: string): Promise<bigint> {
-  const ata = await ataOf(owner as Address, USDC_MINT);
-  return BigInt((await createSolanaRpc(chain.rpcUrl).getTokenAccountBalance(ata).send()).value.amount);
-}
+const usdcOf = (owner: string) => usdcOn(chain.rpcUrl, owner);
 
 type Answer = { id: number; result?: { isError?: boolean; structuredContent?: { error?: { code?: string; details?: unknown } } } };
 

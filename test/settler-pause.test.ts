@@ -1,14 +1,4 @@
-/**
- * One settlement key, one settler, on PostgreSQL with real processes: instance C (the service as
- * a child process, `src/server/main.ts` in production mode, heartbeat every 400 ms) settles with
- * a gas key of its own; it is paused with SIGSTOP; instance D starts with the same key during the
- * pause (C's heartbeat stands still, so D may take the key over); C is resumed. C's next paid call
- * is refused before anything is sent (its authorisation stays unused on the chain), C says so in
- * its log and the status feed shows it stopped settling, while D settles the same payment.
- */
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { decodePaymentResponseHeader, decodePaymentSignatureHeader } from "@x402/core/http";
@@ -21,6 +11,7 @@ import { apiGroup, instanceLabel } from "../src/operations/status-feed.ts";
 import { openStore, type Store } from "../src/store/store.ts";
 import { freshBuyer } from "./support/fresh-buyer.ts";
 import { freshDatabase } from "./support/postgres.ts";
+import { freePort, type ServiceProcess, startServiceProcess } from "./support/production-process.ts";
 import { chainClient, challengeOf, devnet, signPayment, usdcBalance } from "./support/service.ts";
 
 const databaseUrl = inject("databaseUrl");
@@ -36,27 +27,16 @@ async function until(check: () => boolean, timeoutMs: number): Promise<void> {
   }
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-interface Child {
-  proc: ChildProcess;
+interface Child extends ServiceProcess {
   url: string;
-  output: () => string;
 }
 
 /** The service as a production process on `dbUrl`, settling with `gasKey`; resolves once it serves. */
 async function startChild(dbUrl: string, gasKey: Hex, dataDir: string): Promise<Child> {
   const port = await freePort();
   const d = devnet();
-  const proc = spawn(process.execPath, ["--import", "tsx", "src/server/main.ts"], {
-    env: {
-      ...process.env,
+  const started = await startServiceProcess(
+    {
       RPC_URL: d.rpcUrl,
       PAY_TO: d.payTo,
       FACILITATOR_PRIVATE_KEY: gasKey,
@@ -68,28 +48,9 @@ async function startChild(dbUrl: string, gasKey: Hex, dataDir: string): Promise<
       LOG_LEVEL: "info",
       INSTANCE_HEARTBEAT_MS: String(HEARTBEAT_MS),
     },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  proc.stdout?.on("data", (c: Buffer) => (output += c.toString()));
-  proc.stderr?.on("data", (c: Buffer) => (output += c.toString()));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the service did not start:\n${output}`)), 120_000);
-    const poll = setInterval(() => {
-      if (output.includes("PRODUCTION MODE")) {
-        clearTimeout(timer);
-        clearInterval(poll);
-        resolve();
-      }
-    }, 50);
-    proc.once("exit", (code) => {
-      clearTimeout(timer);
-      clearInterval(poll);
-      reject(new Error(`the service exited with ${code}:\n${output}`));
-    });
-  });
-  proc.removeAllListeners("exit");
-  return { proc, url: `http://127.0.0.1:${port}`, output: () => output };
+    120_000,
+  );
+  return { ...started, url: `http://127.0.0.1:${port}` };
 }
 
 const TX = (i: number) => `0x${i.toString(16).padStart(64, "0")}`;

@@ -1,22 +1,12 @@
-/**
- * A Solana settlement whose answer is lost (a remote facilitator that broadcast the transfer, then
- * timed out or failed before answering): the transfer is on chain, so the payer is charged, and
- * must get the answer, never "not charged". The gate finds the payment's transaction among
- * payTo's USDC account's transactions (Solana keeps no authorisation state to read), answers with
- * it, and records the call once; a retry with the same payment gets the kept answer, moving nothing.
- */
-import type { Address } from "@solana/kit";
-import { createSolanaRpc } from "@solana/kit";
 import { x402HTTPClient } from "@x402/core/client";
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentSignatureHeader } from "@x402/core/http";
-import type { FacilitatorClient } from "@x402/core/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LocalSolanaDevnet, startLocalSolana } from "../src/local/solana/devnet.ts";
-import { ataOf, USDC_MINT } from "../src/local/solana/scenario.ts";
+import type { LocalSolanaDevnet } from "../src/local/solana/devnet.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { createSvmFacilitator, svmClient } from "../src/solana/x402.ts";
 import type { Store } from "../src/store/store.ts";
-import { startTestService, testStore } from "./support/service.ts";
+import { testStore } from "./support/service.ts";
+import { startSolanaSite, usdcOn } from "./support/solana.ts";
 
 const PRICE = 100_000n;
 let chain: LocalSolanaDevnet;
@@ -25,39 +15,30 @@ let store: Store;
 const landed: string[] = [];
 
 beforeAll(async () => {
-  chain = await startLocalSolana({});
-  const s = chain.scenario;
-  const real = createSvmFacilitator(s.feePayer.signer, chain.rpcUrl, s.network);
-  // Settles for real, then loses the answer.
-  const losing: FacilitatorClient = {
-    verify: (payload, requirements) => real.verify(payload, requirements),
-    settle: async (payload, requirements) => {
-      const settled = await real.settle(payload, requirements);
-      if (settled.success) landed.push(settled.transaction);
-      return { success: false, errorReason: "unexpected_settle_error", transaction: "", network: requirements.network };
-    },
-    getSupported: () => real.getSupported(),
-  };
   store = await testStore();
-  service = await startTestService({
+  ({ chain, service } = await startSolanaSite({
     store,
-    solana: { rpcUrl: chain.rpcUrl, network: s.network, usdcMint: s.usdcMint, payTo: s.payTo, feePayer: s.feePayer.signer },
-    solanaFacilitator: losing,
-  });
+    facilitator: (c) => {
+      const real = createSvmFacilitator(c.scenario.feePayer.signer, c.rpcUrl, c.scenario.network);
+      // Settles for real, then loses the answer.
+      return {
+        verify: (payload, requirements) => real.verify(payload, requirements),
+        settle: async (payload, requirements) => {
+          const settled = await real.settle(payload, requirements);
+          if (settled.success) landed.push(settled.transaction);
+          return { success: false, errorReason: "unexpected_settle_error", transaction: "", network: requirements.network };
+        },
+        getSupported: () => real.getSupported(),
+      };
+    },
+  }));
 });
 afterAll(async () => {
   await service?.close();
   await chain?.stop();
 });
 
-const usdcOf = async (owner: string) =>
-  BigInt(
-    (
-      await createSolanaRpc(chain.rpcUrl)
-        .getTokenAccountBalance(await ataOf(owner as Address, USDC_MINT))
-        .send()
-    ).value.amount,
-  );
+const usdcOf = (owner: string) => usdcOn(chain.rpcUrl, owner);
 
 describe("a Solana settlement whose answer was lost", () => {
   it("is answered 200 with the transfer found on chain, charged exactly once, and a retry moves nothing", async () => {

@@ -13,21 +13,21 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { type Address, createSolanaRpc, type Signature } from "@solana/kit";
+import { createSolanaRpc, type Signature } from "@solana/kit";
 import { x402HTTPClient } from "@x402/core/client";
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { routes, secondaryRoutes, solanaSiteRoutes } from "../spec/routes.ts";
-import { type LocalSolanaDevnet, startLocalSolana } from "../src/local/solana/devnet.ts";
-import { ataOf, type ScenarioMint, USDC_MINT } from "../src/local/solana/scenario.ts";
+import type { LocalSolanaDevnet } from "../src/local/solana/devnet.ts";
+import { type ScenarioMint, USDC_MINT } from "../src/local/solana/scenario.ts";
 import { SpendCaps } from "../src/mcp/spend-caps.ts";
 import { createStdioServer } from "../src/mcp/stdio.ts";
 import { CHALLENGE_BUDGET } from "../src/payments/requirements.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { svmClient } from "../src/solana/x402.ts";
-import { startTestService } from "./support/service.ts";
+import { startSolanaSite, usdcOn } from "./support/solana.ts";
 
 const PRICE = 100_000n; // 0.10 USDC
 let chain: LocalSolanaDevnet;
@@ -35,17 +35,7 @@ let service: RunningService;
 let site: string;
 
 beforeAll(async () => {
-  chain = await startLocalSolana({});
-  service = await startTestService({
-    solana: {
-      rpcUrl: chain.rpcUrl,
-      network: chain.scenario.network,
-      usdcMint: chain.scenario.usdcMint,
-      payTo: chain.scenario.payTo,
-      feePayer: chain.scenario.feePayer.signer,
-    },
-  });
-  site = service.solanaUrl as string;
+  ({ chain, service, site } = await startSolanaSite());
 });
 afterAll(async () => {
   await service?.close();
@@ -53,10 +43,7 @@ afterAll(async () => {
 });
 
 const rpc = () => createSolanaRpc(chain.rpcUrl);
-async function usdcOf(owner: string): Promise<bigint> {
-  const ata = await ataOf(owner as Address, USDC_MINT);
-  return BigInt((await rpc().getTokenAccountBalance(ata).send()).value.amount);
-}
+const usdcOf = (owner: string) => usdcOn(chain.rpcUrl, owner);
 const buyer = (i: number) => chain.scenario.buyers[i] as LocalSolanaDevnet["scenario"]["buyers"][number];
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(`${site}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });

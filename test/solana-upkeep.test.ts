@@ -10,13 +10,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { type Address, createSolanaRpc } from "@solana/kit";
 import { encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AuthorizationReader } from "../src/chain/authorization.ts";
 import { type LocalSolanaDevnet, startLocalSolana } from "../src/local/solana/devnet.ts";
-import { ataOf, USDC_MINT } from "../src/local/solana/scenario.ts";
 import { createLogger } from "../src/log.ts";
 import { isProblem } from "../src/payments/payload.ts";
 import type { PaymentScheme } from "../src/payments/scheme.ts";
@@ -24,6 +22,7 @@ import { reconcileLedger } from "../src/payments/upkeep.ts";
 import { createSvmFacilitator, svmClient, svmScheme } from "../src/solana/x402.ts";
 import { insertLedgerRow, markLedgerRowVerified } from "../src/store/ledger.ts";
 import { openStore, type Store } from "../src/store/store.ts";
+import { usdcOn } from "./support/solana.ts";
 
 const PRICE = 100_000n;
 let chain: LocalSolanaDevnet;
@@ -61,14 +60,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const usdcOf = async (owner: string) =>
-  BigInt(
-    (
-      await createSolanaRpc(chain.rpcUrl)
-        .getTokenAccountBalance(await ataOf(owner as Address, USDC_MINT))
-        .send()
-    ).value.amount,
-  );
+const usdcOf = (owner: string) => usdcOn(chain.rpcUrl, owner);
 
 /** A payment by buyer `i`, signed with the stock SVM client scheme, and the pending, verified row the gate opens for it. */
 async function openPayment(i: number): Promise<{ payload: PaymentPayload; rowId: number }> {
