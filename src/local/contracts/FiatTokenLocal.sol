@@ -1,19 +1,24 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.24;
 
+import {ERC20} from "@openzeppelin/contracts/token/ERC20/ERC20.sol";
 import {EIP712} from "@openzeppelin/contracts/utils/cryptography/EIP712.sol";
 import {SignatureChecker} from "@openzeppelin/contracts/utils/cryptography/SignatureChecker.sol";
+import {Nonces} from "@openzeppelin/contracts/utils/Nonces.sol";
 
 /// @title FiatTokenLocal
 /// @notice Local stand-in for Circle's USDC (FiatTokenV2_2) on Base: same name, decimals,
-/// EIP-712 domain, EIP-3009 / EIP-2612 entry points, typehashes and revert strings, so x402
-/// clients and facilitators cannot tell the difference. No proxy, blacklist, pause or rescue.
+/// EIP-712 domain, EIP-3009 / EIP-2612 entry points and typehashes, Circle's revert strings for
+/// authorizations, permits, mints and the balance and allowance checks (x402 facilitators read
+/// "transfer amount exceeds balance"), so x402 clients and facilitators cannot tell the
+/// difference. No proxy, blacklist, pause or rescue. Balances and allowances are OpenZeppelin's
+/// ERC20; zero-address transfers and approvals revert with its custom errors.
 /// @dev The devnet copies this contract's runtime code to the canonical USDC address with
 /// `anvil_setCode`, so the constructor never runs there: everything essential is either a
 /// constant or an immutable (immutables are part of the runtime code). OZ EIP712 rebuilds the
 /// domain separator whenever address(this) differs from the deployment address, so the copied
 /// code signs for the canonical address.
-contract FiatTokenLocal is EIP712 {
+contract FiatTokenLocal is ERC20, EIP712, Nonces {
     // Circle's exact typehashes (FiatTokenV2 / EIP3009 / EIP2612).
     bytes32 public constant TRANSFER_WITH_AUTHORIZATION_TYPEHASH = keccak256(
         "TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)"
@@ -28,33 +33,27 @@ contract FiatTokenLocal is EIP712 {
     /// @notice The only address allowed to mint; lives in the runtime code, so it survives setCode.
     address public immutable minter;
 
-    mapping(address => uint256) private _balances;
-    mapping(address => mapping(address => uint256)) private _allowances;
-    uint256 private _totalSupply;
     mapping(address => mapping(bytes32 => bool)) private _authorizationStates;
-    mapping(address => uint256) private _permitNonces;
 
-    event Transfer(address indexed from, address indexed to, uint256 value);
-    event Approval(address indexed owner, address indexed spender, uint256 value);
     event Mint(address indexed minter, address indexed to, uint256 amount);
     event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce);
     event AuthorizationCanceled(address indexed authorizer, bytes32 indexed nonce);
 
-    constructor(address minter_) EIP712("USD Coin", "2") {
+    constructor(address minter_) ERC20("USD Coin", "USDC") EIP712("USD Coin", "2") {
         minter = minter_;
     }
 
-    // ---- metadata (constants: no storage is written at the canonical address) ----
+    // ---- metadata (constants: ERC20 keeps name and symbol in storage, which setCode leaves empty) ----
 
-    function name() external pure returns (string memory) {
+    function name() public pure override returns (string memory) {
         return "USD Coin";
     }
 
-    function symbol() external pure returns (string memory) {
+    function symbol() public pure override returns (string memory) {
         return "USDC";
     }
 
-    function decimals() external pure returns (uint8) {
+    function decimals() public pure override returns (uint8) {
         return 6;
     }
 
@@ -72,45 +71,15 @@ contract FiatTokenLocal is EIP712 {
         return _domainSeparatorV4();
     }
 
-    // ---- ERC-20 ----
-
-    function totalSupply() external view returns (uint256) {
-        return _totalSupply;
-    }
-
-    function balanceOf(address account) external view returns (uint256) {
-        return _balances[account];
-    }
-
-    function allowance(address owner, address spender) external view returns (uint256) {
-        return _allowances[owner][spender];
-    }
-
-    function transfer(address to, uint256 value) external returns (bool) {
-        _transfer(msg.sender, to, value);
-        return true;
-    }
-
-    function approve(address spender, uint256 value) external returns (bool) {
-        _approve(msg.sender, spender, value);
-        return true;
-    }
-
-    function transferFrom(address from, address to, uint256 value) external returns (bool) {
-        uint256 allowed = _allowances[from][msg.sender];
-        require(value <= allowed, "ERC20: transfer amount exceeds allowance");
-        _transfer(from, to, value);
-        _allowances[from][msg.sender] = allowed - value;
-        return true;
-    }
+    // ---- ERC-20 beyond OpenZeppelin's (Circle keeps these two; OZ 5 dropped them) ----
 
     function increaseAllowance(address spender, uint256 increment) external returns (bool) {
-        _approve(msg.sender, spender, _allowances[msg.sender][spender] + increment);
+        _approve(msg.sender, spender, allowance(msg.sender, spender) + increment);
         return true;
     }
 
     function decreaseAllowance(address spender, uint256 decrement) external returns (bool) {
-        uint256 current = _allowances[msg.sender][spender];
+        uint256 current = allowance(msg.sender, spender);
         require(decrement <= current, "ERC20: decreased allowance below zero");
         _approve(msg.sender, spender, current - decrement);
         return true;
@@ -120,10 +89,8 @@ contract FiatTokenLocal is EIP712 {
         require(msg.sender == minter, "FiatToken: caller is not a minter");
         require(to != address(0), "FiatToken: mint to the zero address");
         require(amount > 0, "FiatToken: mint amount not greater than 0");
-        _totalSupply += amount;
-        _balances[to] += amount;
         emit Mint(msg.sender, to, amount);
-        emit Transfer(address(0), to, amount);
+        _mint(to, amount);
         return true;
     }
 
@@ -193,11 +160,7 @@ contract FiatTokenLocal is EIP712 {
         _cancelAuthorization(authorizer, nonce, signature);
     }
 
-    // ---- EIP-2612 (own implementation: OZ ERC20Permit hardcodes domain version "1") ----
-
-    function nonces(address owner) external view returns (uint256) {
-        return _permitNonces[owner];
-    }
+    // ---- EIP-2612 (own entry points: OZ ERC20Permit hardcodes domain version "1") ----
 
     function permit(address owner, address spender, uint256 value, uint256 deadline, uint8 v, bytes32 r, bytes32 s)
         external
@@ -264,7 +227,7 @@ contract FiatTokenLocal is EIP712 {
     {
         require(deadline == type(uint256).max || deadline >= block.timestamp, "FiatTokenV2: permit is expired");
         bytes32 structHash =
-            keccak256(abi.encode(PERMIT_TYPEHASH, owner, spender, value, _permitNonces[owner]++, deadline));
+            keccak256(abi.encode(PERMIT_TYPEHASH, owner, spender, value, _useNonce(owner), deadline));
         require(
             SignatureChecker.isValidSignatureNow(owner, _hashTypedDataV4(structHash), signature),
             "EIP2612: invalid signature"
@@ -298,22 +261,16 @@ contract FiatTokenLocal is EIP712 {
         emit AuthorizationUsed(authorizer, nonce);
     }
 
-    function _transfer(address from, address to, uint256 value) private {
-        require(from != address(0), "ERC20: transfer from the zero address");
-        require(to != address(0), "ERC20: transfer to the zero address");
-        uint256 fromBalance = _balances[from];
-        require(value <= fromBalance, "ERC20: transfer amount exceeds balance");
-        unchecked {
-            _balances[from] = fromBalance - value;
-        }
-        _balances[to] += value;
-        emit Transfer(from, to, value);
+    /// @dev Circle's revert string where OZ has a custom error: x402 facilitators match the text.
+    function _update(address from, address to, uint256 value) internal override {
+        require(from == address(0) || value <= balanceOf(from), "ERC20: transfer amount exceeds balance");
+        super._update(from, to, value);
     }
 
-    function _approve(address owner, address spender, uint256 value) private {
-        require(owner != address(0), "ERC20: approve from the zero address");
-        require(spender != address(0), "ERC20: approve to the zero address");
-        _allowances[owner][spender] = value;
-        emit Approval(owner, spender, value);
+    /// @dev As Circle's transferFrom: its revert string, and even an unlimited allowance is spent.
+    function _spendAllowance(address owner, address spender, uint256 value) internal override {
+        uint256 allowed = allowance(owner, spender);
+        require(value <= allowed, "ERC20: transfer amount exceeds allowance");
+        _approve(owner, spender, allowed - value, false);
     }
 }
