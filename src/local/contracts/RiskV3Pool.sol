@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.24;
 
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
-
-interface IRiskV3ERC20 {
-    function balanceOf(address account) external view returns (uint256);
-    function transfer(address to, uint256 amount) external returns (bool);
-}
+import {ScenarioV3Pool} from "./ScenarioV3Pool.sol";
 
 /// The callback every Uniswap v3 pool makes to its caller (v3-core IUniswapV3SwapCallback);
 /// Aerodrome Slipstream's CLPool calls the same name through its ICLSwapCallback.
@@ -25,17 +22,7 @@ interface IRiskV3SwapCallback {
 /// fee, no oracle, and `slot0.tick` is the creation tick (nothing reads it here). Liquidity is
 /// added v2-style (tokens in first, then `mint`) so the scenario's externally owned deployer can
 /// add it without a callback.
-contract RiskV3Pool {
-    struct Slot0 {
-        uint160 sqrtPriceX96;
-        int24 tick;
-        uint16 observationIndex;
-        uint16 observationCardinality;
-        uint16 observationCardinalityNext;
-        uint8 feeProtocol;
-        bool unlocked;
-    }
-
+contract RiskV3Pool is ScenarioV3Pool {
     /// One swap step's outcome (SwapMath.computeSwapStep's return values).
     struct Step {
         uint160 next;
@@ -51,13 +38,7 @@ contract RiskV3Pool {
     int24 internal constant MAX_TICK = 887272;
     uint256 internal constant Q96 = 1 << 96;
 
-    address public immutable factory;
-    address public immutable token0;
-    address public immutable token1;
-    uint24 public immutable fee;
     int24 public immutable tickSpacing;
-    uint128 public liquidity;
-    Slot0 public slot0;
     /// What the pool owes its position (principal and fees): a mint is paid by what is above it.
     uint256 internal accounted0;
     uint256 internal accounted1;
@@ -81,17 +62,16 @@ contract RiskV3Pool {
         int24 tick
     );
 
-    constructor(address tokenA, address tokenB, uint24 fee_, int24 tickSpacing_, uint160 sqrtPriceX96, int24 tick) {
+    /// Liquidity starts at zero: it comes from `mint`.
+    constructor(address tokenA, address tokenB, uint24 fee_, int24 tickSpacing_, uint160 sqrtPriceX96, int24 tick)
+        ScenarioV3Pool(tokenA, tokenB, fee_, sqrtPriceX96, tick, 0)
+    {
         require(sqrtPriceX96 > MIN_SQRT_RATIO && sqrtPriceX96 < MAX_SQRT_RATIO, "R");
-        factory = msg.sender;
-        (token0, token1) = tokenA < tokenB ? (tokenA, tokenB) : (tokenB, tokenA);
-        fee = fee_;
         tickSpacing = tickSpacing_;
-        slot0 = Slot0(sqrtPriceX96, tick, 0, 1, 1, 0, true);
     }
 
     function _balance(address token) private view returns (uint256) {
-        return IRiskV3ERC20(token).balanceOf(address(this));
+        return IERC20(token).balanceOf(address(this));
     }
 
     /// @notice Add `amount` of full-range liquidity for `owner`, paid by tokens sent to the pool first.
@@ -200,7 +180,7 @@ contract RiskV3Pool {
     }
 
     function _transfer(address token, address to, uint256 amount) private {
-        (bool ok, bytes memory ret) = token.call(abi.encodeCall(IRiskV3ERC20.transfer, (to, amount)));
+        (bool ok, bytes memory ret) = token.call(abi.encodeCall(IERC20.transfer, (to, amount)));
         require(ok && (ret.length == 0 || abi.decode(ret, (bool))), "TF");
     }
 }

@@ -1,15 +1,8 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.24;
 
-interface IScenarioToken {
-    function transferFrom(address from, address to, uint256 amount) external returns (bool);
-}
-
-interface IScenarioPair {
-    function token0() external view returns (address);
-    function getReserves() external view returns (uint112, uint112, uint32);
-    function swap(uint256 amount0Out, uint256 amount1Out, address to, bytes calldata data) external;
-}
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+import {ScenarioV2Pair} from "./ScenarioV2Pair.sol";
 
 /// @title ScenarioRouter
 /// @notice A router with Uniswap SwapRouter02's `exactInputSingle` entry point and `factory()`,
@@ -41,14 +34,14 @@ contract ScenarioRouter {
     function exactInputSingle(ExactInputSingleParams calldata params) external payable returns (uint256 amountOut) {
         address pair = pairFor[params.tokenIn][params.tokenOut];
         require(pair != address(0), "ScenarioRouter: no pair");
-        (uint112 r0, uint112 r1,) = IScenarioPair(pair).getReserves();
-        bool zeroIn = IScenarioPair(pair).token0() == params.tokenIn;
+        (uint112 r0, uint112 r1,) = ScenarioV2Pair(pair).getReserves();
+        bool zeroIn = ScenarioV2Pair(pair).token0() == params.tokenIn;
         (uint256 reserveIn, uint256 reserveOut) = zeroIn ? (uint256(r0), uint256(r1)) : (uint256(r1), uint256(r0));
         uint256 inWithFee = params.amountIn * 997;
         amountOut = (inWithFee * reserveOut) / (reserveIn * 1000 + inWithFee);
         require(amountOut >= params.amountOutMinimum, "ScenarioRouter: too little received");
-        require(IScenarioToken(params.tokenIn).transferFrom(msg.sender, pair, params.amountIn), "ScenarioRouter: transferFrom");
+        require(IERC20(params.tokenIn).transferFrom(msg.sender, pair, params.amountIn), "ScenarioRouter: transferFrom");
         (uint256 out0, uint256 out1) = zeroIn ? (uint256(0), amountOut) : (amountOut, uint256(0));
-        IScenarioPair(pair).swap(out0, out1, params.recipient, "");
+        ScenarioV2Pair(pair).swap(out0, out1, params.recipient, "");
     }
 }

@@ -1,10 +1,7 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.24;
 
-interface ISimERC20 {
-    function balanceOf(address account) external view returns (uint256);
-    function transfer(address to, uint256 amount) external returns (bool);
-}
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 
 interface ISimV2Pool {
     function token0() external view returns (address);
@@ -92,7 +89,7 @@ contract TokenRiskSimulator {
         } catch (bytes memory reason) {
             r.transferError = reason;
         }
-        r.sellSent = ISimERC20(token).balanceOf(address(this));
+        r.sellSent = IERC20(token).balanceOf(address(this));
         try this.sell(pool, token, quote, r.sellSent, feeBps, mode) returns (
             uint256 sent, uint256 arrived, uint256 expected, uint256 received
         ) {
@@ -112,26 +109,26 @@ contract TokenRiskSimulator {
     {
         require(msg.sender == address(this), "TokenRiskSimulator: internal");
         if (mode == MODE_CL) {
-            uint256 tokenBefore = ISimERC20(token).balanceOf(address(this));
+            uint256 tokenBefore = IERC20(token).balanceOf(address(this));
             // The pool's own statement of what it sent: its swap's output delta.
             (, expected) = _swapCL(pool, quote, quoteIn);
-            bought = ISimERC20(token).balanceOf(address(this)) - tokenBefore;
+            bought = IERC20(token).balanceOf(address(this)) - tokenBefore;
             return (expected, bought);
         }
         bool poolQuotes = mode == MODE_V2_POOL_QUOTES;
         (uint256 rQuote, uint256 rToken, bool quoteIs0) = _reserves(pool, quote);
         expected = poolQuotes ? ISimQuotingPool(pool).getAmountOut(quoteIn, quote) : _amountOut(quoteIn, rQuote, rToken, feeBps);
-        uint256 before = ISimERC20(token).balanceOf(address(this));
+        uint256 before = IERC20(token).balanceOf(address(this));
         _transfer(quote, pool, quoteIn);
         ISimV2Pool(pool).swap(quoteIs0 ? 0 : expected, quoteIs0 ? expected : 0, address(this), "");
-        bought = ISimERC20(token).balanceOf(address(this)) - before;
+        bought = IERC20(token).balanceOf(address(this)) - before;
     }
 
     function send(address token, address to, uint256 amount) external returns (uint256 received) {
         require(msg.sender == address(this), "TokenRiskSimulator: internal");
-        uint256 before = ISimERC20(token).balanceOf(to);
+        uint256 before = IERC20(token).balanceOf(to);
         _transfer(token, to, amount);
-        received = ISimERC20(token).balanceOf(to) - before;
+        received = IERC20(token).balanceOf(to) - before;
     }
 
     function sell(address pool, address token, address quote, uint256 amount, uint256 feeBps, uint8 mode)
@@ -139,17 +136,17 @@ contract TokenRiskSimulator {
         returns (uint256 sent, uint256 arrived, uint256 expected, uint256 received)
     {
         require(msg.sender == address(this), "TokenRiskSimulator: internal");
-        uint256 poolBefore = ISimERC20(token).balanceOf(pool);
+        uint256 poolBefore = IERC20(token).balanceOf(pool);
         if (mode == MODE_CL) {
-            uint256 quoteBefore = ISimERC20(quote).balanceOf(address(this));
+            uint256 quoteBefore = IERC20(quote).balanceOf(address(this));
             (sent, expected) = _swapCL(pool, token, amount);
-            arrived = ISimERC20(token).balanceOf(pool) - poolBefore;
-            received = ISimERC20(quote).balanceOf(address(this)) - quoteBefore;
+            arrived = IERC20(token).balanceOf(pool) - poolBefore;
+            received = IERC20(quote).balanceOf(address(this)) - quoteBefore;
             return (sent, arrived, expected, received);
         }
         sent = amount;
         _transfer(token, pool, amount);
-        arrived = ISimERC20(token).balanceOf(pool) - poolBefore;
+        arrived = IERC20(token).balanceOf(pool) - poolBefore;
         (expected, received) = _swapIn(pool, token, quote, feeBps, mode == MODE_V2_POOL_QUOTES);
     }
 
@@ -171,9 +168,9 @@ contract TokenRiskSimulator {
         require(msg.sender == swapping && swapping != address(0), "TokenRiskSimulator: unexpected callback");
         address tokenIn = abi.decode(data, (address));
         uint256 owed = uint256(amount0Delta > 0 ? amount0Delta : amount1Delta);
-        uint256 before = ISimERC20(tokenIn).balanceOf(msg.sender);
+        uint256 before = IERC20(tokenIn).balanceOf(msg.sender);
         _transfer(tokenIn, msg.sender, owed);
-        uint256 arrived = ISimERC20(tokenIn).balanceOf(msg.sender) - before;
+        uint256 arrived = IERC20(tokenIn).balanceOf(msg.sender) - before;
         if (arrived < owed) revert ShortPaid(owed, arrived);
     }
 
@@ -183,11 +180,11 @@ contract TokenRiskSimulator {
         returns (uint256 expected, uint256 received)
     {
         (uint256 rQuote, uint256 rToken, bool quoteIs0) = _reserves(pool, quote);
-        uint256 input = ISimERC20(token).balanceOf(pool) - rToken;
+        uint256 input = IERC20(token).balanceOf(pool) - rToken;
         expected = poolQuotes ? ISimQuotingPool(pool).getAmountOut(input, token) : _amountOut(input, rToken, rQuote, feeBps);
-        uint256 before = ISimERC20(quote).balanceOf(address(this));
+        uint256 before = IERC20(quote).balanceOf(address(this));
         ISimV2Pool(pool).swap(quoteIs0 ? expected : 0, quoteIs0 ? 0 : expected, address(this), "");
-        received = ISimERC20(quote).balanceOf(address(this)) - before;
+        received = IERC20(quote).balanceOf(address(this)) - before;
     }
 
     function _reserves(address pool, address quote) private view returns (uint256 rQuote, uint256 rToken, bool quoteIs0) {
@@ -203,7 +200,7 @@ contract TokenRiskSimulator {
 
     /// @dev Tokens that return nothing from `transfer` (USDT-style) are accepted, as SafeERC20 does.
     function _transfer(address token, address to, uint256 amount) private {
-        (bool ok, bytes memory data) = token.call(abi.encodeCall(ISimERC20.transfer, (to, amount)));
+        (bool ok, bytes memory data) = token.call(abi.encodeCall(IERC20.transfer, (to, amount)));
         if (!ok) {
             assembly {
                 revert(add(data, 32), mload(data))
