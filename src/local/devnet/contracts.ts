@@ -90,7 +90,9 @@ function packageVersion(name: string): string {
 function hashSources(sources: Record<string, string>): string {
   const hash = createHash("sha256");
   hash.update(`solc ${packageVersion("solc")}\n`);
-  hash.update(`@openzeppelin/contracts ${packageVersion("@openzeppelin/contracts")}\n`);
+  for (const library of ["@openzeppelin/contracts", "@openzeppelin/contracts-upgradeable"]) {
+    hash.update(`${library} ${packageVersion(library)}\n`);
+  }
   hash.update(`${JSON.stringify(SETTINGS)}\n`);
   for (const [file, content] of Object.entries(sources)) hash.update(`${file}\n${content}\n`);
   return hash.digest("hex");
