@@ -6,24 +6,12 @@
  * Linux without setup), answering every path but its discovery documents alike. The conforming
  * seller serves a call that carries a payment (without settling it).
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { base } from "../../networks/base.ts";
+import { closeServer, listen } from "../stubs/loopback.ts";
 
-/** How a seller behaves. */
-export type SellerKind =
-  | "conforming_v2"
-  | "v1_only"
-  | "body_only"
-  | "decimal_amount"
-  | "missing_pay_to"
-  | "free_200"
-  | "expensive"
-  | "slow"
-  | "dead";
-
-/** Every kind, for loops. */
-export const SELLER_KINDS: readonly SellerKind[] = [
+/** Every way a seller can behave, for loops. */
+export const SELLER_KINDS = [
   "conforming_v2",
   "v1_only",
   "body_only",
@@ -33,7 +21,10 @@ export const SELLER_KINDS: readonly SellerKind[] = [
   "expensive",
   "slow",
   "dead",
-];
+] as const;
+
+/** How a seller behaves. */
+export type SellerKind = (typeof SELLER_KINDS)[number];
 
 /** One seller to start. */
 export interface SellerSpec {
@@ -156,21 +147,6 @@ function handler(spec: SellerSpec, origin: () => string) {
       }
     }
   };
-}
-
-/** Listen on a free port of `host`. */
-function listen(server: Server, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, host, () => resolve((server.address() as AddressInfo).port));
-  });
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
 }
 
 /**

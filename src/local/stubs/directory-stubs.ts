@@ -6,10 +6,10 @@
  * description on the option and the method in `outputSchema`; v2 with `metadata`). Used by
  * local mode (so search and crawl work offline), the crawl benchmark and the tests.
  */
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer } from "node:http";
 import { DEFAULT_NETWORK } from "../../networks/index.ts";
 import { KNOWN_NETWORKS } from "../../networks/known.ts";
+import { closeServer, listen } from "./loopback.ts";
 
 /** One endpoint to list. */
 export interface ListedEndpoint {
@@ -119,13 +119,6 @@ export interface LocalDirectories {
   close(): Promise<void>;
 }
 
-function listen(server: Server, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, host, () => resolve((server.address() as AddressInfo).port));
-  });
-}
-
 /** Serve `cdp` and `x402List` items as the two directories on `host` (default 127.0.0.1). */
 export async function startLocalDirectories(items: { cdp: unknown[]; x402List: unknown[] }, host = "127.0.0.1"): Promise<LocalDirectories> {
   const requests = { cdp: 0, x402List: 0 };
@@ -168,16 +161,6 @@ export async function startLocalDirectories(items: { cdp: unknown[]; x402List: u
     cdpUrl: `http://${host}:${cdpPort}/platform/v2/x402/discovery/resources`,
     x402ListUrl: `http://${host}:${listPort}/api/v1/services`,
     requests,
-    close: async () => {
-      await Promise.all(
-        [cdp, list].map(
-          (s) =>
-            new Promise<void>((resolve) => {
-              s.close(() => resolve());
-              s.closeAllConnections();
-            }),
-        ),
-      );
-    },
+    close: async () => void (await Promise.all([cdp, list].map(closeServer))),
   };
 }

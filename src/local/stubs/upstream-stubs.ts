@@ -5,8 +5,9 @@
  * them; tests do too, and can make one upstream slow, malformed or failing.
  */
 import { readdirSync, readFileSync } from "node:fs";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer } from "node:http";
+import express, { type NextFunction, type Request, type Response, Router } from "express";
+import { closeServer, listen } from "./loopback.ts";
 
 /** The upstreams the stub server imitates, by URL prefix. */
 export type StubUpstream = "dexscreener" | "defillama" | "defillama-coins" | "hyperliquid";
@@ -79,109 +80,78 @@ function loadFixtures(dir: URL): Fixtures {
   };
 }
 
-const PREFIXES: [string, StubUpstream][] = [
-  ["/dexscreener", "dexscreener"],
-  ["/defillama-coins", "defillama-coins"],
-  ["/defillama", "defillama"],
-  ["/hyperliquid", "hyperliquid"],
-];
-
-function json(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
-}
-
-// The answer of a healthy upstream, or undefined for an unknown path (404).
-function answer(fixtures: Fixtures, upstream: StubUpstream, method: string, path: string): { status: number; body: unknown } | undefined {
-  const url = new URL(path, "http://stub");
-  const parts = url.pathname.split("/").filter(Boolean);
-  if (upstream === "dexscreener" && method === "GET") {
-    if (url.pathname === "/token-profiles/latest/v1") return { status: 200, body: fixtures.profiles };
-    // /token-pairs/v1/{chain}/{token} and /tokens/v1/{chain}/{a,b,...}
-    const [kind, version, chain, list] = parts;
-    if (version !== "v1" || !chain || !list || (kind !== "token-pairs" && kind !== "tokens")) return undefined;
-    const wanted = new Set(list.toLowerCase().split(","));
-    const pairs = fixtures.pairs.filter(
-      (p) => p.chainId === chain && (wanted.has(p.baseToken.address.toLowerCase()) || wanted.has(p.quoteToken.address.toLowerCase())),
+// Each upstream's documented endpoints; any other path falls through to a 404 naming it.
+function routes(fixtures: Fixtures): Record<StubUpstream, Router> {
+  const dexscreener = Router();
+  dexscreener.get("/token-profiles/latest/v1", (_req, res) => void res.json(fixtures.profiles));
+  dexscreener.get(["/token-pairs/v1/:chain/:list", "/tokens/v1/:chain/:list"], (req: Request<{ chain: string; list: string }>, res) => {
+    const wanted = new Set(req.params.list.toLowerCase().split(","));
+    const { chain } = req.params;
+    res.json(
+      fixtures.pairs.filter(
+        (p) => p.chainId === chain && (wanted.has(p.baseToken.address.toLowerCase()) || wanted.has(p.quoteToken.address.toLowerCase())),
+      ),
     );
-    return { status: 200, body: pairs };
-  }
-  if (upstream === "defillama" && method === "GET") {
-    if (parts.length === 1 && parts[0] === "protocols") return { status: 200, body: fixtures.protocols };
-    // /tvl/{slug}: the current TVL as a bare number (the status feed's probe).
-    if (parts.length === 2 && parts[0] === "tvl") {
-      const found = (fixtures.protocols as { slug?: string; tvl?: number }[]).find((p) => p.slug === (parts[1] as string).toLowerCase());
-      return found ? { status: 200, body: found.tvl ?? 0 } : { status: 400, body: { message: "Protocol not found" } };
-    }
-    if (parts.length === 2 && parts[0] === "protocol") {
-      const detail = fixtures.protocolDetails[(parts[1] as string).toLowerCase()];
-      return detail ? { status: 200, body: detail } : { status: 404, body: { message: "Protocol not found" } };
-    }
-    return undefined;
-  }
-  if (upstream === "defillama-coins" && method === "GET") {
-    const [kind, maybeCurrent, maybeList] = parts;
-    const list = kind === "prices" && maybeCurrent === "current" ? maybeList : kind === "percentage" ? maybeCurrent : undefined;
-    if (!list) return undefined;
-    const table = kind === "prices" ? fixtures.coinPrices : fixtures.coinPercentages;
+  });
+  const defillama = Router();
+  defillama.get("/protocols", (_req, res) => void res.json(fixtures.protocols));
+  // The current TVL as a bare number (the status feed's probe).
+  defillama.get("/tvl/:slug", (req, res) => {
+    const found = (fixtures.protocols as { slug?: string; tvl?: number }[]).find((p) => p.slug === req.params.slug.toLowerCase());
+    res.status(found ? 200 : 400).json(found ? (found.tvl ?? 0) : { message: "Protocol not found" });
+  });
+  defillama.get("/protocol/:slug", (req, res) => {
+    const detail = fixtures.protocolDetails[req.params.slug.toLowerCase()];
+    res.status(detail ? 200 : 404).json(detail ?? { message: "Protocol not found" });
+  });
+  const coins = Router();
+  coins.get(["/prices/current/:list", "/percentage/:list"], (req: Request<{ list: string }>, res) => {
+    const table = req.path.startsWith("/prices/") ? fixtures.coinPrices : fixtures.coinPercentages;
     // DefiLlama echoes each requested key exactly, including its case, and omits unknown coins.
-    const coins: Record<string, unknown> = {};
-    for (const key of decodeURIComponent(list).split(",")) {
+    const found: Record<string, unknown> = {};
+    for (const key of req.params.list.split(",")) {
       const value = table[key.toLowerCase()];
-      if (value !== undefined) coins[key] = value;
+      if (value !== undefined) found[key] = value;
     }
-    return { status: 200, body: { coins } };
-  }
-  if (upstream === "hyperliquid" && method === "POST" && parts.length === 1 && parts[0] === "info") {
-    return { status: 200, body: fixtures.hyperliquid };
-  }
-  return undefined;
+    res.json({ coins: found });
+  });
+  const hyperliquid = Router();
+  hyperliquid.post("/info", (_req, res) => void res.json(fixtures.hyperliquid));
+  return { dexscreener, defillama, "defillama-coins": coins, hyperliquid };
 }
 
 /** Start the stub server on loopback, on a free port. */
 export async function startUpstreamStubs(options: UpstreamStubOptions = {}): Promise<UpstreamStubs> {
-  const fixtures = loadFixtures(FIXTURES_DIR);
   const faults = new Map<StubUpstream, StubFault>(Object.entries(options.faults ?? {}) as [StubUpstream, StubFault][]);
   const slowMs = options.slowMs ?? 30_000;
   const timers = new Set<NodeJS.Timeout>();
   const requests: UpstreamStubs["requests"] = [];
 
-  const handle = (req: IncomingMessage, res: ServerResponse) => {
-    const path = req.url ?? "/";
-    const match = PREFIXES.find(([prefix]) => path === prefix || path.startsWith(`${prefix}/`));
-    if (!match) return json(res, 404, { error: "unknown upstream" });
-    const [prefix, upstream] = match;
-    const rest = path.slice(prefix.length) || "/";
-    const method = req.method ?? "GET";
-    requests.push({ upstream, method, path: rest });
-    const fault = faults.get(upstream);
-    const respond = () => {
+  const app = express();
+  for (const [upstream, router] of Object.entries(routes(loadFixtures(FIXTURES_DIR))) as [StubUpstream, Router][]) {
+    const misbehave = (req: Request, res: Response, next: NextFunction) => {
+      requests.push({ upstream, method: req.method, path: req.url });
+      const fault = faults.get(upstream);
       if (fault === "malformed") return res.writeHead(200, { "content-type": "application/json" }).end('{"pairs": [{"chainId": "base", ');
-      if (fault === "wrong_shape") return json(res, 200, { unexpected: true, data: "shape changed" });
-      if (fault === "error") return json(res, 500, { error: "internal error" });
+      if (fault === "wrong_shape") return res.json({ unexpected: true, data: "shape changed" });
+      if (fault === "error") return res.status(500).json({ error: "internal error" });
       if (fault === "rate_limited")
         return res.writeHead(429, { "retry-after": "7", "content-type": "text/plain" }).end("Too Many Requests");
-      const found = answer(fixtures, upstream, method, rest);
-      if (!found) return json(res, 404, { error: `no such ${upstream} endpoint in the stub: ${method} ${rest}` });
-      return json(res, found.status, found.body);
-    };
-    if (fault === "slow") {
+      if (fault !== "slow") return next();
       const timer = setTimeout(() => {
         timers.delete(timer);
-        respond();
+        next();
       }, slowMs);
       timers.add(timer);
-    } else respond();
-  };
+    };
+    app.use(`/${upstream}`, misbehave, router, (req: Request, res: Response) => {
+      res.status(404).json({ error: `no such ${upstream} endpoint in the stub: ${req.method} ${req.url}` });
+    });
+  }
+  app.use((_req: Request, res: Response) => void res.status(404).json({ error: "unknown upstream" }));
 
-  const server = createServer((req, res) => {
-    req.resume(); // bodies (Hyperliquid's POST) are not needed: one query type is served
-    req.on("end", () => handle(req, res));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const server = createServer(app);
+  const port = await listen(server);
   const base = `http://127.0.0.1:${port}`;
   return {
     urls: {
@@ -195,12 +165,10 @@ export async function startUpstreamStubs(options: UpstreamStubOptions = {}): Pro
       if (fault) faults.set(upstream, fault);
       else faults.delete(upstream);
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const timer of timers) clearTimeout(timer);
-        timers.clear();
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: () => {
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      return closeServer(server);
+    },
   };
 }

@@ -1,0 +1,22 @@
+/**
+ * Listening and closing for the local stand-ins' loopback HTTP servers (the market-data and
+ * directory stubs, the demo sellers).
+ */
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** Listen on a free port of `host`; resolves with the port. */
+export function listen(server: Server, host = "127.0.0.1"): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, host, () => resolve((server.address() as AddressInfo).port));
+  });
+}
+
+/** Close `server`, dropping its open connections (idle keep-alive ones would hold it open). */
+export function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
