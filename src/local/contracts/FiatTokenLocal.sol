@@ -111,7 +111,7 @@ contract FiatTokenLocal is ERC20, EIP712, Nonces {
         bytes32 r,
         bytes32 s
     ) external {
-        _transferWithAuthorization(from, to, value, validAfter, validBefore, nonce, abi.encodePacked(r, s, v));
+        _authorizedTransfer(TRANSFER_WITH_AUTHORIZATION_TYPEHASH, from, to, value, validAfter, validBefore, nonce, abi.encodePacked(r, s, v));
     }
 
     function transferWithAuthorization(
@@ -123,7 +123,7 @@ contract FiatTokenLocal is ERC20, EIP712, Nonces {
         bytes32 nonce,
         bytes memory signature
     ) external {
-        _transferWithAuthorization(from, to, value, validAfter, validBefore, nonce, signature);
+        _authorizedTransfer(TRANSFER_WITH_AUTHORIZATION_TYPEHASH, from, to, value, validAfter, validBefore, nonce, signature);
     }
 
     function receiveWithAuthorization(
@@ -137,7 +137,7 @@ contract FiatTokenLocal is ERC20, EIP712, Nonces {
         bytes32 r,
         bytes32 s
     ) external {
-        _receiveWithAuthorization(from, to, value, validAfter, validBefore, nonce, abi.encodePacked(r, s, v));
+        _authorizedTransfer(RECEIVE_WITH_AUTHORIZATION_TYPEHASH, from, to, value, validAfter, validBefore, nonce, abi.encodePacked(r, s, v));
     }
 
     function receiveWithAuthorization(
@@ -149,7 +149,7 @@ contract FiatTokenLocal is ERC20, EIP712, Nonces {
         bytes32 nonce,
         bytes memory signature
     ) external {
-        _receiveWithAuthorization(from, to, value, validAfter, validBefore, nonce, signature);
+        _authorizedTransfer(RECEIVE_WITH_AUTHORIZATION_TYPEHASH, from, to, value, validAfter, validBefore, nonce, signature);
     }
 
     function cancelAuthorization(address authorizer, bytes32 nonce, uint8 v, bytes32 r, bytes32 s) external {
@@ -174,7 +174,9 @@ contract FiatTokenLocal is ERC20, EIP712, Nonces {
 
     // ---- internals (ordering of checks mirrors Circle's so the first failing reason matches) ----
 
-    function _transferWithAuthorization(
+    /// @dev transferWithAuthorization and receiveWithAuthorization; the latter only from the payee.
+    function _authorizedTransfer(
+        bytes32 typehash,
         address from,
         address to,
         uint256 value,
@@ -183,33 +185,13 @@ contract FiatTokenLocal is ERC20, EIP712, Nonces {
         bytes32 nonce,
         bytes memory signature
     ) private {
+        if (typehash == RECEIVE_WITH_AUTHORIZATION_TYPEHASH) require(to == msg.sender, "FiatTokenV2: caller must be the payee");
         _requireValidAuthorization(from, nonce, validAfter, validBefore);
         _requireValidSignature(
-            from,
-            keccak256(abi.encode(TRANSFER_WITH_AUTHORIZATION_TYPEHASH, from, to, value, validAfter, validBefore, nonce)),
-            signature
+            from, keccak256(abi.encode(typehash, from, to, value, validAfter, validBefore, nonce)), signature
         );
-        _markAuthorizationAsUsed(from, nonce);
-        _transfer(from, to, value);
-    }
-
-    function _receiveWithAuthorization(
-        address from,
-        address to,
-        uint256 value,
-        uint256 validAfter,
-        uint256 validBefore,
-        bytes32 nonce,
-        bytes memory signature
-    ) private {
-        require(to == msg.sender, "FiatTokenV2: caller must be the payee");
-        _requireValidAuthorization(from, nonce, validAfter, validBefore);
-        _requireValidSignature(
-            from,
-            keccak256(abi.encode(RECEIVE_WITH_AUTHORIZATION_TYPEHASH, from, to, value, validAfter, validBefore, nonce)),
-            signature
-        );
-        _markAuthorizationAsUsed(from, nonce);
+        _authorizationStates[from][nonce] = true;
+        emit AuthorizationUsed(from, nonce);
         _transfer(from, to, value);
     }
 
@@ -254,11 +236,6 @@ contract FiatTokenLocal is ERC20, EIP712, Nonces {
         require(block.timestamp > validAfter, "FiatTokenV2: authorization is not yet valid");
         require(block.timestamp < validBefore, "FiatTokenV2: authorization is expired");
         _requireUnusedAuthorization(authorizer, nonce);
-    }
-
-    function _markAuthorizationAsUsed(address authorizer, bytes32 nonce) private {
-        _authorizationStates[authorizer][nonce] = true;
-        emit AuthorizationUsed(authorizer, nonce);
     }
 
     /// @dev Circle's revert string where OZ has a custom error: x402 facilitators match the text.
