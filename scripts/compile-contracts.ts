@@ -6,9 +6,6 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { compileContracts, DEFAULT_CONTRACTS_FILE } from "../src/local/devnet/contracts.ts";
 
-/** Compiles the contracts into outFile (skipped when its sourceHash is current); returns the file contents. */
-export { compileContracts };
-
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   const outFile = process.argv[2] ?? DEFAULT_CONTRACTS_FILE;
   const started = performance.now();

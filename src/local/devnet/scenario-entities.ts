@@ -20,7 +20,7 @@ import { WETH_ADDRESS } from "../../chain/addresses.ts";
 import type { AddressClass } from "../../chain/classify.ts";
 import { base } from "../../networks/base.ts";
 import type { ContractArtifact, loadContracts } from "./contracts.ts";
-import type { BlockBuilder, PlannedTransfer, ScenarioTokenSymbol, TestClient } from "./scenario.ts";
+import type { BlockBuilder, PlannedTransfer, ScenarioTokenSymbol, ScenarioTransfer, TestClient } from "./scenario.ts";
 import { amountOut, scenarioAccount, scenarioContracts, tokenAbi } from "./scenario-common.ts";
 
 /** Tokens this chapter deploys: ENTA (priced by DexScreener), ENTB (DefiLlama only), ENTC (no price anywhere). */
@@ -32,17 +32,8 @@ export const ENTITY_WINDOW_BLOCKS = 160;
 /** Venue classes of the chapter's venues, as the curated label file states them. */
 export type EntityVenueClass = "cex" | "dex" | "bridge" | "mixer";
 
-/** A transfer of the chapter with where it was mined. */
-export interface EntityTransfer {
-  token: Address;
-  from: Address;
-  to: Address;
-  /** Smallest units, decimal string. */
-  value: string;
-  block: number;
-  logIndex: number;
-  txHash: Hash;
-}
+/** A transfer of the chapter with where it was mined: the scenario's record, its token by address. */
+export type EntityTransfer = Omit<ScenarioTransfer, "token" | "tokenAddress"> & { token: Address };
 
 /** Atomic amounts by token address (decimal strings). */
 export type AmountsByToken = Record<Address, string>;
@@ -364,15 +355,9 @@ export async function seedEntities(client: TestClient, builder: BlockBuilder, op
   await builder.skip(start + ENTITY_WINDOW_BLOCKS - 1 - last);
   const window = { fromBlock: start, toBlock: start + ENTITY_WINDOW_BLOCKS - 1 };
 
-  const transfers: EntityTransfer[] = builder.transfers.slice(firstTransfer).map((t) => ({
-    token: t.tokenAddress,
-    from: t.from,
-    to: t.to,
-    value: t.value,
-    block: t.block,
-    logIndex: t.logIndex,
-    txHash: t.txHash,
-  }));
+  const transfers: EntityTransfer[] = builder.transfers
+    .slice(firstTransfer)
+    .map(({ token: _symbol, tokenAddress, ...t }) => ({ token: tokenAddress, ...t }));
 
   const venues: EntitiesTruth["venues"] = [
     { id: "seeded-exchange-x", class: "cex", addresses: [A("cex-x-hot-1"), A("cex-x-hot-2")] },
