@@ -269,20 +269,10 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
     if (group[0] === "RUG") createdBlock.set("USDL", block);
   }
   // The honeypot and the taxed token act on transfers into their pair.
-  await send(
-    deployer,
-    tokens.HPOT,
-    encodeFunctionData({ abi: [abi.setPair], args: [pairOf.get("HPOT")?.pair as Address] }),
-    [],
-    "HPOT names its pair",
-  );
-  await send(
-    deployer,
-    tokens.TAX,
-    encodeFunctionData({ abi: [abi.setPair], args: [pairOf.get("TAX")?.pair as Address] }),
-    [],
-    "TAX names its pair",
-  );
+  for (const symbol of ["HPOT", "TAX"] as const) {
+    const pair = pairOf.get(symbol)?.pair as Address;
+    await send(deployer, tokens[symbol], encodeFunctionData({ abi: [abi.setPair], args: [pair] }), [], `${symbol} names its pair`);
+  }
   // BTAX taxes what leaves its v3 pool (the factory's second pool, created in the liquidity block).
   const btaxPool = getContractAddress({ from: factories.v3, nonce: 2n });
   await send(deployer, tokens.BTAX, encodeFunctionData({ abi: [abi.setPool], args: [btaxPool] }), [], "BTAX names its v3 pool");
