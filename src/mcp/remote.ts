@@ -33,7 +33,7 @@ import { errorBody, type ErrorCode as ServiceErrorCode } from "../errors.ts";
 import type { DecodedPayment, PayloadProblem } from "../payments/payload.ts";
 import type { Admission, CallToAdmit } from "../server/middleware/rate-limit.ts";
 import { MAX_JSON_DEPTH } from "../validate.ts";
-import { PAYMENT_META_KEY, type ResultBinding, toolResultOf } from "./results.ts";
+import { isObject, type Json, PAYMENT_META_KEY, type ResultBinding, toolResultOf } from "./results.ts";
 import { type RouteTool, routeRequest, routeTools, toolNamed } from "./tools.ts";
 
 /**
@@ -67,12 +67,6 @@ function toolsOf(routes: readonly RouteDef[]): readonly RouteTool[] {
 
 const INSTRUCTIONS =
   'Each tool is one route of this service\'s HTTP API. A paid tool called without payment answers an error result whose structuredContent is the x402 PaymentRequired (or, for a client advertising the org.x402/payment extension, a payment_required result); sign one of its `accepts` and call again with the PaymentPayload in params._meta["x402/payment"]. The paid result carries the settlement in _meta["x402/payment-response"]. A call that fails is never charged; the same call with the same payment is answered again without a second charge.';
-
-type Json = Record<string, unknown>;
-
-function isObject(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /**
  * The nesting depth of a parsed JSON value (a scalar is 0, `{}` is 1), counted without recursion

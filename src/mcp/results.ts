@@ -20,9 +20,10 @@ export const PAYMENT_META_KEY = "x402/payment";
 /** Where the result carries the `SettleResponse`. */
 export const PAYMENT_RESPONSE_META_KEY = "x402/payment-response";
 
-type Json = Record<string, unknown>;
+/** A JSON object. */
+export type Json = Record<string, unknown>;
 
-function isObject(value: unknown): value is Json {
+export function isObject(value: unknown): value is Json {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
