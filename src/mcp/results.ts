@@ -95,18 +95,3 @@ async function toolResultIn(response: Response, binding: ResultBinding): Promise
     ...meta,
   };
 }
-
-/** Why the stdio server refused or could not make a call; stable, like the service's error codes. */
-export type ToolErrorCode =
-  /** The price is over the per-call cap, or would take the session past its cap. */
-  | "spend_cap_exceeded"
-  /** A paid tool, and no BUYER_PRIVATE_KEY to pay with. */
-  | "buyer_key_missing"
-  /** The service did not answer (network error, or the payment could not be made). */
-  | "call_failed";
-
-/** A tool error made by the MCP server itself, in the service's error shape `{error: {code, message, details?}}`. */
-export function toolError(code: ToolErrorCode, message: string, details?: Json): CallToolResult {
-  const body = { error: { code, message, ...(details ? { details } : {}) } };
-  return { isError: true, content: [{ type: "text", text: message }], structuredContent: body };
-}
