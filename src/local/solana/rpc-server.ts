@@ -13,6 +13,7 @@ import { type Address, type EncodedAccount, getBase58Encoder, getBase64Encoder, 
 import { getMintDecoder, getTokenDecoder, TOKEN_2022_PROGRAM_ADDRESS } from "@solana-program/token-2022";
 import { createJSONRPCErrorResponse, JSONRPCErrorCode, JSONRPCErrorException, JSONRPCServer } from "json-rpc-2.0";
 import getRawBody from "raw-body";
+import { formatUnits } from "viem";
 import { type LocalSolana, SendError } from "./local-chain.ts";
 import { TOKEN_PROGRAM } from "./scenario.ts";
 
@@ -66,8 +67,7 @@ export function rpcMethods(chain: LocalSolana): Record<string, (params: unknown[
     return m ? getMintDecoder().decode(m.data).decimals : 0;
   };
   const ui = (amount: bigint, decimals: number) => {
-    const s = amount.toString().padStart(decimals + 1, "0");
-    const whole = decimals ? `${s.slice(0, -decimals)}.${s.slice(-decimals)}`.replace(/\.?0+$/, "") : s;
+    const whole = formatUnits(amount, decimals);
     return { amount: amount.toString(), decimals, uiAmount: Number(whole), uiAmountString: whole };
   };
   const parsedData = (acc: EncodedAccount): unknown => {
