@@ -7,7 +7,7 @@
  * getTokenAccountsByOwner, getTokenLargestAccounts, getTokenSupply, getTokenAccountBalance and
  * getSignaturesForAddress, plus the small ones clients probe (getSlot, getBlockHeight, ...).
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type Address, type EncodedAccount, getBase58Encoder, getBase64Encoder, getTransactionDecoder } from "@solana/kit";
 import { getMintDecoder, getTokenDecoder, TOKEN_2022_PROGRAM_ADDRESS } from "@solana-program/token-2022";
@@ -270,7 +270,7 @@ export function rpcMethods(chain: LocalSolana): Record<string, (params: unknown[
 }
 
 /** The RPC server on `127.0.0.1:port` (0: a free one). */
-export async function startSolanaRpc(chain: LocalSolana, port = 0): Promise<{ url: string; server: Server; close(): Promise<void> }> {
+export async function startSolanaRpc(chain: LocalSolana, port = 0): Promise<{ url: string; close(): Promise<void> }> {
   const rpc = jsonRpcServer(chain);
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     if (req.method !== "POST") {
@@ -296,7 +296,6 @@ export async function startSolanaRpc(chain: LocalSolana, port = 0): Promise<{ ur
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url,
-    server,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
