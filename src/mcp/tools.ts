@@ -59,17 +59,25 @@ function descriptionOf(route: RouteDef): string {
   return `${summary}\n\n${route.description}\n\n${price}\nHTTP: ${route.method} ${route.path}.`;
 }
 
+/** Each route table's tools, built once (`POST /mcp` lists a site's tools on every request). */
+const toolsOfRoutes = new WeakMap<readonly RouteDef[], readonly RouteTool[]>();
+
 /** The tools of `routes`, in the order of the route table. */
-export function routeTools(routes: readonly RouteDef[]): RouteTool[] {
-  return routes.map((route) => ({
-    route,
-    tool: {
-      name: route.operationId,
-      title: route.summary,
-      description: descriptionOf(route),
-      inputSchema: inputSchemaOf(route),
-    },
-  }));
+export function routeTools(routes: readonly RouteDef[]): readonly RouteTool[] {
+  let tools = toolsOfRoutes.get(routes);
+  if (!tools) {
+    tools = routes.map((route) => ({
+      route,
+      tool: {
+        name: route.operationId,
+        title: route.summary,
+        description: descriptionOf(route),
+        inputSchema: inputSchemaOf(route),
+      },
+    }));
+    toolsOfRoutes.set(routes, tools);
+  }
+  return tools;
 }
 
 /** The tool named `name` among `tools`, if any. */
