@@ -131,17 +131,22 @@ const TOKEN = 10n ** BigInt(DECIMALS);
 
 /** The keys of the scenario (the same on every machine). */
 export async function scenarioKeys() {
-  const [feePayer, payTo, usdcAuthority, creator, wallet] = await Promise.all([
-    localKey("fee-payer"),
-    localKey("pay-to"),
-    localKey("usdc-authority"),
-    localKey("token-creator"),
-    localKey("profiled-wallet"),
-  ]);
+  const [feePayer, payTo, usdcAuthority, creator, wallet] = await Promise.all(
+    ["fee-payer", "pay-to", "usdc-authority", "token-creator", "profiled-wallet"].map((l) => localKey(l)),
+  );
   const buyers = await Promise.all(Array.from({ length: BUYERS }, (_, i) => localKey(`buyer-${i}`)));
   const holders = await Promise.all(Array.from({ length: 15 }, (_, i) => localKey(`holder-${i}`)));
   const mints = await Promise.all(PLANS.map((p) => localKey(`mint:${p.symbol}`)));
-  return { feePayer, payTo, usdcAuthority, creator, wallet, buyers, holders, mints };
+  return {
+    feePayer: feePayer as SolanaKey,
+    payTo: payTo as SolanaKey,
+    usdcAuthority: usdcAuthority as SolanaKey,
+    creator: creator as SolanaKey,
+    wallet: wallet as SolanaKey,
+    buyers,
+    holders,
+    mints,
+  };
 }
 
 /** The token account of `owner` for `mint` under `program`. */
