@@ -42,9 +42,7 @@ import solanaMemeHunter from "./solana-meme-hunter.ts";
 import solanaWalletProfile from "./solana-wallet-profile.ts";
 import status from "./status.ts";
 import tokenCheck from "./token-check.ts";
-import trustLeaderboardGet from "./trust-leaderboard-get.ts";
-import trustLeaderboardPost from "./trust-leaderboard-post.ts";
-import trustLeaderboardPreview from "./trust-leaderboard-preview.ts";
+import trustLeaderboard from "./trust-leaderboard.ts";
 import v1DefiSentiment from "./v1-defi-sentiment.ts";
 import v1Health from "./v1-health.ts";
 import v1WalletProfile from "./v1-wallet-profile.ts";
@@ -93,9 +91,7 @@ export const functions: readonly RouteFunction[] = [
   x402Check,
   x402Directory,
   x402Trust,
-  trustLeaderboardGet,
-  trustLeaderboardPost,
-  trustLeaderboardPreview,
+  ...trustLeaderboard,
   // spec/routes/status.ts
   status,
   // spec/routes/base-tools.ts (the secondary site)
