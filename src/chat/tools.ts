@@ -100,7 +100,7 @@ export async function runChatTool(deps: ChatDeps, name: string, args: Record<str
         sources: [],
       };
     }
-    if (error instanceof MissingFigure) return { content: { error: { code: "no_figure", message: error.message } }, sources: [] };
+    if (error instanceof MissingFigure) return failed("no_figure", error.message);
     throw error;
   }
 }
@@ -148,8 +148,7 @@ async function run(deps: ChatDeps, name: string, args: Record<string, unknown>):
       const ref = await resolveAsset(deps, asset);
       const perpName = !ref ? asset.toUpperCase() : ref.kind === "perp" ? ref.name : ref.kind === "watched" ? ref.perp : null;
       const fact = perpName ? await perpFact(deps, perpName) : null;
-      if (!fact)
-        return { content: { error: { code: "no_perpetual", message: `Hyperliquid lists no perpetual for ${asset}.` } }, sources: [] };
+      if (!fact) return failed("no_perpetual", `Hyperliquid lists no perpetual for ${asset}.`);
       return { content: { ...fact, source: "hyperliquid" }, sources: perpFigures(fact, { funding: true, oi: true }) };
     }
     case "get_gas": {
@@ -160,9 +159,7 @@ async function run(deps: ChatDeps, name: string, args: Record<string, unknown>):
       const protocol = stringArgument(args, "protocol");
       if (!protocol) return badArguments("protocol");
       const [slug] = await protocolsNamed(deps, protocol);
-      if (!slug) {
-        return { content: { error: { code: "unknown_protocol", message: `DefiLlama lists no protocol named ${protocol}.` } }, sources: [] };
-      }
+      if (!slug) return failed("unknown_protocol", `DefiLlama lists no protocol named ${protocol}.`);
       const fact = await tvlFact(deps, slug);
       return { content: { ...fact, source: "defillama" }, sources: tvlFigures(fact) };
     }
@@ -183,25 +180,22 @@ async function run(deps: ChatDeps, name: string, args: Record<string, unknown>):
       };
     }
     default:
-      return { content: { error: { code: "unknown_tool", message: `There is no tool named ${name}.` } }, sources: [] };
+      return failed("unknown_tool", `There is no tool named ${name}.`);
   }
 }
 
+/** A result with no figure: the model must say what it could not get. */
+function failed(code: string, message: string): ToolResult {
+  return { content: { error: { code, message } }, sources: [] };
+}
+
 function badArguments(field: string): ToolResult {
-  return {
-    content: { error: { code: "invalid_arguments", message: `The argument "${field}" (a non-empty string) is required.` } },
-    sources: [],
-  };
+  return failed("invalid_arguments", `The argument "${field}" (a non-empty string) is required.`);
 }
 
 function unknownAsset(asset: string): ToolResult {
-  return {
-    content: {
-      error: {
-        code: "unknown_asset",
-        message: `${asset} is not a watched Base token (${WATCHED_SYMBOLS.join(", ")}) nor a Hyperliquid perpetual; a Base contract address can be priced.`,
-      },
-    },
-    sources: [],
-  };
+  return failed(
+    "unknown_asset",
+    `${asset} is not a watched Base token (${WATCHED_SYMBOLS.join(", ")}) nor a Hyperliquid perpetual; a Base contract address can be priced.`,
+  );
 }
