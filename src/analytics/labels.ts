@@ -11,6 +11,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { type Address, getAddress, isAddress } from "viem";
 import labelsFile from "../../content/labels.json" with { type: "json" };
+import { Flag } from "../../spec/routes/entity-intel.ts";
 
 /** What kind of entity a label names; exchanges and bridges decide whale-watch directions. */
 export const LabelCategory = Type.Union(
@@ -26,10 +27,8 @@ export const LabelCategory = Type.Union(
 );
 export type LabelCategory = Static<typeof LabelCategory>;
 
-/** A curated warning about an address. */
-export const FlagKind = Type.Union([Type.Literal("exploit"), Type.Literal("phishing"), Type.Literal("mixer"), Type.Literal("scam")], {
-  description: "exploit, phishing, mixer or scam",
-});
+/** A curated warning about an address (the flags the entity answers carry). */
+export const FlagKind = { ...Flag, description: "exploit, phishing, mixer or scam" };
 export type FlagKind = Static<typeof FlagKind>;
 
 /** The class of a venue, from its label category. */
