@@ -8,7 +8,7 @@ import { UpstreamError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { DefiLlama } from "../upstreams/defillama.ts";
 import { basePairsDeepestFirst, type DexPair, type DexScreener, pairLiquidityUsd, pairVolume24hUsd } from "../upstreams/dexscreener.ts";
-import { divideDecimals, formatExact, parseDecimal } from "./usd-value.ts";
+import { divideDecimals, parseDecimal } from "./usd-value.ts";
 
 /** The pair a price was read from. */
 export interface PriceSourcePair {
@@ -57,7 +57,7 @@ export function priceFromPairs(token: Address, pairs: readonly DexPair[], fetche
   if (asBase?.priceUsd) {
     return {
       token: getAddress(token),
-      price_usd: formatExact(parseDecimal(asBase.priceUsd)),
+      price_usd: parseDecimal(asBase.priceUsd).toFixed(),
       change_24h_pct: asBase.priceChange?.h24 ?? null,
       source: "dexscreener",
       method: "base_token_price",
@@ -89,7 +89,7 @@ export function llamaCoinKey(token: Address): string {
 export function llamaPrice(token: Address, coin: { price: number }, fetchedAt: number): TokenPrice {
   return {
     token: getAddress(token),
-    price_usd: formatExact(parseDecimal(coin.price)),
+    price_usd: parseDecimal(coin.price).toFixed(),
     change_24h_pct: null,
     source: "defillama",
     method: "defillama_coins",
