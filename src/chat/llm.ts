@@ -7,6 +7,7 @@
  * budget spent) is an `LlmFailure`, on which `answerChat` falls back to the built-in engine.
  */
 import { Type } from "@sinclair/typebox";
+import { withBudget } from "../time-budget.ts";
 import { expectShape } from "../upstreams/http-json.ts";
 import { type ChatLlmConfig, chatCompletionsUrl } from "./config.ts";
 import type { ChatDeps } from "./deps.ts";
@@ -122,21 +123,13 @@ async function complete(llm: ChatLlmConfig, messages: Message[], allowTools: boo
  * `LlmFailure` when the API fails, answers malformed, gives no final message, or the time
  * budget (`llm.timeoutMs`, tool calls included) is spent.
  */
-export async function answerWithLlm(message: string, deps: ChatDeps, llm: ChatLlmConfig): Promise<LlmAnswer> {
+export function answerWithLlm(message: string, deps: ChatDeps, llm: ChatLlmConfig): Promise<LlmAnswer> {
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), llm.timeoutMs);
-  const expired = new Promise<never>((_, reject) => {
-    controller.signal.addEventListener("abort", () =>
-      reject(new LlmFailure("llm_timeout", `The LLM gave no answer within ${llm.timeoutMs} ms.`)),
-    );
-  });
   // A tool call still running when the budget ends is left to finish on its own; its result is dropped.
-  expired.catch(() => {});
-  try {
-    return await Promise.race([converse(message, deps, llm, controller.signal), expired]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return withBudget(converse(message, deps, llm, controller.signal), llm.timeoutMs, () => {
+    controller.abort();
+    throw new LlmFailure("llm_timeout", `The LLM gave no answer within ${llm.timeoutMs} ms.`);
+  });
 }
 
 async function converse(message: string, deps: ChatDeps, llm: ChatLlmConfig, signal: AbortSignal): Promise<LlmAnswer> {
