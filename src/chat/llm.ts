@@ -11,7 +11,7 @@ import { withBudget } from "../time-budget.ts";
 import { expectShape } from "../upstreams/http-json.ts";
 import { type ChatLlmConfig, chatCompletionsUrl } from "./config.ts";
 import type { ChatDeps } from "./deps.ts";
-import { type ChatSource, uniqueSources } from "./sources.ts";
+import { type ChatSource, type EngineAnswer, uniqueSources } from "./sources.ts";
 import { CHAT_TOOLS, runChatTool } from "./tools.ts";
 
 /** Why the LLM engine gave no answer. */
@@ -31,12 +31,6 @@ export class LlmFailure extends Error {
     super(message, { cause: options.cause });
     this.reason = reason;
   }
-}
-
-/** What the LLM engine answers (the disclaimer is added by `answerChat`). */
-export interface LlmAnswer {
-  reply: string;
-  sources: ChatSource[];
 }
 
 const UPSTREAM = "chat-llm";
@@ -123,7 +117,7 @@ async function complete(llm: ChatLlmConfig, messages: Message[], allowTools: boo
  * `LlmFailure` when the API fails, answers malformed, gives no final message, or the time
  * budget (`llm.timeoutMs`, tool calls included) is spent.
  */
-export function answerWithLlm(message: string, deps: ChatDeps, llm: ChatLlmConfig): Promise<LlmAnswer> {
+export function answerWithLlm(message: string, deps: ChatDeps, llm: ChatLlmConfig): Promise<EngineAnswer> {
   const controller = new AbortController();
   // A tool call still running when the budget ends is left to finish on its own; its result is dropped.
   return withBudget(converse(message, deps, llm, controller.signal), llm.timeoutMs, () => {
@@ -132,7 +126,7 @@ export function answerWithLlm(message: string, deps: ChatDeps, llm: ChatLlmConfi
   });
 }
 
-async function converse(message: string, deps: ChatDeps, llm: ChatLlmConfig, signal: AbortSignal): Promise<LlmAnswer> {
+async function converse(message: string, deps: ChatDeps, llm: ChatLlmConfig, signal: AbortSignal): Promise<EngineAnswer> {
   const messages: Message[] = [
     { role: "system", content: SYSTEM_PROMPT },
     { role: "user", content: message },
