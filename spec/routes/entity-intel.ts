@@ -7,7 +7,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { defineRoute, type RouteDef } from "../route.ts";
 import { Address, NoInput, TxHash } from "../schemas.ts";
-import { DecimalString, Methodology, UPSTREAM_ERRORS } from "./analytics.ts";
+import { DecimalString, Labels, Methodology, UPSTREAM_ERRORS } from "./analytics.ts";
 
 /** Price of each paid entity route in USD. */
 export const ENTITY_PRICE_USD = 0.1;
@@ -75,7 +75,6 @@ export type EntityClass = Static<typeof EntityClass>;
 /** A curated warning. */
 export const Flag = Type.Union([Type.Literal("exploit"), Type.Literal("phishing"), Type.Literal("mixer"), Type.Literal("scam")]);
 
-const Labels = Type.Array(Type.String(), { description: "names from the curated label file; empty when not labelled" });
 const Flags = Type.Array(Flag, { description: "curated flags (exploit, phishing, mixer, scam) from the label file; empty when none" });
 
 /** How much of the window a scan read, and what it cost. */
