@@ -4,7 +4,7 @@
  * and the methodology page rendering the same text the answers carry.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseLabels } from "../src/analytics/labels.ts";
+import { parseLabelsFile } from "../src/analytics/labels.ts";
 import { ENDPOINT_METHODS, METHOD_FACTS, methodologyFor } from "../src/analytics/methodology.ts";
 import { priceFromPairs } from "../src/analytics/price-source.ts";
 import { scoreSentiment } from "../src/analytics/sentiment.ts";
@@ -127,13 +127,13 @@ describe("DefiLlama TVL series", () => {
 
 describe("the label file", () => {
   it("is valid, and a bad one is refused with every problem named", () => {
-    expect(() => parseLabels({ description: "x", labels: [] })).not.toThrow();
+    expect(() => parseLabelsFile({ description: "x", labels: [] })).not.toThrow();
     const entry = { address: "0x4200000000000000000000000000000000000010", name: "A", category: "bridge", networks: ["base"], source: "s" };
-    expect(() => parseLabels({ description: "x", labels: [entry, entry] })).toThrow(/labelled twice on base \(first at \/labels\/0\)/);
-    expect(() => parseLabels({ description: "x", labels: [{ ...entry, category: "casino" }] }, "labels.json")).toThrow(
+    expect(() => parseLabelsFile({ description: "x", labels: [entry, entry] })).toThrow(/labelled twice on base \(first at \/labels\/0\)/);
+    expect(() => parseLabelsFile({ description: "x", labels: [{ ...entry, category: "casino" }] }, "labels.json")).toThrow(
       /labels\.json is invalid:\n {2}\/labels\/0\/category/,
     );
-    expect(() => parseLabels({ description: "x", labels: [{ ...entry, networks: [] }] })).toThrow(/\/labels\/0\/networks/);
+    expect(() => parseLabelsFile({ description: "x", labels: [{ ...entry, networks: [] }] })).toThrow(/\/labels\/0\/networks/);
   });
 });
 

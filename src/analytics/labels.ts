@@ -97,12 +97,7 @@ export interface AddressLabel {
   category: LabelCategory;
 }
 
-/** Check the label file; throws one error listing every problem with its entry index. */
-export function parseLabels(file: unknown, where = "content/labels.json"): LabelEntry[] {
-  return parseLabelsFile(file, where).labels;
-}
-
-/** Check the label file (labels and flags); throws one error listing every problem. */
+/** Check the label file (labels and flags); throws one error listing every problem with its entry index. */
 export function parseLabelsFile(file: unknown, where = "content/labels.json"): { labels: LabelEntry[]; flags: FlagEntry[] } {
   const check = TypeCompiler.Compile(LabelsFile);
   if (!check.Check(file)) {
