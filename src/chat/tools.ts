@@ -25,26 +25,20 @@ import {
 } from "./facts.ts";
 import type { ChatSource } from "./sources.ts";
 
-/** One tool in the chat-completions `tools` array. */
-export interface ChatToolDefinition {
-  type: "function";
-  function: { name: string; description: string; parameters: TObject };
-}
-
 const NoParameters = Type.Object({}, { additionalProperties: false });
 const AssetParameter = Type.Object(
   { asset: Type.String({ description: "A ticker (ETH, BTC, cbETH, AERO, USDC, SOL, HYPE...) or a Base token contract address (0x...)." }) },
   { additionalProperties: false },
 );
 
-/** One tool: its parameters are a JSON schema, written with TypeBox. */
-const tool = (name: string, description: string, parameters: TObject = NoParameters): ChatToolDefinition => ({
-  type: "function",
+/** One tool of the chat-completions `tools` array: its parameters are a JSON schema, written with TypeBox. */
+const tool = (name: string, description: string, parameters: TObject = NoParameters) => ({
+  type: "function" as const,
   function: { name, description, parameters },
 });
 
 /** The tools offered to the model. */
-export const CHAT_TOOLS: readonly ChatToolDefinition[] = [
+export const CHAT_TOOLS = [
   tool(
     "get_price",
     "Live USD price and 24 h change of one asset: Base spot price from its deepest DEX pair (DexScreener, DefiLlama as fallback), or the Hyperliquid perpetual's mark price for assets not on Base.",
@@ -73,7 +67,7 @@ export const CHAT_TOOLS: readonly ChatToolDefinition[] = [
     "Search the knowledge base about x402 payments on Base (facilitators, headers, USDC, gas, verification).",
     Type.Object({ query: Type.String({ description: "The question or keywords." }) }, { additionalProperties: false }),
   ),
-];
+] as const;
 
 /** What a tool call gives back. */
 export interface ToolResult {
