@@ -6,6 +6,7 @@ import { solana } from "../src/networks/solana.ts";
 import { pairsDeepestFirst } from "../src/solana/dexscreener.ts";
 import { solanaMethodology } from "../src/solana/methodology.ts";
 import { solanaReads } from "../src/solana/reads.ts";
+import { pegStatus } from "../src/token-risk/equilibrium.ts";
 
 /** The venues priced, by DexScreener's dex id. */
 export const SOLANA_VENUES = ["raydium", "orca", "meteora"] as const;
@@ -16,8 +17,6 @@ export const SOLANA_SYMBOLS: Record<string, { mint: string; stablecoin: boolean 
   USDT: { mint: "Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB", stablecoin: true },
 };
 
-const pegOf = (bps: number): "on_peg" | "drifting" | "depegged" =>
-  Math.abs(bps) < 10 ? "on_peg" : Math.abs(bps) < 100 ? "drifting" : "depegged";
 const round = (n: number, digits: number) => Number(n.toFixed(digits));
 
 export default defineFunction(solanaDinalibrium, async (input, ctx) => {
@@ -45,7 +44,7 @@ export default defineFunction(solanaDinalibrium, async (input, ctx) => {
         price_usd: price,
         liquidity_usd: p.liquidity?.usd ?? 0,
         deviation_bps: round((price / weighted - 1) * 10_000, 2),
-        peg: stablecoin ? pegOf((price - 1) * 10_000) : null,
+        peg: stablecoin ? pegStatus((price - 1) * 10_000) : null,
       };
     });
     const cheapest = priced.reduce((a, b) => (b.price_usd < a.price_usd ? b : a));
@@ -57,7 +56,7 @@ export default defineFunction(solanaDinalibrium, async (input, ctx) => {
       stablecoin,
       weighted_price_usd: round(weighted, 8),
       venues: priced,
-      peg: stablecoin ? pegOf((weighted - 1) * 10_000) : null,
+      peg: stablecoin ? pegStatus((weighted - 1) * 10_000) : null,
       max_gap_bps: gap,
       max_gap_between: gap === null ? null : [cheapest.pair, dearest.pair],
     };

@@ -7,8 +7,8 @@
 import { formatUnits } from "viem";
 import { ConfigError, loadConfig } from "../src/config.ts";
 import { nowPlus } from "../src/store/dialect.ts";
-import { ledgerReport, purchasesReport } from "../src/store/ledger.ts";
 import { type Queryable, redact } from "../src/store/store.ts";
+import { ledgerReport, purchasesReport } from "./ledger-report.ts";
 import { openStoreForTool, storeDescription } from "./store-tool.ts";
 
 const usdc = (atomic: string) => formatUnits(BigInt(atomic), 6);

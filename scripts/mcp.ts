@@ -1,6 +1,6 @@
 /**
  * `npm run mcp`: a stdio MCP server whose tools are this service's routes on both sites
- * (src/mcp/stdio.ts). It calls BASE_URL (default http://127.0.0.1:$PORT, port 4021) for the
+ * (scripts/mcp/stdio.ts). It calls BASE_URL (default http://127.0.0.1:$PORT, port 4021) for the
  * `/api/` routes and SECONDARY_BASE_URL (default http://127.0.0.1:$SECONDARY_PORT, port 4022) for
  * the secondary site's (`/v1/` and its `/health`), and SOLANA_BASE_URL (default
  * http://127.0.0.1:$SOLANA_PORT, port 4023) for the Solana site's, and pays paid tools with
@@ -12,8 +12,8 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { routes, secondaryRoutes, solanaSiteRoutes } from "../spec/routes.ts";
-import { createStdioServer, McpSettingsError, stdioSettingsFromEnv } from "../src/mcp/stdio.ts";
 import { usd } from "../src/mcp/tools.ts";
+import { createStdioServer, McpSettingsError, stdioSettingsFromEnv } from "./mcp/stdio.ts";
 
 let settings: ReturnType<typeof stdioSettingsFromEnv>;
 try {

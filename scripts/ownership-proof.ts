@@ -14,7 +14,7 @@
  */
 import { type Hex, isAddress, isAddressEqual, isHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { devnetPayToAccount, originOf, ownershipProofSigner, signOwnershipProof } from "../src/discovery/ownership-proof.ts";
+import { devnetPayToAccount, originOf, ownershipProofSigner } from "../src/discovery/ownership-proof.ts";
 
 /** What the script was asked to sign, from its arguments and environment. */
 export interface ProofRequest {
@@ -101,11 +101,13 @@ async function readSecret(prompt: string): Promise<string> {
 
 /** Sign the request: the proof, checked by recovering its signer as x402scan does. */
 export async function makeProof(request: ProofRequest, privateKey: Hex): Promise<{ proof: Hex; signer: `0x${string}` }> {
-  const signer = privateKeyToAccount(privateKey).address;
+  const account = privateKeyToAccount(privateKey);
+  const signer = account.address;
   if (request.payTo && !isAddressEqual(signer, request.payTo)) {
     throw new Error(`this key belongs to ${signer}, not PAY_TO ${request.payTo}: sign with the key of the address that receives payments`);
   }
-  const proof = await signOwnershipProof(privateKey, request.origin);
+  // The message is the origin exactly as originOf prints it (request.origin is).
+  const proof = await account.signMessage({ message: request.origin });
   const recovered = await ownershipProofSigner(proof, request.origin);
   if (!recovered || !isAddressEqual(recovered, signer)) throw new Error("the signature does not recover its signer; nothing printed");
   return { proof, signer };

@@ -114,15 +114,6 @@ function wrap(p: PinoLogger): Logger {
   };
 }
 
-/** The fields of the access line written when a request's answer ends. */
-export interface RequestLine {
-  request_id: string;
-  method: string;
-  path: string;
-  status: number;
-  ms: number;
-}
-
 /**
  * Create a logger at `level` with `base` fields on every line, writing to `sink` (default:
  * stdout, asynchronously). The default writes to the file descriptor, never through

@@ -10,11 +10,12 @@ import type { FacilitatorClient } from "@x402/core/server";
 import { createWalletClient, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { ledgerReport } from "../scripts/ledger-report.ts";
 import { rpcTransport } from "../src/chain/client.ts";
 import { base } from "../src/networks/base.ts";
 import { createSelfFacilitator } from "../src/payments/facilitator.ts";
 import type { RunningService } from "../src/server/service.ts";
-import { insertLedgerRow, type LedgerRow, ledgerReport, ledgerRowsOf, markLedgerRowVerified } from "../src/store/ledger.ts";
+import { insertLedgerRow, type LedgerRow, ledgerRowsOf, markLedgerRowVerified } from "../src/store/ledger.ts";
 import { openStore, type Store } from "../src/store/store.ts";
 import { freshDatabase } from "./support/postgres.ts";
 import {

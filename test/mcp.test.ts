@@ -17,10 +17,9 @@ import type { PaymentPayload, PaymentRequired, SettleResponse } from "@x402/core
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { erc20Abi, type PrivateKeyAccount, parseEventLogs } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SpendCaps } from "../scripts/mcp/spend-caps.ts";
+import { createStdioServer, McpSettingsError, stdioSettingsFromEnv, ToolNameClashError } from "../scripts/mcp/stdio.ts";
 import { routes, secondaryRoutes, solanaSiteRoutes } from "../spec/routes.ts";
-import { SpendCaps } from "../src/mcp/spend-caps.ts";
-import { createStdioServer, McpSettingsError, stdioSettingsFromEnv } from "../src/mcp/stdio.ts";
-import { ToolNameClashError } from "../src/mcp/tools.ts";
 import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { scenario } from "./support/scenario.ts";

@@ -19,11 +19,11 @@ import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePayment
 import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SpendCaps } from "../scripts/mcp/spend-caps.ts";
+import { createStdioServer } from "../scripts/mcp/stdio.ts";
 import { routes, secondaryRoutes, solanaSiteRoutes } from "../spec/routes.ts";
 import type { LocalSolanaDevnet } from "../src/local/solana/devnet.ts";
 import { type ScenarioMint, USDC_MINT } from "../src/local/solana/scenario.ts";
-import { SpendCaps } from "../src/mcp/spend-caps.ts";
-import { createStdioServer } from "../src/mcp/stdio.ts";
 import { CHALLENGE_BUDGET } from "../src/payments/requirements.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { svmClient } from "../src/solana/x402.ts";

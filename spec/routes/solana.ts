@@ -6,9 +6,7 @@
 import { Type } from "@sinclair/typebox";
 import { defineRoute, type RouteDef } from "../route.ts";
 import { RiskVerdict } from "../token-risk-schemas.ts";
-import { defiSentiment, Methodology } from "./analytics.ts";
-
-const UPSTREAM_ERRORS = ["invalid_request", "upstream_error", "unavailable", "upstream_timeout"] as const;
+import { defiSentiment, Methodology, UPSTREAM_ERRORS } from "./analytics.ts";
 
 /** A Solana address: base58, 32 to 44 characters. */
 export const SolanaAddress = Type.String({

@@ -7,7 +7,7 @@
  * local mode's `payTo` key is the public devnet key, so local mode signs for itself.
  */
 import { type Address, type Hex, isAddressEqual, recoverMessageAddress } from "viem";
-import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
+import { mnemonicToAccount } from "viem/accounts";
 import { TEST_MNEMONIC } from "../chain/addresses.ts";
 
 /** An ownership proof as published: a 65-byte (or EIP-2098 64-byte) signature in hex. */
@@ -16,14 +16,6 @@ export const OWNERSHIP_PROOF = /^0x(?:[0-9a-fA-F]{128}|[0-9a-fA-F]{130})$/;
 /** The origin of `url` as the signed message: scheme, host and port, no path or trailing slash. */
 export function originOf(url: string): string {
   return new URL(url).origin;
-}
-
-/**
- * Sign `origin` with `privateKey`: the value to publish as an ownership proof.
- * @example await signOwnershipProof("0x…", "https://api.example.com") // "0x…" (65 bytes)
- */
-export function signOwnershipProof(privateKey: Hex, origin: string): Promise<Hex> {
-  return privateKeyToAccount(privateKey).signMessage({ message: originOf(origin) });
 }
 
 /** The address that signed `proof` for `origin`, as x402scan recovers it; undefined when it is not a signature. */

@@ -88,9 +88,6 @@ export const PROBE_TIMEOUT_MS = 8_000;
 /** Default budget of the discovery documents. */
 export const DISCOVERY_TIMEOUT_MS = 3_000;
 
-/** Where the challenge was found. */
-export type ChallengeSource = "header" | "body" | "both";
-
 /** One failed check, with what it requires and, for option rules, the first option failing it. */
 export interface CheckFailure {
   check: CheckName;

@@ -31,7 +31,7 @@ export interface CrawlOptions {
   /** The safe fetcher the probes go through. */
   fetcher: SafeFetcher;
   /** Where payTo reputations are read. */
-  chain: { client: PublicClient; network: string; usdc: `0x${string}`; windowBlocks?: number };
+  chain: { client: PublicClient; network: string; usdc: `0x${string}` };
   /** Origins probed at once. */
   concurrency: number;
   /** Time allowed for one origin (probe, discovery documents and retries). */
@@ -126,7 +126,6 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlResult> {
             network: options.chain.network,
             usdc: options.chain.usdc,
             now,
-            ...(options.chain.windowBlocks ? { windowBlocks: options.chain.windowBlocks } : {}),
           }),
         );
         reputations.set(key, found);

@@ -54,12 +54,7 @@ export function createIntelServices(settings: IntelSettings) {
 
 const built = new WeakMap<IntelSettings, IntelServices>();
 
-/**
- * The intelligence services of a function's context, built once per settings object. The
- * context carries only the settings: the Astro bundle holds its own copy of the service's
- * modules, and errors thrown by a fetcher built from the other copy would not be instances of
- * this copy's classes (a refusal would turn into a 500 instead of a 400).
- */
+/** The intelligence services of a function's context, built on first use, once per settings object. */
 export function intelOf(services: { intel?: IntelSettings | undefined }): IntelServices {
   if (!services.intel) throw new Error("the x402 intelligence settings were not provided to this context");
   let found = built.get(services.intel);

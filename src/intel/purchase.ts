@@ -103,10 +103,7 @@ function ofType(contentType: string | null, declared: string | null): boolean {
 function safeFetch(fetcher: SafeFetcher, signal: AbortSignal): typeof fetch {
   return (async (input: RequestInfo | URL, init?: RequestInit) => {
     const request = new Request(input, init);
-    const headers: Record<string, string> = {};
-    request.headers.forEach((value, key) => {
-      headers[key] = value;
-    });
+    const headers = Object.fromEntries(request.headers);
     const body = request.method === "GET" || request.method === "HEAD" ? undefined : await request.text();
     const res = await fetcher({ url: request.url, method: request.method, headers, ...(body ? { body } : {}), signal });
     const response = new Response(res.status === 204 || res.status === 304 ? null : new Uint8Array(res.body), {

@@ -14,8 +14,8 @@ import { ServiceError } from "../errors.ts";
 /** How many incoming transfers the reputation looks at. */
 export const REPUTATION_TRANSFERS = 25;
 
-/** The window scanned by default: about 24 hours of 2-second Base blocks. */
-export const REPUTATION_WINDOW_BLOCKS = 43_200;
+/** The window scanned: about 24 hours of 2-second Base blocks. */
+export const REPUTATION_WINDOW_BLOCKS = 43_200n;
 
 /** The payTo reputation of one row: measured (counts and ages, null ages when no transfer came), or every figure null and a note starting with "NOT measured". */
 export type Reputation = Static<typeof ReputationSchema>;
@@ -26,8 +26,6 @@ export interface ReputationOptions {
   /** The CAIP-2 id of the chain `chain` reads (an id of src/networks/). */
   network: string;
   usdc: `0x${string}`;
-  windowBlocks?: number;
-  chunkBlocks?: number;
   now?: () => Date;
 }
 
@@ -56,12 +54,11 @@ export async function payToReputation(payTo: string | null, payToNetwork: string
     return notMeasured(`payTo is on ${payToNetwork ?? "an unknown network"}, reputation is read on ${options.network} only`);
   if (!/^0x[0-9a-fA-F]{40}$/.test(payTo)) return notMeasured("payTo is not an EVM address");
   const to = getAddress(payTo);
-  const window = options.windowBlocks ?? REPUTATION_WINDOW_BLOCKS;
-  let chunk = BigInt(options.chunkBlocks ?? 2_000);
+  let chunk = 2_000n;
   const now = options.now ?? (() => new Date());
   try {
     const latest = await options.chain.getBlockNumber({ cacheTime: 0 });
-    const floor = latest - BigInt(window) + 1n > 0n ? latest - BigInt(window) + 1n : 0n;
+    const floor = latest - REPUTATION_WINDOW_BLOCKS + 1n > 0n ? latest - REPUTATION_WINDOW_BLOCKS + 1n : 0n;
     const found: { from: `0x${string}`; block: bigint; index: number }[] = [];
     let toBlock = latest;
     while (toBlock >= floor && found.length < REPUTATION_TRANSFERS) {

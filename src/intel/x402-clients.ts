@@ -47,9 +47,6 @@ export type OptionPayability = ConformanceReportSchema["payable_options"][number
 /** One of the default client's spend controls that can refuse a payment. */
 export type SpendControl = NonNullable<OptionPayability["control"]>;
 
-/** Who refuses a challenge: the client cannot sign it, its spend controls refuse it, or a facilitator would not settle what it signs. */
-export type Refuser = NonNullable<OptionPayability["refused_by"]>;
-
 /** One client family's answer for the whole challenge. */
 export type ClientAcceptance = ConformanceReportSchema["clients"][number];
 

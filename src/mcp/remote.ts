@@ -33,7 +33,7 @@ import { errorBody, type ErrorCode as ServiceErrorCode } from "../errors.ts";
 import type { DecodedPayment, PayloadProblem } from "../payments/payload.ts";
 import type { Admission, CallToAdmit } from "../server/middleware/rate-limit.ts";
 import { MAX_JSON_DEPTH } from "../validate.ts";
-import { PAYMENT_META_KEY, type ResultBinding, toolResultOf } from "./results.ts";
+import { isObject, type Json, PAYMENT_META_KEY, type ResultBinding, toolResultOf } from "./results.ts";
 import { type RouteTool, routeRequest, routeTools, toolNamed } from "./tools.ts";
 
 /**
@@ -53,26 +53,8 @@ export const PAYMENT_EXTENSION = "org.x402/payment";
 /** The first MCP revision whose results carry `resultType`. */
 const RESULT_TYPE_REVISION = "2026-07-28";
 
-/** Each site's tools, built once per route table. */
-const toolsOfRoutes = new WeakMap<readonly RouteDef[], readonly RouteTool[]>();
-
-function toolsOf(routes: readonly RouteDef[]): readonly RouteTool[] {
-  let tools = toolsOfRoutes.get(routes);
-  if (!tools) {
-    tools = routeTools(routes);
-    toolsOfRoutes.set(routes, tools);
-  }
-  return tools;
-}
-
 const INSTRUCTIONS =
   'Each tool is one route of this service\'s HTTP API. A paid tool called without payment answers an error result whose structuredContent is the x402 PaymentRequired (or, for a client advertising the org.x402/payment extension, a payment_required result); sign one of its `accepts` and call again with the PaymentPayload in params._meta["x402/payment"]. The paid result carries the settlement in _meta["x402/payment-response"]. A call that fails is never charged; the same call with the same payment is answered again without a second charge.';
-
-type Json = Record<string, unknown>;
-
-function isObject(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /**
  * The nesting depth of a parsed JSON value (a scalar is 0, `{}` is 1), counted without recursion
@@ -225,7 +207,7 @@ export async function answerMcp(
     }
     passed = Array.isArray(parsed) ? kept : kept[0];
   }
-  const server = createRemoteServer(new URL(request.url).origin, toolsOf(routes), dispatchRoute, limits);
+  const server = createRemoteServer(new URL(request.url).origin, routeTools(routes), dispatchRoute, limits);
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   try {

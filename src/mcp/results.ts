@@ -20,9 +20,10 @@ export const PAYMENT_META_KEY = "x402/payment";
 /** Where the result carries the `SettleResponse`. */
 export const PAYMENT_RESPONSE_META_KEY = "x402/payment-response";
 
-type Json = Record<string, unknown>;
+/** A JSON object. */
+export type Json = Record<string, unknown>;
 
-function isObject(value: unknown): value is Json {
+export function isObject(value: unknown): value is Json {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
@@ -93,19 +94,4 @@ async function toolResultIn(response: Response, binding: ResultBinding): Promise
     ...(isObject(body) ? { structuredContent: body } : {}),
     ...meta,
   };
-}
-
-/** Why the stdio server refused or could not make a call; stable, like the service's error codes. */
-export type ToolErrorCode =
-  /** The price is over the per-call cap, or would take the session past its cap. */
-  | "spend_cap_exceeded"
-  /** A paid tool, and no BUYER_PRIVATE_KEY to pay with. */
-  | "buyer_key_missing"
-  /** The service did not answer (network error, or the payment could not be made). */
-  | "call_failed";
-
-/** A tool error made by the MCP server itself, in the service's error shape `{error: {code, message, details?}}`. */
-export function toolError(code: ToolErrorCode, message: string, details?: Json): CallToolResult {
-  const body = { error: { code, message, ...(details ? { details } : {}) } };
-  return { isError: true, content: [{ type: "text", text: message }], structuredContent: body };
 }

@@ -2,7 +2,7 @@
  * The MCP tools of the service, generated from the route table (spec/routes.ts): one tool per
  * route, named by its operationId, taking the route's query (GET) or JSON body (POST) schema
  * as its input schema, described with its price. Both MCP servers (the stdio one in
- * src/mcp/stdio.ts and `POST /mcp` in src/mcp/remote.ts) list these and turn a call into the
+ * scripts/mcp/stdio.ts and `POST /mcp` in src/mcp/remote.ts) list these and turn a call into the
  * HTTP request of its route with `routeRequest`, so a tool call is the same request as the
  * HTTP API's and is validated, priced and charged the same way.
  */
@@ -17,26 +17,6 @@ export interface RouteTool {
   /** What `tools/list` shows. */
   tool: Tool;
   route: RouteDef;
-}
-
-/** Tools of several sites in one server: a name two of them share. */
-export class ToolNameClashError extends Error {
-  override readonly name = "ToolNameClashError";
-  readonly toolName: string;
-  constructor(toolName: string) {
-    super(`Two routes give the MCP tool name ${toolName}: operationIds must be unique across the sites one MCP server offers.`);
-    this.toolName = toolName;
-  }
-}
-
-/** `tools` unchanged, after checking that no two share a name (tools/call finds a tool by name). */
-export function uniqueTools<T extends RouteTool>(tools: readonly T[]): T[] {
-  const seen = new Set<string>();
-  for (const t of tools) {
-    if (seen.has(t.tool.name)) throw new ToolNameClashError(t.tool.name);
-    seen.add(t.tool.name);
-  }
-  return [...tools];
 }
 
 /** The input schema of a route without input: an object with no properties. */
@@ -79,17 +59,25 @@ function descriptionOf(route: RouteDef): string {
   return `${summary}\n\n${route.description}\n\n${price}\nHTTP: ${route.method} ${route.path}.`;
 }
 
+/** Each route table's tools, built once (`POST /mcp` lists a site's tools on every request). */
+const toolsOfRoutes = new WeakMap<readonly RouteDef[], readonly RouteTool[]>();
+
 /** The tools of `routes`, in the order of the route table. */
-export function routeTools(routes: readonly RouteDef[]): RouteTool[] {
-  return routes.map((route) => ({
-    route,
-    tool: {
-      name: route.operationId,
-      title: route.summary,
-      description: descriptionOf(route),
-      inputSchema: inputSchemaOf(route),
-    },
-  }));
+export function routeTools(routes: readonly RouteDef[]): readonly RouteTool[] {
+  let tools = toolsOfRoutes.get(routes);
+  if (!tools) {
+    tools = routes.map((route) => ({
+      route,
+      tool: {
+        name: route.operationId,
+        title: route.summary,
+        description: descriptionOf(route),
+        inputSchema: inputSchemaOf(route),
+      },
+    }));
+    toolsOfRoutes.set(routes, tools);
+  }
+  return tools;
 }
 
 /** The tool named `name` among `tools`, if any. */

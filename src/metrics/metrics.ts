@@ -31,10 +31,10 @@ export interface ServiceMetrics {
   readonly payments: PaymentObserver;
 }
 
-/** Create the registry and every metric; `processMetrics` adds Node's own (memory, CPU, event loop). */
-export function createMetrics({ processMetrics = true }: { processMetrics?: boolean } = {}): ServiceMetrics {
+/** Create the registry and every metric, Node's own (memory, CPU, event loop) included. */
+export function createMetrics(): ServiceMetrics {
   const registry = new Registry();
-  if (processMetrics) collectDefaultMetrics({ register: registry });
+  collectDefaultMetrics({ register: registry });
   const registers = [registry];
   const paidCalls = new Counter({
     name: "x402_paid_calls_total",

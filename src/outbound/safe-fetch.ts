@@ -31,12 +31,6 @@ export interface SafeFetchOptions extends AddressPolicyOptions {
   connectTimeoutMs?: number;
   /** Time for the whole exchange, redirects, headers and body included. Default 8000 ms. */
   totalTimeoutMs?: number;
-  /** Body bytes kept; the rest is discarded and `truncated` set. Default 256 KiB. */
-  maxBodyBytes?: number;
-  /** Redirects followed (each re-checked). Default 3. */
-  maxRedirects?: number;
-  /** `User-Agent` sent. */
-  userAgent?: string;
 }
 
 /** One outbound request. */
@@ -48,7 +42,7 @@ export interface OutboundRequest {
   body?: string;
   /** Cancels the request (a crawl's per-origin deadline). */
   signal?: AbortSignal;
-  /** Body bytes kept for this request, instead of the fetcher's cap (discovery documents run larger). */
+  /** Body bytes kept for this request, instead of the 256 KiB cap (discovery documents run larger). */
   maxBodyBytes?: number;
 }
 
@@ -113,6 +107,11 @@ export class OutboundError extends UpstreamError {
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** Redirects followed, each re-checked. */
+const MAX_REDIRECTS = 3;
+/** Body bytes kept; the rest is discarded and `truncated` set. */
+const MAX_BODY_BYTES = 256 * 1024;
+const USER_AGENT = "x402-chain-data-service conformance checker";
 
 const systemResolver: Resolver = async (hostname) => {
   const answers = await dnsLookup(hostname, { all: true, verbatim: true });
@@ -227,9 +226,6 @@ export function createSafeFetcher(options: SafeFetchOptions = {}): SafeFetcher {
   const resolve = options.resolve ?? systemResolver;
   const connectTimeoutMs = options.connectTimeoutMs ?? 3_000;
   const totalTimeoutMs = options.totalTimeoutMs ?? 8_000;
-  const maxBodyBytes = options.maxBodyBytes ?? 256 * 1024;
-  const maxRedirects = options.maxRedirects ?? 3;
-  const userAgent = options.userAgent ?? "x402-chain-data-service conformance checker";
 
   /** Resolve once and check every address; the first one is the pinned address. */
   async function pinnedAddress(url: URL, hop: number): Promise<ResolvedAddress> {
@@ -275,7 +271,7 @@ export function createSafeFetcher(options: SafeFetchOptions = {}): SafeFetcher {
         else callback(null, pinned.address, pinned.family);
       };
       const headers: Record<string, string> = {
-        "user-agent": userAgent,
+        "user-agent": USER_AGENT,
         accept: "application/json, */*;q=0.5",
         "accept-encoding": "identity",
         ...request.headers,
@@ -303,7 +299,7 @@ export function createSafeFetcher(options: SafeFetchOptions = {}): SafeFetcher {
         if (error) reject(error);
         else resolvePromise(value as Omit<OutboundResponse, "redirects" | "elapsedMs">);
       };
-      const cap = request.maxBodyBytes ?? maxBodyBytes;
+      const cap = request.maxBodyBytes ?? MAX_BODY_BYTES;
       const req = send(requestOptions, (res: IncomingMessage) => {
         const chunks: Buffer[] = [];
         let kept = 0;
@@ -400,8 +396,8 @@ export function createSafeFetcher(options: SafeFetchOptions = {}): SafeFetcher {
       if (!REDIRECTS.has(answer.status) || !location) {
         return { ...answer, redirects, elapsedMs: Math.round(performance.now() - started) };
       }
-      if (hop >= maxRedirects) {
-        throw new OutboundError("too_many_redirects", `${request.url} redirected more than ${maxRedirects} times.`);
+      if (hop >= MAX_REDIRECTS) {
+        throw new OutboundError("too_many_redirects", `${request.url} redirected more than ${MAX_REDIRECTS} times.`);
       }
       redirects.push(url.href);
       let next: string;

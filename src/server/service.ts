@@ -36,7 +36,7 @@ import { upstreamProbes } from "../operations/upstream-probes.ts";
 import type { Resolver } from "../outbound/safe-fetch.ts";
 import { createRemoteFacilitator, createSelfFacilitator } from "../payments/facilitator.ts";
 import { type GateOptions, PaymentGate } from "../payments/gate.ts";
-import { type InFlightRegistry, memoryInFlightRegistry, storeInFlightRegistry } from "../payments/inflight.ts";
+import { memoryInFlightRegistry, storeInFlightRegistry } from "../payments/inflight.ts";
 import type { PaymentScheme } from "../payments/scheme.ts";
 import { BASE_TIMING, LOCAL_TIMING } from "../payments/settlement-sender.ts";
 import { declaresSignIn } from "../payments/sign-in.ts";
@@ -84,7 +84,6 @@ export interface StartServiceOptions {
   /** Replace the facilitator (tests). */
   facilitator?: FacilitatorClient;
   astro?: AstroHandler;
-  inFlight?: InFlightRegistry;
   /** An open store to use (and leave open on close); default: open the configured one. */
   store?: Store;
   /**
@@ -357,7 +356,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const lease = config.payments.leaseSeconds;
   // One gate per site, so each site's challenges quote its own origin; they share the
   // facilitator, the store (ledger, kept answers) and the in-flight claims.
-  const inFlight = options.inFlight ?? (store.engine === "postgres" ? storeInFlightRegistry(store, lease) : memoryInFlightRegistry(lease));
+  const inFlight = store.engine === "postgres" ? storeInFlightRegistry(store, lease) : memoryInFlightRegistry(lease);
   const gateFor = (siteRoutes: typeof allRoutes, publicUrl: string | undefined, site?: Partial<GateOptions>) =>
     new PaymentGate({
       routes: siteRoutes,

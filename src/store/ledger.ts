@@ -4,7 +4,7 @@
  * `settlement_failed`, `settlement_unknown`). Rows are written when the payment is verified
  * (`pending`), so a crash between verify and settle never loses one.
  */
-import { inArray, jsonArrayAgg, jsonObject, nowPlus, utcDay } from "./dialect.ts";
+import { inArray, jsonArrayAgg, jsonObject, nowPlus } from "./dialect.ts";
 import type { Queryable } from "./store.ts";
 
 /** How a paid request ended. */
@@ -211,28 +211,6 @@ export async function openLedgerRows(db: Queryable): Promise<(LedgerRow & { netw
   return rows.map((row) => ({ ...toRow(row), network: row.network }));
 }
 
-/** Earnings and failures, for `npm run ledger`. */
-export async function ledgerReport(db: Queryable, days = 30) {
-  const since = nowPlus(db, "-86400.0 * $1");
-  const earned = "cast(count(*) as integer) as calls, cast(coalesce(sum(amount_atomic), 0) as text) as earned_atomic";
-  const byRoute = await db.query<{ route: string; calls: number; earned_atomic: string }>(
-    `select route, ${earned}
-       from ledger where outcome = 'settled' and created_at > ${since} group by route order by sum(amount_atomic) desc, route`,
-    [days],
-  );
-  const byDay = await db.query<{ day: string; calls: number; earned_atomic: string }>(
-    `select ${utcDay(db, "created_at")} as day, ${earned}
-       from ledger where outcome = 'settled' and created_at > ${since} group by 1 order by 1`,
-    [days],
-  );
-  const failures = await db.query<{ outcome: string; reason: string | null; status: number | null; count: number }>(
-    `select outcome, reason, status, cast(count(*) as integer) as count from ledger
-      where outcome <> 'settled' and created_at > ${since} group by outcome, reason, status order by count(*) desc, outcome`,
-    [days],
-  );
-  return { byRoute, byDay, failures };
-}
-
 /** A row of one authorisation, as the payment gate needs it (src/payments/gate.ts). */
 export interface AttemptRow {
   id: number;
@@ -423,22 +401,6 @@ export async function lastPurchases(db: Queryable, origins: readonly string[]): 
     [origins],
   );
   return new Map(rows.map((r) => [r.origin, toPurchaseRow(r)]));
-}
-
-/** What our purchases spent: in total and over the last `days`, with counts by outcome (for `npm run ledger`). */
-export async function purchasesReport(db: Queryable, days = 30) {
-  const since = nowPlus(db, "-86400.0 * $1");
-  const [total] = await db.query<{ purchases: number; charged_atomic: string }>(
-    `select cast(count(*) as integer) as purchases, cast(coalesce(sum(charged_atomic), 0) as text) as charged_atomic
-       from our_purchases where created_at > ${since}`,
-    [days],
-  );
-  const byOutcome = await db.query<{ outcome: string; purchases: number; charged_atomic: string }>(
-    `select outcome, cast(count(*) as integer) as purchases, cast(coalesce(sum(charged_atomic), 0) as text) as charged_atomic
-       from our_purchases where created_at > ${since} group by outcome order by outcome`,
-    [days],
-  );
-  return { purchases: total?.purchases ?? 0, charged_atomic: total?.charged_atomic ?? "0", byOutcome };
 }
 
 /** The latest purchase of each origin bought from, most recent first, at most `limit` origins. */

@@ -1,8 +1,8 @@
 /**
  * Versioned schema migrations, applied in order at start under an advisory lock (PostgreSQL)
  * or a write transaction (SQLite) so that several instances starting together apply each one
- * once. Each dialect has its own list on one version line: SQLite joined at version 8 with the
- * whole schema of that version. A database on a newer schema than this build knows is refused
+ * once. The migrations are written in PostgreSQL's SQL; SQLite runs the same ones spelled its
+ * way, on the same version line. A database on a newer schema than this build knows is refused
  * with a clear message instead of being misread.
  */
 import { ServiceError } from "../errors.ts";
@@ -16,6 +16,8 @@ export interface Migration {
   sql: string;
   /** Statements run after `sql` as they are, for those that contain `;` (function bodies). */
   statements?: readonly string[];
+  /** SQLite's `statements`: its triggers are its own, not a respelling of PostgreSQL's. */
+  sqliteStatements?: readonly string[];
 }
 
 /** Every PostgreSQL migration, oldest first. */
@@ -183,6 +185,23 @@ export const MIGRATIONS: readonly Migration[] = [
        $fn$`,
       "create trigger ledger_credits_topups after insert or update of outcome on ledger for each row execute function credit_settled_topup()",
     ],
+    sqliteStatements: [
+      // The same on SQLite (ledger_id is unique, and SQLite runs one writer at a time, so the check cannot race).
+      ...(["insert", "update of outcome"] as const).map(
+        (
+          event,
+        ) => `create trigger ledger_credits_topups_on_${event === "insert" ? "insert" : "update"} after ${event} on ledger for each row
+         when new.outcome = 'settled' and new.route = 'POST /api/balance/topup'
+           ${event === "insert" ? "" : "and old.outcome is not 'settled'"}
+           and not exists (select 1 from balance_movements where ledger_id = new.id)
+         begin
+           insert into balance_movements (wallet, kind, amount_atomic, route, request_id, ledger_id)
+             values (new.payer, 'topup', new.amount_atomic, new.route, new.request_id, new.id);
+           insert into balances (wallet, balance_atomic) values (new.payer, new.amount_atomic)
+             on conflict (wallet) do update set balance_atomic = balances.balance_atomic + excluded.balance_atomic, updated_at = now();
+         end`,
+      ),
+    ],
   },
   {
     version: 7,
@@ -274,200 +293,35 @@ export const MIGRATIONS: readonly Migration[] = [
   },
 ];
 
-/** A PostgreSQL migration of plain tables in SQLite's spelling: `bigserial primary key` is SQLite's autoincrement id. */
-function sqliteOf(migration: Migration): Migration {
-  return { ...migration, sql: migration.sql.replaceAll("bigserial primary key", "integer primary key autoincrement") };
-}
-
 /**
- * Every SQLite migration, oldest first: PostgreSQL's schema in SQLite's types. The declared
- * types PostgreSQL names (`timestamptz`, `jsonb`, `boolean`, `numeric(78,0)`) are kept, as
- * src/store/sqlite.ts reads columns back by them; timestamps are ISO-8601 UTC text. Amounts
- * are 64-bit integers (exact up to 9.2 × 10^18 atomic units, 9.2 trillion USDC): a larger one,
- * which SQLite would silently round to a float, fails the `typeof` check instead.
+ * How a PostgreSQL migration is spelled in SQLite. The declared types PostgreSQL names
+ * (`timestamptz`, `jsonb`, `boolean`, `numeric(78,0)`) are kept, as src/store/sqlite.ts reads
+ * columns back by them; timestamps are ISO-8601 UTC text. SQLite's migrations before 8 only
+ * ever run on a new file (it joined the version line at 8), so no row is there to fill.
  */
-export const SQLITE_MIGRATIONS: readonly Migration[] = [
-  {
-    version: 8,
-    name: "the schema of PostgreSQL version 8 (ledger, kept answers, leaderboard, balances, operations, rate limits)",
-    sql: `
-      create table ledger (
-        id integer primary key autoincrement,
-        request_id text not null,
-        route text not null,
-        payer text not null,
-        amount_atomic numeric(78,0) not null check (typeof(amount_atomic) = 'integer'),
-        asset text not null,
-        network text not null,
-        nonce text not null,
-        valid_before bigint,
-        request_hash text not null,
-        outcome text not null check (outcome in ('pending', 'settled', 'not_charged', 'settlement_failed', 'settlement_unknown')),
-        status integer,
-        reason text,
-        settlement_tx text,
-        instance text not null,
-        created_at timestamptz not null default (now()),
-        finished_at timestamptz,
-        verified_at timestamptz,
-        payment_id text
-      );
-      create index ledger_payment on ledger (payer, nonce);
-      create index ledger_created on ledger (created_at);
-      create index ledger_open on ledger (outcome) where outcome in ('pending', 'settlement_unknown');
-      create index ledger_payment_id on ledger (payment_id) where payment_id is not null;
-      create index ledger_settled_request on ledger (payer, request_hash) where outcome = 'settled';
-      create index ledger_settled_route on ledger (payer, route, created_at) where outcome = 'settled';
-
-      create table paid_answers (
-        payer text not null,
-        nonce text not null,
-        request_hash text not null,
-        status integer not null,
-        headers jsonb not null,
-        body text not null,
-        settlement_tx text not null,
-        expires_at timestamptz not null,
-        created_at timestamptz not null default (now()),
-        primary key (payer, nonce)
-      );
-      create index paid_answers_expiry on paid_answers (expires_at);
-
-      create table inflight (
-        key text primary key,
-        instance text not null,
-        expires_at timestamptz not null
-      );
-
-      create table siwx_nonces (
-        nonce text primary key,
-        expires_at timestamptz not null
-      );
-      create index siwx_nonces_expiry on siwx_nonces (expires_at);
-
-      create table trust_runs (
-        id integer primary key autoincrement,
-        trigger text not null,
-        status text not null check (status in ('running', 'done', 'failed')),
-        started_at timestamptz not null default (now()),
-        finished_at timestamptz,
-        summary jsonb,
-        error text,
-        rules_version integer not null
-      );
-      create index trust_runs_done on trust_runs (id) where status = 'done';
-
-      create table trust_rows (
-        run_id bigint not null references trust_runs (id) on delete cascade,
-        origin text not null,
-        endpoint text not null,
-        method text not null,
-        endpoints integer not null,
-        reachable boolean not null,
-        status integer,
-        score integer not null check (score between 0 and 100),
-        verdict text not null check (verdict in ('pay', 'pay_with_caution', 'avoid')),
-        penalties jsonb not null,
-        checks jsonb not null,
-        price_usd text,
-        pay_to text,
-        network text,
-        x402_version integer,
-        reputation jsonb not null,
-        latency_ms integer,
-        probed_at timestamptz not null,
-        payable boolean,
-        conformant boolean,
-        discoverable boolean,
-        primary key (run_id, origin)
-      );
-      create index trust_rows_origin on trust_rows (origin, run_id desc);
-
-      create table balances (
-        wallet text primary key,
-        balance_atomic numeric(78,0) not null default 0 check (typeof(balance_atomic) = 'integer' and balance_atomic >= 0),
-        updated_at timestamptz not null default (now())
-      );
-      create table balance_movements (
-        id integer primary key autoincrement,
-        wallet text not null,
-        at timestamptz not null default (now()),
-        kind text not null check (kind in ('topup', 'debit')),
-        amount_atomic numeric(78,0) not null check (typeof(amount_atomic) = 'integer' and amount_atomic > 0),
-        route text not null,
-        request_id text not null,
-        ledger_id bigint unique
-      );
-      create index balance_movements_wallet on balance_movements (wallet, id desc);
-
-      create table instances (
-        id text primary key,
-        process text not null,
-        started_at timestamptz not null default (now()),
-        last_seen timestamptz not null default (now()),
-        version text not null,
-        settlement_address text
-      );
-      create index instances_settlement on instances (settlement_address) where settlement_address is not null;
-
-      create table jobs (
-        name text primary key,
-        due_at timestamptz not null,
-        holder text,
-        lease_until timestamptz
-      );
-      create table job_runs (
-        id integer primary key autoincrement,
-        job text not null,
-        instance text not null,
-        trigger text not null,
-        started_at timestamptz not null default (now()),
-        finished_at timestamptz,
-        outcome text not null check (outcome in ('running', 'ok', 'failed', 'interrupted')),
-        detail text
-      );
-      create index job_runs_job on job_runs (job, id desc);
-
-      create table status_documents (
-        id integer primary key autoincrement,
-        generated_at timestamptz not null,
-        instance text not null,
-        body text not null,
-        groups jsonb not null,
-        last_success jsonb not null
-      );
-      create index status_documents_generated on status_documents (generated_at desc);
-
-      create table rate_buckets (
-        key text primary key,
-        tokens double precision not null,
-        at_ms bigint not null,
-        allowed boolean not null
-      );
-      create index rate_buckets_idle on rate_buckets (at_ms)
-    `,
-    statements: [
-      // A top-up's ledger row turning settled, on any path, credits its payer once (ledger_id is
-      // unique, and SQLite runs one writer at a time, so the check cannot race).
-      ...(["insert", "update of outcome"] as const).map(
-        (
-          event,
-        ) => `create trigger ledger_credits_topups_on_${event === "insert" ? "insert" : "update"} after ${event} on ledger for each row
-         when new.outcome = 'settled' and new.route = 'POST /api/balance/topup'
-           ${event === "insert" ? "" : "and old.outcome is not 'settled'"}
-           and not exists (select 1 from balance_movements where ledger_id = new.id)
-         begin
-           insert into balance_movements (wallet, kind, amount_atomic, route, request_id, ledger_id)
-             values (new.payer, 'topup', new.amount_atomic, new.route, new.request_id, new.id);
-           insert into balances (wallet, balance_atomic) values (new.payer, new.amount_atomic)
-             on conflict (wallet) do update set balance_atomic = balances.balance_atomic + excluded.balance_atomic, updated_at = now();
-         end`,
-      ),
-    ],
-  },
-  // The same table; only the id column's autoincrement is spelled SQLite's way.
-  sqliteOf(MIGRATIONS.find((m) => m.version === 9) as Migration),
+const SQLITE_SPELLING: readonly [RegExp, string][] = [
+  [/bigserial primary key/g, "integer primary key autoincrement"],
+  // SQLite takes an expression as a default only in parentheses.
+  [/default now\(\)/g, "default (now())"],
+  // Amounts are 64-bit integers (exact up to 9.2 × 10^18 atomic units, 9.2 trillion USDC): a
+  // larger one, which SQLite would silently round to a float, fails the `typeof` check instead.
+  [/(\w+) numeric\(78, 0\)/g, "$1 numeric(78,0) check (typeof($1) = 'integer')"],
+  // A decimal price is kept as text: SQLite's numeric affinity would turn it into a float.
+  [/ numeric(?=,|\n)/g, " text"],
+  // Unlogged tables are PostgreSQL's; SQLite has only the one kind.
+  [/create unlogged table/g, "create table"],
+  // A default that only filled the rows a table had, dropped at once: SQLite (no `alter column`)
+  // adds the not-null column to its empty table without one.
+  [/ default [^;]+;\s*alter table \w+ alter column \w+ drop default/g, ""],
 ];
+
+/** Every SQLite migration, oldest first: PostgreSQL's, spelled for SQLite, with SQLite's own triggers. */
+export const SQLITE_MIGRATIONS: readonly Migration[] = MIGRATIONS.map(({ version, name, sql, sqliteStatements }) => ({
+  version,
+  name,
+  sql: SQLITE_SPELLING.reduce((text, [pattern, spelling]) => text.replace(pattern, spelling), sql),
+  ...(sqliteStatements ? { statements: sqliteStatements } : {}),
+}));
 
 /** The newest schema version this build knows. */
 export const SCHEMA_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));

@@ -172,12 +172,9 @@ export class LocalSolana {
       const compiled = getCompiledTransactionMessageDecoder().decode(tx.messageBytes);
       if (!this.isBlockhashValid(compiled.lifetimeToken)) return { err: "BlockhashNotFound", logs: [], unitsConsumed: 0 };
       const result = this.svm.simulateTransaction(tx);
-      if (result instanceof FailedTransactionMetadata) {
-        const meta = result.meta();
-        return { err: errorOf(result), logs: meta.logs(), unitsConsumed: Number(meta.computeUnitsConsumed()) };
-      }
+      const err = result instanceof FailedTransactionMetadata ? errorOf(result) : null;
       const meta = result.meta();
-      return { err: null, logs: meta.logs(), unitsConsumed: Number(meta.computeUnitsConsumed()) };
+      return { err, logs: meta.logs(), unitsConsumed: Number(meta.computeUnitsConsumed()) };
     } finally {
       this.svm.withSigverify(true);
     }

@@ -7,27 +7,47 @@
  * getTokenAccountsByOwner, getTokenLargestAccounts, getTokenSupply, getTokenAccountBalance and
  * getSignaturesForAddress, plus the small ones clients probe (getSlot, getBlockHeight, ...).
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { type Address, type EncodedAccount, getBase64Encoder, getTransactionDecoder } from "@solana/kit";
+import { type Address, type EncodedAccount, getBase58Encoder, getBase64Encoder, getTransactionDecoder } from "@solana/kit";
 import { getMintDecoder, getTokenDecoder, TOKEN_2022_PROGRAM_ADDRESS } from "@solana-program/token-2022";
+import { createJSONRPCErrorResponse, JSONRPCErrorCode, JSONRPCErrorException, JSONRPCServer } from "json-rpc-2.0";
+import getRawBody from "raw-body";
+import { formatUnits } from "viem";
 import { type LocalSolana, SendError } from "./local-chain.ts";
 import { TOKEN_PROGRAM } from "./scenario.ts";
 
 const TOKEN_PROGRAMS = new Set<string>([TOKEN_PROGRAM, TOKEN_2022_PROGRAM_ADDRESS]);
 const MAX_BODY = 1 << 20;
 
-class RpcError extends Error {
-  readonly code: number;
-  readonly data: unknown;
-  constructor(code: number, message: string, data?: unknown) {
-    super(message);
-    this.code = code;
-    this.data = data;
+const invalidParams = (message: string) => new JSONRPCErrorException(`Invalid params: ${message}`, JSONRPCErrorCode.InvalidParams);
+/** The Solana RPC's refusal of a token read whose account is not a token program's. */
+const invalidParam = (what: "account" | "mint") =>
+  new JSONRPCErrorException(`Invalid param: could not find ${what}`, JSONRPCErrorCode.InvalidParams);
+
+/** Base58 to bytes (memcmp filters). */
+function base58Bytes(text: string): Uint8Array {
+  try {
+    return getBase58Encoder().encode(text) as Uint8Array;
+  } catch {
+    throw invalidParams(`not base58: ${text}`);
   }
 }
 
-const invalidParams = (message: string) => new RpcError(-32602, `Invalid params: ${message}`);
+/** JSON-RPC 2.0 over `rpcMethods`: requests, batches and error answers are json-rpc-2.0's. */
+function jsonRpcServer(chain: LocalSolana): JSONRPCServer {
+  // A refused call is an answer to its caller, nothing for this process to log.
+  const server = new JSONRPCServer({ errorListener: () => {} });
+  for (const [name, method] of Object.entries(rpcMethods(chain))) {
+    server.addMethod(name, (params) => method(Array.isArray(params) ? params : []));
+  }
+  // What no method meant to throw is -32603, as Solana's RPC answers it (the library's own code is 0).
+  server.mapErrorToJSONRPCErrorResponse = (id, error) =>
+    error instanceof JSONRPCErrorException
+      ? createJSONRPCErrorResponse(id, error.code, error.message, error.data)
+      : createJSONRPCErrorResponse(id, JSONRPCErrorCode.InternalError, `Internal error: ${(error as Error).message}`);
+  return server;
+}
 
 /** The RPC's answers, one function per method. */
 export function rpcMethods(chain: LocalSolana): Record<string, (params: unknown[]) => unknown> {
@@ -47,8 +67,7 @@ export function rpcMethods(chain: LocalSolana): Record<string, (params: unknown[
     return m ? getMintDecoder().decode(m.data).decimals : 0;
   };
   const ui = (amount: bigint, decimals: number) => {
-    const s = amount.toString().padStart(decimals + 1, "0");
-    const whole = decimals ? `${s.slice(0, -decimals)}.${s.slice(-decimals)}`.replace(/\.?0+$/, "") : s;
+    const whole = formatUnits(amount, decimals);
     return { amount: amount.toString(), decimals, uiAmount: Number(whole), uiAmountString: whole };
   };
   const parsedData = (acc: EncodedAccount): unknown => {
@@ -97,7 +116,7 @@ export function rpcMethods(chain: LocalSolana): Record<string, (params: unknown[
       if (!bytes) throw new Error("base58 transactions are not accepted here; send base64");
       return getTransactionDecoder().decode(bytes);
     } catch (error) {
-      throw new RpcError(-32602, `invalid transaction: ${(error as Error).message}`);
+      throw new JSONRPCErrorException(`invalid transaction: ${(error as Error).message}`, JSONRPCErrorCode.InvalidParams);
     }
   };
   const tokenAccountsOf = (programs: Iterable<string>) => {
@@ -135,19 +154,19 @@ export function rpcMethods(chain: LocalSolana): Record<string, (params: unknown[
     },
     getTokenAccountBalance: ([address]) => {
       const acc = account(address);
-      if (!acc || !TOKEN_PROGRAMS.has(acc.programAddress)) throw new RpcError(-32602, "Invalid param: could not find account");
+      if (!acc || !TOKEN_PROGRAMS.has(acc.programAddress)) throw invalidParam("account");
       const t = getTokenDecoder().decode(acc.data);
       return { context: context(), value: ui(t.amount, decimalsOf(t.mint)) };
     },
     getTokenSupply: ([mint]) => {
       const acc = account(mint);
-      if (!acc || !TOKEN_PROGRAMS.has(acc.programAddress)) throw new RpcError(-32602, "Invalid param: could not find mint");
+      if (!acc || !TOKEN_PROGRAMS.has(acc.programAddress)) throw invalidParam("mint");
       const m = getMintDecoder().decode(acc.data);
       return { context: context(), value: ui(m.supply, m.decimals) };
     },
     getTokenLargestAccounts: ([mint]) => {
       const acc = account(mint);
-      if (!acc || !TOKEN_PROGRAMS.has(acc.programAddress)) throw new RpcError(-32602, "Invalid param: could not find mint");
+      if (!acc || !TOKEN_PROGRAMS.has(acc.programAddress)) throw invalidParam("mint");
       const decimals = getMintDecoder().decode(acc.data).decimals;
       const holders = tokenAccountsOf([acc.programAddress])
         .filter((a) => getTokenDecoder().decode(a.data).mint === mint)
@@ -175,7 +194,7 @@ export function rpcMethods(chain: LocalSolana): Record<string, (params: unknown[
           if (typeof flt.dataSize === "number") return a.data.length === flt.dataSize;
           const memcmp = flt.memcmp as { offset: number; bytes: string; encoding?: string } | undefined;
           if (!memcmp) return true;
-          const want = memcmp.encoding === "base64" ? Buffer.from(memcmp.bytes, "base64") : Buffer.from(base58Bytes(memcmp.bytes));
+          const want = memcmp.encoding === "base64" ? Buffer.from(memcmp.bytes, "base64") : base58Bytes(memcmp.bytes);
           return Buffer.from(a.data.slice(memcmp.offset, memcmp.offset + want.length)).equals(want);
         }),
       );
@@ -243,88 +262,32 @@ export function rpcMethods(chain: LocalSolana): Record<string, (params: unknown[
       try {
         return chain.send(tx).signature;
       } catch (error) {
-        if (error instanceof SendError) throw new RpcError(-32002, error.message, { err: error.reason, logs: [] });
+        if (error instanceof SendError) throw new JSONRPCErrorException(error.message, -32002, { err: error.reason, logs: [] });
         throw error;
       }
     },
   };
 }
 
-/** Base58 to bytes (memcmp filters). */
-function base58Bytes(text: string): Uint8Array {
-  const alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
-  let n = 0n;
-  for (const c of text) {
-    const i = alphabet.indexOf(c);
-    if (i < 0) throw invalidParams(`not base58: ${text}`);
-    n = n * 58n + BigInt(i);
-  }
-  const bytes: number[] = [];
-  while (n > 0n) {
-    bytes.unshift(Number(n % 256n));
-    n /= 256n;
-  }
-  for (const c of text) {
-    if (c !== "1") break;
-    bytes.unshift(0);
-  }
-  return Uint8Array.from(bytes);
-}
-
-interface RpcRequest {
-  jsonrpc?: unknown;
-  id?: unknown;
-  method?: unknown;
-  params?: unknown;
-}
-
-/** One JSON-RPC request's answer. */
-function answerOne(methods: ReturnType<typeof rpcMethods>, request: RpcRequest): unknown {
-  const id = request.id ?? null;
-  const method = typeof request.method === "string" ? methods[request.method] : undefined;
-  if (!method || !Object.hasOwn(methods, request.method as string)) {
-    return { jsonrpc: "2.0", id, error: { code: -32601, message: `Method not found: ${String(request.method)}` } };
-  }
-  try {
-    const params = Array.isArray(request.params) ? request.params : [];
-    return { jsonrpc: "2.0", id, result: method(params) };
-  } catch (error) {
-    if (error instanceof RpcError)
-      return { jsonrpc: "2.0", id, error: { code: error.code, message: error.message, ...(error.data ? { data: error.data } : {}) } };
-    return { jsonrpc: "2.0", id, error: { code: -32603, message: `Internal error: ${(error as Error).message}` } };
-  }
-}
-
 /** The RPC server on `127.0.0.1:port` (0: a free one). */
-export async function startSolanaRpc(chain: LocalSolana, port = 0): Promise<{ url: string; server: Server; close(): Promise<void> }> {
-  const methods = rpcMethods(chain);
+export async function startSolanaRpc(chain: LocalSolana, port = 0): Promise<{ url: string; close(): Promise<void> }> {
+  const rpc = jsonRpcServer(chain);
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     if (req.method !== "POST") {
       res.writeHead(405, { allow: "POST", "content-type": "application/json" }).end('{"error":"POST JSON-RPC 2.0"}');
       return;
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY) req.destroy();
-      else chunks.push(chunk);
-    });
-    req.on("end", () => {
-      let body: unknown;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-      } catch {
+    getRawBody(req, { limit: MAX_BODY, encoding: "utf8" })
+      .then(async (text) => {
+        const answer = await rpc.receiveJSON(text);
+        // A batch is answered with an array even when it holds one request (the library answers that one bare).
+        const batch = answer !== null && !Array.isArray(answer) && text.trimStart().startsWith("[") ? [answer] : answer;
         res
-          .writeHead(200, { "content-type": "application/json" })
-          .end('{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}');
-        return;
-      }
-      const answer = Array.isArray(body) ? body.map((r) => answerOne(methods, r as RpcRequest)) : answerOne(methods, body as RpcRequest);
-      res
-        .writeHead(200, { "content-type": "application/json" })
-        .end(JSON.stringify(answer, (_k, v) => (typeof v === "bigint" ? Number(v) : v)));
-    });
+          .writeHead(answer === null ? 204 : 200, { "content-type": "application/json" })
+          .end(answer === null ? undefined : JSON.stringify(batch, (_k, v) => (typeof v === "bigint" ? Number(v) : v)));
+      })
+      // A body over MAX_BODY, or a batch holding something that is not a request object.
+      .catch(() => req.destroy());
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -333,7 +296,6 @@ export async function startSolanaRpc(chain: LocalSolana, port = 0): Promise<{ ur
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url,
-    server,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

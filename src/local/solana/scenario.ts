@@ -81,23 +81,24 @@ interface MintPlan {
 
 // Fifteen holders, the top ten with 77.5% of the supply (under the 80% concentration reason).
 const EVEN = [100_000, 95_000, 90_000, 85_000, 80_000, 75_000, 70_000, 65_000, 60_000, 55_000, 50_000, 50_000, 50_000, 45_000, 30_000];
+
+/** A mint's plan: what it differs in from a plain mint (both authorities revoked, no extension, EVEN holders). */
+const plan = (symbol: string, program: MintPlan["program"], differs: Partial<MintPlan> = {}): MintPlan => ({
+  symbol,
+  program,
+  keepMintAuthority: false,
+  freezeAuthority: false,
+  extensions: () => [],
+  shares: EVEN,
+  ...differs,
+});
+
 const PLANS: MintPlan[] = [
-  { symbol: "SAFE", program: "spl-token", keepMintAuthority: false, freezeAuthority: false, extensions: () => [], shares: EVEN },
-  { symbol: "MINTY", program: "spl-token", keepMintAuthority: true, freezeAuthority: false, extensions: () => [], shares: EVEN },
-  { symbol: "FRZ", program: "spl-token", keepMintAuthority: false, freezeAuthority: true, extensions: () => [], shares: EVEN },
-  {
-    symbol: "WHALE",
-    program: "spl-token",
-    keepMintAuthority: false,
-    freezeAuthority: false,
-    extensions: () => [],
-    shares: [900_000, 50_000, 30_000, 20_000],
-  },
-  {
-    symbol: "FEE",
-    program: "spl-token-2022",
-    keepMintAuthority: false,
-    freezeAuthority: false,
+  plan("SAFE", "spl-token"),
+  plan("MINTY", "spl-token", { keepMintAuthority: true }),
+  plan("FRZ", "spl-token", { freezeAuthority: true }),
+  plan("WHALE", "spl-token", { shares: [900_000, 50_000, 30_000, 20_000] }),
+  plan("FEE", "spl-token-2022", {
     extensions: (creator) => {
       const fee = { epoch: 0n, maximumFee: 1_000_000_000n, transferFeeBasisPoints: 500 };
       return [
@@ -110,43 +111,19 @@ const PLANS: MintPlan[] = [
         }),
       ];
     },
-    shares: EVEN,
-  },
-  {
-    symbol: "HOOK",
-    program: "spl-token-2022",
-    keepMintAuthority: false,
-    freezeAuthority: false,
+  }),
+  plan("HOOK", "spl-token-2022", {
     // The hook program is an address only: the scenario never transfers HOOK, so it never runs.
     extensions: (creator) => [
       extension("TransferHook", { authority: creator, programId: "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr" as Address }),
     ],
-    shares: EVEN,
-  },
-  {
-    symbol: "PDEL",
-    program: "spl-token-2022",
-    keepMintAuthority: false,
-    freezeAuthority: false,
-    extensions: (creator) => [extension("PermanentDelegate", { delegate: creator })],
-    shares: EVEN,
-  },
-  {
-    symbol: "SOUL",
-    program: "spl-token-2022",
-    keepMintAuthority: false,
-    freezeAuthority: false,
-    extensions: () => [extension("NonTransferable", {})],
-    shares: EVEN,
-  },
-  {
-    symbol: "DFRZ",
-    program: "spl-token-2022",
-    keepMintAuthority: false,
+  }),
+  plan("PDEL", "spl-token-2022", { extensions: (creator) => [extension("PermanentDelegate", { delegate: creator })] }),
+  plan("SOUL", "spl-token-2022", { extensions: () => [extension("NonTransferable", {})] }),
+  plan("DFRZ", "spl-token-2022", {
     freezeAuthority: true,
     extensions: () => [extension("DefaultAccountState", { state: AccountState.Frozen })],
-    shares: EVEN,
-  },
+  }),
 ];
 
 const DECIMALS = 6;

@@ -2,7 +2,7 @@
  * The stdio MCP server of `npm run mcp` (scripts/mcp.ts): the routes of both sites (spec/sites.ts)
  * as tools (src/mcp/tools.ts), each call made over HTTP to the origin of its route's site on a
  * running instance of this service and paid with the buyer's key through @x402/fetch, within a
- * per-call and a per-session cap (src/mcp/spend-caps.ts) shared by all tools. A call over a cap is
+ * per-call and a per-session cap (./spend-caps.ts) shared by all tools. A call over a cap is
  * refused before anything is signed: first on the route table's price, then on the amount of the
  * 402 challenge itself.
  */
@@ -22,10 +22,10 @@ import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import packageJson from "../../package.json" with { type: "json" };
 import type { RouteDef } from "../../spec/route.ts";
 import { atomicUsdc } from "../../spec/route.ts";
-import { networkById } from "../networks/index.ts";
-import { toolError, toolResultOf } from "./results.ts";
+import { type Json, toolResultOf } from "../../src/mcp/results.ts";
+import { priceAtomic, type RouteTool, routeRequest, routeTools, toolNamed, usd } from "../../src/mcp/tools.ts";
+import { networkById } from "../../src/networks/index.ts";
 import { type Reservation, SpendCaps } from "./spend-caps.ts";
-import { priceAtomic, type RouteTool, routeRequest, routeTools, toolNamed, uniqueTools, usd } from "./tools.ts";
 
 /** Default cap on what one session may spend, in USD. */
 export const DEFAULT_MAX_SPEND_USD = "1.00";
@@ -137,6 +137,41 @@ export function stdioSettingsFromEnv(env: Record<string, string | undefined> = p
   return { baseUrl, secondaryBaseUrl, solanaBaseUrl, solanaBuyer, buyer, caps: new SpendCaps({ maxPerCall, maxSession }) };
 }
 
+/** Tools of several sites in one server: a name two of them share. */
+export class ToolNameClashError extends Error {
+  override readonly name = "ToolNameClashError";
+  readonly toolName: string;
+  constructor(toolName: string) {
+    super(`Two routes give the MCP tool name ${toolName}: operationIds must be unique across the sites one MCP server offers.`);
+    this.toolName = toolName;
+  }
+}
+
+/** `tools` unchanged, after checking that no two share a name (tools/call finds a tool by name). */
+export function uniqueTools<T extends RouteTool>(tools: readonly T[]): T[] {
+  const seen = new Set<string>();
+  for (const t of tools) {
+    if (seen.has(t.tool.name)) throw new ToolNameClashError(t.tool.name);
+    seen.add(t.tool.name);
+  }
+  return [...tools];
+}
+
+/** Why the stdio server refused or could not make a call; stable, like the service's error codes. */
+export type ToolErrorCode =
+  /** The price is over the per-call cap, or would take the session past its cap. */
+  | "spend_cap_exceeded"
+  /** A paid tool, and no BUYER_PRIVATE_KEY to pay with. */
+  | "buyer_key_missing"
+  /** The service did not answer (network error, or the payment could not be made). */
+  | "call_failed";
+
+/** A tool error made by the MCP server itself, in the service's error shape `{error: {code, message, details?}}`. */
+export function toolError(code: ToolErrorCode, message: string, details?: Json): CallToolResult {
+  const body = { error: { code, message, ...(details ? { details } : {}) } };
+  return { isError: true, content: [{ type: "text", text: message }], structuredContent: body };
+}
+
 /** Only USDC on a network the service settles on: the caps are counted in USDC. */
 function isUsdc(requirements: PaymentRequirements): boolean {
   const network = networkById(requirements.network);
@@ -162,9 +197,9 @@ function solanaClient(buyer: SolanaBuyer): Promise<x402Client> {
   if (!client) {
     client = (async () => {
       const [{ signerFromSecret }, { svmClient }, { solana }] = await Promise.all([
-        import("../solana/keys.ts"),
-        import("../solana/x402.ts"),
-        import("../networks/solana.ts"),
+        import("../../src/solana/keys.ts"),
+        import("../../src/solana/x402.ts"),
+        import("../../src/networks/solana.ts"),
       ]);
       return svmClient(await signerFromSecret(buyer.secretKey), buyer.rpcUrl, solana.id);
     })();

@@ -4,7 +4,7 @@
  * passed, so an over-cap call signs nothing; a call that fails (never charged) gives its
  * reservation back, and one whose settlement may have landed keeps it.
  */
-import { usd } from "./tools.ts";
+import { usd } from "../../src/mcp/tools.ts";
 
 /** A reserved payment: `commit` once it is (or may be) charged, `release` when it surely was not. */
 export interface Reservation {
