@@ -10,16 +10,6 @@ import type { DefiLlama } from "../upstreams/defillama.ts";
 import { basePairsDeepestFirst, type DexPair, type DexScreener, pairLiquidityUsd, pairVolume24hUsd } from "../upstreams/dexscreener.ts";
 import { divideDecimals, parseDecimal } from "./usd-value.ts";
 
-/** The pair a price was read from. */
-export interface PriceSourcePair {
-  address: string;
-  dex_id: string;
-  base_symbol: string;
-  quote_symbol: string;
-  liquidity_usd: number;
-  volume_24h_usd: number;
-}
-
 /** A token's USD price and where it came from. */
 export interface TokenPrice {
   token: Address;
@@ -30,13 +20,14 @@ export interface TokenPrice {
   source: "dexscreener" | "defillama";
   /** How the price was read from the pair: as its base token, or derived from a pair quoting it. */
   method: "base_token_price" | "derived_from_quote" | "defillama_coins";
-  pair: PriceSourcePair | null;
+  /** The pair the price was read from. */
+  pair: ReturnType<typeof describePair> | null;
   /** Epoch ms when this service fetched the data. */
   fetchedAt: number;
 }
 
 /** The pair facts answers show. */
-export function describePair(pair: DexPair): PriceSourcePair {
+export function describePair(pair: DexPair) {
   return {
     address: getAddress(pair.pairAddress),
     dex_id: pair.dexId,
