@@ -7,19 +7,12 @@ import { defiSentiment } from "../spec/routes/analytics.ts";
 import { methodologyFor } from "../src/analytics/methodology.ts";
 import { FULL_SCALE, NEUTRAL_FUNDING_8H_PCT, SENTIMENT_THRESHOLD, SENTIMENT_WEIGHTS, scoreSentiment } from "../src/analytics/sentiment.ts";
 import { analyticsOf } from "../src/analytics/services.ts";
-import { exactTimes, formatExact, parseDecimal } from "../src/analytics/usd-value.ts";
+import { exactTimes, parseDecimal } from "../src/analytics/usd-value.ts";
 import { defineFunction, type FunctionContext } from "../src/context.ts";
 import { NotFoundError } from "../src/errors.ts";
 
 // Tickers people use for the wrapped or bridged form of an asset that trades as a perpetual.
 const ALIASES: Record<string, string> = { WETH: "ETH", CBETH: "ETH", WBTC: "BTC", CBBTC: "BTC" };
-
-/** The product of two decimal strings, exactly, as a number. */
-function exactProduct(a: string, b: string): number {
-  const x = parseDecimal(a);
-  const y = parseDecimal(b);
-  return Number(formatExact({ units: x.units * y.units, scale: x.scale + y.scale }));
-}
 
 export default defineFunction(defiSentiment, (input, ctx) => sentimentOf(input, ctx, "ETH"));
 
@@ -47,7 +40,7 @@ export async function sentimentOf(input: { asset?: string; protocol?: string }, 
   const funding8h = perp ? Number(exactTimes(perp.funding_1h, 8n, 2)) : null;
   const mark = perp ? Number(perp.mark_px) : null;
   const openInterest = perp ? Number(perp.open_interest) : null;
-  const oiUsd = perp ? Number(exactProduct(perp.open_interest, perp.mark_px).toFixed(2)) : null;
+  const oiUsd = perp ? Number(parseDecimal(perp.open_interest).times(perp.mark_px).toNumber().toFixed(2)) : null;
   const prev = perp ? Number(perp.prev_day_px) : 0;
   const change24h = perp && prev > 0 && mark !== null ? Number(((mark / prev - 1) * 100).toFixed(6)) : null;
   const tvlChange = tvl?.value.change_24h_pct ?? null;

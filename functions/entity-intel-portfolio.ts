@@ -2,13 +2,13 @@
  * `POST /api/entity-intel/portfolio`: a wallet's holdings at `to_block` with USD values, found
  * from the tokens it moved in the window (plus USDC and WETH), and its activity in the window.
  */
-import { type Address, erc20Abi, formatUnits, getAddress } from "viem";
+import { erc20Abi, formatUnits, getAddress } from "viem";
 import { ENTITY_LIMITS, portfolio } from "../spec/routes/entity-intel.ts";
 import { explained } from "../src/analytics/methodology.ts";
 import { analyticsOf } from "../src/analytics/services.ts";
 import { WETH_ADDRESS } from "../src/chain/addresses.ts";
 import { readChain } from "../src/chain/rpc-error.ts";
-import { defineFunction } from "../src/context.ts";
+import { defineFunction, type RouteOutput } from "../src/context.ts";
 import { describe, factsOf, pricesOf, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
 import { bothWays, coverage, DEFAULT_BUDGET, resolveWindow, ScanBudget, scanBudgeted } from "../src/entity-intel/scan.ts";
 
@@ -37,18 +37,10 @@ export default defineFunction(portfolio, async (input, ctx) => {
     pricesOf(prices, tokens),
   ]);
 
-  type Row = {
-    token: Address | "ETH";
-    symbol: string | null;
-    decimals: number;
-    balance: string;
-    price_usd: string | null;
-    value_usd: number | null;
-    price_source: "dexscreener" | "defillama" | null;
-  };
+  type Answer = RouteOutput<typeof portfolio>;
   const total = new UsdSum();
-  const holdings: Row[] = [];
-  const unpriced: { token: Address; symbol: string | null; balance: string }[] = [];
+  const holdings: Answer["holdings"] = [];
+  const unpriced: Answer["unpriced"] = [];
   const ethPrice = priced.get(WETH_ADDRESS);
   if (eth > 0n) {
     if (ethPrice) total.add(eth, 18, ethPrice.exact);

@@ -5,7 +5,7 @@
  * budget runs out, and every node says which.
  */
 import { type Address, formatUnits, getAddress, type Hash, isHash, parseEventLogs, TransactionReceiptNotFoundError } from "viem";
-import { ENTITY_LIMITS, type Terminal, trace } from "../spec/routes/entity-intel.ts";
+import { ENTITY_LIMITS, TERMINALS, type Terminal, trace } from "../spec/routes/entity-intel.ts";
 import { explained, TRACE_FAN_OUT_LIMIT, TRACE_MAX_FRONTIER } from "../src/analytics/methodology.ts";
 import { analyticsOf } from "../src/analytics/services.ts";
 import { usdAtLeast } from "../src/analytics/usd-value.ts";
@@ -20,8 +20,6 @@ import { InvalidRequestError, NotFoundError } from "../src/errors.ts";
 /** A position on the chain: block, then log index. */
 type Position = [number, number];
 const before = (a: Position, b: Position) => a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
-
-const TERMINALS: readonly Terminal[] = ["cex", "bridge", "dex", "no_further_transfers", "fan_out_limit", "budget", "max_hops"];
 
 export default defineFunction(trace, async (input, ctx) => {
   const { scanner, classifier, labels, prices } = analyticsOf(ctx);

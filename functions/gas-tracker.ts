@@ -7,7 +7,7 @@ import { gasTracker } from "../spec/routes/analytics.ts";
 import { GAS_PERCENTILES, GAS_SAMPLE_BLOCKS, methodologyFor } from "../src/analytics/methodology.ts";
 import { servedChainId } from "../src/analytics/served-chain.ts";
 import { analyticsOf } from "../src/analytics/services.ts";
-import { type ExactDecimal, parseDecimal, usdValue } from "../src/analytics/usd-value.ts";
+import { parseDecimal, usdValue } from "../src/analytics/usd-value.ts";
 import { WETH_ADDRESS } from "../src/chain/addresses.ts";
 import { readChain } from "../src/chain/rpc-error.ts";
 import { defineFunction } from "../src/context.ts";
@@ -51,7 +51,7 @@ export default defineFunction(gasTracker, async (input, ctx) => {
   const nextBaseFee = history.baseFeePerGas.at(-1) ?? 0n;
   const price = parseDecimal(ethPrice.price_usd);
   // Halving the price keeps the doubled fee exact: cost = gas x (2 base + 2 tip) x price / 2.
-  const halfPrice: ExactDecimal = { units: price.units * 5n, scale: price.scale + 1 };
+  const halfPrice = price.div(2);
   const cost = (gas: bigint, level: (typeof levels)[number]) => usdValue(gas * (2n * nextBaseFee + doubled[level]), 18, halfPrice, 8);
 
   return {

@@ -2,7 +2,7 @@
  * The route table: every route the service answers, under `/api/` on the primary site and
  * under `/v1/` on the secondary site (spec/sites.ts). Each area keeps its
  * entries in `spec/routes/<area>.ts`; add a route by adding one entry there and one module
- * in `functions/` that binds it with `defineFunction`, listed in `functions/index.ts`.
+ * in `functions/` that binds it with `defineFunction` (`functions/index.ts` finds it there).
  * Everything else (validation, dispatch, x402 config, `/openapi.json`, `/.well-known/x402`,
  * the landing page) derives from this list.
  */

@@ -5,7 +5,8 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { Address } from "./schemas.ts";
 
-const Decimal = Type.String({ pattern: "^-?[0-9]+(\\.[0-9]+)?$", description: "decimal number as a string, exact" });
+/** A decimal number written as a string, exact (e.g. token amounts). */
+export const DecimalString = Type.String({ pattern: "^-?[0-9]+(\\.[0-9]+)?$", description: "decimal number as a string, exact" });
 const NullableBoolean = Type.Union([Type.Boolean(), Type.Null()]);
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 
@@ -44,7 +45,7 @@ export const HoneypotSimulation = Type.Object({
   amount_in: Type.Union([
     Type.Object({
       quote_symbol: Type.String(),
-      amount: Decimal,
+      amount: DecimalString,
       usd: Type.Number(),
       capped: Type.Boolean({ description: "true when amount_usd was more than 10% of the pool's quote reserve and was reduced to it" }),
     }),
@@ -62,8 +63,8 @@ export const HoneypotSimulation = Type.Object({
   sell_revert_reason: NullableString,
   transfer_revert_reason: NullableString,
   limits: Type.Object({
-    max_transaction: Type.Union([Decimal, Type.Null()], { description: "declared maximum transaction, in tokens" }),
-    max_wallet: Type.Union([Decimal, Type.Null()], { description: "declared maximum wallet size, in tokens" }),
+    max_transaction: Type.Union([DecimalString, Type.Null()], { description: "declared maximum transaction, in tokens" }),
+    max_wallet: Type.Union([DecimalString, Type.Null()], { description: "declared maximum wallet size, in tokens" }),
     hit: Type.Boolean({ description: "the simulated buy was above a declared limit" }),
   }),
   owner_privileges: Type.Object({

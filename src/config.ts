@@ -6,7 +6,7 @@
  */
 import bs58 from "bs58";
 import { getAddress, isAddress, isHex } from "viem";
-import { type ChatConfig, ChatConfigError, chatConfigFromEnv } from "./chat/config.ts";
+import { type ChatConfig, chatConfigFromEnv } from "./chat/config.ts";
 import { parseInteger, parsePort, parseUrl, parseUrlList } from "./config-parse.ts";
 import { OWNERSHIP_PROOF } from "./discovery/ownership-proof.ts";
 import { type PurchaseConfig, purchaseConfigFromEnv } from "./intel/purchase-config.ts";
@@ -329,13 +329,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxMs: parseInteger("ENTITY_INTEL_MAX_MS", env.ENTITY_INTEL_MAX_MS, 20_000, 1, 600_000, problems),
   };
 
-  let chat: ChatConfig = { llm: null };
-  try {
-    chat = chatConfigFromEnv(env);
-  } catch (error) {
-    if (!(error instanceof ChatConfigError)) throw error;
-    problems.push(...error.problems);
-  }
+  const chat = chatConfigFromEnv(env, problems);
 
   const freePerMinute = parseInteger("RATE_LIMIT_PER_MINUTE", env.RATE_LIMIT_PER_MINUTE, 120, 0, 1_000_000, problems);
   const limits: LimitsConfig = { freePerMinute, challengePerMinute: freePerMinute * 50, paidInFlightPerPayer: freePerMinute === 0 ? 0 : 8 };

@@ -4,11 +4,11 @@
  * and the methodology page rendering the same text the answers carry.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseLabels } from "../src/analytics/labels.ts";
+import { parseLabelsFile } from "../src/analytics/labels.ts";
 import { ENDPOINT_METHODS, METHOD_FACTS, methodologyFor } from "../src/analytics/methodology.ts";
 import { priceFromPairs } from "../src/analytics/price-source.ts";
 import { scoreSentiment } from "../src/analytics/sentiment.ts";
-import { divideDecimals, formatExact, parseDecimal, usdAtLeast, usdValue } from "../src/analytics/usd-value.ts";
+import { divideDecimals, exactTimes, parseDecimal, usdAtLeast, usdValue } from "../src/analytics/usd-value.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { tvlFromSeries } from "../src/upstreams/defillama.ts";
 import { basePairsDeepestFirst, type DexPair } from "../src/upstreams/dexscreener.ts";
@@ -33,15 +33,22 @@ describe("exact USD arithmetic", () => {
   });
 
   it("parses and formats decimals exactly, exponents included", () => {
-    expect(parseDecimal("0.0000125")).toEqual({ units: 125n, scale: 7 });
-    expect(parseDecimal(1e-7)).toEqual({ units: 1n, scale: 7 });
-    expect(parseDecimal(2e21)).toEqual({ units: 2_000_000_000_000_000_000_000n, scale: 0 });
-    expect(formatExact({ units: 312045n, scale: 2 })).toBe("3120.45");
-    expect(formatExact({ units: 3_120_450n, scale: 3 })).toBe("3120.45");
-    expect(formatExact({ units: -5n, scale: 3 })).toBe("-0.005");
+    expect(parseDecimal("0.0000125").toFixed()).toBe("0.0000125");
+    expect(parseDecimal(1e-7).toFixed()).toBe("0.0000001");
+    expect(parseDecimal(2e21).toFixed()).toBe("2000000000000000000000");
+    expect(parseDecimal("3120.45").toFixed()).toBe("3120.45");
+    expect(parseDecimal("3120.450").toFixed()).toBe("3120.45");
+    expect(parseDecimal("-0.005").toFixed()).toBe("-0.005");
     expect(divideDecimals(parseDecimal("3120.45"), parseDecimal("3120.45"))).toBe("1");
     expect(divideDecimals(parseDecimal("0.7207"), parseDecimal("0.0002853"))).toBe("2526.11286365");
     expect(() => parseDecimal("1,5")).toThrow();
+  });
+
+  it("scales a zero by a power of ten to a plain zero (a funding rate of exactly 0 was written 000)", () => {
+    expect(exactTimes("0.0", 1n, 2)).toBe("0");
+    expect(exactTimes("0", 8n, 2)).toBe("0");
+    expect(exactTimes("-0.0000035", 8n, 2)).toBe("-0.0028");
+    expect(exactTimes("5", 1n, 2)).toBe("500");
   });
 });
 
@@ -120,13 +127,13 @@ describe("DefiLlama TVL series", () => {
 
 describe("the label file", () => {
   it("is valid, and a bad one is refused with every problem named", () => {
-    expect(() => parseLabels({ description: "x", labels: [] })).not.toThrow();
+    expect(() => parseLabelsFile({ description: "x", labels: [] })).not.toThrow();
     const entry = { address: "0x4200000000000000000000000000000000000010", name: "A", category: "bridge", networks: ["base"], source: "s" };
-    expect(() => parseLabels({ description: "x", labels: [entry, entry] })).toThrow(/labelled twice on base \(first at \/labels\/0\)/);
-    expect(() => parseLabels({ description: "x", labels: [{ ...entry, category: "casino" }] }, "labels.json")).toThrow(
+    expect(() => parseLabelsFile({ description: "x", labels: [entry, entry] })).toThrow(/labelled twice on base \(first at \/labels\/0\)/);
+    expect(() => parseLabelsFile({ description: "x", labels: [{ ...entry, category: "casino" }] }, "labels.json")).toThrow(
       /labels\.json is invalid:\n {2}\/labels\/0\/category/,
     );
-    expect(() => parseLabels({ description: "x", labels: [{ ...entry, networks: [] }] })).toThrow(/\/labels\/0\/networks/);
+    expect(() => parseLabelsFile({ description: "x", labels: [{ ...entry, networks: [] }] })).toThrow(/\/labels\/0\/networks/);
   });
 });
 

@@ -33,6 +33,15 @@ describe("local mode", () => {
       'local mode binds to 127.0.0.1 only (it runs a development chain with public keys); HOST="0.0.0.0" needs production settings',
     ]);
   });
+
+  it("refuses chat settings it cannot use, among its own problems", () => {
+    expect(problems({ CHAT_LLM_MODEL: "m" })).toEqual([
+      "CHAT_LLM_MODEL and CHAT_LLM_API_KEY need CHAT_LLM_URL (the chat-completions API's base URL)",
+    ]);
+    expect(loadConfig({ CHAT_LLM_URL: "http://127.0.0.1:9/v1", CHAT_LLM_MODEL: "m" }).chat).toEqual({
+      llm: { url: "http://127.0.0.1:9/v1", model: "m", apiKey: undefined, timeoutMs: 15_000, maxRounds: 4 },
+    });
+  });
 });
 
 describe("production mode", () => {

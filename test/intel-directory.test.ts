@@ -195,6 +195,20 @@ describe("merge, paging and status", () => {
     big = await startLocalDirectories({ cdp: cdpItems(many), x402List: x402ListItems(many.slice(0, 250)) });
     broken = await startStub((req, res) => {
       if (req.url?.startsWith("/hang")) return;
+      if (req.url?.startsWith("/stall")) {
+        // Headers and the start of a page, then nothing: the read must still end at the deadline.
+        res.writeHead(200, { "content-type": "application/json" });
+        res.write('{"items": [');
+        return;
+      }
+      if (req.url?.startsWith("/huge")) {
+        // A page past the 16 MiB cap, sent a megabyte at a time until the reader hangs up.
+        res.writeHead(200, { "content-type": "application/json" });
+        const chunk = Buffer.alloc(1024 * 1024, " ");
+        for (let i = 0; i < 17 && !res.destroyed; i++) res.write(chunk);
+        res.end();
+        return;
+      }
       if (req.url?.startsWith("/shape")) {
         res.writeHead(200, { "content-type": "application/json" });
         res.end(JSON.stringify({ resources: "nope" }));
@@ -241,6 +255,8 @@ describe("merge, paging and status", () => {
     const cases: [string, string][] = [
       [`${closed}/resources`, "error: connection refused"],
       [`${broken.url}/hang`, "timeout"],
+      [`${broken.url}/stall`, "timeout"],
+      [`${broken.url}/huge`, "error: page larger than 16 MiB"],
       [`${broken.url}/fail`, "error: HTTP 500"],
       [`${broken.url}/shape`, "error: unexpected response shape (no items array)"],
     ];

@@ -3,14 +3,12 @@ import { type Static, Type } from "@sinclair/typebox";
 import { base } from "../../src/networks/base.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
 import { Address, NoInput, TxHash } from "../schemas.ts";
-import { HoneypotSimulation } from "../token-risk-schemas.ts";
+import { DecimalString, HoneypotSimulation } from "../token-risk-schemas.ts";
 
 /** The errors of a route that reads a chain or a market API: a bad input, or an upstream that failed (never charged). */
 export const UPSTREAM_ERRORS = ["invalid_request", "upstream_error", "unavailable", "upstream_timeout"] as const;
 
-/** A decimal number written as a string, exact (e.g. token amounts). */
-export const DecimalString = Type.String({ pattern: "^-?[0-9]+(\\.[0-9]+)?$", description: "decimal number as a string, exact" });
-export type DecimalString = Static<typeof DecimalString>;
+export { DecimalString } from "../token-risk-schemas.ts";
 
 /** The chain id a caller may ask for: only the chain this service reads is configured. */
 const ChainIdInput = Type.Optional(
@@ -46,7 +44,7 @@ export const AddressClass = Type.Union(
 export type AddressClass = Static<typeof AddressClass>;
 
 /** Curated entity names of an address (empty when it is not labelled). */
-const Labels = Type.Array(Type.String(), { description: "names from the curated label file; empty when not labelled" });
+export const Labels = Type.Array(Type.String(), { description: "names from the curated label file; empty when not labelled" });
 
 /** `POST /api/wallet-profile`. */
 export const walletProfile = defineRoute({

@@ -7,7 +7,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { defineRoute, type RouteDef } from "../route.ts";
 import { Address, NoInput, TxHash } from "../schemas.ts";
-import { DecimalString, Methodology, UPSTREAM_ERRORS } from "./analytics.ts";
+import { DecimalString, Labels, Methodology, UPSTREAM_ERRORS } from "./analytics.ts";
 
 /** Price of each paid entity route in USD. */
 export const ENTITY_PRICE_USD = 0.1;
@@ -75,7 +75,6 @@ export type EntityClass = Static<typeof EntityClass>;
 /** A curated warning. */
 export const Flag = Type.Union([Type.Literal("exploit"), Type.Literal("phishing"), Type.Literal("mixer"), Type.Literal("scam")]);
 
-const Labels = Type.Array(Type.String(), { description: "names from the curated label file; empty when not labelled" });
 const Flags = Type.Array(Flag, { description: "curated flags (exploit, phishing, mixer, scam) from the label file; empty when none" });
 
 /** How much of the window a scan read, and what it cost. */
@@ -349,17 +348,10 @@ export const counterparties = defineRoute({
   example: { input: { address: "0x4200000000000000000000000000000000000006", limit: 20 } },
 });
 
-/** Why a trace stops at a node. */
+/** Why a trace stops at a node, in the order the answer's `reached` counts them. */
+export const TERMINALS = ["cex", "bridge", "dex", "no_further_transfers", "fan_out_limit", "budget", "max_hops"] as const;
 export const Terminal = Type.Union(
-  [
-    Type.Literal("cex"),
-    Type.Literal("bridge"),
-    Type.Literal("dex"),
-    Type.Literal("no_further_transfers"),
-    Type.Literal("fan_out_limit"),
-    Type.Literal("budget"),
-    Type.Literal("max_hops"),
-  ],
+  TERMINALS.map((t) => Type.Literal(t)),
   {
     description:
       "cex, bridge, dex: the money reached a venue; no_further_transfers: nothing at or above min_usd moved on in the window; fan_out_limit: it went on to more addresses than the trace follows; budget: the time or log budget ran out first; max_hops: the trace stopped at max_hops",

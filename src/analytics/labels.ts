@@ -9,8 +9,9 @@
  */
 import { type Static, Type } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
-import { type Address, getAddress, isAddress } from "viem";
+import { type Address, getAddress } from "viem";
 import labelsFile from "../../content/labels.json" with { type: "json" };
+import { Flag } from "../../spec/routes/entity-intel.ts";
 
 /** What kind of entity a label names; exchanges and bridges decide whale-watch directions. */
 export const LabelCategory = Type.Union(
@@ -26,10 +27,8 @@ export const LabelCategory = Type.Union(
 );
 export type LabelCategory = Static<typeof LabelCategory>;
 
-/** A curated warning about an address. */
-export const FlagKind = Type.Union([Type.Literal("exploit"), Type.Literal("phishing"), Type.Literal("mixer"), Type.Literal("scam")], {
-  description: "exploit, phishing, mixer or scam",
-});
+/** A curated warning about an address (the flags the entity answers carry). */
+export const FlagKind = { ...Flag, description: "exploit, phishing, mixer or scam" };
 export type FlagKind = Static<typeof FlagKind>;
 
 /** The class of a venue, from its label category. */
@@ -98,12 +97,7 @@ export interface AddressLabel {
   category: LabelCategory;
 }
 
-/** Check the label file; throws one error listing every problem with its entry index. */
-export function parseLabels(file: unknown, where = "content/labels.json"): LabelEntry[] {
-  return parseLabelsFile(file, where).labels;
-}
-
-/** Check the label file (labels and flags); throws one error listing every problem. */
+/** Check the label file (labels and flags); throws one error listing every problem with its entry index. */
 export function parseLabelsFile(file: unknown, where = "content/labels.json"): { labels: LabelEntry[]; flags: FlagEntry[] } {
   const check = TypeCompiler.Compile(LabelsFile);
   if (!check.Check(file)) {
@@ -113,7 +107,6 @@ export function parseLabelsFile(file: unknown, where = "content/labels.json"): {
   const seen = new Map<string, number>();
   const problems: string[] = [];
   file.labels.forEach((entry, i) => {
-    if (!isAddress(entry.address, { strict: false })) problems.push(`/labels/${i}/address: not an address`);
     for (const network of entry.networks) {
       const key = `${network}:${entry.address.toLowerCase()}`;
       const first = seen.get(key);
@@ -126,7 +119,6 @@ export function parseLabelsFile(file: unknown, where = "content/labels.json"): {
   });
   const flagged = new Set<string>();
   (file.flags ?? []).forEach((entry, i) => {
-    if (!isAddress(entry.address, { strict: false })) problems.push(`/flags/${i}/address: not an address`);
     for (const network of entry.networks) {
       const key = `${network}:${entry.address.toLowerCase()}:${entry.flag}`;
       if (flagged.has(key)) problems.push(`/flags/${i}: ${entry.address} is flagged ${entry.flag} twice on ${network}`);

@@ -7,25 +7,6 @@ import type { Methodology } from "../../spec/routes/analytics.ts";
 import { DEFAULT_CHUNK_SIZE, DEFAULT_SCAN_CONCURRENCY } from "../chain/log-scanner.ts";
 import { base } from "../networks/base.ts";
 
-/** The analytics endpoints, by route path without `/api/`. */
-export type AnalyticsEndpoint =
-  | "wallet-profile"
-  | "gas-tracker"
-  | "token-check"
-  | "whale-watch"
-  | "defi-sentiment"
-  | "markets"
-  | EntityEndpoint;
-
-/** The entity-intelligence endpoints, by route path without `/api/`. */
-export type EntityEndpoint =
-  | "entity-intel/use-cases"
-  | "entity-intel/exchange-flow"
-  | "entity-intel/portfolio"
-  | "entity-intel/counterparties"
-  | "entity-intel/trace"
-  | "entity-intel/venue-users";
-
 /** Shared facts, named so an answer can carry the ones it relies on. */
 export const METHOD_FACTS = {
   chain: `${base.id} (Base mainnet); the local development mode answers from its own seeded chain with the same chain id and contract addresses.`,
@@ -93,8 +74,8 @@ const ENTITY_NOT_CHECKED = [
   ...COMMON_NOT_CHECKED,
 ];
 
-/** The method of each analytics endpoint. */
-export const ENDPOINT_METHODS: Record<AnalyticsEndpoint, EndpointMethod> = {
+/** The method of each analytics endpoint, by route path without `/api/`. */
+export const ENDPOINT_METHODS = {
   "wallet-profile": {
     title: "Wallet profile",
     summary: "Balances, nonce, code and recent USDC activity of one address, read from the chain at one block.",
@@ -280,7 +261,13 @@ export const ENDPOINT_METHODS: Record<AnalyticsEndpoint, EndpointMethod> = {
     ],
     notChecked: ["the venue's internal books: deposits credited off-chain are not visible", ...ENTITY_NOT_CHECKED],
   },
-};
+} satisfies Record<string, EndpointMethod>;
+
+/** The analytics endpoints, by route path without `/api/`. */
+export type AnalyticsEndpoint = keyof typeof ENDPOINT_METHODS;
+
+/** The entity-intelligence endpoints. */
+export type EntityEndpoint = Extract<AnalyticsEndpoint, `entity-intel/${string}`>;
 
 /** The methodology part of `endpoint`'s answer, from the same text the /methodology page shows. */
 export function methodologyFor(endpoint: AnalyticsEndpoint): Methodology {

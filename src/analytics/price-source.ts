@@ -8,17 +8,7 @@ import { UpstreamError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { DefiLlama } from "../upstreams/defillama.ts";
 import { basePairsDeepestFirst, type DexPair, type DexScreener, pairLiquidityUsd, pairVolume24hUsd } from "../upstreams/dexscreener.ts";
-import { divideDecimals, formatExact, parseDecimal } from "./usd-value.ts";
-
-/** The pair a price was read from. */
-export interface PriceSourcePair {
-  address: string;
-  dex_id: string;
-  base_symbol: string;
-  quote_symbol: string;
-  liquidity_usd: number;
-  volume_24h_usd: number;
-}
+import { divideDecimals, parseDecimal } from "./usd-value.ts";
 
 /** A token's USD price and where it came from. */
 export interface TokenPrice {
@@ -30,13 +20,14 @@ export interface TokenPrice {
   source: "dexscreener" | "defillama";
   /** How the price was read from the pair: as its base token, or derived from a pair quoting it. */
   method: "base_token_price" | "derived_from_quote" | "defillama_coins";
-  pair: PriceSourcePair | null;
+  /** The pair the price was read from. */
+  pair: ReturnType<typeof describePair> | null;
   /** Epoch ms when this service fetched the data. */
   fetchedAt: number;
 }
 
 /** The pair facts answers show. */
-export function describePair(pair: DexPair): PriceSourcePair {
+export function describePair(pair: DexPair) {
   return {
     address: getAddress(pair.pairAddress),
     dex_id: pair.dexId,
@@ -57,7 +48,7 @@ export function priceFromPairs(token: Address, pairs: readonly DexPair[], fetche
   if (asBase?.priceUsd) {
     return {
       token: getAddress(token),
-      price_usd: formatExact(parseDecimal(asBase.priceUsd)),
+      price_usd: parseDecimal(asBase.priceUsd).toFixed(),
       change_24h_pct: asBase.priceChange?.h24 ?? null,
       source: "dexscreener",
       method: "base_token_price",
@@ -89,7 +80,7 @@ export function llamaCoinKey(token: Address): string {
 export function llamaPrice(token: Address, coin: { price: number }, fetchedAt: number): TokenPrice {
   return {
     token: getAddress(token),
-    price_usd: formatExact(parseDecimal(coin.price)),
+    price_usd: parseDecimal(coin.price).toFixed(),
     change_24h_pct: null,
     source: "defillama",
     method: "defillama_coins",

@@ -12,7 +12,7 @@ import type { Logger } from "../log.ts";
 import { DEFILLAMA_COINS_DEFAULT_URL, DEFILLAMA_DEFAULT_URL, DefiLlama } from "../upstreams/defillama.ts";
 import { DEXSCREENER_DEFAULT_URL, DexScreener } from "../upstreams/dexscreener.ts";
 import { HYPERLIQUID_DEFAULT_URL, Hyperliquid } from "../upstreams/hyperliquid.ts";
-import { type LabelBook, loadLabelBook } from "./labels.ts";
+import { loadLabelBook } from "./labels.ts";
 import { PriceSource } from "./price-source.ts";
 
 /** What the analytics are built from: plain data, safe to hand across module copies. */
@@ -27,19 +27,8 @@ export interface AnalyticsSettings {
   entityBudget?: { maxLogs: number; maxMs: number };
 }
 
-/** Everything the analytics functions need besides the chain client. */
-export interface ChainAnalytics {
-  scanner: TransferScanner;
-  classifier: AddressClassifier;
-  labels: LabelBook;
-  prices: PriceSource;
-  dexscreener: DexScreener;
-  defillama: DefiLlama;
-  hyperliquid: Hyperliquid;
-}
-
-/** Build the analytics services on `chain`; an undefined upstream URL means the public API. */
-export function createChainAnalytics(settings: AnalyticsSettings, chain: PublicClient, log: Logger): ChainAnalytics {
+/** Everything the analytics functions need besides the chain client, built on `chain`; an undefined upstream URL means the public API. */
+export function createChainAnalytics(settings: AnalyticsSettings, chain: PublicClient, log: Logger) {
   const { upstreams } = settings;
   const dexscreener = new DexScreener(upstreams.dexscreenerUrl ?? DEXSCREENER_DEFAULT_URL, upstreams.timeoutMs);
   const defillama = new DefiLlama(
@@ -58,10 +47,10 @@ export function createChainAnalytics(settings: AnalyticsSettings, chain: PublicC
   };
 }
 
-const built = new WeakMap<AnalyticsSettings, ChainAnalytics>();
+const built = new WeakMap<AnalyticsSettings, ReturnType<typeof createChainAnalytics>>();
 
 /** The analytics services of a call, built on first use for its settings; a service started without settings is a bug (500). */
-export function analyticsOf(ctx: { analytics?: AnalyticsSettings | undefined; chain: PublicClient; log: Logger }): ChainAnalytics {
+export function analyticsOf(ctx: { analytics?: AnalyticsSettings | undefined; chain: PublicClient; log: Logger }) {
   if (!ctx.analytics) throw new Error("the chain analytics settings were not provided to this context (src/server/service.ts)");
   let found = built.get(ctx.analytics);
   if (!found) {

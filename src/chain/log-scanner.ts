@@ -62,18 +62,12 @@ export interface ScanStats {
 export interface ScannerOptions {
   /** Blocks per `eth_getLogs` request; 2,000 is what mainnet.base.org accepts. */
   chunkSize?: number;
-  /** Requests in flight at first; halved when the provider pushes back, regained as requests succeed. */
+  /** Requests in flight at first, halved when the provider pushes back and regained as requests succeed (up to 16; given: never above it). */
   concurrency?: number;
-  /** The most requests in flight the limit may grow to (default: 16, or `concurrency` when that is given). */
-  maxConcurrency?: number;
   /** Attempts of a request the provider rate-limits or fails before the scan fails. */
   attempts?: number;
   /** The first pause before retrying a throttled request (doubled each time, unless the provider names one). */
   retryBaseMs?: number;
-  /** Logs kept in the finalized-range cache before the oldest chunks are dropped. */
-  cacheMaxLogs?: number;
-  /** When the node cannot name its finalized block: treat blocks this far below the head as final. */
-  fallbackFinalityDepth?: number;
 }
 
 /** Per-scan overrides (the benchmark compares concurrency 1 with the default). */
@@ -96,6 +90,10 @@ export const DEFAULT_CHUNK_SIZE = 2_000;
 export const DEFAULT_SCAN_CONCURRENCY = 8;
 /** How far a provider that keeps answering lets the limit grow, one step per run of successes. */
 export const MAX_SCAN_CONCURRENCY = 16;
+/** Logs kept in the finalized-range cache before the least recently used chunks are dropped. */
+const CACHE_MAX_LOGS = 200_000;
+/** When the node cannot name its finalized block: blocks this far below the head count as final. */
+const FALLBACK_FINALITY_DEPTH = 900;
 /**
  * Logs per answer the scanner aims below: about 650 bytes of JSON each, so about 2 MB, far from
  * viem's 10 MB limit (and under the 4 MB the transport accepts for log queries).
@@ -197,7 +195,6 @@ export class TransferScanner {
   #epoch = 0;
   readonly #attempts: number;
   readonly #retryBaseMs: number;
-  readonly #fallbackFinalityDepth: number;
   /** Final chunks by query and range, the least recently used dropped first (an empty chunk counts as one log). */
   readonly #cache: LRUCache<string, TransferLog[]>;
   /** Learned from refusals: the largest range this provider accepts. */
@@ -209,13 +206,12 @@ export class TransferScanner {
     this.#client = client;
     this.chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
     const concurrency = options.concurrency ?? DEFAULT_SCAN_CONCURRENCY;
-    const max = options.maxConcurrency ?? (options.concurrency === undefined ? MAX_SCAN_CONCURRENCY : concurrency);
+    const max = options.concurrency === undefined ? MAX_SCAN_CONCURRENCY : concurrency;
     this.#limit = pLimit(Math.max(1, concurrency));
     this.#maxConcurrency = Math.max(this.#limit.concurrency, max);
     this.#attempts = options.attempts ?? 4;
     this.#retryBaseMs = options.retryBaseMs ?? 200;
-    this.#cache = new LRUCache({ maxSize: options.cacheMaxLogs ?? 200_000, sizeCalculation: (logs) => logs.length || 1 });
-    this.#fallbackFinalityDepth = options.fallbackFinalityDepth ?? 900;
+    this.#cache = new LRUCache({ maxSize: CACHE_MAX_LOGS, sizeCalculation: (logs) => logs.length || 1 });
     this.#maxRange = this.chunkSize;
   }
 
@@ -229,7 +225,7 @@ export class TransferScanner {
       ),
     ]);
     const head = Number(latest);
-    return { latest: head, finalized: Math.min(finalized ?? head - this.#fallbackFinalityDepth, head) };
+    return { latest: head, finalized: Math.min(finalized ?? head - FALLBACK_FINALITY_DEPTH, head) };
   }
 
   /**

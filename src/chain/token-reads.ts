@@ -29,14 +29,6 @@ export interface ProxyInfo {
   beacon: Address | null;
 }
 
-/** ERC-20 metadata; a field is null when the contract does not answer it. */
-export interface TokenMetadata {
-  name: string | null;
-  symbol: string | null;
-  decimals: number | null;
-  totalSupply: bigint | null;
-}
-
 const stringAbi = parseAbi([
   "function name() view returns (string)",
   "function symbol() view returns (string)",
@@ -88,8 +80,8 @@ function bytes32Text(value: unknown): string | null {
   return text.length > 0 ? text : null;
 }
 
-/** Read name, symbol, decimals and total supply at `blockNumber` in one multicall; unanswered fields are null. */
-export async function readTokenMetadata(client: PublicClient, address: Address, blockNumber: bigint): Promise<TokenMetadata> {
+/** Read the ERC-20 metadata (name, symbol, decimals and total supply) at `blockNumber` in one multicall; unanswered fields are null. */
+export async function readTokenMetadata(client: PublicClient, address: Address, blockNumber: bigint) {
   const answers = await readChain("reading token metadata", () =>
     client.multicall({
       allowFailure: true,

@@ -35,7 +35,7 @@ import {
 } from "./facts.ts";
 import { grouped, signedPct, signedRate, usd } from "./format.ts";
 import { type AssetMention, type ChatQuestion, readQuestion } from "./question.ts";
-import { type ChatFigure, type ChatSource, uniqueSources } from "./sources.ts";
+import { type ChatFigure, type ChatSource, type EngineAnswer, uniqueSources } from "./sources.ts";
 
 /** The disclaimer every reply carries, exactly once. */
 export const NOT_ADVICE = "Not financial advice.";
@@ -70,12 +70,6 @@ export function cannotAnswer(said: readonly string[], closest: readonly { id: st
  */
 export const KB_CLOSEST_MIN_SCORE = 8;
 
-/** What the built-in engine answers. */
-export interface BuiltinAnswer {
-  reply: string;
-  sources: ChatSource[];
-}
-
 const SOURCE_NAMES: Record<string, string> = { dexscreener: "DexScreener", defillama: "DefiLlama", hyperliquid: "Hyperliquid" };
 const sourceName = (source: string) => SOURCE_NAMES[source] ?? source;
 
@@ -94,7 +88,7 @@ interface PartTask {
 }
 
 /** Answer `message` with the built-in engine. Throws an `UpstreamError` when no part of the question could be fetched. */
-export async function answerBuiltin(message: string, deps: ChatDeps): Promise<BuiltinAnswer> {
+export async function answerBuiltin(message: string, deps: ChatDeps): Promise<EngineAnswer> {
   const question = readQuestion(message);
   const cached = memoized(deps);
   const kb = deps.kb.ask(message);
@@ -120,7 +114,7 @@ export async function answerBuiltin(message: string, deps: ChatDeps): Promise<Bu
   throw cannotAnswer(["I can't answer that: it is not about prices, funding, gas, TVL, the watched markets or the knowledge base."]);
 }
 
-function finish(sentences: string[], sources: ChatSource[]): BuiltinAnswer {
+function finish(sentences: string[], sources: ChatSource[]): EngineAnswer {
   return { reply: [...sentences, NOT_ADVICE].join(" "), sources };
 }
 
@@ -136,7 +130,7 @@ function memoized(deps: ChatDeps): ChatDeps {
   return { ...deps, markets: once(deps.markets), perps: once(deps.perps), gas: once(deps.gas), protocols: once(deps.protocols) };
 }
 
-function kbReply(entry: { id: string; title: string; answer: string }): BuiltinAnswer {
+function kbReply(entry: { id: string; title: string; answer: string }): EngineAnswer {
   return finish(
     [`From the knowledge base, “${entry.title}”: ${excerpt(entry.answer)} (entry ${entry.id})`],
     [{ kind: "kb", id: entry.id, title: entry.title, source: "knowledge-base" }],
@@ -170,7 +164,7 @@ function listOf(items: readonly string[]): string {
   return `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
 }
 
-async function marketReply(question: ChatQuestion, deps: ChatDeps): Promise<BuiltinAnswer> {
+async function marketReply(question: ChatQuestion, deps: ChatDeps): Promise<EngineAnswer> {
   const { topics } = question;
   const tasks: PartTask[] = [];
   const lead: string[] = [];

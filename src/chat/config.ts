@@ -35,26 +35,16 @@ export interface ChatConfig {
   llm: ChatLlmConfig | null;
 }
 
-/** The chat settings are wrong; `problems` lists each, one line each. */
-export class ChatConfigError extends Error {
-  override name = "ChatConfigError";
-  readonly problems: string[];
-  constructor(problems: string[]) {
-    super(`Chat configuration problems:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
-    this.problems = problems;
-  }
-}
-
 /**
  * The chat settings from environment variables: `CHAT_LLM_URL`, `CHAT_LLM_MODEL`,
- * `CHAT_LLM_API_KEY`, `CHAT_LLM_TIMEOUT_MS`, `CHAT_LLM_MAX_ROUNDS`. Throws a
- * `ChatConfigError` listing every problem (a URL without a model, a malformed URL, a bad number).
+ * `CHAT_LLM_API_KEY`, `CHAT_LLM_TIMEOUT_MS`, `CHAT_LLM_MAX_ROUNDS`. Each problem (a URL
+ * without a model, a malformed URL, a bad number) is added to `problems`, which the caller
+ * (`loadConfig`) refuses to start with; the answer then means nothing.
  *
  * @example
- * const chat = chatConfigFromEnv(process.env); // { llm: null } unless CHAT_LLM_URL is set
+ * const chat = chatConfigFromEnv(process.env, problems); // { llm: null } unless CHAT_LLM_URL is set
  */
-export function chatConfigFromEnv(env: Record<string, string | undefined>): ChatConfig {
-  const problems: string[] = [];
+export function chatConfigFromEnv(env: Record<string, string | undefined>, problems: string[]): ChatConfig {
   const url = env.CHAT_LLM_URL?.trim() || undefined;
   const model = env.CHAT_LLM_MODEL?.trim() || undefined;
   const apiKey = env.CHAT_LLM_API_KEY?.trim() || undefined;
@@ -63,13 +53,11 @@ export function chatConfigFromEnv(env: Record<string, string | undefined>): Chat
 
   if (!url) {
     if (model || apiKey) problems.push("CHAT_LLM_MODEL and CHAT_LLM_API_KEY need CHAT_LLM_URL (the chat-completions API's base URL)");
-    if (problems.length > 0) throw new ChatConfigError(problems);
     return { llm: null };
   }
   const parsed = parseUrl("CHAT_LLM_URL", url, problems);
   if (!model) problems.push("CHAT_LLM_MODEL is required with CHAT_LLM_URL (e.g. gpt-4o-mini)");
-  if (problems.length > 0 || !model || !parsed) throw new ChatConfigError(problems);
-  return { llm: { url: parsed, model, apiKey, timeoutMs, maxRounds } };
+  return { llm: model && parsed ? { url: parsed, model, apiKey, timeoutMs, maxRounds } : null };
 }
 
 /** The chat-completions endpoint of a configured API. */

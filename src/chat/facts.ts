@@ -5,7 +5,7 @@
  */
 import { type Address, getAddress, isAddress } from "viem";
 import type { MarketPair } from "../../spec/routes/analytics.ts";
-import { exactTimes, formatExact, parseDecimal } from "../analytics/usd-value.ts";
+import { exactTimes, parseDecimal, rounded } from "../analytics/usd-value.ts";
 import { WATCHLIST } from "../analytics/watchlist.ts";
 import type { ChatDeps, GasReading } from "./deps.ts";
 import type { ChatFigure } from "./sources.ts";
@@ -147,7 +147,7 @@ async function perpPrice(deps: ChatDeps, ref: Extract<AssetRef, { kind: "perp" }
     label: ref.name,
     symbol: perp.name,
     address: null,
-    price_usd: formatExact(parseDecimal(perp.mark_px)),
+    price_usd: parseDecimal(perp.mark_px).toFixed(),
     change_24h_pct: perpChange24h(perp.mark_px, perp.prev_day_px),
     source: "hyperliquid",
     basis: "perp_mark",
@@ -182,16 +182,6 @@ export interface PerpFact {
   fetched_at: string;
 }
 
-/** `a x b` rounded half up to a whole number. */
-function roundedProduct(a: string, b: string): number {
-  const x = parseDecimal(a);
-  const y = parseDecimal(b);
-  const units = x.units * y.units;
-  const denominator = 10n ** BigInt(x.scale + y.scale);
-  const sign = units < 0n ? -1n : 1n;
-  return Number((sign * (sign * units * 2n + denominator)) / (2n * denominator));
-}
-
 /** The perpetual `name` on Hyperliquid, or null when it is not listed. */
 export async function perpFact(deps: ChatDeps, name: string): Promise<PerpFact | null> {
   const perps = await deps.perps();
@@ -201,9 +191,9 @@ export async function perpFact(deps: ChatDeps, name: string): Promise<PerpFact |
     name: perp.name,
     funding_1h_pct: exactTimes(perp.funding_1h, 1n, 2),
     funding_8h_pct: exactTimes(perp.funding_1h, 8n, 2),
-    open_interest: formatExact(parseDecimal(perp.open_interest)),
-    open_interest_usd: roundedProduct(perp.open_interest, perp.mark_px),
-    mark_px: formatExact(parseDecimal(perp.mark_px)),
+    open_interest: parseDecimal(perp.open_interest).toFixed(),
+    open_interest_usd: rounded(parseDecimal(perp.open_interest).times(perp.mark_px), 0),
+    mark_px: parseDecimal(perp.mark_px).toFixed(),
     change_24h_pct: perpChange24h(perp.mark_px, perp.prev_day_px),
     fetched_at: new Date(perps.fetchedAt).toISOString(),
   };

@@ -1,18 +1,9 @@
 /** How the chat writes numbers: exact decimals as the source gave them, with thousands separators. */
+import { parseDecimal } from "../analytics/usd-value.ts";
 
-/** A decimal string or number with thousands separators and every fraction digit kept: "97250.12" → "97,250.12". */
+/** A decimal string or number with thousands separators and every fraction digit kept, never an exponent: "97250.12" → "97,250.12". */
 export function grouped(value: string | number): string {
-  const text = typeof value === "number" ? plain(value) : value;
-  const negative = text.startsWith("-");
-  const [int = "0", frac] = (negative ? text.slice(1) : text).split(".");
-  const withCommas = int.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-  return `${negative ? "-" : ""}${withCommas}${frac ? `.${frac}` : ""}`;
-}
-
-/** A number without exponent notation (gas costs are small): 1.2e-7 → "0.00000012". */
-function plain(value: number): string {
-  if (!/e/i.test(String(value))) return String(value);
-  return value.toFixed(12).replace(/\.?0+$/, "");
+  return parseDecimal(value).toFormat();
 }
 
 /** A USD amount: "$3,120.45". */

@@ -7,10 +7,11 @@
  * budget spent) is an `LlmFailure`, on which `answerChat` falls back to the built-in engine.
  */
 import { Type } from "@sinclair/typebox";
+import { withBudget } from "../time-budget.ts";
 import { expectShape } from "../upstreams/http-json.ts";
 import { type ChatLlmConfig, chatCompletionsUrl } from "./config.ts";
 import type { ChatDeps } from "./deps.ts";
-import { type ChatSource, uniqueSources } from "./sources.ts";
+import { type ChatSource, type EngineAnswer, uniqueSources } from "./sources.ts";
 import { CHAT_TOOLS, runChatTool } from "./tools.ts";
 
 /** Why the LLM engine gave no answer. */
@@ -30,12 +31,6 @@ export class LlmFailure extends Error {
     super(message, { cause: options.cause });
     this.reason = reason;
   }
-}
-
-/** What the LLM engine answers (the disclaimer is added by `answerChat`). */
-export interface LlmAnswer {
-  reply: string;
-  sources: ChatSource[];
 }
 
 const UPSTREAM = "chat-llm";
@@ -122,24 +117,16 @@ async function complete(llm: ChatLlmConfig, messages: Message[], allowTools: boo
  * `LlmFailure` when the API fails, answers malformed, gives no final message, or the time
  * budget (`llm.timeoutMs`, tool calls included) is spent.
  */
-export async function answerWithLlm(message: string, deps: ChatDeps, llm: ChatLlmConfig): Promise<LlmAnswer> {
+export function answerWithLlm(message: string, deps: ChatDeps, llm: ChatLlmConfig): Promise<EngineAnswer> {
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), llm.timeoutMs);
-  const expired = new Promise<never>((_, reject) => {
-    controller.signal.addEventListener("abort", () =>
-      reject(new LlmFailure("llm_timeout", `The LLM gave no answer within ${llm.timeoutMs} ms.`)),
-    );
-  });
   // A tool call still running when the budget ends is left to finish on its own; its result is dropped.
-  expired.catch(() => {});
-  try {
-    return await Promise.race([converse(message, deps, llm, controller.signal), expired]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return withBudget(converse(message, deps, llm, controller.signal), llm.timeoutMs, () => {
+    controller.abort();
+    throw new LlmFailure("llm_timeout", `The LLM gave no answer within ${llm.timeoutMs} ms.`);
+  });
 }
 
-async function converse(message: string, deps: ChatDeps, llm: ChatLlmConfig, signal: AbortSignal): Promise<LlmAnswer> {
+async function converse(message: string, deps: ChatDeps, llm: ChatLlmConfig, signal: AbortSignal): Promise<EngineAnswer> {
   const messages: Message[] = [
     { role: "system", content: SYSTEM_PROMPT },
     { role: "user", content: message },

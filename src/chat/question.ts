@@ -7,21 +7,6 @@
  */
 import { type AssetRef, knownAsset } from "./facts.ts";
 
-/** The topics a message asks about. */
-export interface ChatTopics {
-  price: boolean;
-  move: boolean;
-  compare: boolean;
-  funding: boolean;
-  openInterest: boolean;
-  gas: boolean;
-  /** What sending a token costs now (gas of a transfer, in USD). */
-  transferCost: boolean;
-  /** A DeFi protocol's total value locked. */
-  tvl: boolean;
-  markets: boolean;
-}
-
 /** One asset-like word of the message, in order: a known asset, or a word to look up (maybe on Hyperliquid). */
 export interface AssetMention {
   word: string;
@@ -43,7 +28,8 @@ export interface ChatQuestion {
   mentions: AssetMention[];
 }
 
-const TOPIC_RULES: Record<keyof ChatTopics, RegExp> = {
+/** The topics a message may ask about, each with the words that ask it. */
+const TOPIC_RULES = {
   price: /\bprices?\b|\bpriced\b|\bworth\b|\btrading at\b|\bat\s*\??\s*$|\bat right now\b|\bhow much is\b|\bquote\b|\bvalue of\b/,
   move: /\b24 ?h(ours?|rs?)?\b|\btoday\b|\bday\b|\bmov(e|ed|es|ing|ement)\b|\bchang(e|ed|es)\b|\bdoing\b|\bperform|\bup or down\b|\bpump|\bdump|\bgain|\bdrop|\bfell\b|\brose\b|\btrend|\b(going|been|gone) (up|down)\b/,
   compare:
@@ -51,12 +37,17 @@ const TOPIC_RULES: Record<keyof ChatTopics, RegExp> = {
   funding: /\bfunding\b|\b(longs|shorts) (are )?(paying|pay)\b/,
   openInterest: /\bopen[ -]interest\b|\boi\b/,
   gas: /\bgas\b|\bgwei\b|\bbase ?fee\b|\bpriority fees?\b|\b(tx|transaction|network) (fees?|costs?)\b/,
+  /** What sending a token costs now (gas of a transfer, in USD). */
   transferCost:
     /\b(costs?|fees?|pay)\b[^.?!]{0,30}\b(to |for )?(send|sending|transfer|transferring|move|moving)\b|\b(send|sending|transfer|transferring|move|moving)\b[^.?!]{0,40}\b(cost|costs|fee|fees|cheap|expensive)\b/,
+  /** A DeFi protocol's total value locked. */
   tvl: /\btvl\b|\btotal value locked\b|\bvalue locked\b|\blocked in\b/,
   markets:
     /\bmarkets?\b|\bwatch ?list\b|\bwatched\b|\bwatching\b|\bwhat (do|does) (you|it) (watch|track|follow)\b|\boverview\b|\ball (the )?(tokens|prices|assets|pairs|coins)\b|\bsnapshot\b/,
-};
+} satisfies Record<string, RegExp>;
+
+/** The topics a message asks about. */
+export type ChatTopics = Record<keyof typeof TOPIC_RULES, boolean>;
 
 const HOW_TO =
   /^\s*(how (do|does|can|could|should|would|to|are|is the|many|long)\b|how to\b|why\b|where\b|who\b|explain\b|can (i|you|my|we)\b|is it (safe|possible|ok)\b|what (is|are|does|do|happens|should|if)\b|what's\b|which (header|field|facilitator)\b|i (sent|got|want|need)\b|my\b)/;

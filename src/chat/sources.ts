@@ -49,6 +49,12 @@ export interface ChatCitation {
 /** One source of a chat answer. */
 export type ChatSource = ChatFigure | ChatCitation;
 
+/** What either engine answers: its reply (`answerChat` adds the disclaimer to a model's) and every source behind it. */
+export interface EngineAnswer {
+  reply: string;
+  sources: ChatSource[];
+}
+
 /** `sources` without repeats (two parts quoting the same fetch cite it once), in first-seen order. */
 export function uniqueSources(sources: readonly ChatSource[]): ChatSource[] {
   const seen = new Set<string>();

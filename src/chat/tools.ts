@@ -25,26 +25,20 @@ import {
 } from "./facts.ts";
 import type { ChatSource } from "./sources.ts";
 
-/** One tool in the chat-completions `tools` array. */
-export interface ChatToolDefinition {
-  type: "function";
-  function: { name: string; description: string; parameters: TObject };
-}
-
 const NoParameters = Type.Object({}, { additionalProperties: false });
 const AssetParameter = Type.Object(
   { asset: Type.String({ description: "A ticker (ETH, BTC, cbETH, AERO, USDC, SOL, HYPE...) or a Base token contract address (0x...)." }) },
   { additionalProperties: false },
 );
 
-/** One tool: its parameters are a JSON schema, written with TypeBox. */
-const tool = (name: string, description: string, parameters: TObject = NoParameters): ChatToolDefinition => ({
-  type: "function",
+/** One tool of the chat-completions `tools` array: its parameters are a JSON schema, written with TypeBox. */
+const tool = (name: string, description: string, parameters: TObject = NoParameters) => ({
+  type: "function" as const,
   function: { name, description, parameters },
 });
 
 /** The tools offered to the model. */
-export const CHAT_TOOLS: readonly ChatToolDefinition[] = [
+export const CHAT_TOOLS = [
   tool(
     "get_price",
     "Live USD price and 24 h change of one asset: Base spot price from its deepest DEX pair (DexScreener, DefiLlama as fallback), or the Hyperliquid perpetual's mark price for assets not on Base.",
@@ -73,7 +67,7 @@ export const CHAT_TOOLS: readonly ChatToolDefinition[] = [
     "Search the knowledge base about x402 payments on Base (facilitators, headers, USDC, gas, verification).",
     Type.Object({ query: Type.String({ description: "The question or keywords." }) }, { additionalProperties: false }),
   ),
-];
+] as const;
 
 /** What a tool call gives back. */
 export interface ToolResult {
@@ -100,7 +94,7 @@ export async function runChatTool(deps: ChatDeps, name: string, args: Record<str
         sources: [],
       };
     }
-    if (error instanceof MissingFigure) return { content: { error: { code: "no_figure", message: error.message } }, sources: [] };
+    if (error instanceof MissingFigure) return failed("no_figure", error.message);
     throw error;
   }
 }
@@ -148,8 +142,7 @@ async function run(deps: ChatDeps, name: string, args: Record<string, unknown>):
       const ref = await resolveAsset(deps, asset);
       const perpName = !ref ? asset.toUpperCase() : ref.kind === "perp" ? ref.name : ref.kind === "watched" ? ref.perp : null;
       const fact = perpName ? await perpFact(deps, perpName) : null;
-      if (!fact)
-        return { content: { error: { code: "no_perpetual", message: `Hyperliquid lists no perpetual for ${asset}.` } }, sources: [] };
+      if (!fact) return failed("no_perpetual", `Hyperliquid lists no perpetual for ${asset}.`);
       return { content: { ...fact, source: "hyperliquid" }, sources: perpFigures(fact, { funding: true, oi: true }) };
     }
     case "get_gas": {
@@ -160,9 +153,7 @@ async function run(deps: ChatDeps, name: string, args: Record<string, unknown>):
       const protocol = stringArgument(args, "protocol");
       if (!protocol) return badArguments("protocol");
       const [slug] = await protocolsNamed(deps, protocol);
-      if (!slug) {
-        return { content: { error: { code: "unknown_protocol", message: `DefiLlama lists no protocol named ${protocol}.` } }, sources: [] };
-      }
+      if (!slug) return failed("unknown_protocol", `DefiLlama lists no protocol named ${protocol}.`);
       const fact = await tvlFact(deps, slug);
       return { content: { ...fact, source: "defillama" }, sources: tvlFigures(fact) };
     }
@@ -183,25 +174,22 @@ async function run(deps: ChatDeps, name: string, args: Record<string, unknown>):
       };
     }
     default:
-      return { content: { error: { code: "unknown_tool", message: `There is no tool named ${name}.` } }, sources: [] };
+      return failed("unknown_tool", `There is no tool named ${name}.`);
   }
 }
 
+/** A result with no figure: the model must say what it could not get. */
+function failed(code: string, message: string): ToolResult {
+  return { content: { error: { code, message } }, sources: [] };
+}
+
 function badArguments(field: string): ToolResult {
-  return {
-    content: { error: { code: "invalid_arguments", message: `The argument "${field}" (a non-empty string) is required.` } },
-    sources: [],
-  };
+  return failed("invalid_arguments", `The argument "${field}" (a non-empty string) is required.`);
 }
 
 function unknownAsset(asset: string): ToolResult {
-  return {
-    content: {
-      error: {
-        code: "unknown_asset",
-        message: `${asset} is not a watched Base token (${WATCHED_SYMBOLS.join(", ")}) nor a Hyperliquid perpetual; a Base contract address can be priced.`,
-      },
-    },
-    sources: [],
-  };
+  return failed(
+    "unknown_asset",
+    `${asset} is not a watched Base token (${WATCHED_SYMBOLS.join(", ")}) nor a Hyperliquid perpetual; a Base contract address can be priced.`,
+  );
 }

@@ -8,7 +8,7 @@ import { type Address, getAddress, type PublicClient, parseAbi } from "viem";
 import type { EntityClass } from "../../spec/routes/entity-intel.ts";
 import type { FlagKind, LabelBook } from "../analytics/labels.ts";
 import type { PriceSource, TokenPrice } from "../analytics/price-source.ts";
-import { type ExactDecimal, parseDecimal } from "../analytics/usd-value.ts";
+import { type ExactDecimal, parseDecimal, rounded, usdOf } from "../analytics/usd-value.ts";
 import { type AddressClassifier, DEX_CLASSES } from "../chain/classify.ts";
 import { readChain } from "../chain/rpc-error.ts";
 
@@ -108,23 +108,13 @@ export async function pricesOf(
   return new Map([...found].map(([t, p]) => [t, { ...p, exact: parseDecimal(p.price_usd) }]));
 }
 
-/**
- * A USD amount summed exactly over several tokens and rounded once: each term is
- * amount x price / 10^(decimals + price scale), added over a common denominator.
- */
+/** A USD amount summed exactly over several tokens and rounded once. */
 export class UsdSum {
-  #numerator = 0n;
-  #exponent = 0;
+  #total: ExactDecimal = parseDecimal(0);
 
   /** Add `amount` smallest units of a token with `decimals` at `price`. */
   add(amount: bigint, decimals: number, price: ExactDecimal): this {
-    const exponent = decimals + price.scale;
-    const term = amount * price.units;
-    if (exponent > this.#exponent) {
-      this.#numerator *= 10n ** BigInt(exponent - this.#exponent);
-      this.#exponent = exponent;
-      this.#numerator += term;
-    } else this.#numerator += term * 10n ** BigInt(this.#exponent - exponent);
+    this.#total = this.#total.plus(usdOf(amount, decimals, price));
     return this;
   }
 
@@ -144,10 +134,6 @@ export class UsdSum {
 
   /** The sum in USD rounded half-up to the cent (half away from zero for negative sums). */
   usd(): number {
-    const denominator = 10n ** BigInt(this.#exponent);
-    const negative = this.#numerator < 0n;
-    const n = negative ? -this.#numerator : this.#numerator;
-    const cents = (n * 200n + denominator) / (2n * denominator);
-    return (negative ? -Number(cents) : Number(cents)) / 100;
+    return rounded(this.#total, 2);
   }
 }

@@ -58,6 +58,14 @@ export interface TokenPool {
   tokenIs0: boolean;
 }
 
+/** The pools a factory may hold for one pair of tokens: the lookup's extra argument, and the fee and stability it fixes. */
+const VARIANTS: Record<FactoryKind, (factory: Factory) => { args: readonly unknown[]; feeBps: number | null; stable: boolean }[]> = {
+  uniswap_v2: (factory) => [{ args: [], feeBps: factory.feeBps, stable: false }],
+  uniswap_v3: () => V3_FEES.map((fee) => ({ args: [fee], feeBps: fee / 100, stable: false })),
+  aerodrome_v2: () => [false, true].map((stable) => ({ args: [stable], feeBps: null, stable })),
+  aerodrome_cl: () => CL_TICK_SPACINGS.map((spacing) => ({ args: [spacing], feeBps: null, stable: false })),
+};
+
 interface Candidate {
   factory: Factory;
   counter: KnownToken;
@@ -77,20 +85,8 @@ function candidates(token: Address, factories: readonly Factory[], counters: rea
         functionName: factory.kind === "uniswap_v2" ? ("getPair" as const) : ("getPool" as const),
         args: [token, counter.address, ...extra],
       });
-      if (factory.kind === "uniswap_v2") {
-        out.push({ factory, counter, call: call([]), feeBps: factory.feeBps, stable: false });
-      }
-      if (factory.kind === "uniswap_v3") {
-        for (const fee of V3_FEES) out.push({ factory, counter, call: call([fee]), feeBps: fee / 100, stable: false });
-      }
-      if (factory.kind === "aerodrome_v2") {
-        for (const stable of [false, true]) out.push({ factory, counter, call: call([stable]), feeBps: null, stable });
-      }
-      if (factory.kind === "aerodrome_cl") {
-        for (const spacing of CL_TICK_SPACINGS) {
-          out.push({ factory, counter, call: call([spacing]), feeBps: null, stable: false });
-        }
-      }
+      for (const v of VARIANTS[factory.kind](factory))
+        out.push({ factory, counter, call: call(v.args), feeBps: v.feeBps, stable: v.stable });
     }
   }
   return out;

@@ -31,45 +31,11 @@ import { readChain } from "../chain/rpc-error.ts";
 import type { TokenPool } from "./pools.ts";
 import { simulatorCode } from "./simulator-code.ts";
 
-/** The simulator's entry point (src/local/contracts/TokenRiskSimulator.sol). */
-export const simulatorAbi = [
-  {
-    type: "function",
-    name: "simulate",
-    stateMutability: "nonpayable",
-    inputs: [
-      { name: "pool", type: "address" },
-      { name: "token", type: "address" },
-      { name: "quote", type: "address" },
-      { name: "quoteIn", type: "uint256" },
-      { name: "fresh", type: "address" },
-      { name: "feeBps", type: "uint256" },
-      { name: "mode", type: "uint8" },
-    ],
-    outputs: [
-      {
-        name: "r",
-        type: "tuple",
-        components: [
-          { name: "buyOk", type: "bool" },
-          { name: "buyError", type: "bytes" },
-          { name: "buyExpected", type: "uint256" },
-          { name: "bought", type: "uint256" },
-          { name: "transferOk", type: "bool" },
-          { name: "transferError", type: "bytes" },
-          { name: "transferSent", type: "uint256" },
-          { name: "transferReceived", type: "uint256" },
-          { name: "sellOk", type: "bool" },
-          { name: "sellError", type: "bytes" },
-          { name: "sellSent", type: "uint256" },
-          { name: "sellArrived", type: "uint256" },
-          { name: "sellExpected", type: "uint256" },
-          { name: "sellReceived", type: "uint256" },
-        ],
-      },
-    ],
-  },
-] as const;
+/** The simulator's entry point and its result (src/local/contracts/TokenRiskSimulator.sol). */
+export const simulatorAbi = parseAbi([
+  "struct Result { bool buyOk; bytes buyError; uint256 buyExpected; uint256 bought; bool transferOk; bytes transferError; uint256 transferSent; uint256 transferReceived; bool sellOk; bytes sellError; uint256 sellSent; uint256 sellArrived; uint256 sellExpected; uint256 sellReceived; }",
+  "function simulate(address pool, address token, address quote, uint256 quoteIn, address fresh, uint256 feeBps, uint8 mode) returns (Result r)",
+]);
 
 /**
  * What one simulation found (amounts in smallest units): the simulator's result, its revert data

@@ -163,14 +163,9 @@ export class DefiLlama {
         fetchedAt: list.fetchedAt,
       };
     }
+    // No series (DefiLlama has no detail for the slug): the list's TVL, and no change.
     const detail = await this.protocolDetail(summary.slug);
-    if (!detail.value) {
-      return {
-        value: { slug: summary.slug, name: summary.name, tvl_usd: summary.tvl ?? 0, change_24h_pct: null, change_source: "unavailable" },
-        fetchedAt: list.fetchedAt,
-      };
-    }
-    const fromSeries = tvlFromSeries(detail.value);
+    const fromSeries = detail.value ? tvlFromSeries(detail.value) : { tvl_usd: 0, change_24h_pct: null };
     return {
       value: {
         slug: summary.slug,
@@ -179,7 +174,7 @@ export class DefiLlama {
         change_24h_pct: fromSeries.change_24h_pct,
         change_source: fromSeries.change_24h_pct === null ? "unavailable" : "tvl_series",
       },
-      fetchedAt: Math.min(list.fetchedAt, detail.fetchedAt),
+      fetchedAt: detail.value ? Math.min(list.fetchedAt, detail.fetchedAt) : list.fetchedAt,
     };
   }
 

@@ -16,12 +16,12 @@ export const CDP_DISCOVERY_URL = "https://api.cdp.coinbase.com/platform/v2/x402/
 
 /** Page size asked for (the API clamps to 20..1000). */
 const PAGE = 1000;
+/** Pages read at most. */
+const MAX_PAGES = 20;
 
 /** Options of the CDP adapter. */
 export interface CdpBazaarOptions {
   url: string;
-  /** Pages read at most (PAGE items each). Default 20. */
-  maxPages?: number;
 }
 
 function methodOf(item: Record<string, unknown>, option: Record<string, unknown> | undefined): "GET" | "POST" | null {
@@ -67,13 +67,12 @@ export function cdpItemToEntry(item: unknown): DirectoryEntry | null {
 
 /** The CDP Bazaar discovery directory. */
 export function cdpBazaarDirectory(options: CdpBazaarOptions): DirectorySource {
-  const maxPages = options.maxPages ?? 20;
   return {
     name: "cdp_bazaar",
     async list(signal) {
       const entries: DirectoryEntry[] = [];
       let offset = 0;
-      for (let page = 0; page < maxPages; page++) {
+      for (let page = 0; page < MAX_PAGES; page++) {
         const url = new URL(options.url);
         url.searchParams.set("type", "http");
         url.searchParams.set("limit", String(PAGE));

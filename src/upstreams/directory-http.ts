@@ -4,6 +4,9 @@
  * directory search reports (`timeout`, `error: HTTP 503`, ...). Directory URLs come from the
  * operator's configuration, not from callers, so they do not go through the safe fetcher.
  */
+import { Readable } from "node:stream";
+import type { ReadableStream as NodeReadableStream } from "node:stream/web";
+import getRawBody from "raw-body";
 import { UpstreamError } from "../errors.ts";
 
 /** A directory could not be read; `status` is what the search reports for it. */
@@ -22,16 +25,11 @@ export class DirectoryError extends UpstreamError {
   }
 }
 
-/** Options of one page read. */
-export interface DirectoryFetchOptions {
-  signal: AbortSignal;
-  /** Bytes read at most (directories page large lists). Default 16 MiB. */
-  maxBytes?: number;
-}
+/** The largest page read: directories page large lists, but a page past this is no directory's. */
+const MAX_PAGE_BYTES = 16 * 1024 * 1024;
 
 /** GET `url` and parse its JSON body; throws `DirectoryError`. */
-export async function fetchDirectoryJson(directory: string, url: string, options: DirectoryFetchOptions): Promise<unknown> {
-  const maxBytes = options.maxBytes ?? 16 * 1024 * 1024;
+export async function fetchDirectoryJson(directory: string, url: string, options: { signal: AbortSignal }): Promise<unknown> {
   let res: Response;
   try {
     res = await fetch(url, { headers: { accept: "application/json" }, signal: options.signal, redirect: "follow" });
@@ -42,26 +40,19 @@ export async function fetchDirectoryJson(directory: string, url: string, options
     await res.body?.cancel().catch(() => {});
     throw new DirectoryError(directory, `error: HTTP ${res.status}`);
   }
-  const chunks: Uint8Array[] = [];
-  let size = 0;
+  const body = Readable.fromWeb((res.body ?? new ReadableStream()) as NodeReadableStream);
+  let text: string;
   try {
-    const reader = res.body?.getReader();
-    for (;;) {
-      const next = await reader?.read();
-      if (!next || next.done) break;
-      size += next.value.byteLength;
-      if (size > maxBytes) {
-        await reader?.cancel().catch(() => {});
-        throw new DirectoryError(directory, `error: page larger than ${Math.round(maxBytes / 1048576)} MiB`);
-      }
-      chunks.push(next.value);
-    }
+    text = await getRawBody(body, { limit: MAX_PAGE_BYTES, encoding: "utf8" });
   } catch (error) {
-    if (error instanceof DirectoryError) throw error;
+    body.destroy();
+    if ((error as { type?: string }).type === "entity.too.large") {
+      throw new DirectoryError(directory, `error: page larger than ${MAX_PAGE_BYTES / 1048576} MiB`);
+    }
     throw failure(directory, error, options.signal);
   }
   try {
-    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    return JSON.parse(text);
   } catch (error) {
     throw new DirectoryError(directory, "error: the answer is not JSON", error);
   }

@@ -14,12 +14,12 @@ export const X402_LIST_URL = "https://x402-list.com/api/v1/services";
 
 /** Page size asked for (the documented maximum). */
 const PER_PAGE = 100;
+/** Pages read at most. */
+const MAX_PAGES = 50;
 
 /** Options of the x402 List adapter. */
 export interface X402ListOptions {
   url: string;
-  /** Pages read at most. Default 50. */
-  maxPages?: number;
 }
 
 /** USD of a listed price: 0.01 from "$0.01", "0.01", "0.01 USDC", "$0.01/request" or 0.01; 0 from "free"; else null. */
@@ -53,12 +53,11 @@ export function x402ListItemToEntry(item: unknown): DirectoryEntry | null {
 
 /** The x402 List directory. */
 export function x402ListDirectory(options: X402ListOptions): DirectorySource {
-  const maxPages = options.maxPages ?? 50;
   return {
     name: "x402_list",
     async list(signal) {
       const entries: DirectoryEntry[] = [];
-      for (let page = 1; page <= maxPages; page++) {
+      for (let page = 1; page <= MAX_PAGES; page++) {
         const url = new URL(options.url);
         url.searchParams.set("page", String(page));
         url.searchParams.set("per_page", String(PER_PAGE));

@@ -6,8 +6,8 @@
  * schemas, so a changed or broken API is a clear 502 rather than a wrong answer.
  */
 import type { Static, TSchema } from "@sinclair/typebox";
-import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 import { UpstreamError } from "../errors.ts";
+import { checkerFor } from "../validate.ts";
 
 /** One call to a JSON API. */
 export interface UpstreamRequest {
@@ -79,15 +79,9 @@ export async function fetchUpstreamJson(request: UpstreamRequest, allowNotFound 
   }
 }
 
-const checkers = new WeakMap<TSchema, TypeCheck<TSchema>>();
-
 /** Check an upstream answer against the shape its adapter relies on; a mismatch is a 502 naming the upstream. */
 export function expectShape<S extends TSchema>(upstream: string, schema: S, value: unknown): Static<S> {
-  let check = checkers.get(schema);
-  if (!check) {
-    check = TypeCompiler.Compile(schema);
-    checkers.set(schema, check);
-  }
+  const check = checkerFor(schema);
   if (check.Check(value)) return value as Static<S>;
   const problems = [...check.Errors(value)].slice(0, 3).map((e) => `${e.path || "/"}: ${e.message}`);
   throw new UpstreamError("upstream_error", upstream, `${upstream} answered in an unexpected shape.`, {
