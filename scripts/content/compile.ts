@@ -191,9 +191,8 @@ function checkPresent(ctx: Context, folder: string, found: readonly string[], id
 
 /** The records sorted by `order`, each value 1..total used exactly once. */
 function inOrder<T extends { source: string; order: number }>(ctx: Context, records: T[], total: number): T[] {
-  const byOrder = new Map<number, string[]>();
-  for (const r of records) byOrder.set(r.order, [...(byOrder.get(r.order) ?? []), r.source]);
-  for (const [order, files] of byOrder) {
+  for (const [order, sharing] of Map.groupBy(records, (r) => r.order)) {
+    const files = sharing.map((r) => r.source);
     if (files.length > 1) {
       for (const file of files)
         ctx.problems.add({
