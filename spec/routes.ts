@@ -17,8 +17,6 @@ import { intelRoutes } from "./routes/intel.ts";
 import { solanaRoutes } from "./routes/solana.ts";
 import { statusRoutes } from "./routes/status.ts";
 
-export { health, PaymentVerifyReason, paymentVerify, pricing } from "./routes/core.ts";
-
 /** The primary site's routes, in the order its landing page and discovery documents list them. */
 export const routes: readonly RouteDef[] = [
   ...coreRoutes,

@@ -2,7 +2,7 @@
  * Shared TypeBox schemas used by several routes. Each schema and its static type share a
  * name, so a route's request, response and OpenAPI description come from one object.
  */
-import { type Static, Type } from "@sinclair/typebox";
+import { type ObjectOptions, type Static, type TObject, type TProperties, Type } from "@sinclair/typebox";
 import { base } from "../src/networks/base.ts";
 
 /** A 20-byte EVM address, any case. */
@@ -21,11 +21,17 @@ export const TxHash = Type.String({
 });
 export type TxHash = Static<typeof TxHash>;
 
-/** The body of every error response: declared with the error table (src/error-docs.ts). */
-export { ErrorBody } from "../src/error-docs.ts";
+/**
+ * An object that refuses every property it does not list: a request with an unknown field is a
+ * 400 naming it, a content file with a misspelt key fails the build, and a compiled record holds
+ * exactly the fields the API promises.
+ */
+export function ClosedObject<T extends TProperties>(properties: T, options: ObjectOptions = {}): TObject<T> {
+  return Type.Object(properties, { additionalProperties: false, ...options });
+}
 
 /** A request with no parameters. */
-export const NoInput = Type.Object({}, { additionalProperties: false });
+export const NoInput = ClosedObject({});
 
 /** A free GET whose answer depends only on the build and the configuration: no parameters, no errors of its own, held per process. */
 export const FREE_DOCUMENT = { price: null, cache: "process", query: NoInput, errors: [] } as const;

@@ -6,7 +6,7 @@
 import { createWalletClient, erc20Abi, type Hash, http, type PrivateKeyAccount, parseUnits } from "viem";
 import { beforeAll, describe, expect, it } from "vitest";
 import verify from "../functions/payment-verify.ts";
-import { paymentVerify } from "../spec/routes.ts";
+import { paymentVerify } from "../spec/routes/core.ts";
 import type { FunctionContext } from "../src/context.ts";
 import { createLogger } from "../src/log.ts";
 import { base } from "../src/networks/base.ts";

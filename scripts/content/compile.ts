@@ -83,6 +83,18 @@ function markdownFiles(ctx: Context, folder: string): string[] {
     .map((name) => path.join(dir, name));
 }
 
+/** Every `.md` file of a content folder compiled by `compile`: the records it made, and the names of all the files. */
+function compileFolder<T>(ctx: Context, folder: string, compile: (file: SourceFile) => T | undefined): { compiled: T[]; names: string[] } {
+  const compiled: T[] = [];
+  const names: string[] = [];
+  for (const abs of markdownFiles(ctx, folder)) {
+    names.push(path.basename(abs, ".md"));
+    const record = compile(readSourceFile(abs, rel(ctx, abs), ctx.problems));
+    if (record !== undefined) compiled.push(record);
+  }
+  return { compiled, names };
+}
+
 /** Read one required single file (`bundle.md`, `howto.md`), or record that it is missing. */
 function singleFile(ctx: Context, name: string, what: string): SourceFile | undefined {
   const abs = path.join(ctx.contentDir, name);
@@ -163,49 +175,35 @@ function compilePlaybook(ctx: Context, file: SourceFile): CompiledPlaybook | und
 }
 
 function compilePlaybooks(ctx: Context): CompiledPlaybook[] {
-  const compiled: CompiledPlaybook[] = [];
-  const found = new Set<string>();
-  for (const abs of markdownFiles(ctx, "playbooks")) {
-    const file = readSourceFile(abs, rel(ctx, abs), ctx.problems);
-    const id = path.basename(abs, ".md");
-    found.add(id);
-    // The spec's playbooks must all be there (below); an author adds another with one more file.
-    const playbook = compilePlaybook(ctx, file);
-    if (playbook) compiled.push(playbook);
-  }
-  checkPresent(ctx, "playbooks", found, PLAYBOOK_IDS, "this playbook of the bundle");
-  checkOrders(
-    ctx,
-    "order",
-    compiled.map((p) => ({ file: p.source, order: p.order })),
-    Math.max(found.size, PLAYBOOK_IDS.length),
-  );
-  return compiled.sort((a, b) => a.order - b.order);
+  const { compiled, names } = compileFolder(ctx, "playbooks", (file) => compilePlaybook(ctx, file));
+  // The spec's playbooks must all be there; an author adds another with one more file.
+  checkPresent(ctx, "playbooks", names, PLAYBOOK_IDS, "this playbook of the bundle");
+  return inOrder(ctx, compiled, Math.max(names.length, PLAYBOOK_IDS.length));
 }
 
 /** Each of `ids` must have its file `<folder>/<id>.md` among the `found` ones. */
-function checkPresent(ctx: Context, folder: string, found: Set<string>, ids: readonly string[], expected: string): void {
+function checkPresent(ctx: Context, folder: string, found: readonly string[], ids: readonly string[], expected: string): void {
   for (const id of ids) {
-    if (!found.has(id))
+    if (!found.includes(id))
       ctx.problems.add({ file: `${rel(ctx, ctx.contentDir)}/${folder}/${id}.md`, field: "file", expected, found: "no such file" });
   }
 }
 
-/** Each `order` value 1..total used exactly once. */
-function checkOrders(ctx: Context, field: string, entries: { file: string; order: number }[], total: number): void {
-  const byOrder = new Map<number, string[]>();
-  for (const e of entries) byOrder.set(e.order, [...(byOrder.get(e.order) ?? []), e.file]);
-  for (const [order, files] of byOrder) {
+/** The records sorted by `order`, each value 1..total used exactly once. */
+function inOrder<T extends { source: string; order: number }>(ctx: Context, records: T[], total: number): T[] {
+  for (const [order, sharing] of Map.groupBy(records, (r) => r.order)) {
+    const files = sharing.map((r) => r.source);
     if (files.length > 1) {
       for (const file of files)
         ctx.problems.add({
           file,
-          field,
+          field: "order",
           expected: `a position 1-${total} no other file uses`,
           found: `${order}, also used by ${files.filter((f) => f !== file).join(", ")}`,
         });
     }
   }
+  return records.sort((a, b) => a.order - b.order);
 }
 
 function compileSop(ctx: Context, file: SourceFile): CompiledSop | undefined {
@@ -271,27 +269,15 @@ function compileSop(ctx: Context, file: SourceFile): CompiledSop | undefined {
 }
 
 function compileSops(ctx: Context): CompiledSop[] {
-  const compiled: CompiledSop[] = [];
-  const found = new Set<string>();
-  for (const abs of markdownFiles(ctx, "sops")) {
-    found.add(path.basename(abs, ".md"));
-    const sop = compileSop(ctx, readSourceFile(abs, rel(ctx, abs), ctx.problems));
-    if (sop) compiled.push(sop);
-  }
+  const { compiled, names } = compileFolder(ctx, "sops", (file) => compileSop(ctx, file));
   checkPresent(
     ctx,
     "sops",
-    found,
+    names,
     SOP_CATALOGUE.map((s) => s.slug),
     "this SOP of the catalogue",
   );
-  checkOrders(
-    ctx,
-    "order",
-    compiled.map((s) => ({ file: s.source, order: s.order })),
-    SOP_CATALOGUE.length,
-  );
-  return compiled.sort((a, b) => a.order - b.order);
+  return inOrder(ctx, compiled, SOP_CATALOGUE.length);
 }
 
 function compileKbEntry(ctx: Context, file: SourceFile): KbEntry | undefined {
@@ -322,12 +308,7 @@ function compileKbEntry(ctx: Context, file: SourceFile): KbEntry | undefined {
 }
 
 function compileKb(ctx: Context): { entries: KbEntry[]; categories: KbCategoryCount[] } {
-  const files = markdownFiles(ctx, "kb");
-  const entries: KbEntry[] = [];
-  for (const abs of files) {
-    const entry = compileKbEntry(ctx, readSourceFile(abs, rel(ctx, abs), ctx.problems));
-    if (entry) entries.push(entry);
-  }
+  const { compiled: entries, names: files } = compileFolder(ctx, "kb", (file) => compileKbEntry(ctx, file));
   const kbDir = `${rel(ctx, ctx.contentDir)}/kb`;
   if (files.length !== KB_ENTRIES_TOTAL) {
     ctx.problems.add({
@@ -427,12 +408,10 @@ function compileAd(file: SourceFile): Ad | undefined {
 function compileAds(ctx: Context): Ad[] {
   const dir = path.join(ctx.contentDir, "ads");
   if (!existsSync(dir)) return [];
-  const ads: { ad: Ad; file: string }[] = [];
-  for (const abs of markdownFiles(ctx, "ads")) {
-    const file = readSourceFile(abs, rel(ctx, abs), ctx.problems);
+  const { compiled: ads } = compileFolder(ctx, "ads", (file) => {
     const ad = compileAd(file);
-    if (ad) ads.push({ ad, file: file.rel });
-  }
+    return ad && { ad, file: file.rel };
+  });
   ads.sort((a, b) => a.ad.placement.localeCompare(b.ad.placement) || a.ad.starts_at.localeCompare(b.ad.starts_at));
   for (let i = 1; i < ads.length; i++) {
     const [prev, cur] = [ads[i - 1], ads[i]] as [(typeof ads)[number], (typeof ads)[number]];
@@ -451,7 +430,7 @@ function compileAds(ctx: Context): Ad[] {
 // The routes a plan may name, by the short name an author writes (`exchange-flow`).
 const PLAN_ROUTES = new Map(entityPaidRoutes.filter((r) => r !== entityUseCases).map((r) => [r.path.split("/").pop() as string, r]));
 
-function compileEntityUseCase(file: SourceFile): EntityUseCase | undefined {
+function compileEntityUseCase(ctx: Context, file: SourceFile): EntityUseCase | undefined {
   const data = checkFrontmatter(file, EntityUseCaseFrontmatter);
   const sections = splitSections(file, ["Plan"]);
   const steps = stepsOf(file, sections, "Plan");
@@ -496,6 +475,7 @@ function compileEntityUseCase(file: SourceFile): EntityUseCase | undefined {
   }
   if (!data) return undefined;
   checkFileName(file, "id", data.id);
+  checkDate(ctx, file, data.last_verified);
   const intro = sections.intro
     .map((node) =>
       node.position?.start.offset !== undefined && node.position.end.offset !== undefined
@@ -508,31 +488,16 @@ function compileEntityUseCase(file: SourceFile): EntityUseCase | undefined {
 }
 
 function compileEntityUseCases(ctx: Context): EntityUseCase[] {
-  const compiled: EntityUseCase[] = [];
-  const files = markdownFiles(ctx, "entity-intel");
-  for (const abs of files) {
-    const file = readSourceFile(abs, rel(ctx, abs), ctx.problems);
-    const useCase = compileEntityUseCase(file);
-    if (useCase) {
-      checkDate(ctx, file, useCase.last_verified);
-      compiled.push(useCase);
-    }
-  }
-  if (existsSync(path.join(ctx.contentDir, "entity-intel")) && files.length < ENTITY_USE_CASES_MIN) {
+  const { compiled, names } = compileFolder(ctx, "entity-intel", (file) => compileEntityUseCase(ctx, file));
+  if (existsSync(path.join(ctx.contentDir, "entity-intel")) && names.length < ENTITY_USE_CASES_MIN) {
     ctx.problems.add({
       file: `${rel(ctx, ctx.contentDir)}/entity-intel`,
       field: "use cases",
       expected: `at least ${ENTITY_USE_CASES_MIN} use cases`,
-      found: `${files.length}`,
+      found: `${names.length}`,
     });
   }
-  checkOrders(
-    ctx,
-    "order",
-    compiled.map((u) => ({ file: u.source, order: u.order })),
-    files.length,
-  );
-  return compiled.sort((a, b) => a.order - b.order);
+  return inOrder(ctx, compiled, names.length);
 }
 
 /** Compile `content/` under `root`; throws a `ContentError` listing every problem. */

@@ -53,7 +53,6 @@ export class Problems {
 /** A short echo of a found value for a problem message. */
 export function echo(value: unknown): string {
   if (value === undefined) return "nothing";
-  if (value instanceof Date) return `the YAML date ${value.toISOString()}`;
   const text = typeof value === "string" ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }

@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import type { Static, TObject, TSchema } from "@sinclair/typebox";
 import matter from "gray-matter";
+import { CORE_SCHEMA, load } from "js-yaml";
 import type { Root } from "mdast";
 import remarkParse from "remark-parse";
 import { unified } from "unified";
@@ -16,7 +17,7 @@ import { echo, type Problems } from "./problems.ts";
 export interface SourceFile {
   /** Path relative to the repository root, as problems name it. */
   rel: string;
-  /** The raw frontmatter values (dates normalised to `YYYY-MM-DD`). */
+  /** The raw frontmatter values (dates as the author wrote them). */
   data: Record<string, unknown>;
   /** The Markdown after the frontmatter. */
   body: string;
@@ -32,26 +33,11 @@ export interface SourceFile {
 const parser = unified().use(remarkParse);
 
 /**
- * js-yaml turns an unquoted `2026-11-20` into a Date, and silently rolls an impossible day
- * such as `2026-02-30` over into March; so a Date value is replaced by the text the author
- * wrote on its line, which the schema and the date check then judge as written.
+ * YAML's core schema, without the timestamps gray-matter's default schema adds: those turn an
+ * unquoted `2026-11-20` into a Date and silently roll an impossible day such as `2026-02-30` over
+ * into March; as text, the schema and the date check judge the date as the author wrote it.
  */
-function datesAsWritten(data: Record<string, unknown>, rawMatter: string): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(data)) {
-    if (!(value instanceof Date)) {
-      out[key] = value;
-      continue;
-    }
-    const line = rawMatter.split("\n").find((l) => l.startsWith(`${key}:`));
-    const written = line
-      ?.slice(key.length + 1)
-      .replace(/\s+#.*$/, "")
-      .trim();
-    out[key] = written || value;
-  }
-  return out;
-}
+const engines = { yaml: (text: string) => load(text, { schema: CORE_SCHEMA }) as object };
 
 /** Read and parse `abs`; YAML errors become problems (the file then has empty data). */
 export function readSourceFile(abs: string, rel: string, problems: Problems): SourceFile {
@@ -61,8 +47,8 @@ export function readSourceFile(abs: string, rel: string, problems: Problems): So
   let rawMatter = "";
   try {
     // An options object turns off gray-matter's cache, which would hand back the same object for equal texts.
-    const parsed = matter(text, {});
-    data = datesAsWritten(parsed.data as Record<string, unknown>, parsed.matter);
+    const parsed = matter(text, { engines });
+    data = parsed.data as Record<string, unknown>;
     body = parsed.content;
     rawMatter = parsed.matter;
   } catch (error) {

@@ -22,7 +22,7 @@ import {
   type SopSlug,
 } from "../content-schema.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { FREE_DOCUMENT, NoInput } from "../schemas.ts";
+import { ClosedObject, FREE_DOCUMENT, NoInput } from "../schemas.ts";
 
 /** The free bundle preview. */
 export const PlaybookBundlePreview = Type.Object({
@@ -76,17 +76,12 @@ export const buyPlaybookBundle = defineRoute({
   tags: ["playbooks"],
   price: BUNDLE_PRICE_USDC,
   signInRereadDays: 30,
-  body: Type.Object(
-    {
-      topic: Type.Optional(
-        Type.String({ minLength: 1, description: `one playbook id (${PLAYBOOK_IDS.join(", ")}, or any added later); omit for all` }),
-      ),
-      format: Type.Optional(
-        Type.Union([Type.Literal("json"), Type.Literal("markdown")], { description: '"json" (default) or "markdown"' }),
-      ),
-    },
-    { additionalProperties: false },
-  ),
+  body: ClosedObject({
+    topic: Type.Optional(
+      Type.String({ minLength: 1, description: `one playbook id (${PLAYBOOK_IDS.join(", ")}, or any added later); omit for all` }),
+    ),
+    format: Type.Optional(Type.Union([Type.Literal("json"), Type.Literal("markdown")], { description: '"json" (default) or "markdown"' })),
+  }),
   response: PlaybookBundlePurchase,
   errors: ["invalid_request", "not_found"],
   example: { input: { topic: "ship-x402-endpoint", format: "json" } },
@@ -123,10 +118,9 @@ function pascal(slug: string): string {
 
 /** The `sop` parameter: optional, and when given it must name the path's SOP. */
 function sopParameter(slug: string) {
-  return Type.Object(
-    { sop: Type.Optional(Type.Literal(slug, { description: `optional; when given it must be "${slug}", the SOP of this path` })) },
-    { additionalProperties: false },
-  );
+  return ClosedObject({
+    sop: Type.Optional(Type.Literal(slug, { description: `optional; when given it must be "${slug}", the SOP of this path` })),
+  });
 }
 
 /** The GET and POST routes of one SOP. */
@@ -217,10 +211,9 @@ export const searchKb = defineRoute({
     "Free. Entries matching q (words, prefixes and small typos) over titles, tags and answers, most relevant first, at most 10. Lists id, title and category; the answers are sold through POST /api/kb/ask.",
   tags: ["knowledge-base", "free"],
   price: null,
-  query: Type.Object(
-    { q: Type.String({ minLength: 1, maxLength: 200, pattern: "\\S", description: "the search words (1-200 characters, not blank)" }) },
-    { additionalProperties: false },
-  ),
+  query: ClosedObject({
+    q: Type.String({ minLength: 1, maxLength: 200, pattern: "\\S", description: "the search words (1-200 characters, not blank)" }),
+  }),
   response: KbSearchResult,
   errors: ["invalid_request"],
 });
@@ -247,10 +240,9 @@ export const askKb = defineRoute({
     "Paid. Ranks the 15 curated entries on x402, payments, Base and operating agents against the question (BM25 with prefix and typo matching, title weighted most) and returns the full entry that answers the question, with the ranked list either way. When no entry clearly answers it, best_match is null and note says so and names the closest entries.",
   tags: ["knowledge-base"],
   price: 0.03,
-  body: Type.Object(
-    { question: Type.String({ minLength: 3, maxLength: 500, pattern: "\\S", description: "the question (3-500 characters)" }) },
-    { additionalProperties: false },
-  ),
+  body: ClosedObject({
+    question: Type.String({ minLength: 3, maxLength: 500, pattern: "\\S", description: "the question (3-500 characters)" }),
+  }),
   response: KbAskAnswer,
   errors: ["invalid_request"],
   example: { input: { question: "How many decimals does USDC use in an x402 amount?" } },

@@ -2,7 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import { base } from "../../src/networks/base.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { Address, FREE_DOCUMENT, NoInput, TxHash } from "../schemas.ts";
+import { Address, ClosedObject, FREE_DOCUMENT, NoInput, TxHash } from "../schemas.ts";
 
 /** `GET /api/health`: liveness and what chain the service settles on. */
 export const health = defineRoute({
@@ -81,15 +81,12 @@ export const paymentVerify = defineRoute({
     "Reads the transaction receipt and its USDC Transfer logs and answers whether it paid the recipient (default: this service's receiving address) at least min_amount USDC, from the expected sender if given, with its confirmations. Unknown, pending, reverted, wrong-token, wrong-recipient and too-small transactions are answered with verified=false and a precise reason.",
   tags: ["payments"],
   price: 0.1,
-  body: Type.Object(
-    {
-      tx_hash: TxHash,
-      to: Type.Optional({ ...Address, description: "expected recipient; default: this service's receiving address" }),
-      from: Type.Optional({ ...Address, description: "expected sender; default: any" }),
-      min_amount: Type.Optional(Type.Number({ minimum: 0, maximum: 1e12, description: "minimum USDC amount (decimal USDC, not atomic)" })),
-    },
-    { additionalProperties: false },
-  ),
+  body: ClosedObject({
+    tx_hash: TxHash,
+    to: Type.Optional({ ...Address, description: "expected recipient; default: this service's receiving address" }),
+    from: Type.Optional({ ...Address, description: "expected sender; default: any" }),
+    min_amount: Type.Optional(Type.Number({ minimum: 0, maximum: 1e12, description: "minimum USDC amount (decimal USDC, not atomic)" })),
+  }),
   response: Type.Object({
     tx_hash: TxHash,
     verified: Type.Boolean(),
