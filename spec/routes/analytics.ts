@@ -2,7 +2,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { base } from "../../src/networks/base.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { Address, NoInput, TxHash } from "../schemas.ts";
+import { Address, ClosedObject, NoInput, TxHash } from "../schemas.ts";
 import { DecimalString, HoneypotSimulation } from "../token-risk-schemas.ts";
 
 /** The errors of a route that reads a chain or a market API: a bad input, or an upstream that failed (never charged). */
@@ -56,7 +56,7 @@ export const walletProfile = defineRoute({
     "Reads one address at the latest block: whether it has code (and its class from interface probes), ETH and USDC balances, nonce, the number of USDC transfers from or to it in the last 43,200 blocks (about a day), and curated labels. Names appear only for labelled addresses. The answer's methodology lists what is not checked.",
   tags: ["chain analytics"],
   price: 0.1,
-  body: Type.Object({ address: Address, chain_id: ChainIdInput }, { additionalProperties: false }),
+  body: ClosedObject({ address: Address, chain_id: ChainIdInput }),
   response: Type.Object({
     address: Address,
     chain_id: Type.Integer(),
@@ -95,7 +95,7 @@ export const gasTracker = defineRoute({
     "eth_feeHistory over the last 20 blocks with the 10th, 50th and 90th reward percentiles (median over blocks with transactions), the next block's base fee, the ETH price from the deepest Base pair, and the USD cost of a 21,000-gas ETH transfer and a 65,000-gas ERC-20 transfer at each level. Base's L1 data fee is not included (stated in not_checked).",
   tags: ["chain analytics"],
   price: 0.1,
-  body: Type.Object({ chain_id: ChainIdInput }, { additionalProperties: false }),
+  body: ClosedObject({ chain_id: ChainIdInput }),
   response: Type.Object({
     chain_id: Type.Integer(),
     block_number: Type.Integer({ description: "the newest block sampled" }),
@@ -145,7 +145,7 @@ export const tokenCheck = defineRoute({
     "Whether the address is a contract and an ERC-20 token, its name, symbol, decimals and supply, whether it is a proxy (EIP-1967 implementation/beacon/admin slots, the older zeppelinos slot, EIP-1167 clones), the liquidity and 24 h volume of its deepest Base pair on DexScreener, and the honeypot simulation of POST /v1/honeypot-check with 100 USD (a buy, a transfer and a sell by eth_call with state overrides: taxes, revert reasons, owner privileges, verdict). Holder concentration is not computed (see not_checked).",
   tags: ["chain analytics"],
   price: 0.1,
-  body: Type.Object({ token: Address, chain_id: ChainIdInput }, { additionalProperties: false }),
+  body: ClosedObject({ token: Address, chain_id: ChainIdInput }),
   response: Type.Object({
     token: Address,
     chain_id: Type.Integer(),
@@ -235,16 +235,13 @@ export const whaleWatch = defineRoute({
     "Scans every Transfer of USDC or WETH in the last `blocks` blocks (default 1,800, about an hour; at most 43,200) and lists those worth at least min_usd (default 100,000) at the current price, largest first (at most 25), with direction, counterparty classes and curated labels. Pending-mempool transfers are not visible (stated in the answer).",
   tags: ["chain analytics"],
   price: 0.1,
-  body: Type.Object(
-    {
-      min_usd: Type.Optional(Type.Number({ minimum: 0, maximum: 1e12, default: 100000, description: "USD threshold, default 100000" })),
-      blocks: RecentBlocks,
-      token: Type.Optional(
-        Type.Union([Type.Literal("USDC"), Type.Literal("WETH")], { default: "USDC", description: '"USDC" (default) or "WETH"' }),
-      ),
-    },
-    { additionalProperties: false },
-  ),
+  body: ClosedObject({
+    min_usd: Type.Optional(Type.Number({ minimum: 0, maximum: 1e12, default: 100000, description: "USD threshold, default 100000" })),
+    blocks: RecentBlocks,
+    token: Type.Optional(
+      Type.Union([Type.Literal("USDC"), Type.Literal("WETH")], { default: "USDC", description: '"USDC" (default) or "WETH"' }),
+    ),
+  }),
   response: Type.Object({
     token: Type.Union([Type.Literal("USDC"), Type.Literal("WETH")]),
     token_address: Address,
@@ -277,18 +274,15 @@ export const defiSentiment = defineRoute({
     "For an asset ticker (Hyperliquid perpetual; default ETH when neither asset nor protocol is given): funding rate per 8 h, open interest, 24 h price change; for a DefiLlama protocol slug: TVL and its 24 h change (a parent slug such as aave or uniswap answers the aggregate of its versions). A score from -100 to 100 and a label combine them; every input, its scaling and its weight is in the answer.",
   tags: ["chain analytics"],
   price: 0.1,
-  body: Type.Object(
-    {
-      asset: Type.Optional(Type.String({ pattern: "^[A-Za-z0-9]{1,20}$", description: "asset ticker, e.g. ETH or BTC" })),
-      protocol: Type.Optional(
-        Type.String({
-          pattern: "^[A-Za-z0-9][A-Za-z0-9.-]{0,63}$",
-          description: "DefiLlama protocol slug, e.g. aave-v3, or a parent such as aave (its versions' aggregate)",
-        }),
-      ),
-    },
-    { additionalProperties: false },
-  ),
+  body: ClosedObject({
+    asset: Type.Optional(Type.String({ pattern: "^[A-Za-z0-9]{1,20}$", description: "asset ticker, e.g. ETH or BTC" })),
+    protocol: Type.Optional(
+      Type.String({
+        pattern: "^[A-Za-z0-9][A-Za-z0-9.-]{0,63}$",
+        description: "DefiLlama protocol slug, e.g. aave-v3, or a parent such as aave (its versions' aggregate)",
+      }),
+    ),
+  }),
   response: Type.Object({
     asset: Type.Union([Type.String(), Type.Null()]),
     protocol: Type.Union([Type.String(), Type.Null()]),

@@ -6,7 +6,7 @@
 import { type TSchema, Type } from "@sinclair/typebox";
 import { TOPUP_DEFAULT_USD, TOPUP_MAX_USD, TOPUP_MIN_USD } from "../../src/payments/balances.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { Address } from "../schemas.ts";
+import { Address, ClosedObject } from "../schemas.ts";
 
 /** What a chat message costs, per call or from a balance. */
 export const CHAT_PRICE_USD = 0.1;
@@ -36,13 +36,10 @@ export const chat = defineRoute({
     "Answers a question about crypto markets, gas or x402 with live figures fetched at request time (prices and 24 h moves, funding and open interest, gas now and the cost of a transfer, a protocol's TVL and its 24 h change from DefiLlama, the watched markets) and knowledge-base entries, and lists every figure and entry it used in sources. A message it cannot answer is a 400 invalid_request naming body.message that says what it can answer, and is not charged. Without user_id each message is an x402 payment of 0.10 USDC. With user_id (a wallet address) the wallet's prepaid balance pays, and the request must carry a SIGN-IN-WITH-X header signed by that wallet; when the balance is short the answer is 402 insufficient_balance with the per-call challenge. A message that fails is never charged. Not financial advice.",
   tags: ["assistant"],
   price: CHAT_PRICE_USD,
-  body: Type.Object(
-    {
-      message: Type.String({ minLength: 1, maxLength: 2000, description: "the question, 1 to 2,000 characters" }),
-      user_id: Type.Optional({ ...Address, description: "the wallet whose prepaid balance pays (sign in with it)" }),
-    },
-    { additionalProperties: false },
-  ),
+  body: ClosedObject({
+    message: Type.String({ minLength: 1, maxLength: 2000, description: "the question, 1 to 2,000 characters" }),
+    user_id: Type.Optional({ ...Address, description: "the wallet whose prepaid balance pays (sign in with it)" }),
+  }),
   response: Type.Object({
     reply: Type.String(),
     balance: Nullable(Usd("USD left on the balance that paid; null when the message was paid per call")),
@@ -84,19 +81,16 @@ export const balanceTopup = defineRoute({
   tags: ["assistant"],
   price: TOPUP_DEFAULT_USD,
   dynamicPrice: "amount",
-  query: Type.Object(
-    {
-      amount: Type.Optional(
-        Type.Number({
-          minimum: TOPUP_MIN_USD,
-          maximum: TOPUP_MAX_USD,
-          default: TOPUP_DEFAULT_USD,
-          description: `USD to credit (and pay), ${TOPUP_MIN_USD} to ${TOPUP_MAX_USD}`,
-        }),
-      ),
-    },
-    { additionalProperties: false },
-  ),
+  query: ClosedObject({
+    amount: Type.Optional(
+      Type.Number({
+        minimum: TOPUP_MIN_USD,
+        maximum: TOPUP_MAX_USD,
+        default: TOPUP_DEFAULT_USD,
+        description: `USD to credit (and pay), ${TOPUP_MIN_USD} to ${TOPUP_MAX_USD}`,
+      }),
+    ),
+  }),
   response: Type.Object({
     user_id: Address,
     credited: Usd("USD credited by this payment"),

@@ -6,7 +6,7 @@
 import { Type } from "@sinclair/typebox";
 import { base } from "../../src/networks/base.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { Address, NoInput } from "../schemas.ts";
+import { Address, ClosedObject, NoInput } from "../schemas.ts";
 import { HoneypotSimulation, RiskVerdict } from "../token-risk-schemas.ts";
 import { defiSentiment, Methodology, RecentBlocks, UPSTREAM_ERRORS, walletProfile } from "./analytics.ts";
 
@@ -43,15 +43,12 @@ export const honeypotCheck = defineRoute({
     "Simulates on Base itself, by eth_call with state overrides (nothing is mined): a buy of amount_usd (default 100) of the token through its deepest pool on the curated factories (v2-style or concentrated liquidity), a transfer between two fresh addresses and a sell back. Answers whether each step works, the buy, sell and transfer taxes, revert reasons, declared limits, the owner's privileged functions found in the bytecode (through a proxy's implementation) and a verdict (honeypot, high_tax, caution, ok) with every reason.",
   tags: ["token risk"],
   price: 0.05,
-  body: Type.Object(
-    {
-      token: Address,
-      amount_usd: Type.Optional(
-        Type.Number({ minimum: 1, maximum: 100_000, default: 100, description: "USD value of the simulated buy, default 100" }),
-      ),
-    },
-    { additionalProperties: false },
-  ),
+  body: ClosedObject({
+    token: Address,
+    amount_usd: Type.Optional(
+      Type.Number({ minimum: 1, maximum: 100_000, default: 100, description: "USD value of the simulated buy, default 100" }),
+    ),
+  }),
   response: Type.Object({ ...HoneypotSimulation.properties, methodology: Methodology }),
   errors: [...UPSTREAM_ERRORS],
   example: { input: { token: "0x940181a94A35A4569E4529A3CDfB74e38FD98631", amount_usd: 100 } },
@@ -70,18 +67,15 @@ export const memeHunter = defineRoute({
     "Reads the PairCreated and PoolCreated logs of the curated factories (Uniswap v2 and v3, Aerodrome, Aerodrome Slipstream) in the last `blocks` blocks (default 1,800, about an hour; at most 43,200), keeps new tokens paired with a quote token and at least min_liquidity_usd (default 5,000) of liquidity, and answers each with its age, liquidity, buys, sells, unique buyers, the share of the token received by its top 10 receivers, pulled liquidity, the honeypot check's verdict and a 0-100 risk score with its inputs and weights, least risky first (at most `limit`, default 20, maximum 100).",
   tags: ["token risk"],
   price: 0.1,
-  body: Type.Object(
-    {
-      blocks: RecentBlocks,
-      min_liquidity_usd: Type.Optional(
-        Type.Number({ minimum: 0, maximum: 1e12, default: 5000, description: "least liquidity in USD a pair needs, default 5000" }),
-      ),
-      limit: Type.Optional(
-        Type.Integer({ minimum: 1, maximum: MEME_HUNTER_DEFAULTS.max_limit, default: 20, description: "pairs listed, default 20" }),
-      ),
-    },
-    { additionalProperties: false },
-  ),
+  body: ClosedObject({
+    blocks: RecentBlocks,
+    min_liquidity_usd: Type.Optional(
+      Type.Number({ minimum: 0, maximum: 1e12, default: 5000, description: "least liquidity in USD a pair needs, default 5000" }),
+    ),
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: MEME_HUNTER_DEFAULTS.max_limit, default: 20, description: "pairs listed, default 20" }),
+    ),
+  }),
   response: Type.Object({
     from_block: Type.Integer(),
     to_block: Type.Integer(),
@@ -150,17 +144,14 @@ export const dinalibrium = defineRoute({
     "For a token (an address or a curated symbol; default: USDC, USDbC, DAI, WETH and cbBTC), every pool of it against a curated token on the curated factories: the USD price it implies (from reserves or sqrtPriceX96), its liquidity, its deviation from the reference price in basis points (a stablecoin's peg, else the market price) and what is left after the pool's fee; for stablecoins a peg status per pool and overall (on_peg under 10 bps, drifting under 100 bps, depegged); and the widest gap between two pools, before and after both fees.",
   tags: ["token risk"],
   price: 0.1,
-  body: Type.Object(
-    {
-      token: Type.Optional(
-        Type.String({
-          pattern: "^(0x[0-9a-fA-F]{40}|[A-Za-z0-9]{1,20})$",
-          description: "a token address or a curated symbol (USDC, USDbC, DAI, WETH, cbBTC); default: all five",
-        }),
-      ),
-    },
-    { additionalProperties: false },
-  ),
+  body: ClosedObject({
+    token: Type.Optional(
+      Type.String({
+        pattern: "^(0x[0-9a-fA-F]{40}|[A-Za-z0-9]{1,20})$",
+        description: "a token address or a curated symbol (USDC, USDbC, DAI, WETH, cbBTC); default: all five",
+      }),
+    ),
+  }),
   response: Type.Object({
     block_number: Type.Integer({ description: "every pool was read at this block" }),
     tokens: Type.Array(

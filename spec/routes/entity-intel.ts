@@ -6,7 +6,7 @@
  */
 import { type Static, Type } from "@sinclair/typebox";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { Address, NoInput, TxHash } from "../schemas.ts";
+import { Address, ClosedObject, NoInput, TxHash } from "../schemas.ts";
 import { DecimalString, Labels, Methodology, UPSTREAM_ERRORS } from "./analytics.ts";
 
 /** Price of each paid entity route in USD. */
@@ -121,38 +121,32 @@ export const entityIntelIndex = defineRoute({
   price: null,
   query: NoInput,
   cache: "process",
-  response: Type.Object(
-    {
-      provider: Type.String(),
-      not_nansen: Type.String({ description: "disclaimer: not affiliated with any analytics vendor; names only from the curated file" }),
-      source_thread: Type.String({ description: "where the use cases and this document are rendered for people" }),
-      price_usdc_per_call: Type.Number(),
-      endpoints: Type.Array(IndexEndpoint),
-      labels_configured: Type.Array(Type.String(), { description: "every address the curated label file names on this network" }),
-      methodology: Type.Object({
-        chain: Type.String(),
-        transfers: Type.String(),
-        prices: Type.String(),
-        classes: Type.String(),
-        labels: Type.String(),
-      }),
-      not_checked: Type.Array(Type.String()),
-    },
-    { additionalProperties: false },
-  ),
+  response: ClosedObject({
+    provider: Type.String(),
+    not_nansen: Type.String({ description: "disclaimer: not affiliated with any analytics vendor; names only from the curated file" }),
+    source_thread: Type.String({ description: "where the use cases and this document are rendered for people" }),
+    price_usdc_per_call: Type.Number(),
+    endpoints: Type.Array(IndexEndpoint),
+    labels_configured: Type.Array(Type.String(), { description: "every address the curated label file names on this network" }),
+    methodology: Type.Object({
+      chain: Type.String(),
+      transfers: Type.String(),
+      prices: Type.String(),
+      classes: Type.String(),
+      labels: Type.String(),
+    }),
+    not_checked: Type.Array(Type.String()),
+  }),
   errors: [],
 });
 
 /** One step of a plan. */
-export const PlanStep = Type.Object(
-  {
-    step: Type.Integer({ minimum: 1 }),
-    route: Type.String({ description: "the paid route to call, e.g. /api/entity-intel/exchange-flow" }),
-    why: Type.String({ description: "what this step answers and why it comes here" }),
-    example_body: Type.Record(Type.String(), Type.Unknown(), { description: "a valid request body for the route" }),
-  },
-  { additionalProperties: false },
-);
+export const PlanStep = ClosedObject({
+  step: Type.Integer({ minimum: 1 }),
+  route: Type.String({ description: "the paid route to call, e.g. /api/entity-intel/exchange-flow" }),
+  why: Type.String({ description: "what this step answers and why it comes here" }),
+  example_body: Type.Record(Type.String(), Type.Unknown(), { description: "a valid request body for the route" }),
+});
 export type PlanStep = Static<typeof PlanStep>;
 
 const UseCaseRef = Type.Object({ id: Type.String(), title: Type.String() });
@@ -167,13 +161,10 @@ export const entityUseCases = defineRoute({
     "Matches `role` and/or `task` against the curated use cases (exchange treasury watch, a token team watching for dumps, incident response, venue growth, VIP outreach, airdrop-farm detection, whale following, counterparty due diligence, ...) and answers the best one's ordered plan: each step names the route, why, and a valid example body. Other matches are listed as alternatives; no match is a 404 listing the use cases, not charged.",
   tags: ["entity intelligence"],
   price: ENTITY_PRICE_USD,
-  body: Type.Object(
-    {
-      role: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "who you are, e.g. exchange treasury team" })),
-      task: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: "what you want to find out" })),
-    },
-    { additionalProperties: false },
-  ),
+  body: ClosedObject({
+    role: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "who you are, e.g. exchange treasury team" })),
+    task: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: "what you want to find out" })),
+  }),
   response: Type.Object({
     query: Type.Object({ role: Type.Union([Type.String(), Type.Null()]), task: Type.Union([Type.String(), Type.Null()]) }),
     matched: UseCaseRef,
@@ -216,22 +207,19 @@ export const exchangeFlow = defineRoute({
     "Reads the token's Transfer logs to and from every curated venue address (exchange hot-wallet clusters, bridges, DEX pools and routers, mixers) in the window, filtered on the indexed from/to topics, never every transfer of the token. Inflow and outflow per venue class in token units and USD (current price), transfers inside one venue's cluster left out; the top non-venue counterparties by USD. `to_block` names a past window.",
   tags: ["entity intelligence"],
   price: ENTITY_PRICE_USD,
-  body: Type.Object(
-    {
-      token: Type.Optional(TokenInput('"USDC" (default), "WETH" or a token address', "USDC")),
-      blocks: Blocks(ENTITY_LIMITS.blocks),
-      to_block: ToBlock,
-      top: Type.Optional(
-        Type.Integer({
-          minimum: 1,
-          maximum: ENTITY_LIMITS.maxTop,
-          default: ENTITY_LIMITS.top,
-          description: "counterparties listed, default 10",
-        }),
-      ),
-    },
-    { additionalProperties: false },
-  ),
+  body: ClosedObject({
+    token: Type.Optional(TokenInput('"USDC" (default), "WETH" or a token address', "USDC")),
+    blocks: Blocks(ENTITY_LIMITS.blocks),
+    to_block: ToBlock,
+    top: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: ENTITY_LIMITS.maxTop,
+        default: ENTITY_LIMITS.top,
+        description: "counterparties listed, default 10",
+      }),
+    ),
+  }),
   response: Type.Object({
     ...ResolvedToken,
     ...Coverage,
@@ -276,10 +264,7 @@ export const portfolio = defineRoute({
     "Finds the tokens an address moved in the window (Transfer logs with it as from or to, every token), reads ETH and each token's balance at to_block (USDC and WETH always), prices them in one batch (DexScreener, DefiLlama for what it lacks) and sums the value; tokens without a price are listed under unpriced. Activity: transfers in and out, tokens touched, first and last block seen.",
   tags: ["entity intelligence"],
   price: ENTITY_PRICE_USD,
-  body: Type.Object(
-    { address: Address, blocks: Blocks(ENTITY_LIMITS.portfolioBlocks), to_block: ToBlock },
-    { additionalProperties: false },
-  ),
+  body: ClosedObject({ address: Address, blocks: Blocks(ENTITY_LIMITS.portfolioBlocks), to_block: ToBlock }),
   response: Type.Object({
     ...Described,
     block_number: Type.Integer({ description: "balances are read at this block (to_block)" }),
@@ -313,18 +298,15 @@ export const counterparties = defineRoute({
     "Transfer logs with the address as from or as to in the window (one token, or every token), grouped by the other side: class (curated venue or interface probes), labels, flags, first and last block seen with their times, transfers each way and USD volume each way at current prices. Ranked by total USD volume.",
   tags: ["entity intelligence"],
   price: ENTITY_PRICE_USD,
-  body: Type.Object(
-    {
-      address: Address,
-      token: Type.Optional(TokenInput('"USDC", "WETH" or a token address; default every token')),
-      blocks: Blocks(ENTITY_LIMITS.blocks),
-      to_block: ToBlock,
-      limit: Type.Optional(
-        Type.Integer({ minimum: 1, maximum: ENTITY_LIMITS.maxLimit, default: ENTITY_LIMITS.limit, description: "rows listed, default 20" }),
-      ),
-    },
-    { additionalProperties: false },
-  ),
+  body: ClosedObject({
+    address: Address,
+    token: Type.Optional(TokenInput('"USDC", "WETH" or a token address; default every token')),
+    blocks: Blocks(ENTITY_LIMITS.blocks),
+    to_block: ToBlock,
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: ENTITY_LIMITS.maxLimit, default: ENTITY_LIMITS.limit, description: "rows listed, default 20" }),
+    ),
+  }),
   response: Type.Object({
     ...Described,
     token: Type.Union([Address, Type.Null()], { description: "the token asked for; null: every token" }),
@@ -369,37 +351,34 @@ export const trace = defineRoute({
     "From an address (or the transfers of a transaction), follows transfers worth at least min_usd that happen after the money arrived (direction out) or before it left (direction in), one hop per round, up to max_hops. A path stops at an exchange, a bridge or a DEX, where nothing moves on, where the money fans out to too many addresses, or when the budget runs out; every node says which. One indexed-topic query per hop for the whole frontier.",
   tags: ["entity intelligence"],
   price: ENTITY_PRICE_USD,
-  body: Type.Object(
-    {
-      from: Type.Union([Address, TxHash], { description: "an address, or a transaction hash whose transfers start the trace" }),
-      token: Type.Optional(TokenInput('"USDC", "WETH" or a token address; default every priced token')),
-      direction: Type.Optional(
-        Type.Union([Type.Literal("out"), Type.Literal("in")], {
-          default: "out",
-          description: '"out" (where it went, default) or "in" (where it came from)',
-        }),
-      ),
-      max_hops: Type.Optional(
-        Type.Integer({
-          minimum: 1,
-          maximum: ENTITY_LIMITS.maxMaxHops,
-          default: ENTITY_LIMITS.maxHops,
-          description: "hops followed, default 3, at most 5",
-        }),
-      ),
-      min_usd: Type.Optional(
-        Type.Number({
-          minimum: 0,
-          maximum: 1e12,
-          default: ENTITY_LIMITS.minUsd,
-          description: "smallest transfer followed in USD, default 1000",
-        }),
-      ),
-      blocks: Blocks(ENTITY_LIMITS.blocks),
-      to_block: ToBlock,
-    },
-    { additionalProperties: false },
-  ),
+  body: ClosedObject({
+    from: Type.Union([Address, TxHash], { description: "an address, or a transaction hash whose transfers start the trace" }),
+    token: Type.Optional(TokenInput('"USDC", "WETH" or a token address; default every priced token')),
+    direction: Type.Optional(
+      Type.Union([Type.Literal("out"), Type.Literal("in")], {
+        default: "out",
+        description: '"out" (where it went, default) or "in" (where it came from)',
+      }),
+    ),
+    max_hops: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: ENTITY_LIMITS.maxMaxHops,
+        default: ENTITY_LIMITS.maxHops,
+        description: "hops followed, default 3, at most 5",
+      }),
+    ),
+    min_usd: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        maximum: 1e12,
+        default: ENTITY_LIMITS.minUsd,
+        description: "smallest transfer followed in USD, default 1000",
+      }),
+    ),
+    blocks: Blocks(ENTITY_LIMITS.blocks),
+    to_block: ToBlock,
+  }),
   response: Type.Object({
     origin: Type.String({ description: "the address or transaction the trace starts from" }),
     origin_kind: Type.Union([Type.Literal("address"), Type.Literal("transaction")]),
@@ -465,19 +444,16 @@ export const venueUsers = defineRoute({
     "For a venue (a curated venue id, which may be a cluster of addresses, or any address): every address that sent to or received from it in the window, with its USD volume; value segments; the largest users as VIP candidates; users active in the window's first half and silent in its last quarter; and users that received money from a curated flagged address.",
   tags: ["entity intelligence"],
   price: ENTITY_PRICE_USD,
-  body: Type.Object(
-    {
-      venue: Type.String({
-        pattern: "^(0x[0-9a-fA-F]{40}|[a-z0-9]+(-[a-z0-9]+)*)$",
-        description: "a venue id from the label file (see GET /api/entity-intel) or an address",
-        examples: ["base-l2-standard-bridge"],
-      }),
-      token: Type.Optional(TokenInput('"USDC", "WETH" or a token address; default every token')),
-      blocks: Blocks(ENTITY_LIMITS.blocks),
-      to_block: ToBlock,
-    },
-    { additionalProperties: false },
-  ),
+  body: ClosedObject({
+    venue: Type.String({
+      pattern: "^(0x[0-9a-fA-F]{40}|[a-z0-9]+(-[a-z0-9]+)*)$",
+      description: "a venue id from the label file (see GET /api/entity-intel) or an address",
+      examples: ["base-l2-standard-bridge"],
+    }),
+    token: Type.Optional(TokenInput('"USDC", "WETH" or a token address; default every token')),
+    blocks: Blocks(ENTITY_LIMITS.blocks),
+    to_block: ToBlock,
+  }),
   response: Type.Object({
     venue: Type.Object({
       id: Type.Union([Type.String(), Type.Null()], { description: "the curated venue id; null for an address not in the label file" }),

@@ -5,7 +5,7 @@ import { PURCHASE_OUTCOME_MEANINGS, PURCHASE_OUTCOMES } from "../../src/intel/pu
 import { CLIENT_FAMILIES, CLIENT_FAMILY_MEANINGS } from "../../src/intel/x402-clients.ts";
 import { base } from "../../src/networks/base.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { NoInput } from "../schemas.ts";
+import { ClosedObject, NoInput } from "../schemas.ts";
 
 const Url = Type.String({
   minLength: 1,
@@ -121,21 +121,16 @@ export const x402Check = defineRoute({
     "Calls the URL once without payment (method and JSON body as given; budget 8 s) and answers three separate questions. payable: would the client a buyer actually runs pay it, defaults included? The @x402/fetch quick start (@x402/core with the @x402/evm exact scheme, spend controls at their defaults: default assets such as USDC only, at most $1 per payment) reads the 402 answer with its own parser and signs a payment for each option with a throwaway key, offline (nothing is sent, no money moves), and the payment must be one a facilitator settles (no zero or burn payTo, not expired on arrival, the token's own signing domain, a token with an EIP-3009 transfer). When not, payable_reason names the real cause and payable_refused_by who refuses it; payable_with_loosened_controls and refused_by_control tell a seller only a client with loosened spend controls would pay; clients says which client families (v2, v1 x402 1.x) accept it. conformant: every protocol rule of the challenge's version holds (v2: 402, challenge in PAYMENT-REQUIRED, CAIP-2 networks, amount as an atomic integer string, asset valid for the network, payTo, EIP-712 domain in extra for EIP-3009 tokens, a body matching the header; v1: its own rules). discoverable: Bazaar metadata, a /.well-known/x402 discovery document and an /openapi.json listing the route with a price, fetched in parallel within a shorter budget (3 s) so they never hold up the answer (discovery: timeout). Each check is a named boolean; failures gives each failed rule's sentence. Extracts the USD price and payTo. An unreachable target is an answer (reachable false, payable false). Private, loopback, link-local, CGNAT, multicast and cloud-metadata targets, non-http(s) URLs and redirects to any of them are refused with 400 target_not_allowed and not charged.",
   tags: ["x402 intelligence"],
   price: 0.1,
-  body: Type.Object(
-    {
-      url: Url,
-      method: Type.Optional(
-        Type.Union([Type.Literal("GET"), Type.Literal("POST"), Type.Literal("PUT"), Type.Literal("PATCH"), Type.Literal("DELETE")], {
-          default: "POST",
-          description: "HTTP method of the call; default POST",
-        }),
-      ),
-      body: Type.Optional(
-        Type.Record(Type.String(), Type.Unknown(), { description: "JSON object sent as the request body (not with GET)" }),
-      ),
-    },
-    { additionalProperties: false },
-  ),
+  body: ClosedObject({
+    url: Url,
+    method: Type.Optional(
+      Type.Union([Type.Literal("GET"), Type.Literal("POST"), Type.Literal("PUT"), Type.Literal("PATCH"), Type.Literal("DELETE")], {
+        default: "POST",
+        description: "HTTP method of the call; default POST",
+      }),
+    ),
+    body: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: "JSON object sent as the request body (not with GET)" })),
+  }),
   response: ConformanceReportSchema,
   errors: ["invalid_request", "target_not_allowed"],
   example: { input: { url: "https://api.example.com/weather", method: "GET" } },
@@ -165,15 +160,12 @@ export const x402Directory = defineRoute({
     "Searches the CDP Bazaar discovery API and x402 List, merged by URL (an endpoint listed by both shows both sources), with each directory's status (ok, timeout, error: ...). Filters: query (every word must appear in the URL, name, description or tags), network (CAIP-2 id or v1 name such as base), max_price_usd, limit (default 20, maximum 100). Endpoints listed by both directories come first, then by URL. The directories are cached for up to 5 minutes. When no directory answers the call fails with 503 and is not charged.",
   tags: ["x402 intelligence"],
   price: 0.1,
-  body: Type.Object(
-    {
-      query: Type.Optional(Type.String({ maxLength: 200, description: "words to match" })),
-      network: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: `network, e.g. ${base.id} or ${base.v1Name}` })),
-      max_price_usd: Type.Optional(Type.Number({ minimum: 0, maximum: 1e9, description: "highest price per call in USD" })),
-      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: "endpoints returned; default 20" })),
-    },
-    { additionalProperties: false },
-  ),
+  body: ClosedObject({
+    query: Type.Optional(Type.String({ maxLength: 200, description: "words to match" })),
+    network: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: `network, e.g. ${base.id} or ${base.v1Name}` })),
+    max_price_usd: Type.Optional(Type.Number({ minimum: 0, maximum: 1e9, description: "highest price per call in USD" })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: "endpoints returned; default 20" })),
+  }),
   response: Type.Object({
     query: Type.Union([Type.String(), Type.Null()]),
     network: Type.Union([Type.String(), Type.Null()]),
@@ -319,7 +311,7 @@ export const getTrustLeaderboard = defineRoute({
   description: trustDescription,
   tags: ["x402 intelligence"],
   price: 0.05,
-  query: Type.Object({ limit: Type.Optional(Limit), order: Type.Optional(Order) }, { additionalProperties: false }),
+  query: ClosedObject({ limit: Type.Optional(Limit), order: Type.Optional(Order) }),
   response: TrustLeaderboardFull,
   errors: [...trustErrors],
   example: { input: { limit: 25, order: "worst" } },
@@ -334,15 +326,12 @@ export const postTrustLeaderboard = defineRoute({
   description: `${trustDescription} The body filters rows by verdict and minimum score.`,
   tags: ["x402 intelligence"],
   price: 0.05,
-  body: Type.Object(
-    {
-      limit: Type.Optional(Limit),
-      order: Type.Optional(Order),
-      verdict: Type.Optional({ ...VerdictSchema, description: "only rows with this verdict" }),
-      min_score: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: "only rows scoring at least this" })),
-    },
-    { additionalProperties: false },
-  ),
+  body: ClosedObject({
+    limit: Type.Optional(Limit),
+    order: Type.Optional(Order),
+    verdict: Type.Optional({ ...VerdictSchema, description: "only rows with this verdict" }),
+    min_score: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: "only rows scoring at least this" })),
+  }),
   response: TrustLeaderboardFull,
   errors: [...trustErrors],
   example: { input: { limit: 10, order: "best", verdict: "pay", min_score: 80 } },
@@ -382,7 +371,7 @@ export const x402Trust = defineRoute({
     "Scores one origin now exactly as the leaderboard crawl does. A URL with a path is probed as given; a bare origin is probed at its representative catalogue endpoint, or at its root when the catalogue does not list it. The method is the one a directory states, else GET, then POST when GET answers 404 or 405. Answers the score, verdict, penalties, payTo reputation, the check report (payable, conformant, discoverable), the origin's place in the latest leaderboard and its earlier crawl scores with the rules version of each. When a trust run bought from the origin, verified_by_purchase says when and what it got (from the last purchase; this call never buys anything), and a seller that took payment without serving is avoid. Refused targets are 400 target_not_allowed, not charged.",
   tags: ["x402 intelligence"],
   price: 0.05,
-  body: Type.Object({ url: Url }, { additionalProperties: false }),
+  body: ClosedObject({ url: Url }),
   response: Type.Object({
     origin: Type.String(),
     endpoint: Type.String({ description: "the endpoint probed" }),

@@ -3,8 +3,10 @@
  * Solana, paid in USDC on Solana. Same paths and prices as the Base site's; the answers read
  * SPL Token and Token-2022 accounts instead of EVM contracts.
  */
+
 import { Type } from "@sinclair/typebox";
 import { defineRoute, type RouteDef } from "../route.ts";
+import { ClosedObject } from "../schemas.ts";
 import { RiskVerdict } from "../token-risk-schemas.ts";
 import { defiSentiment, Methodology, UPSTREAM_ERRORS } from "./analytics.ts";
 
@@ -62,15 +64,12 @@ export const solanaMemeHunter = defineRoute({
     "The latest token profiles DexScreener lists on Solana, with their deepest pair (dex, liquidity, price, age). For each mint, read on Solana: mint authority and freeze authority (live or revoked; a live freeze authority can freeze a holder: the Solana honeypot), Token-2022 extensions (transfer fee and its rate, transfer hook, permanent delegate, non-transferable, frozen default account state), the top holders' share of supply (getTokenLargestAccounts against getTokenSupply), and a verdict (honeypot, high_tax, caution, ok) with every reason.",
   tags: ["token risk"],
   price: 0.1,
-  body: Type.Object(
-    {
-      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 30, default: 20, description: "tokens listed, default 20" })),
-      min_liquidity_usd: Type.Optional(
-        Type.Number({ minimum: 0, maximum: 1e12, default: 0, description: "liquidity under this is a caution reason, default 0" }),
-      ),
-    },
-    { additionalProperties: false },
-  ),
+  body: ClosedObject({
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 30, default: 20, description: "tokens listed, default 20" })),
+    min_liquidity_usd: Type.Optional(
+      Type.Number({ minimum: 0, maximum: 1e12, default: 0, description: "liquidity under this is a caution reason, default 0" }),
+    ),
+  }),
   response: Type.Object({
     network: Type.String(),
     profiles_listed: Type.Integer({ description: "Solana token profiles in DexScreener's latest list" }),
@@ -116,17 +115,14 @@ export const solanaDinalibrium = defineRoute({
     "For a token (a mint address or SOL, USDC, USDT; default SOL and USDC), every DexScreener pair of it on Solana's Raydium, Orca and Meteora venues: the USD price it implies, its liquidity, its deviation in basis points from the liquidity-weighted price of all of them; for stablecoins a peg status per pair and overall (on_peg under 10 bps from 1 USD, drifting under 100 bps, depegged); and the widest gap between two pairs.",
   tags: ["token risk"],
   price: 0.1,
-  body: Type.Object(
-    {
-      token: Type.Optional(
-        Type.String({
-          pattern: "^([1-9A-HJ-NP-Za-km-z]{32,44}|[A-Za-z]{2,10})$",
-          description: "a mint address, or SOL, USDC or USDT; default: SOL and USDC",
-        }),
-      ),
-    },
-    { additionalProperties: false },
-  ),
+  body: ClosedObject({
+    token: Type.Optional(
+      Type.String({
+        pattern: "^([1-9A-HJ-NP-Za-km-z]{32,44}|[A-Za-z]{2,10})$",
+        description: "a mint address, or SOL, USDC or USDT; default: SOL and USDC",
+      }),
+    ),
+  }),
   response: Type.Object({
     network: Type.String(),
     tokens: Type.Array(
@@ -169,7 +165,7 @@ export const solanaWalletProfile = defineRoute({
     "For a Solana address: SOL (getBalance) and USDC balances, every SPL Token and Token-2022 account it owns with amount and USD value (DexScreener's price of the mint's deepest pair; USDC at 1), whether the address is a program (executable), its latest transactions (getSignaturesForAddress), the labels it carries, and what was not checked.",
   tags: ["chain analytics"],
   price: 0.1,
-  body: Type.Object({ address: SolanaAddress }, { additionalProperties: false }),
+  body: ClosedObject({ address: SolanaAddress }),
   response: Type.Object({
     address: SolanaAddress,
     network: Type.String(),
@@ -216,13 +212,10 @@ export const solanaDefiSentiment = defineRoute({
   operationId: "solanaDefiSentiment",
   summary: "DeFi sentiment on Solana (funding, open interest, TVL), scored",
   // Shorter field descriptions than the Base route's: the challenge also carries a fee payer and a blockhash.
-  body: Type.Object(
-    {
-      asset: Type.Optional(Type.String({ pattern: "^[A-Za-z0-9]{1,20}$", description: "ticker (SOL)" })),
-      protocol: Type.Optional(Type.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9.-]{0,63}$", description: "DefiLlama slug" })),
-    },
-    { additionalProperties: false },
-  ),
+  body: ClosedObject({
+    asset: Type.Optional(Type.String({ pattern: "^[A-Za-z0-9]{1,20}$", description: "ticker (SOL)" })),
+    protocol: Type.Optional(Type.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9.-]{0,63}$", description: "DefiLlama slug" })),
+  }),
   example: { input: { asset: "SOL", protocol: "raydium" } },
 });
 
