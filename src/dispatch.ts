@@ -19,8 +19,7 @@ const byPathOfSite = new Map<SiteDef, Map<string, RouteDef[]>>();
 function pathsOf(site: SiteDef): Map<string, RouteDef[]> {
   let byPath = byPathOfSite.get(site);
   if (!byPath) {
-    byPath = new Map();
-    for (const route of site.routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
+    byPath = Map.groupBy(site.routes, (route) => route.path);
     byPathOfSite.set(site, byPath);
   }
   return byPath;

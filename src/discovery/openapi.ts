@@ -97,8 +97,7 @@ function operation(route: RouteDef): Record<string, unknown> {
     "200": { description: "The answer.", content: { "application/json": { schema: plain(route.response) } } },
   };
   // One response per status: a status several codes share lists them all.
-  const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of errorCodesOf(route)) byStatus.set(statusOf(code), [...(byStatus.get(statusOf(code)) ?? []), code]);
+  const byStatus = Map.groupBy(errorCodesOf(route), statusOf);
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     responses[String(status)] =
       codes.length === 1
@@ -174,11 +173,7 @@ export function guidanceOf(
   site: Pick<SiteDef, "description" | "networks" | "budgetHint" | "howToPay"> = primarySite,
 ): string {
   // One line per path and price: a path offered with GET and POST at one price answers one question.
-  const byPath = new Map<string, RouteDef[]>();
-  for (const route of routes) {
-    const key = `${route.path} ${route.price}`;
-    byPath.set(key, [...(byPath.get(key) ?? []), route]);
-  }
+  const byPath = Map.groupBy(routes, (route) => `${route.path} ${route.price}`);
   // Routes under a parent path with four or more children (the entity-intelligence and how-to families) share
   // one heading, then one short line each: the guidance must stay short enough to inline.
   const children = new Map<string, number>();

@@ -124,13 +124,10 @@ export function searchCatalogue(snapshot: CatalogueSnapshot, q: CatalogueQuery):
 
 /** The catalogue's endpoints grouped by origin, origins in sorted order. */
 export function groupByOrigin(endpoints: readonly CatalogueEndpoint[]): Map<string, CatalogueEndpoint[]> {
-  const groups = new Map<string, CatalogueEndpoint[]>();
-  for (const e of [...endpoints].sort((a, b) => (a.origin < b.origin ? -1 : a.origin > b.origin ? 1 : 0))) {
-    const list = groups.get(e.origin) ?? [];
-    list.push(e);
-    groups.set(e.origin, list);
-  }
-  return groups;
+  return Map.groupBy(
+    [...endpoints].sort((a, b) => (a.origin < b.origin ? -1 : a.origin > b.origin ? 1 : 0)),
+    (e) => e.origin,
+  );
 }
 
 /**
