@@ -82,10 +82,7 @@ export const sites: readonly SiteDef[] = [primarySite, baseToolsSite, solanaSite
 /** A site's id. */
 export type SiteId = SiteDef["id"];
 
-/**
- * The site with `id`. Requests carry the id, not the object: the Astro bundle holds its own copy
- * of this module, and the dispatcher finds a route's function by the route object of that copy.
- */
+/** The site with `id` (a request's locals carry the site's id). */
 export function siteById(id: SiteId): SiteDef {
   const found = sites.find((s) => s.id === id);
   if (!found) throw new Error(`no site ${id} in spec/sites.ts`);

@@ -15,7 +15,7 @@ import { HYPERLIQUID_DEFAULT_URL, Hyperliquid } from "../upstreams/hyperliquid.t
 import { loadLabelBook } from "./labels.ts";
 import { PriceSource } from "./price-source.ts";
 
-/** What the analytics are built from: plain data, safe to hand across module copies. */
+/** What the analytics are built from: plain data from the configuration. */
 export interface AnalyticsSettings {
   /** Local mode reads the `local` labels (the seeded chain's), production the `base` ones. */
   mode: "local" | "production";

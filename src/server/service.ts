@@ -279,7 +279,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const crawlIntervalMs = crawlMinutes > 0 ? (intervals.trust_crawl ?? crawlMinutes * 60_000) : null;
   const maintenance = options.maintenance !== false;
   const statusFeed = options.statusFeed ?? maintenance;
-  // The schedule runs here, outside the Astro bundle, with its own fetcher and catalogue.
+  // The schedule's own intelligence services, built from the same settings the endpoints' are.
   const intel = createIntelServices(intelSettings);
   const jobs: JobDefinition[] = [];
   if (crawlIntervalMs !== null)
