@@ -5,15 +5,17 @@
  * fresh budget with every address in it.
  */
 import type { IncomingMessage } from "node:http";
+import { isIPv4, isIPv6 } from "node:net";
 import ipaddr from "ipaddr.js";
 import proxyaddr from "proxy-addr";
 
-/** The rate-limit key of client address `address` (an IPv4 address mapped into IPv6 is keyed as the IPv4 one). */
+/** The rate-limit key of client address `address`. */
 export function clientKey(address: string | undefined): string {
   if (!address) return "unknown";
-  if (!ipaddr.isValid(address)) return address;
-  const ip = ipaddr.process(address);
-  return ip.kind() === "ipv4" ? ip.toString() : `${(ip as ipaddr.IPv6).toNormalizedString().split(":").slice(0, 4).join(":")}::/64`;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return mapped[1] as string;
+  if (isIPv4(address) || !isIPv6(address)) return address;
+  return `${ipaddr.IPv6.parse(address).toNormalizedString().split(":").slice(0, 4).join(":")}::/64`;
 }
 
 /** Whether `address` is a loopback address (127.0.0.0/8, ::1, or IPv4 loopback mapped into IPv6). */
