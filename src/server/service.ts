@@ -24,7 +24,7 @@ import type { Services } from "../context.ts";
 import { errorBody } from "../errors.ts";
 import { runCrawl } from "../intel/crawl.ts";
 import { trustCrawlJob } from "../intel/crawl-schedule.ts";
-import { createIntelServices, type IntelSettings } from "../intel/intel-services.ts";
+import { type IntelSettings, intelOf } from "../intel/intel-services.ts";
 import { LOCAL_BUYER_INDEX, trustPurchases } from "../intel/purchase-config.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { crawlProgress, createMetrics, observedStore, type ServiceMetrics } from "../metrics/metrics.ts";
@@ -279,8 +279,8 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const crawlIntervalMs = crawlMinutes > 0 ? (intervals.trust_crawl ?? crawlMinutes * 60_000) : null;
   const maintenance = options.maintenance !== false;
   const statusFeed = options.statusFeed ?? maintenance;
-  // The schedule's own intelligence services, built from the same settings the endpoints' are.
-  const intel = createIntelServices(intelSettings);
+  // The schedule shares the endpoints' intelligence services (one catalogue cache, one set of fetchers).
+  const intel = intelOf({ intel: intelSettings });
   const jobs: JobDefinition[] = [];
   if (crawlIntervalMs !== null)
     jobs.push(
