@@ -10,8 +10,19 @@ import { authorizationReader } from "../chain/authorization.ts";
 import { UpstreamError } from "../errors.ts";
 import type { Eip3009Probe } from "./x402-clients.ts";
 
-/** An `Eip3009Probe` reading `network` through `client`, remembering each answer (a token's code does not change its interface). */
+/** One probe per chain client and network, so that its answers outlive the request that asked. */
+const probes = new WeakMap<PublicClient, Map<string, Eip3009Probe>>();
+
+/** The `Eip3009Probe` reading `network` through `client`, remembering each answer (a token's code does not change its interface). */
 export function eip3009Probe(client: PublicClient, network: string): Eip3009Probe {
+  let byNetwork = probes.get(client);
+  if (!byNetwork) probes.set(client, (byNetwork = new Map()));
+  let probe = byNetwork.get(network);
+  if (!probe) byNetwork.set(network, (probe = newProbe(client, network)));
+  return probe;
+}
+
+function newProbe(client: PublicClient, network: string): Eip3009Probe {
   // lru-cache's fetch shares a read in flight; an answer not known (undefined) is not kept, so it is asked again.
   const known = new LRUCache<string, boolean>({
     max: 1_000,
