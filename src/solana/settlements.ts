@@ -5,12 +5,13 @@
  * message (the payment's identity, what the payer signed). A transaction lands only while its
  * blockhash is valid, which a verified payment's was: past that window one not found never will.
  */
-import { createHash } from "node:crypto";
-import { type Address, createSolanaRpc, getBase64Encoder, getTransactionDecoder, type Signature } from "@solana/kit";
+import { type Address, createSolanaRpc, type Signature } from "@solana/kit";
 import { findAssociatedTokenPda } from "@solana-program/token-2022";
 import { SETTLEMENT_TTL_MS, TOKEN_PROGRAM_ADDRESS } from "@x402/svm";
+import { LRUCache } from "lru-cache";
 import type { AuthorizationReader } from "../chain/authorization.ts";
 import type { OpenPayment, SettlementLookup } from "../payments/scheme.ts";
+import { messageHash, readTransfer } from "./transfer.ts";
 
 /** Between the ledger's clock and the chain's block times. */
 const CLOCK_SLACK_S = 60;
@@ -27,16 +28,26 @@ export function svmSettlementLookup(rpcUrl: string, payTo: string, mint: string)
   // The library's own bound on how long a verified payment's transaction can still land (its blockhash's lifetime, with margin).
   const windowS = SETTLEMENT_TTL_MS / 1000;
 
-  /** The hash of a landed transaction's message, as the payment's nonce spells it. */
-  const nonceOf = async (signature: string): Promise<string | null> => {
-    const found = await rpc
-      .getTransaction(signature as Signature, { encoding: "base64", maxSupportedTransactionVersion: 0, commitment: "confirmed" })
-      .send();
-    const wire = found?.transaction?.[0];
-    if (!wire) return null;
-    const tx = getTransactionDecoder().decode(getBase64Encoder().encode(wire));
-    return `0x${createHash("sha256").update(Uint8Array.from(tx.messageBytes)).digest("hex")}`;
-  };
+  /**
+   * The nonce of a landed transaction (its message's hash), read once: a landed transaction never
+   * changes, and the upkeep's and the gate's lookups scan the same recent signatures again.
+   */
+  const nonces = new LRUCache<string, string>({
+    max: 10_000,
+    fetchMethod: async (signature) => {
+      const found = await rpc
+        .getTransaction(signature as Signature, { encoding: "base64", maxSupportedTransactionVersion: 0, commitment: "confirmed" })
+        .send();
+      const wire = found?.transaction?.[0];
+      if (!wire) return undefined;
+      try {
+        return messageHash(readTransfer(Buffer.from(wire, "base64")).message);
+      } catch {
+        return undefined;
+      }
+    },
+  });
+  const nonceOf = async (signature: string) => (await nonces.fetch(signature)) ?? null;
 
   return async function settlementOf(open: OpenPayment, now = new Date()): Promise<SettlementLookup> {
     const from = Math.floor(open.openedAt.getTime() / 1000) - CLOCK_SLACK_S;
