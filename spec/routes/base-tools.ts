@@ -54,8 +54,8 @@ export const honeypotCheck = defineRoute({
   example: { input: { token: "0x940181a94A35A4569E4529A3CDfB74e38FD98631", amount_usd: 100 } },
 });
 
-/** Meme-hunter defaults and limits. */
-export const MEME_HUNTER_DEFAULTS = { blocks: 1_800, max_blocks: 43_200, min_liquidity_usd: 5_000, limit: 20, max_limit: 100 } as const;
+/** Meme-hunter defaults and limits (its window, `blocks`, is bounded by the shared `RecentBlocks`). */
+export const MEME_HUNTER_DEFAULTS = { blocks: 1_800, min_liquidity_usd: 5_000, limit: 20, max_limit: 100 } as const;
 
 /** `POST /v1/meme-hunter`: the new pairs of a recent window, checked and ranked. */
 export const memeHunter = defineRoute({
