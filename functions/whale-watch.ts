@@ -7,7 +7,7 @@ import { WHALE_DEFAULTS, type WhaleTransfer, whaleWatch } from "../spec/routes/a
 import { methodologyFor, WHALE_LIST_LIMIT } from "../src/analytics/methodology.ts";
 import { analyticsOf } from "../src/analytics/services.ts";
 import { transferDirection } from "../src/analytics/transfer-direction.ts";
-import { parseDecimal, usdAtLeast, usdValue } from "../src/analytics/usd-value.ts";
+import { parseDecimal, smallestWorth, usdValue } from "../src/analytics/usd-value.ts";
 import { WETH_ADDRESS } from "../src/chain/addresses.ts";
 import { defineFunction } from "../src/context.ts";
 
@@ -24,8 +24,9 @@ export default defineFunction(whaleWatch, async (input, ctx) => {
   const { logs } = await scanner.transfers({ token, fromBlock, toBlock: latest }, finalized);
 
   const exactPrice = parseDecimal(price.price_usd);
+  const least = smallestWorth(minUsd, decimals, exactPrice);
   const large = logs
-    .filter((log) => usdAtLeast(log.value, decimals, exactPrice, minUsd))
+    .filter((log) => least !== null && log.value >= least)
     .sort((a, b) => (a.value > b.value ? -1 : a.value < b.value ? 1 : a.blockNumber - b.blockNumber || a.logIndex - b.logIndex));
   const listed = large.slice(0, WHALE_LIST_LIMIT);
   const classes = await classifier.classify(listed.flatMap((l) => [l.from, l.to]));

@@ -8,7 +8,7 @@ import { parseLabelsFile } from "../src/analytics/labels.ts";
 import { ENDPOINT_METHODS, METHOD_FACTS, methodologyFor } from "../src/analytics/methodology.ts";
 import { priceFromPairs } from "../src/analytics/price-source.ts";
 import { scoreSentiment } from "../src/analytics/sentiment.ts";
-import { divideDecimals, exactTimes, parseDecimal, usdAtLeast, usdValue } from "../src/analytics/usd-value.ts";
+import { divideDecimals, exactTimes, parseDecimal, smallestWorth, usdAtLeast, usdOf, usdValue } from "../src/analytics/usd-value.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { tvlFromSeries } from "../src/upstreams/defillama.ts";
 import { basePairsDeepestFirst, type DexPair } from "../src/upstreams/dexscreener.ts";
@@ -23,6 +23,28 @@ describe("exact USD arithmetic", () => {
     expect(usdAtLeast(10n ** 18n, 18, parseDecimal("3120.45"), 3120.45)).toBe(true);
     expect(usdAtLeast(10n ** 18n - 1n, 18, parseDecimal("3120.45"), 3120.45)).toBe(false);
     expect(usdAtLeast(1n, 6, price, 0)).toBe(true);
+  });
+
+  it("finds the fewest units worth a threshold, as pricing each amount would decide", () => {
+    expect(smallestWorth(100_000, 6, parseDecimal("1.0001"))).toBe(99_990_001_000n);
+    expect(smallestWorth(3120.45, 18, parseDecimal("3120.45"))).toBe(10n ** 18n);
+    expect(smallestWorth(5, 6, parseDecimal("0"))).toBeNull();
+    expect(smallestWorth(0, 6, parseDecimal("0"))).toBe(0n);
+    // Random thresholds, prices and decimals: the units just below the threshold are worth less, the threshold itself enough.
+    let seed = 7;
+    const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31);
+    for (let i = 0; i < 2_000; i++) {
+      const decimals = next() % 19;
+      const price = parseDecimal(`${next() % 100_000}.${String(next() % 1_000_000).padStart(6, "0")}`);
+      const minUsd = (next() % 10_000_000) / 100;
+      const least = smallestWorth(minUsd, decimals, price);
+      if (least === null) {
+        expect(price.isZero()).toBe(true);
+        continue;
+      }
+      expect(usdOf(least, decimals, price).gte(minUsd)).toBe(true);
+      if (least > 0n) expect(usdOf(least - 1n, decimals, price).lt(minUsd)).toBe(true);
+    }
   });
 
   it("values amounts to the cent, half up", () => {

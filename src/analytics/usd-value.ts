@@ -30,9 +30,26 @@ export function usdOf(amount: bigint, decimals: number, price: ExactDecimal): Ex
   return parseDecimal(amount).shiftedBy(-decimals).times(price);
 }
 
+/**
+ * The fewest smallest units of a token with `decimals`, at `price` USD, worth at least `minUsd`
+ * (null: no amount is, at a price of 0). A scan works it out once and compares each transfer's
+ * integer amount with it, instead of pricing every transfer.
+ */
+export function smallestWorth(minUsd: number, decimals: number, price: ExactDecimal): bigint | null {
+  const needed = parseDecimal(minUsd).shiftedBy(decimals);
+  if (needed.lte(0)) return 0n;
+  if (price.lte(0)) return null;
+  // needed / price rounded up to a whole unit, both scaled to integers by the longer of their fractions.
+  const scale = Math.max(needed.decimalPlaces() ?? 0, price.decimalPlaces() ?? 0);
+  const n = BigInt(needed.shiftedBy(scale).toFixed());
+  const p = BigInt(price.shiftedBy(scale).toFixed());
+  return (n + p - 1n) / p;
+}
+
 /** True when `amount` smallest units of a token with `decimals`, at `price` USD, are worth at least `minUsd`. */
 export function usdAtLeast(amount: bigint, decimals: number, price: ExactDecimal, minUsd: number): boolean {
-  return usdOf(amount, decimals, price).gte(parseDecimal(minUsd));
+  const least = smallestWorth(minUsd, decimals, price);
+  return least !== null && amount >= least;
 }
 
 /** The USD value of `amount` smallest units at `price`, rounded half-up to `digits` decimals, as a number. */
