@@ -33,6 +33,8 @@ const POOL_EVENTS = parseAbi([
   "event Burn(address indexed sender, address indexed to, uint256 amount0, uint256 amount1)",
   "event Burn(address indexed owner, int24 indexed tickLower, int24 indexed tickUpper, uint128 amount, uint256 amount0, uint256 amount1)",
 ]);
+/** Their topics, as the log scanner asks for them (two Swap layouts share a selector). */
+const POOL_SELECTORS = [...new Set(POOL_EVENTS.map((e) => toEventSelector(e)))];
 /** The creation event each kind of factory emits. */
 const CREATED_BY: Record<FactoryKind, Hex> = {
   uniswap_v2: toEventSelector(CREATION_EVENTS[0]),
@@ -114,7 +116,7 @@ export async function huntNewPairs(
   // Swaps, mints and burns of the liquid pairs in the window.
   const poolLogs = await deps.scanner.logs({
     addresses: liquid.map((c) => c.pool.address),
-    events: [...new Set(POOL_EVENTS.map((e) => toEventSelector(e)))],
+    events: POOL_SELECTORS,
     fromBlock,
     toBlock,
   });

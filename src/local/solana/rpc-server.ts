@@ -8,12 +8,12 @@
  * getSignaturesForAddress, plus the small ones clients probe (getSlot, getBlockHeight, ...).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { type Address, type EncodedAccount, getBase58Encoder, getBase64Encoder, getTransactionDecoder } from "@solana/kit";
 import { getMintDecoder, getTokenDecoder, TOKEN_2022_PROGRAM_ADDRESS } from "@solana-program/token-2022";
 import { createJSONRPCErrorResponse, JSONRPCErrorCode, JSONRPCErrorException, JSONRPCServer } from "json-rpc-2.0";
 import getRawBody from "raw-body";
 import { formatUnits } from "viem";
+import { closeServer, listen } from "../stubs/loopback.ts";
 import { type LocalSolana, SendError } from "./local-chain.ts";
 import { TOKEN_PROGRAM } from "./scenario.ts";
 
@@ -289,17 +289,6 @@ export async function startSolanaRpc(chain: LocalSolana, port = 0): Promise<{ ur
       // A body over MAX_BODY, or a batch holding something that is not a request object.
       .catch(() => req.destroy());
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, "127.0.0.1", () => resolve());
-  });
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    url,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  const url = `http://127.0.0.1:${await listen(server, "127.0.0.1", port)}`;
+  return { url, close: () => closeServer(server) };
 }

@@ -1,15 +1,15 @@
 /**
  * Listening and closing for the local stand-ins' loopback HTTP servers (the market-data and
- * directory stubs, the demo sellers).
+ * directory stubs, the demo sellers, the local Solana's JSON-RPC).
  */
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 
-/** Listen on a free port of `host`; resolves with the port. */
-export function listen(server: Server, host = "127.0.0.1"): Promise<number> {
+/** Listen on `port` of `host` (0: a free one); resolves with the port. */
+export function listen(server: Server, host = "127.0.0.1", port = 0): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once("error", reject);
-    server.listen(0, host, () => resolve((server.address() as AddressInfo).port));
+    server.listen(port, host, () => resolve((server.address() as AddressInfo).port));
   });
 }
 
