@@ -15,10 +15,10 @@ const probes = new WeakMap<PublicClient, Map<string, Eip3009Probe>>();
 
 /** The `Eip3009Probe` reading `network` through `client`, remembering each answer (a token's code does not change its interface). */
 export function eip3009Probe(client: PublicClient, network: string): Eip3009Probe {
-  let byNetwork = probes.get(client);
-  if (!byNetwork) probes.set(client, (byNetwork = new Map()));
-  let probe = byNetwork.get(network);
-  if (!probe) byNetwork.set(network, (probe = newProbe(client, network)));
+  const byNetwork = probes.get(client) ?? new Map<string, Eip3009Probe>();
+  probes.set(client, byNetwork);
+  const probe = byNetwork.get(network) ?? newProbe(client, network);
+  byNetwork.set(network, probe);
   return probe;
 }
 
