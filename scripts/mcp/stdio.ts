@@ -22,7 +22,8 @@ import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import packageJson from "../../package.json" with { type: "json" };
 import type { RouteDef } from "../../spec/route.ts";
 import { atomicUsdc } from "../../spec/route.ts";
-import { type Json, toolResultOf } from "../../src/mcp/results.ts";
+import type { JsonObject } from "../../src/json.ts";
+import { toolResultOf } from "../../src/mcp/results.ts";
 import { priceAtomic, type RouteTool, routeRequest, routeTools, toolNamed, usd } from "../../src/mcp/tools.ts";
 import { networkById } from "../../src/networks/index.ts";
 import { type Reservation, SpendCaps } from "./spend-caps.ts";
@@ -167,7 +168,7 @@ export type ToolErrorCode =
   | "call_failed";
 
 /** A tool error made by the MCP server itself, in the service's error shape `{error: {code, message, details?}}`. */
-export function toolError(code: ToolErrorCode, message: string, details?: Json): CallToolResult {
+export function toolError(code: ToolErrorCode, message: string, details?: JsonObject): CallToolResult {
   const body = { error: { code, message, ...(details ? { details } : {}) } };
   return { isError: true, content: [{ type: "text", text: message }], structuredContent: body };
 }

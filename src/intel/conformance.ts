@@ -19,6 +19,7 @@
 
 import { isDeepStrictEqual } from "node:util";
 import type { ConformanceReportSchema } from "../../spec/routes/intel.ts";
+import { isObject } from "../json.ts";
 import { base } from "../networks/base.ts";
 import { OutboundError, type SafeFetcher, TargetNotAllowedError } from "../outbound/safe-fetch.ts";
 import { isAddressForNetwork, isCaip2, isEvmNetwork, isUsdc, isV1NetworkName, knownTokenDomain, normaliseNetwork } from "./networks.ts";
@@ -96,8 +97,6 @@ export interface CheckFailure {
 
 /** The checker's answer for one endpoint: its schema, with what each field means, is the x402-check route's response. */
 export type ConformanceReport = ConformanceReportSchema;
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 function parseJson(text: string): unknown {
   try {

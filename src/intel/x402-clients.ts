@@ -24,6 +24,7 @@ import { findDefaultAsset } from "@x402/evm";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { ConformanceReportSchema } from "../../spec/routes/intel.ts";
+import { isObject } from "../json.ts";
 import { isCaip2, isV1NetworkName, knownTokenDomain, normaliseNetwork } from "./networks.ts";
 import { controlOf, InvalidPayment, signOffline } from "./sign-offline.ts";
 import { isSolanaOption, solanaOptionPayability } from "./solana-payability.ts";
@@ -88,8 +89,6 @@ function quickStartClient(spendControls: boolean): x402HTTPClient {
 }
 const defaultClient = quickStartClient(true);
 const loosenedClient = quickStartClient(false);
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** An error's message, without the requirement dumps some clients append, at most 300 characters. */
 function messageOf(error: unknown): string {

@@ -30,10 +30,11 @@ import type { PaymentPayload } from "@x402/core/types";
 import packageJson from "../../package.json" with { type: "json" };
 import type { RouteDef } from "../../spec/route.ts";
 import { errorBody, type ErrorCode as ServiceErrorCode } from "../errors.ts";
+import { isObject, type JsonObject } from "../json.ts";
 import type { DecodedPayment, PayloadProblem } from "../payments/payload.ts";
 import type { Admission, CallToAdmit } from "../server/middleware/rate-limit.ts";
 import { MAX_JSON_DEPTH } from "../validate.ts";
-import { isObject, type Json, PAYMENT_META_KEY, type ResultBinding, toolResultOf } from "./results.ts";
+import { PAYMENT_META_KEY, type ResultBinding, toolResultOf } from "./results.ts";
 import { type RouteTool, routeRequest, routeTools, toolNamed } from "./tools.ts";
 
 /**
@@ -75,7 +76,7 @@ export function valueDepth(value: unknown, limit: number): number {
 }
 
 /** A JSON-RPC `-32602` whose `data` is the service's error body, as HTTP would answer the same input. */
-function invalidParams(message: string, code: ServiceErrorCode, details: Json): McpError {
+function invalidParams(message: string, code: ServiceErrorCode, details: JsonObject): McpError {
   return new McpError(ErrorCode.InvalidParams, message, errorBody(code, message, details));
 }
 
@@ -98,7 +99,7 @@ function paymentHeader(payment: unknown): string | undefined {
 }
 
 /** The binding a request asks for, from its per-request `_meta` (MCP 2026-07-28's capabilities and revision). */
-function bindingOf(meta: Json | undefined): ResultBinding {
+function bindingOf(meta: JsonObject | undefined): ResultBinding {
   const capabilities = meta?.["io.modelcontextprotocol/clientCapabilities"];
   const extensions = isObject(capabilities) ? capabilities.extensions : undefined;
   const revision = meta?.["io.modelcontextprotocol/protocolVersion"];
@@ -109,14 +110,14 @@ function bindingOf(meta: Json | undefined): ResultBinding {
 }
 
 /** The params of a `tools/call`, checked here so that a malformed one is `-32602` naming the field, not a schema dump. */
-function callParams(params: unknown): { name: string; args: Json | undefined; meta: Json | undefined } {
+function callParams(params: unknown): { name: string; args: JsonObject | undefined; meta: JsonObject | undefined } {
   const field = (name: string, expected: string) =>
     invalidParams(`Invalid tools/call: ${name} must be ${expected}.`, "invalid_request", { fields: [{ field: name, expected }] });
   if (!isObject(params)) throw field("params", "an object {name, arguments?, _meta?}");
   if (typeof params.name !== "string" || params.name === "") throw field("params.name", "the name of a tool (tools/list names them)");
   if (params.arguments !== undefined && !isObject(params.arguments)) throw field("params.arguments", "a JSON object");
   if (params._meta !== undefined && !isObject(params._meta)) throw field("params._meta", "a JSON object");
-  return { name: params.name, args: params.arguments as Json | undefined, meta: params._meta as Json | undefined };
+  return { name: params.name, args: params.arguments as JsonObject | undefined, meta: params._meta as JsonObject | undefined };
 }
 
 function createRemoteServer(origin: string, tools: readonly RouteTool[], dispatchRoute: RouteDispatch, limits?: CallLimits): Server {
@@ -169,7 +170,7 @@ function createRemoteServer(origin: string, tools: readonly RouteTool[], dispatc
 }
 
 /** A JSON-RPC error answer to a message refused before the MCP server saw it. */
-function errorAnswer(id: unknown, error: McpError): Json {
+function errorAnswer(id: unknown, error: McpError): JsonObject {
   return { jsonrpc: "2.0", id: id ?? null, error: { code: error.code, message: error.message, data: error.data } };
 }
 
@@ -193,7 +194,7 @@ export async function answerMcp(
   } catch {
     parsed = undefined;
   }
-  const refused: Json[] = [];
+  const refused: JsonObject[] = [];
   let passed: unknown = parsed;
   if (parsed !== undefined) {
     const messages = Array.isArray(parsed) ? parsed : [parsed];

@@ -14,18 +14,12 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
+import { isObject, type JsonObject } from "../json.ts";
 
 /** Where a client puts its `PaymentPayload` in `tools/call` params. */
 export const PAYMENT_META_KEY = "x402/payment";
 /** Where the result carries the `SettleResponse`. */
 export const PAYMENT_RESPONSE_META_KEY = "x402/payment-response";
-
-/** A JSON object. */
-export type Json = Record<string, unknown>;
-
-export function isObject(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function parseJson(text: string): unknown {
   try {
@@ -83,7 +77,7 @@ async function toolResultIn(response: Response, binding: ResultBinding): Promise
     const message = errorMessageOf(body);
     return {
       isError: true,
-      structuredContent: challenge as unknown as Json,
+      structuredContent: challenge as unknown as JsonObject,
       content: [{ type: "text", text: JSON.stringify(challenge) }, ...(message ? [{ type: "text" as const, text: message }] : [])],
       ...meta,
     };

@@ -8,6 +8,7 @@ import type { PaymentPayload } from "@x402/core/types";
 import { authorizationTypes } from "@x402/evm";
 import { extractPaymentIdentifier, isValidPaymentId, PAYMENT_IDENTIFIER } from "@x402/extensions/payment-identifier";
 import { isAddress, verifyTypedData } from "viem";
+import { isObject } from "../json.ts";
 
 /** The EIP-3009 authorisation of a payment, as signed. */
 export interface Authorization {
@@ -42,7 +43,6 @@ const NONCE = /^0x[0-9a-fA-F]{64}$/;
 const SIGNATURE = /^0x[0-9a-fA-F]{130,}$/;
 const MAX_UINT256 = 2n ** 256n - 1n;
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const uint = (v: unknown) => typeof v === "string" && UINT.test(v) && BigInt(v) <= MAX_UINT256;
 
 /** A payment header's x402 v2 envelope, checked for shape: what every scheme's payload sits in. */

@@ -19,6 +19,7 @@ import type { FacilitatorClient } from "@x402/core/server";
 import type { SupportedResponse } from "@x402/core/types";
 import { toClientSvmSigner, toFacilitatorSvmSigner } from "@x402/svm";
 import bs58 from "bs58";
+import { isObject } from "../json.ts";
 import { svmNetwork } from "../networks/index.ts";
 import { type DecodedPayment, decodeEnvelope, isProblem, type PayloadProblem } from "../payments/payload.ts";
 import type { PaymentScheme } from "../payments/scheme.ts";
@@ -27,8 +28,6 @@ import { messageHash, readTransfer, type TransferRead, transactionBytes } from "
 
 /** A validBefore no ledger reads as a time: a Solana payment's window is its blockhash's, and the challenge's. */
 const NO_DEADLINE = "18446744073709551615";
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** The in-process facilitator: verifies, co-signs as fee payer and sends through `rpcUrl`. */
 export function createSvmFacilitator(feePayer: KeyPairSigner, rpcUrl: string, network: string): FacilitatorClient & { address: string } {

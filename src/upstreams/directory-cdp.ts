@@ -7,8 +7,9 @@
  * method in `extensions.bazaar.info.input` (v2) or the option's `outputSchema.input` (v1).
  */
 import { isUsdc, normaliseNetwork } from "../intel/networks.ts";
+import { isObject } from "../json.ts";
 import { DEFAULT_NETWORK } from "../networks/index.ts";
-import { type DirectoryEntry, type DirectorySource, isObject, normaliseEndpointUrl, text } from "./directory-entry.ts";
+import { type DirectoryEntry, type DirectorySource, normaliseEndpointUrl, text } from "./directory-entry.ts";
 import { DirectoryError, fetchDirectoryJson } from "./directory-http.ts";
 
 /** The public discovery endpoint. */

@@ -33,7 +33,6 @@ export interface DirectorySource {
 }
 
 /** A JSON object (not an array), as directory items and answers are read. */
-export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 /** A non-empty string, trimmed; else null. */
 export const text = (v: unknown): string | null => (typeof v === "string" && v.trim() !== "" ? v.trim() : null);
 

@@ -6,7 +6,8 @@
  * plain numbers and "free"; anything else is an unknown price.
  */
 import { normaliseNetwork } from "../intel/networks.ts";
-import { type DirectoryEntry, type DirectorySource, isObject, normaliseEndpointUrl, text } from "./directory-entry.ts";
+import { isObject } from "../json.ts";
+import { type DirectoryEntry, type DirectorySource, normaliseEndpointUrl, text } from "./directory-entry.ts";
 import { DirectoryError, fetchDirectoryJson } from "./directory-http.ts";
 
 /** The public service list. */
