@@ -6,7 +6,8 @@
 import { erc20Abi, isAddressEqual, type PublicClient, parseAbi, parseEventLogs } from "viem";
 import { readChain } from "./rpc-error.ts";
 
-const eip3009Abi = parseAbi([
+/** EIP-3009's authorisation state and the event marking an authorisation used. */
+export const eip3009Abi = parseAbi([
   "function authorizationState(address authorizer, bytes32 nonce) view returns (bool)",
   "event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)",
 ]);

@@ -6,8 +6,7 @@
  */
 import { LRUCache } from "lru-cache";
 import { ContractFunctionExecutionError, ContractFunctionZeroDataError, type PublicClient, zeroAddress, zeroHash } from "viem";
-import { authorizationReader } from "../chain/authorization.ts";
-import { UpstreamError } from "../errors.ts";
+import { eip3009Abi } from "../chain/authorization.ts";
 import type { Eip3009Probe } from "./x402-clients.ts";
 
 /** One probe per chain client and network, so that its answers outlive the request that asked. */
@@ -27,13 +26,16 @@ function newProbe(client: PublicClient, network: string): Eip3009Probe {
   const known = new LRUCache<string, boolean>({
     max: 1_000,
     fetchMethod: (asset) =>
-      authorizationReader(client, asset as `0x${string}`)
-        .isUsed(zeroAddress, zeroHash)
+      client
+        .readContract({
+          address: asset as `0x${string}`,
+          abi: eip3009Abi,
+          functionName: "authorizationState",
+          args: [zeroAddress, zeroHash],
+        })
         .then(
           () => true,
-          (wrapped: unknown) => {
-            // The reader wraps viem's error as an upstream failure; what the node answered is its cause.
-            const error = wrapped instanceof UpstreamError ? wrapped.cause : wrapped;
+          (error: unknown) => {
             // A revert or an empty answer is the contract's own: no EIP-3009. Anything else (the RPC failed) is not known.
             if (error instanceof ContractFunctionZeroDataError) return false;
             if (error instanceof ContractFunctionExecutionError) {
