@@ -16,25 +16,12 @@ import { erc20Abi, parseEventLogs } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
+import { CAPABILITY, type McpAnswer, mcpRpc } from "./support/mcp.ts";
 import { buyerAccount, chainClient, challengeOf, devnet, signPayment, startTestService, testConfig } from "./support/service.ts";
 
 const T0 = Date.parse("2026-03-02T12:00:00Z");
 const PRICE = 100_000n; // verifyPayment: 0.10 USDC
-const CAPABILITY = { "io.modelcontextprotocol/clientCapabilities": { extensions: { "org.x402/payment": {} } } };
-
-type Answer = { jsonrpc: "2.0"; id: number; result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } };
-
-/** POST raw JSON-RPC to `/mcp` as a streamable-HTTP client does; the answers sorted by id. */
-async function rpc(url: string, body: unknown): Promise<{ status: number; answers: Answer[] }> {
-  const res = await fetch(`${url}/mcp`, {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-    body: typeof body === "string" ? body : JSON.stringify(body),
-  });
-  const parsed = (await res.json()) as Answer | Answer[];
-  const answers = (Array.isArray(parsed) ? parsed : [parsed]).sort((a, b) => a.id - b.id);
-  return { status: res.status, answers };
-}
+type Answer = McpAnswer;
 
 const call = (id: number, name: string, args: unknown, meta?: Record<string, unknown>) => ({
   jsonrpc: "2.0",
@@ -75,11 +62,11 @@ describe("POST /mcp counts each tool call as the HTTP request of its route", () 
 
   it("takes one free request per tools/call of a batch: 100 calls and the POST itself use 101 of 120", async () => {
     const batch = (from: number) => Array.from({ length: 100 }, (_, i) => call(from + i, "getPricing", {}));
-    const first = await rpc(service.url, batch(1));
+    const first = await mcpRpc(service.url, batch(1));
     expect(first.status).toBe(200);
     expect(first.answers.map((a) => a.result?.isError ?? false)).toEqual(Array(100).fill(false));
     // 19 tokens left; the second POST takes one, so 18 calls run and 82 are refused as HTTP would refuse them.
-    const second = await rpc(service.url, batch(101));
+    const second = await mcpRpc(service.url, batch(101));
     const refused = second.answers.filter((a) => a.result?.isError === true);
     expect(second.answers.length - refused.length).toBe(18);
     expect(refused.length).toBe(82);
@@ -109,7 +96,7 @@ describe("POST /mcp: one payer's paid calls in flight", () => {
     const batch = headers.map((h, i) =>
       call(i + 1, "verifyPayment", { tx_hash: txHash(0xe000 + i) }, { "x402/payment": decodePaymentSignatureHeader(h) }),
     );
-    const { answers } = await rpc(service.url, batch);
+    const { answers } = await mcpRpc(service.url, batch);
     expect(answers.map((a) => a.id)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
     const ran = answers.slice(0, 8);
     const refused = answers.slice(8);
@@ -158,7 +145,7 @@ describe("POST /mcp: malformed calls are -32602, as HTTP refuses them with 400",
     expect(((await http.json()) as { error: { code: string } }).error.code).toBe("invalid_request");
 
     const body = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"verifyPayment","arguments":${deep}}}`;
-    const { status, answers } = await rpc(service.url, body);
+    const { status, answers } = await mcpRpc(service.url, body);
     expect(status).toBe(200);
     const message = "The request nests deeper than 64 levels in its arguments.";
     expect(answers).toEqual([
@@ -201,13 +188,13 @@ describe("POST /mcp: malformed calls are -32602, as HTTP refuses them with 400",
     // A body of depth 64 passes HTTP's check; the same arguments pass here and reach the route's validation.
     const args = `${'{"a":'.repeat(63)}1${"}".repeat(63)}`;
     const body = `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"getPricing","arguments":{"x":${args}}}}`;
-    const { answers } = await rpc(service.url, body);
+    const { answers } = await mcpRpc(service.url, body);
     expect(answers[0]?.error).toBeUndefined();
     expect(answers[0]?.result).toBeDefined();
   });
 
   it("answers a tools/call without params with -32602 naming the field, without a schema dump", async () => {
-    const { answers } = await rpc(service.url, { jsonrpc: "2.0", id: 1, method: "tools/call" });
+    const { answers } = await mcpRpc(service.url, { jsonrpc: "2.0", id: 1, method: "tools/call" });
     const message = "Invalid tools/call: params must be an object {name, arguments?, _meta?}.";
     expect(answers).toEqual([
       {
@@ -230,7 +217,7 @@ describe("POST /mcp: malformed calls are -32602, as HTTP refuses them with 400",
   });
 
   it("answers arguments that are not an object, and an unknown tool, with -32602", async () => {
-    const { answers } = await rpc(service.url, [call(1, "getPricing", [1, 2]), call(2, "noSuchTool", {})]);
+    const { answers } = await mcpRpc(service.url, [call(1, "getPricing", [1, 2]), call(2, "noSuchTool", {})]);
     expect(answers.map((a) => a.error?.code)).toEqual([-32602, -32602]);
     expect(answers[0]?.error?.message).toBe("MCP error -32602: Invalid tools/call: params.arguments must be a JSON object.");
     expect(answers[1]?.error?.message).toBe("MCP error -32602: Unknown tool noSuchTool; tools/list names them all.");
@@ -245,9 +232,9 @@ describe("POST /mcp: the org.x402/payment extension binding", () => {
   afterAll(() => service.close());
 
   it("is advertised by server/discover and in initialize's capabilities", async () => {
-    const { answers } = await rpc(service.url, { jsonrpc: "2.0", id: 1, method: "server/discover", params: {} });
+    const { answers } = await mcpRpc(service.url, { jsonrpc: "2.0", id: 1, method: "server/discover", params: {} });
     expect(answers[0]?.result).toMatchObject({ resultType: "complete", capabilities: { extensions: { "org.x402/payment": {} } } });
-    const init = await rpc(service.url, {
+    const init = await mcpRpc(service.url, {
       jsonrpc: "2.0",
       id: 2,
       method: "initialize",
@@ -265,7 +252,7 @@ describe("POST /mcp: the org.x402/payment extension binding", () => {
       headers: { "content-type": "application/json" },
       body: JSON.stringify(args),
     });
-    const unpaid = await rpc(service.url, call(1, "verifyPayment", args, CAPABILITY));
+    const unpaid = await mcpRpc(service.url, call(1, "verifyPayment", args, CAPABILITY));
     // The same challenge but for its sign-in declaration's nonce and time, fresh in every challenge.
     const fresh = { nonce: expect.any(String), issuedAt: expect.any(String) };
     const siwx = challenge.extensions?.["sign-in-with-x"] as { info: Record<string, unknown> } | undefined;
@@ -277,7 +264,7 @@ describe("POST /mcp: the org.x402/payment extension binding", () => {
     const required = unpaid.answers[0]?.result?.paymentRequired as PaymentRequired;
     const header = await signPayment(required, buyer);
     const payment = decodePaymentSignatureHeader(header);
-    const paid = await rpc(service.url, call(2, "verifyPayment", args, { ...CAPABILITY, "x402/payment": payment }));
+    const paid = await mcpRpc(service.url, call(2, "verifyPayment", args, { ...CAPABILITY, "x402/payment": payment }));
     const result = paid.answers[0]?.result as Record<string, unknown>;
     expect(result.resultType).toBe("complete");
     expect(result.isError).toBeUndefined();
@@ -288,7 +275,7 @@ describe("POST /mcp: the org.x402/payment extension binding", () => {
     expect(await authorizationUsed(header)).toBe(true);
 
     // Without the capability, the same unpaid call is the tool-result binding, as before.
-    const plain = await rpc(service.url, call(3, "verifyPayment", args));
+    const plain = await mcpRpc(service.url, call(3, "verifyPayment", args));
     const plainResult = plain.answers[0]?.result as { content: { text: string }[] };
     expect(plainResult).toEqual({ isError: true, structuredContent: expected, content: [{ type: "text", text: expect.any(String) }] });
     expect(JSON.parse(plainResult.content[0]?.text as string)).toEqual(expected);

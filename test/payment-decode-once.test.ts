@@ -7,6 +7,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { RunningService } from "../src/server/service.ts";
+import { type McpAnswer, mcpRpc } from "./support/mcp.ts";
 import { buyerAccount, challengeOf, signPayment, startTestService } from "./support/service.ts";
 
 const decodes = vi.hoisted(() => ({ count: 0 }));
@@ -64,17 +65,12 @@ describe("a paid call decodes its payment header once and parses its body once",
       params: { name: "verifyPayment", arguments: args, _meta: { "x402/payment": header } },
     };
     decodes.count = 0;
-    let answer: { result?: { isError?: boolean; _meta?: Record<string, unknown> } } = {};
+    let answer: McpAnswer<{ isError?: boolean; _meta?: Record<string, unknown> }> | undefined;
     const parses = await parsesOf(JSON.stringify(args), async () => {
-      const res = await fetch(`${service.url}/mcp`, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-        body: JSON.stringify(message),
-      });
-      answer = (await res.json()) as typeof answer;
+      answer = (await mcpRpc<{ isError?: boolean; _meta?: Record<string, unknown> }>(service.url, message)).answers[0];
     });
-    expect(answer.result?.isError ?? false).toBe(false);
-    expect((answer.result?._meta?.["x402/payment-response"] as { success?: boolean } | undefined)?.success).toBe(true);
+    expect(answer?.result?.isError ?? false).toBe(false);
+    expect((answer?.result?._meta?.["x402/payment-response"] as { success?: boolean } | undefined)?.success).toBe(true);
     expect(decodes.count).toBe(1);
     expect(parses).toBe(1);
   });

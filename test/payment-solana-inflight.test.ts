@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocalSolanaDevnet } from "../src/local/solana/devnet.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { svmClient } from "../src/solana/x402.ts";
+import { mcpRpc } from "./support/mcp.ts";
 import { startSolanaSite, usdcOn } from "./support/solana.ts";
 
 const PRICE = 100_000n; // /v1/wallet-profile: 0.10 USDC
@@ -21,7 +22,7 @@ afterAll(async () => {
 
 const usdcOf = (owner: string) => usdcOn(chain.rpcUrl, owner);
 
-type Answer = { id: number; result?: { isError?: boolean; structuredContent?: { error?: { code?: string; details?: unknown } } } };
+type Result = { isError?: boolean; structuredContent?: { error?: { code?: string; details?: unknown } } };
 
 describe("one Solana payer's paid calls in flight", () => {
   it("over MCP: 8 of 12 paid calls in one batch run and settle, 4 are refused paid_in_flight, and exactly 8 prices move", async () => {
@@ -47,13 +48,8 @@ describe("one Solana payer's paid calls in flight", () => {
       method: "tools/call",
       params: { name: "solanaWalletProfile", arguments: body, _meta: { "x402/payment": payment } },
     }));
-    const res = await fetch(`${site}/mcp`, {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body: JSON.stringify(batch),
-    });
-    expect(res.status).toBe(200);
-    const answers = ((await res.json()) as Answer[]).sort((a, b) => a.id - b.id);
+    const { status, answers } = await mcpRpc<Result>(site, batch);
+    expect(status).toBe(200);
     expect(answers.map((a) => a.id)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
     expect(answers.slice(0, 8).map((a) => a.result?.isError ?? false)).toEqual(Array(8).fill(false));
     const refused = answers.slice(8).map((a) => a.result?.structuredContent?.error);

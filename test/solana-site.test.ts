@@ -27,6 +27,7 @@ import { type ScenarioMint, USDC_MINT } from "../src/local/solana/scenario.ts";
 import { CHALLENGE_BUDGET } from "../src/payments/requirements.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { svmClient } from "../src/solana/x402.ts";
+import { CAPABILITY, mcpRpc } from "./support/mcp.ts";
 import { startSolanaSite, usdcOn } from "./support/solana.ts";
 
 const PRICE = 100_000n; // 0.10 USDC
@@ -390,7 +391,6 @@ describe("an MCP client", () => {
 });
 
 describe("the Solana site's remote /mcp, paid the x402 MCP way", () => {
-  const CAPABILITY = { "io.modelcontextprotocol/clientCapabilities": { extensions: { "org.x402/payment": {} } } };
   const args = { token: "SOL" };
   const signedFor = (challenge: PaymentRequired, i: number) =>
     svmClient(buyer(i).signer, chain.rpcUrl, chain.scenario.network).createPaymentPayload(challenge);
@@ -441,18 +441,14 @@ describe("the Solana site's remote /mcp, paid the x402 MCP way", () => {
 
   it("with the org.x402/payment extension: resultType payment_required, then complete with the settlement; exactly the price moves", async () => {
     const jsonRpc = async (id: number, meta: Record<string, unknown>) => {
-      const res = await fetch(`${site}/mcp`, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id,
-          method: "tools/call",
-          params: { name: "solanaDinalibrium", arguments: args, _meta: meta },
-        }),
+      const { status, answers } = await mcpRpc(site, {
+        jsonrpc: "2.0",
+        id,
+        method: "tools/call",
+        params: { name: "solanaDinalibrium", arguments: args, _meta: meta },
       });
-      expect(res.status).toBe(200);
-      return ((await res.json()) as { result: Record<string, unknown> }).result;
+      expect(status).toBe(200);
+      return answers[0]?.result as Record<string, unknown>;
     };
     const unpaid = await jsonRpc(1, CAPABILITY);
     expect(unpaid).toEqual({ resultType: "payment_required", paymentRequired: await httpChallenge() });

@@ -7,9 +7,6 @@
  * blockhash's window, not charged; within the window, left open. Solana rows never reach the
  * EIP-3009 reader.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -21,13 +18,13 @@ import type { PaymentScheme } from "../src/payments/scheme.ts";
 import { reconcileLedger } from "../src/payments/upkeep.ts";
 import { createSvmFacilitator, svmClient, svmScheme } from "../src/solana/x402.ts";
 import { insertLedgerRow, markLedgerRowVerified } from "../src/store/ledger.ts";
-import { openStore, type Store } from "../src/store/store.ts";
+import type { Store } from "../src/store/store.ts";
+import { freshSqliteStore } from "./support/service.ts";
 import { usdcOn } from "./support/solana.ts";
 
 const PRICE = 100_000n;
 let chain: LocalSolanaDevnet;
 let store: Store;
-let dir: string;
 let scheme: PaymentScheme;
 let requirements: PaymentRequirements;
 
@@ -40,8 +37,7 @@ const evmReader: AuthorizationReader = {
 
 beforeAll(async () => {
   chain = await startLocalSolana({});
-  dir = mkdtempSync(path.join(tmpdir(), "solana-upkeep-"));
-  store = await openStore({ kind: "sqlite", file: path.join(dir, "store.sqlite") });
+  store = await freshSqliteStore();
   const s = chain.scenario;
   scheme = svmScheme(s.network, s.usdcMint, { rpcUrl: chain.rpcUrl, payTo: s.payTo });
   requirements = {
@@ -57,7 +53,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await store?.close();
   await chain?.stop();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const usdcOf = (owner: string) => usdcOn(chain.rpcUrl, owner);
