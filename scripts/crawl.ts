@@ -16,7 +16,6 @@ import { createIntelServices } from "../src/intel/intel-services.ts";
 import { LOCAL_BUYER_INDEX, trustPurchases } from "../src/intel/purchase-config.ts";
 import { createLogger } from "../src/log.ts";
 import { base } from "../src/networks/base.ts";
-import { redact } from "../src/store/store.ts";
 import { CDP_DISCOVERY_URL } from "../src/upstreams/directory-cdp.ts";
 import { X402_LIST_URL } from "../src/upstreams/directory-x402-list.ts";
 import { createProgress, type Progress } from "./progress.ts";
@@ -93,7 +92,7 @@ async function main(): Promise<void> {
     }
     console.log(
       `Crawling ${demo ? "the local demo catalogue" : `${cdpUrl} and ${listUrl}`} with ${config.intel.crawlConcurrency} origins at once, ` +
-        `${config.intel.crawlOriginTimeoutSeconds} s per origin, into ${storeDescription(config, redact)}...`,
+        `${config.intel.crawlOriginTimeoutSeconds} s per origin, into ${storeDescription(config)}...`,
     );
     // Created once the catalogue is read, so its first line already knows the total.
     let progress: Progress | undefined;

@@ -7,7 +7,7 @@
 import { formatUnits } from "viem";
 import { ConfigError, loadConfig } from "../src/config.ts";
 import { nowPlus } from "../src/store/dialect.ts";
-import { type Queryable, redact } from "../src/store/store.ts";
+import type { Queryable } from "../src/store/store.ts";
 import { ledgerReport, purchasesReport } from "./ledger-report.ts";
 import { openStoreForTool, storeDescription } from "./store-tool.ts";
 
@@ -43,7 +43,7 @@ async function main(): Promise<void> {
   const store = await openStoreForTool(config);
   try {
     const report = await ledgerReport(store, days);
-    const where = storeDescription(config, redact);
+    const where = storeDescription(config);
     console.log(`Payment ledger, last ${days} day(s), from ${where}\n`);
     const total = report.byRoute.reduce((sum, r) => sum + BigInt(r.earned_atomic), 0n);
     console.log(`Earned: ${usdc(total.toString())} USDC in ${report.byRoute.reduce((n, r) => n + r.calls, 0)} settled call(s)\n`);

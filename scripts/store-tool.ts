@@ -5,7 +5,7 @@
  */
 import type { Config } from "../src/config.ts";
 import { storeLocationOf } from "../src/store/configured.ts";
-import { openStore, type Store } from "../src/store/store.ts";
+import { openStore, redact, type Store } from "../src/store/store.ts";
 
 /** Open the configured store from a command-line tool (also while the service runs). */
 export async function openStoreForTool(config: Pick<Config, "databaseUrl" | "dataDir">): Promise<Store> {
@@ -13,7 +13,7 @@ export async function openStoreForTool(config: Pick<Config, "databaseUrl" | "dat
 }
 
 /** Where the configured store is, for a tool's messages (the URL without its password, or the file). */
-export function storeDescription(config: Pick<Config, "databaseUrl" | "dataDir">, redact: (url: string) => string): string {
+export function storeDescription(config: Pick<Config, "databaseUrl" | "dataDir">): string {
   const location = storeLocationOf(config);
   return location.kind === "postgres" ? redact(location.url) : String(location.file);
 }

@@ -7,10 +7,6 @@ import type { Heading, List, ListItem, Node, Parent, RootContent } from "mdast";
 import type { Step } from "../../spec/content-schema.ts";
 import { fileLine, type SourceFile } from "./source-file.ts";
 
-function lineOf(file: SourceFile, node: Node | undefined): { line: number | undefined } {
-  return { line: fileLine(file, node?.position?.start.line) };
-}
-
 /** The source text of `node`, continuation lines de-indented to the node's own column. */
 function blockText(file: SourceFile, node: Node): string {
   const start = node.position?.start;
@@ -54,7 +50,13 @@ function headingText(file: SourceFile, heading: Heading): string {
 export function refuseTitleHeading(file: SourceFile, node: RootContent, field: string): boolean {
   if (node.type !== "heading" || node.depth !== 1) return false;
   const expected = "no level-1 heading (the title comes from the frontmatter `title`)";
-  file.problems.add({ file: file.rel, field, expected, found: `# ${headingText(file, node)}`, ...lineOf(file, node) });
+  file.problems.add({
+    file: file.rel,
+    field,
+    expected,
+    found: `# ${headingText(file, node)}`,
+    line: fileLine(file, node?.position?.start.line),
+  });
   return true;
 }
 
@@ -85,13 +87,19 @@ export function splitSections(file: SourceFile, expected: readonly string[]): Se
         field: "body",
         expected: `only the level-2 headings ${expected.map((h) => `\`## ${h}\``).join(", ")} (in that order)`,
         found: `\`## ${name}\``,
-        ...lineOf(file, node),
+        line: fileLine(file, node?.position?.start.line),
       });
       current = [];
       continue;
     }
     if (sections.byName.has(name)) {
-      file.problems.add({ file: file.rel, field: `## ${name}`, expected: "this heading once", found: "it again", ...lineOf(file, node) });
+      file.problems.add({
+        file: file.rel,
+        field: `## ${name}`,
+        expected: "this heading once",
+        found: "it again",
+        line: fileLine(file, node?.position?.start.line),
+      });
       current = [];
       continue;
     }
@@ -141,7 +149,7 @@ function theList(file: SourceFile, section: string, nodes: RootContent[] | undef
       field: `## ${section}`,
       expected: `only one ${kind} under the heading (indent code blocks and extra paragraphs under their list item: under \`1. \` by 3 spaces, under \`10. \` by 4)`,
       found: `a ${firstOther.type === "code" ? "code block" : firstOther.type} outside the list${more}`,
-      ...lineOf(file, firstOther),
+      line: fileLine(file, firstOther?.position?.start.line),
     });
   }
   if (lists.length > 1) {
@@ -151,7 +159,7 @@ function theList(file: SourceFile, section: string, nodes: RootContent[] | undef
       field: `## ${section}`,
       expected: `ONE ${kind}`,
       found: `${lists.length} lists (the list is broken where the second one starts: an item's content must be indented under it)`,
-      ...lineOf(file, lists[1]),
+      line: fileLine(file, lists[1]?.position?.start.line),
     });
   }
   const list = lists[0] as List;
@@ -161,7 +169,7 @@ function theList(file: SourceFile, section: string, nodes: RootContent[] | undef
       field: `## ${section}`,
       expected: `a ${kind}`,
       found: ordered ? "a bullet list" : "an ordered list",
-      ...lineOf(file, list),
+      line: fileLine(file, list?.position?.start.line),
     });
     return undefined;
   }
@@ -171,7 +179,7 @@ function theList(file: SourceFile, section: string, nodes: RootContent[] | undef
       field: `## ${section}`,
       expected: "the ordered list to start at 1",
       found: `it starts at ${list.start}`,
-      ...lineOf(file, list),
+      line: fileLine(file, list?.position?.start.line),
     });
   }
   return ok ? list : undefined;
@@ -201,7 +209,7 @@ export function stepsOf(file: SourceFile, sections: Sections, section = "Steps")
         field: `steps[n=${n}].do`,
         expected: "the step's first block to be a paragraph saying what to do and why",
         found: first ? `a ${first.type}` : "an empty item",
-        ...lineOf(file, item),
+        line: fileLine(file, item?.position?.start.line),
       });
     } else {
       doText = paragraphText(file, first);
@@ -223,7 +231,7 @@ export function bulletsOf(file: SourceFile, sections: Sections, section: string,
         field: `${field}[${i + 1}]`,
         expected: "a non-empty bullet",
         found: "an empty one",
-        ...lineOf(file, item),
+        line: fileLine(file, item?.position?.start.line),
       });
     return text;
   });
@@ -243,7 +251,7 @@ export function filesOf(file: SourceFile, sections: Sections, section = "Files")
         field: `files[${i + 1}]`,
         expected: "a bullet that starts with the file path in inline code, e.g. - `/etc/rclone/rclone.conf` — what it is",
         found: JSON.stringify(itemText(file, item).slice(0, 60)),
-        ...lineOf(file, item),
+        line: fileLine(file, item?.position?.start.line),
       });
       return;
     }
