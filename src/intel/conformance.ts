@@ -19,7 +19,7 @@
 
 import { isDeepStrictEqual } from "node:util";
 import type { ConformanceReportSchema } from "../../spec/routes/intel.ts";
-import { isObject } from "../json.ts";
+import { isObject, parseJsonOrUndefined } from "../json.ts";
 import { base } from "../networks/base.ts";
 import { OutboundError, type SafeFetcher, TargetNotAllowedError } from "../outbound/safe-fetch.ts";
 import { isAddressForNetwork, isCaip2, isEvmNetwork, isUsdc, isV1NetworkName, knownTokenDomain, normaliseNetwork } from "./networks.ts";
@@ -98,20 +98,12 @@ export interface CheckFailure {
 /** The checker's answer for one endpoint: its schema, with what each field means, is the x402-check route's response. */
 export type ConformanceReport = ConformanceReportSchema;
 
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
 /** Decode a PAYMENT-REQUIRED header (base64 or base64url JSON); undefined when it is not one. */
 export function decodeChallengeHeader(value: string | undefined): Record<string, unknown> | undefined {
   if (!value) return undefined;
   const text = value.trim();
   if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(text)) return undefined;
-  const decoded = parseJson(Buffer.from(text.replaceAll("-", "+").replaceAll("_", "/"), "base64").toString("utf8"));
+  const decoded = parseJsonOrUndefined(Buffer.from(text.replaceAll("-", "+").replaceAll("_", "/"), "base64").toString("utf8"));
   return isObject(decoded) ? decoded : undefined;
 }
 
@@ -184,7 +176,7 @@ async function fetchJsonDocument(fetcher: SafeFetcher, url: string, signal: Abor
   try {
     const res = await fetcher({ url, method: "GET", maxBodyBytes: DISCOVERY_MAX_BYTES, signal });
     if (res.status !== 200 || res.truncated) return { kind: "absent" };
-    const parsed = parseJson(res.body.toString("utf8"));
+    const parsed = parseJsonOrUndefined(res.body.toString("utf8"));
     return isObject(parsed) ? { kind: "json", value: parsed } : { kind: "absent" };
   } catch (error) {
     // A discovery document that is missing, unreachable or redirects somewhere refused is
@@ -319,7 +311,7 @@ export async function checkConformance(fetcher: SafeFetcher, target: CheckTarget
   else if (res.status !== 402) payability = notPayable(`the endpoint answered ${res.status}, not 402 Payment Required`);
   else {
     const header = headerReader(res.headers);
-    const body = res.truncated ? undefined : parseJson(res.body.toString("utf8"));
+    const body = res.truncated ? undefined : parseJsonOrUndefined(res.body.toString("utf8"));
     fromHeader = decodeChallengeHeader(header("payment-required"));
     fromBody = challengeOf(body);
     payability = await assessPayability({ header, body }, target.eip3009Probe);

@@ -39,16 +39,8 @@ export interface RunSummary {
   sources: Record<string, string>;
 }
 
-/** A completed run. */
-export interface RunInfo {
-  id: number;
-  started_at: string;
-  finished_at: string;
-  trigger: string;
-  /** The rules the run scored with (src/intel/conformance.ts RULES_VERSION at the time). */
-  rules_version: number;
-  summary: RunSummary;
-}
+/** A completed run, with the rules it scored with (src/intel/conformance.ts RULES_VERSION at the time). */
+export type RunInfo = Omit<TrustLeaderboardFull["run"], "sources" | "runs_total"> & { summary: RunSummary };
 
 const iso = (value: unknown): string => (value instanceof Date ? value : new Date(String(value))).toISOString();
 const json = <T>(value: unknown): T => (typeof value === "string" ? (JSON.parse(value) as T) : (value as T));
@@ -381,15 +373,12 @@ export async function fullLeaderboard(store: Store, context: DocumentContext, q:
     readRows(store, run.id, q),
     store.query<{ n: number }>("select cast(count(*) as integer) as n from trust_runs where status = 'done'"),
   ]);
+  const { summary, ...info } = run;
   return {
     ...document,
     run: {
-      id: run.id,
-      started_at: run.started_at,
-      finished_at: run.finished_at,
-      trigger: run.trigger,
-      rules_version: run.rules_version,
-      sources: Object.fromEntries(Object.entries(run.summary.sources).sort(([a], [b]) => (a < b ? -1 : 1))),
+      ...info,
+      sources: Object.fromEntries(Object.entries(summary.sources).sort(([a], [b]) => (a < b ? -1 : 1))),
       runs_total: runs?.n ?? 0,
     },
     order: q.order,

@@ -26,7 +26,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { ConformanceReportSchema } from "../../spec/routes/intel.ts";
 import { isObject } from "../json.ts";
 import { isCaip2, isV1NetworkName, knownTokenDomain, normaliseNetwork } from "./networks.ts";
-import { controlOf, InvalidPayment, signOffline } from "./sign-offline.ts";
+import { controlOf, InvalidPayment, optionAnswer, signOffline } from "./sign-offline.ts";
 import { isSolanaOption, solanaOptionPayability } from "./solana-payability.ts";
 
 /** The client families reported, reference first. */
@@ -185,23 +185,19 @@ async function evmOptionPayability(
   const refusal = isObject(option) ? await facilitatorRefusal(option, probe) : null;
   // A payment the client signs and sends is judged by what a facilitator does with it, even
   // when its payload also breaks the schema (an expired timeout does both).
-  if (byDefault.signed && refusal) {
-    return { index, payable: false, reason: refusal, refused_by: "facilitator", control: null, payable_with_loosened_controls: false };
-  }
-  if (byDefault.ok) return { index, payable: true, reason: null, refused_by: null, control: null, payable_with_loosened_controls: true };
+  if (byDefault.signed && refusal) return optionAnswer(index, false, { reason: refusal, refused_by: "facilitator" });
+  if (byDefault.ok) return optionAnswer(index, true);
   const control = byDefault.signed ? null : controlOf(byDefault.reason);
   if (control) {
     const loosened = await sign(loosenedClient, required, option);
-    return {
-      index,
-      payable: false,
+    return optionAnswer(index, false, {
       reason: byDefault.reason,
       refused_by: "spend_controls",
       control,
       payable_with_loosened_controls: loosened.ok && refusal === null,
-    };
+    });
   }
-  return { index, payable: false, reason: byDefault.reason, refused_by: "client", control: null, payable_with_loosened_controls: false };
+  return optionAnswer(index, false, { reason: byDefault.reason, refused_by: "client" });
 }
 
 /**
@@ -217,14 +213,7 @@ async function optionPayability(
   if (isSolanaOption(required.x402Version, option)) return solanaOptionPayability(index, required, option);
   if (outOfReach(required.x402Version, option)) {
     const byDefault = await sign(defaultClient, required, option);
-    return {
-      index,
-      payable: null,
-      reason: byDefault.ok ? null : byDefault.reason,
-      refused_by: null,
-      control: null,
-      payable_with_loosened_controls: null,
-    };
+    return optionAnswer(index, null, { reason: byDefault.ok ? null : byDefault.reason });
   }
   return evmOptionPayability(index, required, option, probe);
 }
