@@ -117,6 +117,34 @@ describe("a challenge in both the header and the body", () => {
   });
 });
 
+describe("a v1 challenge naming a network by a name every object has", () => {
+  it("is not a v1 network name, and its network is reported as written", async () => {
+    // "constructor" and "toString" are keys of every JavaScript object, never network names.
+    const option = {
+      scheme: "exact",
+      network: "constructor",
+      asset: base.usdc.address,
+      maxAmountRequired: "10000",
+      payTo: `0x${"1".repeat(40)}`,
+      maxTimeoutSeconds: 60,
+      resource: "https://seller.example/x",
+      description: "",
+      mimeType: "application/json",
+    };
+    const seller = await startStub((_req, res) => {
+      res.writeHead(402, { "content-type": "application/json" }).end(JSON.stringify({ x402Version: 1, accepts: [option] }));
+    });
+    try {
+      const report = await checkConformance(fetcher, { url: `${seller.url}/x`, method: "GET" });
+      expect(report.checks.network_id).toBe(false);
+      expect(report.network).toBe("constructor");
+      expect(report.failures.find((f) => f.check === "network_id")?.message).toMatch(/Option 0 fails it \(network "constructor"\)\.$/);
+    } finally {
+      await seller.close();
+    }
+  });
+});
+
 describe("our own service", () => {
   let service: RunningService;
   beforeAll(async () => {

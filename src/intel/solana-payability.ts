@@ -11,7 +11,7 @@ import { x402Client, x402HTTPClient } from "@x402/core/client";
 import type { PaymentRequired, PaymentRequirements, SchemeNetworkClient } from "@x402/core/types";
 import { findDefaultAsset } from "@x402/svm";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
-import { KNOWN_NETWORKS } from "../networks/known.ts";
+import { isUsdc } from "./networks.ts";
 import { controlOf, optionAnswer, signOffline } from "./sign-offline.ts";
 
 const TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
@@ -33,8 +33,7 @@ class CheckingSvmClient implements SchemeNetworkClient {
 
   async createPaymentPayload(x402Version: number, requirements: PaymentRequirements) {
     signer ??= generateKeyPairSigner();
-    const usdc = KNOWN_NETWORKS.find((n) => n.id === requirements.network)?.usdc;
-    const known = typeof requirements.asset === "string" && requirements.asset === usdc;
+    const known = isUsdc(requirements.network, requirements.asset);
     // What the client's address codec would refuse, refused here without reading any chain.
     if (!isAddress(String(requirements.asset)))
       throw new Error(`the asset ${JSON.stringify(requirements.asset)} is not a Solana mint address (base58 of 32 bytes)`);

@@ -25,7 +25,7 @@ import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { ConformanceReportSchema } from "../../spec/routes/intel.ts";
 import { isObject } from "../json.ts";
-import { isCaip2, isV1NetworkName, knownTokenDomain, normaliseNetwork } from "./networks.ts";
+import { isCaip2, isEvmNetwork, isV1NetworkName, knownTokenDomain, normaliseNetwork } from "./networks.ts";
 import { controlOf, InvalidPayment, optionAnswer, signOffline } from "./sign-offline.ts";
 import { isSolanaOption, solanaOptionPayability } from "./solana-payability.ts";
 
@@ -136,11 +136,13 @@ async function facilitatorRefusal(option: Record<string, unknown>, probe: Eip300
   if (domain) return domain;
   const network = normaliseNetwork(option.network);
   const extra = isObject(option.extra) ? option.extra : {};
+  // Only on EVM: @x402/evm reads its default assets by network key, and a network named like an
+  // object's own key ("constructor") would make it throw.
   if (
-    network &&
+    isEvmNetwork(network) &&
     typeof option.asset === "string" &&
     extra.assetTransferMethod !== "permit2" &&
-    !findDefaultAsset(option.asset, network as `${string}:${string}`)
+    !findDefaultAsset(option.asset, network)
   ) {
     const has = probe ? await probe(network, option.asset).catch(() => null) : null;
     if (has === false) {
@@ -174,14 +176,21 @@ async function sign(
   return { ok: false, signed: false, reason: messageOf(failure) };
 }
 
-/** An EVM option as the default client, a loosened client and a facilitator see it. */
-async function evmOptionPayability(
+/**
+ * One option's payability, by network family: the one place a family's own check is added.
+ * Solana options are signed by the stock Solana client (src/intel/solana-payability.ts); EVM
+ * (eip155:*) options as the default client, a loosened client and a facilitator see them; any
+ * other family is not measured.
+ */
+async function optionPayability(
   index: number,
   required: PaymentRequired,
   option: unknown,
   probe: Eip3009Probe | undefined,
 ): Promise<OptionPayability> {
+  if (isSolanaOption(required.x402Version, option)) return solanaOptionPayability(index, required, option);
   const byDefault = await sign(defaultClient, required, option);
+  if (outOfReach(required.x402Version, option)) return optionAnswer(index, null, { reason: byDefault.ok ? null : byDefault.reason });
   const refusal = isObject(option) ? await facilitatorRefusal(option, probe) : null;
   // A payment the client signs and sends is judged by what a facilitator does with it, even
   // when its payload also breaks the schema (an expired timeout does both).
@@ -198,24 +207,6 @@ async function evmOptionPayability(
     });
   }
   return optionAnswer(index, false, { reason: byDefault.reason, refused_by: "client" });
-}
-
-/**
- * One option's payability, by network family: the one place a family's own check is added.
- * EVM (eip155:*) options are signed by the clients above; any other family is not measured.
- */
-async function optionPayability(
-  index: number,
-  required: PaymentRequired,
-  option: unknown,
-  probe: Eip3009Probe | undefined,
-): Promise<OptionPayability> {
-  if (isSolanaOption(required.x402Version, option)) return solanaOptionPayability(index, required, option);
-  if (outOfReach(required.x402Version, option)) {
-    const byDefault = await sign(defaultClient, required, option);
-    return optionAnswer(index, null, { reason: byDefault.ok ? null : byDefault.reason });
-  }
-  return evmOptionPayability(index, required, option, probe);
 }
 
 async function referenceClient(
