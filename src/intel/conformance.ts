@@ -276,32 +276,26 @@ export async function checkConformance(fetcher: SafeFetcher, target: CheckTarget
     fetchJsonDocument(fetcher, wellKnownUrl, discoverySignal),
     fetchJsonDocument(fetcher, openapiUrl, discoverySignal),
   ]);
-  // Settled at once so that a failing document never becomes an unhandled rejection while the probe runs.
-  const settledDocuments = documents.then(
-    (value) => ({ ok: true as const, value }),
-    (error: unknown) => ({ ok: false as const, error }),
-  );
+  // Handled at once so that a failing document never becomes an unhandled rejection while the
+  // probe runs; awaited below, where its failure is thrown.
+  documents.catch(() => {});
   const probeSignal = within(probeBudget);
-  let probe: Awaited<ReturnType<SafeFetcher>> | OutboundError;
-  try {
-    probe = await fetcher({
-      url: target.url,
-      method,
-      ...(sendsBody ? { body: JSON.stringify(target.body), headers: { "content-type": "application/json" } } : {}),
-      signal: probeSignal,
-    });
-  } catch (error) {
+  const probe = await fetcher({
+    url: target.url,
+    method,
+    ...(sendsBody ? { body: JSON.stringify(target.body), headers: { "content-type": "application/json" } } : {}),
+    signal: probeSignal,
+  }).catch((error: unknown) => {
     if (!(error instanceof OutboundError)) throw error;
-    probe =
-      probeSignal.aborted && !target.signal?.aborted
-        ? new OutboundError("timeout", `${parsedUrl.host} did not answer within ${probeBudget} ms.`, error)
-        : error;
-  }
+    return probeSignal.aborted && !target.signal?.aborted
+      ? new OutboundError("timeout", `${parsedUrl.host} did not answer within ${probeBudget} ms.`, error)
+      : error;
+  });
 
   const checks = Object.fromEntries(CHECK_NAMES.map((name) => [name, false])) as Record<CheckName, boolean>;
   const details: Partial<Record<CheckName, string>> = {};
-  const reachable = !(probe instanceof OutboundError);
-  const res = reachable ? (probe as Awaited<ReturnType<SafeFetcher>>) : undefined;
+  const res = probe instanceof OutboundError ? undefined : probe;
+  const reachable = res !== undefined;
 
   // The clients run while the discovery documents may still be on their way.
   let payability: Payability;
@@ -317,9 +311,7 @@ export async function checkConformance(fetcher: SafeFetcher, target: CheckTarget
     payability = await assessPayability({ header, body }, target.eip3009Probe);
   }
 
-  const docs = await settledDocuments;
-  if (!docs.ok) throw docs.error;
-  const [wellKnown, openapi] = docs.value;
+  const [wellKnown, openapi] = await documents;
   const discovery = wellKnown.kind === "timeout" || openapi.kind === "timeout" ? "timeout" : "complete";
   checks.well_known_x402 = isWellKnownDocument(wellKnown.kind === "json" ? wellKnown.value : undefined);
   checks.openapi = openApiListsRoute(openapi.kind === "json" ? openapi.value : undefined, parsedUrl.pathname, method);
@@ -377,7 +369,7 @@ export async function checkConformance(fetcher: SafeFetcher, target: CheckTarget
     final_url: res ? res.url : null,
     reachable,
     status: res ? res.status : null,
-    error: res ? null : `${(probe as OutboundError).kind}: ${(probe as OutboundError).message}`,
+    error: probe instanceof OutboundError ? `${probe.kind}: ${probe.message}` : null,
     x402Version: version,
     challenge_source: fromHeader && fromBody ? "both" : fromHeader ? "header" : fromBody ? "body" : null,
     accepts,
