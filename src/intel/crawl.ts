@@ -22,7 +22,7 @@ import { eip3009Probe } from "./eip3009-probe.ts";
 import { failRun, finishRun, insertRows, type RunSummary, startRun, summarise, type TrustRecord } from "./leaderboard.ts";
 import { type PurchaseOutcome, PurchaseRun, type PurchaserSettings, type PurchaseTarget } from "./purchase.ts";
 import { notMeasured, payToReputation, type Reputation } from "./reputation.ts";
-import { assessTrust, refusedAssessment } from "./trust-score.ts";
+import { assessTrust, notScored } from "./trust-score.ts";
 
 /** Everything a crawl needs. */
 export interface CrawlOptions {
@@ -251,13 +251,12 @@ async function probeOne(
     // else (our own bug included) is logged and recorded as unreachable.
     const refused = error instanceof TargetNotAllowedError;
     if (!refused) options.log.error("trust probe failed", { origin, error: error instanceof Error ? error : String(error) });
-    const assessment = refused ? refusedAssessment() : { score: 0, verdict: "avoid" as const, penalties: ["unreachable" as const] };
     return {
       ...base,
       method: target.method ?? "GET",
       reachable: false,
       status: null,
-      ...assessment,
+      ...notScored(refused ? "refused" : "unreachable"),
       checks: NO_CHECKS,
       payable: refused ? null : false,
       conformant: false,

@@ -212,7 +212,7 @@ export function assessTrust(
 }
 
 function assessUnpaid(report: ConformanceReport, reputation: Reputation): TrustAssessment {
-  if (!report.reachable) return { score: 0, verdict: "avoid", penalties: ["unreachable"] };
+  if (!report.reachable) return notScored("unreachable");
   const c = report.checks;
   const penalties: PenaltyId[] = [];
   if (!c.returns_402) penalties.push("not_402");
@@ -256,9 +256,9 @@ function assessUnpaid(report: ConformanceReport, reputation: Reputation): TrustA
   return withVerdict(penalties, reputation);
 }
 
-/** The assessment of an origin that was not probed because its host is refused. */
-export function refusedAssessment(): TrustAssessment {
-  return { score: 0, verdict: "avoid", penalties: ["refused"] };
+/** The assessment of an origin with no answer to score: unreachable, or not probed because its host is refused. */
+export function notScored(why: "unreachable" | "refused"): TrustAssessment {
+  return { score: 0, verdict: "avoid", penalties: [why] };
 }
 
 function withVerdict(penalties: PenaltyId[], reputation: Reputation): TrustAssessment {
