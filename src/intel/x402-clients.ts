@@ -227,39 +227,17 @@ async function referenceClient(
   return { options, reason: null };
 }
 
-interface V1Library {
-  parse(option: unknown): unknown;
-  select(options: unknown[]): unknown;
-  sign(version: number, option: unknown): Promise<string>;
-}
+/** The x402 1.x library: its client and its types. */
+type V1Library = [typeof import("x402/client"), typeof import("x402/types")];
 
 let v1Library: Promise<V1Library | null> | undefined;
 
 /**
- * The x402 1.x library, loaded on first use. It comes with `x402-express` 1.x and is absent
- * from a production install without development dependencies; the family is then reported as
- * not run (accepts null) rather than guessed.
+ * The x402 1.x library, loaded on first use (only this check needs it). Should it fail to load,
+ * the family is reported as not run (accepts null) rather than guessed.
  */
 function loadV1(): Promise<V1Library | null> {
-  v1Library ??= (async () => {
-    try {
-      // Specifiers in variables: bundlers leave an optional package alone.
-      const clientPath = "x402/client";
-      const typesPath = "x402/types";
-      const client = (await import(clientPath)) as {
-        createPaymentHeader(signer: unknown, version: number, option: unknown): Promise<string>;
-        selectPaymentRequirements(options: unknown[], network?: unknown, scheme?: string): unknown;
-      };
-      const types = (await import(typesPath)) as { PaymentRequirementsSchema: { parse(value: unknown): unknown } };
-      return {
-        parse: (option) => types.PaymentRequirementsSchema.parse(option),
-        select: (options) => client.selectPaymentRequirements(options, undefined, "exact"),
-        sign: (version, option) => client.createPaymentHeader(throwaway, version, option),
-      };
-    } catch {
-      return null;
-    }
-  })();
+  v1Library ??= Promise.all([import("x402/client"), import("x402/types")]).catch(() => null);
   return v1Library;
 }
 
@@ -276,13 +254,12 @@ async function v1Client(answer: PaymentAnswer): Promise<ClientAcceptance> {
     return { family, accepts: false, reason: `v1 clients pay x402Version 1; the body says ${JSON.stringify(body.x402Version ?? null)}` };
   }
   try {
-    const parsed = body.accepts.map((option) => library.parse(option));
-    const selected = library.select(parsed);
-    if (isObject(selected)) {
-      const problem = await facilitatorRefusal(selected, undefined);
-      if (problem) return { family, accepts: false, reason: problem };
-    }
-    await library.sign(1, selected);
+    const [client, types] = library;
+    const parsed = body.accepts.map((option) => types.PaymentRequirementsSchema.parse(option));
+    const selected = client.selectPaymentRequirements(parsed, undefined, "exact");
+    const problem = await facilitatorRefusal(selected, undefined);
+    if (problem) return { family, accepts: false, reason: problem };
+    await client.createPaymentHeader(throwaway, 1, selected);
     return { family, accepts: true, reason: null };
   } catch (error) {
     return { family, accepts: false, reason: messageOf(error) };
