@@ -228,7 +228,7 @@ async function probeOne(
         })
       : null;
     const purchase = bought ?? context.earlier.get(origin) ?? null;
-    const assessment = purchase ? assessTrust(r, probe.reputation, { outcome: purchase.outcome as PurchaseOutcome }) : probe.assessment;
+    const assessment = assessTrust(r, probe.reputation, purchase && { outcome: purchase.outcome as PurchaseOutcome });
     return {
       ...base,
       method: probe.method,
