@@ -200,7 +200,6 @@ export class NoLeaderboardError extends UpstreamError {
 /** Settings of the document that are not in the store. */
 export interface DocumentContext {
   provider: string;
-  pricePerCall: number;
   endpoints: { route: string; price_usd: number }[];
   /** Whether the trust runs verify sellers by purchase, and within what budget. */
   purchases: { enabled: boolean; budget: PurchaseBudget | null };
@@ -213,7 +212,6 @@ export function documentContext(
 ): DocumentContext {
   return {
     provider: `x402-chain-data-service ${config.version}${config.publicUrl ? ` (${config.publicUrl})` : ""}`,
-    pricePerCall: 0.05,
     endpoints: trustRoutes.map((r) => ({ route: `${r.method} ${r.path}`, price_usd: r.price ?? 0 })),
     purchases: purchases?.enabled ? { enabled: true, budget: purchases.budget } : { enabled: false, budget: null },
   };
@@ -335,7 +333,8 @@ export async function leaderboardDocument(store: Queryable, run: RunInfo, contex
   return {
     provider: context.provider,
     what_it_is: describeScoring(),
-    price_usdc_per_call: context.pricePerCall,
+    // The price of the paid leaderboard (GET /api/trust-leaderboard, the first of its routes).
+    price_usdc_per_call: trustRoutes[0].price,
     endpoints: context.endpoints,
     freshness: run.finished_at,
     coverage: {
