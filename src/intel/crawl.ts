@@ -36,8 +36,6 @@ export interface CrawlOptions {
   concurrency: number;
   /** Time allowed for one origin (probe, discovery documents and retries). */
   originTimeoutMs: number;
-  /** Reputation reads at once. Default 4. */
-  chainConcurrency?: number;
   /** What started the run: `schedule`, `cli`, `test`, `bench`. */
   trigger: string;
   log: Logger;
@@ -114,7 +112,8 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlResult> {
           }
         : undefined,
     };
-    const chainSlot = pLimit(options.chainConcurrency ?? 4);
+    // Four reputation reads at once: public RPCs rate-limit.
+    const chainSlot = pLimit(4);
     const reputations = new Map<string, Promise<Reputation>>();
     const readReputation = (payTo: string, network: string | null) => {
       const key = `${network}|${payTo.toLowerCase()}`;
