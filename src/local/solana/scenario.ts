@@ -30,8 +30,7 @@ import type { LocalSolana } from "./local-chain.ts";
 
 /** The classic SPL Token program. */
 export const TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA" as Address;
-/** The network local mode stands in for, and its USDC mint (canonical: buyers' stock code names it). */
-export const SOLANA_NETWORK = solana.id;
+/** USDC's mint on the network local mode stands in for (canonical: buyers' stock code names it). */
 export const USDC_MINT = solana.usdc.address as Address;
 
 const LAMPORTS = 1_000_000_000n;
@@ -218,7 +217,7 @@ export async function seedSolanaScenario(chain: LocalSolana, seed: boolean): Pro
     chain.save();
   }
   return {
-    network: SOLANA_NETWORK,
+    network: solana.id,
     usdcMint: USDC_MINT,
     payTo: k.payTo.address,
     feePayer: k.feePayer,
