@@ -15,8 +15,8 @@
  * a token with an EIP-3009 transfer. Every client signs with a throwaway key generated at
  * start: signing is offline, nothing is sent and no money can move.
  *
- * Network families branch in `optionPayability`: EVM options are signed here; options on
- * other families are not measured (payable null) unless a family's own check is added there.
+ * Network families branch in `optionPayability`: EVM options are signed here, Solana options by
+ * src/intel/solana-payability.ts; other families are not measured (payable null).
  */
 import { x402Client, x402HTTPClient } from "@x402/core/client";
 import type { PaymentRequired } from "@x402/core/types";
