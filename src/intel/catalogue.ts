@@ -15,17 +15,6 @@ export interface CatalogueEndpoint extends DirectoryEntry {
   sources: DirectoryName[];
 }
 
-/** The catalogue at one moment. */
-export interface CatalogueSnapshot {
-  /** Sorted by URL. */
-  endpoints: CatalogueEndpoint[];
-  /** Each directory's status: `ok`, `timeout` or `error: <reason>`. */
-  sources: Record<string, string>;
-  /** How many directories answered. */
-  sources_ok: number;
-  fetched_at: string;
-}
-
 /** A cached, merged view of the directories. */
 export interface Catalogue {
   /** The catalogue, from the cache unless `fresh`. */
@@ -63,8 +52,11 @@ export function mergeEntries(lists: readonly { name: DirectoryName; entries: rea
   return [...byUrl.values()].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
 }
 
-/** Read every directory at once (each within `timeoutMs`) and merge what answered. */
-export async function readDirectories(sources: readonly DirectorySource[], timeoutMs: number): Promise<CatalogueSnapshot> {
+/**
+ * Read every directory at once (each within `timeoutMs`) and merge what answered: the endpoints
+ * sorted by URL, each directory's status (`ok`, `timeout` or `error: <reason>`) and how many answered.
+ */
+export async function readDirectories(sources: readonly DirectorySource[], timeoutMs: number) {
   const results = await Promise.all(
     sources.map(async (source) => {
       try {
@@ -83,6 +75,9 @@ export async function readDirectories(sources: readonly DirectorySource[], timeo
     fetched_at: new Date().toISOString(),
   };
 }
+
+/** The catalogue at one moment. */
+export type CatalogueSnapshot = Awaited<ReturnType<typeof readDirectories>>;
 
 /** A catalogue over `sources` with a cache; concurrent reads share one fetch (lru-cache's `fetch`). */
 export function createCatalogue(sources: readonly DirectorySource[]): Catalogue {

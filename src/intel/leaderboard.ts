@@ -26,19 +26,6 @@ export type TrustRecord = Omit<
   probed_at: Date;
 };
 
-/** What a finished run knows about itself (stored with the run). */
-export interface RunSummary {
-  origins_in_catalogue: number | null;
-  origins_total: number;
-  origins_scored: number;
-  unreachable: number;
-  verdicts: Record<Verdict, number>;
-  score_stats: { median: number | null; mean: number | null; p90: number | null; unreachable: number };
-  /** Penalty id to count. */
-  penalties: Partial<Record<PenaltyId, number>>;
-  sources: Record<string, string>;
-}
-
 /** A completed run, with the rules it scored with (src/intel/conformance.ts RULES_VERSION at the time). */
 export type RunInfo = Omit<TrustLeaderboardFull["run"], "sources" | "runs_total"> & { summary: RunSummary };
 
@@ -118,9 +105,10 @@ export function summarise(
   rows: readonly Pick<TrustRecord, "reachable" | "score" | "verdict" | "penalties">[],
   originsInCatalogue: number | null,
   sources: Record<string, string>,
-): RunSummary {
+) {
   const scored = rows.filter((r) => r.reachable);
   const verdicts: Record<Verdict, number> = { pay: 0, pay_with_caution: 0, avoid: 0 };
+  // Penalty id to count.
   const penalties: Partial<Record<PenaltyId, number>> = {};
   for (const row of rows) {
     verdicts[row.verdict]++;
@@ -138,6 +126,9 @@ export function summarise(
     sources,
   };
 }
+
+/** What a finished run knows about itself (stored with the run). */
+export type RunSummary = ReturnType<typeof summarise>;
 
 /** Close a run as done with its summary. */
 export async function finishRun(store: Queryable, runId: number, summary: RunSummary, finishedAt: Date): Promise<void> {
@@ -197,25 +188,23 @@ export class NoLeaderboardError extends UpstreamError {
   }
 }
 
-/** Settings of the document that are not in the store. */
-export interface DocumentContext {
-  provider: string;
-  endpoints: { route: string; price_usd: number }[];
-  /** Whether the trust runs verify sellers by purchase, and within what budget. */
-  purchases: { enabled: boolean; budget: PurchaseBudget | null };
-}
-
-/** The document settings of this service: who provides it, the per-call price, the leaderboard's routes and its purchase budget. */
+/**
+ * The settings of the document that are not in the store: who provides it, the leaderboard's
+ * routes, and whether the trust runs verify sellers by purchase, within what budget.
+ */
 export function documentContext(
   config: Pick<FunctionConfig, "version" | "publicUrl">,
   purchases?: { enabled: boolean; budget: PurchaseBudget } | undefined,
-): DocumentContext {
+) {
   return {
     provider: `x402-chain-data-service ${config.version}${config.publicUrl ? ` (${config.publicUrl})` : ""}`,
     endpoints: trustRoutes.map((r) => ({ route: `${r.method} ${r.path}`, price_usd: r.price ?? 0 })),
     purchases: purchases?.enabled ? { enabled: true, budget: purchases.budget } : { enabled: false, budget: null },
   };
 }
+
+/** Settings of the document that are not in the store. */
+export type DocumentContext = ReturnType<typeof documentContext>;
 
 /** What "verified by purchase" means, for the document and the page. */
 export const VERIFIED_BY_PURCHASE =
