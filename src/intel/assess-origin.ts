@@ -5,7 +5,7 @@
  * exactly as the leaderboard's.
  */
 import type { SafeFetcher } from "../outbound/safe-fetch.ts";
-import { type ConformanceReport, checkConformance } from "./conformance.ts";
+import { checkConformance } from "./conformance.ts";
 import { notMeasured, type Reputation } from "./reputation.ts";
 import type { Eip3009Probe } from "./x402-clients.ts";
 
@@ -17,14 +17,6 @@ export interface ProbeTarget {
 
 /** Reads the reputation of a payTo on a network (cached and rate-bounded by the crawl). */
 export type ReputationReader = (payTo: string, network: string | null) => Promise<Reputation>;
-
-/** One probed origin. */
-export interface OriginProbe {
-  report: ConformanceReport;
-  /** The method the scored call used. */
-  method: "GET" | "POST";
-  reputation: Reputation;
-}
 
 /** Time budgets of one probe, and the chain read for unknown tokens (see `CheckTarget` in src/intel/conformance.ts). */
 export interface ProbeBudgets {
@@ -46,7 +38,7 @@ export async function probeOrigin(
   readReputation: ReputationReader,
   signal?: AbortSignal,
   budgets: ProbeBudgets = {},
-): Promise<OriginProbe> {
+) {
   const call = (method: "GET" | "POST") =>
     checkConformance(fetcher, {
       url: target.url,

@@ -15,12 +15,6 @@ export interface CatalogueEndpoint extends DirectoryEntry {
   sources: DirectoryName[];
 }
 
-/** A cached, merged view of the directories. */
-export interface Catalogue {
-  /** The catalogue, from the cache unless `fresh`. */
-  read(options?: { fresh?: boolean }): Promise<CatalogueSnapshot>;
-}
-
 /** Time allowed to read each directory (all its pages). */
 const DIRECTORY_TIMEOUT_MS = 10_000;
 /** How long a snapshot where every directory answered is reused. */
@@ -79,8 +73,11 @@ export async function readDirectories(sources: readonly DirectorySource[], timeo
 /** The catalogue at one moment. */
 export type CatalogueSnapshot = Awaited<ReturnType<typeof readDirectories>>;
 
-/** A catalogue over `sources` with a cache; concurrent reads share one fetch (lru-cache's `fetch`). */
-export function createCatalogue(sources: readonly DirectorySource[]): Catalogue {
+/**
+ * A catalogue over `sources` with a cache; concurrent reads share one fetch (lru-cache's
+ * `fetch`). `read` answers from the cache unless `fresh`.
+ */
+export function createCatalogue(sources: readonly DirectorySource[]) {
   const cache = new LRUCache<"catalogue", CatalogueSnapshot>({
     max: 1,
     fetchMethod: async (_key, _stale, { options }) => {
@@ -91,6 +88,9 @@ export function createCatalogue(sources: readonly DirectorySource[]): Catalogue 
   });
   return { read: async ({ fresh = false } = {}) => (await cache.fetch("catalogue", { forceRefresh: fresh })) as CatalogueSnapshot };
 }
+
+/** A cached, merged view of the directories. */
+export type Catalogue = ReturnType<typeof createCatalogue>;
 
 /** Filters of a directory search. */
 export interface CatalogueQuery {

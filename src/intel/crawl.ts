@@ -19,7 +19,7 @@ import { type ProbeBudgets, probeOrigin } from "./assess-origin.ts";
 import { type Catalogue, groupByOrigin, representativeEndpoint } from "./catalogue.ts";
 import { CHECK_NAMES, type CheckName, type ConformanceReport } from "./conformance.ts";
 import { eip3009Probe } from "./eip3009-probe.ts";
-import { failRun, finishRun, insertRows, type RunSummary, startRun, summarise, type TrustRecord } from "./leaderboard.ts";
+import { failRun, finishRun, insertRows, startRun, summarise, type TrustRecord } from "./leaderboard.ts";
 import { type PurchaseOutcome, PurchaseRun, type PurchaserSettings, type PurchaseTarget } from "./purchase.ts";
 import { notMeasured, payToReputation, type Reputation } from "./reputation.ts";
 import { assessTrust, notScored } from "./trust-score.ts";
@@ -52,19 +52,10 @@ export interface CrawlOptions {
   purchases?: Omit<PurchaserSettings, "fetcher">;
 }
 
-/** What a finished crawl reports. */
-export interface CrawlResult extends RunSummary {
-  run_id: number;
-  elapsed_ms: number;
-  concurrency: number;
-  /** Purchases made in this run and what they were charged on chain (atomic USDC); null when purchases were off. */
-  purchases: { made: number; signed_atomic: string; charged_atomic: string } | null;
-}
-
 const NO_CHECKS = Object.fromEntries(CHECK_NAMES.map((n) => [n, false])) as Record<CheckName, boolean>;
 
 /** Run one crawl and record it. Throws `UpstreamError` (run marked failed) when no directory answers. */
-export async function runCrawl(options: CrawlOptions): Promise<CrawlResult> {
+export async function runCrawl(options: CrawlOptions) {
   const now = options.now ?? (() => new Date());
   const started = performance.now();
   const log = options.log.child({ crawl: options.trigger });
@@ -172,6 +163,7 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlResult> {
       run_id: runId,
       elapsed_ms: elapsed,
       concurrency: options.concurrency,
+      // Purchases made in this run and what they were charged on chain (atomic USDC); null when purchases were off.
       purchases: purchases
         ? { made: bought.length, signed_atomic: purchases.reservedAtomic.toString(), charged_atomic: charged.toString() }
         : null,
@@ -182,6 +174,9 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlResult> {
     throw error;
   }
 }
+
+/** What a finished crawl reports. */
+export type CrawlResult = Awaited<ReturnType<typeof runCrawl>>;
 
 /**
  * Budgets inside one origin's limit: the unpaid call may use most of it (a GET answering 404
