@@ -89,12 +89,6 @@ export const PROBE_TIMEOUT_MS = 8_000;
 /** Default budget of the discovery documents. */
 export const DISCOVERY_TIMEOUT_MS = 3_000;
 
-/** One failed check, with what it requires and, for option rules, the first option failing it. */
-export interface CheckFailure {
-  check: CheckName;
-  message: string;
-}
-
 /** The checker's answer for one endpoint: its schema, with what each field means, is the x402-check route's response. */
 export type ConformanceReport = ConformanceReportSchema;
 
@@ -233,7 +227,8 @@ function headerReader(headers: Record<string, string | string[] | undefined>) {
   };
 }
 
-function failuresOf(checks: Record<CheckName, boolean>, details: Partial<Record<CheckName, string>>): CheckFailure[] {
+/** Each failed check, with what it requires and, for option rules, the first option failing it. */
+function failuresOf(checks: Record<CheckName, boolean>, details: Partial<Record<CheckName, string>>): ConformanceReport["failures"] {
   return CHECK_NAMES.filter((name) => !checks[name]).map((check) => ({
     check,
     message: details[check] ? `${CHECK_MEANINGS[check]} ${details[check]}` : CHECK_MEANINGS[check],
