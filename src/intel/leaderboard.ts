@@ -384,10 +384,7 @@ export async function previewLeaderboard(store: Store, context: DocumentContext)
 }
 
 /** An origin's place in the latest leaderboard, or null. */
-export async function originStanding(
-  store: Queryable,
-  origin: string,
-): Promise<{ run_id: number; freshness: string; rank: number; score: number; verdict: Verdict } | null> {
+export async function originStanding(store: Queryable, origin: string) {
   const run = await latestRun(store);
   if (!run) return null;
   const [row] = await store.query<{ rank: string | number; score: number; verdict: Verdict }>(
@@ -400,11 +397,7 @@ export async function originStanding(
 }
 
 /** An origin's crawl rows in completed runs, newest first. */
-export async function originHistory(
-  store: Queryable,
-  origin: string,
-  limit = 20,
-): Promise<{ run_id: number; rules_version: number; probed_at: string; score: number; verdict: Verdict }[]> {
+export async function originHistory(store: Queryable, origin: string, limit = 20) {
   const rows = await store.query<{ run_id: string | number; rules_version: number; probed_at: unknown; score: number; verdict: Verdict }>(
     `select r.run_id, t.rules_version, r.probed_at, r.score, r.verdict from trust_rows r join trust_runs t on t.id = r.run_id
      where r.origin = $1 and t.status = 'done' order by r.run_id desc limit $2`,
