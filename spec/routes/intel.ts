@@ -22,7 +22,6 @@ export const ConformanceChecks = Type.Object(
     ReturnType<typeof Type.Boolean>
   >,
 );
-export type ConformanceChecks = Static<typeof ConformanceChecks>;
 
 /** The name of one check. */
 export const CheckNameSchema = Type.Union(
@@ -152,7 +151,6 @@ export const DirectoryEndpoint = Type.Object({
   method: Type.Union([Type.Literal("GET"), Type.Literal("POST"), Type.Null()]),
   tags: Type.Array(Type.String()),
 });
-export type DirectoryEndpoint = Static<typeof DirectoryEndpoint>;
 
 /** `POST /api/x402-directory`: search the public x402 directories. */
 export const x402Directory = defineRoute({
