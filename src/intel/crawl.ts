@@ -82,7 +82,6 @@ export async function runCrawl(options: CrawlOptions) {
     const bought: OurPurchaseRow[] = [];
     let charged = 0n;
     const context: RunContext = {
-      runId,
       earlier,
       eip3009: eip3009Probe(options.chain.client, options.chain.network),
       buy: purchases
@@ -189,7 +188,6 @@ function probeBudgets(options: Pick<CrawlOptions, "originTimeoutMs">): ProbeBudg
 
 /** What every origin of a run shares: earlier purchases, the token reader, and the run's purchases when on. */
 interface RunContext {
-  runId: number;
   earlier: Map<string, OurPurchaseRow>;
   eip3009: ReturnType<typeof eip3009Probe>;
   buy?: ((target: PurchaseTarget, report: ConformanceReport) => Promise<OurPurchaseRow | null>) | undefined;
