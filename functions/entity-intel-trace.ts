@@ -8,11 +8,11 @@ import { type Address, formatUnits, getAddress, type Hash, isHash, parseEventLog
 import { ENTITY_LIMITS, TERMINALS, type Terminal, trace } from "../spec/routes/entity-intel.ts";
 import { explained, TRACE_FAN_OUT_LIMIT, TRACE_MAX_FRONTIER } from "../src/analytics/methodology.ts";
 import { analyticsOf } from "../src/analytics/services.ts";
-import { usdAtLeast } from "../src/analytics/usd-value.ts";
+import { usdAtLeast, usdValue } from "../src/analytics/usd-value.ts";
 import { TRANSFER_EVENT, type TransferLog } from "../src/chain/log-scanner.ts";
 import { toChainError } from "../src/chain/rpc-error.ts";
 import { defineFunction } from "../src/context.ts";
-import { describe, type EntityFacts, factsOf, pricesOf, type TokenInfo, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
+import { describe, type EntityFacts, factsOf, pricesOf, type TokenInfo, tokenInfos } from "../src/entity-intel/entities.ts";
 import { DEFAULT_BUDGET, resolveWindow, ScanBudget, scanBudgeted } from "../src/entity-intel/scan.ts";
 import { tokenAddressOf } from "../src/entity-intel/token-input.ts";
 import { InvalidRequestError, NotFoundError } from "../src/errors.ts";
@@ -214,7 +214,7 @@ export default defineFunction(trace, async (input, ctx) => {
           token: e.token,
           symbol: info.symbol,
           amount: formatUnits(e.value, info.decimals),
-          amount_usd: price ? new UsdSum().add(e.value, info.decimals, price.exact).usd() : 0,
+          amount_usd: price ? usdValue(e.value, info.decimals, price.exact) : 0,
           tx_hash: e.txHash,
           block: e.blockNumber,
           log_index: e.logIndex,
