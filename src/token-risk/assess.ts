@@ -41,7 +41,7 @@ export async function pricePools(pools: readonly TokenPool[], prices: AssessDeps
   await Promise.all(
     [...counters.values()].map(async (counter) => {
       if (!counter.quote) {
-        priced.set(counter.address, counter.pegUsd);
+        priced.set(counter.address, counter.peg_usd);
         return;
       }
       priced.set(counter.address, Number((await prices.price(counter.address)).price_usd));

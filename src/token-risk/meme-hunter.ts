@@ -97,7 +97,7 @@ export async function huntNewPairs(
         address: "pair" in log.args ? log.args.pair : log.args.pool,
         factory,
         counter,
-        feeBps: factory.kind === "uniswap_v2" ? factory.feeBps : null,
+        feeBps: factory.kind === "uniswap_v2" ? (factory.fee_bps ?? null) : null,
         stable: "stable" in log.args && log.args.stable,
       },
       token: counter === known0 ? token1 : token0,
