@@ -422,11 +422,11 @@ export interface TransferLog {
   value: bigint;
 }
 
-/** A log as eth_getLogs returns it (hex quantities). */
+/** A log as eth_getLogs returns it (hex quantities), or as viem formats it (a receipt's logs). */
 export interface RawLog {
   address: Address;
-  blockNumber: Hex;
-  logIndex: Hex;
+  blockNumber: Hex | bigint;
+  logIndex: Hex | number;
   transactionHash: Hash;
   topics: Hex[];
   data: Hex;
