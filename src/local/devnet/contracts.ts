@@ -20,7 +20,6 @@ export const DEFAULT_CONTRACTS_FILE = join(projectRoot, "dist", "contracts.json"
 export const CONTRACT_NAMES = [
   "FiatTokenLocal",
   "WETH9",
-  "Multicall3",
   // The seeded analytics scenario (src/local/devnet/scenario.ts).
   "ScenarioToken",
   "ScenarioUpgradeableToken",
@@ -90,7 +89,8 @@ function packageVersion(name: string): string {
 function hashSources(sources: Record<string, string>): string {
   const hash = createHash("sha256");
   hash.update(`solc ${packageVersion("solc")}\n`);
-  for (const library of ["@openzeppelin/contracts", "@openzeppelin/contracts-upgradeable"]) {
+  // viem too: the devnet places the Multicall3 code viem ships beside these contracts.
+  for (const library of ["@openzeppelin/contracts", "@openzeppelin/contracts-upgradeable", "viem"]) {
     hash.update(`${library} ${packageVersion(library)}\n`);
   }
   hash.update(`${JSON.stringify(SETTINGS)}\n`);

@@ -3,13 +3,20 @@
  * WETH and Multicall3 at their canonical Base addresses, funded test accounts.
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { type Address, type Chain, createTestClient, defineChain, type Hex, hexToBytes, http, publicActions, walletActions } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { MULTICALL3_ADDRESS, WETH_ADDRESS } from "../../chain/addresses.ts";
 import { base } from "../../networks/base.ts";
 import { startAnvil } from "./anvil.ts";
 import { type ContractArtifact, loadContracts } from "./contracts.ts";
+
+// mds1's Multicall3 creation code as viem ships it for its deployless multicalls; viem does not
+// export it, so it is read from the module that holds it (viem is pinned to one version).
+const { multicall3Bytecode } = createRequire(import.meta.url)(
+  join(dirname(createRequire(import.meta.url).resolve("viem")), "constants", "contracts.js"),
+) as { multicall3Bytecode: Hex };
 
 /** Options for {@link startDevnet}. */
 export type DevnetOptions = {
@@ -174,13 +181,14 @@ async function setUpChain(info: DevnetInfo, accounts: DevnetAccount[], contracts
     await client.setCode({ address: base.usdc.address, bytecode: runtime });
     await client.setCode({ address: contractAddress, bytecode: "0x" });
   }
-  for (const [address, artifact] of [
-    [WETH_ADDRESS, contracts.WETH9],
-    [MULTICALL3_ADDRESS, contracts.Multicall3],
-  ] as const) {
-    if (!sameRuntimeCode(await client.getCode({ address }), artifact)) {
-      await client.setCode({ address, bytecode: artifact.deployedBytecode });
-    }
+  if (!sameRuntimeCode(await client.getCode({ address: WETH_ADDRESS }), contracts.WETH9)) {
+    await client.setCode({ address: WETH_ADDRESS, bytecode: contracts.WETH9.deployedBytecode });
+  }
+  // Running the creation code in eth_call returns the runtime code the canonical deployment holds.
+  const { data: multicall3 } = await client.call({ data: multicall3Bytecode });
+  if (!multicall3) throw new Error("Multicall3's creation code returned no runtime code");
+  if ((await client.getCode({ address: MULTICALL3_ADDRESS })) !== multicall3) {
+    await client.setCode({ address: MULTICALL3_ADDRESS, bytecode: multicall3 });
   }
 
   // Zero supply means nobody was ever funded: restarts from a saved state must not re-mint.
