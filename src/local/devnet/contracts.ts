@@ -19,7 +19,6 @@ export const DEFAULT_CONTRACTS_FILE = join(projectRoot, "dist", "contracts.json"
 /** Names of the contracts this project compiles, one per .sol file. */
 export const CONTRACT_NAMES = [
   "FiatTokenLocal",
-  "WETH9",
   // The seeded analytics scenario (src/local/devnet/scenario.ts).
   "ScenarioToken",
   "ScenarioUpgradeableToken",
@@ -89,8 +88,8 @@ function packageVersion(name: string): string {
 function hashSources(sources: Record<string, string>): string {
   const hash = createHash("sha256");
   hash.update(`solc ${packageVersion("solc")}\n`);
-  // viem too: the devnet places the Multicall3 code viem ships beside these contracts.
-  for (const library of ["@openzeppelin/contracts", "@openzeppelin/contracts-upgradeable", "viem"]) {
+  // viem and canonical-weth too: the devnet places the Multicall3 and WETH9 code they ship beside these contracts.
+  for (const library of ["@openzeppelin/contracts", "@openzeppelin/contracts-upgradeable", "viem", "canonical-weth"]) {
     hash.update(`${library} ${packageVersion(library)}\n`);
   }
   hash.update(`${JSON.stringify(SETTINGS)}\n`);

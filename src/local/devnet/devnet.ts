@@ -5,18 +5,32 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { type Address, type Chain, createTestClient, defineChain, type Hex, hexToBytes, http, publicActions, walletActions } from "viem";
+import {
+  type Address,
+  bytesToHex,
+  type Chain,
+  createTestClient,
+  defineChain,
+  type Hex,
+  hexToBytes,
+  http,
+  numberToHex,
+  publicActions,
+  stringToBytes,
+  walletActions,
+} from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { MULTICALL3_ADDRESS, WETH_ADDRESS } from "../../chain/addresses.ts";
 import { base } from "../../networks/base.ts";
 import { startAnvil } from "./anvil.ts";
 import { type ContractArtifact, loadContracts } from "./contracts.ts";
 
+const require = createRequire(import.meta.url);
 // mds1's Multicall3 creation code as viem ships it for its deployless multicalls; viem does not
 // export it, so it is read from the module that holds it (viem is pinned to one version).
-const { multicall3Bytecode } = createRequire(import.meta.url)(
-  join(dirname(createRequire(import.meta.url).resolve("viem")), "constants", "contracts.js"),
-) as { multicall3Bytecode: Hex };
+const { multicall3Bytecode } = require(join(dirname(require.resolve("viem")), "constants", "contracts.js")) as { multicall3Bytecode: Hex };
+// Dapphub's WETH9, the source of Base's predeploy, as the canonical-weth package builds it.
+const weth9 = require("canonical-weth/build/contracts/WETH9.json") as { deployedBytecode: Hex };
 
 /** Options for {@link startDevnet}. */
 export type DevnetOptions = {
@@ -181,8 +195,19 @@ async function setUpChain(info: DevnetInfo, accounts: DevnetAccount[], contracts
     await client.setCode({ address: base.usdc.address, bytecode: runtime });
     await client.setCode({ address: contractAddress, bytecode: "0x" });
   }
-  if (!sameRuntimeCode(await client.getCode({ address: WETH_ADDRESS }), contracts.WETH9)) {
-    await client.setCode({ address: WETH_ADDRESS, bytecode: contracts.WETH9.deployedBytecode });
+  if ((await client.getCode({ address: WETH_ADDRESS })) !== weth9.deployedBytecode) {
+    await client.setCode({ address: WETH_ADDRESS, bytecode: weth9.deployedBytecode });
+    // setCode runs no constructor: write the storage WETH9's initialisers would have, its name,
+    // symbol and decimals in slots 0-2 (a short string sits left-aligned, twice its length last).
+    const shortString = (text: string) => {
+      const word = new Uint8Array(32);
+      word.set(stringToBytes(text));
+      word[31] = text.length * 2;
+      return bytesToHex(word);
+    };
+    for (const [index, value] of [shortString("Wrapped Ether"), shortString("WETH"), numberToHex(18, { size: 32 })].entries()) {
+      await client.setStorageAt({ address: WETH_ADDRESS, index, value });
+    }
   }
   // Running the creation code in eth_call returns the runtime code the canonical deployment holds.
   const { data: multicall3 } = await client.call({ data: multicall3Bytecode });
