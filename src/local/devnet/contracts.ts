@@ -23,11 +23,9 @@ export const CONTRACT_NAMES = [
   "ScenarioToken",
   "ScenarioUpgradeableToken",
   "ScenarioProxy",
-  "ScenarioV2Pair",
   "ScenarioV3Pool",
   "ScenarioRouter",
   // The seeded token-risk scenario (src/local/devnet/scenario-tokens.ts).
-  "RiskV2Factory",
   "RiskV3Factory",
   "RiskV3Pool",
   "MemeToken",
@@ -39,8 +37,14 @@ export const CONTRACT_NAMES = [
   "TokenRiskSimulator",
 ] as const;
 
+/** Uniswap v2's pair and factory, as @uniswap/v2-core ships them built (solc 0.5.16): used, not compiled. */
+const PREBUILT = {
+  UniswapV2Pair: "@uniswap/v2-core/build/UniswapV2Pair.json",
+  UniswapV2Factory: "@uniswap/v2-core/build/UniswapV2Factory.json",
+} as const;
+
 /** Name of one compiled contract. */
-export type ContractName = (typeof CONTRACT_NAMES)[number];
+type ContractName = (typeof CONTRACT_NAMES)[number];
 
 /** Byte ranges of immutables inside deployedBytecode (solc's `immutableReferences`, flattened). */
 export type ImmutableRange = { start: number; length: number };
@@ -89,7 +93,7 @@ function hashSources(sources: Record<string, string>): string {
   const hash = createHash("sha256");
   hash.update(`solc ${packageVersion("solc")}\n`);
   // viem and canonical-weth too: the devnet places the Multicall3 and WETH9 code they ship beside these contracts.
-  for (const library of ["@openzeppelin/contracts", "@openzeppelin/contracts-upgradeable", "viem", "canonical-weth"]) {
+  for (const library of ["@openzeppelin/contracts", "@openzeppelin/contracts-upgradeable", "@uniswap/v2-core", "viem", "canonical-weth"]) {
     hash.update(`${library} ${packageVersion(library)}\n`);
   }
   hash.update(`${JSON.stringify(SETTINGS)}\n`);
@@ -172,7 +176,20 @@ export function compileContracts(outFile: string = DEFAULT_CONTRACTS_FILE): Cont
   return result;
 }
 
-/** Returns the compiled artifacts from file, compiling first if it is missing or stale. */
-export function loadContracts(file: string = DEFAULT_CONTRACTS_FILE): Record<ContractName, ContractArtifact> {
-  return compileContracts(file).contracts;
+/** Returns the compiled artifacts from file, compiling first if it is missing or stale, and the prebuilt ones. */
+export function loadContracts(file: string = DEFAULT_CONTRACTS_FILE): Record<ContractName | keyof typeof PREBUILT, ContractArtifact> {
+  const prebuilt = Object.entries(PREBUILT).map(([name, path]) => {
+    const { abi, evm } = require(path) as { abi: Abi; evm: Record<"bytecode" | "deployedBytecode", { object: string }> };
+    const artifact: ContractArtifact = {
+      abi,
+      bytecode: `0x${evm.bytecode.object}`,
+      deployedBytecode: `0x${evm.deployedBytecode.object}`,
+      immutableReferences: [], // solc 0.5 has no immutables
+    };
+    return [name, artifact] as const;
+  });
+  return { ...compileContracts(file).contracts, ...Object.fromEntries(prebuilt) } as Record<
+    ContractName | keyof typeof PREBUILT,
+    ContractArtifact
+  >;
 }

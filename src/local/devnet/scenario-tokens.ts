@@ -1,5 +1,5 @@
 /**
- * The token-risk part of the seeded local chain: two v2-style factories and a v3-style one, six
+ * The token-risk part of the seeded local chain: two Uniswap v2 factories and a v3-style one, six
  * new meme tokens paired with WETH (a clean one, a honeypot whose sells revert for everyone but
  * its owner, a 10% sell-tax token, a blacklisting token, one whose liquidity is pulled after
  * launch, and a 5% buy-tax token traded mostly in a working v3 pool with a shallower v2 pair
@@ -13,19 +13,33 @@
  * Every USDC and WETH amount stays under 100,000 USD, so the analytics scenario's whale
  * expectations are unchanged.
  */
-import { type Address, encodeFunctionData, getContractAddress, type PrivateKeyAccount, parseAbiItem, parseUnits, zeroAddress } from "viem";
+import {
+  type Address,
+  encodeFunctionData,
+  encodePacked,
+  getContractAddress,
+  getCreate2Address,
+  keccak256,
+  type PrivateKeyAccount,
+  parseAbiItem,
+  parseUnits,
+  zeroAddress,
+} from "viem";
 import { WETH_ADDRESS } from "../../chain/addresses.ts";
 import type { AddressClass } from "../../chain/classify.ts";
 import { base } from "../../networks/base.ts";
 import type { ContractArtifact, loadContracts } from "./contracts.ts";
 import type { BlockBuilder, PlannedTransfer, ScenarioTransferToken, TestClient } from "./scenario.ts";
-import { amountOut, isqrt, scenarioAccount } from "./scenario-common.ts";
+import { amountOut, isqrt, scenarioAccount, sortTokens } from "./scenario-common.ts";
 
 /** The meme tokens of the token-risk scenario. */
 export type MemeSymbol = "MEME" | "HPOT" | "TAX" | "BLKL" | "RUG" | "BTAX";
 
 /** The tokens whose transfers the token-risk scenario records. */
 export type TokenRiskSymbol = MemeSymbol | "USDL";
+
+/** A v2 pair's liquidity token, by the pair's factory and tokens (e.g. `LP v2:MEME/WETH`). */
+export type LiquiditySymbol = `LP ${string}`;
 
 /** A verdict of the honeypot check. */
 export type RiskVerdict = "honeypot" | "high_tax" | "caution" | "ok";
@@ -111,7 +125,7 @@ const GAS = { deploy: 5_000_000n, create: 3_000_000n, call: 200_000n } as const;
 
 const abi = {
   pairMint: parseAbiItem("function mint(address to) returns (uint256 liquidity)"),
-  burn: parseAbiItem("function burn(uint256 liquidity, address to) returns (uint256 amount0, uint256 amount1)"),
+  burn: parseAbiItem("function burn(address to) returns (uint256 amount0, uint256 amount1)"),
   createPair: parseAbiItem("function createPair(address tokenA, address tokenB) returns (address pair)"),
   createPool: parseAbiItem(
     "function createPool(address tokenA, address tokenB, uint24 fee, uint160 sqrtPriceX96, int24 tick, uint128 liquidity) returns (address pool)",
@@ -128,6 +142,7 @@ const abi = {
 /** A v2 pair as the plan tracks it. */
 interface PairBook {
   pair: Address;
+  lp: LiquiditySymbol;
   token0: Address;
   token1: Address;
   reserve: Map<Address, bigint>;
@@ -190,8 +205,8 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
   ) => builder.transfer(from, symbolOf(token), to, value, what, transfers);
 
   // --- Block 1: the factories. ---------------------------------------------------------------------
-  await deploy(artifacts.RiskV2Factory, [], [], "deploy the seeded v2 factory");
-  await deploy(artifacts.RiskV2Factory, [], [], "deploy the seeded v2 factory B");
+  await deploy(artifacts.UniswapV2Factory, [D], [], "deploy the seeded v2 factory");
+  await deploy(artifacts.UniswapV2Factory, [D], [], "deploy the seeded v2 factory B");
   await deploy(artifacts.RiskV3Factory, [], [], "deploy the seeded v3 factory");
   await builder.mine();
 
@@ -221,10 +236,15 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
 
   // --- Blocks 3-5: the pairs and pools, a few per block. ----------------------------------------------
   const v2Pairs = new Map<string, PairBook>();
-  let created = { v2: 0, v2b: 0 };
+  const pairCodeHash = keccak256(artifacts.UniswapV2Pair.bytecode);
   const createPair = async (factory: "v2" | "v2b", a: Address, b: Address): Promise<PairBook> => {
-    created = { ...created, [factory]: created[factory] + 1 };
-    const pair = getContractAddress({ from: factories[factory], nonce: BigInt(created[factory]) });
+    const [token0, token1] = sortTokens(a, b);
+    // UniswapV2Factory creates each pair with CREATE2, salted with its two tokens.
+    const salt = keccak256(encodePacked(["address", "address"], [token0, token1]));
+    const pair = getCreate2Address({ from: factories[factory], salt, bytecodeHash: pairCodeHash });
+    const key = `${factory}:${symbolOf(a)}/${symbolOf(b)}`;
+    const lp: LiquiditySymbol = `LP ${key}`;
+    builder.tokenAddress[lp] = pair;
     await send(
       deployer,
       factories[factory],
@@ -233,9 +253,9 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
       `create the pair ${symbolOf(a)}/${symbolOf(b)}`,
       GAS.create,
     );
-    const [token0, token1] = BigInt(a) < BigInt(b) ? [a, b] : [b, a];
     const book: PairBook = {
       pair,
+      lp,
       token0,
       token1,
       reserve: new Map([
@@ -245,7 +265,7 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
       totalSupply: 0n,
       liquidityOf: new Map(),
     };
-    v2Pairs.set(`${factory}:${symbolOf(a)}/${symbolOf(b)}`, book);
+    v2Pairs.set(key, book);
     return book;
   };
   const memes: MemeSymbol[] = ["MEME", "HPOT", "TAX", "BLKL", "RUG", "BTAX"];
@@ -261,7 +281,6 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
       await createPair("v2", tokens.USDL, base.usdc.address);
       await createPair("v2", tokens.USDL, WETH_ADDRESS);
       await createPair("v2b", tokens.USDL, base.usdc.address);
-      // Created after the pairs above, so that their addresses (the factory's nonces) stay as they were.
       pairOf.set("BTAX", await createPair("v2", tokens.BTAX, WETH_ADDRESS));
     }
     const { block } = await builder.mine();
@@ -283,11 +302,17 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
     for (const [token, value] of amounts) await transfer(deployer, token, book.pair, value, `${what}: ${symbolOf(token)} in`);
     const a0 = amounts.get(book.token0) ?? 0n;
     const a1 = amounts.get(book.token1) ?? 0n;
-    const liquidity = book.totalSupply === 0n ? isqrt(a0 * a1) - 1000n : (a0 * book.totalSupply) / (book.reserve.get(book.token0) ?? 1n);
-    book.totalSupply += book.totalSupply === 0n ? liquidity + 1000n : liquidity;
+    const first = book.totalSupply === 0n;
+    const liquidity = first ? isqrt(a0 * a1) - 1000n : (a0 * book.totalSupply) / (book.reserve.get(book.token0) ?? 1n);
+    book.totalSupply += first ? liquidity + 1000n : liquidity;
     book.liquidityOf.set(D, (book.liquidityOf.get(D) ?? 0n) + liquidity);
     for (const [token, value] of amounts) book.reserve.set(token, (book.reserve.get(token) ?? 0n) + value);
-    await send(deployer, book.pair, encodeFunctionData({ abi: [abi.pairMint], args: [D] }), [], `${what}: mint`);
+    // The pair's first mint locks 1,000 liquidity tokens at the zero address, as Uniswap v2 does.
+    const minted: PlannedTransfer<ScenarioTransferToken>[] = [
+      ...(first ? [{ token: book.lp, from: zeroAddress, to: zeroAddress, value: 1000n }] : []),
+      { token: book.lp, from: zeroAddress, to: D, value: liquidity },
+    ];
+    await send(deployer, book.pair, encodeFunctionData({ abi: [abi.pairMint], args: [D] }), minted, `${what}: mint`);
   };
   const liquidity: Record<MemeSymbol, [string, string]> = {
     MEME: ["400000000", "10"],
@@ -471,18 +496,22 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
   await buy(t3, "MEME", "0.2");
   await builder.mine();
 
-  // --- Block 13: RUG's deployer pulls 90% of its liquidity. -------------------------------------------
+  // --- Block 13: RUG's deployer pulls 90% of its liquidity: its liquidity tokens back to the pair, then burn.
   const rug = pairOf.get("RUG") as PairBook;
   const pulled = ((rug.liquidityOf.get(D) as bigint) * 90n) / 100n;
   const burned = [rug.token0, rug.token1].map((token) => ({
     token,
     value: (pulled * (rug.reserve.get(token) as bigint)) / rug.totalSupply,
   }));
+  await builder.transfer(deployer, rug.lp, rug.pair, pulled, "RUG's deployer returns 90% of its liquidity tokens");
   await send(
     deployer,
     rug.pair,
-    encodeFunctionData({ abi: [abi.burn], args: [pulled, D] }),
-    burned.map(({ token, value }) => ({ token: symbolOf(token), from: rug.pair, to: D, value })),
+    encodeFunctionData({ abi: [abi.burn], args: [D] }),
+    [
+      { token: rug.lp, from: rug.pair, to: zeroAddress, value: pulled },
+      ...burned.map(({ token, value }) => ({ token: symbolOf(token), from: rug.pair, to: D, value })),
+    ],
     "RUG's deployer pulls 90% of the liquidity",
   );
   for (const { token, value } of burned) rug.reserve.set(token, (rug.reserve.get(token) as bigint) - value);
