@@ -22,7 +22,6 @@ export const CONTRACT_NAMES = [
   // The seeded analytics scenario (src/local/devnet/scenario.ts).
   "ScenarioToken",
   "ScenarioUpgradeableToken",
-  "ScenarioProxy",
   "ScenarioV3Pool",
   "ScenarioRouter",
   // The seeded token-risk scenario (src/local/devnet/scenario-tokens.ts).
@@ -37,10 +36,12 @@ export const CONTRACT_NAMES = [
   "TokenRiskSimulator",
 ] as const;
 
-/** Uniswap v2's pair and factory, as @uniswap/v2-core ships them built (solc 0.5.16): used, not compiled. */
+/** Contracts deployed as their publishers ship them built, not compiled here. */
 const PREBUILT = {
   UniswapV2Pair: "@uniswap/v2-core/build/UniswapV2Pair.json",
   UniswapV2Factory: "@uniswap/v2-core/build/UniswapV2Factory.json",
+  // The seeded scenario's proxy token: what token-check reads is the EIP-1967 slots it writes.
+  TransparentUpgradeableProxy: "@openzeppelin/contracts/build/contracts/TransparentUpgradeableProxy.json",
 } as const;
 
 /** Name of one compiled contract. */
@@ -49,10 +50,11 @@ type ContractName = (typeof CONTRACT_NAMES)[number];
 /** Byte ranges of immutables inside deployedBytecode (solc's `immutableReferences`, flattened). */
 export type ImmutableRange = { start: number; length: number };
 
+/** What deploying a contract takes: its ABI and creation code. */
+export type Deployable = { abi: Abi; bytecode: Hex };
+
 /** One compiled contract: ABI, creation code, runtime code and where its immutables sit. */
-export type ContractArtifact = {
-  abi: Abi;
-  bytecode: Hex;
+export type ContractArtifact = Deployable & {
   deployedBytecode: Hex;
   immutableReferences: ImmutableRange[];
 };
@@ -176,20 +178,13 @@ export function compileContracts(outFile: string = DEFAULT_CONTRACTS_FILE): Cont
   return result;
 }
 
-/** Returns the compiled artifacts from file, compiling first if it is missing or stale, and the prebuilt ones. */
-export function loadContracts(file: string = DEFAULT_CONTRACTS_FILE): Record<ContractName | keyof typeof PREBUILT, ContractArtifact> {
+/** Returns the compiled artifacts from file (compiling first if it is missing or stale) and the prebuilt ones. */
+export function loadContracts(
+  file: string = DEFAULT_CONTRACTS_FILE,
+): Record<ContractName, ContractArtifact> & Record<keyof typeof PREBUILT, Deployable> {
   const prebuilt = Object.entries(PREBUILT).map(([name, path]) => {
-    const { abi, evm } = require(path) as { abi: Abi; evm: Record<"bytecode" | "deployedBytecode", { object: string }> };
-    const artifact: ContractArtifact = {
-      abi,
-      bytecode: `0x${evm.bytecode.object}`,
-      deployedBytecode: `0x${evm.deployedBytecode.object}`,
-      immutableReferences: [], // solc 0.5 has no immutables
-    };
-    return [name, artifact] as const;
+    const { abi, bytecode } = require(path) as { abi: Abi; bytecode: string };
+    return [name, { abi, bytecode: bytecode.startsWith("0x") ? bytecode : `0x${bytecode}` }];
   });
-  return { ...compileContracts(file).contracts, ...Object.fromEntries(prebuilt) } as Record<
-    ContractName | keyof typeof PREBUILT,
-    ContractArtifact
-  >;
+  return { ...compileContracts(file).contracts, ...(Object.fromEntries(prebuilt) as Record<keyof typeof PREBUILT, Deployable>) };
 }

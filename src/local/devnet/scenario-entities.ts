@@ -19,7 +19,7 @@ import { type Address, encodeFunctionData, getContractAddress, type Hash, type H
 import { WETH_ADDRESS } from "../../chain/addresses.ts";
 import type { AddressClass } from "../../chain/classify.ts";
 import { base } from "../../networks/base.ts";
-import type { ContractArtifact, loadContracts } from "./contracts.ts";
+import type { Deployable, loadContracts } from "./contracts.ts";
 import type { BlockBuilder, PlannedTransfer, ScenarioTokenSymbol, ScenarioTransfer, TestClient } from "./scenario.ts";
 import { amountOut, initializePair, scenarioAccount, scenarioContracts, tokenAbi } from "./scenario-common.ts";
 
@@ -254,7 +254,7 @@ export async function seedEntities(client: TestClient, builder: BlockBuilder, op
   };
 
   // --- Offset 0: contracts and USDC. ---------------------------------------------------------------
-  const deploy = (artifact: ContractArtifact, args: readonly unknown[], what: string) =>
+  const deploy = (artifact: Deployable, args: readonly unknown[], what: string) =>
     builder.deploy(acct.deployer as PrivateKeyAccount, artifact, args, `entities: deploy ${what}`, 4_000_000n);
   await at(0, async () => {
     const a = options.artifacts;

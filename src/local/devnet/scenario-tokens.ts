@@ -28,7 +28,7 @@ import {
 import { WETH_ADDRESS } from "../../chain/addresses.ts";
 import type { AddressClass } from "../../chain/classify.ts";
 import { base } from "../../networks/base.ts";
-import type { ContractArtifact, loadContracts } from "./contracts.ts";
+import type { Deployable, loadContracts } from "./contracts.ts";
 import type { BlockBuilder, PlannedTransfer, ScenarioTransferToken, TestClient } from "./scenario.ts";
 import { amountOut, isqrt, scenarioAccount, sortTokens } from "./scenario-common.ts";
 
@@ -189,12 +189,8 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
     what: string,
     gas: bigint = GAS.call,
   ) => builder.send(from, { to, data, gas }, transfers, what);
-  const deploy = (
-    artifact: ContractArtifact,
-    args: readonly unknown[],
-    transfers: PlannedTransfer<ScenarioTransferToken>[],
-    what: string,
-  ) => builder.deploy(deployer, artifact, args, what, GAS.deploy, transfers);
+  const deploy = (artifact: Deployable, args: readonly unknown[], transfers: PlannedTransfer<ScenarioTransferToken>[], what: string) =>
+    builder.deploy(deployer, artifact, args, what, GAS.deploy, transfers);
   const transfer = (
     from: PrivateKeyAccount,
     token: Address,

@@ -38,7 +38,7 @@ import { MULTICALL3_ADDRESS, WETH_ADDRESS } from "../../chain/addresses.ts";
 import type { AddressClass } from "../../chain/classify.ts";
 import { TRANSFER_EVENT, TRANSFER_TOPIC } from "../../chain/log-scanner.ts";
 import { base } from "../../networks/base.ts";
-import { type ContractArtifact, loadContracts } from "./contracts.ts";
+import { type Deployable, loadContracts } from "./contracts.ts";
 import { type DevnetAccount, devnetChain } from "./devnet.ts";
 import { amountOut, initializePair, isqrt, scenarioAccount, scenarioContracts, tokenAbi } from "./scenario-common.ts";
 import { type EntitiesTruth, type EntityTokenSymbol, seedEntities } from "./scenario-entities.ts";
@@ -294,7 +294,7 @@ export class BlockBuilder {
   /** Deploys `artifact` with its constructor's `args`. */
   deploy(
     account: PrivateKeyAccount,
-    artifact: ContractArtifact,
+    artifact: Deployable,
     args: readonly unknown[],
     what: string,
     gas: bigint,
@@ -493,7 +493,7 @@ async function runScenario(
     addEth(ethOut, A(who), value);
     await builder.wrap(acct[who] as PrivateKeyAccount, value, `${who} wraps ${eth} ETH`);
   };
-  const deploy = (artifact: ContractArtifact, args: readonly unknown[], what: string) =>
+  const deploy = (artifact: Deployable, args: readonly unknown[], what: string) =>
     builder.deploy(deployer(), artifact, args, what, 4_000_000n);
   const deployer = () => acct.deployer as PrivateKeyAccount;
 
@@ -504,7 +504,7 @@ async function runScenario(
   await deploy(a.ScenarioToken, [PLAIN.name, PLAIN.symbol, PLAIN.decimals], "deploy PLAIN");
   await deploy(a.ScenarioUpgradeableToken, [], "deploy the proxy token's implementation");
   await deploy(
-    a.ScenarioProxy,
+    a.TransparentUpgradeableProxy,
     [
       contracts.proxyImplementation,
       A("deployer"),
