@@ -25,8 +25,7 @@ export const CONTRACT_NAMES = [
   "ScenarioV3Pool",
   "ScenarioRouter",
   // The seeded token-risk scenario (src/local/devnet/scenario-tokens.ts).
-  "RiskV3Factory",
-  "RiskV3Pool",
+  "ScenarioV3Minter",
   "MemeToken",
   "HoneypotToken",
   "SellTaxToken",
@@ -40,6 +39,9 @@ export const CONTRACT_NAMES = [
 const PREBUILT = {
   UniswapV2Pair: "@uniswap/v2-core/build/UniswapV2Pair.json",
   UniswapV2Factory: "@uniswap/v2-core/build/UniswapV2Factory.json",
+  UniswapV3Factory: "@uniswap/v3-core/artifacts/contracts/UniswapV3Factory.sol/UniswapV3Factory.json",
+  // Not deployed directly: its creation code's hash is part of each pool's CREATE2 address.
+  UniswapV3Pool: "@uniswap/v3-core/artifacts/contracts/UniswapV3Pool.sol/UniswapV3Pool.json",
   // The seeded scenario's proxy token: what token-check reads is the EIP-1967 slots it writes.
   TransparentUpgradeableProxy: "@openzeppelin/contracts/build/contracts/TransparentUpgradeableProxy.json",
 } as const;
@@ -95,7 +97,14 @@ function hashSources(sources: Record<string, string>): string {
   const hash = createHash("sha256");
   hash.update(`solc ${packageVersion("solc")}\n`);
   // viem and canonical-weth too: the devnet places the Multicall3 and WETH9 code they ship beside these contracts.
-  for (const library of ["@openzeppelin/contracts", "@openzeppelin/contracts-upgradeable", "@uniswap/v2-core", "viem", "canonical-weth"]) {
+  for (const library of [
+    "@openzeppelin/contracts",
+    "@openzeppelin/contracts-upgradeable",
+    "@uniswap/v2-core",
+    "@uniswap/v3-core",
+    "viem",
+    "canonical-weth",
+  ]) {
     hash.update(`${library} ${packageVersion(library)}\n`);
   }
   hash.update(`${JSON.stringify(SETTINGS)}\n`);
