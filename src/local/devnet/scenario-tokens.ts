@@ -178,7 +178,8 @@ interface PairBook {
   token1: Address;
   reserve: Map<Address, bigint>;
   totalSupply: bigint;
-  liquidityOf: Map<Address, bigint>;
+  /** The deployer's liquidity tokens: it is each pair's only provider. */
+  provided: bigint;
 }
 
 /** Seed the token-risk scenario with the scenario's builder and return its ground truth. */
@@ -292,7 +293,7 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
         [b, 0n],
       ]),
       totalSupply: 0n,
-      liquidityOf: new Map(),
+      provided: 0n,
     };
     v2Pairs.set(key, book);
     return book;
@@ -327,18 +328,16 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
   await builder.mine();
 
   // --- Block 7: liquidity. --------------------------------------------------------------------------
+  // Each pair is given liquidity once, at launch: Uniswap v2's first mint, sqrt(x * y) less the
+  // 1,000 liquidity tokens it locks at the zero address.
   const addLiquidity = async (book: PairBook, amounts: Map<Address, bigint>, what: string) => {
     for (const [token, value] of amounts) await transfer(deployer, token, book.pair, value, `${what}: ${symbolOf(token)} in`);
-    const a0 = amounts.get(book.token0) ?? 0n;
-    const a1 = amounts.get(book.token1) ?? 0n;
-    const first = book.totalSupply === 0n;
-    const liquidity = first ? isqrt(a0 * a1) - 1000n : (a0 * book.totalSupply) / (book.reserve.get(book.token0) ?? 1n);
-    book.totalSupply += first ? liquidity + 1000n : liquidity;
-    book.liquidityOf.set(D, (book.liquidityOf.get(D) ?? 0n) + liquidity);
-    for (const [token, value] of amounts) book.reserve.set(token, (book.reserve.get(token) ?? 0n) + value);
-    // The pair's first mint locks 1,000 liquidity tokens at the zero address, as Uniswap v2 does.
+    const liquidity = isqrt((amounts.get(book.token0) ?? 0n) * (amounts.get(book.token1) ?? 0n)) - 1000n;
+    book.totalSupply = liquidity + 1000n;
+    book.provided = liquidity;
+    for (const [token, value] of amounts) book.reserve.set(token, value);
     const minted: PlannedTransfer<ScenarioTransferToken>[] = [
-      ...(first ? [{ token: book.lp, from: zeroAddress, to: zeroAddress, value: 1000n }] : []),
+      { token: book.lp, from: zeroAddress, to: zeroAddress, value: 1000n },
       { token: book.lp, from: zeroAddress, to: D, value: liquidity },
     ];
     await send(deployer, book.pair, encodeFunctionData({ abi: [abi.pairMint], args: [D] }), minted, `${what}: mint`);
@@ -533,7 +532,7 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
 
   // --- Block 13: RUG's deployer pulls 90% of its liquidity: its liquidity tokens back to the pair, then burn.
   const rug = pairOf.get("RUG") as PairBook;
-  const pulled = ((rug.liquidityOf.get(D) as bigint) * 90n) / 100n;
+  const pulled = (rug.provided * 90n) / 100n;
   const burned = [rug.token0, rug.token1].map((token) => ({
     token,
     value: (pulled * (rug.reserve.get(token) as bigint)) / rug.totalSupply,
@@ -550,42 +549,20 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
     "RUG's deployer pulls 90% of the liquidity",
   );
   for (const { token, value } of burned) rug.reserve.set(token, (rug.reserve.get(token) as bigint) - value);
-  rug.totalSupply -= pulled;
   const { block: lastBlock } = await builder.mine();
 
+  // Each token sells and pays no tax unless its entry says otherwise.
+  const untaxed = { buyTaxPct: 0, sellTaxPct: 0, transferTaxPct: 0, canSell: true };
   const expectedOf: Record<MemeSymbol, Omit<MemePairTruth["expected"], "pool">> = {
-    MEME: { verdict: "ok", buyTaxPct: 0, sellTaxPct: 0, transferTaxPct: 0, canSell: true, why: "no owner, no privileged function, no tax" },
-    HPOT: {
-      verdict: "honeypot",
-      buyTaxPct: 0,
-      sellTaxPct: 0,
-      transferTaxPct: 0,
-      canSell: false,
-      why: "transfers into the pair revert for everyone but the owner",
-    },
-    TAX: {
-      verdict: "high_tax",
-      buyTaxPct: 0,
-      sellTaxPct: 10,
-      transferTaxPct: 0,
-      canSell: true,
-      why: "10% of every sell goes to the owner, who can change it",
-    },
-    BLKL: { verdict: "caution", buyTaxPct: 0, sellTaxPct: 0, transferTaxPct: 0, canSell: true, why: "the owner can blacklist any holder" },
-    RUG: {
-      verdict: "ok",
-      buyTaxPct: 0,
-      sellTaxPct: 0,
-      transferTaxPct: 0,
-      canSell: true,
-      why: "a clean token; its pair lost 90% of its liquidity, which the new-pair hunter flags",
-    },
+    MEME: { ...untaxed, verdict: "ok", why: "no owner, no privileged function, no tax" },
+    HPOT: { ...untaxed, verdict: "honeypot", canSell: false, why: "transfers into the pair revert for everyone but the owner" },
+    TAX: { ...untaxed, verdict: "high_tax", sellTaxPct: 10, why: "10% of every sell goes to the owner, who can change it" },
+    BLKL: { ...untaxed, verdict: "caution", why: "the owner can blacklist any holder" },
+    RUG: { ...untaxed, verdict: "ok", why: "a clean token; its pair lost 90% of its liquidity, which the new-pair hunter flags" },
     BTAX: {
+      ...untaxed,
       verdict: "caution",
       buyTaxPct: 5,
-      sellTaxPct: 0,
-      transferTaxPct: 0,
-      canSell: true,
       why: "5% of every buy out of its v3 pool (its deepest) goes to the owner, who can change it; its shallower v2 pair is untaxed",
     },
   };
