@@ -108,7 +108,7 @@ export interface ScenarioGroundTruth {
 }
 
 /** Bump when the plan changes: a persisted chain seeded by another version is reported (`staleScenario`), not reseeded. */
-export const SCENARIO_VERSION = 3;
+export const SCENARIO_VERSION = 4;
 
 /** Why a persisted chain's ground truth is not this code's scenario, or undefined when it is. */
 export function staleScenario(truth: ScenarioGroundTruth | undefined, dataDir: string): string | undefined {
