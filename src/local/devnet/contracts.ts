@@ -96,7 +96,8 @@ function packageVersion(name: string): string {
 function hashSources(sources: Record<string, string>): string {
   const hash = createHash("sha256");
   hash.update(`solc ${packageVersion("solc")}\n`);
-  // viem and canonical-weth too: the devnet places the Multicall3 and WETH9 code they ship beside these contracts.
+  // The packages of the prebuilt contracts too, and viem and canonical-weth, whose Multicall3 and
+  // WETH9 code the devnet places beside these contracts.
   for (const library of [
     "@openzeppelin/contracts",
     "@openzeppelin/contracts-upgradeable",
