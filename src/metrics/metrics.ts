@@ -13,26 +13,11 @@ const PAYMENT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 const STORE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 const REQUEST_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
 
-/** The metrics of one service. */
-export interface ServiceMetrics {
-  readonly registry: Registry;
-  readonly requests: Counter<"route" | "method" | "status">;
-  readonly requestSeconds: Histogram<"route" | "method">;
-  readonly paidCalls: Counter<"route" | "outcome">;
-  readonly revenue: Counter<"route">;
-  readonly verifySeconds: Histogram;
-  readonly settleSeconds: Histogram;
-  readonly storeSeconds: Histogram<"statement">;
-  readonly crawlOrigins: Gauge<"state">;
-  readonly crawlRunning: Gauge;
-  readonly crawlRuns: Counter<"outcome">;
-  readonly rateLimitRefusals: Counter<"budget">;
-  /** What the payment gate reports to. */
-  readonly payments: PaymentObserver;
-}
+/** The metrics of one service: every metric `createMetrics` makes, and what the payment gate reports to (`payments`). */
+export type ServiceMetrics = ReturnType<typeof createMetrics>;
 
 /** Create the registry and every metric, Node's own (memory, CPU, event loop) included. */
-export function createMetrics(): ServiceMetrics {
+export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
@@ -112,7 +97,7 @@ export function createMetrics(): ServiceMetrics {
       },
       verified: (seconds) => verifySeconds.observe(seconds),
       settled: (seconds) => settleSeconds.observe(seconds),
-    },
+    } satisfies PaymentObserver,
   };
 }
 
