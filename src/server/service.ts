@@ -4,6 +4,7 @@
  * benchmarks, so all three run the same code.
  */
 import { randomBytes } from "node:crypto";
+import { once } from "node:events";
 import { existsSync } from "node:fs";
 import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -573,16 +574,11 @@ async function solanaFeePayerOf(config: Config, local: boolean, replaced: boolea
   return feePayer;
 }
 
-/** Listen on `host:port` (0: a free port). */
-function listen(handler: RequestListener, port: number, host: string): Promise<Server> {
-  return new Promise<Server>((resolve, reject) => {
-    const s = createServer(handler);
-    s.once("error", reject);
-    s.listen(port, host, () => {
-      s.off("error", reject);
-      resolve(s);
-    });
-  });
+/** Listen on `host:port` (0: a free port); an error before listening (the port is taken) rejects. */
+async function listen(handler: RequestListener, port: number, host: string): Promise<Server> {
+  const s = createServer(handler).listen(port, host);
+  await once(s, "listening");
+  return s;
 }
 
 /** Time limits and the CONNECT answer every listener shares. */

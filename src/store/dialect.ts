@@ -27,8 +27,3 @@ export function jsonArrayAgg(db: Queryable): "json_group_array" | "json_agg" {
 export function inArray(db: Queryable, column: string, param: string, element: "text" | "bigint"): string {
   return db.engine === "sqlite" ? `${column} in (select value from json_each(${param}))` : `${column} = any(${param}::${element}[])`;
 }
-
-/** The UTC day (`YYYY-MM-DD`) of a timestamp column. */
-export function utcDay(db: Queryable, column: string): string {
-  return db.engine === "sqlite" ? `substr(${column}, 1, 10)` : `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD')`;
-}
