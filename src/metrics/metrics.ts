@@ -135,24 +135,20 @@ export function observedStore(store: Store, metrics: ServiceMetrics): Store {
   return observed;
 }
 
-/** Feed a crawl's progress into the gauges; returns the callback and what to call when it ends. */
-export function crawlProgress(metrics: ServiceMetrics): {
-  onProgress: (done: number, total: number) => void;
-  started(): void;
-  ended(outcome: "done" | "failed"): void;
-} {
-  return {
-    onProgress: (done, total) => {
+/** Run a crawl with its progress fed into the gauges (`onProgress`), counting how it ended. */
+export async function observedCrawl<T>(metrics: ServiceMetrics, crawl: (onProgress: (done: number, total: number) => void) => Promise<T>) {
+  metrics.crawlRunning.set(1);
+  metrics.crawlOrigins.set({ state: "done" }, 0);
+  let outcome: "done" | "failed" = "failed";
+  try {
+    const result = await crawl((done, total) => {
       metrics.crawlOrigins.set({ state: "total" }, total);
       metrics.crawlOrigins.set({ state: "done" }, done);
-    },
-    started: () => {
-      metrics.crawlRunning.set(1);
-      metrics.crawlOrigins.set({ state: "done" }, 0);
-    },
-    ended: (outcome) => {
-      metrics.crawlRunning.set(0);
-      metrics.crawlRuns.inc({ outcome });
-    },
-  };
+    });
+    outcome = "done";
+    return result;
+  } finally {
+    metrics.crawlRunning.set(0);
+    metrics.crawlRuns.inc({ outcome });
+  }
 }

@@ -28,7 +28,7 @@ import { trustCrawlJob } from "../intel/crawl-schedule.ts";
 import { type IntelSettings, intelOf } from "../intel/intel-services.ts";
 import { LOCAL_BUYER_INDEX, trustPurchases } from "../intel/purchase-config.ts";
 import { createLogger, type Logger } from "../log.ts";
-import { crawlProgress, createMetrics, observedStore, type ServiceMetrics } from "../metrics/metrics.ts";
+import { createMetrics, observedCrawl, observedStore, type ServiceMetrics } from "../metrics/metrics.ts";
 import { evmNetwork, svmNetwork } from "../networks/index.ts";
 import { HEARTBEAT_MS, type Heartbeat, registerInstance, startHeartbeat, unregisterInstance } from "../operations/instances.ts";
 import { type JobDefinition, type JobName, type JobScheduler, startJobs } from "../operations/jobs.ts";
@@ -288,11 +288,9 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       trustCrawlJob({
         intervalMs: crawlIntervalMs,
         store,
-        crawl: async (signal) => {
-          const progress = crawlProgress(metrics);
-          progress.started();
-          try {
-            const result = await runCrawl({
+        crawl: (signal) =>
+          observedCrawl(metrics, (onProgress) =>
+            runCrawl({
               store,
               catalogue: intel.catalogue,
               fetcher: intel.crawl.fetcher,
@@ -303,15 +301,9 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
               log,
               signal,
               purchases: trustPurchases(config, services.chain, options.devnet?.buyers?.[LOCAL_BUYER_INDEX]?.privateKey),
-              onProgress: progress.onProgress,
-            });
-            progress.ended("done");
-            return result;
-          } catch (error) {
-            progress.ended("failed");
-            throw error;
-          }
-        },
+              onProgress,
+            }),
+          ),
       }),
     );
   if (statusFeed) {
