@@ -18,7 +18,7 @@ import { routeKey } from "../../spec/route.ts";
 import type { allRoutes } from "../../spec/routes.ts";
 import { baseToolsSite, primarySite, solanaSite } from "../../spec/sites.ts";
 import type { AnalyticsSettings } from "../analytics/services.ts";
-import { type AuthorizationReader, authorizationReader } from "../chain/authorization.ts";
+import { authorizationReader } from "../chain/authorization.ts";
 import { createChainClient, rpcTransport } from "../chain/client.ts";
 import { type Config, ConfigError, checkSignInOrigin } from "../config.ts";
 import type { Services } from "../context.ts";
@@ -388,21 +388,23 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const secondaryServices: Services = { ...services, config: { ...services.config, publicUrl: secondaryPublicUrl } };
   const secondaryApp = appFor({ site: baseToolsSite, publicUrl: secondaryPublicUrl, services: secondaryServices, gate: secondaryGate });
 
-  const solana = await solanaSiteOf({
+  const solanaParts = await solanaSiteOf({
     config,
     local,
     services,
     endpoints: options.solana,
     facilitator: options.solanaFacilitator,
     feePayer: solanaFeePayer,
-    gate: (scheme, payToOf, facilitatorOf, publicUrl, authorizations) =>
-      gateFor(solanaSite.routes, publicUrl, {
-        payTo: payToOf as `0x${string}`,
-        facilitator: facilitatorOf,
-        authorizations,
-        scheme,
-      }),
   });
+  const solana = solanaParts && {
+    ...solanaParts,
+    gate: gateFor(solanaSite.routes, solanaParts.publicUrl, {
+      payTo: solanaParts.payTo as `0x${string}`,
+      facilitator: solanaParts.facilitator,
+      authorizations: solanaParts.authorizations,
+      scheme: solanaParts.scheme,
+    }),
+  };
   const solanaApp = solana
     ? appFor({ site: solanaSite, publicUrl: solana.publicUrl, services: solana.services, gate: solana.gate })
     : undefined;
@@ -481,8 +483,8 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
 }
 
 /**
- * The Solana site's services and gate: local mode's chain and fee payer, or production's RPC,
- * payTo and facilitator (a fee-payer key or a remote URL). Undefined when the site is off.
+ * What the Solana site's gate and application are made of: local mode's chain and fee payer, or
+ * production's RPC, payTo and facilitator (a fee-payer key or a remote URL). Undefined when the site is off.
  */
 async function solanaSiteOf(args: {
   config: Config;
@@ -492,14 +494,7 @@ async function solanaSiteOf(args: {
   facilitator: FacilitatorClient | undefined;
   /** Production's fee payer (SOLANA_FEE_PAYER_KEY), checked before anything was opened. */
   feePayer: KeyPairSigner | undefined;
-  gate: (
-    scheme: PaymentScheme,
-    payTo: string,
-    facilitator: FacilitatorClient,
-    publicUrl: string | undefined,
-    authorizations: AuthorizationReader,
-  ) => PaymentGate;
-}): Promise<{ services: Services; gate: PaymentGate; publicUrl: string | undefined; scheme: PaymentScheme } | undefined> {
+}) {
   const { config, local, endpoints } = args;
   if (local ? !endpoints : !config.solana.enabled) return undefined;
   const { createSvmFacilitator, svmScheme } = await import("../solana/x402.ts");
@@ -541,14 +536,8 @@ async function solanaSiteOf(args: {
   // Challenges name the fee payer only: the buyer reads a blockhash from its own RPC (src/solana/x402.ts says why).
   const scheme = svmScheme(network, usdcMint, { rpcUrl, payTo });
   // A settlement reported failed, or a retry of a payment left open: the chain says whether it was paid.
-  const gate = args.gate(
-    scheme,
-    payTo,
-    facilitator,
-    publicUrl,
-    svmPaymentReader(scheme.settlementOf as NonNullable<PaymentScheme["settlementOf"]>),
-  );
-  return { services, gate, publicUrl, scheme };
+  const authorizations = svmPaymentReader(scheme.settlementOf as NonNullable<PaymentScheme["settlementOf"]>);
+  return { services, publicUrl, scheme, payTo, facilitator, authorizations };
 }
 
 /** Production's Solana fee payer from SOLANA_FEE_PAYER_KEY: its two halves must agree, and it must not be payTo. */
