@@ -47,10 +47,10 @@ export interface LedgerRow {
 }
 
 // valid_before is buyer-chosen and may exceed a 32-bit integer: read as text, converted below.
-const COLUMNS = `cast(id as integer) as id, request_id, route, payer, cast(amount_atomic as text) as amount_atomic, nonce, cast(valid_before as text) as valid_before,
+export const COLUMNS = `cast(id as integer) as id, request_id, route, payer, cast(amount_atomic as text) as amount_atomic, nonce, cast(valid_before as text) as valid_before,
   request_hash, outcome, status, reason, settlement_tx, created_at, finished_at, verified_at`;
 
-function toRow(row: Omit<LedgerRow, "valid_before"> & { valid_before: string | null }): LedgerRow {
+export function toRow(row: Omit<LedgerRow, "valid_before"> & { valid_before: string | null }): LedgerRow {
   const validBefore = row.valid_before === null ? null : Number(row.valid_before);
   return { ...row, valid_before: validBefore !== null && Number.isSafeInteger(validBefore) ? validBefore : null };
 }
@@ -194,15 +194,6 @@ export async function markLedgerRowVerified(db: Queryable, id: number): Promise<
   await db.query("update ledger set verified_at = now() where id = $1 and verified_at is null", [id]);
 }
 
-/** The rows of one authorisation, oldest first. */
-export async function ledgerRowsOf(db: Queryable, payer: string, nonce: string): Promise<LedgerRow[]> {
-  const rows = await db.query<Parameters<typeof toRow>[0]>(
-    `select ${COLUMNS} from ledger where payer = lower($1) and nonce = lower($2) order by id`,
-    [payer, nonce],
-  );
-  return rows.map(toRow);
-}
-
 /** Rows whose outcome is still open: pending (verified, never finished) or settlement_unknown. */
 export async function openLedgerRows(db: Queryable): Promise<(LedgerRow & { network: string })[]> {
   const rows = await db.query<Parameters<typeof toRow>[0] & { network: string }>(
@@ -340,11 +331,11 @@ export interface OurPurchaseRow extends Omit<OurPurchase, "at"> {
   created_at: string;
 }
 
-const PURCHASE_COLUMNS = `cast(id as integer) as id, cast(run_id as integer) as run_id, origin, endpoint, method, payer, pay_to, network, asset,
+export const PURCHASE_COLUMNS = `cast(id as integer) as id, cast(run_id as integer) as run_id, origin, endpoint, method, payer, pay_to, network, asset,
   cast(price_atomic as text) as price_atomic, cast(signed_atomic as text) as signed_atomic, signed, settlements,
   cast(charged_atomic as text) as charged_atomic, outcome, status, content_type, body_bytes, settlement_tx, detail, created_at`;
 
-function toPurchaseRow(row: Omit<OurPurchaseRow, "created_at"> & { created_at: unknown }): OurPurchaseRow {
+export function toPurchaseRow(row: Omit<OurPurchaseRow, "created_at"> & { created_at: unknown }): OurPurchaseRow {
   const at = row.created_at instanceof Date ? row.created_at : new Date(String(row.created_at));
   return { ...row, run_id: row.run_id === null ? null : Number(row.run_id), created_at: at.toISOString() };
 }
@@ -380,15 +371,6 @@ export async function recordPurchase(db: Queryable, runId: number | null, p: Our
     ],
   );
   return (row as { id: number }).id;
-}
-
-/** Our purchases of one trust run, oldest first. */
-export async function purchasesOfRun(db: Queryable, runId: number): Promise<OurPurchaseRow[]> {
-  const rows = await db.query<Parameters<typeof toPurchaseRow>[0]>(
-    `select ${PURCHASE_COLUMNS} from our_purchases where run_id = $1 order by id`,
-    [runId],
-  );
-  return rows.map(toPurchaseRow);
 }
 
 /** The latest purchase of each of `origins` (any run), by origin. */
