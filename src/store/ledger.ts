@@ -90,6 +90,10 @@ export async function insertLedgerRow(
   return (row as { id: number }).id;
 }
 
+/** Whether the ledger knows a settled or open row of the payment $3/$7 (payer, nonce) or of its payment-identifier id $11. */
+const KNOWN_ATTEMPT = `select exists (select 1 from ledger where payer = lower($3) and nonce = lower($7) and outcome in ('settled', 'pending', 'settlement_unknown'))
+  or (cast($11 as text) is not null and exists (select 1 from ledger where payment_id = $11 and outcome in ('settled', 'pending', 'settlement_unknown'))) as k`;
+
 /** Leases to take in the same statement (an in-flight registry shared through the store, src/payments/inflight.ts). */
 export interface LeaseClaim {
   keys: string[];
@@ -111,15 +115,13 @@ export async function openFreshAttempt(
 ): Promise<{ known: boolean; rowId: number | null; claimed: string[] }> {
   if (db.engine === "sqlite") return openFreshAttemptInSteps(db, payment, claim);
   const params = paymentParams(payment);
-  const known = `select exists (select 1 from ledger where payer = lower($3) and nonce = lower($7) and outcome in ('settled', 'pending', 'settlement_unknown'))
-      or ($11::text is not null and exists (select 1 from ledger where payment_id = $11 and outcome in ('settled', 'pending', 'settlement_unknown'))) as k`;
   // INSERT ... SELECT does not infer parameter types from the columns: each is cast.
   const values =
     "select $1::text, $2::text, lower($3::text), $4::numeric, lower($5::text), $6::text, lower($7::text), $8::bigint, $9::text, $10::text, $11::text, 'pending'";
   let sql: string;
   if (claim) {
     params.push(claim.holder, claim.leaseSeconds, claim.keys);
-    sql = `with known as (${known}),
+    sql = `with known as (${KNOWN_ATTEMPT}),
       claim as (
         insert into inflight (key, instance, expires_at)
         select key, $12, now() + make_interval(secs => $13) from unnest($14::text[]) as key where not (select k from known)
@@ -131,7 +133,7 @@ export async function openFreshAttempt(
         returning id::int as id)
       select (select k from known) as known, (select id from opened) as id, coalesce((select array_agg(key) from claim), '{}') as claimed`;
   } else {
-    sql = `with known as (${known}),
+    sql = `with known as (${KNOWN_ATTEMPT}),
       opened as (insert into ledger (${PAYMENT_COLUMNS}, outcome) ${values} where not (select k from known) returning id::int as id)
       select (select k from known) as known, (select id from opened) as id`;
   }
@@ -151,11 +153,7 @@ async function openFreshAttemptInSteps(
 ): Promise<{ known: boolean; rowId: number | null; claimed: string[] }> {
   const params = paymentParams(payment);
   return db.atomic(async (tx) => {
-    const [known] = await tx.query<{ k: number }>(
-      `select exists (select 1 from ledger where payer = lower($3) and nonce = lower($7) and outcome in ('settled', 'pending', 'settlement_unknown'))
-        or ($11 is not null and exists (select 1 from ledger where payment_id = $11 and outcome in ('settled', 'pending', 'settlement_unknown'))) as k`,
-      params,
-    );
+    const [known] = await tx.query<{ k: number }>(KNOWN_ATTEMPT, params);
     if (known?.k) return { known: true, rowId: null, claimed: [] };
     const claimed: string[] = [];
     for (const key of claim?.keys ?? []) {
