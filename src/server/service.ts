@@ -147,7 +147,7 @@ export interface RunningService {
   jobs: JobScheduler;
   /**
    * Stop gracefully: stop accepting connections, let requests in flight finish (paid calls
-   * settle and answer) for up to `drainMs`, stop the jobs, remove the heartbeat and close the
+   * settle and answer) for up to `drainMs` (default 30 s), stop the jobs, remove the heartbeat and close the
    * store. Resolves with whether every request finished in time.
    */
   shutdown(options?: { drainMs?: number }): Promise<{ drained: boolean; inFlight: number }>;
