@@ -27,3 +27,17 @@ export function jsonArrayAgg(db: Queryable): "json_group_array" | "json_agg" {
 export function inArray(db: Queryable, column: string, param: string, element: "text" | "bigint"): string {
   return db.engine === "sqlite" ? `${column} in (select value from json_each(${param}))` : `${column} = any(${param}::${element}[])`;
 }
+
+/**
+ * An address as the store keeps it: an EVM one (0x hex, whose letter case is only a checksum) in
+ * lower case, any other (a base58 Solana key, whose case is part of it) as it is.
+ */
+export function storedAddress(address: string): string {
+  return address.startsWith("0x") ? address.toLowerCase() : address;
+}
+
+/** `storedAddress` of the parameter `param`, in SQL (the same on both dialects). */
+export function storedAddressSql(param: string): string {
+  const text = `cast(${param} as text)`;
+  return `(case when substr(${text}, 1, 2) = '0x' then lower(${text}) else ${text} end)`;
+}

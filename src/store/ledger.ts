@@ -4,7 +4,7 @@
  * `settlement_failed`, `settlement_unknown`). Rows are written when the payment is verified
  * (`pending`), so a crash between verify and settle never loses one.
  */
-import { inArray, jsonArrayAgg, jsonObject, nowPlus } from "./dialect.ts";
+import { inArray, jsonArrayAgg, jsonObject, nowPlus, storedAddressSql } from "./dialect.ts";
 import type { Queryable } from "./store.ts";
 
 /** How a paid request ended. */
@@ -83,7 +83,7 @@ export async function insertLedgerRow(
 ): Promise<number> {
   const [row] = await db.query<{ id: number }>(
     `insert into ledger (${PAYMENT_COLUMNS}, outcome, status, reason, settlement_tx, finished_at)
-     values ($1, $2, lower($3), $4, lower($5), $6, lower($7), $8, $9, $10, $11, $12, $13, $14, $15, case when $12 = 'pending' then null else now() end)
+     values ($1, $2, ${storedAddressSql("$3")}, $4, ${storedAddressSql("$5")}, $6, lower($7), $8, $9, $10, $11, $12, $13, $14, $15, case when $12 = 'pending' then null else now() end)
      returning cast(id as integer) as id`,
     [...paymentParams(payment), end.outcome, end.status ?? null, end.reason ?? null, end.settlementTx ?? null],
   );
@@ -91,7 +91,7 @@ export async function insertLedgerRow(
 }
 
 /** Whether the ledger knows a settled or open row of the payment $3/$7 (payer, nonce) or of its payment-identifier id $11. */
-const KNOWN_ATTEMPT = `select exists (select 1 from ledger where payer = lower($3) and nonce = lower($7) and outcome in ('settled', 'pending', 'settlement_unknown'))
+const KNOWN_ATTEMPT = `select exists (select 1 from ledger where payer = ${storedAddressSql("$3")} and nonce = lower($7) and outcome in ('settled', 'pending', 'settlement_unknown'))
   or (cast($11 as text) is not null and exists (select 1 from ledger where payment_id = $11 and outcome in ('settled', 'pending', 'settlement_unknown'))) as k`;
 
 /** Leases to take in the same statement (an in-flight registry shared through the store, src/payments/inflight.ts). */
@@ -116,8 +116,7 @@ export async function openFreshAttempt(
   if (db.engine === "sqlite") return openFreshAttemptInSteps(db, payment, claim);
   const params = paymentParams(payment);
   // INSERT ... SELECT does not infer parameter types from the columns: each is cast.
-  const values =
-    "select $1::text, $2::text, lower($3::text), $4::numeric, lower($5::text), $6::text, lower($7::text), $8::bigint, $9::text, $10::text, $11::text, 'pending'";
+  const values = `select $1::text, $2::text, ${storedAddressSql("$3")}, $4::numeric, ${storedAddressSql("$5")}, $6::text, lower($7::text), $8::bigint, $9::text, $10::text, $11::text, 'pending'`;
   let sql: string;
   if (claim) {
     params.push(claim.holder, claim.leaseSeconds, claim.keys);
@@ -167,7 +166,7 @@ async function openFreshAttemptInSteps(
     }
     if (claimed.length < (claim?.keys.length ?? 0)) return { known: false, rowId: null, claimed };
     const [row] = await tx.query<{ id: number }>(
-      `insert into ledger (${PAYMENT_COLUMNS}, outcome) values ($1, $2, lower($3), $4, lower($5), $6, lower($7), $8, $9, $10, $11, 'pending') returning id`,
+      `insert into ledger (${PAYMENT_COLUMNS}, outcome) values ($1, $2, ${storedAddressSql("$3")}, $4, ${storedAddressSql("$5")}, $6, lower($7), $8, $9, $10, $11, 'pending') returning id`,
       params,
     );
     return { known: false, rowId: row?.id ?? null, claimed };
@@ -251,12 +250,12 @@ export async function attemptsOf(
 ): Promise<{ settled: AttemptRow | undefined; open: AttemptRow[]; byId: AttemptRow | undefined; byIdOpen: AttemptRow[] }> {
   const [row] = await db.query<{ settled: unknown; open: unknown; by_id: unknown; by_id_open: unknown }>(
     `select
-       (select ${attempt(db)} from ledger where payer = lower($1) and nonce = lower($2) and outcome = 'settled' order by id limit 1) as settled,
+       (select ${attempt(db)} from ledger where payer = ${storedAddressSql("$1")} and nonce = lower($2) and outcome = 'settled' order by id limit 1) as settled,
        (select ${attempts(db)} from ledger
-         where payer = lower($1) and nonce = lower($2) and outcome in ('pending', 'settlement_unknown')) as open,
+         where payer = ${storedAddressSql("$1")} and nonce = lower($2) and outcome in ('pending', 'settlement_unknown')) as open,
        (select ${attempt(db)} from ledger where cast($3 as text) is not null and payment_id = $3 and outcome = 'settled' order by id limit 1) as by_id,
        (select ${attempts(db)} from ledger where cast($3 as text) is not null and payment_id = $3
-         and payer = lower($1) and nonce <> lower($2) and outcome in ('pending', 'settlement_unknown')) as by_id_open`,
+         and payer = ${storedAddressSql("$1")} and nonce <> lower($2) and outcome in ('pending', 'settlement_unknown')) as by_id_open`,
     [payer, nonce, paymentId],
   );
   return {
@@ -279,7 +278,7 @@ export async function lastSettledFor(
 ): Promise<AttemptRow | undefined> {
   const [filter, value] = "requestHash" in of ? ["request_hash = $2", of.requestHash] : [inArray(db, "route", "$2", "text"), of.routes];
   const [row] = await db.query<{ a: unknown }>(
-    `select ${attempt(db)} as a from ledger where payer = lower($1) and ${filter} and outcome = 'settled'
+    `select ${attempt(db)} as a from ledger where payer = ${storedAddressSql("$1")} and ${filter} and outcome = 'settled'
        and created_at > ${nowPlus(db, "-3600.0 * $3")} order by id desc limit 1`,
     [payer, value, hours],
   );
@@ -343,7 +342,7 @@ export async function recordPurchase(db: Queryable, runId: number | null, p: Our
   const [row] = await db.query<{ id: number }>(
     `insert into our_purchases (run_id, origin, endpoint, method, payer, pay_to, network, asset, price_atomic, signed_atomic, signed,
        settlements, charged_atomic, outcome, status, content_type, body_bytes, settlement_tx, detail, created_at)
-     values ($1, $2, $3, $4, lower($5), lower($6), $7, lower($8), $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+     values ($1, $2, $3, $4, ${storedAddressSql("$5")}, ${storedAddressSql("$6")}, $7, ${storedAddressSql("$8")}, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
      returning cast(id as integer) as id`,
     [
       runId,
