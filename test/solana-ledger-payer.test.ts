@@ -53,9 +53,11 @@ describe("a Solana payer in the ledger", () => {
     expect(retry.status).toBe(200);
     expect(await retry.text()).toBe(answer);
     expect(await usdcOn(chain.rpcUrl, buyer.address)).toBe(afterFirst);
-    expect(await store.query("select payer, outcome, reason from ledger where network = $1 order by id", [chain.scenario.network])).toEqual([
-      { payer: buyer.address, outcome: "settled", reason: null },
-      { payer: buyer.address, outcome: "not_charged", reason: "paid_retry: kept answer replayed" },
-    ]);
+    expect(await store.query("select payer, outcome, reason from ledger where network = $1 order by id", [chain.scenario.network])).toEqual(
+      [
+        { payer: buyer.address, outcome: "settled", reason: null },
+        { payer: buyer.address, outcome: "not_charged", reason: "paid_retry: kept answer replayed" },
+      ],
+    );
   });
 });
