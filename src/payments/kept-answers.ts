@@ -3,7 +3,7 @@
  * a settlement's outcome is unknown), stored under the payment's authorisation (payer, nonce)
  * with the request it answered. Only the gate writes them, only for its own settlement, so
  * nothing a third party sends can overwrite one; they are kept for the redemption window
- * (`PaymentsConfig.redeemHours`), after which the upkeep forgets them.
+ * (`config.payments.redeemHours`), after which the upkeep forgets them.
  */
 import { inArray, nowPlus, storedAddressSql } from "../store/dialect.ts";
 import type { Queryable } from "../store/store.ts";
