@@ -59,7 +59,7 @@ export const ConformanceReportSchema = Type.Object({
   error: Type.Union([Type.String(), Type.Null()], { description: "why the target was unreachable (kind: message)" }),
   payable: Type.Union([Type.Boolean(), Type.Null()], {
     description:
-      "the client a buyer actually runs pays it, defaults included: the @x402/fetch quick start (@x402/core with the @x402/evm exact scheme, spend controls at their defaults: default assets such as USDC only, at most $1 per payment) read the 402 answer with its own parser and signed a payment for at least one option, offline with a throwaway key (nothing sent), and a facilitator would settle it (no zero or burn payTo, not expired on arrival, the token's own signing domain, a token with an EIP-3009 transfer). null when every option is on a network family no client is run for here (e.g. Solana)",
+      "the client a buyer actually runs pays it, defaults included: the @x402/fetch quick start (@x402/core with the @x402/evm exact scheme, spend controls at their defaults: default assets such as USDC only, at most $1 per payment) read the 402 answer with its own parser and signed a payment for at least one option, offline with a throwaway key (nothing sent), and a facilitator would settle it (no zero or burn payTo, not expired on arrival, the token's own signing domain, a token with an EIP-3009 transfer). Solana options are signed the same way by @x402/svm's exact client scheme. null when no option can be measured: every option on a network family no client is run for here, or in a Solana mint other than USDC",
   }),
   payable_reason: Type.Union([Type.String(), Type.Null()], {
     description: "the real cause when not payable: the client's own error, the spend control's message, or the facilitator's refusal",

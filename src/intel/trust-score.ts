@@ -143,7 +143,7 @@ export const PENALTIES = {
     area: "payability",
     points: 0,
     blocking: false,
-    text: "payability NOT measured: no option on a network this checker runs a client for (EVM)",
+    text: "payability NOT measured: no option on a network this checker runs a client for (EVM, or USDC on Solana)",
   },
   no_bazaar: { area: "discovery documents", points: 3, blocking: false, text: "no Bazaar discovery metadata in the challenge" },
   no_well_known: { area: "discovery documents", points: 3, blocking: false, text: "no /.well-known/x402 discovery document" },
@@ -305,7 +305,7 @@ export const NOT_CHECKED: readonly string[] = [
   "operator identity or company ownership",
   "content accuracy of the paid answers",
   `on-chain payTo reputation on chains other than Base (${base.id}): such rows say 'NOT measured'; Solana and other networks get the conformance checks only`,
-  "payability on networks other than EVM (eip155:*): no Solana client is run, so a Solana-only seller's payability says 'NOT measured'",
+  "payability on networks other than EVM (eip155:*) and Solana (solana:*), and of a Solana option in a mint other than USDC (no Solana RPC is read to learn its token program): such a seller's payability says 'NOT measured'",
   "settlement itself, unless verified by purchase: the unpaid probe checks offline what a facilitator refuses (zero or burn payTo, an expired timeout, a wrong signing domain, a token without EIP-3009) but sends nothing",
   "endpoints of an origin other than the one representative endpoint probed",
 ];
