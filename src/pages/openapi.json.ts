@@ -9,8 +9,6 @@ import type { FunctionConfig, Services } from "../context.ts";
 import { buildOpenApi } from "../discovery/openapi.ts";
 import { devnetOwnershipProof, originOf, provesOwnership } from "../discovery/ownership-proof.ts";
 
-export const prerender = false;
-
 /** Documents by origin, per service configuration; a few origins at most (saneHost bounds the Host header's shape). */
 const documents = new WeakMap<FunctionConfig, Map<string, Promise<string>>>();
 const MAX_ORIGINS = 8;
