@@ -30,6 +30,7 @@ import {
   type KbCategoryCount,
   type KbEntry,
   KbFrontmatter,
+  KebabId,
   PLAYBOOK_IDS,
   PlaybookFrontmatter,
   SOP_CATALOGUE,
@@ -343,7 +344,7 @@ function realInstant(value: string): number | undefined {
 function compileAd(file: SourceFile): Ad | undefined {
   const data = checkFrontmatter(file, AdFrontmatter);
   const id = path.basename(file.rel, ".md");
-  if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(id)) {
+  if (!Value.Check(KebabId, id)) {
     file.problems.add({ file: file.rel, field: "file name", expected: "a kebab-case id (the placement's id)", found: id });
   }
   // Plain text: line breaks in the file are only wrapping.
