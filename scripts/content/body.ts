@@ -50,7 +50,7 @@ function headingText(file: SourceFile, heading: Heading): string {
 export function refuseTitleHeading(file: SourceFile, node: RootContent, field: string): boolean {
   if (node.type !== "heading" || node.depth !== 1) return false;
   const expected = "no level-1 heading (the title comes from the frontmatter `title`)";
-  file.problems.add({
+  file.problems.push({
     file: file.rel,
     field,
     expected,
@@ -82,7 +82,7 @@ export function splitSections(file: SourceFile, expected: readonly string[]): Se
     }
     const name = headingText(file, node);
     if (!expected.includes(name)) {
-      file.problems.add({
+      file.problems.push({
         file: file.rel,
         field: "body",
         expected: `only the level-2 headings ${expected.map((h) => `\`## ${h}\``).join(", ")} (in that order)`,
@@ -93,7 +93,7 @@ export function splitSections(file: SourceFile, expected: readonly string[]): Se
       continue;
     }
     if (sections.byName.has(name)) {
-      file.problems.add({
+      file.problems.push({
         file: file.rel,
         field: `## ${name}`,
         expected: "this heading once",
@@ -109,7 +109,7 @@ export function splitSections(file: SourceFile, expected: readonly string[]): Se
   }
   const missing = expected.filter((h) => !sections.byName.has(h));
   for (const name of missing) {
-    file.problems.add({
+    file.problems.push({
       file: file.rel,
       field: `## ${name}`,
       expected: `a level-2 heading \`## ${name}\` with its list`,
@@ -118,7 +118,7 @@ export function splitSections(file: SourceFile, expected: readonly string[]): Se
   }
   const inOrder = expected.filter((h) => seen.includes(h));
   if (missing.length === 0 && seen.join("\n") !== inOrder.join("\n")) {
-    file.problems.add({
+    file.problems.push({
       file: file.rel,
       field: "body",
       expected: `the sections in the order ${expected.map((h) => `## ${h}`).join(", ")}`,
@@ -135,7 +135,7 @@ function theList(file: SourceFile, section: string, nodes: RootContent[] | undef
   const lists = nodes.filter((n): n is List => n.type === "list");
   const others = nodes.filter((n) => n.type !== "list");
   if (lists.length === 0) {
-    file.problems.add({ file: file.rel, field: `## ${section}`, expected: `one ${kind}`, found: "no list" });
+    file.problems.push({ file: file.rel, field: `## ${section}`, expected: `one ${kind}`, found: "no list" });
     return undefined;
   }
   let ok = true;
@@ -144,7 +144,7 @@ function theList(file: SourceFile, section: string, nodes: RootContent[] | undef
     ok = false;
     const rest = others.length - 1;
     const more = rest > 0 ? ` (and ${rest} more block${rest > 1 ? "s" : ""} after it)` : "";
-    file.problems.add({
+    file.problems.push({
       file: file.rel,
       field: `## ${section}`,
       expected: `only one ${kind} under the heading (indent code blocks and extra paragraphs under their list item: under \`1. \` by 3 spaces, under \`10. \` by 4)`,
@@ -154,7 +154,7 @@ function theList(file: SourceFile, section: string, nodes: RootContent[] | undef
   }
   if (lists.length > 1) {
     ok = false;
-    file.problems.add({
+    file.problems.push({
       file: file.rel,
       field: `## ${section}`,
       expected: `ONE ${kind}`,
@@ -164,7 +164,7 @@ function theList(file: SourceFile, section: string, nodes: RootContent[] | undef
   }
   const list = lists[0] as List;
   if (Boolean(list.ordered) !== ordered) {
-    file.problems.add({
+    file.problems.push({
       file: file.rel,
       field: `## ${section}`,
       expected: `a ${kind}`,
@@ -174,7 +174,7 @@ function theList(file: SourceFile, section: string, nodes: RootContent[] | undef
     return undefined;
   }
   if (ordered && list.start !== null && list.start !== undefined && list.start !== 1) {
-    file.problems.add({
+    file.problems.push({
       file: file.rel,
       field: `## ${section}`,
       expected: "the ordered list to start at 1",
@@ -204,7 +204,7 @@ export function stepsOf(file: SourceFile, sections: Sections, section = "Steps")
     const first = item.children.find((child) => !isComment(child));
     let doText = "";
     if (first?.type !== "paragraph") {
-      file.problems.add({
+      file.problems.push({
         file: file.rel,
         field: `steps[n=${n}].do`,
         expected: "the step's first block to be a paragraph saying what to do and why",
@@ -226,7 +226,7 @@ export function bulletsOf(file: SourceFile, sections: Sections, section: string,
   return list.children.map((item, i) => {
     const text = itemText(file, item);
     if (text === "")
-      file.problems.add({
+      file.problems.push({
         file: file.rel,
         field: `${field}[${i + 1}]`,
         expected: "a non-empty bullet",
@@ -246,7 +246,7 @@ export function filesOf(file: SourceFile, sections: Sections, section = "Files")
     const paragraph = item.children[0];
     const code = paragraph?.type === "paragraph" ? paragraph.children[0] : undefined;
     if (code?.type !== "inlineCode" || code.value.trim() === "") {
-      file.problems.add({
+      file.problems.push({
         file: file.rel,
         field: `files[${i + 1}]`,
         expected: "a bullet that starts with the file path in inline code, e.g. - `/etc/rclone/rclone.conf` — what it is",
