@@ -3,7 +3,8 @@
  * ordered list (first paragraph = `do`, first code block = `cmd`), bullets from a bullet list.
  * Text is cut from the author's source, so inline Markdown (`code`, links) stays as written.
  */
-import type { Heading, List, ListItem, Node, Parent, RootContent } from "mdast";
+import type { Code, Heading, List, ListItem, Node, RootContent } from "mdast";
+import { select, selectAll } from "unist-util-select";
 import type { Step } from "../../spec/content-schema.ts";
 import { fileLine, type SourceFile } from "./source-file.ts";
 
@@ -185,16 +186,6 @@ function theList(file: SourceFile, section: string, nodes: RootContent[] | undef
   return ok ? list : undefined;
 }
 
-/** The first code block anywhere inside `node`, depth first. */
-function firstCode(node: Node): (Node & { value: string }) | undefined {
-  if (node.type === "code") return node as Node & { value: string };
-  for (const child of (node as Parent).children ?? []) {
-    const found = firstCode(child);
-    if (found) return found;
-  }
-  return undefined;
-}
-
 /** The steps of a `## Steps` section (undefined when the section is missing or malformed: already reported): item = step, first paragraph = `do`, first code block = `cmd` ("" when none). */
 export function stepsOf(file: SourceFile, sections: Sections, section = "Steps"): Step[] | undefined {
   const list = theList(file, section, sections.byName.get(section), true);
@@ -214,7 +205,8 @@ export function stepsOf(file: SourceFile, sections: Sections, section = "Steps")
     } else {
       doText = paragraphText(file, first);
     }
-    const code = firstCode(item);
+    // The first code block anywhere inside the item, in document order.
+    const code = select("code", item) as Code | undefined;
     return { n, do: doText, cmd: code ? code.value : "" };
   });
 }
@@ -260,18 +252,11 @@ export function filesOf(file: SourceFile, sections: Sections, section = "Files")
   return paths;
 }
 
-/** Every heading in the tree, at any depth of nesting. */
-function headings(node: Node, out: Heading[] = []): Heading[] {
-  if (node.type === "heading") out.push(node as Heading);
-  for (const child of (node as Parent).children ?? []) headings(child, out);
-  return out;
-}
-
 /** The body with every heading moved `by` levels down (capped at 6), everything else exactly as written. */
 export function shiftHeadings(file: SourceFile, by: number): string {
   let text = file.body;
-  const list = headings(file.tree).sort((a, b) => (b.position?.start.offset ?? 0) - (a.position?.start.offset ?? 0));
-  for (const heading of list) {
+  // Every heading at any depth of nesting, last first, so each replacement keeps the earlier offsets.
+  for (const heading of (selectAll("heading", file.tree) as Heading[]).reverse()) {
     const start = heading.position?.start.offset;
     const end = heading.position?.end.offset;
     if (start === undefined || end === undefined) continue;
