@@ -9,7 +9,7 @@ import type { Step } from "../../spec/content-schema.ts";
 import { fileLine, type SourceFile } from "./source-file.ts";
 
 /** The source text of `node`, continuation lines de-indented to the node's own column. */
-function blockText(file: SourceFile, node: Node): string {
+export function blockText(file: SourceFile, node: Node): string {
   const start = node.position?.start;
   const end = node.position?.end;
   if (start?.offset === undefined || end?.offset === undefined) return "";

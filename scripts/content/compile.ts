@@ -37,7 +37,7 @@ import {
   SopFrontmatter,
 } from "../../spec/content-schema.ts";
 import { entityPaidRoutes, entityUseCases } from "../../spec/routes/entity-intel.ts";
-import { bulletsOf, filesOf, refuseTitleHeading, shiftHeadings, splitSections, stepsOf, wordCount } from "./body.ts";
+import { blockText, bulletsOf, filesOf, refuseTitleHeading, shiftHeadings, splitSections, stepsOf, wordCount } from "./body.ts";
 import { ContentError, type ContentProblem } from "./problems.ts";
 import { checkFrontmatter, readSourceFile, type SourceFile } from "./source-file.ts";
 
@@ -484,11 +484,7 @@ function compileEntityUseCase(ctx: Context, file: SourceFile): EntityUseCase | u
   checkFileName(file, "id", data.id);
   checkDate(ctx, file, data.last_verified);
   const intro = sections.intro
-    .map((node) =>
-      node.position?.start.offset !== undefined && node.position.end.offset !== undefined
-        ? file.body.slice(node.position.start.offset, node.position.end.offset)
-        : "",
-    )
+    .map((node) => blockText(file, node))
     .join("\n\n")
     .trim();
   return { ...data, intro, plan, source: file.rel };
