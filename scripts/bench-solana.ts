@@ -13,7 +13,10 @@
  *   call after another with transactions signed beforehand by the stock SVM client scheme
  *   (signing is not counted);
  * - both sellers share the main thread, each warmed up first; rounds alternate, the table shows
- *   each round and the median of the rounds' calls per second.
+ *   each round and the median of the rounds' calls per second;
+ * - each facilitator runs where its seller runs it: the quick start's on its main thread, the
+ *   Solana site's on a thread of its own (src/solana/facilitator-thread.ts). The busy column is
+ *   the main thread's time per call; the CPU column, every thread's of the process.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import type { Server } from "node:http";
@@ -119,9 +122,13 @@ async function load(baseUrl: string, buyers: SolanaKey[], rpcUrl: string, calls:
   // The service's own step timings (verify, function, settle) come from its Server-Timing header.
   // The main thread's busy time (both sellers live there; the chain and the buyers do not), per call.
   const elu = perfHooks.eventLoopUtilization();
+  const cpu = process.cpuUsage();
   const result = await runLoad({ url: `${baseUrl}${PAID_PATH}`, method: "POST", body: BODY, calls: prepared, status: 200 });
   const busyMs = perfHooks.eventLoopUtilization(elu).active / result.client.length;
-  return { callsPerSecond: result.perSecond, client: result.client, steps: result.steps, busyMs };
+  const used = process.cpuUsage(cpu);
+  // Every thread of the process (the chain's and the buyers' included, the same for both sellers).
+  const cpuMs = (used.user + used.system) / 1000 / result.client.length;
+  return { callsPerSecond: result.perSecond, client: result.client, steps: result.steps, busyMs, cpuMs };
 }
 
 /** Run the Solana paid-throughput benchmark and print its table. */
@@ -165,8 +172,8 @@ export async function benchSolana(): Promise<void> {
   try {
     await load(minimal.url, buyers, chain.rpcUrl, WARM_CALLS);
     await load(site, buyers, chain.rpcUrl, WARM_CALLS);
-    const ours: { callsPerSecond: number; clientP50: number; busyMs: number; steps: Record<string, number[]> }[] = [];
-    const theirs: { callsPerSecond: number; clientP50: number; busyMs: number; verify: number; settle: number }[] = [];
+    const ours: { callsPerSecond: number; clientP50: number; busyMs: number; cpuMs: number; steps: Record<string, number[]> }[] = [];
+    const theirs: { callsPerSecond: number; clientP50: number; busyMs: number; cpuMs: number; verify: number; settle: number }[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       minimal.settles.length = 0;
       minimal.verifies.length = 0;
@@ -175,11 +182,18 @@ export async function benchSolana(): Promise<void> {
         callsPerSecond: ref.callsPerSecond,
         clientP50: median(ref.client),
         busyMs: ref.busyMs,
+        cpuMs: ref.cpuMs,
         verify: median(minimal.verifies),
         settle: median(minimal.settles),
       });
       const own = await load(site, buyers, chain.rpcUrl, CALLS_PER_BUYER);
-      ours.push({ callsPerSecond: own.callsPerSecond, clientP50: median(own.client), busyMs: own.busyMs, steps: own.steps });
+      ours.push({
+        callsPerSecond: own.callsPerSecond,
+        clientP50: median(own.client),
+        busyMs: own.busyMs,
+        cpuMs: own.cpuMs,
+        steps: own.steps,
+      });
     }
     const fmt = (n: number) => +n.toFixed(1);
     const rows: Record<string, Record<string, number | string>> = {};
@@ -195,6 +209,7 @@ export async function benchSolana(): Promise<void> {
         "ours verify / fn / settle p50 ms": `${fmt(median(o.steps.verify ?? []))} / ${fmt(median(o.steps.fn ?? []))} / ${fmt(median(o.steps.settle ?? []))}`,
         "minimal verify / settle p50 ms": `${fmt(t.verify)} / ${fmt(t.settle)}`,
         "main thread busy ms/call ours / minimal": `${fmt(o.busyMs)} / ${fmt(t.busyMs)}`,
+        "process CPU ms/call ours / minimal": `${fmt(o.cpuMs)} / ${fmt(t.cpuMs)}`,
       };
     }
     const oursRate = median(ours.map((r) => r.callsPerSecond));

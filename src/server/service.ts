@@ -460,6 +460,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       await closed;
       heartbeat?.stop();
       await scheduler.stop();
+      await solana?.close();
       await unregisterInstance(store, instance).catch((error: unknown) =>
         log.warn("could not remove the heartbeat", { error: error as Error }),
       );
@@ -506,10 +507,12 @@ async function solanaSiteOf(args: {
     publicUrl: string | undefined,
     authorizations: AuthorizationReader,
   ) => PaymentGate;
-}): Promise<{ services: Services; gate: PaymentGate; publicUrl: string | undefined; scheme: PaymentScheme } | undefined> {
+}): Promise<
+  { services: Services; gate: PaymentGate; publicUrl: string | undefined; scheme: PaymentScheme; close(): Promise<void> } | undefined
+> {
   const { config, local, endpoints } = args;
   if (local ? !endpoints : !config.solana.enabled) return undefined;
-  const { createSvmFacilitator, svmScheme } = await import("../solana/x402.ts");
+  const { svmScheme } = await import("../solana/x402.ts");
   const { svmPaymentReader } = await import("../solana/settlements.ts");
   const entry = svmNetwork(solanaSite.networks[0]);
   const network = endpoints?.network ?? entry.id;
@@ -517,13 +520,17 @@ async function solanaSiteOf(args: {
   const rpcUrl = endpoints?.rpcUrl ?? (config.solana.rpcUrls[0] as string);
   const payTo = endpoints?.payTo ?? (config.solana.payTo as string);
   let facilitator = args.facilitator;
+  let closeFacilitator = async () => {};
   if (!facilitator) {
     const setting = config.solana.facilitator;
     if (setting.kind === "remote") facilitator = createRemoteFacilitator(setting.url, undefined, config.payments.timeoutMs);
     else {
       const feePayer = endpoints?.feePayer ?? args.feePayer;
       if (!feePayer) throw new Error("the Solana site needs a fee payer: local mode's, or SOLANA_FEE_PAYER_KEY");
-      facilitator = createSvmFacilitator(feePayer, rpcUrl, network);
+      const { svmFacilitatorThread } = await import("../solana/facilitator-thread.ts");
+      const thread = svmFacilitatorThread(feePayer, rpcUrl, network);
+      facilitator = thread;
+      closeFacilitator = thread.close;
     }
   }
   const publicUrl = local ? undefined : config.solana.publicUrl;
@@ -555,7 +562,7 @@ async function solanaSiteOf(args: {
     publicUrl,
     svmPaymentReader(scheme.settlementOf as NonNullable<PaymentScheme["settlementOf"]>),
   );
-  return { services, gate, publicUrl, scheme };
+  return { services, gate, publicUrl, scheme, close: closeFacilitator };
 }
 
 /** Production's Solana fee payer from SOLANA_FEE_PAYER_KEY: its two halves must agree, and it must not be payTo. */
