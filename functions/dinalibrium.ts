@@ -16,7 +16,7 @@ export default defineFunction(dinalibrium, async (input, ctx) => {
   const blockNumber = await readChain("reading the latest block number", () => ctx.chain.getBlockNumber({ cacheTime: 0 }));
 
   let tokens: KnownToken[];
-  if (input.token === undefined) tokens = venues.tokens.filter((t) => t.isDefault);
+  if (input.token === undefined) tokens = venues.tokens.filter((t) => t.default);
   else if (isAddress(input.token, { strict: false })) {
     const address = getAddress(input.token) as Address;
     const known = venues.token(address);
@@ -28,7 +28,7 @@ export default defineFunction(dinalibrium, async (input, ctx) => {
           { field: "body.token", expected: "an ERC-20 token address or a curated symbol", received: input.token },
         ]);
       }
-      tokens = [{ symbol: metadata.symbol ?? address, address, decimals: metadata.decimals, quote: false, pegUsd: null, isDefault: false }];
+      tokens = [{ symbol: metadata.symbol ?? address, address, decimals: metadata.decimals, quote: false, peg_usd: null, default: false }];
     }
   } else {
     const wanted = input.token.toLowerCase();

@@ -20,33 +20,20 @@ export default defineFunction(counterparties, async (input, ctx) => {
   const window = await resolveWindow(scanner, input.blocks ?? ENTITY_LIMITS.blocks, input.to_block);
   const result = await scanBudgeted(scanner, bothWays(token, address), window, budget);
 
-  type Row = {
-    transfersIn: number;
-    transfersOut: number;
-    first: number;
-    last: number;
-    volumeIn: Map<Address, bigint>;
-    volumeOut: Map<Address, bigint>;
-  };
-  const rows = new Map<Address, Row>();
+  // Each way (in: from the counterparty to the address; out: the other way) counts its transfers and sums its amounts per token.
+  type Way = { transfers: number; volume: Map<Address, bigint> };
+  const way = (): Way => ({ transfers: 0, volume: new Map() });
+  const rows = new Map<Address, { first: number; last: number; in: Way; out: Way }>();
   for (const log of result.logs) {
     const sides: [Address, "in" | "out"][] = [];
     if (log.to === address) sides.push([log.from, "in"]);
     if (log.from === address) sides.push([log.to, "out"]);
-    for (const [other, way] of sides) {
-      const row = rows.get(other) ?? {
-        transfersIn: 0,
-        transfersOut: 0,
-        first: log.blockNumber,
-        last: log.blockNumber,
-        volumeIn: new Map<Address, bigint>(),
-        volumeOut: new Map<Address, bigint>(),
-      };
+    for (const [other, direction] of sides) {
+      const row = rows.get(other) ?? { first: log.blockNumber, last: log.blockNumber, in: way(), out: way() };
       rows.set(other, row);
-      const volume = way === "in" ? row.volumeIn : row.volumeOut;
+      const { volume } = row[direction];
       volume.set(log.token, (volume.get(log.token) ?? 0n) + log.value);
-      if (way === "in") row.transfersIn++;
-      else row.transfersOut++;
+      row[direction].transfers++;
       row.last = log.blockNumber;
     }
   }
@@ -55,7 +42,7 @@ export default defineFunction(counterparties, async (input, ctx) => {
   const [infos, priced] = await Promise.all([tokenInfos(ctx.chain, tokens), pricesOf(prices, tokens)]);
   const usdOf = (volume: Map<Address, bigint>) => new UsdSum().addVolume(volume, infos, priced).usd();
   const ranked = [...rows]
-    .map(([other, row]) => ({ other, row, volumeIn: usdOf(row.volumeIn), volumeOut: usdOf(row.volumeOut) }))
+    .map(([other, row]) => ({ other, row, volumeIn: usdOf(row.in.volume), volumeOut: usdOf(row.out.volume) }))
     .sort((a, b) => b.volumeIn + b.volumeOut - (a.volumeIn + a.volumeOut) || a.other.toLowerCase().localeCompare(b.other.toLowerCase()));
   const listed = ranked.slice(0, input.limit ?? ENTITY_LIMITS.limit);
 
@@ -76,8 +63,8 @@ export default defineFunction(counterparties, async (input, ctx) => {
       ...factsOf(facts, other),
       first_seen: seen(row.first),
       last_seen: seen(row.last),
-      transfers_in: row.transfersIn,
-      transfers_out: row.transfersOut,
+      transfers_in: row.in.transfers,
+      transfers_out: row.out.transfers,
       volume_in_usd: volumeIn,
       volume_out_usd: volumeOut,
     })),

@@ -7,8 +7,9 @@ import { type Address, formatUnits } from "viem";
 import { ENTITY_LIMITS, exchangeFlow } from "../spec/routes/entity-intel.ts";
 import { explained } from "../src/analytics/methodology.ts";
 import { analyticsOf } from "../src/analytics/services.ts";
+import { usdValue } from "../src/analytics/usd-value.ts";
 import { defineFunction } from "../src/context.ts";
-import { describe, factsOf, pricesOf, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
+import { describe, factsOf, pricesOf, tokenInfos } from "../src/entity-intel/entities.ts";
 import { bothWays, coverage, DEFAULT_BUDGET, resolveWindow, ScanBudget, scanBudgeted } from "../src/entity-intel/scan.ts";
 import { tokenAddressOf } from "../src/entity-intel/token-input.ts";
 import { InvalidRequestError } from "../src/errors.ts";
@@ -38,7 +39,12 @@ export default defineFunction(exchangeFlow, async (input, ctx) => {
       : await scanBudgeted(scanner, bothWays(token, venueAddresses), window, budget);
 
   const rows = new Map<string, { inflow: bigint; outflow: bigint; transfers: number }>();
-  for (const cls of ["cex", "dex", "bridge"]) rows.set(cls, { inflow: 0n, outflow: 0n, transfers: 0 });
+  const row = (cls: string) => {
+    const r = rows.get(cls) ?? { inflow: 0n, outflow: 0n, transfers: 0 };
+    rows.set(cls, r);
+    return r;
+  };
+  for (const cls of ["cex", "dex", "bridge"]) row(cls);
   const others = new Map<Address, { inflow: bigint; outflow: bigint }>();
   const other = (a: Address) => {
     const o = others.get(a) ?? { inflow: 0n, outflow: 0n };
@@ -50,22 +56,18 @@ export default defineFunction(exchangeFlow, async (input, ctx) => {
     const to = classOf.get(log.to);
     if (from && to && from.venue === to.venue) continue; // inside one cluster: not a flow
     if (to) {
-      const row = rows.get(to.cls) ?? { inflow: 0n, outflow: 0n, transfers: 0 };
-      row.inflow += log.value;
-      row.transfers++;
-      rows.set(to.cls, row);
+      row(to.cls).inflow += log.value;
+      row(to.cls).transfers++;
       if (!from) other(log.from).inflow += log.value;
     }
     if (from) {
-      const row = rows.get(from.cls) ?? { inflow: 0n, outflow: 0n, transfers: 0 };
-      row.outflow += log.value;
-      row.transfers++;
-      rows.set(from.cls, row);
+      row(from.cls).outflow += log.value;
+      row(from.cls).transfers++;
       if (!to) other(log.to).outflow += log.value;
     }
   }
 
-  const usd = (amount: bigint) => (price ? new UsdSum().add(amount, info.decimals, price.exact).usd() : null);
+  const usd = (amount: bigint) => (price ? usdValue(amount, info.decimals, price.exact) : null);
   const units = (amount: bigint) => formatUnits(amount, info.decimals);
   const byClass = Object.fromEntries(
     [...rows].map(([cls, r]) => [

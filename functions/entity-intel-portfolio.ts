@@ -6,6 +6,7 @@ import { erc20Abi, formatUnits, getAddress } from "viem";
 import { ENTITY_LIMITS, portfolio } from "../spec/routes/entity-intel.ts";
 import { explained } from "../src/analytics/methodology.ts";
 import { analyticsOf } from "../src/analytics/services.ts";
+import { usdValue } from "../src/analytics/usd-value.ts";
 import { WETH_ADDRESS } from "../src/chain/addresses.ts";
 import { readChain } from "../src/chain/rpc-error.ts";
 import { defineFunction, type RouteOutput } from "../src/context.ts";
@@ -50,7 +51,7 @@ export default defineFunction(portfolio, async (input, ctx) => {
       decimals: 18,
       balance: formatUnits(eth, 18),
       price_usd: ethPrice?.price_usd ?? null,
-      value_usd: ethPrice ? new UsdSum().add(eth, 18, ethPrice.exact).usd() : null,
+      value_usd: ethPrice ? usdValue(eth, 18, ethPrice.exact) : null,
       price_source: ethPrice?.source ?? null,
     });
   }
@@ -68,7 +69,7 @@ export default defineFunction(portfolio, async (input, ctx) => {
       decimals: info.decimals,
       balance: formatUnits(balance, info.decimals),
       price_usd: price?.price_usd ?? null,
-      value_usd: price ? new UsdSum().add(balance, info.decimals, price.exact).usd() : null,
+      value_usd: price ? usdValue(balance, info.decimals, price.exact) : null,
       price_source: price?.source ?? null,
     });
   });

@@ -4,15 +4,15 @@
  * stops at a venue, where nothing moves on, where the money fans out, at max_hops, or when the
  * budget runs out, and every node says which.
  */
-import { type Address, formatUnits, getAddress, type Hash, isHash, parseEventLogs, TransactionReceiptNotFoundError } from "viem";
+import { type Address, formatUnits, getAddress, type Hash, isHash, TransactionReceiptNotFoundError } from "viem";
 import { ENTITY_LIMITS, TERMINALS, type Terminal, trace } from "../spec/routes/entity-intel.ts";
 import { explained, TRACE_FAN_OUT_LIMIT, TRACE_MAX_FRONTIER } from "../src/analytics/methodology.ts";
 import { analyticsOf } from "../src/analytics/services.ts";
-import { usdAtLeast } from "../src/analytics/usd-value.ts";
-import { TRANSFER_EVENT, type TransferLog } from "../src/chain/log-scanner.ts";
+import { usdAtLeast, usdValue } from "../src/analytics/usd-value.ts";
+import { TRANSFER_TOPIC, type TransferLog, transfersOf } from "../src/chain/log-scanner.ts";
 import { toChainError } from "../src/chain/rpc-error.ts";
 import { defineFunction } from "../src/context.ts";
-import { describe, type EntityFacts, factsOf, pricesOf, type TokenInfo, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
+import { describe, type EntityFacts, factsOf, pricesOf, type TokenInfo, tokenInfos } from "../src/entity-intel/entities.ts";
 import { DEFAULT_BUDGET, resolveWindow, ScanBudget, scanBudgeted } from "../src/entity-intel/scan.ts";
 import { tokenAddressOf } from "../src/entity-intel/token-input.ts";
 import { InvalidRequestError, NotFoundError } from "../src/errors.ts";
@@ -112,18 +112,9 @@ export default defineFunction(trace, async (input, ctx) => {
         ],
       );
     }
-    // ERC-20 transfers only: ERC-721's indexed token id does not decode as this event, and its data is no amount.
-    const logs: TransferLog[] = parseEventLogs({ abi: [TRANSFER_EVENT], logs: receipt.logs })
-      .filter((log) => log.data.length === 66 && (!token || getAddress(log.address) === token))
-      .map((log) => ({
-        token: getAddress(log.address),
-        blockNumber: block,
-        logIndex: log.logIndex,
-        txHash: receipt.transactionHash,
-        from: getAddress(log.args.from),
-        to: getAddress(log.args.to),
-        value: log.args.value,
-      }));
+    // Read as the scanner reads Transfer logs: ERC-20's only (ERC-721's indexed token id makes a fourth topic).
+    const transfers = receipt.logs.filter((log) => log.topics[0] === TRANSFER_TOPIC);
+    const logs = transfersOf(transfers, undefined).filter((log) => !token || log.token === token);
     await learn(logs.map((l) => l.token));
     const edges = logs.filter(qualifies);
     for (const e of edges) {
@@ -214,7 +205,7 @@ export default defineFunction(trace, async (input, ctx) => {
           token: e.token,
           symbol: info.symbol,
           amount: formatUnits(e.value, info.decimals),
-          amount_usd: price ? new UsdSum().add(e.value, info.decimals, price.exact).usd() : 0,
+          amount_usd: price ? usdValue(e.value, info.decimals, price.exact) : 0,
           tx_hash: e.txHash,
           block: e.blockNumber,
           log_index: e.logIndex,

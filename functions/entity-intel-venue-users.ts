@@ -64,9 +64,7 @@ export default defineFunction(venueUsers, async (input, ctx) => {
     describe([addresses[0] as Address], labels, classifier),
   ]);
   const rows = [...users].map(([address, u]) => ({ address, u, usd: new UsdSum().addVolume(u.volume, infos, priced).usd() }));
-  const byVolume = (a: { address: Address; usd: number }, b: { address: Address; usd: number }) =>
-    b.usd - a.usd || a.address.toLowerCase().localeCompare(b.address.toLowerCase());
-  rows.sort(byVolume);
+  rows.sort((a, b) => b.usd - a.usd || a.address.toLowerCase().localeCompare(b.address.toLowerCase()));
 
   const segments = VENUE_SEGMENTS.map((s) => {
     const inside = rows.filter((r) => r.usd >= s.min_usd && (s.max_usd === null || r.usd < s.max_usd));

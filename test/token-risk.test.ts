@@ -220,12 +220,12 @@ describe("POST /v1/honeypot-check", () => {
 });
 
 describe("the deepest pool across kinds", () => {
-  const weth = { symbol: "WETH", address: WETH, decimals: 18, quote: true, pegUsd: null, isDefault: true } as const;
+  const weth = { symbol: "WETH", address: WETH, decimals: 18, quote: true, peg_usd: null, default: true } as const;
   const token = "0x00000000000000000000000000000000000000aa";
   const Q96 = 2n ** 96n;
   const v2 = (wethReserve: bigint): TokenPool => ({
     address: "0x00000000000000000000000000000000000000b2",
-    factory: { name: "v2", kind: "uniswap_v2", address: "0x00000000000000000000000000000000000000f2", feeBps: 30 },
+    factory: { name: "v2", kind: "uniswap_v2", address: "0x00000000000000000000000000000000000000f2", fee_bps: 30 },
     kind: "uniswap_v2",
     token,
     counter: weth,
@@ -242,7 +242,7 @@ describe("the deepest pool across kinds", () => {
   const v3 = (inRangeL: bigint, wethBalance: bigint): TokenPool => ({
     ...v2(0n),
     address: "0x00000000000000000000000000000000000000b3",
-    factory: { name: "v3", kind: "uniswap_v3", address: "0x00000000000000000000000000000000000000f3", feeBps: null },
+    factory: { name: "v3", kind: "uniswap_v3", address: "0x00000000000000000000000000000000000000f3" },
     kind: "uniswap_v3",
     v2Style: false,
     reserves: null,

@@ -8,8 +8,6 @@ import { DecimalString, HoneypotSimulation } from "../token-risk-schemas.ts";
 /** The errors of a route that reads a chain or a market API: a bad input, or an upstream that failed (never charged). */
 export const UPSTREAM_ERRORS = ["invalid_request", "upstream_error", "unavailable", "upstream_timeout"] as const;
 
-export { DecimalString } from "../token-risk-schemas.ts";
-
 /** The chain id a caller may ask for: only the chain this service reads is configured. */
 const ChainIdInput = Type.Optional(
   Type.Integer({ minimum: 1, default: base.chainId, description: `chain id; default and only configured value: ${base.chainId} (Base)` }),

@@ -7,7 +7,8 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { defineRoute, type RouteDef } from "../route.ts";
 import { Address, ClosedObject, NoInput, TxHash } from "../schemas.ts";
-import { DecimalString, Labels, Methodology, UPSTREAM_ERRORS } from "./analytics.ts";
+import { DecimalString } from "../token-risk-schemas.ts";
+import { Labels, Methodology, UPSTREAM_ERRORS } from "./analytics.ts";
 
 /** Price of each paid entity route in USD. */
 export const ENTITY_PRICE_USD = 0.1;

@@ -92,10 +92,7 @@ export interface Venue {
 }
 
 /** The labels of one address as answers show them. */
-export interface AddressLabel {
-  name: string;
-  category: LabelCategory;
-}
+export type AddressLabel = Pick<LabelEntry, "name" | "category">;
 
 /** Check the label file (labels and flags); throws one error listing every problem with its entry index. */
 export function parseLabelsFile(file: unknown, where = "content/labels.json"): { labels: LabelEntry[]; flags: FlagEntry[] } {

@@ -13,6 +13,7 @@ import { LRUCache } from "lru-cache";
 import pLimit, { type LimitFunction } from "p-limit";
 import {
   type Address,
+  encodeEventTopics,
   getAddress,
   type Hash,
   type Hex,
@@ -25,7 +26,7 @@ import {
   TimeoutError,
   toEventSelector,
 } from "viem";
-import { readChain, toChainError } from "./rpc-error.ts";
+import { causeChain, readChain, toChainError } from "./rpc-error.ts";
 
 /**
  * What to scan: one token (or every token when absent), an inclusive block window, optionally
@@ -36,8 +37,8 @@ export interface TransferQuery {
   token?: Address | undefined;
   fromBlock: number;
   toBlock: number;
-  from?: Address | readonly Address[] | undefined;
-  to?: Address | readonly Address[] | undefined;
+  from?: Address | Address[] | undefined;
+  to?: Address | Address[] | undefined;
 }
 
 /** How a scan went: for answers that state their coverage, for tests and for the benchmark. */
@@ -107,18 +108,20 @@ const RANGE_REFUSAL =
   /block range|range (is )?too (large|wide|big)|too many blocks|max(imum)? (block )?range|range limit|exceeds? (the )?(max(imum)?|limit)|more than \d[\d,]* (results|logs)|query returned more than|response size|limited to (a )?\d|range should work|query timeout exceeded|too many (results|logs)|ranges? (over|above|greater than) \d/i;
 
 /** The answer was larger than the transport reads (src/chain/client.ts caps log answers). */
-function isTooLarge(error: unknown): boolean {
-  for (let e: unknown = error; e instanceof Error; e = e.cause) if (e instanceof ResponseBodyTooLargeError) return true;
-  return false;
+const isTooLarge = (error: unknown) => causeChain(error).some((e) => e instanceof ResponseBodyTooLargeError);
+
+/** What one error of a failure's chain says: its message, and the provider's own text where viem keeps it (`details`). */
+function textsOf(e: Error): string[] {
+  const details = (e as { details?: unknown }).details;
+  return typeof details === "string" ? [e.message, details] : [e.message];
 }
 
 /** True when a failed `eth_getLogs` is the provider refusing the size of the range (not a real failure). */
 export function isRangeRefusal(error: unknown): boolean {
-  for (let e: unknown = error; e instanceof Error; e = e.cause) {
+  for (const e of causeChain(error)) {
     if (e instanceof HttpRequestError && e.status === 429) return false; // a rate limit, whatever the text says
     if (e instanceof ResponseBodyTooLargeError) return true; // an answer too large to read: a narrower range fits
-    const details = (e as { details?: unknown }).details;
-    if (RANGE_REFUSAL.test(e.message) || (typeof details === "string" && RANGE_REFUSAL.test(details))) return true;
+    if (textsOf(e).some((text) => RANGE_REFUSAL.test(text))) return true;
   }
   return false;
 }
@@ -129,13 +132,7 @@ export function isRangeRefusal(error: unknown): boolean {
  * "up to a 2K block range", "limited to a 10,000 range").
  */
 export function rangeLimitFromRefusal(error: unknown): number | undefined {
-  const texts: string[] = [];
-  for (let e: unknown = error; e instanceof Error; e = e.cause) {
-    texts.push(e.message);
-    const details = (e as { details?: unknown }).details;
-    if (typeof details === "string") texts.push(details);
-  }
-  const text = texts.join("\n");
+  const text = causeChain(error).flatMap(textsOf).join("\n");
   const suggested = /\[(0x[0-9a-f]+),\s*(0x[0-9a-f]+)\]/i.exec(text);
   if (suggested) {
     const size = Number(BigInt(suggested[2] as string) - BigInt(suggested[1] as string)) + 1;
@@ -159,7 +156,7 @@ const RATE_LIMITED = /rate.?limit|too many requests|request limit|exceeded .*(qu
 export function providerPushback(error: unknown): { retryAfterMs?: number } | undefined {
   if (isRangeRefusal(error)) return undefined;
   let pushback: { retryAfterMs?: number } | undefined;
-  for (let e: unknown = error; e instanceof Error; e = e.cause) {
+  for (const e of causeChain(error)) {
     if (e instanceof HttpRequestError) {
       if (e.status === 429 || e.status === undefined || e.status >= 500) {
         pushback ??= {};
@@ -233,13 +230,13 @@ export class TransferScanner {
    * ordered by block and log index. `finalized` is the highest block whose chunk may be cached.
    */
   async transfers(query: TransferQuery, finalized: number, options: ScanOptions = {}): Promise<{ logs: TransferLog[]; stats: ScanStats }> {
-    const pad = (address: Address) => `0x${address.slice(2).toLowerCase().padStart(64, "0")}` as Hex;
-    const topic = (side: Address | readonly Address[] | undefined) =>
-      side === undefined ? null : typeof side === "string" ? pad(side) : side.map(pad);
     const token = query.token ? getAddress(query.token) : undefined;
+    // OR-lists sorted (the node reads them as sets), so the filter itself is the query's key.
+    const topics = encodeEventTopics({ abi: [TRANSFER_EVENT], args: { from: query.from, to: query.to } }).map((t) =>
+      Array.isArray(t) ? t.toSorted() : t,
+    );
     const scan = this.#scan<TransferLog>(options.concurrency, {
-      key: this.#queryKey(query),
-      filter: { ...(query.token ? { address: query.token } : {}), topics: [TRANSFER_TOPIC, topic(query.from), topic(query.to)] },
+      filter: { ...(token ? { address: token } : {}), topics },
       what: "Transfer logs",
       decode: (raw) => transfersOf(raw, token),
     });
@@ -255,14 +252,10 @@ export class TransferScanner {
         // A final chunk is fetched whole so later windows that overlap it differently reuse it.
         const key = `${scan.read.key}:${start}-${end}`;
         const hit = this.#cache.get(key);
-        if (hit) {
-          stats.cachedChunks++;
-          tasks.push(async () => hit.filter((l) => l.blockNumber >= from && l.blockNumber <= to));
-          continue;
-        }
+        if (hit) stats.cachedChunks++;
         tasks.push(async () => {
-          const logs = await this.#fetchRange(start, end, scan);
-          this.#cache.set(key, logs);
+          const logs = hit ?? (await this.#fetchRange(start, end, scan));
+          if (!hit) this.#cache.set(key, logs);
           return logs.filter((l) => l.blockNumber >= from && l.blockNumber <= to);
         });
       } else {
@@ -283,21 +276,21 @@ export class TransferScanner {
   async logs(query: { addresses: readonly Address[]; events: readonly Hex[]; fromBlock: number; toBlock: number }): Promise<RawLog[]> {
     if (query.addresses.length === 0) return [];
     const scan = this.#scan<RawLog>(undefined, {
-      key: `logs:${query.addresses.join(",")}:${query.events.join(",")}`,
       filter: { address: [...query.addresses], topics: [[...query.events]] },
       what: "logs",
       decode: (raw) => raw.filter((l) => !l.removed),
     });
+    // Chunks and their pieces are joined in order, and each answer is in chain order: so is the whole.
     const parts = await Promise.all(
       this.#chunks(query.fromBlock, query.toBlock).map(([start, end]) =>
         this.#fetchRange(Math.max(start, query.fromBlock), Math.min(end, query.toBlock), scan),
       ),
     );
-    return joined(parts).sort((a, b) => Number(a.blockNumber) - Number(b.blockNumber) || Number(a.logIndex) - Number(b.logIndex));
+    return joined(parts);
   }
 
-  /** A scan's statistics, its own cap on requests in flight, and what it reads. */
-  #scan<T>(concurrency: number | undefined, read: LogRead<T>): Scan<T> {
+  /** A scan's statistics, its own cap on requests in flight, and what it reads (keyed by its filter). */
+  #scan<T>(concurrency: number | undefined, read: Omit<LogRead<T>, "key">): Scan<T> {
     return {
       stats: {
         chunks: 0,
@@ -309,7 +302,7 @@ export class TransferScanner {
         concurrency: this.#limit.concurrency,
       },
       limit: pLimit(concurrency || Number.POSITIVE_INFINITY),
-      read,
+      read: { ...read, key: JSON.stringify(read.filter) },
     };
   }
 
@@ -330,19 +323,6 @@ export class TransferScanner {
     for (let start = from; start <= to; start += range) pieces.push([start, Math.min(to, start + range - 1)]);
     const parts = await Promise.all(pieces.map(([start, end]) => this.#fetchPiece(start, end, scan)));
     return joined(parts);
-  }
-
-  #queryKey(query: TransferQuery): string {
-    const side = (a: Address | readonly Address[] | undefined) =>
-      a === undefined
-        ? "*"
-        : typeof a === "string"
-          ? a.toLowerCase()
-          : [...a]
-              .map((x) => x.toLowerCase())
-              .sort()
-              .join(",");
-    return `${query.token?.toLowerCase() ?? "*"}:${side(query.from)}:${side(query.to)}`;
   }
 
   #rangeFor(key: string): number {
@@ -442,11 +422,11 @@ export interface TransferLog {
   value: bigint;
 }
 
-/** A log as eth_getLogs returns it (hex quantities). */
+/** A log as eth_getLogs returns it (hex quantities), or as viem formats it (a receipt's logs). */
 export interface RawLog {
   address: Address;
-  blockNumber: Hex;
-  logIndex: Hex;
+  blockNumber: Hex | bigint;
+  logIndex: Hex | number;
   transactionHash: Hash;
   topics: Hex[];
   data: Hex;
@@ -486,10 +466,10 @@ export function transfersOf(logs: readonly RawLog[], token: Address | undefined)
   return out;
 }
 
-/** What one scan reads: its filter, the key its learned range and cache go by, and how an answer is read. */
+/** What one scan reads: its filter, the key its learned range and cache go by (the filter's JSON), and how an answer is read. */
 interface LogRead<T> {
   key: string;
-  filter: { address?: Address | Address[]; topics: (Hex | Hex[] | null)[] };
+  filter: { address?: Address | Address[]; topics: readonly (Hex | readonly Hex[] | null)[] };
   /** What is read, as a failure names it. */
   what: string;
   decode(raw: RawLog[]): T[];

@@ -6,14 +6,20 @@
 import { BaseError, HttpRequestError, RpcRequestError, TimeoutError } from "viem";
 import { ServiceError, UpstreamError } from "../errors.ts";
 
+/** `error` and the causes it wraps, outermost first (only `Error`s: the chain stops at anything else). */
+export function causeChain(error: unknown): Error[] {
+  const chain: Error[] = [];
+  for (let e: unknown = error; e instanceof Error; e = e.cause) chain.push(e);
+  return chain;
+}
+
 /**
  * Re-wrap a failed chain read as the right upstream error; `what` says what was being read.
  * Only viem's errors are upstream failures: anything else is our own bug and stays a 500.
  */
 export function toChainError(error: unknown, what: string): unknown {
   if (error instanceof ServiceError || !(error instanceof BaseError)) return error;
-  const walk = (e: unknown): unknown[] => (e instanceof Error ? [e, ...walk(e.cause)] : []);
-  const chain = walk(error);
+  const chain = causeChain(error);
   if (chain.some((e) => e instanceof TimeoutError)) {
     return new UpstreamError("upstream_timeout", "rpc", `The chain node did not answer in time while ${what}; retry shortly.`, {
       cause: error,

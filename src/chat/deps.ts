@@ -13,7 +13,7 @@ import type { gasTracker, MarketPair } from "../../spec/routes/analytics.ts";
 import type { TokenPrice } from "../analytics/price-source.ts";
 import { analyticsOf } from "../analytics/services.ts";
 import { kbIndex } from "../content/kb.ts";
-import type { KbAnswer, KbHit } from "../content/kb-index.ts";
+import type { KbAnswer } from "../content/kb-index.ts";
 import type { FunctionContext } from "../context.ts";
 import type { Logger } from "../log.ts";
 import type { LlamaProtocolSummary, ProtocolTvl } from "../upstreams/defillama.ts";
@@ -40,8 +40,8 @@ export interface ChatDeps {
   protocols(): Promise<Cached<ReadonlyMap<string, LlamaProtocolSummary>>>;
   /** A protocol's TVL and 24 h change on DefiLlama, a parent slug (`aave`) answering its versions' aggregate. */
   protocolTvl(slug: string): Promise<Cached<ProtocolTvl>>;
-  /** The knowledge-base index (`kb/search` and `kb/ask`'s). */
-  kb: { ask(question: string): KbAnswer; search(query: string, limit?: number): KbHit[] };
+  /** The knowledge-base index (`kb/ask`'s). */
+  kb: { ask(question: string): KbAnswer };
   /** The clock: stamps figures whose source gives no fetch time (gas). */
   now(): Date;
   log: Logger;

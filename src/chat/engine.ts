@@ -14,7 +14,7 @@ import { answerBuiltin, NOT_ADVICE } from "./builtin.ts";
 import type { ChatLlmConfig } from "./config.ts";
 import type { ChatDeps } from "./deps.ts";
 import { answerWithLlm, LlmFailure, type LlmFailureReason } from "./llm.ts";
-import type { ChatSource } from "./sources.ts";
+import type { EngineAnswer } from "./sources.ts";
 
 export type { ChatSource } from "./sources.ts";
 
@@ -25,14 +25,10 @@ export interface ChatFallback {
   message: string;
 }
 
-/** A chat answer. */
-export interface ChatAnswer {
-  /** Plain sentences; says "Not financial advice." exactly once. */
-  reply: string;
+/** A chat answer: plain sentences that say "Not financial advice." exactly once, and every figure and entry used. */
+export interface ChatAnswer extends EngineAnswer {
   /** Which engine wrote `reply`. */
   engine: "builtin" | "llm";
-  /** Every live figure used (`{kind, symbol or id, value, source, fetched_at}`) and every knowledge-base entry cited. */
-  sources: ChatSource[];
   /** Present when the LLM was configured but failed and the built-in engine answered. */
   fallback?: ChatFallback;
 }

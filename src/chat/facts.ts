@@ -140,19 +140,18 @@ export async function priceFact(deps: ChatDeps, ref: AssetRef): Promise<PriceFac
 }
 
 async function perpPrice(deps: ChatDeps, ref: Extract<AssetRef, { kind: "perp" }>): Promise<PriceFact> {
-  const perps = await deps.perps();
-  const perp = perps.value.get(ref.name);
+  const perp = await perpFact(deps, ref.name);
   if (!perp) throw new MissingFigure(`Hyperliquid lists no perpetual named ${ref.name}`);
   return {
     label: ref.name,
     symbol: perp.name,
     address: null,
-    price_usd: parseDecimal(perp.mark_px).toFixed(),
-    change_24h_pct: perpChange24h(perp.mark_px, perp.prev_day_px),
+    price_usd: perp.mark_px,
+    change_24h_pct: perp.change_24h_pct,
     source: "hyperliquid",
     basis: "perp_mark",
     venue: null,
-    fetched_at: new Date(perps.fetchedAt).toISOString(),
+    fetched_at: perp.fetched_at,
   };
 }
 

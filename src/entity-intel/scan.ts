@@ -96,7 +96,7 @@ export function splitQuery(query: Omit<TransferQuery, "fromBlock" | "toBlock">):
     if (list !== undefined && typeof list !== "string" && list.length > MAX_TOPIC_ADDRESSES) {
       const parts: Omit<TransferQuery, "fromBlock" | "toBlock">[] = [];
       for (let i = 0; i < list.length; i += MAX_TOPIC_ADDRESSES) {
-        parts.push(...splitQuery({ ...query, [side]: list.slice(i, i + MAX_TOPIC_ADDRESSES) as Address[] }));
+        parts.push(...splitQuery({ ...query, [side]: list.slice(i, i + MAX_TOPIC_ADDRESSES) }));
       }
       return parts;
     }

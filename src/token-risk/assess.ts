@@ -41,7 +41,7 @@ export async function pricePools(pools: readonly TokenPool[], prices: AssessDeps
   await Promise.all(
     [...counters.values()].map(async (counter) => {
       if (!counter.quote) {
-        priced.set(counter.address, counter.pegUsd);
+        priced.set(counter.address, counter.peg_usd);
         return;
       }
       priced.set(counter.address, Number((await prices.price(counter.address)).price_usd));
@@ -136,7 +136,10 @@ export async function assessToken(
     readOwnerPrivileges(deps.chain, address, code, blockNumber),
     readLimits(deps.chain, address, blockNumber),
   ]);
-  const decimals = await tokenDecimals(deps.chain, address, blockNumber);
+  // A token that does not answer decimals() gets no limits in tokens (its amounts cannot be written).
+  const decimals = await deps.chain
+    .readContract({ address, abi: erc20Abi, functionName: "decimals", blockNumber })
+    .then(Number, () => null);
 
   let sim: TradeSimulation | null = null;
   let unsupported: string | null = null;
@@ -204,12 +207,4 @@ export async function assessToken(
     };
   }
   return { ...partial, ...decided };
-}
-
-async function tokenDecimals(chain: PublicClient, token: Address, blockNumber: bigint): Promise<number | null> {
-  try {
-    return Number(await chain.readContract({ address: token, abi: erc20Abi, functionName: "decimals", blockNumber }));
-  } catch {
-    return null;
-  }
 }

@@ -33,11 +33,11 @@ export async function tokenEquilibrium(
   token: KnownToken,
   blockNumber: bigint,
 ): Promise<TokenEquilibrium> {
-  const counters = deps.venues.tokens.filter((t) => t.address !== token.address && (t.quote || t.pegUsd !== null));
+  const counters = deps.venues.tokens.filter((t) => t.address !== token.address && (t.quote || t.peg_usd !== null));
   const [pools, reference] = await Promise.all([
     findPools(deps.chain, token.address, deps.venues.factories, counters, blockNumber).then((found) => pricePools(found, deps.prices)),
-    token.pegUsd !== null
-      ? Promise.resolve({ price: token.pegUsd, source: "peg" as const })
+    token.peg_usd !== null
+      ? Promise.resolve({ price: token.peg_usd, source: "peg" as const })
       : deps.prices.price(token.address).then((p) => ({ price: Number(p.price_usd), source: p.source })),
   ]);
   const venues: VenuePrice[] = [];
@@ -58,7 +58,7 @@ export async function tokenEquilibrium(
       liquidity_usd: p.liquidityUsd,
       deviation_bps: round(deviation, 2),
       gap_after_fee_bps: round(Math.max(0, Math.abs(deviation) - p.feeBps), 2),
-      peg: token.pegUsd !== null ? pegStatus(deviation) : null,
+      peg: token.peg_usd !== null ? pegStatus(deviation) : null,
     });
   }
   venues.sort((a, b) => b.liquidity_usd - a.liquidity_usd);
@@ -77,13 +77,13 @@ export async function tokenEquilibrium(
   return {
     token: getAddress(token.address),
     symbol: token.symbol,
-    stablecoin: token.pegUsd !== null,
+    stablecoin: token.peg_usd !== null,
     reference_price_usd: reference.price,
     reference_source: reference.source,
     pools: venues,
     pools_skipped: pools.length - venues.length,
     weighted_deviation_bps: weighted === null ? null : round(weighted, 2),
-    peg: token.pegUsd !== null && weighted !== null ? pegStatus(weighted) : null,
+    peg: token.peg_usd !== null && weighted !== null ? pegStatus(weighted) : null,
     max_gap_bps: gap ? round(gap.bps, 2) : null,
     max_gap_after_fees_bps: gap ? round(gap.after, 2) : null,
     max_gap_between: gap ? gap.between : null,

@@ -6,7 +6,7 @@
 
 import type { Static } from "@sinclair/typebox";
 import pLimit from "p-limit";
-import { type Address, erc20Abi, getAddress, type Hex, type PublicClient, parseAbi, parseEventLogs, toEventSelector } from "viem";
+import { type Address, erc20Abi, getAddress, type Hex, parseAbi, parseEventLogs, toEventSelector } from "viem";
 import type { memeHunter } from "../../spec/routes/base-tools.ts";
 import type { RiskVerdict } from "../../spec/token-risk-schemas.ts";
 import type { TransferScanner } from "../chain/log-scanner.ts";
@@ -97,7 +97,7 @@ export async function huntNewPairs(
         address: "pair" in log.args ? log.args.pair : log.args.pool,
         factory,
         counter,
-        feeBps: factory.kind === "uniswap_v2" ? factory.feeBps : null,
+        feeBps: factory.kind === "uniswap_v2" ? (factory.fee_bps ?? null) : null,
         stable: "stable" in log.args && log.args.stable,
       },
       token: counter === known0 ? token1 : token0,
@@ -156,7 +156,7 @@ export async function huntNewPairs(
     const [transfers, check, symbol] = await Promise.all([
       deps.scanner.transfers({ token: c.token, fromBlock, toBlock }, 0),
       assessToken(deps, c.token, 100, blockNumber),
-      tokenSymbol(chain, c.token, blockNumber),
+      chain.readContract({ address: c.token, abi: erc20Abi, functionName: "symbol", blockNumber }).catch(() => null),
     ]);
     const pools = new Set(created.filter((x) => x.token === c.token).map((x) => x.pool.address));
     const received = new Map<Address, bigint>();
@@ -220,12 +220,4 @@ export async function huntNewPairs(
     above_min_liquidity: liquid.length,
     pairs: pairs.slice(0, input.limit),
   };
-}
-
-async function tokenSymbol(chain: PublicClient, token: Address, blockNumber: bigint): Promise<string | null> {
-  try {
-    return await chain.readContract({ address: token, abi: erc20Abi, functionName: "symbol", blockNumber });
-  } catch {
-    return null;
-  }
 }

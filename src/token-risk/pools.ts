@@ -60,7 +60,7 @@ export interface TokenPool {
 
 /** The pools a factory may hold for one pair of tokens: the lookup's extra argument, and the fee and stability it fixes. */
 const VARIANTS: Record<FactoryKind, (factory: Factory) => { args: readonly unknown[]; feeBps: number | null; stable: boolean }[]> = {
-  uniswap_v2: (factory) => [{ args: [], feeBps: factory.feeBps, stable: false }],
+  uniswap_v2: (factory) => [{ args: [], feeBps: factory.fee_bps ?? null, stable: false }],
   uniswap_v3: () => V3_FEES.map((fee) => ({ args: [fee], feeBps: fee / 100, stable: false })),
   aerodrome_v2: () => [false, true].map((stable) => ({ args: [stable], feeBps: null, stable })),
   aerodrome_cl: () => CL_TICK_SPACINGS.map((spacing) => ({ args: [spacing], feeBps: null, stable: false })),

@@ -9,8 +9,10 @@ import type { HoneypotSimulation } from "../../spec/token-risk-schemas.ts";
 import { readChain } from "../chain/rpc-error.ts";
 import { readProxyInfo } from "../chain/token-reads.ts";
 
-/** A kind of power over holders. */
-export type Privilege = "mint" | "blacklist" | "pause" | "set_fee";
+/** The owner and privileges of a token, as the honeypot check answers them, one privileged function found in the code, and its kind of power over holders. */
+type OwnerPrivileges = HoneypotSimulation["owner_privileges"];
+type FoundPrivilege = OwnerPrivileges["privileges"][number];
+export type Privilege = FoundPrivilege["privilege"];
 
 /** The signatures recognised for each privilege (names used by common token templates). */
 export const PRIVILEGED_SIGNATURES: Record<Privilege, readonly string[]> = {
@@ -44,10 +46,6 @@ export const PRIVILEGED_SIGNATURES: Record<Privilege, readonly string[]> = {
     "setFeeRate(uint256)",
   ],
 };
-
-/** The owner and privileges of a token, as the honeypot check answers them, and one privileged function found in the code. */
-type OwnerPrivileges = HoneypotSimulation["owner_privileges"];
-type FoundPrivilege = OwnerPrivileges["privileges"][number];
 
 const SELECTORS = Object.entries(PRIVILEGED_SIGNATURES).flatMap(([privilege, signatures]) =>
   signatures.map((signature) => ({ privilege: privilege as Privilege, signature, selector: toFunctionSelector(signature) })),

@@ -58,23 +58,11 @@ const VenuesFile = Type.Object(
   { additionalProperties: false },
 );
 
-/** A factory as the tools use it. */
-export interface Factory {
-  name: string;
-  kind: FactoryKind;
-  address: Address;
-  feeBps: number | null;
-}
+/** A factory as the tools use it: its entry of the file, the address checksummed. */
+export type Factory = Omit<Static<typeof FactoryEntry>, "address" | "networks" | "source"> & { address: Address };
 
-/** A curated token as the tools use it. */
-export interface KnownToken {
-  symbol: string;
-  address: Address;
-  decimals: number;
-  quote: boolean;
-  pegUsd: number | null;
-  isDefault: boolean;
-}
+/** A curated token as the tools use it: its entry of the file, the address checksummed. */
+export type KnownToken = Omit<Static<typeof TokenEntry>, "address" | "networks" | "source"> & { address: Address };
 
 /** The venues and tokens of one network. */
 export interface Venues {
@@ -116,22 +104,11 @@ export function venuesFor(network: "base" | "local"): Venues {
   let found = byNetwork.get(network);
   if (!found) {
     const file = parseVenues(venuesFile);
-    const tokens = file.tokens
-      .filter((t) => t.networks.includes(network))
-      .map((t) => ({
-        symbol: t.symbol,
-        address: getAddress(t.address),
-        decimals: t.decimals,
-        quote: t.quote,
-        pegUsd: t.peg_usd,
-        isDefault: t.default,
-      }));
+    const tokens = file.tokens.filter((t) => t.networks.includes(network)).map((t) => ({ ...t, address: getAddress(t.address) }));
     const byAddress = new Map(tokens.map((t) => [t.address, t]));
     found = {
       network,
-      factories: file.factories
-        .filter((f) => f.networks.includes(network))
-        .map((f) => ({ name: f.name, kind: f.kind, address: getAddress(f.address), feeBps: f.fee_bps ?? null })),
+      factories: file.factories.filter((f) => f.networks.includes(network)).map((f) => ({ ...f, address: getAddress(f.address) })),
       tokens,
       token: (address) => byAddress.get(getAddress(address)),
     };

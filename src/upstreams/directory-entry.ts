@@ -32,7 +32,6 @@ export interface DirectorySource {
   list(signal: AbortSignal): Promise<DirectoryEntry[]>;
 }
 
-/** A JSON object (not an array), as directory items and answers are read. */
 /** A non-empty string, trimmed; else null. */
 export const text = (v: unknown): string | null => (typeof v === "string" && v.trim() !== "" ? v.trim() : null);
 
