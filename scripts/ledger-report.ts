@@ -2,8 +2,13 @@
  * The reports of `npm run ledger` (scripts/ledger.ts): what the ledger earned, what was not
  * charged, and what our own purchases spent. Only the command reads them; the service never does.
  */
-import { nowPlus, utcDay } from "../src/store/dialect.ts";
+import { nowPlus } from "../src/store/dialect.ts";
 import type { Queryable } from "../src/store/store.ts";
+
+/** The UTC day (`YYYY-MM-DD`) of a timestamp column, in the dialect of `db` (only this report groups by day). */
+function utcDay(db: Queryable, column: string): string {
+  return db.engine === "sqlite" ? `substr(${column}, 1, 10)` : `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD')`;
+}
 
 /** Earnings and failures, for `npm run ledger`. */
 export async function ledgerReport(db: Queryable, days = 30) {

@@ -5,15 +5,10 @@
  */
 
 export function parsePort(name: string, text: string | undefined, fallback: number, problems: string[]): number {
-  if (text === undefined || text === "") return fallback;
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) {
-    problems.push(`${name} must be a port number 0-65535, got "${text}"`);
-    return fallback;
-  }
-  return n;
+  return parseInteger(name, text, fallback, 0, 65535, problems, "a port number");
 }
 
+/** An integer from `min` to `max`; the problem calls it `what`. */
 export function parseInteger(
   name: string,
   text: string | undefined,
@@ -21,11 +16,12 @@ export function parseInteger(
   min: number,
   max: number,
   problems: string[],
+  what = "an integer",
 ): number {
   if (text === undefined || text === "") return fallback;
   const n = Number(text);
   if (!Number.isInteger(n) || n < min || n > max) {
-    problems.push(`${name} must be an integer ${min}-${max}, got "${text}"`);
+    problems.push(`${name} must be ${what} ${min}-${max}, got "${text}"`);
     return fallback;
   }
   return n;

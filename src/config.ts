@@ -6,16 +6,22 @@
  */
 import bs58 from "bs58";
 import { getAddress, isAddress, isHex } from "viem";
-import { type ChatConfig, chatConfigFromEnv } from "./chat/config.ts";
+import { chatConfigFromEnv } from "./chat/config.ts";
 import { parseInteger, parsePort, parseUrl, parseUrlList } from "./config-parse.ts";
 import { OWNERSHIP_PROOF } from "./discovery/ownership-proof.ts";
-import { type PurchaseConfig, purchaseConfigFromEnv } from "./intel/purchase-config.ts";
+import { purchaseConfigFromEnv } from "./intel/purchase-config.ts";
 import type { LogLevel } from "./log.ts";
 import { DEFAULT_NETWORK, evmNetworks } from "./networks/index.ts";
 import type { EvmNetwork } from "./networks/types.ts";
 
 /** The CAIP-2 id of an EVM network of the registry (src/networks/): the one the primary and Base-tools sites settle on. */
 export type NetworkId = EvmNetwork["id"];
+
+/** The service's whole configuration: what `loadConfig` reads, each part documented where it is read. */
+export type Config = ReturnType<typeof loadConfig>;
+
+/** Where the chain analytics read third-party market data. */
+export type UpstreamsConfig = Config["upstreams"];
 
 /** How payments are verified and settled. */
 export type FacilitatorSetting =
@@ -25,54 +31,6 @@ export type FacilitatorSetting =
   | { kind: "self"; privateKey: `0x${string}` }
   /** Production, remote facilitator over HTTP; CDP keys when it is Coinbase's. */
   | { kind: "remote"; url: string; cdp: { keyId: string; keySecret: string } | undefined };
-
-/** The service's whole configuration. */
-export interface Config {
-  mode: "local" | "production";
-  network: NetworkId;
-  chainId: number;
-  usdc: { address: `0x${string}`; name: string; version: string; decimals: number };
-  /** RPC URLs in order of preference (production); local mode fills in the anvil URL. */
-  rpcUrls: string[];
-  /** Receiving address; in local mode it is the devnet's account 1 until the devnet starts. */
-  payTo: `0x${string}` | undefined;
-  facilitator: FacilitatorSetting;
-  publicUrl: string | undefined;
-  /**
-   * OWNERSHIP_PROOFS: signatures of the public origin by the `payTo` key (`npm run
-   * ownership-proof` prints the value), published in `/openapi.json` for x402scan; comma- or
-   * space-separated. Empty: none published (local mode signs with the devnet key itself).
-   */
-  ownershipProofs: string[];
-  host: string;
-  port: number;
-  dataDir: string;
-  logLevel: LogLevel;
-  /** Local mode only: anvil's port (0 picks a free one). */
-  anvilPort: number;
-  /** How long a quoted challenge stays payable. */
-  maxTimeoutSeconds: number;
-  /** The payment path's time limits (PAYMENT_TIMEOUT_MS, PAYMENT_LEASE_SECONDS). */
-  payments: PaymentsConfig;
-  /** PostgreSQL server URL; undefined: the embedded SQLite database `${dataDir}/store.sqlite`. */
-  databaseUrl: string | undefined;
-  /** x402 intelligence: directories, the trust crawl, outbound targets. */
-  intel: IntelConfig;
-  /** Market-data APIs of the chain analytics. */
-  upstreams: UpstreamsConfig;
-  /** The trading-assistant chat's engine (CHAT_LLM_*; none: the built-in engine). */
-  chat: ChatConfig;
-  /** Limits on what is free (src/server/middleware/rate-limit.ts). */
-  limits: LimitsConfig;
-  /** METRICS_TOKEN: a bearer token that opens `/metrics` beyond loopback; undefined: loopback only. */
-  metricsToken: string | undefined;
-  /** The entity-intelligence routes' budget per answer. */
-  entityIntel: EntityIntelConfig;
-  /** The secondary site (Base token-risk tools under `/v1/`, spec/sites.ts). */
-  secondary: SecondarySiteConfig;
-  /** The Solana site (token-risk and market tools under `/v1/`, paid in USDC on Solana). */
-  solana: SolanaSiteConfig;
-}
 
 /** How the Solana site settles: local mode's fee payer, a fee-payer key of ours, or a remote facilitator. */
 export type SolanaFacilitatorSetting =
@@ -103,27 +61,6 @@ export interface SolanaSiteConfig {
   facilitator: SolanaFacilitatorSetting;
 }
 
-/** Per-client limits on free routes and on one payer's calls in flight. */
-export interface LimitsConfig {
-  /**
-   * RATE_LIMIT_PER_MINUTE: free requests per client address and minute, a token bucket that
-   * holds a minute's worth (default 120); 0 turns every limit off.
-   */
-  freePerMinute: number;
-  /** Unpaid 402 challenges per client address and minute: far above any paying client's pace (50 × the free budget). */
-  challengePerMinute: number;
-  /** Paid calls one payer may have in flight on one instance (8). */
-  paidInFlightPerPayer: number;
-}
-
-/** Budget of one entity-intelligence answer: past it, the answer says truncated: true. */
-export interface EntityIntelConfig {
-  /** ENTITY_INTEL_MAX_LOGS: Transfer logs one answer may read (default 250000). */
-  maxLogs: number;
-  /** ENTITY_INTEL_MAX_MS: milliseconds one answer may spend reading the chain (default 20000). */
-  maxMs: number;
-}
-
 /**
  * Where the secondary site is reached. Production: by host name on the primary's port
  * (SECONDARY_HOST, or the host of SECONDARY_PUBLIC_URL; neither set: no secondary site). Local
@@ -136,52 +73,6 @@ export interface SecondarySiteConfig {
   publicUrl: string | undefined;
   /** SECONDARY_PORT, local mode: its own listener (default 4022; 0, a free port, when PORT is 0). */
   port: number;
-}
-
-/** Where the chain analytics read third-party market data. Undefined URL: the public API (local mode: a local stub). */
-export interface UpstreamsConfig {
-  /** DEXSCREENER_URL; undefined: https://api.dexscreener.com. */
-  dexscreenerUrl: string | undefined;
-  /** DEFILLAMA_URL; undefined: https://api.llama.fi (protocols and TVL). */
-  defillamaUrl: string | undefined;
-  /** DEFILLAMA_COINS_URL; undefined: https://coins.llama.fi (token prices, the price fallback). */
-  defillamaCoinsUrl: string | undefined;
-  /** HYPERLIQUID_URL; undefined: https://api.hyperliquid.xyz (funding and open interest). */
-  hyperliquidUrl: string | undefined;
-  /** UPSTREAM_TIMEOUT_MS: how long one call to a market API may take before the answer is a 504 (default 8000). */
-  timeoutMs: number;
-}
-
-/** Time limits of the payment path (src/payments/gate.ts). */
-export interface PaymentsConfig {
-  /**
-   * PAYMENT_TIMEOUT_MS: how long verifying a payment, or reading the chain to resolve an earlier
-   * attempt, may take before the call is refused with 503 `payment_unavailable` (default 10000); a
-   * settlement past it is `settlement_unknown`.
-   */
-  timeoutMs: number;
-  /** PAYMENT_LEASE_SECONDS: the in-flight claim's lease, renewed while its request runs; a dead instance's claim is taken over after it (default 15). */
-  leaseSeconds: number;
-  /** How long a settled payment whose answer was lost can be redeemed (24 hours). */
-  redeemHours: number;
-}
-
-/** Settings of the x402 intelligence routes and the trust crawl. */
-export interface IntelConfig {
-  /** CDP_DISCOVERY_URL; undefined: the public CDP Bazaar discovery API (local mode: a local stub). */
-  cdpDiscoveryUrl: string | undefined;
-  /** X402_LIST_URL; undefined: the public x402 List API (local mode: a local stub). */
-  x402ListUrl: string | undefined;
-  /** CRAWL_INTERVAL_MINUTES: the service crawls on this schedule; 0 (default) disables it. */
-  crawlIntervalMinutes: number | undefined;
-  /** CRAWL_CONCURRENCY: origins probed at once (default 32). */
-  crawlConcurrency: number;
-  /** CRAWL_ORIGIN_TIMEOUT_SECONDS: time allowed per origin (default 10). */
-  crawlOriginTimeoutSeconds: number;
-  /** ALLOW_LOOPBACK_TARGETS=1, local mode only: caller-chosen URLs may reach 127.0.0.0/8 and ::1. */
-  allowLoopbackTargets: boolean;
-  /** Verified by purchase (TRUST_PURCHASES and its budget; src/intel/purchase-config.ts). */
-  purchases: PurchaseConfig;
 }
 
 /** Start-up refused: one line per problem. */
@@ -210,7 +101,7 @@ const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error", "sile
 const CDP_FACILITATOR_HOST = "api.cdp.coinbase.com";
 
 /** Read and check the configuration; throws `ConfigError` listing every problem at once. */
-export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+export function loadConfig(env: Record<string, string | undefined> = process.env) {
   const problems: string[] = [];
   const set = (name: string) => env[name] !== undefined && env[name] !== "";
   const production = PRODUCTION_VARS.some(set);
@@ -290,15 +181,23 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     else databaseUrl = url;
   }
 
-  const intel: IntelConfig = {
+  /** Settings of the x402 intelligence routes and the trust crawl. */
+  const intel = {
+    /** CDP_DISCOVERY_URL; undefined: the public CDP Bazaar discovery API (local mode: a local stub). */
     cdpDiscoveryUrl: set("CDP_DISCOVERY_URL") ? parseUrl("CDP_DISCOVERY_URL", env.CDP_DISCOVERY_URL as string, problems) : undefined,
+    /** X402_LIST_URL; undefined: the public x402 List API (local mode: a local stub). */
     x402ListUrl: set("X402_LIST_URL") ? parseUrl("X402_LIST_URL", env.X402_LIST_URL as string, problems) : undefined,
+    /** CRAWL_INTERVAL_MINUTES: the service crawls on this schedule; 0 (default) disables it. */
     crawlIntervalMinutes: set("CRAWL_INTERVAL_MINUTES")
       ? parseInteger("CRAWL_INTERVAL_MINUTES", env.CRAWL_INTERVAL_MINUTES, 0, 0, 10_080, problems)
       : undefined,
+    /** CRAWL_CONCURRENCY: origins probed at once (default 32). */
     crawlConcurrency: parseInteger("CRAWL_CONCURRENCY", env.CRAWL_CONCURRENCY, 32, 1, 256, problems),
+    /** CRAWL_ORIGIN_TIMEOUT_SECONDS: time allowed per origin (default 10). */
     crawlOriginTimeoutSeconds: parseInteger("CRAWL_ORIGIN_TIMEOUT_SECONDS", env.CRAWL_ORIGIN_TIMEOUT_SECONDS, 10, 1, 120, problems),
+    /** ALLOW_LOOPBACK_TARGETS=1, local mode only: caller-chosen URLs may reach 127.0.0.0/8 and ::1. */
     allowLoopbackTargets: false,
+    /** Verified by purchase (TRUST_PURCHASES and its budget; src/intel/purchase-config.ts). */
     purchases: purchaseConfigFromEnv(env, production, problems),
   };
   if (set("ALLOW_LOOPBACK_TARGETS")) {
@@ -310,29 +209,57 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
 
   const upstreamUrl = (name: string) => (set(name) ? parseUrl(name, env[name] as string, problems) : undefined);
-  const upstreams: UpstreamsConfig = {
+  // Undefined URL: the public API (local mode: a local stub).
+  const upstreams = {
+    /** DEXSCREENER_URL; undefined: https://api.dexscreener.com. */
     dexscreenerUrl: upstreamUrl("DEXSCREENER_URL"),
+    /** DEFILLAMA_URL; undefined: https://api.llama.fi (protocols and TVL). */
     defillamaUrl: upstreamUrl("DEFILLAMA_URL"),
+    /** DEFILLAMA_COINS_URL; undefined: https://coins.llama.fi (token prices, the price fallback). */
     defillamaCoinsUrl: upstreamUrl("DEFILLAMA_COINS_URL"),
+    /** HYPERLIQUID_URL; undefined: https://api.hyperliquid.xyz (funding and open interest). */
     hyperliquidUrl: upstreamUrl("HYPERLIQUID_URL"),
+    /** UPSTREAM_TIMEOUT_MS: how long one call to a market API may take before the answer is a 504 (default 8000). */
     timeoutMs: parseInteger("UPSTREAM_TIMEOUT_MS", env.UPSTREAM_TIMEOUT_MS, 8_000, 100, 60_000, problems),
   };
 
-  const payments: PaymentsConfig = {
+  /** Time limits of the payment path (src/payments/gate.ts). */
+  const payments = {
+    /**
+     * PAYMENT_TIMEOUT_MS: how long verifying a payment, or reading the chain to resolve an earlier
+     * attempt, may take before the call is refused with 503 `payment_unavailable` (default 10000); a
+     * settlement past it is `settlement_unknown`.
+     */
     timeoutMs: parseInteger("PAYMENT_TIMEOUT_MS", env.PAYMENT_TIMEOUT_MS, 10_000, 500, 120_000, problems),
+    /** PAYMENT_LEASE_SECONDS: the in-flight claim's lease, renewed while its request runs; a dead instance's claim is taken over after it (default 15). */
     leaseSeconds: parseInteger("PAYMENT_LEASE_SECONDS", env.PAYMENT_LEASE_SECONDS, 15, 2, 600, problems),
+    /** How long a settled payment whose answer was lost can be redeemed (24 hours). */
     redeemHours: 24,
   };
 
-  const entityIntel: EntityIntelConfig = {
+  /** Budget of one entity-intelligence answer: past it, the answer says truncated: true. */
+  const entityIntel = {
+    /** ENTITY_INTEL_MAX_LOGS: Transfer logs one answer may read (default 250000). */
     maxLogs: parseInteger("ENTITY_INTEL_MAX_LOGS", env.ENTITY_INTEL_MAX_LOGS, 250_000, 1, 10_000_000, problems),
+    /** ENTITY_INTEL_MAX_MS: milliseconds one answer may spend reading the chain (default 20000). */
     maxMs: parseInteger("ENTITY_INTEL_MAX_MS", env.ENTITY_INTEL_MAX_MS, 20_000, 1, 600_000, problems),
   };
 
   const chat = chatConfigFromEnv(env, problems);
 
+  /**
+   * RATE_LIMIT_PER_MINUTE: free requests per client address and minute, a token bucket that
+   * holds a minute's worth (default 120); 0 turns every limit off.
+   */
   const freePerMinute = parseInteger("RATE_LIMIT_PER_MINUTE", env.RATE_LIMIT_PER_MINUTE, 120, 0, 1_000_000, problems);
-  const limits: LimitsConfig = { freePerMinute, challengePerMinute: freePerMinute * 50, paidInFlightPerPayer: freePerMinute === 0 ? 0 : 8 };
+  /** Per-client limits on free routes and on one payer's calls in flight. */
+  const limits = {
+    freePerMinute,
+    /** Unpaid 402 challenges per client address and minute: far above any paying client's pace (50 × the free budget). */
+    challengePerMinute: freePerMinute * 50,
+    /** Paid calls one payer may have in flight on one instance (8). */
+    paidInFlightPerPayer: freePerMinute === 0 ? 0 : 8,
+  };
 
   let metricsToken: string | undefined;
   if (set("METRICS_TOKEN")) {
@@ -351,30 +278,48 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
   if (problems.length > 0) throw new ConfigError(problems);
   return {
-    mode: production ? "production" : "local",
+    mode: production ? ("production" as const) : ("local" as const),
     network,
     chainId: net.chainId,
     usdc: { address: net.usdc.address, name: net.usdc.eip712.name, version: net.usdc.eip712.version, decimals: net.usdc.decimals },
+    /** RPC URLs in order of preference (production); local mode fills in the anvil URL. */
     rpcUrls,
+    /** Receiving address; in local mode it is the devnet's account 1 until the devnet starts. */
     payTo,
     facilitator,
     publicUrl,
+    /**
+     * OWNERSHIP_PROOFS: signatures of the public origin by the `payTo` key (`npm run
+     * ownership-proof` prints the value), published in `/openapi.json` for x402scan; comma- or
+     * space-separated. Empty: none published (local mode signs with the devnet key itself).
+     */
     ownershipProofs,
     host,
     port,
     dataDir: env.DATA_DIR || "data",
     logLevel,
+    /** Local mode only: anvil's port (0 picks a free one). */
     anvilPort,
+    /** How long a quoted challenge stays payable. */
     maxTimeoutSeconds: 300,
     payments,
+    /** PostgreSQL server URL; undefined: the embedded SQLite database `${dataDir}/store.sqlite`. */
     databaseUrl,
+    /** x402 intelligence: directories, the trust crawl, outbound targets. */
     intel,
+    /** The trading-assistant chat's engine (CHAT_LLM_*; none: the built-in engine). */
     chat,
+    /** Market-data APIs of the chain analytics. */
     upstreams,
+    /** Limits on what is free (src/server/middleware/rate-limit.ts). */
     limits,
+    /** METRICS_TOKEN: a bearer token that opens `/metrics` beyond loopback; undefined: loopback only. */
     metricsToken,
+    /** The entity-intelligence routes' budget per answer. */
     entityIntel,
+    /** The secondary site (Base token-risk tools under `/v1/`, spec/sites.ts). */
     secondary,
+    /** The Solana site (token-risk and market tools under `/v1/`, paid in USDC on Solana). */
     solana,
   };
 }

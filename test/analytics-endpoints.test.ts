@@ -250,7 +250,7 @@ describe("token-check", () => {
     });
   });
 
-  it("says a wallet is not a contract, and a pair is a contract but not a token", async () => {
+  it("says a wallet is not a contract, a pool is a contract but not a token, and a v2 pair is also its liquidity token", async () => {
     const cold = wallet("cold").address;
     const walletAnswer = await paidPost(service, "/api/token-check", { token: cold });
     expect(walletAnswer.body).toMatchObject({
@@ -266,13 +266,25 @@ describe("token-check", () => {
       proxy: null,
       dex: null,
     });
+    const pool = await paidPost(service, "/api/token-check", { token: s().contracts.v3Pool }, 7);
+    expect(pool.body).toMatchObject({
+      is_contract: true,
+      class: "v3_pool",
+      is_token: false,
+      name: null,
+      decimals: null,
+      is_proxy: false,
+      dex: null,
+      labels: ["Seeded WETH/USDC v3 pool"],
+    });
+    // A Uniswap v2 pair is an ERC-20 too, its liquidity token, as every v2 pair on Base is.
     const pair = await paidPost(service, "/api/token-check", { token: s().contracts.v2Pair }, 7);
     expect(pair.body).toMatchObject({
       is_contract: true,
       class: "v2_pair",
-      is_token: false,
-      name: null,
-      decimals: null,
+      is_token: true,
+      name: "Uniswap V2",
+      decimals: 18,
       is_proxy: false,
       dex: null,
       labels: ["Seeded PLAIN/WETH v2 pair"],

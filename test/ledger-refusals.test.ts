@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningService } from "../src/server/service.ts";
-import { ledgerRowsOf } from "../src/store/ledger.ts";
 import { freshBuyer } from "./support/fresh-buyer.ts";
+import { ledgerRowsOf } from "./support/ledger.ts";
 import { challengeOf, signPayment, startTestService, usdcBalance } from "./support/service.ts";
 
 let service: RunningService;

@@ -15,8 +15,9 @@ import { rpcTransport } from "../src/chain/client.ts";
 import { base } from "../src/networks/base.ts";
 import { createSelfFacilitator } from "../src/payments/facilitator.ts";
 import type { RunningService } from "../src/server/service.ts";
-import { insertLedgerRow, type LedgerRow, ledgerRowsOf, markLedgerRowVerified } from "../src/store/ledger.ts";
+import { insertLedgerRow, type LedgerRow, markLedgerRowVerified } from "../src/store/ledger.ts";
 import { openStore, type Store } from "../src/store/store.ts";
+import { ledgerRowsOf } from "./support/ledger.ts";
 import { freshDatabase } from "./support/postgres.ts";
 import {
   buyerAccount,

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.ts";
+import { createMetrics, observedCrawl } from "../src/metrics/metrics.ts";
 import { type RunningService, startService } from "../src/server/service.ts";
 import { parsePrometheusText, sampleValue } from "./support/prometheus-text.ts";
 import { buyerAccount, devnet, payingFetch, startTestService, stubUpstreamEnv, testStore, usdcBalance } from "./support/service.ts";
@@ -119,5 +120,42 @@ describe("behind a proxy (production mode)", () => {
 
   it("refuses a too-short METRICS_TOKEN at start", () => {
     expect(() => loadConfig({ METRICS_TOKEN: "short" })).toThrow("METRICS_TOKEN must be at least 16 characters (its value is not shown)");
+  });
+});
+
+describe("a trust crawl's metrics", () => {
+  it("follow its progress while it runs and count how it ended", async () => {
+    const metrics = createMetrics();
+    /** The crawl metrics as "name{labels}" → value. */
+    const read = async () => {
+      const all = await Promise.all([metrics.crawlRunning, metrics.crawlOrigins, metrics.crawlRuns].map((m) => m.get()));
+      return Object.fromEntries(all.flatMap((m) => m.values.map((v) => [`${m.name}${JSON.stringify(v.labels)}`, v.value] as const)));
+    };
+    let during: Record<string, number> = {};
+    const result = await observedCrawl(metrics, async (onProgress) => {
+      onProgress(3, 7);
+      during = await read();
+      onProgress(7, 7);
+      return "crawled";
+    });
+    expect(result).toBe("crawled");
+    expect(during).toEqual({
+      "trust_crawl_running{}": 1,
+      'trust_crawl_origins{"state":"done"}': 3,
+      'trust_crawl_origins{"state":"total"}': 7,
+    });
+    await expect(
+      observedCrawl(metrics, async () => {
+        throw new Error("catalogue unreachable");
+      }),
+    ).rejects.toThrow("catalogue unreachable");
+    // The failed run started from none done; the total is the last one reported.
+    expect(await read()).toEqual({
+      "trust_crawl_running{}": 0,
+      'trust_crawl_origins{"state":"done"}': 0,
+      'trust_crawl_origins{"state":"total"}': 7,
+      'trust_crawl_runs_total{"outcome":"done"}': 1,
+      'trust_crawl_runs_total{"outcome":"failed"}': 1,
+    });
   });
 });

@@ -17,8 +17,8 @@ import { base } from "../src/networks/base.ts";
 import { createSelfFacilitator } from "../src/payments/facilitator.ts";
 import { reconcileLedger } from "../src/payments/upkeep.ts";
 import type { RunningService } from "../src/server/service.ts";
-import { ledgerRowsOf } from "../src/store/ledger.ts";
 import { openStore, type Store } from "../src/store/store.ts";
+import { ledgerRowsOf } from "./support/ledger.ts";
 import { freshDatabase } from "./support/postgres.ts";
 import {
   buyerAccount,

@@ -14,8 +14,8 @@ import { memoryBuckets, storeBuckets } from "../src/limits/token-buckets.ts";
 import { base } from "../src/networks/base.ts";
 import { createSelfFacilitator } from "../src/payments/facilitator.ts";
 import { type RunningService, startService } from "../src/server/service.ts";
-import { ledgerRowsOf } from "../src/store/ledger.ts";
 import { openStore, type Store } from "../src/store/store.ts";
+import { ledgerRowsOf } from "./support/ledger.ts";
 import { freshDatabase } from "./support/postgres.ts";
 import {
   buyerAccount,

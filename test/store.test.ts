@@ -15,9 +15,10 @@ import { base } from "../src/networks/base.ts";
 import { balanceOf, debitBalance } from "../src/payments/balances.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { claimEmbedded, embeddedOwner, releaseEmbedded } from "../src/store/configured.ts";
-import { insertLedgerRow, type LedgerPayment, ledgerRowsOf } from "../src/store/ledger.ts";
+import { insertLedgerRow, type LedgerPayment } from "../src/store/ledger.ts";
 import { MIGRATIONS, type Migration, migrate, SCHEMA_VERSION, SQLITE_MIGRATIONS } from "../src/store/migrations.ts";
 import { openStore, type Store, StoreUnavailableError } from "../src/store/store.ts";
+import { ledgerRowsOf } from "./support/ledger.ts";
 import { freshDatabase } from "./support/postgres.ts";
 import {
   buyerAccount,

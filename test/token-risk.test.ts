@@ -121,8 +121,8 @@ describe("POST /v1/honeypot-check", () => {
     const artifacts = loadContracts();
     const [simulator, fresh] = [freshAddress(), freshAddress()];
     const wethSlot = await findBalanceSlot(client, WETH, block);
-    expect(wethSlot).toEqual({ slot: 0, layout: "solidity" }); // src/local/contracts/WETH9.sol's balanceOf
-    const key = keccak256(encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [simulator, 0n]));
+    expect(wethSlot).toEqual({ slot: 3, layout: "solidity" }); // WETH9's balanceOf, after its name, symbol and decimals
+    const key = keccak256(encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [simulator, 3n]));
     const quoteIn = parseUnits("0.05", 18);
     const { data } = await client.call({
       to: simulator,

@@ -13,26 +13,11 @@ const PAYMENT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 const STORE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 const REQUEST_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
 
-/** The metrics of one service. */
-export interface ServiceMetrics {
-  readonly registry: Registry;
-  readonly requests: Counter<"route" | "method" | "status">;
-  readonly requestSeconds: Histogram<"route" | "method">;
-  readonly paidCalls: Counter<"route" | "outcome">;
-  readonly revenue: Counter<"route">;
-  readonly verifySeconds: Histogram;
-  readonly settleSeconds: Histogram;
-  readonly storeSeconds: Histogram<"statement">;
-  readonly crawlOrigins: Gauge<"state">;
-  readonly crawlRunning: Gauge;
-  readonly crawlRuns: Counter<"outcome">;
-  readonly rateLimitRefusals: Counter<"budget">;
-  /** What the payment gate reports to. */
-  readonly payments: PaymentObserver;
-}
+/** The metrics of one service: every metric `createMetrics` makes, and what the payment gate reports to (`payments`). */
+export type ServiceMetrics = ReturnType<typeof createMetrics>;
 
 /** Create the registry and every metric, Node's own (memory, CPU, event loop) included. */
-export function createMetrics(): ServiceMetrics {
+export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
@@ -112,7 +97,7 @@ export function createMetrics(): ServiceMetrics {
       },
       verified: (seconds) => verifySeconds.observe(seconds),
       settled: (seconds) => settleSeconds.observe(seconds),
-    },
+    } satisfies PaymentObserver,
   };
 }
 
@@ -150,24 +135,20 @@ export function observedStore(store: Store, metrics: ServiceMetrics): Store {
   return observed;
 }
 
-/** Feed a crawl's progress into the gauges; returns the callback and what to call when it ends. */
-export function crawlProgress(metrics: ServiceMetrics): {
-  onProgress: (done: number, total: number) => void;
-  started(): void;
-  ended(outcome: "done" | "failed"): void;
-} {
-  return {
-    onProgress: (done, total) => {
+/** Run a crawl with its progress fed into the gauges (`onProgress`), counting how it ended. */
+export async function observedCrawl<T>(metrics: ServiceMetrics, crawl: (onProgress: (done: number, total: number) => void) => Promise<T>) {
+  metrics.crawlRunning.set(1);
+  metrics.crawlOrigins.set({ state: "done" }, 0);
+  let outcome: "done" | "failed" = "failed";
+  try {
+    const result = await crawl((done, total) => {
       metrics.crawlOrigins.set({ state: "total" }, total);
       metrics.crawlOrigins.set({ state: "done" }, done);
-    },
-    started: () => {
-      metrics.crawlRunning.set(1);
-      metrics.crawlOrigins.set({ state: "done" }, 0);
-    },
-    ended: (outcome) => {
-      metrics.crawlRunning.set(0);
-      metrics.crawlRuns.inc({ outcome });
-    },
-  };
+    });
+    outcome = "done";
+    return result;
+  } finally {
+    metrics.crawlRunning.set(0);
+    metrics.crawlRuns.inc({ outcome });
+  }
 }

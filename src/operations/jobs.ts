@@ -10,6 +10,7 @@
  * while held, and says nothing about the run that finished a second ago, so a due time would
  * be needed anyway. The claim works the same on the embedded SQLite database, where every instance is in-process.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "../log.ts";
 import { nowPlus } from "../store/dialect.ts";
 import type { Queryable, Store } from "../store/store.ts";
@@ -117,7 +118,6 @@ export function startJobs(options: JobsOptions): JobScheduler {
   const leaseMs = options.leaseMs ?? 60_000;
   const stop = new AbortController();
   const running = new Map<JobName, Promise<JobRunRecord>>();
-  const timers = new Set<NodeJS.Timeout>();
 
   // The claimed run: recorded, its lease renewed while it runs, then released with the outcome.
   const execute = async (job: JobDefinition, trigger: JobTrigger, claimedAt: Date): Promise<JobRunRecord> => {
@@ -195,41 +195,29 @@ export function startJobs(options: JobsOptions): JobScheduler {
         else {
           const claimedAt = await claim(store, job, instance, leaseMs, true);
           if (claimedAt) return runOnce(job, trigger, claimedAt);
-          await new Promise((resolve) => setTimeout(resolve, Math.min(250, tickMs)));
+          await sleep(Math.min(250, tickMs));
         }
       }
     },
     async stop() {
       stop.abort();
-      for (const timer of timers) clearTimeout(timer);
-      timers.clear();
       await Promise.allSettled([...running.values()]);
     },
   };
 
-  for (const job of options.jobs) {
-    let first = true;
-    const loop = () => {
-      if (stop.signal.aborted) return;
-      const check =
-        first && job.runAtStart
-          ? scheduler.runNow(job.name, "start").catch((error: unknown) => {
-              if (!stop.signal.aborted) log.warn("job start run failed", { job: job.name, error: error as Error });
-            })
-          : tick(job);
-      first = false;
-      void check.finally(() => {
-        if (stop.signal.aborted) return;
-        const timer = setTimeout(() => {
-          timers.delete(timer);
-          loop();
-        }, tickMs);
-        timer.unref();
-        timers.add(timer);
+  /** Check `job` `tickMs` after each check has ended (the first check: a run now, for a job that runs at start), until stopped. */
+  const schedule = async (job: JobDefinition) => {
+    if (job.runAtStart)
+      await scheduler.runNow(job.name, "start").catch((error: unknown) => {
+        if (!stop.signal.aborted) log.warn("job start run failed", { job: job.name, error: error as Error });
       });
-    };
-    loop();
-  }
+    else await tick(job);
+    while (!stop.signal.aborted) {
+      await sleep(tickMs, undefined, { signal: stop.signal, ref: false }).catch(() => {});
+      await tick(job);
+    }
+  };
+  for (const job of options.jobs) void schedule(job);
 
   return scheduler;
 }

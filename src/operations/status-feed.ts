@@ -21,6 +21,8 @@ import { JOB_NAMES, type JobName, latestJobRuns } from "./jobs.ts";
 export const STATUS_INTERVAL_SECONDS = 540;
 /** How long generated documents are kept (the page draws the last 24 hours). */
 const KEEP_HOURS = 48;
+/** Time allowed to each probe. */
+const PROBE_TIMEOUT_MS = 5_000;
 /** An RPC node this many blocks behind the best one is degraded. */
 const MAX_LAG_BLOCKS = 10;
 
@@ -55,9 +57,6 @@ export interface StatusSources {
   network: string;
   upstreams: readonly UpstreamProbe[];
   jobs: readonly JobSchedule[];
-  /** Time allowed to each probe; default 5 s. */
-  probeTimeoutMs?: number;
-  now?: () => Date;
 }
 
 /** The short public name of an instance: its id hashed (ids hold host names and pids). */
@@ -88,15 +87,14 @@ function group(id: StatusGroupId, name: string, checks: StatusCheck[], status = 
 
 /** Time a probe under a budget; the outcome and how long it took. */
 async function timed(
-  timeoutMs: number,
   probe: (signal: AbortSignal) => Promise<unknown>,
 ): Promise<{ ok: true; value: unknown; ms: number } | { ok: false; error: string; ms: number }> {
   const started = performance.now();
   const controller = new AbortController();
   try {
-    const value = await withBudget(probe(controller.signal), timeoutMs, () => {
+    const value = await withBudget(probe(controller.signal), PROBE_TIMEOUT_MS, () => {
       controller.abort();
-      throw new Error(`no answer within ${timeoutMs} ms`);
+      throw new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`);
     });
     return { ok: true, value, ms: Math.round(performance.now() - started) };
   } catch (error) {
@@ -128,11 +126,11 @@ export async function apiGroup(db: Queryable, now: Date): Promise<StatusGroup> {
   return group("api", "API instances", checks);
 }
 
-async function chainGroup(rpc: readonly RpcProbe[], timeoutMs: number): Promise<StatusGroup> {
+async function chainGroup(rpc: readonly RpcProbe[]): Promise<StatusGroup> {
   const probes = await Promise.all(
     rpc.map(async (node) => {
-      const client = createPublicClient({ transport: http(node.url, { timeout: timeoutMs, retryCount: 0 }) });
-      return { node, result: await timed(timeoutMs, () => client.getBlockNumber({ cacheTime: 0 })) };
+      const client = createPublicClient({ transport: http(node.url, { timeout: PROBE_TIMEOUT_MS, retryCount: 0 }) });
+      return { node, result: await timed(() => client.getBlockNumber({ cacheTime: 0 })) };
     }),
   );
   const best = probes.reduce((max, p) => (p.result.ok ? Math.max(max, Number(p.result.value)) : max), -1);
@@ -150,8 +148,8 @@ async function chainGroup(rpc: readonly RpcProbe[], timeoutMs: number): Promise<
   return group("chain", "Chain (RPC nodes)", checks);
 }
 
-async function paymentsGroup(sources: StatusSources, timeoutMs: number): Promise<StatusGroup> {
-  const supported = await timed(timeoutMs, () => sources.facilitator.getSupported());
+async function paymentsGroup(sources: StatusSources): Promise<StatusGroup> {
+  const supported = await timed(() => sources.facilitator.getSupported());
   let facilitator: StatusCheck;
   if (!supported.ok)
     facilitator = { name: "facilitator", status: "down", detail: `unreachable: ${supported.error}`, latency_ms: supported.ms };
@@ -190,13 +188,8 @@ async function paymentsGroup(sources: StatusSources, timeoutMs: number): Promise
   };
 }
 
-async function upstreamsGroup(
-  upstreams: readonly UpstreamProbe[],
-  lastSuccess: Record<string, string>,
-  timeoutMs: number,
-  now: Date,
-): Promise<StatusGroup> {
-  const results = await Promise.all(upstreams.map(async (u) => ({ u, result: await timed(timeoutMs, (signal) => u.probe(signal)) })));
+async function upstreamsGroup(upstreams: readonly UpstreamProbe[], lastSuccess: Record<string, string>, now: Date): Promise<StatusGroup> {
+  const results = await Promise.all(upstreams.map(async (u) => ({ u, result: await timed((signal) => u.probe(signal)) })));
   const checks = results.map<StatusCheck>(({ u, result }) => {
     if (result.ok) lastSuccess[u.name] = now.toISOString();
     const last = lastSuccess[u.name];
@@ -252,17 +245,16 @@ function overallOf(groups: readonly StatusGroup[]): HealthStatus {
 
 /** Probe everything and store the document; returns it. */
 export async function generateStatus(sources: StatusSources): Promise<StatusDocument> {
-  const now = sources.now?.() ?? new Date();
-  const timeoutMs = sources.probeTimeoutMs ?? 5_000;
+  const now = new Date();
   const [previous] = await sources.store.query<{ last_success: Record<string, string> }>(
     "select last_success from status_documents order by generated_at desc, id desc limit 1",
   );
   const lastSuccess = { ...(previous?.last_success ?? {}) };
   const [api, chain, payments, upstreams, jobs] = await Promise.all([
     apiGroup(sources.store, now),
-    chainGroup(sources.rpc, timeoutMs),
-    paymentsGroup(sources, timeoutMs),
-    upstreamsGroup(sources.upstreams, lastSuccess, timeoutMs, now),
+    chainGroup(sources.rpc),
+    paymentsGroup(sources),
+    upstreamsGroup(sources.upstreams, lastSuccess, now),
     jobsGroup(sources.store, sources.jobs, sources.instance, now),
   ]);
   const groups = [api, chain, payments, upstreams, jobs];

@@ -4,6 +4,7 @@
  * error status or a malformed body counts as a failure here too). None is cached: the feed
  * must see the API as it is now.
  */
+import type { UpstreamsConfig } from "../config.ts";
 import { DEFILLAMA_COINS_DEFAULT_URL, DEFILLAMA_DEFAULT_URL } from "../upstreams/defillama.ts";
 import { DEXSCREENER_DEFAULT_URL } from "../upstreams/dexscreener.ts";
 import { fetchDirectoryJson } from "../upstreams/directory-http.ts";
@@ -11,18 +12,13 @@ import { fetchUpstreamJson } from "../upstreams/http-json.ts";
 import { HYPERLIQUID_DEFAULT_URL } from "../upstreams/hyperliquid.ts";
 import type { UpstreamProbe } from "./status-feed.ts";
 
-/** Where the APIs are (undefined: the public one). */
-export interface UpstreamProbeSettings {
-  dexscreenerUrl: string | undefined;
-  defillamaUrl: string | undefined;
-  defillamaCoinsUrl: string | undefined;
-  hyperliquidUrl: string | undefined;
+/** Where the APIs are (the configured market APIs, undefined: the public one; the directories) and how long a probe may take. */
+export type UpstreamProbeSettings = UpstreamsConfig & {
   cdpDiscoveryUrl: string;
   x402ListUrl: string;
   /** The USDC contract, a token every market API knows. */
   usdc: string;
-  timeoutMs: number;
-}
+};
 
 /** The six probes, in the order the feed lists them. */
 export function upstreamProbes(s: UpstreamProbeSettings): UpstreamProbe[] {

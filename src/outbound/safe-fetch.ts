@@ -8,10 +8,10 @@
  * bound what one call can cost.
  */
 import { lookup as dnsLookup } from "node:dns/promises";
-import { request as httpRequest, type IncomingMessage, type RequestOptions } from "node:http";
-import { request as httpsRequest } from "node:https";
 import type { LookupFunction } from "node:net";
+import { Client, type Dispatcher } from "undici";
 import { ServiceError, UpstreamError } from "../errors.ts";
+import { withBudget } from "../time-budget.ts";
 import { type AddressPolicyOptions, addressRefusal, hostNameRefusal, isAddressLiteral, type RefusalReason } from "./address-policy.ts";
 
 /** One resolved address. */
@@ -210,16 +210,6 @@ function refusal(url: URL, reason: RefusalReason, source: RefusalSource, hop: nu
   });
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(onTimeout()), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
-}
-
 /** Create a safe fetcher with `options`. */
 export function createSafeFetcher(options: SafeFetchOptions = {}): SafeFetcher {
   const policy: AddressPolicyOptions = { allowLoopback: options.allowLoopback === true };
@@ -237,11 +227,9 @@ export function createSafeFetcher(options: SafeFetchOptions = {}): SafeFetcher {
     }
     let answers: ResolvedAddress[];
     try {
-      answers = await withTimeout(
-        resolve(host),
-        connectTimeoutMs,
-        () => new OutboundError("timeout", `Resolving ${host} took longer than ${connectTimeoutMs} ms.`),
-      );
+      answers = await withBudget(resolve(host), connectTimeoutMs, () => {
+        throw new OutboundError("timeout", `Resolving ${host} took longer than ${connectTimeoutMs} ms.`);
+      });
     } catch (error) {
       if (error instanceof OutboundError) throw error;
       throw new OutboundError("dns", `${host} does not resolve (${(error as NodeJS.ErrnoException).code ?? "no address"}).`, error);
@@ -257,119 +245,79 @@ export function createSafeFetcher(options: SafeFetchOptions = {}): SafeFetcher {
     return answers[0] as ResolvedAddress;
   }
 
-  /** One HTTP exchange with the connection pinned to `pinned`. */
-  function exchange(
+  /**
+   * One HTTP exchange through undici, with the connection pinned to `pinned`: a client of its own
+   * whose `lookup` answers with the checked address only. Its connect timeout runs to the end of
+   * the TLS handshake; one signal ends the whole exchange at `deadline` or when the caller cancels.
+   */
+  async function exchange(
     url: URL,
     pinned: ResolvedAddress,
     request: OutboundRequest,
     deadline: number,
   ): Promise<Omit<OutboundResponse, "redirects" | "elapsedMs">> {
-    return new Promise((resolvePromise, reject) => {
-      const lookup: LookupFunction = (_hostname, lookupOptions, callback) => {
-        // Node asks for all addresses when it races IPv4/IPv6; answer with the pinned one only.
-        if ((lookupOptions as { all?: boolean }).all) (callback as unknown as (e: null, a: ResolvedAddress[]) => void)(null, [pinned]);
-        else callback(null, pinned.address, pinned.family);
-      };
-      const headers: Record<string, string> = {
-        "user-agent": USER_AGENT,
-        accept: "application/json, */*;q=0.5",
-        "accept-encoding": "identity",
-        ...request.headers,
-      };
-      if (request.body !== undefined) headers["content-length"] = String(Buffer.byteLength(request.body));
-      const requestOptions: RequestOptions = {
-        protocol: url.protocol,
-        hostname: url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname,
-        port: url.port || (url.protocol === "https:" ? 443 : 80),
-        path: `${url.pathname}${url.search}`,
-        method: request.method ?? "GET",
-        headers,
-        lookup,
-        agent: false,
-        ...(url.protocol === "https:" && !isAddressLiteral(url.hostname) ? { servername: url.hostname } : {}),
-      };
-      const send = url.protocol === "https:" ? httpsRequest : httpRequest;
-      let settled = false;
-      const finish = (error: Error | null, value?: Omit<OutboundResponse, "redirects" | "elapsedMs">) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(connectTimer);
-        clearTimeout(totalTimer);
-        request.signal?.removeEventListener("abort", onAbort);
-        if (error) reject(error);
-        else resolvePromise(value as Omit<OutboundResponse, "redirects" | "elapsedMs">);
-      };
-      const cap = request.maxBodyBytes ?? MAX_BODY_BYTES;
-      const req = send(requestOptions, (res: IncomingMessage) => {
-        const chunks: Buffer[] = [];
-        let kept = 0;
-        let truncated = false;
-        res.on("data", (chunk: Buffer) => {
-          if (truncated) return;
-          const room = cap - kept;
-          if (chunk.length > room) {
-            if (room > 0) chunks.push(chunk.subarray(0, room));
+    const lookup: LookupFunction = (_hostname, lookupOptions, callback) => {
+      // Node asks for all addresses when it races IPv4/IPv6; answer with the pinned one only.
+      if ((lookupOptions as { all?: boolean }).all) (callback as unknown as (e: null, a: ResolvedAddress[]) => void)(null, [pinned]);
+      else callback(null, pinned.address, pinned.family);
+    };
+    const client = new Client(url.origin, { connect: { lookup, timeout: connectTimeoutMs } });
+    const timeUp = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
+    const signal = request.signal ? AbortSignal.any([timeUp, request.signal]) : timeUp;
+    /** What went wrong, in the caller's terms; `reading`: the answer had begun. */
+    const failure = (error: unknown, reading: boolean): OutboundError => {
+      if (timeUp.aborted) return new OutboundError("timeout", `${url.host} did not answer within ${totalTimeoutMs} ms.`);
+      if (request.signal?.aborted) return new OutboundError("aborted", `The request to ${url.host} was cancelled.`);
+      const { code, message } = error as NodeJS.ErrnoException;
+      if (code === "UND_ERR_CONNECT_TIMEOUT")
+        return new OutboundError("timeout", `${url.host} did not accept a connection within ${connectTimeoutMs} ms.`);
+      if (reading) return new OutboundError("protocol", `The answer from ${url.host} broke off.`, error);
+      const kind: OutboundFailureKind = /CERT|SSL|TLS|certificate/i.test(`${code ?? ""} ${message}`)
+        ? "tls"
+        : code?.startsWith("HPE_") || code === "UND_ERR_HEADERS_OVERFLOW"
+          ? "protocol"
+          : "connect";
+      return new OutboundError(kind, `${url.host}: ${code ?? message}`, error);
+    };
+    const cap = request.maxBodyBytes ?? MAX_BODY_BYTES;
+    try {
+      const res = await client
+        .request({
+          path: `${url.pathname}${url.search}`,
+          method: (request.method ?? "GET") as Dispatcher.HttpMethod,
+          headers: { "user-agent": USER_AGENT, accept: "application/json, */*;q=0.5", "accept-encoding": "identity", ...request.headers },
+          body: request.body ?? null,
+          signal,
+        })
+        .catch((error: unknown) => {
+          throw failure(error, false);
+        });
+      const chunks: Buffer[] = [];
+      let kept = 0;
+      let truncated = false;
+      try {
+        for await (const chunk of res.body as AsyncIterable<Buffer>) {
+          if (chunk.length > cap - kept) {
+            chunks.push(chunk.subarray(0, cap - kept));
             kept = cap;
             truncated = true;
             // Enough: stop reading and drop the connection instead of downloading the rest.
-            done();
-            res.destroy();
-            return;
+            break;
           }
           chunks.push(chunk);
           kept += chunk.length;
-        });
-        const done = () => {
-          const headersOut: Record<string, string> = {};
-          for (const [name, value] of Object.entries(res.headers)) {
-            if (value !== undefined) headersOut[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value;
-          }
-          finish(null, {
-            url: url.href,
-            status: res.statusCode ?? 0,
-            headers: headersOut,
-            body: Buffer.concat(chunks),
-            truncated,
-            address: pinned.address,
-          });
-        };
-        res.on("end", done);
-        res.on("error", (error) => finish(new OutboundError("protocol", `The answer from ${url.host} broke off.`, error)));
-        res.on("aborted", () => finish(new OutboundError("protocol", `The answer from ${url.host} broke off.`)));
-      });
-      const connectTimer = setTimeout(() => {
-        req.destroy();
-        finish(new OutboundError("timeout", `${url.host} did not accept a connection within ${connectTimeoutMs} ms.`));
-      }, connectTimeoutMs);
-      const totalTimer = setTimeout(
-        () => {
-          req.destroy();
-          finish(new OutboundError("timeout", `${url.host} did not answer within ${totalTimeoutMs} ms.`));
-        },
-        Math.max(1, deadline - Date.now()),
-      );
-      const onAbort = () => {
-        req.destroy();
-        finish(new OutboundError("aborted", `The request to ${url.host} was cancelled.`));
-      };
-      if (request.signal?.aborted) return onAbort();
-      request.signal?.addEventListener("abort", onAbort, { once: true });
-      req.on("socket", (socket) => {
-        const connected = () => clearTimeout(connectTimer);
-        socket.once(url.protocol === "https:" ? "secureConnect" : "connect", connected);
-      });
-      req.on("error", (error: NodeJS.ErrnoException) => {
-        const tls = /CERT|SSL|TLS|certificate/i.test(`${error.code ?? ""} ${error.message}`);
-        const kind: OutboundFailureKind = tls
-          ? "tls"
-          : error.code === "HPE_HEADER_OVERFLOW" || error.code?.startsWith("HPE_")
-            ? "protocol"
-            : "connect";
-        finish(new OutboundError(kind, `${url.host}: ${error.code ?? error.message}`, error));
-      });
-      if (request.body !== undefined) req.write(request.body);
-      req.end();
-    });
+        }
+      } catch (error) {
+        throw failure(error, true);
+      }
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(res.headers)) {
+        if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value;
+      }
+      return { url: url.href, status: res.statusCode, headers, body: Buffer.concat(chunks), truncated, address: pinned.address };
+    } finally {
+      client.destroy().catch(() => {});
+    }
   }
 
   async function preflight(url: string): Promise<void> {

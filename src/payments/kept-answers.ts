@@ -3,9 +3,9 @@
  * a settlement's outcome is unknown), stored under the payment's authorisation (payer, nonce)
  * with the request it answered. Only the gate writes them, only for its own settlement, so
  * nothing a third party sends can overwrite one; they are kept for the redemption window
- * (`PaymentsConfig.redeemHours`), after which the upkeep forgets them.
+ * (`config.payments.redeemHours`), after which the upkeep forgets them.
  */
-import { inArray, nowPlus } from "../store/dialect.ts";
+import { inArray, nowPlus, storedAddressSql } from "../store/dialect.ts";
 import type { Queryable } from "../store/store.ts";
 
 /** Largest answer kept for paid retries; a larger one is run again on a retry instead. */
@@ -37,7 +37,7 @@ const REPLACE = `update set request_hash = excluded.request_hash, status = exclu
 export async function keepAnswer(db: Queryable, answer: KeptAnswer, replace: boolean, settlementTx = ""): Promise<void> {
   await db.query(
     // A held or re-run answer: its transaction is the ledger's (settleAndKeep stores it with a settled one).
-    `${INSERT} values (lower($1), lower($2), $3, $4, $5, $6, $8, $7)
+    `${INSERT} values (${storedAddressSql("$1")}, lower($2), $3, $4, $5, $6, $8, $7)
      on conflict (payer, nonce) do ${replace ? REPLACE : "nothing"}`,
     [
       answer.payer,
@@ -59,7 +59,7 @@ export async function keptAnswerOf(
   nonce: string,
 ): Promise<Pick<KeptAnswer, "requestHash" | "status" | "headers" | "body"> | undefined> {
   const [row] = await db.query<{ request_hash: string; status: number; headers: unknown; body: string }>(
-    "select request_hash, status, headers, body from paid_answers where payer = lower($1) and nonce = lower($2) and expires_at > now()",
+    `select request_hash, status, headers, body from paid_answers where payer = ${storedAddressSql("$1")} and nonce = lower($2) and expires_at > now()`,
     [payer, nonce],
   );
   if (!row) return undefined;
@@ -107,7 +107,7 @@ export async function settleAndKeep(
   const p = (i: number) => `$${at + i}`;
   await db.query(
     `with ${steps.join(", ")}
-     ${INSERT} values (lower(${p(1)}), lower(${p(2)}), ${p(3)}, $2, ${p(4)}, ${p(5)}, $3, ${p(6)})
+     ${INSERT} values (${storedAddressSql(p(1))}, lower(${p(2)}), ${p(3)}, $2, ${p(4)}, ${p(5)}, $3, ${p(6)})
      on conflict (payer, nonce) do ${REPLACE}`,
     params,
   );

@@ -22,6 +22,7 @@ import type { HTTPRequestContext, x402HTTPResourceServer } from "@x402/core/serv
 import { routeKey } from "../../spec/route.ts";
 import type { AuthorizationReader } from "../chain/authorization.ts";
 import { ServiceError, toErrorResponse } from "../errors.ts";
+import { storedAddress } from "../store/dialect.ts";
 import {
   type AttemptRow,
   attemptsOf,
@@ -91,7 +92,7 @@ export class PerCallPayment {
     if (isProblem(decoded)) {
       return this.core.refuse(attempt, "invalid_payload", `The payment header is malformed at ${decoded.field}.`, { ...decoded });
     }
-    const payer = decoded.authorization.from.toLowerCase();
+    const payer = storedAddress(decoded.authorization.from);
     const holder = `${options.instance}:${randomUUID()}`;
     const onLeaseError = (error: unknown) =>
       options.log.warn("in-flight lease not renewed or released; it runs out", { error: error as Error });
@@ -191,7 +192,7 @@ export class PerCallPayment {
     decoded: DecodedPayment,
     seen: Awaited<ReturnType<typeof attemptsOf>>,
   ): Promise<Response> {
-    const payer = decoded.authorization.from.toLowerCase();
+    const payer = storedAddress(decoded.authorization.from);
     const { settled, open } = seen;
     // An earlier authorisation with the same id whose outcome is open: read the chain before paying again.
     const sameId = seen.byIdOpen.filter((r) => r.nonce === seen.byIdOpen[0]?.nonce);

@@ -169,7 +169,7 @@ export function createApp({
 
   // Each step below is one named stage of docs/architecture.md; a stage's parts run in order and
   // any of them may answer (a refusal, a preflight) instead of going on.
-  app.use(inOrder("observe", ...(drain ? [drain.middleware] : []), requestContext({ log: services.log }), requestMetrics({ metrics })));
+  app.use(inOrder("observe", ...(drain ? [drain.middleware] : []), requestContext(services.log), requestMetrics({ metrics })));
   const cors = corsHeaders();
   app.use(
     inOrder(
@@ -201,7 +201,7 @@ export function createApp({
   const render = (path: string) =>
     dispatch(new Request(new URL(path, "http://localhost")), { services, requestId: randomUUID(), path, gate, site: site.id });
   const cache = withDocumentCache ? documentCache({ routes: site.routes, render }) : undefined;
-  app.use(bodyLimit({ maxBytes: 64 * 1024 }));
+  app.use(bodyLimit(64 * 1024));
 
   // The crawler document has no file extension and lives in a dot folder, which the static
   // server rightly refuses; it is small, so it is read once and served from memory.

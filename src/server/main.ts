@@ -14,9 +14,6 @@ import type { startService as StartService } from "./service.ts";
 // NODE_DISABLE_COMPILE_CACHE=1 take precedence.
 module.enableCompileCache?.(path.resolve(process.env.DATA_DIR || "data", "compile-cache"));
 
-/** How long a stop waits for calls in flight. */
-const SHUTDOWN_DRAIN_MS = 30_000;
-
 async function main(): Promise<void> {
   // Milliseconds since the process started at the end of each step, logged once serving: what a
   // restart spends where (Node and the imports before `main` runs, then each step below).
@@ -269,7 +266,7 @@ async function main(): Promise<void> {
     log.info("stopping: no new connections; calls in flight get up to 30 s to finish", { signal });
     let code = 0;
     try {
-      const { drained, inFlight } = await service.shutdown({ drainMs: SHUTDOWN_DRAIN_MS });
+      const { drained, inFlight } = await service.shutdown();
       if (!drained) log.warn("stopped with calls still in flight; the ledger upkeep resolves them from the chain", { in_flight: inFlight });
     } catch (error) {
       log.error("stopping the service failed", { error: error as Error });

@@ -4,6 +4,7 @@
  * benchmarks, so all three run the same code.
  */
 import { randomBytes } from "node:crypto";
+import { once } from "node:events";
 import { existsSync } from "node:fs";
 import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -17,7 +18,7 @@ import { routeKey } from "../../spec/route.ts";
 import type { allRoutes } from "../../spec/routes.ts";
 import { baseToolsSite, primarySite, solanaSite } from "../../spec/sites.ts";
 import type { AnalyticsSettings } from "../analytics/services.ts";
-import { type AuthorizationReader, authorizationReader } from "../chain/authorization.ts";
+import { authorizationReader } from "../chain/authorization.ts";
 import { createChainClient, rpcTransport } from "../chain/client.ts";
 import { type Config, ConfigError, checkSignInOrigin } from "../config.ts";
 import type { Services } from "../context.ts";
@@ -27,7 +28,7 @@ import { trustCrawlJob } from "../intel/crawl-schedule.ts";
 import { type IntelSettings, intelOf } from "../intel/intel-services.ts";
 import { LOCAL_BUYER_INDEX, trustPurchases } from "../intel/purchase-config.ts";
 import { createLogger, type Logger } from "../log.ts";
-import { crawlProgress, createMetrics, observedStore, type ServiceMetrics } from "../metrics/metrics.ts";
+import { createMetrics, observedCrawl, observedStore, type ServiceMetrics } from "../metrics/metrics.ts";
 import { evmNetwork, svmNetwork } from "../networks/index.ts";
 import { HEARTBEAT_MS, type Heartbeat, registerInstance, startHeartbeat, unregisterInstance } from "../operations/instances.ts";
 import { type JobDefinition, type JobName, type JobScheduler, startJobs } from "../operations/jobs.ts";
@@ -146,7 +147,7 @@ export interface RunningService {
   jobs: JobScheduler;
   /**
    * Stop gracefully: stop accepting connections, let requests in flight finish (paid calls
-   * settle and answer) for up to `drainMs`, stop the jobs, remove the heartbeat and close the
+   * settle and answer) for up to `drainMs` (default 30 s), stop the jobs, remove the heartbeat and close the
    * store. Resolves with whether every request finished in time.
    */
   shutdown(options?: { drainMs?: number }): Promise<{ drained: boolean; inFlight: number }>;
@@ -287,11 +288,9 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       trustCrawlJob({
         intervalMs: crawlIntervalMs,
         store,
-        crawl: async (signal) => {
-          const progress = crawlProgress(metrics);
-          progress.started();
-          try {
-            const result = await runCrawl({
+        crawl: (signal) =>
+          observedCrawl(metrics, (onProgress) =>
+            runCrawl({
               store,
               catalogue: intel.catalogue,
               fetcher: intel.crawl.fetcher,
@@ -302,15 +301,9 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
               log,
               signal,
               purchases: trustPurchases(config, services.chain, options.devnet?.buyers?.[LOCAL_BUYER_INDEX]?.privateKey),
-              onProgress: progress.onProgress,
-            });
-            progress.ended("done");
-            return result;
-          } catch (error) {
-            progress.ended("failed");
-            throw error;
-          }
-        },
+              onProgress,
+            }),
+          ),
       }),
     );
   if (statusFeed) {
@@ -395,21 +388,23 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const secondaryServices: Services = { ...services, config: { ...services.config, publicUrl: secondaryPublicUrl } };
   const secondaryApp = appFor({ site: baseToolsSite, publicUrl: secondaryPublicUrl, services: secondaryServices, gate: secondaryGate });
 
-  const solana = await solanaSiteOf({
+  const solanaParts = await solanaSiteOf({
     config,
     local,
     services,
     endpoints: options.solana,
     facilitator: options.solanaFacilitator,
     feePayer: solanaFeePayer,
-    gate: (scheme, payToOf, facilitatorOf, publicUrl, authorizations) =>
-      gateFor(solanaSite.routes, publicUrl, {
-        payTo: payToOf as `0x${string}`,
-        facilitator: facilitatorOf,
-        authorizations,
-        scheme,
-      }),
   });
+  const solana = solanaParts && {
+    ...solanaParts,
+    gate: gateFor(solanaSite.routes, solanaParts.publicUrl, {
+      payTo: solanaParts.payTo as `0x${string}`,
+      facilitator: solanaParts.facilitator,
+      authorizations: solanaParts.authorizations,
+      scheme: solanaParts.scheme,
+    }),
+  };
   const solanaApp = solana
     ? appFor({ site: solanaSite, publicUrl: solana.publicUrl, services: solana.services, gate: solana.gate })
     : undefined;
@@ -489,8 +484,8 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
 }
 
 /**
- * The Solana site's services and gate: local mode's chain and fee payer, or production's RPC,
- * payTo and facilitator (a fee-payer key or a remote URL). Undefined when the site is off.
+ * What the Solana site's gate and application are made of: local mode's chain and fee payer, or
+ * production's RPC, payTo and facilitator (a fee-payer key or a remote URL). Undefined when the site is off.
  */
 async function solanaSiteOf(args: {
   config: Config;
@@ -500,16 +495,7 @@ async function solanaSiteOf(args: {
   facilitator: FacilitatorClient | undefined;
   /** Production's fee payer (SOLANA_FEE_PAYER_KEY), checked before anything was opened. */
   feePayer: KeyPairSigner | undefined;
-  gate: (
-    scheme: PaymentScheme,
-    payTo: string,
-    facilitator: FacilitatorClient,
-    publicUrl: string | undefined,
-    authorizations: AuthorizationReader,
-  ) => PaymentGate;
-}): Promise<
-  { services: Services; gate: PaymentGate; publicUrl: string | undefined; scheme: PaymentScheme; close(): Promise<void> } | undefined
-> {
+}) {
   const { config, local, endpoints } = args;
   if (local ? !endpoints : !config.solana.enabled) return undefined;
   const { svmScheme } = await import("../solana/x402.ts");
@@ -555,14 +541,8 @@ async function solanaSiteOf(args: {
   // Challenges name the fee payer only: the buyer reads a blockhash from its own RPC (src/solana/x402.ts says why).
   const scheme = svmScheme(network, usdcMint, { rpcUrl, payTo });
   // A settlement reported failed, or a retry of a payment left open: the chain says whether it was paid.
-  const gate = args.gate(
-    scheme,
-    payTo,
-    facilitator,
-    publicUrl,
-    svmPaymentReader(scheme.settlementOf as NonNullable<PaymentScheme["settlementOf"]>),
-  );
-  return { services, gate, publicUrl, scheme, close: closeFacilitator };
+  const authorizations = svmPaymentReader(scheme.settlementOf as NonNullable<PaymentScheme["settlementOf"]>);
+  return { services, publicUrl, scheme, payTo, facilitator, authorizations, close: closeFacilitator };
 }
 
 /** Production's Solana fee payer from SOLANA_FEE_PAYER_KEY: its two halves must agree, and it must not be payTo. */
@@ -580,16 +560,11 @@ async function solanaFeePayerOf(config: Config, local: boolean, replaced: boolea
   return feePayer;
 }
 
-/** Listen on `host:port` (0: a free port). */
-function listen(handler: RequestListener, port: number, host: string): Promise<Server> {
-  return new Promise<Server>((resolve, reject) => {
-    const s = createServer(handler);
-    s.once("error", reject);
-    s.listen(port, host, () => {
-      s.off("error", reject);
-      resolve(s);
-    });
-  });
+/** Listen on `host:port` (0: a free port); an error before listening (the port is taken) rejects. */
+async function listen(handler: RequestListener, port: number, host: string): Promise<Server> {
+  const s = createServer(handler).listen(port, host);
+  await once(s, "listening");
+  return s;
 }
 
 /** Time limits and the CONNECT answer every listener shares. */

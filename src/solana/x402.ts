@@ -94,7 +94,7 @@ export function decodeSvmPayment(header: string): DecodedPayment | PayloadProble
     validBefore: NO_DEADLINE,
     nonce: nonce as `0x${string}`,
   };
-  return { payload, authorization, signature: bs58.encode(signature) as `0x${string}`, paymentId, key: `${payer.toLowerCase()}:${nonce}` };
+  return { payload, authorization, signature: bs58.encode(signature) as `0x${string}`, paymentId, key: `${payer}:${nonce}` };
 }
 
 /** Whether the payer's signature on the transaction's message is valid (Ed25519, no RPC). */

@@ -28,7 +28,16 @@ export function inArray(db: Queryable, column: string, param: string, element: "
   return db.engine === "sqlite" ? `${column} in (select value from json_each(${param}))` : `${column} = any(${param}::${element}[])`;
 }
 
-/** The UTC day (`YYYY-MM-DD`) of a timestamp column. */
-export function utcDay(db: Queryable, column: string): string {
-  return db.engine === "sqlite" ? `substr(${column}, 1, 10)` : `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD')`;
+/**
+ * An address as the store keeps it: an EVM one (0x hex, whose letter case is only a checksum) in
+ * lower case, any other (a base58 Solana key, whose case is part of it) as it is.
+ */
+export function storedAddress(address: string): string {
+  return address.startsWith("0x") ? address.toLowerCase() : address;
+}
+
+/** `storedAddress` of the parameter `param`, in SQL (the same on both dialects). */
+export function storedAddressSql(param: string): string {
+  const text = `cast(${param} as text)`;
+  return `(case when substr(${text}, 1, 2) = '0x' then lower(${text}) else ${text} end)`;
 }

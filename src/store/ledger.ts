@@ -4,7 +4,7 @@
  * `settlement_failed`, `settlement_unknown`). Rows are written when the payment is verified
  * (`pending`), so a crash between verify and settle never loses one.
  */
-import { inArray, jsonArrayAgg, jsonObject, nowPlus } from "./dialect.ts";
+import { inArray, jsonArrayAgg, jsonObject, nowPlus, storedAddressSql } from "./dialect.ts";
 import type { Queryable } from "./store.ts";
 
 /** How a paid request ended. */
@@ -47,10 +47,10 @@ export interface LedgerRow {
 }
 
 // valid_before is buyer-chosen and may exceed a 32-bit integer: read as text, converted below.
-const COLUMNS = `cast(id as integer) as id, request_id, route, payer, cast(amount_atomic as text) as amount_atomic, nonce, cast(valid_before as text) as valid_before,
+export const COLUMNS = `cast(id as integer) as id, request_id, route, payer, cast(amount_atomic as text) as amount_atomic, nonce, cast(valid_before as text) as valid_before,
   request_hash, outcome, status, reason, settlement_tx, created_at, finished_at, verified_at`;
 
-function toRow(row: Omit<LedgerRow, "valid_before"> & { valid_before: string | null }): LedgerRow {
+export function toRow(row: Omit<LedgerRow, "valid_before"> & { valid_before: string | null }): LedgerRow {
   const validBefore = row.valid_before === null ? null : Number(row.valid_before);
   return { ...row, valid_before: validBefore !== null && Number.isSafeInteger(validBefore) ? validBefore : null };
 }
@@ -83,12 +83,16 @@ export async function insertLedgerRow(
 ): Promise<number> {
   const [row] = await db.query<{ id: number }>(
     `insert into ledger (${PAYMENT_COLUMNS}, outcome, status, reason, settlement_tx, finished_at)
-     values ($1, $2, lower($3), $4, lower($5), $6, lower($7), $8, $9, $10, $11, $12, $13, $14, $15, case when $12 = 'pending' then null else now() end)
+     values ($1, $2, ${storedAddressSql("$3")}, $4, ${storedAddressSql("$5")}, $6, lower($7), $8, $9, $10, $11, $12, $13, $14, $15, case when $12 = 'pending' then null else now() end)
      returning cast(id as integer) as id`,
     [...paymentParams(payment), end.outcome, end.status ?? null, end.reason ?? null, end.settlementTx ?? null],
   );
   return (row as { id: number }).id;
 }
+
+/** Whether the ledger knows a settled or open row of the payment $3/$7 (payer, nonce) or of its payment-identifier id $11. */
+const KNOWN_ATTEMPT = `select exists (select 1 from ledger where payer = ${storedAddressSql("$3")} and nonce = lower($7) and outcome in ('settled', 'pending', 'settlement_unknown'))
+  or (cast($11 as text) is not null and exists (select 1 from ledger where payment_id = $11 and outcome in ('settled', 'pending', 'settlement_unknown'))) as k`;
 
 /** Leases to take in the same statement (an in-flight registry shared through the store, src/payments/inflight.ts). */
 export interface LeaseClaim {
@@ -111,15 +115,12 @@ export async function openFreshAttempt(
 ): Promise<{ known: boolean; rowId: number | null; claimed: string[] }> {
   if (db.engine === "sqlite") return openFreshAttemptInSteps(db, payment, claim);
   const params = paymentParams(payment);
-  const known = `select exists (select 1 from ledger where payer = lower($3) and nonce = lower($7) and outcome in ('settled', 'pending', 'settlement_unknown'))
-      or ($11::text is not null and exists (select 1 from ledger where payment_id = $11 and outcome in ('settled', 'pending', 'settlement_unknown'))) as k`;
   // INSERT ... SELECT does not infer parameter types from the columns: each is cast.
-  const values =
-    "select $1::text, $2::text, lower($3::text), $4::numeric, lower($5::text), $6::text, lower($7::text), $8::bigint, $9::text, $10::text, $11::text, 'pending'";
+  const values = `select $1::text, $2::text, ${storedAddressSql("$3")}, $4::numeric, ${storedAddressSql("$5")}, $6::text, lower($7::text), $8::bigint, $9::text, $10::text, $11::text, 'pending'`;
   let sql: string;
   if (claim) {
     params.push(claim.holder, claim.leaseSeconds, claim.keys);
-    sql = `with known as (${known}),
+    sql = `with known as (${KNOWN_ATTEMPT}),
       claim as (
         insert into inflight (key, instance, expires_at)
         select key, $12, now() + make_interval(secs => $13) from unnest($14::text[]) as key where not (select k from known)
@@ -131,7 +132,7 @@ export async function openFreshAttempt(
         returning id::int as id)
       select (select k from known) as known, (select id from opened) as id, coalesce((select array_agg(key) from claim), '{}') as claimed`;
   } else {
-    sql = `with known as (${known}),
+    sql = `with known as (${KNOWN_ATTEMPT}),
       opened as (insert into ledger (${PAYMENT_COLUMNS}, outcome) ${values} where not (select k from known) returning id::int as id)
       select (select k from known) as known, (select id from opened) as id`;
   }
@@ -151,11 +152,7 @@ async function openFreshAttemptInSteps(
 ): Promise<{ known: boolean; rowId: number | null; claimed: string[] }> {
   const params = paymentParams(payment);
   return db.atomic(async (tx) => {
-    const [known] = await tx.query<{ k: number }>(
-      `select exists (select 1 from ledger where payer = lower($3) and nonce = lower($7) and outcome in ('settled', 'pending', 'settlement_unknown'))
-        or ($11 is not null and exists (select 1 from ledger where payment_id = $11 and outcome in ('settled', 'pending', 'settlement_unknown'))) as k`,
-      params,
-    );
+    const [known] = await tx.query<{ k: number }>(KNOWN_ATTEMPT, params);
     if (known?.k) return { known: true, rowId: null, claimed: [] };
     const claimed: string[] = [];
     for (const key of claim?.keys ?? []) {
@@ -169,7 +166,7 @@ async function openFreshAttemptInSteps(
     }
     if (claimed.length < (claim?.keys.length ?? 0)) return { known: false, rowId: null, claimed };
     const [row] = await tx.query<{ id: number }>(
-      `insert into ledger (${PAYMENT_COLUMNS}, outcome) values ($1, $2, lower($3), $4, lower($5), $6, lower($7), $8, $9, $10, $11, 'pending') returning id`,
+      `insert into ledger (${PAYMENT_COLUMNS}, outcome) values ($1, $2, ${storedAddressSql("$3")}, $4, ${storedAddressSql("$5")}, $6, lower($7), $8, $9, $10, $11, 'pending') returning id`,
       params,
     );
     return { known: false, rowId: row?.id ?? null, claimed };
@@ -192,15 +189,6 @@ export async function finishLedgerRow(
 /** Mark a row's payment as verified by the facilitator (only verified rows can later count as paid). */
 export async function markLedgerRowVerified(db: Queryable, id: number): Promise<void> {
   await db.query("update ledger set verified_at = now() where id = $1 and verified_at is null", [id]);
-}
-
-/** The rows of one authorisation, oldest first. */
-export async function ledgerRowsOf(db: Queryable, payer: string, nonce: string): Promise<LedgerRow[]> {
-  const rows = await db.query<Parameters<typeof toRow>[0]>(
-    `select ${COLUMNS} from ledger where payer = lower($1) and nonce = lower($2) order by id`,
-    [payer, nonce],
-  );
-  return rows.map(toRow);
 }
 
 /** Rows whose outcome is still open: pending (verified, never finished) or settlement_unknown. */
@@ -262,12 +250,12 @@ export async function attemptsOf(
 ): Promise<{ settled: AttemptRow | undefined; open: AttemptRow[]; byId: AttemptRow | undefined; byIdOpen: AttemptRow[] }> {
   const [row] = await db.query<{ settled: unknown; open: unknown; by_id: unknown; by_id_open: unknown }>(
     `select
-       (select ${attempt(db)} from ledger where payer = lower($1) and nonce = lower($2) and outcome = 'settled' order by id limit 1) as settled,
+       (select ${attempt(db)} from ledger where payer = ${storedAddressSql("$1")} and nonce = lower($2) and outcome = 'settled' order by id limit 1) as settled,
        (select ${attempts(db)} from ledger
-         where payer = lower($1) and nonce = lower($2) and outcome in ('pending', 'settlement_unknown')) as open,
+         where payer = ${storedAddressSql("$1")} and nonce = lower($2) and outcome in ('pending', 'settlement_unknown')) as open,
        (select ${attempt(db)} from ledger where cast($3 as text) is not null and payment_id = $3 and outcome = 'settled' order by id limit 1) as by_id,
        (select ${attempts(db)} from ledger where cast($3 as text) is not null and payment_id = $3
-         and payer = lower($1) and nonce <> lower($2) and outcome in ('pending', 'settlement_unknown')) as by_id_open`,
+         and payer = ${storedAddressSql("$1")} and nonce <> lower($2) and outcome in ('pending', 'settlement_unknown')) as by_id_open`,
     [payer, nonce, paymentId],
   );
   return {
@@ -290,7 +278,7 @@ export async function lastSettledFor(
 ): Promise<AttemptRow | undefined> {
   const [filter, value] = "requestHash" in of ? ["request_hash = $2", of.requestHash] : [inArray(db, "route", "$2", "text"), of.routes];
   const [row] = await db.query<{ a: unknown }>(
-    `select ${attempt(db)} as a from ledger where payer = lower($1) and ${filter} and outcome = 'settled'
+    `select ${attempt(db)} as a from ledger where payer = ${storedAddressSql("$1")} and ${filter} and outcome = 'settled'
        and created_at > ${nowPlus(db, "-3600.0 * $3")} order by id desc limit 1`,
     [payer, value, hours],
   );
@@ -340,11 +328,11 @@ export interface OurPurchaseRow extends Omit<OurPurchase, "at"> {
   created_at: string;
 }
 
-const PURCHASE_COLUMNS = `cast(id as integer) as id, cast(run_id as integer) as run_id, origin, endpoint, method, payer, pay_to, network, asset,
+export const PURCHASE_COLUMNS = `cast(id as integer) as id, cast(run_id as integer) as run_id, origin, endpoint, method, payer, pay_to, network, asset,
   cast(price_atomic as text) as price_atomic, cast(signed_atomic as text) as signed_atomic, signed, settlements,
   cast(charged_atomic as text) as charged_atomic, outcome, status, content_type, body_bytes, settlement_tx, detail, created_at`;
 
-function toPurchaseRow(row: Omit<OurPurchaseRow, "created_at"> & { created_at: unknown }): OurPurchaseRow {
+export function toPurchaseRow(row: Omit<OurPurchaseRow, "created_at"> & { created_at: unknown }): OurPurchaseRow {
   const at = row.created_at instanceof Date ? row.created_at : new Date(String(row.created_at));
   return { ...row, run_id: row.run_id === null ? null : Number(row.run_id), created_at: at.toISOString() };
 }
@@ -354,7 +342,7 @@ export async function recordPurchase(db: Queryable, runId: number | null, p: Our
   const [row] = await db.query<{ id: number }>(
     `insert into our_purchases (run_id, origin, endpoint, method, payer, pay_to, network, asset, price_atomic, signed_atomic, signed,
        settlements, charged_atomic, outcome, status, content_type, body_bytes, settlement_tx, detail, created_at)
-     values ($1, $2, $3, $4, lower($5), lower($6), $7, lower($8), $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+     values ($1, $2, $3, $4, ${storedAddressSql("$5")}, ${storedAddressSql("$6")}, $7, ${storedAddressSql("$8")}, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
      returning cast(id as integer) as id`,
     [
       runId,
@@ -380,15 +368,6 @@ export async function recordPurchase(db: Queryable, runId: number | null, p: Our
     ],
   );
   return (row as { id: number }).id;
-}
-
-/** Our purchases of one trust run, oldest first. */
-export async function purchasesOfRun(db: Queryable, runId: number): Promise<OurPurchaseRow[]> {
-  const rows = await db.query<Parameters<typeof toPurchaseRow>[0]>(
-    `select ${PURCHASE_COLUMNS} from our_purchases where run_id = $1 order by id`,
-    [runId],
-  );
-  return rows.map(toPurchaseRow);
 }
 
 /** The latest purchase of each of `origins` (any run), by origin. */

@@ -2,11 +2,11 @@
 pragma solidity ^0.8.24;
 
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
-import {ScenarioV2Pair} from "./ScenarioV2Pair.sol";
+import {IUniswapV2Pair} from "@uniswap/v2-core/contracts/interfaces/IUniswapV2Pair.sol";
 
 /// @title ScenarioRouter
 /// @notice A router with Uniswap SwapRouter02's `exactInputSingle` entry point and `factory()`,
-/// routing each swap through the registered v2-style pair of the token pair.
+/// routing each swap through the registered Uniswap v2 pair of the token pair.
 contract ScenarioRouter {
     struct ExactInputSingleParams {
         address tokenIn;
@@ -34,14 +34,14 @@ contract ScenarioRouter {
     function exactInputSingle(ExactInputSingleParams calldata params) external payable returns (uint256 amountOut) {
         address pair = pairFor[params.tokenIn][params.tokenOut];
         require(pair != address(0), "ScenarioRouter: no pair");
-        (uint112 r0, uint112 r1,) = ScenarioV2Pair(pair).getReserves();
-        bool zeroIn = ScenarioV2Pair(pair).token0() == params.tokenIn;
+        (uint112 r0, uint112 r1,) = IUniswapV2Pair(pair).getReserves();
+        bool zeroIn = IUniswapV2Pair(pair).token0() == params.tokenIn;
         (uint256 reserveIn, uint256 reserveOut) = zeroIn ? (uint256(r0), uint256(r1)) : (uint256(r1), uint256(r0));
         uint256 inWithFee = params.amountIn * 997;
         amountOut = (inWithFee * reserveOut) / (reserveIn * 1000 + inWithFee);
         require(amountOut >= params.amountOutMinimum, "ScenarioRouter: too little received");
         require(IERC20(params.tokenIn).transferFrom(msg.sender, pair, params.amountIn), "ScenarioRouter: transferFrom");
         (uint256 out0, uint256 out1) = zeroIn ? (uint256(0), amountOut) : (amountOut, uint256(0));
-        ScenarioV2Pair(pair).swap(out0, out1, params.recipient, "");
+        IUniswapV2Pair(pair).swap(out0, out1, params.recipient, "");
     }
 }

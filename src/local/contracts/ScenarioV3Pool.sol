@@ -4,7 +4,8 @@ pragma solidity ^0.8.24;
 /// @title ScenarioV3Pool
 /// @notice A Uniswap-v3-style pool as the address classifier sees one: `slot0`, `token0`,
 /// `token1`, `fee`, `liquidity`, `factory`, with the price set at deployment. Its token
-/// balances are real (liquidity is transferred in); it does not trade (RiskV3Pool, built on it, does).
+/// balances are real (liquidity is transferred in); it does not trade (the token-risk scenario's
+/// pools, Uniswap v3's own, do).
 contract ScenarioV3Pool {
     struct Slot0 {
         uint160 sqrtPriceX96;

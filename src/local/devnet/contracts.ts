@@ -19,19 +19,13 @@ export const DEFAULT_CONTRACTS_FILE = join(projectRoot, "dist", "contracts.json"
 /** Names of the contracts this project compiles, one per .sol file. */
 export const CONTRACT_NAMES = [
   "FiatTokenLocal",
-  "WETH9",
-  "Multicall3",
   // The seeded analytics scenario (src/local/devnet/scenario.ts).
   "ScenarioToken",
   "ScenarioUpgradeableToken",
-  "ScenarioProxy",
-  "ScenarioV2Pair",
   "ScenarioV3Pool",
   "ScenarioRouter",
   // The seeded token-risk scenario (src/local/devnet/scenario-tokens.ts).
-  "RiskV2Factory",
-  "RiskV3Factory",
-  "RiskV3Pool",
+  "ScenarioV3Minter",
   "MemeToken",
   "HoneypotToken",
   "SellTaxToken",
@@ -41,16 +35,28 @@ export const CONTRACT_NAMES = [
   "TokenRiskSimulator",
 ] as const;
 
+/** Contracts deployed as their publishers ship them built, not compiled here. */
+const PREBUILT = {
+  UniswapV2Pair: "@uniswap/v2-core/build/UniswapV2Pair.json",
+  UniswapV2Factory: "@uniswap/v2-core/build/UniswapV2Factory.json",
+  UniswapV3Factory: "@uniswap/v3-core/artifacts/contracts/UniswapV3Factory.sol/UniswapV3Factory.json",
+  // Not deployed directly: its creation code's hash is part of each pool's CREATE2 address.
+  UniswapV3Pool: "@uniswap/v3-core/artifacts/contracts/UniswapV3Pool.sol/UniswapV3Pool.json",
+  // The seeded scenario's proxy token: what token-check reads is the EIP-1967 slots it writes.
+  TransparentUpgradeableProxy: "@openzeppelin/contracts/build/contracts/TransparentUpgradeableProxy.json",
+} as const;
+
 /** Name of one compiled contract. */
-export type ContractName = (typeof CONTRACT_NAMES)[number];
+type ContractName = (typeof CONTRACT_NAMES)[number];
 
 /** Byte ranges of immutables inside deployedBytecode (solc's `immutableReferences`, flattened). */
 export type ImmutableRange = { start: number; length: number };
 
+/** What deploying a contract takes: its ABI and creation code. */
+export type Deployable = { abi: Abi; bytecode: Hex };
+
 /** One compiled contract: ABI, creation code, runtime code and where its immutables sit. */
-export type ContractArtifact = {
-  abi: Abi;
-  bytecode: Hex;
+export type ContractArtifact = Deployable & {
   deployedBytecode: Hex;
   immutableReferences: ImmutableRange[];
 };
@@ -90,7 +96,16 @@ function packageVersion(name: string): string {
 function hashSources(sources: Record<string, string>): string {
   const hash = createHash("sha256");
   hash.update(`solc ${packageVersion("solc")}\n`);
-  for (const library of ["@openzeppelin/contracts", "@openzeppelin/contracts-upgradeable"]) {
+  // The packages of the prebuilt contracts too, and viem and canonical-weth, whose Multicall3 and
+  // WETH9 code the devnet places beside these contracts.
+  for (const library of [
+    "@openzeppelin/contracts",
+    "@openzeppelin/contracts-upgradeable",
+    "@uniswap/v2-core",
+    "@uniswap/v3-core",
+    "viem",
+    "canonical-weth",
+  ]) {
     hash.update(`${library} ${packageVersion(library)}\n`);
   }
   hash.update(`${JSON.stringify(SETTINGS)}\n`);
@@ -173,7 +188,13 @@ export function compileContracts(outFile: string = DEFAULT_CONTRACTS_FILE): Cont
   return result;
 }
 
-/** Returns the compiled artifacts from file, compiling first if it is missing or stale. */
-export function loadContracts(file: string = DEFAULT_CONTRACTS_FILE): Record<ContractName, ContractArtifact> {
-  return compileContracts(file).contracts;
+/** Returns the compiled artifacts from file (compiling first if it is missing or stale) and the prebuilt ones. */
+export function loadContracts(
+  file: string = DEFAULT_CONTRACTS_FILE,
+): Record<ContractName, ContractArtifact> & Record<keyof typeof PREBUILT, Deployable> {
+  const prebuilt = Object.entries(PREBUILT).map(([name, path]) => {
+    const { abi, bytecode } = require(path) as { abi: Abi; bytecode: string };
+    return [name, { abi, bytecode: bytecode.startsWith("0x") ? bytecode : `0x${bytecode}` }];
+  });
+  return { ...compileContracts(file).contracts, ...(Object.fromEntries(prebuilt) as Record<keyof typeof PREBUILT, Deployable>) };
 }

@@ -3,7 +3,16 @@
  * pool arithmetic of their plans. Apart from src/local/devnet/scenario.ts so that its chapters
  * (scenario-entities.ts, scenario-tokens.ts) use them without importing the module that imports them.
  */
-import { getContractAddress, keccak256, type PrivateKeyAccount, parseAbi, stringToBytes } from "viem";
+import {
+  type Address,
+  encodeFunctionData,
+  getContractAddress,
+  type Hex,
+  keccak256,
+  type PrivateKeyAccount,
+  parseAbi,
+  stringToBytes,
+} from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import type { ScenarioGroundTruth } from "./scenario.ts";
 
@@ -29,13 +38,27 @@ export function scenarioContracts(): ScenarioGroundTruth["contracts"] {
   };
 }
 
-/** What the scenario calls on its tokens (mintable ERC-20s and WETH) and v2 pairs, beyond ERC-20. */
+/** What the scenario calls on its tokens (mintable ERC-20s and WETH) and Uniswap v2 pairs, beyond ERC-20. */
 export const tokenAbi = parseAbi([
   "function mint(address to, uint256 amount)",
   "function deposit() payable",
+  "function initialize(address token0, address token1)",
   "function sync()",
   "function swap(uint256 amount0Out, uint256 amount1Out, address to, bytes data)",
 ]);
+
+/** A Uniswap v2 pair's token0 and token1: the lower address first. */
+export function sortTokens(a: Address, b: Address): [Address, Address] {
+  return BigInt(a) < BigInt(b) ? [a, b] : [b, a];
+}
+
+/**
+ * initialize() of a Uniswap v2 pair deployed directly rather than by a factory: the deployer is
+ * its factory, the only account allowed to name its tokens.
+ */
+export function initializePair(a: Address, b: Address): Hex {
+  return encodeFunctionData({ abi: tokenAbi, functionName: "initialize", args: sortTokens(a, b) });
+}
 
 /** floor(sqrt(y)), as Solidity's Babylonian square root computes it. */
 export function isqrt(y: bigint): bigint {

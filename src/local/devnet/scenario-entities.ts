@@ -19,9 +19,9 @@ import { type Address, encodeFunctionData, getContractAddress, type Hash, type H
 import { WETH_ADDRESS } from "../../chain/addresses.ts";
 import type { AddressClass } from "../../chain/classify.ts";
 import { base } from "../../networks/base.ts";
-import type { ContractArtifact, loadContracts } from "./contracts.ts";
+import type { Deployable, loadContracts } from "./contracts.ts";
 import type { BlockBuilder, PlannedTransfer, ScenarioTokenSymbol, ScenarioTransfer, TestClient } from "./scenario.ts";
-import { amountOut, scenarioAccount, scenarioContracts, tokenAbi } from "./scenario-common.ts";
+import { amountOut, initializePair, scenarioAccount, scenarioContracts, tokenAbi } from "./scenario-common.ts";
 
 /** Tokens this chapter deploys: ENTA (priced by DexScreener), ENTB (DefiLlama only), ENTC (no price anywhere). */
 export type EntityTokenSymbol = "ENTA" | "ENTB" | "ENTC";
@@ -254,7 +254,7 @@ export async function seedEntities(client: TestClient, builder: BlockBuilder, op
   };
 
   // --- Offset 0: contracts and USDC. ---------------------------------------------------------------
-  const deploy = (artifact: ContractArtifact, args: readonly unknown[], what: string) =>
+  const deploy = (artifact: Deployable, args: readonly unknown[], what: string) =>
     builder.deploy(acct.deployer as PrivateKeyAccount, artifact, args, `entities: deploy ${what}`, 4_000_000n);
   await at(0, async () => {
     const a = options.artifacts;
@@ -262,8 +262,10 @@ export async function seedEntities(client: TestClient, builder: BlockBuilder, op
       const t = TOKENS[symbol];
       await deploy(a.ScenarioToken, [t.name, t.symbol, t.decimals], symbol);
     }
-    await deploy(a.ScenarioV2Pair, [contracts.ENTA, WETH_ADDRESS], "the ENTA/WETH pool");
-    await deploy(a.ScenarioV2Pair, [contracts.ENTB, base.usdc.address], "the ENTB/USDC pool");
+    await deploy(a.UniswapV2Pair, [], "the ENTA/WETH pool");
+    await deploy(a.UniswapV2Pair, [], "the ENTB/USDC pool");
+    await call("deployer", contracts.poolA, initializePair(contracts.ENTA, WETH_ADDRESS), [], "name the ENTA/WETH pool's tokens");
+    await call("deployer", contracts.poolB, initializePair(contracts.ENTB, base.usdc.address), [], "name the ENTB/USDC pool's tokens");
     await mintUsdc(A("deployer"), "60000");
     await mintUsdc(A("funder"), "10000");
     await mintUsdc(A("exploiter"), "90000");

@@ -1,5 +1,5 @@
 /**
- * The token-risk part of the seeded local chain: two v2-style factories and a v3-style one, six
+ * The token-risk part of the seeded local chain: two Uniswap v2 factories and a v3 one, six
  * new meme tokens paired with WETH (a clean one, a honeypot whose sells revert for everyone but
  * its owner, a 10% sell-tax token, a blacklisting token, one whose liquidity is pulled after
  * launch, and a 5% buy-tax token traded mostly in a working v3 pool with a shallower v2 pair
@@ -13,19 +13,37 @@
  * Every USDC and WETH amount stays under 100,000 USD, so the analytics scenario's whale
  * expectations are unchanged.
  */
-import { type Address, encodeFunctionData, getContractAddress, type PrivateKeyAccount, parseAbiItem, parseUnits, zeroAddress } from "viem";
+import {
+  type Address,
+  encodeAbiParameters,
+  encodeFunctionData,
+  encodePacked,
+  erc20Abi,
+  getContractAddress,
+  getCreate2Address,
+  type Hex,
+  keccak256,
+  type PrivateKeyAccount,
+  parseAbiItem,
+  parseAbiParameters,
+  parseUnits,
+  zeroAddress,
+} from "viem";
 import { WETH_ADDRESS } from "../../chain/addresses.ts";
 import type { AddressClass } from "../../chain/classify.ts";
 import { base } from "../../networks/base.ts";
-import type { ContractArtifact, loadContracts } from "./contracts.ts";
+import type { Deployable, loadContracts } from "./contracts.ts";
 import type { BlockBuilder, PlannedTransfer, ScenarioTransferToken, TestClient } from "./scenario.ts";
-import { amountOut, isqrt, scenarioAccount } from "./scenario-common.ts";
+import { amountOut, isqrt, scenarioAccount, sortTokens } from "./scenario-common.ts";
 
 /** The meme tokens of the token-risk scenario. */
 export type MemeSymbol = "MEME" | "HPOT" | "TAX" | "BLKL" | "RUG" | "BTAX";
 
 /** The tokens whose transfers the token-risk scenario records. */
 export type TokenRiskSymbol = MemeSymbol | "USDL";
+
+/** A v2 pair's liquidity token, by the pair's factory and tokens (e.g. `LP v2:MEME/WETH`). */
+export type LiquiditySymbol = `LP ${string}`;
 
 /** A verdict of the honeypot check. */
 export type RiskVerdict = "honeypot" | "high_tax" | "caution" | "ok";
@@ -107,32 +125,61 @@ export interface SeedTokenRiskOptions {
 const WETH_USD = "3120.45";
 const USDC_USD = "1.0001";
 const SUPPLY = parseUnits("1000000000", 18);
-const GAS = { deploy: 5_000_000n, create: 3_000_000n, call: 200_000n } as const;
+const GAS = { deploy: 6_000_000n, create: 6_000_000n, call: 200_000n, mint: 1_000_000n } as const;
 
 const abi = {
   pairMint: parseAbiItem("function mint(address to) returns (uint256 liquidity)"),
-  burn: parseAbiItem("function burn(uint256 liquidity, address to) returns (uint256 amount0, uint256 amount1)"),
+  burn: parseAbiItem("function burn(address to) returns (uint256 amount0, uint256 amount1)"),
   createPair: parseAbiItem("function createPair(address tokenA, address tokenB) returns (address pair)"),
-  createPool: parseAbiItem(
-    "function createPool(address tokenA, address tokenB, uint24 fee, uint160 sqrtPriceX96, int24 tick, uint128 liquidity) returns (address pool)",
-  ),
+  createPool: parseAbiItem("function createPool(address tokenA, address tokenB, uint24 fee) returns (address pool)"),
+  enableFeeAmount: parseAbiItem("function enableFeeAmount(uint24 fee, int24 tickSpacing)"),
+  initialize: parseAbiItem("function initialize(uint160 sqrtPriceX96)"),
   setPair: parseAbiItem("function setPair(address pair)"),
   setPool: parseAbiItem("function setPool(address pool)"),
-  createTradingPool: parseAbiItem(
-    "function createTradingPool(address tokenA, address tokenB, uint24 fee, uint160 sqrtPriceX96, int24 tick) returns (address pool)",
-  ),
-  v3Mint: parseAbiItem("function mint(address owner, uint128 amount) returns (uint256 amount0, uint256 amount1)"),
+  v3Mint: parseAbiItem("function mint(address pool, int24 tickLower, int24 tickUpper, uint128 amount)"),
   setBlacklist: parseAbiItem("function setBlacklist(address account, bool barred)"),
 };
+
+/** Where UniswapV3Factory creates the pool of two tokens at a fee: CREATE2 of the pool's code, salted with them. */
+function v3PoolAddress(factory: Address, poolCode: Hex, a: Address, b: Address, fee: number): Address {
+  const salt = keccak256(encodeAbiParameters(parseAbiParameters("address, address, uint24"), [...sortTokens(a, b), fee]));
+  return getCreate2Address({ from: factory, salt, bytecodeHash: keccak256(poolCode) });
+}
+
+/**
+ * A full-range position by fee tier: the widest ticks its tick spacing allows (1 and 60) and
+ * their prices, TickMath.getSqrtRatioAtTick(-tick) and (tick) of Uniswap v3-core (at 887,272 its
+ * MIN_SQRT_RATIO and MAX_SQRT_RATIO).
+ */
+const FULL_RANGE: Record<number, { tick: number; sqrtLower: bigint; sqrtUpper: bigint }> = {
+  100: { tick: 887_272, sqrtLower: 4_295_128_739n, sqrtUpper: 1_461_446_703_485_210_103_287_273_052_203_988_822_378_723_970_342n },
+  3000: { tick: 887_220, sqrtLower: 4_306_310_044n, sqrtUpper: 1_457_652_066_949_847_389_969_617_340_386_294_118_487_833_376_468n },
+};
+
+/**
+ * The amounts of token0 and token1 a full-range position of `liquidity` at `sqrtPriceX96` costs:
+ * SqrtPriceMath.getAmount0Delta and getAmount1Delta, rounded up as the pool rounds what it is owed.
+ */
+function fullRangeAmounts(sqrtPriceX96: bigint, liquidity: bigint, fee: number): [bigint, bigint] {
+  const { sqrtLower, sqrtUpper } = FULL_RANGE[fee] as (typeof FULL_RANGE)[number];
+  const Q96 = 1n << 96n;
+  const ceilDiv = (a: bigint, b: bigint) => (a + b - 1n) / b;
+  return [
+    ceilDiv(ceilDiv((liquidity << 96n) * (sqrtUpper - sqrtPriceX96), sqrtUpper), sqrtPriceX96),
+    ceilDiv(liquidity * (sqrtPriceX96 - sqrtLower), Q96),
+  ];
+}
 
 /** A v2 pair as the plan tracks it. */
 interface PairBook {
   pair: Address;
+  lp: LiquiditySymbol;
   token0: Address;
   token1: Address;
   reserve: Map<Address, bigint>;
   totalSupply: bigint;
-  liquidityOf: Map<Address, bigint>;
+  /** The deployer's liquidity tokens: it is each pair's only provider. */
+  provided: bigint;
 }
 
 /** Seed the token-risk scenario with the scenario's builder and return its ground truth. */
@@ -174,12 +221,8 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
     what: string,
     gas: bigint = GAS.call,
   ) => builder.send(from, { to, data, gas }, transfers, what);
-  const deploy = (
-    artifact: ContractArtifact,
-    args: readonly unknown[],
-    transfers: PlannedTransfer<ScenarioTransferToken>[],
-    what: string,
-  ) => builder.deploy(deployer, artifact, args, what, GAS.deploy, transfers);
+  const deploy = (artifact: Deployable, args: readonly unknown[], transfers: PlannedTransfer<ScenarioTransferToken>[], what: string) =>
+    builder.deploy(deployer, artifact, args, what, GAS.deploy, transfers);
   const transfer = (
     from: PrivateKeyAccount,
     token: Address,
@@ -190,9 +233,9 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
   ) => builder.transfer(from, symbolOf(token), to, value, what, transfers);
 
   // --- Block 1: the factories. ---------------------------------------------------------------------
-  await deploy(artifacts.RiskV2Factory, [], [], "deploy the seeded v2 factory");
-  await deploy(artifacts.RiskV2Factory, [], [], "deploy the seeded v2 factory B");
-  await deploy(artifacts.RiskV3Factory, [], [], "deploy the seeded v3 factory");
+  await deploy(artifacts.UniswapV2Factory, [D], [], "deploy the seeded v2 factory");
+  await deploy(artifacts.UniswapV2Factory, [D], [], "deploy the seeded v2 factory B");
+  await deploy(artifacts.UniswapV3Factory, [], [], "deploy the seeded v3 factory");
   await builder.mine();
 
   // --- Block 2: the tokens (each mints its supply to the deployer), USDC and WETH for liquidity. ---
@@ -213,6 +256,8 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
   await deploy(artifacts.MemeToken, [names.RUG, "RUG", SUPPLY], mintPlan("RUG"), "deploy RUG");
   await deploy(artifacts.MemeToken, [names.USDL, "USDL", SUPPLY], mintPlan("USDL"), "deploy USDL");
   await deploy(artifacts.BuyTaxToken, [names.BTAX, "BTAX", SUPPLY, 500n], mintPlan("BTAX"), "deploy BTAX (5% buy tax)");
+  const v3Minter = at(10);
+  await deploy(artifacts.ScenarioV3Minter, [], [], "deploy the v3 position minter");
   const usdcMints = [parseUnits("60100", 6), parseUnits("40000", 6), parseUnits("20400", 6)];
   for (const value of usdcMints) await builder.mint(minter, "USDC", D, value, "mint USDC for the USDL pools");
   await builder.wrap(deployer, parseUnits("90", 18), "wrap 90 ETH");
@@ -221,10 +266,15 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
 
   // --- Blocks 3-5: the pairs and pools, a few per block. ----------------------------------------------
   const v2Pairs = new Map<string, PairBook>();
-  let created = { v2: 0, v2b: 0 };
+  const pairCodeHash = keccak256(artifacts.UniswapV2Pair.bytecode);
   const createPair = async (factory: "v2" | "v2b", a: Address, b: Address): Promise<PairBook> => {
-    created = { ...created, [factory]: created[factory] + 1 };
-    const pair = getContractAddress({ from: factories[factory], nonce: BigInt(created[factory]) });
+    const [token0, token1] = sortTokens(a, b);
+    // UniswapV2Factory creates each pair with CREATE2, salted with its two tokens.
+    const salt = keccak256(encodePacked(["address", "address"], [token0, token1]));
+    const pair = getCreate2Address({ from: factories[factory], salt, bytecodeHash: pairCodeHash });
+    const key = `${factory}:${symbolOf(a)}/${symbolOf(b)}`;
+    const lp: LiquiditySymbol = `LP ${key}`;
+    builder.tokenAddress[lp] = pair;
     await send(
       deployer,
       factories[factory],
@@ -233,9 +283,9 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
       `create the pair ${symbolOf(a)}/${symbolOf(b)}`,
       GAS.create,
     );
-    const [token0, token1] = BigInt(a) < BigInt(b) ? [a, b] : [b, a];
     const book: PairBook = {
       pair,
+      lp,
       token0,
       token1,
       reserve: new Map([
@@ -243,9 +293,9 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
         [b, 0n],
       ]),
       totalSupply: 0n,
-      liquidityOf: new Map(),
+      provided: 0n,
     };
-    v2Pairs.set(`${factory}:${symbolOf(a)}/${symbolOf(b)}`, book);
+    v2Pairs.set(key, book);
     return book;
   };
   const memes: MemeSymbol[] = ["MEME", "HPOT", "TAX", "BLKL", "RUG", "BTAX"];
@@ -261,7 +311,6 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
       await createPair("v2", tokens.USDL, base.usdc.address);
       await createPair("v2", tokens.USDL, WETH_ADDRESS);
       await createPair("v2b", tokens.USDL, base.usdc.address);
-      // Created after the pairs above, so that their addresses (the factory's nonces) stay as they were.
       pairOf.set("BTAX", await createPair("v2", tokens.BTAX, WETH_ADDRESS));
     }
     const { block } = await builder.mine();
@@ -273,21 +322,25 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
     const pair = pairOf.get(symbol)?.pair as Address;
     await send(deployer, tokens[symbol], encodeFunctionData({ abi: [abi.setPair], args: [pair] }), [], `${symbol} names its pair`);
   }
-  // BTAX taxes what leaves its v3 pool (the factory's second pool, created in the liquidity block).
-  const btaxPool = getContractAddress({ from: factories.v3, nonce: 2n });
+  // BTAX taxes what leaves its v3 pool (created in the liquidity block).
+  const btaxPool = v3PoolAddress(factories.v3, artifacts.UniswapV3Pool.bytecode, tokens.BTAX, WETH_ADDRESS, 3000);
   await send(deployer, tokens.BTAX, encodeFunctionData({ abi: [abi.setPool], args: [btaxPool] }), [], "BTAX names its v3 pool");
   await builder.mine();
 
   // --- Block 7: liquidity. --------------------------------------------------------------------------
+  // Each pair is given liquidity once, at launch: Uniswap v2's first mint, sqrt(x * y) less the
+  // 1,000 liquidity tokens it locks at the zero address.
   const addLiquidity = async (book: PairBook, amounts: Map<Address, bigint>, what: string) => {
     for (const [token, value] of amounts) await transfer(deployer, token, book.pair, value, `${what}: ${symbolOf(token)} in`);
-    const a0 = amounts.get(book.token0) ?? 0n;
-    const a1 = amounts.get(book.token1) ?? 0n;
-    const liquidity = book.totalSupply === 0n ? isqrt(a0 * a1) - 1000n : (a0 * book.totalSupply) / (book.reserve.get(book.token0) ?? 1n);
-    book.totalSupply += book.totalSupply === 0n ? liquidity + 1000n : liquidity;
-    book.liquidityOf.set(D, (book.liquidityOf.get(D) ?? 0n) + liquidity);
-    for (const [token, value] of amounts) book.reserve.set(token, (book.reserve.get(token) ?? 0n) + value);
-    await send(deployer, book.pair, encodeFunctionData({ abi: [abi.pairMint], args: [D] }), [], `${what}: mint`);
+    const liquidity = isqrt((amounts.get(book.token0) ?? 0n) * (amounts.get(book.token1) ?? 0n)) - 1000n;
+    book.totalSupply = liquidity + 1000n;
+    book.provided = liquidity;
+    for (const [token, value] of amounts) book.reserve.set(token, value);
+    const minted: PlannedTransfer<ScenarioTransferToken>[] = [
+      { token: book.lp, from: zeroAddress, to: zeroAddress, value: 1000n },
+      { token: book.lp, from: zeroAddress, to: D, value: liquidity },
+    ];
+    await send(deployer, book.pair, encodeFunctionData({ abi: [abi.pairMint], args: [D] }), minted, `${what}: mint`);
   };
   const liquidity: Record<MemeSymbol, [string, string]> = {
     MEME: ["400000000", "10"],
@@ -343,62 +396,68 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
       balances: { usdl: parseUnits(plan.usdl, 18).toString(), quote: quoteAmount.toString() },
     });
   }
-  // The v3 pool's price is set at creation: USDL 150 bps above its peg, in raw USDC per raw USDL.
-  const v3Pool = getContractAddress({ from: factories.v3, nonce: 1n });
+  // A Uniswap v3 pool at a planned price with one full-range position of liquidity L = sqrt(x * y),
+  // x and y the planned amounts of token0 and token1; it holds what its mint asks for.
+  const addV3Pool = async (a: Address, b: Address, fee: number, sqrtPriceX96: bigint, amounts: Record<Address, bigint>) => {
+    const [token0, token1] = sortTokens(a, b);
+    const pool = v3PoolAddress(factories.v3, artifacts.UniswapV3Pool.bytecode, a, b, fee);
+    const liquidity = isqrt((amounts[token0] as bigint) * (amounts[token1] as bigint));
+    const [owed0, owed1] = fullRangeAmounts(sqrtPriceX96, liquidity, fee);
+    const { tick } = FULL_RANGE[fee] as (typeof FULL_RANGE)[number];
+    const what = `the ${symbolOf(a)}/${symbolOf(b)} v3 pool`;
+    await send(deployer, factories.v3, encodeFunctionData({ abi: [abi.createPool], args: [a, b, fee] }), [], `create ${what}`, GAS.create);
+    await send(deployer, pool, encodeFunctionData({ abi: [abi.initialize], args: [sqrtPriceX96] }), [], `set the price of ${what}`);
+    for (const [token, owed] of [
+      [token0, owed0],
+      [token1, owed1],
+    ] as const) {
+      const data = encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [v3Minter, owed] });
+      await send(deployer, token, data, [], `approve ${symbolOf(token)} for ${what}`);
+    }
+    await send(
+      deployer,
+      v3Minter,
+      encodeFunctionData({ abi: [abi.v3Mint], args: [pool, -tick, tick, liquidity] }),
+      [
+        { token: symbolOf(token0), from: D, to: pool, value: owed0 },
+        { token: symbolOf(token1), from: D, to: pool, value: owed1 },
+      ],
+      `mint the position of ${what}`,
+      GAS.mint,
+    );
+    return { pool, liquidity, balances: { [token0]: owed0, [token1]: owed1 } as Record<Address, bigint> };
+  };
+  // USDL 150 bps above its peg, 0.01% fee: 1.015 USD / 1.0001 USD per USDC, in raw USDC per raw USDL
+  // (times 10^6 / 10^18 for the decimals) when USDL is token0. Uniswap v3 enables the 0.01% tier on request.
+  await send(deployer, factories.v3, encodeFunctionData({ abi: [abi.enableFeeAmount], args: [100, 1] }), [], "enable the 0.01% tier");
   const usdlIs0 = BigInt(tokens.USDL) < BigInt(base.usdc.address);
-  // 1.015 USD / 1.0001 USD per USDC, times 10^6 / 10^18 for the decimals.
   const priceNum = 10_150n * 10n ** 6n;
   const priceDen = 10_001n * 10n ** 18n;
   const sqrtPriceX96 = usdlIs0 ? isqrt((priceNum << 192n) / priceDen) : isqrt((priceDen << 192n) / priceNum);
-  const rawPrice = usdlIs0 ? Number(priceNum) / Number(priceDen) : Number(priceDen) / Number(priceNum);
-  const tick = Math.floor(Math.log(rawPrice) / Math.log(1.0001));
-  await send(
-    deployer,
-    factories.v3,
-    encodeFunctionData({ abi: [abi.createPool], args: [tokens.USDL, base.usdc.address, 100, sqrtPriceX96, tick, 10n ** 18n] }),
-    [],
-    "create the USDL/USDC v3 pool",
-    GAS.create,
-  );
-  const v3Usdl = parseUnits("20000", 18);
-  const v3Usdc = parseUnits("20300", 6);
-  await transfer(deployer, tokens.USDL, v3Pool, v3Usdl, "USDL into the v3 pool");
-  await transfer(deployer, base.usdc.address, v3Pool, v3Usdc, "USDC into the v3 pool");
-  // BTAX's v3 pool: a working pool (RiskV3Pool) at 5e-8 WETH per BTAX, 0.3% fee, one full-range
-  // position of liquidity L = sqrt(x * y) paid in first; the amounts are what its mint asks for.
+  const usdlPool = await addV3Pool(tokens.USDL, base.usdc.address, 100, sqrtPriceX96, {
+    [tokens.USDL]: parseUnits("20000", 18),
+    [base.usdc.address]: parseUnits("20300", 6),
+  });
+  // BTAX's v3 pool: 5e-8 WETH per BTAX, 0.3% fee.
   const btax = { token: parseUnits("300000000", 18), weth: parseUnits("15", 18) };
-  const btaxIs0 = BigInt(tokens.BTAX) < BigInt(WETH_ADDRESS);
-  const [x, y] = btaxIs0 ? [btax.token, btax.weth] : [btax.weth, btax.token];
+  const [x, y] = BigInt(tokens.BTAX) < BigInt(WETH_ADDRESS) ? [btax.token, btax.weth] : [btax.weth, btax.token];
   const btaxSqrtPrice = isqrt((y << 192n) / x);
-  const btaxL = isqrt(x * y);
-  const Q96 = 1n << 96n;
-  const ceilDiv = (a: bigint, b: bigint) => (a + b - 1n) / b;
-  const btaxAmounts = { amount0: ceilDiv(btaxL * Q96, btaxSqrtPrice), amount1: ceilDiv(btaxL * btaxSqrtPrice, Q96) };
-  const btaxBalances = btaxIs0
-    ? { token: btaxAmounts.amount0, weth: btaxAmounts.amount1 }
-    : { token: btaxAmounts.amount1, weth: btaxAmounts.amount0 };
-  const btaxTick = Math.floor(Math.log(Number(y) / Number(x)) / Math.log(1.0001));
-  await send(
-    deployer,
-    factories.v3,
-    encodeFunctionData({ abi: [abi.createTradingPool], args: [tokens.BTAX, WETH_ADDRESS, 3000, btaxSqrtPrice, btaxTick] }),
-    [],
-    "create the BTAX/WETH v3 pool",
-    GAS.create,
-  );
-  await transfer(deployer, tokens.BTAX, btaxPool, btaxBalances.token, "BTAX into its v3 pool");
-  await transfer(deployer, WETH_ADDRESS, btaxPool, btaxBalances.weth, "WETH into the BTAX v3 pool");
-  await send(deployer, btaxPool, encodeFunctionData({ abi: [abi.v3Mint], args: [D, btaxL] }), [], "mint the BTAX v3 position");
+  const btaxPosition = await addV3Pool(tokens.BTAX, WETH_ADDRESS, 3000, btaxSqrtPrice, {
+    [tokens.BTAX]: btax.token,
+    [WETH_ADDRESS]: btax.weth,
+  });
+  const btaxL = btaxPosition.liquidity;
+  const btaxBalances = { token: btaxPosition.balances[tokens.BTAX] as bigint, weth: btaxPosition.balances[WETH_ADDRESS] as bigint };
   const { block: liquidityBlock } = await builder.mine();
   stablePools.push({
-    pool: v3Pool,
+    pool: usdlPool.pool,
     factory: factories.v3,
     kind: "uniswap_v3",
     quote: "USDC",
     feeBps: 1,
     createdBlock: liquidityBlock,
     deviationBps: 150,
-    balances: { usdl: v3Usdl.toString(), quote: v3Usdc.toString() },
+    balances: { usdl: String(usdlPool.balances[tokens.USDL]), quote: String(usdlPool.balances[base.usdc.address]) },
     sqrtPriceX96: sqrtPriceX96.toString(),
   });
 
@@ -471,57 +530,39 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
   await buy(t3, "MEME", "0.2");
   await builder.mine();
 
-  // --- Block 13: RUG's deployer pulls 90% of its liquidity. -------------------------------------------
+  // --- Block 13: RUG's deployer pulls 90% of its liquidity: its liquidity tokens back to the pair, then burn.
   const rug = pairOf.get("RUG") as PairBook;
-  const pulled = ((rug.liquidityOf.get(D) as bigint) * 90n) / 100n;
+  const pulled = (rug.provided * 90n) / 100n;
   const burned = [rug.token0, rug.token1].map((token) => ({
     token,
     value: (pulled * (rug.reserve.get(token) as bigint)) / rug.totalSupply,
   }));
+  await builder.transfer(deployer, rug.lp, rug.pair, pulled, "RUG's deployer returns 90% of its liquidity tokens");
   await send(
     deployer,
     rug.pair,
-    encodeFunctionData({ abi: [abi.burn], args: [pulled, D] }),
-    burned.map(({ token, value }) => ({ token: symbolOf(token), from: rug.pair, to: D, value })),
+    encodeFunctionData({ abi: [abi.burn], args: [D] }),
+    [
+      { token: rug.lp, from: rug.pair, to: zeroAddress, value: pulled },
+      ...burned.map(({ token, value }) => ({ token: symbolOf(token), from: rug.pair, to: D, value })),
+    ],
     "RUG's deployer pulls 90% of the liquidity",
   );
   for (const { token, value } of burned) rug.reserve.set(token, (rug.reserve.get(token) as bigint) - value);
-  rug.totalSupply -= pulled;
   const { block: lastBlock } = await builder.mine();
 
+  // Each token sells and pays no tax unless its entry says otherwise.
+  const untaxed = { buyTaxPct: 0, sellTaxPct: 0, transferTaxPct: 0, canSell: true };
   const expectedOf: Record<MemeSymbol, Omit<MemePairTruth["expected"], "pool">> = {
-    MEME: { verdict: "ok", buyTaxPct: 0, sellTaxPct: 0, transferTaxPct: 0, canSell: true, why: "no owner, no privileged function, no tax" },
-    HPOT: {
-      verdict: "honeypot",
-      buyTaxPct: 0,
-      sellTaxPct: 0,
-      transferTaxPct: 0,
-      canSell: false,
-      why: "transfers into the pair revert for everyone but the owner",
-    },
-    TAX: {
-      verdict: "high_tax",
-      buyTaxPct: 0,
-      sellTaxPct: 10,
-      transferTaxPct: 0,
-      canSell: true,
-      why: "10% of every sell goes to the owner, who can change it",
-    },
-    BLKL: { verdict: "caution", buyTaxPct: 0, sellTaxPct: 0, transferTaxPct: 0, canSell: true, why: "the owner can blacklist any holder" },
-    RUG: {
-      verdict: "ok",
-      buyTaxPct: 0,
-      sellTaxPct: 0,
-      transferTaxPct: 0,
-      canSell: true,
-      why: "a clean token; its pair lost 90% of its liquidity, which the new-pair hunter flags",
-    },
+    MEME: { ...untaxed, verdict: "ok", why: "no owner, no privileged function, no tax" },
+    HPOT: { ...untaxed, verdict: "honeypot", canSell: false, why: "transfers into the pair revert for everyone but the owner" },
+    TAX: { ...untaxed, verdict: "high_tax", sellTaxPct: 10, why: "10% of every sell goes to the owner, who can change it" },
+    BLKL: { ...untaxed, verdict: "caution", why: "the owner can blacklist any holder" },
+    RUG: { ...untaxed, verdict: "ok", why: "a clean token; its pair lost 90% of its liquidity, which the new-pair hunter flags" },
     BTAX: {
+      ...untaxed,
       verdict: "caution",
       buyTaxPct: 5,
-      sellTaxPct: 0,
-      transferTaxPct: 0,
-      canSell: true,
       why: "5% of every buy out of its v3 pool (its deepest) goes to the owner, who can change it; its shallower v2 pair is untaxed",
     },
   };
@@ -534,7 +575,12 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
     ...holders.map((h, i) => [`holder-${String(i + 1).padStart(2, "0")}`, h.address]),
     ["sniper", sniper.address],
   ]) as Record<string, Address>;
-  const classes: Record<Address, AddressClass> = { [D]: "wallet", [v3Pool]: "v3_pool", [btaxPool]: "v3_pool" };
+  const classes: Record<Address, AddressClass> = {
+    [D]: "wallet",
+    [usdlPool.pool]: "v3_pool",
+    [btaxPool]: "v3_pool",
+    [v3Minter]: "contract",
+  };
   for (const address of Object.values(wallets)) classes[address] = "wallet";
   for (const address of Object.values(factories)) classes[address] = "contract";
   for (const address of Object.values(tokens)) classes[address] = "token";

@@ -1,7 +1,7 @@
 /**
  * The seeded local chain: a deterministic scenario of realistic activity on the devnet, run
  * by local mode on first start and by the test global setup. It deploys a plain ERC-20, an
- * EIP-1967 (transparent) proxy token, a v2-style pair, a v3-style pool and a router; funds
+ * EIP-1967 (transparent) proxy token, a Uniswap v2 pair, a v3-style pool and a router; funds
  * exchange, bridge, whale and user wallets with USDC and WETH; moves money between them over
  * a few hundred blocks (a few whale-sized transfers among many small ones, swaps, liquidity);
  * and ends with blocks of known priority fees. It writes down its ground truth: every
@@ -38,11 +38,11 @@ import { MULTICALL3_ADDRESS, WETH_ADDRESS } from "../../chain/addresses.ts";
 import type { AddressClass } from "../../chain/classify.ts";
 import { TRANSFER_EVENT, TRANSFER_TOPIC } from "../../chain/log-scanner.ts";
 import { base } from "../../networks/base.ts";
-import { type ContractArtifact, loadContracts } from "./contracts.ts";
+import { type Deployable, loadContracts } from "./contracts.ts";
 import { type DevnetAccount, devnetChain } from "./devnet.ts";
-import { amountOut, isqrt, scenarioAccount, scenarioContracts, tokenAbi } from "./scenario-common.ts";
+import { amountOut, initializePair, isqrt, scenarioAccount, scenarioContracts, tokenAbi } from "./scenario-common.ts";
 import { type EntitiesTruth, type EntityTokenSymbol, seedEntities } from "./scenario-entities.ts";
-import { seedTokenRisk, type TokenRiskSymbol, type TokenRiskTruth } from "./scenario-tokens.ts";
+import { type LiquiditySymbol, seedTokenRisk, type TokenRiskSymbol, type TokenRiskTruth } from "./scenario-tokens.ts";
 
 /** Tokens the scenario's first chapter moves. */
 type CoreTokenSymbol = "USDC" | "WETH" | "PLAIN" | "PRXY";
@@ -53,8 +53,8 @@ export type ScenarioTokenSymbol = CoreTokenSymbol | EntityTokenSymbol;
 /** Roles of scenario wallets. */
 export type ScenarioRole = "deployer" | "exchange" | "bridge" | "whale" | "user" | "fee" | "cold";
 
-/** Every token whose transfers the ground truth records (the token-risk tokens of src/local/devnet/scenario-tokens.ts too). */
-export type ScenarioTransferToken = ScenarioTokenSymbol | TokenRiskSymbol;
+/** Every token whose transfers the ground truth records (the token-risk tokens of src/local/devnet/scenario-tokens.ts and its pairs' liquidity tokens too). */
+export type ScenarioTransferToken = ScenarioTokenSymbol | TokenRiskSymbol | LiquiditySymbol;
 
 /** One transfer of the ground truth. */
 export interface ScenarioTransfer {
@@ -108,7 +108,7 @@ export interface ScenarioGroundTruth {
 }
 
 /** Bump when the plan changes: a persisted chain seeded by another version is reported (`staleScenario`), not reseeded. */
-export const SCENARIO_VERSION = 3;
+export const SCENARIO_VERSION = 4;
 
 /** Why a persisted chain's ground truth is not this code's scenario, or undefined when it is. */
 export function staleScenario(truth: ScenarioGroundTruth | undefined, dataDir: string): string | undefined {
@@ -294,7 +294,7 @@ export class BlockBuilder {
   /** Deploys `artifact` with its constructor's `args`. */
   deploy(
     account: PrivateKeyAccount,
-    artifact: ContractArtifact,
+    artifact: Deployable,
     args: readonly unknown[],
     what: string,
     gas: bigint,
@@ -493,7 +493,7 @@ async function runScenario(
     addEth(ethOut, A(who), value);
     await builder.wrap(acct[who] as PrivateKeyAccount, value, `${who} wraps ${eth} ETH`);
   };
-  const deploy = (artifact: ContractArtifact, args: readonly unknown[], what: string) =>
+  const deploy = (artifact: Deployable, args: readonly unknown[], what: string) =>
     builder.deploy(deployer(), artifact, args, what, 4_000_000n);
   const deployer = () => acct.deployer as PrivateKeyAccount;
 
@@ -504,7 +504,7 @@ async function runScenario(
   await deploy(a.ScenarioToken, [PLAIN.name, PLAIN.symbol, PLAIN.decimals], "deploy PLAIN");
   await deploy(a.ScenarioUpgradeableToken, [], "deploy the proxy token's implementation");
   await deploy(
-    a.ScenarioProxy,
+    a.TransparentUpgradeableProxy,
     [
       contracts.proxyImplementation,
       A("deployer"),
@@ -516,7 +516,7 @@ async function runScenario(
     ],
     "deploy the PRXY proxy",
   );
-  await deploy(a.ScenarioV2Pair, [contracts.plainToken, WETH_ADDRESS], "deploy the PLAIN/WETH v2 pair");
+  await deploy(a.UniswapV2Pair, [], "deploy the PLAIN/WETH v2 pair");
   // WETH (0x42..) sorts before USDC (0x83..): token0 = WETH; 3,120.45 USDC per WETH in raw units
   // (tick = floor(log1.0001(price)), liquidity = sqrt(500 WETH x 1,560,000 USDC) in raw units).
   const sqrtPrice = isqrt((3_120_450_000n << 192n) / 10n ** 18n);
@@ -526,6 +526,12 @@ async function runScenario(
     "deploy the WETH/USDC v3 pool",
   );
   await deploy(a.ScenarioRouter, [A("deployer")], "deploy the router");
+  await builder.send(
+    deployer(),
+    { to: contracts.v2Pair, data: initializePair(contracts.plainToken, WETH_ADDRESS), gas: 100_000n },
+    [],
+    "name the pair's tokens",
+  );
 
   const usdcMints: [string, string][] = [
     ["exchange-a", "5000000"],

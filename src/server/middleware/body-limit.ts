@@ -7,16 +7,10 @@ import type { NextFunction, Request, Response } from "express";
 import getRawBody from "raw-body";
 import { sendError } from "./send-error.ts";
 
-/** Options of `bodyLimit`. */
-export interface BodyLimitOptions {
-  /** Largest accepted body in bytes; default 64 KiB. */
-  maxBytes?: number;
-}
-
 const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /** Middleware factory: buffer the body (at most `maxBytes`, read by raw-body) into `req.body`, or answer 413. */
-export function bodyLimit({ maxBytes = 64 * 1024 }: BodyLimitOptions = {}) {
+export function bodyLimit(maxBytes: number) {
   return function bodyLimitMiddleware(req: Request, res: Response, next: NextFunction): void {
     // Any method can carry a body (a GET included), so every body is measured; only methods
     // with a body hand it on, since a GET Request with a body is an error in the fetch API.

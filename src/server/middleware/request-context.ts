@@ -15,11 +15,6 @@ export function requestIdOf(req: Request): string {
   return String(req.headers["x-request-id"] ?? "unknown");
 }
 
-/** Options of `requestContext`. */
-export interface RequestContextOptions {
-  log: Logger;
-}
-
 /**
  * Give `req` its id (in its `X-Request-Id` header and the answer's) and return what logs its
  * line once the answer has ended: `request_id`, `method`, `path` (without the query, at most 200
@@ -54,7 +49,7 @@ export function logRequestLine(log: Logger, req: IncomingMessage, url: string, i
 }
 
 /** Middleware factory: request id plus one structured access-log line per request. */
-export function requestContext({ log }: RequestContextOptions) {
+export function requestContext(log: Logger) {
   return function requestContextMiddleware(req: Request, res: Response, next: NextFunction): void {
     res.once("close", beginRequest(req, res, log, req.originalUrl));
     next();
