@@ -48,7 +48,7 @@ export default defineFunction(x402Trust, async (input, ctx) => {
     originHistory(ctx.store, origin),
     lastVerifiedByPurchase(ctx.store, [origin]).then((m) => m.get(origin) ?? null),
   ]);
-  const assessment = verified ? assessTrust(probe.report, probe.reputation, verified) : probe.assessment;
+  const assessment = assessTrust(probe.report, probe.reputation, verified);
   return {
     origin,
     endpoint: target.url,

@@ -4,10 +4,11 @@
  * `x402-check` and `x402-trust` routes answer the same through real x402 payments, with the
  * payTo reputation read from real USDC transfers (or 'NOT measured' when the RPC refuses).
  */
-import { http } from "viem";
+import { createPublicClient, http, type PublicClient } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { paidRoutes } from "../spec/routes.ts";
 import { CHECK_NAMES, checkConformance } from "../src/intel/conformance.ts";
+import { payToReputation } from "../src/intel/reputation.ts";
 import { PENALTIES } from "../src/intel/trust-score.ts";
 import { type RunningSeller, SELLER_KINDS, type SellerKind, startSeller } from "../src/local/sellers/demo-sellers.ts";
 import { base } from "../src/networks/base.ts";
@@ -15,6 +16,7 @@ import { createSafeFetcher } from "../src/outbound/safe-fetch.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { EXPECTED_CHECKS, EXPECTED_PAYABLE, EXPECTED_SHAPE, freshAddress, payUsdc } from "./support/fake-sellers.ts";
 import { contractOf } from "./support/price-contract.ts";
+import { startRpcProxy } from "./support/rpc-proxy.ts";
 import { buyerAccount, devnet, payingFetch, startTestService, testConfig, usdcBalance } from "./support/service.ts";
 import { type Stub, startStub } from "./support/stub-server.ts";
 
@@ -113,6 +115,53 @@ describe("a challenge in both the header and the body", () => {
       expect(mismatch.failed_checks).toContain("body_matches_header");
     } finally {
       await Promise.all([same.close(), differs.close()]);
+    }
+  });
+});
+
+describe("a v1 challenge naming a network by a name every object has", () => {
+  // Keys of every JavaScript object, never network names.
+  it.each([["constructor"], ["toString"]])("%s is not a v1 network name, and is reported as written", async (network) => {
+    const option = {
+      scheme: "exact",
+      network,
+      asset: base.usdc.address,
+      maxAmountRequired: "10000",
+      payTo: `0x${"1".repeat(40)}`,
+      maxTimeoutSeconds: 60,
+      resource: "https://seller.example/x",
+      description: "",
+      mimeType: "application/json",
+    };
+    const seller = await startStub((_req, res) => {
+      res.writeHead(402, { "content-type": "application/json" }).end(JSON.stringify({ x402Version: 1, accepts: [option] }));
+    });
+    try {
+      const report = await checkConformance(fetcher, { url: `${seller.url}/x`, method: "GET" });
+      expect(report.checks.network_id).toBe(false);
+      expect(report.network).toBe(network);
+      expect(report.failures.find((f) => f.check === "network_id")?.message).toMatch(
+        new RegExp(`Option 0 fails it \\(network "${network}"\\)\\.$`),
+      );
+    } finally {
+      await seller.close();
+    }
+  });
+});
+
+describe("payTo reputation behind a provider that caps eth_getLogs ranges", () => {
+  it("narrows its range when the provider refuses it in QuickNode's or dRPC's words, and measures", async () => {
+    const wordings = [(n: number) => `eth_getLogs is limited to a ${n} range`, (n: number) => `ranges over ${n} blocks are not supported`];
+    for (const refusalMessage of wordings) {
+      const proxy = await startRpcProxy(devnet().rpcUrl, { maxLogRange: 500, refusalMessage });
+      try {
+        const chain = createPublicClient({ chain: base.chainAt([proxy.url]), transport: http(proxy.url) }) as PublicClient;
+        const reputation = await payToReputation(fundedPayTo, base.id, { chain, network: base.id, usdc: base.usdc.address });
+        expect(reputation).toMatchObject({ measured: true, transfers: 3, distinct_payers: 2 });
+        expect(proxy.getLogs.filter((r) => r.refused).length).toBeGreaterThan(0);
+      } finally {
+        await proxy.close();
+      }
     }
   });
 });

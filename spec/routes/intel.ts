@@ -1,7 +1,8 @@
 /** x402 ecosystem intelligence routes: conformance checks, directory search, trust scores. */
-import { type Static, Type } from "@sinclair/typebox";
+import { type SchemaOptions, type Static, Type } from "@sinclair/typebox";
 import { CHECK_MEANINGS, CHECK_NAMES, RULES_VERSION } from "../../src/intel/conformance.ts";
 import { PURCHASE_OUTCOME_MEANINGS, PURCHASE_OUTCOMES } from "../../src/intel/purchase.ts";
+import { VERDICTS } from "../../src/intel/trust-score.ts";
 import { CLIENT_FAMILIES, CLIENT_FAMILY_MEANINGS } from "../../src/intel/x402-clients.ts";
 import { base } from "../../src/networks/base.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
@@ -21,7 +22,6 @@ export const ConformanceChecks = Type.Object(
     ReturnType<typeof Type.Boolean>
   >,
 );
-export type ConformanceChecks = Static<typeof ConformanceChecks>;
 
 /** The name of one check. */
 export const CheckNameSchema = Type.Union(
@@ -41,6 +41,14 @@ export const ClientAcceptanceSchema = Type.Object({
   reason: Type.Union([Type.String(), Type.Null()], { description: "the client's own error when it produces none" }),
 });
 
+/** Who refuses a payment: the client, its default spend controls, or a facilitator; null when none does. */
+const RefusedBy = (options?: SchemaOptions) =>
+  Type.Union([Type.Literal("client"), Type.Literal("spend_controls"), Type.Literal("facilitator"), Type.Null()], options);
+
+/** The default client's spend control that refuses a payment; null when none does. */
+const SpendControl = (options?: SchemaOptions) =>
+  Type.Union([Type.Literal("spendControls.allowedAssets"), Type.Literal("spendControls.maxAmountPerPayment"), Type.Null()], options);
+
 /** What `x402-check` answers (and `x402-trust` embeds as `check`). */
 export const ConformanceReportSchema = Type.Object({
   url: Type.String(),
@@ -56,7 +64,7 @@ export const ConformanceReportSchema = Type.Object({
   payable_reason: Type.Union([Type.String(), Type.Null()], {
     description: "the real cause when not payable: the client's own error, the spend control's message, or the facilitator's refusal",
   }),
-  payable_refused_by: Type.Union([Type.Literal("client"), Type.Literal("spend_controls"), Type.Literal("facilitator"), Type.Null()], {
+  payable_refused_by: RefusedBy({
     description:
       "who refuses it: the client cannot sign it, its default spend controls refuse it, or a facilitator would not settle the payment",
   }),
@@ -66,19 +74,14 @@ export const ConformanceReportSchema = Type.Object({
   payable_with_loosened_controls: Type.Union([Type.Boolean(), Type.Null()], {
     description: "a client with spend controls off (spendControls: false) would pay, and a facilitator settle, at least one option",
   }),
-  refused_by_control: Type.Union(
-    [Type.Literal("spendControls.allowedAssets"), Type.Literal("spendControls.maxAmountPerPayment"), Type.Null()],
-    {
-      description: "the default client's spend control that refuses it, when that is the cause",
-    },
-  ),
+  refused_by_control: SpendControl({ description: "the default client's spend control that refuses it, when that is the cause" }),
   payable_options: Type.Array(
     Type.Object({
       index: Type.Integer({ minimum: 0, description: "position in accepts" }),
       payable: Type.Union([Type.Boolean(), Type.Null()]),
       reason: Type.Union([Type.String(), Type.Null()]),
-      refused_by: Type.Union([Type.Literal("client"), Type.Literal("spend_controls"), Type.Literal("facilitator"), Type.Null()]),
-      control: Type.Union([Type.Literal("spendControls.allowedAssets"), Type.Literal("spendControls.maxAmountPerPayment"), Type.Null()]),
+      refused_by: RefusedBy(),
+      control: SpendControl(),
       payable_with_loosened_controls: Type.Union([Type.Boolean(), Type.Null()]),
     }),
     { description: "the default client's answer for each option" },
@@ -148,7 +151,6 @@ export const DirectoryEndpoint = Type.Object({
   method: Type.Union([Type.Literal("GET"), Type.Literal("POST"), Type.Null()]),
   tags: Type.Array(Type.String()),
 });
-export type DirectoryEndpoint = Static<typeof DirectoryEndpoint>;
 
 /** `POST /api/x402-directory`: search the public x402 directories. */
 export const x402Directory = defineRoute({
@@ -181,7 +183,7 @@ export const x402Directory = defineRoute({
   example: { input: { query: "weather", network: base.id, max_price_usd: 0.05, limit: 10 } },
 });
 
-const VerdictSchema = Type.Union([Type.Literal("pay"), Type.Literal("pay_with_caution"), Type.Literal("avoid")]);
+const VerdictSchema = Type.Union(VERDICTS.map((v) => Type.Literal(v)));
 
 /** The payTo reputation of a row. */
 export const ReputationSchema = Type.Object({

@@ -1,12 +1,12 @@
 /**
- * Probe one origin's representative endpoint and score it: the conformance check, the payTo
- * reputation, and the trust score. Shared by the leaderboard crawl and `x402-trust`, so an
- * on-demand score is computed exactly as the leaderboard's.
+ * Probe one origin's representative endpoint: the conformance check and the payTo reputation,
+ * which the trust score is computed from (with the origin's latest purchase, where there is
+ * one). Shared by the leaderboard crawl and `x402-trust`, so an on-demand score is computed
+ * exactly as the leaderboard's.
  */
 import type { SafeFetcher } from "../outbound/safe-fetch.ts";
-import { type ConformanceReport, checkConformance } from "./conformance.ts";
+import { checkConformance } from "./conformance.ts";
 import { notMeasured, type Reputation } from "./reputation.ts";
-import { assessTrust, type TrustAssessment } from "./trust-score.ts";
 import type { Eip3009Probe } from "./x402-clients.ts";
 
 /** The endpoint to probe and, when a directory says, its method. */
@@ -17,15 +17,6 @@ export interface ProbeTarget {
 
 /** Reads the reputation of a payTo on a network (cached and rate-bounded by the crawl). */
 export type ReputationReader = (payTo: string, network: string | null) => Promise<Reputation>;
-
-/** One probed and scored origin. */
-export interface OriginProbe {
-  report: ConformanceReport;
-  /** The method the scored call used. */
-  method: "GET" | "POST";
-  reputation: Reputation;
-  assessment: TrustAssessment;
-}
 
 /** Time budgets of one probe, and the chain read for unknown tokens (see `CheckTarget` in src/intel/conformance.ts). */
 export interface ProbeBudgets {
@@ -38,7 +29,7 @@ export interface ProbeBudgets {
 const WRONG_METHOD = new Set([404, 405]);
 
 /**
- * Probe and score `target`. The unpaid call carries an empty JSON object on POST (sellers
+ * Probe `target`. The unpaid call carries an empty JSON object on POST (sellers
  * answer 402 before reading input). Throws `TargetNotAllowedError` when the host is refused.
  */
 export async function probeOrigin(
@@ -47,7 +38,7 @@ export async function probeOrigin(
   readReputation: ReputationReader,
   signal?: AbortSignal,
   budgets: ProbeBudgets = {},
-): Promise<OriginProbe> {
+) {
   const call = (method: "GET" | "POST") =>
     checkConformance(fetcher, {
       url: target.url,
@@ -67,5 +58,5 @@ export async function probeOrigin(
     : report.checks.has_challenge && report.pay_to
       ? await readReputation(report.pay_to, report.network)
       : notMeasured("no payTo address in the challenge");
-  return { report, method, reputation, assessment: assessTrust(report, reputation) };
+  return { report, method, reputation };
 }

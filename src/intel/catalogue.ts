@@ -15,23 +15,6 @@ export interface CatalogueEndpoint extends DirectoryEntry {
   sources: DirectoryName[];
 }
 
-/** The catalogue at one moment. */
-export interface CatalogueSnapshot {
-  /** Sorted by URL. */
-  endpoints: CatalogueEndpoint[];
-  /** Each directory's status: `ok`, `timeout` or `error: <reason>`. */
-  sources: Record<string, string>;
-  /** How many directories answered. */
-  sources_ok: number;
-  fetched_at: string;
-}
-
-/** A cached, merged view of the directories. */
-export interface Catalogue {
-  /** The catalogue, from the cache unless `fresh`. */
-  read(options?: { fresh?: boolean }): Promise<CatalogueSnapshot>;
-}
-
 /** Time allowed to read each directory (all its pages). */
 const DIRECTORY_TIMEOUT_MS = 10_000;
 /** How long a snapshot where every directory answered is reused. */
@@ -63,8 +46,11 @@ export function mergeEntries(lists: readonly { name: DirectoryName; entries: rea
   return [...byUrl.values()].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
 }
 
-/** Read every directory at once (each within `timeoutMs`) and merge what answered. */
-export async function readDirectories(sources: readonly DirectorySource[], timeoutMs: number): Promise<CatalogueSnapshot> {
+/**
+ * Read every directory at once (each within `timeoutMs`) and merge what answered: the endpoints
+ * sorted by URL, each directory's status (`ok`, `timeout` or `error: <reason>`) and how many answered.
+ */
+export async function readDirectories(sources: readonly DirectorySource[], timeoutMs: number) {
   const results = await Promise.all(
     sources.map(async (source) => {
       try {
@@ -84,8 +70,14 @@ export async function readDirectories(sources: readonly DirectorySource[], timeo
   };
 }
 
-/** A catalogue over `sources` with a cache; concurrent reads share one fetch (lru-cache's `fetch`). */
-export function createCatalogue(sources: readonly DirectorySource[]): Catalogue {
+/** The catalogue at one moment. */
+export type CatalogueSnapshot = Awaited<ReturnType<typeof readDirectories>>;
+
+/**
+ * A catalogue over `sources` with a cache; concurrent reads share one fetch (lru-cache's
+ * `fetch`). `read` answers from the cache unless `fresh`.
+ */
+export function createCatalogue(sources: readonly DirectorySource[]) {
   const cache = new LRUCache<"catalogue", CatalogueSnapshot>({
     max: 1,
     fetchMethod: async (_key, _stale, { options }) => {
@@ -96,6 +88,9 @@ export function createCatalogue(sources: readonly DirectorySource[]): Catalogue 
   });
   return { read: async ({ fresh = false } = {}) => (await cache.fetch("catalogue", { forceRefresh: fresh })) as CatalogueSnapshot };
 }
+
+/** A cached, merged view of the directories. */
+export type Catalogue = ReturnType<typeof createCatalogue>;
 
 /** Filters of a directory search. */
 export interface CatalogueQuery {

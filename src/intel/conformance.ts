@@ -19,7 +19,7 @@
 
 import { isDeepStrictEqual } from "node:util";
 import type { ConformanceReportSchema } from "../../spec/routes/intel.ts";
-import { isObject } from "../json.ts";
+import { isObject, parseJsonOrUndefined } from "../json.ts";
 import { base } from "../networks/base.ts";
 import { OutboundError, type SafeFetcher, TargetNotAllowedError } from "../outbound/safe-fetch.ts";
 import { isAddressForNetwork, isCaip2, isEvmNetwork, isUsdc, isV1NetworkName, knownTokenDomain, normaliseNetwork } from "./networks.ts";
@@ -89,29 +89,15 @@ export const PROBE_TIMEOUT_MS = 8_000;
 /** Default budget of the discovery documents. */
 export const DISCOVERY_TIMEOUT_MS = 3_000;
 
-/** One failed check, with what it requires and, for option rules, the first option failing it. */
-export interface CheckFailure {
-  check: CheckName;
-  message: string;
-}
-
 /** The checker's answer for one endpoint: its schema, with what each field means, is the x402-check route's response. */
 export type ConformanceReport = ConformanceReportSchema;
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
 
 /** Decode a PAYMENT-REQUIRED header (base64 or base64url JSON); undefined when it is not one. */
 export function decodeChallengeHeader(value: string | undefined): Record<string, unknown> | undefined {
   if (!value) return undefined;
   const text = value.trim();
   if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(text)) return undefined;
-  const decoded = parseJson(Buffer.from(text.replaceAll("-", "+").replaceAll("_", "/"), "base64").toString("utf8"));
+  const decoded = parseJsonOrUndefined(Buffer.from(text.replaceAll("-", "+").replaceAll("_", "/"), "base64").toString("utf8"));
   return isObject(decoded) ? decoded : undefined;
 }
 
@@ -184,7 +170,7 @@ async function fetchJsonDocument(fetcher: SafeFetcher, url: string, signal: Abor
   try {
     const res = await fetcher({ url, method: "GET", maxBodyBytes: DISCOVERY_MAX_BYTES, signal });
     if (res.status !== 200 || res.truncated) return { kind: "absent" };
-    const parsed = parseJson(res.body.toString("utf8"));
+    const parsed = parseJsonOrUndefined(res.body.toString("utf8"));
     return isObject(parsed) ? { kind: "json", value: parsed } : { kind: "absent" };
   } catch (error) {
     // A discovery document that is missing, unreachable or redirects somewhere refused is
@@ -241,7 +227,8 @@ function headerReader(headers: Record<string, string | string[] | undefined>) {
   };
 }
 
-function failuresOf(checks: Record<CheckName, boolean>, details: Partial<Record<CheckName, string>>): CheckFailure[] {
+/** Each failed check, with what it requires and, for option rules, the first option failing it. */
+function failuresOf(checks: Record<CheckName, boolean>, details: Partial<Record<CheckName, string>>): ConformanceReport["failures"] {
   return CHECK_NAMES.filter((name) => !checks[name]).map((check) => ({
     check,
     message: details[check] ? `${CHECK_MEANINGS[check]} ${details[check]}` : CHECK_MEANINGS[check],
@@ -284,32 +271,26 @@ export async function checkConformance(fetcher: SafeFetcher, target: CheckTarget
     fetchJsonDocument(fetcher, wellKnownUrl, discoverySignal),
     fetchJsonDocument(fetcher, openapiUrl, discoverySignal),
   ]);
-  // Settled at once so that a failing document never becomes an unhandled rejection while the probe runs.
-  const settledDocuments = documents.then(
-    (value) => ({ ok: true as const, value }),
-    (error: unknown) => ({ ok: false as const, error }),
-  );
+  // Handled at once so that a failing document never becomes an unhandled rejection while the
+  // probe runs; awaited below, where its failure is thrown.
+  documents.catch(() => {});
   const probeSignal = within(probeBudget);
-  let probe: Awaited<ReturnType<SafeFetcher>> | OutboundError;
-  try {
-    probe = await fetcher({
-      url: target.url,
-      method,
-      ...(sendsBody ? { body: JSON.stringify(target.body), headers: { "content-type": "application/json" } } : {}),
-      signal: probeSignal,
-    });
-  } catch (error) {
+  const probe = await fetcher({
+    url: target.url,
+    method,
+    ...(sendsBody ? { body: JSON.stringify(target.body), headers: { "content-type": "application/json" } } : {}),
+    signal: probeSignal,
+  }).catch((error: unknown) => {
     if (!(error instanceof OutboundError)) throw error;
-    probe =
-      probeSignal.aborted && !target.signal?.aborted
-        ? new OutboundError("timeout", `${parsedUrl.host} did not answer within ${probeBudget} ms.`, error)
-        : error;
-  }
+    return probeSignal.aborted && !target.signal?.aborted
+      ? new OutboundError("timeout", `${parsedUrl.host} did not answer within ${probeBudget} ms.`, error)
+      : error;
+  });
 
   const checks = Object.fromEntries(CHECK_NAMES.map((name) => [name, false])) as Record<CheckName, boolean>;
   const details: Partial<Record<CheckName, string>> = {};
-  const reachable = !(probe instanceof OutboundError);
-  const res = reachable ? (probe as Awaited<ReturnType<SafeFetcher>>) : undefined;
+  const res = probe instanceof OutboundError ? undefined : probe;
+  const reachable = res !== undefined;
 
   // The clients run while the discovery documents may still be on their way.
   let payability: Payability;
@@ -319,15 +300,13 @@ export async function checkConformance(fetcher: SafeFetcher, target: CheckTarget
   else if (res.status !== 402) payability = notPayable(`the endpoint answered ${res.status}, not 402 Payment Required`);
   else {
     const header = headerReader(res.headers);
-    const body = res.truncated ? undefined : parseJson(res.body.toString("utf8"));
+    const body = res.truncated ? undefined : parseJsonOrUndefined(res.body.toString("utf8"));
     fromHeader = decodeChallengeHeader(header("payment-required"));
     fromBody = challengeOf(body);
     payability = await assessPayability({ header, body }, target.eip3009Probe);
   }
 
-  const docs = await settledDocuments;
-  if (!docs.ok) throw docs.error;
-  const [wellKnown, openapi] = docs.value;
+  const [wellKnown, openapi] = await documents;
   const discovery = wellKnown.kind === "timeout" || openapi.kind === "timeout" ? "timeout" : "complete";
   checks.well_known_x402 = isWellKnownDocument(wellKnown.kind === "json" ? wellKnown.value : undefined);
   checks.openapi = openApiListsRoute(openapi.kind === "json" ? openapi.value : undefined, parsedUrl.pathname, method);
@@ -385,7 +364,7 @@ export async function checkConformance(fetcher: SafeFetcher, target: CheckTarget
     final_url: res ? res.url : null,
     reachable,
     status: res ? res.status : null,
-    error: res ? null : `${(probe as OutboundError).kind}: ${(probe as OutboundError).message}`,
+    error: probe instanceof OutboundError ? `${probe.kind}: ${probe.message}` : null,
     x402Version: version,
     challenge_source: fromHeader && fromBody ? "both" : fromHeader ? "header" : fromBody ? "body" : null,
     accepts,

@@ -19,10 +19,10 @@ import { type ProbeBudgets, probeOrigin } from "./assess-origin.ts";
 import { type Catalogue, groupByOrigin, representativeEndpoint } from "./catalogue.ts";
 import { CHECK_NAMES, type CheckName, type ConformanceReport } from "./conformance.ts";
 import { eip3009Probe } from "./eip3009-probe.ts";
-import { failRun, finishRun, insertRows, type RunSummary, startRun, summarise, type TrustRecord } from "./leaderboard.ts";
+import { failRun, finishRun, insertRows, startRun, summarise, type TrustRecord } from "./leaderboard.ts";
 import { type PurchaseOutcome, PurchaseRun, type PurchaserSettings, type PurchaseTarget } from "./purchase.ts";
 import { notMeasured, payToReputation, type Reputation } from "./reputation.ts";
-import { assessTrust, refusedAssessment } from "./trust-score.ts";
+import { assessTrust, notScored } from "./trust-score.ts";
 
 /** Everything a crawl needs. */
 export interface CrawlOptions {
@@ -36,8 +36,6 @@ export interface CrawlOptions {
   concurrency: number;
   /** Time allowed for one origin (probe, discovery documents and retries). */
   originTimeoutMs: number;
-  /** Reputation reads at once. Default 4. */
-  chainConcurrency?: number;
   /** What started the run: `schedule`, `cli`, `test`, `bench`. */
   trigger: string;
   log: Logger;
@@ -54,19 +52,10 @@ export interface CrawlOptions {
   purchases?: Omit<PurchaserSettings, "fetcher">;
 }
 
-/** What a finished crawl reports. */
-export interface CrawlResult extends RunSummary {
-  run_id: number;
-  elapsed_ms: number;
-  concurrency: number;
-  /** Purchases made in this run and what they were charged on chain (atomic USDC); null when purchases were off. */
-  purchases: { made: number; signed_atomic: string; charged_atomic: string } | null;
-}
-
 const NO_CHECKS = Object.fromEntries(CHECK_NAMES.map((n) => [n, false])) as Record<CheckName, boolean>;
 
 /** Run one crawl and record it. Throws `UpstreamError` (run marked failed) when no directory answers. */
-export async function runCrawl(options: CrawlOptions): Promise<CrawlResult> {
+export async function runCrawl(options: CrawlOptions) {
   const now = options.now ?? (() => new Date());
   const started = performance.now();
   const log = options.log.child({ crawl: options.trigger });
@@ -93,7 +82,6 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlResult> {
     const bought: OurPurchaseRow[] = [];
     let charged = 0n;
     const context: RunContext = {
-      runId,
       earlier,
       eip3009: eip3009Probe(options.chain.client, options.chain.network),
       buy: purchases
@@ -114,7 +102,8 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlResult> {
           }
         : undefined,
     };
-    const chainSlot = pLimit(options.chainConcurrency ?? 4);
+    // Four reputation reads at once: public RPCs rate-limit.
+    const chainSlot = pLimit(4);
     const reputations = new Map<string, Promise<Reputation>>();
     const readReputation = (payTo: string, network: string | null) => {
       const key = `${network}|${payTo.toLowerCase()}`;
@@ -173,6 +162,7 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlResult> {
       run_id: runId,
       elapsed_ms: elapsed,
       concurrency: options.concurrency,
+      // Purchases made in this run and what they were charged on chain (atomic USDC); null when purchases were off.
       purchases: purchases
         ? { made: bought.length, signed_atomic: purchases.reservedAtomic.toString(), charged_atomic: charged.toString() }
         : null,
@@ -183,6 +173,9 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlResult> {
     throw error;
   }
 }
+
+/** What a finished crawl reports. */
+export type CrawlResult = Awaited<ReturnType<typeof runCrawl>>;
 
 /**
  * Budgets inside one origin's limit: the unpaid call may use most of it (a GET answering 404
@@ -195,7 +188,6 @@ function probeBudgets(options: Pick<CrawlOptions, "originTimeoutMs">): ProbeBudg
 
 /** What every origin of a run shares: earlier purchases, the token reader, and the run's purchases when on. */
 interface RunContext {
-  runId: number;
   earlier: Map<string, OurPurchaseRow>;
   eip3009: ReturnType<typeof eip3009Probe>;
   buy?: ((target: PurchaseTarget, report: ConformanceReport) => Promise<OurPurchaseRow | null>) | undefined;
@@ -228,7 +220,7 @@ async function probeOne(
         })
       : null;
     const purchase = bought ?? context.earlier.get(origin) ?? null;
-    const assessment = purchase ? assessTrust(r, probe.reputation, { outcome: purchase.outcome as PurchaseOutcome }) : probe.assessment;
+    const assessment = assessTrust(r, probe.reputation, purchase && { outcome: purchase.outcome as PurchaseOutcome });
     return {
       ...base,
       method: probe.method,
@@ -251,13 +243,12 @@ async function probeOne(
     // else (our own bug included) is logged and recorded as unreachable.
     const refused = error instanceof TargetNotAllowedError;
     if (!refused) options.log.error("trust probe failed", { origin, error: error instanceof Error ? error : String(error) });
-    const assessment = refused ? refusedAssessment() : { score: 0, verdict: "avoid" as const, penalties: ["unreachable" as const] };
     return {
       ...base,
       method: target.method ?? "GET",
       reachable: false,
       status: null,
-      ...assessment,
+      ...notScored(refused ? "refused" : "unreachable"),
       checks: NO_CHECKS,
       payable: refused ? null : false,
       conformant: false,

@@ -26,29 +26,8 @@ export type TrustRecord = Omit<
   probed_at: Date;
 };
 
-/** What a finished run knows about itself (stored with the run). */
-export interface RunSummary {
-  origins_in_catalogue: number | null;
-  origins_total: number;
-  origins_scored: number;
-  unreachable: number;
-  verdicts: Record<Verdict, number>;
-  score_stats: { median: number | null; mean: number | null; p90: number | null; unreachable: number };
-  /** Penalty id to count. */
-  penalties: Partial<Record<PenaltyId, number>>;
-  sources: Record<string, string>;
-}
-
-/** A completed run. */
-export interface RunInfo {
-  id: number;
-  started_at: string;
-  finished_at: string;
-  trigger: string;
-  /** The rules the run scored with (src/intel/conformance.ts RULES_VERSION at the time). */
-  rules_version: number;
-  summary: RunSummary;
-}
+/** A completed run, with the rules it scored with (src/intel/conformance.ts RULES_VERSION at the time). */
+export type RunInfo = Omit<TrustLeaderboardFull["run"], "sources" | "runs_total"> & { summary: RunSummary };
 
 const iso = (value: unknown): string => (value instanceof Date ? value : new Date(String(value))).toISOString();
 const json = <T>(value: unknown): T => (typeof value === "string" ? (JSON.parse(value) as T) : (value as T));
@@ -126,9 +105,10 @@ export function summarise(
   rows: readonly Pick<TrustRecord, "reachable" | "score" | "verdict" | "penalties">[],
   originsInCatalogue: number | null,
   sources: Record<string, string>,
-): RunSummary {
+) {
   const scored = rows.filter((r) => r.reachable);
   const verdicts: Record<Verdict, number> = { pay: 0, pay_with_caution: 0, avoid: 0 };
+  // Penalty id to count.
   const penalties: Partial<Record<PenaltyId, number>> = {};
   for (const row of rows) {
     verdicts[row.verdict]++;
@@ -146,6 +126,9 @@ export function summarise(
     sources,
   };
 }
+
+/** What a finished run knows about itself (stored with the run). */
+export type RunSummary = ReturnType<typeof summarise>;
 
 /** Close a run as done with its summary. */
 export async function finishRun(store: Queryable, runId: number, summary: RunSummary, finishedAt: Date): Promise<void> {
@@ -205,27 +188,23 @@ export class NoLeaderboardError extends UpstreamError {
   }
 }
 
-/** Settings of the document that are not in the store. */
-export interface DocumentContext {
-  provider: string;
-  pricePerCall: number;
-  endpoints: { route: string; price_usd: number }[];
-  /** Whether the trust runs verify sellers by purchase, and within what budget. */
-  purchases: { enabled: boolean; budget: PurchaseBudget | null };
-}
-
-/** The document settings of this service: who provides it, the per-call price, the leaderboard's routes and its purchase budget. */
+/**
+ * The settings of the document that are not in the store: who provides it, the leaderboard's
+ * routes, and whether the trust runs verify sellers by purchase, within what budget.
+ */
 export function documentContext(
   config: Pick<FunctionConfig, "version" | "publicUrl">,
   purchases?: { enabled: boolean; budget: PurchaseBudget } | undefined,
-): DocumentContext {
+) {
   return {
     provider: `x402-chain-data-service ${config.version}${config.publicUrl ? ` (${config.publicUrl})` : ""}`,
-    pricePerCall: 0.05,
     endpoints: trustRoutes.map((r) => ({ route: `${r.method} ${r.path}`, price_usd: r.price ?? 0 })),
     purchases: purchases?.enabled ? { enabled: true, budget: purchases.budget } : { enabled: false, budget: null },
   };
 }
+
+/** Settings of the document that are not in the store. */
+export type DocumentContext = ReturnType<typeof documentContext>;
 
 /** What "verified by purchase" means, for the document and the page. */
 export const VERIFIED_BY_PURCHASE =
@@ -343,7 +322,8 @@ export async function leaderboardDocument(store: Queryable, run: RunInfo, contex
   return {
     provider: context.provider,
     what_it_is: describeScoring(),
-    price_usdc_per_call: context.pricePerCall,
+    // The price of the paid leaderboard (GET /api/trust-leaderboard, the first of its routes).
+    price_usdc_per_call: trustRoutes[0].price,
     endpoints: context.endpoints,
     freshness: run.finished_at,
     coverage: {
@@ -381,15 +361,12 @@ export async function fullLeaderboard(store: Store, context: DocumentContext, q:
     readRows(store, run.id, q),
     store.query<{ n: number }>("select cast(count(*) as integer) as n from trust_runs where status = 'done'"),
   ]);
+  const { summary, ...info } = run;
   return {
     ...document,
     run: {
-      id: run.id,
-      started_at: run.started_at,
-      finished_at: run.finished_at,
-      trigger: run.trigger,
-      rules_version: run.rules_version,
-      sources: Object.fromEntries(Object.entries(run.summary.sources).sort(([a], [b]) => (a < b ? -1 : 1))),
+      ...info,
+      sources: Object.fromEntries(Object.entries(summary.sources).sort(([a], [b]) => (a < b ? -1 : 1))),
       runs_total: runs?.n ?? 0,
     },
     order: q.order,
@@ -407,10 +384,7 @@ export async function previewLeaderboard(store: Store, context: DocumentContext)
 }
 
 /** An origin's place in the latest leaderboard, or null. */
-export async function originStanding(
-  store: Queryable,
-  origin: string,
-): Promise<{ run_id: number; freshness: string; rank: number; score: number; verdict: Verdict } | null> {
+export async function originStanding(store: Queryable, origin: string) {
   const run = await latestRun(store);
   if (!run) return null;
   const [row] = await store.query<{ rank: string | number; score: number; verdict: Verdict }>(
@@ -423,11 +397,7 @@ export async function originStanding(
 }
 
 /** An origin's crawl rows in completed runs, newest first. */
-export async function originHistory(
-  store: Queryable,
-  origin: string,
-  limit = 20,
-): Promise<{ run_id: number; rules_version: number; probed_at: string; score: number; verdict: Verdict }[]> {
+export async function originHistory(store: Queryable, origin: string, limit = 20) {
   const rows = await store.query<{ run_id: string | number; rules_version: number; probed_at: unknown; score: number; verdict: Verdict }>(
     `select r.run_id, t.rules_version, r.probed_at, r.score, r.verdict from trust_rows r join trust_runs t on t.id = r.run_id
      where r.origin = $1 and t.status = 'done' order by r.run_id desc limit $2`,

@@ -3,19 +3,24 @@
  * short names (`base`), v2 uses CAIP-2 ids (`eip155:…`). Everything is compared in the
  * CAIP-2 form. The tables come from src/networks/known.ts.
  */
-import { KNOWN_NETWORKS } from "../networks/known.ts";
+import { KNOWN_NETWORKS, type KnownNetwork } from "../networks/known.ts";
 
-/** v1 short names to CAIP-2 ids. */
-const ALIASES: Readonly<Record<string, string>> = Object.fromEntries(KNOWN_NETWORKS.flatMap((n) => n.v1Names.map((name) => [name, n.id])));
+/** v1 short names to CAIP-2 ids (a Map: a name such as "constructor" is a key of every object, never a network). */
+const ALIASES: ReadonlyMap<string, string> = new Map(KNOWN_NETWORKS.flatMap((n) => n.v1Names.map((name) => [name, n.id] as const)));
 
-/** USDC (6 decimals) per CAIP-2 network, so a price in atomic units can be read as USD. */
-const USDC: Readonly<Record<string, string>> = Object.fromEntries(KNOWN_NETWORKS.flatMap((n) => (n.usdc ? [[n.id, n.usdc]] : [])));
+/**
+ * Each network by CAIP-2 id: its USDC (6 decimals), so a price in atomic units can be read as
+ * USD, and USDC's EIP-712 domain (name, version) as the token contracts declare it. A payment
+ * signed with another name or version is refused by the token, so a challenge quoting a
+ * different one is unpayable.
+ */
+const BY_ID: ReadonlyMap<string, KnownNetwork> = new Map(KNOWN_NETWORKS.map((n) => [n.id, n]));
 
 /** The CAIP-2 id of a network as written by a seller or directory, or null when absent. */
 export function normaliseNetwork(network: unknown): string | null {
   if (typeof network !== "string" || network.trim() === "") return null;
   const text = network.trim();
-  return ALIASES[text.toLowerCase()] ?? text;
+  return ALIASES.get(text.toLowerCase()) ?? text;
 }
 
 /** True when `network` is written as a CAIP-2 id (`namespace:reference`, e.g. `eip155:1`), as x402 v2 requires. */
@@ -25,7 +30,7 @@ export function isCaip2(network: unknown): boolean {
 
 /** True when `network` is a v1 short name (`base`, `base-sepolia`...), as x402 v1 clients expect. */
 export function isV1NetworkName(network: unknown): boolean {
-  return typeof network === "string" && network in ALIASES;
+  return typeof network === "string" && ALIASES.has(network);
 }
 
 /**
@@ -39,29 +44,20 @@ export function isAddressForNetwork(network: string | null, value: unknown): boo
   return true;
 }
 
-/**
- * The EIP-712 domain (name, version) of USDC per CAIP-2 network, as the token contracts
- * declare it. A payment signed with another name or version is refused by the token, so a
- * challenge quoting a different one is unpayable.
- */
-const USDC_DOMAIN: Readonly<Record<string, { name: string; version: string }>> = Object.fromEntries(
-  KNOWN_NETWORKS.flatMap((n) => (n.usdcDomain ? [[n.id, n.usdcDomain]] : [])),
-);
-
 /** The EIP-712 domain of `asset` on `network` when it is a USDC contract this table knows, else undefined. */
 export function knownTokenDomain(network: string | null, asset: unknown): { name: string; version: string } | undefined {
-  return network && isUsdc(network, asset) ? USDC_DOMAIN[network] : undefined;
+  return network && isUsdc(network, asset) ? BY_ID.get(network)?.usdcDomain : undefined;
 }
 
 /** True when `network` is an EVM chain (CAIP-2 namespace eip155). */
-export function isEvmNetwork(network: string | null): boolean {
+export function isEvmNetwork(network: string | null): network is `eip155:${string}` {
   return network?.startsWith("eip155:") ?? false;
 }
 
 /** True when `asset` is USDC on `network` (case-insensitive for EVM addresses). */
 export function isUsdc(network: string | null, asset: unknown): boolean {
   if (!network || typeof asset !== "string") return false;
-  const usdc = USDC[network];
+  const usdc = BY_ID.get(network)?.usdc;
   if (!usdc) return false;
   return isEvmNetwork(network) ? usdc.toLowerCase() === asset.toLowerCase() : usdc === asset;
 }

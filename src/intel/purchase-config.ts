@@ -13,14 +13,6 @@ import type { PublicClient } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import type { PurchaseBudget, PurchaserSettings } from "./purchase.ts";
 
-/** Verified-by-purchase settings. */
-export interface PurchaseConfig {
-  enabled: boolean;
-  budget: PurchaseBudget;
-  /** The buyer's key; undefined in local mode, which pays from a devnet buyer. */
-  buyerPrivateKey: `0x${string}` | undefined;
-}
-
 /** The default budget: a few cents per run. */
 export const DEFAULT_BUDGET: PurchaseBudget = { perRunUsd: 0.1, perOriginUsd: 0.02, priceCapUsd: 0.02 };
 
@@ -38,7 +30,7 @@ function usd(name: string, text: string | undefined, fallback: number, problems:
 }
 
 /** Read the settings; every problem goes to `problems`. */
-export function purchaseConfigFromEnv(env: Record<string, string | undefined>, production: boolean, problems: string[]): PurchaseConfig {
+export function purchaseConfigFromEnv(env: Record<string, string | undefined>, production: boolean, problems: string[]) {
   const flag = env.TRUST_PURCHASES;
   let enabled = !production;
   if (flag !== undefined && flag !== "") {
@@ -50,6 +42,7 @@ export function purchaseConfigFromEnv(env: Record<string, string | undefined>, p
     perOriginUsd: usd("TRUST_PURCHASE_ORIGIN_BUDGET_USD", env.TRUST_PURCHASE_ORIGIN_BUDGET_USD, DEFAULT_BUDGET.perOriginUsd, problems),
     priceCapUsd: usd("TRUST_PURCHASE_PRICE_CAP_USD", env.TRUST_PURCHASE_PRICE_CAP_USD, DEFAULT_BUDGET.priceCapUsd, problems),
   };
+  // The buyer's key; undefined in local mode, which pays from a devnet buyer.
   let buyerPrivateKey: `0x${string}` | undefined;
   const key = env.TRUST_BUYER_PRIVATE_KEY?.trim();
   if (key) {
@@ -64,6 +57,9 @@ export function purchaseConfigFromEnv(env: Record<string, string | undefined>, p
   }
   return { enabled, budget, buyerPrivateKey };
 }
+
+/** Verified-by-purchase settings. */
+export type PurchaseConfig = ReturnType<typeof purchaseConfigFromEnv>;
 
 /**
  * What a trust run's purchases need, or undefined when purchases are off (or no buyer key is

@@ -7,7 +7,7 @@
 import type { Static } from "@sinclair/typebox";
 import { getAddress, type PublicClient } from "viem";
 import type { ReputationSchema } from "../../spec/routes/intel.ts";
-import { TRANSFER_EVENT } from "../chain/log-scanner.ts";
+import { isRangeRefusal, TRANSFER_EVENT } from "../chain/log-scanner.ts";
 import { toChainError } from "../chain/rpc-error.ts";
 import { ServiceError } from "../errors.ts";
 
@@ -42,9 +42,6 @@ export function notMeasured(why: string): Reputation {
   };
 }
 
-const RANGE_REFUSED =
-  /block range|range too (large|wide|big)|too many (blocks|results|logs)|query returned more than|exceeds? (the )?max(imum)? (block )?range/i;
-
 const round1 = (n: number) => Math.round(n * 10) / 10;
 
 /** Read the reputation of `payTo` on `network`; never throws for chain failures (they become 'NOT measured'). */
@@ -68,7 +65,7 @@ export async function payToReputation(payTo: string | null, payToNetwork: string
         logs = await getTransfers(options.chain, options.usdc, to, fromBlock, toBlock);
       } catch (error) {
         // Providers cap eth_getLogs ranges differently; shrink and retry the same span.
-        if (chunk > 125n && RANGE_REFUSED.test(error instanceof Error ? error.message : String(error))) {
+        if (chunk > 125n && isRangeRefusal(error)) {
           chunk /= 2n;
           continue;
         }

@@ -5,7 +5,7 @@
 import type { x402HTTPClient } from "@x402/core/client";
 import { parsePaymentPayload } from "@x402/core/schemas";
 import type { PaymentRequired } from "@x402/core/types";
-import type { SpendControl } from "./x402-clients.ts";
+import type { OptionPayability, SpendControl } from "./x402-clients.ts";
 
 /** The client signed a payment that breaks @x402/core's own payload schema. */
 export class InvalidPayment extends Error {}
@@ -33,4 +33,9 @@ export function controlOf(message: string): SpendControl | null {
   if (/rejected by spendControls\.(allowedAssets )?maxAmountPerPayment/.test(message)) return "spendControls.maxAmountPerPayment";
   if (/rejected by spendControls/.test(message)) return "spendControls.allowedAssets";
   return null;
+}
+
+/** One option's answer: whether it is payable and what differs from an option nothing refuses (no reason, refuser or control). */
+export function optionAnswer(index: number, payable: boolean | null, differs: Partial<OptionPayability> = {}): OptionPayability {
+  return { index, payable, reason: null, refused_by: null, control: null, payable_with_loosened_controls: payable, ...differs };
 }

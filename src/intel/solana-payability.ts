@@ -11,8 +11,8 @@ import { x402Client, x402HTTPClient } from "@x402/core/client";
 import type { PaymentRequired, PaymentRequirements, SchemeNetworkClient } from "@x402/core/types";
 import { findDefaultAsset } from "@x402/svm";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
-import { KNOWN_NETWORKS } from "../networks/known.ts";
-import { controlOf, signOffline } from "./sign-offline.ts";
+import { isUsdc } from "./networks.ts";
+import { controlOf, optionAnswer, signOffline } from "./sign-offline.ts";
 
 const TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
 /** A well-formed blockhash for offline signing: a real buyer reads the latest one itself. */
@@ -33,8 +33,7 @@ class CheckingSvmClient implements SchemeNetworkClient {
 
   async createPaymentPayload(x402Version: number, requirements: PaymentRequirements) {
     signer ??= generateKeyPairSigner();
-    const usdc = KNOWN_NETWORKS.find((n) => n.id === requirements.network)?.usdc;
-    const known = typeof requirements.asset === "string" && requirements.asset === usdc;
+    const known = isUsdc(requirements.network, requirements.asset);
     // What the client's address codec would refuse, refused here without reading any chain.
     if (!isAddress(String(requirements.asset)))
       throw new Error(`the asset ${JSON.stringify(requirements.asset)} is not a Solana mint address (base58 of 32 bytes)`);
@@ -77,37 +76,17 @@ export function isSolanaOption(version: unknown, option: unknown): boolean {
 
 /** One Solana option's payability, in the shape of the EVM options' (src/intel/x402-clients.ts). */
 export async function solanaOptionPayability(index: number, required: PaymentRequired, option: unknown) {
-  const unmeasured = (reason: string) => ({
-    index,
-    payable: null,
-    reason,
-    refused_by: null,
-    control: null,
-    payable_with_loosened_controls: null,
-  });
-  const refused = (reason: string) => ({
-    index,
-    payable: false,
-    reason,
-    refused_by: "client" as const,
-    control: null,
-    payable_with_loosened_controls: false,
-  });
   const failure = await signOffline(solanaClient, required, option);
-  if (failure === null) {
-    return { index, payable: true, reason: null, refused_by: null, control: null, payable_with_loosened_controls: true };
-  }
-  if (failure instanceof SolanaNotMeasured) return unmeasured(messageOf(failure));
+  if (failure === null) return optionAnswer(index, true);
+  if (failure instanceof SolanaNotMeasured) return optionAnswer(index, null, { reason: messageOf(failure) });
   const control = controlOf(messageOf(failure));
-  if (!control) return refused(messageOf(failure));
+  if (!control) return optionAnswer(index, false, { reason: messageOf(failure), refused_by: "client" });
   // Refused by the default client's spend controls: would a loosened client pay it (null when not measured)?
   const loosened = await signOffline(loosenedSolanaClient, required, option);
-  return {
-    index,
-    payable: false,
+  return optionAnswer(index, false, {
     reason: messageOf(failure),
-    refused_by: "spend_controls" as const,
+    refused_by: "spend_controls",
     control,
     payable_with_loosened_controls: loosened === null ? true : loosened instanceof SolanaNotMeasured ? null : false,
-  };
+  });
 }

@@ -182,13 +182,6 @@ export const AVOID_BELOW_SCORE = 50;
 /** Fewer distinct payers than this draws `few_payers`. */
 export const MIN_DISTINCT_PAYERS = 3;
 
-/** The outcome of scoring one origin. */
-export interface TrustAssessment {
-  score: number;
-  verdict: Verdict;
-  penalties: PenaltyId[];
-}
-
 /** The penalty a purchase's outcome draws, if any. */
 export const PURCHASE_PENALTIES: Readonly<Partial<Record<PurchaseOutcome, PenaltyId>>> = {
   charged_without_service: "purchase_charged_without_service",
@@ -212,7 +205,7 @@ export function assessTrust(
 }
 
 function assessUnpaid(report: ConformanceReport, reputation: Reputation): TrustAssessment {
-  if (!report.reachable) return { score: 0, verdict: "avoid", penalties: ["unreachable"] };
+  if (!report.reachable) return notScored("unreachable");
   const c = report.checks;
   const penalties: PenaltyId[] = [];
   if (!c.returns_402) penalties.push("not_402");
@@ -256,12 +249,12 @@ function assessUnpaid(report: ConformanceReport, reputation: Reputation): TrustA
   return withVerdict(penalties, reputation);
 }
 
-/** The assessment of an origin that was not probed because its host is refused. */
-export function refusedAssessment(): TrustAssessment {
-  return { score: 0, verdict: "avoid", penalties: ["refused"] };
+/** The assessment of an origin with no answer to score: unreachable, or not probed because its host is refused. */
+export function notScored(why: "unreachable" | "refused"): TrustAssessment {
+  return { score: 0, verdict: "avoid", penalties: [why] };
 }
 
-function withVerdict(penalties: PenaltyId[], reputation: Reputation): TrustAssessment {
+function withVerdict(penalties: PenaltyId[], reputation: Reputation) {
   const score = Math.max(0, 100 - penalties.reduce((sum, id) => sum + PENALTIES[id].points, 0));
   const blocked = penalties.some((id) => PENALTIES[id].blocking);
   const received = reputation.measured && (reputation.transfers ?? 0) > 0;
@@ -270,6 +263,9 @@ function withVerdict(penalties: PenaltyId[], reputation: Reputation): TrustAsses
     blocked || score < AVOID_BELOW_SCORE ? "avoid" : score >= PAY_MIN_SCORE && received && measuredPayable ? "pay" : "pay_with_caution";
   return { score, verdict, penalties };
 }
+
+/** The outcome of scoring one origin: its score, verdict and penalties. */
+export type TrustAssessment = ReturnType<typeof withVerdict>;
 
 /** The penalty texts of `ids`, in order. */
 export function penaltyTexts(ids: readonly PenaltyId[]): string[] {

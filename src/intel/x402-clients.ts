@@ -15,8 +15,8 @@
  * a token with an EIP-3009 transfer. Every client signs with a throwaway key generated at
  * start: signing is offline, nothing is sent and no money can move.
  *
- * Network families branch in `optionPayability`: EVM options are signed here; options on
- * other families are not measured (payable null) unless a family's own check is added there.
+ * Network families branch in `optionPayability`: EVM options are signed here, Solana options by
+ * src/intel/solana-payability.ts; other families are not measured (payable null).
  */
 import { x402Client, x402HTTPClient } from "@x402/core/client";
 import type { PaymentRequired } from "@x402/core/types";
@@ -25,8 +25,8 @@ import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { ConformanceReportSchema } from "../../spec/routes/intel.ts";
 import { isObject } from "../json.ts";
-import { isCaip2, isV1NetworkName, knownTokenDomain, normaliseNetwork } from "./networks.ts";
-import { controlOf, InvalidPayment, signOffline } from "./sign-offline.ts";
+import { isCaip2, isEvmNetwork, isV1NetworkName, knownTokenDomain, normaliseNetwork } from "./networks.ts";
+import { controlOf, InvalidPayment, optionAnswer, signOffline } from "./sign-offline.ts";
 import { isSolanaOption, solanaOptionPayability } from "./solana-payability.ts";
 
 /** The client families reported, reference first. */
@@ -136,11 +136,13 @@ async function facilitatorRefusal(option: Record<string, unknown>, probe: Eip300
   if (domain) return domain;
   const network = normaliseNetwork(option.network);
   const extra = isObject(option.extra) ? option.extra : {};
+  // Only on EVM: @x402/evm reads its default assets by network key, and a network named like an
+  // object's own key ("constructor") would make it throw.
   if (
-    network &&
+    isEvmNetwork(network) &&
     typeof option.asset === "string" &&
     extra.assetTransferMethod !== "permit2" &&
-    !findDefaultAsset(option.asset, network as `${string}:${string}`)
+    !findDefaultAsset(option.asset, network)
   ) {
     const has = probe ? await probe(network, option.asset).catch(() => null) : null;
     if (has === false) {
@@ -174,39 +176,11 @@ async function sign(
   return { ok: false, signed: false, reason: messageOf(failure) };
 }
 
-/** An EVM option as the default client, a loosened client and a facilitator see it. */
-async function evmOptionPayability(
-  index: number,
-  required: PaymentRequired,
-  option: unknown,
-  probe: Eip3009Probe | undefined,
-): Promise<OptionPayability> {
-  const byDefault = await sign(defaultClient, required, option);
-  const refusal = isObject(option) ? await facilitatorRefusal(option, probe) : null;
-  // A payment the client signs and sends is judged by what a facilitator does with it, even
-  // when its payload also breaks the schema (an expired timeout does both).
-  if (byDefault.signed && refusal) {
-    return { index, payable: false, reason: refusal, refused_by: "facilitator", control: null, payable_with_loosened_controls: false };
-  }
-  if (byDefault.ok) return { index, payable: true, reason: null, refused_by: null, control: null, payable_with_loosened_controls: true };
-  const control = byDefault.signed ? null : controlOf(byDefault.reason);
-  if (control) {
-    const loosened = await sign(loosenedClient, required, option);
-    return {
-      index,
-      payable: false,
-      reason: byDefault.reason,
-      refused_by: "spend_controls",
-      control,
-      payable_with_loosened_controls: loosened.ok && refusal === null,
-    };
-  }
-  return { index, payable: false, reason: byDefault.reason, refused_by: "client", control: null, payable_with_loosened_controls: false };
-}
-
 /**
  * One option's payability, by network family: the one place a family's own check is added.
- * EVM (eip155:*) options are signed by the clients above; any other family is not measured.
+ * Solana options are signed by the stock Solana client (src/intel/solana-payability.ts); EVM
+ * (eip155:*) options as the default client, a loosened client and a facilitator see them; any
+ * other family is not measured.
  */
 async function optionPayability(
   index: number,
@@ -215,18 +189,24 @@ async function optionPayability(
   probe: Eip3009Probe | undefined,
 ): Promise<OptionPayability> {
   if (isSolanaOption(required.x402Version, option)) return solanaOptionPayability(index, required, option);
-  if (outOfReach(required.x402Version, option)) {
-    const byDefault = await sign(defaultClient, required, option);
-    return {
-      index,
-      payable: null,
-      reason: byDefault.ok ? null : byDefault.reason,
-      refused_by: null,
-      control: null,
-      payable_with_loosened_controls: null,
-    };
+  const byDefault = await sign(defaultClient, required, option);
+  if (outOfReach(required.x402Version, option)) return optionAnswer(index, null, { reason: byDefault.ok ? null : byDefault.reason });
+  const refusal = isObject(option) ? await facilitatorRefusal(option, probe) : null;
+  // A payment the client signs and sends is judged by what a facilitator does with it, even
+  // when its payload also breaks the schema (an expired timeout does both).
+  if (byDefault.signed && refusal) return optionAnswer(index, false, { reason: refusal, refused_by: "facilitator" });
+  if (byDefault.ok) return optionAnswer(index, true);
+  const control = byDefault.signed ? null : controlOf(byDefault.reason);
+  if (control) {
+    const loosened = await sign(loosenedClient, required, option);
+    return optionAnswer(index, false, {
+      reason: byDefault.reason,
+      refused_by: "spend_controls",
+      control,
+      payable_with_loosened_controls: loosened.ok && refusal === null,
+    });
   }
-  return evmOptionPayability(index, required, option, probe);
+  return optionAnswer(index, false, { reason: byDefault.reason, refused_by: "client" });
 }
 
 async function referenceClient(
@@ -247,39 +227,17 @@ async function referenceClient(
   return { options, reason: null };
 }
 
-interface V1Library {
-  parse(option: unknown): unknown;
-  select(options: unknown[]): unknown;
-  sign(version: number, option: unknown): Promise<string>;
-}
+/** The x402 1.x library: its client and its types. */
+type V1Library = [typeof import("x402/client"), typeof import("x402/types")];
 
 let v1Library: Promise<V1Library | null> | undefined;
 
 /**
- * The x402 1.x library, loaded on first use. It comes with `x402-express` 1.x and is absent
- * from a production install without development dependencies; the family is then reported as
- * not run (accepts null) rather than guessed.
+ * The x402 1.x library, loaded on first use (only this check needs it). Should it fail to load,
+ * the family is reported as not run (accepts null) rather than guessed.
  */
 function loadV1(): Promise<V1Library | null> {
-  v1Library ??= (async () => {
-    try {
-      // Specifiers in variables: bundlers leave an optional package alone.
-      const clientPath = "x402/client";
-      const typesPath = "x402/types";
-      const client = (await import(clientPath)) as {
-        createPaymentHeader(signer: unknown, version: number, option: unknown): Promise<string>;
-        selectPaymentRequirements(options: unknown[], network?: unknown, scheme?: string): unknown;
-      };
-      const types = (await import(typesPath)) as { PaymentRequirementsSchema: { parse(value: unknown): unknown } };
-      return {
-        parse: (option) => types.PaymentRequirementsSchema.parse(option),
-        select: (options) => client.selectPaymentRequirements(options, undefined, "exact"),
-        sign: (version, option) => client.createPaymentHeader(throwaway, version, option),
-      };
-    } catch {
-      return null;
-    }
-  })();
+  v1Library ??= Promise.all([import("x402/client"), import("x402/types")]).catch(() => null);
   return v1Library;
 }
 
@@ -296,13 +254,12 @@ async function v1Client(answer: PaymentAnswer): Promise<ClientAcceptance> {
     return { family, accepts: false, reason: `v1 clients pay x402Version 1; the body says ${JSON.stringify(body.x402Version ?? null)}` };
   }
   try {
-    const parsed = body.accepts.map((option) => library.parse(option));
-    const selected = library.select(parsed);
-    if (isObject(selected)) {
-      const problem = await facilitatorRefusal(selected, undefined);
-      if (problem) return { family, accepts: false, reason: problem };
-    }
-    await library.sign(1, selected);
+    const [client, types] = library;
+    const parsed = body.accepts.map((option) => types.PaymentRequirementsSchema.parse(option));
+    const selected = client.selectPaymentRequirements(parsed, undefined, "exact");
+    const problem = await facilitatorRefusal(selected, undefined);
+    if (problem) return { family, accepts: false, reason: problem };
+    await client.createPaymentHeader(throwaway, 1, selected);
     return { family, accepts: true, reason: null };
   } catch (error) {
     return { family, accepts: false, reason: messageOf(error) };

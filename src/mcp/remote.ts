@@ -30,7 +30,7 @@ import type { PaymentPayload } from "@x402/core/types";
 import packageJson from "../../package.json" with { type: "json" };
 import type { RouteDef } from "../../spec/route.ts";
 import { errorBody, type ErrorCode as ServiceErrorCode } from "../errors.ts";
-import { isObject, type JsonObject } from "../json.ts";
+import { isObject, type JsonObject, parseJsonOrUndefined } from "../json.ts";
 import type { DecodedPayment, PayloadProblem } from "../payments/payload.ts";
 import type { Admission, CallToAdmit } from "../server/middleware/rate-limit.ts";
 import { MAX_JSON_DEPTH } from "../validate.ts";
@@ -188,12 +188,7 @@ export async function answerMcp(
   limits?: CallLimits,
 ): Promise<Response> {
   const text = await request.text();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
+  const parsed = parseJsonOrUndefined(text);
   const refused: JsonObject[] = [];
   let passed: unknown = parsed;
   if (parsed !== undefined) {

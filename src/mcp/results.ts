@@ -14,20 +14,12 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
-import { isObject, type JsonObject } from "../json.ts";
+import { isObject, type JsonObject, parseJsonOrUndefined } from "../json.ts";
 
 /** Where a client puts its `PaymentPayload` in `tools/call` params. */
 export const PAYMENT_META_KEY = "x402/payment";
 /** Where the result carries the `SettleResponse`. */
 export const PAYMENT_RESPONSE_META_KEY = "x402/payment-response";
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
 
 /** The decoded header `name` (PAYMENT-RESPONSE, PAYMENT-REQUIRED), if the answer carries a readable one. */
 function decodedHeader<T>(headers: Headers, name: string, decode: (header: string) => T): T | undefined {
@@ -62,7 +54,7 @@ export async function toolResultOf(response: Response, binding: ResultBinding = 
 
 async function toolResultIn(response: Response, binding: ResultBinding): Promise<CallToolResult> {
   const text = await response.text();
-  const body = parseJson(text);
+  const body = parseJsonOrUndefined(text);
   const settlement = decodedHeader(response.headers, "payment-response", decodePaymentResponseHeader);
   const meta = settlement ? { _meta: { [PAYMENT_RESPONSE_META_KEY]: settlement } } : {};
   if (response.ok) {

@@ -26,7 +26,6 @@ export const base: EvmNetwork = {
   },
   schemes: exactEvmSchemes(`eip155:${baseChain.id}`),
   local: {
-    description: "anvil with Base's chain id, USDC, WETH and Multicall3 at Base's addresses",
     // Loaded only in local mode: production never loads the local chain's code.
     start: async (options) => (await import("../local/devnet/devnet.ts")).startDevnet(options),
   },

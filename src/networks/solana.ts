@@ -1,6 +1,6 @@
 /**
  * Solana mainnet: the Solana site's network. Local mode runs litesvm in the service's process in
- * its place, with USDC at the canonical mint and a JSON-RPC on loopback (src/solana/), so stock
+ * its place, with USDC at the canonical mint and a JSON-RPC on loopback (src/local/solana/), so stock
  * Solana clients pay it unchanged.
  */
 import { exactSvmSchemes } from "./svm.ts";
@@ -20,7 +20,6 @@ export const solana: SvmNetwork = {
   schemes: exactSvmSchemes(id),
   schemesAt: (rpcUrl) => exactSvmSchemes(id, rpcUrl),
   local: {
-    description: "litesvm in the service's process: USDC at the canonical mint, a JSON-RPC on loopback, blockhashes expiring on a timer",
     // Loaded only in local mode: production never loads litesvm.
     start: async (options) => (await import("../local/solana/devnet.ts")).startLocalSolana(options),
   },

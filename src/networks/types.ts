@@ -46,8 +46,6 @@ export interface SchemeRegistrations<ClientSigner, FacilitatorSigner> {
 
 /** The chain local mode runs instead of the network: seeded, with funded test keys. */
 export interface LocalChain<Options, Running> {
-  /** One line for the start banner and the docs, e.g. "anvil, Base's chain id and contracts". */
-  description: string;
   /** Start (or resume from its saved state) and seed it; loaded only when called. */
   start(options: Options): Promise<Running>;
 }

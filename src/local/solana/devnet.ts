@@ -5,17 +5,7 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { LocalSolana } from "./local-chain.ts";
 import { startSolanaRpc } from "./rpc-server.ts";
-import { type SolanaScenario, seedSolanaScenario } from "./scenario.ts";
-
-/** The running local Solana. */
-export interface LocalSolanaDevnet {
-  chain: LocalSolana;
-  rpcUrl: string;
-  scenario: SolanaScenario;
-  /** Whether this start seeded it (false: the state of an earlier start). */
-  seeded: boolean;
-  stop(): Promise<void>;
-}
+import { seedSolanaScenario } from "./scenario.ts";
 
 export interface LocalSolanaOptions {
   /** Where the state is kept; undefined: nothing is saved (tests). */
@@ -27,7 +17,7 @@ export interface LocalSolanaOptions {
 }
 
 /** Start (or reopen) the local Solana. */
-export async function startLocalSolana(options: LocalSolanaOptions = {}): Promise<LocalSolanaDevnet> {
+export async function startLocalSolana(options: LocalSolanaOptions = {}) {
   const { chain, fresh } = LocalSolana.open(options.dataDir);
   const scenario = await seedSolanaScenario(chain, fresh);
   const rpc = await startSolanaRpc(chain, options.rpcPort ?? 0);
@@ -36,6 +26,7 @@ export async function startLocalSolana(options: LocalSolanaOptions = {}): Promis
     chain,
     rpcUrl: rpc.url,
     scenario,
+    // Whether this start seeded it (false: the state of an earlier start).
     seeded: fresh,
     async stop() {
       await rpc.close();
@@ -44,20 +35,11 @@ export async function startLocalSolana(options: LocalSolanaOptions = {}): Promis
   };
 }
 
-/** The `solana` object of `data/devnet.json`: what a buyer or a tool needs to pay the Solana site. */
-export interface SolanaDevnetInfo {
-  siteUrl: string;
-  rpcUrl: string;
-  network: string;
-  usdcMint: string;
-  payTo: string;
-  feePayer: string;
-  /** `secretKey`: the 64-byte key in base58, as Solana wallets export it. */
-  buyers: { address: string; secretKey: string }[];
-}
+/** The running local Solana. */
+export type LocalSolanaDevnet = Awaited<ReturnType<typeof startLocalSolana>>;
 
-/** The devnet file's `solana` object of `devnet` served at `siteUrl`. */
-export function solanaDevnetInfo(devnet: LocalSolanaDevnet, siteUrl: string): SolanaDevnetInfo {
+/** The `solana` object of `data/devnet.json` for `devnet` served at `siteUrl`: what a buyer or a tool needs to pay the Solana site. */
+export function solanaDevnetInfo(devnet: LocalSolanaDevnet, siteUrl: string) {
   const s = devnet.scenario;
   return {
     siteUrl,
@@ -66,12 +48,13 @@ export function solanaDevnetInfo(devnet: LocalSolanaDevnet, siteUrl: string): So
     usdcMint: s.usdcMint,
     payTo: s.payTo,
     feePayer: s.feePayer.address,
+    // `secretKey`: the 64-byte key in base58, as Solana wallets export it.
     buyers: s.buyers.map((b) => ({ address: b.address, secretKey: b.secretKey })),
   };
 }
 
 /** Add (or replace) the `solana` object of the devnet file written by the EVM devnet, atomically. */
-export function writeSolanaDevnetInfo(file: string, info: SolanaDevnetInfo): void {
+export function writeSolanaDevnetInfo(file: string, info: ReturnType<typeof solanaDevnetInfo>): void {
   const current = existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>) : {};
   const tmp = `${file}.${process.pid}.solana.tmp`;
   writeFileSync(tmp, `${JSON.stringify({ ...current, solana: info }, null, 2)}\n`);

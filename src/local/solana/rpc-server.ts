@@ -21,9 +21,6 @@ const TOKEN_PROGRAMS = new Set<string>([TOKEN_PROGRAM, TOKEN_2022_PROGRAM_ADDRES
 const MAX_BODY = 1 << 20;
 
 const invalidParams = (message: string) => new JSONRPCErrorException(`Invalid params: ${message}`, JSONRPCErrorCode.InvalidParams);
-/** The Solana RPC's refusal of a token read whose account is not a token program's. */
-const invalidParam = (what: "account" | "mint") =>
-  new JSONRPCErrorException(`Invalid param: could not find ${what}`, JSONRPCErrorCode.InvalidParams);
 
 /** Base58 to bytes (memcmp filters). */
 function base58Bytes(text: string): Uint8Array {
@@ -61,6 +58,12 @@ export function rpcMethods(chain: LocalSolana): Record<string, (params: unknown[
       throw invalidParams(`not a base58 address: ${address}`);
     }
     return found.exists ? found : null;
+  };
+  /** The account at `address` when a token program owns it, else the Solana RPC's refusal of such a token read. */
+  const tokenProgramAccount = (address: unknown, what: "account" | "mint"): EncodedAccount => {
+    const acc = account(address);
+    if (acc && TOKEN_PROGRAMS.has(acc.programAddress)) return acc;
+    throw new JSONRPCErrorException(`Invalid param: could not find ${what}`, JSONRPCErrorCode.InvalidParams);
   };
   const decimalsOf = (mint: string): number => {
     const m = account(mint);
@@ -153,20 +156,17 @@ export function rpcMethods(chain: LocalSolana): Record<string, (params: unknown[
       return { context: context(), value: addresses.map((a) => encode(account(a), options(opts).encoding)) };
     },
     getTokenAccountBalance: ([address]) => {
-      const acc = account(address);
-      if (!acc || !TOKEN_PROGRAMS.has(acc.programAddress)) throw invalidParam("account");
+      const acc = tokenProgramAccount(address, "account");
       const t = getTokenDecoder().decode(acc.data);
       return { context: context(), value: ui(t.amount, decimalsOf(t.mint)) };
     },
     getTokenSupply: ([mint]) => {
-      const acc = account(mint);
-      if (!acc || !TOKEN_PROGRAMS.has(acc.programAddress)) throw invalidParam("mint");
+      const acc = tokenProgramAccount(mint, "mint");
       const m = getMintDecoder().decode(acc.data);
       return { context: context(), value: ui(m.supply, m.decimals) };
     },
     getTokenLargestAccounts: ([mint]) => {
-      const acc = account(mint);
-      if (!acc || !TOKEN_PROGRAMS.has(acc.programAddress)) throw invalidParam("mint");
+      const acc = tokenProgramAccount(mint, "mint");
       const decimals = getMintDecoder().decode(acc.data).decimals;
       const holders = tokenAccountsOf([acc.programAddress])
         .filter((a) => getTokenDecoder().decode(a.data).mint === mint)

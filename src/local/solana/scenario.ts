@@ -30,44 +30,13 @@ import type { LocalSolana } from "./local-chain.ts";
 
 /** The classic SPL Token program. */
 export const TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA" as Address;
-/** The network local mode stands in for, and its USDC mint (canonical: buyers' stock code names it). */
-export const SOLANA_NETWORK = solana.id;
+/** USDC's mint on the network local mode stands in for (canonical: buyers' stock code names it). */
 export const USDC_MINT = solana.usdc.address as Address;
 
 const LAMPORTS = 1_000_000_000n;
 const USDC = 1_000_000n;
 const BUYER_USDC = 1_000n * USDC;
 const BUYERS = 3;
-
-/** One scenario mint: how it was made, which is what meme-hunter must read back. */
-export interface ScenarioMint {
-  symbol: string;
-  mint: Address;
-  program: "spl-token" | "spl-token-2022";
-  decimals: number;
-  supply: string;
-  mintAuthority: boolean;
-  freezeAuthority: boolean;
-  transferFeeBps: number | null;
-  transferHook: boolean;
-  permanentDelegate: boolean;
-  nonTransferable: boolean;
-  defaultFrozen: boolean;
-  /** Holders' balances (atomic), largest first. */
-  holders: { owner: Address; amount: string }[];
-}
-
-/** What the seeded chain holds, for the service, the tests and `data/devnet.json`. */
-export interface SolanaScenario {
-  network: string;
-  usdcMint: Address;
-  payTo: Address;
-  feePayer: SolanaKey;
-  buyers: SolanaKey[];
-  mints: ScenarioMint[];
-  /** A wallet holding SOL, USDC and scenario tokens, with activity (wallet-profile's ground truth). */
-  wallet: { address: Address; lamports: string; usdc: string; tokens: { mint: Address; amount: string }[]; transactions: number };
-}
 
 interface MintPlan {
   symbol: string;
@@ -161,25 +130,19 @@ const programOf = (p: "spl-token" | "spl-token-2022") => (p === "spl-token" ? TO
  * Seed a new chain, or only describe an already seeded one (`seed` false: the accounts exist).
  * Every amount in the answer is what the chain holds after seeding.
  */
-export async function seedSolanaScenario(chain: LocalSolana, seed: boolean): Promise<SolanaScenario> {
+export async function seedSolanaScenario(chain: LocalSolana, seed: boolean) {
   const k = await scenarioKeys();
-  const mints: ScenarioMint[] = [];
   if (seed) {
     chain.airdrop(k.feePayer.address, 1_000n * LAMPORTS);
     chain.airdrop(k.creator.address, 100n * LAMPORTS);
     await seedUsdc(chain, k);
   }
-  for (const [i, plan] of PLANS.entries()) {
-    const key = k.mints[i] as SolanaKey;
-    const holders = plan.shares.map((tokens, h) => ({
-      owner: (plan.symbol === "SAFE" && h === 0 ? k.wallet : (k.holders[h] as SolanaKey)).address,
-      amount: (BigInt(tokens) * TOKEN).toString(),
-    }));
-    if (seed) await seedMint(chain, k.creator, key, plan, holders);
+  // Each mint as it is made, which is what meme-hunter must read back; holders' balances atomic, largest first.
+  const mints = PLANS.map((plan, i) => {
     const exts = plan.extensions(k.creator.address).map((e) => e.__kind);
-    mints.push({
+    return {
       symbol: plan.symbol,
-      mint: key.address,
+      mint: (k.mints[i] as SolanaKey).address,
       program: plan.program,
       decimals: DECIMALS,
       supply: (1_000_000n * TOKEN).toString(),
@@ -190,9 +153,14 @@ export async function seedSolanaScenario(chain: LocalSolana, seed: boolean): Pro
       permanentDelegate: exts.includes("PermanentDelegate"),
       nonTransferable: exts.includes("NonTransferable"),
       defaultFrozen: exts.includes("DefaultAccountState"),
-      holders,
-    });
-  }
+      holders: plan.shares.map((tokens, h) => ({
+        owner: (plan.symbol === "SAFE" && h === 0 ? k.wallet : (k.holders[h] as SolanaKey)).address,
+        amount: (BigInt(tokens) * TOKEN).toString(),
+      })),
+    };
+  });
+  if (seed)
+    for (const [i, mint] of mints.entries()) await seedMint(chain, k.creator, k.mints[i] as SolanaKey, PLANS[i] as MintPlan, mint.holders);
   // The profiled wallet: 12.5 SOL, 250 USDC and SAFE's largest holding (100,000), then two transfers out.
   const walletUsdc = 250n * USDC - 5n * USDC;
   if (seed) {
@@ -218,12 +186,13 @@ export async function seedSolanaScenario(chain: LocalSolana, seed: boolean): Pro
     chain.save();
   }
   return {
-    network: SOLANA_NETWORK,
+    network: solana.id,
     usdcMint: USDC_MINT,
     payTo: k.payTo.address,
     feePayer: k.feePayer,
     buyers: k.buyers,
     mints,
+    // A wallet holding SOL, USDC and scenario tokens, with activity (wallet-profile's ground truth).
     wallet: {
       address: k.wallet.address,
       lamports: (12_500_000_000n - 500_000_000n).toString(),
@@ -234,6 +203,12 @@ export async function seedSolanaScenario(chain: LocalSolana, seed: boolean): Pro
     },
   };
 }
+
+/** What the seeded chain holds, for the service, the tests and `data/devnet.json`. */
+export type SolanaScenario = Awaited<ReturnType<typeof seedSolanaScenario>>;
+
+/** One scenario mint: how it was made, which is what meme-hunter must read back. */
+export type ScenarioMint = SolanaScenario["mints"][number];
 
 function ataInstruction(payer: SolanaKey, owner: Address, mint: Address, program: Address, ata: Address): Instruction {
   return getCreateAssociatedTokenIdempotentInstruction({ payer: payer.signer, ata, owner, mint, tokenProgram: program });
