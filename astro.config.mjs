@@ -1,5 +1,5 @@
-// Astro renders the free pages (prerendered at build time) and hosts the API endpoints; Express
-// serves it through @astrojs/node in middleware mode (src/server/app.ts).
+// Astro renders the free pages (per request, or at build time where a page says `prerender = true`)
+// and hosts the API endpoints; Express serves it through @astrojs/node in middleware mode (src/server/app.ts).
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import node from "@astrojs/node";
@@ -33,7 +33,7 @@ function serviceModulesFromSource() {
 }
 
 export default defineConfig({
-  output: "static",
+  output: "server",
   adapter: node({ mode: "middleware" }),
   trailingSlash: "ignore",
   build: { format: "directory" },

@@ -7,13 +7,10 @@ import type { TObject, TSchema } from "@sinclair/typebox";
 import type { ErrorCode } from "../src/errors.ts";
 import type { Tag } from "./tags.ts";
 
-/** HTTP methods the service routes. */
-export type Method = "GET" | "POST";
-
 /** One route of the service. */
 export interface RouteDef {
   /** HTTP method; a path offered with two methods has two entries. */
-  readonly method: Method;
+  readonly method: "GET" | "POST";
   /** Absolute path under its site's prefix (`/api/`, `/v1/`) or a site's own free path such as `/health`; canonical (no trailing slash, no dot segments). */
   readonly path: string;
   /** Unique OpenAPI operationId, camelCase. */

@@ -41,16 +41,10 @@ export const solanaSiteRoutes: readonly RouteDef[] = solanaRoutes;
 export const allRoutes: readonly RouteDef[] = [...routes, ...secondaryRoutes, ...solanaSiteRoutes];
 
 // A path is unique within its site; sites on different origins may share one (`/v1/meme-hunter`).
-const operationIds = new Set<string>();
+const repeated = (values: readonly string[]) => values.find((value, i) => values.indexOf(value) !== i);
 for (const siteRoutes of [routes, secondaryRoutes, solanaSiteRoutes]) {
-  const keys = new Set<string>();
-  for (const route of siteRoutes) {
-    const key = routeKey(route);
-    if (keys.has(key)) throw new Error(`spec/routes: ${key} is declared twice`);
-    keys.add(key);
-  }
+  const key = repeated(siteRoutes.map(routeKey));
+  if (key) throw new Error(`spec/routes: ${key} is declared twice`);
 }
-for (const route of allRoutes) {
-  if (operationIds.has(route.operationId)) throw new Error(`spec/routes: operationId ${route.operationId} is used twice`);
-  operationIds.add(route.operationId);
-}
+const operationId = repeated(allRoutes.map((route) => route.operationId));
+if (operationId) throw new Error(`spec/routes: operationId ${operationId} is used twice`);

@@ -1,8 +1,5 @@
-/**
- * Shared TypeBox schemas used by several routes. Each schema and its static type share a
- * name, so a route's request, response and OpenAPI description come from one object.
- */
-import { type ObjectOptions, type Static, type TObject, type TProperties, Type } from "@sinclair/typebox";
+/** Shared TypeBox schemas used by several routes. */
+import { type ObjectOptions, type TObject, type TProperties, Type } from "@sinclair/typebox";
 import { base } from "../src/networks/base.ts";
 
 /** A 20-byte EVM address, any case. */
@@ -11,7 +8,6 @@ export const Address = Type.String({
   description: "EVM address: 0x followed by 40 hex digits",
   examples: [base.usdc.address],
 });
-export type Address = Static<typeof Address>;
 
 /** A 32-byte transaction hash. */
 export const TxHash = Type.String({
@@ -19,7 +15,6 @@ export const TxHash = Type.String({
   description: "transaction hash: 0x followed by 64 hex digits",
   examples: ["0x8c1f6b2ad1d43e9f5d0c7a3b2e4f6a8c9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6"],
 });
-export type TxHash = Static<typeof TxHash>;
 
 /**
  * An object that refuses every property it does not list: a request with an unknown field is a

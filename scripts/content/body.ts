@@ -3,12 +3,13 @@
  * ordered list (first paragraph = `do`, first code block = `cmd`), bullets from a bullet list.
  * Text is cut from the author's source, so inline Markdown (`code`, links) stays as written.
  */
-import type { Heading, List, ListItem, Node, Parent, RootContent } from "mdast";
+import type { Code, Heading, List, ListItem, Node, RootContent } from "mdast";
+import { select, selectAll } from "unist-util-select";
 import type { Step } from "../../spec/content-schema.ts";
 import { fileLine, type SourceFile } from "./source-file.ts";
 
 /** The source text of `node`, continuation lines de-indented to the node's own column. */
-function blockText(file: SourceFile, node: Node): string {
+export function blockText(file: SourceFile, node: Node): string {
   const start = node.position?.start;
   const end = node.position?.end;
   if (start?.offset === undefined || end?.offset === undefined) return "";
@@ -50,7 +51,7 @@ function headingText(file: SourceFile, heading: Heading): string {
 export function refuseTitleHeading(file: SourceFile, node: RootContent, field: string): boolean {
   if (node.type !== "heading" || node.depth !== 1) return false;
   const expected = "no level-1 heading (the title comes from the frontmatter `title`)";
-  file.problems.add({
+  file.problems.push({
     file: file.rel,
     field,
     expected,
@@ -82,7 +83,7 @@ export function splitSections(file: SourceFile, expected: readonly string[]): Se
     }
     const name = headingText(file, node);
     if (!expected.includes(name)) {
-      file.problems.add({
+      file.problems.push({
         file: file.rel,
         field: "body",
         expected: `only the level-2 headings ${expected.map((h) => `\`## ${h}\``).join(", ")} (in that order)`,
@@ -93,7 +94,7 @@ export function splitSections(file: SourceFile, expected: readonly string[]): Se
       continue;
     }
     if (sections.byName.has(name)) {
-      file.problems.add({
+      file.problems.push({
         file: file.rel,
         field: `## ${name}`,
         expected: "this heading once",
@@ -109,7 +110,7 @@ export function splitSections(file: SourceFile, expected: readonly string[]): Se
   }
   const missing = expected.filter((h) => !sections.byName.has(h));
   for (const name of missing) {
-    file.problems.add({
+    file.problems.push({
       file: file.rel,
       field: `## ${name}`,
       expected: `a level-2 heading \`## ${name}\` with its list`,
@@ -118,7 +119,7 @@ export function splitSections(file: SourceFile, expected: readonly string[]): Se
   }
   const inOrder = expected.filter((h) => seen.includes(h));
   if (missing.length === 0 && seen.join("\n") !== inOrder.join("\n")) {
-    file.problems.add({
+    file.problems.push({
       file: file.rel,
       field: "body",
       expected: `the sections in the order ${expected.map((h) => `## ${h}`).join(", ")}`,
@@ -135,7 +136,7 @@ function theList(file: SourceFile, section: string, nodes: RootContent[] | undef
   const lists = nodes.filter((n): n is List => n.type === "list");
   const others = nodes.filter((n) => n.type !== "list");
   if (lists.length === 0) {
-    file.problems.add({ file: file.rel, field: `## ${section}`, expected: `one ${kind}`, found: "no list" });
+    file.problems.push({ file: file.rel, field: `## ${section}`, expected: `one ${kind}`, found: "no list" });
     return undefined;
   }
   let ok = true;
@@ -144,7 +145,7 @@ function theList(file: SourceFile, section: string, nodes: RootContent[] | undef
     ok = false;
     const rest = others.length - 1;
     const more = rest > 0 ? ` (and ${rest} more block${rest > 1 ? "s" : ""} after it)` : "";
-    file.problems.add({
+    file.problems.push({
       file: file.rel,
       field: `## ${section}`,
       expected: `only one ${kind} under the heading (indent code blocks and extra paragraphs under their list item: under \`1. \` by 3 spaces, under \`10. \` by 4)`,
@@ -154,7 +155,7 @@ function theList(file: SourceFile, section: string, nodes: RootContent[] | undef
   }
   if (lists.length > 1) {
     ok = false;
-    file.problems.add({
+    file.problems.push({
       file: file.rel,
       field: `## ${section}`,
       expected: `ONE ${kind}`,
@@ -164,7 +165,7 @@ function theList(file: SourceFile, section: string, nodes: RootContent[] | undef
   }
   const list = lists[0] as List;
   if (Boolean(list.ordered) !== ordered) {
-    file.problems.add({
+    file.problems.push({
       file: file.rel,
       field: `## ${section}`,
       expected: `a ${kind}`,
@@ -174,7 +175,7 @@ function theList(file: SourceFile, section: string, nodes: RootContent[] | undef
     return undefined;
   }
   if (ordered && list.start !== null && list.start !== undefined && list.start !== 1) {
-    file.problems.add({
+    file.problems.push({
       file: file.rel,
       field: `## ${section}`,
       expected: "the ordered list to start at 1",
@@ -183,16 +184,6 @@ function theList(file: SourceFile, section: string, nodes: RootContent[] | undef
     });
   }
   return ok ? list : undefined;
-}
-
-/** The first code block anywhere inside `node`, depth first. */
-function firstCode(node: Node): (Node & { value: string }) | undefined {
-  if (node.type === "code") return node as Node & { value: string };
-  for (const child of (node as Parent).children ?? []) {
-    const found = firstCode(child);
-    if (found) return found;
-  }
-  return undefined;
 }
 
 /** The steps of a `## Steps` section (undefined when the section is missing or malformed: already reported): item = step, first paragraph = `do`, first code block = `cmd` ("" when none). */
@@ -204,7 +195,7 @@ export function stepsOf(file: SourceFile, sections: Sections, section = "Steps")
     const first = item.children.find((child) => !isComment(child));
     let doText = "";
     if (first?.type !== "paragraph") {
-      file.problems.add({
+      file.problems.push({
         file: file.rel,
         field: `steps[n=${n}].do`,
         expected: "the step's first block to be a paragraph saying what to do and why",
@@ -214,7 +205,8 @@ export function stepsOf(file: SourceFile, sections: Sections, section = "Steps")
     } else {
       doText = paragraphText(file, first);
     }
-    const code = firstCode(item);
+    // The first code block anywhere inside the item, in document order.
+    const code = select("code", item) as Code | undefined;
     return { n, do: doText, cmd: code ? code.value : "" };
   });
 }
@@ -226,7 +218,7 @@ export function bulletsOf(file: SourceFile, sections: Sections, section: string,
   return list.children.map((item, i) => {
     const text = itemText(file, item);
     if (text === "")
-      file.problems.add({
+      file.problems.push({
         file: file.rel,
         field: `${field}[${i + 1}]`,
         expected: "a non-empty bullet",
@@ -246,7 +238,7 @@ export function filesOf(file: SourceFile, sections: Sections, section = "Files")
     const paragraph = item.children[0];
     const code = paragraph?.type === "paragraph" ? paragraph.children[0] : undefined;
     if (code?.type !== "inlineCode" || code.value.trim() === "") {
-      file.problems.add({
+      file.problems.push({
         file: file.rel,
         field: `files[${i + 1}]`,
         expected: "a bullet that starts with the file path in inline code, e.g. - `/etc/rclone/rclone.conf` — what it is",
@@ -260,18 +252,11 @@ export function filesOf(file: SourceFile, sections: Sections, section = "Files")
   return paths;
 }
 
-/** Every heading in the tree, at any depth of nesting. */
-function headings(node: Node, out: Heading[] = []): Heading[] {
-  if (node.type === "heading") out.push(node as Heading);
-  for (const child of (node as Parent).children ?? []) headings(child, out);
-  return out;
-}
-
 /** The body with every heading moved `by` levels down (capped at 6), everything else exactly as written. */
 export function shiftHeadings(file: SourceFile, by: number): string {
   let text = file.body;
-  const list = headings(file.tree).sort((a, b) => (b.position?.start.offset ?? 0) - (a.position?.start.offset ?? 0));
-  for (const heading of list) {
+  // Every heading at any depth of nesting, last first, so each replacement keeps the earlier offsets.
+  for (const heading of (selectAll("heading", file.tree) as Heading[]).reverse()) {
     const start = heading.position?.start.offset;
     const end = heading.position?.end.offset;
     if (start === undefined || end === undefined) continue;

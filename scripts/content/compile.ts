@@ -30,14 +30,15 @@ import {
   type KbCategoryCount,
   type KbEntry,
   KbFrontmatter,
+  KebabId,
   PLAYBOOK_IDS,
   PlaybookFrontmatter,
   SOP_CATALOGUE,
   SopFrontmatter,
 } from "../../spec/content-schema.ts";
 import { entityPaidRoutes, entityUseCases } from "../../spec/routes/entity-intel.ts";
-import { bulletsOf, filesOf, refuseTitleHeading, shiftHeadings, splitSections, stepsOf, wordCount } from "./body.ts";
-import { ContentError, Problems } from "./problems.ts";
+import { blockText, bulletsOf, filesOf, refuseTitleHeading, shiftHeadings, splitSections, stepsOf, wordCount } from "./body.ts";
+import { ContentError, type ContentProblem } from "./problems.ts";
 import { checkFrontmatter, readSourceFile, type SourceFile } from "./source-file.ts";
 
 /** Options of `compileContent`. */
@@ -58,7 +59,7 @@ interface Context {
   root: string;
   contentDir: string;
   today: string;
-  problems: Problems;
+  problems: ContentProblem[];
 }
 
 function rel(ctx: Context, abs: string): string {
@@ -69,7 +70,7 @@ function rel(ctx: Context, abs: string): string {
 function markdownFiles(ctx: Context, folder: string): string[] {
   const dir = path.join(ctx.contentDir, folder);
   if (!existsSync(dir)) {
-    ctx.problems.add({
+    ctx.problems.push({
       file: rel(ctx, dir),
       field: "folder",
       expected: `the folder content/${folder}/ with one .md file per entry`,
@@ -99,7 +100,7 @@ function compileFolder<T>(ctx: Context, folder: string, compile: (file: SourceFi
 function singleFile(ctx: Context, name: string, what: string): SourceFile | undefined {
   const abs = path.join(ctx.contentDir, name);
   if (!existsSync(abs)) {
-    ctx.problems.add({ file: rel(ctx, abs), field: "file", expected: what, found: "no such file" });
+    ctx.problems.push({ file: rel(ctx, abs), field: "file", expected: what, found: "no such file" });
     return undefined;
   }
   return readSourceFile(abs, rel(ctx, abs), ctx.problems);
@@ -110,9 +111,15 @@ function checkDate(ctx: Context, file: SourceFile, value: string): void {
   const parsed = new Date(`${value}T00:00:00Z`);
   const at = { line: file.keyLines.get("last_verified") };
   if (Number.isNaN(parsed.getTime()) || parsed.toISOString().slice(0, 10) !== value) {
-    ctx.problems.add({ file: file.rel, field: "last_verified", expected: "a real calendar date YYYY-MM-DD", found: value, ...at });
+    ctx.problems.push({ file: file.rel, field: "last_verified", expected: "a real calendar date YYYY-MM-DD", found: value, ...at });
   } else if (value > ctx.today) {
-    ctx.problems.add({ file: file.rel, field: "last_verified", expected: `a date on or before today (${ctx.today})`, found: value, ...at });
+    ctx.problems.push({
+      file: file.rel,
+      field: "last_verified",
+      expected: `a date on or before today (${ctx.today})`,
+      found: value,
+      ...at,
+    });
   }
 }
 
@@ -120,7 +127,7 @@ function checkDate(ctx: Context, file: SourceFile, value: string): void {
 function checkFileName(file: SourceFile, field: "id" | "slug", value: string): void {
   const expected = path.basename(file.rel, ".md");
   if (value !== expected) {
-    file.problems.add({
+    file.problems.push({
       file: file.rel,
       field,
       expected: `"${expected}" (the file name)`,
@@ -132,7 +139,7 @@ function checkFileName(file: SourceFile, field: "id" | "slug", value: string): v
 
 /** Refuse an empty list where at least one entry is required. */
 function nonEmpty(file: SourceFile, field: string, list: unknown[] | undefined): void {
-  if (list && list.length === 0) file.problems.add({ file: file.rel, field, expected: "at least one entry", found: "none" });
+  if (list && list.length === 0) file.problems.push({ file: file.rel, field, expected: "at least one entry", found: "none" });
 }
 
 function compileBundle(ctx: Context): BundleMeta | undefined {
@@ -185,7 +192,7 @@ function compilePlaybooks(ctx: Context): CompiledPlaybook[] {
 function checkPresent(ctx: Context, folder: string, found: readonly string[], ids: readonly string[], expected: string): void {
   for (const id of ids) {
     if (!found.includes(id))
-      ctx.problems.add({ file: `${rel(ctx, ctx.contentDir)}/${folder}/${id}.md`, field: "file", expected, found: "no such file" });
+      ctx.problems.push({ file: `${rel(ctx, ctx.contentDir)}/${folder}/${id}.md`, field: "file", expected, found: "no such file" });
   }
 }
 
@@ -195,7 +202,7 @@ function inOrder<T extends { source: string; order: number }>(ctx: Context, reco
     const files = sharing.map((r) => r.source);
     if (files.length > 1) {
       for (const file of files)
-        ctx.problems.add({
+        ctx.problems.push({
           file,
           field: "order",
           expected: `a position 1-${total} no other file uses`,
@@ -220,7 +227,7 @@ function compileSop(ctx: Context, file: SourceFile): CompiledSop | undefined {
   const slug = path.basename(file.rel, ".md");
   const entry = SOP_CATALOGUE.find((s) => s.slug === slug);
   if (!entry) {
-    ctx.problems.add({
+    ctx.problems.push({
       file: file.rel,
       field: "file name",
       expected: `one of the SOP slugs: ${SOP_CATALOGUE.map((s) => s.slug).join(", ")}`,
@@ -233,11 +240,11 @@ function compileSop(ctx: Context, file: SourceFile): CompiledSop | undefined {
     ] as const) {
       if (list && list.length !== count) {
         const expected = `exactly ${count} ${section.toLowerCase()} (the SOP catalogue)`;
-        ctx.problems.add({ file: file.rel, field: `## ${section}`, expected, found: `${list.length}` });
+        ctx.problems.push({ file: file.rel, field: `## ${section}`, expected, found: `${list.length}` });
       }
     }
     if (data && data.price_usdc !== entry.price_usdc) {
-      ctx.problems.add({
+      ctx.problems.push({
         file: file.rel,
         field: "price_usdc",
         expected: `${entry.price_usdc} (the SOP catalogue)`,
@@ -286,7 +293,7 @@ function compileKbEntry(ctx: Context, file: SourceFile): KbEntry | undefined {
   for (const node of file.tree.children) refuseTitleHeading(file, node, "answer");
   const words = wordCount(answer);
   if (words < KB_ANSWER_WORDS.min || words > KB_ANSWER_WORDS.max) {
-    ctx.problems.add({
+    ctx.problems.push({
       file: file.rel,
       field: "answer",
       expected: `an answer of ${KB_ANSWER_WORDS.min}-${KB_ANSWER_WORDS.max} words`,
@@ -311,7 +318,7 @@ function compileKb(ctx: Context): { entries: KbEntry[]; categories: KbCategoryCo
   const { compiled: entries, names: files } = compileFolder(ctx, "kb", (file) => compileKbEntry(ctx, file));
   const kbDir = `${rel(ctx, ctx.contentDir)}/kb`;
   if (files.length !== KB_ENTRIES_TOTAL) {
-    ctx.problems.add({
+    ctx.problems.push({
       file: kbDir,
       field: "entries",
       expected: `exactly ${KB_ENTRIES_TOTAL} entries`,
@@ -322,7 +329,7 @@ function compileKb(ctx: Context): { entries: KbEntry[]; categories: KbCategoryCo
     (c) => c.count > 0,
   );
   if (files.length > 0 && entries.length === files.length && categories.length < KB_MIN_CATEGORIES) {
-    ctx.problems.add({
+    ctx.problems.push({
       file: kbDir,
       field: "category",
       expected: `entries spread across at least ${KB_MIN_CATEGORIES} of ${KB_CATEGORIES.join(", ")}`,
@@ -343,14 +350,14 @@ function realInstant(value: string): number | undefined {
 function compileAd(file: SourceFile): Ad | undefined {
   const data = checkFrontmatter(file, AdFrontmatter);
   const id = path.basename(file.rel, ".md");
-  if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(id)) {
-    file.problems.add({ file: file.rel, field: "file name", expected: "a kebab-case id (the placement's id)", found: id });
+  if (!Value.Check(KebabId, id)) {
+    file.problems.push({ file: file.rel, field: "file name", expected: "a kebab-case id (the placement's id)", found: id });
   }
   // Plain text: line breaks in the file are only wrapping.
   const text = file.body.trim().replace(/\s+/g, " ");
   const bodyLine = file.bodyLineOffset + 1 + (file.body.match(/^\s*\n/)?.[0].split("\n").length ?? 1) - 1;
   if (text === "")
-    file.problems.add({
+    file.problems.push({
       file: file.rel,
       field: "text",
       expected: "the placement's text after the frontmatter",
@@ -358,7 +365,7 @@ function compileAd(file: SourceFile): Ad | undefined {
       line: bodyLine,
     });
   else if (text.length > AD_TEXT_MAX) {
-    file.problems.add({
+    file.problems.push({
       file: file.rel,
       field: "text",
       expected: `at most ${AD_TEXT_MAX} characters`,
@@ -374,7 +381,7 @@ function compileAd(file: SourceFile): Ad | undefined {
     ["expires_at", expires],
   ] as const) {
     if (ms === undefined)
-      file.problems.add({
+      file.problems.push({
         file: file.rel,
         field,
         expected: "a real UTC time YYYY-MM-DDTHH:MM:SSZ",
@@ -383,7 +390,7 @@ function compileAd(file: SourceFile): Ad | undefined {
       });
   }
   if (starts !== undefined && expires !== undefined && expires <= starts) {
-    file.problems.add({
+    file.problems.push({
       file: file.rel,
       field: "expires_at",
       expected: `a time after starts_at (${data.starts_at})`,
@@ -416,7 +423,7 @@ function compileAds(ctx: Context): Ad[] {
   for (let i = 1; i < ads.length; i++) {
     const [prev, cur] = [ads[i - 1], ads[i]] as [(typeof ads)[number], (typeof ads)[number]];
     if (prev.ad.placement === cur.ad.placement && cur.ad.starts_at < prev.ad.expires_at) {
-      ctx.problems.add({
+      ctx.problems.push({
         file: cur.file,
         field: "starts_at",
         expected: `a start at or after ${prev.ad.expires_at}, when ${prev.file} leaves the ${cur.ad.placement} slot (one placement per slot at a time)`,
@@ -441,7 +448,7 @@ function compileEntityUseCase(ctx: Context, file: SourceFile): EntityUseCase | u
     const head = /^`([a-z-]+)`\s*:\s*(\S[\s\S]*)$/.exec(step.do);
     const route = head ? PLAN_ROUTES.get(head[1] as string) : undefined;
     if (!head || !route) {
-      file.problems.add({
+      file.problems.push({
         file: file.rel,
         field,
         expected: `the step to start with a route in backticks and a colon, one of ${[...PLAN_ROUTES.keys()].map((k) => `\`${k}\``).join(", ")}, then why`,
@@ -453,7 +460,7 @@ function compileEntityUseCase(ctx: Context, file: SourceFile): EntityUseCase | u
     try {
       body = JSON.parse(step.cmd);
     } catch {
-      file.problems.add({
+      file.problems.push({
         file: file.rel,
         field: `${field}.example_body`,
         expected: "a ```json block holding the request body",
@@ -463,7 +470,7 @@ function compileEntityUseCase(ctx: Context, file: SourceFile): EntityUseCase | u
     }
     if (!route.body || !Value.Check(route.body, body) || body === null || typeof body !== "object" || Array.isArray(body)) {
       const first = route.body ? [...Value.Errors(route.body, body)][0] : undefined;
-      file.problems.add({
+      file.problems.push({
         file: file.rel,
         field: `${field}.example_body`,
         expected: `a valid body of POST ${route.path}`,
@@ -477,11 +484,7 @@ function compileEntityUseCase(ctx: Context, file: SourceFile): EntityUseCase | u
   checkFileName(file, "id", data.id);
   checkDate(ctx, file, data.last_verified);
   const intro = sections.intro
-    .map((node) =>
-      node.position?.start.offset !== undefined && node.position.end.offset !== undefined
-        ? file.body.slice(node.position.start.offset, node.position.end.offset)
-        : "",
-    )
+    .map((node) => blockText(file, node))
     .join("\n\n")
     .trim();
   return { ...data, intro, plan, source: file.rel };
@@ -490,7 +493,7 @@ function compileEntityUseCase(ctx: Context, file: SourceFile): EntityUseCase | u
 function compileEntityUseCases(ctx: Context): EntityUseCase[] {
   const { compiled, names } = compileFolder(ctx, "entity-intel", (file) => compileEntityUseCase(ctx, file));
   if (existsSync(path.join(ctx.contentDir, "entity-intel")) && names.length < ENTITY_USE_CASES_MIN) {
-    ctx.problems.add({
+    ctx.problems.push({
       file: `${rel(ctx, ctx.contentDir)}/entity-intel`,
       field: "use cases",
       expected: `at least ${ENTITY_USE_CASES_MIN} use cases`,
@@ -506,7 +509,7 @@ export async function compileContent(root: string, options: CompileOptions = {})
     root,
     contentDir: path.join(root, "content"),
     today: options.today ?? new Date().toISOString().slice(0, 10),
-    problems: new Problems(),
+    problems: [],
   };
   const bundle = compileBundle(ctx);
   const playbooks = compilePlaybooks(ctx);
@@ -515,8 +518,7 @@ export async function compileContent(root: string, options: CompileOptions = {})
   const kb = compileKb(ctx);
   const ads = compileAds(ctx);
   const entityUseCases = compileEntityUseCases(ctx);
-  ctx.problems.throwIfAny();
-  if (!bundle || !howto) throw new ContentError(ctx.problems.list);
+  if (ctx.problems.length > 0 || !bundle || !howto) throw new ContentError(ctx.problems);
 
   const compiled: CompiledContent = {
     "x-generated": "Generated by scripts/content/compile.ts from content/; do not edit. Server-only: holds paid content.",

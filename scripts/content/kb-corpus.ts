@@ -5,7 +5,7 @@
  * each entry with names of its own (a deterministic lexicon of English-like words) as real
  * articles name their own tools and fields. The same seed gives the same corpus.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { KbEntry } from "../../spec/content-schema.ts";
 
@@ -21,13 +21,12 @@ export function prng(seed: number): () => number {
   };
 }
 
-function markdownFiles(dir: string, out: string[] = []): string[] {
-  for (const name of readdirSync(dir).sort()) {
-    const full = path.join(dir, name);
-    if (statSync(full).isDirectory()) markdownFiles(full, out);
-    else if (name.endsWith(".md")) out.push(full);
-  }
-  return out;
+/** Every `.md` file under `dir`, at any depth, by path. */
+function markdownFiles(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .filter((name) => name.endsWith(".md"))
+    .sort()
+    .map((name) => path.join(dir, name));
 }
 
 /** Distinct lower-case words of the Markdown under `contentDir`, in order of first appearance. */

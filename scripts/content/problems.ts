@@ -35,21 +35,6 @@ export class ContentError extends Error {
   }
 }
 
-/** Collects problems for one compile run. */
-export class Problems {
-  readonly list: ContentProblem[] = [];
-
-  /** Record a problem. */
-  add(problem: ContentProblem): void {
-    this.list.push(problem);
-  }
-
-  /** Throw a `ContentError` if anything was recorded. */
-  throwIfAny(): void {
-    if (this.list.length > 0) throw new ContentError(this.list);
-  }
-}
-
 /** A short echo of a found value for a problem message. */
 export function echo(value: unknown): string {
   if (value === undefined) return "nothing";

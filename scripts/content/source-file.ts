@@ -11,7 +11,7 @@ import type { Root } from "mdast";
 import remarkParse from "remark-parse";
 import { unified } from "unified";
 import { checkerFor, schemaAt } from "../../src/validate.ts";
-import { echo, type Problems } from "./problems.ts";
+import { type ContentProblem, echo } from "./problems.ts";
 
 /** One parsed content file. */
 export interface SourceFile {
@@ -27,7 +27,7 @@ export interface SourceFile {
   bodyLineOffset: number;
   /** Frontmatter keys and the file line they are on. */
   keyLines: Map<string, number>;
-  problems: Problems;
+  problems: ContentProblem[];
 }
 
 const parser = unified().use(remarkParse);
@@ -40,7 +40,7 @@ const parser = unified().use(remarkParse);
 const engines = { yaml: (text: string) => load(text, { schema: CORE_SCHEMA }) as object };
 
 /** Read and parse `abs`; YAML errors become problems (the file then has empty data). */
-export function readSourceFile(abs: string, rel: string, problems: Problems): SourceFile {
+export function readSourceFile(abs: string, rel: string, problems: ContentProblem[]): SourceFile {
   const text = readFileSync(abs, "utf8").replace(/\r\n?/g, "\n");
   let data: Record<string, unknown> = {};
   let body = text;
@@ -53,7 +53,7 @@ export function readSourceFile(abs: string, rel: string, problems: Problems): So
     rawMatter = parsed.matter;
   } catch (error) {
     const mark = (error as { mark?: { line?: number } }).mark;
-    problems.add({
+    problems.push({
       file: rel,
       field: "frontmatter",
       expected: "valid YAML between the two `---` lines",
@@ -100,11 +100,11 @@ export function checkFrontmatter<S extends TObject>(file: SourceFile, schema: S)
     const line = file.keyLines.get(error.path.split("/")[1] ?? "");
     const parent = error.path.split("/").slice(0, -1).join("/");
     if (fieldSchema === undefined) {
-      file.problems.add({ file: file.rel, field, expected: `no such field (allowed: ${allowed(parent)})`, line });
+      file.problems.push({ file: file.rel, field, expected: `no such field (allowed: ${allowed(parent)})`, line });
       continue;
     }
     const value = error.value;
-    file.problems.add({
+    file.problems.push({
       file: file.rel,
       field,
       expected: value === undefined ? `this required field: ${expectedOf(fieldSchema)}` : expectedOf(fieldSchema),

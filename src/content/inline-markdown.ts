@@ -17,8 +17,6 @@ function phrasing(nodes: readonly (PhrasingContent | RootContent)[]): string {
   return nodes
     .map((node) => {
       switch (node.type) {
-        case "text":
-          return escapeHtml(node.value);
         case "inlineCode":
           return `<code>${escapeHtml(node.value)}</code>`;
         case "emphasis":
@@ -32,9 +30,8 @@ function phrasing(nodes: readonly (PhrasingContent | RootContent)[]): string {
           return /^https?:\/\//.test(node.url)
             ? `<a href="${escapeHtml(node.url)}">${phrasing(node.children)}</a>`
             : phrasing(node.children);
-        case "paragraph":
-          return phrasing(node.children);
         default:
+          // Text, and any other node with a value, as escaped text; a paragraph or other parent as its children.
           return "value" in node && typeof node.value === "string"
             ? escapeHtml(node.value)
             : "children" in node

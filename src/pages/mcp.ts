@@ -8,8 +8,6 @@ import { siteById } from "../../spec/sites.ts";
 import { dispatch } from "../dispatch.ts";
 import { answerMcp, mcpMethodNotAllowed } from "../mcp/remote.ts";
 
-export const prerender = false;
-
 export const POST: APIRoute = ({ request, locals }) =>
   answerMcp(
     request,

@@ -4,16 +4,14 @@
  * proof), so the document is served from here rather than written at build time.
  */
 import type { APIRoute } from "astro";
+import { LRUCache } from "lru-cache";
 import { type SiteDef, siteById } from "../../spec/sites.ts";
 import type { FunctionConfig, Services } from "../context.ts";
 import { buildOpenApi } from "../discovery/openapi.ts";
 import { devnetOwnershipProof, originOf, provesOwnership } from "../discovery/ownership-proof.ts";
 
-export const prerender = false;
-
-/** Documents by origin, per service configuration; a few origins at most (saneHost bounds the Host header's shape). */
-const documents = new WeakMap<FunctionConfig, Map<string, Promise<string>>>();
-const MAX_ORIGINS = 8;
+/** Documents by site and origin, per service configuration; the 8 last used (saneHost bounds the Host header's shape). */
+const documents = new WeakMap<FunctionConfig, LRUCache<string, Promise<string>>>();
 
 async function proofsFor(services: Services, origin: string): Promise<readonly string[]> {
   const { config, log } = services;
@@ -44,18 +42,11 @@ export const GET: APIRoute = async ({ url, locals }) => {
   const { services } = locals;
   const site = siteById(locals.site);
   const origin = services.config.publicUrl ? originOf(services.config.publicUrl) : url.origin;
-  let byOrigin = documents.get(services.config);
-  if (!byOrigin) {
-    byOrigin = new Map();
-    documents.set(services.config, byOrigin);
-  }
+  const byOrigin = documents.get(services.config) ?? new LRUCache<string, Promise<string>>({ max: 8 });
+  documents.set(services.config, byOrigin);
   const key = `${site.id} ${origin}`;
-  let body = byOrigin.get(key);
-  if (!body) {
-    if (byOrigin.size >= MAX_ORIGINS) byOrigin.clear();
-    body = documentFor(services, site, origin);
-    byOrigin.set(key, body);
-  }
+  const body = byOrigin.get(key) ?? documentFor(services, site, origin);
+  byOrigin.set(key, body);
   return new Response(await body, {
     headers: { "Content-Type": "application/json; charset=utf-8", "Cache-Control": "public, max-age=300" },
   });

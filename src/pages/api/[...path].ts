@@ -5,6 +5,4 @@
 import type { APIRoute } from "astro";
 import { dispatch } from "../../dispatch.ts";
 
-export const prerender = false;
-
 export const ALL: APIRoute = ({ request, locals }) => dispatch(request, locals);

@@ -3,9 +3,4 @@
  * the dispatcher, which answers only the routes of the site the request came to (a `/v1/` path
  * on the primary site is a 404).
  */
-import type { APIRoute } from "astro";
-import { dispatch } from "../../dispatch.ts";
-
-export const prerender = false;
-
-export const ALL: APIRoute = ({ request, locals }) => dispatch(request, locals);
+export { ALL } from "../api/[...path].ts";
