@@ -1,3 +1,7 @@
+import { execFile } from "node:child_process";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { promisify } from "node:util";
 import { x402HTTPClient } from "@x402/core/client";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import type { PaymentPayload } from "@x402/core/types";
@@ -63,5 +67,39 @@ describe("the Solana facilitator on its own thread", () => {
     await thread.close();
     await expect(inFlight).rejects.toThrow(/the Solana facilitator thread ended/);
     expect(await thread.verify(paid, paid.accepted)).toMatchObject({ isValid: true, payer: chain.scenario.buyers[1]?.address });
+  });
+
+  it("keeps a process alive while a call waits on it (the chain answering slowly), and not after", async () => {
+    // The chain's RPC behind a proxy that answers 1.5 s late: the call outlives the thread's start.
+    const slow = createServer((req, res) => {
+      const body: Buffer[] = [];
+      req.on("data", (c: Buffer) => body.push(c));
+      req.on("end", () => {
+        setTimeout(async () => {
+          const answer = await fetch(chain.rpcUrl, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: Buffer.concat(body),
+          });
+          res.writeHead(answer.status, { "content-type": "application/json" }).end(Buffer.from(await answer.arrayBuffer()));
+        }, 1_500);
+      });
+    });
+    await new Promise<void>((resolve) => slow.listen(0, "127.0.0.1", resolve));
+    try {
+      const paid = await payment(2, "1000");
+      // A process whose only pending work is that call: it must wait for the answer, then end.
+      const script = `
+        import { signerFromSecret } from "./src/solana/keys.ts";
+        import { svmFacilitatorThread } from "./src/solana/facilitator-thread.ts";
+        const paid = ${JSON.stringify(paid)};
+        const f = svmFacilitatorThread(await signerFromSecret("${chain.scenario.feePayer.secretKey}"), "http://127.0.0.1:${(slow.address() as AddressInfo).port}", paid.accepted.network);
+        console.log(JSON.stringify(await f.verify(paid, paid.accepted)));`;
+      const { stdout } = await promisify(execFile)(process.execPath, ["--input-type=module", "-e", script], { timeout: 30_000 });
+      expect(JSON.parse(stdout)).toMatchObject({ isValid: true, payer: chain.scenario.buyers[2]?.address });
+    } finally {
+      slow.closeAllConnections();
+      await new Promise((resolve) => slow.close(resolve));
+    }
   });
 });

@@ -30,39 +30,47 @@ export function svmFacilitatorThread(
   rpcUrl: string,
   network: string,
 ): FacilitatorClient & { address: string; close(): Promise<void> } {
-  const pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
+  type Pending = Map<number, { resolve(value: unknown): void; reject(error: Error): void }>;
   let next = 0;
-  let worker: Worker | undefined;
-  const failAll = (error: Error) => {
-    for (const p of pending.values()) p.reject(error);
-    pending.clear();
-  };
+  let current: { worker: Worker; pending: Pending } | undefined;
   // Started on first use, and again after a crash: the calls in flight then fail (not charged), later ones are served.
-  const thread = (): Worker => {
-    if (worker) return worker;
+  const thread = () => {
+    if (current) return current;
     const data: ThreadData = { keyPair: feePayer.keyPair, rpcUrl, network };
-    const started = new Worker(new URL(import.meta.url), { workerData: data });
-    started.unref();
-    started.on("message", (reply: Reply) => {
+    // No inherited Node options: the parent's (`-e` with `--input-type`, a loader) need not fit a thread running this file.
+    const worker = new Worker(new URL(import.meta.url), { workerData: data, execArgv: [] });
+    const started = { worker, pending: new Map() as Pending };
+    const { pending } = started;
+    // It keeps the process alive only while a call waits on it (attaching the listener below refs
+    // the thread's port: it is unref'd whenever no call waits).
+    worker.unref();
+    const failAll = (error: Error) => {
+      for (const p of pending.values()) p.reject(error);
+      pending.clear();
+    };
+    worker.on("message", (reply: Reply) => {
       const p = pending.get(reply.id);
       if (!p) return;
       pending.delete(reply.id);
+      if (pending.size === 0) worker.unref();
       if ("error" in reply) p.reject(new Error(reply.error));
       else p.resolve(reply.value);
     });
-    started.on("error", (error) => failAll(error));
-    started.on("exit", (code) => {
-      if (worker === started) worker = undefined;
+    worker.on("error", failAll);
+    worker.on("exit", (code) => {
+      if (current === started) current = undefined;
       failAll(new Error(`the Solana facilitator thread ended (exit code ${code})`));
     });
-    worker = started;
+    current = started;
     return started;
   };
   const call = <T>(op: Call["op"], payload?: PaymentPayload, requirements?: PaymentRequirements): Promise<T> =>
     new Promise<T>((resolve, reject) => {
+      const { worker, pending } = thread();
       const id = next++;
+      if (pending.size === 0) worker.ref();
       pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
-      thread().postMessage({ id, op, payload, requirements } satisfies Call);
+      worker.postMessage({ id, op, payload, requirements } satisfies Call);
     });
   return {
     address: feePayer.address,
@@ -70,9 +78,9 @@ export function svmFacilitatorThread(
     settle: (payload, requirements) => call("settle", payload, requirements),
     getSupported: () => call<SupportedResponse>("supported"),
     async close() {
-      const running = worker;
-      worker = undefined;
-      if (running) await running.terminate();
+      const running = current;
+      current = undefined;
+      if (running) await running.worker.terminate();
     },
   };
 }
