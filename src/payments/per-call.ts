@@ -39,7 +39,8 @@ import type { PaymentGate } from "./gate.ts";
 import { claimAll, type HeldLeases, holding, releaseAll, whileClaimed } from "./inflight.ts";
 import { KEPT_HEADERS, type KeptAnswer, keepAnswer, keptAnswerOf, MAX_KEPT_ANSWER_BYTES, settleAndKeep } from "./kept-answers.ts";
 import { type DecodedPayment, isProblem, type PayloadProblem } from "./payload.ts";
-import { resolveAuthorization } from "./upkeep.ts";
+import type { PaymentScheme } from "./scheme.ts";
+import { resolvePayment } from "./upkeep.ts";
 
 /** The facilitator's answer to a payment, with the x402 request context it was given. */
 interface Verification {
@@ -54,12 +55,15 @@ export class PerCallPayment {
   private readonly core: PaymentGate;
   /** The chain's record of authorisations, each read within the payment time budget. */
   private readonly chain: AuthorizationReader;
+  /** The scheme's own lookup of a payment left open (Solana), within the same budget. */
+  private readonly lookup: PaymentScheme["settlementOf"];
   private readonly network: `${string}:${string}`;
 
   constructor(core: PaymentGate) {
     this.core = core;
     const { config, authorizations } = core.options;
     this.chain = budgeted(authorizations, config.payments.timeoutMs);
+    this.lookup = core.scheme.settlementOf && withinBudget(core.scheme.settlementOf, config.payments.timeoutMs);
     this.network = core.scheme.network as `${string}:${string}`;
   }
 
@@ -267,7 +271,8 @@ export class PerCallPayment {
   private async resolveOpen(open: AttemptRow[]): Promise<{ settled: AttemptRow | undefined; stillOpen: boolean }> {
     if (open.length === 0) return { settled: undefined, stillOpen: false };
     const rows = open.map((r) => ({ ...r, valid_before: r.valid_before === null ? null : Number(r.valid_before) }));
-    const { tx, stillOpen } = await resolveAuthorization(this.core.options.store, this.chain, this.core.options.payTo, rows);
+    const reader = { authorizations: this.chain, lookup: this.lookup };
+    const { tx, stillOpen } = await resolvePayment(this.core.options.store, reader, this.core.options.payTo, rows);
     const first = open.find((r) => r.verified);
     return { settled: tx && first ? { ...first, outcome: "settled", settlement_tx: tx } : undefined, stillOpen };
   }
@@ -485,21 +490,23 @@ export function paymentUnavailable(): ServiceError {
   );
 }
 
-/** `reader`, each call within `ms`: past it, or failing, a `payment_unavailable` error. */
-function budgeted(reader: AuthorizationReader, ms: number): AuthorizationReader {
-  const bound =
-    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
-    (...args: A): Promise<R> =>
-      withBudget(
-        call(...args).catch((error: unknown) => {
-          throw Object.assign(paymentUnavailable(), { cause: error });
-        }),
-        ms,
-        () => {
-          throw paymentUnavailable();
-        },
-      );
-  return { isUsed: bound(reader.isUsed), findUse: bound(reader.findUse), findPayment: bound(reader.findPayment) };
+/** `call`, within `ms`: past it, or failing, a `payment_unavailable` error. */
+function withinBudget<A extends unknown[], R>(call: (...args: A) => Promise<R>, ms: number): (...args: A) => Promise<R> {
+  return (...args: A): Promise<R> =>
+    withBudget(
+      call(...args).catch((error: unknown) => {
+        throw Object.assign(paymentUnavailable(), { cause: error });
+      }),
+      ms,
+      () => {
+        throw paymentUnavailable();
+      },
+    );
+}
+
+/** `reader`, each call within `ms`. */
+function budgeted({ isUsed, findUse, findPayment }: AuthorizationReader, ms: number): AuthorizationReader {
+  return { isUsed: withinBudget(isUsed, ms), findUse: withinBudget(findUse, ms), findPayment: withinBudget(findPayment, ms) };
 }
 
 function serverTiming(t: Attempt["timings"]): string {

@@ -58,18 +58,28 @@ async function resolveRows<R extends OpenAttempt>(
 }
 
 /**
- * An EIP-3009 authorisation's fate, read from the chain: paid to `payTo`, settled. Used elsewhere:
- * not charged. Unused: a row whose authorisation expired ends; a live one stays open, since its
- * settlement may still land (only one transfer can ever use the nonce).
+ * How an open payment ended on chain (the same reading for the gate's retries and the minute
+ * upkeep). A family whose scheme finds the payment's transaction itself (`lookup`; Solana: no
+ * authorisation state on chain) looks from the row's opening on; past the time its transaction
+ * could land, it never will. EIP-3009: paid to `payTo`, settled; used elsewhere, not charged;
+ * unused, a row whose authorisation expired ends and a live one stays open, since its settlement
+ * may still land (only one transfer can ever use the nonce).
  */
-export function resolveAuthorization(
+export function resolvePayment(
   store: Queryable,
-  authorizations: AuthorizationReader,
+  reader: { authorizations: AuthorizationReader; lookup: PaymentScheme["settlementOf"] },
   payTo: string,
-  rows: readonly OpenAttempt[],
+  rows: readonly (OpenAttempt & { created_at: Date | string })[],
   now = new Date(),
 ): Promise<{ tx: string | null; stillOpen: boolean; finished: number }> {
+  const { authorizations, lookup } = reader;
   return resolveRows(store, rows, async (first) => {
+    if (lookup) {
+      const found = await lookup({ nonce: first.nonce, openedAt: new Date(first.created_at) }, now);
+      if (found.tx !== null) return { tx: found.tx };
+      const reason = found.final ? "interrupted_before_settlement" : null;
+      return { tx: null, endOf: () => reason };
+    }
     const tx = await authorizations.findPayment(first.payer, first.nonce, payTo, BigInt(first.amount_atomic), 10_000);
     if (tx) return { tx };
     const used = await authorizations.isUsed(first.payer, first.nonce);
@@ -102,16 +112,8 @@ export async function reconcileLedger(
   let resolved = 0;
   for (const { network, rows } of byAuthorization.values()) {
     const lookup = schemes.find((s) => s.network === network)?.settlementOf;
-    if (lookup) {
-      // A family whose scheme finds the payment's transaction itself (Solana: no authorisation state on chain).
-      const fate = async (first: (typeof rows)[number]): Promise<ChainFate<OpenAttempt>> => {
-        const found = await lookup({ nonce: first.nonce, openedAt: new Date(first.created_at) }, now);
-        if (found.tx !== null) return { tx: found.tx };
-        const reason = found.final ? "interrupted_before_settlement" : null;
-        return { tx: null, endOf: () => reason };
-      };
-      resolved += (await resolveRows(store, rows, fate)).finished;
-    } else if (network.startsWith("eip155:")) resolved += (await resolveAuthorization(store, authorizations, payTo, rows, now)).finished;
+    if (lookup || network.startsWith("eip155:"))
+      resolved += (await resolvePayment(store, { authorizations, lookup }, payTo, rows, now)).finished;
   }
   if (resolved > 0) log.info("ledger: resolved open rows from the chain", { resolved });
   return resolved;

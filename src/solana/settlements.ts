@@ -73,9 +73,10 @@ export function svmSettlementLookup(rpcUrl: string, payTo: string, mint: string)
 }
 
 /**
- * The gate's reader of a payment's fate on Solana (a settlement reported failed, a retry of a
- * payment left open): its transaction found by `settlementOf` over the whole time a verified
- * payment's transaction could have landed until now. No authorisation state: never "used elsewhere".
+ * The gate's reader of a payment's fate on Solana right after a settlement reported failed: its
+ * transaction found by `settlementOf` over the time a payment verified just now could have landed.
+ * (A retry of a payment left open looks from the row's own opening: src/payments/upkeep.ts.) No
+ * authorisation state: never "used elsewhere".
  */
 export function svmPaymentReader(settlementOf: (open: OpenPayment) => Promise<SettlementLookup>): AuthorizationReader {
   const findPayment = async (_payer: string, nonce: string) => {
