@@ -3,15 +3,12 @@
  * answers record it exactly as the chain names it (EVM addresses, whose case is only a checksum,
  * are recorded in lower case), and a paid retry still finds its kept answer.
  */
-import { x402HTTPClient } from "@x402/core/client";
-import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocalSolanaDevnet } from "../src/local/solana/devnet.ts";
 import type { RunningService } from "../src/server/service.ts";
-import { svmClient } from "../src/solana/x402.ts";
 import type { Store } from "../src/store/store.ts";
 import { testStore } from "./support/service.ts";
-import { startSolanaSite, usdcOn } from "./support/solana.ts";
+import { paymentHeaderFor, postJson, startSolanaSite, usdcOn } from "./support/solana.ts";
 
 let chain: LocalSolanaDevnet;
 let service: RunningService;
@@ -30,15 +27,9 @@ describe("a Solana payer in the ledger", () => {
   it("is recorded as the chain names it, case included, and its paid retry gets the kept answer", async () => {
     const buyer = chain.scenario.buyers[0] as LocalSolanaDevnet["scenario"]["buyers"][number];
     expect(buyer.address).not.toBe(buyer.address.toLowerCase());
-    const call = (headers: Record<string, string> = {}) =>
-      fetch(`${service.solanaUrl}/v1/dinalibrium`, {
-        method: "POST",
-        headers: { "content-type": "application/json", ...headers },
-        body: JSON.stringify({ token: "SOL" }),
-      });
-    const challenge = decodePaymentRequiredHeader((await call()).headers.get("payment-required") as string);
-    const payload = await new x402HTTPClient(svmClient(buyer.signer, chain.rpcUrl, chain.scenario.network)).createPaymentPayload(challenge);
-    const header = encodePaymentSignatureHeader(payload);
+    const url = `${service.solanaUrl}/v1/dinalibrium`;
+    const call = (headers: Record<string, string> = {}) => postJson(url, { token: "SOL" }, headers);
+    const header = await paymentHeaderFor(chain, 0, url, { token: "SOL" });
     const paid = await call({ "payment-signature": header });
     expect(paid.status).toBe(200);
     const answer = await paid.text();

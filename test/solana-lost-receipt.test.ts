@@ -1,12 +1,10 @@
-import { x402HTTPClient } from "@x402/core/client";
-import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentSignatureHeader } from "@x402/core/http";
+import { decodePaymentResponseHeader } from "@x402/core/http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocalSolanaDevnet } from "../src/local/solana/devnet.ts";
 import type { RunningService } from "../src/server/service.ts";
-import { createSvmFacilitator, svmClient } from "../src/solana/x402.ts";
 import type { Store } from "../src/store/store.ts";
 import { testStore } from "./support/service.ts";
-import { startSolanaSite, usdcOn } from "./support/solana.ts";
+import { paymentHeaderFor, postJson, startSolanaSite, usdcOn } from "./support/solana.ts";
 
 const PRICE = 100_000n;
 let chain: LocalSolanaDevnet;
@@ -18,18 +16,11 @@ beforeAll(async () => {
   store = await testStore();
   ({ chain, service } = await startSolanaSite({
     store,
-    facilitator: (c) => {
-      const real = createSvmFacilitator(c.scenario.feePayer.signer, c.rpcUrl, c.scenario.network);
-      // Settles for real, then loses the answer.
-      return {
-        verify: (payload, requirements) => real.verify(payload, requirements),
-        settle: async (payload, requirements) => {
-          const settled = await real.settle(payload, requirements);
-          if (settled.success) landed.push(settled.transaction);
-          return { success: false, errorReason: "unexpected_settle_error", transaction: "", network: requirements.network };
-        },
-        getSupported: () => real.getSupported(),
-      };
+    // Settles for real, then loses the answer.
+    settle: async (real, payload, requirements) => {
+      const settled = await real.settle(payload, requirements);
+      if (settled.success) landed.push(settled.transaction);
+      return { success: false, errorReason: "unexpected_settle_error", transaction: "", network: requirements.network };
     },
   }));
 });
@@ -43,12 +34,9 @@ const usdcOf = (owner: string) => usdcOn(chain.rpcUrl, owner);
 describe("a Solana settlement whose answer was lost", () => {
   it("is answered 200 with the transfer found on chain, charged exactly once, and a retry moves nothing", async () => {
     const url = `${service.solanaUrl}/v1/dinalibrium`;
-    const call = (headers: Record<string, string> = {}) =>
-      fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify({ token: "SOL" }) });
+    const call = (headers: Record<string, string> = {}) => postJson(url, { token: "SOL" }, headers);
     const buyer = chain.scenario.buyers[2] as LocalSolanaDevnet["scenario"]["buyers"][number];
-    const challenge = decodePaymentRequiredHeader((await call()).headers.get("payment-required") as string);
-    const payload = await new x402HTTPClient(svmClient(buyer.signer, chain.rpcUrl, chain.scenario.network)).createPaymentPayload(challenge);
-    const header = encodePaymentSignatureHeader(payload);
+    const header = await paymentHeaderFor(chain, 2, url, { token: "SOL" });
     const before = { payTo: await usdcOf(chain.scenario.payTo), buyer: await usdcOf(buyer.address) };
 
     const paid = await call({ "payment-signature": header });

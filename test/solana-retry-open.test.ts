@@ -4,15 +4,13 @@
  * records it settled once, instead of looking only at the last few minutes and answering "in
  * progress" until the upkeep ran.
  */
-import { x402HTTPClient } from "@x402/core/client";
-import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocalSolanaDevnet } from "../src/local/solana/devnet.ts";
 import type { RunningService } from "../src/server/service.ts";
-import { createSvmFacilitator, svmClient } from "../src/solana/x402.ts";
+import { createSvmFacilitator } from "../src/solana/x402.ts";
 import type { Store } from "../src/store/store.ts";
 import { testStore } from "./support/service.ts";
-import { startSolanaSite, usdcOn } from "./support/solana.ts";
+import { paymentHeaderFor, postJson, startSolanaSite, usdcOn } from "./support/solana.ts";
 
 const TEN_MINUTES_S = 600;
 let chain: LocalSolanaDevnet;
@@ -25,17 +23,10 @@ beforeAll(async () => {
   store = await testStore();
   ({ chain, service } = await startSolanaSite({
     store,
-    facilitator: (c) => {
-      const real = createSvmFacilitator(c.scenario.feePayer.signer, c.rpcUrl, c.scenario.network);
-      // The connection drops before the answer: whether the payment was sent is unknown.
-      return {
-        verify: (payload, requirements) => real.verify(payload, requirements),
-        settle: async (payload, requirements) => {
-          held.push([payload, requirements]);
-          throw new Error("connection reset before the answer");
-        },
-        getSupported: () => real.getSupported(),
-      };
+    // The connection drops before the answer: whether the payment was sent is unknown.
+    settle: async (_real, payload, requirements) => {
+      held.push([payload, requirements]);
+      throw new Error("connection reset before the answer");
     },
   }));
 });
@@ -48,15 +39,9 @@ describe("a Solana payment left open ten minutes ago", () => {
   it("is found on chain from the row's opening when the buyer retries: settled once, and the retry moves nothing", async () => {
     const network = chain.scenario.network;
     const buyer = chain.scenario.buyers[1] as LocalSolanaDevnet["scenario"]["buyers"][number];
-    const call = (headers: Record<string, string> = {}) =>
-      fetch(`${service.solanaUrl}/v1/dinalibrium`, {
-        method: "POST",
-        headers: { "content-type": "application/json", ...headers },
-        body: JSON.stringify({ token: "SOL" }),
-      });
-    const challenge = decodePaymentRequiredHeader((await call()).headers.get("payment-required") as string);
-    const payload = await new x402HTTPClient(svmClient(buyer.signer, chain.rpcUrl, network)).createPaymentPayload(challenge);
-    const header = encodePaymentSignatureHeader(payload);
+    const url = `${service.solanaUrl}/v1/dinalibrium`;
+    const call = (headers: Record<string, string> = {}) => postJson(url, { token: "SOL" }, headers);
+    const header = await paymentHeaderFor(chain, 1, url, { token: "SOL" });
 
     const lost = await call({ "payment-signature": header });
     expect(lost.status).toBe(402);
