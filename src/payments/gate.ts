@@ -30,7 +30,7 @@ import { type RouteDef, routeKey } from "../../spec/route.ts";
 import type { AuthorizationReader } from "../chain/authorization.ts";
 import type { Config } from "../config.ts";
 import type { VerifiedPayment } from "../context.ts";
-import { InvalidRequestError, ServiceError, toErrorResponse } from "../errors.ts";
+import { errorBody, InvalidRequestError, ServiceError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { Store } from "../store/store.ts";
 import { checkBeforeCharging, type RequestBody } from "../validate.ts";
@@ -327,7 +327,7 @@ export class PaymentGate {
     const reason = typeof details.reason === "string" ? details.reason : code;
     const header = encodePaymentRequiredHeader({ ...challenge, error: reason });
     const nothing = code === "signin_required" || code === "signin_invalid" ? "Nothing was charged or debited." : "You were not charged.";
-    const { body } = toErrorResponse(new ServiceError(code, `${message} ${nothing}`, { details }));
+    const body = errorBody(code, `${message} ${nothing}`, details);
     return json(402, { ...challenge, ...body }, { "PAYMENT-REQUIRED": header, "Cache-Control": "no-store" });
   }
 

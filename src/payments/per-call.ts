@@ -21,7 +21,7 @@ import { decodePaymentRequiredHeader, encodePaymentResponseHeader } from "@x402/
 import type { HTTPRequestContext, x402HTTPResourceServer } from "@x402/core/server";
 import { routeKey } from "../../spec/route.ts";
 import type { AuthorizationReader } from "../chain/authorization.ts";
-import { ServiceError, toErrorResponse } from "../errors.ts";
+import { errorBody, ServiceError } from "../errors.ts";
 import { storedAddress } from "../store/dialect.ts";
 import {
   type AttemptRow,
@@ -435,8 +435,7 @@ export class PerCallPayment {
     const message = unknown
       ? "The settlement's outcome is not known yet: the transfer may have gone through. Retry the same request with the same payment header: if it settled you get this answer without paying again; if not, it is settled then."
       : "The payment could not be settled, so the answer was withheld and you were not charged. Sign a fresh authorisation and retry.";
-    const { body } = toErrorResponse(new ServiceError(outcome, message, { details: { reason: settled.errorReason } }));
-    return json(402, body, { ...settled.headers, "Server-Timing": timing });
+    return json(402, errorBody(outcome, message, { reason: settled.errorReason }), { ...settled.headers, "Server-Timing": timing });
   }
 
   private ledgerPayment(attempt: Attempt, presented: DecodedPayment | undefined, paid?: AttemptRow): LedgerPayment {
