@@ -43,7 +43,8 @@ export function svmSettlementLookup(rpcUrl: string, payTo: string, mint: string)
       try {
         return messageHash(readTransfer(Buffer.from(wire, "base64")).message);
       } catch {
-        return undefined;
+        // Not a transfer this service reads (kept, as lru-cache keeps no undefined: it is not fetched again).
+        return "";
       }
     },
   });
