@@ -8,7 +8,7 @@ import { type Address, formatUnits, getAddress, type Hash, isHash, TransactionRe
 import { ENTITY_LIMITS, TERMINALS, type Terminal, trace } from "../spec/routes/entity-intel.ts";
 import { explained, TRACE_FAN_OUT_LIMIT, TRACE_MAX_FRONTIER } from "../src/analytics/methodology.ts";
 import { analyticsOf } from "../src/analytics/services.ts";
-import { usdAtLeast, usdValue } from "../src/analytics/usd-value.ts";
+import { smallestWorth, usdValue } from "../src/analytics/usd-value.ts";
 import { TRANSFER_TOPIC, type TransferLog, transfersOf } from "../src/chain/log-scanner.ts";
 import { toChainError } from "../src/chain/rpc-error.ts";
 import { defineFunction } from "../src/context.ts";
@@ -35,6 +35,8 @@ export default defineFunction(trace, async (input, ctx) => {
   const infos = new Map<Address, TokenInfo>();
   const priced = new Map<Address, Awaited<ReturnType<typeof pricesOf>> extends Map<Address, infer P> ? P : never>();
   const asked = new Set<Address>();
+  /** The smallest amount of each token met that is worth minUsd (none: unpriced, never qualifies). */
+  const leastOf = new Map<Address, bigint>();
   const learn = async (tokens: Address[]) => {
     const fresh = [...new Set(tokens)].filter((t) => !asked.has(t));
     if (fresh.length === 0) return;
@@ -42,11 +44,17 @@ export default defineFunction(trace, async (input, ctx) => {
     const [i, p] = await Promise.all([tokenInfos(ctx.chain, fresh), pricesOf(prices, fresh)]);
     for (const [t, v] of i) infos.set(t, v);
     for (const [t, v] of p) priced.set(t, v);
+    // Worked out once per token rather than once per transfer scanned.
+    for (const t of fresh) {
+      const info = infos.get(t);
+      const price = priced.get(t);
+      const least = info && price ? smallestWorth(minUsd, info.decimals, price.exact) : null;
+      if (least !== null) leastOf.set(t, least);
+    }
   };
   const qualifies = (log: TransferLog) => {
-    const info = infos.get(log.token);
-    const price = priced.get(log.token);
-    return Boolean(info && price && usdAtLeast(log.value, info.decimals, price.exact, minUsd));
+    const least = leastOf.get(log.token);
+    return least !== undefined && log.value >= least;
   };
 
   type Node = { address: Address; hop: number; terminal: Terminal | null; at: Position };
