@@ -4,7 +4,13 @@
  * computed once when a run finishes, and the leaderboard document read back
  * from the latest completed run.
  */
-import { type TrustLeaderboardDocument, type TrustLeaderboardFull, type TrustRowSchema, trustRoutes } from "../../spec/routes/intel.ts";
+import {
+  getTrustLeaderboard,
+  type TrustLeaderboardDocument,
+  type TrustLeaderboardFull,
+  type TrustRowSchema,
+  trustRoutes,
+} from "../../spec/routes/intel.ts";
 import type { FunctionConfig } from "../context.ts";
 import { UpstreamError } from "../errors.ts";
 import { inArray } from "../store/dialect.ts";
@@ -322,8 +328,8 @@ export async function leaderboardDocument(store: Queryable, run: RunInfo, contex
   return {
     provider: context.provider,
     what_it_is: describeScoring(),
-    // The price of the paid leaderboard (GET /api/trust-leaderboard, the first of its routes).
-    price_usdc_per_call: trustRoutes[0].price,
+    // The price of the paid leaderboard (GET /api/trust-leaderboard).
+    price_usdc_per_call: getTrustLeaderboard.price,
     endpoints: context.endpoints,
     freshness: run.finished_at,
     coverage: {
