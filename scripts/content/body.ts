@@ -56,7 +56,7 @@ export function refuseTitleHeading(file: SourceFile, node: RootContent, field: s
     field,
     expected,
     found: `# ${headingText(file, node)}`,
-    line: fileLine(file, node?.position?.start.line),
+    line: fileLine(file, node),
   });
   return true;
 }
@@ -88,7 +88,7 @@ export function splitSections(file: SourceFile, expected: readonly string[]): Se
         field: "body",
         expected: `only the level-2 headings ${expected.map((h) => `\`## ${h}\``).join(", ")} (in that order)`,
         found: `\`## ${name}\``,
-        line: fileLine(file, node?.position?.start.line),
+        line: fileLine(file, node),
       });
       current = [];
       continue;
@@ -99,7 +99,7 @@ export function splitSections(file: SourceFile, expected: readonly string[]): Se
         field: `## ${name}`,
         expected: "this heading once",
         found: "it again",
-        line: fileLine(file, node?.position?.start.line),
+        line: fileLine(file, node),
       });
       current = [];
       continue;
@@ -150,7 +150,7 @@ function theList(file: SourceFile, section: string, nodes: RootContent[] | undef
       field: `## ${section}`,
       expected: `only one ${kind} under the heading (indent code blocks and extra paragraphs under their list item: under \`1. \` by 3 spaces, under \`10. \` by 4)`,
       found: `a ${firstOther.type === "code" ? "code block" : firstOther.type} outside the list${more}`,
-      line: fileLine(file, firstOther?.position?.start.line),
+      line: fileLine(file, firstOther),
     });
   }
   if (lists.length > 1) {
@@ -160,7 +160,7 @@ function theList(file: SourceFile, section: string, nodes: RootContent[] | undef
       field: `## ${section}`,
       expected: `ONE ${kind}`,
       found: `${lists.length} lists (the list is broken where the second one starts: an item's content must be indented under it)`,
-      line: fileLine(file, lists[1]?.position?.start.line),
+      line: fileLine(file, lists[1]),
     });
   }
   const list = lists[0] as List;
@@ -170,7 +170,7 @@ function theList(file: SourceFile, section: string, nodes: RootContent[] | undef
       field: `## ${section}`,
       expected: `a ${kind}`,
       found: ordered ? "a bullet list" : "an ordered list",
-      line: fileLine(file, list?.position?.start.line),
+      line: fileLine(file, list),
     });
     return undefined;
   }
@@ -180,7 +180,7 @@ function theList(file: SourceFile, section: string, nodes: RootContent[] | undef
       field: `## ${section}`,
       expected: "the ordered list to start at 1",
       found: `it starts at ${list.start}`,
-      line: fileLine(file, list?.position?.start.line),
+      line: fileLine(file, list),
     });
   }
   return ok ? list : undefined;
@@ -200,7 +200,7 @@ export function stepsOf(file: SourceFile, sections: Sections, section = "Steps")
         field: `steps[n=${n}].do`,
         expected: "the step's first block to be a paragraph saying what to do and why",
         found: first ? `a ${first.type}` : "an empty item",
-        line: fileLine(file, item?.position?.start.line),
+        line: fileLine(file, item),
       });
     } else {
       doText = paragraphText(file, first);
@@ -223,7 +223,7 @@ export function bulletsOf(file: SourceFile, sections: Sections, section: string,
         field: `${field}[${i + 1}]`,
         expected: "a non-empty bullet",
         found: "an empty one",
-        line: fileLine(file, item?.position?.start.line),
+        line: fileLine(file, item),
       });
     return text;
   });
@@ -243,7 +243,7 @@ export function filesOf(file: SourceFile, sections: Sections, section = "Files")
         field: `files[${i + 1}]`,
         expected: "a bullet that starts with the file path in inline code, e.g. - `/etc/rclone/rclone.conf` — what it is",
         found: JSON.stringify(itemText(file, item).slice(0, 60)),
-        line: fileLine(file, item?.position?.start.line),
+        line: fileLine(file, item),
       });
       return;
     }

@@ -71,8 +71,9 @@ export function readSourceFile(abs: string, rel: string, problems: ContentProble
   return { rel, data, body, tree: parser.parse(body) as Root, bodyLineOffset, keyLines, problems };
 }
 
-/** The file line of a body position's line. */
-export function fileLine(file: SourceFile, bodyLine: number | undefined): number | undefined {
+/** The file line of `node` (a node of the body), if it has a position. */
+export function fileLine(file: SourceFile, node: { position?: { start: { line: number } } } | undefined): number | undefined {
+  const bodyLine = node?.position?.start.line;
   return bodyLine === undefined ? undefined : bodyLine + file.bodyLineOffset;
 }
 
