@@ -22,7 +22,7 @@ export const STATUS_INTERVAL_SECONDS = 540;
 /** How long generated documents are kept (the page draws the last 24 hours). */
 const KEEP_HOURS = 48;
 /** Time allowed to each probe. */
-const PROBE_TIMEOUT_MS = 5_000;
+export const PROBE_TIMEOUT_MS = 5_000;
 /** An RPC node this many blocks behind the best one is degraded. */
 const MAX_LAG_BLOCKS = 10;
 

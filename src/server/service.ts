@@ -32,7 +32,7 @@ import { createMetrics, observedCrawl, observedStore, type ServiceMetrics } from
 import { evmNetwork, svmNetwork } from "../networks/index.ts";
 import { HEARTBEAT_MS, type Heartbeat, registerInstance, startHeartbeat, unregisterInstance } from "../operations/instances.ts";
 import { type JobDefinition, type JobName, type JobScheduler, startJobs } from "../operations/jobs.ts";
-import { generateStatus, type JobSchedule, STATUS_INTERVAL_SECONDS } from "../operations/status-feed.ts";
+import { generateStatus, type JobSchedule, PROBE_TIMEOUT_MS, STATUS_INTERVAL_SECONDS } from "../operations/status-feed.ts";
 import { upstreamProbes } from "../operations/upstream-probes.ts";
 import type { Resolver } from "../outbound/safe-fetch.ts";
 import { createRemoteFacilitator, createSelfFacilitator } from "../payments/facilitator.ts";
@@ -322,7 +322,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       cdpDiscoveryUrl: intelSettings.cdpDiscoveryUrl,
       x402ListUrl: intelSettings.x402ListUrl,
       usdc: config.usdc.address,
-      timeoutMs: Math.min(config.upstreams.timeoutMs, 5_000),
+      timeoutMs: Math.min(config.upstreams.timeoutMs, PROBE_TIMEOUT_MS),
     });
     const statusFacilitator = facilitator;
     jobs.push({
