@@ -114,6 +114,32 @@ describe("the job scheduler on one store", () => {
     expect((crawls[0] as number) - ranAt.getTime()).toBeGreaterThanOrEqual(1_400);
   });
 
+  it("stops after the check under way: a job it was claiming has run and left no lease once stop resolves", async () => {
+    const own = await freshSqliteStore();
+    let release = () => {};
+    const checking = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const runs: string[] = [];
+    const scheduler = startJobs({
+      store: own,
+      instance: "a",
+      log: quiet,
+      // Its check is under way (reading notBefore) when the scheduler is told to stop.
+      jobs: [{ name: "status", intervalMs: 60_000, notBefore: () => checking.then(() => null), run: async () => void runs.push("ran") }],
+      tickMs: 20,
+    });
+    await sleep(50);
+    const stopping = scheduler.stop();
+    release();
+    await stopping;
+    expect(runs).toEqual(["ran"]);
+    await sleep(100);
+    expect(runs).toEqual(["ran"]);
+    expect(await own.query("select name from jobs where lease_until is not null")).toEqual([]);
+    await own.close();
+  });
+
   it("marks a run whose instance died as interrupted when the next one takes the job", async () => {
     await store.query(
       `insert into jobs (name, due_at, holder, lease_until) values ('status', now(), 'dead', ${nowPlus(store, "-1")}) on conflict (name) do update set due_at = now(), holder = 'dead', lease_until = ${nowPlus(store, "-1")}`,

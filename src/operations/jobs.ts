@@ -118,6 +118,8 @@ export function startJobs(options: JobsOptions): JobScheduler {
   const leaseMs = options.leaseMs ?? 60_000;
   const stop = new AbortController();
   const running = new Map<JobName, Promise<JobRunRecord>>();
+  /** Each job's schedule loop (`schedule` below), ended by the stop. */
+  const loops: Promise<void>[] = [];
 
   // The claimed run: recorded, its lease renewed while it runs, then released with the outcome.
   const execute = async (job: JobDefinition, trigger: JobTrigger, claimedAt: Date): Promise<JobRunRecord> => {
@@ -201,6 +203,8 @@ export function startJobs(options: JobsOptions): JobScheduler {
     },
     async stop() {
       stop.abort();
+      // Each job's checks end first: one under way may still claim its job and run it, which must not outlive the stop.
+      await Promise.allSettled(loops);
       await Promise.allSettled([...running.values()]);
     },
   };
@@ -217,7 +221,7 @@ export function startJobs(options: JobsOptions): JobScheduler {
       await tick(job);
     }
   };
-  for (const job of options.jobs) void schedule(job);
+  loops.push(...options.jobs.map(schedule));
 
   return scheduler;
 }
