@@ -1,8 +1,9 @@
 /**
  * Paid calls per second on the Solana site, side by side with a minimal `@x402/express` seller
  * with the SVM scheme on the same local Solana in the same run: the library's resource server
- * with `ExactSvmScheme` and an in-process `@x402/svm` facilitator (its own fee payer, the same
- * JSON-RPC), one priced route answering a small JSON. The Solana site's route is
+ * with `ExactSvmScheme` and an in-process `@x402/svm` facilitator as the library's quick start
+ * builds it (its own fee payer, the same JSON-RPC through kit's stock `createSolanaRpc`), one
+ * priced route answering a small JSON. The Solana site's route is
  * `POST /v1/dinalibrium {"token":"SOL"}` (its DexScreener read is cached after the warm-up), so
  * both answers cost little next to the payment.
  *
@@ -24,10 +25,15 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { performance as perfHooks } from "node:perf_hooks";
+import { createSolanaRpc } from "@solana/kit";
 import { x402HTTPClient } from "@x402/core/client";
+import { x402Facilitator } from "@x402/core/facilitator";
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import type { FacilitatorClient } from "@x402/core/server";
+import type { SupportedResponse } from "@x402/core/types";
 import { paymentMiddleware, x402ResourceServer } from "@x402/express";
+import { toFacilitatorSvmSigner } from "@x402/svm";
+import { registerExactSvmScheme } from "@x402/svm/exact/facilitator";
 import { ExactSvmScheme } from "@x402/svm/exact/server";
 import express from "express";
 import { ensureBuild } from "../src/build-stamp.ts";
@@ -39,7 +45,7 @@ import { createLogger } from "../src/log.ts";
 import { solana } from "../src/networks/solana.ts";
 import { startService } from "../src/server/service.ts";
 import { localKey, type SolanaKey } from "../src/solana/keys.ts";
-import { createSvmFacilitator, svmClient } from "../src/solana/x402.ts";
+import { svmClient } from "../src/solana/x402.ts";
 import { runLoad } from "./bench-load.ts";
 import { percentile } from "./bench-paid.ts";
 import { reportTarget } from "./bench-report.ts";
@@ -62,7 +68,12 @@ const MINIMAL_FEE_PAYER = "bench-minimal-fee-payer";
 
 /** The minimal seller: what the @x402/express quick start looks like with the SVM scheme and an in-process facilitator on this chain. */
 async function startMinimalSeller(rpcUrl: string, payTo: string, feePayer: SolanaKey) {
-  const facilitator = createSvmFacilitator(feePayer.signer, rpcUrl, solana.id);
+  // The library's facilitator as its quick start builds it, on kit's stock RPC client (fetch).
+  const facilitator = new x402Facilitator();
+  registerExactSvmScheme(facilitator, {
+    signer: toFacilitatorSvmSigner(feePayer.signer, { [solana.id]: createSolanaRpc(rpcUrl) } as never),
+    networks: solana.id,
+  });
   const settles: number[] = [];
   const verifies: number[] = [];
   const client: FacilitatorClient = {
@@ -78,7 +89,7 @@ async function startMinimalSeller(rpcUrl: string, payTo: string, feePayer: Solan
       settles.push(performance.now() - t);
       return result;
     },
-    getSupported: () => facilitator.getSupported(),
+    getSupported: async () => facilitator.getSupported() as SupportedResponse,
   };
   const app = express();
   app.use(express.json());

@@ -5,11 +5,12 @@
  */
 
 import type { Static } from "@sinclair/typebox";
-import { type Address, createSolanaRpc, type Rpc, type SolanaRpcApi } from "@solana/kit";
+import type { Address, Rpc, SolanaRpcApi } from "@solana/kit";
 import { getMintDecoder, TOKEN_2022_PROGRAM_ADDRESS } from "@solana-program/token-2022";
 import type { MintRisk } from "../../spec/routes/solana.ts";
 import { UpstreamError } from "../errors.ts";
 import { SolanaDexScreener } from "./dexscreener.ts";
+import { solanaRpc } from "./rpc.ts";
 
 const TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
 
@@ -36,7 +37,7 @@ export function solanaReads(settings: SolanaSettings | undefined): SolanaReads {
   if (!settings) throw new Error("the Solana settings were not provided to this context (src/server/service.ts)");
   let found = built.get(settings);
   if (!found) {
-    found = { settings, rpc: createSolanaRpc(settings.rpcUrl), dex: new SolanaDexScreener(settings.dexscreenerUrl, settings.timeoutMs) };
+    found = { settings, rpc: solanaRpc(settings.rpcUrl), dex: new SolanaDexScreener(settings.dexscreenerUrl, settings.timeoutMs) };
     built.set(settings, found);
   }
   return found;

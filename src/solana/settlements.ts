@@ -5,12 +5,13 @@
  * message (the payment's identity, what the payer signed). A transaction lands only while its
  * blockhash is valid, which a verified payment's was: past that window one not found never will.
  */
-import { type Address, createSolanaRpc, type Signature } from "@solana/kit";
+import type { Address, Signature } from "@solana/kit";
 import { findAssociatedTokenPda } from "@solana-program/token-2022";
 import { SETTLEMENT_TTL_MS, TOKEN_PROGRAM_ADDRESS } from "@x402/svm";
 import { LRUCache } from "lru-cache";
 import type { AuthorizationReader } from "../chain/authorization.ts";
 import type { OpenPayment, SettlementLookup } from "../payments/scheme.ts";
+import { solanaRpc } from "./rpc.ts";
 import { messageHash, readTransfer } from "./transfer.ts";
 
 /** Between the ledger's clock and the chain's block times. */
@@ -19,7 +20,7 @@ const PAGE = 1000;
 
 /** The lookup of payments to `payTo` in `mint` (an SPL Token mint), through `rpcUrl`. */
 export function svmSettlementLookup(rpcUrl: string, payTo: string, mint: string) {
-  const rpc = createSolanaRpc(rpcUrl);
+  const rpc = solanaRpc(rpcUrl);
   const account = findAssociatedTokenPda({
     owner: payTo as Address,
     mint: mint as Address,

@@ -5,14 +5,7 @@
  * traps it has: a kit RPC passed bare is mistaken for a per-network map (so it goes in
  * `{ [network]: rpc }`), and the client helper has no RPC URL (so the scheme is registered by hand).
  */
-import {
-  type Address,
-  createSolanaRpc,
-  getPublicKeyFromAddress,
-  type KeyPairSigner,
-  type SignatureBytes,
-  verifySignature,
-} from "@solana/kit";
+import { type Address, getPublicKeyFromAddress, type KeyPairSigner, type SignatureBytes, verifySignature } from "@solana/kit";
 import { x402Client } from "@x402/core/client";
 import { x402Facilitator } from "@x402/core/facilitator";
 import type { FacilitatorClient } from "@x402/core/server";
@@ -23,6 +16,7 @@ import { isObject } from "../json.ts";
 import { svmNetwork } from "../networks/index.ts";
 import { type DecodedPayment, decodeEnvelope, isProblem, type PayloadProblem } from "../payments/payload.ts";
 import type { PaymentScheme } from "../payments/scheme.ts";
+import { solanaRpc } from "./rpc.ts";
 import { svmSettlementLookup } from "./settlements.ts";
 import { messageHash, readTransfer, type TransferRead, transactionBytes } from "./transfer.ts";
 
@@ -31,7 +25,7 @@ const NO_DEADLINE = "18446744073709551615";
 
 /** The in-process facilitator: verifies, co-signs as fee payer and sends through `rpcUrl`. */
 export function createSvmFacilitator(feePayer: KeyPairSigner, rpcUrl: string, network: string): FacilitatorClient & { address: string } {
-  const rpc = createSolanaRpc(rpcUrl);
+  const rpc = solanaRpc(rpcUrl);
   const signer = toFacilitatorSvmSigner(feePayer, { [network]: rpc } as never);
   const facilitator = svmNetwork(network).schemesAt(rpcUrl).facilitator(new x402Facilitator(), signer);
   return {

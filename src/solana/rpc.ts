@@ -1,0 +1,39 @@
+/**
+ * The service's Solana JSON-RPC client: kit's RPC (its API, its request and answer transforms)
+ * over undici's `request` instead of kit's default transport, which is WHATWG `fetch`. Every paid
+ * Solana call makes four RPC requests from the facilitator (two simulations, the send, the
+ * status), and fetch's Request/Response/stream objects cost about 0.7 ms of CPU per paid call
+ * there (docs/solana.md). The wire is the same: kit's own JSON with bigints, POST, the same
+ * headers; an HTTP error is kit's own `SolanaError`, so callers see what they would see with kit's.
+ */
+import {
+  createSolanaRpcFromTransport,
+  type Rpc,
+  SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR,
+  SolanaError,
+  type SolanaRpcApi,
+} from "@solana/kit";
+import { parseJsonWithBigInts, stringifyJsonWithBigInts } from "@solana/rpc-spec-types";
+import { request } from "undici";
+
+/** A Solana RPC client for `url`. */
+export function solanaRpc(url: string): Rpc<SolanaRpcApi> {
+  return createSolanaRpcFromTransport(async <T>({ payload, signal }: { payload: unknown; signal?: AbortSignal }): Promise<T> => {
+    const body = stringifyJsonWithBigInts(payload);
+    const response = await request(url, {
+      method: "POST",
+      body,
+      headers: { accept: "application/json", "content-type": "application/json; charset=utf-8" },
+      signal,
+    });
+    const text = await response.body.text();
+    if (response.statusCode < 200 || response.statusCode > 299) {
+      throw new SolanaError(SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR, {
+        headers: new Headers(response.headers as Record<string, string>),
+        message: text.slice(0, 200),
+        statusCode: response.statusCode,
+      });
+    }
+    return parseJsonWithBigInts(text) as T;
+  });
+}
