@@ -5,6 +5,7 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { gzipSync } from "node:zlib";
 import { type Address, createSolanaRpc, isSolanaError, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR, type SolanaError } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalSolanaDevnet, startLocalSolana } from "../src/local/solana/devnet.ts";
@@ -14,15 +15,35 @@ import { solanaRpc } from "../src/solana/rpc.ts";
 let chain: LocalSolanaDevnet;
 let overloaded: Server;
 let overloadedUrl: string;
+let compressing: Server;
+let compressingUrl: string;
+/** The accept-encoding of the last request the compressing RPC got. */
+let asked: string | undefined;
 
 beforeAll(async () => {
   chain = await startLocalSolana({});
   overloaded = createServer((_req, res) => res.writeHead(503, { "content-type": "text/plain" }).end("overloaded"));
   await new Promise<void>((resolve) => overloaded.listen(0, "127.0.0.1", resolve));
   overloadedUrl = `http://127.0.0.1:${(overloaded.address() as AddressInfo).port}`;
+  // An RPC provider that gzips its answers when asked: getSlot answers a slot past 2^53.
+  compressing = createServer((req, res) => {
+    asked = req.headers["accept-encoding"];
+    let body = "";
+    req.on("data", (c: Buffer) => (body += c.toString()));
+    req.on("end", () => {
+      const { id } = JSON.parse(body) as { id: unknown };
+      const answer = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":9007199254740993}`;
+      const gzip = /gzip/.test(asked ?? "");
+      res.writeHead(200, { "content-type": "application/json", ...(gzip ? { "content-encoding": "gzip" } : {}) });
+      res.end(gzip ? gzipSync(answer) : answer);
+    });
+  });
+  await new Promise<void>((resolve) => compressing.listen(0, "127.0.0.1", resolve));
+  compressingUrl = `http://127.0.0.1:${(compressing.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
   await new Promise((resolve) => overloaded?.close(resolve));
+  await new Promise((resolve) => compressing?.close(resolve));
   await chain?.stop();
 });
 
@@ -70,5 +91,11 @@ describe("solanaRpc", () => {
     const kit = await failure(createSolanaRpc(overloadedUrl).getSlot().send());
     expect(ours).toEqual({ code: SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR, statusCode: 503 });
     expect(kit).toEqual(ours);
+  });
+
+  it("asks for compressed answers and reads a gzipped one, u64 past 2^53 exact", async () => {
+    expect(await solanaRpc(compressingUrl).getSlot().send()).toBe(9007199254740993n);
+    expect(asked).toMatch(/gzip/);
+    expect(await createSolanaRpc(compressingUrl).getSlot().send()).toBe(9007199254740993n);
   });
 });

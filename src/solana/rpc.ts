@@ -3,8 +3,9 @@
  * over undici's `request` instead of kit's default transport, which is WHATWG `fetch`. Every paid
  * Solana call makes four RPC requests from the facilitator (two simulations, the send, the
  * status), and fetch's Request/Response/stream objects cost about 0.7 ms of CPU per paid call
- * there (docs/solana.md). The wire is the same: kit's own JSON with bigints, POST, the same
- * headers; an HTTP error is kit's own `SolanaError`, so callers see what they would see with kit's.
+ * there (docs/solana.md). The wire is the same: kit's own JSON with bigints, POST, compressed
+ * answers accepted; an HTTP error is kit's own `SolanaError`, so callers see what they would see
+ * with kit's. Not kept from kit's transport: merging identical requests made in the same tick.
  */
 import {
   createSolanaRpcFromTransport,
@@ -14,7 +15,10 @@ import {
   type SolanaRpcApi,
 } from "@solana/kit";
 import { parseJsonWithBigInts, stringifyJsonWithBigInts } from "@solana/rpc-spec-types";
-import { request } from "undici";
+import { Agent, interceptors, request } from "undici";
+
+// Providers may compress what they answer (kit's transport asks for it too); a loopback RPC does not.
+const dispatcher = new Agent().compose(interceptors.decompress());
 
 /** A Solana RPC client for `url`. */
 export function solanaRpc(url: string): Rpc<SolanaRpcApi> {
@@ -23,8 +27,9 @@ export function solanaRpc(url: string): Rpc<SolanaRpcApi> {
     const response = await request(url, {
       method: "POST",
       body,
-      headers: { accept: "application/json", "content-type": "application/json; charset=utf-8" },
+      headers: { accept: "application/json", "accept-encoding": "br, gzip, deflate", "content-type": "application/json; charset=utf-8" },
       signal,
+      dispatcher,
     });
     const text = await response.body.text();
     if (response.statusCode < 200 || response.statusCode > 299) {
