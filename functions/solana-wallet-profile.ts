@@ -25,10 +25,18 @@ export default defineFunction(solanaWalletProfile, async (input, ctx) => {
   const { rpc, settings } = reads;
   const address = input.address as Address;
   const [info, balance, accounts, signatures] = await Promise.all([
-    rpcCall("getAccountInfo", () => rpc.getAccountInfo(address, { encoding: "base64" }).send(), settings.timeoutMs),
-    rpcCall("getBalance", () => rpc.getBalance(address).send(), settings.timeoutMs),
+    rpcCall(
+      "getAccountInfo",
+      (abortSignal) => rpc.getAccountInfo(address, { encoding: "base64" }).send({ abortSignal }),
+      settings.timeoutMs,
+    ),
+    rpcCall("getBalance", (abortSignal) => rpc.getBalance(address).send({ abortSignal }), settings.timeoutMs),
     tokenAccountsOf(reads, address),
-    rpcCall("getSignaturesForAddress", () => rpc.getSignaturesForAddress(address, { limit: 100 }).send(), settings.timeoutMs),
+    rpcCall(
+      "getSignaturesForAddress",
+      (abortSignal) => rpc.getSignaturesForAddress(address, { limit: 100 }).send({ abortSignal }),
+      settings.timeoutMs,
+    ),
   ]);
   const sol = SOLANA_SYMBOLS.SOL?.mint as string;
   const pairs = await reads.dex.pairsOf([sol, ...accounts.map((a) => a.mint).filter((m) => m !== settings.usdcMint)]);

@@ -31,8 +31,8 @@ import { BASE_TIMING, type SenderTiming, SettlementSender } from "./settlement-s
 
 /** The reason given when a settlement may or may not have landed on chain. */
 export const SETTLEMENT_UNKNOWN = "settlement_unknown";
-/** The x402 library's reason when a broadcast transaction's receipt never came (it may still land). */
-const SETTLEMENT_PENDING = "settlement_pending";
+/** The x402 libraries' reasons for a transfer that may still land: a receipt that never came, the same transaction already being settled. */
+const MAY_LAND = new Set(["settlement_pending", "duplicate_settlement"]);
 
 /** A reason code is passed on only when it is a stable snake_case code, never free text from viem. */
 const REASON_CODE = /^[a-z0-9_]{1,80}$/;
@@ -139,7 +139,7 @@ export class GuardedFacilitator implements FacilitatorClient {
     const mayLand =
       !REASON_CODE.test(result.errorReason ?? "") ||
       TIMEOUT.test(`${result.errorReason ?? ""} ${result.errorMessage ?? ""}`) ||
-      result.errorReason === SETTLEMENT_PENDING ||
+      MAY_LAND.has(result.errorReason ?? "") ||
       Boolean(result.transaction);
     return { ...rest, errorReason: mayLand ? SETTLEMENT_UNKNOWN : safeReason(result.errorReason, "settlement_failed") };
   }

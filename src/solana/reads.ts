@@ -43,17 +43,18 @@ export function solanaReads(settings: SolanaSettings | undefined): SolanaReads {
   return found;
 }
 
-/** One RPC call, its failure a 502 (or 504 past the time budget) naming the Solana RPC. */
-export async function rpcCall<T>(what: string, call: () => Promise<T>, timeoutMs = 10_000): Promise<T> {
+/** One RPC call, its failure a 502 (or 504 past the time budget, the request then aborted) naming the Solana RPC. */
+export async function rpcCall<T>(what: string, call: (abortSignal: AbortSignal) => Promise<T>, timeoutMs = 10_000): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
+  const abort = new AbortController();
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new UpstreamError("upstream_timeout", "solana-rpc", `The Solana RPC did not answer ${what} in time.`)),
-      timeoutMs,
-    );
+    timer = setTimeout(() => {
+      abort.abort();
+      reject(new UpstreamError("upstream_timeout", "solana-rpc", `The Solana RPC did not answer ${what} in time.`));
+    }, timeoutMs);
   });
   try {
-    return await Promise.race([call(), timeout]);
+    return await Promise.race([call(abort.signal), timeout]);
   } catch (error) {
     if (error instanceof UpstreamError) throw error;
     throw new UpstreamError("upstream_error", "solana-rpc", `The Solana RPC failed ${what}.`, { cause: error });
@@ -71,7 +72,7 @@ export async function mintRisk(reads: SolanaReads, mint: string): Promise<MintRi
   const { rpc, settings } = reads;
   const info = await rpcCall(
     "getAccountInfo",
-    () => rpc.getAccountInfo(mint as Address, { encoding: "base64" }).send(),
+    (abortSignal) => rpc.getAccountInfo(mint as Address, { encoding: "base64" }).send({ abortSignal }),
     settings.timeoutMs,
   );
   const account = info.value;
@@ -101,8 +102,12 @@ export async function mintRisk(reads: SolanaReads, mint: string): Promise<MintRi
     }
   }
   const [largest, supply] = await Promise.all([
-    rpcCall("getTokenLargestAccounts", () => rpc.getTokenLargestAccounts(mint as Address).send(), settings.timeoutMs),
-    rpcCall("getTokenSupply", () => rpc.getTokenSupply(mint as Address).send(), settings.timeoutMs),
+    rpcCall(
+      "getTokenLargestAccounts",
+      (abortSignal) => rpc.getTokenLargestAccounts(mint as Address).send({ abortSignal }),
+      settings.timeoutMs,
+    ),
+    rpcCall("getTokenSupply", (abortSignal) => rpc.getTokenSupply(mint as Address).send({ abortSignal }), settings.timeoutMs),
   ]);
   const total = BigInt(supply.value.amount);
   const amounts = largest.value.map((a) => BigInt(a.amount));
@@ -163,7 +168,10 @@ export async function tokenAccountsOf(reads: SolanaReads, owner: string) {
     [TOKEN_PROGRAM, TOKEN_2022_PROGRAM_ADDRESS].map((program) =>
       rpcCall(
         "getTokenAccountsByOwner",
-        () => rpc.getTokenAccountsByOwner(owner as Address, { programId: program as Address }, { encoding: "jsonParsed" }).send(),
+        (abortSignal) =>
+          rpc
+            .getTokenAccountsByOwner(owner as Address, { programId: program as Address }, { encoding: "jsonParsed" })
+            .send({ abortSignal }),
         settings.timeoutMs,
       ).then((r) => r.value.map((a) => ({ program, a }))),
     ),

@@ -4,8 +4,9 @@
  * Solana call makes four RPC requests from the facilitator (two simulations, the send, the
  * status), and fetch's Request/Response/stream objects cost about 0.7 ms of CPU per paid call
  * there (docs/solana.md). The wire is the same: kit's own JSON with bigints, POST, compressed
- * answers accepted; an HTTP error is kit's own `SolanaError`, so callers see what they would see
- * with kit's. Not kept from kit's transport: merging identical requests made in the same tick.
+ * answers accepted, redirects followed; an HTTP error is kit's own `SolanaError`, so callers see
+ * what they would see with kit's. Unlike fetch, a stalled provider cannot hold a request longer
+ * than REQUEST_TIMEOUT_MS. Not kept from kit's transport: merging identical requests of one tick.
  */
 import {
   createSolanaRpcFromTransport,
@@ -17,8 +18,15 @@ import {
 import { parseJsonWithBigInts, stringifyJsonWithBigInts } from "@solana/rpc-spec-types";
 import { Agent, interceptors, request } from "undici";
 
-// Providers may compress what they answer (kit's transport asks for it too); a loopback RPC does not.
-const dispatcher = new Agent().compose(interceptors.decompress());
+/** The longest one RPC request may wait for its answer's headers, or between parts of its body. */
+const REQUEST_TIMEOUT_MS = 30_000;
+
+// Providers may compress what they answer (kit's transport asks for it too; a loopback RPC does
+// not), and an RPC URL may redirect (http to https, a moved endpoint), which fetch would follow.
+const dispatcher = new Agent({ headersTimeout: REQUEST_TIMEOUT_MS, bodyTimeout: REQUEST_TIMEOUT_MS }).compose(
+  interceptors.decompress(),
+  interceptors.redirect({ maxRedirections: 3 }),
+);
 
 /** A Solana RPC client for `url`. */
 export function solanaRpc(url: string): Rpc<SolanaRpcApi> {

@@ -5,7 +5,18 @@
  * traps it has: a kit RPC passed bare is mistaken for a per-network map (so it goes in
  * `{ [network]: rpc }`), and the client helper has no RPC URL (so the scheme is registered by hand).
  */
-import { type Address, getPublicKeyFromAddress, type KeyPairSigner, type SignatureBytes, verifySignature } from "@solana/kit";
+import {
+  type Address,
+  getBase64Encoder,
+  getPublicKeyFromAddress,
+  getSignatureFromTransaction,
+  getTransactionDecoder,
+  isSolanaError,
+  type KeyPairSigner,
+  type SignatureBytes,
+  SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR,
+  verifySignature,
+} from "@solana/kit";
 import { x402Client } from "@x402/core/client";
 import { x402Facilitator } from "@x402/core/facilitator";
 import type { FacilitatorClient } from "@x402/core/server";
@@ -23,14 +34,51 @@ import { messageHash, readTransfer, type TransferRead, transactionBytes } from "
 /** A validBefore no ledger reads as a time: a Solana payment's window is its blockhash's, and the challenge's. */
 const NO_DEADLINE = "18446744073709551615";
 
-/** The in-process facilitator: verifies, co-signs as fee payer and sends through `rpcUrl`. */
+/** Whether `error` is the RPC's own answer (a JSON-RPC error), not a failure to reach it or to hear back from it. */
+const rpcAnswered = (error: unknown) => isSolanaError(error) && !isSolanaError(error, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR);
+
+/** How a simulation the RPC could not run is marked in the library's verdict (it catches every error as a failed simulation). */
+const RPC_UNAVAILABLE = "solana_rpc_unavailable";
+
+/** The id of a signed wire transaction (base64): its first signature, the fee payer's. */
+function transactionId(transaction: string): string {
+  return getSignatureFromTransaction(getTransactionDecoder().decode(getBase64Encoder().encode(transaction)));
+}
+
+/**
+ * The in-process facilitator: verifies, co-signs as fee payer and sends through `rpcUrl`. Two
+ * failures of the RPC are not verdicts on the payment, so the library's signer is wrapped:
+ * - a simulation the RPC could not run (unreachable, rate-limited) makes `verify` throw, which the
+ *   gate answers 503, instead of refusing a good payment;
+ * - a send that failed without the RPC answering (a reset connection, a gateway's 502, a timeout)
+ *   may have been forwarded: the transaction's id is returned, so the library confirms it on chain
+ *   (landed: settled; not yet: pending, which the upkeep resolves) instead of calling it failed.
+ */
 export function createSvmFacilitator(feePayer: KeyPairSigner, rpcUrl: string, network: string): FacilitatorClient & { address: string } {
   const rpc = solanaRpc(rpcUrl);
-  const signer = toFacilitatorSvmSigner(feePayer, { [network]: rpc } as never);
+  const stock = toFacilitatorSvmSigner(feePayer, { [network]: rpc } as never);
+  const signer: typeof stock = {
+    ...stock,
+    simulateTransaction: (transaction, net, options) =>
+      stock.simulateTransaction(transaction, net, options).catch((error: unknown) => {
+        // The library's own "Simulation failed: ..." is the RPC's verdict on the transaction.
+        const verdict = rpcAnswered(error) || (error instanceof Error && error.message.startsWith("Simulation failed:"));
+        throw verdict ? error : new Error(`${RPC_UNAVAILABLE}: ${error instanceof Error ? error.message : String(error)}`);
+      }),
+    sendTransaction: (transaction, net) =>
+      stock.sendTransaction(transaction, net).catch((error: unknown) => {
+        if (rpcAnswered(error)) throw error;
+        return transactionId(transaction);
+      }),
+  };
   const facilitator = svmNetwork(network).schemesAt(rpcUrl).facilitator(new x402Facilitator(), signer);
   return {
     address: feePayer.address,
-    verify: (payload, requirements) => facilitator.verify(payload, requirements),
+    verify: async (payload, requirements) => {
+      const verdict = await facilitator.verify(payload, requirements);
+      if (verdict.invalidMessage?.startsWith(RPC_UNAVAILABLE)) throw new Error(verdict.invalidMessage);
+      return verdict;
+    },
     settle: (payload, requirements) => facilitator.settle(payload, requirements),
     getSupported: async () => facilitator.getSupported() as SupportedResponse,
   };
