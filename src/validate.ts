@@ -2,10 +2,11 @@
  * Request validation from the route table's TypeBox schemas. Validators are compiled once
  * per schema; only the query string is coerced (it arrives as text), never the body.
  */
-import { type TObject, type TSchema, Type } from "@sinclair/typebox";
+import type { TObject, TSchema } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 import { Value } from "@sinclair/typebox/value";
 import type { RouteDef } from "../spec/route.ts";
+import { NoInput } from "../spec/schemas.ts";
 import { type FieldProblem, InvalidRequestError } from "./errors.ts";
 
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
@@ -163,9 +164,6 @@ export function parseJsonBody(text: string): unknown {
   return parsed;
 }
 
-/** The body of a POST route that declares none: nothing, or an empty object. */
-const NO_BODY = Type.Object({}, { additionalProperties: false });
-
 /** A request's body, read once, with its JSON parsed once, on first use (`json` throws the 400 of parseJsonBody). */
 export interface RequestBody {
   bytes: Uint8Array;
@@ -197,7 +195,8 @@ export function requestBody(bytes: Uint8Array): RequestBody {
 export function inputOf(route: RouteDef, url: URL, body: RequestBody): Record<string, unknown> {
   const query: Record<string, unknown> = route.query ? validateQuery(route.query, url.searchParams) : {};
   if (route.method !== "POST") return query;
-  return { ...query, ...validateBody<Record<string, unknown>>(route.body ?? NO_BODY, body.json()) };
+  // A POST route that declares no body takes nothing, or an empty object.
+  return { ...query, ...validateBody<Record<string, unknown>>(route.body ?? NoInput, body.json()) };
 }
 
 /**

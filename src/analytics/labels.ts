@@ -12,6 +12,7 @@ import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { type Address, getAddress } from "viem";
 import labelsFile from "../../content/labels.json" with { type: "json" };
 import { Flag } from "../../spec/routes/entity-intel.ts";
+import { ClosedObject } from "../../spec/schemas.ts";
 
 /** What kind of entity a label names; exchanges and bridges decide whale-watch directions. */
 export const LabelCategory = Type.Union(
@@ -43,44 +44,39 @@ const Networks = Type.Array(Type.Union([Type.Literal("base"), Type.Literal("loca
 });
 
 /** One entry of content/labels.json. */
-export const LabelEntry = Type.Object(
-  {
-    address: Type.String({ pattern: "^0x[0-9a-fA-F]{40}$", description: "the labelled address" }),
-    name: Type.String({ minLength: 1, maxLength: 80, description: "the entity name shown in answers" }),
-    category: LabelCategory,
-    venue: Type.Optional(
-      Type.String({
-        pattern: "^[a-z0-9]+(-[a-z0-9]+)*$",
-        description: "venue id (kebab-case) of an exchange, bridge, dex or mixer entry; one id over several addresses makes a cluster",
-      }),
-    ),
-    networks: Networks,
-    source: Type.String({ minLength: 1, description: "where the label comes from, so it can be re-checked" }),
-  },
-  { additionalProperties: false },
-);
+export const LabelEntry = ClosedObject({
+  address: Type.String({ pattern: "^0x[0-9a-fA-F]{40}$", description: "the labelled address" }),
+  name: Type.String({ minLength: 1, maxLength: 80, description: "the entity name shown in answers" }),
+  category: LabelCategory,
+  venue: Type.Optional(
+    Type.String({
+      pattern: "^[a-z0-9]+(-[a-z0-9]+)*$",
+      description: "venue id (kebab-case) of an exchange, bridge, dex or mixer entry; one id over several addresses makes a cluster",
+    }),
+  ),
+  networks: Networks,
+  source: Type.String({ minLength: 1, description: "where the label comes from, so it can be re-checked" }),
+});
 export type LabelEntry = Static<typeof LabelEntry>;
 
 /** One curated flag. */
-export const FlagEntry = Type.Object(
-  {
-    address: Type.String({ pattern: "^0x[0-9a-fA-F]{40}$", description: "the flagged address" }),
-    flag: FlagKind,
-    networks: Networks,
-    source: Type.String({
-      minLength: 1,
-      description: "where the flag comes from (an incident report, a public list), so it can be re-checked",
-    }),
-  },
-  { additionalProperties: false },
-);
+export const FlagEntry = ClosedObject({
+  address: Type.String({ pattern: "^0x[0-9a-fA-F]{40}$", description: "the flagged address" }),
+  flag: FlagKind,
+  networks: Networks,
+  source: Type.String({
+    minLength: 1,
+    description: "where the flag comes from (an incident report, a public list), so it can be re-checked",
+  }),
+});
 export type FlagEntry = Static<typeof FlagEntry>;
 
 /** The whole file. */
-export const LabelsFile = Type.Object(
-  { description: Type.String(), labels: Type.Array(LabelEntry), flags: Type.Optional(Type.Array(FlagEntry)) },
-  { additionalProperties: false },
-);
+export const LabelsFile = ClosedObject({
+  description: Type.String(),
+  labels: Type.Array(LabelEntry),
+  flags: Type.Optional(Type.Array(FlagEntry)),
+});
 export type LabelsFile = Static<typeof LabelsFile>;
 
 /** A venue: its id, class and the addresses of its cluster, with their names. */

@@ -7,7 +7,7 @@
  * budget spent) is an `LlmFailure`, on which `answerChat` falls back to the built-in engine.
  */
 import { Type } from "@sinclair/typebox";
-import { isObject } from "../json.ts";
+import { isObject, parseJsonOrUndefined } from "../json.ts";
 import { withBudget } from "../time-budget.ts";
 import { expectShape } from "../upstreams/http-json.ts";
 import { type ChatLlmConfig, chatCompletionsUrl } from "./config.ts";
@@ -70,12 +70,8 @@ const SYSTEM_PROMPT = [
 
 function parseArguments(text: string | null | undefined): Record<string, unknown> {
   if (!text) return {};
-  try {
-    const value: unknown = JSON.parse(text);
-    return isObject(value) ? value : {};
-  } catch {
-    return {};
-  }
+  const value = parseJsonOrUndefined(text);
+  return isObject(value) ? value : {};
 }
 
 async function complete(llm: ChatLlmConfig, messages: Message[], allowTools: boolean, signal: AbortSignal) {

@@ -6,6 +6,7 @@
  * report, never a figure.
  */
 import { type TObject, Type } from "@sinclair/typebox";
+import { ClosedObject, NoInput } from "../../spec/schemas.ts";
 import { UpstreamError } from "../errors.ts";
 import type { ChatDeps } from "./deps.ts";
 import {
@@ -25,14 +26,12 @@ import {
 } from "./facts.ts";
 import type { ChatSource } from "./sources.ts";
 
-const NoParameters = Type.Object({}, { additionalProperties: false });
-const AssetParameter = Type.Object(
-  { asset: Type.String({ description: "A ticker (ETH, BTC, cbETH, AERO, USDC, SOL, HYPE...) or a Base token contract address (0x...)." }) },
-  { additionalProperties: false },
-);
+const AssetParameter = ClosedObject({
+  asset: Type.String({ description: "A ticker (ETH, BTC, cbETH, AERO, USDC, SOL, HYPE...) or a Base token contract address (0x...)." }),
+});
 
 /** One tool of the chat-completions `tools` array: its parameters are a JSON schema, written with TypeBox. */
-const tool = (name: string, description: string, parameters: TObject = NoParameters) => ({
+const tool = (name: string, description: string, parameters: TObject = NoInput) => ({
   type: "function" as const,
   function: { name, description, parameters },
 });
@@ -57,15 +56,12 @@ export const CHAT_TOOLS = [
   tool(
     "get_tvl",
     "A DeFi protocol's total value locked in USD and its 24 h change, from DefiLlama; a parent name (aave, uniswap) covers all its versions.",
-    Type.Object(
-      { protocol: Type.String({ description: "The protocol as DefiLlama names it: aave, aave-v3, morpho-blue, moonwell..." }) },
-      { additionalProperties: false },
-    ),
+    ClosedObject({ protocol: Type.String({ description: "The protocol as DefiLlama names it: aave, aave-v3, morpho-blue, moonwell..." }) }),
   ),
   tool(
     "search_knowledge_base",
     "Search the knowledge base about x402 payments on Base (facilitators, headers, USDC, gas, verification).",
-    Type.Object({ query: Type.String({ description: "The question or keywords." }) }, { additionalProperties: false }),
+    ClosedObject({ query: Type.String({ description: "The question or keywords." }) }),
   ),
 ] as const;
 

@@ -9,19 +9,20 @@ import { ContractFunctionExecutionError, ContractFunctionZeroDataError, type Pub
 import { eip3009Abi } from "../chain/authorization.ts";
 import type { Eip3009Probe } from "./x402-clients.ts";
 
-/** One probe per chain client and network, so that its answers outlive the request that asked. */
-const probes = new WeakMap<PublicClient, Map<string, Eip3009Probe>>();
+/**
+ * The answers read through each chain client, so that they outlive the request that asked. A
+ * read depends only on the client and the token; the network only says which questions a probe answers.
+ */
+const answers = new WeakMap<PublicClient, LRUCache<string, boolean>>();
 
 /** The `Eip3009Probe` reading `network` through `client`, remembering each answer (a token's code does not change its interface). */
 export function eip3009Probe(client: PublicClient, network: string): Eip3009Probe {
-  const byNetwork = probes.get(client) ?? new Map<string, Eip3009Probe>();
-  probes.set(client, byNetwork);
-  const probe = byNetwork.get(network) ?? newProbe(client, network);
-  byNetwork.set(network, probe);
-  return probe;
+  const known = answers.get(client) ?? newAnswers(client);
+  return async (asked, asset) =>
+    asked === network && /^0x[0-9a-fA-F]{40}$/.test(asset) ? ((await known.fetch(asset.toLowerCase())) ?? null) : null;
 }
 
-function newProbe(client: PublicClient, network: string): Eip3009Probe {
+function newAnswers(client: PublicClient): LRUCache<string, boolean> {
   // lru-cache's fetch shares a read in flight; an answer not known (undefined) is not kept, so it is asked again.
   const known = new LRUCache<string, boolean>({
     max: 1_000,
@@ -46,6 +47,6 @@ function newProbe(client: PublicClient, network: string): Eip3009Probe {
           },
         ),
   });
-  return async (asked, asset) =>
-    asked === network && /^0x[0-9a-fA-F]{40}$/.test(asset) ? ((await known.fetch(asset.toLowerCase())) ?? null) : null;
+  answers.set(client, known);
+  return known;
 }

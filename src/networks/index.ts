@@ -1,7 +1,7 @@
 /**
  * The registry of networks the service can be paid on. Each entry (one file per network, e.g.
- * ./base.ts) carries its CAIP-2 id, chain client, payment asset, x402 scheme registrations and
- * local-mode chain (./types.ts). Adding a network is one entry here plus its family's scheme
+ * ./base.ts) carries its CAIP-2 id, chain client, payment asset, x402 scheme registrations and,
+ * for an EVM network, its local-mode chain (./types.ts). Adding a network is one entry here plus its family's scheme
  * module (./evm.ts for EVM). Nothing outside src/networks/ names a chain id or a USDC address.
  */
 import { base } from "./base.ts";

@@ -19,8 +19,4 @@ export const solana: SvmNetwork = {
   usdc: { symbol: "USDC", address: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", decimals: 6 },
   schemes: exactSvmSchemes(id),
   schemesAt: (rpcUrl) => exactSvmSchemes(id, rpcUrl),
-  local: {
-    // Loaded only in local mode: production never loads litesvm.
-    start: async (options) => (await import("../local/solana/devnet.ts")).startLocalSolana(options),
-  },
 };

@@ -1,9 +1,10 @@
 /**
  * What a network entry of the registry (src/networks/index.ts) holds. An entry is data plus
  * the few functions its chain family needs: its CAIP-2 id, its chain client, the asset the
- * service is paid in, its x402 scheme registrations for each role, and the chain local mode
- * runs in its place. Families differ in keys, signers, clients and local chains, so each family
- * is its own member of the `Network` union, told apart by `family`.
+ * service is paid in, its x402 scheme registrations for each role, and for an EVM network the
+ * chain local mode runs in its place (local mode starts Solana's in-process chain itself).
+ * Families differ in keys, signers, clients and local chains, so each family is its own member
+ * of the `Network` union, told apart by `family`.
  */
 import type { x402Client } from "@x402/core/client";
 import type { x402Facilitator } from "@x402/core/facilitator";
@@ -86,7 +87,6 @@ export interface SvmNetwork extends NetworkCommon<"svm"> {
   schemes: SchemeRegistrations<ClientSvmSigner, FacilitatorSvmSigner>;
   /** Registrations reading `rpcUrl`: challenges carry its recent blockhash, buyers read the mint there. */
   schemesAt(rpcUrl: string): SchemeRegistrations<ClientSvmSigner, FacilitatorSvmSigner>;
-  local: LocalChain<import("../local/solana/devnet.ts").LocalSolanaOptions, import("../local/solana/devnet.ts").LocalSolanaDevnet>;
 }
 
 /** Any network of the registry; code that needs one family narrows on `family`. */

@@ -263,7 +263,10 @@ async function main(): Promise<void> {
       process.exit(130);
     }
     stopping = true;
-    log.info("stopping: no new connections; calls in flight get up to 30 s to finish", { signal });
+    // Loaded already (the service is running); imported here because this module imports nothing
+    // before the compile cache is on.
+    const { DRAIN_MS } = await import("./service.ts");
+    log.info(`stopping: no new connections; calls in flight get up to ${DRAIN_MS / 1000} s to finish`, { signal });
     let code = 0;
     try {
       const { drained, inFlight } = await service.shutdown();

@@ -147,13 +147,19 @@ export interface RunningService {
   jobs: JobScheduler;
   /**
    * Stop gracefully: stop accepting connections, let requests in flight finish (paid calls
-   * settle and answer) for up to `drainMs` (default 30 s), stop the jobs, remove the heartbeat and close the
+   * settle and answer) for up to `drainMs` (default `DRAIN_MS`, 30 s), stop the jobs, remove the heartbeat and close the
    * store. Resolves with whether every request finished in time.
    */
   shutdown(options?: { drainMs?: number }): Promise<{ drained: boolean; inFlight: number }>;
   /** Stop at once: `shutdown` without waiting for requests in flight. */
   close(): Promise<void>;
 }
+
+/**
+ * How long a graceful stop waits for requests in flight by default: long enough for a paid call
+ * that has verified its payment to settle and answer.
+ */
+export const DRAIN_MS = 30_000;
 
 /** Start the service and listen on `config.host:config.port` (port 0 picks a free one). */
 export async function startService(options: StartServiceOptions): Promise<RunningService> {
@@ -476,7 +482,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     facilitatorAddress,
     instance,
     jobs: scheduler,
-    shutdown: (opts = {}) => shutdown(opts.drainMs ?? 30_000),
+    shutdown: (opts = {}) => shutdown(opts.drainMs ?? DRAIN_MS),
     close: async () => {
       await shutdown(0);
     },

@@ -8,6 +8,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { type Address, getAddress } from "viem";
 import venuesFile from "../../content/token-risk.json" with { type: "json" };
+import { ClosedObject } from "../../spec/schemas.ts";
 
 const Networks = Type.Array(Type.Union([Type.Literal("base"), Type.Literal("local")]), { minItems: 1 });
 const AddressText = Type.String({ pattern: "^0x[0-9a-fA-F]{40}$" });
@@ -22,41 +23,32 @@ export const FactoryKind = Type.Union([
 export type FactoryKind = Static<typeof FactoryKind>;
 
 /** One factory of the file. */
-export const FactoryEntry = Type.Object(
-  {
-    name: Type.String({ minLength: 1, maxLength: 60 }),
-    kind: FactoryKind,
-    address: AddressText,
-    /** The swap fee of a uniswap_v2 factory's pairs; the others' pools state their own. */
-    fee_bps: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000 })),
-    networks: Networks,
-    source: Type.String({ minLength: 1 }),
-  },
-  { additionalProperties: false },
-);
+export const FactoryEntry = ClosedObject({
+  name: Type.String({ minLength: 1, maxLength: 60 }),
+  kind: FactoryKind,
+  address: AddressText,
+  /** The swap fee of a uniswap_v2 factory's pairs; the others' pools state their own. */
+  fee_bps: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000 })),
+  networks: Networks,
+  source: Type.String({ minLength: 1 }),
+});
 
 /** One token of the file. */
-export const TokenEntry = Type.Object(
-  {
-    symbol: Type.String({ minLength: 1, maxLength: 20 }),
-    address: AddressText,
-    decimals: Type.Integer({ minimum: 0, maximum: 36 }),
-    /** Pools are priced against it (its USD price is known), so its pairs with unknown tokens are "new token" pairs. */
-    quote: Type.Boolean(),
-    /** The USD peg of a stablecoin; null for anything else. */
-    peg_usd: Type.Union([Type.Number({ exclusiveMinimum: 0 }), Type.Null()]),
-    /** Answered by the price-equilibrium tool when no token is named. */
-    default: Type.Boolean(),
-    networks: Networks,
-    source: Type.String({ minLength: 1 }),
-  },
-  { additionalProperties: false },
-);
+export const TokenEntry = ClosedObject({
+  symbol: Type.String({ minLength: 1, maxLength: 20 }),
+  address: AddressText,
+  decimals: Type.Integer({ minimum: 0, maximum: 36 }),
+  /** Pools are priced against it (its USD price is known), so its pairs with unknown tokens are "new token" pairs. */
+  quote: Type.Boolean(),
+  /** The USD peg of a stablecoin; null for anything else. */
+  peg_usd: Type.Union([Type.Number({ exclusiveMinimum: 0 }), Type.Null()]),
+  /** Answered by the price-equilibrium tool when no token is named. */
+  default: Type.Boolean(),
+  networks: Networks,
+  source: Type.String({ minLength: 1 }),
+});
 
-const VenuesFile = Type.Object(
-  { description: Type.String(), factories: Type.Array(FactoryEntry), tokens: Type.Array(TokenEntry) },
-  { additionalProperties: false },
-);
+const VenuesFile = ClosedObject({ description: Type.String(), factories: Type.Array(FactoryEntry), tokens: Type.Array(TokenEntry) });
 
 /** A factory as the tools use it: its entry of the file, the address checksummed. */
 export type Factory = Omit<Static<typeof FactoryEntry>, "address" | "networks" | "source"> & { address: Address };
