@@ -283,6 +283,20 @@ describe("never charged, never twice", () => {
     expect(await usdcOf(buyer(2).address)).toBe(before);
   });
 
+  it("dinalibrium: a symbol it does not know is bad input naming body.token, with or without a payment, not charged", async () => {
+    const before = await usdcOf(buyer(2).address);
+    expect((await post("/v1/dinalibrium", { token: "BONK" })).status).toBe(400);
+    // Its own symbols are taken in any case: a challenge.
+    expect((await post("/v1/dinalibrium", { token: "usdt" })).status).toBe(402);
+    const { header } = await paymentFor("/v1/dinalibrium", { token: "SOL" }, 2);
+    const bad = await post("/v1/dinalibrium", { token: "BONK" }, { "payment-signature": header });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { details: { fields: { field: string }[] } } }).error.details.fields[0]?.field).toBe(
+      "body.token",
+    );
+    expect(await usdcOf(buyer(2).address)).toBe(before);
+  });
+
   it("a replayed payment gets the kept answer for the same request, and is refused for another; nothing moves again", async () => {
     const body = { address: chain.scenario.payTo };
     const { header } = await paymentFor("/v1/wallet-profile", body, 2);

@@ -118,7 +118,8 @@ export const solanaDinalibrium = defineRoute({
   body: ClosedObject({
     token: Type.Optional(
       Type.String({
-        pattern: "^([1-9A-HJ-NP-Za-km-z]{32,44}|[A-Za-z]{2,10})$",
+        // The symbols are the route's own (functions/solana-dinalibrium.ts), in any case: another is no mint to ask DexScreener for.
+        pattern: "^([1-9A-HJ-NP-Za-km-z]{32,44}|[Ss][Oo][Ll]|[Uu][Ss][Dd][CcTt])$",
         description: "a mint address, or SOL, USDC or USDT; default: SOL and USDC",
       }),
     ),
