@@ -5,7 +5,7 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { LocalSolana } from "./local-chain.ts";
 import { startSolanaRpc } from "./rpc-server.ts";
-import { seedSolanaScenario } from "./scenario.ts";
+import { SOLANA_SCENARIO_VERSION, seedSolanaScenario } from "./scenario.ts";
 
 export interface LocalSolanaOptions {
   /** Where the state is kept; undefined: nothing is saved (tests). */
@@ -18,7 +18,7 @@ export interface LocalSolanaOptions {
 
 /** Start (or reopen) the local Solana. */
 export async function startLocalSolana(options: LocalSolanaOptions = {}) {
-  const { chain, fresh } = LocalSolana.open(options.dataDir);
+  const { chain, fresh } = LocalSolana.open(options.dataDir, SOLANA_SCENARIO_VERSION);
   const scenario = await seedSolanaScenario(chain, fresh);
   const rpc = await startSolanaRpc(chain, options.rpcPort ?? 0);
   chain.startBlocks(options.blockMs);
@@ -26,7 +26,7 @@ export async function startLocalSolana(options: LocalSolanaOptions = {}) {
     chain,
     rpcUrl: rpc.url,
     scenario,
-    // Whether this start seeded it (false: the state of an earlier start).
+    // Whether this start seeded it (false: the state of an earlier start, seeded by this scenario version).
     seeded: fresh,
     async stop() {
       await rpc.close();

@@ -54,6 +54,8 @@ export class SendError extends Error {
 }
 
 interface Meta {
+  /** The version of the scenario the state was seeded with (none in files of before it was kept). */
+  scenario?: number;
   height: number;
   blockhashes: [string, number][];
   txs: TxRecord[];
@@ -67,12 +69,19 @@ export class LocalSolana {
   private readonly blockhashes = new Map<string, number>();
   private readonly txs = new Map<string, TxRecord>();
   private readonly files: { state: string; meta: string } | undefined;
+  private readonly scenario: number | undefined;
   private timer: NodeJS.Timeout | undefined;
   private dirty = false;
 
-  private constructor(svm: LiteSVM, meta: Meta | undefined, files: { state: string; meta: string } | undefined) {
+  private constructor(
+    svm: LiteSVM,
+    meta: Meta | undefined,
+    files: { state: string; meta: string } | undefined,
+    scenario: number | undefined,
+  ) {
     this.svm = svm;
     this.files = files;
+    this.scenario = scenario;
     // Blockhash ages are checked here (a window of VALID_BLOCKS), not by litesvm (only the latest).
     svm.withBlockhashCheck(false);
     svm.withSigverify(true);
@@ -83,18 +92,21 @@ export class LocalSolana {
   }
 
   /**
-   * Open the chain: the state saved in `dataDir` when there is one, else a new chain (`fresh`
-   * true: the caller seeds it). Without `dataDir` nothing is saved.
+   * Open the chain: the state saved in `dataDir` when there is one seeded by scenario version
+   * `scenario`, else a new chain (`fresh` true: the caller seeds it; a state of another version is
+   * replaced at the first save). Without `dataDir` nothing is saved.
    */
-  static open(dataDir?: string): { chain: LocalSolana; fresh: boolean } {
+  static open(dataDir?: string, scenario?: number): { chain: LocalSolana; fresh: boolean } {
     const files = dataDir ? { state: path.join(dataDir, "solana-state.bin"), meta: path.join(dataDir, "solana-state.json") } : undefined;
     if (files && existsSync(files.state) && existsSync(files.meta)) {
-      const svm = LiteSVM.fromBytes(new Uint8Array(readFileSync(files.state)));
       const meta = JSON.parse(readFileSync(files.meta, "utf8")) as Meta;
-      return { chain: new LocalSolana(svm, meta, files), fresh: false };
+      if (meta.scenario === scenario) {
+        const svm = LiteSVM.fromBytes(new Uint8Array(readFileSync(files.state)));
+        return { chain: new LocalSolana(svm, meta, files, scenario), fresh: false };
+      }
     }
     if (dataDir) mkdirSync(dataDir, { recursive: true });
-    return { chain: new LocalSolana(new LiteSVM().withTransactionHistory(0n), undefined, files), fresh: true };
+    return { chain: new LocalSolana(new LiteSVM().withTransactionHistory(0n), undefined, files, scenario), fresh: true };
   }
 
   /** Produce blocks every `ms` until `stop` (each expires the oldest blockhash's window a block closer). */
@@ -223,7 +235,12 @@ export class LocalSolana {
   save(): void {
     this.dirty = false;
     if (!this.files) return;
-    const meta: Meta = { height: this.height, blockhashes: [...this.blockhashes], txs: [...this.txs.values()] };
+    const meta: Meta = {
+      ...(this.scenario === undefined ? {} : { scenario: this.scenario }),
+      height: this.height,
+      blockhashes: [...this.blockhashes],
+      txs: [...this.txs.values()],
+    };
     writeFileSync(`${this.files.state}.tmp`, this.svm.toBytes());
     writeFileSync(`${this.files.meta}.tmp`, JSON.stringify(meta));
     renameSync(`${this.files.state}.tmp`, this.files.state);

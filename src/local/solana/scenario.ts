@@ -38,6 +38,12 @@ const USDC = 1_000_000n;
 const BUYER_USDC = 1_000n * USDC;
 const BUYERS = 3;
 
+/**
+ * Bump when what is seeded changes: a chain saved by another version is seeded afresh on open
+ * (its accounts would otherwise lack what this code describes).
+ */
+export const SOLANA_SCENARIO_VERSION = 1;
+
 interface MintPlan {
   symbol: string;
   program: "spl-token" | "spl-token-2022";
