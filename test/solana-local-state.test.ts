@@ -29,7 +29,7 @@ describe("the local Solana's saved state", () => {
     expect(again.chain.svm.getBalance(MARKER)).toBe(7_000_000n);
     await again.stop();
 
-    // A state saved before the scenario's version was kept: its meta names none.
+    // A state saved before the scenario's version was kept: its meta names none, and it lacks the newer mints.
     const metaFile = path.join(dir, "solana-state.json");
     const meta = JSON.parse(readFileSync(metaFile, "utf8")) as Record<string, unknown>;
     delete meta.scenario;
@@ -39,6 +39,8 @@ describe("the local Solana's saved state", () => {
     try {
       expect(reseeded.seeded).toBe(true);
       expect(reseeded.chain.svm.getBalance(MARKER)).toBeNull();
+      const feedrop = reseeded.scenario.mints.find((m) => m.symbol === "FEEDROP")?.mint as Address;
+      expect(reseeded.chain.svm.getAccount(feedrop).exists).toBe(true);
     } finally {
       await reseeded.stop();
     }

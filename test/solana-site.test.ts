@@ -26,6 +26,7 @@ import type { LocalSolanaDevnet } from "../src/local/solana/devnet.ts";
 import { type ScenarioMint, USDC_MINT } from "../src/local/solana/scenario.ts";
 import { CHALLENGE_BUDGET } from "../src/payments/requirements.ts";
 import type { RunningService } from "../src/server/service.ts";
+import { type MintRiskAnswer, verdictOf } from "../src/solana/reads.ts";
 import { svmClient } from "../src/solana/x402.ts";
 import { CAPABILITY, mcpRpc } from "./support/mcp.ts";
 import { startSolanaSite, usdcOn } from "./support/solana.ts";
@@ -170,8 +171,8 @@ describe("answers against the scenario's ground truth", () => {
   it("meme-hunter: each mint's authorities, extensions, holder concentration and verdict", async () => {
     const { res, json } = await paidCall("/v1/meme-hunter", { limit: 20, min_liquidity_usd: 5000 });
     expect(res.status).toBe(200);
-    // The stand-in lists the nine scenario mints and one Base profile, which is left out.
-    expect(json.profiles_listed).toBe(9);
+    // The stand-in lists the ten scenario mints (FEEDROP with no pair yet) and one Base profile, which is left out.
+    expect(json.profiles_listed).toBe(10);
     const tokens = json.tokens as {
       mint: string;
       symbol: string;
@@ -180,8 +181,11 @@ describe("answers against the scenario's ground truth", () => {
       verdict_reasons: string[];
       pair: Record<string, unknown>;
     }[];
-    expect(tokens.map((t) => t.symbol)).toEqual(["SAFE", "MINTY", "FRZ", "WHALE", "FEE", "HOOK", "PDEL", "SOUL", "DFRZ"]);
+    // A token with no pair has no symbol from DexScreener.
+    expect(tokens.map((t) => t.symbol)).toEqual(["SAFE", "MINTY", "FRZ", "WHALE", "FEE", "HOOK", "PDEL", "SOUL", "DFRZ", null]);
     const creator = (await import("../src/local/solana/scenario.ts").then((m) => m.scenarioKeys())).creator.address;
+    const bySymbol = Object.fromEntries(chain.scenario.mints.map((m) => [m.symbol, m.mint]));
+    const symbolOf = Object.fromEntries(chain.scenario.mints.map((m) => [m.mint, m.symbol]));
     for (const token of tokens) {
       const truth = chain.scenario.mints.find((m) => m.mint === token.mint) as ScenarioMint;
       // Holdings in scenario.ts: every mint's fifteen EVEN holders, the top ten with 775,000 of 1,000,000
@@ -195,7 +199,12 @@ describe("answers against the scenario's ground truth", () => {
         freeze_authority: truth.freezeAuthority ? creator : null,
         extensions: {
           transfer_fee_bps: truth.transferFeeBps,
-          transfer_fee_max: truth.transferFeeBps === null ? null : "1000000000",
+          transfer_fee_max: truth.transferFeeMax,
+          transfer_fee_pending: truth.transferFeePending && {
+            bps: truth.transferFeePending.bps,
+            max: truth.transferFeePending.max,
+            from_epoch: truth.transferFeePending.fromEpoch,
+          },
           transfer_hook_program: truth.transferHook ? "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr" : null,
           permanent_delegate: truth.permanentDelegate ? creator : null,
           non_transferable: truth.nonTransferable,
@@ -205,7 +214,15 @@ describe("answers against the scenario's ground truth", () => {
         largest_holder_share_pct: whale ? 90 : 10,
       });
     }
-    const verdicts = Object.fromEntries(tokens.map((t) => [t.symbol, t.verdict]));
+    const tokenOf = (symbol: string) => tokens.find((t) => t.mint === bySymbol[symbol]) as (typeof tokens)[number];
+    // FEEDROP: 10% at initialisation, then 0% set in epoch 0, which Token-2022 applies from epoch 2 only.
+    expect(tokenOf("FEEDROP").risk.extensions).toMatchObject({
+      transfer_fee_bps: 1000,
+      transfer_fee_max: "1000000000",
+      transfer_fee_pending: { bps: 0, max: "0", from_epoch: 2 },
+    });
+    expect(tokenOf("FEEDROP").pair).toBeNull();
+    const verdicts = Object.fromEntries(tokens.map((t) => [symbolOf[t.mint], t.verdict]));
     expect(verdicts).toEqual({
       SAFE: "ok",
       MINTY: "caution",
@@ -216,14 +233,17 @@ describe("answers against the scenario's ground truth", () => {
       PDEL: "caution",
       SOUL: "honeypot",
       DFRZ: "honeypot",
+      FEEDROP: "high_tax",
     });
-    const reasons = Object.fromEntries(tokens.map((t) => [t.symbol, t.verdict_reasons]));
+    const reasons = Object.fromEntries(tokens.map((t) => [symbolOf[t.mint], t.verdict_reasons]));
     expect(reasons.WHALE).toEqual(["top 10 holders hold 100% of supply", "liquidity 3000 USD under 5000"]);
     expect(reasons.FEE).toEqual(["transfer fee 5% (Token-2022)"]);
     expect(reasons.DFRZ).toEqual([
       "accounts start frozen (Token-2022 default account state): a buyer cannot sell until the authority thaws it",
       `freeze authority live (${creator}): any holder's account can be frozen`,
     ]);
+    // Buyers pay the 10% in force until epoch 2, and the authority can keep re-setting 0% to postpone it.
+    expect(reasons.FEEDROP).toEqual(["transfer fee 10% now, 0% from epoch 2 (Token-2022)"]);
     // SAFE's deepest pair is the Raydium SOL pair (250,000 USD), not the thinner Meteora one.
     expect(tokens[0]?.pair).toMatchObject({
       dex: "raydium",
@@ -232,6 +252,28 @@ describe("answers against the scenario's ground truth", () => {
       liquidity_usd: 250000,
       created_at: new Date(1795000000000 - 30 * 60_000).toISOString(),
     });
+  });
+
+  it("meme-hunter: from the epoch a pending transfer fee is set for, that fee is in force", async () => {
+    const svm = chain.chain.svm;
+    const setEpoch = (epoch: bigint) => {
+      const clock = svm.getClock();
+      clock.epoch = epoch;
+      svm.setClock(clock);
+    };
+    setEpoch(2n);
+    try {
+      const { res, json } = await paidCall("/v1/meme-hunter", { limit: 20 });
+      expect(res.status).toBe(200);
+      const feedropMint = chain.scenario.mints.find((m) => m.symbol === "FEEDROP")?.mint;
+      const feedrop = (json.tokens as { mint: string; risk: { extensions: unknown }; verdict: string; verdict_reasons: string[] }[]).find(
+        (t) => t.mint === feedropMint,
+      );
+      expect(feedrop?.risk.extensions).toMatchObject({ transfer_fee_bps: 0, transfer_fee_max: "0", transfer_fee_pending: null });
+      expect([feedrop?.verdict, feedrop?.verdict_reasons]).toEqual(["ok", []]);
+    } finally {
+      setEpoch(0n);
+    }
   });
 
   it("dinalibrium: SOL and USDC across Raydium, Orca and Meteora against the liquidity-weighted price, with USDC's peg", async () => {
@@ -266,6 +308,44 @@ describe("answers against the scenario's ground truth", () => {
     const index = fixture.response[0].universe.findIndex((u) => u.name === "SOL");
     expect(json.asset).toBe("SOL");
     expect(json.mark_price_usd).toBe(Number(fixture.response[1][index]?.markPx));
+  });
+});
+
+describe("a Token-2022 transfer fee's verdict", () => {
+  // A mint with nothing else to say: only its fee decides.
+  const withFee = (bps: number, pending: { bps: number; from_epoch: number } | null): MintRiskAnswer => ({
+    program: "spl-token-2022",
+    decimals: 6,
+    supply: "1000000000000",
+    mint_authority: null,
+    freeze_authority: null,
+    extensions: {
+      transfer_fee_bps: bps,
+      transfer_fee_max: "1000000000",
+      transfer_fee_pending: pending && { ...pending, max: "1000000000" },
+      transfer_hook_program: null,
+      permanent_delegate: null,
+      non_transferable: false,
+      default_account_state: null,
+    },
+    top10_share_pct: 50,
+    largest_holder_share_pct: 10,
+  });
+
+  it("is judged by the higher of the fee in force and a pending one (in force within two epochs)", () => {
+    expect(verdictOf(withFee(100, { bps: 5_000, from_epoch: 812 }), null, 0)).toEqual({
+      verdict: "high_tax",
+      reasons: ["transfer fee 1% now, 50% from epoch 812 (Token-2022)"],
+    });
+    expect(verdictOf(withFee(0, { bps: 300, from_epoch: 812 }), null, 0)).toEqual({
+      verdict: "caution",
+      reasons: ["transfer fee 0% now, 3% from epoch 812 (Token-2022)"],
+    });
+    expect(verdictOf(withFee(9_900, { bps: 0, from_epoch: 812 }), null, 0)).toEqual({
+      verdict: "high_tax",
+      reasons: ["transfer fee 99% now, 0% from epoch 812 (Token-2022)"],
+    });
+    expect(verdictOf(withFee(0, null), null, 0)).toEqual({ verdict: "ok", reasons: [] });
   });
 });
 

@@ -30,8 +30,21 @@ export const MintRisk = Type.Object({
     description: "who can freeze any holder's account (so it cannot sell); null: none",
   }),
   extensions: Type.Object({
-    transfer_fee_bps: Type.Union([Type.Integer(), Type.Null()], { description: "Token-2022 transfer fee in basis points; null: none" }),
-    transfer_fee_max: Type.Union([Type.String(), Type.Null()], { description: "the most one transfer pays, atomic" }),
+    transfer_fee_bps: Type.Union([Type.Integer(), Type.Null()], {
+      description: "Token-2022 transfer fee in force now (this epoch), in basis points; null: none",
+    }),
+    transfer_fee_max: Type.Union([Type.String(), Type.Null()], { description: "the most one transfer pays now, atomic" }),
+    transfer_fee_pending: Type.Union(
+      [
+        Type.Object({
+          bps: Type.Integer(),
+          max: Type.String({ description: "atomic" }),
+          from_epoch: Type.Integer({ description: "the epoch it is in force from" }),
+        }),
+        Type.Null(),
+      ],
+      { description: "a fee set but not yet in force (Token-2022 applies a new fee two epochs on); null: none" },
+    ),
     transfer_hook_program: Type.Union([SolanaAddress, Type.Null()], {
       description: "a program run on every transfer, which can refuse it",
     }),
@@ -48,9 +61,9 @@ export const MintRisk = Type.Object({
 /** The verdict's vocabulary, shared with the Base site. */
 export const SOLANA_VERDICT_RULES = {
   honeypot: "non-transferable, accounts frozen by default, or a live freeze authority: a holder may be unable to sell",
-  high_tax: "a transfer fee of 10% (1,000 bps) or more",
+  high_tax: "a transfer fee of 10% (1,000 bps) or more, in force now or pending (in force within two epochs)",
   caution:
-    "a smaller transfer fee, a transfer hook, a permanent delegate, a live mint authority, the top 10 holders over 80% of supply, or liquidity under min_liquidity_usd",
+    "a smaller transfer fee (in force or pending), a transfer hook, a permanent delegate, a live mint authority, the top 10 holders over 80% of supply, or liquidity under min_liquidity_usd",
   ok: "none of these",
 } as const;
 
@@ -61,7 +74,7 @@ export const solanaMemeHunter = defineRoute({
   operationId: "solanaMemeHunter",
   summary: "New Solana tokens and pairs, each mint's own risk read on chain (authorities, Token-2022 extensions, holders) and a verdict",
   description:
-    "The latest token profiles DexScreener lists on Solana, with their deepest pair (dex, liquidity, price, age). For each mint, read on Solana: mint authority and freeze authority (live or revoked; a live freeze authority can freeze a holder: the Solana honeypot), Token-2022 extensions (transfer fee and its rate, transfer hook, permanent delegate, non-transferable, frozen default account state), the top holders' share of supply (getTokenLargestAccounts against getTokenSupply), and a verdict (honeypot, high_tax, caution, ok) with every reason.",
+    "The latest token profiles DexScreener lists on Solana, with their deepest pair (dex, liquidity, price, age). For each mint, read on Solana: mint authority and freeze authority (live or revoked; a live freeze authority can freeze a holder: the Solana honeypot), Token-2022 extensions (the transfer fee in force this epoch and any pending one, transfer hook, permanent delegate, non-transferable, frozen default account state), the top holders' share of supply (getTokenLargestAccounts against getTokenSupply), and a verdict (honeypot, high_tax, caution, ok) with every reason.",
   tags: ["token risk"],
   price: 0.1,
   body: ClosedObject({

@@ -67,6 +67,12 @@ export type MintRiskAnswer = Static<typeof MintRisk>;
 
 const share = (part: bigint, whole: bigint) => (whole === 0n ? null : Number((part * 1_000_000n) / whole) / 10_000);
 
+/** The chain's current epoch (which of a Token-2022 mint's two transfer fees is in force). */
+async function currentEpoch(reads: SolanaReads): Promise<bigint> {
+  const info = await rpcCall("getEpochInfo", (abortSignal) => reads.rpc.getEpochInfo().send({ abortSignal }), reads.settings.timeoutMs);
+  return BigInt(info.epoch);
+}
+
 /** A mint's risk read on chain; null when the address is not a mint of SPL Token or Token-2022. */
 export async function mintRisk(reads: SolanaReads, mint: string): Promise<MintRiskAnswer | null> {
   const { rpc, settings } = reads;
@@ -81,20 +87,33 @@ export async function mintRisk(reads: SolanaReads, mint: string): Promise<MintRi
   // A token account is not a mint: 165 bytes (or its Token-2022 account type byte, 2).
   if (data.length !== 82 && !(data.length > 165 && data[165] === 1)) return null;
   const m = getMintDecoder().decode(data);
-  const ext = {
-    transfer_fee_bps: null as number | null,
-    transfer_fee_max: null as string | null,
-    transfer_hook_program: null as string | null,
-    permanent_delegate: null as string | null,
+  const ext: MintRiskAnswer["extensions"] = {
+    transfer_fee_bps: null,
+    transfer_fee_max: null,
+    transfer_fee_pending: null,
+    transfer_hook_program: null,
+    permanent_delegate: null,
     non_transferable: false,
-    default_account_state: null as "initialized" | "frozen" | null,
+    default_account_state: null,
   };
   if (m.extensions.__option === "Some") {
     for (const e of m.extensions.value) {
       if (e.__kind === "TransferFeeConfig") {
-        // The fee in force now is the newer one once its epoch is reached; an epoch-0 schedule is always in force.
-        ext.transfer_fee_bps = e.newerTransferFee.transferFeeBasisPoints;
-        ext.transfer_fee_max = e.newerTransferFee.maximumFee.toString();
+        // Token-2022 charges the older fee until the current epoch reaches the newer one's: a new
+        // fee set now only applies two epochs on, and an authority that keeps setting a lower one
+        // keeps the older fee charged for ever.
+        const newer = e.newerTransferFee;
+        const epoch = newer.epoch === 0n ? 0n : await currentEpoch(reads);
+        const inForce = epoch >= newer.epoch ? newer : e.olderTransferFee;
+        ext.transfer_fee_bps = inForce.transferFeeBasisPoints;
+        ext.transfer_fee_max = inForce.maximumFee.toString();
+        if (epoch < newer.epoch) {
+          ext.transfer_fee_pending = {
+            bps: newer.transferFeeBasisPoints,
+            max: newer.maximumFee.toString(),
+            from_epoch: Number(newer.epoch),
+          };
+        }
       } else if (e.__kind === "TransferHook") ext.transfer_hook_program = e.programId;
       else if (e.__kind === "PermanentDelegate") ext.permanent_delegate = e.delegate;
       else if (e.__kind === "NonTransferable") ext.non_transferable = true;
@@ -144,9 +163,17 @@ export function verdictOf(
   if (e.default_account_state === "frozen")
     honeypot.push("accounts start frozen (Token-2022 default account state): a buyer cannot sell until the authority thaws it");
   if (risk.freeze_authority) honeypot.push(`freeze authority live (${risk.freeze_authority}): any holder's account can be frozen`);
-  if (e.transfer_fee_bps !== null && e.transfer_fee_bps >= HIGH_TAX_BPS)
-    highTax.push(`transfer fee ${e.transfer_fee_bps / 100}% (Token-2022)`);
-  else if (e.transfer_fee_bps) caution.push(`transfer fee ${e.transfer_fee_bps / 100}% (Token-2022)`);
+  if (e.transfer_fee_bps !== null) {
+    // Judged by the higher of the fee in force and a pending one: a pending fee is in force within two epochs.
+    const pending = e.transfer_fee_pending;
+    const highest = Math.max(e.transfer_fee_bps, pending?.bps ?? 0);
+    const reason =
+      pending && pending.bps !== e.transfer_fee_bps
+        ? `transfer fee ${e.transfer_fee_bps / 100}% now, ${pending.bps / 100}% from epoch ${pending.from_epoch} (Token-2022)`
+        : `transfer fee ${e.transfer_fee_bps / 100}% (Token-2022)`;
+    if (highest >= HIGH_TAX_BPS) highTax.push(reason);
+    else if (highest > 0) caution.push(reason);
+  }
   if (e.transfer_hook_program)
     caution.push(`transfer hook (${e.transfer_hook_program}): a program runs on every transfer and can refuse it`);
   if (e.permanent_delegate) caution.push(`permanent delegate (${e.permanent_delegate}): can move or burn any holder's tokens`);

@@ -4,8 +4,8 @@
  * JSON-RPC API over litesvm; it answers the methods those clients call, in the RPC's own shapes:
  * buyers getAccountInfo and getLatestBlockhash, a facilitator simulateTransaction,
  * sendTransaction and getSignatureStatuses, the routes getBalance, getAccountInfo,
- * getTokenAccountsByOwner, getTokenLargestAccounts, getTokenSupply, getTokenAccountBalance and
- * getSignaturesForAddress, plus the small ones clients probe (getSlot, getBlockHeight, ...).
+ * getTokenAccountsByOwner, getTokenLargestAccounts, getTokenSupply, getTokenAccountBalance,
+ * getSignaturesForAddress and getEpochInfo, plus the small ones clients probe (getSlot, getBlockHeight, ...).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { type Address, type EncodedAccount, getBase58Encoder, getBase64Encoder, getTransactionDecoder } from "@solana/kit";
@@ -137,10 +137,11 @@ export function rpcMethods(chain: LocalSolana): Record<string, (params: unknown[
     getGenesisHash: () => "5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d",
     getSlot: () => chain.slot,
     getBlockHeight: () => chain.blockHeight,
+    // The epoch is the clock's the programs read (Token-2022 picks a mint's transfer fee by it).
     getEpochInfo: () => ({
       absoluteSlot: chain.slot,
       blockHeight: chain.blockHeight,
-      epoch: 0,
+      epoch: Number(chain.svm.getClock().epoch),
       slotIndex: chain.slot,
       slotsInEpoch: 432000,
       transactionCount: null,

@@ -20,6 +20,7 @@ import {
   getPostInitializeInstructionsForMintExtensions,
   getPreInitializeInstructionsForMintExtensions,
   getSetAuthorityInstruction,
+  getSetTransferFeeInstruction,
   getThawAccountInstruction,
   getTransferCheckedInstruction,
   TOKEN_2022_PROGRAM_ADDRESS,
@@ -42,7 +43,7 @@ const BUYERS = 3;
  * Bump when what is seeded changes: a chain saved by another version is seeded afresh on open
  * (its accounts would otherwise lack what this code describes).
  */
-export const SOLANA_SCENARIO_VERSION = 1;
+export const SOLANA_SCENARIO_VERSION = 2;
 
 interface MintPlan {
   symbol: string;
@@ -50,9 +51,20 @@ interface MintPlan {
   keepMintAuthority: boolean;
   freezeAuthority: boolean;
   extensions: (creator: Address) => ExtensionArgs[];
+  /** Token-2022 transfer fee at initialisation (bps; the most one transfer pays: 1,000 tokens). */
+  feeBps?: number;
+  /** A transfer fee set after initialisation (bps, no maximum): Token-2022 schedules it two epochs on. */
+  rescheduledFeeBps?: number;
   /** Holders' shares of the 1,000,000-token supply, in tokens. */
   shares: number[];
 }
+
+const FEE_MAX = 1_000_000_000n;
+/**
+ * The epoch a fee set in the seed is in force from: litesvm's clock stays in epoch 0 (blocks move
+ * the slot only) and SetTransferFee schedules a new fee from the current epoch + 2.
+ */
+const RESCHEDULED_FROM_EPOCH = 2;
 
 // Fifteen holders, the top ten with 77.5% of the supply (under the 80% concentration reason).
 const EVEN = [100_000, 95_000, 90_000, 85_000, 80_000, 75_000, 70_000, 65_000, 60_000, 55_000, 50_000, 50_000, 50_000, 45_000, 30_000];
@@ -73,20 +85,7 @@ const PLANS: MintPlan[] = [
   plan("MINTY", "spl-token", { keepMintAuthority: true }),
   plan("FRZ", "spl-token", { freezeAuthority: true }),
   plan("WHALE", "spl-token", { shares: [900_000, 50_000, 30_000, 20_000] }),
-  plan("FEE", "spl-token-2022", {
-    extensions: (creator) => {
-      const fee = { epoch: 0n, maximumFee: 1_000_000_000n, transferFeeBasisPoints: 500 };
-      return [
-        extension("TransferFeeConfig", {
-          transferFeeConfigAuthority: creator,
-          withdrawWithheldAuthority: creator,
-          withheldAmount: 0n,
-          olderTransferFee: fee,
-          newerTransferFee: fee,
-        }),
-      ];
-    },
-  }),
+  plan("FEE", "spl-token-2022", { feeBps: 500 }),
   plan("HOOK", "spl-token-2022", {
     // The hook program is an address only: the scenario never transfers HOOK, so it never runs.
     extensions: (creator) => [
@@ -99,7 +98,27 @@ const PLANS: MintPlan[] = [
     freezeAuthority: true,
     extensions: () => [extension("DefaultAccountState", { state: AccountState.Frozen })],
   }),
+  // 10% charged now; 0% set after, which stays pending (an authority can keep re-setting it so).
+  plan("FEEDROP", "spl-token-2022", { feeBps: 1_000, rescheduledFeeBps: 0 }),
 ];
+
+/** A plan's extensions, those its fields name included. */
+function extensionsOf(plan: MintPlan, creator: Address): ExtensionArgs[] {
+  const out = plan.extensions(creator);
+  if (plan.feeBps !== undefined) {
+    const fee = { epoch: 0n, maximumFee: FEE_MAX, transferFeeBasisPoints: plan.feeBps };
+    out.push(
+      extension("TransferFeeConfig", {
+        transferFeeConfigAuthority: creator,
+        withdrawWithheldAuthority: creator,
+        withheldAmount: 0n,
+        olderTransferFee: fee,
+        newerTransferFee: fee,
+      }),
+    );
+  }
+  return out;
+}
 
 const DECIMALS = 6;
 const TOKEN = 10n ** BigInt(DECIMALS);
@@ -145,7 +164,7 @@ export async function seedSolanaScenario(chain: LocalSolana, seed: boolean) {
   }
   // Each mint as it is made, which is what meme-hunter must read back; holders' balances atomic, largest first.
   const mints = PLANS.map((plan, i) => {
-    const exts = plan.extensions(k.creator.address).map((e) => e.__kind);
+    const exts = extensionsOf(plan, k.creator.address).map((e) => e.__kind);
     return {
       symbol: plan.symbol,
       mint: (k.mints[i] as SolanaKey).address,
@@ -154,7 +173,11 @@ export async function seedSolanaScenario(chain: LocalSolana, seed: boolean) {
       supply: (1_000_000n * TOKEN).toString(),
       mintAuthority: plan.keepMintAuthority,
       freezeAuthority: plan.freezeAuthority,
-      transferFeeBps: exts.includes("TransferFeeConfig") ? 500 : null,
+      // The fee in force (the seed's chain is in epoch 0), and the one set after it, pending.
+      transferFeeBps: plan.feeBps ?? null,
+      transferFeeMax: plan.feeBps === undefined ? null : FEE_MAX.toString(),
+      transferFeePending:
+        plan.rescheduledFeeBps === undefined ? null : { bps: plan.rescheduledFeeBps, max: "0", fromEpoch: RESCHEDULED_FROM_EPOCH },
       transferHook: exts.includes("TransferHook"),
       permanentDelegate: exts.includes("PermanentDelegate"),
       nonTransferable: exts.includes("NonTransferable"),
@@ -274,7 +297,7 @@ async function seedMint(
   holders: { owner: Address; amount: string }[],
 ): Promise<void> {
   const program = programOf(plan.program);
-  const extensions = plan.extensions(creator.address);
+  const extensions = extensionsOf(plan, creator.address);
   const space = plan.program === "spl-token" ? getMintSize() : getMintSize(extensions);
   const rent = chain.svm.minimumBalanceForRentExemption(BigInt(space));
   await chain.run(creator.signer, [
@@ -312,6 +335,16 @@ async function seedMint(
         { owned: key.address, owner: creator.signer, authorityType: AuthorityType.MintTokens, newAuthority: null },
         { programAddress: program },
       ),
+    ]);
+  }
+  if (plan.rescheduledFeeBps !== undefined) {
+    await chain.run(creator.signer, [
+      getSetTransferFeeInstruction({
+        mint: key.address,
+        transferFeeConfigAuthority: creator.signer,
+        transferFeeBasisPoints: plan.rescheduledFeeBps,
+        maximumFee: 0n,
+      }),
     ]);
   }
 }
