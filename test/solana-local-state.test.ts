@@ -39,8 +39,10 @@ describe("the local Solana's saved state", () => {
     try {
       expect(reseeded.seeded).toBe(true);
       expect(reseeded.chain.svm.getBalance(MARKER)).toBeNull();
-      const feedrop = reseeded.scenario.mints.find((m) => m.symbol === "FEEDROP")?.mint as Address;
-      expect(reseeded.chain.svm.getAccount(feedrop).exists).toBe(true);
+      for (const symbol of ["FEEDROP", "PAUSE"]) {
+        const mint = reseeded.scenario.mints.find((m) => m.symbol === symbol)?.mint as Address;
+        expect(reseeded.chain.svm.getAccount(mint).exists).toBe(true);
+      }
     } finally {
       await reseeded.stop();
     }

@@ -171,8 +171,8 @@ describe("answers against the scenario's ground truth", () => {
   it("meme-hunter: each mint's authorities, extensions, holder concentration and verdict", async () => {
     const { res, json } = await paidCall("/v1/meme-hunter", { limit: 20, min_liquidity_usd: 5000 });
     expect(res.status).toBe(200);
-    // The stand-in lists the ten scenario mints (FEEDROP with no pair yet) and one Base profile, which is left out.
-    expect(json.profiles_listed).toBe(10);
+    // The stand-in lists the eleven scenario mints (FEEDROP and PAUSE with no pair yet) and one Base profile, which is left out.
+    expect(json.profiles_listed).toBe(11);
     const tokens = json.tokens as {
       mint: string;
       symbol: string;
@@ -182,7 +182,7 @@ describe("answers against the scenario's ground truth", () => {
       pair: Record<string, unknown>;
     }[];
     // A token with no pair has no symbol from DexScreener.
-    expect(tokens.map((t) => t.symbol)).toEqual(["SAFE", "MINTY", "FRZ", "WHALE", "FEE", "HOOK", "PDEL", "SOUL", "DFRZ", null]);
+    expect(tokens.map((t) => t.symbol)).toEqual(["SAFE", "MINTY", "FRZ", "WHALE", "FEE", "HOOK", "PDEL", "SOUL", "DFRZ", null, null]);
     const creator = (await import("../src/local/solana/scenario.ts").then((m) => m.scenarioKeys())).creator.address;
     const bySymbol = Object.fromEntries(chain.scenario.mints.map((m) => [m.symbol, m.mint]));
     const symbolOf = Object.fromEntries(chain.scenario.mints.map((m) => [m.mint, m.symbol]));
@@ -209,6 +209,8 @@ describe("answers against the scenario's ground truth", () => {
           permanent_delegate: truth.permanentDelegate ? creator : null,
           non_transferable: truth.nonTransferable,
           default_account_state: truth.defaultFrozen ? "frozen" : null,
+          paused: truth.paused,
+          pause_authority: truth.paused ? creator : null,
         },
         top10_share_pct: whale ? 100 : 77.5,
         largest_holder_share_pct: whale ? 90 : 10,
@@ -222,6 +224,7 @@ describe("answers against the scenario's ground truth", () => {
       transfer_fee_pending: { bps: 0, max: "0", from_epoch: 2 },
     });
     expect(tokenOf("FEEDROP").pair).toBeNull();
+    expect(tokenOf("PAUSE").risk.extensions).toMatchObject({ paused: true, pause_authority: creator });
     const verdicts = Object.fromEntries(tokens.map((t) => [symbolOf[t.mint], t.verdict]));
     expect(verdicts).toEqual({
       SAFE: "ok",
@@ -234,6 +237,7 @@ describe("answers against the scenario's ground truth", () => {
       SOUL: "honeypot",
       DFRZ: "honeypot",
       FEEDROP: "high_tax",
+      PAUSE: "honeypot",
     });
     const reasons = Object.fromEntries(tokens.map((t) => [symbolOf[t.mint], t.verdict_reasons]));
     expect(reasons.WHALE).toEqual(["top 10 holders hold 100% of supply", "liquidity 3000 USD under 5000"]);
@@ -244,6 +248,14 @@ describe("answers against the scenario's ground truth", () => {
     ]);
     // Buyers pay the 10% in force until epoch 2, and the authority can keep re-setting 0% to postpone it.
     expect(reasons.FEEDROP).toEqual(["transfer fee 10% now, 0% from epoch 2 (Token-2022)"]);
+    // Freeze authority revoked, but paused with a live pause authority: no holder can sell.
+    expect(reasons.PAUSE).toEqual([
+      "paused (Token-2022 pausable): no holder can transfer it until the authority unpauses it",
+      `pause authority live (${creator}): every transfer can be stopped at once`,
+    ]);
+    expect((json.verdict_rules as Record<string, string>).honeypot).toBe(
+      "non-transferable, accounts frozen by default, paused, or a live freeze or pause authority: a holder may be unable to sell",
+    );
     // SAFE's deepest pair is the Raydium SOL pair (250,000 USD), not the thinner Meteora one.
     expect(tokens[0]?.pair).toMatchObject({
       dex: "raydium",
@@ -327,6 +339,8 @@ describe("a Token-2022 transfer fee's verdict", () => {
       permanent_delegate: null,
       non_transferable: false,
       default_account_state: null,
+      paused: false,
+      pause_authority: null,
     },
     top10_share_pct: 50,
     largest_holder_share_pct: 10,

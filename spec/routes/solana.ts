@@ -53,6 +53,8 @@ export const MintRisk = Type.Object({
     default_account_state: Type.Union([Type.Literal("initialized"), Type.Literal("frozen"), Type.Null()], {
       description: "frozen: every new holder's account starts frozen",
     }),
+    paused: Type.Boolean({ description: "Token-2022 pausable: every transfer is stopped" }),
+    pause_authority: Type.Union([SolanaAddress, Type.Null()], { description: "who can pause every transfer; null: none" }),
   }),
   top10_share_pct: NullableNumber,
   largest_holder_share_pct: NullableNumber,
@@ -60,7 +62,7 @@ export const MintRisk = Type.Object({
 
 /** The verdict's vocabulary, shared with the Base site. */
 export const SOLANA_VERDICT_RULES = {
-  honeypot: "non-transferable, accounts frozen by default, or a live freeze authority: a holder may be unable to sell",
+  honeypot: "non-transferable, accounts frozen by default, paused, or a live freeze or pause authority: a holder may be unable to sell",
   high_tax: "a transfer fee of 10% (1,000 bps) or more, in force now or pending (in force within two epochs)",
   caution:
     "a smaller transfer fee (in force or pending), a transfer hook, a permanent delegate, a live mint authority, the top 10 holders over 80% of supply, or liquidity under min_liquidity_usd",
@@ -74,7 +76,7 @@ export const solanaMemeHunter = defineRoute({
   operationId: "solanaMemeHunter",
   summary: "New Solana tokens and pairs, each mint's own risk read on chain (authorities, Token-2022 extensions, holders) and a verdict",
   description:
-    "The latest token profiles DexScreener lists on Solana, with their deepest pair (dex, liquidity, price, age). For each mint, read on Solana: mint authority and freeze authority (live or revoked; a live freeze authority can freeze a holder: the Solana honeypot), Token-2022 extensions (the transfer fee in force this epoch and any pending one, transfer hook, permanent delegate, non-transferable, frozen default account state), the top holders' share of supply (getTokenLargestAccounts against getTokenSupply), and a verdict (honeypot, high_tax, caution, ok) with every reason.",
+    "The latest token profiles DexScreener lists on Solana, with their deepest pair (dex, liquidity, price, age). For each mint, read on Solana: mint authority and freeze authority (live or revoked; a live freeze authority can freeze a holder: the Solana honeypot), Token-2022 extensions (the transfer fee in force this epoch and any pending one, transfer hook, permanent delegate, non-transferable, frozen default account state, paused and the pause authority), the top holders' share of supply (getTokenLargestAccounts against getTokenSupply), and a verdict (honeypot, high_tax, caution, ok) with every reason.",
   tags: ["token risk"],
   price: 0.1,
   body: ClosedObject({

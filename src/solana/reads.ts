@@ -95,6 +95,8 @@ export async function mintRisk(reads: SolanaReads, mint: string): Promise<MintRi
     permanent_delegate: null,
     non_transferable: false,
     default_account_state: null,
+    paused: false,
+    pause_authority: null,
   };
   if (m.extensions.__option === "Some") {
     for (const e of m.extensions.value) {
@@ -118,6 +120,10 @@ export async function mintRisk(reads: SolanaReads, mint: string): Promise<MintRi
       else if (e.__kind === "PermanentDelegate") ext.permanent_delegate = e.delegate;
       else if (e.__kind === "NonTransferable") ext.non_transferable = true;
       else if (e.__kind === "DefaultAccountState") ext.default_account_state = e.state === 2 ? "frozen" : "initialized";
+      else if (e.__kind === "PausableConfig") {
+        ext.paused = e.paused;
+        ext.pause_authority = e.authority.__option === "Some" ? e.authority.value : null;
+      }
     }
   }
   const [largest, supply] = await Promise.all([
@@ -163,6 +169,8 @@ export function verdictOf(
   if (e.default_account_state === "frozen")
     honeypot.push("accounts start frozen (Token-2022 default account state): a buyer cannot sell until the authority thaws it");
   if (risk.freeze_authority) honeypot.push(`freeze authority live (${risk.freeze_authority}): any holder's account can be frozen`);
+  if (e.paused) honeypot.push("paused (Token-2022 pausable): no holder can transfer it until the authority unpauses it");
+  if (e.pause_authority) honeypot.push(`pause authority live (${e.pause_authority}): every transfer can be stopped at once`);
   if (e.transfer_fee_bps !== null) {
     // Judged by the higher of the fee in force and a pending one: a pending fee is in force within two epochs.
     const pending = e.transfer_fee_pending;

@@ -17,6 +17,7 @@ import {
   getInitializeMint2Instruction,
   getMintSize,
   getMintToInstruction,
+  getPauseInstruction,
   getPostInitializeInstructionsForMintExtensions,
   getPreInitializeInstructionsForMintExtensions,
   getSetAuthorityInstruction,
@@ -43,7 +44,7 @@ const BUYERS = 3;
  * Bump when what is seeded changes: a chain saved by another version is seeded afresh on open
  * (its accounts would otherwise lack what this code describes).
  */
-export const SOLANA_SCENARIO_VERSION = 2;
+export const SOLANA_SCENARIO_VERSION = 3;
 
 interface MintPlan {
   symbol: string;
@@ -55,6 +56,8 @@ interface MintPlan {
   feeBps?: number;
   /** A transfer fee set after initialisation (bps, no maximum): Token-2022 schedules it two epochs on. */
   rescheduledFeeBps?: number;
+  /** Token-2022 pausable, the creator its authority, paused once the holders are funded. */
+  paused?: boolean;
   /** Holders' shares of the 1,000,000-token supply, in tokens. */
   shares: number[];
 }
@@ -100,6 +103,7 @@ const PLANS: MintPlan[] = [
   }),
   // 10% charged now; 0% set after, which stays pending (an authority can keep re-setting it so).
   plan("FEEDROP", "spl-token-2022", { feeBps: 1_000, rescheduledFeeBps: 0 }),
+  plan("PAUSE", "spl-token-2022", { paused: true }),
 ];
 
 /** A plan's extensions, those its fields name included. */
@@ -117,6 +121,8 @@ function extensionsOf(plan: MintPlan, creator: Address): ExtensionArgs[] {
       }),
     );
   }
+  // Not paused at initialisation: the holders are funded first (a paused mint mints nothing).
+  if (plan.paused) out.push(extension("PausableConfig", { authority: creator, paused: false }));
   return out;
 }
 
@@ -182,6 +188,7 @@ export async function seedSolanaScenario(chain: LocalSolana, seed: boolean) {
       permanentDelegate: exts.includes("PermanentDelegate"),
       nonTransferable: exts.includes("NonTransferable"),
       defaultFrozen: exts.includes("DefaultAccountState"),
+      paused: plan.paused === true,
       holders: plan.shares.map((tokens, h) => ({
         owner: (plan.symbol === "SAFE" && h === 0 ? k.wallet : (k.holders[h] as SolanaKey)).address,
         amount: (BigInt(tokens) * TOKEN).toString(),
@@ -347,4 +354,5 @@ async function seedMint(
       }),
     ]);
   }
+  if (plan.paused) await chain.run(creator.signer, [getPauseInstruction({ mint: key.address, authority: creator.signer })]);
 }
