@@ -7,7 +7,7 @@ import { type Address, getAddress, type Hex, parseAbi } from "viem";
 import { afterAll, describe, expect, it } from "vitest";
 import { AddressClassifier, classFromProbes } from "../src/chain/classify.ts";
 import { createChainClient, rpcTransport } from "../src/chain/client.ts";
-import { batchAnswers, causeChain, isBatchFailure, readMulticall } from "../src/chain/rpc-error.ts";
+import { batchAnswers, causeChain, isBatchFailure, readMulticall, readOrNull } from "../src/chain/rpc-error.ts";
 import { proxyFromSlots, readProxyInfo, readTokenMetadata } from "../src/chain/token-reads.ts";
 import { UpstreamError } from "../src/errors.ts";
 import { base } from "../src/networks/base.ts";
@@ -178,6 +178,52 @@ describe("a multicall whose request fails", () => {
     expect(Object.fromEntries(await classifier.classify(addresses))).toEqual({
       [s.contracts.v2Pair]: "v2_pair",
       [s.contracts.plainToken]: "token",
+    });
+  });
+});
+
+describe("one contract read whose revert means no answer", () => {
+  const abi = parseAbi(["function decimals() view returns (uint8)"]);
+
+  it("is null when the contract reverts or there is no code, the 503 chain error when the eth_call fails", async () => {
+    const rpc = await startRpcProxy(devnet().rpcUrl);
+    proxies.push(rpc);
+    const client = createChainClient(base.chainAt([rpc.url]), rpcTransport([rpc.url], { retryCount: 0 }));
+    const decimalsOf = (address: Address) => () => client.readContract({ address, abi, functionName: "decimals" });
+    const failure = async (read: () => Promise<unknown>) =>
+      read().then(
+        () => null,
+        (e: unknown) => causeChain(e).map((x) => x.name),
+      );
+    // Multicall3 has no decimals() and no fallback: the node says the call reverted (a single
+    // read's revert does pass through CallExecutionError, unlike a call inside a multicall).
+    expect(await failure(decimalsOf(devnet().multicall3))).toEqual([
+      "ContractFunctionExecutionError",
+      "ContractFunctionRevertedError",
+      "CallExecutionError",
+      "ExecutionRevertedError",
+      "RpcRequestError",
+    ]);
+    expect(await readOrNull("reading", decimalsOf(devnet().multicall3))).toBeNull();
+    // No code: an empty answer.
+    const nobody = getAddress(`0x${"ab".repeat(20)}`);
+    expect(await failure(decimalsOf(nobody))).toEqual([
+      "ContractFunctionExecutionError",
+      "ContractFunctionZeroDataError",
+      "AbiDecodingZeroDataError",
+    ]);
+    expect(await readOrNull("reading", decimalsOf(nobody))).toBeNull();
+    expect(await readOrNull("reading", decimalsOf(scenario().contracts.plainToken))).toBe(18);
+
+    rpc.options.failSelectors = ["0x313ce567"]; // decimals()
+    expect(await failure(decimalsOf(scenario().contracts.plainToken))).toEqual([
+      "ContractFunctionExecutionError",
+      "CallExecutionError",
+      "HttpRequestError",
+    ]);
+    await expect(readOrNull("reading the token's decimals", decimalsOf(scenario().contracts.plainToken))).rejects.toMatchObject({
+      code: "unavailable",
+      status: 503,
     });
   });
 });

@@ -10,6 +10,7 @@ import {
   encodeAbiParameters,
   encodeFunctionData,
   erc20Abi,
+  http,
   keccak256,
   numberToHex,
   parseUnits,
@@ -20,7 +21,7 @@ import { loadContracts } from "../src/local/devnet/contracts.ts";
 import type { MemePairTruth } from "../src/local/devnet/scenario-tokens.ts";
 import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
-import { deepestSimulable, pricePools } from "../src/token-risk/assess.ts";
+import { assessToken, deepestSimulable, pricePools } from "../src/token-risk/assess.ts";
 import { tokenRiskMethodology } from "../src/token-risk/methodology.ts";
 import { findPools, type TokenPool } from "../src/token-risk/pools.ts";
 import { readLimits, readOwnerPrivileges } from "../src/token-risk/privileges.ts";
@@ -496,7 +497,46 @@ describe("a node failing eth_call (HTTP 503) during the token-risk reads", () =>
 
       rpc.options.failMethods = ["eth_call"];
       await Promise.all(reads().map((read) => expect(read).rejects.toMatchObject({ code: "unavailable", status: 503 })));
+
+      // Only the token's own decimals() read failing: no longer read as "not a token, no limits".
+      rpc.options.failMethods = [];
+      rpc.options.failSelectors = ["0x313ce567"];
+      const deps = {
+        chain: client,
+        venues,
+        prices: {
+          price: async () => {
+            throw new Error("no price is read when the pools are given");
+          },
+        },
+      };
+      await expect(assessToken(deps, pair.token, 100, block, { code, pools: [] })).rejects.toMatchObject({
+        code: "unavailable",
+        status: 503,
+      });
     } finally {
+      await rpc.close();
+    }
+  });
+
+  it("meme-hunter with the tokens' symbol() reads failing answers 503, not charged, instead of listing them without symbols", async () => {
+    const rpc = await startRpcProxy(devnet().rpcUrl, { failSelectors: ["0x95d89b41"] });
+    const proxied = await startTestService({ readTransport: http(rpc.url, { retryCount: 0 }) });
+    try {
+      const head = Number(await chainClient().getBlockNumber({ cacheTime: 0 }));
+      const blocks = head - Math.min(...truth().pairs.map((p) => p.createdBlock)) + 1;
+      const answer = await paidPost(
+        { ...proxied, url: proxied.secondaryUrl as string },
+        "/v1/meme-hunter",
+        { blocks, min_liquidity_usd: 0, limit: 100 },
+        7,
+      );
+      expect(answer.status).toBe(503);
+      expect(answer.body).toMatchObject({ error: { code: "unavailable", details: { upstream: "rpc" } } });
+      expect(answer.spent).toBe(0n);
+      expect(rpc.http.some((r) => r.status === 503)).toBe(true);
+    } finally {
+      await proxied.close();
       await rpc.close();
     }
   });

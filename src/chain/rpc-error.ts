@@ -3,7 +3,15 @@
  * `UpstreamError` (502/503/504, never charged) with the viem error kept as `cause` and
  * none of its text in the message a caller sees.
  */
-import { BaseError, CallExecutionError, ContractFunctionExecutionError, HttpRequestError, RpcRequestError, TimeoutError } from "viem";
+import {
+  BaseError,
+  CallExecutionError,
+  ContractFunctionExecutionError,
+  ContractFunctionRevertedError,
+  HttpRequestError,
+  RpcRequestError,
+  TimeoutError,
+} from "viem";
 import { ServiceError, UpstreamError } from "../errors.ts";
 
 /** `error` and the causes it wraps, outermost first (only `Error`s: the chain stops at anything else). */
@@ -85,4 +93,22 @@ export function batchAnswers<T extends readonly MulticallAnswer[]>(answers: T, w
 /** Run a multicall with failures allowed, failing like `readChain` when a batch's request failed (see `batchAnswers`). */
 export async function readMulticall<T extends readonly MulticallAnswer[]>(what: string, read: () => Promise<T>): Promise<T> {
   return batchAnswers(await readChain(what, read), what);
+}
+
+/**
+ * Read one contract function whose failure in the contract means "no answer" (a revert, no
+ * code, an answer that does not decode): null then; a failure on the way to the node (the
+ * `eth_call` failing without the node saying the call reverted) throws `toChainError`.
+ */
+export async function readOrNull<T>(what: string, read: () => Promise<T>): Promise<T | null> {
+  try {
+    return await read();
+  } catch (error) {
+    const chain = causeChain(error);
+    const contractFailure =
+      error instanceof ContractFunctionExecutionError &&
+      (chain.some((e) => e instanceof ContractFunctionRevertedError) || !chain.some((e) => e instanceof CallExecutionError));
+    if (contractFailure) return null;
+    throw toChainError(error, what);
+  }
 }
