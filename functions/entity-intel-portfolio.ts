@@ -8,7 +8,7 @@ import { explained } from "../src/analytics/methodology.ts";
 import { analyticsOf } from "../src/analytics/services.ts";
 import { usdValue } from "../src/analytics/usd-value.ts";
 import { WETH_ADDRESS } from "../src/chain/addresses.ts";
-import { readChain } from "../src/chain/rpc-error.ts";
+import { readChain, readMulticall } from "../src/chain/rpc-error.ts";
 import { defineFunction, type RouteOutput } from "../src/context.ts";
 import { describe, factsOf, pricesOf, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
 import { bothWays, coverage, DEFAULT_BUDGET, resolveWindow, ScanBudget, scanBudgeted } from "../src/entity-intel/scan.ts";
@@ -27,7 +27,7 @@ export default defineFunction(portfolio, async (input, ctx) => {
     tokenInfos(ctx.chain, tokens),
     describe([address], labels, classifier),
     readChain("reading the ETH balance", () => ctx.chain.getBalance({ address, blockNumber })),
-    readChain("reading token balances", () =>
+    readMulticall("reading token balances", () =>
       ctx.chain.multicall({
         allowFailure: true,
         blockNumber,

@@ -11,6 +11,7 @@ import { defineFunction } from "../src/context.ts";
 import { describe, factsOf, pricesOf, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
 import { bothWays, coverage, DEFAULT_BUDGET, resolveWindow, ScanBudget, scanBudgeted } from "../src/entity-intel/scan.ts";
 import { tokenAddressOf } from "../src/entity-intel/token-input.ts";
+import { venueUsersOf } from "../src/entity-intel/venue-users.ts";
 import { InvalidRequestError } from "../src/errors.ts";
 
 export default defineFunction(venueUsers, async (input, ctx) => {
@@ -37,18 +38,7 @@ export default defineFunction(venueUsers, async (input, ctx) => {
   const window = await resolveWindow(scanner, input.blocks ?? ENTITY_LIMITS.blocks, input.to_block);
   const result = await scanBudgeted(scanner, bothWays(token, addresses), window, budget);
 
-  const cluster = new Set(addresses);
-  type User = { volume: Map<Address, bigint>; transfers: number; blocks: number[] };
-  const users = new Map<Address, User>();
-  for (const log of result.logs) {
-    if (cluster.has(log.from) && cluster.has(log.to)) continue; // inside the venue
-    const user = cluster.has(log.from) ? log.to : log.from;
-    const u: User = users.get(user) ?? { volume: new Map(), transfers: 0, blocks: [] };
-    users.set(user, u);
-    u.volume.set(log.token, (u.volume.get(log.token) ?? 0n) + log.value);
-    u.transfers++;
-    u.blocks.push(log.blockNumber);
-  }
+  const users = venueUsersOf(result.logs, new Set(addresses));
 
   // Funding by curated flagged addresses: one read of what they sent in the window.
   const flagged = labels.flaggedAddresses();
@@ -75,7 +65,7 @@ export default defineFunction(venueUsers, async (input, ctx) => {
   const n = window.toBlock - window.fromBlock + 1;
   const firstHalfEnd = window.fromBlock + Math.floor(n / 2) - 1;
   const lastQuarterStart = window.toBlock - Math.floor(n / 4) + 1;
-  const quiet = rows.filter((r) => r.u.blocks.some((b) => b <= firstHalfEnd) && !r.u.blocks.some((b) => b >= lastQuarterStart));
+  const quiet = rows.filter((r) => r.u.firstBlock <= firstHalfEnd && r.u.lastBlock < lastQuarterStart);
 
   const pairs = new Set<string>();
   const flaggedFunders: { user: Address; funder: Address; flags: ReturnType<typeof labels.flags> }[] = [];
@@ -100,7 +90,7 @@ export default defineFunction(venueUsers, async (input, ctx) => {
       .filter((r) => r.usd >= VIP_MIN_USD)
       .slice(0, VIP_LIST_LIMIT)
       .map((r) => ({ address: r.address, volume_usd: r.usd, transfers: r.u.transfers })),
-    gone_quiet: quiet.map((r) => ({ address: r.address, last_seen_block: Math.max(...r.u.blocks), volume_usd_before: r.usd })),
+    gone_quiet: quiet.map((r) => ({ address: r.address, last_seen_block: r.u.lastBlock, volume_usd_before: r.usd })),
     flagged_funders: flaggedFunders,
     unpriced_tokens: tokens.filter((t) => !priced.has(t) || !infos.has(t)),
     ...coverage(

@@ -1,12 +1,15 @@
 /**
  * Address classes from interface probes, token metadata and proxy detection, against the
- * seeded devnet's contracts and wallets (ground truth: src/local/devnet/scenario.ts).
+ * seeded devnet's contracts and wallets (ground truth: src/local/devnet/scenario.ts), and a
+ * multicall's failed request told apart from a call's own revert.
  */
-import { type Address, getAddress, type Hex } from "viem";
+import { type Address, getAddress, type Hex, parseAbi } from "viem";
 import { afterAll, describe, expect, it } from "vitest";
 import { AddressClassifier, classFromProbes } from "../src/chain/classify.ts";
 import { createChainClient, rpcTransport } from "../src/chain/client.ts";
+import { batchAnswers, causeChain, isBatchFailure, readMulticall, readOrNull } from "../src/chain/rpc-error.ts";
 import { proxyFromSlots, readProxyInfo, readTokenMetadata } from "../src/chain/token-reads.ts";
+import { UpstreamError } from "../src/errors.ts";
 import { base } from "../src/networks/base.ts";
 import { startRpcProxy } from "./support/rpc-proxy.ts";
 import { scenario } from "./support/scenario.ts";
@@ -112,6 +115,115 @@ describe("token reads", () => {
     expect(proxyFromSlots(clone, {})).toEqual({ standard: "eip1167_minimal", implementation: impl, admin: null, beacon: null });
     expect(proxyFromSlots("0x60", { implementation: slot("0x0000000000000000000000000000000000000000") })).toMatchObject({
       standard: null,
+    });
+  });
+});
+
+describe("a multicall whose request fails", () => {
+  const abi = parseAbi(["function decimals() view returns (uint8)", "function token0() view returns (address)"]);
+
+  it("a call's own revert stays a per-call failure; the batch's request failing (HTTP 503) throws the 503 chain error", async () => {
+    const plain = scenario().contracts.plainToken;
+    const rpc = await startRpcProxy(devnet().rpcUrl);
+    proxies.push(rpc);
+    const client = createChainClient(base.chainAt([rpc.url]), rpcTransport([rpc.url], { retryCount: 0 }));
+    // The plain ERC-20 answers decimals() and reverts on token0(), which it does not have.
+    const read = () =>
+      client.multicall({
+        allowFailure: true,
+        contracts: [
+          { address: plain, abi, functionName: "decimals" },
+          { address: plain, abi, functionName: "token0" },
+        ],
+      });
+    const answers = await read();
+    expect(answers[0]).toEqual({ status: "success", result: 18 });
+    expect(answers[1].status).toBe("failure");
+    expect(causeChain(answers[1].error).map((e) => e.name)).toEqual([
+      "ContractFunctionExecutionError",
+      "ContractFunctionRevertedError",
+      "RawContractError",
+    ]);
+    expect(isBatchFailure(answers[1].error)).toBe(false);
+    expect(batchAnswers(answers, "reading")).toBe(answers);
+    expect(await readMulticall("reading", read)).toEqual(answers);
+
+    rpc.options.failMethods = ["eth_call"];
+    // viem does not throw: every call of the batch comes back failed, with the request's error.
+    const blip = await read();
+    expect(blip.map((a) => a.status)).toEqual(["failure", "failure"]);
+    expect(causeChain(blip[0].error).map((e) => e.name)).toEqual([
+      "ContractFunctionExecutionError",
+      "CallExecutionError",
+      "HttpRequestError",
+    ]);
+    expect(isBatchFailure(blip[0].error)).toBe(true);
+    expect(() => batchAnswers(blip, "reading")).toThrow(UpstreamError);
+    await expect(readMulticall("probing contract interfaces", read)).rejects.toMatchObject({
+      code: "unavailable",
+      status: 503,
+      message: "The chain node is unreachable while probing contract interfaces; retry shortly.",
+    });
+  });
+
+  it("the classifier keeps no class from a failed probe: after the blip the v2 pair is a v2_pair, the token a token", async () => {
+    const s = scenario();
+    const rpc = await startRpcProxy(devnet().rpcUrl, { failMethods: ["eth_call"] });
+    proxies.push(rpc);
+    const client = createChainClient(base.chainAt([rpc.url]), rpcTransport([rpc.url], { retryCount: 0 }));
+    const classifier = new AddressClassifier(client);
+    const addresses = [s.contracts.v2Pair, s.contracts.plainToken];
+    await expect(classifier.classify(addresses)).rejects.toMatchObject({ code: "unavailable", status: 503 });
+    rpc.options.failMethods = [];
+    expect(Object.fromEntries(await classifier.classify(addresses))).toEqual({
+      [s.contracts.v2Pair]: "v2_pair",
+      [s.contracts.plainToken]: "token",
+    });
+  });
+});
+
+describe("one contract read whose revert means no answer", () => {
+  const abi = parseAbi(["function decimals() view returns (uint8)"]);
+
+  it("is null when the contract reverts or there is no code, the 503 chain error when the eth_call fails", async () => {
+    const rpc = await startRpcProxy(devnet().rpcUrl);
+    proxies.push(rpc);
+    const client = createChainClient(base.chainAt([rpc.url]), rpcTransport([rpc.url], { retryCount: 0 }));
+    const decimalsOf = (address: Address) => () => client.readContract({ address, abi, functionName: "decimals" });
+    const failure = async (read: () => Promise<unknown>) =>
+      read().then(
+        () => null,
+        (e: unknown) => causeChain(e).map((x) => x.name),
+      );
+    // Multicall3 has no decimals() and no fallback: the node says the call reverted (a single
+    // read's revert does pass through CallExecutionError, unlike a call inside a multicall).
+    expect(await failure(decimalsOf(devnet().multicall3))).toEqual([
+      "ContractFunctionExecutionError",
+      "ContractFunctionRevertedError",
+      "CallExecutionError",
+      "ExecutionRevertedError",
+      "RpcRequestError",
+    ]);
+    expect(await readOrNull("reading", decimalsOf(devnet().multicall3))).toBeNull();
+    // No code: an empty answer.
+    const nobody = getAddress(`0x${"ab".repeat(20)}`);
+    expect(await failure(decimalsOf(nobody))).toEqual([
+      "ContractFunctionExecutionError",
+      "ContractFunctionZeroDataError",
+      "AbiDecodingZeroDataError",
+    ]);
+    expect(await readOrNull("reading", decimalsOf(nobody))).toBeNull();
+    expect(await readOrNull("reading", decimalsOf(scenario().contracts.plainToken))).toBe(18);
+
+    rpc.options.failSelectors = ["0x313ce567"]; // decimals()
+    expect(await failure(decimalsOf(scenario().contracts.plainToken))).toEqual([
+      "ContractFunctionExecutionError",
+      "CallExecutionError",
+      "HttpRequestError",
+    ]);
+    await expect(readOrNull("reading the token's decimals", decimalsOf(scenario().contracts.plainToken))).rejects.toMatchObject({
+      code: "unavailable",
+      status: 503,
     });
   });
 });

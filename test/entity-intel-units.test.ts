@@ -1,17 +1,18 @@
 /**
  * The parts of the entity routes below HTTP: the budgeted newest-first read (its time budget
  * with a clock that jumps, against the real devnet), topic OR-lists split at 50 addresses and
- * read through the real scanner, exact USD sums over several tokens, and the label file's
- * venues and flags.
+ * read through the real scanner, exact USD sums over several tokens, the label file's venues
+ * and flags, and a venue's users counted from far more transfers than the devnet holds.
  */
-import { type Address, getAddress } from "viem";
+import { type Address, getAddress, type Hash } from "viem";
 import { describe, expect, it } from "vitest";
 import { LabelBook, parseLabelsFile } from "../src/analytics/labels.ts";
 import { parseDecimal } from "../src/analytics/usd-value.ts";
 import { createChainClient, rpcTransport } from "../src/chain/client.ts";
-import { TransferScanner } from "../src/chain/log-scanner.ts";
+import { type TransferLog, TransferScanner } from "../src/chain/log-scanner.ts";
 import { UsdSum } from "../src/entity-intel/entities.ts";
 import { MAX_TOPIC_ADDRESSES, ScanBudget, scanBudgeted, splitQuery } from "../src/entity-intel/scan.ts";
+import { venueUsersOf } from "../src/entity-intel/venue-users.ts";
 import { base } from "../src/networks/base.ts";
 import { scenario } from "./support/scenario.ts";
 import { devnet } from "./support/service.ts";
@@ -81,6 +82,46 @@ describe("the budgeted read", () => {
     const want = e.transfers.filter((t) => users.includes(t.from));
     expect(result.logs.map((l) => [l.token, l.blockNumber, l.logIndex])).toEqual(want.map((t) => [t.token, t.block, t.logIndex]));
     expect(new Set(result.logs.map((l) => l.token)).size).toBe(2); // USDC and WETH deposits
+  });
+});
+
+describe("a venue's users", () => {
+  it("a user with 150,000 transfers (within the 250,000-log budget) gets its count, volume and first and last blocks", () => {
+    const venue = getAddress(`0x${"11".repeat(20)}`);
+    const busy = getAddress(`0x${"22".repeat(20)}`);
+    const other = getAddress(`0x${"33".repeat(20)}`);
+    const hub = getAddress(`0x${"44".repeat(20)}`);
+    const log = (i: number, from: Address, to: Address, block: number, value: bigint): TransferLog => ({
+      token: USDC,
+      blockNumber: block,
+      logIndex: i,
+      txHash: `0x${i.toString(16).padStart(64, "0")}` as Hash,
+      from,
+      to,
+      value,
+    });
+    // Newest first, as the budgeted read returns them: blocks 150,100 down to 101, one transfer each, 2 units.
+    const logs: TransferLog[] = [];
+    for (let i = 0; i < 150_000; i++) logs.push(log(i, i % 2 === 0 ? busy : venue, i % 2 === 0 ? venue : busy, 150_100 - i, 2n));
+    logs.push(log(150_000, venue, other, 7, 5n));
+    // Inside the venue (between its two addresses): not a user.
+    logs.push(log(150_001, venue, hub, 10, 3n), log(150_002, hub, venue, 8, 1n));
+    const users = venueUsersOf(logs, new Set([venue, hub]));
+    expect([...users.keys()].sort()).toEqual([busy, other]);
+    const u = users.get(busy);
+    expect(u && { transfers: u.transfers, volume: [...u.volume], first: u.firstBlock, last: u.lastBlock }).toEqual({
+      transfers: 150_000,
+      volume: [[USDC, 300_000n]],
+      first: 101,
+      last: 150_100,
+    });
+    const o = users.get(other);
+    expect(o && { transfers: o.transfers, volume: [...o.volume], first: o.firstBlock, last: o.lastBlock }).toEqual({
+      transfers: 1,
+      volume: [[USDC, 5n]],
+      first: 7,
+      last: 7,
+    });
   });
 });
 

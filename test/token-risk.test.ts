@@ -1,7 +1,8 @@
 /**
  * The token-risk tools against the seeded local chain (src/local/devnet/scenario-tokens.ts): every
  * seeded token gets the verdict and taxes its plan says, the token check carries the same
- * simulation, and the simulation never moves anything on chain.
+ * simulation, the simulation never moves anything on chain, and a node failing its calls is
+ * never read as "no pools" or "no owner".
  */
 import {
   decodeErrorResult,
@@ -9,20 +10,26 @@ import {
   encodeAbiParameters,
   encodeFunctionData,
   erc20Abi,
+  http,
   keccak256,
   numberToHex,
   parseUnits,
 } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createChainClient, rpcTransport } from "../src/chain/client.ts";
 import { loadContracts } from "../src/local/devnet/contracts.ts";
 import type { MemePairTruth } from "../src/local/devnet/scenario-tokens.ts";
+import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
-import { deepestSimulable, pricePools } from "../src/token-risk/assess.ts";
+import { assessToken, deepestSimulable, pricePools } from "../src/token-risk/assess.ts";
 import { tokenRiskMethodology } from "../src/token-risk/methodology.ts";
-import type { TokenPool } from "../src/token-risk/pools.ts";
+import { findPools, type TokenPool } from "../src/token-risk/pools.ts";
+import { readLimits, readOwnerPrivileges } from "../src/token-risk/privileges.ts";
 import { findBalanceSlot, freshAddress, revertReason, simulatorAbi } from "../src/token-risk/simulate.ts";
+import { venuesFor } from "../src/token-risk/venues.ts";
+import { startRpcProxy } from "./support/rpc-proxy.ts";
 import { paidPost, scenario } from "./support/scenario.ts";
-import { chainClient, startTestService } from "./support/service.ts";
+import { chainClient, devnet, startTestService } from "./support/service.ts";
 
 let service: RunningService;
 let secondary: RunningService;
@@ -461,5 +468,76 @@ describe("POST /api/token-check carries the simulation", () => {
       simulation: { verdict: "honeypot", can_sell: false, pool: { address: pair.pair } },
     });
     expect((body.not_checked as string[]).some((t) => t.startsWith("honeypot simulation"))).toBe(false);
+  });
+});
+
+describe("a node failing eth_call (HTTP 503) during the token-risk reads", () => {
+  it("pools, owner and limits fail with the 503 chain error, not read as none; healthy, the same reads find them", async () => {
+    const pair = pairOf("BTAX");
+    const rpc = await startRpcProxy(devnet().rpcUrl);
+    try {
+      const client = createChainClient(base.chainAt([rpc.url]), rpcTransport([rpc.url], { retryCount: 0 }));
+      const venues = venuesFor("local");
+      const quotes = venues.tokens.filter((t) => t.quote);
+      const block = await client.getBlockNumber({ cacheTime: 0 });
+      const code = (await client.getCode({ address: pair.token, blockNumber: block })) ?? "0x";
+      const reads = () => [
+        findPools(client, pair.token, venues.factories, quotes, block),
+        readOwnerPrivileges(client, pair.token, code, block),
+        readLimits(client, pair.token, block),
+      ];
+      const [pools, privileges] = (await Promise.all(reads())) as [TokenPool[], { owner: string | null }];
+      expect(pools.map((p) => p.address).sort()).toEqual(
+        truth()
+          .pairs.filter((p) => p.symbol === "BTAX")
+          .map((p) => p.pair)
+          .sort(),
+      );
+      expect(privileges.owner).toBe(truth().deployer);
+
+      rpc.options.failMethods = ["eth_call"];
+      await Promise.all(reads().map((read) => expect(read).rejects.toMatchObject({ code: "unavailable", status: 503 })));
+
+      // Only the token's own decimals() read failing: no longer read as "not a token, no limits".
+      rpc.options.failMethods = [];
+      rpc.options.failSelectors = ["0x313ce567"];
+      const deps = {
+        chain: client,
+        venues,
+        prices: {
+          price: async () => {
+            throw new Error("no price is read when the pools are given");
+          },
+        },
+      };
+      await expect(assessToken(deps, pair.token, 100, block, { code, pools: [] })).rejects.toMatchObject({
+        code: "unavailable",
+        status: 503,
+      });
+    } finally {
+      await rpc.close();
+    }
+  });
+
+  it("meme-hunter with the tokens' symbol() reads failing answers 503, not charged, instead of listing them without symbols", async () => {
+    const rpc = await startRpcProxy(devnet().rpcUrl, { failSelectors: ["0x95d89b41"] });
+    const proxied = await startTestService({ readTransport: http(rpc.url, { retryCount: 0 }) });
+    try {
+      const head = Number(await chainClient().getBlockNumber({ cacheTime: 0 }));
+      const blocks = head - Math.min(...truth().pairs.map((p) => p.createdBlock)) + 1;
+      const answer = await paidPost(
+        { ...proxied, url: proxied.secondaryUrl as string },
+        "/v1/meme-hunter",
+        { blocks, min_liquidity_usd: 0, limit: 100 },
+        7,
+      );
+      expect(answer.status).toBe(503);
+      expect(answer.body).toMatchObject({ error: { code: "unavailable", details: { upstream: "rpc" } } });
+      expect(answer.spent).toBe(0n);
+      expect(rpc.http.some((r) => r.status === 503)).toBe(true);
+    } finally {
+      await proxied.close();
+      await rpc.close();
+    }
   });
 });

@@ -8,7 +8,7 @@
 import { LRUCache } from "lru-cache";
 import { type Address, getAddress, type Hex, type PublicClient, parseAbi, toFunctionSelector, zeroAddress } from "viem";
 import type { AddressClass } from "../../spec/routes/analytics.ts";
-import { readChain } from "./rpc-error.ts";
+import { readChain, readMulticall } from "./rpc-error.ts";
 
 /** The classes an address can have, as the answers name them. */
 export type { AddressClass };
@@ -87,7 +87,7 @@ export class AddressClassifier {
     const answers =
       contracts.length === 0
         ? []
-        : await readChain("probing contract interfaces", () =>
+        : await readMulticall("probing contract interfaces", () =>
             this.#client.multicall({
               allowFailure: true,
               // ~50 probes per aggregate3 call (viem's default 1 KB would split them into many calls).

@@ -3,7 +3,15 @@
  * `UpstreamError` (502/503/504, never charged) with the viem error kept as `cause` and
  * none of its text in the message a caller sees.
  */
-import { BaseError, HttpRequestError, RpcRequestError, TimeoutError } from "viem";
+import {
+  BaseError,
+  CallExecutionError,
+  ContractFunctionExecutionError,
+  ContractFunctionRevertedError,
+  HttpRequestError,
+  RpcRequestError,
+  TimeoutError,
+} from "viem";
 import { ServiceError, UpstreamError } from "../errors.ts";
 
 /** `error` and the causes it wraps, outermost first (only `Error`s: the chain stops at anything else). */
@@ -47,6 +55,60 @@ export async function readChain<T>(what: string, read: () => Promise<T>): Promis
   try {
     return await read();
   } catch (error) {
+    throw toChainError(error, what);
+  }
+}
+
+/** One answer of a `multicall({ allowFailure: true })`. */
+interface MulticallAnswer {
+  status: "success" | "failure";
+  error?: unknown;
+}
+
+/**
+ * Whether a failed multicall answer is the whole batch failing rather than its own call
+ * reverting. With failures allowed, viem does not throw when the `aggregate3` request itself
+ * fails (timeout, 5xx, 429, a node error): it marks every call of that batch as failed with the
+ * request's error, a `ContractFunctionExecutionError` for `aggregate3` wrapping the
+ * `CallExecutionError` of the `eth_call`. A call's own revert or empty answer is decoded from
+ * the batch's answer, is named after the call's function, and never passed through `eth_call`'s
+ * error path.
+ */
+export function isBatchFailure(error: unknown): boolean {
+  if (!(error instanceof ContractFunctionExecutionError) || error.functionName === "aggregate3") return true;
+  return causeChain(error).some((e) => e instanceof CallExecutionError);
+}
+
+/**
+ * Throw the chain error (`toChainError`) when any answer of a multicall with failures allowed
+ * failed because the batch's request failed, so a node's blip is never read as "these
+ * contracts do not answer"; otherwise return the answers, per-call failures included.
+ */
+export function batchAnswers<T extends readonly MulticallAnswer[]>(answers: T, what: string): T {
+  const failed = answers.find((a) => a.status === "failure" && isBatchFailure(a.error));
+  if (failed) throw toChainError(failed.error, what);
+  return answers;
+}
+
+/** Run a multicall with failures allowed, failing like `readChain` when a batch's request failed (see `batchAnswers`). */
+export async function readMulticall<T extends readonly MulticallAnswer[]>(what: string, read: () => Promise<T>): Promise<T> {
+  return batchAnswers(await readChain(what, read), what);
+}
+
+/**
+ * Read one contract function whose failure in the contract means "no answer" (a revert, no
+ * code, an answer that does not decode): null then; a failure on the way to the node (the
+ * `eth_call` failing without the node saying the call reverted) throws `toChainError`.
+ */
+export async function readOrNull<T>(what: string, read: () => Promise<T>): Promise<T | null> {
+  try {
+    return await read();
+  } catch (error) {
+    const chain = causeChain(error);
+    const contractFailure =
+      error instanceof ContractFunctionExecutionError &&
+      (chain.some((e) => e instanceof ContractFunctionRevertedError) || !chain.some((e) => e instanceof CallExecutionError));
+    if (contractFailure) return null;
     throw toChainError(error, what);
   }
 }

@@ -5,7 +5,7 @@
  * OpenZeppelin/zos proxies that Circle's USDC uses, and the EIP-1167 minimal-proxy code.
  */
 import { type Address, getAddress, type Hex, hexToString, type PublicClient, parseAbi, size, slice, trim, zeroAddress } from "viem";
-import { readChain } from "./rpc-error.ts";
+import { readChain, readMulticall } from "./rpc-error.ts";
 
 /** keccak256("eip1967.proxy.implementation") - 1. */
 export const EIP1967_IMPLEMENTATION_SLOT = "0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc";
@@ -82,7 +82,7 @@ function bytes32Text(value: unknown): string | null {
 
 /** Read the ERC-20 metadata (name, symbol, decimals and total supply) at `blockNumber` in one multicall; unanswered fields are null. */
 export async function readTokenMetadata(client: PublicClient, address: Address, blockNumber: bigint) {
-  const answers = await readChain("reading token metadata", () =>
+  const answers = await readMulticall("reading token metadata", () =>
     client.multicall({
       allowFailure: true,
       blockNumber,

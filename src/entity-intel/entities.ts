@@ -10,7 +10,7 @@ import type { FlagKind, LabelBook } from "../analytics/labels.ts";
 import type { PriceSource, TokenPrice } from "../analytics/price-source.ts";
 import { type ExactDecimal, parseDecimal, rounded, usdOf } from "../analytics/usd-value.ts";
 import { type AddressClassifier, DEX_CLASSES } from "../chain/classify.ts";
-import { readChain } from "../chain/rpc-error.ts";
+import { readMulticall } from "../chain/rpc-error.ts";
 
 /** An address as answers describe it. */
 export interface EntityFacts {
@@ -66,7 +66,7 @@ export async function tokenInfos(client: PublicClient, tokens: readonly Address[
   const unique = [...new Set(tokens.map((t) => getAddress(t)))];
   const unknown = unique.filter((t) => !knownTokens.has(t));
   if (unknown.length > 0) {
-    const answers = await readChain("reading token symbols and decimals", () =>
+    const answers = await readMulticall("reading token symbols and decimals", () =>
       client.multicall({
         allowFailure: true,
         batchSize: 8_192,

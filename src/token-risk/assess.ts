@@ -8,7 +8,7 @@ import { type Address, erc20Abi, formatUnits, getAddress, type Hex, type PublicC
 import { type HoneypotSimulation, RISK_THRESHOLDS, type RiskVerdict } from "../../spec/token-risk-schemas.ts";
 import type { PriceSource } from "../analytics/price-source.ts";
 import { analyticsOf } from "../analytics/services.ts";
-import { readChain } from "../chain/rpc-error.ts";
+import { readChain, readOrNull } from "../chain/rpc-error.ts";
 import type { FunctionContext } from "../context.ts";
 import { counterDepth, findPools, type TokenPool } from "./pools.ts";
 import { readLimits, readOwnerPrivileges } from "./privileges.ts";
@@ -137,9 +137,9 @@ export async function assessToken(
     readLimits(deps.chain, address, blockNumber),
   ]);
   // A token that does not answer decimals() gets no limits in tokens (its amounts cannot be written).
-  const decimals = await deps.chain
-    .readContract({ address, abi: erc20Abi, functionName: "decimals", blockNumber })
-    .then(Number, () => null);
+  const decimals = await readOrNull("reading the token's decimals", () =>
+    deps.chain.readContract({ address, abi: erc20Abi, functionName: "decimals", blockNumber }).then(Number),
+  );
 
   let sim: TradeSimulation | null = null;
   let unsupported: string | null = null;

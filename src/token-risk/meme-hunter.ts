@@ -10,7 +10,7 @@ import { type Address, erc20Abi, getAddress, type Hex, parseAbi, parseEventLogs,
 import type { memeHunter } from "../../spec/routes/base-tools.ts";
 import type { RiskVerdict } from "../../spec/token-risk-schemas.ts";
 import type { TransferScanner } from "../chain/log-scanner.ts";
-import { readChain } from "../chain/rpc-error.ts";
+import { readChain, readOrNull } from "../chain/rpc-error.ts";
 import { type AssessDeps, assessToken, type PricedPool, pricePools } from "./assess.ts";
 import { type KnownPool, readPools } from "./pools.ts";
 import type { FactoryKind } from "./venues.ts";
@@ -156,7 +156,9 @@ export async function huntNewPairs(
     const [transfers, check, symbol] = await Promise.all([
       deps.scanner.transfers({ token: c.token, fromBlock, toBlock }, 0),
       assessToken(deps, c.token, 100, blockNumber),
-      chain.readContract({ address: c.token, abi: erc20Abi, functionName: "symbol", blockNumber }).catch(() => null),
+      readOrNull("reading a token's symbol", () =>
+        chain.readContract({ address: c.token, abi: erc20Abi, functionName: "symbol", blockNumber }),
+      ),
     ]);
     const pools = new Set(created.filter((x) => x.token === c.token).map((x) => x.pool.address));
     const received = new Map<Address, bigint>();

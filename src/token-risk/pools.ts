@@ -6,7 +6,7 @@
  * read is pinned to one block.
  */
 import { type Address, erc20Abi, getAddress, type PublicClient, parseAbi, zeroAddress } from "viem";
-import { readChain } from "../chain/rpc-error.ts";
+import { readMulticall } from "../chain/rpc-error.ts";
 import type { Factory, FactoryKind, KnownToken } from "./venues.ts";
 
 /** Uniswap v3's fee tiers (hundredths of a basis point). */
@@ -102,7 +102,7 @@ export async function findPools(
 ): Promise<TokenPool[]> {
   const found = candidates(getAddress(token), factories, counters);
   if (found.length === 0) return [];
-  const addresses = await readChain("looking up the token's pools", () =>
+  const addresses = await readMulticall("looking up the token's pools", () =>
     chain.multicall({ contracts: found.map((c) => c.call) as never[], allowFailure: true, blockNumber }),
   );
   const pools = found
@@ -158,7 +158,7 @@ export async function readPools(
       ? { address: p.address, abi: poolAbi, functionName: "token0" }
       : { address: p.address, abi: poolAbi, functionName: "liquidity" },
   ]);
-  const results = await readChain("reading the token's pools", () =>
+  const results = await readMulticall("reading the token's pools", () =>
     chain.multicall({ contracts: reads as never[], allowFailure: true, blockNumber }),
   );
   const out: TokenPool[] = [];

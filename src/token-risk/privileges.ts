@@ -6,7 +6,7 @@
  */
 import { type Address, getAddress, type Hex, type PublicClient, parseAbi, toFunctionSelector, zeroAddress } from "viem";
 import type { HoneypotSimulation } from "../../spec/token-risk-schemas.ts";
-import { readChain } from "../chain/rpc-error.ts";
+import { readChain, readMulticall } from "../chain/rpc-error.ts";
 import { readProxyInfo } from "../chain/token-reads.ts";
 
 /** The owner and privileges of a token, as the honeypot check answers them, one privileged function found in the code, and its kind of power over holders. */
@@ -70,7 +70,7 @@ const limitAbi = Object.values(LIMIT_GETTERS)
 export async function readOwnerPrivileges(chain: PublicClient, token: Address, code: Hex, blockNumber: bigint): Promise<OwnerPrivileges> {
   const [proxy, owners] = await Promise.all([
     readProxyInfo(chain, token, code, blockNumber),
-    readChain("reading the token's owner", () =>
+    readMulticall("reading the token's owner", () =>
       chain.multicall({
         contracts: [
           { address: token, abi: ownerAbi, functionName: "owner" },
@@ -104,7 +104,7 @@ export async function readLimits(
   token: Address,
   blockNumber: bigint,
 ): Promise<{ maxTransaction: bigint | null; maxWallet: bigint | null }> {
-  const results = await readChain("reading the token's limits", () =>
+  const results = await readMulticall("reading the token's limits", () =>
     chain.multicall({
       contracts: limitAbi.map((fn) => ({ address: token, abi: [fn], functionName: fn.name })),
       allowFailure: true,

@@ -2,7 +2,8 @@
  * A JSON-RPC proxy in front of the shared devnet that behaves like a picky public provider:
  * it can refuse `eth_getLogs` ranges above a limit (with the provider's wording), rate-limit
  * log queries with HTTP 429, answer wide log queries with bodies too large to read, add
- * latency, or be down; it counts what it was asked, and each HTTP request with the methods it
+ * latency, be down, or fail the HTTP requests carrying given methods or calls of given function
+ * selectors; it counts what it was asked, and each HTTP request with the methods it
  * carried and how many requests were in flight when it arrived. Batches are handled like
  * single calls.
  */
@@ -17,6 +18,10 @@ export interface RpcProxyOptions {
   refusalMessage?: (limit: number) => string;
   /** Answer every request with HTTP 503. */
   down?: boolean;
+  /** Answer every HTTP request carrying one of these methods with HTTP 503 (a batch fails whole, as at a provider). */
+  failMethods?: string[];
+  /** Answer every HTTP request carrying an eth_call of one of these 4-byte selectors (e.g. "0x313ce567") with HTTP 503. */
+  failSelectors?: string[];
   /** Hold every HTTP request this long before answering (a distant provider). */
   latencyMs?: number;
   /** Answer this many of the next HTTP requests carrying eth_getLogs with HTTP 429. */
@@ -48,7 +53,7 @@ interface Call {
   id: number;
   jsonrpc: string;
   method: string;
-  params?: { fromBlock?: string; toBlock?: string }[];
+  params?: { fromBlock?: string; toBlock?: string; data?: string; input?: string }[];
 }
 
 /** Start a proxy to `rpcUrl`. */
@@ -75,6 +80,13 @@ export async function startRpcProxy(rpcUrl: string, options: RpcProxyOptions = {
   const answer = async (res: ServerResponse, body: unknown, calls: Call[], record: ProxiedRequest) => {
     if (state.latencyMs) await new Promise((resolve) => setTimeout(resolve, state.latencyMs));
     if (state.down) {
+      record.status = 503;
+      res.writeHead(503).end("service unavailable");
+      return;
+    }
+    const selectorFails = (c: Call) =>
+      c.method === "eth_call" && state.failSelectors?.some((s) => (c.params?.[0]?.data ?? c.params?.[0]?.input ?? "").startsWith(s));
+    if (state.failMethods?.some((m) => record.methods.includes(m)) || calls.some(selectorFails)) {
       record.status = 503;
       res.writeHead(503).end("service unavailable");
       return;
