@@ -15,6 +15,7 @@ import { settleAndKeep } from "../src/payments/kept-answers.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { finishLedgerRow, insertLedgerRow } from "../src/store/ledger.ts";
 import { openStore, type Store } from "../src/store/store.ts";
+import { freshBuyer } from "./support/fresh-buyer.ts";
 import { freshDatabase } from "./support/postgres.ts";
 import { buyerAccount, devnet, payingFetch, startTestService, testConfig, testStore, usdcBalance } from "./support/service.ts";
 
@@ -283,6 +284,40 @@ describe.each(engines.filter((e) => e.enabled))("a prepaid balance on $name", (e
     const stranger = await fetch(`${service.url}${path}`, { headers: { "SIGN-IN-WITH-X": await signIn(service, other, path) } });
     expect(stranger.status).toBe(402);
     expect(((await stranger.json()) as { accepts?: unknown[] }).accepts).toHaveLength(1);
+  });
+
+  it("lets the wallet that bought an SOP from its balance read it again by signing in, debited once", async () => {
+    const buyer = await freshBuyer(1_000_000n);
+    expect((await topUp(service, buyer, 1)).res.status).toBe(200);
+    // create-x402-endpoint is priced 0.30 in content/sops/.
+    const path = "/api/howto/create-x402-endpoint";
+    const bought = await fetch(`${service.url}${path}`, { headers: { "SIGN-IN-WITH-X": await signIn(service, buyer, path) } });
+    expect(bought.status).toBe(200);
+    expect(bought.headers.get("balance-debited")).toBe("0.3");
+    expect(bought.headers.get("balance-remaining")).toBe("0.7");
+    const content = await bought.text();
+
+    // POST reads the same SOP: bought by GET from the balance, read again by POST, by signing in only.
+    const again = await fetch(`${service.url}${path}`, {
+      method: "POST",
+      headers: { ...json, "SIGN-IN-WITH-X": await signIn(service, buyer, path) },
+      body: JSON.stringify({ sop: "create-x402-endpoint" }),
+    });
+    expect(again.status).toBe(200);
+    expect(again.headers.get("balance-debited")).toBeNull();
+    // Nothing moved on chain for it, so no transfer is reported.
+    expect(again.headers.get("payment-response")).toBeNull();
+    expect(await again.text()).toBe(content);
+    expect(await usdcBalance(buyer.address)).toBe(0n);
+
+    const read = await balanceOf(service, buyer);
+    expect(read.body.balance).toBe(0.7);
+    expect(read.body.debits_by_route).toEqual([{ route: `GET ${path}`, debits: 1, amount: 0.3 }]);
+    const [reread] = await opened.store.query<{ outcome: string; status: number; amount: string }>(
+      "select outcome, status, cast(amount_atomic as text) as amount from ledger where payer = lower($1) and reason = 'signed_in_reread'",
+      [buyer.address],
+    );
+    expect(reread).toEqual({ outcome: "not_charged", status: 200, amount: "300000" });
   });
 });
 

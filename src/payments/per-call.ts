@@ -280,18 +280,23 @@ export class PerCallPayment {
   /** Answer for a payment settled earlier: its kept answer, or the function run again. Never charged again. */
   async redeem(attempt: Attempt, paid: AttemptRow, presented: DecodedPayment | undefined, reread?: "signed_in_reread"): Promise<Response> {
     const { store, log } = this.core.options;
-    const settlement = encodePaymentResponseHeader({
-      success: true,
-      transaction: paid.settlement_tx ?? "",
-      network: this.network,
-      payer: paid.payer,
-    });
+    // A purchase from a balance moved no money on chain: there is no transfer to report.
+    const settlement: Record<string, string> = paid.settlement_tx
+      ? {
+          "payment-response": encodePaymentResponseHeader({
+            success: true,
+            transaction: paid.settlement_tx,
+            network: this.network,
+            payer: paid.payer,
+          }),
+        }
+      : {};
     const row = (reason: string) => this.notCharged(attempt, presented, 200, reason, paid);
     const kept = await keptAnswerOf(store, paid.payer, paid.nonce);
     if (kept && kept.requestHash === paid.request_hash && kept.requestHash === attempt.requestHash) {
       await row(reread ?? "paid_retry: kept answer replayed");
       log.info("paid retry: kept answer replayed", { payer: paid.payer, tx: paid.settlement_tx });
-      return new Response(kept.body, { status: kept.status, headers: { "payment-response": settlement, ...kept.headers } });
+      return new Response(kept.body, { status: kept.status, headers: { ...settlement, ...kept.headers } });
     }
     const response = await this.core.runFunction(
       attempt,
@@ -299,7 +304,7 @@ export class PerCallPayment {
     );
     if (response.status >= 400) return response;
     const bytes = Buffer.from(await response.arrayBuffer());
-    const headers = withHeaders(response.headers, { "PAYMENT-RESPONSE": settlement });
+    const headers = withHeaders(response.headers, settlement);
     if (reread) {
       await row(reread);
       return new Response(bytes, { status: response.status, headers });
