@@ -5,7 +5,7 @@
  *
  * - Crediting is done by the database: a trigger on the payment ledger (src/store/migrations.ts)
  *   credits a top-up when its ledger row becomes `settled`, on whichever path that happens (the
- *   gate, a paid retry, the upkeep reconciling a crash from the chain), once per row.
+ *   gate, a paid retry, the upkeep reconciling a crash from the chain), once per authorisation.
  * - A debit is one statement that cannot overdraw (src/store/balances.ts): concurrent messages
  *   against one balance are debited only while it lasts, and a message that fails is never
  *   debited (the function debits once it answered, src/payments/from-balance.ts).

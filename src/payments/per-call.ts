@@ -406,7 +406,9 @@ export class PerCallPayment {
       attempt.record.amountAtomic = payment.amount;
       // Leases in the store are freed by the same statement; in memory they cost nothing to free after.
       const release = lease && inFlight.shared ? { keys: lease.keys, holder: lease.holder } : null;
-      await settleAndKeep(store, rowId, response.status, settled.transaction, answer, release).then(
+      // Earlier attempts of this authorisation left open are closed with it: the payment is counted once, here.
+      const superseded = earlierOpen.filter((r) => r.verified).map((r) => r.id);
+      await settleAndKeep(store, rowId, response.status, settled.transaction, answer, release, superseded).then(
         () => {
           if (lease && release) lease.released = true;
         },
@@ -414,10 +416,6 @@ export class PerCallPayment {
           // The transfer happened: the answer goes out; the upkeep records the row from the chain.
           log.error("ledger: settled payment not recorded", { error: error as Error, tx: settled.transaction }),
       );
-      // Earlier attempts of this authorisation left open: the payment is counted once, here.
-      for (const row of earlierOpen.filter((r) => r.verified)) {
-        await finishLedgerRow(store, row.id, { outcome: "not_charged", status: null, reason: "same_payment_settled_once" });
-      }
       const { requestId: request_id, timings } = attempt;
       log.info("paid call", {
         request_id,
