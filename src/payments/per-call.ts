@@ -217,7 +217,13 @@ export class PerCallPayment {
       return this.redeem(attempt, byId, decoded);
     }
 
-    const earlier = settled ?? (await this.resolveOpen(open)).settled;
+    const resolved = settled ? { settled, stillOpen: false } : await this.resolveOpen(open);
+    const earlier = resolved.settled;
+    // A transfer for another request may still land: paying now would let it pay for this request instead of that one.
+    if (!earlier && resolved.stillOpen && open.some((r) => r.verified && r.request_hash !== attempt.requestHash)) {
+      await this.notCharged(attempt, decoded, 409, "payment_in_progress");
+      return inProgress("This authorisation is paying for another request whose settlement is not known yet; retry shortly.");
+    }
     if (!earlier) return this.payNow(attempt, header, decoded, open);
     if (earlier.request_hash !== attempt.requestHash) {
       return this.refuseUsed(attempt, decoded, "This authorisation already paid for a different request.", {
