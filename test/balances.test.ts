@@ -10,11 +10,16 @@ import { wrapFetchWithSIWx } from "@x402/extensions/sign-in-with-x";
 import type { PrivateKeyAccount } from "viem";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type SignInOverrides, signInHeader } from "../scripts/buyer/sign-in.ts";
+import type { AuthorizationReader } from "../src/chain/authorization.ts";
+import { createLogger } from "../src/log.ts";
 import { base } from "../src/networks/base.ts";
 import { settleAndKeep } from "../src/payments/kept-answers.ts";
+import { reconcileLedger } from "../src/payments/upkeep.ts";
 import type { RunningService } from "../src/server/service.ts";
-import { finishLedgerRow, insertLedgerRow } from "../src/store/ledger.ts";
+import { finishLedgerRow, insertLedgerRow, markLedgerRowVerified } from "../src/store/ledger.ts";
 import { openStore, type Store } from "../src/store/store.ts";
+import { freshBuyer } from "./support/fresh-buyer.ts";
+import { ledgerRowsOf } from "./support/ledger.ts";
 import { freshDatabase } from "./support/postgres.ts";
 import { buyerAccount, devnet, payingFetch, startTestService, testConfig, testStore, usdcBalance } from "./support/service.ts";
 
@@ -284,6 +289,40 @@ describe.each(engines.filter((e) => e.enabled))("a prepaid balance on $name", (e
     expect(stranger.status).toBe(402);
     expect(((await stranger.json()) as { accepts?: unknown[] }).accepts).toHaveLength(1);
   });
+
+  it("lets the wallet that bought an SOP from its balance read it again by signing in, debited once", async () => {
+    const buyer = await freshBuyer(1_000_000n);
+    expect((await topUp(service, buyer, 1)).res.status).toBe(200);
+    // create-x402-endpoint is priced 0.30 in content/sops/.
+    const path = "/api/howto/create-x402-endpoint";
+    const bought = await fetch(`${service.url}${path}`, { headers: { "SIGN-IN-WITH-X": await signIn(service, buyer, path) } });
+    expect(bought.status).toBe(200);
+    expect(bought.headers.get("balance-debited")).toBe("0.3");
+    expect(bought.headers.get("balance-remaining")).toBe("0.7");
+    const content = await bought.text();
+
+    // POST reads the same SOP: bought by GET from the balance, read again by POST, by signing in only.
+    const again = await fetch(`${service.url}${path}`, {
+      method: "POST",
+      headers: { ...json, "SIGN-IN-WITH-X": await signIn(service, buyer, path) },
+      body: JSON.stringify({ sop: "create-x402-endpoint" }),
+    });
+    expect(again.status).toBe(200);
+    expect(again.headers.get("balance-debited")).toBeNull();
+    // Nothing moved on chain for it, so no transfer is reported.
+    expect(again.headers.get("payment-response")).toBeNull();
+    expect(await again.text()).toBe(content);
+    expect(await usdcBalance(buyer.address)).toBe(0n);
+
+    const read = await balanceOf(service, buyer);
+    expect(read.body.balance).toBe(0.7);
+    expect(read.body.debits_by_route).toEqual([{ route: `GET ${path}`, debits: 1, amount: 0.3 }]);
+    const [reread] = await opened.store.query<{ outcome: string; status: number; amount: string }>(
+      "select outcome, status, cast(amount_atomic as text) as amount from ledger where payer = lower($1) and reason = 'signed_in_reread'",
+      [buyer.address],
+    );
+    expect(reread).toEqual({ outcome: "not_charged", status: 200, amount: "300000" });
+  });
 });
 
 describe("a top-up credited by the ledger", () => {
@@ -318,6 +357,95 @@ describe("a top-up credited by the ledger", () => {
       [wallet],
     );
     expect(held).toEqual({ balance: "5000000", topups: 2 });
+  });
+});
+
+describe.each(engines.filter((e) => e.enabled))("one authorisation counted once on $name", (engine) => {
+  const wallet = "0x00000000000000000000000000000000000b1a12";
+  const TX = `0x${"b2".repeat(32)}` as const;
+  let opened: Awaited<ReturnType<(typeof engines)[number]["open"]>>;
+  let store: Store;
+  beforeAll(async () => {
+    opened = await engine.open();
+    store = opened.store;
+  });
+  afterAll(() => opened.close());
+
+  const topUpRow = (nonce: string, requestId: string) => ({
+    requestId,
+    route: "POST /api/balance/topup",
+    payer: wallet,
+    amountAtomic: "2000000",
+    asset: devnet().usdc,
+    network: base.id,
+    nonce,
+    validBefore: null,
+    requestHash: "h",
+    instance: "test",
+    paymentId: null,
+  });
+  /** Row A of `nonce`, verified, whose settlement's outcome was not known; then the retry's row B, verified. */
+  async function unknownThenRetried(nonce: string) {
+    const a = await insertLedgerRow(store, topUpRow(nonce, `req-a-${nonce}`), { outcome: "pending" });
+    await markLedgerRowVerified(store, a);
+    await finishLedgerRow(store, a, { outcome: "settlement_unknown", status: 402, reason: "settlement_unknown" });
+    const b = await insertLedgerRow(store, topUpRow(nonce, `req-b-${nonce}`), { outcome: "pending" });
+    await markLedgerRowVerified(store, b);
+    return { a, b };
+  }
+  /** The top-up credits made for rows of `nonce`: how many, and their sum (atomic). */
+  const credits = async (nonce: string) =>
+    (
+      await store.query<{ topups: number; credited: string | null }>(
+        `select cast(count(*) as integer) as topups, cast(sum(amount_atomic) as text) as credited from balance_movements
+          where kind = 'topup' and ledger_id in (select id from ledger where nonce = $1)`,
+        [nonce],
+      )
+    )[0];
+  const outcomes = async (nonce: string) =>
+    (await ledgerRowsOf(store, wallet, nonce)).map((r) => [r.request_id, r.outcome, r.reason, r.settlement_tx]);
+
+  it("credits a top-up once when the upkeep finds on chain the transfer a retry's row already settled", async () => {
+    const nonce = `0x${"01".repeat(32)}`;
+    const { b } = await unknownThenRetried(nonce);
+    // Row B settles and commits; the process dies before row A is closed.
+    await settleAndKeep(store, b, 200, TX, undefined);
+    // Minutes later the upkeep reads A as open and finds B's transfer (the same nonce) on chain.
+    const onChain: AuthorizationReader = {
+      findPayment: async () => TX,
+      isUsed: async () => true,
+      findUse: async () => TX,
+    };
+    expect(await reconcileLedger(store, onChain, devnet().payTo, createLogger("silent"), new Date(Date.now() + 4 * 60_000))).toBe(1);
+    expect(await credits(nonce)).toEqual({ topups: 1, credited: "2000000" });
+    expect(await outcomes(nonce)).toEqual([
+      [`req-a-${nonce}`, "not_charged", "same_payment_settled_once", TX],
+      [`req-b-${nonce}`, "settled", null, TX],
+    ]);
+  });
+
+  it("closes the earlier open rows of the authorisation with the statement that settles the retry's row", async () => {
+    const nonce = `0x${"02".repeat(32)}`;
+    const { a, b } = await unknownThenRetried(nonce);
+    await settleAndKeep(store, b, 200, TX, undefined, null, [a]);
+    expect(await outcomes(nonce)).toEqual([
+      [`req-a-${nonce}`, "not_charged", "same_payment_settled_once", null],
+      [`req-b-${nonce}`, "settled", null, TX],
+    ]);
+    expect(await credits(nonce)).toEqual({ topups: 1, credited: "2000000" });
+  });
+
+  it("settles one of two rows of one authorisation settled at the same moment, and credits it once", async () => {
+    const nonce = `0x${"03".repeat(32)}`;
+    const { a, b } = await unknownThenRetried(nonce);
+    const end = { outcome: "settled", status: null, reason: "reconciled_on_chain", settlementTx: TX } as const;
+    await Promise.all([finishLedgerRow(store, a, end), finishLedgerRow(store, b, end)]);
+    const rows = await outcomes(nonce);
+    expect(rows.map(([, outcome, reason]) => [outcome, reason]).sort()).toEqual([
+      ["not_charged", "same_payment_settled_once"],
+      ["settled", "reconciled_on_chain"],
+    ]);
+    expect(await credits(nonce)).toEqual({ topups: 1, credited: "2000000" });
   });
 });
 

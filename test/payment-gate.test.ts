@@ -18,6 +18,7 @@ import { createSelfFacilitator } from "../src/payments/facilitator.ts";
 import { reconcileLedger } from "../src/payments/upkeep.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { openStore, type Store } from "../src/store/store.ts";
+import { freshBuyer } from "./support/fresh-buyer.ts";
 import { ledgerRowsOf } from "./support/ledger.ts";
 import { freshDatabase } from "./support/postgres.ts";
 import {
@@ -241,6 +242,35 @@ describe("a settlement that stalled", () => {
       expect(retry.body).toMatchObject({ tx_hash: body.tx_hash, reason: "tx_not_found" });
       expect(settles).toBe(1);
       expect(await usdcBalance(buyer.address)).toBe(before - PRICE);
+    } finally {
+      await target.close();
+    }
+  });
+});
+
+describe("an authorisation whose settlement is not known yet", () => {
+  it("is refused with 409 payment_in_progress for another request, not settled for it", async () => {
+    // The transfer is never sent: the authorisation stays unused and valid, the outcome open.
+    const { facilitator, calls } = countingFacilitator(() => new Promise(() => {}));
+    const target = await startTestService({ facilitator, config: testConfig({ PAYMENT_TIMEOUT_MS: "1500" }) });
+    try {
+      const buyer = await freshBuyer(1_000_000n);
+      const header = await signPayment(await challengeOf(`${target.url}/api/payment-verify`, { method: "POST" }), buyer);
+      const first = await pay(target, header, { tx_hash: `0x${"a5".repeat(32)}` });
+      expect(first.res.status).toBe(402);
+      expect(first.body.error?.code).toBe("settlement_unknown");
+
+      const other = await pay(target, header, { tx_hash: `0x${"a6".repeat(32)}` });
+      expect(other.res.status).toBe(409);
+      expect(other.body.error?.code).toBe("payment_in_progress");
+      // Only the first request was settled (the second's verification, made while its row was looked up, is dropped).
+      expect(calls.settle).toBe(1);
+      const { from, nonce } = authOf(header);
+      expect((await ledgerRowsOf(await testStore(), from, nonce)).map((r) => [r.outcome, r.status, r.reason])).toEqual([
+        ["settlement_unknown", 402, "settlement_unknown"],
+        ["not_charged", 409, "payment_in_progress"],
+      ]);
+      expect(await usdcBalance(buyer.address)).toBe(1_000_000n);
     } finally {
       await target.close();
     }

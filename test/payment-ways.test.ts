@@ -13,8 +13,8 @@ import { wrapFetchWithSIWx } from "@x402/extensions/sign-in-with-x";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signInHeader } from "../scripts/buyer/sign-in.ts";
 import { startUpstreamStubs, type UpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
-import { balanceOf } from "../src/payments/balances.ts";
 import type { RunningService } from "../src/server/service.ts";
+import { balanceOf } from "../src/store/balances.ts";
 import type { Store } from "../src/store/store.ts";
 import {
   buyerAccount,

@@ -15,9 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signInHeader } from "../scripts/buyer/sign-in.ts";
 import { ConfigError, loadConfig } from "../src/config.ts";
 import { DEFAULT_NETWORK } from "../src/networks/index.ts";
-import { balanceOf } from "../src/payments/balances.ts";
 import { checkSignIn } from "../src/payments/sign-in.ts";
 import { type RunningService, startService } from "../src/server/service.ts";
+import { balanceOf } from "../src/store/balances.ts";
 import type { Store } from "../src/store/store.ts";
 import {
   buyerAccount,

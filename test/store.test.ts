@@ -12,8 +12,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ledgerReport } from "../scripts/ledger-report.ts";
 import { base } from "../src/networks/base.ts";
-import { balanceOf, debitBalance } from "../src/payments/balances.ts";
 import type { RunningService } from "../src/server/service.ts";
+import { balanceOf, debitBalance } from "../src/store/balances.ts";
 import { claimEmbedded, embeddedOwner, releaseEmbedded } from "../src/store/configured.ts";
 import { insertLedgerRow, type LedgerPayment } from "../src/store/ledger.ts";
 import { MIGRATIONS, type Migration, migrate, SCHEMA_VERSION, SQLITE_MIGRATIONS } from "../src/store/migrations.ts";
@@ -61,6 +61,54 @@ describe("migrations", () => {
     const store = await openStore({ kind: "postgres", url: db.url });
     try {
       await migrationChecks(store, MIGRATIONS);
+    } finally {
+      await store.close();
+      await db.drop();
+    }
+  });
+});
+
+/**
+ * A database where an earlier build settled one payment on two rows: the migration that makes a
+ * payment's settled row unique keeps the first and ends the later one not charged, then refuses
+ * another.
+ */
+async function settledOnceChecks(store: Store) {
+  await store.query("drop index ledger_settled_once");
+  await store.query("delete from schema_migrations where version = 10");
+  const twice = `0x${"c1".repeat(32)}`;
+  const once = `0x${"c2".repeat(32)}`;
+  const settled = { outcome: "settled", status: 200, settlementTx: "0xt1" } as const;
+  await insertLedgerRow(store, payment(twice, "POST /api/balance/topup", 1_000_000n), settled);
+  await insertLedgerRow(store, { ...payment(twice, "POST /api/balance/topup", 1_000_000n), requestId: "req-again" }, settled);
+  await insertLedgerRow(store, payment(once, "POST /api/exact", 10_000n), settled);
+  expect(await migrate(store)).toEqual([10]);
+  const payer = payment("", "", 0n).payer;
+  expect((await ledgerRowsOf(store, payer, twice)).map((r) => [r.request_id, r.outcome, r.reason])).toEqual([
+    [`req-${twice}`, "settled", null],
+    ["req-again", "not_charged", "same_payment_settled_once"],
+  ]);
+  expect((await ledgerRowsOf(store, payer, once)).map((r) => r.outcome)).toEqual(["settled"]);
+  await expect(
+    insertLedgerRow(store, { ...payment(twice, "POST /api/balance/topup", 1_000_000n), requestId: "req-third" }, settled),
+  ).rejects.toThrow(/unique|ledger_settled_once/i);
+}
+
+describe("one settled row per payment", () => {
+  it("is made so on SQLite, the later duplicates an earlier build left ending not charged", async () => {
+    const store = await freshSqliteStore();
+    try {
+      await settledOnceChecks(store);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it.runIf(databaseUrl)("is made so on PostgreSQL, the later duplicates an earlier build left ending not charged", async () => {
+    const db = await freshDatabase(databaseUrl as string);
+    const store = await openStore({ kind: "postgres", url: db.url });
+    try {
+      await settledOnceChecks(store);
     } finally {
       await store.close();
       await db.drop();

@@ -5,10 +5,10 @@
  *
  * - Crediting is done by the database: a trigger on the payment ledger (src/store/migrations.ts)
  *   credits a top-up when its ledger row becomes `settled`, on whichever path that happens (the
- *   gate, a paid retry, the upkeep reconciling a crash from the chain), once per row.
- * - A debit is one statement that cannot overdraw: concurrent messages against one balance are
- *   debited only while it lasts, and a message that fails is never debited (the function debits
- *   once it answered, src/payments/from-balance.ts).
+ *   gate, a paid retry, the upkeep reconciling a crash from the chain), once per authorisation.
+ * - A debit is one statement that cannot overdraw (src/store/balances.ts): concurrent messages
+ *   against one balance are debited only while it lasts, and a message that fails is never
+ *   debited (the function debits once it answered, src/payments/from-balance.ts).
  * - Every credit and debit is a row of `balance_movements`, shown by `npm run ledger`.
  */
 import type { RouteDef } from "../../spec/route.ts";
@@ -45,57 +45,6 @@ export interface Movement {
 /** USD of atomic USDC (6 decimals). */
 export function usdOf(atomic: bigint): number {
   return Number(atomic) / 1_000_000;
-}
-
-/** The balance of `wallet` in atomic USDC (0 when it never topped up). */
-export async function balanceOf(db: Queryable, wallet: string): Promise<bigint> {
-  const [row] = await db.query<{ balance: string }>(
-    "select cast(balance_atomic as text) as balance from balances where wallet = lower($1)",
-    [wallet],
-  );
-  return BigInt(row?.balance ?? "0");
-}
-
-/**
- * Take `amountAtomic` from `wallet`'s balance and record the movement, in one statement; the
- * balance left, or null (nothing taken) when it does not cover the amount.
- */
-export async function debitBalance(
-  db: Queryable,
-  wallet: string,
-  amountAtomic: bigint,
-  route: string,
-  requestId: string,
-): Promise<bigint | null> {
-  if (db.engine === "sqlite") {
-    // No data-modifying `with` in SQLite: the same two writes in one transaction.
-    return db.atomic(async (tx) => {
-      const [spent] = await tx.query<{ balance: string }>(
-        `update balances set balance_atomic = balance_atomic - cast($2 as integer), updated_at = now()
-          where wallet = lower($1) and balance_atomic >= cast($2 as integer)
-          returning wallet, cast(balance_atomic as text) as balance`,
-        [wallet, amountAtomic],
-      );
-      if (!spent) return null;
-      await tx.query(
-        "insert into balance_movements (wallet, kind, amount_atomic, route, request_id) values (lower($1), 'debit', $2, $3, $4)",
-        [wallet, amountAtomic, route, requestId],
-      );
-      return BigInt(spent.balance);
-    });
-  }
-  const [row] = await db.query<{ balance: string | null }>(
-    `with spent as (
-       update balances set balance_atomic = balance_atomic - $2::numeric, updated_at = now()
-        where wallet = lower($1) and balance_atomic >= $2::numeric
-        returning wallet, balance_atomic),
-     moved as (
-       insert into balance_movements (wallet, kind, amount_atomic, route, request_id)
-       select wallet, 'debit', $2::numeric, $3, $4 from spent returning id)
-     select (select balance_atomic::text from spent) as balance, (select count(*) from moved) as moved`,
-    [wallet, amountAtomic.toString(), route, requestId],
-  );
-  return row?.balance == null ? null : BigInt(row.balance);
 }
 
 /** The latest movements of `wallet`, newest first. */

@@ -6,6 +6,7 @@
  * (`config.payments.redeemHours`), after which the upkeep forgets them.
  */
 import { inArray, nowPlus, storedAddressSql } from "../store/dialect.ts";
+import { SETTLE_ROW, supersedeRows } from "../store/ledger.ts";
 import type { Queryable } from "../store/store.ts";
 
 /** Largest answer kept for paid retries; a larger one is run again on a retry instead. */
@@ -68,7 +69,8 @@ export async function keptAnswerOf(
 }
 
 /**
- * Finish a ledger row as settled, keep its answer and release the request's in-flight leases
+ * Finish a ledger row as settled, close the earlier open rows of the same payment (`superseded`:
+ * it is counted once, on this row), keep its answer and release the request's in-flight leases
  * (when they live in the store), in one statement on PostgreSQL (one round trip), in one transaction on SQLite (one commit).
  * This is the hot path of every paid call.
  */
@@ -79,13 +81,13 @@ export async function settleAndKeep(
   settlementTx: string,
   answer: KeptAnswer | undefined,
   release: { keys: string[]; holder: string } | null = null,
+  superseded: readonly number[] = [],
 ): Promise<void> {
-  // A confirmed settlement is the truth, whatever the row said before (e.g. closed while it was in flight).
-  const settle = "update ledger set outcome = 'settled', status = $2, reason = null, settlement_tx = $3, finished_at = now() where id = $1";
   if (db.engine === "sqlite") {
     // No data-modifying `with` in SQLite: the same steps in one transaction.
     await db.atomic(async (tx) => {
-      await tx.query(settle, [rowId, status, settlementTx]);
+      await tx.query(SETTLE_ROW, [rowId, status, settlementTx]);
+      if (superseded.length > 0) await tx.query(supersedeRows(tx, "$1"), [superseded]);
       if (release)
         await tx.query(`delete from inflight where ${inArray(tx, "key", "$1", "text")} and instance = $2`, [release.keys, release.holder]);
       if (answer) await keepAnswer(tx, { ...answer, status }, true, settlementTx);
@@ -93,10 +95,14 @@ export async function settleAndKeep(
     return;
   }
   const params: unknown[] = [rowId, status, settlementTx];
-  const steps = [`finished as (${settle} returning id)`];
+  const steps = [`finished as (${SETTLE_ROW} returning id)`];
   if (release) {
     params.push(release.keys, release.holder);
     steps.push("released as (delete from inflight where key = any($4::text[]) and instance = $5 returning key)");
+  }
+  if (superseded.length > 0) {
+    params.push(superseded);
+    steps.push(`superseded as (${supersedeRows(db, `$${params.length}`)} returning id)`);
   }
   if (!answer) {
     await db.query(`with ${steps.join(", ")} select 1`, params);

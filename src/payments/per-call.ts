@@ -217,7 +217,13 @@ export class PerCallPayment {
       return this.redeem(attempt, byId, decoded);
     }
 
-    const earlier = settled ?? (await this.resolveOpen(open)).settled;
+    const resolved = settled ? { settled, stillOpen: false } : await this.resolveOpen(open);
+    const earlier = resolved.settled;
+    // A transfer for another request may still land: paying now would let it pay for this request instead of that one.
+    if (!earlier && resolved.stillOpen && open.some((r) => r.verified && r.request_hash !== attempt.requestHash)) {
+      await this.notCharged(attempt, decoded, 409, "payment_in_progress");
+      return inProgress("This authorisation is paying for another request whose settlement is not known yet; retry shortly.");
+    }
     if (!earlier) return this.payNow(attempt, header, decoded, open);
     if (earlier.request_hash !== attempt.requestHash) {
       return this.refuseUsed(attempt, decoded, "This authorisation already paid for a different request.", {
@@ -280,18 +286,23 @@ export class PerCallPayment {
   /** Answer for a payment settled earlier: its kept answer, or the function run again. Never charged again. */
   async redeem(attempt: Attempt, paid: AttemptRow, presented: DecodedPayment | undefined, reread?: "signed_in_reread"): Promise<Response> {
     const { store, log } = this.core.options;
-    const settlement = encodePaymentResponseHeader({
-      success: true,
-      transaction: paid.settlement_tx ?? "",
-      network: this.network,
-      payer: paid.payer,
-    });
+    // A purchase from a balance moved no money on chain: there is no transfer to report.
+    const settlement: Record<string, string> = paid.settlement_tx
+      ? {
+          "payment-response": encodePaymentResponseHeader({
+            success: true,
+            transaction: paid.settlement_tx,
+            network: this.network,
+            payer: paid.payer,
+          }),
+        }
+      : {};
     const row = (reason: string) => this.notCharged(attempt, presented, 200, reason, paid);
     const kept = await keptAnswerOf(store, paid.payer, paid.nonce);
     if (kept && kept.requestHash === paid.request_hash && kept.requestHash === attempt.requestHash) {
       await row(reread ?? "paid_retry: kept answer replayed");
       log.info("paid retry: kept answer replayed", { payer: paid.payer, tx: paid.settlement_tx });
-      return new Response(kept.body, { status: kept.status, headers: { "payment-response": settlement, ...kept.headers } });
+      return new Response(kept.body, { status: kept.status, headers: { ...settlement, ...kept.headers } });
     }
     const response = await this.core.runFunction(
       attempt,
@@ -299,7 +310,7 @@ export class PerCallPayment {
     );
     if (response.status >= 400) return response;
     const bytes = Buffer.from(await response.arrayBuffer());
-    const headers = withHeaders(response.headers, { "PAYMENT-RESPONSE": settlement });
+    const headers = withHeaders(response.headers, settlement);
     if (reread) {
       await row(reread);
       return new Response(bytes, { status: response.status, headers });
@@ -401,7 +412,9 @@ export class PerCallPayment {
       attempt.record.amountAtomic = payment.amount;
       // Leases in the store are freed by the same statement; in memory they cost nothing to free after.
       const release = lease && inFlight.shared ? { keys: lease.keys, holder: lease.holder } : null;
-      await settleAndKeep(store, rowId, response.status, settled.transaction, answer, release).then(
+      // Earlier attempts of this authorisation left open are closed with it: the payment is counted once, here.
+      const superseded = earlierOpen.filter((r) => r.verified).map((r) => r.id);
+      await settleAndKeep(store, rowId, response.status, settled.transaction, answer, release, superseded).then(
         () => {
           if (lease && release) lease.released = true;
         },
@@ -409,10 +422,6 @@ export class PerCallPayment {
           // The transfer happened: the answer goes out; the upkeep records the row from the chain.
           log.error("ledger: settled payment not recorded", { error: error as Error, tx: settled.transaction }),
       );
-      // Earlier attempts of this authorisation left open: the payment is counted once, here.
-      for (const row of earlierOpen.filter((r) => r.verified)) {
-        await finishLedgerRow(store, row.id, { outcome: "not_charged", status: null, reason: "same_payment_settled_once" });
-      }
       const { requestId: request_id, timings } = attempt;
       log.info("paid call", {
         request_id,

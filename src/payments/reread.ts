@@ -1,9 +1,10 @@
 /**
  * Reading again by signing in: a wallet gets the answer it paid for (the same request, within
  * the redemption hours) or, on a route that allows it (`RouteDef.signInRereadDays`), content it
- * bought by GET or POST, without paying again. The answer comes from the payment settled then
- * (per-call.ts `redeem`): its kept answer, or the function run again.
+ * bought by GET or POST (per call or from its balance), without paying again. The answer comes
+ * from the payment made then (per-call.ts `redeem`): its kept answer, or the function run again.
  */
+import { lastDebitFor } from "../store/balances.ts";
 import type { AttemptRow } from "../store/ledger.ts";
 import { lastSettledFor } from "../store/ledger.ts";
 import type { Queryable } from "../store/store.ts";
@@ -20,7 +21,8 @@ export async function boughtBy(
   if (same) return { paid: same };
   const days = attempt.route.signInRereadDays;
   if (!days) return undefined;
-  const { path } = attempt.route;
-  const bought = await lastSettledFor(store, payer, { routes: [`GET ${path}`, `POST ${path}`] }, days * 24);
+  const routes = [`GET ${attempt.route.path}`, `POST ${attempt.route.path}`];
+  // Bought by a payment, or from the wallet's prepaid balance (a debit, with no ledger row).
+  const bought = (await lastSettledFor(store, payer, { routes }, days * 24)) ?? (await lastDebitFor(store, payer, routes, days * 24));
   return bought ? { paid: bought, reason: "signed_in_reread" } : undefined;
 }

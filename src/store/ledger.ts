@@ -173,17 +173,58 @@ async function openFreshAttemptInSteps(
   });
 }
 
-/** Record how an open (pending or settlement_unknown) row ended (a null status keeps the row's); a final outcome is never overwritten. */
+/** Why a row of a payment settled on another row is not counted. */
+export const SETTLED_ONCE = "same_payment_settled_once";
+
+/**
+ * Whether another row of the updated row's payment (payer, nonce) is settled. One authorisation
+ * moves money once, so a second row of it turning settled would count (and credit, for a top-up)
+ * the same payment twice: it ends `not_charged` instead. On PostgreSQL two such statements at
+ * the same moment may both see none; the unique index `ledger_settled_once` refuses the second.
+ */
+const SETTLED_ELSEWHERE = `exists (select 1 from ledger s where s.payer = ledger.payer and s.nonce = ledger.nonce and s.outcome = 'settled' and s.id <> ledger.id)`;
+
+/**
+ * Settle row $1 with status $2 and transaction $3, whatever it said before (a confirmed
+ * settlement is the truth, e.g. a row closed while its settlement was in flight), unless its
+ * payment is settled on another row.
+ */
+export const SETTLE_ROW = `update ledger set outcome = case when ${SETTLED_ELSEWHERE} then 'not_charged' else 'settled' end, status = $2,
+  reason = case when ${SETTLED_ELSEWHERE} then '${SETTLED_ONCE}' end, settlement_tx = $3, finished_at = now() where id = $1`;
+
+/** Close the open rows whose ids are in the array parameter `param`: their payment is settled on another row. */
+export const supersedeRows = (db: Queryable, param: string) =>
+  `update ledger set outcome = 'not_charged', reason = '${SETTLED_ONCE}', finished_at = now()
+    where ${inArray(db, "id", param, "bigint")} and outcome in ('pending', 'settlement_unknown')`;
+
+/** Whether `error` is PostgreSQL refusing a second settled row of one payment (`ledger_settled_once`). */
+export function settledTwice(error: unknown): boolean {
+  const e = error as { code?: string; constraint?: string } | null;
+  return e?.code === "23505" && e.constraint === "ledger_settled_once";
+}
+
+/**
+ * Record how an open (pending or settlement_unknown) row ended (a null status keeps the row's);
+ * a final outcome is never overwritten, and a payment settled on another row is not settled again.
+ */
 export async function finishLedgerRow(
   db: Queryable,
   id: number,
   end: { outcome: Exclude<LedgerOutcome, "pending">; status: number | null; reason?: string; settlementTx?: string },
 ): Promise<void> {
-  await db.query(
-    `update ledger set outcome = $2, status = coalesce($3, status), reason = $4, settlement_tx = coalesce($5, settlement_tx), finished_at = now()
-      where id = $1 and outcome in ('pending', 'settlement_unknown')`,
-    [id, end.outcome, end.status, end.reason ?? null, end.settlementTx ?? null],
-  );
+  const elsewhere = `$2 = 'settled' and ${SETTLED_ELSEWHERE}`;
+  try {
+    await db.query(
+      `update ledger set outcome = case when ${elsewhere} then 'not_charged' else $2 end, status = coalesce($3, status),
+         reason = case when ${elsewhere} then '${SETTLED_ONCE}' else $4 end, settlement_tx = coalesce($5, settlement_tx), finished_at = now()
+        where id = $1 and outcome in ('pending', 'settlement_unknown')`,
+      [id, end.outcome, end.status, end.reason ?? null, end.settlementTx ?? null],
+    );
+  } catch (error) {
+    // Another row of the payment was settled by a statement running at the same moment: that one counts.
+    if (end.outcome !== "settled" || !settledTwice(error)) throw error;
+    await finishLedgerRow(db, id, { ...end, outcome: "not_charged", reason: SETTLED_ONCE });
+  }
 }
 
 /** Mark a row's payment as verified by the facilitator (only verified rows can later count as paid). */

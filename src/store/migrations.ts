@@ -291,6 +291,22 @@ export const MIGRATIONS: readonly Migration[] = [
       create index our_purchases_run on our_purchases (run_id)
     `,
   },
+  {
+    version: 10,
+    name: "a payment (payer, nonce) has at most one settled ledger row; later duplicates end as same_payment_settled_once",
+    // One authorisation can move money once, so two settled rows of it are one payment counted
+    // twice. Rows an earlier build settled twice (a crash between settling a retry's row and
+    // closing the earlier one, then the upkeep settling that one from the same transfer) keep
+    // their first settled row; the later ones end not charged, as they would now, so the index
+    // can be built. A top-up credited twice that way keeps its second credit: a balance may be
+    // spent already, so it is left to the operator (its movement names the ledger row).
+    sql: `
+      update ledger set outcome = 'not_charged', reason = 'same_payment_settled_once'
+        where outcome = 'settled'
+          and exists (select 1 from ledger kept where kept.payer = ledger.payer and kept.nonce = ledger.nonce and kept.outcome = 'settled' and kept.id < ledger.id);
+      create unique index ledger_settled_once on ledger (payer, nonce) where outcome = 'settled'
+    `,
+  },
 ];
 
 /**
