@@ -8,7 +8,8 @@ import { ENTITY_LIMITS, venueUsers } from "../spec/routes/entity-intel.ts";
 import { explained, VENUE_SEGMENTS, VIP_LIST_LIMIT, VIP_MIN_USD } from "../src/analytics/methodology.ts";
 import { analyticsOf } from "../src/analytics/services.ts";
 import { defineFunction } from "../src/context.ts";
-import { describe, factsOf, pricesOf, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
+import { describe, factsOf, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
+import { cappedPrices } from "../src/entity-intel/pricing.ts";
 import { bothWays, coverage, DEFAULT_BUDGET, resolveWindow, ScanBudget, scanBudgeted } from "../src/entity-intel/scan.ts";
 import { tokenAddressOf } from "../src/entity-intel/token-input.ts";
 import { InvalidRequestError } from "../src/errors.ts";
@@ -58,9 +59,9 @@ export default defineFunction(venueUsers, async (input, ctx) => {
       : await scanBudgeted(scanner, [{ from: flagged }], window, budget);
 
   const tokens = [...new Set(result.logs.map((l) => l.token))];
-  const [infos, priced, facts] = await Promise.all([
+  const [infos, { priced, notLookedUp }, facts] = await Promise.all([
     tokenInfos(ctx.chain, tokens),
-    pricesOf(prices, tokens),
+    cappedPrices(prices, result.logs),
     describe([addresses[0] as Address], labels, classifier),
   ]);
   const rows = [...users].map(([address, u]) => ({ address, u, usd: new UsdSum().addVolume(u.volume, infos, priced).usd() }));
@@ -103,6 +104,7 @@ export default defineFunction(venueUsers, async (input, ctx) => {
     gone_quiet: quiet.map((r) => ({ address: r.address, last_seen_block: Math.max(...r.u.blocks), volume_usd_before: r.usd })),
     flagged_funders: flaggedFunders,
     unpriced_tokens: tokens.filter((t) => !priced.has(t) || !infos.has(t)),
+    tokens_not_looked_up: notLookedUp,
     ...coverage(
       window,
       { coveredFrom: Math.max(result.coveredFrom, funding.coveredFrom), truncated: result.truncated || funding.truncated },

@@ -313,7 +313,7 @@ describe("portfolio", () => {
       block_number: t.window.toBlock,
       holdings: rows,
       total_value_usd: usd({ ...p.balances, [WETH]: BigInt(p.ethWei) + BigInt(p.balances[WETH] ?? "0") }),
-      unpriced: [{ token: t.tokens.ENTC.address, symbol: "ENTC", balance: "1000" }],
+      unpriced: [{ token: t.tokens.ENTC.address, symbol: "ENTC", balance: "1000", reason: "no_price" }],
       activity: {
         window_blocks: window().blocks,
         transfers_in: p.activity.transfersIn,
@@ -373,6 +373,7 @@ describe("counterparties", () => {
       total_counterparties: 9,
       counterparties: expected,
       unpriced_tokens: [t.tokens.ENTC.address],
+      tokens_not_looked_up: [],
       truncated: false,
     });
     const mixer = (body.counterparties as { address: string; flags: string[]; class: string }[]).find((c) => c.address === A("mixer"));
@@ -505,6 +506,7 @@ describe("venue-users", () => {
         .filter((u) => quiet.has(u.address))
         .map((u) => ({ address: u.address, last_seen_block: u.lastBlock, volume_usd_before: u.usd })),
       flagged_funders: v.flaggedFunders.map((f) => ({ ...f, flags: ["scam"] })),
+      tokens_not_looked_up: [],
       unpriced_tokens: [],
       truncated: false,
     });
