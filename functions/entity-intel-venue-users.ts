@@ -51,7 +51,8 @@ export default defineFunction(venueUsers, async (input, ctx) => {
     u.blocks.push(log.blockNumber);
   }
 
-  // Funding by curated flagged addresses: one read of what they sent in the window.
+  // Funding by curated flagged addresses: one read of what they sent in the window, with what the
+  // users' read left of the budget.
   const flagged = labels.flaggedAddresses();
   const funding =
     flagged.length === 0 || users.size === 0
@@ -103,13 +104,14 @@ export default defineFunction(venueUsers, async (input, ctx) => {
       .map((r) => ({ address: r.address, volume_usd: r.usd, transfers: r.u.transfers })),
     gone_quiet: quiet.map((r) => ({ address: r.address, last_seen_block: Math.max(...r.u.blocks), volume_usd_before: r.usd })),
     flagged_funders: flaggedFunders,
+    flagged_funders_scan: {
+      truncated: funding.truncated,
+      covered_from_block: funding.truncated ? funding.coveredFrom : window.fromBlock,
+    },
     unpriced_tokens: tokens.filter((t) => !priced.has(t) || !infos.has(t)),
     tokens_not_looked_up: notLookedUp,
-    ...coverage(
-      window,
-      { coveredFrom: Math.max(result.coveredFrom, funding.coveredFrom), truncated: result.truncated || funding.truncated },
-      budget,
-    ),
+    // The users, segments and lists come from the venue's own read; the funders' read says its own coverage above.
+    ...coverage(window, result, budget),
     ...explained("entity-intel/venue-users"),
   };
 });

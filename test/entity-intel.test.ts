@@ -506,6 +506,7 @@ describe("venue-users", () => {
         .filter((u) => quiet.has(u.address))
         .map((u) => ({ address: u.address, last_seen_block: u.lastBlock, volume_usd_before: u.usd })),
       flagged_funders: v.flaggedFunders.map((f) => ({ ...f, flags: ["scam"] })),
+      flagged_funders_scan: { truncated: false, covered_from_block: t.window.fromBlock },
       tokens_not_looked_up: [],
       unpriced_tokens: [],
       truncated: false,
@@ -652,6 +653,32 @@ describe("budgets and a picky chain node", () => {
         ]),
       ),
     ).toEqual(Object.fromEntries(Object.entries(flows).map(([k, r]) => [k, [decimal(r.inflow, 6), decimal(r.outflow, 6), r.transfers]])));
+  });
+
+  it("venue-users whose users' read spends the budget says which blocks its users come from, and apart that no funder was read", async () => {
+    const chunk = 25;
+    const limited = await budgeted(chunk, 20);
+    const t = truth();
+    const { status, body, spent } = await paidPost(limited, "/api/entity-intel/venue-users", { venue: "seeded-exchange-x", ...window() });
+    expect(status).toBe(200);
+    expect(spent).toBe(PRICE);
+    const covered = body.covered_from_block as number;
+    // The users' read covers the newest part of the window: not "nothing read", though users are listed.
+    expect(body).toMatchObject({ truncated: true, from_block: t.window.fromBlock, to_block: t.window.toBlock });
+    expect(covered).toBeGreaterThan(t.window.fromBlock);
+    expect(covered).toBeLessThanOrEqual(t.window.toBlock);
+    expect(covered % chunk).toBe(0);
+    const x = t.venues.find((v) => v.id === "seeded-exchange-x")?.addresses as Address[];
+    const users = new Set(
+      t.transfers
+        .filter((tr) => tr.block >= covered && tr.block <= t.window.toBlock && x.includes(tr.from) !== x.includes(tr.to))
+        .map((tr) => (x.includes(tr.from) ? tr.to : tr.from)),
+    );
+    expect(users.size).toBeGreaterThan(0);
+    expect(body.users_total).toBe(users.size);
+    // Nothing was left for the funders' read: it says so, and lists none.
+    expect(body.flagged_funders_scan).toEqual({ truncated: true, covered_from_block: t.window.toBlock + 1 });
+    expect(body.flagged_funders).toEqual([]);
   });
 
   it("a node refusing ranges over 20 blocks still gives the exact answer in smaller requests, and is charged", async () => {

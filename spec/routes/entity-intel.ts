@@ -487,6 +487,18 @@ export const venueUsers = defineRoute({
     gone_quiet: Type.Array(Type.Object({ address: Address, last_seen_block: Type.Integer(), volume_usd_before: Type.Number() })),
     flagged_funders: Type.Array(Type.Object({ user: Address, funder: Address, flags: Flags })),
     tokens_not_looked_up: NotLookedUp,
+    flagged_funders_scan: Type.Object(
+      {
+        truncated: Type.Boolean({ description: "true when the budget ran out before every block of the window was read for funders" }),
+        covered_from_block: Type.Integer({
+          description: "the oldest block read for funders; equals from_block when not truncated, to_block + 1 when none could be read",
+        }),
+      },
+      {
+        description:
+          "the read of what curated flagged addresses sent in the window, made after the users' read with what it left of the budget; the top-level truncated and covered_from_block describe the users' read",
+      },
+    ),
     unpriced_tokens: Type.Array(Address),
     ...Coverage,
     ...Explained,
