@@ -8,7 +8,8 @@ import { explained } from "../src/analytics/methodology.ts";
 import { analyticsOf } from "../src/analytics/services.ts";
 import { readChain } from "../src/chain/rpc-error.ts";
 import { defineFunction } from "../src/context.ts";
-import { describe, factsOf, pricesOf, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
+import { describe, factsOf, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
+import { cappedPrices } from "../src/entity-intel/pricing.ts";
 import { bothWays, coverage, DEFAULT_BUDGET, resolveWindow, ScanBudget, scanBudgeted } from "../src/entity-intel/scan.ts";
 import { tokenAddressOf } from "../src/entity-intel/token-input.ts";
 
@@ -39,7 +40,7 @@ export default defineFunction(counterparties, async (input, ctx) => {
   }
 
   const tokens = [...new Set(result.logs.map((l) => l.token))];
-  const [infos, priced] = await Promise.all([tokenInfos(ctx.chain, tokens), pricesOf(prices, tokens)]);
+  const [infos, { priced, notLookedUp }] = await Promise.all([tokenInfos(ctx.chain, tokens), cappedPrices(prices, result.logs)]);
   const usdOf = (volume: Map<Address, bigint>) => new UsdSum().addVolume(volume, infos, priced).usd();
   const ranked = [...rows]
     .map(([other, row]) => ({ other, row, volumeIn: usdOf(row.in.volume), volumeOut: usdOf(row.out.volume) }))
@@ -69,6 +70,7 @@ export default defineFunction(counterparties, async (input, ctx) => {
       volume_out_usd: volumeOut,
     })),
     unpriced_tokens: tokens.filter((t) => !priced.has(t) || !infos.has(t)),
+    tokens_not_looked_up: notLookedUp,
     ...coverage(window, result, budget),
     ...explained("entity-intel/counterparties"),
   };

@@ -10,7 +10,8 @@ import { usdValue } from "../src/analytics/usd-value.ts";
 import { WETH_ADDRESS } from "../src/chain/addresses.ts";
 import { readChain, readMulticall } from "../src/chain/rpc-error.ts";
 import { defineFunction, type RouteOutput } from "../src/context.ts";
-import { describe, factsOf, pricesOf, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
+import { describe, factsOf, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
+import { cappedPrices, MAX_PRICED_TOKENS } from "../src/entity-intel/pricing.ts";
 import { bothWays, coverage, DEFAULT_BUDGET, resolveWindow, ScanBudget, scanBudgeted } from "../src/entity-intel/scan.ts";
 
 export default defineFunction(portfolio, async (input, ctx) => {
@@ -23,7 +24,7 @@ export default defineFunction(portfolio, async (input, ctx) => {
   const usdc = getAddress(ctx.config.usdc);
   const tokens = [...new Set([usdc, WETH_ADDRESS, ...result.logs.map((l) => l.token)])];
   const blockNumber = BigInt(window.toBlock);
-  const [infos, facts, eth, balances, priced] = await Promise.all([
+  const [infos, facts, eth, balances, { priced, notLookedUp }] = await Promise.all([
     tokenInfos(ctx.chain, tokens),
     describe([address], labels, classifier),
     readChain("reading the ETH balance", () => ctx.chain.getBalance({ address, blockNumber })),
@@ -35,7 +36,7 @@ export default defineFunction(portfolio, async (input, ctx) => {
         contracts: tokens.map((token) => ({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [address] }) as const),
       }),
     ),
-    pricesOf(prices, tokens),
+    cappedPrices(prices, result.logs, MAX_PRICED_TOKENS, [usdc, WETH_ADDRESS]),
   ]);
 
   type Answer = RouteOutput<typeof portfolio>;
@@ -62,7 +63,10 @@ export default defineFunction(portfolio, async (input, ctx) => {
     const balance = answer.result;
     const price = priced.get(token);
     if (price) total.add(balance, info.decimals, price.exact);
-    else unpriced.push({ token, symbol: info.symbol, balance: formatUnits(balance, info.decimals) });
+    else {
+      const reason = notLookedUp.includes(token) ? "not_looked_up" : "no_price";
+      unpriced.push({ token, symbol: info.symbol, balance: formatUnits(balance, info.decimals), reason });
+    }
     holdings.push({
       token,
       symbol: info.symbol,

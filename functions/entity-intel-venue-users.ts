@@ -8,7 +8,8 @@ import { ENTITY_LIMITS, venueUsers } from "../spec/routes/entity-intel.ts";
 import { explained, VENUE_SEGMENTS, VIP_LIST_LIMIT, VIP_MIN_USD } from "../src/analytics/methodology.ts";
 import { analyticsOf } from "../src/analytics/services.ts";
 import { defineFunction } from "../src/context.ts";
-import { describe, factsOf, pricesOf, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
+import { describe, factsOf, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
+import { cappedPrices } from "../src/entity-intel/pricing.ts";
 import { bothWays, coverage, DEFAULT_BUDGET, resolveWindow, ScanBudget, scanBudgeted } from "../src/entity-intel/scan.ts";
 import { tokenAddressOf } from "../src/entity-intel/token-input.ts";
 import { venueUsersOf } from "../src/entity-intel/venue-users.ts";
@@ -40,7 +41,8 @@ export default defineFunction(venueUsers, async (input, ctx) => {
 
   const users = venueUsersOf(result.logs, new Set(addresses));
 
-  // Funding by curated flagged addresses: one read of what they sent in the window.
+  // Funding by curated flagged addresses: one read of what they sent in the window, with what the
+  // users' read left of the budget.
   const flagged = labels.flaggedAddresses();
   const funding =
     flagged.length === 0 || users.size === 0
@@ -48,9 +50,9 @@ export default defineFunction(venueUsers, async (input, ctx) => {
       : await scanBudgeted(scanner, [{ from: flagged }], window, budget);
 
   const tokens = [...new Set(result.logs.map((l) => l.token))];
-  const [infos, priced, facts] = await Promise.all([
+  const [infos, { priced, notLookedUp }, facts] = await Promise.all([
     tokenInfos(ctx.chain, tokens),
-    pricesOf(prices, tokens),
+    cappedPrices(prices, result.logs),
     describe([addresses[0] as Address], labels, classifier),
   ]);
   const rows = [...users].map(([address, u]) => ({ address, u, usd: new UsdSum().addVolume(u.volume, infos, priced).usd() }));
@@ -92,12 +94,14 @@ export default defineFunction(venueUsers, async (input, ctx) => {
       .map((r) => ({ address: r.address, volume_usd: r.usd, transfers: r.u.transfers })),
     gone_quiet: quiet.map((r) => ({ address: r.address, last_seen_block: r.u.lastBlock, volume_usd_before: r.usd })),
     flagged_funders: flaggedFunders,
+    flagged_funders_scan: {
+      truncated: funding.truncated,
+      covered_from_block: funding.truncated ? funding.coveredFrom : window.fromBlock,
+    },
     unpriced_tokens: tokens.filter((t) => !priced.has(t) || !infos.has(t)),
-    ...coverage(
-      window,
-      { coveredFrom: Math.max(result.coveredFrom, funding.coveredFrom), truncated: result.truncated || funding.truncated },
-      budget,
-    ),
+    tokens_not_looked_up: notLookedUp,
+    // The users, segments and lists come from the venue's own read; the funders' read says its own coverage above.
+    ...coverage(window, result, budget),
     ...explained("entity-intel/venue-users"),
   };
 });

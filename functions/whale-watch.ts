@@ -10,6 +10,8 @@ import { transferDirection } from "../src/analytics/transfer-direction.ts";
 import { parseDecimal, smallestWorth, usdValue } from "../src/analytics/usd-value.ts";
 import { WETH_ADDRESS } from "../src/chain/addresses.ts";
 import { defineFunction } from "../src/context.ts";
+import { DEFAULT_BUDGET, ScanBudget } from "../src/entity-intel/scan.ts";
+import { ServiceError } from "../src/errors.ts";
 
 export default defineFunction(whaleWatch, async (input, ctx) => {
   const { scanner, classifier, labels, prices } = analyticsOf(ctx);
@@ -21,13 +23,28 @@ export default defineFunction(whaleWatch, async (input, ctx) => {
 
   const [{ latest, finalized }, price] = await Promise.all([scanner.head(), prices.price(token)]);
   const fromBlock = Math.max(0, latest - blocks + 1);
-  const { logs } = await scanner.transfers({ token, fromBlock, toBlock: latest }, finalized);
-
   const exactPrice = parseDecimal(price.price_usd);
   const least = smallestWorth(minUsd, decimals, exactPrice);
-  const large = logs
-    .filter((log) => least !== null && log.value >= least)
-    .sort((a, b) => (a.value > b.value ? -1 : a.value < b.value ? 1 : a.blockNumber - b.blockNumber || a.logIndex - b.logIndex));
+  // Only the large transfers are kept, chunk by chunk: a day of USDC is millions of transfers.
+  const budget = new ScanBudget(ctx.analytics?.entityBudget ?? DEFAULT_BUDGET);
+  const {
+    logs: large,
+    stats,
+    coveredFrom,
+  } = await scanner.transfers({ token, fromBlock, toBlock: latest }, finalized, {
+    keep: (log) => least !== null && log.value >= least,
+    allowance: budget,
+  });
+  if (coveredFrom > fromBlock) {
+    // The answer has no way to say it covers part of the window, so a partial scan is no answer.
+    const spent = budget.report();
+    throw new ServiceError(
+      "upstream_timeout",
+      `Reading the ${symbol} transfers of ${latest - fromBlock + 1} blocks took more than one call may spend (${spent.max_logs} transfers or ${spent.max_ms} ms); ask for fewer blocks. You were not charged.`,
+      { details: { upstream: "rpc", blocks: latest - fromBlock + 1, budget: spent } },
+    );
+  }
+  large.sort((a, b) => (a.value > b.value ? -1 : a.value < b.value ? 1 : a.blockNumber - b.blockNumber || a.logIndex - b.logIndex));
   const listed = large.slice(0, WHALE_LIST_LIMIT);
   const classes = await classifier.classify(listed.flatMap((l) => [l.from, l.to]));
 
@@ -60,7 +77,7 @@ export default defineFunction(whaleWatch, async (input, ctx) => {
     threshold_usd: minUsd,
     price_usd: price.price_usd,
     price_source: price.source,
-    transfers_scanned: logs.length,
+    transfers_scanned: stats.transfers,
     events_found: large.length,
     largest,
     mempool: "Pending-mempool transfers are not visible: only mined blocks are read (a node with txpool access would be needed).",

@@ -10,7 +10,7 @@ import { type StubFault, type StubUpstream, startUpstreamStubs, type UpstreamStu
 import type { RunningService } from "../src/server/service.ts";
 import { startRpcProxy } from "./support/rpc-proxy.ts";
 import { paidPost, wallet } from "./support/scenario.ts";
-import { devnet, startTestService, testConfig } from "./support/service.ts";
+import { chainClient, devnet, startTestService, testConfig } from "./support/service.ts";
 
 const started: { close(): Promise<void> }[] = [];
 afterEach(async () => {
@@ -72,6 +72,46 @@ describe("the chain node", () => {
     expect(rpc.getLogs.some((r) => r.refused)).toBe(true);
     expect(rpc.getLogs.filter((r) => !r.refused).every((r) => r.to - r.from + 1 <= 100)).toBe(true);
   });
+});
+
+describe("the scan budget", () => {
+  /** A service reading 50-block chunks through a proxy that counts them, whose answers may read `budget` of the chain. */
+  async function budgeted(budget: { maxLogs: number; maxMs: number }, latencyMs = 0) {
+    const rpc = await startRpcProxy(devnet().rpcUrl, { latencyMs });
+    started.push(rpc);
+    const config = testConfig();
+    const service = await startTestService({
+      config,
+      readTransport: http(rpc.url, { retryCount: 0 }),
+      analytics: { mode: "local", upstreams: config.upstreams, scanner: { chunkSize: 50 }, entityBudget: budget },
+    });
+    started.push(service);
+    return { rpc, service };
+  }
+
+  for (const [what, budget, latencyMs] of [
+    ["five transfers", { maxLogs: 5, maxMs: 60_000 }, 0],
+    ["one millisecond", { maxLogs: 1_000_000, maxMs: 1 }, 20],
+  ] as const) {
+    it(`whale-watch over 43,200 blocks past a budget of ${what}: 504, not charged, and the scan stopped early`, async () => {
+      const { rpc, service } = await budgeted(budget, latencyMs);
+      const answer = await paidPost(service, "/api/whale-watch", { blocks: 43200 }, 7);
+      expect(answer.status).toBe(504);
+      expect(answer.body).toMatchObject({
+        error: {
+          code: "upstream_timeout",
+          message: expect.stringContaining("ask for fewer blocks"),
+          details: { upstream: "rpc", budget: { max_logs: budget.maxLogs, max_ms: budget.maxMs } },
+        },
+      });
+      expect(answer.spent).toBe(0n);
+      expect(answer.headers.get("payment-response")).toBeNull();
+      // The window is the whole chain, over ten chunks of 50 blocks: the budget stopped the scan before it asked for them all.
+      const chunks = Math.floor(Number(await chainClient().getBlockNumber()) / 50) + 1;
+      expect(chunks).toBeGreaterThan(10);
+      expect(rpc.getLogs.length).toBeLessThan(chunks);
+    });
+  }
 });
 
 describe("the chain node refusing every range", () => {

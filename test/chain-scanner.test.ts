@@ -190,6 +190,40 @@ describe("eth_getLogs through the client's transport", () => {
     });
   });
 
+  describe("keeping only some transfers", () => {
+    it("keeps what keep accepts, in chain order, and counts every transfer read, from the node and from the cache alike", async () => {
+      const s = scenario();
+      const rpc = await proxy({});
+      const scanner = scannerOf(rpc.url, { chunkSize: 50 });
+      // Chunks at or below the finalized block: the first kept scan fills the cache with whole chunks.
+      const { finalized } = await scanner.head();
+      const toBlock = Math.min(s.endBlock, Math.floor((finalized + 1) / 50) * 50 - 1);
+      const window = { token: USDC, fromBlock: s.startBlock + 3, toBlock } as const;
+      // At least 100,000 USDC: the scenario's whale-sized transfers.
+      const keep = (log: { value: bigint }) => log.value >= 100_000_000_000n;
+      const wantAll = truthLogs("USDC").filter((l) => l.blockNumber >= window.fromBlock && l.blockNumber <= toBlock);
+      const wantLarge = wantAll.filter(keep);
+      expect(wantLarge.length).toBeGreaterThan(5);
+      expect(wantLarge.length).toBeLessThan(wantAll.length);
+      for (const pass of ["from the node", "from the cache"]) {
+        const kept = await scanner.transfers(window, finalized, { keep });
+        expect(kept.logs, pass).toEqual(wantLarge);
+        expect(kept.stats.transfers, pass).toBe(wantAll.length);
+        expect(kept.coveredFrom, pass).toBe(window.fromBlock);
+      }
+      const requests = rpc.getLogs.length;
+      // The cache held whole chunks: the unfiltered scan is answered from it, every transfer there.
+      const all = await scanner.transfers(window, finalized);
+      expect(rpc.getLogs.length).toBe(requests);
+      expect(all.logs).toEqual(wantAll);
+      expect(all.stats.transfers).toBe(wantAll.length);
+      // Chunks above the finalized block (never cached) are kept from as they arrive too.
+      const fresh = await scanner.transfers(window, 0, { keep });
+      expect(fresh.logs).toEqual(wantLarge);
+      expect(fresh.stats.transfers).toBe(wantAll.length);
+    });
+  });
+
   describe("caching", () => {
     it("reads final chunks once: a second scan of the same window sends no eth_getLogs", async () => {
       const s = scenario();

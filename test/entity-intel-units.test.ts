@@ -14,6 +14,7 @@ import { UsdSum } from "../src/entity-intel/entities.ts";
 import { MAX_TOPIC_ADDRESSES, ScanBudget, scanBudgeted, splitQuery } from "../src/entity-intel/scan.ts";
 import { venueUsersOf } from "../src/entity-intel/venue-users.ts";
 import { base } from "../src/networks/base.ts";
+import { startRpcProxy } from "./support/rpc-proxy.ts";
 import { scenario } from "./support/scenario.ts";
 import { devnet } from "./support/service.ts";
 
@@ -24,23 +25,37 @@ const scannerOf = (chunkSize: number) =>
   });
 
 describe("the budgeted read", () => {
-  it("stops after the newest group of chunks when the time budget is spent, and says from which block it covered", async () => {
+  it("stops at the request the time budget runs out on, not at the end of a group of chunks, and says from which block it covered", async () => {
     const e = scenario().entities;
-    let now = 0;
-    // Every look at the clock is ten seconds later: the first group starts in budget, the next does not.
-    const budget = new ScanBudget({ maxLogs: 1_000_000, maxMs: 15_000 }, () => (now += 10_000));
-    const x = e.venues.find((v) => v.id === "seeded-exchange-x")?.addresses as Address[];
-    const window = { fromBlock: e.window.fromBlock, toBlock: e.window.toBlock, finalized: 0 };
-    const result = await scanBudgeted(scannerOf(50), [{ token: USDC, to: x }], window, budget);
-    const covered = Math.floor(e.window.toBlock / 200) * 200;
-    expect(covered).toBeGreaterThan(e.window.fromBlock);
-    expect(result.truncated).toBe(true);
-    expect(result.coveredFrom).toBe(covered);
-    const want = e.transfers.filter((t) => t.token === USDC && x.includes(t.to) && t.block >= covered);
-    expect(result.logs.map((l) => [l.blockNumber, l.logIndex, l.from, l.to, l.value])).toEqual(
-      want.map((t) => [t.block, t.logIndex, t.from, t.to, BigInt(t.value)]),
-    );
-    expect(budget.logsRead).toBe(want.length);
+    const rpc = await startRpcProxy(devnet().rpcUrl);
+    try {
+      // The clock moves ten seconds with every eth_getLogs the node is asked: two requests fit in 15 s, a third does not.
+      const budget = new ScanBudget({ maxLogs: 1_000_000, maxMs: 15_000 }, () => rpc.getLogs.length * 10_000);
+      const x = e.venues.find((v) => v.id === "seeded-exchange-x")?.addresses as Address[];
+      const window = { fromBlock: e.window.fromBlock, toBlock: e.window.toBlock, finalized: 0 };
+      // One request at a time, newest chunk first: the two newest chunks of 50 blocks are read.
+      const scanner = new TransferScanner(createChainClient(base.chainAt([rpc.url]), rpcTransport([rpc.url], { retryCount: 0 })), {
+        chunkSize: 50,
+        concurrency: 1,
+      });
+      const result = await scanBudgeted(scanner, [{ token: USDC, to: x }], window, budget);
+      const covered = Math.floor(e.window.toBlock / 50) * 50 - 50;
+      expect(covered).toBeGreaterThan(e.window.fromBlock);
+      expect(rpc.getLogs.map((r) => [r.from, r.to])).toEqual([
+        [covered + 50, e.window.toBlock],
+        [covered, covered + 49],
+      ]);
+      expect(result.truncated).toBe(true);
+      expect(result.coveredFrom).toBe(covered);
+      const want = e.transfers.filter((t) => t.token === USDC && x.includes(t.to) && t.block >= covered);
+      expect(want.length).toBeGreaterThan(0);
+      expect(result.logs.map((l) => [l.blockNumber, l.logIndex, l.from, l.to, l.value])).toEqual(
+        want.map((t) => [t.block, t.logIndex, t.from, t.to, BigInt(t.value)]),
+      );
+      expect(budget.logsRead).toBe(want.length);
+    } finally {
+      await rpc.close();
+    }
   });
 
   it("reads the whole window when the budget allows, a log matched by two queries once", async () => {

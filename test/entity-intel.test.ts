@@ -313,7 +313,7 @@ describe("portfolio", () => {
       block_number: t.window.toBlock,
       holdings: rows,
       total_value_usd: usd({ ...p.balances, [WETH]: BigInt(p.ethWei) + BigInt(p.balances[WETH] ?? "0") }),
-      unpriced: [{ token: t.tokens.ENTC.address, symbol: "ENTC", balance: "1000" }],
+      unpriced: [{ token: t.tokens.ENTC.address, symbol: "ENTC", balance: "1000", reason: "no_price" }],
       activity: {
         window_blocks: window().blocks,
         transfers_in: p.activity.transfersIn,
@@ -373,6 +373,7 @@ describe("counterparties", () => {
       total_counterparties: 9,
       counterparties: expected,
       unpriced_tokens: [t.tokens.ENTC.address],
+      tokens_not_looked_up: [],
       truncated: false,
     });
     const mixer = (body.counterparties as { address: string; flags: string[]; class: string }[]).find((c) => c.address === A("mixer"));
@@ -505,6 +506,8 @@ describe("venue-users", () => {
         .filter((u) => quiet.has(u.address))
         .map((u) => ({ address: u.address, last_seen_block: u.lastBlock, volume_usd_before: u.usd })),
       flagged_funders: v.flaggedFunders.map((f) => ({ ...f, flags: ["scam"] })),
+      flagged_funders_scan: { truncated: false, covered_from_block: t.window.fromBlock },
+      tokens_not_looked_up: [],
       unpriced_tokens: [],
       truncated: false,
     });
@@ -572,24 +575,61 @@ describe("budgets and a picky chain node", () => {
     });
   });
 
-  it("exchange-flow past its log budget covers the newest part of the window and says from which block", async () => {
+  /** A service reading chunks of `chunkSize` blocks whose entity answers may read `maxLogs` transfers. */
+  async function budgeted(chunkSize: number, maxLogs: number): Promise<RunningService> {
     const config = testConfig();
     const limited = await startTestService({
       config,
-      analytics: { mode: "local", upstreams: config.upstreams, scanner: { chunkSize: 50 }, entityBudget: { maxLogs: 1, maxMs: 60_000 } },
+      analytics: { mode: "local", upstreams: config.upstreams, scanner: { chunkSize }, entityBudget: { maxLogs, maxMs: 60_000 } },
     });
     started.push(limited);
+    return limited;
+  }
+
+  /** The aligned chunks of `size` blocks from `from` to `to`, newest first, as [first, last] blocks. */
+  function chunksOf(size: number, from: number, to: number): [number, number][] {
+    const out: [number, number][] = [];
+    for (let end = to; end >= from; ) {
+      const start = Math.max(from, Math.floor(end / size) * size);
+      out.push([start, end]);
+      end = start - 1;
+    }
+    return out;
+  }
+
+  it("exchange-flow past its log budget stops within one chunk of it, covers the newest part of the window and says from which block", async () => {
+    const chunk = 25;
+    const maxLogs = 2;
+    const limited = await budgeted(chunk, maxLogs);
     const t = truth();
-    const { status, body } = await paidPost(limited, "/api/entity-intel/exchange-flow", { ...window() });
+    const { status, body, spent } = await paidPost(limited, "/api/entity-intel/exchange-flow", { ...window() });
     expect(status).toBe(200);
-    // Groups of 4 chunks of 50 blocks, newest first: only the group holding the window's last block was read.
-    const covered = Math.max(t.window.fromBlock, Math.floor(t.window.toBlock / 200) * 200);
-    expect(covered).toBeGreaterThan(t.window.fromBlock);
+    expect(spent).toBe(PRICE);
     const venueClass = new Map<string, { id: string; cls: string }>();
     for (const v of t.venues) for (const a of v.addresses) venueClass.set(a, { id: v.id, cls: v.class });
+    // The transfers the two queries (USDC from a venue, USDC to a venue) find in a range: one between two venues is found by both.
+    const usdcOfVenues = t.transfers.filter((x) => x.token === USDC && (venueClass.has(x.from) || venueClass.has(x.to)));
+    const logsIn = ([from, to]: [number, number]) =>
+      usdcOfVenues
+        .filter((x) => x.block >= from && x.block <= to)
+        .reduce((n, x) => n + (venueClass.has(x.from) ? 1 : 0) + (venueClass.has(x.to) ? 1 : 0), 0);
+    const covered = body.covered_from_block as number;
+    expect(body).toMatchObject({ truncated: true, from_block: t.window.fromBlock, to_block: t.window.toBlock });
+    expect(covered).toBeGreaterThan(t.window.fromBlock);
+    expect(covered).toBeLessThanOrEqual(t.window.toBlock);
+    expect(covered % chunk).toBe(0);
+    // Every chunk from covered_from_block on was read, and at most one older chunk besides: the
+    // budget was checked before each request, so it was passed by at most one chunk's transfers.
+    const read = chunksOf(chunk, Math.max(t.window.fromBlock, covered - chunk), t.window.toBlock);
+    const oneChunk = Math.max(...read.map(logsIn));
+    const logsRead = (body.budget as { logs_read: number }).logs_read;
+    expect(logsRead).toBeGreaterThanOrEqual(logsIn([covered, t.window.toBlock]));
+    expect(logsRead).toBeLessThanOrEqual(maxLogs + oneChunk);
+    // A read of the newest eight chunks at once, as before, would have gone well past that.
+    expect(logsIn([Math.floor(t.window.toBlock / (8 * chunk)) * 8 * chunk, t.window.toBlock])).toBeGreaterThan(maxLogs + oneChunk);
     const flows: Record<string, { inflow: bigint; outflow: bigint; transfers: number }> = {};
     for (const cls of ["cex", "dex", "bridge"]) flows[cls] = { inflow: 0n, outflow: 0n, transfers: 0 };
-    for (const x of t.transfers.filter((x) => x.token === USDC && x.block >= covered)) {
+    for (const x of usdcOfVenues.filter((x) => x.block >= covered && x.block <= t.window.toBlock)) {
       const from = venueClass.get(x.from);
       const to = venueClass.get(x.to);
       if (from && to && from.id === to.id) continue;
@@ -604,7 +644,7 @@ describe("budgets and a picky chain node", () => {
         row.transfers++;
       }
     }
-    expect(body).toMatchObject({ truncated: true, covered_from_block: covered, from_block: t.window.fromBlock });
+    expect(Object.values(flows).some((r) => r.transfers > 0)).toBe(true);
     expect(
       Object.fromEntries(
         Object.entries(body.by_class as Record<string, { inflow: string; outflow: string; transfers: number }>).map(([k, r]) => [
@@ -613,6 +653,32 @@ describe("budgets and a picky chain node", () => {
         ]),
       ),
     ).toEqual(Object.fromEntries(Object.entries(flows).map(([k, r]) => [k, [decimal(r.inflow, 6), decimal(r.outflow, 6), r.transfers]])));
+  });
+
+  it("venue-users whose users' read spends the budget says which blocks its users come from, and apart that no funder was read", async () => {
+    const chunk = 25;
+    const limited = await budgeted(chunk, 20);
+    const t = truth();
+    const { status, body, spent } = await paidPost(limited, "/api/entity-intel/venue-users", { venue: "seeded-exchange-x", ...window() });
+    expect(status).toBe(200);
+    expect(spent).toBe(PRICE);
+    const covered = body.covered_from_block as number;
+    // The users' read covers the newest part of the window: not "nothing read", though users are listed.
+    expect(body).toMatchObject({ truncated: true, from_block: t.window.fromBlock, to_block: t.window.toBlock });
+    expect(covered).toBeGreaterThan(t.window.fromBlock);
+    expect(covered).toBeLessThanOrEqual(t.window.toBlock);
+    expect(covered % chunk).toBe(0);
+    const x = t.venues.find((v) => v.id === "seeded-exchange-x")?.addresses as Address[];
+    const users = new Set(
+      t.transfers
+        .filter((tr) => tr.block >= covered && tr.block <= t.window.toBlock && x.includes(tr.from) !== x.includes(tr.to))
+        .map((tr) => (x.includes(tr.from) ? tr.to : tr.from)),
+    );
+    expect(users.size).toBeGreaterThan(0);
+    expect(body.users_total).toBe(users.size);
+    // Nothing was left for the funders' read: it says so, and lists none.
+    expect(body.flagged_funders_scan).toEqual({ truncated: true, covered_from_block: t.window.toBlock + 1 });
+    expect(body.flagged_funders).toEqual([]);
   });
 
   it("a node refusing ranges over 20 blocks still gives the exact answer in smaller requests, and is charged", async () => {

@@ -230,7 +230,7 @@ export const whaleWatch = defineRoute({
   operationId: "whaleWatch",
   summary: "Whale watch: USDC or WETH transfers above a USD threshold in recent Base blocks",
   description:
-    "Scans every Transfer of USDC or WETH in the last `blocks` blocks (default 1,800, about an hour; at most 43,200) and lists those worth at least min_usd (default 100,000) at the current price, largest first (at most 25), with direction, counterparty classes and curated labels. Pending-mempool transfers are not visible (stated in the answer).",
+    "Scans every Transfer of USDC or WETH in the last `blocks` blocks (default 1,800, about an hour; at most 43,200) and lists those worth at least min_usd (default 100,000) at the current price, largest first (at most 25), with direction, counterparty classes and curated labels. Pending-mempool transfers are not visible (stated in the answer). A window with more transfers than one call may read (a day of Base USDC can be) answers 504 upstream_timeout, not charged.",
   tags: ["chain analytics"],
   price: 0.1,
   body: ClosedObject({

@@ -25,6 +25,8 @@ export const ENTITY_LIMITS = {
   maxHops: 3,
   maxMaxHops: 5,
   minUsd: 1_000,
+  /** Distinct tokens one answer asks prices for (two DexScreener calls); the rest are listed unpriced. */
+  pricedTokens: 60,
 } as const;
 
 const Blocks = (fallback: number) =>
@@ -96,6 +98,11 @@ const Coverage = {
   covered_from_block: Type.Integer({ description: "the oldest block actually read; equals from_block when not truncated" }),
   budget: Budget,
 };
+
+/** Tokens an answer left unpriced without asking: one answer prices at most the most active ones. */
+const NotLookedUp = Type.Array(Address, {
+  description: `tokens moved past the ${ENTITY_LIMITS.pricedTokens} with the most transfers in the window, not sent to the price APIs (also in unpriced_tokens)`,
+});
 
 /** An address as the answers describe it. */
 const Described = { address: Address, class: EntityClass, labels: Labels, flags: Flags };
@@ -271,7 +278,16 @@ export const portfolio = defineRoute({
     block_number: Type.Integer({ description: "balances are read at this block (to_block)" }),
     holdings: Type.Array(Holding, { description: "non-zero balances, largest USD value first, unpriced last" }),
     total_value_usd: Type.Number({ description: "sum of the priced holdings" }),
-    unpriced: Type.Array(Type.Object({ token: Address, symbol: Type.Union([Type.String(), Type.Null()]), balance: DecimalString })),
+    unpriced: Type.Array(
+      Type.Object({
+        token: Address,
+        symbol: Type.Union([Type.String(), Type.Null()]),
+        balance: DecimalString,
+        reason: Type.Union([Type.Literal("no_price"), Type.Literal("not_looked_up")], {
+          description: `no_price: neither price API has one; not_looked_up: past the ${ENTITY_LIMITS.pricedTokens} tokens one answer prices (USDC, WETH, then the most transfers in the window)`,
+        }),
+      }),
+    ),
     activity: Type.Object({
       window_blocks: Type.Integer(),
       transfers_in: Type.Integer(),
@@ -324,6 +340,7 @@ export const counterparties = defineRoute({
       }),
     ),
     unpriced_tokens: Type.Array(Address, { description: "tokens moved that have no price: their amounts are not in the USD volumes" }),
+    tokens_not_looked_up: NotLookedUp,
     ...Coverage,
     ...Explained,
   }),
@@ -469,6 +486,19 @@ export const venueUsers = defineRoute({
     vip_candidates: Type.Array(Type.Object({ address: Address, volume_usd: Type.Number(), transfers: Type.Integer() })),
     gone_quiet: Type.Array(Type.Object({ address: Address, last_seen_block: Type.Integer(), volume_usd_before: Type.Number() })),
     flagged_funders: Type.Array(Type.Object({ user: Address, funder: Address, flags: Flags })),
+    tokens_not_looked_up: NotLookedUp,
+    flagged_funders_scan: Type.Object(
+      {
+        truncated: Type.Boolean({ description: "true when the budget ran out before every block of the window was read for funders" }),
+        covered_from_block: Type.Integer({
+          description: "the oldest block read for funders; equals from_block when not truncated, to_block + 1 when none could be read",
+        }),
+      },
+      {
+        description:
+          "the read of what curated flagged addresses sent in the window, made after the users' read with what it left of the budget; the top-level truncated and covered_from_block describe the users' read",
+      },
+    ),
     unpriced_tokens: Type.Array(Address),
     ...Coverage,
     ...Explained,

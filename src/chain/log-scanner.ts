@@ -57,6 +57,8 @@ export interface ScanStats {
   throttled: number;
   /** Requests in flight allowed at the end of the scan (the adaptive limit). */
   concurrency: number;
+  /** Transfers of the window read (`transfers` only), before `keep` chose the ones returned. */
+  transfers: number;
 }
 
 /** Options of a {@link TransferScanner}. */
@@ -77,6 +79,42 @@ export interface ScanOptions {
   concurrency?: number;
   /** Read and fill the finalized-range cache (default true). */
   useCache?: boolean;
+  /**
+   * Return only the transfers this accepts: applied to each chunk as it arrives (after the cache,
+   * which keeps whole chunks), so a scan that wants a few of many never holds them all.
+   * `stats.transfers` still counts every transfer of the window read.
+   */
+  keep?: (log: TransferLog) => boolean;
+  /** What the scan may spend, asked before every request; when it runs out the scan stops early (see `coveredFrom`). */
+  allowance?: ScanAllowance;
+}
+
+/**
+ * A budget of work one answer may spend on `eth_getLogs`. The scanner asks it before every
+ * request (so a scan stops within one request of running out, whatever the window) and tells it
+ * the transfers of the window each request brought.
+ */
+export interface ScanAllowance {
+  /** Resolves true when one more request may leave now (it may wait for others to come back), false when the budget is spent. */
+  acquire(): Promise<boolean>;
+  /** After each request `acquire` let through: the window's transfers it brought (0 when it failed). */
+  release(transfers: number): void;
+  /** Transfers of the window answered from the cache, without a request. */
+  add(transfers: number): void;
+  /** True once the budget is spent; asked again right before a request leaves and before a cached chunk is used. */
+  exhausted(): boolean;
+}
+
+/** What a scan found: the logs, how it went, and from which block on it read every chunk. */
+export interface ScanOutcome<T> {
+  /** In chain order; when the scan was stopped, only those of `coveredFrom..toBlock`. */
+  logs: T[];
+  stats: ScanStats;
+  /**
+   * The first block of the newest run of chunks read in full: the window's first block when
+   * nothing stopped the scan, `toBlock + 1` when the allowance left not even the newest chunk.
+   */
+  coveredFrom: number;
 }
 
 /** The ERC-20 Transfer event (ERC-721's has an indexed third topic and does not decode as this). */
@@ -180,6 +218,35 @@ function joined<T>(parts: T[][]): T[] {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Thrown inside a scan when its allowance refuses a request: the chunk is left unread, not failed. */
+const STOPPED = new Error("the scan's allowance is spent");
+
+/**
+ * The transfers of `logs` (a whole cached chunk) within `[from, to]`, with `keep` applied in the
+ * same pass, and how many were within the window.
+ */
+function windowOf(logs: TransferLog[], from: number, to: number, keep: ((log: TransferLog) => boolean) | undefined) {
+  const kept: TransferLog[] = [];
+  let read = 0;
+  for (const log of logs) {
+    if (log.blockNumber < from || log.blockNumber > to) continue;
+    read++;
+    if (keep === undefined || keep(log)) kept.push(log);
+  }
+  return { kept, read };
+}
+
+/** How many of a piece's logs fall in the scan's window (all of them unless the piece is part of a whole cached chunk). */
+function countWithin<T>(logs: T[], from: number, to: number, window: { from: number; to: number }, blockOf: (log: T) => number): number {
+  if (from >= window.from && to <= window.to) return logs.length;
+  let n = 0;
+  for (const log of logs) {
+    const block = blockOf(log);
+    if (block >= window.from && block <= window.to) n++;
+  }
+  return n;
+}
+
 /** Reads Transfer logs for the analytics; one instance per RPC, shared by all requests. */
 export class TransferScanner {
   readonly chunkSize: number;
@@ -228,23 +295,32 @@ export class TransferScanner {
   /**
    * Every Transfer of `query.token` in `[fromBlock, toBlock]` (optionally from/to one address),
    * ordered by block and log index. `finalized` is the highest block whose chunk may be cached.
+   * With an allowance that runs out, the chunks it left unread are missing: `coveredFrom` says
+   * from which block on the answer is whole.
    */
-  async transfers(query: TransferQuery, finalized: number, options: ScanOptions = {}): Promise<{ logs: TransferLog[]; stats: ScanStats }> {
+  async transfers(query: TransferQuery, finalized: number, options: ScanOptions = {}): Promise<ScanOutcome<TransferLog>> {
     const token = query.token ? getAddress(query.token) : undefined;
     // OR-lists sorted (the node reads them as sets), so the filter itself is the query's key.
     const topics = encodeEventTopics({ abi: [TRANSFER_EVENT], args: { from: query.from, to: query.to } }).map((t) =>
       Array.isArray(t) ? t.toSorted() : t,
     );
-    const scan = this.#scan<TransferLog>(options.concurrency, {
-      filter: { ...(token ? { address: token } : {}), topics },
-      what: "Transfer logs",
-      decode: (raw) => transfersOf(raw, token),
-    });
+    const { keep, allowance } = options;
+    const scan = this.#scan<TransferLog>(
+      options.concurrency,
+      {
+        filter: { ...(token ? { address: token } : {}), topics },
+        what: "Transfer logs",
+        decode: (raw) => transfersOf(raw, token),
+        blockOf: (log) => log.blockNumber,
+      },
+      allowance && { allowance, from: query.fromBlock, to: query.toBlock },
+    );
     const { stats } = scan;
-    if (query.toBlock < query.fromBlock) return { logs: [], stats };
+    if (query.toBlock < query.fromBlock) return { logs: [], stats, coveredFrom: query.fromBlock };
     const useCache = options.useCache ?? true;
+    const chunks = this.#chunks(query.fromBlock, query.toBlock);
     const tasks: (() => Promise<TransferLog[]>)[] = [];
-    for (const [start, end] of this.#chunks(query.fromBlock, query.toBlock)) {
+    for (const [start, end] of chunks) {
       stats.chunks++;
       const from = Math.max(start, query.fromBlock);
       const to = Math.min(end, query.toBlock);
@@ -254,19 +330,36 @@ export class TransferScanner {
         const hit = this.#cache.get(key);
         if (hit) stats.cachedChunks++;
         tasks.push(async () => {
+          if (hit && allowance?.exhausted()) throw STOPPED;
           const logs = hit ?? (await this.#fetchRange(start, end, scan));
           if (!hit) this.#cache.set(key, logs);
-          return logs.filter((l) => l.blockNumber >= from && l.blockNumber <= to);
+          const { kept, read } = windowOf(logs, from, to, keep);
+          stats.transfers += read;
+          // A fetched chunk's pieces were counted as they came back.
+          if (hit) allowance?.add(read);
+          return kept;
         });
       } else {
-        tasks.push(() => this.#fetchRange(from, to, scan));
+        tasks.push(async () => {
+          const logs = await this.#fetchRange(from, to, scan);
+          stats.transfers += logs.length;
+          return keep ? logs.filter(keep) : logs;
+        });
       }
     }
     // Every chunk at once: the limits, not this loop, decide how many requests are in flight.
-    const parts = await Promise.all(tasks.map((task) => task()));
+    const parts = await Promise.all(
+      allowance
+        ? tasks.map((task) => task().catch((error: unknown) => (error === STOPPED ? undefined : Promise.reject(error))))
+        : tasks.map((task) => task()),
+    );
     stats.maxRange = this.#maxRange;
     stats.concurrency = this.#limit.concurrency;
-    return { logs: joined(parts), stats };
+    // The newest chunks read in full, back to the first one the allowance left unread.
+    let first = parts.length;
+    while (first > 0 && parts[first - 1] !== undefined) first--;
+    const coveredFrom = first === 0 ? query.fromBlock : first === parts.length ? query.toBlock + 1 : (chunks[first] as [number, number])[0];
+    return { logs: joined((first === 0 ? parts : parts.slice(first)) as TransferLog[][]), stats, coveredFrom };
   }
 
   /**
@@ -279,6 +372,7 @@ export class TransferScanner {
       filter: { address: [...query.addresses], topics: [[...query.events]] },
       what: "logs",
       decode: (raw) => raw.filter((l) => !l.removed),
+      blockOf: (log) => Number(log.blockNumber),
     });
     // Chunks and their pieces are joined in order, and each answer is in chain order: so is the whole.
     const parts = await Promise.all(
@@ -289,8 +383,8 @@ export class TransferScanner {
     return joined(parts);
   }
 
-  /** A scan's statistics, its own cap on requests in flight, and what it reads (keyed by its filter). */
-  #scan<T>(concurrency: number | undefined, read: Omit<LogRead<T>, "key">): Scan<T> {
+  /** A scan's statistics, its own cap on requests in flight, what it reads (keyed by its filter), and what it may spend. */
+  #scan<T>(concurrency: number | undefined, read: Omit<LogRead<T>, "key">, budget?: Scan<T>["budget"]): Scan<T> {
     return {
       stats: {
         chunks: 0,
@@ -300,9 +394,11 @@ export class TransferScanner {
         maxRange: this.#maxRange,
         throttled: 0,
         concurrency: this.#limit.concurrency,
+        transfers: 0,
       },
       limit: pLimit(concurrency || Number.POSITIVE_INFINITY),
       read: { ...read, key: JSON.stringify(read.filter) },
+      budget,
     };
   }
 
@@ -332,39 +428,53 @@ export class TransferScanner {
   async #fetchPiece<T>(from: number, to: number, scan: Scan<T>): Promise<T[]> {
     const { key } = scan.read;
     const size = to - from + 1;
+    const budget = scan.budget;
     for (let attempt = 1; ; attempt++) {
-      // A slot of this scan's own cap, then one of the shared limit. What an answer teaches is learned
-      // before the slot is freed, so the requests waiting for it see the narrower range or the lower limit.
-      const sent = await scan.limit(() =>
-        this.#limit(async () => {
-          const epoch = this.#epoch;
-          // Learned while this piece waited for a slot: it is now too wide to send.
-          if (size > this.#rangeFor(key)) return undefined;
-          try {
-            const answer = await this.#request(from, to, scan);
-            this.#succeeded();
-            this.#learnDensity(key, size, answer.count);
-            return { logs: answer.logs };
-          } catch (error) {
-            const pushback = providerPushback(error);
-            if (pushback) {
-              scan.stats.throttled++;
-              this.#pushedBack(epoch);
-            } else if (isRangeRefusal(error) && size > 1) {
-              scan.stats.refusals++;
-              // Too many logs for this query is its density, not a provider limit: only its ranges narrow.
-              if (isTooLarge(error)) this.#narrow(key, Math.ceil(size / 2));
-              else {
-                const named = rangeLimitFromRefusal(error);
-                this.#maxRange = Math.min(this.#maxRange, named !== undefined && named < size ? Math.max(1, named) : Math.ceil(size / 2));
+      // Every attempt is a request the allowance pays for, asked before taking any slot: a request
+      // waiting on the budget holds none that other scans need.
+      if (budget && !(await budget.allowance.acquire())) throw STOPPED;
+      let brought = 0;
+      let sent: { logs: T[] } | { error: unknown; pushback: { retryAfterMs?: number } | undefined } | "stopped" | undefined;
+      try {
+        // A slot of this scan's own cap, then one of the shared limit. What an answer teaches is learned
+        // before the slot is freed, so the requests waiting for it see the narrower range or the lower limit.
+        sent = await scan.limit(() =>
+          this.#limit(async () => {
+            // The budget ran out while this request waited for a slot.
+            if (budget?.allowance.exhausted()) return "stopped" as const;
+            const epoch = this.#epoch;
+            // Learned while this piece waited for a slot: it is now too wide to send.
+            if (size > this.#rangeFor(key)) return undefined;
+            try {
+              const answer = await this.#request(from, to, scan);
+              this.#succeeded();
+              this.#learnDensity(key, size, answer.count);
+              if (budget) brought = countWithin(answer.logs, from, to, budget, scan.read.blockOf);
+              return { logs: answer.logs };
+            } catch (error) {
+              const pushback = providerPushback(error);
+              if (pushback) {
+                scan.stats.throttled++;
+                this.#pushedBack(epoch);
+              } else if (isRangeRefusal(error) && size > 1) {
+                scan.stats.refusals++;
+                // Too many logs for this query is its density, not a provider limit: only its ranges narrow.
+                if (isTooLarge(error)) this.#narrow(key, Math.ceil(size / 2));
+                else {
+                  const named = rangeLimitFromRefusal(error);
+                  this.#maxRange = Math.min(this.#maxRange, named !== undefined && named < size ? Math.max(1, named) : Math.ceil(size / 2));
+                }
               }
+              return { error, pushback };
             }
-            return { error, pushback };
-          }
-        }),
-      );
+          }),
+        );
+      } finally {
+        budget?.allowance.release(brought);
+      }
+      if (sent === "stopped") throw STOPPED;
       if (!sent) return this.#fetchRange(from, to, scan);
-      if (sent.logs) return sent.logs;
+      if ("logs" in sent) return sent.logs;
       if (sent.pushback && attempt < this.#attempts) {
         await sleep(sent.pushback.retryAfterMs ?? this.#retryBaseMs * 2 ** (attempt - 1));
         continue;
@@ -473,6 +583,8 @@ interface LogRead<T> {
   /** What is read, as a failure names it. */
   what: string;
   decode(raw: RawLog[]): T[];
+  /** The block of a decoded log. */
+  blockOf(log: T): number;
 }
 
 /** One call of `transfers` or `logs`: its statistics, its own cap on requests in flight, what it reads. */
@@ -480,4 +592,6 @@ interface Scan<T> {
   stats: ScanStats;
   limit: LimitFunction;
   read: LogRead<T>;
+  /** What the scan may spend, and the window whose transfers it counts. */
+  budget: { allowance: ScanAllowance; from: number; to: number } | undefined;
 }

@@ -1,12 +1,18 @@
 /**
  * The entity routes' reads of Transfer logs: a window (`blocks` ending at `to_block`), read
- * newest block first in groups of aligned chunks through the shared log scanner (so its
- * chunking, refusal handling and finalized-range cache apply), with a log budget and a time
- * budget checked between groups. When a budget runs out the answer keeps what it read and
- * says which part of the window that was, instead of timing out.
+ * newest chunk first through the shared log scanner (so its chunking, refusal handling and
+ * finalized-range cache apply), with a log budget and a time budget checked before every
+ * request. When a budget runs out the answer keeps what it read and says which part of the
+ * window that was, instead of timing out.
  */
 import type { Address } from "viem";
-import { DEFAULT_SCAN_CONCURRENCY, type TransferLog, type TransferQuery, type TransferScanner } from "../chain/log-scanner.ts";
+import {
+  type ScanAllowance,
+  TARGET_LOGS_PER_RESPONSE,
+  type TransferLog,
+  type TransferQuery,
+  type TransferScanner,
+} from "../chain/log-scanner.ts";
 import { InvalidRequestError } from "../errors.ts";
 
 /** The most addresses one topic OR-list carries; longer lists are split into several queries. */
@@ -23,12 +29,23 @@ export interface BudgetLimits {
 /** Defaults of {@link BudgetLimits}: what a public RPC serves well within an agent's usual 30 s timeout. */
 export const DEFAULT_BUDGET: BudgetLimits = { maxLogs: 250_000, maxMs: 20_000 };
 
-/** What one answer has spent. */
-export class ScanBudget {
+/**
+ * What one answer has spent, and the scanner's allowance: every `eth_getLogs` request asks it
+ * first, so the budget is checked per request, not per window. Requests go out together while
+ * the logs left could take an answer of the largest size seen for each one in flight (at least
+ * the scanner's target size); closer to the limit they go one at a time, so the answer stops
+ * within one request of its log budget.
+ */
+export class ScanBudget implements ScanAllowance {
   readonly limits: BudgetLimits;
   readonly #started: number;
   readonly #now: () => number;
   logsRead = 0;
+  #inFlight = 0;
+  /** The most transfers one request may be expected to bring. */
+  #perRequest = TARGET_LOGS_PER_RESPONSE;
+  /** Requests waiting for leave, first come first served (the scans ask newest chunk first). */
+  readonly #waiting: ((go: boolean) => void)[] = [];
 
   constructor(limits: BudgetLimits, now: () => number = Date.now) {
     this.limits = limits;
@@ -36,9 +53,39 @@ export class ScanBudget {
     this.#started = now();
   }
 
-  /** True once either limit is reached: no further group of chunks is started. */
+  /** True once either limit is reached: no further request is sent. */
   exhausted(): boolean {
     return this.logsRead >= this.limits.maxLogs || this.#now() - this.#started >= this.limits.maxMs;
+  }
+
+  acquire(): Promise<boolean> {
+    return new Promise((go) => {
+      this.#waiting.push(go);
+      this.#admit();
+    });
+  }
+
+  release(transfers: number): void {
+    this.#inFlight--;
+    this.logsRead += transfers;
+    if (transfers > this.#perRequest) this.#perRequest = transfers;
+    this.#admit();
+  }
+
+  add(transfers: number): void {
+    this.logsRead += transfers;
+  }
+
+  #admit(): void {
+    while (this.#waiting.length > 0) {
+      if (this.exhausted()) {
+        for (const go of this.#waiting.splice(0)) go(false);
+        return;
+      }
+      if (this.#inFlight > 0 && this.logsRead + (this.#inFlight + 1) * this.#perRequest > this.limits.maxLogs) return;
+      this.#inFlight++;
+      (this.#waiting.shift() as (go: boolean) => void)(true);
+    }
   }
 
   /** The `budget` object of an answer. */
@@ -105,8 +152,11 @@ export function splitQuery(query: Omit<TransferQuery, "fromBlock" | "toBlock">):
 }
 
 /**
- * Read `queries` over `window`, newest group of chunks first, stopping before a group once
- * `budget` is spent. The logs of all queries are merged (a log two queries match is kept once).
+ * Read `queries` over `window` through `budget`, newest chunk first: each aligned chunk is one
+ * scan per query, all asked for at once in that order, so the requests leave newest first and a
+ * budget that runs out leaves the newest part of the window read. The logs of all queries are
+ * merged (a log two queries match is kept once); those of chunks older than the first one some
+ * query left unread are dropped, so the answer covers one unbroken range ending at `toBlock`.
  */
 export async function scanBudgeted(
   scanner: TransferScanner,
@@ -115,19 +165,25 @@ export async function scanBudgeted(
   budget: ScanBudget,
 ): Promise<ScanResult> {
   const parts = queries.flatMap(splitQuery);
-  const span = scanner.chunkSize * DEFAULT_SCAN_CONCURRENCY;
+  const size = scanner.chunkSize;
+  const chunks: [number, number][] = [];
+  const reads: ReturnType<TransferScanner["transfers"]>[] = [];
+  // Chunks end on aligned boundaries so the scanner's finalized-chunk cache serves repeated windows.
+  for (let end = window.toBlock; end >= window.fromBlock; ) {
+    const start = Math.max(window.fromBlock, Math.floor(end / size) * size);
+    chunks.push([start, end]);
+    for (const q of parts) reads.push(scanner.transfers({ ...q, fromBlock: start, toBlock: end }, window.finalized, { allowance: budget }));
+    end = start - 1;
+  }
+  const results = await Promise.all(reads);
   const seen = new Set<string>();
   const logs: TransferLog[] = [];
   let coveredFrom = window.toBlock + 1;
-  // Groups end on chunk boundaries so the scanner's finalized-chunk cache serves repeated windows.
-  let end = window.toBlock;
-  while (end >= window.fromBlock) {
-    if (budget.exhausted()) return { logs: sorted(logs), coveredFrom, truncated: true };
-    const start = Math.max(window.fromBlock, Math.floor(end / span) * span);
-    const results = await Promise.all(parts.map((q) => scanner.transfers({ ...q, fromBlock: start, toBlock: end }, window.finalized)));
-    for (const { logs: found } of results) {
-      budget.logsRead += found.length;
-      for (const log of found) {
+  for (const [i, [start]] of chunks.entries()) {
+    const found = results.slice(i * parts.length, (i + 1) * parts.length);
+    if (found.some((r) => r.coveredFrom > start)) break;
+    for (const { logs: part } of found) {
+      for (const log of part) {
         const key = `${log.blockNumber}:${log.logIndex}`;
         if (seen.has(key)) continue;
         seen.add(key);
@@ -135,9 +191,9 @@ export async function scanBudgeted(
       }
     }
     coveredFrom = start;
-    end = start - 1;
   }
-  return { logs: sorted(logs), coveredFrom: window.fromBlock, truncated: false };
+  if (chunks.length === 0) coveredFrom = window.fromBlock;
+  return { logs: sorted(logs), coveredFrom, truncated: coveredFrom > window.fromBlock };
 }
 
 function sorted(logs: TransferLog[]): TransferLog[] {

@@ -16,6 +16,8 @@ export const DEFILLAMA_COINS_DEFAULT_URL = "https://coins.llama.fi";
 export const DEFILLAMA_TVL_TTL_MS = 5 * 60_000;
 /** Prices are reused for one minute. */
 export const DEFILLAMA_COINS_TTL_MS = 60_000;
+/** Coins per coins-API call: every key is in the URL's path, which servers and proxies cap at a few kilobytes. */
+export const COINS_PER_CALL = 30;
 
 const OptionalNumber = Type.Optional(Type.Union([Type.Number(), Type.Null()]));
 
@@ -217,26 +219,47 @@ export class DefiLlama {
     };
   }
 
-  /** Current prices of `base:0x...` coins (`GET /prices/current/{coins}`); keys echo the request. */
+  /**
+   * Current prices of `base:0x...` coins (`GET /prices/current/{coins}`); keys echo the request.
+   * At most {@link COINS_PER_CALL} coins per call, the calls made together.
+   */
   coinPrices(coins: readonly string[]): Promise<Cached<Record<string, LlamaCoinPrice>>> {
-    const list = [...coins].sort().join(",");
-    return this.#prices.get(list, async () => {
-      const { body } = await this.#get("defillama-coins", `${this.#coinsUrl}/prices/current/${list}?searchWidth=4h`);
-      const parsed = expectShape("defillama-coins", CoinPrices, body);
-      return Object.fromEntries(
-        Object.entries(parsed.coins).map(([key, c]) => [key.toLowerCase(), { price: c.price, symbol: c.symbol, timestamp: c.timestamp }]),
-      );
-    });
+    return this.#batched(coins, (list) =>
+      this.#prices.get(list, async () => {
+        const { body } = await this.#get("defillama-coins", `${this.#coinsUrl}/prices/current/${list}?searchWidth=4h`);
+        const parsed = expectShape("defillama-coins", CoinPrices, body);
+        return Object.fromEntries(
+          Object.entries(parsed.coins).map(([key, c]) => [key.toLowerCase(), { price: c.price, symbol: c.symbol, timestamp: c.timestamp }]),
+        );
+      }),
+    );
   }
 
-  /** 24 h price change in percent of `base:0x...` coins (`GET /percentage/{coins}?period=24h`). */
+  /** 24 h price change in percent of `base:0x...` coins (`GET /percentage/{coins}?period=24h`), batched as `coinPrices`. */
   coinChanges24h(coins: readonly string[]): Promise<Cached<Record<string, number>>> {
-    const list = [...coins].sort().join(",");
-    return this.#percentages.get(list, async () => {
-      const { body } = await this.#get("defillama-coins", `${this.#coinsUrl}/percentage/${list}?period=24h`);
-      const parsed = expectShape("defillama-coins", CoinPercentages, body);
-      return Object.fromEntries(Object.entries(parsed.coins).map(([key, v]) => [key.toLowerCase(), v]));
-    });
+    return this.#batched(coins, (list) =>
+      this.#percentages.get(list, async () => {
+        const { body } = await this.#get("defillama-coins", `${this.#coinsUrl}/percentage/${list}?period=24h`);
+        const parsed = expectShape("defillama-coins", CoinPercentages, body);
+        return Object.fromEntries(Object.entries(parsed.coins).map(([key, v]) => [key.toLowerCase(), v]));
+      }),
+    );
+  }
+
+  /** `coins` sorted and cut into lists of at most {@link COINS_PER_CALL}, each read by `read` (all at once), the answers merged. */
+  async #batched<T>(
+    coins: readonly string[],
+    read: (list: string) => Promise<Cached<Record<string, T>>>,
+  ): Promise<Cached<Record<string, T>>> {
+    const sorted = [...new Set(coins)].sort();
+    const lists: string[] = [];
+    for (let i = 0; i < sorted.length; i += COINS_PER_CALL) lists.push(sorted.slice(i, i + COINS_PER_CALL).join(","));
+    if (lists.length <= 1) return read(lists[0] ?? "");
+    const answers = await Promise.all(lists.map(read));
+    return {
+      value: Object.assign({}, ...answers.map((a) => a.value)) as Record<string, T>,
+      fetchedAt: Math.min(...answers.map((a) => a.fetchedAt)),
+    };
   }
 
   /** GET `url` of the TVL (`defillama`) or coins (`defillama-coins`) API within the time limit. */
