@@ -1,0 +1,149 @@
+/**
+ * A seller whose 402 lists hundreds of payment options, each in a token nobody knows on the
+ * service's own network (v1 "base"), gets a bounded check: the first 20 options are assessed,
+ * the rest are reported as not assessed, at most 3 tokens are read on chain, and a chain read
+ * that never answers does not hold the check past its budget. Options the default and the
+ * loosened client both refuse whatever the token cost no chain read at all.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkConformance } from "../src/intel/conformance.ts";
+import type { Eip3009Probe } from "../src/intel/x402-clients.ts";
+import { createSafeFetcher } from "../src/outbound/safe-fetch.ts";
+import { type Stub, startStub } from "./support/stub-server.ts";
+
+const OPTIONS = 500;
+const PAY_TO = "0x1111111111111111111111111111111111111111";
+/** Option i's token: 500 different addresses, none a token the EVM scheme knows. */
+const tokenOf = (i: number) => `0xabcdef${i.toString(16).padStart(34, "0")}`;
+const NOT_ASSESSED = "not assessed: the challenge lists more than 20 payment options, and only the first 20 are assessed";
+
+/** A v1 challenge in the JSON body listing OPTIONS options in unknown tokens, with or without a signing domain in extra. */
+function manyOptions(url: string, withDomain: boolean): Record<string, unknown> {
+  return {
+    x402Version: 1,
+    error: "payment required",
+    accepts: Array.from({ length: OPTIONS }, (_, i) => ({
+      scheme: "exact",
+      network: "base",
+      maxAmountRequired: "10000",
+      resource: url,
+      description: "one of many",
+      mimeType: "application/json",
+      payTo: PAY_TO,
+      maxTimeoutSeconds: 60,
+      asset: tokenOf(i),
+      ...(withDomain ? { extra: { name: "Token", version: "1" } } : {}),
+    })),
+  };
+}
+
+const fetcher = createSafeFetcher({ allowLoopback: true, connectTimeoutMs: 1_000, totalTimeoutMs: 5_000 });
+let seller: Stub;
+
+beforeAll(async () => {
+  seller = await startStub((req, res) => {
+    const path = req.url ?? "/";
+    if (path !== "/with-domain" && path !== "/without-domain") {
+      res.writeHead(404, { "content-type": "application/json" });
+      res.end("{}");
+      return;
+    }
+    res.writeHead(402, { "content-type": "application/json" });
+    res.end(JSON.stringify(manyOptions(`${seller.url}${path}`, path === "/with-domain")));
+  });
+});
+afterAll(() => seller?.close());
+
+/** A probe recording every token it is asked about and answering `answer` (a promise that may never settle). */
+function countingProbe(answer: () => Promise<boolean | null>): { probe: Eip3009Probe; asked: string[][] } {
+  const asked: string[][] = [];
+  return {
+    asked,
+    probe: (network, asset) => {
+      asked.push([network, asset]);
+      return answer();
+    },
+  };
+}
+
+describe("a 402 listing 500 options in 500 unknown tokens", () => {
+  it("reads 3 tokens on chain, assesses the first 20 options and says the other 480 were not assessed", async () => {
+    const { probe, asked } = countingProbe(async () => false);
+    const report = await checkConformance(fetcher, {
+      url: `${seller.url}/with-domain`,
+      method: "GET",
+      probeTimeoutMs: 5_000,
+      discoveryTimeoutMs: 1_000,
+      eip3009Probe: probe,
+    });
+    expect(report.status).toBe(402);
+    expect(report.accepts).toHaveLength(500);
+    expect(asked).toEqual([
+      ["eip155:8453", "0xabcdef0000000000000000000000000000000000"],
+      ["eip155:8453", "0xabcdef0000000000000000000000000000000001"],
+      ["eip155:8453", "0xabcdef0000000000000000000000000000000002"],
+    ]);
+    expect(report.payable_options).toHaveLength(500);
+    const assessed = report.payable_options.slice(0, 20);
+    expect(assessed.map((o) => [o.index, o.payable, o.refused_by, o.control])).toEqual(
+      Array.from({ length: 20 }, (_, i) => [i, false, "spend_controls", "spendControls.allowedAssets"]),
+    );
+    // The three tokens read have no EIP-3009 transfer: a loosened client's payment would move nothing.
+    expect(assessed.slice(0, 3).map((o) => o.payable_with_loosened_controls)).toEqual([false, false, false]);
+    for (const option of report.payable_options.slice(20)) {
+      expect(option).toEqual({
+        index: option.index,
+        payable: null,
+        reason: NOT_ASSESSED,
+        refused_by: null,
+        control: null,
+        payable_with_loosened_controls: null,
+      });
+    }
+    expect(report.payable_options.slice(20).map((o) => o.index)).toEqual(Array.from({ length: 480 }, (_, i) => 20 + i));
+    // The cause, in the default client's words, and that the options after the first 20 say nothing.
+    expect(report.payable_reason).toBe(
+      "All payment requirements were rejected by spendControls: only default assets or entries in spendControls.allowedAssets are allowed. Add an allowedAssets entry for non-default tokens, set allowedAssets: true, or set spendControls: false; the 480 options after the first 20 were not assessed",
+    );
+    expect([report.payable, report.payable_refused_by, report.refused_by_control]).toEqual([
+      false,
+      "spend_controls",
+      "spendControls.allowedAssets",
+    ]);
+  });
+
+  it("answers within the check's budget when the chain read never answers", async () => {
+    const { probe, asked } = countingProbe(() => new Promise<boolean | null>(() => {}));
+    const started = performance.now();
+    const report = await checkConformance(fetcher, {
+      url: `${seller.url}/with-domain`,
+      method: "GET",
+      probeTimeoutMs: 1_500,
+      discoveryTimeoutMs: 500,
+      eip3009Probe: probe,
+    });
+    const elapsed = performance.now() - started;
+    expect(elapsed).toBeLessThan(2_500);
+    expect(asked.length).toBeGreaterThanOrEqual(1);
+    expect(asked.length).toBeLessThanOrEqual(3);
+    expect(report.payable_options).toHaveLength(500);
+    expect([report.payable, report.payable_refused_by]).toEqual([false, "spend_controls"]);
+    expect(report.payable_options[20]?.reason).toBe(NOT_ASSESSED);
+  }, 20_000);
+
+  it("reads no token on chain when no client can sign the options (no signing domain), whatever the token", async () => {
+    const { probe, asked } = countingProbe(async () => false);
+    const report = await checkConformance(fetcher, {
+      url: `${seller.url}/without-domain`,
+      method: "GET",
+      probeTimeoutMs: 5_000,
+      discoveryTimeoutMs: 1_000,
+      eip3009Probe: probe,
+    });
+    expect(asked).toEqual([]);
+    expect(report.payable_options.slice(0, 20).map((o) => [o.payable, o.refused_by, o.payable_with_loosened_controls])).toEqual(
+      Array.from({ length: 20 }, () => [false, "spend_controls", false]),
+    );
+    expect(report.payable).toBe(false);
+  });
+});
