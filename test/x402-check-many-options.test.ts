@@ -3,11 +3,13 @@
  * service's own network (v1 "base"), gets a bounded check: the first 20 options are assessed,
  * the rest are reported as not assessed, at most 3 tokens are read on chain, and a chain read
  * that never answers does not hold the check past its budget. Options the default and the
- * loosened client both refuse whatever the token cost no chain read at all.
+ * loosened client both refuse whatever the token cost no chain read at all. A seller whose only
+ * payable option comes after the first 20 is not called unpayable.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkConformance } from "../src/intel/conformance.ts";
 import type { Eip3009Probe } from "../src/intel/x402-clients.ts";
+import { base } from "../src/networks/base.ts";
 import { createSafeFetcher } from "../src/outbound/safe-fetch.ts";
 import { type Stub, startStub } from "./support/stub-server.ts";
 
@@ -37,12 +39,45 @@ function manyOptions(url: string, withDomain: boolean): Record<string, unknown> 
   };
 }
 
+/**
+ * A v2 challenge listing 20 options on a network family no client is run for here, then a Base
+ * USDC option a client pays: the 21st, not assessed.
+ */
+function farFirst(): Record<string, unknown> {
+  const bitcoin = {
+    scheme: "exact",
+    network: "bip122:000000000019d6689c085ae165831e93",
+    amount: "1000",
+    asset: "btc",
+    payTo: "bc1q",
+    maxTimeoutSeconds: 60,
+  };
+  const usdc = {
+    scheme: "exact",
+    network: base.id,
+    amount: "10000",
+    asset: base.usdc.address,
+    payTo: PAY_TO,
+    maxTimeoutSeconds: 60,
+    extra: { name: "USD Coin", version: "2" },
+  };
+  return { x402Version: 2, resource: { url: "/far" }, accepts: [...Array.from({ length: 20 }, () => bitcoin), usdc] };
+}
+
 const fetcher = createSafeFetcher({ allowLoopback: true, connectTimeoutMs: 1_000, totalTimeoutMs: 5_000 });
 let seller: Stub;
 
 beforeAll(async () => {
   seller = await startStub((req, res) => {
     const path = req.url ?? "/";
+    if (path === "/far") {
+      res.writeHead(402, {
+        "content-type": "application/json",
+        "payment-required": Buffer.from(JSON.stringify(farFirst())).toString("base64"),
+      });
+      res.end("{}");
+      return;
+    }
     if (path !== "/with-domain" && path !== "/without-domain") {
       res.writeHead(404, { "content-type": "application/json" });
       res.end("{}");
@@ -103,7 +138,7 @@ describe("a 402 listing 500 options in 500 unknown tokens", () => {
     expect(report.payable_options.slice(20).map((o) => o.index)).toEqual(Array.from({ length: 480 }, (_, i) => 20 + i));
     // The cause, in the default client's words, and that the options after the first 20 say nothing.
     expect(report.payable_reason).toBe(
-      "All payment requirements were rejected by spendControls: only default assets or entries in spendControls.allowedAssets are allowed. Add an allowedAssets entry for non-default tokens, set allowedAssets: true, or set spendControls: false; the 480 options after the first 20 were not assessed",
+      "All payment requirements were rejected by spendControls: only default assets or entries in spendControls.allowedAssets are allowed. Add an allowedAssets entry for non-default tokens, set allowedAssets: true, or set spendControls: false; the options after the first 20 were not assessed (480 of 500)",
     );
     expect([report.payable, report.payable_refused_by, report.refused_by_control]).toEqual([
       false,
@@ -123,9 +158,10 @@ describe("a 402 listing 500 options in 500 unknown tokens", () => {
       eip3009Probe: probe,
     });
     const elapsed = performance.now() - started;
+    // Only the budget ends the wait: the first read never answers, and no other is asked after it.
+    expect(elapsed).toBeGreaterThanOrEqual(1_400);
     expect(elapsed).toBeLessThan(2_500);
-    expect(asked.length).toBeGreaterThanOrEqual(1);
-    expect(asked.length).toBeLessThanOrEqual(3);
+    expect(asked).toEqual([["eip155:8453", "0xabcdef0000000000000000000000000000000000"]]);
     expect(report.payable_options).toHaveLength(500);
     expect([report.payable, report.payable_refused_by]).toEqual([false, "spend_controls"]);
     expect(report.payable_options[20]?.reason).toBe(NOT_ASSESSED);
@@ -145,5 +181,23 @@ describe("a 402 listing 500 options in 500 unknown tokens", () => {
       Array.from({ length: 20 }, () => [false, "spend_controls", false]),
     );
     expect(report.payable).toBe(false);
+  });
+});
+
+describe("a 402 whose only option a client pays is the 21st", () => {
+  it("does not call it unpayable: payable null, and the reason says the options after the first 20 were not assessed", async () => {
+    const report = await checkConformance(fetcher, {
+      url: `${seller.url}/far`,
+      method: "GET",
+      probeTimeoutMs: 5_000,
+      discoveryTimeoutMs: 1_000,
+    });
+    expect(report.payable_options).toHaveLength(21);
+    expect(report.payable_options.map((o) => o.payable)).toEqual(Array.from({ length: 21 }, () => null));
+    expect(report.payable_options[20]?.reason).toBe(NOT_ASSESSED);
+    expect([report.payable, report.payable_reason]).toEqual([
+      null,
+      "no assessed option is on a network this checker runs a client for (EVM, eip155:*); the options after the first 20 were not assessed (1 of 21)",
+    ]);
   });
 });

@@ -337,7 +337,7 @@ export async function assessPayability(answer: PaymentAnswer, probe?: Eip3009Pro
   // Not paying the first options says nothing of the ones after them.
   const noting = (text: string) =>
     unassessed > 0
-      ? `${text.replace(/\.$/, "")}; the ${unassessed} options after the first ${MAX_ASSESSED_OPTIONS} were not assessed`
+      ? `${text.replace(/\.$/, "")}; the options after the first ${MAX_ASSESSED_OPTIONS} were not assessed (${unassessed} of ${ref.options.length})`
       : text;
   const reason = payable === false ? (ref.reason ?? failing?.reason ?? null) : null;
   const referenceAcceptance: ClientAcceptance = {
