@@ -114,9 +114,9 @@ describe("a 402 listing 500 options in 500 unknown tokens", () => {
     expect(report.status).toBe(402);
     expect(report.accepts).toHaveLength(500);
     expect(asked).toEqual([
-      ["eip155:8453", "0xabcdef0000000000000000000000000000000000"],
-      ["eip155:8453", "0xabcdef0000000000000000000000000000000001"],
-      ["eip155:8453", "0xabcdef0000000000000000000000000000000002"],
+      [base.id, "0xabcdef0000000000000000000000000000000000"],
+      [base.id, "0xabcdef0000000000000000000000000000000001"],
+      [base.id, "0xabcdef0000000000000000000000000000000002"],
     ]);
     expect(report.payable_options).toHaveLength(500);
     const assessed = report.payable_options.slice(0, 20);
@@ -161,7 +161,7 @@ describe("a 402 listing 500 options in 500 unknown tokens", () => {
     // Only the budget ends the wait: the first read never answers, and no other is asked after it.
     expect(elapsed).toBeGreaterThanOrEqual(1_400);
     expect(elapsed).toBeLessThan(2_500);
-    expect(asked).toEqual([["eip155:8453", "0xabcdef0000000000000000000000000000000000"]]);
+    expect(asked).toEqual([[base.id, "0xabcdef0000000000000000000000000000000000"]]);
     expect(report.payable_options).toHaveLength(500);
     expect([report.payable, report.payable_refused_by]).toEqual([false, "spend_controls"]);
     expect(report.payable_options[20]?.reason).toBe(NOT_ASSESSED);
