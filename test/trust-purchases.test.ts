@@ -41,7 +41,7 @@ import { cdpBazaarDirectory } from "../src/upstreams/directory-cdp.ts";
 import { x402ListDirectory } from "../src/upstreams/directory-x402-list.ts";
 import { purchasesOfRun } from "./support/ledger.ts";
 import { buyerAccount, freshSqliteStore, payingFetch, startTestService } from "./support/service.ts";
-import { v2Challenge, v2Option } from "./support/zoo/hand-made-sellers.ts";
+import { solanaOption, v2Challenge, v2Option } from "./support/zoo/hand-made-sellers.ts";
 import { type PayingMode, type PayingSeller, startPayingSeller } from "./support/zoo/paying-sellers.ts";
 
 const SELLERS: { name: string; mode: PayingMode; amount: string }[] = [
@@ -387,6 +387,95 @@ describe("a seller that takes a second payment for one call", () => {
           purchase,
         ).verdict,
       ).toBe("avoid");
+    } finally {
+      await seller.close();
+    }
+  }, 60_000);
+});
+
+describe("a purchase pays only the option the checker judged payable", () => {
+  const BURN = "0x000000000000000000000000000000000000dEaD";
+  const facilitatorOf = () =>
+    createSelfFacilitator(chain.facilitator.privateKey, base.chainAt([chain.rpcUrl]), rpcTransport([chain.rpcUrl]), base.id, {
+      timing: LOCAL_TIMING,
+    });
+  const newRun = () =>
+    new PurchaseRun({
+      buyer,
+      chain: client,
+      network: base.id,
+      usdc: base.usdc.address,
+      budget: { perRunUsd: 0.1, perOriginUsd: 0.02, priceCapUsd: 0.02 },
+      fetcher,
+      settleGraceMs: 300,
+    });
+
+  it("does not buy from a seller whose Solana option pays and whose Base USDC option pays a burn address: nothing is signed", async () => {
+    const seller = await startPayingSeller({
+      challenge: (url) => v2Challenge(url, [solanaOption(), v2Option({ payTo: BURN, amount: "10000" })]),
+      mode: "serve",
+      facilitator: facilitatorOf(),
+    });
+    try {
+      const report = await checkConformance(fetcher, { url: seller.url, method: "GET" });
+      // Payable as a whole (the Solana option), not on Base: the checker says so of each option.
+      expect(report.payable).toBe(true);
+      expect(report.payable_options.map((o) => [o.index, o.payable, o.refused_by])).toEqual([
+        [0, true, null],
+        [1, false, "facilitator"],
+      ]);
+      expect([report.pay_to, report.price_usd]).toEqual([BURN, 0.01]);
+      const run = newRun();
+      const before = await balance();
+      expect(await run.buy({ origin: seller.origin, url: seller.url, method: "GET" }, report)).toBeNull();
+      expect(run.reservedAtomic).toBe(0n);
+      expect(seller.settled()).toBe(0);
+      expect(await balance()).toBe(before);
+    } finally {
+      await seller.close();
+    }
+  }, 60_000);
+
+  it("signs nothing when the seller pays another address at purchase than the one it quoted to the checker", async () => {
+    const OTHER = "0x2222222222222222222222222222222222222222";
+    let payTo: string = chain.payTo;
+    const seller = await startPayingSeller({
+      challenge: (url) => v2Challenge(url, [v2Option({ payTo, amount: "10000" })]),
+      mode: "serve",
+      facilitator: facilitatorOf(),
+    });
+    try {
+      const report = await checkConformance(fetcher, { url: seller.url, method: "GET" });
+      expect([report.payable, report.pay_to]).toEqual([true, chain.payTo]);
+      payTo = OTHER;
+      const run = newRun();
+      const before = await balance();
+      const purchase = await run.buy({ origin: seller.origin, url: seller.url, method: "GET" }, report);
+      expect([purchase?.outcome, purchase?.signed, purchase?.signed_atomic, purchase?.charged_atomic]).toEqual(["not_signed", 0, "0", "0"]);
+      expect(run.reservedAtomic).toBe(0n);
+      expect(seller.settled()).toBe(0);
+      expect(await balance()).toBe(before);
+    } finally {
+      await seller.close();
+    }
+  }, 60_000);
+
+  it("does not buy a Permit2 option, whose payment carries no authorization to read back", async () => {
+    const seller = await startPayingSeller({
+      challenge: (url) =>
+        v2Challenge(url, [
+          v2Option({ amount: "10000", payTo: chain.payTo, extra: { name: "USD Coin", version: "2", assetTransferMethod: "permit2" } }),
+        ]),
+      mode: "serve",
+      facilitator: facilitatorOf(),
+    });
+    try {
+      const report = await checkConformance(fetcher, { url: seller.url, method: "GET" });
+      expect(report.payable_options.map((o) => o.payable)).toEqual([true]);
+      const run = newRun();
+      expect(await run.buy({ origin: seller.origin, url: seller.url, method: "GET" }, report)).toBeNull();
+      expect(run.reservedAtomic).toBe(0n);
+      expect(seller.settled()).toBe(0);
     } finally {
       await seller.close();
     }

@@ -3,7 +3,13 @@ import { type SchemaOptions, type Static, Type } from "@sinclair/typebox";
 import { CHECK_MEANINGS, CHECK_NAMES, RULES_VERSION } from "../../src/intel/conformance.ts";
 import { PURCHASE_OUTCOME_MEANINGS, PURCHASE_OUTCOMES } from "../../src/intel/purchase.ts";
 import { VERDICTS } from "../../src/intel/trust-score.ts";
-import { CLIENT_FAMILIES, CLIENT_FAMILY_MEANINGS } from "../../src/intel/x402-clients.ts";
+import {
+  CLIENT_FAMILIES,
+  CLIENT_FAMILY_MEANINGS,
+  MAX_ASSESSED_OPTIONS,
+  MAX_TOKEN_READS,
+  NOT_ASSESSED,
+} from "../../src/intel/x402-clients.ts";
 import { base } from "../../src/networks/base.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
 import { ClosedObject, NoInput } from "../schemas.ts";
@@ -58,8 +64,7 @@ export const ConformanceReportSchema = Type.Object({
   status: Type.Union([Type.Integer(), Type.Null()], { description: "HTTP status of the unpaid call; null when there was no HTTP answer" }),
   error: Type.Union([Type.String(), Type.Null()], { description: "why the target was unreachable (kind: message)" }),
   payable: Type.Union([Type.Boolean(), Type.Null()], {
-    description:
-      "the client a buyer actually runs pays it, defaults included: the @x402/fetch quick start (@x402/core with the @x402/evm exact scheme, spend controls at their defaults: default assets such as USDC only, at most $1 per payment) read the 402 answer with its own parser and signed a payment for at least one option, offline with a throwaway key (nothing sent), and a facilitator would settle it (no zero or burn payTo, not expired on arrival, the token's own signing domain, a token with an EIP-3009 transfer). Solana options are signed the same way by @x402/svm's exact client scheme. null when no option can be measured: every option on a network family no client is run for here, or in a Solana mint other than USDC",
+    description: `the client a buyer actually runs pays it, defaults included: the @x402/fetch quick start (@x402/core with the @x402/evm exact scheme, spend controls at their defaults: default assets such as USDC only, at most $1 per payment) read the 402 answer with its own parser and signed a payment for at least one option, offline with a throwaway key (nothing sent), and a facilitator would settle it (no zero or burn payTo, not expired on arrival, the token's own signing domain, a token with an EIP-3009 transfer). Solana options are signed the same way by @x402/svm's exact client scheme. Only the first ${MAX_ASSESSED_OPTIONS} options are assessed. null when no option can be measured: every assessed option on a network family no client is run for here, or in a Solana mint other than USDC`,
   }),
   payable_reason: Type.Union([Type.String(), Type.Null()], {
     description: "the real cause when not payable: the client's own error, the spend control's message, or the facilitator's refusal",
@@ -78,13 +83,19 @@ export const ConformanceReportSchema = Type.Object({
   payable_options: Type.Array(
     Type.Object({
       index: Type.Integer({ minimum: 0, description: "position in accepts" }),
-      payable: Type.Union([Type.Boolean(), Type.Null()]),
-      reason: Type.Union([Type.String(), Type.Null()]),
+      payable: Type.Union([Type.Boolean(), Type.Null()], {
+        description: `null when the option is not measured: on a network family no client is run for here, or after the first ${MAX_ASSESSED_OPTIONS} options (not assessed)`,
+      }),
+      reason: Type.Union([Type.String(), Type.Null()], {
+        description: `why the option is not payable or not measured; "${NOT_ASSESSED}" for every option after the first ${MAX_ASSESSED_OPTIONS}`,
+      }),
       refused_by: RefusedBy(),
       control: SpendControl(),
       payable_with_loosened_controls: Type.Union([Type.Boolean(), Type.Null()]),
     }),
-    { description: "the default client's answer for each option" },
+    {
+      description: `the default client's answer for each option; only the first ${MAX_ASSESSED_OPTIONS} are assessed, and at most ${MAX_TOKEN_READS} tokens the EVM scheme does not know are read on chain per check, within the call's budget (a token not read is not judged)`,
+    },
   ),
   clients: Type.Array(ClientAcceptanceSchema, { description: "which client families produce a payment" }),
   conformant: Type.Boolean({ description: "every protocol rule of the challenge's version holds (discovery is not part of it)" }),
@@ -120,8 +131,7 @@ export const x402Check = defineRoute({
   path: "/api/x402-check",
   operationId: "checkX402Endpoint",
   summary: "Check an endpoint's x402 conformance, price and payTo",
-  description:
-    "Calls the URL once without payment (method and JSON body as given; budget 8 s) and answers three separate questions. payable: would the client a buyer actually runs pay it, defaults included? The @x402/fetch quick start (@x402/core with the @x402/evm exact scheme, spend controls at their defaults: default assets such as USDC only, at most $1 per payment) reads the 402 answer with its own parser and signs a payment for each option with a throwaway key, offline (nothing is sent, no money moves), and the payment must be one a facilitator settles (no zero or burn payTo, not expired on arrival, the token's own signing domain, a token with an EIP-3009 transfer). When not, payable_reason names the real cause and payable_refused_by who refuses it; payable_with_loosened_controls and refused_by_control tell a seller only a client with loosened spend controls would pay; clients says which client families (v2, v1 x402 1.x) accept it. conformant: every protocol rule of the challenge's version holds (v2: 402, challenge in PAYMENT-REQUIRED, CAIP-2 networks, amount as an atomic integer string, asset valid for the network, payTo, EIP-712 domain in extra for EIP-3009 tokens, a body matching the header; v1: its own rules). discoverable: Bazaar metadata, a /.well-known/x402 discovery document and an /openapi.json listing the route with a price, fetched in parallel within a shorter budget (3 s) so they never hold up the answer (discovery: timeout). Each check is a named boolean; failures gives each failed rule's sentence. Extracts the USD price and payTo. An unreachable target is an answer (reachable false, payable false). Private, loopback, link-local, CGNAT, multicast and cloud-metadata targets, non-http(s) URLs and redirects to any of them are refused with 400 target_not_allowed and not charged.",
+  description: `Calls the URL once without payment (method and JSON body as given; budget 8 s) and answers three separate questions. payable: would the client a buyer actually runs pay it, defaults included? The @x402/fetch quick start (@x402/core with the @x402/evm exact scheme, spend controls at their defaults: default assets such as USDC only, at most $1 per payment) reads the 402 answer with its own parser and signs a payment for each option with a throwaway key, offline (nothing is sent, no money moves), and the payment must be one a facilitator settles (no zero or burn payTo, not expired on arrival, the token's own signing domain, a token with an EIP-3009 transfer). Only the first ${MAX_ASSESSED_OPTIONS} options are assessed (the rest are reported not assessed), and at most ${MAX_TOKEN_READS} tokens the EVM scheme does not know are read on chain, within the same 8 s budget. When not, payable_reason names the real cause and payable_refused_by who refuses it; payable_with_loosened_controls and refused_by_control tell a seller only a client with loosened spend controls would pay; clients says which client families (v2, v1 x402 1.x) accept it. conformant: every protocol rule of the challenge's version holds (v2: 402, challenge in PAYMENT-REQUIRED, CAIP-2 networks, amount as an atomic integer string, asset valid for the network, payTo, EIP-712 domain in extra for EIP-3009 tokens, a body matching the header; v1: its own rules). discoverable: Bazaar metadata, a /.well-known/x402 discovery document and an /openapi.json listing the route with a price, fetched in parallel within a shorter budget (3 s) so they never hold up the answer (discovery: timeout). Each check is a named boolean; failures gives each failed rule's sentence. Extracts the USD price and payTo. An unreachable target is an answer (reachable false, payable false). Private, loopback, link-local, CGNAT, multicast and cloud-metadata targets, non-http(s) URLs and redirects to any of them are refused with 400 target_not_allowed and not charged.`,
   tags: ["x402 intelligence"],
   price: 0.1,
   body: ClosedObject({

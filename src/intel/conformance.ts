@@ -76,7 +76,7 @@ export interface CheckTarget {
   /** JSON body to send (not with GET/HEAD). */
   body?: unknown;
   signal?: AbortSignal;
-  /** Time allowed for the unpaid call; default 8 s. */
+  /** Time allowed for the unpaid call and the chain reads judging its tokens, counted from the start; default 8 s. */
   probeTimeoutMs?: number;
   /** Time allowed for the discovery documents, counted from the same start; default 3 s, and never more than the probe's. */
   discoveryTimeoutMs?: number;
@@ -303,7 +303,8 @@ export async function checkConformance(fetcher: SafeFetcher, target: CheckTarget
     const body = res.truncated ? undefined : parseJsonOrUndefined(res.body.toString("utf8"));
     fromHeader = decodeChallengeHeader(header("payment-required"));
     fromBody = challengeOf(body);
-    payability = await assessPayability({ header, body }, target.eip3009Probe);
+    // Within what is left of the call's budget: a chain read not answered by then is not judged.
+    payability = await assessPayability({ header, body }, target.eip3009Probe, probeSignal);
   }
 
   const [wellKnown, openapi] = await documents;

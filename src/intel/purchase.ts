@@ -11,6 +11,10 @@
  *   authorizations used, or more USDC gone than it signed for);
  * - `not_signed`: the client produced no payment (nothing could be spent).
  *
+ * Only the option the checker judged payable itself is bought (USDC on the buyer's network, to
+ * the payTo the check quoted, with an EIP-3009 authorization), and only if the seller still
+ * offers it unchanged, its amount aside, when asked again at purchase.
+ *
  * The budget is kept by construction: a policy of the buyer's client drops every option it
  * cannot afford (per origin per run, per run in total, and the price cap), and every payment
  * the client signs is reserved from the budget at once, used on chain or not (a signed
@@ -18,12 +22,14 @@
  * state of each signed authorization and the buyer's USDC balance before and after.
  * Purchases run one at a time, so a balance change belongs to the purchase that saw it.
  */
+import { isDeepStrictEqual } from "node:util";
 import { x402Client, x402HTTPClient } from "@x402/core/client";
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from "@x402/core/types";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { erc20Abi, type LocalAccount, type PublicClient } from "viem";
 import { authorizationReader } from "../chain/authorization.ts";
+import { isObject } from "../json.ts";
 import { OutboundError, type SafeFetcher, TargetNotAllowedError } from "../outbound/safe-fetch.ts";
 import type { OurPurchase } from "../store/ledger.ts";
 import type { ConformanceReport } from "./conformance.ts";
@@ -122,21 +128,54 @@ export interface PurchaseTarget {
   method: "GET" | "POST";
 }
 
+/** True when `option` is paid with Permit2: its payment carries no EIP-3009 authorization whose use can be read back. */
+const isPermit2 = (option: Record<string, unknown>) => isObject(option.extra) && option.extra.assetTransferMethod === "permit2";
+
+const sameAddress = (a: unknown, b: unknown) => typeof a === "string" && typeof b === "string" && a.toLowerCase() === b.toLowerCase();
+
+/**
+ * The option a purchase pays, or why a seller is not bought from: USDC on the buyer's network,
+ * judged payable itself, to the payTo the report quotes, at a price within the budget.
+ */
+function purchasable(
+  report: ConformanceReport,
+  settings: Pick<PurchaserSettings, "network" | "budget">,
+): { option: Record<string, unknown> } | { refusal: string } {
+  // `payable` is true when any option is, whatever its network: the one bought must be payable itself.
+  if (report.payable !== true) return { refusal: "not judged payable" };
+  const usdc = report.accepts.filter(
+    (o) => normaliseNetwork(o.network) === settings.network && isUsdc(settings.network, o.asset) && typeof o.asset === "string",
+  );
+  if (usdc.length === 0) return { refusal: `no USDC option on ${settings.network}` };
+  // The checker answers by position in the challenge it read, which the report's options are.
+  const judged = report.payable_options.length === report.accepts.length;
+  const option = judged
+    ? usdc.find((o) => report.payable_options[report.accepts.indexOf(o)]?.payable === true && !isPermit2(o))
+    : undefined;
+  if (!option) return { refusal: `no USDC option on ${settings.network} judged payable and paid with an EIP-3009 authorization` };
+  // The payTo the report quotes is the one its reputation and trust score are about.
+  if (!sameAddress(option.payTo, report.pay_to)) return { refusal: `the payable USDC option pays another address than ${report.pay_to}` };
+  const { budget } = settings;
+  if (report.price_usd === null) return { refusal: "no USD price" };
+  if (report.price_usd > budget.priceCapUsd) return { refusal: `price $${report.price_usd} above the cap of $${budget.priceCapUsd}` };
+  if (report.price_usd > budget.perOriginUsd)
+    return { refusal: `price $${report.price_usd} above the per-origin budget of $${budget.perOriginUsd}` };
+  return { option };
+}
+
 /** Why a seller is not bought from, or null when it may be. */
 export function purchaseRefusal(
   report: ConformanceReport,
   settings: Pick<PurchaserSettings, "network" | "usdc" | "budget">,
 ): string | null {
-  if (report.payable !== true) return "not judged payable";
-  const option = report.accepts.find(
-    (o) => normaliseNetwork(o.network) === settings.network && isUsdc(settings.network, o.asset) && typeof o.asset === "string",
-  );
-  if (!option) return `no USDC option on ${settings.network}`;
-  if (report.price_usd === null) return "no USD price";
-  if (report.price_usd > settings.budget.priceCapUsd) return `price $${report.price_usd} above the cap of $${settings.budget.priceCapUsd}`;
-  if (report.price_usd > settings.budget.perOriginUsd)
-    return `price $${report.price_usd} above the per-origin budget of $${settings.budget.perOriginUsd}`;
-  return null;
+  const plan = purchasable(report, settings);
+  return "refusal" in plan ? plan.refusal : null;
+}
+
+/** `option` without its amount: what the checker judged of it apart from the price, which the budget holds. */
+function termsOf(option: Record<string, unknown>): Record<string, unknown> {
+  const { amount: _amount, maxAmountRequired: _maxAmountRequired, ...terms } = option;
+  return terms;
 }
 
 /** The purchases of one trust run: one per origin at most, within the run's budget. */
@@ -175,7 +214,9 @@ export class PurchaseRun {
   async #buyNow(target: PurchaseTarget, report: ConformanceReport): Promise<PurchaseRecord | null> {
     const { settings } = this;
     if (this.#bought.has(target.origin)) return null;
-    if (purchaseRefusal(report, settings) !== null) return null;
+    const plan = purchasable(report, settings);
+    if ("refusal" in plan) return null;
+    const judgedTerms = termsOf(plan.option);
     const price = atomicOf(report.price_usd as number);
     if (price > this.remainingAtomic) return null;
     this.#bought.add(target.origin);
@@ -194,8 +235,13 @@ export class PurchaseRun {
     };
     const affordable = (r: PaymentRequirements) => {
       const amount = amountOf(r);
+      const option = r as unknown as Record<string, unknown>;
       return (
         amount !== null &&
+        // The seller answers again at purchase: only the option the checker judged payable is
+        // paid, not one whose payTo, timeout or signing domain changed since, nor a Permit2 one.
+        isDeepStrictEqual(termsOf(option), judgedTerms) &&
+        !isPermit2(option) &&
         normaliseNetwork(r.network) === settings.network &&
         isUsdc(settings.network, r.asset) &&
         amount <= cap &&

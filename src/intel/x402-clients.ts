@@ -191,10 +191,13 @@ async function optionPayability(
   if (isSolanaOption(required.x402Version, option)) return solanaOptionPayability(index, required, option);
   const byDefault = await sign(defaultClient, required, option);
   if (outOfReach(required.x402Version, option)) return optionAnswer(index, null, { reason: byDefault.ok ? null : byDefault.reason });
-  const refusal = isObject(option) ? await facilitatorRefusal(option, probe) : null;
+  // A facilitator is asked only about a payment some client signs: it may read the chain, and
+  // an option no client pays is refused whatever a facilitator would say.
+  const settles = async () => (isObject(option) ? await facilitatorRefusal(option, probe) : null);
   // A payment the client signs and sends is judged by what a facilitator does with it, even
   // when its payload also breaks the schema (an expired timeout does both).
-  if (byDefault.signed && refusal) return optionAnswer(index, false, { reason: refusal, refused_by: "facilitator" });
+  const refusal = byDefault.signed ? await settles() : null;
+  if (refusal) return optionAnswer(index, false, { reason: refusal, refused_by: "facilitator" });
   if (byDefault.ok) return optionAnswer(index, true);
   const control = byDefault.signed ? null : controlOf(byDefault.reason);
   if (control) {
@@ -203,10 +206,56 @@ async function optionPayability(
       reason: byDefault.reason,
       refused_by: "spend_controls",
       control,
-      payable_with_loosened_controls: loosened.ok && refusal === null,
+      payable_with_loosened_controls: loosened.ok && (await settles()) === null,
     });
   }
   return optionAnswer(index, false, { reason: byDefault.reason, refused_by: "client" });
+}
+
+/**
+ * Options assessed per challenge. A client pays one option, and sellers list a handful; one
+ * listing hundreds (a 256 KiB body holds about 1,300) must not buy hundreds of signatures and
+ * chain reads for one check.
+ */
+export const MAX_ASSESSED_OPTIONS = 20;
+
+/** Distinct tokens read on chain per challenge: each read goes to the RPC every paid route shares. */
+export const MAX_TOKEN_READS = 3;
+
+/** The reason given for an option after the first MAX_ASSESSED_OPTIONS. */
+export const NOT_ASSESSED = `not assessed: the challenge lists more than ${MAX_ASSESSED_OPTIONS} payment options, and only the first ${MAX_ASSESSED_OPTIONS} are assessed`;
+
+/** `answer`, or null (not known) once `signal` aborts; a failed read is not known either. */
+function untilAborted(answer: Promise<boolean | null>, signal: AbortSignal | undefined): Promise<boolean | null> {
+  const settled = answer.catch(() => null);
+  if (!signal) return settled;
+  if (signal.aborted) return Promise.resolve(null);
+  return new Promise((resolve) => {
+    const stop = () => resolve(null);
+    signal.addEventListener("abort", stop, { once: true });
+    void settled.then((value) => {
+      signal.removeEventListener("abort", stop);
+      resolve(value);
+    });
+  });
+}
+
+/**
+ * `probe` for one challenge: at most MAX_TOKEN_READS distinct tokens asked, none once `signal`
+ * aborts, and an answer not come by then is not known (null), as a failed read is.
+ */
+function boundedProbe(probe: Eip3009Probe | undefined, signal: AbortSignal | undefined): Eip3009Probe | undefined {
+  if (!probe) return undefined;
+  const asked = new Map<string, Promise<boolean | null>>();
+  return (network, asset) => {
+    const key = `${network} ${asset.toLowerCase()}`;
+    const known = asked.get(key);
+    if (known) return known;
+    if (asked.size >= MAX_TOKEN_READS || signal?.aborted) return Promise.resolve(null);
+    const answer = untilAborted(probe(network, asset), signal);
+    asked.set(key, answer);
+    return answer;
+  };
 }
 
 async function referenceClient(
@@ -223,7 +272,13 @@ async function referenceClient(
     return { options: [], reason: "the challenge lists no payment options (accepts)" };
   }
   const options: OptionPayability[] = [];
-  for (const [index, option] of required.accepts.entries()) options.push(await optionPayability(index, required, option, probe));
+  for (const [index, option] of required.accepts.entries()) {
+    options.push(
+      index < MAX_ASSESSED_OPTIONS
+        ? await optionPayability(index, required, option, probe)
+        : optionAnswer(index, null, { reason: NOT_ASSESSED }),
+    );
+  }
   return { options, reason: null };
 }
 
@@ -266,18 +321,34 @@ async function v1Client(answer: PaymentAnswer): Promise<ClientAcceptance> {
   }
 }
 
-/** Run the clients on one 402 answer; `probe` tells whether an unknown token has an EIP-3009 transfer. */
-export async function assessPayability(answer: PaymentAnswer, probe?: Eip3009Probe): Promise<Payability> {
-  const [ref, v1] = await Promise.all([referenceClient(answer, probe), v1Client(answer)]);
+/**
+ * Run the clients on one 402 answer; `probe` tells whether an unknown token has an EIP-3009
+ * transfer. The first MAX_ASSESSED_OPTIONS options are assessed, at most MAX_TOKEN_READS tokens
+ * are read on chain, and no read is waited for once `signal` aborts (the check's budget): a
+ * token not read is not judged. Signing is offline and bounded by the option cap.
+ */
+export async function assessPayability(answer: PaymentAnswer, probe?: Eip3009Probe, signal?: AbortSignal): Promise<Payability> {
+  const [ref, v1] = await Promise.all([referenceClient(answer, boundedProbe(probe, signal)), v1Client(answer)]);
   const payableOption = ref.options.some((o) => o.payable === true);
   const allOutOfReach = ref.options.length > 0 && ref.options.every((o) => o.payable === null);
   const payable = payableOption ? true : allOutOfReach ? null : false;
   const failing = payable === false ? ref.options.find((o) => o.payable === false) : undefined;
+  const unassessed = ref.options.length - MAX_ASSESSED_OPTIONS;
+  // Not paying the first options says nothing of the ones after them.
+  const noting = (text: string) =>
+    unassessed > 0
+      ? `${text.replace(/\.$/, "")}; the options after the first ${MAX_ASSESSED_OPTIONS} were not assessed (${unassessed} of ${ref.options.length})`
+      : text;
   const reason = payable === false ? (ref.reason ?? failing?.reason ?? null) : null;
   const referenceAcceptance: ClientAcceptance = {
     family: "@x402/core",
     accepts: payable,
-    reason: payable === null ? "no option is on a network this checker runs a client for (EVM, eip155:*)" : reason,
+    reason:
+      payable === null
+        ? noting(`no ${unassessed > 0 ? "assessed " : ""}option is on a network this checker runs a client for (EVM, eip155:*)`)
+        : reason === null
+          ? null
+          : noting(reason),
   };
   const measured = ref.options.filter((o) => o.payable !== null);
   const byDefault = payable === null ? null : measured.some((o) => o.payable === true || o.refused_by === "facilitator");
