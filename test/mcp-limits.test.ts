@@ -216,6 +216,75 @@ describe("POST /mcp: malformed calls are -32602, as HTTP refuses them with 400",
     ]);
   });
 
+  it("answers a too-deep request batched with only notifications with its -32602, not the notifications' empty 202", async () => {
+    const deep = `${'{"a":'.repeat(100)}1${"}".repeat(100)}`;
+    const body = `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"verifyPayment","arguments":${deep}}},{"jsonrpc":"2.0","method":"notifications/initialized"}]`;
+    const { status, answers } = await mcpRpc(service.url, body);
+    expect(status).toBe(200);
+    const message = "The request nests deeper than 64 levels in its arguments.";
+    expect(answers).toEqual([
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        error: {
+          code: -32602,
+          message: `MCP error -32602: ${message}`,
+          data: {
+            error: {
+              code: "invalid_request",
+              message,
+              details: { fields: [{ field: "params.arguments", expected: "a JSON object nested at most 64 levels deep" }] },
+              docs: "/errors#invalid_request",
+            },
+          },
+        },
+      },
+    ]);
+  });
+
+  it("refuses a string payment or sign-in in _meta that cannot be an HTTP header with -32602 naming the field, charging nothing", async () => {
+    const buyer = buyerAccount(7);
+    const before = await chainClient().readContract({
+      address: base.usdc.address,
+      abi: erc20Abi,
+      functionName: "balanceOf",
+      args: [buyer.address],
+    });
+    const header = await signPayment(await challengeOf(`${service.url}/api/payment-verify`, { method: "POST" }), buyer);
+    const refusal = (field: string) => {
+      const message = `Invalid tools/call: ${field} must be printable ASCII (it is sent as an HTTP header).`;
+      return {
+        code: -32602,
+        message: `MCP error -32602: ${message}`,
+        data: {
+          error: {
+            code: "invalid_request",
+            message,
+            details: { fields: [{ field, expected: "printable ASCII (it is sent as an HTTP header)" }] },
+            docs: "/errors#invalid_request",
+          },
+        },
+      };
+    };
+    const { status, answers } = await mcpRpc(service.url, [
+      call(1, "verifyPayment", { tx_hash: txHash(1) }, { "x402/payment": `${header}\nX-Injected: 1` }),
+      call(2, "verifyPayment", { tx_hash: txHash(2) }, { "x402/payment": `${header}\u0100` }),
+      call(3, "getBalance", {}, { "sign-in-with-x": "ey\nJ" }),
+      call(4, "getBalance", {}, { "sign-in-with-x": "caf\u00e9 \u2603" }),
+    ]);
+    expect(status).toBe(200);
+    expect(answers.map((a) => [a.id, a.error])).toEqual([
+      [1, refusal('params._meta["x402/payment"]')],
+      [2, refusal('params._meta["x402/payment"]')],
+      [3, refusal('params._meta["sign-in-with-x"]')],
+      [4, refusal('params._meta["sign-in-with-x"]')],
+    ]);
+    expect(await authorizationUsed(header)).toBe(false);
+    expect(
+      await chainClient().readContract({ address: base.usdc.address, abi: erc20Abi, functionName: "balanceOf", args: [buyer.address] }),
+    ).toBe(before);
+  });
+
   it("answers arguments that are not an object, and an unknown tool, with -32602", async () => {
     const { answers } = await mcpRpc(service.url, [call(1, "getPricing", [1, 2]), call(2, "noSuchTool", {})]);
     expect(answers.map((a) => a.error?.code)).toEqual([-32602, -32602]);

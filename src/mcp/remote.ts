@@ -109,6 +109,11 @@ function bindingOf(meta: JsonObject | undefined): ResultBinding {
   };
 }
 
+/** The `_meta` key of a wallet's sign-in, sent on as the SIGN-IN-WITH-X header. */
+const SIGN_IN_META_KEY = "sign-in-with-x";
+/** What an HTTP header value may hold here: printable ASCII. */
+const HEADER_SAFE = /^[\x20-\x7e]*$/;
+
 /** The params of a `tools/call`, checked here so that a malformed one is `-32602` naming the field, not a schema dump. */
 function callParams(params: unknown): { name: string; args: JsonObject | undefined; meta: JsonObject | undefined } {
   const field = (name: string, expected: string) =>
@@ -117,6 +122,14 @@ function callParams(params: unknown): { name: string; args: JsonObject | undefin
   if (typeof params.name !== "string" || params.name === "") throw field("params.name", "the name of a tool (tools/list names them)");
   if (params.arguments !== undefined && !isObject(params.arguments)) throw field("params.arguments", "a JSON object");
   if (params._meta !== undefined && !isObject(params._meta)) throw field("params._meta", "a JSON object");
+  // These strings become HTTP header values: a line break or a character past Latin-1 would make
+  // the request unbuildable (an internal error) instead of a refusal naming the field.
+  for (const key of [PAYMENT_META_KEY, SIGN_IN_META_KEY]) {
+    const value = params._meta?.[key];
+    if (typeof value === "string" && !HEADER_SAFE.test(value)) {
+      throw field(`params._meta["${key}"]`, "printable ASCII (it is sent as an HTTP header)");
+    }
+  }
   return { name: params.name, args: params.arguments as JsonObject | undefined, meta: params._meta as JsonObject | undefined };
 }
 
@@ -139,7 +152,7 @@ function createRemoteServer(origin: string, tools: readonly RouteTool[], dispatc
     if ("refused" in admission) return toolResultOf(admission.refused, binding);
     try {
       // A prepaid balance pays when the call carries the wallet's sign-in, as over HTTP.
-      const signIn = meta?.["sign-in-with-x"];
+      const signIn = meta?.[SIGN_IN_META_KEY];
       const headers = {
         ...(payment === undefined ? {} : { "PAYMENT-SIGNATURE": payment }),
         ...(typeof signIn === "string" ? { "SIGN-IN-WITH-X": signIn } : {}),
@@ -212,7 +225,11 @@ export async function answerMcp(
       passed === undefined
         ? await transport.handleRequest(new Request(request.url, { method: "POST", headers: request.headers, body: text }))
         : await transport.handleRequest(request, { parsedBody: passed });
-    if (refused.length === 0 || answer.status !== 200) return answer;
+    if (refused.length === 0) return answer;
+    // Only notifications passed: the SDK accepts them with an empty 202, but the refused requests still need their answers.
+    if (answer.status === 202)
+      return new Response(JSON.stringify(Array.isArray(parsed) ? refused : refused[0]), { status: 200, headers: JSON_HEADERS });
+    if (answer.status !== 200) return answer;
     const answered = answer.headers.get("content-type")?.startsWith("application/json") ? ((await answer.json()) as unknown) : undefined;
     const all = [...refused, ...(Array.isArray(answered) ? answered : answered === undefined ? [] : [answered])];
     return new Response(JSON.stringify(all), { status: 200, headers: JSON_HEADERS });
