@@ -84,7 +84,11 @@ describe("npm run mcp: the stdio MCP server", () => {
   let client: Client;
   beforeAll(async () => {
     buyer = buyerAccount(5);
-    client = await stdioClient({ BUYER_PRIVATE_KEY: devnet().buyers[5]?.privateKey as string });
+    // The payee as a user might paste it, in lower case: the check must not depend on checksum case.
+    client = await stdioClient({
+      BUYER_PRIVATE_KEY: devnet().buyers[5]?.privateKey as string,
+      MCP_EXPECTED_PAY_TO: devnet().payTo.toLowerCase(),
+    });
   });
   afterAll(() => client.close());
 
@@ -259,6 +263,122 @@ describe("npm run mcp: the stdio MCP server", () => {
   });
 });
 
+/** A stdio MCP server made in this process, on `routes`, recording the PAYMENT-SIGNATURE of every request it sends. */
+async function inProcessStdio(
+  options: Partial<Parameters<typeof createStdioServer>[0]>,
+  rewrite: (url: string) => string = (url) => url,
+): Promise<{ client: Client; sent: (string | null)[] }> {
+  const sent: (string | null)[] = [];
+  const recording: typeof fetch = (input, init) => {
+    const original = new Request(input, init);
+    const request = new Request(rewrite(original.url), original);
+    sent.push(request.headers.get("payment-signature"));
+    return fetch(request);
+  };
+  const server = createStdioServer({
+    routes,
+    baseUrl: service.url,
+    buyer: buyerAccount(7),
+    caps: new SpendCaps({ maxPerCall: 1_000_000n, maxSession: 1_000_000n }),
+    ...options,
+    fetch: recording,
+  });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: "mcp-test", version: "1.0.0" });
+  await client.connect(clientSide);
+  return { client, sent };
+}
+
+describe("npm run mcp pays only what tools/list showed, to the service's payee", () => {
+  it("refuses a challenge asking more than the tool's listed price, though within the caps, signing nothing", async () => {
+    // tools/list shows askKb at $0.01 (a stale route table, or an origin now asking more); the
+    // service's challenge asks $0.03, well under the $1.00 caps.
+    const understated = routes.map((r) => (r.operationId === "askKb" ? { ...r, price: 0.01 } : r));
+    const caps = new SpendCaps({ maxPerCall: 1_000_000n, maxSession: 1_000_000n });
+    const { client, sent } = await inProcessStdio({ routes: understated, caps });
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.find((t) => t.name === "askKb")?.description).toContain("Price: $0.01 per call");
+      const before = await usdcBalance(buyerAccount(7).address);
+      const result = (await client.callTool({
+        name: "askKb",
+        arguments: { question: "how do I register on x402scan?" },
+      })) as CallToolResult;
+      const message = "The service asks $0.03 for askKb, more than its listed price of $0.01. Nothing was paid.";
+      expect(result).toEqual({
+        isError: true,
+        content: [{ type: "text", text: message }],
+        structuredContent: { error: { code: "price_mismatch", message, details: { price_usd: "$0.01", asked_usd: "$0.03" } } },
+      });
+      expect(sent).toEqual([null]);
+      expect(caps.spent).toBe(0n);
+      expect(await usdcBalance(buyerAccount(7).address)).toBe(before);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("refuses a challenge naming another payee than MCP_EXPECTED_PAY_TO, signing nothing", async () => {
+    const { client, sent } = await inProcessStdio({ expectedPayTo: "0x000000000000000000000000000000000000dEaD" });
+    try {
+      const before = await usdcBalance(buyerAccount(7).address);
+      const result = (await client.callTool({ name: "verifyPayment", arguments: { tx_hash: unknownTx } })) as CallToolResult;
+      const payTo = devnet().payTo;
+      const message = `The service asks to be paid to ${payTo}, not to 0x000000000000000000000000000000000000dEaD (MCP_EXPECTED_PAY_TO). Nothing was paid.`;
+      expect(result).toEqual({
+        isError: true,
+        content: [{ type: "text", text: message }],
+        structuredContent: {
+          error: {
+            code: "pay_to_mismatch",
+            message,
+            details: { pay_to: payTo, expected_pay_to: "0x000000000000000000000000000000000000dEaD" },
+          },
+        },
+      });
+      expect(sent).toEqual([null]);
+      expect(await usdcBalance(buyerAccount(7).address)).toBe(before);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("pays a top-up exactly the amount chosen, and refuses a challenge for another amount", async () => {
+    const buyer = buyerAccount(2);
+    const payTo = devnet().payTo;
+    const caps = { caps: new SpendCaps({ maxPerCall: 2_000_000n, maxSession: 5_000_000n }), buyer, expectedPayTo: payTo };
+    // The request's amount changed on its way ($1 chosen, $1.50 asked): within the caps, still refused.
+    const tampered = await inProcessStdio(caps, (url) => url.replace("amount=1", "amount=1.5"));
+    try {
+      const before = await usdcBalance(buyer.address);
+      const result = (await tampered.client.callTool({ name: "topUpBalance", arguments: { amount: 1 } })) as CallToolResult;
+      const message = "The service asks $1.50 for topUpBalance, not the $1.00 chosen. Nothing was paid.";
+      expect(result).toEqual({
+        isError: true,
+        content: [{ type: "text", text: message }],
+        structuredContent: { error: { code: "price_mismatch", message, details: { price_usd: "$1.00", asked_usd: "$1.50" } } },
+      });
+      expect(tampered.sent).toEqual([null]);
+      expect(await usdcBalance(buyer.address)).toBe(before);
+    } finally {
+      await tampered.client.close();
+    }
+    const plain = await inProcessStdio(caps);
+    try {
+      const [buyerBefore, payToBefore] = [await usdcBalance(buyer.address), await usdcBalance(payTo)];
+      const result = (await plain.client.callTool({ name: "topUpBalance", arguments: { amount: 1 } })) as CallToolResult;
+      expect(result.isError).toBeUndefined();
+      expect(result.structuredContent).toMatchObject({ user_id: buyer.address.toLowerCase(), credited: 1 });
+      expect(plain.sent).toHaveLength(2);
+      expect(await usdcBalance(buyer.address)).toBe(buyerBefore - 1_000_000n);
+      expect(await usdcBalance(payTo)).toBe(payToBefore + 1_000_000n);
+    } finally {
+      await plain.client.close();
+    }
+  });
+});
+
 describe("the settings of npm run mcp", () => {
   it("default to this service on port 4021 (its secondary site on 4022), no buyer and caps of $1.00 per call and per session", () => {
     const settings = stdioSettingsFromEnv({});
@@ -285,6 +405,20 @@ describe("the settings of npm run mcp", () => {
     expect(read).toThrow(McpSettingsError);
     expect(read).toThrow(
       'BASE_URL must be an http(s) URL; found "ftp://x"; SECONDARY_BASE_URL must be an http(s) URL; found "tools.example.com"; BUYER_PRIVATE_KEY must be a 32-byte hex private key (its value is not shown); MCP_MAX_SPEND_USD must be a USD amount like 1.00 (at most 6 decimals); found "-1"; MCP_MAX_PRICE_USD must be a USD amount like 1.00 (at most 6 decimals); found "0.0000001"',
+    );
+  });
+
+  it("read the expected payees, checksumming the EVM one, and refuse ones that are not addresses", () => {
+    expect(stdioSettingsFromEnv({}).expectedPayTo).toBeUndefined();
+    expect(stdioSettingsFromEnv({}).expectedSolanaPayTo).toBeUndefined();
+    const settings = stdioSettingsFromEnv({
+      MCP_EXPECTED_PAY_TO: "0x000000000000000000000000000000000000dead",
+      MCP_EXPECTED_SOLANA_PAY_TO: "11111111111111111111111111111111",
+    });
+    expect(settings.expectedPayTo).toBe("0x000000000000000000000000000000000000dEaD");
+    expect(settings.expectedSolanaPayTo).toBe("11111111111111111111111111111111");
+    expect(() => stdioSettingsFromEnv({ MCP_EXPECTED_PAY_TO: "0x1234", MCP_EXPECTED_SOLANA_PAY_TO: "0x1234" })).toThrow(
+      'MCP_EXPECTED_PAY_TO must be an EVM address (0x + 40 hex digits); found "0x1234"; MCP_EXPECTED_SOLANA_PAY_TO must be a Solana address (base58 of 32 bytes); found "0x1234"',
     );
   });
 

@@ -469,6 +469,38 @@ describe("an outside buyer", () => {
 });
 
 describe("an MCP client", () => {
+  it("refuses a Solana challenge naming another payee than MCP_EXPECTED_SOLANA_PAY_TO, paying nothing", async () => {
+    const other = buyer(2).address;
+    const server = createStdioServer({
+      routes,
+      baseUrl: service.url,
+      solana: { routes: solanaSiteRoutes, baseUrl: site, buyer: { secretKey: buyer(1).secretKey, rpcUrl: chain.rpcUrl } },
+      buyer: undefined,
+      caps: new SpendCaps({ maxPerCall: 1_000_000n, maxSession: 1_000_000n }),
+      expectedSolanaPayTo: other,
+    });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: "mcp-test", version: "1.0.0" });
+    await client.connect(clientSide);
+    try {
+      const before = { payTo: await usdcOf(chain.scenario.payTo), buyer: await usdcOf(buyer(1).address) };
+      const result = (await client.callTool({ name: "solanaDinalibrium", arguments: { token: "SOL" } })) as CallToolResult;
+      const message = `The service asks to be paid to ${chain.scenario.payTo}, not to ${other} (MCP_EXPECTED_SOLANA_PAY_TO). Nothing was paid.`;
+      expect(result).toEqual({
+        isError: true,
+        content: [{ type: "text", text: message }],
+        structuredContent: {
+          error: { code: "pay_to_mismatch", message, details: { pay_to: chain.scenario.payTo, expected_pay_to: other } },
+        },
+      });
+      expect(await usdcOf(chain.scenario.payTo)).toBe(before.payTo);
+      expect(await usdcOf(buyer(1).address)).toBe(before.buyer);
+    } finally {
+      await client.close();
+    }
+  });
+
   it("pays a Solana tool through npm run mcp's server with the Solana buyer, within the caps", async () => {
     const server = createStdioServer({
       routes,
@@ -477,6 +509,7 @@ describe("an MCP client", () => {
       solana: { routes: solanaSiteRoutes, baseUrl: site, buyer: { secretKey: buyer(1).secretKey, rpcUrl: chain.rpcUrl } },
       buyer: undefined,
       caps: new SpendCaps({ maxPerCall: 1_000_000n, maxSession: 1_000_000n }),
+      expectedSolanaPayTo: chain.scenario.payTo,
     });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);

@@ -4,7 +4,10 @@
  * running instance of this service and paid with the buyer's key through @x402/fetch, within a
  * per-call and a per-session cap (./spend-caps.ts) shared by all tools. A call over a cap is
  * refused before anything is signed: first on the route table's price, then on the amount of the
- * 402 challenge itself.
+ * 402 challenge itself. The challenge must also ask no more than the price tools/list showed (for
+ * the top-up, exactly the amount chosen) and, when the payee is known, name that payee: an origin
+ * that is stale, compromised or tampered with in transit cannot make this server sign for more or
+ * for someone else.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
@@ -17,7 +20,8 @@ import {
 import type { PaymentRequirements } from "@x402/core/types";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
-import { isHex, parseUnits } from "viem";
+import bs58 from "bs58";
+import { getAddress, isAddress, isHex, parseUnits } from "viem";
 import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import packageJson from "../../package.json" with { type: "json" };
 import type { RouteDef } from "../../spec/route.ts";
@@ -61,6 +65,13 @@ export interface StdioServerOptions {
   caps: SpendCaps;
   /** The fetch that reaches the service (tests may wrap it); default: the global one. */
   fetch?: typeof fetch;
+  /**
+   * The address the primary and secondary sites are paid to (their PAY_TO); a challenge naming
+   * another is refused. Undefined: not checked.
+   */
+  expectedPayTo?: string | undefined;
+  /** The Solana wallet the Solana site is paid to (its SOLANA_PAY_TO); undefined: not checked. */
+  expectedSolanaPayTo?: string | undefined;
 }
 
 /** A Solana buyer of `npm run mcp`: its secret key (base58 or JSON array) and the RPC its client reads. */
@@ -79,6 +90,10 @@ export interface StdioSettings {
   solanaBuyer: SolanaBuyer | undefined;
   buyer: PrivateKeyAccount | undefined;
   caps: SpendCaps;
+  /** MCP_EXPECTED_PAY_TO: the payee of the Base sites, checksummed. */
+  expectedPayTo: string | undefined;
+  /** MCP_EXPECTED_SOLANA_PAY_TO: the payee of the Solana site. */
+  expectedSolanaPayTo: string | undefined;
 }
 
 /** A setting of `npm run mcp` that cannot be used; the message names every problem. */
@@ -101,7 +116,8 @@ function usdSetting(name: string, value: string | undefined, fallback: string, p
 }
 
 /**
- * Read BASE_URL, SECONDARY_BASE_URL, BUYER_PRIVATE_KEY, MCP_MAX_SPEND_USD and MCP_MAX_PRICE_USD;
+ * Read BASE_URL, SECONDARY_BASE_URL, BUYER_PRIVATE_KEY, MCP_MAX_SPEND_USD, MCP_MAX_PRICE_USD,
+ * MCP_EXPECTED_PAY_TO and MCP_EXPECTED_SOLANA_PAY_TO;
  * throws McpSettingsError. The origins default as the service's local mode listens: the primary on
  * PORT (4021), the secondary on SECONDARY_PORT (4022).
  */
@@ -134,8 +150,29 @@ export function stdioSettingsFromEnv(env: Record<string, string | undefined> = p
   }
   const maxSession = usdSetting("MCP_MAX_SPEND_USD", env.MCP_MAX_SPEND_USD, DEFAULT_MAX_SPEND_USD, problems);
   const maxPerCall = usdSetting("MCP_MAX_PRICE_USD", env.MCP_MAX_PRICE_USD, DEFAULT_MAX_PRICE_USD, problems);
+  let expectedPayTo: string | undefined;
+  const payTo = env.MCP_EXPECTED_PAY_TO?.trim();
+  if (payTo) {
+    if (isAddress(payTo, { strict: false })) expectedPayTo = getAddress(payTo);
+    else problems.push(`MCP_EXPECTED_PAY_TO must be an EVM address (0x + 40 hex digits); found "${payTo}"`);
+  }
+  let expectedSolanaPayTo: string | undefined;
+  const solanaPayTo = env.MCP_EXPECTED_SOLANA_PAY_TO?.trim();
+  if (solanaPayTo) {
+    if (bs58.decodeUnsafe(solanaPayTo)?.length === 32) expectedSolanaPayTo = solanaPayTo;
+    else problems.push(`MCP_EXPECTED_SOLANA_PAY_TO must be a Solana address (base58 of 32 bytes); found "${solanaPayTo}"`);
+  }
   if (problems.length > 0) throw new McpSettingsError(problems);
-  return { baseUrl, secondaryBaseUrl, solanaBaseUrl, solanaBuyer, buyer, caps: new SpendCaps({ maxPerCall, maxSession }) };
+  return {
+    baseUrl,
+    secondaryBaseUrl,
+    solanaBaseUrl,
+    solanaBuyer,
+    buyer,
+    caps: new SpendCaps({ maxPerCall, maxSession }),
+    expectedPayTo,
+    expectedSolanaPayTo,
+  };
 }
 
 /** Tools of several sites in one server: a name two of them share. */
@@ -164,6 +201,10 @@ export type ToolErrorCode =
   | "spend_cap_exceeded"
   /** A paid tool, and no BUYER_PRIVATE_KEY to pay with. */
   | "buyer_key_missing"
+  /** The challenge asks more than the tool's listed price, or another amount than the one chosen. */
+  | "price_mismatch"
+  /** The challenge names another payee than the service's. */
+  | "pay_to_mismatch"
   /** The service did not answer (network error, or the payment could not be made). */
   | "call_failed";
 
@@ -179,10 +220,42 @@ function isUsdc(requirements: PaymentRequirements): boolean {
   return network !== undefined && requirements.asset.toLowerCase() === network.usdc.address.toLowerCase();
 }
 
-/** What one paid call holds: its reservation once signed, or the caps' refusal. */
+/** What one paid call holds: its reservation once signed, or why its challenge was refused. */
 interface Held {
   reservation?: Reservation;
-  refused?: { message: string; amount: bigint };
+  refused?: { code: ToolErrorCode; message: string; details: JsonObject };
+}
+
+/** What the challenge of one paid call may ask. */
+interface Expected {
+  tool: string;
+  /** The price tools/list shows, or the amount the caller chose. */
+  amount: bigint;
+  /** The caller chose the amount (the top-up): the challenge must ask exactly it. */
+  chosen: boolean;
+  /** The payee; undefined: not known, not checked. */
+  payTo: string | undefined;
+  /** The setting that names the payee, for the refusal. */
+  payToSetting: string;
+}
+
+/** Why a challenge's `amount` and `payTo` are not what this call agreed to pay, or undefined. */
+function mismatch(expected: Expected, amount: bigint, payTo: string): Held["refused"] {
+  const asked = usd(amount);
+  const listed = usd(expected.amount);
+  if (expected.chosen ? amount !== expected.amount : amount > expected.amount) {
+    const message = expected.chosen
+      ? `The service asks ${asked} for ${expected.tool}, not the ${listed} chosen. Nothing was paid.`
+      : `The service asks ${asked} for ${expected.tool}, more than its listed price of ${listed}. Nothing was paid.`;
+    return { code: "price_mismatch", message, details: { price_usd: listed, asked_usd: asked } };
+  }
+  // EVM addresses compare case-insensitively (checksum case); Solana's base58 is case-sensitive.
+  const same = (a: string, b: string) => (a.startsWith("0x") ? a.toLowerCase() === b.toLowerCase() : a === b);
+  if (expected.payTo !== undefined && !same(expected.payTo, payTo)) {
+    const message = `The service asks to be paid to ${payTo}, not to ${expected.payTo} (${expected.payToSetting}). Nothing was paid.`;
+    return { code: "pay_to_mismatch", message, details: { pay_to: payTo, expected_pay_to: expected.payTo } };
+  }
+  return undefined;
 }
 
 /** The numbers behind a spend-cap refusal. */
@@ -210,8 +283,11 @@ function solanaClient(buyer: SolanaBuyer): Promise<x402Client> {
   return client;
 }
 
-/** The buyer's client for one call: it reserves the challenge's amount against the caps before signing. */
-function payingFetch(options: StdioServerOptions, buyer: PrivateKeyAccount | x402Client, held: Held) {
+/**
+ * The buyer's client for one call: before signing, it checks the challenge against the caps and
+ * against what the call expects to pay, then reserves its amount.
+ */
+function payingFetch(options: StdioServerOptions, buyer: PrivateKeyAccount | x402Client, held: Held, expected: Expected) {
   const client = buyer instanceof x402Client ? buyer : new x402Client();
   if (!(buyer instanceof x402Client)) registerExactEvmScheme(client, { signer: buyer });
   // The hook below is the one limit on amounts, so a refusal names the setting to change;
@@ -223,9 +299,17 @@ function payingFetch(options: StdioServerOptions, buyer: PrivateKeyAccount | x40
       return { abort: true, reason: `the challenge's amount "${selectedRequirements.amount}" is not an integer` };
     }
     const amount = BigInt(selectedRequirements.amount);
+    const overCap = options.caps.refusal(amount);
+    const refused = overCap
+      ? { code: "spend_cap_exceeded" as const, message: overCap, details: capDetails(options.caps, amount) }
+      : mismatch(expected, amount, selectedRequirements.payTo);
+    if (refused) {
+      held.refused = refused;
+      return { abort: true, reason: refused.message };
+    }
     const reserved = options.caps.reserve(amount);
     if (typeof reserved === "string") {
-      held.refused = { message: reserved, amount };
+      held.refused = { code: "spend_cap_exceeded", message: reserved, details: capDetails(options.caps, amount) };
       return { abort: true, reason: reserved };
     }
     held.reservation = reserved;
@@ -251,8 +335,19 @@ async function callPaidTool(
 ): Promise<CallToolResult> {
   const { route } = entry;
   // A price chosen by the caller (a top-up's amount) is checked at that amount; the challenge is checked again.
-  const chosen = route.dynamicPrice ? args?.[route.dynamicPrice] : undefined;
-  const price = typeof chosen === "number" && chosen > 0 ? BigInt(atomicUsdc(chosen)) : (priceAtomic(route) as bigint);
+  const given = route.dynamicPrice ? args?.[route.dynamicPrice] : undefined;
+  // The amount travels in the query string, where the service reads "2" as 2.
+  const chosen = typeof given === "string" && given.trim() !== "" ? Number(given) : given;
+  const price =
+    typeof chosen === "number" && Number.isFinite(chosen) && chosen > 0 ? BigInt(atomicUsdc(chosen)) : (priceAtomic(route) as bigint);
+  const expected: Expected = {
+    tool: entry.tool.name,
+    amount: price,
+    // Without an amount the top-up asks its default, which is the price above: exact either way.
+    chosen: route.dynamicPrice !== undefined,
+    payTo: entry.solana ? options.expectedSolanaPayTo : options.expectedPayTo,
+    payToSetting: entry.solana ? "MCP_EXPECTED_SOLANA_PAY_TO" : "MCP_EXPECTED_PAY_TO",
+  };
   const onSolana = entry.solana === true;
   const solanaBuyer = options.solana?.buyer;
   if (onSolana ? !solanaBuyer : !options.buyer) {
@@ -276,12 +371,12 @@ async function callPaidTool(
       `SOLANA_BUYER_KEY cannot sign: ${error instanceof Error ? error.message : String(error)}. Nothing was paid.`,
     );
   }
-  const pay = payingFetch(options, payer, held);
+  const pay = payingFetch(options, payer, held, expected);
   let response: Response;
   try {
     response = await pay(routeRequest(entry.route, args, entry.baseUrl));
   } catch (error) {
-    if (held.refused) return toolError("spend_cap_exceeded", held.refused.message, capDetails(options.caps, held.refused.amount));
+    if (held.refused) return toolError(held.refused.code, held.refused.message, held.refused.details);
     // Signed and sent but no answer: it may have been used, so it stays counted.
     held.reservation?.commit();
     const paid = held.reservation
@@ -317,7 +412,7 @@ export function createStdioServer(options: StdioServerOptions): Server {
     { name: packageJson.name, version: packageJson.version },
     {
       capabilities: { tools: {} },
-      instructions: `Each tool is one route of ${origins}. Paid tools pay in USDC on Base automatically, at most ${usd(caps.maxPerCall)} per call and ${usd(caps.maxSession)} for this session; a call over a cap returns an error and pays nothing. A call that fails is never charged.`,
+      instructions: `Each tool is one route of ${origins}. Paid tools pay in USDC on Base automatically, at most ${usd(caps.maxPerCall)} per call and ${usd(caps.maxSession)} for this session; a call over a cap returns an error and pays nothing, as does one whose payment request asks more than the tool's listed price (for topUpBalance, another amount than the one chosen) or names another payee. A call that fails is never charged.`,
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools.map((t) => t.tool) }));
