@@ -257,7 +257,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     freePerMinute,
     /** Unpaid 402 challenges per client address and minute: far above any paying client's pace (50 × the free budget). */
     challengePerMinute: freePerMinute * 50,
-    /** Paid calls one payer may have in flight on one instance (8). */
+    /** Paid calls one payer may have in flight from one client address on one instance (8). */
     paidInFlightPerPayer: freePerMinute === 0 ? 0 : 8,
   };
 

@@ -9,6 +9,7 @@
  * - a client advertising `org.x402/payment` gets `resultType: "payment_required"`, pays with
  *   `_meta["x402/payment"]` and gets `resultType: "complete"` with the settlement.
  */
+import { randomBytes } from "node:crypto";
 import { decodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentRequired } from "@x402/core/types";
 import { eip3009ABI } from "@x402/evm";
@@ -16,6 +17,7 @@ import { erc20Abi, parseEventLogs } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
+import { ledgerRowsOf } from "./support/ledger.ts";
 import { CAPABILITY, type McpAnswer, mcpRpc } from "./support/mcp.ts";
 import { buyerAccount, chainClient, challengeOf, devnet, signPayment, startTestService, testConfig } from "./support/service.ts";
 
@@ -120,6 +122,88 @@ describe("POST /mcp: one payer's paid calls in flight", () => {
       ]);
       expect(transfers).toEqual([[buyer.address, devnet().payTo, PRICE]]);
     }
+  });
+});
+
+/** `header` (a real signed payment) rewritten to name a fresh random payer with a fresh nonce and a signature nobody made. */
+function junkPayment(header: string): { payment: unknown; from: string; nonce: string } {
+  const payment = decodePaymentSignatureHeader(header) as unknown as {
+    payload: { authorization: { from: string; nonce: string }; signature: string };
+  };
+  const from = `0x${randomBytes(20).toString("hex")}`;
+  const nonce = `0x${randomBytes(32).toString("hex")}`;
+  payment.payload.authorization.from = from;
+  payment.payload.authorization.nonce = nonce;
+  payment.payload.signature = `0x${"ab".repeat(65)}`;
+  return { payment, from, nonce };
+}
+
+describe("POST /mcp: a paid call whose payment lacks its payer's signature", () => {
+  let now = T0;
+  let service: RunningService;
+  beforeAll(async () => {
+    const config = testConfig({ RATE_LIMIT_PER_MINUTE: "120" });
+    service = await startTestService({
+      config: { ...config, limits: { ...config.limits, challengePerMinute: 5 } },
+      now: () => new Date(now),
+    });
+  });
+  afterAll(() => service.close());
+
+  it("counts against the challenge budget per call: of 20 junk payments in one batch 15 are refused, 5 reach the ledger", async () => {
+    const buyer = buyerAccount(7);
+    const challenge = await challengeOf(`${service.url}/api/payment-verify`, { method: "POST" });
+    const template = await signPayment(challenge, buyer);
+    // The challenge above took a token; a minute refills the budget to its 5.
+    now += 60_000;
+    const junk = Array.from({ length: 20 }, () => junkPayment(template));
+    const { answers } = await mcpRpc(
+      service.url,
+      junk.map((j, i) => call(i + 1, "verifyPayment", { tx_hash: txHash(0xf000 + i) }, { "x402/payment": j.payment })),
+    );
+    const codes = answers.map(errorCodeOf);
+    expect(codes.slice(5)).toEqual(Array(15).fill("rate_limited"));
+    // The first 5 reach the facilitator, which finds the signature is not the payer's.
+    expect(answers.slice(0, 5).map((a) => (a.result?.structuredContent as { error?: unknown } | undefined)?.error)).toEqual(
+      Array(5).fill("invalid_exact_evm_signature"),
+    );
+    expect(detailsOf(answers[5])).toEqual({ budget: "challenge", per_minute: 5 });
+    const rows = await Promise.all(junk.map((j) => ledgerRowsOf(service.services.store, j.from, j.nonce)));
+    expect(rows.flat().length).toBe(5);
+    // The budget is spent, yet a call paid with the payer's own signature runs.
+    const paid = await mcpRpc(service.url, [
+      call(100, "verifyPayment", { tx_hash: txHash(0xf100) }, { "x402/payment": decodePaymentSignatureHeader(template) }),
+    ]);
+    expect(paid.answers.map((a) => [a.id, a.result?.isError ?? false])).toEqual([[100, false]]);
+  });
+});
+
+describe("POST /mcp: the messages of a batch besides tool calls", () => {
+  let service: RunningService;
+  beforeAll(async () => {
+    service = await startTestService({ config: testConfig({ RATE_LIMIT_PER_MINUTE: "120" }), now: () => new Date(T0) });
+  });
+  afterAll(() => service.close());
+
+  it("take a free request each: a batch of 100 tools/list leaves 20 of 120, and the next such batch is a 429", async () => {
+    const url = service.url;
+    const list = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/list" });
+    const first = await mcpRpc(
+      url,
+      Array.from({ length: 100 }, (_, i) => list(i + 1)),
+    );
+    expect(first.status).toBe(200);
+    expect(first.answers.length).toBe(100);
+    const statuses: number[] = [];
+    for (let i = 0; i < 21; i++) statuses.push((await fetch(`${url}/api/pricing`)).status);
+    expect(statuses).toEqual([...Array(20).fill(200), 429]);
+    const second = await fetch(`${url}/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify(Array.from({ length: 100 }, (_, i) => list(i + 101))),
+    });
+    expect(second.status).toBe(429);
+    expect(((await second.json()) as { error: { details: unknown } }).error.details).toEqual({ budget: "free", per_minute: 120 });
   });
 });
 

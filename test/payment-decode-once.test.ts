@@ -3,14 +3,15 @@
  * header once (for the per-payer in-flight cap, and the gate reuses it), and the body's JSON is
  * parsed once (for the checks before charging, the validation and the function), over HTTP and
  * over MCP, on the real service and the devnet. The EVM scheme's decoder is wrapped in a counter
- * (the same function, counted); `JSON.parse` is watched for the body's exact text.
+ * (the same function, counted); `JSON.parse` is watched for the body's exact text. The payer's
+ * signature is recovered once per request, though the rate limits and the gate both ask for it.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { RunningService } from "../src/server/service.ts";
 import { type McpAnswer, mcpRpc } from "./support/mcp.ts";
 import { buyerAccount, challengeOf, signPayment, startTestService } from "./support/service.ts";
 
-const decodes = vi.hoisted(() => ({ count: 0 }));
+const decodes = vi.hoisted(() => ({ count: 0, signatureChecks: 0 }));
 vi.mock("../src/payments/payload.ts", async (importOriginal) => {
   const original = await importOriginal<typeof import("../src/payments/payload.ts")>();
   return {
@@ -18,6 +19,10 @@ vi.mock("../src/payments/payload.ts", async (importOriginal) => {
     decodePayment: (header: string) => {
       decodes.count++;
       return original.decodePayment(header);
+    },
+    signedByPayer: (...args: Parameters<typeof original.signedByPayer>) => {
+      decodes.signatureChecks++;
+      return original.signedByPayer(...args);
     },
   };
 });
@@ -73,5 +78,24 @@ describe("a paid call decodes its payment header once and parses its body once",
     expect((answer?.result?._meta?.["x402/payment-response"] as { success?: boolean } | undefined)?.success).toBe(true);
     expect(decodes.count).toBe(1);
     expect(parses).toBe(1);
+  });
+});
+
+describe("a paid call recovers its payer's signature once", () => {
+  it("when the rate limits and the gate both ask: a replay of a settled payment", async () => {
+    const url = `${service.url}/api/payment-verify`;
+    const body = JSON.stringify({ tx_hash: `0x${"d3".repeat(32)}` });
+    const header = await signPayment(await challengeOf(url, { method: "POST" }), buyerAccount(5));
+    const post = () => fetch(url, { method: "POST", headers: { "content-type": "application/json", "payment-signature": header }, body });
+    decodes.signatureChecks = 0;
+    const first = await post();
+    await first.arrayBuffer();
+    expect([first.status, decodes.signatureChecks]).toEqual([200, 1]);
+    // The same authorisation again is known to the ledger, so the gate checks the signature too:
+    // the answer is given again, from the one recovery the rate limits made.
+    decodes.signatureChecks = 0;
+    const again = await post();
+    await again.arrayBuffer();
+    expect([again.status, decodes.signatureChecks]).toEqual([200, 1]);
   });
 });

@@ -5,10 +5,12 @@
  * not counted against the free budget, one payer's 9th paid call in flight is refused before its
  * payment is looked at (never charged), and two instances on one PostgreSQL share a budget.
  */
+import { randomBytes } from "node:crypto";
+import { connect, type Socket } from "node:net";
 import type { FacilitatorClient } from "@x402/core/server";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { rpcTransport } from "../src/chain/client.ts";
-import { loadConfig } from "../src/config.ts";
+import { type Config, loadConfig } from "../src/config.ts";
 import { clientKey, isLoopback } from "../src/limits/client-key.ts";
 import { memoryBuckets, storeBuckets } from "../src/limits/token-buckets.ts";
 import { base } from "../src/networks/base.ts";
@@ -237,6 +239,109 @@ describe("paid calls in flight", () => {
     expect(await ledgerRowsOf(service.services.store, buyer.address, nonce)).toEqual([]);
     expect((await call(headers[8] as string, 8)).status).toBe(200);
     expect(await usdcBalance(buyer.address)).toBe(before - 9n * 100_000n);
+  });
+});
+
+/** A production service behind a (loopback) proxy that forwards each client's address, on the devnet. */
+async function productionService(limits: Partial<Config["limits"]> = {}): Promise<RunningService> {
+  const d = devnet();
+  const config = loadConfig({
+    ...stubUpstreamEnv(),
+    PORT: "0",
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "silent",
+    PUBLIC_URL: "https://api.example.test",
+    RPC_URL: d.rpcUrl,
+    PAY_TO: d.payTo,
+    FACILITATOR_PRIVATE_KEY: d.facilitator.privateKey,
+    RATE_LIMIT_PER_MINUTE: "120",
+  });
+  return startService({ config: { ...config, limits: { ...config.limits, ...limits } }, store: await testStore(), maintenance: false });
+}
+
+/** `header` (a real signed payment) rewritten to name `from` with a fresh nonce and a signature nobody made. */
+function junkPayment(header: string, from: string): { header: string; nonce: string } {
+  const payment = JSON.parse(Buffer.from(header, "base64").toString()) as {
+    payload: { authorization: { from: string; nonce: string }; signature: string };
+  };
+  const nonce = `0x${randomBytes(32).toString("hex")}`;
+  payment.payload.authorization.from = from;
+  payment.payload.authorization.nonce = nonce;
+  payment.payload.signature = `0x${"ab".repeat(65)}`;
+  return { header: Buffer.from(JSON.stringify(payment)).toString("base64"), nonce };
+}
+
+const randomAddress = () => `0x${randomBytes(20).toString("hex")}`;
+
+describe("a payer's calls in flight, against a stranger naming the payer", () => {
+  let service: RunningService;
+  const sockets: Socket[] = [];
+  beforeAll(async () => {
+    service = await productionService();
+  });
+  afterAll(async () => {
+    for (const socket of sockets) socket.destroy();
+    await service.close();
+  });
+
+  it("are not held by 8 requests from another client that name the payer and never send their body", async () => {
+    const buyer = buyerAccount(3);
+    const url = `${service.url}/api/payment-verify`;
+    const challenge = await challengeOf(url, { method: "POST", headers: { "X-Forwarded-For": "203.0.113.2" } });
+    const template = await signPayment(challenge, buyer);
+    const { hostname, port } = new URL(service.url);
+    // Client A: 8 connections, each with the headers of a paid call naming buyer 3 (a junk
+    // signature) and a declared body that never comes.
+    for (let i = 0; i < 8; i++) {
+      const socket = connect(Number(port), hostname);
+      sockets.push(socket);
+      socket.on("error", () => {});
+      socket.write(
+        `POST /api/payment-verify HTTP/1.1\r\nHost: ${hostname}:${port}\r\nX-Forwarded-For: 203.0.113.1\r\n` +
+          `Content-Type: application/json\r\nContent-Length: 60000\r\nPAYMENT-SIGNATURE: ${junkPayment(template, buyer.address).header}\r\n\r\n`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Client B: buyer 3's own signed payment is answered.
+    const res = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", "PAYMENT-SIGNATURE": template, "X-Forwarded-For": "203.0.113.2" },
+      body: JSON.stringify({ tx_hash: `0x${"c7".repeat(32)}` }),
+    });
+    expect(res.status).toBe(200);
+  });
+});
+
+describe("payment headers without the payer's signature", () => {
+  let service: RunningService;
+  beforeAll(async () => {
+    service = await productionService({ challengePerMinute: 5 });
+  });
+  afterAll(() => service.close());
+
+  it("count against the challenge budget: 20 junk payments of fresh payers, the 6th is a 429, 5 reach the ledger; signed payments still pass", async () => {
+    const url = `${service.url}/api/payment-verify`;
+    const buyer = buyerAccount(5);
+    const challenge = await challengeOf(url, { method: "POST", headers: { "X-Forwarded-For": "203.0.113.9" } });
+    const template = await signPayment(challenge, buyer);
+    const post = (header: string, client: string, i: number) =>
+      fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", "PAYMENT-SIGNATURE": header, "X-Forwarded-For": client },
+        body: JSON.stringify({ tx_hash: `0x${(0xd0 + i).toString(16).repeat(32)}` }),
+      });
+    const junk = Array.from({ length: 20 }, () => {
+      const from = randomAddress();
+      return { from, ...junkPayment(template, from) };
+    });
+    const statuses: number[] = [];
+    for (const [i, j] of junk.entries()) statuses.push((await post(j.header, "203.0.113.1", i)).status);
+    expect(statuses).toEqual([...Array(5).fill(402), ...Array(15).fill(429)]);
+    const rows = await Promise.all(junk.map((j) => ledgerRowsOf(service.services.store, j.from, j.nonce)));
+    expect(rows.flat().length).toBe(5);
+    // Client A's challenge budget is spent, yet a payment signed by its payer is answered, from A and from B.
+    expect((await post(template, "203.0.113.1", 30)).status).toBe(200);
+    expect((await post(await signPayment(challenge, buyer), "203.0.113.2", 31)).status).toBe(200);
   });
 });
 

@@ -138,3 +138,20 @@ export function signedByPayer(decoded: DecodedPayment, domain: TokenDomain): Pro
   const typed = { domain, types: authorizationTypes, primaryType: "TransferWithAuthorization" } as const;
   return verifyTypedData({ address: from, ...typed, message, signature: decoded.signature }).catch(() => false);
 }
+
+/**
+ * `check` answered once per decoded payment: the rate limits and the gate both ask whether a
+ * payment carries its payer's signature, and a signature recovery is the dearest step of a
+ * request before the facilitator, so the second asker reuses the first's verdict.
+ */
+export function signedOnce(check: (decoded: DecodedPayment) => Promise<boolean>): (decoded: DecodedPayment) => Promise<boolean> {
+  const verdicts = new WeakMap<DecodedPayment, Promise<boolean>>();
+  return (decoded) => {
+    let verdict = verdicts.get(decoded);
+    if (verdict === undefined) {
+      verdict = check(decoded);
+      verdicts.set(decoded, verdict);
+    }
+    return verdict;
+  };
+}

@@ -7,7 +7,7 @@
 import type { x402ResourceServer } from "@x402/core/server";
 import type { Config } from "../config.ts";
 import { evmNetwork } from "../networks/index.ts";
-import { type DecodedPayment, decodePayment, type PayloadProblem, signedByPayer, type TokenDomain } from "./payload.ts";
+import { type DecodedPayment, decodePayment, type PayloadProblem, signedByPayer, signedOnce, type TokenDomain } from "./payload.ts";
 
 /** A site's payment scheme. */
 export interface PaymentScheme {
@@ -21,7 +21,7 @@ export interface PaymentScheme {
   register(server: x402ResourceServer): void;
   /** A payment header read for shape: payer, identity, payment-identifier id; or the field that is wrong. */
   decode(header: string): DecodedPayment | PayloadProblem;
-  /** Whether the payment carries the payer's own signature (checked locally). */
+  /** Whether the payment carries the payer's own signature (checked locally, once per decoded payment). */
   signedByPayer(decoded: DecodedPayment): Promise<boolean>;
   /** What its server scheme adds to `extra` at run time, at full length, counted when challenges are sized. */
   sizingExtra?: Record<string, unknown>;
@@ -54,7 +54,7 @@ export function evmScheme(network: string, domain: TokenDomain): PaymentScheme {
     assetExtra: { name: domain.name, version: domain.version, primaryType: "TransferWithAuthorization" },
     register: (server) => evmNetwork(network).schemes.server(server),
     decode: decodePayment,
-    signedByPayer: (decoded) => signedByPayer(decoded, domain),
+    signedByPayer: signedOnce((decoded) => signedByPayer(decoded, domain)),
     signIn: true,
   };
 }

@@ -2,7 +2,7 @@
  * The Express application of one site: the only place that knows Express, and only HTTP
  * plumbing. A GET of a document held in memory is answered in front of the chain (`createApp`);
  * every other request path is request id and logging → metrics → CORS → canonical paths → known
- * methods → a sane Host → the site's own paths → `/metrics` → rate limits → body limit →
+ * methods → a sane Host → the site's own paths → `/metrics` → rate limits → body limit → paid calls in flight →
  * static files → Astro, whose endpoint hands paid routes to the
  * payment gate (src/payments/gate.ts). `siteRouter` chooses between the sites' applications by
  * host name when they share a port.
@@ -192,6 +192,7 @@ export function createApp({
     challenge: challengePerMinute === 0 ? null : memoryBuckets(challengePerMinute),
     paidInFlightPerPayer,
     decode: gate.scheme.decode,
+    signedByPayer: gate.scheme.signedByPayer,
     log: services.log,
     onRefusal: (budget) => metrics.rateLimitRefusals.inc({ budget }),
     ...(now ? { now } : {}),
@@ -202,6 +203,8 @@ export function createApp({
     dispatch(new Request(new URL(path, "http://localhost")), { services, requestId: randomUUID(), path, gate, site: site.id });
   const cache = withDocumentCache ? documentCache({ routes: site.routes, render }) : undefined;
   app.use(bodyLimit(64 * 1024));
+  // A paid call's in-flight place is taken only once its body is in: a body trickled in holds none.
+  app.use(limiter.afterBody);
 
   // The crawler document has no file extension and lives in a dot folder, which the static
   // server rightly refuses; it is small, so it is read once and served from memory.

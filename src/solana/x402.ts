@@ -25,7 +25,7 @@ import { toClientSvmSigner, toFacilitatorSvmSigner } from "@x402/svm";
 import bs58 from "bs58";
 import { isObject } from "../json.ts";
 import { svmNetwork } from "../networks/index.ts";
-import { type DecodedPayment, decodeEnvelope, isProblem, type PayloadProblem } from "../payments/payload.ts";
+import { type DecodedPayment, decodeEnvelope, isProblem, type PayloadProblem, signedOnce } from "../payments/payload.ts";
 import type { PaymentScheme } from "../payments/scheme.ts";
 import { solanaRpc } from "./rpc.ts";
 import { svmSettlementLookup } from "./settlements.ts";
@@ -99,7 +99,7 @@ export function svmScheme(network: string, mint: string, chain?: { rpcUrl: strin
     assetExtra: {},
     register: (server) => svmNetwork(network).schemes.server(server),
     decode: decodeSvmPayment,
-    signedByPayer: svmSignedByPayer,
+    signedByPayer: signedOnce(svmSignedByPayer),
     signIn: false,
     // The fee payer the server scheme adds to every challenge (a base58 address, at most 44 characters).
     sizingExtra: { feePayer: "1".repeat(44) },

@@ -4,18 +4,26 @@
  *
  *   free routes and pages      → the free budget (RATE_LIMIT_PER_MINUTE, shared by instances on PostgreSQL)
  *   a paid route, unpaid       → its 402 challenge, from a separate budget in memory, far above any payer's pace
- *   a paid route with payment  → never limited by rate (the payment is the limit), but one payer
- *                                has at most `paidInFlightPerPayer` calls in flight; the next is
- *                                refused before the payment is looked at, so it is never charged
+ *   a paid route with payment  → never limited by rate when the payer's own signature checks out
+ *                                locally (the payment is the limit); a payment that names a payer
+ *                                without its signature is only a stranger's claim, and counts
+ *                                against the challenge budget as an unpaid request does. One payer
+ *                                has at most `paidInFlightPerPayer` calls in flight from one client
+ *                                address, counted once the body is read; the next is refused
+ *                                before the payment goes to the facilitator, so it is never charged
  *
- * Static files (fonts, icons, scripts of the pages) and `/metrics` are not counted. A call that
- * does not arrive as its own HTTP request (an MCP tool call, several to one `POST /mcp`) is
- * counted by `admit` exactly as the HTTP request of its route would be, against the same budgets.
+ * The in-flight places are per payer and client: a payer's address is public, so places keyed on
+ * the payer alone could be held by anyone naming it. Static files (fonts, icons, scripts of the
+ * pages) and `/metrics` are not counted. A call that does not arrive as its own HTTP request (an
+ * MCP tool call, several to one `POST /mcp`) is counted by `admit` exactly as the HTTP request of
+ * its route would be, against the same budgets; every other message of a `POST /mcp` batch (a
+ * `tools/list`, say) takes a free token of its own, as it would as a request of its own.
  */
 import type { ServerResponse } from "node:http";
 import type { NextFunction, Request, Response } from "express";
 import type { RouteDef } from "../../../spec/route.ts";
 import { errorBody, ServiceError } from "../../errors.ts";
+import { isObject } from "../../json.ts";
 import { clientKey } from "../../limits/client-key.ts";
 import { ALLOWED, type BucketVerdict, type TokenBuckets } from "../../limits/token-buckets.ts";
 import type { Logger } from "../../log.ts";
@@ -36,6 +44,11 @@ export interface RateLimitOptions {
   paidInFlightPerPayer: number;
   /** How the site's payment scheme reads a payer from a payment header (an MCP call's). */
   decode: PaymentDecoder;
+  /**
+   * Whether a decoded payment carries its payer's own signature, checked locally: the site's
+   * scheme's check, answered once per decoded payment, so the gate asking again costs nothing.
+   */
+  signedByPayer: (decoded: DecodedPayment) => Promise<boolean>;
   /** Epoch milliseconds; tests move it. */
   now?: () => number;
   log: Logger;
@@ -51,6 +64,31 @@ const isExempt = (path: string) => path === "/metrics" || path.startsWith("/_ast
 /** The payer a decoded payment header names (unverified), or undefined when there is none or it is not a readable payment. */
 function payerIn(decoded: ReturnType<PaymentDecoder> | undefined): string | undefined {
   return decoded === undefined || isProblem(decoded) ? undefined : decoded.authorization.from.toLowerCase();
+}
+
+const JSON_SPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
+
+/**
+ * The free requests a `POST /mcp` body counts besides the HTTP request itself: one for each
+ * message of a batch that is not a `tools/call` (which `admit` counts as its route's request),
+ * a `tools/list` say, the first of them being the request's own. 0 for a single message, or a
+ * body that is not JSON (which the MCP server refuses).
+ */
+function mcpExtraRequests(body: unknown): number {
+  if (!Buffer.isBuffer(body)) return 0;
+  let start = 0;
+  while (start < body.length && JSON_SPACE.has(body[start] as number)) start++;
+  // Only a batch (a JSON array) is parsed here; a single message is the request's own.
+  if (body[start] !== 0x5b) return 0;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString("utf8"));
+  } catch {
+    return 0;
+  }
+  if (!Array.isArray(parsed)) return 0;
+  const besidesCalls = parsed.filter((m) => !(isObject(m) && m.method === "tools/call")).length;
+  return Math.max(0, besidesCalls - 1);
 }
 
 /** An HTTP request's kind, by the route matched once at the edge (src/server/middleware/route-match.ts). */
@@ -78,8 +116,13 @@ export type Admission = { refused: globalThis.Response } | { done: () => void; p
 
 /** The limits above, for the Express chain and for answers given before it. */
 export interface RateLimiter {
-  /** The middleware: every request, by its kind. */
+  /** The middleware before the body is read: the budgets of every request, by its kind. */
   middleware(req: Request, res: Response, next: NextFunction): void;
+  /**
+   * The middleware once the body is read: a paid request's in-flight place (so a body trickled
+   * in holds none), and the free tokens of the messages of a `POST /mcp` batch besides its first.
+   */
+  afterBody(req: Request, res: Response, next: NextFunction): void;
   /**
    * A free request from `address` (the client address as Express would resolve it): `next` once
    * its free budget allows it, else the 429.
@@ -95,8 +138,8 @@ export interface RateLimiter {
   refuseFree(res: ServerResponse, verdict: BucketVerdict): void;
   /**
    * Count one call that is not an HTTP request of its own against the budget its HTTP request
-   * would use. A paid call's in-flight place is taken before this returns, so calls admitted in
-   * one turn of the event loop are counted in the order they were admitted.
+   * would use. A paid call's in-flight place is taken before this first waits, so calls admitted
+   * in one turn of the event loop are counted in the order they were admitted.
    */
   admit(call: CallToAdmit): Promise<Admission>;
 }
@@ -138,26 +181,24 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
   const inFlightRefusal = (payer: string, held: number): Refusal => ({
     budget: "paid_in_flight",
     retryAfterSeconds: 1,
-    message: `${paidInFlightPerPayer} paid calls of ${payer} are already in flight; send this one when one of them has answered. This payment was not looked at, so nothing was charged.`,
+    message: `${paidInFlightPerPayer} paid calls of ${payer} from your address are already in flight; send this one when one of them has answered. This payment was not verified, so nothing was charged.`,
     details: { payer, in_flight: held, max_in_flight: paidInFlightPerPayer },
   });
-  /** Take one of `payer`'s in-flight places; the function gives it back, once. */
-  const takeInFlight = (payer: string): (() => void) | Refusal => {
-    const held = inFlight.get(payer) ?? 0;
+  /** Take one of `payer`'s in-flight places for the client at `address`; the function gives it back, once. */
+  const takeInFlight = (address: string | undefined, payer: string): (() => void) | Refusal => {
+    const key = `${clientKey(address)} ${payer}`;
+    const held = inFlight.get(key) ?? 0;
     if (held >= paidInFlightPerPayer) return inFlightRefusal(payer, held);
-    inFlight.set(payer, held + 1);
+    inFlight.set(key, held + 1);
     let given = false;
     return () => {
       if (given) return;
       given = true;
-      const left = (inFlight.get(payer) ?? 1) - 1;
-      if (left <= 0) inFlight.delete(payer);
-      else inFlight.set(payer, left);
+      const left = (inFlight.get(key) ?? 1) - 1;
+      if (left <= 0) inFlight.delete(key);
+      else inFlight.set(key, left);
     };
   };
-  /** Which budget a request of `kind` with `payer` counts against. */
-  const budgetOf = (kind: "free" | "paid" | "exempt", payer: string | undefined) =>
-    kind === "free" ? free : kind === "paid" && payer === undefined ? challenge : null;
 
   /** `next` when `address` has a token in `buckets`, else the 429; a bucket kept in memory answers without waiting. */
   const limitByBucket = (address: string | undefined, res: ServerResponse, next: () => void, buckets: TokenBuckets, budget: Budget) => {
@@ -173,21 +214,64 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
       next();
     });
   };
+  /** `count` more tokens of `address` from `buckets`: the first refusal, or undefined when all were taken (or the store failed). */
+  const takeTokens = async (buckets: TokenBuckets, address: string | undefined, count: number): Promise<BucketVerdict | undefined> => {
+    const key = clientKey(address);
+    for (let i = 0; i < count; i++) {
+      let verdict: BucketVerdict;
+      try {
+        verdict = buckets.takeNow ? buckets.takeNow(key, now()) : await buckets.take(key, now());
+      } catch (error) {
+        log.warn("rate limit not checked: the bucket store failed", { error: error as Error });
+        return undefined;
+      }
+      if (!verdict.allowed) return verdict;
+    }
+    return undefined;
+  };
 
   const middleware = function rateLimitMiddleware(req: Request, res: Response, next: NextFunction): void {
     const kind = kindOfRequest(req);
-    const payer = kind === "paid" && paidInFlightPerPayer > 0 ? payerIn(paymentOf(req)) : undefined;
-    // No payment, or a header that does not decode (the gate refuses it with the challenge): the challenge budget.
-    const buckets = budgetOf(kind, payer);
-    if (kind === "exempt" || (payer === undefined && buckets === null)) {
+    const address = req.ip ?? req.socket.remoteAddress;
+    if (kind === "exempt") {
       next();
       return;
     }
-    if (payer === undefined) {
-      limitByBucket(req.ip ?? req.socket.remoteAddress, res, next, buckets as TokenBuckets, kind === "free" ? "free" : "challenge");
+    if (kind === "free") {
+      if (free === null) next();
+      else limitByBucket(address, res, next, free, "free");
       return;
     }
-    const taken = takeInFlight(payer);
+    if (challenge === null) {
+      next();
+      return;
+    }
+    const decoded = paymentOf(req);
+    // No payment, or a header that does not decode (the gate refuses it with the challenge): the challenge budget.
+    if (decoded === undefined || isProblem(decoded)) {
+      limitByBucket(address, res, next, challenge, "challenge");
+      return;
+    }
+    // A payer's address is public and a junk signature costs nothing to make: only the payer's own
+    // signature frees a request from the challenge budget; anything else would reach the ledger
+    // and the facilitator at no cost to its sender.
+    options.signedByPayer(decoded).then((signed) => (signed ? next() : limitByBucket(address, res, next, challenge, "challenge")), next);
+  };
+  const afterBody = function rateLimitAfterBody(req: Request, res: Response, next: NextFunction): void {
+    const address = req.ip ?? req.socket.remoteAddress;
+    if (req.method === "POST" && req.path === "/mcp" && free !== null) {
+      const extra = mcpExtraRequests(req.body);
+      if (extra > 0) {
+        takeTokens(free, address, extra).then((refused) => (refused ? refuse(res, bucketRefusal(free, "free", refused)) : next()), next);
+        return;
+      }
+    }
+    const payer = paidInFlightPerPayer > 0 && kindOfRequest(req) === "paid" ? payerIn(paymentOf(req)) : undefined;
+    if (payer === undefined) {
+      next();
+      return;
+    }
+    const taken = takeInFlight(address, payer);
     if (typeof taken !== "function") {
       refuse(res, taken);
       return;
@@ -197,29 +281,29 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
   };
   const admit = async (call: CallToAdmit): Promise<Admission> => {
     const kind = call.route.price === null ? "free" : "paid";
-    // The payer a payment header names (unverified); none when the header is not a readable payment.
-    const decoded = kind === "paid" && paidInFlightPerPayer > 0 && call.payment !== undefined ? options.decode(call.payment) : undefined;
+    const decoded = kind === "paid" && call.payment !== undefined ? options.decode(call.payment) : undefined;
     const payer = payerIn(decoded);
-    const admitted = (done: () => void): Admission => ({ done, ...(decoded ? { payment: decoded } : {}) });
-    if (payer !== undefined) {
-      const taken = takeInFlight(payer);
-      return typeof taken === "function" ? admitted(taken) : { refused: refusal(taken) };
+    // The place is taken before anything is awaited, so the calls of one batch are counted in order.
+    let done = () => {};
+    if (payer !== undefined && paidInFlightPerPayer > 0) {
+      const taken = takeInFlight(call.address, payer);
+      if (typeof taken !== "function") return { refused: refusal(taken) };
+      done = taken;
     }
-    const buckets = budgetOf(kind, payer);
-    if (buckets === null) return admitted(() => {});
+    const admitted = (): Admission => ({ done, ...(decoded ? { payment: decoded } : {}) });
+    const buckets = kind === "free" ? free : challenge;
+    if (buckets === null) return admitted();
+    // As over HTTP: a payment frees the call from the challenge budget only with its payer's own signature.
+    if (payer !== undefined && (await options.signedByPayer(decoded as DecodedPayment))) return admitted();
     const budget: Budget = kind === "free" ? "free" : "challenge";
-    const key = clientKey(call.address);
-    let verdict: BucketVerdict;
-    try {
-      verdict = buckets.takeNow ? buckets.takeNow(key, now()) : await buckets.take(key, now());
-    } catch (error) {
-      log.warn("rate limit not checked: the bucket store failed", { error: error as Error });
-      return admitted(() => {});
-    }
-    return verdict.allowed ? admitted(() => {}) : { refused: refusal(bucketRefusal(buckets, budget, verdict)) };
+    const refused = await takeTokens(buckets, call.address, 1);
+    if (refused === undefined) return admitted();
+    done();
+    return { refused: refusal(bucketRefusal(buckets, budget, refused)) };
   };
   return {
     middleware,
+    afterBody,
     free(address, res, next) {
       if (free === null) next();
       else limitByBucket(address, res, next, free, "free");
