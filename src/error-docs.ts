@@ -139,7 +139,7 @@ export const ERROR_DOCS = {
   rate_limited: {
     status: 429,
     title: "Rate limited",
-    when: "Your address sent more free requests than its budget allows (RATE_LIMIT_PER_MINUTE a minute, 120 unless the operator changed it; details.budget is free), asked for far more unpaid 402 challenges than any paying client needs (details.budget is challenge; a payment header not signed by the payer it names counts as unpaid), or one payer already has 8 paid calls in flight from your address (details.budget is paid_in_flight). Sent with Retry-After. A refused paid call was refused before its payment was verified, so nothing was charged.",
+    when: "Your address sent more free requests than its budget allows (RATE_LIMIT_PER_MINUTE a minute, 120 unless the operator changed it; details.budget is free), asked for far more unpaid 402 challenges than any paying client needs (details.budget is challenge; past as many payment headers, one not signed by the payer it names counts as unpaid), or one payer already has 8 paid calls in flight from your address (details.budget is paid_in_flight). Sent with Retry-After. A refused paid call was refused before its payment was verified, so nothing was charged.",
     fix: "Wait the Retry-After seconds and send the request again, and pace free requests below the budget given in details.per_minute. For paid_in_flight, wait for one of your calls in flight to answer first. Paid calls themselves are not rate limited.",
     charged: false,
   },

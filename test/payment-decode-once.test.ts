@@ -4,7 +4,7 @@
  * parsed once (for the checks before charging, the validation and the function), over HTTP and
  * over MCP, on the real service and the devnet. The EVM scheme's decoder is wrapped in a counter
  * (the same function, counted); `JSON.parse` is watched for the body's exact text. The payer's
- * signature is recovered once per request, though the rate limits and the gate both ask for it.
+ * signature is recovered at most once per request, though the rate limits and the gate both may ask.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { RunningService } from "../src/server/service.ts";
@@ -81,8 +81,8 @@ describe("a paid call decodes its payment header once and parses its body once",
   });
 });
 
-describe("a paid call recovers its payer's signature once", () => {
-  it("when the rate limits and the gate both ask: a replay of a settled payment", async () => {
+describe("a paid call recovers its payer's signature at most once", () => {
+  it("none within the payments' rate budget, one when the gate reads a replay of a settled payment", async () => {
     const url = `${service.url}/api/payment-verify`;
     const body = JSON.stringify({ tx_hash: `0x${"d3".repeat(32)}` });
     const header = await signPayment(await challengeOf(url, { method: "POST" }), buyerAccount(5));
@@ -90,12 +90,25 @@ describe("a paid call recovers its payer's signature once", () => {
     decodes.signatureChecks = 0;
     const first = await post();
     await first.arrayBuffer();
-    expect([first.status, decodes.signatureChecks]).toEqual([200, 1]);
-    // The same authorisation again is known to the ledger, so the gate checks the signature too:
-    // the answer is given again, from the one recovery the rate limits made.
+    expect([first.status, decodes.signatureChecks]).toEqual([200, 0]);
+    // The same authorisation again is known to the ledger, so the gate checks the signature.
     decodes.signatureChecks = 0;
     const again = await post();
     await again.arrayBuffer();
     expect([again.status, decodes.signatureChecks]).toEqual([200, 1]);
+  });
+
+  it("when the rate limits and the gate both ask, the check runs once (signedOnce)", async () => {
+    const { signedOnce } = await import("../src/payments/payload.ts");
+    let runs = 0;
+    const check = signedOnce(async () => {
+      runs++;
+      return true;
+    });
+    const decoded = { payload: {} } as unknown as Parameters<typeof check>[0];
+    expect(await Promise.all([check(decoded), check(decoded)])).toEqual([true, true]);
+    expect(runs).toBe(1);
+    await check({ payload: {} } as unknown as Parameters<typeof check>[0]);
+    expect(runs).toBe(2);
   });
 });

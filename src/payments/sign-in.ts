@@ -10,15 +10,14 @@
 import { randomBytes } from "node:crypto";
 import { SiweMessage } from "@signinwithethereum/siwe";
 import { parseSIWxHeader, validateSIWxMessage } from "@x402/extensions/sign-in-with-x";
-import secp256k1 from "secp256k1";
-import { bytesToHex, getAddress, hashMessage, hexToBytes, isAddress } from "viem";
-import { publicKeyToAddress } from "viem/accounts";
+import { getAddress, hashMessage, isAddress } from "viem";
 import type { RouteDef } from "../../spec/route.ts";
 import type { NetworkId } from "../config.ts";
 import type { Queryable } from "../store/store.ts";
 import { payableFromBalance } from "./balances.ts";
 import { useSiwxNonce } from "./kept-answers.ts";
 import type { PayloadProblem } from "./payload.ts";
+import { signedBy } from "./payload.ts";
 
 /** The request header carrying the proof. */
 export const SIWX_HEADER = "sign-in-with-x";
@@ -105,15 +104,7 @@ function signedByItsWallet(payload: ReturnType<typeof parseSIWxHeader>): boolean
     address: getAddress(address),
     chainId: Number(payload.chainId.slice("eip155:".length)),
   }).prepareMessage();
-  try {
-    const bytes = hexToBytes(signature as `0x${string}`);
-    const v = bytes[64] as number;
-    if (bytes.length !== 65 || ![0, 1, 27, 28].includes(v)) return false;
-    const key = secp256k1.ecdsaRecover(bytes.subarray(0, 64), v % 27, hexToBytes(hashMessage(text)), false);
-    return publicKeyToAddress(bytesToHex(key)).toLowerCase() === address.toLowerCase();
-  } catch {
-    return false;
-  }
+  return signedBy(address, hashMessage(text), signature);
 }
 
 /** Use the sign-in's nonce: false when another request used it first (a replay). */

@@ -40,6 +40,11 @@ export interface RateLimitOptions {
   free: TokenBuckets | null;
   /** The budget of unpaid challenges; null: not limited. */
   challenge: TokenBuckets | null;
+  /**
+   * Payment headers' own budget, as large as the challenge budget (null when that is): past it,
+   * only a payment carrying its payer's own signature goes on.
+   */
+  payments: TokenBuckets | null;
   /** Paid calls one payer may have in flight; 0: not limited. */
   paidInFlightPerPayer: number;
   /** How the site's payment scheme reads a payer from a payment header (an MCP call's). */
@@ -146,7 +151,7 @@ export interface RateLimiter {
 
 /** The three limits above: the middleware, and the free budget alone. */
 export function rateLimiter(options: RateLimitOptions): RateLimiter {
-  const { free, challenge, paidInFlightPerPayer, log, onRefusal } = options;
+  const { free, challenge, payments, paidInFlightPerPayer, log, onRefusal } = options;
   const now = options.now ?? Date.now;
   const inFlight = new Map<string, number>();
 
@@ -252,10 +257,16 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
       limitByBucket(address, res, next, challenge, "challenge");
       return;
     }
-    // A payer's address is public and a junk signature costs nothing to make: only the payer's own
-    // signature frees a request from the challenge budget; anything else would reach the ledger
-    // and the facilitator at no cost to its sender.
-    options.signedByPayer(decoded).then((signed) => (signed ? next() : limitByBucket(address, res, next, challenge, "challenge")), next);
+    // A payer's address is public and a junk signature costs nothing to make: payment headers have
+    // a budget of their own, and past it only the payer's own signature lets one on (a real payer is
+    // never refused). Junk then reaches the ledger and the facilitator no faster than unpaid
+    // challenges, and a payment within the budget costs no signature check here.
+    const verdict = payments?.takeNow?.(clientKey(address), now());
+    if (!verdict || verdict.allowed) {
+      next();
+      return;
+    }
+    options.signedByPayer(decoded).then((signed) => (signed ? next() : refuse(res, bucketRefusal(challenge, "challenge", verdict))), next);
   };
   const afterBody = function rateLimitAfterBody(req: Request, res: Response, next: NextFunction): void {
     const address = req.ip ?? req.socket.remoteAddress;
@@ -293,10 +304,11 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
     const admitted = (): Admission => ({ done, ...(decoded ? { payment: decoded } : {}) });
     const buckets = kind === "free" ? free : challenge;
     if (buckets === null) return admitted();
-    // As over HTTP: a payment frees the call from the challenge budget only with its payer's own signature.
-    if (payer !== undefined && (await options.signedByPayer(decoded as DecodedPayment))) return admitted();
+    // As over HTTP: a payment takes from the payments' budget, and past it goes on only with its payer's own signature.
+    const paying = payer !== undefined && payments !== null;
     const budget: Budget = kind === "free" ? "free" : "challenge";
-    const refused = await takeTokens(buckets, call.address, 1);
+    const refused = await takeTokens(paying ? payments : buckets, call.address, 1);
+    if (refused !== undefined && paying && (await options.signedByPayer(decoded as DecodedPayment))) return admitted();
     if (refused === undefined) return admitted();
     done();
     return { refused: refusal(bucketRefusal(buckets, budget, refused)) };
