@@ -32,8 +32,8 @@ function verdict(tokensLeft: number, allowed: boolean, perMs: number): BucketVer
   return { allowed, retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((1 - tokensLeft) / perMs / 1000)) };
 }
 
-/** Buckets in this process's memory; idle ones are dropped once a minute. */
-export function memoryBuckets(perMinute: number): TokenBuckets {
+/** Buckets in this process's memory, which always answer without waiting; idle ones are dropped once a minute. */
+export function memoryBuckets(perMinute: number): Required<TokenBuckets> {
   const perMs = perMinute / 60_000;
   const buckets = new Map<string, { tokens: number; at: number }>();
   let swept = 0;

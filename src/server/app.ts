@@ -190,7 +190,6 @@ export function createApp({
   const limiter = rateLimiter({
     free: freePerMinute === 0 ? null : store.engine === "postgres" ? storeBuckets(store, freePerMinute) : memoryBuckets(freePerMinute),
     challenge: challengePerMinute === 0 ? null : memoryBuckets(challengePerMinute),
-    payments: challengePerMinute === 0 ? null : memoryBuckets(challengePerMinute),
     paidInFlightPerPayer,
     decode: gate.scheme.decode,
     signedByPayer: gate.scheme.signedByPayer,

@@ -25,7 +25,7 @@ import type { RouteDef } from "../../../spec/route.ts";
 import { errorBody, ServiceError } from "../../errors.ts";
 import { isObject } from "../../json.ts";
 import { clientKey } from "../../limits/client-key.ts";
-import { ALLOWED, type BucketVerdict, type TokenBuckets } from "../../limits/token-buckets.ts";
+import { ALLOWED, type BucketVerdict, memoryBuckets, type TokenBuckets } from "../../limits/token-buckets.ts";
 import type { Logger } from "../../log.ts";
 import { type DecodedPayment, isProblem, type PayloadProblem } from "../../payments/payload.ts";
 import { type PaymentDecoder, paymentOf, routeOf } from "./route-match.ts";
@@ -38,13 +38,11 @@ export type Budget = "free" | "challenge" | "paid_in_flight";
 export interface RateLimitOptions {
   /** The free budget; null: free requests are not limited. */
   free: TokenBuckets | null;
-  /** The budget of unpaid challenges; null: not limited. */
-  challenge: TokenBuckets | null;
   /**
-   * Payment headers' own budget, as large as the challenge budget (null when that is): past it,
-   * only a payment carrying its payer's own signature goes on.
+   * The budget of unpaid challenges; null: not limited. Payment headers get a budget of their own
+   * as large, in memory: past it, only a payment carrying its payer's own signature goes on.
    */
-  payments: TokenBuckets | null;
+  challenge: TokenBuckets | null;
   /** Paid calls one payer may have in flight; 0: not limited. */
   paidInFlightPerPayer: number;
   /** How the site's payment scheme reads a payer from a payment header (an MCP call's). */
@@ -151,7 +149,9 @@ export interface RateLimiter {
 
 /** The three limits above: the middleware, and the free budget alone. */
 export function rateLimiter(options: RateLimitOptions): RateLimiter {
-  const { free, challenge, payments, paidInFlightPerPayer, log, onRefusal } = options;
+  const { free, challenge, paidInFlightPerPayer, log, onRefusal } = options;
+  // Payment headers' own budget, there exactly when the challenge budget is.
+  const payments = challenge && memoryBuckets(challenge.perMinute);
   const now = options.now ?? Date.now;
   const inFlight = new Map<string, number>();
 
@@ -247,7 +247,7 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
       else limitByBucket(address, res, next, free, "free");
       return;
     }
-    if (challenge === null) {
+    if (challenge === null || payments === null) {
       next();
       return;
     }
@@ -261,8 +261,8 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
     // a budget of their own, and past it only the payer's own signature lets one on (a real payer is
     // never refused). Junk then reaches the ledger and the facilitator no faster than unpaid
     // challenges, and a payment within the budget costs no signature check here.
-    const verdict = payments?.takeNow?.(clientKey(address), now());
-    if (!verdict || verdict.allowed) {
+    const verdict = payments.takeNow(clientKey(address), now());
+    if (verdict.allowed) {
       next();
       return;
     }
