@@ -28,6 +28,7 @@ import { clientKey } from "../../limits/client-key.ts";
 import { ALLOWED, type BucketVerdict, memoryBuckets, type TokenBuckets } from "../../limits/token-buckets.ts";
 import type { Logger } from "../../log.ts";
 import { type DecodedPayment, isProblem, type PayloadProblem } from "../../payments/payload.ts";
+import { storedAddress } from "../../store/dialect.ts";
 import { type PaymentDecoder, paymentOf, routeOf } from "./route-match.ts";
 import { sendError } from "./send-error.ts";
 
@@ -64,9 +65,13 @@ const STATIC_FILE = /\.(?:css|js|mjs|map|svg|png|ico|jpg|jpeg|webp|gif|woff2?|tx
 /** Static files and `/metrics`, which are not counted. */
 const isExempt = (path: string) => path === "/metrics" || path.startsWith("/_astro/") || STATIC_FILE.test(path);
 
-/** The payer a decoded payment header names (unverified), or undefined when there is none or it is not a readable payment. */
+/**
+ * The payer a decoded payment header names (unverified), or undefined when there is none or it is
+ * not a readable payment; as the ledger keeps it, since only EVM addresses ignore case (Solana's
+ * base58 does not).
+ */
 function payerIn(decoded: ReturnType<PaymentDecoder> | undefined): string | undefined {
-  return decoded === undefined || isProblem(decoded) ? undefined : decoded.authorization.from.toLowerCase();
+  return decoded === undefined || isProblem(decoded) ? undefined : storedAddress(decoded.authorization.from);
 }
 
 const JSON_SPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
