@@ -298,7 +298,8 @@ export class PerCallPayment {
         }
       : {};
     const row = (reason: string) => this.notCharged(attempt, presented, 200, reason, paid);
-    const kept = await keptAnswerOf(store, paid.payer, paid.nonce);
+    // A debit from a balance (request_hash "") records no request, so no kept answer can be its.
+    const kept = paid.request_hash === "" ? undefined : await keptAnswerOf(store, paid.payer, paid.nonce);
     if (kept && kept.requestHash === paid.request_hash && kept.requestHash === attempt.requestHash) {
       await row(reread ?? "paid_retry: kept answer replayed");
       log.info("paid retry: kept answer replayed", { payer: paid.payer, tx: paid.settlement_tx });
