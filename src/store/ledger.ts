@@ -174,7 +174,7 @@ async function openFreshAttemptInSteps(
 }
 
 /** Why a row of a payment settled on another row is not counted. */
-export const SETTLED_ONCE = "same_payment_settled_once";
+const SETTLED_ONCE = "same_payment_settled_once";
 
 /**
  * Whether another row of the updated row's payment (payer, nonce) is settled. One authorisation
@@ -198,7 +198,7 @@ export const supersedeRows = (db: Queryable, param: string) =>
     where ${inArray(db, "id", param, "bigint")} and outcome in ('pending', 'settlement_unknown')`;
 
 /** Whether `error` is PostgreSQL refusing a second settled row of one payment (`ledger_settled_once`). */
-export function settledTwice(error: unknown): boolean {
+function settledTwice(error: unknown): boolean {
   const e = error as { code?: string; constraint?: string } | null;
   return e?.code === "23505" && e.constraint === "ledger_settled_once";
 }
