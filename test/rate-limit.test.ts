@@ -284,29 +284,52 @@ describe("a payer's calls in flight, against a stranger naming the payer", () =>
     await service.close();
   });
 
-  it("are not held by 8 requests from another client that name the payer and never send their body", async () => {
-    const buyer = buyerAccount(3);
-    const url = `${service.url}/api/payment-verify`;
-    const challenge = await challengeOf(url, { method: "POST", headers: { "X-Forwarded-For": "203.0.113.2" } });
-    const template = await signPayment(challenge, buyer);
+  /**
+   * 8 connections from the client at `forwardedFor`, each with the headers of a paid call naming
+   * `payer` (a junk signature) and a declared body that never comes.
+   */
+  async function stallPaidBodies(template: string, payer: `0x${string}`, forwardedFor: string): Promise<void> {
     const { hostname, port } = new URL(service.url);
-    // Client A: 8 connections, each with the headers of a paid call naming buyer 3 (a junk
-    // signature) and a declared body that never comes.
     for (let i = 0; i < 8; i++) {
       const socket = connect(Number(port), hostname);
       sockets.push(socket);
       socket.on("error", () => {});
       socket.write(
-        `POST /api/payment-verify HTTP/1.1\r\nHost: ${hostname}:${port}\r\nX-Forwarded-For: 203.0.113.1\r\n` +
-          `Content-Type: application/json\r\nContent-Length: 60000\r\nPAYMENT-SIGNATURE: ${junkPayment(template, buyer.address).header}\r\n\r\n`,
+        `POST /api/payment-verify HTTP/1.1\r\nHost: ${hostname}:${port}\r\nX-Forwarded-For: ${forwardedFor}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: 60000\r\nPAYMENT-SIGNATURE: ${junkPayment(template, payer).header}\r\n\r\n`,
       );
     }
     await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+
+  it("are not held by 8 requests from another client that name the payer and never send their body", async () => {
+    const buyer = buyerAccount(3);
+    const url = `${service.url}/api/payment-verify`;
+    const challenge = await challengeOf(url, { method: "POST", headers: { "X-Forwarded-For": "203.0.113.2" } });
+    const template = await signPayment(challenge, buyer);
+    // Client A stalls 8 calls naming buyer 3.
+    await stallPaidBodies(template, buyer.address, "203.0.113.1");
     // Client B: buyer 3's own signed payment is answered.
     const res = await fetch(url, {
       method: "POST",
       headers: { "content-type": "application/json", "PAYMENT-SIGNATURE": template, "X-Forwarded-For": "203.0.113.2" },
       body: JSON.stringify({ tx_hash: `0x${"c7".repeat(32)}` }),
+    });
+    expect(res.status).toBe(200);
+  });
+
+  it("are not held by 8 requests from the payer's own client address that never send their body: a place is taken once the body is in", async () => {
+    const buyer = buyerAccount(4);
+    const url = `${service.url}/api/payment-verify`;
+    const challenge = await challengeOf(url, { method: "POST", headers: { "X-Forwarded-For": "203.0.113.3" } });
+    const template = await signPayment(challenge, buyer);
+    // The stalled calls share the real payer's key (client address and payer): only taking the
+    // place after the body keeps them from holding all 8.
+    await stallPaidBodies(template, buyer.address, "203.0.113.3");
+    const res = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", "PAYMENT-SIGNATURE": template, "X-Forwarded-For": "203.0.113.3" },
+      body: JSON.stringify({ tx_hash: `0x${"c8".repeat(32)}` }),
     });
     expect(res.status).toBe(200);
   });
