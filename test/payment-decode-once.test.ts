@@ -98,7 +98,7 @@ describe("a paid call recovers its payer's signature at most once", () => {
     expect([again.status, decodes.signatureChecks]).toEqual([200, 1]);
   });
 
-  it("when the rate limits and the gate both ask, the check runs once (signedOnce)", async () => {
+  it("signedOnce runs the check once per decoded payment, even for two asks at once, and again for another payment", async () => {
     const { signedOnce } = await import("../src/payments/payload.ts");
     let runs = 0;
     const check = signedOnce(async () => {
