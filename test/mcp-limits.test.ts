@@ -42,6 +42,26 @@ function detailsOf(answer: Answer | undefined): unknown {
   return (answer?.result?.structuredContent as { error?: { details?: unknown } } | undefined)?.error?.details;
 }
 
+/** The JSON-RPC answer refusing call `id` with -32602: `message`, naming the field in the service's own error. */
+function invalidParams(id: number, message: string, field: string, expected: string) {
+  return {
+    jsonrpc: "2.0",
+    id,
+    error: {
+      code: -32602,
+      message: `MCP error -32602: ${message}`,
+      data: {
+        error: {
+          code: "invalid_request",
+          message,
+          details: { fields: [{ field, expected }] },
+          docs: "/errors#invalid_request",
+        },
+      },
+    },
+  };
+}
+
 async function authorizationUsed(header: string): Promise<boolean> {
   const { payload } = decodePaymentSignatureHeader(header) as unknown as {
     payload: { authorization: { from: `0x${string}`; nonce: `0x${string}` } };
@@ -232,24 +252,7 @@ describe("POST /mcp: malformed calls are -32602, as HTTP refuses them with 400",
     const { status, answers } = await mcpRpc(service.url, body);
     expect(status).toBe(200);
     const message = "The request nests deeper than 64 levels in its arguments.";
-    expect(answers).toEqual([
-      {
-        jsonrpc: "2.0",
-        id: 7,
-        error: {
-          code: -32602,
-          message: `MCP error -32602: ${message}`,
-          data: {
-            error: {
-              code: "invalid_request",
-              message,
-              details: { fields: [{ field: "params.arguments", expected: "a JSON object nested at most 64 levels deep" }] },
-              docs: "/errors#invalid_request",
-            },
-          },
-        },
-      },
-    ]);
+    expect(answers).toEqual([invalidParams(7, message, "params.arguments", "a JSON object nested at most 64 levels deep")]);
   });
 
   it("refuses a body over 64 KiB with the same 413 as HTTP, before any call runs", async () => {
@@ -280,24 +283,7 @@ describe("POST /mcp: malformed calls are -32602, as HTTP refuses them with 400",
   it("answers a tools/call without params with -32602 naming the field, without a schema dump", async () => {
     const { answers } = await mcpRpc(service.url, { jsonrpc: "2.0", id: 1, method: "tools/call" });
     const message = "Invalid tools/call: params must be an object {name, arguments?, _meta?}.";
-    expect(answers).toEqual([
-      {
-        jsonrpc: "2.0",
-        id: 1,
-        error: {
-          code: -32602,
-          message: `MCP error -32602: ${message}`,
-          data: {
-            error: {
-              code: "invalid_request",
-              message,
-              details: { fields: [{ field: "params", expected: "an object {name, arguments?, _meta?}" }] },
-              docs: "/errors#invalid_request",
-            },
-          },
-        },
-      },
-    ]);
+    expect(answers).toEqual([invalidParams(1, message, "params", "an object {name, arguments?, _meta?}")]);
   });
 
   it("answers a too-deep request batched with only notifications with its -32602, not the notifications' empty 202", async () => {
@@ -306,24 +292,7 @@ describe("POST /mcp: malformed calls are -32602, as HTTP refuses them with 400",
     const { status, answers } = await mcpRpc(service.url, body);
     expect(status).toBe(200);
     const message = "The request nests deeper than 64 levels in its arguments.";
-    expect(answers).toEqual([
-      {
-        jsonrpc: "2.0",
-        id: 1,
-        error: {
-          code: -32602,
-          message: `MCP error -32602: ${message}`,
-          data: {
-            error: {
-              code: "invalid_request",
-              message,
-              details: { fields: [{ field: "params.arguments", expected: "a JSON object nested at most 64 levels deep" }] },
-              docs: "/errors#invalid_request",
-            },
-          },
-        },
-      },
-    ]);
+    expect(answers).toEqual([invalidParams(1, message, "params.arguments", "a JSON object nested at most 64 levels deep")]);
   });
 
   it("refuses a string payment or sign-in in _meta that cannot be an HTTP header with -32602 naming the field, charging nothing", async () => {
