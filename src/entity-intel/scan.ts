@@ -230,7 +230,7 @@ export function coverage(window: ScanWindow, result: { coveredFrom: number; trun
     from_block: window.fromBlock,
     to_block: window.toBlock,
     truncated: result.truncated,
-    covered_from_block: result.truncated ? result.coveredFrom : window.fromBlock,
+    covered_from_block: result.coveredFrom,
     budget: budget.report(),
   };
 }
