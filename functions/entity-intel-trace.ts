@@ -47,7 +47,7 @@ export default defineFunction(trace, async (input, ctx) => {
     const fresh = [...new Set(freshLogs.map((l) => l.token))];
     if (fresh.length === 0) return;
     for (const t of fresh) asked.add(t);
-    const [i, p] = await Promise.all([tokenInfos(ctx.chain, fresh), cappedPrices(prices, freshLogs, pricesLeft)]);
+    const [i, p] = await Promise.all([tokenInfos(ctx.chain, fresh), cappedPrices(prices, freshLogs, { max: pricesLeft })]);
     pricesLeft -= Math.min(pricesLeft, fresh.length);
     for (const [t, v] of i) infos.set(t, v);
     for (const [t, v] of p.priced) priced.set(t, v);
