@@ -11,7 +11,7 @@ import { WETH_ADDRESS } from "../src/chain/addresses.ts";
 import { readChain, readMulticall } from "../src/chain/rpc-error.ts";
 import { defineFunction, type RouteOutput } from "../src/context.ts";
 import { describe, factsOf, tokenInfos, UsdSum } from "../src/entity-intel/entities.ts";
-import { cappedPrices, MAX_PRICED_TOKENS } from "../src/entity-intel/pricing.ts";
+import { cappedPrices } from "../src/entity-intel/pricing.ts";
 import { bothWays, coverage, DEFAULT_BUDGET, resolveWindow, ScanBudget, scanBudgeted } from "../src/entity-intel/scan.ts";
 
 export default defineFunction(portfolio, async (input, ctx) => {
@@ -36,7 +36,7 @@ export default defineFunction(portfolio, async (input, ctx) => {
         contracts: tokens.map((token) => ({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [address] }) as const),
       }),
     ),
-    cappedPrices(prices, result.logs, MAX_PRICED_TOKENS, [usdc, WETH_ADDRESS]),
+    cappedPrices(prices, result.logs, { first: [usdc, WETH_ADDRESS] }),
   ]);
 
   type Answer = RouteOutput<typeof portfolio>;

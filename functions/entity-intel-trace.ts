@@ -12,7 +12,8 @@ import { smallestWorth, usdValue } from "../src/analytics/usd-value.ts";
 import { TRANSFER_TOPIC, type TransferLog, transfersOf } from "../src/chain/log-scanner.ts";
 import { toChainError } from "../src/chain/rpc-error.ts";
 import { defineFunction } from "../src/context.ts";
-import { describe, type EntityFacts, factsOf, pricesOf, type TokenInfo, tokenInfos } from "../src/entity-intel/entities.ts";
+import { describe, type EntityFacts, factsOf, type pricesOf, type TokenInfo, tokenInfos } from "../src/entity-intel/entities.ts";
+import { cappedPrices, MAX_PRICED_TOKENS } from "../src/entity-intel/pricing.ts";
 import { DEFAULT_BUDGET, resolveWindow, ScanBudget, scanBudgeted } from "../src/entity-intel/scan.ts";
 import { tokenAddressOf } from "../src/entity-intel/token-input.ts";
 import { InvalidRequestError, NotFoundError } from "../src/errors.ts";
@@ -31,19 +32,25 @@ export default defineFunction(trace, async (input, ctx) => {
   const window = await resolveWindow(scanner, input.blocks ?? ENTITY_LIMITS.blocks, input.to_block);
   const out = direction === "out";
 
-  // Prices and decimals of every token met, fetched as tokens appear.
+  // Prices and decimals of every token met, fetched as tokens appear. Like the other entity
+  // routes, one answer asks prices for at most MAX_PRICED_TOKENS tokens over all its hops (the
+  // most active of each hop's new ones while any are left), since every price call spends the
+  // DexScreener rate limit the whole service shares; a token past it stays unpriced.
   const infos = new Map<Address, TokenInfo>();
   const priced = new Map<Address, Awaited<ReturnType<typeof pricesOf>> extends Map<Address, infer P> ? P : never>();
   const asked = new Set<Address>();
+  let pricesLeft = MAX_PRICED_TOKENS;
   /** The smallest amount of each token met that is worth minUsd (none: unpriced, never qualifies). */
   const leastOf = new Map<Address, bigint>();
-  const learn = async (tokens: Address[]) => {
-    const fresh = [...new Set(tokens)].filter((t) => !asked.has(t));
+  const learn = async (logs: readonly TransferLog[]) => {
+    const freshLogs = logs.filter((l) => !asked.has(l.token));
+    const fresh = [...new Set(freshLogs.map((l) => l.token))];
     if (fresh.length === 0) return;
     for (const t of fresh) asked.add(t);
-    const [i, p] = await Promise.all([tokenInfos(ctx.chain, fresh), pricesOf(prices, fresh)]);
+    const [i, p] = await Promise.all([tokenInfos(ctx.chain, fresh), cappedPrices(prices, freshLogs, { max: pricesLeft })]);
+    pricesLeft -= Math.min(pricesLeft, fresh.length);
     for (const [t, v] of i) infos.set(t, v);
-    for (const [t, v] of p) priced.set(t, v);
+    for (const [t, v] of p.priced) priced.set(t, v);
     // Worked out once per token rather than once per transfer scanned.
     for (const t of fresh) {
       const info = infos.get(t);
@@ -123,7 +130,7 @@ export default defineFunction(trace, async (input, ctx) => {
     // Read as the scanner reads Transfer logs: ERC-20's only (ERC-721's indexed token id makes a fourth topic).
     const transfers = receipt.logs.filter((log) => log.topics[0] === TRANSFER_TOPIC);
     const logs = transfersOf(transfers, undefined).filter((log) => !token || log.token === token);
-    await learn(logs.map((l) => l.token));
+    await learn(logs);
     const edges = logs.filter(qualifies);
     for (const e of edges) {
       const start = out ? e.from : e.to;
@@ -162,7 +169,7 @@ export default defineFunction(trace, async (input, ctx) => {
       truncated = true;
       break;
     }
-    await learn(result.logs.map((l) => l.token));
+    await learn(result.logs);
     const edges: TransferLog[] = [];
     const fresh: Node[] = [];
     for (const node of expanding) {

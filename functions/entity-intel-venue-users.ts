@@ -96,7 +96,7 @@ export default defineFunction(venueUsers, async (input, ctx) => {
     flagged_funders: flaggedFunders,
     flagged_funders_scan: {
       truncated: funding.truncated,
-      covered_from_block: funding.truncated ? funding.coveredFrom : window.fromBlock,
+      covered_from_block: funding.coveredFrom,
     },
     unpriced_tokens: tokens.filter((t) => !priced.has(t) || !infos.has(t)),
     tokens_not_looked_up: notLookedUp,

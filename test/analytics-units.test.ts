@@ -8,7 +8,7 @@ import { parseLabelsFile } from "../src/analytics/labels.ts";
 import { ENDPOINT_METHODS, METHOD_FACTS, methodologyFor } from "../src/analytics/methodology.ts";
 import { priceFromPairs } from "../src/analytics/price-source.ts";
 import { scoreSentiment } from "../src/analytics/sentiment.ts";
-import { divideDecimals, exactTimes, parseDecimal, smallestWorth, usdAtLeast, usdOf, usdValue } from "../src/analytics/usd-value.ts";
+import { divideDecimals, exactTimes, parseDecimal, smallestWorth, usdOf, usdValue } from "../src/analytics/usd-value.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { tvlFromSeries } from "../src/upstreams/defillama.ts";
 import { basePairsDeepestFirst, type DexPair } from "../src/upstreams/dexscreener.ts";
@@ -18,11 +18,16 @@ import { startTestService } from "./support/service.ts";
 describe("exact USD arithmetic", () => {
   it("compares thresholds on integers, with no rounding at the line", () => {
     const price = parseDecimal("1.0001");
-    expect(usdAtLeast(99_990_000_999n, 6, price, 100_000)).toBe(false); // 99,990.000999 USDC = 99,999.9999990999 USD
-    expect(usdAtLeast(99_990_001_000n, 6, price, 100_000)).toBe(true); // 99,990.001 USDC = 100,000.0000001 USD
-    expect(usdAtLeast(10n ** 18n, 18, parseDecimal("3120.45"), 3120.45)).toBe(true);
-    expect(usdAtLeast(10n ** 18n - 1n, 18, parseDecimal("3120.45"), 3120.45)).toBe(false);
-    expect(usdAtLeast(1n, 6, price, 0)).toBe(true);
+    // An amount qualifies when it is at least the smallest amount worth the threshold, as the scans compare.
+    const worth = (amount: bigint, decimals: number, at: ReturnType<typeof parseDecimal>, minUsd: number) => {
+      const least = smallestWorth(minUsd, decimals, at);
+      return least !== null && amount >= least;
+    };
+    expect(worth(99_990_000_999n, 6, price, 100_000)).toBe(false); // 99,990.000999 USDC = 99,999.9999990999 USD
+    expect(worth(99_990_001_000n, 6, price, 100_000)).toBe(true); // 99,990.001 USDC = 100,000.0000001 USD
+    expect(worth(10n ** 18n, 18, parseDecimal("3120.45"), 3120.45)).toBe(true);
+    expect(worth(10n ** 18n - 1n, 18, parseDecimal("3120.45"), 3120.45)).toBe(false);
+    expect(worth(1n, 6, price, 0)).toBe(true);
   });
 
   it("finds the fewest units worth a threshold, as pricing each amount would decide", () => {

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { LabelBook, parseLabelsFile } from "../src/analytics/labels.ts";
 import { parseDecimal } from "../src/analytics/usd-value.ts";
 import { createChainClient, rpcTransport } from "../src/chain/client.ts";
-import { type TransferLog, TransferScanner } from "../src/chain/log-scanner.ts";
+import { TARGET_LOGS_PER_RESPONSE, type TransferLog, TransferScanner } from "../src/chain/log-scanner.ts";
 import { UsdSum } from "../src/entity-intel/entities.ts";
 import { MAX_TOPIC_ADDRESSES, ScanBudget, scanBudgeted, splitQuery } from "../src/entity-intel/scan.ts";
 import { venueUsersOf } from "../src/entity-intel/venue-users.ts";
@@ -97,6 +97,51 @@ describe("the budgeted read", () => {
     const want = e.transfers.filter((t) => users.includes(t.from));
     expect(result.logs.map((l) => [l.token, l.blockNumber, l.logIndex])).toEqual(want.map((t) => [t.token, t.block, t.logIndex]));
     expect(new Set(result.logs.map((l) => l.token)).size).toBe(2); // USDC and WETH deposits
+  });
+});
+
+describe("the scan budget's queue", () => {
+  // maxLogs of one request's expected size: with one in flight, a second would pass the limit, so one at a time.
+  const oneAtATime = () => new ScanBudget({ maxLogs: TARGET_LOGS_PER_RESPONSE, maxMs: 60_000 });
+
+  it("lets a retry or a half of a refused range at a newer block go before an older chunk that asked first", async () => {
+    const budget = oneAtATime();
+    const admitted: string[] = [];
+    const ask = (name: string, toBlock: number) => budget.acquire(toBlock).then((go) => go && admitted.push(name));
+    const first = ask("newest chunk", 3_999);
+    const older = [ask("older chunk", 1_999), ask("oldest chunk", 999)];
+    await first;
+    // The newest chunk's request was refused: its half asks again, after the older chunks.
+    void ask("half of the newest chunk", 3_999);
+    budget.release(0);
+    await new Promise((settled) => setTimeout(settled, 0));
+    expect(admitted).toEqual(["newest chunk", "half of the newest chunk"]);
+    budget.release(0);
+    await older[0];
+    budget.release(0);
+    await older[1];
+    expect(admitted).toEqual(["newest chunk", "half of the newest chunk", "older chunk", "oldest chunk"]);
+  });
+
+  it("refuses every request waiting and every later one once a read of the answer fails", async () => {
+    const budget = oneAtATime();
+    const answers: Promise<boolean>[] = [];
+    // A scanner whose newest chunk's read fails once admitted, while the older chunks' reads wait for leave.
+    const failing = {
+      chunkSize: 1_000,
+      transfers: async (query: { toBlock: number }) => {
+        const answer = budget.acquire(query.toBlock);
+        answers.push(answer);
+        await answer;
+        if (query.toBlock === 2_999) throw new Error("the provider failed");
+        return { logs: [], coveredFrom: query.toBlock + 1 };
+      },
+    } as unknown as TransferScanner;
+    await expect(scanBudgeted(failing, [{ token: USDC }], { fromBlock: 0, toBlock: 2_999, finalized: 0 }, budget)).rejects.toThrow(
+      "the provider failed",
+    );
+    expect(await Promise.all(answers)).toEqual([true, false, false]);
+    expect(await budget.acquire(5_000)).toBe(false);
   });
 });
 

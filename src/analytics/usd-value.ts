@@ -46,12 +46,6 @@ export function smallestWorth(minUsd: number, decimals: number, price: ExactDeci
   return (n + p - 1n) / p;
 }
 
-/** True when `amount` smallest units of a token with `decimals`, at `price` USD, are worth at least `minUsd`. */
-export function usdAtLeast(amount: bigint, decimals: number, price: ExactDecimal, minUsd: number): boolean {
-  const least = smallestWorth(minUsd, decimals, price);
-  return least !== null && amount >= least;
-}
-
 /** The USD value of `amount` smallest units at `price`, rounded half-up to `digits` decimals, as a number. */
 export function usdValue(amount: bigint, decimals: number, price: ExactDecimal, digits = 2): number {
   return rounded(usdOf(amount, decimals, price), digits);

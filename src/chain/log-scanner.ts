@@ -95,8 +95,12 @@ export interface ScanOptions {
  * the transfers of the window each request brought.
  */
 export interface ScanAllowance {
-  /** Resolves true when one more request may leave now (it may wait for others to come back), false when the budget is spent. */
-  acquire(): Promise<boolean>;
+  /**
+   * Resolves true when one more request may leave now (it may wait for others to come back), false
+   * when the budget is spent. `toBlock` is the last block the request reads, so an allowance may
+   * let the newest requests go first.
+   */
+  acquire(toBlock?: number): Promise<boolean>;
   /** After each request `acquire` let through: the window's transfers it brought (0 when it failed). */
   release(transfers: number): void;
   /** Transfers of the window answered from the cache, without a request. */
@@ -432,7 +436,7 @@ export class TransferScanner {
     for (let attempt = 1; ; attempt++) {
       // Every attempt is a request the allowance pays for, asked before taking any slot: a request
       // waiting on the budget holds none that other scans need.
-      if (budget && !(await budget.allowance.acquire())) throw STOPPED;
+      if (budget && !(await budget.allowance.acquire(to))) throw STOPPED;
       let brought = 0;
       let sent: { logs: T[] } | { error: unknown; pushback: { retryAfterMs?: number } | undefined } | "stopped" | undefined;
       try {

@@ -34,12 +34,11 @@ export function tokensToPrice(
   return { priced: all.slice(0, max), notLookedUp: all.slice(max) };
 }
 
-/** Prices of at most `max` of the tokens `logs` moved (see {@link tokensToPrice}), and the tokens not looked up. */
+/** Prices of at most `max` of the tokens `logs` moved, `first` first (see {@link tokensToPrice}), and the tokens not looked up. */
 export async function cappedPrices(
   prices: PriceSource,
   logs: readonly TransferLog[],
-  max = MAX_PRICED_TOKENS,
-  first: readonly Address[] = [],
+  { max = MAX_PRICED_TOKENS, first = [] }: { max?: number; first?: readonly Address[] } = {},
 ) {
   const { priced, notLookedUp } = tokensToPrice(logs, max, first);
   return { priced: await pricesOf(prices, priced), notLookedUp };

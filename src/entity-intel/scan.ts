@@ -44,8 +44,15 @@ export class ScanBudget implements ScanAllowance {
   #inFlight = 0;
   /** The most transfers one request may be expected to bring. */
   #perRequest = TARGET_LOGS_PER_RESPONSE;
-  /** Requests waiting for leave, first come first served (the scans ask newest chunk first). */
-  readonly #waiting: ((go: boolean) => void)[] = [];
+  /**
+   * Requests waiting for leave, highest `toBlock` first and first come first served among equals:
+   * a retry or a half of a refused range asks again after older chunks have asked, and the answer
+   * keeps only the unbroken range ending at the window's last block, so a newer request must not
+   * wait behind older ones the budget would be spent on and then dropped.
+   */
+  readonly #waiting: { toBlock: number; go: (go: boolean) => void }[] = [];
+  /** Set by {@link stop}: no further request is let through. */
+  #stopped = false;
 
   constructor(limits: BudgetLimits, now: () => number = Date.now) {
     this.limits = limits;
@@ -55,14 +62,22 @@ export class ScanBudget implements ScanAllowance {
 
   /** True once either limit is reached: no further request is sent. */
   exhausted(): boolean {
-    return this.logsRead >= this.limits.maxLogs || this.#now() - this.#started >= this.limits.maxMs;
+    return this.#stopped || this.logsRead >= this.limits.maxLogs || this.#now() - this.#started >= this.limits.maxMs;
   }
 
-  acquire(): Promise<boolean> {
+  /** A request without a block goes after every request with one. */
+  acquire(toBlock: number = Number.NEGATIVE_INFINITY): Promise<boolean> {
     return new Promise((go) => {
-      this.#waiting.push(go);
+      const before = this.#waiting.findIndex((waiting) => waiting.toBlock < toBlock);
+      this.#waiting.splice(before === -1 ? this.#waiting.length : before, 0, { toBlock, go });
       this.#admit();
     });
+  }
+
+  /** Spend the budget now: the requests waiting and any asking later are refused (one read of the answer failed, so the others are of no use). */
+  stop(): void {
+    this.#stopped = true;
+    this.#admit();
   }
 
   release(transfers: number): void {
@@ -79,12 +94,12 @@ export class ScanBudget implements ScanAllowance {
   #admit(): void {
     while (this.#waiting.length > 0) {
       if (this.exhausted()) {
-        for (const go of this.#waiting.splice(0)) go(false);
+        for (const { go } of this.#waiting.splice(0)) go(false);
         return;
       }
       if (this.#inFlight > 0 && this.logsRead + (this.#inFlight + 1) * this.#perRequest > this.limits.maxLogs) return;
       this.#inFlight++;
-      (this.#waiting.shift() as (go: boolean) => void)(true);
+      (this.#waiting.shift() as { go: (go: boolean) => void }).go(true);
     }
   }
 
@@ -172,7 +187,16 @@ export async function scanBudgeted(
   for (let end = window.toBlock; end >= window.fromBlock; ) {
     const start = Math.max(window.fromBlock, Math.floor(end / size) * size);
     chunks.push([start, end]);
-    for (const q of parts) reads.push(scanner.transfers({ ...q, fromBlock: start, toBlock: end }, window.finalized, { allowance: budget }));
+    for (const q of parts) {
+      // One failed read fails the answer: stop the budget so the other reads send nothing more.
+      const read = scanner.transfers({ ...q, fromBlock: start, toBlock: end }, window.finalized, { allowance: budget });
+      reads.push(
+        read.catch((error: unknown) => {
+          budget.stop();
+          throw error;
+        }),
+      );
+    }
     end = start - 1;
   }
   const results = await Promise.all(reads);
@@ -206,7 +230,7 @@ export function coverage(window: ScanWindow, result: { coveredFrom: number; trun
     from_block: window.fromBlock,
     to_block: window.toBlock,
     truncated: result.truncated,
-    covered_from_block: result.truncated ? result.coveredFrom : window.fromBlock,
+    covered_from_block: result.coveredFrom,
     budget: budget.report(),
   };
 }

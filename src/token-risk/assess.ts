@@ -132,14 +132,14 @@ export async function assessToken(
   const pools =
     options.pools ?? (await pricePools(await findPools(deps.chain, address, deps.venues.factories, quotes, blockNumber), deps.prices));
   const pool = deepestSimulable(pools);
-  const [privileges, limits] = await Promise.all([
+  const [privileges, limits, decimals] = await Promise.all([
     readOwnerPrivileges(deps.chain, address, code, blockNumber),
     readLimits(deps.chain, address, blockNumber),
+    // A token that does not answer decimals() gets no limits in tokens (its amounts cannot be written).
+    readOrNull("reading the token's decimals", () =>
+      deps.chain.readContract({ address, abi: erc20Abi, functionName: "decimals", blockNumber }).then(Number),
+    ),
   ]);
-  // A token that does not answer decimals() gets no limits in tokens (its amounts cannot be written).
-  const decimals = await readOrNull("reading the token's decimals", () =>
-    deps.chain.readContract({ address, abi: erc20Abi, functionName: "decimals", blockNumber }).then(Number),
-  );
 
   let sim: TradeSimulation | null = null;
   let unsupported: string | null = null;
