@@ -7,6 +7,7 @@
 import type { Static } from "@sinclair/typebox";
 import type { Address, Rpc, SolanaRpcApi } from "@solana/kit";
 import { getMintDecoder, TOKEN_2022_PROGRAM_ADDRESS } from "@solana-program/token-2022";
+import { LRUCache } from "lru-cache";
 import type { MintRisk } from "../../spec/routes/solana.ts";
 import { UpstreamError } from "../errors.ts";
 import { SolanaDexScreener } from "./dexscreener.ts";
@@ -28,7 +29,16 @@ export interface SolanaReads {
   settings: SolanaSettings;
   rpc: Rpc<SolanaRpcApi>;
   dex: SolanaDexScreener;
+  /**
+   * The chain's current epoch (which of a Token-2022 mint's two transfer fees is in force), kept
+   * a minute: an epoch lasts about two days, and a meme-hunter call reads up to 30 mints. Its
+   * fetch shares one read among the mints asking at once; a failed read is not kept.
+   */
+  epoch: LRUCache<"current", bigint>;
 }
+
+/** How long the chain's epoch is kept before it is read again. */
+const EPOCH_TTL_MS = 60_000;
 
 const built = new WeakMap<SolanaSettings, SolanaReads>();
 
@@ -37,7 +47,16 @@ export function solanaReads(settings: SolanaSettings | undefined): SolanaReads {
   if (!settings) throw new Error("the Solana settings were not provided to this context (src/server/service.ts)");
   let found = built.get(settings);
   if (!found) {
-    found = { settings, rpc: solanaRpc(settings.rpcUrl), dex: new SolanaDexScreener(settings.dexscreenerUrl, settings.timeoutMs) };
+    const rpc = solanaRpc(settings.rpcUrl);
+    const epoch = new LRUCache<"current", bigint>({
+      max: 1,
+      ttl: EPOCH_TTL_MS,
+      fetchMethod: async () => {
+        const info = await rpcCall("getEpochInfo", (abortSignal) => rpc.getEpochInfo().send({ abortSignal }), settings.timeoutMs);
+        return BigInt(info.epoch);
+      },
+    });
+    found = { settings, rpc, dex: new SolanaDexScreener(settings.dexscreenerUrl, settings.timeoutMs), epoch };
     built.set(settings, found);
   }
   return found;
@@ -67,10 +86,12 @@ export type MintRiskAnswer = Static<typeof MintRisk>;
 
 const share = (part: bigint, whole: bigint) => (whole === 0n ? null : Number((part * 1_000_000n) / whole) / 10_000);
 
-/** The chain's current epoch (which of a Token-2022 mint's two transfer fees is in force). */
+/** The chain's current epoch (which of a Token-2022 mint's two transfer fees is in force), from the reads' cache. */
 async function currentEpoch(reads: SolanaReads): Promise<bigint> {
-  const info = await rpcCall("getEpochInfo", (abortSignal) => reads.rpc.getEpochInfo().send({ abortSignal }), reads.settings.timeoutMs);
-  return BigInt(info.epoch);
+  const epoch = await reads.epoch.fetch("current");
+  // The fetch method answers or throws; undefined would only come of an aborted fetch.
+  if (epoch === undefined) throw new UpstreamError("upstream_error", "solana-rpc", "The Solana RPC failed getEpochInfo.");
+  return epoch;
 }
 
 /** A mint's risk read on chain; null when the address is not a mint of SPL Token or Token-2022. */
@@ -98,35 +119,12 @@ export async function mintRisk(reads: SolanaReads, mint: string): Promise<MintRi
     paused: false,
     pause_authority: null,
   };
-  if (m.extensions.__option === "Some") {
-    for (const e of m.extensions.value) {
-      if (e.__kind === "TransferFeeConfig") {
-        // Token-2022 charges the older fee until the current epoch reaches the newer one's: a new
-        // fee set now only applies two epochs on, and an authority that keeps setting a lower one
-        // keeps the older fee charged for ever.
-        const newer = e.newerTransferFee;
-        const epoch = newer.epoch === 0n ? 0n : await currentEpoch(reads);
-        const inForce = epoch >= newer.epoch ? newer : e.olderTransferFee;
-        ext.transfer_fee_bps = inForce.transferFeeBasisPoints;
-        ext.transfer_fee_max = inForce.maximumFee.toString();
-        if (epoch < newer.epoch) {
-          ext.transfer_fee_pending = {
-            bps: newer.transferFeeBasisPoints,
-            max: newer.maximumFee.toString(),
-            from_epoch: Number(newer.epoch),
-          };
-        }
-      } else if (e.__kind === "TransferHook") ext.transfer_hook_program = e.programId;
-      else if (e.__kind === "PermanentDelegate") ext.permanent_delegate = e.delegate;
-      else if (e.__kind === "NonTransferable") ext.non_transferable = true;
-      else if (e.__kind === "DefaultAccountState") ext.default_account_state = e.state === 2 ? "frozen" : "initialized";
-      else if (e.__kind === "PausableConfig") {
-        ext.paused = e.paused;
-        ext.pause_authority = e.authority.__option === "Some" ? e.authority.value : null;
-      }
-    }
-  }
-  const [largest, supply] = await Promise.all([
+  const extensions = m.extensions.__option === "Some" ? m.extensions.value : [];
+  // The epoch is read only for a fee set after epoch 0 (a newer fee of epoch 0 is in force in any
+  // epoch), and alongside the holders and the supply rather than before them.
+  const feePending = extensions.some((e) => e.__kind === "TransferFeeConfig" && e.newerTransferFee.epoch !== 0n);
+  const [epoch, largest, supply] = await Promise.all([
+    feePending ? currentEpoch(reads) : 0n,
     rpcCall(
       "getTokenLargestAccounts",
       (abortSignal) => rpc.getTokenLargestAccounts(mint as Address).send({ abortSignal }),
@@ -134,6 +132,31 @@ export async function mintRisk(reads: SolanaReads, mint: string): Promise<MintRi
     ),
     rpcCall("getTokenSupply", (abortSignal) => rpc.getTokenSupply(mint as Address).send({ abortSignal }), settings.timeoutMs),
   ]);
+  for (const e of extensions) {
+    if (e.__kind === "TransferFeeConfig") {
+      // Token-2022 charges the older fee until the current epoch reaches the newer one's: a new
+      // fee set now only applies two epochs on, and an authority that keeps setting a lower one
+      // keeps the older fee charged for ever.
+      const newer = e.newerTransferFee;
+      const inForce = epoch >= newer.epoch ? newer : e.olderTransferFee;
+      ext.transfer_fee_bps = inForce.transferFeeBasisPoints;
+      ext.transfer_fee_max = inForce.maximumFee.toString();
+      if (epoch < newer.epoch) {
+        ext.transfer_fee_pending = {
+          bps: newer.transferFeeBasisPoints,
+          max: newer.maximumFee.toString(),
+          from_epoch: Number(newer.epoch),
+        };
+      }
+    } else if (e.__kind === "TransferHook") ext.transfer_hook_program = e.programId;
+    else if (e.__kind === "PermanentDelegate") ext.permanent_delegate = e.delegate;
+    else if (e.__kind === "NonTransferable") ext.non_transferable = true;
+    else if (e.__kind === "DefaultAccountState") ext.default_account_state = e.state === 2 ? "frozen" : "initialized";
+    else if (e.__kind === "PausableConfig") {
+      ext.paused = e.paused;
+      ext.pause_authority = e.authority.__option === "Some" ? e.authority.value : null;
+    }
+  }
   const total = BigInt(supply.value.amount);
   const amounts = largest.value.map((a) => BigInt(a.amount));
   const top10 = amounts.slice(0, 10).reduce((s, a) => s + a, 0n);
