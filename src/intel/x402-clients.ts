@@ -150,6 +150,12 @@ async function facilitatorRefusal(option: Record<string, unknown>, probe: Eip300
 }
 
 /**
+ * What payability is measured on: options in other families, and Solana options in another mint
+ * (the checker reads no Solana RPC), are not measured. The trust score's penalty says the same.
+ */
+export const MEASURED_OPTIONS = "a network this checker runs a client for (EVM, or USDC on Solana)";
+
+/**
  * True when `option` is on a network family none of the clients run here pays (a CAIP-2 id or
  * v1 name outside eip155), written in the form its version uses: then nothing is known.
  */
@@ -342,7 +348,7 @@ export async function assessPayability(answer: PaymentAnswer, probe?: Eip3009Pro
     accepts: payable,
     reason:
       payable === null
-        ? noting(`no ${unassessed > 0 ? "assessed " : ""}option is on a network this checker runs a client for (EVM, eip155:*)`)
+        ? noting(`no ${unassessed > 0 ? "assessed " : ""}option is on ${MEASURED_OPTIONS}`)
         : reason === null
           ? null
           : noting(reason),
