@@ -5,7 +5,7 @@
  */
 
 import type { Static } from "@sinclair/typebox";
-import type { Address, Rpc, SolanaRpcApi } from "@solana/kit";
+import type { Address, PendingRpcRequest, Rpc, SolanaRpcApi } from "@solana/kit";
 import { getMintDecoder, TOKEN_2022_PROGRAM_ADDRESS } from "@solana-program/token-2022";
 import { LRUCache } from "lru-cache";
 import type { MintRisk } from "../../spec/routes/solana.ts";
@@ -52,7 +52,7 @@ export function solanaReads(settings: SolanaSettings | undefined): SolanaReads {
       max: 1,
       ttl: EPOCH_TTL_MS,
       fetchMethod: async () => {
-        const info = await rpcCall("getEpochInfo", (abortSignal) => rpc.getEpochInfo().send({ abortSignal }), settings.timeoutMs);
+        const info = await rpcCall({ settings }, "getEpochInfo", rpc.getEpochInfo());
         return BigInt(info.epoch);
       },
     });
@@ -62,23 +62,20 @@ export function solanaReads(settings: SolanaSettings | undefined): SolanaReads {
   return found;
 }
 
-/** One RPC call, its failure a 502 (or 504 past the time budget, the request then aborted) naming the Solana RPC. */
-export async function rpcCall<T>(what: string, call: (abortSignal: AbortSignal) => Promise<T>, timeoutMs = 10_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const abort = new AbortController();
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      abort.abort();
-      reject(new UpstreamError("upstream_timeout", "solana-rpc", `The Solana RPC did not answer ${what} in time.`));
-    }, timeoutMs);
-  });
+/**
+ * One RPC call (`request`, a method called on the reads' RPC and not yet sent), its failure a 502
+ * (or 504 past the settings' time budget, the request then aborted) naming the Solana RPC.
+ */
+export async function rpcCall<T>(reads: Pick<SolanaReads, "settings">, what: string, request: PendingRpcRequest<T>): Promise<T> {
+  const abortSignal = AbortSignal.timeout(reads.settings.timeoutMs);
   try {
-    return await Promise.race([call(abort.signal), timeout]);
+    return await request.send({ abortSignal });
   } catch (error) {
-    if (error instanceof UpstreamError) throw error;
+    // The time budget's abort is told by the signal, whatever error the transport made of it.
+    if (abortSignal.aborted) {
+      throw new UpstreamError("upstream_timeout", "solana-rpc", `The Solana RPC did not answer ${what} in time.`, { cause: error });
+    }
     throw new UpstreamError("upstream_error", "solana-rpc", `The Solana RPC failed ${what}.`, { cause: error });
-  } finally {
-    clearTimeout(timer);
   }
 }
 
@@ -96,12 +93,8 @@ async function currentEpoch(reads: SolanaReads): Promise<bigint> {
 
 /** A mint's risk read on chain; null when the address is not a mint of SPL Token or Token-2022. */
 export async function mintRisk(reads: SolanaReads, mint: string): Promise<MintRiskAnswer | null> {
-  const { rpc, settings } = reads;
-  const info = await rpcCall(
-    "getAccountInfo",
-    (abortSignal) => rpc.getAccountInfo(mint as Address, { encoding: "base64" }).send({ abortSignal }),
-    settings.timeoutMs,
-  );
+  const { rpc } = reads;
+  const info = await rpcCall(reads, "getAccountInfo", rpc.getAccountInfo(mint as Address, { encoding: "base64" }));
   const account = info.value;
   if (!account || (account.owner !== TOKEN_PROGRAM && account.owner !== TOKEN_2022_PROGRAM_ADDRESS)) return null;
   const data = Buffer.from(account.data[0], "base64");
@@ -125,12 +118,8 @@ export async function mintRisk(reads: SolanaReads, mint: string): Promise<MintRi
   const feePending = extensions.some((e) => e.__kind === "TransferFeeConfig" && e.newerTransferFee.epoch !== 0n);
   const [epoch, largest, supply] = await Promise.all([
     feePending ? currentEpoch(reads) : 0n,
-    rpcCall(
-      "getTokenLargestAccounts",
-      (abortSignal) => rpc.getTokenLargestAccounts(mint as Address).send({ abortSignal }),
-      settings.timeoutMs,
-    ),
-    rpcCall("getTokenSupply", (abortSignal) => rpc.getTokenSupply(mint as Address).send({ abortSignal }), settings.timeoutMs),
+    rpcCall(reads, "getTokenLargestAccounts", rpc.getTokenLargestAccounts(mint as Address)),
+    rpcCall(reads, "getTokenSupply", rpc.getTokenSupply(mint as Address)),
   ]);
   for (const e of extensions) {
     if (e.__kind === "TransferFeeConfig") {
@@ -221,16 +210,13 @@ export function verdictOf(
 
 /** A wallet's token accounts under both token programs (jsonParsed), with the mint's decimals. */
 export async function tokenAccountsOf(reads: SolanaReads, owner: string) {
-  const { rpc, settings } = reads;
+  const { rpc } = reads;
   const lists = await Promise.all(
     [TOKEN_PROGRAM, TOKEN_2022_PROGRAM_ADDRESS].map((program) =>
       rpcCall(
+        reads,
         "getTokenAccountsByOwner",
-        (abortSignal) =>
-          rpc
-            .getTokenAccountsByOwner(owner as Address, { programId: program as Address }, { encoding: "jsonParsed" })
-            .send({ abortSignal }),
-        settings.timeoutMs,
+        rpc.getTokenAccountsByOwner(owner as Address, { programId: program as Address }, { encoding: "jsonParsed" }),
       ).then((r) => r.value.map((a) => ({ program, a }))),
     ),
   );
