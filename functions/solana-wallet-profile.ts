@@ -25,18 +25,10 @@ export default defineFunction(solanaWalletProfile, async (input, ctx) => {
   const { rpc, settings } = reads;
   const address = input.address as Address;
   const [info, balance, accounts, signatures] = await Promise.all([
-    rpcCall(
-      "getAccountInfo",
-      (abortSignal) => rpc.getAccountInfo(address, { encoding: "base64" }).send({ abortSignal }),
-      settings.timeoutMs,
-    ),
-    rpcCall("getBalance", (abortSignal) => rpc.getBalance(address).send({ abortSignal }), settings.timeoutMs),
+    rpcCall(reads, "getAccountInfo", rpc.getAccountInfo(address, { encoding: "base64" })),
+    rpcCall(reads, "getBalance", rpc.getBalance(address)),
     tokenAccountsOf(reads, address),
-    rpcCall(
-      "getSignaturesForAddress",
-      (abortSignal) => rpc.getSignaturesForAddress(address, { limit: 100 }).send({ abortSignal }),
-      settings.timeoutMs,
-    ),
+    rpcCall(reads, "getSignaturesForAddress", rpc.getSignaturesForAddress(address, { limit: 100 })),
   ]);
   const sol = SOLANA_SYMBOLS.SOL?.mint as string;
   const pairs = await reads.dex.pairsOf([sol, ...accounts.map((a) => a.mint).filter((m) => m !== settings.usdcMint)]);

@@ -22,6 +22,8 @@ const BODY = { token: "SOL" };
 const proxy: {
   /** simulateTransaction answered 503, as a provider over its rate limit does. */
   simulateDown?: boolean;
+  /** simulateTransaction answered with this JSON-RPC error code (-32005: the provider's node is unhealthy). */
+  simulateJsonRpcError?: number;
   /** sendTransaction: held until released, or answered 502 and forwarded `forwardAfterMs` later. */
   send?: { hold: Promise<void> } | { badGatewayThenForwardAfterMs: number };
 } = {};
@@ -45,9 +47,14 @@ beforeAll(async () => {
   chain = await startLocalSolana({});
   rpcProxy = createServer(async (req, res) => {
     const body = await bodyOf(req);
-    const { method } = JSON.parse(body) as { method: string };
+    const { method, id } = JSON.parse(body) as { method: string; id: unknown };
     if (method === "simulateTransaction" && proxy.simulateDown) {
       res.writeHead(503, { "content-type": "text/plain" }).end("over capacity");
+      return;
+    }
+    if (method === "simulateTransaction" && proxy.simulateJsonRpcError !== undefined) {
+      const error = { code: proxy.simulateJsonRpcError, message: "Node is unhealthy" };
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id, error }));
       return;
     }
     const send = method === "sendTransaction" ? proxy.send : undefined;
@@ -77,6 +84,7 @@ afterAll(async () => {
 });
 beforeEach(() => {
   proxy.simulateDown = undefined;
+  proxy.simulateJsonRpcError = undefined;
   proxy.send = undefined;
 });
 
@@ -111,6 +119,19 @@ describe("the facilitator's Solana RPC failing", () => {
     proxy.simulateDown = false;
     expect((await postJson(url, BODY, { "payment-signature": header })).status).toBe(200);
     expect(before - (await usdcOf(buyerAddress(0)))).toBe(PRICE);
+  });
+
+  it("a simulation answered with the provider's own JSON-RPC error (-32005, node unhealthy) is a 503 payment_unavailable; nothing moves", async () => {
+    // Buyer 0 again (the scenario has three buyers, each test's own): a new payment (the client's memo nonce), and a row of its own.
+    const header = await paymentHeaderFor(chain, 0, url, BODY);
+    const before = await usdcOf(buyerAddress(0));
+    const rowsBefore = await rowsOf(buyerAddress(0));
+    proxy.simulateJsonRpcError = -32005;
+    const res = await postJson(url, BODY, { "payment-signature": header });
+    expect(res.status).toBe(503);
+    expect((await res.json()).error.code).toBe("payment_unavailable");
+    expect(await usdcOf(buyerAddress(0))).toBe(before);
+    expect(await rowsOf(buyerAddress(0))).toEqual([...rowsBefore, { outcome: "not_charged", status: 503, reason: "payment_unavailable" }]);
   });
 
   it("a simulation the RPC runs and fails (a payer without USDC) is still refused with 402", async () => {

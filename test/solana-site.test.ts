@@ -64,11 +64,11 @@ async function paymentFor(
   return { header: encodePaymentSignatureHeader(payload), payload, challenge };
 }
 
-/** A paid call (buyer `i`), with the payTo and buyer balances before and after. */
-async function paidCall(path: string, body: unknown, i = 0) {
+/** A paid call (buyer `i`) to `on` (the site by default), with the payTo and buyer balances before and after. */
+async function paidCall(path: string, body: unknown, i = 0, on = site) {
   const before = { payTo: await usdcOf(chain.scenario.payTo), buyer: await usdcOf(buyer(i).address) };
   const pay = wrapFetchWithPayment(fetch, svmClient(buyer(i).signer, chain.rpcUrl, chain.scenario.network));
-  const res = await pay(`${site}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const res = await pay(`${on}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
   const after = { payTo: await usdcOf(chain.scenario.payTo), buyer: await usdcOf(buyer(i).address) };
   return { res, json: (await res.json()) as Record<string, unknown>, before, after };
 }
@@ -274,8 +274,11 @@ describe("answers against the scenario's ground truth", () => {
       svm.setClock(clock);
     };
     setEpoch(2n);
+    // A service of its own on the same chain: the site keeps the epoch it read for a minute, and
+    // the earlier meme-hunter calls read epoch 0.
+    const own = await startSolanaSite({ chain });
     try {
-      const { res, json } = await paidCall("/v1/meme-hunter", { limit: 20 });
+      const { res, json } = await paidCall("/v1/meme-hunter", { limit: 20 }, 0, own.site);
       expect(res.status).toBe(200);
       const feedropMint = chain.scenario.mints.find((m) => m.symbol === "FEEDROP")?.mint;
       const feedrop = (json.tokens as { mint: string; risk: { extensions: unknown }; verdict: string; verdict_reasons: string[] }[]).find(
@@ -284,6 +287,7 @@ describe("answers against the scenario's ground truth", () => {
       expect(feedrop?.risk.extensions).toMatchObject({ transfer_fee_bps: 0, transfer_fee_max: "0", transfer_fee_pending: null });
       expect([feedrop?.verdict, feedrop?.verdict_reasons]).toEqual(["ok", []]);
     } finally {
+      await own.service.close();
       setEpoch(0n);
     }
   });

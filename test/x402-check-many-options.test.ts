@@ -197,7 +197,7 @@ describe("a 402 whose only option a client pays is the 21st", () => {
     expect(report.payable_options[20]?.reason).toBe(NOT_ASSESSED);
     expect([report.payable, report.payable_reason]).toEqual([
       null,
-      "no assessed option is on a network this checker runs a client for (EVM, eip155:*); the options after the first 20 were not assessed (1 of 21)",
+      "no assessed option is on a network this checker runs a client for (EVM, or USDC on Solana); the options after the first 20 were not assessed (1 of 21)",
     ]);
   });
 });

@@ -29,11 +29,11 @@ import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { erc20Abi, type LocalAccount, type PublicClient } from "viem";
 import { authorizationReader } from "../chain/authorization.ts";
-import { isObject } from "../json.ts";
 import { OutboundError, type SafeFetcher, TargetNotAllowedError } from "../outbound/safe-fetch.ts";
 import type { OurPurchase } from "../store/ledger.ts";
 import type { ConformanceReport } from "./conformance.ts";
 import { isUsdc, normaliseNetwork } from "./networks.ts";
+import { isPermit2 } from "./x402-clients.ts";
 
 /** What a purchase got, in the order of the module comment. */
 export const PURCHASE_OUTCOMES = ["served", "charged_without_service", "refused_after_signing", "settled_twice", "not_signed"] as const;
@@ -128,48 +128,32 @@ export interface PurchaseTarget {
   method: "GET" | "POST";
 }
 
-/** True when `option` is paid with Permit2: its payment carries no EIP-3009 authorization whose use can be read back. */
-const isPermit2 = (option: Record<string, unknown>) => isObject(option.extra) && option.extra.assetTransferMethod === "permit2";
-
 const sameAddress = (a: unknown, b: unknown) => typeof a === "string" && typeof b === "string" && a.toLowerCase() === b.toLowerCase();
 
 /**
- * The option a purchase pays, or why a seller is not bought from: USDC on the buyer's network,
- * judged payable itself, to the payTo the report quotes, at a price within the budget.
+ * The option a purchase pays, or null when the seller is not bought from: USDC on the buyer's
+ * network, judged payable itself, to the payTo the report quotes, at a price within the budget.
  */
-function purchasable(
-  report: ConformanceReport,
-  settings: Pick<PurchaserSettings, "network" | "budget">,
-): { option: Record<string, unknown> } | { refusal: string } {
+function purchasable(report: ConformanceReport, settings: Pick<PurchaserSettings, "network" | "budget">): Record<string, unknown> | null {
   // `payable` is true when any option is, whatever its network: the one bought must be payable itself.
-  if (report.payable !== true) return { refusal: "not judged payable" };
+  if (report.payable !== true) return null;
   const usdc = report.accepts.filter(
     (o) => normaliseNetwork(o.network) === settings.network && isUsdc(settings.network, o.asset) && typeof o.asset === "string",
   );
-  if (usdc.length === 0) return { refusal: `no USDC option on ${settings.network}` };
   // The checker answers by position in the challenge it read, which the report's options are.
   const judged = report.payable_options.length === report.accepts.length;
+  // A Permit2 payment carries no EIP-3009 authorization whose use can be read back.
   const option = judged
     ? usdc.find((o) => report.payable_options[report.accepts.indexOf(o)]?.payable === true && !isPermit2(o))
     : undefined;
-  if (!option) return { refusal: `no USDC option on ${settings.network} judged payable and paid with an EIP-3009 authorization` };
+  if (!option) return null;
   // The payTo the report quotes is the one its reputation and trust score are about.
-  if (!sameAddress(option.payTo, report.pay_to)) return { refusal: `the payable USDC option pays another address than ${report.pay_to}` };
+  if (!sameAddress(option.payTo, report.pay_to)) return null;
   const { budget } = settings;
-  if (report.price_usd === null) return { refusal: "no USD price" };
-  if (report.price_usd > budget.priceCapUsd) return { refusal: `price $${report.price_usd} above the cap of $${budget.priceCapUsd}` };
-  if (report.price_usd > budget.perOriginUsd)
-    return { refusal: `price $${report.price_usd} above the per-origin budget of $${budget.perOriginUsd}` };
-  return { option };
-}
-
-/** Why a seller is not bought from, or null when it may be. */
-export function purchaseRefusal(
-  report: ConformanceReport,
-  settings: Pick<PurchaserSettings, "network" | "usdc" | "budget">,
-): string | null {
-  const plan = purchasable(report, settings);
-  return "refusal" in plan ? plan.refusal : null;
+  if (report.price_usd === null) return null;
+  if (report.price_usd > budget.priceCapUsd) return null;
+  if (report.price_usd > budget.perOriginUsd) return null;
+  return option;
 }
 
 /** `option` without its amount: what the checker judged of it apart from the price, which the budget holds. */
@@ -214,9 +198,9 @@ export class PurchaseRun {
   async #buyNow(target: PurchaseTarget, report: ConformanceReport): Promise<PurchaseRecord | null> {
     const { settings } = this;
     if (this.#bought.has(target.origin)) return null;
-    const plan = purchasable(report, settings);
-    if ("refusal" in plan) return null;
-    const judgedTerms = termsOf(plan.option);
+    const option = purchasable(report, settings);
+    if (!option) return null;
+    const judgedTerms = termsOf(option);
     const price = atomicOf(report.price_usd as number);
     if (price > this.remainingAtomic) return null;
     this.#bought.add(target.origin);
@@ -239,11 +223,9 @@ export class PurchaseRun {
       return (
         amount !== null &&
         // The seller answers again at purchase: only the option the checker judged payable is
-        // paid, not one whose payTo, timeout or signing domain changed since, nor a Permit2 one.
+        // paid, not one whose payTo, timeout or signing domain changed since. Its terms keep the
+        // network, asset and extra, so it is USDC on the buyer's network and not paid with Permit2.
         isDeepStrictEqual(termsOf(option), judgedTerms) &&
-        !isPermit2(option) &&
-        normaliseNetwork(r.network) === settings.network &&
-        isUsdc(settings.network, r.asset) &&
         amount <= cap &&
         spentHere + amount <= perOrigin &&
         amount <= this.remainingAtomic

@@ -8,6 +8,7 @@ import { base } from "../networks/base.ts";
 import { type ConformanceReport, eip712DomainState, RULES_VERSION } from "./conformance.ts";
 import type { PurchaseOutcome } from "./purchase.ts";
 import type { Reputation } from "./reputation.ts";
+import { MEASURED_OPTIONS } from "./x402-clients.ts";
 
 /** Verdicts, best first. */
 export const VERDICTS = ["pay", "pay_with_caution", "avoid"] as const;
@@ -143,7 +144,7 @@ export const PENALTIES = {
     area: "payability",
     points: 0,
     blocking: false,
-    text: "payability NOT measured: no option on a network this checker runs a client for (EVM, or USDC on Solana)",
+    text: `payability NOT measured: no option on ${MEASURED_OPTIONS}`,
   },
   no_bazaar: { area: "discovery documents", points: 3, blocking: false, text: "no Bazaar discovery metadata in the challenge" },
   no_well_known: { area: "discovery documents", points: 3, blocking: false, text: "no /.well-known/x402 discovery document" },

@@ -105,12 +105,15 @@ const ZERO_ADDRESS = /^0x0{40}$/i;
 /** Addresses nobody holds a key for, used to burn tokens. */
 const BURN_ADDRESSES = new Set(["0x000000000000000000000000000000000000dead", "0xdead000000000000000042069420694206942069"]);
 
+/** True when `option` is paid with Permit2 rather than the token's EIP-3009 authorization. */
+export const isPermit2 = (option: Record<string, unknown>) => isObject(option.extra) && option.extra.assetTransferMethod === "permit2";
+
 /** The token's EIP-712 domain against the one the challenge names: a signature over another is refused by the token. */
 function domainProblem(option: Record<string, unknown>): string | null {
   const network = normaliseNetwork(option.network);
   const domain = knownTokenDomain(network, option.asset);
   const extra = isObject(option.extra) ? option.extra : {};
-  if (!domain || extra.assetTransferMethod === "permit2") return null;
+  if (!domain || isPermit2(option)) return null;
   if (extra.name === domain.name && extra.version === domain.version) return null;
   return `the token's EIP-712 domain is name "${domain.name}", version "${domain.version}"; a signature over name ${JSON.stringify(extra.name)}, version ${JSON.stringify(extra.version)} is refused by the token contract`;
 }
@@ -135,15 +138,9 @@ async function facilitatorRefusal(option: Record<string, unknown>, probe: Eip300
   const domain = domainProblem(option);
   if (domain) return domain;
   const network = normaliseNetwork(option.network);
-  const extra = isObject(option.extra) ? option.extra : {};
   // Only on EVM: @x402/evm reads its default assets by network key, and a network named like an
   // object's own key ("constructor") would make it throw.
-  if (
-    isEvmNetwork(network) &&
-    typeof option.asset === "string" &&
-    extra.assetTransferMethod !== "permit2" &&
-    !findDefaultAsset(option.asset, network)
-  ) {
+  if (isEvmNetwork(network) && typeof option.asset === "string" && !isPermit2(option) && !findDefaultAsset(option.asset, network)) {
     const has = probe ? await probe(network, option.asset).catch(() => null) : null;
     if (has === false) {
       return `a facilitator cannot settle it: the asset ${option.asset} has no EIP-3009 transferWithAuthorization, so the signed authorization moves nothing`;
@@ -151,6 +148,12 @@ async function facilitatorRefusal(option: Record<string, unknown>, probe: Eip300
   }
   return null;
 }
+
+/**
+ * What payability is measured on: options in other families, and Solana options in another mint
+ * (the checker reads no Solana RPC), are not measured. The trust score's penalty says the same.
+ */
+export const MEASURED_OPTIONS = "a network this checker runs a client for (EVM, or USDC on Solana)";
 
 /**
  * True when `option` is on a network family none of the clients run here pays (a CAIP-2 id or
@@ -345,7 +348,7 @@ export async function assessPayability(answer: PaymentAnswer, probe?: Eip3009Pro
     accepts: payable,
     reason:
       payable === null
-        ? noting(`no ${unassessed > 0 ? "assessed " : ""}option is on a network this checker runs a client for (EVM, eip155:*)`)
+        ? noting(`no ${unassessed > 0 ? "assessed " : ""}option is on ${MEASURED_OPTIONS}`)
         : reason === null
           ? null
           : noting(reason),

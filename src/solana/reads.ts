@@ -5,8 +5,9 @@
  */
 
 import type { Static } from "@sinclair/typebox";
-import type { Address, Rpc, SolanaRpcApi } from "@solana/kit";
+import type { Address, PendingRpcRequest, Rpc, SolanaRpcApi } from "@solana/kit";
 import { getMintDecoder, TOKEN_2022_PROGRAM_ADDRESS } from "@solana-program/token-2022";
+import { LRUCache } from "lru-cache";
 import type { MintRisk } from "../../spec/routes/solana.ts";
 import { UpstreamError } from "../errors.ts";
 import { SolanaDexScreener } from "./dexscreener.ts";
@@ -28,7 +29,16 @@ export interface SolanaReads {
   settings: SolanaSettings;
   rpc: Rpc<SolanaRpcApi>;
   dex: SolanaDexScreener;
+  /**
+   * The chain's current epoch (which of a Token-2022 mint's two transfer fees is in force), kept
+   * a minute: an epoch lasts about two days, and a meme-hunter call reads up to 30 mints. Its
+   * fetch shares one read among the mints asking at once; a failed read is not kept.
+   */
+  epoch: LRUCache<"current", bigint>;
 }
+
+/** How long the chain's epoch is kept before it is read again. */
+const EPOCH_TTL_MS = 60_000;
 
 const built = new WeakMap<SolanaSettings, SolanaReads>();
 
@@ -37,29 +47,35 @@ export function solanaReads(settings: SolanaSettings | undefined): SolanaReads {
   if (!settings) throw new Error("the Solana settings were not provided to this context (src/server/service.ts)");
   let found = built.get(settings);
   if (!found) {
-    found = { settings, rpc: solanaRpc(settings.rpcUrl), dex: new SolanaDexScreener(settings.dexscreenerUrl, settings.timeoutMs) };
+    const rpc = solanaRpc(settings.rpcUrl);
+    const epoch = new LRUCache<"current", bigint>({
+      max: 1,
+      ttl: EPOCH_TTL_MS,
+      fetchMethod: async () => {
+        const info = await rpcCall({ settings }, "getEpochInfo", rpc.getEpochInfo());
+        return BigInt(info.epoch);
+      },
+    });
+    found = { settings, rpc, dex: new SolanaDexScreener(settings.dexscreenerUrl, settings.timeoutMs), epoch };
     built.set(settings, found);
   }
   return found;
 }
 
-/** One RPC call, its failure a 502 (or 504 past the time budget, the request then aborted) naming the Solana RPC. */
-export async function rpcCall<T>(what: string, call: (abortSignal: AbortSignal) => Promise<T>, timeoutMs = 10_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const abort = new AbortController();
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      abort.abort();
-      reject(new UpstreamError("upstream_timeout", "solana-rpc", `The Solana RPC did not answer ${what} in time.`));
-    }, timeoutMs);
-  });
+/**
+ * One RPC call (`request`, a method called on the reads' RPC and not yet sent), its failure a 502
+ * (or 504 past the settings' time budget, the request then aborted) naming the Solana RPC.
+ */
+export async function rpcCall<T>(reads: Pick<SolanaReads, "settings">, what: string, request: PendingRpcRequest<T>): Promise<T> {
+  const abortSignal = AbortSignal.timeout(reads.settings.timeoutMs);
   try {
-    return await Promise.race([call(abort.signal), timeout]);
+    return await request.send({ abortSignal });
   } catch (error) {
-    if (error instanceof UpstreamError) throw error;
+    // The time budget's abort is told by the signal, whatever error the transport made of it.
+    if (abortSignal.aborted) {
+      throw new UpstreamError("upstream_timeout", "solana-rpc", `The Solana RPC did not answer ${what} in time.`, { cause: error });
+    }
     throw new UpstreamError("upstream_error", "solana-rpc", `The Solana RPC failed ${what}.`, { cause: error });
-  } finally {
-    clearTimeout(timer);
   }
 }
 
@@ -67,20 +83,18 @@ export type MintRiskAnswer = Static<typeof MintRisk>;
 
 const share = (part: bigint, whole: bigint) => (whole === 0n ? null : Number((part * 1_000_000n) / whole) / 10_000);
 
-/** The chain's current epoch (which of a Token-2022 mint's two transfer fees is in force). */
+/** The chain's current epoch (which of a Token-2022 mint's two transfer fees is in force), from the reads' cache. */
 async function currentEpoch(reads: SolanaReads): Promise<bigint> {
-  const info = await rpcCall("getEpochInfo", (abortSignal) => reads.rpc.getEpochInfo().send({ abortSignal }), reads.settings.timeoutMs);
-  return BigInt(info.epoch);
+  const epoch = await reads.epoch.fetch("current");
+  // The fetch method answers or throws; undefined would only come of an aborted fetch.
+  if (epoch === undefined) throw new UpstreamError("upstream_error", "solana-rpc", "The Solana RPC failed getEpochInfo.");
+  return epoch;
 }
 
 /** A mint's risk read on chain; null when the address is not a mint of SPL Token or Token-2022. */
 export async function mintRisk(reads: SolanaReads, mint: string): Promise<MintRiskAnswer | null> {
-  const { rpc, settings } = reads;
-  const info = await rpcCall(
-    "getAccountInfo",
-    (abortSignal) => rpc.getAccountInfo(mint as Address, { encoding: "base64" }).send({ abortSignal }),
-    settings.timeoutMs,
-  );
+  const { rpc } = reads;
+  const info = await rpcCall(reads, "getAccountInfo", rpc.getAccountInfo(mint as Address, { encoding: "base64" }));
   const account = info.value;
   if (!account || (account.owner !== TOKEN_PROGRAM && account.owner !== TOKEN_2022_PROGRAM_ADDRESS)) return null;
   const data = Buffer.from(account.data[0], "base64");
@@ -98,42 +112,40 @@ export async function mintRisk(reads: SolanaReads, mint: string): Promise<MintRi
     paused: false,
     pause_authority: null,
   };
-  if (m.extensions.__option === "Some") {
-    for (const e of m.extensions.value) {
-      if (e.__kind === "TransferFeeConfig") {
-        // Token-2022 charges the older fee until the current epoch reaches the newer one's: a new
-        // fee set now only applies two epochs on, and an authority that keeps setting a lower one
-        // keeps the older fee charged for ever.
-        const newer = e.newerTransferFee;
-        const epoch = newer.epoch === 0n ? 0n : await currentEpoch(reads);
-        const inForce = epoch >= newer.epoch ? newer : e.olderTransferFee;
-        ext.transfer_fee_bps = inForce.transferFeeBasisPoints;
-        ext.transfer_fee_max = inForce.maximumFee.toString();
-        if (epoch < newer.epoch) {
-          ext.transfer_fee_pending = {
-            bps: newer.transferFeeBasisPoints,
-            max: newer.maximumFee.toString(),
-            from_epoch: Number(newer.epoch),
-          };
-        }
-      } else if (e.__kind === "TransferHook") ext.transfer_hook_program = e.programId;
-      else if (e.__kind === "PermanentDelegate") ext.permanent_delegate = e.delegate;
-      else if (e.__kind === "NonTransferable") ext.non_transferable = true;
-      else if (e.__kind === "DefaultAccountState") ext.default_account_state = e.state === 2 ? "frozen" : "initialized";
-      else if (e.__kind === "PausableConfig") {
-        ext.paused = e.paused;
-        ext.pause_authority = e.authority.__option === "Some" ? e.authority.value : null;
+  const extensions = m.extensions.__option === "Some" ? m.extensions.value : [];
+  // The epoch is read only for a fee set after epoch 0 (a newer fee of epoch 0 is in force in any
+  // epoch), and alongside the holders and the supply rather than before them.
+  const feePending = extensions.some((e) => e.__kind === "TransferFeeConfig" && e.newerTransferFee.epoch !== 0n);
+  const [epoch, largest, supply] = await Promise.all([
+    feePending ? currentEpoch(reads) : 0n,
+    rpcCall(reads, "getTokenLargestAccounts", rpc.getTokenLargestAccounts(mint as Address)),
+    rpcCall(reads, "getTokenSupply", rpc.getTokenSupply(mint as Address)),
+  ]);
+  for (const e of extensions) {
+    if (e.__kind === "TransferFeeConfig") {
+      // Token-2022 charges the older fee until the current epoch reaches the newer one's: a new
+      // fee set now only applies two epochs on, and an authority that keeps setting a lower one
+      // keeps the older fee charged for ever.
+      const newer = e.newerTransferFee;
+      const inForce = epoch >= newer.epoch ? newer : e.olderTransferFee;
+      ext.transfer_fee_bps = inForce.transferFeeBasisPoints;
+      ext.transfer_fee_max = inForce.maximumFee.toString();
+      if (epoch < newer.epoch) {
+        ext.transfer_fee_pending = {
+          bps: newer.transferFeeBasisPoints,
+          max: newer.maximumFee.toString(),
+          from_epoch: Number(newer.epoch),
+        };
       }
+    } else if (e.__kind === "TransferHook") ext.transfer_hook_program = e.programId;
+    else if (e.__kind === "PermanentDelegate") ext.permanent_delegate = e.delegate;
+    else if (e.__kind === "NonTransferable") ext.non_transferable = true;
+    else if (e.__kind === "DefaultAccountState") ext.default_account_state = e.state === 2 ? "frozen" : "initialized";
+    else if (e.__kind === "PausableConfig") {
+      ext.paused = e.paused;
+      ext.pause_authority = e.authority.__option === "Some" ? e.authority.value : null;
     }
   }
-  const [largest, supply] = await Promise.all([
-    rpcCall(
-      "getTokenLargestAccounts",
-      (abortSignal) => rpc.getTokenLargestAccounts(mint as Address).send({ abortSignal }),
-      settings.timeoutMs,
-    ),
-    rpcCall("getTokenSupply", (abortSignal) => rpc.getTokenSupply(mint as Address).send({ abortSignal }), settings.timeoutMs),
-  ]);
   const total = BigInt(supply.value.amount);
   const amounts = largest.value.map((a) => BigInt(a.amount));
   const top10 = amounts.slice(0, 10).reduce((s, a) => s + a, 0n);
@@ -198,16 +210,13 @@ export function verdictOf(
 
 /** A wallet's token accounts under both token programs (jsonParsed), with the mint's decimals. */
 export async function tokenAccountsOf(reads: SolanaReads, owner: string) {
-  const { rpc, settings } = reads;
+  const { rpc } = reads;
   const lists = await Promise.all(
     [TOKEN_PROGRAM, TOKEN_2022_PROGRAM_ADDRESS].map((program) =>
       rpcCall(
+        reads,
         "getTokenAccountsByOwner",
-        (abortSignal) =>
-          rpc
-            .getTokenAccountsByOwner(owner as Address, { programId: program as Address }, { encoding: "jsonParsed" })
-            .send({ abortSignal }),
-        settings.timeoutMs,
+        rpc.getTokenAccountsByOwner(owner as Address, { programId: program as Address }, { encoding: "jsonParsed" }),
       ).then((r) => r.value.map((a) => ({ program, a }))),
     ),
   );

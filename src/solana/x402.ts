@@ -14,6 +14,7 @@ import {
   isSolanaError,
   type KeyPairSigner,
   type SignatureBytes,
+  SOLANA_ERROR__JSON_RPC__INVALID_PARAMS,
   SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR,
   verifySignature,
 } from "@solana/kit";
@@ -37,6 +38,16 @@ const NO_DEADLINE = "18446744073709551615";
 /** Whether `error` is the RPC's own answer (a JSON-RPC error), not a failure to reach it or to hear back from it. */
 const rpcAnswered = (error: unknown) => isSolanaError(error) && !isSolanaError(error, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR);
 
+/**
+ * Whether a failed simulation is a verdict on the transaction: the library's own "Simulation
+ * failed: ..." (the RPC ran it and it failed), or the RPC refusing the transaction it was given
+ * (JSON-RPC -32602, invalid params). Any other JSON-RPC error is the provider's (-32603 internal,
+ * -32005 node unhealthy, a rate limit some providers answer as JSON-RPC) and says nothing of the payment.
+ */
+const simulationVerdict = (error: unknown) =>
+  isSolanaError(error, SOLANA_ERROR__JSON_RPC__INVALID_PARAMS) ||
+  (error instanceof Error && error.message.startsWith("Simulation failed:"));
+
 /** How a simulation the RPC could not run is marked in the library's verdict (it catches every error as a failed simulation). */
 const RPC_UNAVAILABLE = "solana_rpc_unavailable";
 
@@ -48,8 +59,8 @@ function transactionId(transaction: string): string {
 /**
  * The in-process facilitator: verifies, co-signs as fee payer and sends through `rpcUrl`. Two
  * failures of the RPC are not verdicts on the payment, so the library's signer is wrapped:
- * - a simulation the RPC could not run (unreachable, rate-limited) makes `verify` throw, which the
- *   gate answers 503, instead of refusing a good payment;
+ * - a simulation the RPC could not run (unreachable, rate-limited, a JSON-RPC error of the
+ *   provider's own) makes `verify` throw, which the gate answers 503, instead of refusing a good payment;
  * - a send that failed without the RPC answering (a reset connection, a gateway's 502, a timeout)
  *   may have been forwarded: the transaction's id is returned, so the library confirms it on chain
  *   (landed: settled; not yet: pending, which the upkeep resolves) instead of calling it failed.
@@ -61,9 +72,7 @@ export function createSvmFacilitator(feePayer: KeyPairSigner, rpcUrl: string, ne
     ...stock,
     simulateTransaction: (transaction, net, options) =>
       stock.simulateTransaction(transaction, net, options).catch((error: unknown) => {
-        // The library's own "Simulation failed: ..." is the RPC's verdict on the transaction.
-        const verdict = rpcAnswered(error) || (error instanceof Error && error.message.startsWith("Simulation failed:"));
-        throw verdict ? error : new Error(`${RPC_UNAVAILABLE}: ${error instanceof Error ? error.message : String(error)}`);
+        throw simulationVerdict(error) ? error : new Error(`${RPC_UNAVAILABLE}: ${error instanceof Error ? error.message : String(error)}`);
       }),
     sendTransaction: (transaction, net) =>
       stock.sendTransaction(transaction, net).catch((error: unknown) => {

@@ -25,12 +25,13 @@ type Settle = (real: FacilitatorClient, ...args: Parameters<FacilitatorClient["s
 /**
  * A local Solana, and the service with its Solana site on it (its scenario's payTo and fee payer).
  * With `settle`, the site's facilitator is the chain's in-process one whose settlement goes
- * through `settle` (to lose an answer, say).
+ * through `settle` (to lose an answer, say). With `chain`, the service reads that chain (already
+ * started) rather than a new one: a service of its own, with nothing cached from other tests.
  */
 export async function startSolanaSite(
-  options: { store?: Store; settle?: Settle } = {},
+  options: { store?: Store; settle?: Settle; chain?: LocalSolanaDevnet } = {},
 ): Promise<{ chain: LocalSolanaDevnet; service: RunningService; site: string }> {
-  const chain = await startLocalSolana({});
+  const chain = options.chain ?? (await startLocalSolana({}));
   const s = chain.scenario;
   const { settle } = options;
   const real = settle ? createSvmFacilitator(s.feePayer.signer, chain.rpcUrl, s.network) : undefined;
