@@ -54,10 +54,10 @@ describe("one Solana payer's paid calls in flight", () => {
     expect(answers.slice(0, 8).map((a) => a.result?.isError ?? false)).toEqual(Array(8).fill(false));
     const refused = answers.slice(8).map((a) => a.result?.structuredContent?.error);
     expect(refused.map((e) => e?.code)).toEqual(Array(4).fill("rate_limited"));
-    // The payer named is the Solana payer (as the limiter keys it), with its 8 calls in flight.
+    // The payer named is the Solana payer, its base58 address as given (case is part of it), with its 8 calls in flight.
     expect(refused[0]?.details).toEqual({
       budget: "paid_in_flight",
-      payer: buyer.address.toLowerCase(),
+      payer: buyer.address,
       in_flight: 8,
       max_in_flight: 8,
     });
