@@ -114,6 +114,24 @@ describe("free documents held in memory", () => {
     ]);
   });
 
+  it("an answer from memory carries the CORS headers the chain gives the same path (a query string takes the chain), on a 304 and a HEAD too", async () => {
+    const cors = (headers: Record<string, unknown>) =>
+      Object.fromEntries(Object.entries(headers).filter(([name]) => name.startsWith("access-control-")));
+    const chain = await rawRequest(service.url, "GET", "/api/kb?via=chain", { origin: "https://app.example" });
+    expect(cors(chain.headers)).toEqual({
+      "access-control-allow-origin": "*",
+      "access-control-expose-headers": "PAYMENT-REQUIRED,PAYMENT-RESPONSE,Retry-After,WWW-Authenticate",
+    });
+    const held = await rawRequest(service.url, "GET", "/api/kb", { origin: "https://app.example" });
+    const notModified = await rawRequest(service.url, "GET", "/api/kb", { "if-none-match": held.headers.etag as string });
+    const head = await rawRequest(service.url, "HEAD", "/api/kb");
+    expect([held, notModified, head].map((r) => [r.status, cors(r.headers)])).toEqual([
+      [200, cors(chain.headers)],
+      [304, cors(chain.headers)],
+      [200, cors(chain.headers)],
+    ]);
+  });
+
   it("writes one log line per request, the answers from memory included, with its id, path, status and time", () => {
     const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((r) => r.msg === "request");
     const pricing = records.filter((r) => r.path === "/api/pricing");

@@ -25,7 +25,7 @@ import { heldPage, PRIVATE_HEADERS } from "../middleware.ts";
 import type { PaymentGate } from "../payments/gate.ts";
 import { bodyLimit } from "./middleware/body-limit.ts";
 import { canonicalPath } from "./middleware/canonical-path.ts";
-import { corsHeaders } from "./middleware/cors.ts";
+import { corsGetHeaders, corsHeaders } from "./middleware/cors.ts";
 import { documentCache, type HeldAnswer } from "./middleware/document-cache.ts";
 import type { Drain } from "./middleware/drain.ts";
 import { countRequestNow, metricsEndpoint, requestCounter, requestMetrics } from "./middleware/metrics.ts";
@@ -201,7 +201,7 @@ export function createApp({
   // A held document is made by the route's own answer, as the API endpoint below gives it.
   const render = (path: string) =>
     dispatch(new Request(new URL(path, "http://localhost")), { services, requestId: randomUUID(), path, gate, site: site.id });
-  const cache = withDocumentCache ? documentCache({ routes: site.routes, render }) : undefined;
+  const cache = withDocumentCache ? documentCache({ routes: site.routes, render, headers: corsGetHeaders() }) : undefined;
   app.use(bodyLimit(64 * 1024));
   // A paid call's in-flight place is taken only once its body is in: a body trickled in holds none.
   app.use(limiter.afterBody);
@@ -272,8 +272,6 @@ export function createApp({
     // Without trusted proxies the client is the socket's peer, as Express would find.
     const address = trustsProxies ? clientAddress(req, trust) : req.socket.remoteAddress;
     const verdict = limiter.freeNow(address);
-    // Synchronous for a GET (the options are fixed): only sets the headers.
-    cors(req, res, () => {});
     if (verdict?.allowed) {
       // The free budget is kept in memory: the answer is written within this call, and its log
       // line and metrics follow it at once (its time is the time to write it), with no
@@ -285,8 +283,9 @@ export function createApp({
       countRequestNow(metrics, req, held.route, res.statusCode, started);
       return;
     }
-    // Refused, or the budget is kept in the store and must be asked: the drain's count, the log
-    // line and the metrics, ended by one listener.
+    // Refused, or the budget is kept in the store and must be asked: the CORS headers of any
+    // answer (a refusal too), the drain's count, the log line and the metrics, ended by one listener.
+    cors(req, res, () => {});
     const release = drain?.hold(res);
     const logged = beginRequest(req, res, log);
     const counted = requestCounter(metrics, req, res, held.route);

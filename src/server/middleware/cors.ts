@@ -45,3 +45,19 @@ export function corsHeaders(): (req: IncomingMessage, res: ServerResponse, next:
     optionsSuccessStatus: 204,
   }) as unknown as (req: IncomingMessage, res: ServerResponse, next: Next) => void;
 }
+
+/**
+ * The headers `corsHeaders` gives every answer to a GET or HEAD, read once from the middleware
+ * itself: fixed, since the origin is "*". Answers held in memory carry them without running it.
+ */
+export function corsGetHeaders(): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const recorder = {
+    setHeader: (name: string, value: string) => {
+      headers[name] = value;
+    },
+    getHeader: () => undefined,
+  };
+  corsHeaders()({ method: "GET", headers: {} } as IncomingMessage, recorder as unknown as ServerResponse, () => {});
+  return headers;
+}
