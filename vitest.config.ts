@@ -6,6 +6,7 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts", "src/**/*.test.ts", "functions/**/*.test.ts", "scripts/**/*.test.ts"],
     globalSetup: ["test/global-setup.ts"],
+    setupFiles: ["test/support/after-file.ts"],
     fileParallelism: false,
     testTimeout: 30_000,
     hookTimeout: 120_000,

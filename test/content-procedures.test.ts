@@ -7,7 +7,7 @@
  * install step must keep the seller's exact version pins.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -62,14 +62,18 @@ describe("the x402-register SOP", () => {
     expect(withScript?.n).toBe(3);
     const script = /node --input-type=module -e '([^']+)'/.exec(withScript?.cmd ?? "")?.[1] as string;
     const dir = mkdtempSync(path.join(tmpdir(), "favicon-"));
-    mkdirSync(path.join(dir, "public"));
-    execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: dir });
-    for (const file of ["favicon.png", "icon.png"]) {
-      const png = readFileSync(path.join(dir, "public", file));
-      expect([...png.subarray(0, 8)]).toEqual([137, 80, 78, 71, 13, 10, 26, 10]);
-      expect(png.subarray(12, 16).toString()).toBe("IHDR");
-      expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([64, 64]);
-      expect(png.subarray(-8, -4).toString()).toBe("IEND");
+    try {
+      mkdirSync(path.join(dir, "public"));
+      execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: dir });
+      for (const file of ["favicon.png", "icon.png"]) {
+        const png = readFileSync(path.join(dir, "public", file));
+        expect([...png.subarray(0, 8)]).toEqual([137, 80, 78, 71, 13, 10, 26, 10]);
+        expect(png.subarray(12, 16).toString()).toBe("IHDR");
+        expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([64, 64]);
+        expect(png.subarray(-8, -4).toString()).toBe("IEND");
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
     expect(sop.files.some((f) => f.startsWith("/srv/x402-api/public/favicon.png"))).toBe(true);
     expect(sop.files.some((f) => f.startsWith("/srv/x402-api/public/icon.png"))).toBe(true);

@@ -1,12 +1,4 @@
-/**
- * Test support: start the real service (built Astro handler, real Express, real x402
- * facilitator) against the shared devnet, and the buyers, balances and raw HTTP helpers the
- * tests use. Nothing here stubs the service itself.
- */
-import { mkdtempSync, rmSync } from "node:fs";
 import { request as httpRequest } from "node:http";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import type { PaymentRequired } from "@x402/core/types";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
@@ -18,7 +10,7 @@ import { type Config, loadConfig } from "../../src/config.ts";
 import { createLogger, type Logger, type LogLevel } from "../../src/log.ts";
 import { base } from "../../src/networks/base.ts";
 import { type RunningService, type StartServiceOptions, startService } from "../../src/server/service.ts";
-import { openStore, type Store } from "../../src/store/store.ts";
+import { testStore } from "./file-store.ts";
 
 /** The shared devnet of this test run. */
 export function devnet() {
@@ -56,27 +48,6 @@ export function capturingLogger(level: LogLevel = "debug"): Logger & { lines: Re
   const lines: Record<string, unknown>[] = [];
   const log = createLogger(level, {}, (line) => lines.push(JSON.parse(line) as Record<string, unknown>));
   return Object.assign(log, { lines });
-}
-
-/** A new, migrated embedded store in a SQLite file of its own (as `npm start` opens it); its folder goes when it closes. */
-export async function freshSqliteStore(): Promise<Store> {
-  const dir = mkdtempSync(path.join(tmpdir(), "x402-test-store-"));
-  const store = await openStore({ kind: "sqlite", file: path.join(dir, "store.sqlite") });
-  const close = store.close;
-  return Object.assign(store, {
-    async close() {
-      await close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  });
-}
-
-let fileStore: Promise<Store> | undefined;
-
-/** This test file's store: an embedded SQLite store, shared by the file's services. */
-export function testStore(): Promise<Store> {
-  fileStore ??= freshSqliteStore();
-  return fileStore;
 }
 
 /** Start the service on the shared devnet (and this file's store unless one is given). */
@@ -124,6 +95,7 @@ export async function challengeOf(url: string, init: RequestInit = {}): Promise<
 }
 
 export { signPayment } from "../../scripts/buyer/sign-payment.ts";
+export { freshSqliteStore, testStore } from "./file-store.ts";
 
 /** A raw HTTP/1.1 request with the path sent byte for byte (fetch would normalise it). */
 export function rawRequest(

@@ -4,9 +4,10 @@
  * ready and buffers it for the life of the node, and has no kill after a grace period.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { isMainThread } from "node:worker_threads";
 import { createPublicClient, http } from "viem";
@@ -45,6 +46,30 @@ const STDERR_KEEP_CHARS = 8_000;
 const require = createRequire(import.meta.url);
 const liveChildren = new Set<ChildProcess>();
 
+// Past a few hundred blocks anvil writes older blocks' states to a cache folder (about 150 kB a
+// block) and never removes it: by default a new folder in ~/.foundry/anvil/tmp at every start,
+// which filled this project's disks. Each node gets its own folder, named for our process,
+// removed once the node exits; a folder whose process is gone (killed before its node stopped)
+// is removed at the next start.
+const CACHE_PREFIX = "x402-anvil-cache-";
+
+function stateCacheDir(): string {
+  for (const name of readdirSync(tmpdir())) {
+    const pid = Number(name.startsWith(CACHE_PREFIX) ? name.slice(CACHE_PREFIX.length).split("-")[0] : Number.NaN);
+    if (Number.isInteger(pid) && !isAlive(pid)) rmSync(join(tmpdir(), name), { recursive: true, force: true });
+  }
+  return mkdtempSync(join(tmpdir(), `${CACHE_PREFIX}${process.pid}-`));
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 /** Starts anvil and resolves once its RPC answers eth_chainId. */
 export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilInstance> {
   const pickPort = (options.port ?? 0) === 0;
@@ -78,6 +103,8 @@ async function startOnce(options: AnvilOptions): Promise<AnvilInstance> {
     ...["--network", "optimism"],
     "--silent",
   ];
+  const cacheDir = stateCacheDir();
+  args.push("--cache-path", cacheDir);
   if (options.stateFile) args.push("--state", options.stateFile, "--state-interval", String(STATE_INTERVAL_S));
 
   const { command, prefixArgs } = resolveAnvilCommand();
@@ -88,7 +115,7 @@ async function startOnce(options: AnvilOptions): Promise<AnvilInstance> {
   };
   child.stdout?.on("data", keep);
   child.stderr?.on("data", keep);
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const exited = new Promise<void>((resolve) => child.once("close", () => resolve()));
   let spawnError: Error | undefined;
   child.once("error", (error) => {
     spawnError = error;
@@ -98,6 +125,7 @@ async function startOnce(options: AnvilOptions): Promise<AnvilInstance> {
   liveChildren.add(child);
   installExitHooks();
   child.once("exit", () => liveChildren.delete(child));
+  child.once("close", () => rmSync(cacheDir, { recursive: true, force: true }));
 
   const rpcUrl = `http://${HOST}:${port}`;
   const stop = () => terminate(child, exited);
