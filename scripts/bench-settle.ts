@@ -192,7 +192,12 @@ async function startMinimalSeller(
 }
 
 /** 8 buyers, each paying `calls` calls one after another; returns calls per second and client latencies. */
-async function load(baseUrl: string, buyerKeys: `0x${string}`[], calls: number): Promise<{ callsPerSecond: number; client: number[] }> {
+async function load(
+  baseUrl: string,
+  buyerKeys: `0x${string}`[],
+  calls: number,
+  rpcUrl: string,
+): Promise<{ callsPerSecond: number; client: number[] }> {
   const challengeRes = await fetch(`${baseUrl}${PAID_PATH}`, { method: "POST" });
   const challenge = decodePaymentRequiredHeader(challengeRes.headers.get("payment-required") as string);
   const validBefore = BigInt(Math.floor(Date.now() / 1000) + 600);
@@ -214,6 +219,18 @@ async function load(baseUrl: string, buyerKeys: `0x${string}`[], calls: number):
           method: "POST",
           headers: { "content-type": "application/json", "payment-signature": header },
           body: BODY,
+          signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+        }).catch(async (error: unknown) => {
+          if (!(error instanceof DOMException && error.name === "TimeoutError")) throw error;
+          const pool = await fetch(rpcUrl, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "txpool_status", params: [] }),
+          }).then((r) => r.json() as Promise<{ result?: { pending: string; queued: string } }>);
+          throw new Error(
+            `a paid call to ${baseUrl} had no answer after ${CALL_TIMEOUT_MS / 1000} s; anvil's pool: ${JSON.stringify(pool.result)} ` +
+              "(transactions left queued by anvil after arriving out of nonce order strand the minimal seller's facilitator; run the part again)",
+          );
         });
         const text = await res.text();
         if (res.status !== 200) throw new Error(`a paid call to ${baseUrl} answered ${res.status}: ${text}`);
@@ -225,6 +242,15 @@ async function load(baseUrl: string, buyerKeys: `0x${string}`[], calls: number):
 }
 
 const median = (xs: number[]) => percentile(xs, 50);
+
+/**
+ * A paid call still unanswered after this long ends the part with a reason instead of a hang.
+ * Anvil now and then strands a sender's transactions in its queue when they arrive out of nonce
+ * order (they stay "queued" though the next is due, a block mined or not); the minimal seller's
+ * stock facilitator then waits for a receipt for viem's three minutes. The service's sender
+ * reports a stuck nonce within seconds (src/payments/settlement-sender.ts).
+ */
+const CALL_TIMEOUT_MS = 30_000;
 
 /** Run the paid-throughput benchmark and print its table. */
 export async function benchSettle(): Promise<void> {
@@ -265,12 +291,12 @@ export async function benchSettle(): Promise<void> {
   const keys = devnet.buyers.slice(0, BUYERS).map((b) => b.privateKey);
   try {
     // Warm-up (JIT, connections, first nonce reads) of both.
-    await load(minimal.url, keys, 2);
-    await load(service.url, keys, 2);
-    await load(previous.url, keys, 1);
-    if (onPostgres) await load(onPostgres.url, keys, 2);
+    await load(minimal.url, keys, 2, devnet.rpcUrl);
+    await load(service.url, keys, 2, devnet.rpcUrl);
+    await load(previous.url, keys, 1, devnet.rpcUrl);
+    if (onPostgres) await load(onPostgres.url, keys, 2, devnet.rpcUrl);
     beforeLines.length = 0;
-    const before = await load(previous.url, keys, BEFORE_CALLS_PER_BUYER);
+    const before = await load(previous.url, keys, BEFORE_CALLS_PER_BUYER, devnet.rpcUrl);
     await new Promise((resolve) => setTimeout(resolve, 50));
     const beforeSettles = beforeLines.filter((l) => l.msg === "paid call").map((l) => l.settle as number);
     const beforeSettle = median(beforeSettles);
@@ -279,16 +305,16 @@ export async function benchSettle(): Promise<void> {
     const pg: Round[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       minimal.settles.length = 0;
-      const ref = await load(minimal.url, keys, CALLS_PER_BUYER);
+      const ref = await load(minimal.url, keys, CALLS_PER_BUYER, devnet.rpcUrl);
       theirs.push({ callsPerSecond: ref.callsPerSecond, clientP50: median(ref.client), settle: [...minimal.settles] });
       lines.length = 0;
-      const own = await load(service.url, keys, CALLS_PER_BUYER);
+      const own = await load(service.url, keys, CALLS_PER_BUYER, devnet.rpcUrl);
       await new Promise((resolve) => setTimeout(resolve, 50)); // the last log lines
       const settle = lines.filter((l) => l.msg === "paid call").map((l) => l.settle as number);
       ours.push({ callsPerSecond: own.callsPerSecond, clientP50: median(own.client), settle });
       if (onPostgres) {
         pgLines.length = 0;
-        const onPg = await load(onPostgres.url, keys, CALLS_PER_BUYER);
+        const onPg = await load(onPostgres.url, keys, CALLS_PER_BUYER, devnet.rpcUrl);
         await new Promise((resolve) => setTimeout(resolve, 50));
         const pgSettle = pgLines.filter((l) => l.msg === "paid call").map((l) => l.settle as number);
         pg.push({ callsPerSecond: onPg.callsPerSecond, clientP50: median(onPg.client), settle: pgSettle });
