@@ -412,7 +412,7 @@ function solanaFromEnv(
   let rpcUrls: string[] = [];
   if (!set("SOLANA_RPC_URL")) {
     problems.push(
-      "SOLANA_RPC_URL is required for the Solana site: a Solana mainnet RPC serving getAccountInfo, getLatestBlockhash, simulateTransaction, sendTransaction, getSignatureStatuses, getBalance, getTokenAccountsByOwner, getTokenLargestAccounts, getTokenSupply, getTokenAccountBalance, getSignaturesForAddress and getTransaction",
+      "SOLANA_RPC_URL is required for the Solana site: a Solana mainnet RPC serving getAccountInfo, getLatestBlockhash, simulateTransaction, sendTransaction, getSignatureStatuses, getBalance, getTokenAccountsByOwner, getTokenLargestAccounts, getTokenAccountBalance, getSignaturesForAddress and getTransaction",
     );
   } else rpcUrls = parseUrlList("SOLANA_RPC_URL", env.SOLANA_RPC_URL as string, problems);
   let payTo: string | undefined;

@@ -53,7 +53,7 @@ describe("the Solana site's configuration", () => {
   it("refuses each missing or inconsistent setting, naming it", async () => {
     const { SOLANA_RPC_URL: _r, SOLANA_PAY_TO: _p, SOLANA_FACILITATOR_URL: _f, ...hostOnly } = solana;
     expect(problems({ ...base, ...hostOnly })).toEqual([
-      "SOLANA_RPC_URL is required for the Solana site: a Solana mainnet RPC serving getAccountInfo, getLatestBlockhash, simulateTransaction, sendTransaction, getSignatureStatuses, getBalance, getTokenAccountsByOwner, getTokenLargestAccounts, getTokenSupply, getTokenAccountBalance, getSignaturesForAddress and getTransaction",
+      "SOLANA_RPC_URL is required for the Solana site: a Solana mainnet RPC serving getAccountInfo, getLatestBlockhash, simulateTransaction, sendTransaction, getSignatureStatuses, getBalance, getTokenAccountsByOwner, getTokenLargestAccounts, getTokenAccountBalance, getSignaturesForAddress and getTransaction",
       "SOLANA_PAY_TO is required for the Solana site: the Solana wallet whose USDC account receives payments",
       "a Solana facilitator is required for the Solana site: SOLANA_FEE_PAYER_KEY (a funded fee payer, to settle ourselves) or SOLANA_FACILITATOR_URL",
     ]);

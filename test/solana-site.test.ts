@@ -26,9 +26,10 @@ import type { LocalSolanaDevnet } from "../src/local/solana/devnet.ts";
 import { type ScenarioMint, USDC_MINT } from "../src/local/solana/scenario.ts";
 import { CHALLENGE_BUDGET } from "../src/payments/requirements.ts";
 import type { RunningService } from "../src/server/service.ts";
-import { type MintRiskAnswer, verdictOf } from "../src/solana/reads.ts";
+import { type MintRiskAnswer, mintRisk, solanaReads, verdictOf } from "../src/solana/reads.ts";
 import { svmClient } from "../src/solana/x402.ts";
 import { CAPABILITY, mcpRpc } from "./support/mcp.ts";
+import { startRpcProxy } from "./support/rpc-proxy.ts";
 import { startSolanaSite, usdcOn } from "./support/solana.ts";
 
 const PRICE = 100_000n; // 0.10 USDC
@@ -289,6 +290,26 @@ describe("answers against the scenario's ground truth", () => {
     } finally {
       await own.service.close();
       setEpoch(0n);
+    }
+  });
+
+  it("meme-hunter: a mint's holders' shares are of the supply its account holds, read with no getTokenSupply", async () => {
+    // Reads of their own, through a proxy counting what the RPC is asked.
+    const proxy = await startRpcProxy(chain.rpcUrl);
+    try {
+      const reads = solanaReads({
+        network: chain.scenario.network,
+        rpcUrl: proxy.url,
+        usdcMint: chain.scenario.usdcMint,
+        dexscreenerUrl: "http://127.0.0.1:9",
+        timeoutMs: 5_000,
+      });
+      const whale = chain.scenario.mints.find((m) => m.symbol === "WHALE")?.mint as string;
+      // WHALE: 1,000,000 tokens of 6 decimals, its four holders with all of it, the largest 900,000.
+      expect(await mintRisk(reads, whale)).toMatchObject({ supply: "1000000000000", top10_share_pct: 100, largest_holder_share_pct: 90 });
+      expect(proxy.http.flatMap((r) => r.methods).sort()).toEqual(["getAccountInfo", "getTokenLargestAccounts"]);
+    } finally {
+      await proxy.close();
     }
   });
 

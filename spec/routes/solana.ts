@@ -76,7 +76,7 @@ export const solanaMemeHunter = defineRoute({
   operationId: "solanaMemeHunter",
   summary: "New Solana tokens and pairs, each mint's own risk read on chain (authorities, Token-2022 extensions, holders) and a verdict",
   description:
-    "The latest token profiles DexScreener lists on Solana, with their deepest pair (dex, liquidity, price, age). For each mint, read on Solana: mint authority and freeze authority (live or revoked; a live freeze authority can freeze a holder: the Solana honeypot), Token-2022 extensions (the transfer fee in force this epoch and any pending one, transfer hook, permanent delegate, non-transferable, frozen default account state, paused and the pause authority), the top holders' share of supply (getTokenLargestAccounts against getTokenSupply), and a verdict (honeypot, high_tax, caution, ok) with every reason.",
+    "The latest token profiles DexScreener lists on Solana, with their deepest pair (dex, liquidity, price, age). For each mint, read on Solana: mint authority and freeze authority (live or revoked; a live freeze authority can freeze a holder: the Solana honeypot), Token-2022 extensions (the transfer fee in force this epoch and any pending one, transfer hook, permanent delegate, non-transferable, frozen default account state, paused and the pause authority), the top holders' share of supply (getTokenLargestAccounts against the supply in the mint account), and a verdict (honeypot, high_tax, caution, ok) with every reason.",
   tags: ["token risk"],
   price: 0.1,
   body: ClosedObject({

@@ -8,7 +8,7 @@ const METHODS: Record<"meme-hunter" | "dinalibrium" | "wallet-profile", Methodol
       "GET DexScreener /token-profiles/latest/v1, keep chainId solana, newest first, at most `limit`",
       "GET /tokens/v1/solana/{mints}: each mint's deepest pair by liquidity",
       "getAccountInfo(mint): mint and freeze authorities, Token-2022 extensions (transfer fee, transfer hook, permanent delegate, non-transferable, default account state)",
-      "getTokenLargestAccounts and getTokenSupply: the top 10 and the largest holder's share of supply",
+      "getTokenLargestAccounts against the supply in the mint account (getAccountInfo): the top 10 and the largest holder's share of supply",
       "verdict: honeypot, then high_tax, then caution, else ok (verdict_rules)",
     ],
     chain: "Solana mainnet (solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp) through the configured RPC",

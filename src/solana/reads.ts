@@ -114,12 +114,11 @@ export async function mintRisk(reads: SolanaReads, mint: string): Promise<MintRi
   };
   const extensions = m.extensions.__option === "Some" ? m.extensions.value : [];
   // The epoch is read only for a fee set after epoch 0 (a newer fee of epoch 0 is in force in any
-  // epoch), and alongside the holders and the supply rather than before them.
+  // epoch), and alongside the holders rather than before them.
   const feePending = extensions.some((e) => e.__kind === "TransferFeeConfig" && e.newerTransferFee.epoch !== 0n);
-  const [epoch, largest, supply] = await Promise.all([
+  const [epoch, largest] = await Promise.all([
     feePending ? currentEpoch(reads) : 0n,
     rpcCall(reads, "getTokenLargestAccounts", rpc.getTokenLargestAccounts(mint as Address)),
-    rpcCall(reads, "getTokenSupply", rpc.getTokenSupply(mint as Address)),
   ]);
   for (const e of extensions) {
     if (e.__kind === "TransferFeeConfig") {
@@ -146,7 +145,9 @@ export async function mintRisk(reads: SolanaReads, mint: string): Promise<MintRi
       ext.pause_authority = e.authority.__option === "Some" ? e.authority.value : null;
     }
   }
-  const total = BigInt(supply.value.amount);
+  // The supply the mint account already holds: the shares are of the same supply answered beside
+  // them, and no second read of it is sent per mint.
+  const total = m.supply;
   const amounts = largest.value.map((a) => BigInt(a.amount));
   const top10 = amounts.slice(0, 10).reduce((s, a) => s + a, 0n);
   return {

@@ -4,8 +4,9 @@
  * JSON-RPC API over litesvm; it answers the methods those clients call, in the RPC's own shapes:
  * buyers getAccountInfo and getLatestBlockhash, a facilitator simulateTransaction,
  * sendTransaction and getSignatureStatuses, the routes getBalance, getAccountInfo,
- * getTokenAccountsByOwner, getTokenLargestAccounts, getTokenSupply, getTokenAccountBalance,
- * getSignaturesForAddress and getEpochInfo, plus the small ones clients probe (getSlot, getBlockHeight, ...).
+ * getTokenAccountsByOwner, getTokenLargestAccounts, getTokenAccountBalance,
+ * getSignaturesForAddress and getEpochInfo, plus the small ones clients probe (getSlot, getBlockHeight,
+ * getTokenSupply, ...).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { type Address, type EncodedAccount, getBase58Encoder, getBase64Encoder, getTransactionDecoder } from "@solana/kit";
