@@ -313,6 +313,29 @@ describe("answers against the scenario's ground truth", () => {
     }
   });
 
+  it("meme-hunter: the epoch is read once for the mints asking at once and kept for those after", async () => {
+    // Reads of their own, through a proxy counting what the RPC is asked.
+    const proxy = await startRpcProxy(chain.rpcUrl);
+    try {
+      const reads = solanaReads({
+        network: chain.scenario.network,
+        rpcUrl: proxy.url,
+        usdcMint: chain.scenario.usdcMint,
+        dexscreenerUrl: "http://127.0.0.1:9",
+        timeoutMs: 5_000,
+      });
+      const feedrop = chain.scenario.mints.find((m) => m.symbol === "FEEDROP")?.mint as string;
+      const pending = { transfer_fee_bps: 1_000, transfer_fee_pending: { bps: 0, max: "0", from_epoch: 2 } };
+      const [first, second] = await Promise.all([mintRisk(reads, feedrop), mintRisk(reads, feedrop)]);
+      expect(first?.extensions).toMatchObject(pending);
+      expect(second?.extensions).toMatchObject(pending);
+      expect((await mintRisk(reads, feedrop))?.extensions).toMatchObject(pending);
+      expect(proxy.http.flatMap((r) => r.methods).filter((m) => m === "getEpochInfo")).toEqual(["getEpochInfo"]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it("dinalibrium: SOL and USDC across Raydium, Orca and Meteora against the liquidity-weighted price, with USDC's peg", async () => {
     const { res, json } = await paidCall("/v1/dinalibrium", {});
     expect(res.status).toBe(200);

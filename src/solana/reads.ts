@@ -7,9 +7,9 @@
 import type { Static } from "@sinclair/typebox";
 import type { Address, PendingRpcRequest, Rpc, SolanaRpcApi } from "@solana/kit";
 import { getMintDecoder, TOKEN_2022_PROGRAM_ADDRESS } from "@solana-program/token-2022";
-import { LRUCache } from "lru-cache";
 import type { MintRisk } from "../../spec/routes/solana.ts";
 import { UpstreamError } from "../errors.ts";
+import { TtlCache } from "../upstreams/ttl-cache.ts";
 import { SolanaDexScreener } from "./dexscreener.ts";
 import { solanaRpc } from "./rpc.ts";
 
@@ -31,10 +31,10 @@ export interface SolanaReads {
   dex: SolanaDexScreener;
   /**
    * The chain's current epoch (which of a Token-2022 mint's two transfer fees is in force), kept
-   * a minute: an epoch lasts about two days, and a meme-hunter call reads up to 30 mints. Its
-   * fetch shares one read among the mints asking at once; a failed read is not kept.
+   * a minute: an epoch lasts about two days, and a meme-hunter call reads up to 30 mints. The
+   * mints asking at once share one read; a failed read is not kept.
    */
-  epoch: LRUCache<"current", bigint>;
+  epoch: TtlCache<bigint>;
 }
 
 /** How long the chain's epoch is kept before it is read again. */
@@ -48,14 +48,7 @@ export function solanaReads(settings: SolanaSettings | undefined): SolanaReads {
   let found = built.get(settings);
   if (!found) {
     const rpc = solanaRpc(settings.rpcUrl);
-    const epoch = new LRUCache<"current", bigint>({
-      max: 1,
-      ttl: EPOCH_TTL_MS,
-      fetchMethod: async () => {
-        const info = await rpcCall({ settings }, "getEpochInfo", rpc.getEpochInfo());
-        return BigInt(info.epoch);
-      },
-    });
+    const epoch = new TtlCache<bigint>(EPOCH_TTL_MS, { maxEntries: 1 });
     found = { settings, rpc, dex: new SolanaDexScreener(settings.dexscreenerUrl, settings.timeoutMs), epoch };
     built.set(settings, found);
   }
@@ -83,14 +76,6 @@ export type MintRiskAnswer = Static<typeof MintRisk>;
 
 const share = (part: bigint, whole: bigint) => (whole === 0n ? null : Number((part * 1_000_000n) / whole) / 10_000);
 
-/** The chain's current epoch (which of a Token-2022 mint's two transfer fees is in force), from the reads' cache. */
-async function currentEpoch(reads: SolanaReads): Promise<bigint> {
-  const epoch = await reads.epoch.fetch("current");
-  // The fetch method answers or throws; undefined would only come of an aborted fetch.
-  if (epoch === undefined) throw new UpstreamError("upstream_error", "solana-rpc", "The Solana RPC failed getEpochInfo.");
-  return epoch;
-}
-
 /** A mint's risk read on chain; null when the address is not a mint of SPL Token or Token-2022. */
 export async function mintRisk(reads: SolanaReads, mint: string): Promise<MintRiskAnswer | null> {
   const { rpc } = reads;
@@ -117,7 +102,11 @@ export async function mintRisk(reads: SolanaReads, mint: string): Promise<MintRi
   // epoch), and alongside the holders rather than before them.
   const feePending = extensions.some((e) => e.__kind === "TransferFeeConfig" && e.newerTransferFee.epoch !== 0n);
   const [epoch, largest] = await Promise.all([
-    feePending ? currentEpoch(reads) : 0n,
+    feePending
+      ? reads.epoch
+          .get("current", async () => BigInt((await rpcCall(reads, "getEpochInfo", rpc.getEpochInfo())).epoch))
+          .then((cached) => cached.value)
+      : 0n,
     rpcCall(reads, "getTokenLargestAccounts", rpc.getTokenLargestAccounts(mint as Address)),
   ]);
   for (const e of extensions) {
