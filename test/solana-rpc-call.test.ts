@@ -4,9 +4,9 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createSolanaRpc } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rpcCall } from "../src/solana/reads.ts";
+import { solanaRpc } from "../src/solana/rpc.ts";
 
 let rpcServer: Server;
 let rpcUrl: string;
@@ -35,7 +35,8 @@ const readsWithin = (timeoutMs: number) => ({
 
 describe("rpcCall", () => {
   it("past the time budget: a 504 upstream_timeout naming the Solana RPC, the request aborted", async () => {
-    const rpc = createSolanaRpc(`${rpcUrl}/hang`);
+    // The service's own client: the abort reaches the request only if it passes the signal on.
+    const rpc = solanaRpc(`${rpcUrl}/hang`);
     const error = await rpcCall(readsWithin(100), "getEpochInfo", rpc.getEpochInfo()).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "upstream_timeout", status: 504, details: { upstream: "solana-rpc" } });
     expect((error as Error).message).toBe("The Solana RPC did not answer getEpochInfo in time.");
@@ -44,7 +45,7 @@ describe("rpcCall", () => {
   });
 
   it("a failure of the RPC: a 502 upstream_error naming the Solana RPC", async () => {
-    const rpc = createSolanaRpc(rpcUrl);
+    const rpc = solanaRpc(rpcUrl);
     const error = await rpcCall(readsWithin(5_000), "getEpochInfo", rpc.getEpochInfo()).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "upstream_error", status: 502, details: { upstream: "solana-rpc" } });
     expect((error as Error).message).toBe("The Solana RPC failed getEpochInfo.");
