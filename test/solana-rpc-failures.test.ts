@@ -3,8 +3,6 @@
  * for a transfer that may land. The site's facilitator reads the chain through a proxy whose
  * failures each test chooses; its reads and the settlement lookup read the chain directly.
  */
-import { createServer, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { decodePaymentResponseHeader } from "@x402/core/http";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type LocalSolanaDevnet, startLocalSolana } from "../src/local/solana/devnet.ts";
@@ -14,6 +12,7 @@ import { createSvmFacilitator } from "../src/solana/x402.ts";
 import type { Store } from "../src/store/store.ts";
 import { startTestService, testConfig, testStore } from "./support/service.ts";
 import { paymentHeaderFor, postJson, usdcOn } from "./support/solana.ts";
+import { forwardRpc, type Stub, startStub } from "./support/stub-server.ts";
 
 const PRICE = 100_000n;
 const BODY = { token: "SOL" };
@@ -29,25 +28,15 @@ const proxy: {
 } = {};
 
 let chain: LocalSolanaDevnet;
-let rpcProxy: Server;
+let rpcProxy: Stub;
 let service: RunningService;
 let store: Store;
 let url: string;
 
-const bodyOf = (req: IncomingMessage) =>
-  new Promise<string>((resolve) => {
-    let body = "";
-    req.on("data", (c: Buffer) => (body += c.toString()));
-    req.on("end", () => resolve(body));
-  });
-const forward = (body: string) =>
-  fetch(chain.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body }).then((r) => r.text());
-
 beforeAll(async () => {
   chain = await startLocalSolana({});
-  rpcProxy = createServer(async (req, res) => {
-    const body = await bodyOf(req);
-    const { method, id } = JSON.parse(body) as { method: string; id: unknown };
+  rpcProxy = await startStub(async (_req, res, body) => {
+    const { method, id } = body as { method: string; id: unknown };
     if (method === "simulateTransaction" && proxy.simulateDown) {
       res.writeHead(503, { "content-type": "text/plain" }).end("over capacity");
       return;
@@ -60,26 +49,25 @@ beforeAll(async () => {
     const send = method === "sendTransaction" ? proxy.send : undefined;
     if (send && "badGatewayThenForwardAfterMs" in send) {
       res.writeHead(502, { "content-type": "text/plain" }).end("bad gateway");
-      setTimeout(() => void forward(body), send.badGatewayThenForwardAfterMs);
+      setTimeout(() => void forwardRpc(chain.rpcUrl, body), send.badGatewayThenForwardAfterMs);
       return;
     }
     if (send) await send.hold;
-    res.writeHead(200, { "content-type": "application/json" }).end(await forward(body));
+    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(await forwardRpc(chain.rpcUrl, body)));
   });
-  await new Promise<void>((resolve) => rpcProxy.listen(0, "127.0.0.1", resolve));
   const s = chain.scenario;
   store = await testStore();
   service = await startTestService({
     config: testConfig({ PAYMENT_TIMEOUT_MS: "1000" }),
     store,
     solana: { rpcUrl: chain.rpcUrl, network: s.network, usdcMint: s.usdcMint, payTo: s.payTo, feePayer: s.feePayer.signer },
-    solanaFacilitator: createSvmFacilitator(s.feePayer.signer, `http://127.0.0.1:${(rpcProxy.address() as AddressInfo).port}`, s.network),
+    solanaFacilitator: createSvmFacilitator(s.feePayer.signer, rpcProxy.url, s.network),
   });
   url = `${service.solanaUrl}/v1/dinalibrium`;
 });
 afterAll(async () => {
   await service?.close();
-  await new Promise((resolve) => rpcProxy?.close(resolve));
+  await rpcProxy?.close();
   await chain?.stop();
 });
 beforeEach(() => {
