@@ -69,16 +69,11 @@ export class LocalSolana {
   private readonly blockhashes = new Map<string, number>();
   private readonly txs = new Map<string, TxRecord>();
   private readonly files: { state: string; meta: string } | undefined;
-  private readonly scenario: number | undefined;
+  private readonly scenario: number;
   private timer: NodeJS.Timeout | undefined;
   private dirty = false;
 
-  private constructor(
-    svm: LiteSVM,
-    meta: Meta | undefined,
-    files: { state: string; meta: string } | undefined,
-    scenario: number | undefined,
-  ) {
+  private constructor(svm: LiteSVM, meta: Meta | undefined, files: { state: string; meta: string } | undefined, scenario: number) {
     this.svm = svm;
     this.files = files;
     this.scenario = scenario;
@@ -96,7 +91,7 @@ export class LocalSolana {
    * `scenario`, else a new chain (`fresh` true: the caller seeds it; a state of another version is
    * replaced at the first save). Without `dataDir` nothing is saved.
    */
-  static open(dataDir?: string, scenario?: number): { chain: LocalSolana; fresh: boolean } {
+  static open(dataDir: string | undefined, scenario: number): { chain: LocalSolana; fresh: boolean } {
     const files = dataDir ? { state: path.join(dataDir, "solana-state.bin"), meta: path.join(dataDir, "solana-state.json") } : undefined;
     if (files && existsSync(files.state) && existsSync(files.meta)) {
       const meta = JSON.parse(readFileSync(files.meta, "utf8")) as Meta;
@@ -236,7 +231,7 @@ export class LocalSolana {
     this.dirty = false;
     if (!this.files) return;
     const meta: Meta = {
-      ...(this.scenario === undefined ? {} : { scenario: this.scenario }),
+      scenario: this.scenario,
       height: this.height,
       blockhashes: [...this.blockhashes],
       txs: [...this.txs.values()],
