@@ -307,12 +307,8 @@ function payingFetch(options: StdioServerOptions, buyer: PrivateKeyAccount | x40
       held.refused = refused;
       return { abort: true, reason: refused.message };
     }
-    const reserved = options.caps.reserve(amount);
-    if (typeof reserved === "string") {
-      held.refused = { code: "spend_cap_exceeded", message: reserved, details: capDetails(options.caps, amount) };
-      return { abort: true, reason: reserved };
-    }
-    held.reservation = reserved;
+    // No await since the cap check above, so the reservation cannot be refused now.
+    held.reservation = options.caps.reserve(amount);
   });
   return wrapFetchWithPayment(options.fetch ?? fetch, client);
 }
