@@ -19,7 +19,16 @@ import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { ledgerRowsOf } from "./support/ledger.ts";
 import { CAPABILITY, type McpAnswer, mcpRpc } from "./support/mcp.ts";
-import { buyerAccount, chainClient, challengeOf, devnet, signPayment, startTestService, testConfig } from "./support/service.ts";
+import {
+  buyerAccount,
+  chainClient,
+  challengeOf,
+  devnet,
+  signPayment,
+  startTestService,
+  testConfig,
+  usdcBalance,
+} from "./support/service.ts";
 
 const T0 = Date.parse("2026-03-02T12:00:00Z");
 const PRICE = 100_000n; // verifyPayment: 0.10 USDC
@@ -297,28 +306,10 @@ describe("POST /mcp: malformed calls are -32602, as HTTP refuses them with 400",
 
   it("refuses a string payment or sign-in in _meta that cannot be an HTTP header with -32602 naming the field, charging nothing", async () => {
     const buyer = buyerAccount(7);
-    const before = await chainClient().readContract({
-      address: base.usdc.address,
-      abi: erc20Abi,
-      functionName: "balanceOf",
-      args: [buyer.address],
-    });
+    const before = await usdcBalance(buyer.address);
     const header = await signPayment(await challengeOf(`${service.url}/api/payment-verify`, { method: "POST" }), buyer);
-    const refusal = (field: string) => {
-      const message = `Invalid tools/call: ${field} must be printable ASCII (it is sent as an HTTP header).`;
-      return {
-        code: -32602,
-        message: `MCP error -32602: ${message}`,
-        data: {
-          error: {
-            code: "invalid_request",
-            message,
-            details: { fields: [{ field, expected: "printable ASCII (it is sent as an HTTP header)" }] },
-            docs: "/errors#invalid_request",
-          },
-        },
-      };
-    };
+    const expected = "printable ASCII (it is sent as an HTTP header)";
+    const refusal = (id: number, field: string) => invalidParams(id, `Invalid tools/call: ${field} must be ${expected}.`, field, expected);
     const { status, answers } = await mcpRpc(service.url, [
       call(1, "verifyPayment", { tx_hash: txHash(1) }, { "x402/payment": `${header}\nX-Injected: 1` }),
       call(2, "verifyPayment", { tx_hash: txHash(2) }, { "x402/payment": `${header}\u0100` }),
@@ -326,16 +317,14 @@ describe("POST /mcp: malformed calls are -32602, as HTTP refuses them with 400",
       call(4, "getBalance", {}, { "sign-in-with-x": "caf\u00e9 \u2603" }),
     ]);
     expect(status).toBe(200);
-    expect(answers.map((a) => [a.id, a.error])).toEqual([
-      [1, refusal('params._meta["x402/payment"]')],
-      [2, refusal('params._meta["x402/payment"]')],
-      [3, refusal('params._meta["sign-in-with-x"]')],
-      [4, refusal('params._meta["sign-in-with-x"]')],
+    expect(answers).toEqual([
+      refusal(1, 'params._meta["x402/payment"]'),
+      refusal(2, 'params._meta["x402/payment"]'),
+      refusal(3, 'params._meta["sign-in-with-x"]'),
+      refusal(4, 'params._meta["sign-in-with-x"]'),
     ]);
     expect(await authorizationUsed(header)).toBe(false);
-    expect(
-      await chainClient().readContract({ address: base.usdc.address, abi: erc20Abi, functionName: "balanceOf", args: [buyer.address] }),
-    ).toBe(before);
+    expect(await usdcBalance(buyer.address)).toBe(before);
   });
 
   it("answers arguments that are not an object, and an unknown tool, with -32602", async () => {

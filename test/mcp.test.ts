@@ -73,6 +73,11 @@ function settlementOf(result: CallToolResult): SettleResponse | undefined {
   return result._meta?.["x402/payment-response"] as SettleResponse | undefined;
 }
 
+/** The tool error the stdio MCP server answers: `message` as text, and `code`, `message` and `details` as structured content. */
+function toolErrorResult(code: string, message: string, details: Record<string, string>): CallToolResult {
+  return { isError: true, content: [{ type: "text", text: message }], structuredContent: { error: { code, message, details } } };
+}
+
 /** The USDC transfers of a settlement transaction, as [from, to, value]. */
 async function transfersOf(tx: string): Promise<[string, string, bigint][]> {
   const receipt = await chainClient().getTransactionReceipt({ hash: tx as `0x${string}` });
@@ -170,17 +175,14 @@ describe("npm run mcp: the stdio MCP server", () => {
       const before = await usdcBalance(buyer.address);
       const result = (await capped.callTool({ name: "buyPlaybookBundle", arguments: { topic: "x402-register" } })) as CallToolResult;
       const message = "This call costs $0.91, over the per-call cap of $0.50 (MCP_MAX_PRICE_USD). Nothing was paid.";
-      expect(result).toEqual({
-        isError: true,
-        content: [{ type: "text", text: message }],
-        structuredContent: {
-          error: {
-            code: "spend_cap_exceeded",
-            message,
-            details: { price_usd: "$0.91", max_price_usd: "$0.50", max_spend_usd: "$1.00", spent_usd: "$0.00" },
-          },
-        },
-      });
+      expect(result).toEqual(
+        toolErrorResult("spend_cap_exceeded", message, {
+          price_usd: "$0.91",
+          max_price_usd: "$0.50",
+          max_spend_usd: "$1.00",
+          spent_usd: "$0.00",
+        }),
+      );
       expect(await usdcBalance(buyer.address)).toBe(before);
     } finally {
       await capped.close();
@@ -199,17 +201,14 @@ describe("npm run mcp: the stdio MCP server", () => {
       const second = (await capped.callTool({ name: "verifyPayment", arguments: { tx_hash: unknownTx } })) as CallToolResult;
       const message =
         "This call costs $0.10 and this session has already committed $0.10 of its $0.15 cap (MCP_MAX_SPEND_USD). Nothing was paid.";
-      expect(second).toEqual({
-        isError: true,
-        content: [{ type: "text", text: message }],
-        structuredContent: {
-          error: {
-            code: "spend_cap_exceeded",
-            message,
-            details: { price_usd: "$0.10", max_price_usd: "$1.00", max_spend_usd: "$0.15", spent_usd: "$0.10" },
-          },
-        },
-      });
+      expect(second).toEqual(
+        toolErrorResult("spend_cap_exceeded", message, {
+          price_usd: "$0.10",
+          max_price_usd: "$1.00",
+          max_spend_usd: "$0.15",
+          spent_usd: "$0.10",
+        }),
+      );
       expect(await usdcBalance(payer)).toBe(before - PRICE);
     } finally {
       await capped.close();
@@ -220,23 +219,10 @@ describe("npm run mcp: the stdio MCP server", () => {
     // A route table that understates askKb's price ($0.01 instead of $0.03) passes the first check;
     // the 402 challenge's amount is over the $0.02 cap, so nothing is signed or sent.
     const understated = routes.map((r) => (r.operationId === "askKb" ? { ...r, price: 0.01 } : r));
-    const sent: (string | null)[] = [];
-    const recording: typeof fetch = (input, init) => {
-      const request = new Request(input, init);
-      sent.push(request.headers.get("payment-signature"));
-      return fetch(request);
-    };
-    const server = createStdioServer({
+    const { client, sent } = await inProcessStdio({
       routes: understated,
-      baseUrl: service.url,
-      buyer: buyerAccount(7),
       caps: new SpendCaps({ maxPerCall: 20_000n, maxSession: 1_000_000n }),
-      fetch: recording,
     });
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await server.connect(serverSide);
-    const client = new Client({ name: "mcp-test", version: "1.0.0" });
-    await client.connect(clientSide);
     try {
       const before = await usdcBalance(buyerAccount(7).address);
       const result = (await client.callTool({
@@ -244,17 +230,14 @@ describe("npm run mcp: the stdio MCP server", () => {
         arguments: { question: "how do I register on x402scan?" },
       })) as CallToolResult;
       const message = "This call costs $0.03, over the per-call cap of $0.02 (MCP_MAX_PRICE_USD). Nothing was paid.";
-      expect(result).toEqual({
-        isError: true,
-        content: [{ type: "text", text: message }],
-        structuredContent: {
-          error: {
-            code: "spend_cap_exceeded",
-            message,
-            details: { price_usd: "$0.03", max_price_usd: "$0.02", max_spend_usd: "$1.00", spent_usd: "$0.00" },
-          },
-        },
-      });
+      expect(result).toEqual(
+        toolErrorResult("spend_cap_exceeded", message, {
+          price_usd: "$0.03",
+          max_price_usd: "$0.02",
+          max_spend_usd: "$1.00",
+          spent_usd: "$0.00",
+        }),
+      );
       expect(sent).toEqual([null]);
       expect(await usdcBalance(buyerAccount(7).address)).toBe(before);
     } finally {
@@ -306,11 +289,7 @@ describe("npm run mcp pays only what tools/list showed, to the service's payee",
         arguments: { question: "how do I register on x402scan?" },
       })) as CallToolResult;
       const message = "The service asks $0.03 for askKb, more than its listed price of $0.01. Nothing was paid.";
-      expect(result).toEqual({
-        isError: true,
-        content: [{ type: "text", text: message }],
-        structuredContent: { error: { code: "price_mismatch", message, details: { price_usd: "$0.01", asked_usd: "$0.03" } } },
-      });
+      expect(result).toEqual(toolErrorResult("price_mismatch", message, { price_usd: "$0.01", asked_usd: "$0.03" }));
       expect(sent).toEqual([null]);
       expect(caps.spent).toBe(0n);
       expect(await usdcBalance(buyerAccount(7).address)).toBe(before);
@@ -326,17 +305,9 @@ describe("npm run mcp pays only what tools/list showed, to the service's payee",
       const result = (await client.callTool({ name: "verifyPayment", arguments: { tx_hash: unknownTx } })) as CallToolResult;
       const payTo = devnet().payTo;
       const message = `The service asks to be paid to ${payTo}, not to 0x000000000000000000000000000000000000dEaD (MCP_EXPECTED_PAY_TO). Nothing was paid.`;
-      expect(result).toEqual({
-        isError: true,
-        content: [{ type: "text", text: message }],
-        structuredContent: {
-          error: {
-            code: "pay_to_mismatch",
-            message,
-            details: { pay_to: payTo, expected_pay_to: "0x000000000000000000000000000000000000dEaD" },
-          },
-        },
-      });
+      expect(result).toEqual(
+        toolErrorResult("pay_to_mismatch", message, { pay_to: payTo, expected_pay_to: "0x000000000000000000000000000000000000dEaD" }),
+      );
       expect(sent).toEqual([null]);
       expect(await usdcBalance(buyerAccount(7).address)).toBe(before);
     } finally {
@@ -354,11 +325,7 @@ describe("npm run mcp pays only what tools/list showed, to the service's payee",
       const before = await usdcBalance(buyer.address);
       const result = (await tampered.client.callTool({ name: "topUpBalance", arguments: { amount: 1 } })) as CallToolResult;
       const message = "The service asks $1.50 for topUpBalance, not the $1.00 chosen. Nothing was paid.";
-      expect(result).toEqual({
-        isError: true,
-        content: [{ type: "text", text: message }],
-        structuredContent: { error: { code: "price_mismatch", message, details: { price_usd: "$1.00", asked_usd: "$1.50" } } },
-      });
+      expect(result).toEqual(toolErrorResult("price_mismatch", message, { price_usd: "$1.00", asked_usd: "$1.50" }));
       expect(tampered.sent).toEqual([null]);
       expect(await usdcBalance(buyer.address)).toBe(before);
     } finally {

@@ -63,6 +63,11 @@ let store: Store;
 let directories: LocalDirectories;
 const sellers = new Map<string, PayingSeller>();
 let buyer: ReturnType<typeof privateKeyToAccount>;
+/**
+ * The one facilitator of every seller here: one nonce manager for the facilitator's key, which
+ * several would fight over. No two sellers settle at the same time.
+ */
+let facilitator: ReturnType<typeof createSelfFacilitator>;
 const balance = () => client.readContract({ address: base.usdc.address, abi: erc20Abi, functionName: "balanceOf", args: [buyer.address] });
 
 const crawl = (budget: PurchaseBudget) =>
@@ -83,15 +88,9 @@ beforeAll(async () => {
   chain = await startDevnet({ dataDir: dir, port: 0, persist: false });
   client = createPublicClient({ chain: base.chainAt([chain.rpcUrl]), transport: http(chain.rpcUrl) }) as PublicClient;
   buyer = privateKeyToAccount(chain.buyers[7]?.privateKey as `0x${string}`);
-  const facilitator = createSelfFacilitator(
-    chain.facilitator.privateKey,
-    base.chainAt([chain.rpcUrl]),
-    rpcTransport([chain.rpcUrl]),
-    base.id,
-    {
-      timing: LOCAL_TIMING,
-    },
-  );
+  facilitator = createSelfFacilitator(chain.facilitator.privateKey, base.chainAt([chain.rpcUrl]), rpcTransport([chain.rpcUrl]), base.id, {
+    timing: LOCAL_TIMING,
+  });
   for (const s of SELLERS) {
     sellers.set(
       s.name,
@@ -338,15 +337,6 @@ describe("the operator's settings", () => {
 
 describe("a seller that takes a second payment for one call", () => {
   it("is recorded as settled twice, charged twice on chain, and avoid", async () => {
-    const facilitator = createSelfFacilitator(
-      chain.facilitator.privateKey,
-      base.chainAt([chain.rpcUrl]),
-      rpcTransport([chain.rpcUrl]),
-      base.id,
-      {
-        timing: LOCAL_TIMING,
-      },
-    );
     // A second authorization of the same buyer that the seller holds (one it was given earlier).
     const challengeOf = (url: string) => v2Challenge(url, [v2Option({ payTo: chain.payTo, amount: "10000" })]);
     let url = "";
@@ -395,10 +385,6 @@ describe("a seller that takes a second payment for one call", () => {
 
 describe("a purchase pays only the option the checker judged payable", () => {
   const BURN = "0x000000000000000000000000000000000000dEaD";
-  const facilitatorOf = () =>
-    createSelfFacilitator(chain.facilitator.privateKey, base.chainAt([chain.rpcUrl]), rpcTransport([chain.rpcUrl]), base.id, {
-      timing: LOCAL_TIMING,
-    });
   const newRun = () =>
     new PurchaseRun({
       buyer,
@@ -414,7 +400,7 @@ describe("a purchase pays only the option the checker judged payable", () => {
     const seller = await startPayingSeller({
       challenge: (url) => v2Challenge(url, [solanaOption(), v2Option({ payTo: BURN, amount: "10000" })]),
       mode: "serve",
-      facilitator: facilitatorOf(),
+      facilitator,
     });
     try {
       const report = await checkConformance(fetcher, { url: seller.url, method: "GET" });
@@ -442,7 +428,7 @@ describe("a purchase pays only the option the checker judged payable", () => {
     const seller = await startPayingSeller({
       challenge: (url) => v2Challenge(url, [v2Option({ payTo, amount: "10000" })]),
       mode: "serve",
-      facilitator: facilitatorOf(),
+      facilitator,
     });
     try {
       const report = await checkConformance(fetcher, { url: seller.url, method: "GET" });
@@ -467,7 +453,7 @@ describe("a purchase pays only the option the checker judged payable", () => {
           v2Option({ amount: "10000", payTo: chain.payTo, extra: { name: "USD Coin", version: "2", assetTransferMethod: "permit2" } }),
         ]),
       mode: "serve",
-      facilitator: facilitatorOf(),
+      facilitator,
     });
     try {
       const report = await checkConformance(fetcher, { url: seller.url, method: "GET" });

@@ -48,10 +48,14 @@ export class SpendCaps {
     return undefined;
   }
 
-  /** Reserve `amount` for a payment about to be signed, or say why not. */
-  reserve(amount: bigint): Reservation | string {
+  /**
+   * Reserve `amount` for a payment about to be signed. The caller asks `refusal(amount)` first,
+   * with no await in between, so nothing else can have reserved meanwhile: a cap passed here is a
+   * bug in the caller, and throws rather than letting the payment be signed.
+   */
+  reserve(amount: bigint): Reservation {
     const refused = this.refusal(amount);
-    if (refused) return refused;
+    if (refused) throw new Error(`reserve() called without checking refusal() first: ${refused}`);
     this.#reserved += amount;
     let open = true;
     const close = (spent: boolean) => {

@@ -28,8 +28,9 @@ import type { RouteDef } from "../../spec/route.ts";
 import { atomicUsdc } from "../../spec/route.ts";
 import type { JsonObject } from "../../src/json.ts";
 import { toolResultOf } from "../../src/mcp/results.ts";
-import { priceAtomic, type RouteTool, routeRequest, routeTools, toolNamed, usd } from "../../src/mcp/tools.ts";
+import { type RouteTool, routeRequest, routeTools, toolNamed, usd } from "../../src/mcp/tools.ts";
 import { networkById } from "../../src/networks/index.ts";
+import { quotedUsd } from "../../src/payments/requirements.ts";
 import { type Reservation, SpendCaps } from "./spend-caps.ts";
 
 /** Default cap on what one session may spend, in USD. */
@@ -307,12 +308,8 @@ function payingFetch(options: StdioServerOptions, buyer: PrivateKeyAccount | x40
       held.refused = refused;
       return { abort: true, reason: refused.message };
     }
-    const reserved = options.caps.reserve(amount);
-    if (typeof reserved === "string") {
-      held.refused = { code: "spend_cap_exceeded", message: reserved, details: capDetails(options.caps, amount) };
-      return { abort: true, reason: reserved };
-    }
-    held.reservation = reserved;
+    // No await since the cap check above, so the reservation cannot be refused now.
+    held.reservation = options.caps.reserve(amount);
   });
   return wrapFetchWithPayment(options.fetch ?? fetch, client);
 }
@@ -334,12 +331,12 @@ async function callPaidTool(
   args: Record<string, unknown> | undefined,
 ): Promise<CallToolResult> {
   const { route } = entry;
+  const request = routeRequest(route, args, entry.baseUrl);
   // A price chosen by the caller (a top-up's amount) is checked at that amount; the challenge is checked again.
-  const given = route.dynamicPrice ? args?.[route.dynamicPrice] : undefined;
-  // The amount travels in the query string, where the service reads "2" as 2.
-  const chosen = typeof given === "string" && given.trim() !== "" ? Number(given) : given;
-  const price =
-    typeof chosen === "number" && Number.isFinite(chosen) && chosen > 0 ? BigInt(atomicUsdc(chosen)) : (priceAtomic(route) as bigint);
+  // It is read from the query string the service receives, parsed as the service's gate parses it,
+  // so the exact check below cannot disagree with the amount the service asks.
+  const chosen = route.dynamicPrice ? new URL(request.url).searchParams.get(route.dynamicPrice) : null;
+  const price = BigInt(atomicUsdc(quotedUsd(route, chosen)));
   const expected: Expected = {
     tool: entry.tool.name,
     amount: price,
@@ -374,7 +371,7 @@ async function callPaidTool(
   const pay = payingFetch(options, payer, held, expected);
   let response: Response;
   try {
-    response = await pay(routeRequest(entry.route, args, entry.baseUrl));
+    response = await pay(request);
   } catch (error) {
     if (held.refused) return toolError(held.refused.code, held.refused.message, held.refused.details);
     // Signed and sent but no answer: it may have been used, so it stays counted.

@@ -137,14 +137,17 @@ const sameAddress = (a: unknown, b: unknown) => typeof a === "string" && typeof 
 function purchasable(report: ConformanceReport, settings: Pick<PurchaserSettings, "network" | "budget">): Record<string, unknown> | null {
   // `payable` is true when any option is, whatever its network: the one bought must be payable itself.
   if (report.payable !== true) return null;
-  const usdc = report.accepts.filter(
-    (o) => normaliseNetwork(o.network) === settings.network && isUsdc(settings.network, o.asset) && typeof o.asset === "string",
-  );
   // The checker answers by position in the challenge it read, which the report's options are.
   const judged = report.payable_options.length === report.accepts.length;
   // A Permit2 payment carries no EIP-3009 authorization whose use can be read back.
   const option = judged
-    ? usdc.find((o) => report.payable_options[report.accepts.indexOf(o)]?.payable === true && !isPermit2(o))
+    ? report.accepts.find(
+        (o, i) =>
+          normaliseNetwork(o.network) === settings.network &&
+          isUsdc(settings.network, o.asset) &&
+          report.payable_options[i]?.payable === true &&
+          !isPermit2(o),
+      )
     : undefined;
   if (!option) return null;
   // The payTo the report quotes is the one its reputation and trust score are about.

@@ -103,11 +103,13 @@ function priceOf(route: RouteDef, asset: PaymentScheme): AssetAmount | ((context
   });
   const param = route.dynamicPrice;
   if (!param) return quote(route.price ?? 0);
-  return (context) => {
-    const value = new URL(context.adapter.getUrl()).searchParams.get(param);
-    const usd = value === null || value === "" ? Number.NaN : Number(value);
-    return quote(Number.isFinite(usd) ? usd : (route.price as number));
-  };
+  return (context) => quote(quotedUsd(route, new URL(context.adapter.getUrl()).searchParams.get(param)));
+}
+
+/** The USD a route quotes for its `dynamicPrice` query value (null when absent): that number, else its `price`. */
+export function quotedUsd(route: RouteDef, value: string | null): number {
+  const usd = value === null || value === "" ? Number.NaN : Number(value);
+  return Number.isFinite(usd) ? usd : (route.price as number);
 }
 
 /**

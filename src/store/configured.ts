@@ -10,6 +10,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Config } from "../config.ts";
+import { processAlive } from "../process-alive.ts";
 import { openStore, type Store, type StoreLocation } from "./store.ts";
 
 /** The embedded database's file name in the data directory. */
@@ -31,12 +32,7 @@ export function embeddedOwner(file: string): number | undefined {
   if (!existsSync(owner)) return undefined;
   const pid = Number(readFileSync(owner, "utf8").trim());
   if (!Number.isInteger(pid) || pid === process.pid) return undefined;
-  try {
-    process.kill(pid, 0);
-    return pid;
-  } catch {
-    return undefined;
-  }
+  return processAlive(pid) ? pid : undefined;
 }
 
 /** Record this process as the service serving from the embedded database `file`; refuses if another live one does. */

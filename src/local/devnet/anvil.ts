@@ -13,6 +13,7 @@ import { isMainThread } from "node:worker_threads";
 import { createPublicClient, http } from "viem";
 import { TEST_MNEMONIC } from "../../chain/addresses.ts";
 import { base } from "../../networks/base.ts";
+import { processAlive } from "../../process-alive.ts";
 
 /** Options for {@link startAnvil}. */
 export type AnvilOptions = {
@@ -56,18 +57,9 @@ const CACHE_PREFIX = "x402-anvil-cache-";
 function stateCacheDir(): string {
   for (const name of readdirSync(tmpdir())) {
     const pid = Number(name.startsWith(CACHE_PREFIX) ? name.slice(CACHE_PREFIX.length).split("-")[0] : Number.NaN);
-    if (Number.isInteger(pid) && !isAlive(pid)) rmSync(join(tmpdir(), name), { recursive: true, force: true });
+    if (Number.isInteger(pid) && !processAlive(pid)) rmSync(join(tmpdir(), name), { recursive: true, force: true });
   }
   return mkdtempSync(join(tmpdir(), `${CACHE_PREFIX}${process.pid}-`));
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /** Starts anvil and resolves once its RPC answers eth_chainId. */
