@@ -35,6 +35,10 @@ describe("processAlive", () => {
   it("takes a process it may signal for alive", () => {
     expect(processAlive(process.pid)).toBe(true);
   });
+
+  it("never takes a process group (pid 0 or below) for a process", () => {
+    expect([processAlive(0), processAlive(-1)]).toEqual([false, false]);
+  });
 });
 
 describe("the embedded database's owner", () => {
@@ -47,6 +51,10 @@ describe("the embedded database's owner", () => {
       expect(embeddedOwner(file)).toBe(424242);
       vi.restoreAllMocks();
       killFails("ESRCH");
+      expect(embeddedOwner(file)).toBeUndefined();
+      vi.restoreAllMocks();
+      // An empty owner file reads as pid 0: signal 0 to pid 0 reaches our own process group.
+      writeFileSync(`${file}.owner`, "");
       expect(embeddedOwner(file)).toBeUndefined();
     } finally {
       rmSync(dir, { recursive: true, force: true });
