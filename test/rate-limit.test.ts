@@ -75,6 +75,23 @@ describe("token buckets", () => {
     expect((await buckets.take("c", T0 + 10_000)).allowed).toBe(false);
   });
 
+  it("take a count of tokens at once, and refuse it whole when fewer remain, in memory and in the store", async () => {
+    const store = await testStore();
+    // 6 a minute: one token every 10 s.
+    for (const buckets of [memoryBuckets(6), storeBuckets(store, 6, "count")]) {
+      expect(await buckets.take("d", T0, 4)).toEqual({ allowed: true, retryAfterSeconds: 0 });
+      // 2 left: 3 are refused and none taken; the third comes in 10 s.
+      expect(await buckets.take("d", T0, 3)).toEqual({ allowed: false, retryAfterSeconds: 10 });
+      expect(await buckets.take("d", T0, 2)).toEqual({ allowed: true, retryAfterSeconds: 0 });
+      expect(await buckets.take("d", T0)).toEqual({ allowed: false, retryAfterSeconds: 10 });
+      // A fresh bucket holds 6: 7 at once are refused (no wait would let them pass; the shortest is
+      // said), and 6 are taken.
+      expect(await buckets.take("e", T0, 7)).toEqual({ allowed: false, retryAfterSeconds: 1 });
+      expect(await buckets.take("e", T0, 6)).toEqual({ allowed: true, retryAfterSeconds: 0 });
+      expect((await buckets.take("e", T0)).allowed).toBe(false);
+    }
+  });
+
   it("key IPv6 clients by their /64 and IPv4-mapped addresses as IPv4", () => {
     expect(clientKey("2001:db8:aa:bb:1:2:3:4")).toBe("2001:db8:aa:bb::/64");
     expect(clientKey("2001:db8:aa:bb::9")).toBe("2001:db8:aa:bb::/64");
@@ -400,5 +417,16 @@ describe.runIf(databaseUrl)("two instances on one PostgreSQL", () => {
     expect((await free(b.url)).status).toBe(200);
     expect((await free(a.url)).status).toBe(200);
     expect((await free(a.url)).status).toBe(429);
+  });
+
+  it("take a count of tokens at once in one upsert, and refuse it whole when fewer remain", async () => {
+    const buckets = storeBuckets(store, 6, "count");
+    expect(await buckets.take("d", T0, 4)).toEqual({ allowed: true, retryAfterSeconds: 0 });
+    expect(await buckets.take("d", T0, 3)).toEqual({ allowed: false, retryAfterSeconds: 10 });
+    expect(await buckets.take("d", T0, 2)).toEqual({ allowed: true, retryAfterSeconds: 0 });
+    expect(await buckets.take("d", T0)).toEqual({ allowed: false, retryAfterSeconds: 10 });
+    expect(await buckets.take("e", T0, 7)).toEqual({ allowed: false, retryAfterSeconds: 1 });
+    expect(await buckets.take("e", T0, 6)).toEqual({ allowed: true, retryAfterSeconds: 0 });
+    expect((await buckets.take("e", T0)).allowed).toBe(false);
   });
 });

@@ -243,7 +243,7 @@ export function createApp({
       path: req.path,
       gate,
       site: site.id,
-      calls: { address: req.ip ?? req.socket.remoteAddress, admit: limiter.admit },
+      calls: { address: req.ip ?? req.socket.remoteAddress, admit: limiter.admit, admitFree: limiter.admitFree },
       payment: () => paymentOf(req),
       ...(matched ? { matched } : {}),
     };
