@@ -241,10 +241,9 @@ export async function answerMcp(
         ? await transport.handleRequest(new Request(request.url, { method: "POST", headers: request.headers, body: text }))
         : await transport.handleRequest(request, { parsedBody: passed });
     if (refused.length === 0) return answer;
-    // Only notifications passed: the SDK accepts them with an empty 202, but the refused requests still need their answers.
-    if (answer.status === 202)
-      return new Response(JSON.stringify(Array.isArray(parsed) ? refused : refused[0]), { status: 200, headers: JSON_HEADERS });
-    if (answer.status !== 200) return answer;
+    // Only notifications passed: the SDK accepts them with an empty 202 (no JSON body), but the
+    // refused requests still need their answers, which the merge below gives alone.
+    if (answer.status !== 200 && answer.status !== 202) return answer;
     const answered = answer.headers.get("content-type")?.startsWith("application/json") ? ((await answer.json()) as unknown) : undefined;
     const all = [...refused, ...(Array.isArray(answered) ? answered : answered === undefined ? [] : [answered])];
     return new Response(JSON.stringify(all), { status: 200, headers: JSON_HEADERS });
