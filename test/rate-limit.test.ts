@@ -9,12 +9,16 @@ import { randomBytes } from "node:crypto";
 import { connect, type Socket } from "node:net";
 import type { FacilitatorClient } from "@x402/core/server";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { routes } from "../spec/routes.ts";
 import { rpcTransport } from "../src/chain/client.ts";
 import { type Config, loadConfig } from "../src/config.ts";
 import { clientKey, isLoopback } from "../src/limits/client-key.ts";
 import { memoryBuckets, storeBuckets } from "../src/limits/token-buckets.ts";
+import { createLogger } from "../src/log.ts";
 import { base } from "../src/networks/base.ts";
 import { createSelfFacilitator } from "../src/payments/facilitator.ts";
+import { decodePayment } from "../src/payments/payload.ts";
+import { rateLimiter } from "../src/server/middleware/rate-limit.ts";
 import { type RunningService, startService } from "../src/server/service.ts";
 import { openStore, type Store } from "../src/store/store.ts";
 import { ledgerRowsOf } from "./support/ledger.ts";
@@ -319,20 +323,31 @@ describe("a payer's calls in flight, against a stranger naming the payer", () =>
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
 
-  it("are not held by 8 requests from another client that name the payer and never send their body", async () => {
+  it("are per payer and client address: 8 of the payer's calls from client A hold A's places, not client B's", async () => {
     const buyer = buyerAccount(3);
     const url = `${service.url}/api/payment-verify`;
-    const challenge = await challengeOf(url, { method: "POST", headers: { "X-Forwarded-For": "203.0.113.2" } });
-    const template = await signPayment(challenge, buyer);
-    // Client A stalls 8 calls naming buyer 3.
-    await stallPaidBodies(template, buyer.address, "203.0.113.1");
-    // Client B: buyer 3's own signed payment is answered.
-    const res = await fetch(url, {
-      method: "POST",
-      headers: { "content-type": "application/json", "PAYMENT-SIGNATURE": template, "X-Forwarded-For": "203.0.113.2" },
-      body: JSON.stringify({ tx_hash: `0x${"c7".repeat(32)}` }),
+    const payment = await signPayment(await challengeOf(url, { method: "POST", headers: { "X-Forwarded-For": "203.0.113.2" } }), buyer);
+    const route = routes.find((r) => r.operationId === "verifyPayment");
+    if (!route) throw new Error("no verifyPayment route");
+    // Only the in-flight places: no free or challenge budget to take from.
+    const limiter = rateLimiter({
+      free: null,
+      challenge: null,
+      paidInFlightPerPayer: 8,
+      decode: decodePayment,
+      signedByPayer: async () => true,
+      log: createLogger("silent"),
     });
-    expect(res.status).toBe(200);
+    const fromA = { route, address: "203.0.113.1", payment };
+    const admitted = await Promise.all(Array.from({ length: 8 }, () => limiter.admit(fromA)));
+    expect(admitted.map((a) => "done" in a)).toEqual(Array(8).fill(true));
+    const ninth = await limiter.admit(fromA);
+    if (!("refused" in ninth)) throw new Error("the 9th call of the payer from A was admitted");
+    expect(ninth.refused.status).toBe(429);
+    const body = (await ninth.refused.json()) as { error: { details: unknown } };
+    expect(body.error.details).toEqual({ budget: "paid_in_flight", payer: buyer.address.toLowerCase(), in_flight: 8, max_in_flight: 8 });
+    // The same payer from client B: A's calls hold none of B's places.
+    expect("done" in (await limiter.admit({ route, address: "203.0.113.2", payment }))).toBe(true);
   });
 
   it("are not held by 8 requests from the payer's own client address that never send their body: a place is taken once the body is in", async () => {
