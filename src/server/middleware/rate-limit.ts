@@ -73,6 +73,13 @@ function payerIn(decoded: ReturnType<PaymentDecoder> | undefined): string | unde
   return decoded === undefined || isProblem(decoded) ? undefined : storedAddress(decoded.authorization.from);
 }
 
+/**
+ * The client address of `req` as Express resolves it. Express's `req.ip` runs the trusted-proxy
+ * resolution on every read, so it is read only where a request is counted, never for the
+ * requests that are not (static files).
+ */
+const addressOf = (req: Request): string | undefined => req.ip ?? req.socket.remoteAddress;
+
 /** An HTTP request's kind, by the route matched once at the edge (src/server/middleware/route-match.ts). */
 function kindOfRequest(req: Request): "free" | "paid" | "exempt" {
   if (isExempt(req.path)) return "exempt";
@@ -216,20 +223,20 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
 
   const middleware = function rateLimitMiddleware(req: Request, res: Response, next: NextFunction): void {
     const kind = kindOfRequest(req);
-    const address = req.ip ?? req.socket.remoteAddress;
     if (kind === "exempt") {
       next();
       return;
     }
     if (kind === "free") {
       if (free === null) next();
-      else limitByBucket(address, res, next, free, "free");
+      else limitByBucket(addressOf(req), res, next, free, "free");
       return;
     }
     if (challenge === null || payments === null) {
       next();
       return;
     }
+    const address = addressOf(req);
     const decoded = paymentOf(req);
     // No payment, or a header that does not decode (the gate refuses it with the challenge): the challenge budget.
     if (decoded === undefined || isProblem(decoded)) {
@@ -248,13 +255,12 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
     options.signedByPayer(decoded).then((signed) => (signed ? next() : refuse(res, bucketRefusal(challenge, "challenge", verdict))), next);
   };
   const afterBody = function rateLimitAfterBody(req: Request, res: Response, next: NextFunction): void {
-    const address = req.ip ?? req.socket.remoteAddress;
     const payer = paidInFlightPerPayer > 0 && kindOfRequest(req) === "paid" ? payerIn(paymentOf(req)) : undefined;
     if (payer === undefined) {
       next();
       return;
     }
-    const taken = takeInFlight(address, payer);
+    const taken = takeInFlight(addressOf(req), payer);
     if (typeof taken !== "function") {
       refuse(res, taken);
       return;
