@@ -11,7 +11,7 @@ import type { FacilitatorClient } from "@x402/core/server";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { routes } from "../spec/routes.ts";
 import { rpcTransport } from "../src/chain/client.ts";
-import { type Config, loadConfig } from "../src/config.ts";
+import type { Config } from "../src/config.ts";
 import { clientKey, isLoopback } from "../src/limits/client-key.ts";
 import { memoryBuckets, storeBuckets } from "../src/limits/token-buckets.ts";
 import { createLogger } from "../src/log.ts";
@@ -27,9 +27,9 @@ import {
   buyerAccount,
   challengeOf,
   devnet,
+  productionConfig,
   signPayment,
   startTestService,
-  stubUpstreamEnv,
   testConfig,
   testStore,
   usdcBalance,
@@ -162,19 +162,7 @@ describe("behind a proxy (production mode)", () => {
   const clock = manualClock();
   let service: RunningService;
   beforeAll(async () => {
-    const d = devnet();
-    const config = loadConfig({
-      ...stubUpstreamEnv(),
-      PORT: "0",
-      HOST: "127.0.0.1",
-      LOG_LEVEL: "silent",
-      // Production binds sign-ins to its public origin.
-      PUBLIC_URL: "https://api.example.test",
-      RPC_URL: d.rpcUrl,
-      PAY_TO: d.payTo,
-      FACILITATOR_PRIVATE_KEY: d.facilitator.privateKey,
-      RATE_LIMIT_PER_MINUTE: "3",
-    });
+    const config = productionConfig({ RATE_LIMIT_PER_MINUTE: "3" });
     service = await startService({ config, store: await testStore(), maintenance: false, now: clock.now });
   });
   afterAll(() => service.close());
@@ -265,18 +253,7 @@ describe("paid calls in flight", () => {
 
 /** A production service behind a (loopback) proxy that forwards each client's address, on the devnet. */
 async function productionService(limits: Partial<Config["limits"]> = {}): Promise<RunningService> {
-  const d = devnet();
-  const config = loadConfig({
-    ...stubUpstreamEnv(),
-    PORT: "0",
-    HOST: "127.0.0.1",
-    LOG_LEVEL: "silent",
-    PUBLIC_URL: "https://api.example.test",
-    RPC_URL: d.rpcUrl,
-    PAY_TO: d.payTo,
-    FACILITATOR_PRIVATE_KEY: d.facilitator.privateKey,
-    RATE_LIMIT_PER_MINUTE: "120",
-  });
+  const config = productionConfig({ RATE_LIMIT_PER_MINUTE: "120" });
   return startService({ config: { ...config, limits: { ...config.limits, ...limits } }, store: await testStore(), maintenance: false });
 }
 
