@@ -8,8 +8,8 @@ import { atomicUsdc } from "../spec/route.ts";
 import { balanceTopup, CHAT_PRICE_USD } from "../spec/routes/assistant.ts";
 import { defineFunction } from "../src/context.ts";
 import { ServiceError } from "../src/errors.ts";
-import { TOPUP_DEFAULT_USD, usdOf } from "../src/payments/balances.ts";
-import { balanceOf } from "../src/store/balances.ts";
+import { TOPUP_DEFAULT_USD } from "../src/payments/balances.ts";
+import { balanceOf, usdOf } from "../src/store/balances.ts";
 import { attemptsOf } from "../src/store/ledger.ts";
 
 export default defineFunction(balanceTopup, async (input, ctx) => {

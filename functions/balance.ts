@@ -2,8 +2,7 @@
 import { atomicUsdc } from "../spec/route.ts";
 import { balance, CHAT_PRICE_USD } from "../spec/routes/assistant.ts";
 import { defineFunction } from "../src/context.ts";
-import { debitsByRoute, movementsOf, usdOf } from "../src/payments/balances.ts";
-import { balanceOf } from "../src/store/balances.ts";
+import { balanceOf, debitsByRoute, movementsOf, usdOf } from "../src/store/balances.ts";
 
 export default defineFunction(balance, async (_input, ctx) => {
   const wallet = ctx.signedIn;

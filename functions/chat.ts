@@ -9,7 +9,7 @@ import { chatDepsFromContext } from "../src/chat/deps.ts";
 import { answerChat } from "../src/chat/engine.ts";
 import { defineFunction } from "../src/context.ts";
 import { ServiceError } from "../src/errors.ts";
-import { usdOf } from "../src/payments/balances.ts";
+import { usdOf } from "../src/store/balances.ts";
 
 export default defineFunction(chat, async (input, ctx) => {
   const answer = await answerChat(input.message, chatDepsFromContext(ctx), { llm: ctx.chat?.llm ?? null });

@@ -81,12 +81,18 @@ export const onRequest: MiddlewareHandler = async (context, next) => {
 
 /**
  * The page held for `key` (host, path and query, as the request named them) by `services`' site,
- * with its age, in the shape the site's handler answers held documents in; undefined when none is fresh.
+ * with its age, in the shape the site's handler answers held documents in (its headers with
+ * `common`, those every answer the handler sends carries, as a held document's are); undefined
+ * when none is fresh.
  */
-export function heldPage(services: ApiLocals["services"], key: string): (HeldAnswer & { route: "page" }) | undefined {
+export function heldPage(
+  services: ApiLocals["services"],
+  key: string,
+  common: Readonly<Record<string, string>> = {},
+): (HeldAnswer & { route: "page" }) | undefined {
   const hold = holds.get(services);
   const held = hold?.get(key);
   if (!hold || !held) return undefined;
   const age = String(Math.max(0, Math.floor((hold.perf.now() - held.storedAt) / 1000)));
-  return { body: held.body, etag: held.etag, headers: { ...held.headers, age }, route: "page" };
+  return { body: held.body, etag: held.etag, headers: { ...common, ...held.headers, age }, route: "page" };
 }

@@ -236,6 +236,40 @@ describe("POST /mcp: the messages of a batch besides tool calls", () => {
   });
 });
 
+describe("POST /mcp: a batch whose other messages the free budget no longer covers", () => {
+  let service: RunningService;
+  beforeAll(async () => {
+    service = await startTestService({ config: testConfig({ RATE_LIMIT_PER_MINUTE: "120" }), now: () => new Date(T0) });
+  });
+  afterAll(() => service.close());
+
+  it("is the free budget's 429, and takes none of them: 100 tools/list leave 20, 30 more are refused, 19 requests still pass", async () => {
+    const url = service.url;
+    const list = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/list" });
+    const first = await mcpRpc(
+      url,
+      Array.from({ length: 100 }, (_, i) => list(i + 1)),
+    );
+    expect(first.status).toBe(200);
+    // The POST itself takes 1 of the 20 left; its 29 other messages are more than the 19 after it.
+    const second = await fetch(`${url}/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify(Array.from({ length: 30 }, (_, i) => list(i + 101))),
+    });
+    expect(second.status).toBe(429);
+    // 10 more tokens at 2 a second.
+    expect(second.headers.get("retry-after")).toBe("5");
+    expect(((await second.json()) as { error: { code: string; details: unknown } }).error).toMatchObject({
+      code: "rate_limited",
+      details: { budget: "free", per_minute: 120 },
+    });
+    const statuses: number[] = [];
+    for (let i = 0; i < 20; i++) statuses.push((await fetch(`${url}/api/pricing`)).status);
+    expect(statuses).toEqual([...Array(19).fill(200), 429]);
+  });
+});
+
 describe("POST /mcp: malformed calls are -32602, as HTTP refuses them with 400", () => {
   let service: RunningService;
   beforeAll(async () => {

@@ -9,7 +9,7 @@ import { loadConfig } from "../src/config.ts";
 import { createMetrics, observedCrawl } from "../src/metrics/metrics.ts";
 import { type RunningService, startService } from "../src/server/service.ts";
 import { parsePrometheusText, sampleValue } from "./support/prometheus-text.ts";
-import { buyerAccount, devnet, payingFetch, startTestService, stubUpstreamEnv, testStore, usdcBalance } from "./support/service.ts";
+import { buyerAccount, payingFetch, productionConfig, startTestService, testStore, usdcBalance } from "./support/service.ts";
 
 describe("the strict parser", () => {
   const valid = [
@@ -92,19 +92,7 @@ describe("behind a proxy (production mode)", () => {
   const token = "metrics-token-0123456789";
   let service: RunningService;
   beforeAll(async () => {
-    const d = devnet();
-    const config = loadConfig({
-      ...stubUpstreamEnv(),
-      PORT: "0",
-      HOST: "127.0.0.1",
-      LOG_LEVEL: "silent",
-      // Production binds sign-ins to its public origin.
-      PUBLIC_URL: "https://api.example.test",
-      RPC_URL: d.rpcUrl,
-      PAY_TO: d.payTo,
-      FACILITATOR_PRIVATE_KEY: d.facilitator.privateKey,
-      METRICS_TOKEN: token,
-    });
+    const config = productionConfig({ METRICS_TOKEN: token });
     service = await startService({ config, store: await testStore(), maintenance: false });
   });
   afterAll(() => service.close());

@@ -9,12 +9,16 @@ import { randomBytes } from "node:crypto";
 import { connect, type Socket } from "node:net";
 import type { FacilitatorClient } from "@x402/core/server";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { routes } from "../spec/routes.ts";
 import { rpcTransport } from "../src/chain/client.ts";
-import { type Config, loadConfig } from "../src/config.ts";
+import type { Config } from "../src/config.ts";
 import { clientKey, isLoopback } from "../src/limits/client-key.ts";
 import { memoryBuckets, storeBuckets } from "../src/limits/token-buckets.ts";
+import { createLogger } from "../src/log.ts";
 import { base } from "../src/networks/base.ts";
 import { createSelfFacilitator } from "../src/payments/facilitator.ts";
+import { decodePayment } from "../src/payments/payload.ts";
+import { rateLimiter } from "../src/server/middleware/rate-limit.ts";
 import { type RunningService, startService } from "../src/server/service.ts";
 import { openStore, type Store } from "../src/store/store.ts";
 import { ledgerRowsOf } from "./support/ledger.ts";
@@ -23,9 +27,9 @@ import {
   buyerAccount,
   challengeOf,
   devnet,
+  productionConfig,
   signPayment,
   startTestService,
-  stubUpstreamEnv,
   testConfig,
   testStore,
   usdcBalance,
@@ -73,6 +77,23 @@ describe("token buckets", () => {
     expect(await buckets.take("c", T0 - 60_000)).toEqual({ allowed: false, retryAfterSeconds: 8 });
     expect((await buckets.take("c", T0 + 10_000)).allowed).toBe(true);
     expect((await buckets.take("c", T0 + 10_000)).allowed).toBe(false);
+  });
+
+  it("take a count of tokens at once, and refuse it whole when fewer remain, in memory and in the store", async () => {
+    const store = await testStore();
+    // 6 a minute: one token every 10 s.
+    for (const buckets of [memoryBuckets(6), storeBuckets(store, 6, "count")]) {
+      expect(await buckets.take("d", T0, 4)).toEqual({ allowed: true, retryAfterSeconds: 0 });
+      // 2 left: 3 are refused and none taken; the third comes in 10 s.
+      expect(await buckets.take("d", T0, 3)).toEqual({ allowed: false, retryAfterSeconds: 10 });
+      expect(await buckets.take("d", T0, 2)).toEqual({ allowed: true, retryAfterSeconds: 0 });
+      expect(await buckets.take("d", T0)).toEqual({ allowed: false, retryAfterSeconds: 10 });
+      // A fresh bucket holds 6: 7 at once are refused (no wait would let them pass; the shortest is
+      // said), and 6 are taken.
+      expect(await buckets.take("e", T0, 7)).toEqual({ allowed: false, retryAfterSeconds: 1 });
+      expect(await buckets.take("e", T0, 6)).toEqual({ allowed: true, retryAfterSeconds: 0 });
+      expect((await buckets.take("e", T0)).allowed).toBe(false);
+    }
   });
 
   it("key IPv6 clients by their /64 and IPv4-mapped addresses as IPv4", () => {
@@ -141,19 +162,7 @@ describe("behind a proxy (production mode)", () => {
   const clock = manualClock();
   let service: RunningService;
   beforeAll(async () => {
-    const d = devnet();
-    const config = loadConfig({
-      ...stubUpstreamEnv(),
-      PORT: "0",
-      HOST: "127.0.0.1",
-      LOG_LEVEL: "silent",
-      // Production binds sign-ins to its public origin.
-      PUBLIC_URL: "https://api.example.test",
-      RPC_URL: d.rpcUrl,
-      PAY_TO: d.payTo,
-      FACILITATOR_PRIVATE_KEY: d.facilitator.privateKey,
-      RATE_LIMIT_PER_MINUTE: "3",
-    });
+    const config = productionConfig({ RATE_LIMIT_PER_MINUTE: "3" });
     service = await startService({ config, store: await testStore(), maintenance: false, now: clock.now });
   });
   afterAll(() => service.close());
@@ -244,18 +253,7 @@ describe("paid calls in flight", () => {
 
 /** A production service behind a (loopback) proxy that forwards each client's address, on the devnet. */
 async function productionService(limits: Partial<Config["limits"]> = {}): Promise<RunningService> {
-  const d = devnet();
-  const config = loadConfig({
-    ...stubUpstreamEnv(),
-    PORT: "0",
-    HOST: "127.0.0.1",
-    LOG_LEVEL: "silent",
-    PUBLIC_URL: "https://api.example.test",
-    RPC_URL: d.rpcUrl,
-    PAY_TO: d.payTo,
-    FACILITATOR_PRIVATE_KEY: d.facilitator.privateKey,
-    RATE_LIMIT_PER_MINUTE: "120",
-  });
+  const config = productionConfig({ RATE_LIMIT_PER_MINUTE: "120" });
   return startService({ config: { ...config, limits: { ...config.limits, ...limits } }, store: await testStore(), maintenance: false });
 }
 
@@ -302,20 +300,31 @@ describe("a payer's calls in flight, against a stranger naming the payer", () =>
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
 
-  it("are not held by 8 requests from another client that name the payer and never send their body", async () => {
+  it("are per payer and client address: 8 of the payer's calls from client A hold A's places, not client B's", async () => {
     const buyer = buyerAccount(3);
     const url = `${service.url}/api/payment-verify`;
-    const challenge = await challengeOf(url, { method: "POST", headers: { "X-Forwarded-For": "203.0.113.2" } });
-    const template = await signPayment(challenge, buyer);
-    // Client A stalls 8 calls naming buyer 3.
-    await stallPaidBodies(template, buyer.address, "203.0.113.1");
-    // Client B: buyer 3's own signed payment is answered.
-    const res = await fetch(url, {
-      method: "POST",
-      headers: { "content-type": "application/json", "PAYMENT-SIGNATURE": template, "X-Forwarded-For": "203.0.113.2" },
-      body: JSON.stringify({ tx_hash: `0x${"c7".repeat(32)}` }),
+    const payment = await signPayment(await challengeOf(url, { method: "POST", headers: { "X-Forwarded-For": "203.0.113.2" } }), buyer);
+    const route = routes.find((r) => r.operationId === "verifyPayment");
+    if (!route) throw new Error("no verifyPayment route");
+    // Only the in-flight places: no free or challenge budget to take from.
+    const limiter = rateLimiter({
+      free: null,
+      challenge: null,
+      paidInFlightPerPayer: 8,
+      decode: decodePayment,
+      signedByPayer: async () => true,
+      log: createLogger("silent"),
     });
-    expect(res.status).toBe(200);
+    const fromA = { route, address: "203.0.113.1", payment };
+    const admitted = await Promise.all(Array.from({ length: 8 }, () => limiter.admit(fromA)));
+    expect(admitted.map((a) => "done" in a)).toEqual(Array(8).fill(true));
+    const ninth = await limiter.admit(fromA);
+    if (!("refused" in ninth)) throw new Error("the 9th call of the payer from A was admitted");
+    expect(ninth.refused.status).toBe(429);
+    const body = (await ninth.refused.json()) as { error: { details: unknown } };
+    expect(body.error.details).toEqual({ budget: "paid_in_flight", payer: buyer.address.toLowerCase(), in_flight: 8, max_in_flight: 8 });
+    // The same payer from client B: A's calls hold none of B's places.
+    expect("done" in (await limiter.admit({ route, address: "203.0.113.2", payment }))).toBe(true);
   });
 
   it("are not held by 8 requests from the payer's own client address that never send their body: a place is taken once the body is in", async () => {
@@ -400,5 +409,16 @@ describe.runIf(databaseUrl)("two instances on one PostgreSQL", () => {
     expect((await free(b.url)).status).toBe(200);
     expect((await free(a.url)).status).toBe(200);
     expect((await free(a.url)).status).toBe(429);
+  });
+
+  it("take a count of tokens at once in one upsert, and refuse it whole when fewer remain", async () => {
+    const buckets = storeBuckets(store, 6, "count");
+    expect(await buckets.take("d", T0, 4)).toEqual({ allowed: true, retryAfterSeconds: 0 });
+    expect(await buckets.take("d", T0, 3)).toEqual({ allowed: false, retryAfterSeconds: 10 });
+    expect(await buckets.take("d", T0, 2)).toEqual({ allowed: true, retryAfterSeconds: 0 });
+    expect(await buckets.take("d", T0)).toEqual({ allowed: false, retryAfterSeconds: 10 });
+    expect(await buckets.take("e", T0, 7)).toEqual({ allowed: false, retryAfterSeconds: 1 });
+    expect(await buckets.take("e", T0, 6)).toEqual({ allowed: true, retryAfterSeconds: 0 });
+    expect((await buckets.take("e", T0)).allowed).toBe(false);
   });
 });

@@ -132,6 +132,28 @@ describe("free documents held in memory", () => {
     ]);
   });
 
+  it("a page held in memory (GET /) carries the CORS headers of the chain's answer, on a 304 and a HEAD too", async () => {
+    const cors = (headers: Record<string, unknown>) =>
+      Object.fromEntries(Object.entries(headers).filter(([name]) => name.startsWith("access-control-")));
+    const expected = {
+      "access-control-allow-origin": "*",
+      "access-control-expose-headers": "PAYMENT-REQUIRED,PAYMENT-RESPONSE,Retry-After,WWW-Authenticate",
+    };
+    // The first answer is the chain's, and holds the page.
+    const chain = await rawRequest(service.url, "GET", "/", { origin: "https://app.example" });
+    expect([chain.status, cors(chain.headers)]).toEqual([200, expected]);
+    const held = await rawRequest(service.url, "GET", "/", { origin: "https://app.example" });
+    // Only a held page says its age.
+    expect(held.headers.age).toBeDefined();
+    const notModified = await rawRequest(service.url, "GET", "/", { "if-none-match": held.headers.etag as string });
+    const head = await rawRequest(service.url, "HEAD", "/");
+    expect([held, notModified, head].map((r) => [r.status, cors(r.headers)])).toEqual([
+      [200, expected],
+      [304, expected],
+      [200, expected],
+    ]);
+  });
+
   it("writes one log line per request, the answers from memory included, with its id, path, status and time", () => {
     const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((r) => r.msg === "request");
     const pricing = records.filter((r) => r.path === "/api/pricing");

@@ -47,6 +47,8 @@ export type RouteDispatch = (request: Request, route: RouteDef, payment?: Decode
 export interface CallLimits {
   address: string | undefined;
   admit(call: CallToAdmit): Promise<Admission>;
+  /** Count `count` free requests of `address` at once: undefined when they may run, else the HTTP 429. */
+  admitFree(address: string | undefined, count: number): Promise<Response | undefined>;
 }
 
 /** The extension binding's identifier, advertised by a client in its request's capabilities and by this server. */
@@ -190,6 +192,17 @@ function errorAnswer(id: unknown, error: McpError): JsonObject {
 const JSON_HEADERS = { "Content-Type": "application/json" };
 
 /**
+ * The free requests the messages of one `POST /mcp` body count besides the HTTP request itself
+ * (which the Express chain counted): one for each message that is not a `tools/call` (which
+ * `admit` counts as its route's request), a `tools/list` say, the first of them being the
+ * request's own. 0 for a single message.
+ */
+function extraRequests(messages: readonly unknown[]): number {
+  const besidesCalls = messages.filter((m) => !(isObject(m) && m.method === "tools/call")).length;
+  return Math.max(0, besidesCalls - 1);
+}
+
+/**
  * Answer one `POST /mcp` request with the tools of `routes` (its site's): a fresh stateless
  * server and transport per request. Messages nested too deep are answered here, and the rest
  * handed to the SDK's transport, whose answers are joined with these.
@@ -206,6 +219,8 @@ export async function answerMcp(
   let passed: unknown = parsed;
   if (parsed !== undefined) {
     const messages = Array.isArray(parsed) ? parsed : [parsed];
+    const overBudget = limits && (await limits.admitFree(limits.address, extraRequests(messages)));
+    if (overBudget) return overBudget;
     const kept = messages.filter((message) => {
       const error = tooDeep(message);
       if (error && isObject(message) && message.id !== undefined) refused.push(errorAnswer(message.id, error));
@@ -226,10 +241,9 @@ export async function answerMcp(
         ? await transport.handleRequest(new Request(request.url, { method: "POST", headers: request.headers, body: text }))
         : await transport.handleRequest(request, { parsedBody: passed });
     if (refused.length === 0) return answer;
-    // Only notifications passed: the SDK accepts them with an empty 202, but the refused requests still need their answers.
-    if (answer.status === 202)
-      return new Response(JSON.stringify(Array.isArray(parsed) ? refused : refused[0]), { status: 200, headers: JSON_HEADERS });
-    if (answer.status !== 200) return answer;
+    // Only notifications passed: the SDK accepts them with an empty 202 (no JSON body), but the
+    // refused requests still need their answers, which the merge below gives alone.
+    if (answer.status !== 200 && answer.status !== 202) return answer;
     const answered = answer.headers.get("content-type")?.startsWith("application/json") ? ((await answer.json()) as unknown) : undefined;
     const all = [...refused, ...(Array.isArray(answered) ? answered : answered === undefined ? [] : [answered])];
     return new Response(JSON.stringify(all), { status: 200, headers: JSON_HEADERS });

@@ -12,7 +12,6 @@
  * - Every credit and debit is a row of `balance_movements`, shown by `npm run ledger`.
  */
 import type { RouteDef } from "../../spec/route.ts";
-import type { Queryable } from "../store/store.ts";
 
 /** Top-up amounts in USD, inclusive. */
 export const TOPUP_MIN_USD = 1;
@@ -30,45 +29,4 @@ export interface BalanceDebit {
   wallet: `0x${string}`;
   /** Debit the price; the balance left (atomic USDC), or null when it no longer covers it (nothing debited). */
   debit(): Promise<bigint | null>;
-}
-
-/** One credit or debit. */
-export interface Movement {
-  at: string;
-  kind: "topup" | "debit";
-  /** USD. */
-  amount: number;
-  route: string;
-  request_id: string;
-}
-
-/** USD of atomic USDC (6 decimals). */
-export function usdOf(atomic: bigint): number {
-  return Number(atomic) / 1_000_000;
-}
-
-/** The latest movements of `wallet`, newest first. */
-export async function movementsOf(db: Queryable, wallet: string, limit = 20): Promise<Movement[]> {
-  const rows = await db.query<{ at: Date | string; kind: "topup" | "debit"; amount: string; route: string; request_id: string }>(
-    `select at, kind, cast(amount_atomic as text) as amount, route, request_id from balance_movements
-      where wallet = lower($1) order by id desc limit $2`,
-    [wallet, limit],
-  );
-  return rows.map((r) => ({
-    at: new Date(r.at).toISOString(),
-    kind: r.kind,
-    amount: usdOf(BigInt(r.amount)),
-    route: r.route,
-    request_id: r.request_id,
-  }));
-}
-
-/** Every debit of `wallet` totalled per route, largest first. */
-export async function debitsByRoute(db: Queryable, wallet: string): Promise<{ route: string; debits: number; amount: number }[]> {
-  const rows = await db.query<{ route: string; debits: number; amount: string }>(
-    `select route, cast(count(*) as integer) as debits, cast(sum(amount_atomic) as text) as amount from balance_movements
-      where wallet = lower($1) and kind = 'debit' group by route order by sum(amount_atomic) desc, route`,
-    [wallet],
-  );
-  return rows.map((r) => ({ route: r.route, debits: Number(r.debits), amount: usdOf(BigInt(r.amount)) }));
 }

@@ -6,8 +6,7 @@
  * never debited. A balance that does not cover the price is a 402 with the per-call challenge.
  */
 import { atomicUsdc, routeKey } from "../../spec/route.ts";
-import { balanceOf, debitBalance } from "../store/balances.ts";
-import { usdOf } from "./balances.ts";
+import { balanceOf, debitBalance, usdOf } from "../store/balances.ts";
 import { type Attempt, withHeaders } from "./call.ts";
 import type { PaymentGate } from "./gate.ts";
 import { type SignedIn, useSignIn } from "./sign-in.ts";

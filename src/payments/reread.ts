@@ -22,7 +22,9 @@ export async function boughtBy(
   const days = attempt.route.signInRereadDays;
   if (!days) return undefined;
   const routes = [`GET ${attempt.route.path}`, `POST ${attempt.route.path}`];
-  // Bought by a payment, or from the wallet's prepaid balance (a debit, with no ledger row).
-  const bought = (await lastSettledFor(store, payer, { routes }, days * 24)) ?? (await lastDebitFor(store, payer, routes, days * 24));
+  // Bought by a payment, or from the wallet's prepaid balance (a debit, with no ledger row): both asked at once, the payment first.
+  const bought = (
+    await Promise.all([lastSettledFor(store, payer, { routes }, days * 24), lastDebitFor(store, payer, routes, days * 24)])
+  ).find((row) => row !== undefined);
   return bought ? { paid: bought, reason: "signed_in_reread" } : undefined;
 }

@@ -201,7 +201,9 @@ export function createApp({
   // A held document is made by the route's own answer, as the API endpoint below gives it.
   const render = (path: string) =>
     dispatch(new Request(new URL(path, "http://localhost")), { services, requestId: randomUUID(), path, gate, site: site.id });
-  const cache = withDocumentCache ? documentCache({ routes: site.routes, render, headers: corsGetHeaders() }) : undefined;
+  // The CORS headers of a GET, which answers given before the chain (held documents and pages) carry.
+  const getHeaders = corsGetHeaders();
+  const cache = withDocumentCache ? documentCache({ routes: site.routes, render, headers: getHeaders }) : undefined;
   app.use(bodyLimit(64 * 1024));
   // A paid call's in-flight place is taken only once its body is in: a body trickled in holds none.
   app.use(limiter.afterBody);
@@ -243,7 +245,7 @@ export function createApp({
       path: req.path,
       gate,
       site: site.id,
-      calls: { address: req.ip ?? req.socket.remoteAddress, admit: limiter.admit },
+      calls: { address: req.ip ?? req.socket.remoteAddress, admit: limiter.admit, admitFree: limiter.admitFree },
       payment: () => paymentOf(req),
       ...(matched ? { matched } : {}),
     };
@@ -305,7 +307,9 @@ export function createApp({
     }
     if (!cache.holds(url)) {
       const page =
-        url !== undefined && !PRIVATE_HEADERS.some((h) => h in req.headers) ? heldPage(services, `${req.headers.host}${url}`) : undefined;
+        url !== undefined && !PRIVATE_HEADERS.some((h) => h in req.headers)
+          ? heldPage(services, `${req.headers.host}${url}`, getHeaders)
+          : undefined;
       if (page) answerHeld(req, res, page, process.hrtime.bigint());
       else app(req, res);
       return;

@@ -79,7 +79,7 @@ async function main(): Promise<void> {
       : undefined,
   ]).then(([service, astro]) => {
     mark("service_imported");
-    return { startService: service.startService as typeof StartService, astro };
+    return { startService: service.startService as typeof StartService, drainMs: service.DRAIN_MS, astro };
   });
   serviceModules.catch(() => {});
   // The store opens at the same time (it does not need the chain); the service closes it.
@@ -263,10 +263,9 @@ async function main(): Promise<void> {
       process.exit(130);
     }
     stopping = true;
-    // Loaded already (the service is running); imported here because this module imports nothing
-    // before the compile cache is on.
-    const { DRAIN_MS } = await import("./service.ts");
-    log.info(`stopping: no new connections; calls in flight get up to ${DRAIN_MS / 1000} s to finish`, { signal });
+    // Loaded already: the service is running.
+    const { drainMs } = await serviceModules;
+    log.info(`stopping: no new connections; calls in flight get up to ${drainMs / 1000} s to finish`, { signal });
     let code = 0;
     try {
       const { drained, inFlight } = await service.shutdown();

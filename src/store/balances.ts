@@ -1,7 +1,8 @@
 /**
  * The prepaid balances' SQL (what they mean: src/payments/balances.ts): a wallet's balance, the
- * debit that cannot overdraw, and the debit that bought a route's content (read again by signing
- * in). Credits are the ledger's trigger (src/store/migrations.ts).
+ * debit that cannot overdraw, the debit that bought a route's content (read again by signing
+ * in), and a wallet's movements and debits per route (`GET /api/balance`). Credits are the
+ * ledger's trigger (src/store/migrations.ts).
  */
 import { inArray, nowPlus } from "./dialect.ts";
 import type { AttemptRow } from "./ledger.ts";
@@ -91,4 +92,45 @@ export async function lastDebitFor(
     created_at: new Date(row.at).toISOString(),
     valid_before: null,
   };
+}
+
+/** One credit or debit. */
+export interface Movement {
+  at: string;
+  kind: "topup" | "debit";
+  /** USD. */
+  amount: number;
+  route: string;
+  request_id: string;
+}
+
+/** USD of atomic USDC (6 decimals). */
+export function usdOf(atomic: bigint): number {
+  return Number(atomic) / 1_000_000;
+}
+
+/** The latest movements of `wallet`, newest first. */
+export async function movementsOf(db: Queryable, wallet: string, limit = 20): Promise<Movement[]> {
+  const rows = await db.query<{ at: Date | string; kind: "topup" | "debit"; amount: string; route: string; request_id: string }>(
+    `select at, kind, cast(amount_atomic as text) as amount, route, request_id from balance_movements
+      where wallet = lower($1) order by id desc limit $2`,
+    [wallet, limit],
+  );
+  return rows.map((r) => ({
+    at: new Date(r.at).toISOString(),
+    kind: r.kind,
+    amount: usdOf(BigInt(r.amount)),
+    route: r.route,
+    request_id: r.request_id,
+  }));
+}
+
+/** Every debit of `wallet` totalled per route, largest first. */
+export async function debitsByRoute(db: Queryable, wallet: string): Promise<{ route: string; debits: number; amount: number }[]> {
+  const rows = await db.query<{ route: string; debits: number; amount: string }>(
+    `select route, cast(count(*) as integer) as debits, cast(sum(amount_atomic) as text) as amount from balance_movements
+      where wallet = lower($1) and kind = 'debit' group by route order by sum(amount_atomic) desc, route`,
+    [wallet],
+  );
+  return rows.map((r) => ({ route: r.route, debits: Number(r.debits), amount: usdOf(BigInt(r.amount)) }));
 }

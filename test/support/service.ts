@@ -32,6 +32,26 @@ export function testConfig(env: Record<string, string> = {}): Config {
   });
 }
 
+/**
+ * A production-mode configuration on a free port on the devnet, quiet, behind a loopback proxy
+ * (production trusts a proxy on the host to forward each client's address); `env` adds to it.
+ */
+export function productionConfig(env: Record<string, string> = {}): Config {
+  const d = devnet();
+  return loadConfig({
+    ...stubUpstreamEnv(),
+    PORT: "0",
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "silent",
+    // Production binds sign-ins to its public origin.
+    PUBLIC_URL: "https://api.example.test",
+    RPC_URL: d.rpcUrl,
+    PAY_TO: d.payTo,
+    FACILITATOR_PRIVATE_KEY: d.facilitator.privateKey,
+    ...env,
+  });
+}
+
 /** Market-data URLs of the shared stub server (never the real APIs in tests). */
 export function stubUpstreamEnv(): Record<string, string> {
   const stubs = inject("stubs");

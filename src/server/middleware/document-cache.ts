@@ -14,6 +14,7 @@ import type { RouteDef } from "../../../spec/route.ts";
 export interface HeldAnswer {
   readonly body: Buffer;
   readonly etag: string;
+  /** Every header of its 200, those every answer carries (`DocumentCacheOptions.headers`) included. */
   readonly headers: Readonly<Record<string, string>>;
   /** The metrics `route` label: the document's path. */
   readonly route: string;
@@ -25,7 +26,10 @@ export interface DocumentCacheOptions {
   routes: readonly RouteDef[];
   /** The answer of GET `path`, as the API endpoint would give it. */
   render: (path: string) => Promise<Response>;
-  /** Headers every answer sent carries besides its own (the CORS headers of a GET). */
+  /**
+   * Headers every answer sent carries besides its own (the CORS headers of a GET): folded into a
+   * held answer's headers once when it is made, and added to each 304.
+   */
   headers?: Readonly<Record<string, string>>;
 }
 
@@ -52,7 +56,7 @@ export function documentCache({ routes, render, headers: common = {} }: Document
     const body = Buffer.from(await response.arrayBuffer());
     if (response.status !== 200) return undefined;
     const etag = createEtag(body);
-    const headers: Record<string, string> = Object.fromEntries(response.headers);
+    const headers: Record<string, string> = { ...common, ...Object.fromEntries(response.headers) };
     headers.etag = etag;
     headers["content-length"] = String(body.length);
     const answer = { body, etag, headers, route: path };
@@ -79,7 +83,7 @@ export function documentCache({ routes, render, headers: common = {} }: Document
         res.end();
         return;
       }
-      res.writeHead(200, { ...id, ...common, ...hit.headers });
+      res.writeHead(200, { ...id, ...hit.headers });
       res.end(req.method === "HEAD" ? undefined : hit.body);
     },
   };

@@ -23,7 +23,6 @@ import type { ServerResponse } from "node:http";
 import type { NextFunction, Request, Response } from "express";
 import type { RouteDef } from "../../../spec/route.ts";
 import { errorBody, ServiceError } from "../../errors.ts";
-import { isObject } from "../../json.ts";
 import { clientKey } from "../../limits/client-key.ts";
 import { ALLOWED, type BucketVerdict, memoryBuckets, type TokenBuckets } from "../../limits/token-buckets.ts";
 import type { Logger } from "../../log.ts";
@@ -74,30 +73,12 @@ function payerIn(decoded: ReturnType<PaymentDecoder> | undefined): string | unde
   return decoded === undefined || isProblem(decoded) ? undefined : storedAddress(decoded.authorization.from);
 }
 
-const JSON_SPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
-
 /**
- * The free requests a `POST /mcp` body counts besides the HTTP request itself: one for each
- * message of a batch that is not a `tools/call` (which `admit` counts as its route's request),
- * a `tools/list` say, the first of them being the request's own. 0 for a single message, or a
- * body that is not JSON (which the MCP server refuses).
+ * The client address of `req` as Express resolves it. Express's `req.ip` runs the trusted-proxy
+ * resolution on every read, so it is read only where a request is counted, never for the
+ * requests that are not (static files).
  */
-function mcpExtraRequests(body: unknown): number {
-  if (!Buffer.isBuffer(body)) return 0;
-  let start = 0;
-  while (start < body.length && JSON_SPACE.has(body[start] as number)) start++;
-  // Only a batch (a JSON array) is parsed here; a single message is the request's own.
-  if (body[start] !== 0x5b) return 0;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body.toString("utf8"));
-  } catch {
-    return 0;
-  }
-  if (!Array.isArray(parsed)) return 0;
-  const besidesCalls = parsed.filter((m) => !(isObject(m) && m.method === "tools/call")).length;
-  return Math.max(0, besidesCalls - 1);
-}
+const addressOf = (req: Request): string | undefined => req.ip ?? req.socket.remoteAddress;
 
 /** An HTTP request's kind, by the route matched once at the edge (src/server/middleware/route-match.ts). */
 function kindOfRequest(req: Request): "free" | "paid" | "exempt" {
@@ -126,10 +107,7 @@ export type Admission = { refused: globalThis.Response } | { done: () => void; p
 export interface RateLimiter {
   /** The middleware before the body is read: the budgets of every request, by its kind. */
   middleware(req: Request, res: Response, next: NextFunction): void;
-  /**
-   * The middleware once the body is read: a paid request's in-flight place (so a body trickled
-   * in holds none), and the free tokens of the messages of a `POST /mcp` batch besides its first.
-   */
+  /** The middleware once the body is read: a paid request's in-flight place (so a body trickled in holds none). */
   afterBody(req: Request, res: Response, next: NextFunction): void;
   /**
    * A free request from `address` (the client address as Express would resolve it): `next` once
@@ -150,6 +128,12 @@ export interface RateLimiter {
    * in one turn of the event loop are counted in the order they were admitted.
    */
   admit(call: CallToAdmit): Promise<Admission>;
+  /**
+   * Count `count` requests from `address` that are not HTTP requests of their own (the messages
+   * of a `POST /mcp` batch besides its tool calls and its first) against the free budget, taken
+   * at once: undefined when they may run, else the 429 the HTTP request would have had.
+   */
+  admitFree(address: string | undefined, count: number): Promise<globalThis.Response | undefined>;
 }
 
 /** The three limits above: the middleware, and the free budget alone. */
@@ -224,38 +208,35 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
       next();
     });
   };
-  /** `count` more tokens of `address` from `buckets`: the first refusal, or undefined when all were taken (or the store failed). */
+  /** `count` tokens of `address` from `buckets`, all at once: the refusal, or undefined when they were taken (or the store failed). */
   const takeTokens = async (buckets: TokenBuckets, address: string | undefined, count: number): Promise<BucketVerdict | undefined> => {
     const key = clientKey(address);
-    for (let i = 0; i < count; i++) {
-      let verdict: BucketVerdict;
-      try {
-        verdict = buckets.takeNow ? buckets.takeNow(key, now()) : await buckets.take(key, now());
-      } catch (error) {
-        log.warn("rate limit not checked: the bucket store failed", { error: error as Error });
-        return undefined;
-      }
-      if (!verdict.allowed) return verdict;
+    let verdict: BucketVerdict;
+    try {
+      verdict = buckets.takeNow ? buckets.takeNow(key, now(), count) : await buckets.take(key, now(), count);
+    } catch (error) {
+      log.warn("rate limit not checked: the bucket store failed", { error: error as Error });
+      return undefined;
     }
-    return undefined;
+    return verdict.allowed ? undefined : verdict;
   };
 
   const middleware = function rateLimitMiddleware(req: Request, res: Response, next: NextFunction): void {
     const kind = kindOfRequest(req);
-    const address = req.ip ?? req.socket.remoteAddress;
     if (kind === "exempt") {
       next();
       return;
     }
     if (kind === "free") {
       if (free === null) next();
-      else limitByBucket(address, res, next, free, "free");
+      else limitByBucket(addressOf(req), res, next, free, "free");
       return;
     }
     if (challenge === null || payments === null) {
       next();
       return;
     }
+    const address = addressOf(req);
     const decoded = paymentOf(req);
     // No payment, or a header that does not decode (the gate refuses it with the challenge): the challenge budget.
     if (decoded === undefined || isProblem(decoded)) {
@@ -274,20 +255,12 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
     options.signedByPayer(decoded).then((signed) => (signed ? next() : refuse(res, bucketRefusal(challenge, "challenge", verdict))), next);
   };
   const afterBody = function rateLimitAfterBody(req: Request, res: Response, next: NextFunction): void {
-    const address = req.ip ?? req.socket.remoteAddress;
-    if (req.method === "POST" && req.path === "/mcp" && free !== null) {
-      const extra = mcpExtraRequests(req.body);
-      if (extra > 0) {
-        takeTokens(free, address, extra).then((refused) => (refused ? refuse(res, bucketRefusal(free, "free", refused)) : next()), next);
-        return;
-      }
-    }
     const payer = paidInFlightPerPayer > 0 && kindOfRequest(req) === "paid" ? payerIn(paymentOf(req)) : undefined;
     if (payer === undefined) {
       next();
       return;
     }
-    const taken = takeInFlight(address, payer);
+    const taken = takeInFlight(addressOf(req), payer);
     if (typeof taken !== "function") {
       refuse(res, taken);
       return;
@@ -333,5 +306,10 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
       if (free !== null) refuse(res, bucketRefusal(free, "free", verdict));
     },
     admit,
+    async admitFree(address, count) {
+      if (free === null || count <= 0) return undefined;
+      const refused = await takeTokens(free, address, count);
+      return refused && refusal(bucketRefusal(free, "free", refused));
+    },
   };
 }
