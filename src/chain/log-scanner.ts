@@ -352,11 +352,16 @@ export class TransferScanner {
       }
     }
     // Every chunk at once: the limits, not this loop, decide how many requests are in flight.
-    const parts = await Promise.all(
-      allowance
-        ? tasks.map((task) => task().catch((error: unknown) => (error === STOPPED ? undefined : Promise.reject(error))))
-        : tasks.map((task) => task()),
-    );
+    // With an allowance the newest chunk starts first, so the requests that go before the others
+    // (the first slots, equal places in the allowance's queue) are the ones the answer keeps when
+    // it runs out; the results are put back in chain order.
+    const parts = allowance
+      ? (
+          await Promise.all(
+            tasks.toReversed().map((task) => task().catch((error: unknown) => (error === STOPPED ? undefined : Promise.reject(error)))),
+          )
+        ).reverse()
+      : await Promise.all(tasks.map((task) => task()));
     stats.maxRange = this.#maxRange;
     stats.concurrency = this.#limit.concurrency;
     // The newest chunks read in full, back to the first one the allowance left unread.
