@@ -165,6 +165,8 @@ describe("the scan budget's queue", () => {
       const window = { fromBlock: e.window.fromBlock, toBlock: e.window.toBlock, finalized: 0 };
       expect(Math.floor(window.toBlock / 50)).toBeGreaterThan(Math.floor(window.fromBlock / 50));
       await expect(scanBudgeted(scanner, [{ token: USDC }], window, budget)).rejects.toThrow();
+      // Time for any request of the other chunks still under way to reach the proxy.
+      await new Promise((settled) => setTimeout(settled, 300));
       // The older chunks waited for leave and were refused: the failed request was the only one sent.
       expect(rpc.http.filter((r) => r.methods.includes("eth_getLogs")).map((r) => r.status)).toEqual([429]);
       expect(await budget.acquire(5_000)).toBe(false);
@@ -172,6 +174,37 @@ describe("the scan budget's queue", () => {
       await rpc.close();
     }
   });
+});
+
+describe("a scan spending an allowance, as whale-watch's does", () => {
+  for (const [what, limits] of [
+    ["one request at a time", { maxLogs: TARGET_LOGS_PER_RESPONSE, maxMs: 60_000 }],
+    ["every request let through at once", { maxLogs: 1_000_000, maxMs: 60_000 }],
+  ] as const) {
+    it(`sends no further eth_getLogs once a chunk's read fails (${what})`, async () => {
+      const e = scenario().entities;
+      // The provider rate-limits the first eth_getLogs, and the scanner gives up at once: the newest chunk's read fails.
+      const rpc = await startRpcProxy(devnet().rpcUrl, { rateLimitGetLogs: 1 });
+      try {
+        const budget = new ScanBudget(limits);
+        const scanner = new TransferScanner(createChainClient(base.chainAt([rpc.url]), rpcTransport([rpc.url], { retryCount: 0 })), {
+          chunkSize: 50,
+          concurrency: 1,
+          attempts: 1,
+        });
+        expect(Math.floor(e.window.toBlock / 50)).toBeGreaterThan(Math.floor(e.window.fromBlock / 50));
+        await expect(
+          scanner.transfers({ token: USDC, fromBlock: e.window.fromBlock, toBlock: e.window.toBlock }, 0, { allowance: budget }),
+        ).rejects.toThrow();
+        // Time for any request of the other chunks still under way to reach the proxy.
+        await new Promise((settled) => setTimeout(settled, 300));
+        expect(rpc.http.filter((r) => r.methods.includes("eth_getLogs")).map((r) => r.status)).toEqual([429]);
+        expect(budget.exhausted()).toBe(true);
+      } finally {
+        await rpc.close();
+      }
+    });
+  }
 });
 
 describe("a venue's users", () => {

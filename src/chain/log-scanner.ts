@@ -107,6 +107,8 @@ export interface ScanAllowance {
   add(transfers: number): void;
   /** True once the budget is spent; asked again right before a request leaves and before a cached chunk is used. */
   exhausted(): boolean;
+  /** Spend what is left: a read of the scan failed, so the scan fails and the requests still to go are of no use. */
+  stop(): void;
 }
 
 /** What a scan found: the logs, how it went, and from which block on it read every chunk. */
@@ -358,7 +360,17 @@ export class TransferScanner {
     const parts = allowance
       ? (
           await Promise.all(
-            tasks.toReversed().map((task) => task().catch((error: unknown) => (error === STOPPED ? undefined : Promise.reject(error)))),
+            tasks.toReversed().map((task) =>
+              task().catch((error: unknown) => {
+                if (error === STOPPED) return undefined;
+                // This scan fails: the requests of its other chunks, and of every other scan
+                // spending the same allowance, would be sent for an answer that is already lost.
+                // A request that fails has stopped it already (before handing its slot on); this
+                // covers any other failure of a chunk.
+                allowance.stop();
+                throw error;
+              }),
+            ),
           )
         ).reverse()
       : await Promise.all(tasks.map((task) => task()));
@@ -426,8 +438,15 @@ export class TransferScanner {
     const pieces: [number, number][] = [];
     const range = this.#rangeFor(scan.read.key);
     for (let start = from; start <= to; start += range) pieces.push([start, Math.min(to, start + range - 1)]);
-    const parts = await Promise.all(pieces.map(([start, end]) => this.#fetchPiece(start, end, scan)));
-    return joined(parts);
+    const reads = pieces.map(([start, end]) => this.#fetchPiece(start, end, scan));
+    if (!scan.budget) return joined(await Promise.all(reads));
+    // A piece that fails spends the allowance, so its siblings waiting for leave are refused and
+    // may give up first: the failure, not their refusal, is what this range reports, or the scan
+    // would call the range unread and answer without it.
+    const settled = await Promise.allSettled(reads);
+    const failed = settled.find((r) => r.status === "rejected" && r.reason !== STOPPED) ?? settled.find((r) => r.status === "rejected");
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+    return joined(settled.map((r) => (r as PromiseFulfilledResult<T[]>).value));
   }
 
   #rangeFor(key: string): number {
@@ -473,6 +492,12 @@ export class TransferScanner {
                   const named = rangeLimitFromRefusal(error);
                   this.#maxRange = Math.min(this.#maxRange, named !== undefined && named < size ? Math.max(1, named) : Math.ceil(size / 2));
                 }
+              }
+              if (!(pushback && attempt < this.#attempts) && !(isRangeRefusal(error) && size > 1)) {
+                // Neither retried nor split: the scan fails. The allowance is spent here, before
+                // this request's slot and leave are handed on, or the next request waiting would
+                // be sent before the failure reached transfers().
+                budget?.allowance.stop();
               }
               return { error, pushback };
             }

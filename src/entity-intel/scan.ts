@@ -186,15 +186,10 @@ export async function scanBudgeted(
   budget: ScanBudget,
 ): Promise<ScanResult> {
   const parts = queries.flatMap(splitQuery);
+  // One failed read fails the answer; the scanner then stops the budget, so the other reads send nothing more.
   const results = await Promise.all(
     parts.map((q) =>
-      scanner
-        .transfers({ ...q, fromBlock: window.fromBlock, toBlock: window.toBlock }, window.finalized, { allowance: budget })
-        // One failed read fails the answer: stop the budget so the other reads send nothing more.
-        .catch((error: unknown) => {
-          budget.stop();
-          throw error;
-        }),
+      scanner.transfers({ ...q, fromBlock: window.fromBlock, toBlock: window.toBlock }, window.finalized, { allowance: budget }),
     ),
   );
   const coveredFrom = Math.max(window.fromBlock, ...results.map((r) => r.coveredFrom));
