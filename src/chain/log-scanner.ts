@@ -57,8 +57,6 @@ export interface ScanStats {
   throttled: number;
   /** Requests in flight allowed at the end of the scan (the adaptive limit). */
   concurrency: number;
-  /** Transfers of the window read (`transfers` only), before `keep` chose the ones returned. */
-  transfers: number;
 }
 
 /** Options of a {@link TransferScanner}. */
@@ -82,7 +80,7 @@ export interface ScanOptions {
   /**
    * Return only the transfers this accepts: applied to each chunk as it arrives (after the cache,
    * which keeps whole chunks), so a scan that wants a few of many never holds them all.
-   * `stats.transfers` still counts every transfer of the window read.
+   * An allowance is still told every transfer of the window read.
    */
   keep?: (log: TransferLog) => boolean;
   /** What the scan may spend, asked before every request; when it runs out the scan stops early (see `coveredFrom`). */
@@ -317,9 +315,8 @@ export class TransferScanner {
         filter: { ...(token ? { address: token } : {}), topics },
         what: "Transfer logs",
         decode: (raw) => transfersOf(raw, token),
-        blockOf: (log) => log.blockNumber,
       },
-      allowance && { allowance, from: query.fromBlock, to: query.toBlock },
+      allowance && { allowance, from: query.fromBlock, to: query.toBlock, blockOf: (log) => log.blockNumber },
     );
     const { stats } = scan;
     if (query.toBlock < query.fromBlock) return { logs: [], stats, coveredFrom: query.fromBlock };
@@ -340,7 +337,6 @@ export class TransferScanner {
           const logs = hit ?? (await this.#fetchRange(start, end, scan));
           if (!hit) this.#cache.set(key, logs);
           const { kept, read } = windowOf(logs, from, to, keep);
-          stats.transfers += read;
           // A fetched chunk's pieces were counted as they came back.
           if (hit) allowance?.add(read);
           return kept;
@@ -348,7 +344,6 @@ export class TransferScanner {
       } else {
         tasks.push(async () => {
           const logs = await this.#fetchRange(from, to, scan);
-          stats.transfers += logs.length;
           return keep ? logs.filter(keep) : logs;
         });
       }
@@ -393,7 +388,6 @@ export class TransferScanner {
       filter: { address: [...query.addresses], topics: [[...query.events]] },
       what: "logs",
       decode: (raw) => raw.filter((l) => !l.removed),
-      blockOf: (log) => Number(log.blockNumber),
     });
     // Chunks and their pieces are joined in order, and each answer is in chain order: so is the whole.
     const parts = await Promise.all(
@@ -415,7 +409,6 @@ export class TransferScanner {
         maxRange: this.#maxRange,
         throttled: 0,
         concurrency: this.#limit.concurrency,
-        transfers: 0,
       },
       limit: pLimit(concurrency || Number.POSITIVE_INFINITY),
       read: { ...read, key: JSON.stringify(read.filter) },
@@ -477,7 +470,7 @@ export class TransferScanner {
               const answer = await this.#request(from, to, scan);
               this.#succeeded();
               this.#learnDensity(key, size, answer.count);
-              if (budget) brought = countWithin(answer.logs, from, to, budget, scan.read.blockOf);
+              if (budget) brought = countWithin(answer.logs, from, to, budget, budget.blockOf);
               return { logs: answer.logs };
             } catch (error) {
               const pushback = providerPushback(error);
@@ -617,8 +610,6 @@ interface LogRead<T> {
   /** What is read, as a failure names it. */
   what: string;
   decode(raw: RawLog[]): T[];
-  /** The block of a decoded log. */
-  blockOf(log: T): number;
 }
 
 /** One call of `transfers` or `logs`: its statistics, its own cap on requests in flight, what it reads. */
@@ -626,6 +617,6 @@ interface Scan<T> {
   stats: ScanStats;
   limit: LimitFunction;
   read: LogRead<T>;
-  /** What the scan may spend, and the window whose transfers it counts. */
-  budget: { allowance: ScanAllowance; from: number; to: number } | undefined;
+  /** What the scan may spend, the window whose transfers it counts, and the block of a decoded log to count them by. */
+  budget: { allowance: ScanAllowance; from: number; to: number; blockOf: (log: T) => number } | undefined;
 }
