@@ -35,11 +35,13 @@ export default defineFunction(trace, async (input, ctx) => {
   // Prices and decimals of every token met, fetched as tokens appear. Like the other entity
   // routes, one answer asks prices for at most MAX_PRICED_TOKENS tokens over all its hops (the
   // most active of each hop's new ones while any are left), since every price call spends the
-  // DexScreener rate limit the whole service shares; a token past it stays unpriced.
+  // DexScreener rate limit the whole service shares; a token past it stays unpriced, and the
+  // answer lists it so a path stopped by it is not read as money that stayed put.
   const infos = new Map<Address, TokenInfo>();
   const priced = new Map<Address, Awaited<ReturnType<typeof pricesOf>> extends Map<Address, infer P> ? P : never>();
   const asked = new Set<Address>();
-  let pricesLeft = MAX_PRICED_TOKENS;
+  const notLookedUp = new Set<Address>();
+  let pricesLeft = ctx.analytics?.pricedTokens ?? MAX_PRICED_TOKENS;
   /** The smallest amount of each token met that is worth minUsd (none: unpriced, never qualifies). */
   const leastOf = new Map<Address, bigint>();
   const learn = async (logs: readonly TransferLog[]) => {
@@ -51,6 +53,7 @@ export default defineFunction(trace, async (input, ctx) => {
     pricesLeft -= Math.min(pricesLeft, fresh.length);
     for (const [t, v] of i) infos.set(t, v);
     for (const [t, v] of p.priced) priced.set(t, v);
+    for (const t of p.notLookedUp) notLookedUp.add(t);
     // Worked out once per token rather than once per transfer scanned.
     for (const t of fresh) {
       const info = infos.get(t);
@@ -173,14 +176,16 @@ export default defineFunction(trace, async (input, ctx) => {
     const edges: TransferLog[] = [];
     const fresh: Node[] = [];
     for (const node of expanding) {
-      const own = result.logs.filter(
-        (l) =>
-          (out
-            ? l.from === node.address && before(node.at, [l.blockNumber, l.logIndex])
-            : l.to === node.address && before([l.blockNumber, l.logIndex], node.at)) && qualifies(l),
+      const onward = result.logs.filter((l) =>
+        out
+          ? l.from === node.address && before(node.at, [l.blockNumber, l.logIndex])
+          : l.to === node.address && before([l.blockNumber, l.logIndex], node.at),
       );
+      const own = onward.filter(qualifies);
       if (own.length === 0) {
-        node.terminal = "no_further_transfers";
+        // A transfer in a token past the price cap may well be worth min_usd: the trace cannot
+        // tell, so it does not claim that nothing moved on.
+        node.terminal = onward.some((l) => notLookedUp.has(l.token)) ? "tokens_not_priced" : "no_further_transfers";
         continue;
       }
       if (new Set(own.map((l) => (out ? l.to : l.from))).size > TRACE_FAN_OUT_LIMIT) {
@@ -232,6 +237,7 @@ export default defineFunction(trace, async (input, ctx) => {
       .map((n) => ({ address: n.address, hop: n.hop, ...factsOf(described, n.address), terminal: n.terminal })),
     reached,
     truncated,
+    tokens_not_looked_up: [...notLookedUp],
     budget: budget.report(),
     ...explained("entity-intel/trace"),
   };

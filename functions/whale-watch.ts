@@ -27,11 +27,7 @@ export default defineFunction(whaleWatch, async (input, ctx) => {
   const least = smallestWorth(minUsd, decimals, exactPrice);
   // Only the large transfers are kept, chunk by chunk: a day of USDC is millions of transfers.
   const budget = new ScanBudget(ctx.analytics?.entityBudget ?? DEFAULT_BUDGET);
-  const {
-    logs: large,
-    stats,
-    coveredFrom,
-  } = await scanner.transfers({ token, fromBlock, toBlock: latest }, finalized, {
+  const { logs: large, coveredFrom } = await scanner.transfers({ token, fromBlock, toBlock: latest }, finalized, {
     keep: (log) => least !== null && log.value >= least,
     allowance: budget,
   });
@@ -77,7 +73,8 @@ export default defineFunction(whaleWatch, async (input, ctx) => {
     threshold_usd: minUsd,
     price_usd: price.price_usd,
     price_source: price.source,
-    transfers_scanned: stats.transfers,
+    // Every transfer of the window read, before the threshold chose the large ones (the scan is whole here).
+    transfers_scanned: budget.logsRead,
     events_found: large.length,
     largest,
     mempool: "Pending-mempool transfers are not visible: only mined blocks are read (a node with txpool access would be needed).",

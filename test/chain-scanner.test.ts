@@ -7,6 +7,7 @@ import { HttpRequestError, type PublicClient, RpcRequestError } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
 import { createChainClient, rpcTransport } from "../src/chain/client.ts";
 import { isRangeRefusal, rangeLimitFromRefusal, type ScannerOptions, TransferScanner } from "../src/chain/log-scanner.ts";
+import { ScanBudget } from "../src/entity-intel/scan.ts";
 import { UpstreamError } from "../src/errors.ts";
 import { base } from "../src/networks/base.ts";
 import { type RpcProxy, startRpcProxy } from "./support/rpc-proxy.ts";
@@ -191,7 +192,7 @@ describe("eth_getLogs through the client's transport", () => {
   });
 
   describe("keeping only some transfers", () => {
-    it("keeps what keep accepts, in chain order, and counts every transfer read, from the node and from the cache alike", async () => {
+    it("keeps what keep accepts, in chain order, and tells its allowance every transfer read, from the node and from the cache alike", async () => {
       const s = scenario();
       const rpc = await proxy({});
       const scanner = scannerOf(rpc.url, { chunkSize: 50 });
@@ -205,22 +206,27 @@ describe("eth_getLogs through the client's transport", () => {
       const wantLarge = wantAll.filter(keep);
       expect(wantLarge.length).toBeGreaterThan(5);
       expect(wantLarge.length).toBeLessThan(wantAll.length);
+      // An allowance that never runs out: it only counts the transfers of the window each scan read.
+      const counting = () => new ScanBudget({ maxLogs: Number.MAX_SAFE_INTEGER, maxMs: Number.MAX_SAFE_INTEGER });
       for (const pass of ["from the node", "from the cache"]) {
-        const kept = await scanner.transfers(window, finalized, { keep });
+        const allowance = counting();
+        const kept = await scanner.transfers(window, finalized, { keep, allowance });
         expect(kept.logs, pass).toEqual(wantLarge);
-        expect(kept.stats.transfers, pass).toBe(wantAll.length);
+        expect(allowance.logsRead, pass).toBe(wantAll.length);
         expect(kept.coveredFrom, pass).toBe(window.fromBlock);
       }
       const requests = rpc.getLogs.length;
       // The cache held whole chunks: the unfiltered scan is answered from it, every transfer there.
-      const all = await scanner.transfers(window, finalized);
+      const allAllowance = counting();
+      const all = await scanner.transfers(window, finalized, { allowance: allAllowance });
       expect(rpc.getLogs.length).toBe(requests);
       expect(all.logs).toEqual(wantAll);
-      expect(all.stats.transfers).toBe(wantAll.length);
+      expect(allAllowance.logsRead).toBe(wantAll.length);
       // Chunks above the finalized block (never cached) are kept from as they arrive too.
-      const fresh = await scanner.transfers(window, 0, { keep });
+      const freshAllowance = counting();
+      const fresh = await scanner.transfers(window, 0, { keep, allowance: freshAllowance });
       expect(fresh.logs).toEqual(wantLarge);
-      expect(fresh.stats.transfers).toBe(wantAll.length);
+      expect(freshAllowance.logsRead).toBe(wantAll.length);
     });
   });
 

@@ -58,6 +58,35 @@ describe("the budgeted read", () => {
     }
   });
 
+  it("sends the newest chunk of every query before an older chunk of any, even when the budget lets every request go", async () => {
+    const e = scenario().entities;
+    const rpc = await startRpcProxy(devnet().rpcUrl);
+    try {
+      const x = e.venues.find((v) => v.id === "seeded-exchange-x")?.addresses as Address[];
+      const window = { fromBlock: e.window.fromBlock, toBlock: e.window.toBlock, finalized: 0 };
+      const scanner = new TransferScanner(createChainClient(base.chainAt([rpc.url]), rpcTransport([rpc.url], { retryCount: 0 })), {
+        chunkSize: 50,
+        concurrency: 1,
+      });
+      const queries = [
+        { token: USDC, from: x },
+        { token: USDC, to: x },
+      ];
+      await scanBudgeted(scanner, queries, window, new ScanBudget({ maxLogs: 1_000_000, maxMs: 60_000 }));
+      // The aligned chunks of 50 blocks, newest first, each asked by both queries before the next older one.
+      const chunks: [number, number][] = [];
+      for (let end = window.toBlock; end >= window.fromBlock; ) {
+        const start = Math.max(window.fromBlock, Math.floor(end / 50) * 50);
+        chunks.push([start, end]);
+        end = start - 1;
+      }
+      expect(chunks.length).toBeGreaterThan(1);
+      expect(rpc.getLogs.map((r) => [r.from, r.to])).toEqual(chunks.flatMap((c) => [c, c]));
+    } finally {
+      await rpc.close();
+    }
+  });
+
   it("reads the whole window when the budget allows, a log matched by two queries once", async () => {
     const e = scenario().entities;
     const x = e.venues.find((v) => v.id === "seeded-exchange-x")?.addresses as Address[];
@@ -124,25 +153,58 @@ describe("the scan budget's queue", () => {
   });
 
   it("refuses every request waiting and every later one once a read of the answer fails", async () => {
-    const budget = oneAtATime();
-    const answers: Promise<boolean>[] = [];
-    // A scanner whose newest chunk's read fails once admitted, while the older chunks' reads wait for leave.
-    const failing = {
-      chunkSize: 1_000,
-      transfers: async (query: { toBlock: number }) => {
-        const answer = budget.acquire(query.toBlock);
-        answers.push(answer);
-        await answer;
-        if (query.toBlock === 2_999) throw new Error("the provider failed");
-        return { logs: [], coveredFrom: query.toBlock + 1 };
-      },
-    } as unknown as TransferScanner;
-    await expect(scanBudgeted(failing, [{ token: USDC }], { fromBlock: 0, toBlock: 2_999, finalized: 0 }, budget)).rejects.toThrow(
-      "the provider failed",
-    );
-    expect(await Promise.all(answers)).toEqual([true, false, false]);
-    expect(await budget.acquire(5_000)).toBe(false);
+    const e = scenario().entities;
+    // The provider rate-limits the first eth_getLogs, and the scanner gives up at once: the newest chunk's read fails.
+    const rpc = await startRpcProxy(devnet().rpcUrl, { rateLimitGetLogs: 1 });
+    try {
+      const budget = oneAtATime();
+      const scanner = new TransferScanner(createChainClient(base.chainAt([rpc.url]), rpcTransport([rpc.url], { retryCount: 0 })), {
+        chunkSize: 50,
+        attempts: 1,
+      });
+      const window = { fromBlock: e.window.fromBlock, toBlock: e.window.toBlock, finalized: 0 };
+      expect(Math.floor(window.toBlock / 50)).toBeGreaterThan(Math.floor(window.fromBlock / 50));
+      await expect(scanBudgeted(scanner, [{ token: USDC }], window, budget)).rejects.toThrow();
+      // Time for any request of the other chunks still under way to reach the proxy.
+      await new Promise((settled) => setTimeout(settled, 300));
+      // The older chunks waited for leave and were refused: the failed request was the only one sent.
+      expect(rpc.http.filter((r) => r.methods.includes("eth_getLogs")).map((r) => r.status)).toEqual([429]);
+      expect(await budget.acquire(5_000)).toBe(false);
+    } finally {
+      await rpc.close();
+    }
   });
+});
+
+describe("a scan spending an allowance, as whale-watch's does", () => {
+  for (const [what, limits] of [
+    ["one request at a time", { maxLogs: TARGET_LOGS_PER_RESPONSE, maxMs: 60_000 }],
+    ["every request let through at once", { maxLogs: 1_000_000, maxMs: 60_000 }],
+  ] as const) {
+    it(`sends no further eth_getLogs once a chunk's read fails (${what})`, async () => {
+      const e = scenario().entities;
+      // The provider rate-limits the first eth_getLogs, and the scanner gives up at once: the newest chunk's read fails.
+      const rpc = await startRpcProxy(devnet().rpcUrl, { rateLimitGetLogs: 1 });
+      try {
+        const budget = new ScanBudget(limits);
+        const scanner = new TransferScanner(createChainClient(base.chainAt([rpc.url]), rpcTransport([rpc.url], { retryCount: 0 })), {
+          chunkSize: 50,
+          concurrency: 1,
+          attempts: 1,
+        });
+        expect(Math.floor(e.window.toBlock / 50)).toBeGreaterThan(Math.floor(e.window.fromBlock / 50));
+        await expect(
+          scanner.transfers({ token: USDC, fromBlock: e.window.fromBlock, toBlock: e.window.toBlock }, 0, { allowance: budget }),
+        ).rejects.toThrow();
+        // Time for any request of the other chunks still under way to reach the proxy.
+        await new Promise((settled) => setTimeout(settled, 300));
+        expect(rpc.http.filter((r) => r.methods.includes("eth_getLogs")).map((r) => r.status)).toEqual([429]);
+        expect(budget.exhausted()).toBe(true);
+      } finally {
+        await rpc.close();
+      }
+    });
+  }
 });
 
 describe("a venue's users", () => {

@@ -90,6 +90,7 @@ const reached = (counts: Record<string, number>) => ({
   bridge: 0,
   dex: 0,
   no_further_transfers: 0,
+  tokens_not_priced: 0,
   fan_out_limit: 0,
   budget: 0,
   max_hops: 0,
@@ -421,6 +422,7 @@ describe("trace", () => {
       ],
       reached: reached({ cex: 1, bridge: 1, no_further_transfers: 1 }),
       truncated: false,
+      tokens_not_looked_up: [],
     });
     for (const [address, kind] of Object.entries(t.terminals)) {
       expect((body.nodes as { address: string; terminal: string }[]).find((n) => n.address === address)?.terminal).toBe(kind);
@@ -572,6 +574,25 @@ describe("budgets and a picky chain node", () => {
       reached: reached({ budget: 1 }),
       // The exploiter's two transfers (the hop and the dust) were read before the budget was checked again.
       budget: { logs_read: 2, ms: expect.any(Number), max_logs: 1, max_ms: 20000 },
+    });
+  });
+
+  it("a trace whose onward transfers are all in tokens past the price cap says tokens_not_priced, not no_further_transfers, and lists them", async () => {
+    // With no token priced, the exploiter's 80,000 USDC onward transfer cannot be valued: the
+    // trace must not call the exploiter a dead end.
+    const config = testConfig();
+    const capped = await startTestService({ config, analytics: { mode: "local", upstreams: config.upstreams, pricedTokens: 0 } });
+    started.push(capped);
+    const t = truth().trace;
+    const { status, body, spent } = await paidPost(capped, "/api/entity-intel/trace", { from: t.origin, max_hops: 4, ...window() });
+    expect(status).toBe(200);
+    expect(spent).toBe(PRICE);
+    expect(body).toMatchObject({
+      hops: [{ hop: 1, edges: [] }],
+      nodes: [node(A("exploiter"), 0, "tokens_not_priced")],
+      reached: reached({ tokens_not_priced: 1 }),
+      truncated: false,
+      tokens_not_looked_up: [USDC],
     });
   });
 

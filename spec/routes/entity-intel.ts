@@ -349,12 +349,20 @@ export const counterparties = defineRoute({
 });
 
 /** Why a trace stops at a node, in the order the answer's `reached` counts them. */
-export const TERMINALS = ["cex", "bridge", "dex", "no_further_transfers", "fan_out_limit", "budget", "max_hops"] as const;
+export const TERMINALS = [
+  "cex",
+  "bridge",
+  "dex",
+  "no_further_transfers",
+  "tokens_not_priced",
+  "fan_out_limit",
+  "budget",
+  "max_hops",
+] as const;
 export const Terminal = Type.Union(
   TERMINALS.map((t) => Type.Literal(t)),
   {
-    description:
-      "cex, bridge, dex: the money reached a venue; no_further_transfers: nothing at or above min_usd moved on in the window; fan_out_limit: it went on to more addresses than the trace follows; budget: the time or log budget ran out first; max_hops: the trace stopped at max_hops",
+    description: `cex, bridge, dex: the money reached a venue; no_further_transfers: nothing at or above min_usd moved on in the window; tokens_not_priced: nothing priced at or above min_usd moved on, but some of what moved on is in tokens past the ${ENTITY_LIMITS.pricedTokens} one answer prices (see tokens_not_looked_up), so their worth is unknown; fan_out_limit: it went on to more addresses than the trace follows; budget: the time or log budget ran out first; max_hops: the trace stopped at max_hops`,
   },
 );
 export type Terminal = Static<typeof Terminal>;
@@ -436,6 +444,7 @@ export const trace = defineRoute({
     ),
     reached: Type.Record(Type.String(), Type.Integer(), { description: "nodes by terminal kind" }),
     truncated: Type.Boolean(),
+    tokens_not_looked_up: NotLookedUp,
     budget: Budget,
     ...Explained,
   }),

@@ -239,7 +239,7 @@ export const ENDPOINT_METHODS = {
       "The start is an address, or a transaction: its Transfer logs are the first hop.",
       `Each hop is one query for the whole frontier (a topic OR-list of its addresses). Direction out follows a node's transfers at or after the block the money reached it; direction in, transfers into it at or before the block it sent the money on. ${ENTITY_SCAN}`,
       "Only transfers worth at least min_usd at the current price are followed (tokens without a price are not).",
-      `A path stops at a curated exchange (cex), bridge or DEX (dex, also a pair, pool or router by probes), where nothing at or above min_usd moves on (no_further_transfers), at a node sending to more than ${TRACE_FAN_OUT_LIMIT} addresses in one hop (fan_out_limit), when the budget runs out (budget) or at max_hops. At most ${TRACE_MAX_FRONTIER} nodes are expanded per hop.`,
+      `A path stops at a curated exchange (cex), bridge or DEX (dex, also a pair, pool or router by probes), where nothing at or above min_usd moves on (no_further_transfers), where nothing priced at or above min_usd moves on but some of what does is in tokens past the answer's price cap (tokens_not_priced, the tokens listed in tokens_not_looked_up), at a node sending to more than ${TRACE_FAN_OUT_LIMIT} addresses in one hop (fan_out_limit), when the budget runs out (budget) or at max_hops. At most ${TRACE_MAX_FRONTIER} nodes are expanded per hop.`,
     ],
     notChecked: [
       "money that leaves through a swap and comes back as another token is followed only as the transfers the swap emits",

@@ -25,6 +25,8 @@ export interface AnalyticsSettings {
   scanner?: ScannerOptions;
   /** Log and time budget of one entity-intelligence answer (absent: the defaults). */
   entityBudget?: { maxLogs: number; maxMs: number };
+  /** The most tokens a trace asks prices for (absent: MAX_PRICED_TOKENS): tests set fewer to reach the cap with the devnet's few tokens. */
+  pricedTokens?: number;
 }
 
 /** Everything the analytics functions need besides the chain client, built on `chain`; an undefined upstream URL means the public API. */

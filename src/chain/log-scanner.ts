@@ -57,8 +57,6 @@ export interface ScanStats {
   throttled: number;
   /** Requests in flight allowed at the end of the scan (the adaptive limit). */
   concurrency: number;
-  /** Transfers of the window read (`transfers` only), before `keep` chose the ones returned. */
-  transfers: number;
 }
 
 /** Options of a {@link TransferScanner}. */
@@ -82,7 +80,7 @@ export interface ScanOptions {
   /**
    * Return only the transfers this accepts: applied to each chunk as it arrives (after the cache,
    * which keeps whole chunks), so a scan that wants a few of many never holds them all.
-   * `stats.transfers` still counts every transfer of the window read.
+   * An allowance is still told every transfer of the window read.
    */
   keep?: (log: TransferLog) => boolean;
   /** What the scan may spend, asked before every request; when it runs out the scan stops early (see `coveredFrom`). */
@@ -107,6 +105,8 @@ export interface ScanAllowance {
   add(transfers: number): void;
   /** True once the budget is spent; asked again right before a request leaves and before a cached chunk is used. */
   exhausted(): boolean;
+  /** Spend what is left: a read of the scan failed, so the scan fails and the requests still to go are of no use. */
+  stop(): void;
 }
 
 /** What a scan found: the logs, how it went, and from which block on it read every chunk. */
@@ -315,9 +315,8 @@ export class TransferScanner {
         filter: { ...(token ? { address: token } : {}), topics },
         what: "Transfer logs",
         decode: (raw) => transfersOf(raw, token),
-        blockOf: (log) => log.blockNumber,
       },
-      allowance && { allowance, from: query.fromBlock, to: query.toBlock },
+      allowance && { allowance, from: query.fromBlock, to: query.toBlock, blockOf: (log) => log.blockNumber },
     );
     const { stats } = scan;
     if (query.toBlock < query.fromBlock) return { logs: [], stats, coveredFrom: query.fromBlock };
@@ -338,7 +337,6 @@ export class TransferScanner {
           const logs = hit ?? (await this.#fetchRange(start, end, scan));
           if (!hit) this.#cache.set(key, logs);
           const { kept, read } = windowOf(logs, from, to, keep);
-          stats.transfers += read;
           // A fetched chunk's pieces were counted as they came back.
           if (hit) allowance?.add(read);
           return kept;
@@ -346,17 +344,31 @@ export class TransferScanner {
       } else {
         tasks.push(async () => {
           const logs = await this.#fetchRange(from, to, scan);
-          stats.transfers += logs.length;
           return keep ? logs.filter(keep) : logs;
         });
       }
     }
     // Every chunk at once: the limits, not this loop, decide how many requests are in flight.
-    const parts = await Promise.all(
-      allowance
-        ? tasks.map((task) => task().catch((error: unknown) => (error === STOPPED ? undefined : Promise.reject(error))))
-        : tasks.map((task) => task()),
-    );
+    // With an allowance the newest chunk starts first, so the requests that go before the others
+    // (the first slots, equal places in the allowance's queue) are the ones the answer keeps when
+    // it runs out; the results are put back in chain order.
+    const parts = allowance
+      ? (
+          await Promise.all(
+            tasks.toReversed().map((task) =>
+              task().catch((error: unknown) => {
+                if (error === STOPPED) return undefined;
+                // This scan fails: the requests of its other chunks, and of every other scan
+                // spending the same allowance, would be sent for an answer that is already lost.
+                // A request that fails has stopped it already (before handing its slot on); this
+                // covers any other failure of a chunk.
+                allowance.stop();
+                throw error;
+              }),
+            ),
+          )
+        ).reverse()
+      : await Promise.all(tasks.map((task) => task()));
     stats.maxRange = this.#maxRange;
     stats.concurrency = this.#limit.concurrency;
     // The newest chunks read in full, back to the first one the allowance left unread.
@@ -376,7 +388,6 @@ export class TransferScanner {
       filter: { address: [...query.addresses], topics: [[...query.events]] },
       what: "logs",
       decode: (raw) => raw.filter((l) => !l.removed),
-      blockOf: (log) => Number(log.blockNumber),
     });
     // Chunks and their pieces are joined in order, and each answer is in chain order: so is the whole.
     const parts = await Promise.all(
@@ -398,7 +409,6 @@ export class TransferScanner {
         maxRange: this.#maxRange,
         throttled: 0,
         concurrency: this.#limit.concurrency,
-        transfers: 0,
       },
       limit: pLimit(concurrency || Number.POSITIVE_INFINITY),
       read: { ...read, key: JSON.stringify(read.filter) },
@@ -421,8 +431,15 @@ export class TransferScanner {
     const pieces: [number, number][] = [];
     const range = this.#rangeFor(scan.read.key);
     for (let start = from; start <= to; start += range) pieces.push([start, Math.min(to, start + range - 1)]);
-    const parts = await Promise.all(pieces.map(([start, end]) => this.#fetchPiece(start, end, scan)));
-    return joined(parts);
+    const reads = pieces.map(([start, end]) => this.#fetchPiece(start, end, scan));
+    if (!scan.budget) return joined(await Promise.all(reads));
+    // A piece that fails spends the allowance, so its siblings waiting for leave are refused and
+    // may give up first: the failure, not their refusal, is what this range reports, or the scan
+    // would call the range unread and answer without it.
+    const settled = await Promise.allSettled(reads);
+    const failed = settled.find((r) => r.status === "rejected" && r.reason !== STOPPED) ?? settled.find((r) => r.status === "rejected");
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+    return joined(settled.map((r) => (r as PromiseFulfilledResult<T[]>).value));
   }
 
   #rangeFor(key: string): number {
@@ -453,7 +470,7 @@ export class TransferScanner {
               const answer = await this.#request(from, to, scan);
               this.#succeeded();
               this.#learnDensity(key, size, answer.count);
-              if (budget) brought = countWithin(answer.logs, from, to, budget, scan.read.blockOf);
+              if (budget) brought = countWithin(answer.logs, from, to, budget, budget.blockOf);
               return { logs: answer.logs };
             } catch (error) {
               const pushback = providerPushback(error);
@@ -468,6 +485,12 @@ export class TransferScanner {
                   const named = rangeLimitFromRefusal(error);
                   this.#maxRange = Math.min(this.#maxRange, named !== undefined && named < size ? Math.max(1, named) : Math.ceil(size / 2));
                 }
+              }
+              if (!(pushback && attempt < this.#attempts) && !(isRangeRefusal(error) && size > 1)) {
+                // Neither retried nor split: the scan fails. The allowance is spent here, before
+                // this request's slot and leave are handed on, or the next request waiting would
+                // be sent before the failure reached transfers().
+                budget?.allowance.stop();
               }
               return { error, pushback };
             }
@@ -587,8 +610,6 @@ interface LogRead<T> {
   /** What is read, as a failure names it. */
   what: string;
   decode(raw: RawLog[]): T[];
-  /** The block of a decoded log. */
-  blockOf(log: T): number;
 }
 
 /** One call of `transfers` or `logs`: its statistics, its own cap on requests in flight, what it reads. */
@@ -596,6 +617,6 @@ interface Scan<T> {
   stats: ScanStats;
   limit: LimitFunction;
   read: LogRead<T>;
-  /** What the scan may spend, and the window whose transfers it counts. */
-  budget: { allowance: ScanAllowance; from: number; to: number } | undefined;
+  /** What the scan may spend, the window whose transfers it counts, and the block of a decoded log to count them by. */
+  budget: { allowance: ScanAllowance; from: number; to: number; blockOf: (log: T) => number } | undefined;
 }

@@ -65,12 +65,18 @@ export class ScanBudget implements ScanAllowance {
     return this.#stopped || this.logsRead >= this.limits.maxLogs || this.#now() - this.#started >= this.limits.maxMs;
   }
 
-  /** A request without a block goes after every request with one. */
+  /**
+   * A request without a block goes after every request with one. Leave is given a microtask
+   * later, not at once: the requests of every scan of an answer ask in one go (each scan its
+   * chunks newest first, one scan after another), and they must all be in the queue, in block
+   * order, before the first ones are let through, or the first scan's oldest chunks would take
+   * the slots before the other scans' newest.
+   */
   acquire(toBlock: number = Number.NEGATIVE_INFINITY): Promise<boolean> {
     return new Promise((go) => {
       const before = this.#waiting.findIndex((waiting) => waiting.toBlock < toBlock);
       this.#waiting.splice(before === -1 ? this.#waiting.length : before, 0, { toBlock, go });
-      this.#admit();
+      queueMicrotask(() => this.#admit());
     });
   }
 
@@ -167,11 +173,11 @@ export function splitQuery(query: Omit<TransferQuery, "fromBlock" | "toBlock">):
 }
 
 /**
- * Read `queries` over `window` through `budget`, newest chunk first: each aligned chunk is one
- * scan per query, all asked for at once in that order, so the requests leave newest first and a
- * budget that runs out leaves the newest part of the window read. The logs of all queries are
- * merged (a log two queries match is kept once); those of chunks older than the first one some
- * query left unread are dropped, so the answer covers one unbroken range ending at `toBlock`.
+ * Read `queries` over `window` through `budget`, newest chunk first: one scan per query, each
+ * starting its newest chunk first, so a budget that runs out leaves the newest part of the
+ * window read. The logs of all queries are merged (a log two queries match is kept once); those
+ * older than the newest block some query left unread are dropped, so the answer covers one
+ * unbroken range ending at `toBlock`.
  */
 export async function scanBudgeted(
   scanner: TransferScanner,
@@ -180,43 +186,24 @@ export async function scanBudgeted(
   budget: ScanBudget,
 ): Promise<ScanResult> {
   const parts = queries.flatMap(splitQuery);
-  const size = scanner.chunkSize;
-  const chunks: [number, number][] = [];
-  const reads: ReturnType<TransferScanner["transfers"]>[] = [];
-  // Chunks end on aligned boundaries so the scanner's finalized-chunk cache serves repeated windows.
-  for (let end = window.toBlock; end >= window.fromBlock; ) {
-    const start = Math.max(window.fromBlock, Math.floor(end / size) * size);
-    chunks.push([start, end]);
-    for (const q of parts) {
-      // One failed read fails the answer: stop the budget so the other reads send nothing more.
-      const read = scanner.transfers({ ...q, fromBlock: start, toBlock: end }, window.finalized, { allowance: budget });
-      reads.push(
-        read.catch((error: unknown) => {
-          budget.stop();
-          throw error;
-        }),
-      );
-    }
-    end = start - 1;
-  }
-  const results = await Promise.all(reads);
+  // One failed read fails the answer; the scanner then stops the budget, so the other reads send nothing more.
+  const results = await Promise.all(
+    parts.map((q) =>
+      scanner.transfers({ ...q, fromBlock: window.fromBlock, toBlock: window.toBlock }, window.finalized, { allowance: budget }),
+    ),
+  );
+  const coveredFrom = Math.max(window.fromBlock, ...results.map((r) => r.coveredFrom));
   const seen = new Set<string>();
   const logs: TransferLog[] = [];
-  let coveredFrom = window.toBlock + 1;
-  for (const [i, [start]] of chunks.entries()) {
-    const found = results.slice(i * parts.length, (i + 1) * parts.length);
-    if (found.some((r) => r.coveredFrom > start)) break;
-    for (const { logs: part } of found) {
-      for (const log of part) {
-        const key = `${log.blockNumber}:${log.logIndex}`;
-        if (seen.has(key)) continue;
-        seen.add(key);
-        logs.push(log);
-      }
+  for (const { logs: part } of results) {
+    for (const log of part) {
+      if (log.blockNumber < coveredFrom) continue;
+      const key = `${log.blockNumber}:${log.logIndex}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      logs.push(log);
     }
-    coveredFrom = start;
   }
-  if (chunks.length === 0) coveredFrom = window.fromBlock;
   return { logs: sorted(logs), coveredFrom, truncated: coveredFrom > window.fromBlock };
 }
 
