@@ -5,27 +5,18 @@
  */
 import { decodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload } from "@x402/core/types";
-import { authorizationTypes } from "@x402/evm";
+import { authorizationTypes, type ExactEIP3009Payload } from "@x402/evm";
 import { extractPaymentIdentifier, isValidPaymentId, PAYMENT_IDENTIFIER } from "@x402/extensions/payment-identifier";
 import secp256k1 from "secp256k1";
-import { bytesToHex, type Hex, hashTypedData, hexToBytes, isAddress } from "viem";
+import { bytesToHex, type Hex, hashTypedData, hexToBytes, isAddress, type TypedDataDomain } from "viem";
 import { publicKeyToAddress } from "viem/accounts";
 import { isObject } from "../json.ts";
-
-/** The EIP-3009 authorisation of a payment, as signed. */
-export interface Authorization {
-  from: `0x${string}`;
-  to: `0x${string}`;
-  value: string;
-  validAfter: string;
-  validBefore: string;
-  nonce: `0x${string}`;
-}
 
 /** A payment header whose every field has the right shape (nothing verified yet). */
 export interface DecodedPayment {
   payload: PaymentPayload;
-  authorization: Authorization;
+  /** The EIP-3009 authorisation of the payment, as signed. */
+  authorization: ExactEIP3009Payload["authorization"];
   signature: `0x${string}`;
   /** The buyer's `payment-identifier` id, when it sent one. */
   paymentId: string | null;
@@ -106,7 +97,7 @@ export function decodePayment(header: string): DecodedPayment | PayloadProblem {
     return { field: "payload.authorization.nonce", expected: "0x + 64 hex digits" };
   if (typeof inner.signature !== "string" || !SIGNATURE.test(inner.signature))
     return { field: "payload.signature", expected: "a hex signature (0x + at least 130 hex digits)" };
-  const authorization = auth as unknown as Authorization;
+  const authorization = auth as unknown as DecodedPayment["authorization"];
   return {
     payload,
     authorization,
@@ -119,14 +110,6 @@ export function decodePayment(header: string): DecodedPayment | PayloadProblem {
 /** True when a decoder refused the header. */
 export function isProblem<T extends object>(result: T | PayloadProblem): result is PayloadProblem {
   return "field" in result;
-}
-
-/** The EIP-712 domain of the settlement token. */
-export interface TokenDomain {
-  name: string;
-  version: string;
-  chainId: number;
-  verifyingContract: `0x${string}`;
 }
 
 /**
@@ -150,7 +133,7 @@ export function signedBy(address: string, hash: Hex, signature: string): boolean
  * signature. Once settled, the signed authorisation is public in the transaction's calldata, so
  * this proves the header is the real authorisation, not who sends it.
  */
-export async function signedByPayer(decoded: DecodedPayment, domain: TokenDomain): Promise<boolean> {
+export async function signedByPayer(decoded: DecodedPayment, domain: TypedDataDomain): Promise<boolean> {
   const { from, to, value, validAfter, validBefore, nonce } = decoded.authorization;
   const message = { from, to, value: BigInt(value), validAfter: BigInt(validAfter), validBefore: BigInt(validBefore), nonce };
   return signedBy(

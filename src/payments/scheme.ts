@@ -7,7 +7,7 @@
 import type { x402ResourceServer } from "@x402/core/server";
 import type { Config } from "../config.ts";
 import { evmNetwork } from "../networks/index.ts";
-import { type DecodedPayment, decodePayment, type PayloadProblem, signedByPayer, signedOnce, type TokenDomain } from "./payload.ts";
+import { type DecodedPayment, decodePayment, type PayloadProblem, signedByPayer, signedOnce } from "./payload.ts";
 
 /** A site's payment scheme. */
 export interface PaymentScheme {
@@ -45,22 +45,18 @@ export interface OpenPayment {
 /** The transaction that settled the payment; or none, `final` when it can no longer land. */
 export type SettlementLookup = { tx: string } | { tx: null; final: boolean };
 
-/** The EVM exact scheme with EIP-3009 USDC (the primary sites). */
-export function evmScheme(network: string, domain: TokenDomain): PaymentScheme {
+/** The EVM exact scheme with the EIP-3009 USDC of `config` (the Base sites). */
+export function usdcScheme(config: Pick<Config, "network" | "chainId" | "usdc">): PaymentScheme {
+  const { name, version, address } = config.usdc;
+  const domain = { name, version, chainId: config.chainId, verifyingContract: address };
   return {
-    network,
-    asset: domain.verifyingContract,
+    network: config.network,
+    asset: address,
     // Some clients (thirdweb's) refuse to sign without the EIP-712 primary type; the facilitator reads only name and version.
-    assetExtra: { name: domain.name, version: domain.version, primaryType: "TransferWithAuthorization" },
-    register: (server) => evmNetwork(network).schemes.server(server),
+    assetExtra: { name, version, primaryType: "TransferWithAuthorization" },
+    register: (server) => evmNetwork(config.network).schemes.server(server),
     decode: decodePayment,
     signedByPayer: signedOnce((decoded) => signedByPayer(decoded, domain)),
     signIn: true,
   };
-}
-
-/** The EVM exact scheme with the USDC of `config` (the Base sites). */
-export function usdcScheme(config: Pick<Config, "network" | "chainId" | "usdc">): PaymentScheme {
-  const { name, version, address } = config.usdc;
-  return evmScheme(config.network, { name, version, chainId: config.chainId, verifyingContract: address });
 }
