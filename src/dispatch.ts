@@ -9,7 +9,7 @@ import { functionFor } from "../functions/index.ts";
 import type { RouteDef } from "../spec/route.ts";
 import { type SiteDef, siteById } from "../spec/sites.ts";
 import type { ApiLocals, FunctionContext, VerifiedPayment } from "./context.ts";
-import { NotFoundError, ServiceError, toErrorResponse } from "./errors.ts";
+import { errorResponse, jsonResponse, NotFoundError, ServiceError } from "./errors.ts";
 import type { Logger } from "./log.ts";
 import { inputOf, type RequestBody, requestBody, responseProblems } from "./validate.ts";
 
@@ -51,24 +51,15 @@ export function matchRoute(method: string, pathname: string, site: SiteDef): Rou
   return route;
 }
 
-function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  const bytes = Buffer.from(JSON.stringify(body));
-  // A known length lets Node send the answer in one write instead of chunked encoding.
-  return new Response(bytes, {
-    status,
-    headers: { "Content-Type": "application/json; charset=utf-8", "Content-Length": String(bytes.length), ...headers },
-  });
-}
-
 function errorJson(error: unknown, log: Logger): Response {
-  const { status, headers, body } = toErrorResponse(error);
-  if (status >= 500)
+  const response = errorResponse(error);
+  if (response.status >= 500)
     log.error("function failed", {
-      status,
+      status: response.status,
       error: error instanceof Error ? error : String(error),
       cause: error instanceof Error && error.cause instanceof Error ? error.cause.message : undefined,
     });
-  return json(status, body, headers);
+  return response;
 }
 
 /** Validate the input of `route` and run its function; every failure is a JSON error response. */
@@ -97,7 +88,7 @@ async function answer(
       const problems = responseProblems(route.response, output);
       if (problems.length > 0) throw new Error(`${route.operationId} answered outside its schema: ${problems.join("; ")}`);
     }
-    return json(200, output, route.price === null ? {} : { "Cache-Control": "private, no-store" });
+    return jsonResponse(200, output, route.price === null ? {} : { "Cache-Control": "private, no-store" });
   } catch (error) {
     return errorJson(error, log);
   }

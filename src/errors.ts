@@ -92,6 +92,21 @@ export function errorBody(code: ErrorCode, message: string, details?: Record<str
   return { error: { code, message, ...(details ? { details } : {}), docs: `/errors#${code}` } };
 }
 
+/** A JSON answer; its known length lets Node send it in one write instead of chunked encoding. */
+export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  const bytes = Buffer.from(JSON.stringify(body));
+  return new Response(bytes, {
+    status,
+    headers: { "Content-Type": "application/json; charset=utf-8", "Content-Length": String(bytes.length), ...headers },
+  });
+}
+
+/** The JSON error answer of anything thrown (`toErrorResponse`). */
+export function errorResponse(error: unknown): Response {
+  const { status, headers, body } = toErrorResponse(error);
+  return jsonResponse(status, body, headers);
+}
+
 /** Turn anything thrown into a status, headers and error body; unknown errors become a generic 500. */
 export function toErrorResponse(error: unknown): { status: number; headers: Record<string, string>; body: ErrorBody } {
   if (error instanceof ServiceError) {

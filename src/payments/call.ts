@@ -4,7 +4,7 @@
  */
 import type { RouteDef } from "../../spec/route.ts";
 import type { VerifiedPayment } from "../context.ts";
-import { type ErrorCode, type ServiceError, toErrorResponse } from "../errors.ts";
+import type { ErrorCode } from "../errors.ts";
 import type { RequestBody } from "../validate.ts";
 import type { DecodedPayment, PayloadProblem } from "./payload.ts";
 
@@ -55,15 +55,6 @@ export type RefusalCode = Extract<
 >;
 
 export const round = (ms: number) => Math.round(ms * 100) / 100;
-
-export function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json; charset=utf-8", ...headers } });
-}
-
-export function errorResponse(error: ServiceError): Response {
-  const { status, headers, body } = toErrorResponse(error);
-  return json(status, body, headers);
-}
 
 export function withHeaders(base: Headers, extra: Record<string, string>): Headers {
   const headers = new Headers(base);

@@ -30,13 +30,13 @@ import { type RouteDef, routeKey } from "../../spec/route.ts";
 import type { AuthorizationReader } from "../chain/authorization.ts";
 import type { Config } from "../config.ts";
 import type { VerifiedPayment } from "../context.ts";
-import { errorBody, InvalidRequestError, ServiceError } from "../errors.ts";
+import { errorBody, errorResponse, InvalidRequestError, jsonResponse, ServiceError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { balanceOf } from "../store/balances.ts";
 import type { Store } from "../store/store.ts";
 import { checkBeforeCharging, type RequestBody } from "../validate.ts";
 import { payableFromBalance } from "./balances.ts";
-import { type Attempt, errorResponse, json, type PaidOutcome, type PaidRun, type RefusalCode, round } from "./call.ts";
+import { type Attempt, type PaidOutcome, type PaidRun, type RefusalCode, round } from "./call.ts";
 import { GuardedFacilitator } from "./facilitator.ts";
 import { payFromBalance } from "./from-balance.ts";
 import type { InFlightRegistry } from "./inflight.ts";
@@ -329,7 +329,7 @@ export class PaymentGate {
     const header = encodePaymentRequiredHeader({ ...challenge, error: reason });
     const nothing = code === "signin_required" || code === "signin_invalid" ? "Nothing was charged or debited." : "You were not charged.";
     const body = errorBody(code, `${message} ${nothing}`, details);
-    return json(402, { ...challenge, ...body }, { "PAYMENT-REQUIRED": header, "Cache-Control": "no-store" });
+    return jsonResponse(402, { ...challenge, ...body }, { "PAYMENT-REQUIRED": header, "Cache-Control": "no-store" });
   }
 
   /** The paid function; a throw is a 500, never charged. */

@@ -21,7 +21,7 @@ import { decodePaymentRequiredHeader, encodePaymentResponseHeader } from "@x402/
 import type { HTTPRequestContext, x402HTTPResourceServer } from "@x402/core/server";
 import { routeKey } from "../../spec/route.ts";
 import type { AuthorizationReader } from "../chain/authorization.ts";
-import { errorBody, ServiceError } from "../errors.ts";
+import { errorBody, errorResponse, jsonResponse, ServiceError } from "../errors.ts";
 import { storedAddress } from "../store/dialect.ts";
 import {
   type AttemptRow,
@@ -33,7 +33,7 @@ import {
   openFreshAttempt,
 } from "../store/ledger.ts";
 import { withBudget } from "../time-budget.ts";
-import { type Attempt, errorResponse, json, round, withHeaders } from "./call.ts";
+import { type Attempt, round, withHeaders } from "./call.ts";
 import { SETTLEMENT_UNKNOWN } from "./facilitator.ts";
 import type { PaymentGate } from "./gate.ts";
 import { claimAll, type HeldLeases, holding, releaseAll, whileClaimed } from "./inflight.ts";
@@ -445,7 +445,7 @@ export class PerCallPayment {
     const message = unknown
       ? "The settlement's outcome is not known yet: the transfer may have gone through. Retry the same request with the same payment header: if it settled you get this answer without paying again; if not, it is settled then."
       : "The payment could not be settled, so the answer was withheld and you were not charged. Sign a fresh authorisation and retry.";
-    return json(402, errorBody(outcome, message, { reason: settled.errorReason }), { ...settled.headers, "Server-Timing": timing });
+    return jsonResponse(402, errorBody(outcome, message, { reason: settled.errorReason }), { ...settled.headers, "Server-Timing": timing });
   }
 
   private ledgerPayment(attempt: Attempt, presented: DecodedPayment | undefined, paid?: AttemptRow): LedgerPayment {

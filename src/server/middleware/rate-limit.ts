@@ -22,7 +22,7 @@
 import type { ServerResponse } from "node:http";
 import type { NextFunction, Request, Response } from "express";
 import type { RouteDef } from "../../../spec/route.ts";
-import { errorBody, ServiceError } from "../../errors.ts";
+import { errorResponse, ServiceError } from "../../errors.ts";
 import { clientKey } from "../../limits/client-key.ts";
 import { ALLOWED, type BucketVerdict, memoryBuckets, type TokenBuckets } from "../../limits/token-buckets.ts";
 import type { Logger } from "../../log.ts";
@@ -158,10 +158,9 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
   };
   const refusal = ({ budget, retryAfterSeconds, message, details }: Refusal): globalThis.Response => {
     onRefusal?.(budget);
-    return new globalThis.Response(JSON.stringify(errorBody("rate_limited", message, { budget, ...details })), {
-      status: 429,
-      headers: { "Content-Type": "application/json; charset=utf-8", "Retry-After": String(retryAfterSeconds) },
-    });
+    return errorResponse(
+      new ServiceError("rate_limited", message, { details: { budget, ...details }, headers: { "Retry-After": String(retryAfterSeconds) } }),
+    );
   };
   const bucketRefusal = (buckets: TokenBuckets, budget: Budget, verdict: BucketVerdict): Refusal => {
     const what = budget === "free" ? "free requests" : "unpaid challenges";
