@@ -10,28 +10,21 @@
 import type { Server } from "node:http";
 import { Server as NetServer, type Socket } from "node:net";
 
-/** A listening server, stopped in two steps. */
-export interface Listener {
-  /**
-   * Accept no new connection, and destroy every connection that carries none of `busy` (the
-   * sockets of the answers in flight) and has nothing left to write; resolves once every
-   * connection has closed. A request still arriving at this moment (none of it read as a
-   * request yet) loses its connection, as it would to a kept-alive connection closing.
-   */
-  stop(busy: ReadonlySet<Socket>): Promise<void>;
-  /** Destroy every connection still open (the drain is over). */
-  closeAll(): void;
-}
-
-/** Follow the connections of `server` from now on. */
-export function trackConnections(server: Server): Listener {
+/** Follow the connections of `server` from now on: a listening server, stopped in two steps. */
+export function trackConnections(server: Server) {
   const open = new Set<Socket>();
   server.on("connection", (socket: Socket) => {
     open.add(socket);
     socket.once("close", () => open.delete(socket));
   });
   return {
-    stop(busy) {
+    /**
+     * Accept no new connection, and destroy every connection that carries none of `busy` (the
+     * sockets of the answers in flight) and has nothing left to write; resolves once every
+     * connection has closed. A request still arriving at this moment (none of it read as a
+     * request yet) loses its connection, as it would to a kept-alive connection closing.
+     */
+    stop(busy: ReadonlySet<Socket>): Promise<void> {
       const closed = new Promise<void>((resolve) =>
         NetServer.prototype.close.call(server, () => {
           // http's close() now only stops its timer that checks the connections' time limits.
@@ -42,6 +35,7 @@ export function trackConnections(server: Server): Listener {
       for (const socket of open) if (!busy.has(socket) && socket.writableLength === 0) socket.destroy();
       return closed;
     },
+    /** Destroy every connection still open (the drain is over). */
     closeAll() {
       server.closeAllConnections();
     },

@@ -33,20 +33,8 @@ export interface DocumentCacheOptions {
   headers?: Readonly<Record<string, string>>;
 }
 
-/** The memory answers of one site. */
-export interface DocumentCache {
-  /** Whether GET `url` names a held document (a URL with a query string never does). */
-  holds(url: string | undefined): url is string;
-  /** The held answer of `url` if it was made already. */
-  lookup(url: string): HeldAnswer | undefined;
-  /** The held answer of `url`, made now if it was not; undefined when its answer is not a 200. */
-  make(url: string): Promise<HeldAnswer | undefined>;
-  /** Answer `req` with `held`: 304 when its validators match, else 200 (no body for HEAD), with `requestId` as `X-Request-Id`. */
-  send(req: IncomingMessage, res: ServerResponse, held: HeldAnswer, requestId?: string): void;
-}
-
 /** Create the memory answers of a site. */
-export function documentCache({ routes, render, headers: common = {} }: DocumentCacheOptions): DocumentCache {
+export function documentCache({ routes, render, headers: common = {} }: DocumentCacheOptions) {
   const documents = new Set(routes.filter((r) => r.cache === "process" && r.method === "GET" && r.price === null).map((r) => r.path));
   const held = new Map<string, HeldAnswer>();
   const making = new Map<string, Promise<HeldAnswer | undefined>>();
@@ -65,9 +53,12 @@ export function documentCache({ routes, render, headers: common = {} }: Document
   };
 
   return {
-    holds: (url): url is string => url !== undefined && documents.has(url),
-    lookup: (url) => held.get(url),
-    make(url) {
+    /** Whether GET `url` names a held document (a URL with a query string never does). */
+    holds: (url: string | undefined): url is string => url !== undefined && documents.has(url),
+    /** The held answer of `url` if it was made already. */
+    lookup: (url: string): HeldAnswer | undefined => held.get(url),
+    /** The held answer of `url`, made now if it was not; undefined when its answer is not a 200. */
+    make(url: string): Promise<HeldAnswer | undefined> {
       let pending = making.get(url);
       if (!pending) {
         pending = make(url).finally(() => making.delete(url));
@@ -75,7 +66,8 @@ export function documentCache({ routes, render, headers: common = {} }: Document
       }
       return pending;
     },
-    send(req, res, hit, requestId) {
+    /** Answer `req` with `hit`: 304 when its validators match, else 200 (no body for HEAD), with `requestId` as `X-Request-Id`. */
+    send(req: IncomingMessage, res: ServerResponse, hit: HeldAnswer, requestId?: string): void {
       // One object passed to writeHead: headers set one by one beforehand (setHeader) take Node's slower merging path.
       const id = requestId === undefined ? undefined : { "X-Request-Id": requestId };
       if (fresh(req.headers, { etag: hit.etag })) {

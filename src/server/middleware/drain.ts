@@ -11,25 +11,10 @@ import type { NextFunction, Request, Response } from "express";
 import { sendError } from "./send-error.ts";
 
 /** The drain state of one server. */
-export interface Drain {
-  /** The middleware to mount first. */
-  middleware(req: Request, res: Response, next: NextFunction): void;
-  /** True once `start` was called. */
-  readonly draining: boolean;
-  /** Count `res` as in flight until the function returned is called (when it has closed). */
-  hold(res: Response | ServerResponse): () => void;
-  /** Requests being answered now. */
-  readonly inFlight: number;
-  /** The connections of the requests being answered now. */
-  sockets(): Set<Socket>;
-  /** Refuse new requests from now on and close connections after their answers. */
-  start(): void;
-  /** Resolves true once no request is in flight, or false after `timeoutMs`. */
-  idle(timeoutMs: number): Promise<boolean>;
-}
+export type Drain = ReturnType<typeof drainable>;
 
 /** Middleware factory: track requests in flight for a graceful stop. */
-export function drainable(): Drain {
+export function drainable() {
   const open = new Set<Response | ServerResponse>();
   const waiters = new Set<() => void>();
   let draining = false;
@@ -39,28 +24,30 @@ export function drainable(): Drain {
     if (open.size === 0) for (const wake of waiters) wake();
   };
 
+  /** Count `res` as in flight until the function returned is called (when it has closed). */
   const hold = (res: Response | ServerResponse) => {
     open.add(res);
     return () => settled(res);
   };
-  const enter = (res: Response | ServerResponse) => {
-    res.on("close", hold(res));
-  };
 
   return {
+    /** True once `start` was called. */
     get draining() {
       return draining;
     },
     hold,
+    /** Requests being answered now. */
     get inFlight() {
       return open.size;
     },
+    /** The connections of the requests being answered now. */
     sockets() {
       const sockets = new Set<Socket>();
       for (const res of open) if (res.socket) sockets.add(res.socket);
       return sockets;
     },
-    middleware: function drainMiddleware(_req, res, next) {
+    /** The middleware to mount first. */
+    middleware: function drainMiddleware(_req: Request, res: Response, next: NextFunction): void {
       if (draining) {
         res.setHeader("Connection", "close");
         sendError(res, "unavailable", "The service is shutting down; send the request again (another instance answers it).", undefined, {
@@ -68,15 +55,17 @@ export function drainable(): Drain {
         });
         return;
       }
-      enter(res);
+      res.on("close", hold(res));
       next();
     },
+    /** Refuse new requests from now on and close connections after their answers. */
     start() {
       draining = true;
       // An answer not yet started is told to close its connection; one already writing closes when the server shuts.
       for (const res of open) if (!res.headersSent) res.shouldKeepAlive = false;
     },
-    idle(timeoutMs) {
+    /** Resolves true once no request is in flight, or false after `timeoutMs`. */
+    idle(timeoutMs: number): Promise<boolean> {
       if (open.size === 0) return Promise.resolve(true);
       return new Promise((resolve) => {
         const done = (ok: boolean) => {

@@ -103,41 +103,8 @@ export interface CallToAdmit {
  */
 export type Admission = { refused: globalThis.Response } | { done: () => void; payment?: DecodedPayment | PayloadProblem };
 
-/** The limits above, for the Express chain and for answers given before it. */
-export interface RateLimiter {
-  /** The middleware before the body is read: the budgets of every request, by its kind. */
-  middleware(req: Request, res: Response, next: NextFunction): void;
-  /** The middleware once the body is read: a paid request's in-flight place (so a body trickled in holds none). */
-  afterBody(req: Request, res: Response, next: NextFunction): void;
-  /**
-   * A free request from `address` (the client address as Express would resolve it): `next` once
-   * its free budget allows it, else the 429.
-   */
-  free(address: string | undefined, res: ServerResponse, next: () => void): void;
-  /**
-   * The free budget's verdict for a request from `address`, taken without waiting when it can be
-   * (the budget is kept in memory, or there is none); undefined when the budget is kept in the
-   * store, which `free` asks. A refusal is answered with `refuseFree`.
-   */
-  freeNow(address: string | undefined): BucketVerdict | undefined;
-  /** Answer the 429 of a free request `freeNow` refused. */
-  refuseFree(res: ServerResponse, verdict: BucketVerdict): void;
-  /**
-   * Count one call that is not an HTTP request of its own against the budget its HTTP request
-   * would use. A paid call's in-flight place is taken before this first waits, so calls admitted
-   * in one turn of the event loop are counted in the order they were admitted.
-   */
-  admit(call: CallToAdmit): Promise<Admission>;
-  /**
-   * Count `count` requests from `address` that are not HTTP requests of their own (the messages
-   * of a `POST /mcp` batch besides its tool calls and its first) against the free budget, taken
-   * at once: undefined when they may run, else the 429 the HTTP request would have had.
-   */
-  admitFree(address: string | undefined, count: number): Promise<globalThis.Response | undefined>;
-}
-
-/** The three limits above: the middleware, and the free budget alone. */
-export function rateLimiter(options: RateLimitOptions): RateLimiter {
+/** The three limits above, for the Express chain and for answers given before it. */
+export function rateLimiter(options: RateLimitOptions) {
   const { free, challenge, paidInFlightPerPayer, log, onRefusal } = options;
   // Payment headers' own budget, there exactly when the challenge budget is.
   const payments = challenge && memoryBuckets(challenge.perMinute);
@@ -220,6 +187,16 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
     return verdict.allowed ? undefined : verdict;
   };
 
+  /**
+   * A free request from `address` (the client address as Express would resolve it): `next` once
+   * its free budget allows it, else the 429.
+   */
+  const limitFree = (address: string | undefined, res: ServerResponse, next: () => void): void => {
+    if (free === null) next();
+    else limitByBucket(address, res, next, free, "free");
+  };
+
+  /** The middleware before the body is read: the budgets of every request, by its kind. */
   const middleware = function rateLimitMiddleware(req: Request, res: Response, next: NextFunction): void {
     const kind = kindOfRequest(req);
     if (kind === "exempt") {
@@ -227,8 +204,7 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
       return;
     }
     if (kind === "free") {
-      if (free === null) next();
-      else limitByBucket(addressOf(req), res, next, free, "free");
+      limitFree(addressOf(req), res, next);
       return;
     }
     if (challenge === null || payments === null) {
@@ -253,6 +229,7 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
     }
     options.signedByPayer(decoded).then((signed) => (signed ? next() : refuse(res, bucketRefusal(challenge, "challenge", verdict))), next);
   };
+  /** The middleware once the body is read: a paid request's in-flight place (so a body trickled in holds none). */
   const afterBody = function rateLimitAfterBody(req: Request, res: Response, next: NextFunction): void {
     const payer = paidInFlightPerPayer > 0 && kindOfRequest(req) === "paid" ? payerIn(paymentOf(req)) : undefined;
     if (payer === undefined) {
@@ -267,6 +244,11 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
     res.once("close", taken);
     next();
   };
+  /**
+   * Count one call that is not an HTTP request of its own against the budget its HTTP request
+   * would use. A paid call's in-flight place is taken before this first waits, so calls admitted
+   * in one turn of the event loop are counted in the order they were admitted.
+   */
   const admit = async (call: CallToAdmit): Promise<Admission> => {
     const kind = call.route.price === null ? "free" : "paid";
     const decoded = kind === "paid" && call.payment !== undefined ? options.decode(call.payment) : undefined;
@@ -293,19 +275,27 @@ export function rateLimiter(options: RateLimitOptions): RateLimiter {
   return {
     middleware,
     afterBody,
-    free(address, res, next) {
-      if (free === null) next();
-      else limitByBucket(address, res, next, free, "free");
-    },
-    freeNow(address) {
+    free: limitFree,
+    /**
+     * The free budget's verdict for a request from `address`, taken without waiting when it can be
+     * (the budget is kept in memory, or there is none); undefined when the budget is kept in the
+     * store, which `free` asks. A refusal is answered with `refuseFree`.
+     */
+    freeNow(address: string | undefined): BucketVerdict | undefined {
       if (free === null) return ALLOWED;
       return free.takeNow?.(clientKey(address), now());
     },
-    refuseFree(res, verdict) {
+    /** Answer the 429 of a free request `freeNow` refused. */
+    refuseFree(res: ServerResponse, verdict: BucketVerdict): void {
       if (free !== null) refuse(res, bucketRefusal(free, "free", verdict));
     },
     admit,
-    async admitFree(address, count) {
+    /**
+     * Count `count` requests from `address` that are not HTTP requests of their own (the messages
+     * of a `POST /mcp` batch besides its tool calls and its first) against the free budget, taken
+     * at once: undefined when they may run, else the 429 the HTTP request would have had.
+     */
+    async admitFree(address: string | undefined, count: number): Promise<globalThis.Response | undefined> {
       if (free === null || count <= 0) return undefined;
       const refused = await takeTokens(free, address, count);
       return refused && refusal(bucketRefusal(free, "free", refused));
