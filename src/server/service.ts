@@ -28,10 +28,10 @@ import { trustCrawlJob } from "../intel/crawl-schedule.ts";
 import { type IntelSettings, intelOf } from "../intel/intel-services.ts";
 import { LOCAL_BUYER_INDEX, trustPurchases } from "../intel/purchase-config.ts";
 import { createLogger, type Logger } from "../log.ts";
-import { createMetrics, observedCrawl, observedStore, type ServiceMetrics } from "../metrics/metrics.ts";
+import { createMetrics, observedCrawl, observedStore } from "../metrics/metrics.ts";
 import { evmNetwork, svmNetwork } from "../networks/index.ts";
 import { HEARTBEAT_MS, type Heartbeat, registerInstance, startHeartbeat, unregisterInstance } from "../operations/instances.ts";
-import { type JobDefinition, type JobName, type JobScheduler, startJobs } from "../operations/jobs.ts";
+import { type JobDefinition, type JobName, startJobs } from "../operations/jobs.ts";
 import { generateStatus, type JobSchedule, PROBE_TIMEOUT_MS, STATUS_INTERVAL_SECONDS } from "../operations/status-feed.ts";
 import { upstreamProbes } from "../operations/upstream-probes.ts";
 import type { Resolver } from "../outbound/safe-fetch.ts";
@@ -126,34 +126,7 @@ export interface StartServiceOptions {
 export type StartPhase = "store_open" | "instance_registered" | "astro_loaded" | "apps_created" | "listening";
 
 /** A running service. */
-export interface RunningService {
-  url: string;
-  server: Server;
-  /** The Solana site's origin: its own port in local mode, the primary's with SOLANA_HOST in production; undefined: none. */
-  solanaUrl?: string | undefined;
-  /**
-   * The secondary site's URL: its own port in local mode; in production the primary's URL, where
-   * it answers requests naming SECONDARY_HOST (undefined when no secondary host is configured).
-   */
-  secondaryUrl: string | undefined;
-  services: Services;
-  /** This service's Prometheus metrics (also served at `/metrics`). */
-  metrics: ServiceMetrics;
-  payTo: `0x${string}`;
-  facilitatorAddress: `0x${string}` | undefined;
-  /** This instance's id (heartbeats, leases, ledger rows, job runs). */
-  instance: string;
-  /** The scheduled jobs (run one now with `jobs.runNow`). */
-  jobs: JobScheduler;
-  /**
-   * Stop gracefully: stop accepting connections, let requests in flight finish (paid calls
-   * settle and answer) for up to `drainMs` (default `DRAIN_MS`, 30 s), stop the jobs, remove the heartbeat and close the
-   * store. Resolves with whether every request finished in time.
-   */
-  shutdown(options?: { drainMs?: number }): Promise<{ drained: boolean; inFlight: number }>;
-  /** Stop at once: `shutdown` without waiting for requests in flight. */
-  close(): Promise<void>;
-}
+export type RunningService = Awaited<ReturnType<typeof startService>>;
 
 /**
  * How long a graceful stop waits for requests in flight by default: long enough for a paid call
@@ -162,7 +135,7 @@ export interface RunningService {
 export const DRAIN_MS = 30_000;
 
 /** Start the service and listen on `config.host:config.port` (port 0 picks a free one). */
-export async function startService(options: StartServiceOptions): Promise<RunningService> {
+export async function startService(options: StartServiceOptions) {
   const { config } = options;
   const log = options.log ?? createLogger(config.logLevel);
   const local = config.mode === "local";
@@ -474,16 +447,30 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   return {
     url,
     server,
+    /**
+     * The secondary site's URL: its own port in local mode; in production the primary's URL, where
+     * it answers requests naming SECONDARY_HOST (undefined when no secondary host is configured).
+     */
     secondaryUrl: secondaryServer ? urlOf(secondaryServer) : config.secondary.host ? url : undefined,
+    /** The Solana site's origin: its own port in local mode, the primary's with SOLANA_HOST in production; undefined: none. */
     solanaUrl: solanaServer ? urlOf(solanaServer) : solanaApp && config.solana.host ? url : undefined,
     services,
+    /** This service's Prometheus metrics (also served at `/metrics`). */
     metrics,
     payTo,
     facilitatorAddress,
+    /** This instance's id (heartbeats, leases, ledger rows, job runs). */
     instance,
+    /** The scheduled jobs (run one now with `jobs.runNow`). */
     jobs: scheduler,
-    shutdown: (opts = {}) => shutdown(opts.drainMs ?? DRAIN_MS),
-    close: async () => {
+    /**
+     * Stop gracefully: stop accepting connections, let requests in flight finish (paid calls
+     * settle and answer) for up to `drainMs` (default `DRAIN_MS`, 30 s), stop the jobs, remove the heartbeat and close the
+     * store. Resolves with whether every request finished in time.
+     */
+    shutdown: (opts: { drainMs?: number } = {}) => shutdown(opts.drainMs ?? DRAIN_MS),
+    /** Stop at once: `shutdown` without waiting for requests in flight. */
+    close: async (): Promise<void> => {
       await shutdown(0);
     },
   };
