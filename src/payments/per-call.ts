@@ -287,16 +287,7 @@ export class PerCallPayment {
   async redeem(attempt: Attempt, paid: AttemptRow, presented: DecodedPayment | undefined, reread?: "signed_in_reread"): Promise<Response> {
     const { store, log } = this.core.options;
     // A purchase from a balance moved no money on chain: there is no transfer to report.
-    const settlement: Record<string, string> = paid.settlement_tx
-      ? {
-          "payment-response": encodePaymentResponseHeader({
-            success: true,
-            transaction: paid.settlement_tx,
-            network: this.network,
-            payer: paid.payer,
-          }),
-        }
-      : {};
+    const settlement = paid.settlement_tx ? this.paymentResponse(paid.settlement_tx, paid.payer) : {};
     const row = (reason: string) => this.notCharged(attempt, presented, 200, reason, paid);
     // A debit from a balance (request_hash "") records no request, so no kept answer can be its.
     const kept = paid.request_hash === "" ? undefined : await keptAnswerOf(store, paid.payer, paid.nonce);
@@ -400,8 +391,7 @@ export class PerCallPayment {
         .catch(() => null);
       if (tx) {
         log.warn("settlement reported failed but the transfer is on chain; answering", { reason: settled.errorReason, tx });
-        const header = encodePaymentResponseHeader({ success: true, transaction: tx, network: this.network, payer: authorization.from });
-        Object.assign(settled, { success: true, transaction: tx, headers: { "PAYMENT-RESPONSE": header } });
+        Object.assign(settled, { success: true, transaction: tx, headers: this.paymentResponse(tx, authorization.from) });
       }
     }
     const timing = serverTiming(attempt.timings);
@@ -446,6 +436,11 @@ export class PerCallPayment {
       ? "The settlement's outcome is not known yet: the transfer may have gone through. Retry the same request with the same payment header: if it settled you get this answer without paying again; if not, it is settled then."
       : "The payment could not be settled, so the answer was withheld and you were not charged. Sign a fresh authorisation and retry.";
     return jsonResponse(402, errorBody(outcome, message, { reason: settled.errorReason }), { ...settled.headers, "Server-Timing": timing });
+  }
+
+  /** The PAYMENT-RESPONSE header of a settled payment: its transaction and payer. */
+  private paymentResponse(transaction: string, payer: string): Record<string, string> {
+    return { "payment-response": encodePaymentResponseHeader({ success: true, transaction, network: this.network, payer }) };
   }
 
   private ledgerPayment(attempt: Attempt, presented: DecodedPayment | undefined, paid?: AttemptRow): LedgerPayment {
