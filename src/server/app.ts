@@ -58,7 +58,7 @@ export interface AppOptions {
   /** Serve `cache: "process"` documents from memory; off only in the benchmark that measures the Astro path. */
   documentCache?: boolean;
   /** Tracks requests in flight for a graceful stop (src/server/middleware/drain.ts). */
-  drain?: Drain;
+  drain: Drain;
   /** The service's Prometheus metrics, served at `/metrics`. */
   metrics: ServiceMetrics;
   /** The clock of the rate limits, epoch milliseconds (tests move it). */
@@ -169,7 +169,7 @@ export function createApp({
 
   // Each step below is one named stage of docs/architecture.md; a stage's parts run in order and
   // any of them may answer (a refusal, a preflight) instead of going on.
-  app.use(inOrder("observe", ...(drain ? [drain.middleware] : []), requestContext(services.log), requestMetrics({ metrics })));
+  app.use(inOrder("observe", drain.middleware, requestContext(services.log), requestMetrics({ metrics })));
   const cors = corsHeaders();
   app.use(
     inOrder(
@@ -280,7 +280,7 @@ export function createApp({
       // listener. An answer the socket could not take whole is in flight until it closes.
       const id = requestIdFor(req);
       cache.send(req, res, held, id);
-      if (drain && res.writableLength > 0) res.once("close", drain.hold(res));
+      if (res.writableLength > 0) res.once("close", drain.hold(res));
       logRequestLine(log, req, req.url as string, id, res.statusCode, started);
       countRequestNow(metrics, req, held.route, res.statusCode, started);
       return;
@@ -288,11 +288,11 @@ export function createApp({
     // Refused, or the budget is kept in the store and must be asked: the CORS headers of any
     // answer (a refusal too), the drain's count, the log line and the metrics, ended by one listener.
     cors(req, res, () => {});
-    const release = drain?.hold(res);
+    const release = drain.hold(res);
     const logged = beginRequest(req, res, log);
     const counted = requestCounter(metrics, req, res, held.route);
     res.once("close", () => {
-      release?.();
+      release();
       logged();
       counted();
     });
@@ -301,7 +301,7 @@ export function createApp({
   };
   return function siteHandler(req: IncomingMessage, res: ServerResponse): void {
     const url = req.url;
-    if ((req.method !== "GET" && req.method !== "HEAD") || drain?.draining) {
+    if ((req.method !== "GET" && req.method !== "HEAD") || drain.draining) {
       app(req, res);
       return;
     }

@@ -397,7 +397,6 @@ export async function startService(options: StartServiceOptions) {
     local ? listen(secondaryApp, config.secondary.port, config.host) : undefined,
     local && solanaApp ? listen(solanaApp, config.solana.port, config.host) : undefined,
   ]);
-  for (const s of [server, secondaryServer, solanaServer]) if (s) harden(s);
   const listeners = [server, secondaryServer, solanaServer].filter((s): s is Server => s !== undefined).map(trackConnections);
   phase("listening");
   // Added once the sites are built: the Solana site's scheme finds its open payments on its own chain.
@@ -553,15 +552,12 @@ async function solanaFeePayerOf(config: Config, local: boolean, replaced: boolea
   return feePayer;
 }
 
-/** Listen on `host:port` (0: a free port); an error before listening (the port is taken) rejects. */
+/**
+ * Listen on `host:port` (0: a free port), with the time limits and the CONNECT answer every
+ * listener shares; an error before listening (the port is taken) rejects.
+ */
 async function listen(handler: RequestListener, port: number, host: string): Promise<Server> {
-  const s = createServer(handler).listen(port, host);
-  await once(s, "listening");
-  return s;
-}
-
-/** Time limits and the CONNECT answer every listener shares. */
-function harden(server: Server): void {
+  const server = createServer(handler).listen(port, host);
   // Node hands CONNECT to a listener instead of Express: answer it like any unknown method.
   server.on("connect", (_req, socket) => {
     const body = JSON.stringify(errorBody("method_not_allowed", "CONNECT is not answered here."));
@@ -572,4 +568,6 @@ function harden(server: Server): void {
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   server.requestTimeout = 120_000;
+  await once(server, "listening");
+  return server;
 }
