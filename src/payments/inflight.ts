@@ -112,15 +112,3 @@ export async function claimAll(
   }
   return true;
 }
-
-/** Hold every one of `keys` while `work` runs, renewing the leases every third of them; null when another holder has one. */
-export async function whileClaimed<T>(
-  registry: InFlightRegistry,
-  keys: string[],
-  holder: string,
-  work: () => Promise<T>,
-  onRenewFailed: (error: unknown) => void,
-): Promise<{ value: T } | null> {
-  if (!(await claimAll(registry, keys, holder, onRenewFailed))) return null;
-  return { value: await holding(registry, { keys, holder, released: false }, work, onRenewFailed) };
-}
