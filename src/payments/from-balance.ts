@@ -9,7 +9,7 @@ import { atomicUsdc, routeKey } from "../../spec/route.ts";
 import { balanceOf, debitBalance, usdOf } from "../store/balances.ts";
 import { type Attempt, withHeaders } from "./call.ts";
 import type { PaymentGate } from "./gate.ts";
-import { type SignedIn, useSignIn } from "./sign-in.ts";
+import type { SignedIn } from "./sign-in.ts";
 
 /** Response headers of a call paid from a balance: what it took and what is left, in USD. */
 export const BALANCE_DEBITED = "Balance-Debited";
@@ -24,12 +24,8 @@ export async function payFromBalance(core: PaymentGate, attempt: Attempt, signed
   const wallet = signedIn.payer;
   const price = BigInt(atomicUsdc(attempt.route.price ?? 0));
   if (held < price) return insufficient(core, attempt, wallet, price);
-  if (!(await useSignIn(store, signedIn))) {
-    return core.refuse(attempt, "signin_invalid", "The Sign-In-With-X header was used already.", {
-      field: "header.sign-in-with-x",
-      reason: "invalid_siwx_nonce",
-    });
-  }
+  const used = await core.used(attempt, signedIn);
+  if (used) return used;
   let left: bigint | null | undefined;
   const debit = async () => {
     if (left === undefined) left = await debitBalance(store, wallet, price, routeKey(attempt.route), attempt.requestId);

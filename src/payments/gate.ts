@@ -231,7 +231,7 @@ export class PaymentGate {
   }
 
   /** Use the sign-in's nonce, as it grants something now: undefined, or the 402 of a sign-in used already. */
-  private async used(attempt: Attempt, signed: SignedIn): Promise<Response | undefined> {
+  async used(attempt: Attempt, signed: SignedIn): Promise<Response | undefined> {
     if (await useSignIn(this.options.store, signed)) return undefined;
     const details = { field: "header.sign-in-with-x", expected: "a sign-in nonce not used before", reason: "invalid_siwx_nonce" };
     return this.refuse(attempt, "signin_invalid", "The Sign-In-With-X header was used already.", details);
