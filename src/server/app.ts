@@ -169,20 +169,20 @@ export function createApp({
 
   // Each step below is one named stage of docs/architecture.md; a stage's parts run in order and
   // any of them may answer (a refusal, a preflight) instead of going on.
-  app.use(inOrder("observe", drain.middleware, requestContext(services.log), requestMetrics({ metrics })));
+  app.use(inOrder("observe", drain.middleware, requestContext(services.log), requestMetrics(metrics)));
   const cors = corsHeaders();
   app.use(
     inOrder(
       "requestLine",
       cors,
-      canonicalPath(),
+      canonicalPath,
       routeMatch(site, gate.scheme.decode),
       knownMethods(site.routes),
       saneHost(publicUrl),
       sitePaths(site),
     ),
   );
-  app.use(metricsEndpoint({ metrics, token: config.metricsToken }));
+  app.use(metricsEndpoint(metrics, config.metricsToken));
   // Instances on one PostgreSQL share each client's free budget; the challenge budget stays in
   // memory, since a challenge must stay cheaper than a database round trip.
   const { freePerMinute, challengePerMinute, paidInFlightPerPayer } = config.limits;

@@ -20,17 +20,15 @@ export function nonCanonicalReason(rawPath: string): string | null {
   return null;
 }
 
-/** Middleware factory: 400 `non_canonical_path` for any non-canonical request path. */
-export function canonicalPath() {
-  return function canonicalPathMiddleware(req: Request, res: Response, next: NextFunction): void {
-    const raw = req.url.split("?")[0] ?? "";
-    const reason = nonCanonicalReason(raw);
-    if (reason) {
-      sendError(res, "non_canonical_path", `Path refused: ${reason}. Use the canonical path listed in /openapi.json.`, {
-        path: raw.slice(0, 200),
-      });
-      return;
-    }
-    next();
-  };
+/** Middleware: 400 `non_canonical_path` for any non-canonical request path. */
+export function canonicalPath(req: Request, res: Response, next: NextFunction): void {
+  const raw = req.url.split("?")[0] ?? "";
+  const reason = nonCanonicalReason(raw);
+  if (reason) {
+    sendError(res, "non_canonical_path", `Path refused: ${reason}. Use the canonical path listed in /openapi.json.`, {
+      path: raw.slice(0, 200),
+    });
+    return;
+  }
+  next();
 }

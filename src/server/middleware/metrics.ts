@@ -14,13 +14,6 @@ import type { ServiceMetrics } from "../../metrics/metrics.ts";
 import { routeOf } from "./route-match.ts";
 import { sendError } from "./send-error.ts";
 
-/** Options of `requestMetrics` and `metricsEndpoint`. */
-export interface MetricsOptions {
-  metrics: ServiceMetrics;
-  /** METRICS_TOKEN; undefined: loopback only. */
-  token?: string | undefined;
-}
-
 const FILE_NAME = /\.[a-z0-9]+$/i;
 const METHODS = new Set(["GET", "HEAD", "POST"]);
 
@@ -57,7 +50,7 @@ export function routeLabel(route: RouteDef | ServiceError | undefined, path: str
 }
 
 /** Middleware factory: count and time each request when its answer ends. */
-export function requestMetrics({ metrics }: MetricsOptions) {
+export function requestMetrics(metrics: ServiceMetrics) {
   return function requestMetricsMiddleware(req: Request, res: Response, next: NextFunction): void {
     const label = (status: number) => routeLabel(routeOf(req)?.route, req.path, status);
     res.once("close", requestCounter(metrics, req, res, label));
@@ -71,8 +64,8 @@ function sameToken(given: string, token: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-/** Middleware factory: `GET /metrics` in the Prometheus text format, for loopback or the bearer of `token`. */
-export function metricsEndpoint({ metrics, token }: MetricsOptions) {
+/** Middleware factory: `GET /metrics` in the Prometheus text format, for loopback or the bearer of `token` (METRICS_TOKEN; undefined: loopback only). */
+export function metricsEndpoint(metrics: ServiceMetrics, token: string | undefined) {
   return function metricsEndpointMiddleware(req: Request, res: Response, next: NextFunction): void {
     if (req.path !== "/metrics" || (req.method !== "GET" && req.method !== "HEAD")) {
       next();
