@@ -14,15 +14,15 @@ import type { DecodedPayment, PayloadProblem } from "../../payments/payload.ts";
 /** How a site reads a payment header into its payer and identity: its payment scheme's `decode`. */
 export type PaymentDecoder = (header: string) => DecodedPayment | PayloadProblem;
 
-/** The match of an API request: the path it was matched on, and its route or the 404/405 the path earns. */
+/** The match of an API request: the path it was matched on, its route or the 404/405 the path earns, and its site's `decode`. */
 export interface RouteMatch {
   path: string;
   route: RouteDef | ServiceError;
+  decode: PaymentDecoder;
 }
 
 const matches = new WeakMap<IncomingMessage, RouteMatch>();
 const payments = new WeakMap<IncomingMessage, DecodedPayment | PayloadProblem | undefined>();
-const decoders = new WeakMap<IncomingMessage, PaymentDecoder>();
 
 /** The route `req` was matched to, when it is a request for the site's API. */
 export function routeOf(req: IncomingMessage): RouteMatch | undefined {
@@ -36,7 +36,7 @@ export function routeOf(req: IncomingMessage): RouteMatch | undefined {
 export function paymentOf(req: IncomingMessage): DecodedPayment | PayloadProblem | undefined {
   if (payments.has(req)) return payments.get(req);
   const header = req.headers["payment-signature"] ?? req.headers["x-payment"];
-  const decode = decoders.get(req);
+  const decode = matches.get(req)?.decode;
   const decoded = typeof header === "string" && decode ? decode(header) : undefined;
   payments.set(req, decoded);
   return decoded;
@@ -58,8 +58,7 @@ export function routeMatch(site: SiteDef, decode: PaymentDecoder) {
         if (!(error instanceof ServiceError)) throw error;
         route = error;
       }
-      matches.set(req, { path, route });
-      decoders.set(req, decode);
+      matches.set(req, { path, route, decode });
     }
     next();
   };
