@@ -32,10 +32,8 @@ export const CORS_EXPOSED_HEADERS = ["PAYMENT-REQUIRED", "PAYMENT-RESPONSE", "Re
 /** A day: browsers cap it lower (Chromium at 2 h), which is fine. */
 const PREFLIGHT_MAX_AGE_SECONDS = 86_400;
 
-type Next = (error?: unknown) => void;
-
 /** Middleware (Express or plain Node): the CORS headers of every answer, and preflights answered 204. */
-export function corsHeaders(): (req: IncomingMessage, res: ServerResponse, next: Next) => void {
+export function corsHeaders() {
   return cors({
     origin: "*",
     methods: ["GET", "HEAD", "POST"],
@@ -43,7 +41,7 @@ export function corsHeaders(): (req: IncomingMessage, res: ServerResponse, next:
     exposedHeaders: CORS_EXPOSED_HEADERS,
     maxAge: PREFLIGHT_MAX_AGE_SECONDS,
     optionsSuccessStatus: 204,
-  }) as unknown as (req: IncomingMessage, res: ServerResponse, next: Next) => void;
+  });
 }
 
 /**
