@@ -53,10 +53,8 @@ export interface FieldProblem {
 /** 400: the request was understood but a field is missing or malformed. */
 export class InvalidRequestError extends ServiceError {
   override name = "InvalidRequestError";
-  readonly fields: FieldProblem[];
   constructor(message: string, fields: FieldProblem[] = []) {
     super("invalid_request", message, fields.length > 0 ? { details: { fields } } : {});
-    this.fields = fields;
   }
 }
 
