@@ -454,8 +454,6 @@ export async function startService(options: StartServiceOptions) {
     /** The Solana site's origin: its own port in local mode, the primary's with SOLANA_HOST in production; undefined: none. */
     solanaUrl: solanaServer ? urlOf(solanaServer) : solanaApp && config.solana.host ? url : undefined,
     services,
-    /** This service's Prometheus metrics (also served at `/metrics`). */
-    metrics,
     payTo,
     facilitatorAddress,
     /** This instance's id (heartbeats, leases, ledger rows, job runs). */
