@@ -160,20 +160,6 @@ export function rateLimiter(options: RateLimitOptions) {
     };
   };
 
-  /** `next` when `address` has a token in `buckets`, else the 429; a bucket kept in memory answers without waiting. */
-  const limitByBucket = (address: string | undefined, res: ServerResponse, next: () => void, buckets: TokenBuckets, budget: Budget) => {
-    const decide = (verdict: BucketVerdict) => (verdict.allowed ? next() : refuse(res, bucketRefusal(buckets, budget, verdict)));
-    const key = clientKey(address);
-    if (buckets.takeNow) {
-      decide(buckets.takeNow(key, now()));
-      return;
-    }
-    buckets.take(key, now()).then(decide, (error: unknown) => {
-      // The budget's store failing must not take the free routes down with it: let the request through.
-      log.warn("rate limit not checked: the bucket store failed", { error: error as Error });
-      next();
-    });
-  };
   /** `count` tokens of `address` from `buckets`, all at once: the refusal, or undefined when they were taken (or the store failed). */
   const takeTokens = async (buckets: TokenBuckets, address: string | undefined, count: number): Promise<BucketVerdict | undefined> => {
     const key = clientKey(address);
@@ -181,10 +167,21 @@ export function rateLimiter(options: RateLimitOptions) {
     try {
       verdict = buckets.takeNow ? buckets.takeNow(key, now(), count) : await buckets.take(key, now(), count);
     } catch (error) {
+      // The budget's store failing must not take the free routes down with it: let the request through.
       log.warn("rate limit not checked: the bucket store failed", { error: error as Error });
       return undefined;
     }
     return verdict.allowed ? undefined : verdict;
+  };
+  /** `next` when `address` has a token in `buckets`, else the 429; a bucket kept in memory answers without waiting. */
+  const limitByBucket = (address: string | undefined, res: ServerResponse, next: () => void, buckets: TokenBuckets, budget: Budget) => {
+    const decide = (refused: BucketVerdict | undefined) => (refused ? refuse(res, bucketRefusal(buckets, budget, refused)) : next());
+    if (!buckets.takeNow) {
+      void takeTokens(buckets, address, 1).then(decide);
+      return;
+    }
+    const verdict = buckets.takeNow(clientKey(address), now());
+    decide(verdict.allowed ? undefined : verdict);
   };
 
   /**
