@@ -46,9 +46,7 @@ export interface AppOptions {
   config: Config;
   /** The site this application serves (default: the primary). */
   site?: SiteDef;
-  /** Its public URL, when known (the primary's is `config.publicUrl`). */
-  publicUrl?: string | undefined;
-  /** The site's services: the shared ones, with the site's public URL in their configuration. */
+  /** The site's services: the shared ones, with the site's public URL (when known) in their configuration. */
   services: Services;
   gate: PaymentGate;
   /** The built Astro handler (`dist/server/entry.mjs`). */
@@ -151,7 +149,6 @@ function inOrder(name: string, ...handlers: RequestHandler[]): RequestHandler {
 export function createApp({
   config,
   site = primarySite,
-  publicUrl = config.publicUrl,
   services,
   gate,
   astro,
@@ -161,6 +158,7 @@ export function createApp({
   metrics,
   now,
 }: AppOptions): SiteHandler {
+  const publicUrl = services.config.publicUrl;
   const app = express();
   app.disable("x-powered-by");
   const trustsProxies = config.mode === "production";

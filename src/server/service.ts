@@ -351,7 +351,7 @@ export async function startService(options: StartServiceOptions) {
   const clock = options.now ? () => (options.now as () => Date)().getTime() : undefined;
   const drain = drainable();
   // Every site's application shares the drain, the Astro handler, the built files and the metrics.
-  const appFor = (site: Pick<AppOptions, "site" | "publicUrl" | "services" | "gate">) =>
+  const appFor = (site: Pick<AppOptions, "site" | "services" | "gate">) =>
     createApp({
       drain,
       config,
@@ -363,9 +363,8 @@ export async function startService(options: StartServiceOptions) {
       ...(clock ? { now: clock } : {}),
     });
   const app = appFor({ services, gate: primaryGate });
-  const secondaryPublicUrl = config.secondary.publicUrl;
-  const secondaryServices: Services = { ...services, config: { ...services.config, publicUrl: secondaryPublicUrl } };
-  const secondaryApp = appFor({ site: baseToolsSite, publicUrl: secondaryPublicUrl, services: secondaryServices, gate: secondaryGate });
+  const secondaryServices: Services = { ...services, config: { ...services.config, publicUrl: config.secondary.publicUrl } };
+  const secondaryApp = appFor({ site: baseToolsSite, services: secondaryServices, gate: secondaryGate });
 
   const solanaParts = await solanaSiteOf({
     config,
@@ -384,9 +383,7 @@ export async function startService(options: StartServiceOptions) {
       scheme: solanaParts.scheme,
     }),
   };
-  const solanaApp = solana
-    ? appFor({ site: solanaSite, publicUrl: solana.publicUrl, services: solana.services, gate: solana.gate })
-    : undefined;
+  const solanaApp = solana ? appFor({ site: solanaSite, services: solana.services, gate: solana.gate }) : undefined;
 
   // Production: one port, the site chosen by host name. Local mode: the secondary and Solana sites on their own ports.
   const byHost = new Map(config.secondary.host ? [[config.secondary.host, secondaryApp]] : []);
