@@ -51,8 +51,6 @@ export interface AppOptions {
   gate: PaymentGate;
   /** The built Astro handler (`dist/server/entry.mjs`). */
   astro: AstroHandler;
-  /** Built static files (`dist/client`). */
-  clientDir: string;
   /** Serve `cache: "process"` documents from memory; off only in the benchmark that measures the Astro path. */
   documentCache?: boolean;
   /** Tracks requests in flight for a graceful stop (src/server/middleware/drain.ts). */
@@ -62,6 +60,9 @@ export interface AppOptions {
   /** The clock of the rate limits, epoch milliseconds (tests move it). */
   now?: () => number;
 }
+
+/** Built static files. */
+const CLIENT_DIR = "dist/client";
 
 /** Load the built Astro handler from `distDir`; a missing build is a clear start-up error. */
 export async function loadAstroHandler(distDir = "dist"): Promise<AstroHandler> {
@@ -152,7 +153,6 @@ export function createApp({
   services,
   gate,
   astro,
-  clientDir,
   documentCache: withDocumentCache = true,
   drain,
   metrics,
@@ -208,7 +208,7 @@ export function createApp({
 
   // The crawler document has no file extension and lives in a dot folder, which the static
   // server rightly refuses; it is small, so it is read once and served from memory.
-  const builtWellKnown = wellKnownFile(path.dirname(path.resolve(clientDir)), site);
+  const builtWellKnown = wellKnownFile(path.dirname(path.resolve(CLIENT_DIR)), site);
   const wellKnown = existsSync(builtWellKnown) ? withAbsoluteResources(readFileSync(builtWellKnown), publicUrl) : undefined;
   app.get("/.well-known/x402", (_req, res) => {
     if (!wellKnown) return sendError(res, "not_found", "The discovery document was not built; run `npm run build`.");
@@ -217,7 +217,7 @@ export function createApp({
   });
   // A site other than the primary has its landing page built under /sites/<id>.
   if (site.landing !== "/") {
-    const landing = path.resolve(clientDir, `.${site.landing}/index.html`);
+    const landing = path.resolve(CLIENT_DIR, `.${site.landing}/index.html`);
     app.get("/", (_req, res) => {
       if (!existsSync(landing)) return sendError(res, "not_found", "The landing page was not built; run `npm run build`.");
       res.setHeader("Cache-Control", "public, max-age=300");
@@ -226,7 +226,7 @@ export function createApp({
   }
   // API paths are never files: skipping the static lookup saves a filesystem stat per call.
   // Astro's hashed assets never change; pages change with each deploy, so clients revalidate.
-  const serveStatic = express.static(clientDir, {
+  const serveStatic = express.static(CLIENT_DIR, {
     index: ["index.html"],
     extensions: ["html"],
     setHeaders: (res, file) => res.setHeader("Cache-Control", file.includes(`${path.sep}_astro${path.sep}`) ? IMMUTABLE_CACHE : PAGE_CACHE),

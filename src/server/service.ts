@@ -347,7 +347,6 @@ export async function startService(options: StartServiceOptions) {
     });
   const primaryGate = gateFor(primarySite.routes, config.publicUrl);
   const secondaryGate = gateFor(baseToolsSite.routes, config.secondary.publicUrl);
-  const clientDir = "dist/client";
   const clock = options.now ? () => (options.now as () => Date)().getTime() : undefined;
   const drain = drainable();
   // Every site's application shares the drain, the Astro handler, the built files and the metrics.
@@ -357,7 +356,6 @@ export async function startService(options: StartServiceOptions) {
       config,
       ...site,
       astro,
-      clientDir,
       documentCache: options.documentCache ?? true,
       metrics,
       ...(clock ? { now: clock } : {}),
