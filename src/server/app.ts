@@ -57,8 +57,6 @@ export interface AppOptions {
   drain: Drain;
   /** The service's Prometheus metrics, served at `/metrics`. */
   metrics: ServiceMetrics;
-  /** The clock of the rate limits, epoch milliseconds (tests move it). */
-  now?: () => number;
 }
 
 /** Built static files. */
@@ -156,7 +154,6 @@ export function createApp({
   documentCache: withDocumentCache = true,
   drain,
   metrics,
-  now,
 }: AppOptions): SiteHandler {
   const publicUrl = services.config.publicUrl;
   const app = express();
@@ -193,7 +190,8 @@ export function createApp({
     signedByPayer: gate.scheme.signedByPayer,
     log: services.log,
     onRefusal: (budget) => metrics.rateLimitRefusals.inc({ budget }),
-    ...(now ? { now } : {}),
+    // The rate limits' clock is the functions' (tests move it).
+    ...(services.now ? { now: () => (services.now as () => Date)().getTime() } : {}),
   });
   app.use(limiter.middleware);
   // A held document is made by the route's own answer, as the API endpoint below gives it.

@@ -347,7 +347,6 @@ export async function startService(options: StartServiceOptions) {
     });
   const primaryGate = gateFor(primarySite.routes, config.publicUrl);
   const secondaryGate = gateFor(baseToolsSite.routes, config.secondary.publicUrl);
-  const clock = options.now ? () => (options.now as () => Date)().getTime() : undefined;
   const drain = drainable();
   // Every site's application shares the drain, the Astro handler, the built files and the metrics.
   const appFor = (site: Pick<AppOptions, "site" | "services" | "gate">) =>
@@ -358,7 +357,6 @@ export async function startService(options: StartServiceOptions) {
       astro,
       documentCache: options.documentCache ?? true,
       metrics,
-      ...(clock ? { now: clock } : {}),
     });
   const app = appFor({ services, gate: primaryGate });
   const secondaryServices: Services = { ...services, config: { ...services.config, publicUrl: config.secondary.publicUrl } };
