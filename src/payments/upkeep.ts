@@ -20,19 +20,24 @@ const SETTLE_GRACE_MS = 3 * 60_000;
 /** An open ledger row, as resolving its authorisation needs it; `valid_before` in Unix seconds, null when unreadable (then it bounds nothing). */
 type OpenAttempt = Pick<AttemptRow, "id" | "payer" | "nonce" | "amount_atomic" | "verified"> & { valid_before: number | null };
 
-/** How one payment ended on chain: the transaction that settled it, or none, with why each open row ends now (null: it stays open). */
-type ChainFate<R> = { tx: string } | { tx: null; endOf: (row: R) => string | null };
-
 /**
- * Record one payment's fate on chain on its open rows (the same rule for the gate's retries,
- * src/payments/gate.ts, and the minute upkeep). Unverified rows paid nothing. Settled: the first
- * verified row is settled, once; the others are superseded. Else each row ends as `fateOf` says.
+ * How an open payment ended on chain, recorded on its open rows (the same reading and rule for
+ * the gate's retries and the minute upkeep). A family whose scheme finds the payment's
+ * transaction itself (`lookup`; Solana: no authorisation state on chain) looks from the row's
+ * opening on; past the time its transaction could land, it never will. EIP-3009: paid to
+ * `payTo`, settled; used elsewhere, not charged; unused, a row whose authorisation expired ends
+ * and a live one stays open, since its settlement may still land (only one transfer can ever use
+ * the nonce). Unverified rows paid nothing. Settled: the first verified row is settled, once; the
+ * others are superseded.
  */
-async function resolveRows<R extends OpenAttempt>(
+export async function resolvePayment(
   store: Queryable,
-  rows: readonly R[],
-  fateOf: (first: R) => Promise<ChainFate<R>>,
+  reader: { authorizations: AuthorizationReader; lookup: PaymentScheme["settlementOf"] },
+  payTo: string,
+  rows: readonly (OpenAttempt & { created_at: Date | string })[],
+  now = new Date(),
 ): Promise<{ tx: string | null; stillOpen: boolean; finished: number }> {
+  const { authorizations, lookup } = reader;
   let finished = 0;
   const finish = async (id: number, end: Parameters<typeof finishLedgerRow>[2]) => {
     await finishLedgerRow(store, id, end);
@@ -42,7 +47,21 @@ async function resolveRows<R extends OpenAttempt>(
     await finish(row.id, { outcome: "not_charged", status: null, reason: "never_verified" });
   const [first, ...rest] = rows.filter((r) => r.verified);
   if (!first) return { tx: null, stillOpen: false, finished };
-  const fate = await fateOf(first);
+  /** The transaction that settled the payment, or none, with why each open row ends now (null: it stays open). */
+  const fateOf = async (): Promise<{ tx: string } | { tx: null; endOf: (row: OpenAttempt) => string | null }> => {
+    if (lookup) {
+      const found = await lookup({ nonce: first.nonce, openedAt: new Date(first.created_at) }, now);
+      if (found.tx !== null) return { tx: found.tx };
+      const reason = found.final ? "interrupted_before_settlement" : null;
+      return { tx: null, endOf: () => reason };
+    }
+    const tx = await authorizations.findPayment(first.payer, first.nonce, payTo, BigInt(first.amount_atomic), 10_000);
+    if (tx) return { tx };
+    const used = await authorizations.isUsed(first.payer, first.nonce);
+    const expired = (row: OpenAttempt) => row.valid_before !== null && row.valid_before * 1000 < now.getTime();
+    return { tx: null, endOf: (row) => (used ? "authorization_used_elsewhere" : expired(row) ? "interrupted_before_settlement" : null) };
+  };
+  const fate = await fateOf();
   if (fate.tx !== null) {
     await finish(first.id, { outcome: "settled", status: null, reason: "reconciled_on_chain", settlementTx: fate.tx });
     for (const row of rest) await finish(row.id, { outcome: "not_charged", status: null, reason: "same_payment_settled_once" });
@@ -55,37 +74,6 @@ async function resolveRows<R extends OpenAttempt>(
     else stillOpen = true;
   }
   return { tx: null, stillOpen, finished };
-}
-
-/**
- * How an open payment ended on chain (the same reading for the gate's retries and the minute
- * upkeep). A family whose scheme finds the payment's transaction itself (`lookup`; Solana: no
- * authorisation state on chain) looks from the row's opening on; past the time its transaction
- * could land, it never will. EIP-3009: paid to `payTo`, settled; used elsewhere, not charged;
- * unused, a row whose authorisation expired ends and a live one stays open, since its settlement
- * may still land (only one transfer can ever use the nonce).
- */
-export function resolvePayment(
-  store: Queryable,
-  reader: { authorizations: AuthorizationReader; lookup: PaymentScheme["settlementOf"] },
-  payTo: string,
-  rows: readonly (OpenAttempt & { created_at: Date | string })[],
-  now = new Date(),
-): Promise<{ tx: string | null; stillOpen: boolean; finished: number }> {
-  const { authorizations, lookup } = reader;
-  return resolveRows(store, rows, async (first) => {
-    if (lookup) {
-      const found = await lookup({ nonce: first.nonce, openedAt: new Date(first.created_at) }, now);
-      if (found.tx !== null) return { tx: found.tx };
-      const reason = found.final ? "interrupted_before_settlement" : null;
-      return { tx: null, endOf: () => reason };
-    }
-    const tx = await authorizations.findPayment(first.payer, first.nonce, payTo, BigInt(first.amount_atomic), 10_000);
-    if (tx) return { tx };
-    const used = await authorizations.isUsed(first.payer, first.nonce);
-    const expired = (row: OpenAttempt) => row.valid_before !== null && row.valid_before * 1000 < now.getTime();
-    return { tx: null, endOf: (row) => (used ? "authorization_used_elsewhere" : expired(row) ? "interrupted_before_settlement" : null) };
-  });
 }
 
 /**
