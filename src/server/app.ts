@@ -210,7 +210,7 @@ export function createApp({
   const wellKnown = existsSync(builtWellKnown) ? withAbsoluteResources(readFileSync(builtWellKnown), publicUrl) : undefined;
   app.get("/.well-known/x402", (_req, res) => {
     if (!wellKnown) return sendError(res, "not_found", "The discovery document was not built; run `npm run build`.");
-    res.type("application/json").setHeader("Cache-Control", "public, max-age=300");
+    res.type("application/json").setHeader("Cache-Control", PAGE_CACHE);
     res.end(wellKnown);
   });
   // A site other than the primary has its landing page built under /sites/<id>.
@@ -218,7 +218,7 @@ export function createApp({
     const landing = path.resolve(CLIENT_DIR, `.${site.landing}/index.html`);
     app.get("/", (_req, res) => {
       if (!existsSync(landing)) return sendError(res, "not_found", "The landing page was not built; run `npm run build`.");
-      res.setHeader("Cache-Control", "public, max-age=300");
+      res.setHeader("Cache-Control", PAGE_CACHE);
       res.sendFile(landing);
     });
   }
