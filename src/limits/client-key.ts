@@ -4,10 +4,8 @@
  * is keyed by its /64, since one host is usually handed a whole /64 and could otherwise take a
  * fresh budget with every address in it.
  */
-import type { IncomingMessage } from "node:http";
 import { isIPv4, isIPv6 } from "node:net";
 import ipaddr from "ipaddr.js";
-import proxyaddr from "proxy-addr";
 
 /** The rate-limit key of client address `address`. */
 export function clientKey(address: string | undefined): string {
@@ -23,13 +21,4 @@ export function clientKey(address: string | undefined): string {
 /** Whether `address` is a loopback address (127.0.0.0/8, ::1, or IPv4 loopback mapped into IPv6). */
 export function isLoopback(address: string | undefined): boolean {
   return address !== undefined && ipaddr.isValid(address) && ipaddr.process(address).range() === "loopback";
-}
-
-/**
- * The client address of `req` exactly as Express's `req.ip` resolves it, through the same
- * `proxy-addr` with the trust function `trust` (`app.get("trust proxy fn")`). For requests
- * answered before the Express chain.
- */
-export function clientAddress(req: IncomingMessage, trust: (address: string, hop: number) => boolean): string | undefined {
-  return req.socket.remoteAddress === undefined ? undefined : proxyaddr(req, trust);
 }

@@ -13,12 +13,12 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from "express";
+import proxyaddr from "proxy-addr";
 import { primarySite, type SiteDef, sites } from "../../spec/sites.ts";
 import type { Config } from "../config.ts";
 import type { ApiLocals, Services } from "../context.ts";
 import { wellKnownFile } from "../discovery/well-known.ts";
 import { dispatch } from "../dispatch.ts";
-import { clientAddress } from "../limits/client-key.ts";
 import { memoryBuckets, storeBuckets } from "../limits/token-buckets.ts";
 import type { ServiceMetrics } from "../metrics/metrics.ts";
 import { heldPage, PRIVATE_HEADERS } from "../middleware.ts";
@@ -267,8 +267,9 @@ export function createApp({
   const log = services.log;
   /** Answer a held document: the drain's count, the request id, the log line, the metrics and the free rate limit, as the chain gives them. */
   const answerHeld = (req: IncomingMessage, res: ServerResponse, held: HeldAnswer, started: bigint): void => {
-    // Without trusted proxies the client is the socket's peer, as Express would find.
-    const address = trustsProxies ? clientAddress(req, trust) : req.socket.remoteAddress;
+    // The client address exactly as Express's req.ip resolves it (proxy-addr, with the same trust
+    // function); without trusted proxies, the socket's peer.
+    const address = trustsProxies && req.socket.remoteAddress !== undefined ? proxyaddr(req, trust) : req.socket.remoteAddress;
     const verdict = limiter.freeNow(address);
     if (verdict?.allowed) {
       // The free budget is kept in memory: the answer is written within this call, and its log
