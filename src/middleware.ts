@@ -14,12 +14,8 @@ import { LRUCache } from "lru-cache";
 import type { ApiLocals } from "./context.ts";
 import type { HeldAnswer } from "./server/middleware/document-cache.ts";
 
-interface HeldPage {
-  body: Buffer;
-  etag: string;
-  headers: Record<string, string>;
-  storedAt: number;
-}
+/** A page held: an answer as a held document's, with when it was stored. */
+type HeldPage = Omit<HeldAnswer, "route"> & { storedAt: number };
 
 /** Pages held at most; each is tens of kilobytes. */
 const MAX_PAGES = 256;
