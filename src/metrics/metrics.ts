@@ -124,15 +124,7 @@ function timed(db: Queryable, histogram: ServiceMetrics["storeSeconds"]): Querya
 
 /** `store` with every statement timed (transactions' statements too); closing it closes `store`. */
 export function observedStore(store: Store, metrics: ServiceMetrics): Store {
-  const outer = timed(store, metrics.storeSeconds);
-  const observed: Store = {
-    engine: store.engine,
-    query: outer.query,
-    transaction: (fn) => store.transaction((tx) => fn(timed(tx, metrics.storeSeconds))),
-    atomic: (fn) => observed.transaction(fn),
-    close: () => store.close(),
-  };
-  return observed;
+  return { ...timed(store, metrics.storeSeconds), close: () => store.close() };
 }
 
 /** Run a crawl with its progress fed into the gauges (`onProgress`), counting how it ended. */

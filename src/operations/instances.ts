@@ -103,7 +103,7 @@ export async function registerInstance(store: Store, info: InstanceInfo, options
   const watchMs = Math.round((options.heartbeatMs ?? HEARTBEAT_MS) * 1.5);
   const seen = new Map<string, string>();
   for (;;) {
-    const blocking = await store.transaction(async (tx) => {
+    const blocking = await store.atomic(async (tx) => {
       // SQLite's transaction already holds the file's write lock.
       if (tx.engine !== "sqlite") await tx.query("select pg_advisory_xact_lock($1)", [LOCK]);
       if (options.exclusiveStore) await tx.query("delete from instances where process <> $1", [process]);
