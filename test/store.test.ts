@@ -204,7 +204,7 @@ describe("SQLite transactions", () => {
     const begun = new Promise<void>((resolve) => {
       inside = resolve;
     });
-    const transaction = store.transaction(async (tx) => {
+    const transaction = store.atomic(async (tx) => {
       await tx.query("insert into inflight (key, instance, expires_at) values ('in-1', 'tx', now())");
       inside();
       // The transaction spans a wait, as one awaiting the chain would.
@@ -228,7 +228,7 @@ describe("SQLite transactions", () => {
     const order: string[] = [];
     await Promise.all(
       ["a", "b", "c"].map((name) =>
-        store.transaction(async (tx) => {
+        store.atomic(async (tx) => {
           order.push(`${name} begins`);
           await tx.query("insert into inflight (key, instance, expires_at) values ($1, 'tx', now())", [`${name}-1`]);
           await new Promise((resolve) => setTimeout(resolve, 10));
@@ -250,7 +250,7 @@ describe("SQLite transactions", () => {
       const { openStore } = await import(${JSON.stringify(path.resolve("src/store/store.ts"))});
       const store = await openStore({ kind: "sqlite", file: ${JSON.stringify(file)} });
       for (let i = 0; i < 200; i++)
-        await store.transaction(async (tx) => {
+        await store.atomic(async (tx) => {
           const [{ n }] = await tx.query("select count(*) as n from inflight where instance = $1", [${JSON.stringify(who)}]);
           await tx.query("insert into inflight (key, instance, expires_at) values ($1, $2, now())", [${JSON.stringify(who)} + "-" + n, ${JSON.stringify(who)}]);
         });
@@ -262,7 +262,7 @@ describe("SQLite transactions", () => {
     });
     const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
     for (let i = 0; i < 200; i++)
-      await store.transaction(async (tx) => {
+      await store.atomic(async (tx) => {
         const [row] = await tx.query<{ n: number }>("select count(*) as n from inflight where instance = 'parent'");
         await tx.query("insert into inflight (key, instance, expires_at) values ($1, 'parent', now())", [`parent-${row?.n}`]);
       });

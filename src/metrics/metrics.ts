@@ -128,12 +128,7 @@ function timed(db: Queryable, histogram: ServiceMetrics["storeSeconds"]): Querya
 
 /** `store` with every statement timed (transactions' statements too); closing it closes `store`. */
 export function observedStore(store: Store, metrics: ServiceMetrics): Store {
-  return {
-    // A store's atomic() is its transaction(): timed() times the statements of both.
-    ...timed(store, metrics.storeSeconds),
-    transaction: (fn) => store.transaction((tx) => fn(timed(tx, metrics.storeSeconds))),
-    close: () => store.close(),
-  };
+  return { ...timed(store, metrics.storeSeconds), close: () => store.close() };
 }
 
 /** Run a crawl with its progress fed into the gauges (`onProgress`), counting how it ended. */

@@ -70,12 +70,13 @@ function rowOf(r: InstanceRow & { started_at: Date | string; last_seen: Date | s
   return { ...r, started_at: new Date(r.started_at).toISOString(), last_seen: new Date(r.last_seen).toISOString() };
 }
 
-/** Live instances of other processes settling with `address`, under the registration lock. */
-async function liveSameKey(tx: Queryable, address: string, process: string): Promise<InstanceRow[]> {
-  const rows = await tx.query<InstanceRow>(
+/** Live instances of other processes settling with `address` (a heartbeat within `withinMs`, started after `after`), newest first. */
+async function otherSettlers(db: Queryable, address: string, process: string, withinMs: number, after = new Date(0).toISOString()) {
+  const rows = await db.query<InstanceRow>(
     `select id, process, started_at, last_seen, version, settlement_address from instances
-      where settlement_address = $1 and process <> $2 and last_seen > ${nowPlus(tx, "-1.0 * $3")}`,
-    [address, process, HEALTHY_WITHIN_MS / 1000],
+      where settlement_address = $1 and process <> $2 and started_at > $3 and last_seen > ${nowPlus(db, "-1.0 * $4")}
+      order by started_at desc`,
+    [address, process, after, withinMs / 1000],
   );
   return rows.map(rowOf);
 }
@@ -103,12 +104,12 @@ export async function registerInstance(store: Store, info: InstanceInfo, options
   const watchMs = Math.round((options.heartbeatMs ?? HEARTBEAT_MS) * 1.5);
   const seen = new Map<string, string>();
   for (;;) {
-    const blocking = await store.transaction(async (tx) => {
+    const blocking = await store.atomic(async (tx) => {
       // SQLite's transaction already holds the file's write lock.
       if (tx.engine !== "sqlite") await tx.query("select pg_advisory_xact_lock($1)", [LOCK]);
       if (options.exclusiveStore) await tx.query("delete from instances where process <> $1", [process]);
       else if (address) {
-        const others = (await liveSameKey(tx, address, process)).filter((o) => seen.get(o.id) !== o.last_seen);
+        const others = (await otherSettlers(tx, address, process, HEALTHY_WITHIN_MS)).filter((o) => seen.get(o.id) !== o.last_seen);
         if (others.length > 0) return others;
       }
       await tx.query(
@@ -179,15 +180,9 @@ export function startHeartbeat(store: Store, info: InstanceInfo, log: Logger, ev
       lastBeat = began;
       await store.query(`delete from instances where last_seen < ${nowPlus(store, "-1.0 * $1")}`, [COUNTED_WITHIN_MS / 1000]);
       if (address && startedAt && !takenBy) {
-        const newer = await store.query<InstanceRow>(
-          `select id, process, started_at, last_seen, version, settlement_address from instances
-            where settlement_address = $1 and process <> $2 and started_at > $3 and last_seen > ${nowPlus(store, "-1.0 * $4")}
-            order by started_at desc limit 1`,
-          [address, processId, startedAt, (3 * everyMs) / 1000],
-        );
-        const other = newer[0];
+        const [other] = await otherSettlers(store, address, processId, 3 * everyMs, startedAt);
         if (other) {
-          takenBy = rowOf(other as InstanceRow & { started_at: Date | string; last_seen: Date | string });
+          takenBy = other;
           log.error("another live instance settles with this instance's key since this one was paused: this instance stops settling", {
             settlement_address: address,
             other: takenBy.id,

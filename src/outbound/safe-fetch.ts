@@ -60,7 +60,6 @@ export interface OutboundResponse {
   redirects: string[];
   /** The address the answering connection was pinned to. */
   address: string;
-  elapsedMs: number;
 }
 
 /** Fetch a caller-chosen URL safely. */
@@ -120,29 +119,19 @@ const systemResolver: Resolver = async (hostname) => {
 
 /** Parse and check a URL's scheme, credentials and host name (before any DNS). */
 function checkUrl(text: string, policy: AddressPolicyOptions, hop: number): URL {
+  const refused = (message: string, url: string, reason: "scheme" | "credentials" | "malformed_url") =>
+    new TargetNotAllowedError(message, { url, reason, hop });
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    throw new TargetNotAllowedError(`"${text.slice(0, 200)}" is not a valid absolute URL.`, {
-      url: text.slice(0, 200),
-      reason: "malformed_url",
-      hop,
-    });
+    throw refused(`"${text.slice(0, 200)}" is not a valid absolute URL.`, text.slice(0, 200), "malformed_url");
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new TargetNotAllowedError(`Only http and https URLs can be checked, not ${url.protocol}`, {
-      url: url.href,
-      reason: "scheme",
-      hop,
-    });
+    throw refused(`Only http and https URLs can be checked, not ${url.protocol}`, url.href, "scheme");
   }
   if (url.username || url.password) {
-    throw new TargetNotAllowedError("URLs with credentials (user:password@) are not fetched.", {
-      url: redactUrl(url),
-      reason: "credentials",
-      hop,
-    });
+    throw refused("URLs with credentials (user:password@) are not fetched.", redactUrl(url), "credentials");
   }
   // WHATWG parsing has already turned 2130706433, 0177.0.0.1 and 0x7f.1 into 127.0.0.1.
   const host = url.hostname;
@@ -160,8 +149,8 @@ function redactUrl(url: URL): string {
   return copy.href;
 }
 
-/** The class of a refused address, in words, for messages. */
-const ADDRESS_WORDS: Record<RefusalReason, string> = {
+/** The class of a refused address or host name, in words, for messages. */
+const WORDS: Record<RefusalReason, string> = {
   loopback: "a loopback address",
   private: "a private address",
   link_local: "a link-local address",
@@ -173,14 +162,7 @@ const ADDRESS_WORDS: Record<RefusalReason, string> = {
   cloud_metadata: "a cloud metadata address",
   ipv4_translated: "an IPv6 address carrying a refused IPv4 address",
   teredo: "a Teredo tunnel address",
-  // Reasons of names (hostNameRefusal), listed for completeness.
-  localhost_name: "a localhost name",
-  internal_name: "an internal name",
-};
-
-/** The class of a host name refused before DNS, in words. */
-const NAME_WORDS: Partial<Record<RefusalReason, string>> = {
-  cloud_metadata: "a cloud metadata name",
+  // Reasons of names only (hostNameRefusal).
   localhost_name: "a localhost name",
   internal_name: "an internal name (a single label or an internal suffix such as .internal or .local)",
 };
@@ -196,12 +178,8 @@ type RefusalSource = { kind: "name" } | { kind: "literal"; address: string } | {
 
 function refusal(url: URL, reason: RefusalReason, source: RefusalSource, hop: number): TargetNotAllowedError {
   const host = `${url.hostname}${hop > 0 ? ` (reached by redirect ${hop})` : ""}`;
-  const why =
-    source.kind === "resolved"
-      ? `the host ${host} resolves to ${ADDRESS_WORDS[reason]}`
-      : source.kind === "literal"
-        ? `${host} is ${ADDRESS_WORDS[reason]}`
-        : `${host} is ${NAME_WORDS[reason] ?? ADDRESS_WORDS[reason]}`;
+  const words = source.kind === "name" && reason === "cloud_metadata" ? "a cloud metadata name" : WORDS[reason];
+  const why = source.kind === "resolved" ? `the host ${host} resolves to ${words}` : `${host} is ${words}`;
   return new TargetNotAllowedError(`Refused: ${why}; only public internet hosts can be checked.`, {
     url: url.href,
     reason,
@@ -255,7 +233,7 @@ export function createSafeFetcher(options: SafeFetchOptions = {}): SafeFetcher {
     pinned: ResolvedAddress,
     request: OutboundRequest,
     deadline: number,
-  ): Promise<Omit<OutboundResponse, "redirects" | "elapsedMs">> {
+  ): Promise<Omit<OutboundResponse, "redirects">> {
     const lookup: LookupFunction = (_hostname, lookupOptions, callback) => {
       // Node asks for all addresses when it races IPv4/IPv6; answer with the pinned one only.
       if ((lookupOptions as { all?: boolean }).all) (callback as unknown as (e: null, a: ResolvedAddress[]) => void)(null, [pinned]);
@@ -329,7 +307,6 @@ export function createSafeFetcher(options: SafeFetchOptions = {}): SafeFetcher {
   }
 
   async function safeFetch(request: OutboundRequest): Promise<OutboundResponse> {
-    const started = performance.now();
     const redirects: string[] = [];
     let url = checkUrl(request.url, policy, 0);
     let current: OutboundRequest = request;
@@ -342,7 +319,7 @@ export function createSafeFetcher(options: SafeFetchOptions = {}): SafeFetcher {
       const answer = await exchange(url, pinned, current, deadline);
       const location = answer.headers.location;
       if (!REDIRECTS.has(answer.status) || !location) {
-        return { ...answer, redirects, elapsedMs: Math.round(performance.now() - started) };
+        return { ...answer, redirects };
       }
       if (hop >= MAX_REDIRECTS) {
         throw new OutboundError("too_many_redirects", `${request.url} redirected more than ${MAX_REDIRECTS} times.`);

@@ -94,23 +94,13 @@ export async function lastDebitFor(
   };
 }
 
-/** One credit or debit. */
-export interface Movement {
-  at: string;
-  kind: "topup" | "debit";
-  /** USD. */
-  amount: number;
-  route: string;
-  request_id: string;
-}
-
 /** USD of atomic USDC (6 decimals). */
 export function usdOf(atomic: bigint): number {
   return Number(atomic) / 1_000_000;
 }
 
-/** The latest movements of `wallet`, newest first. */
-export async function movementsOf(db: Queryable, wallet: string, limit = 20): Promise<Movement[]> {
+/** The latest credits and debits of `wallet` (amounts in USD), newest first, as `GET /api/balance` answers them. */
+export async function movementsOf(db: Queryable, wallet: string, limit = 20) {
   const rows = await db.query<{ at: Date | string; kind: "topup" | "debit"; amount: string; route: string; request_id: string }>(
     `select at, kind, cast(amount_atomic as text) as amount, route, request_id from balance_movements
       where wallet = lower($1) order by id desc limit $2`,

@@ -15,11 +15,6 @@ export function jsonObject(db: Queryable): "json_object" | "json_build_object" {
   return db.engine === "sqlite" ? "json_object" : "json_build_object";
 }
 
-/** The aggregate that collects JSON values into an array. */
-export function jsonArrayAgg(db: Queryable): "json_group_array" | "json_agg" {
-  return db.engine === "sqlite" ? "json_group_array" : "json_agg";
-}
-
 /**
  * `column` is one of the elements of `param`, a parameter bound to an array
  * (`element` is PostgreSQL's element type: `text`, `bigint`).

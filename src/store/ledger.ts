@@ -4,7 +4,7 @@
  * `settlement_failed`, `settlement_unknown`). Rows are written when the payment is verified
  * (`pending`), so a crash between verify and settle never loses one.
  */
-import { inArray, jsonArrayAgg, jsonObject, nowPlus, storedAddressSql } from "./dialect.ts";
+import { inArray, jsonObject, nowPlus, storedAddressSql } from "./dialect.ts";
 import type { Queryable } from "./store.ts";
 
 /** How a paid request ended. */
@@ -265,9 +265,7 @@ const attempt = (
 
 /** The `AttemptRow`s of the rows a `from ... where` selects, as a JSON array in id order (empty when none). */
 const attempts = (db: Queryable) =>
-  db.engine === "sqlite"
-    ? `json_group_array(${attempt(db)} order by id)`
-    : `coalesce(${jsonArrayAgg(db)}(${attempt(db)} order by id), '[]'::json)`;
+  db.engine === "sqlite" ? `json_group_array(${attempt(db)} order by id)` : `coalesce(json_agg(${attempt(db)} order by id), '[]'::json)`;
 
 const parseJson = (value: unknown) => (typeof value === "string" ? JSON.parse(value) : value);
 

@@ -361,7 +361,7 @@ async function currentVersion(db: Queryable): Promise<number> {
 /** Apply every pending migration; returns the versions applied. */
 export async function migrate(store: Store): Promise<number[]> {
   const sqlite = store.engine === "sqlite";
-  return store.transaction(async (tx) => {
+  return store.atomic(async (tx) => {
     // SQLite's transaction already holds the file's write lock (begin immediate).
     if (!sqlite) await tx.query("select pg_advisory_xact_lock(402100)");
     await tx.query(

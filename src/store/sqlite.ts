@@ -125,13 +125,13 @@ export async function openSqlite(file: string | undefined): Promise<Store> {
   let open: Promise<void> | null = null;
 
   let closed = false;
-  const store: Store = {
+  return {
     engine: "sqlite",
     async query<T>(sql: string, params: readonly unknown[] = []) {
       while (open) await open;
       return run<T>(sql, params);
     },
-    async transaction<T>(fn: (tx: Queryable) => Promise<T>) {
+    async atomic<T>(fn: (tx: Queryable) => Promise<T>) {
       while (open) await open;
       let end = () => {};
       open = new Promise<void>((resolve) => {
@@ -162,7 +162,6 @@ export async function openSqlite(file: string | undefined): Promise<Store> {
         end();
       }
     },
-    atomic: (fn) => store.transaction(fn),
     async close() {
       if (closed) return;
       while (open) await open;
@@ -171,5 +170,4 @@ export async function openSqlite(file: string | undefined): Promise<Store> {
       db.close();
     },
   };
-  return store;
 }

@@ -19,16 +19,15 @@ export interface Queryable {
   /** Run one statement with `$1`-style parameters and return its rows. */
   query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]>;
   /**
-   * Run `fn` atomically: in a new transaction on a store, as it is inside one. For the few
-   * writes that PostgreSQL makes in one statement (data-modifying `with`) and SQLite in several.
+   * Run `fn` atomically: on a store in a new transaction, which commits when `fn` resolves and
+   * rolls back when it throws; inside a transaction, as part of it. Also for the few writes that
+   * PostgreSQL makes in one statement (data-modifying `with`) and SQLite in several.
    */
   atomic<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
 }
 
 /** An open store. */
 export interface Store extends Queryable {
-  /** Run `fn` in one transaction; it commits when `fn` resolves and rolls back when it throws. */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -54,12 +53,12 @@ async function openPostgres(url: string): Promise<Store> {
     await pool.end().catch(() => {});
     throw new StoreUnavailableError(`Cannot reach the database at ${redact(url)}: ${(error as Error).message}`, error);
   }
-  const store: Store = {
+  return {
     engine: "postgres",
     async query<T>(sql: string, params: readonly unknown[] = []) {
       return (await pool.query(sql, params as unknown[])).rows as T[];
     },
-    async transaction<T>(fn: (tx: Queryable) => Promise<T>) {
+    async atomic<T>(fn: (tx: Queryable) => Promise<T>) {
       const client = await pool.connect();
       try {
         await client.query("begin");
@@ -78,10 +77,8 @@ async function openPostgres(url: string): Promise<Store> {
         client.release();
       }
     },
-    atomic: (fn) => store.transaction(fn),
     close: () => pool.end(),
   };
-  return store;
 }
 
 /** A database URL with its password hidden, for messages. */
