@@ -1,5 +1,5 @@
 /** Shared TypeBox schemas used by several routes. */
-import { type ObjectOptions, type TObject, type TProperties, Type } from "@sinclair/typebox";
+import { type ObjectOptions, type SchemaOptions, type TObject, type TProperties, type TSchema, Type } from "@sinclair/typebox";
 import { base } from "../src/networks/base.ts";
 
 /** A 20-byte EVM address, any case. */
@@ -23,6 +23,11 @@ export const TxHash = Type.String({
  */
 export function ClosedObject<T extends TProperties>(properties: T, options: ObjectOptions = {}): TObject<T> {
   return Type.Object(properties, { additionalProperties: false, ...options });
+}
+
+/** `schema`, or null. */
+export function Nullable<T extends TSchema>(schema: T, options?: SchemaOptions) {
+  return Type.Union([schema, Type.Null()], options);
 }
 
 /** A request with no parameters. */

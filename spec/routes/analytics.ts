@@ -2,7 +2,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { base } from "../../src/networks/base.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { Address, ClosedObject, NoInput, TxHash } from "../schemas.ts";
+import { Address, ClosedObject, NoInput, Nullable, TxHash } from "../schemas.ts";
 import { DecimalString, HoneypotSimulation } from "../token-risk-schemas.ts";
 
 /** The errors of a route that reads a chain or a market API: a bad input, or an upstream that failed (never charged). */
@@ -128,9 +128,9 @@ const ProxyFacts = Type.Object({
     Type.Literal("zeppelinos"),
     Type.Literal("eip1167_minimal"),
   ]),
-  implementation: Type.Union([Address, Type.Null()]),
-  admin: Type.Union([Address, Type.Null()]),
-  beacon: Type.Union([Address, Type.Null()]),
+  implementation: Nullable(Address),
+  admin: Nullable(Address),
+  beacon: Nullable(Address),
 });
 
 /** `POST /api/token-check`. */
@@ -151,30 +151,27 @@ export const tokenCheck = defineRoute({
     is_contract: Type.Boolean(),
     class: AddressClass,
     is_token: Type.Boolean({ description: "answers decimals() like an ERC-20" }),
-    name: Type.Union([Type.String(), Type.Null()]),
-    symbol: Type.Union([Type.String(), Type.Null()]),
-    decimals: Type.Union([Type.Integer(), Type.Null()]),
-    total_supply: Type.Union([DecimalString, Type.Null()]),
+    name: Nullable(Type.String()),
+    symbol: Nullable(Type.String()),
+    decimals: Nullable(Type.Integer()),
+    total_supply: Nullable(DecimalString),
     is_proxy: Type.Boolean(),
-    proxy: Type.Union([ProxyFacts, Type.Null()]),
-    dex: Type.Union(
-      [
-        Type.Object({
-          liquidity_usd: Type.Number(),
-          volume_24h_usd: Type.Number(),
-          price_usd: Type.Union([DecimalString, Type.Null()]),
-          pair_address: Type.String(),
-          dex_id: Type.String(),
-          pair: Type.String({ description: "BASE/QUOTE symbols" }),
-          pairs_found: Type.Integer(),
-          source: Type.Literal("dexscreener"),
-        }),
-        Type.Null(),
-      ],
+    proxy: Nullable(ProxyFacts),
+    dex: Nullable(
+      Type.Object({
+        liquidity_usd: Type.Number(),
+        volume_24h_usd: Type.Number(),
+        price_usd: Nullable(DecimalString),
+        pair_address: Type.String(),
+        dex_id: Type.String(),
+        pair: Type.String({ description: "BASE/QUOTE symbols" }),
+        pairs_found: Type.Integer(),
+        source: Type.Literal("dexscreener"),
+      }),
       { description: "the deepest Base pair; null when DexScreener lists none" },
     ),
     labels: Labels,
-    simulation: Type.Union([HoneypotSimulation, Type.Null()], {
+    simulation: Nullable(HoneypotSimulation, {
       description: "the honeypot simulation with a 100 USD buy; null when the address is not an ERC-20 token",
     }),
     not_checked: Type.Array(Type.String()),
@@ -260,8 +257,6 @@ export const whaleWatch = defineRoute({
   example: { input: { token: "USDC", min_usd: 100000, blocks: 1800 } },
 });
 
-const NullableNumber = Type.Union([Type.Number(), Type.Null()]);
-
 /** `POST /api/defi-sentiment`. */
 export const defiSentiment = defineRoute({
   method: "POST",
@@ -282,29 +277,28 @@ export const defiSentiment = defineRoute({
     ),
   }),
   response: Type.Object({
-    asset: Type.Union([Type.String(), Type.Null()]),
-    protocol: Type.Union([Type.String(), Type.Null()]),
+    asset: Nullable(Type.String()),
+    protocol: Nullable(Type.String()),
     sentiment: Type.Union([Type.Literal("bullish"), Type.Literal("neutral"), Type.Literal("bearish"), Type.Literal("unknown")]),
-    score: NullableNumber,
-    funding_rate_1h_pct: NullableNumber,
-    funding_rate_8h_pct: NullableNumber,
-    open_interest_contracts: NullableNumber,
-    open_interest_usd: NullableNumber,
-    mark_price_usd: NullableNumber,
-    price_change: Type.Object({ "24h_pct": NullableNumber }),
-    protocol_tvl: Type.Union([
+    score: Nullable(Type.Number()),
+    funding_rate_1h_pct: Nullable(Type.Number()),
+    funding_rate_8h_pct: Nullable(Type.Number()),
+    open_interest_contracts: Nullable(Type.Number()),
+    open_interest_usd: Nullable(Type.Number()),
+    mark_price_usd: Nullable(Type.Number()),
+    price_change: Type.Object({ "24h_pct": Nullable(Type.Number()) }),
+    protocol_tvl: Nullable(
       Type.Object({
         slug: Type.String(),
         name: Type.String(),
         tvl_usd: Type.Number(),
-        change_24h_pct: NullableNumber,
+        change_24h_pct: Nullable(Type.Number()),
         change_source: Type.Union([Type.Literal("protocols_list"), Type.Literal("tvl_series"), Type.Literal("unavailable")]),
         members: Type.Optional(
           Type.Array(Type.String(), { description: "for a parent protocol (aave): the slugs of the versions its aggregate covers" }),
         ),
       }),
-      Type.Null(),
-    ]),
+    ),
     score_inputs: Type.Array(
       Type.Object({
         name: Type.String(),
@@ -321,8 +315,8 @@ export const defiSentiment = defineRoute({
       thresholds: Type.Object({ bullish: Type.Number(), bearish: Type.Number() }),
     }),
     sources: Type.Object({
-      hyperliquid: Type.Union([Type.Object({ fetched_at: Type.String() }), Type.Null()]),
-      defillama: Type.Union([Type.Object({ fetched_at: Type.String() }), Type.Null()]),
+      hyperliquid: Nullable(Type.Object({ fetched_at: Type.String() })),
+      defillama: Nullable(Type.Object({ fetched_at: Type.String() })),
     }),
     methodology: Methodology,
   }),
@@ -334,13 +328,13 @@ export const defiSentiment = defineRoute({
 export const MarketPair = Type.Object({
   symbol: Type.String(),
   token_address: Address,
-  pair: Type.Union([Type.String({ description: "BASE/QUOTE of the pair priced from" }), Type.Null()]),
+  pair: Nullable(Type.String({ description: "BASE/QUOTE of the pair priced from" })),
   price_usd: DecimalString,
-  change_24h_pct: NullableNumber,
-  liquidity_usd: NullableNumber,
-  volume_24h_usd: NullableNumber,
-  dex_id: Type.Union([Type.String(), Type.Null()]),
-  pair_address: Type.Union([Type.String(), Type.Null()]),
+  change_24h_pct: Nullable(Type.Number()),
+  liquidity_usd: Nullable(Type.Number()),
+  volume_24h_usd: Nullable(Type.Number()),
+  dex_id: Nullable(Type.String()),
+  pair_address: Nullable(Type.String()),
   source: Type.Union([Type.Literal("dexscreener"), Type.Literal("defillama")]),
   fetched_at: Type.String({ description: "when this service fetched the data (ISO 8601)" }),
   age_seconds: Type.Integer({ minimum: 0 }),

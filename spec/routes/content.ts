@@ -22,7 +22,7 @@ import {
   type SopSlug,
 } from "../content-schema.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { ClosedObject, FREE_DOCUMENT, NoInput } from "../schemas.ts";
+import { ClosedObject, FREE_DOCUMENT, NoInput, Nullable } from "../schemas.ts";
 
 /** The free bundle preview. */
 export const PlaybookBundlePreview = Type.Object({
@@ -58,7 +58,7 @@ export const PlaybookBundlePurchase = Type.Object({
   version: Type.String(),
   items_total: Type.Integer({ minimum: PLAYBOOK_IDS.length, description: "playbooks in the bundle (13 in the spec)" }),
   items_returned: Type.Integer({ minimum: 1, description: "all of them, or 1 when a topic was given" }),
-  topic_found: Type.Union([Type.Boolean(), Type.Null()], {
+  topic_found: Nullable(Type.Boolean(), {
     description: "true when a topic was given (and found); null when none was given",
   }),
   items: Type.Array(PlaybookItem),
@@ -222,10 +222,10 @@ export const searchKb = defineRoute({
 export const KbAskAnswer = Type.Object({
   question: Type.String(),
   matches: Type.Array(KbEntrySummary, { description: "the most relevant entries, best first (at most 5)" }),
-  best_match: Type.Union([KbEntry, Type.Null()], {
+  best_match: Nullable(KbEntry, {
     description: "the entry that answers the question, in full (with its answer); null when no entry clearly answers it",
   }),
-  note: Type.Union([Type.String(), Type.Null()], {
+  note: Nullable(Type.String(), {
     description: "when best_match is null: says that no entry clearly answers the question and names the closest entries; null otherwise",
   }),
 });

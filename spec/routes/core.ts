@@ -2,7 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import { base } from "../../src/networks/base.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { Address, ClosedObject, FREE_DOCUMENT, NoInput, TxHash } from "../schemas.ts";
+import { Address, ClosedObject, FREE_DOCUMENT, NoInput, Nullable, TxHash } from "../schemas.ts";
 
 /** `GET /api/health`: liveness and what chain the service settles on. */
 export const health = defineRoute({
@@ -20,7 +20,7 @@ export const health = defineRoute({
     mode: Type.Union([Type.Literal("local"), Type.Literal("production")]),
     network: Type.String({ examples: [base.id] }),
     chain_id: Type.Integer(),
-    block_number: Type.Union([Type.Integer(), Type.Null()]),
+    block_number: Nullable(Type.Integer()),
     usdc: Address,
     pay_to: Address,
     version: Type.String(),
@@ -92,11 +92,11 @@ export const paymentVerify = defineRoute({
     verified: Type.Boolean(),
     reason: PaymentVerifyReason,
     detail: Type.String({ description: "the reason in words" }),
-    from: Type.Union([Address, Type.Null()]),
-    to: Type.Union([Address, Type.Null()]),
-    amount_usdc: Type.Union([Type.String({ description: "decimal USDC, e.g. 0.1" }), Type.Null()]),
+    from: Nullable(Address),
+    to: Nullable(Address),
+    amount_usdc: Nullable(Type.String({ description: "decimal USDC, e.g. 0.1" })),
     confirmations: Type.Integer({ minimum: 0 }),
-    transfer: Type.Union([
+    transfer: Nullable(
       Type.Object({
         from: Address,
         to: Address,
@@ -106,8 +106,7 @@ export const paymentVerify = defineRoute({
         block: Type.Integer(),
         log_index: Type.Integer(),
       }),
-      Type.Null(),
-    ]),
+    ),
   }),
   errors: ["invalid_request", "upstream_error", "unavailable", "upstream_timeout"],
   example: {

@@ -6,7 +6,7 @@
  */
 import { type Static, Type } from "@sinclair/typebox";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { Address, ClosedObject, NoInput, TxHash } from "../schemas.ts";
+import { Address, ClosedObject, NoInput, Nullable, TxHash } from "../schemas.ts";
 import { DecimalString } from "../token-risk-schemas.ts";
 import { Labels, Methodology, UPSTREAM_ERRORS } from "./analytics.ts";
 
@@ -110,7 +110,7 @@ const Described = { address: Address, class: EntityClass, labels: Labels, flags:
 /** How the answer was made and what it does not check. */
 const Explained = { methodology: Methodology, not_checked: Type.Array(Type.String()) };
 
-const UsdOrNull = Type.Union([Type.Number(), Type.Null()], { description: "USD, rounded to the cent; null when the token has no price" });
+const UsdOrNull = Nullable(Type.Number(), { description: "USD, rounded to the cent; null when the token has no price" });
 
 // ---------------------------------------------------------------------------------------------
 
@@ -174,7 +174,7 @@ export const entityUseCases = defineRoute({
     task: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: "what you want to find out" })),
   }),
   response: Type.Object({
-    query: Type.Object({ role: Type.Union([Type.String(), Type.Null()]), task: Type.Union([Type.String(), Type.Null()]) }),
+    query: Type.Object({ role: Nullable(Type.String()), task: Nullable(Type.String()) }),
     matched: UseCaseRef,
     summary: Type.String(),
     plan: Type.Array(PlanStep),
@@ -199,9 +199,9 @@ const ClassFlow = Type.Object({
 const ResolvedToken = {
   token: Type.String({ description: "the token as asked: USDC, WETH or its address" }),
   token_address: Address,
-  symbol: Type.Union([Type.String(), Type.Null()]),
+  symbol: Nullable(Type.String()),
   decimals: Type.Integer(),
-  price_usd: Type.Union([DecimalString, Type.Null()], { description: "the token's current USD price; null when no source has one" }),
+  price_usd: Nullable(DecimalString, { description: "the token's current USD price; null when no source has one" }),
   price_source: Type.Union([Type.Literal("dexscreener"), Type.Literal("defillama"), Type.Null()]),
 };
 
@@ -254,10 +254,10 @@ export const exchangeFlow = defineRoute({
 /** One holding of a portfolio. */
 const Holding = Type.Object({
   token: Type.Union([Address, Type.Literal("ETH")], { description: "token address, or ETH for the native balance" }),
-  symbol: Type.Union([Type.String(), Type.Null()]),
+  symbol: Nullable(Type.String()),
   decimals: Type.Integer(),
   balance: DecimalString,
-  price_usd: Type.Union([DecimalString, Type.Null()]),
+  price_usd: Nullable(DecimalString),
   value_usd: UsdOrNull,
   price_source: Type.Union([Type.Literal("dexscreener"), Type.Literal("defillama"), Type.Null()]),
 });
@@ -281,7 +281,7 @@ export const portfolio = defineRoute({
     unpriced: Type.Array(
       Type.Object({
         token: Address,
-        symbol: Type.Union([Type.String(), Type.Null()]),
+        symbol: Nullable(Type.String()),
         balance: DecimalString,
         reason: Type.Union([Type.Literal("no_price"), Type.Literal("not_looked_up")], {
           description: `no_price: neither price API has one; not_looked_up: past the ${ENTITY_LIMITS.pricedTokens} tokens one answer prices (USDC, WETH, then the most transfers in the window)`,
@@ -293,8 +293,8 @@ export const portfolio = defineRoute({
       transfers_in: Type.Integer(),
       transfers_out: Type.Integer(),
       tokens_touched: Type.Integer(),
-      first_seen_block: Type.Union([Type.Integer(), Type.Null()]),
-      last_seen_block: Type.Union([Type.Integer(), Type.Null()]),
+      first_seen_block: Nullable(Type.Integer()),
+      last_seen_block: Nullable(Type.Integer()),
     }),
     ...Coverage,
     ...Explained,
@@ -326,7 +326,7 @@ export const counterparties = defineRoute({
   }),
   response: Type.Object({
     ...Described,
-    token: Type.Union([Address, Type.Null()], { description: "the token asked for; null: every token" }),
+    token: Nullable(Address, { description: "the token asked for; null: every token" }),
     total_counterparties: Type.Integer(),
     counterparties: Type.Array(
       Type.Object({
@@ -409,7 +409,7 @@ export const trace = defineRoute({
     origin: Type.String({ description: "the address or transaction the trace starts from" }),
     origin_kind: Type.Union([Type.Literal("address"), Type.Literal("transaction")]),
     direction: Type.Union([Type.Literal("out"), Type.Literal("in")]),
-    token: Type.Union([Address, Type.Null()]),
+    token: Nullable(Address),
     min_usd: Type.Number(),
     max_hops: Type.Integer(),
     from_block: Type.Integer(),
@@ -422,7 +422,7 @@ export const trace = defineRoute({
             from: Address,
             to: Address,
             token: Address,
-            symbol: Type.Union([Type.String(), Type.Null()]),
+            symbol: Nullable(Type.String()),
             amount: DecimalString,
             amount_usd: Type.Number(),
             tx_hash: TxHash,
@@ -439,7 +439,7 @@ export const trace = defineRoute({
         class: EntityClass,
         labels: Labels,
         flags: Flags,
-        terminal: Type.Union([Terminal, Type.Null()], { description: "why the path stops here; null when it goes on" }),
+        terminal: Nullable(Terminal, { description: "why the path stops here; null when it goes on" }),
       }),
     ),
     reached: Type.Record(Type.String(), Type.Integer(), { description: "nodes by terminal kind" }),
@@ -456,7 +456,7 @@ export const trace = defineRoute({
 export const Segment = Type.Object({
   name: Type.String(),
   min_usd: Type.Number(),
-  max_usd: Type.Union([Type.Number(), Type.Null()], { description: "exclusive; null: no upper bound" }),
+  max_usd: Nullable(Type.Number(), { description: "exclusive; null: no upper bound" }),
   users: Type.Integer(),
   volume_usd: Type.Number(),
 });
@@ -483,13 +483,13 @@ export const venueUsers = defineRoute({
   }),
   response: Type.Object({
     venue: Type.Object({
-      id: Type.Union([Type.String(), Type.Null()], { description: "the curated venue id; null for an address not in the label file" }),
+      id: Nullable(Type.String(), { description: "the curated venue id; null for an address not in the label file" }),
       address: Address,
       addresses: Type.Array(Address, { description: "the venue's cluster" }),
       class: EntityClass,
       labels: Labels,
     }),
-    token: Type.Union([Address, Type.Null()]),
+    token: Nullable(Address),
     users_total: Type.Integer(),
     segments: Type.Array(Segment),
     vip_candidates: Type.Array(Type.Object({ address: Address, volume_usd: Type.Number(), transfers: Type.Integer() })),
