@@ -1,5 +1,13 @@
 /** Shared TypeBox schemas used by several routes. */
-import { type ObjectOptions, type SchemaOptions, type TObject, type TProperties, type TSchema, Type } from "@sinclair/typebox";
+import {
+  type ObjectOptions,
+  type SchemaOptions,
+  type TLiteral,
+  type TObject,
+  type TProperties,
+  type TSchema,
+  Type,
+} from "@sinclair/typebox";
 import { base } from "../src/networks/base.ts";
 
 /** A 20-byte EVM address, any case. */
@@ -28,6 +36,11 @@ export function ClosedObject<T extends TProperties>(properties: T, options: Obje
 /** `schema`, or null. */
 export function Nullable<T extends TSchema>(schema: T, options?: SchemaOptions) {
   return Type.Union([schema, Type.Null()], options);
+}
+
+/** One of the strings `values`: a union of their literals. */
+export function Literals<const T extends readonly string[]>(values: T, options?: SchemaOptions) {
+  return Type.Union(values.map((value) => Type.Literal(value)) as TLiteral<T[number]>[], options);
 }
 
 /** A request with no parameters. */

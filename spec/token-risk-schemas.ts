@@ -3,13 +3,13 @@
  * (its `simulation`) and the new-pair hunter's verdicts: every input of the verdict is shown.
  */
 import { type Static, Type } from "@sinclair/typebox";
-import { Address, Nullable } from "./schemas.ts";
+import { Address, Literals, Nullable } from "./schemas.ts";
 
 /** A decimal number written as a string, exact (e.g. token amounts). */
 export const DecimalString = Type.String({ pattern: "^-?[0-9]+(\\.[0-9]+)?$", description: "decimal number as a string, exact" });
 
 /** The verdict of the honeypot check, worst first. */
-export const RiskVerdict = Type.Union([Type.Literal("honeypot"), Type.Literal("high_tax"), Type.Literal("caution"), Type.Literal("ok")], {
+export const RiskVerdict = Literals(["honeypot", "high_tax", "caution", "ok"], {
   description:
     "honeypot: a sell or a transfer reverts, or a sell keeps at least half; high_tax: a tax of 10% or more; caution: a smaller tax, owner privileges, a proxy, a limit, a failed buy, thin liquidity or no pool to simulate; ok: none of these",
 });
@@ -69,10 +69,10 @@ export const HoneypotSimulation = Type.Object({
     proxy: Nullable(Type.Object({ standard: Type.String(), implementation: Nullable(Address) })),
     privileges: Type.Array(
       Type.Object({
-        privilege: Type.Union([Type.Literal("mint"), Type.Literal("blacklist"), Type.Literal("pause"), Type.Literal("set_fee")]),
+        privilege: Literals(["mint", "blacklist", "pause", "set_fee"]),
         signature: Type.String(),
         selector: Type.String({ pattern: "^0x[0-9a-f]{8}$" }),
-        found_in: Type.Union([Type.Literal("token"), Type.Literal("implementation")]),
+        found_in: Literals(["token", "implementation"]),
       }),
       { description: "privileged functions whose selectors the bytecode (and a proxy's implementation) dispatches" },
     ),

@@ -2,7 +2,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { base } from "../../src/networks/base.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { Address, ClosedObject, NoInput, Nullable, TxHash } from "../schemas.ts";
+import { Address, ClosedObject, Literals, NoInput, Nullable, TxHash } from "../schemas.ts";
 import { DecimalString, HoneypotSimulation } from "../token-risk-schemas.ts";
 
 /** The errors of a route that reads a chain or a market API: a bad input, or an upstream that failed (never charged). */
@@ -27,18 +27,9 @@ export const Methodology = Type.Object({
 export type Methodology = Static<typeof Methodology>;
 
 /** The class of an address from interface probes. */
-export const AddressClass = Type.Union(
-  [
-    Type.Literal("wallet"),
-    Type.Literal("token"),
-    Type.Literal("v2_pair"),
-    Type.Literal("v3_pool"),
-    Type.Literal("router"),
-    Type.Literal("contract"),
-    Type.Literal("zero_address"),
-  ],
-  { description: "wallet (no code), token, v2_pair, v3_pool, router, contract or zero_address" },
-);
+export const AddressClass = Literals(["wallet", "token", "v2_pair", "v3_pool", "router", "contract", "zero_address"], {
+  description: "wallet (no code), token, v2_pair, v3_pool, router, contract or zero_address",
+});
 export type AddressClass = Static<typeof AddressClass>;
 
 /** Curated entity names of an address (empty when it is not labelled). */
@@ -103,7 +94,7 @@ export const gasTracker = defineRoute({
     blocks_sampled: Type.Integer(),
     blocks_with_transactions: Type.Integer(),
     eth_price_usd: Type.Number(),
-    price_source: Type.Union([Type.Literal("dexscreener"), Type.Literal("defillama")]),
+    price_source: Literals(["dexscreener", "defillama"]),
     usd_estimate: Type.Object({
       transfer_21000: Type.Number({ description: "ETH transfer at the medium level" }),
       transfer_21000_low: Type.Number(),
@@ -122,12 +113,7 @@ export const gasTracker = defineRoute({
 
 /** The proxy facts of a contract. */
 const ProxyFacts = Type.Object({
-  standard: Type.Union([
-    Type.Literal("eip1967"),
-    Type.Literal("eip1967_beacon"),
-    Type.Literal("zeppelinos"),
-    Type.Literal("eip1167_minimal"),
-  ]),
+  standard: Literals(["eip1967", "eip1967_beacon", "zeppelinos", "eip1167_minimal"]),
   implementation: Nullable(Address),
   admin: Nullable(Address),
   beacon: Nullable(Address),
@@ -193,19 +179,8 @@ export const WhaleTransfer = Type.Object({
   tx_hash: TxHash,
   block: Type.Integer(),
   log_index: Type.Integer(),
-  direction: Type.Union(
-    [
-      Type.Literal("mint"),
-      Type.Literal("burn"),
-      Type.Literal("to_exchange"),
-      Type.Literal("from_exchange"),
-      Type.Literal("to_bridge"),
-      Type.Literal("from_bridge"),
-      Type.Literal("into_dex"),
-      Type.Literal("out_of_dex"),
-      Type.Literal("wallet_to_wallet"),
-      Type.Literal("other"),
-    ],
+  direction: Literals(
+    ["mint", "burn", "to_exchange", "from_exchange", "to_bridge", "from_bridge", "into_dex", "out_of_dex", "wallet_to_wallet", "other"],
     { description: "first that applies: mint/burn, exchange, bridge, dex, wallet_to_wallet, other" },
   ),
   from_class: AddressClass,
@@ -233,12 +208,10 @@ export const whaleWatch = defineRoute({
   body: ClosedObject({
     min_usd: Type.Optional(Type.Number({ minimum: 0, maximum: 1e12, default: 100000, description: "USD threshold, default 100000" })),
     blocks: RecentBlocks,
-    token: Type.Optional(
-      Type.Union([Type.Literal("USDC"), Type.Literal("WETH")], { default: "USDC", description: '"USDC" (default) or "WETH"' }),
-    ),
+    token: Type.Optional(Literals(["USDC", "WETH"], { default: "USDC", description: '"USDC" (default) or "WETH"' })),
   }),
   response: Type.Object({
-    token: Type.Union([Type.Literal("USDC"), Type.Literal("WETH")]),
+    token: Literals(["USDC", "WETH"]),
     token_address: Address,
     chain_id: Type.Integer(),
     from_block: Type.Integer(),
@@ -246,7 +219,7 @@ export const whaleWatch = defineRoute({
     blocks_scanned: Type.Integer(),
     threshold_usd: Type.Number(),
     price_usd: DecimalString,
-    price_source: Type.Union([Type.Literal("dexscreener"), Type.Literal("defillama")]),
+    price_source: Literals(["dexscreener", "defillama"]),
     transfers_scanned: Type.Integer(),
     events_found: Type.Integer({ description: "transfers at or above the threshold" }),
     largest: Type.Array(WhaleTransfer),
@@ -279,7 +252,7 @@ export const defiSentiment = defineRoute({
   response: Type.Object({
     asset: Nullable(Type.String()),
     protocol: Nullable(Type.String()),
-    sentiment: Type.Union([Type.Literal("bullish"), Type.Literal("neutral"), Type.Literal("bearish"), Type.Literal("unknown")]),
+    sentiment: Literals(["bullish", "neutral", "bearish", "unknown"]),
     score: Nullable(Type.Number()),
     funding_rate_1h_pct: Nullable(Type.Number()),
     funding_rate_8h_pct: Nullable(Type.Number()),
@@ -293,7 +266,7 @@ export const defiSentiment = defineRoute({
         name: Type.String(),
         tvl_usd: Type.Number(),
         change_24h_pct: Nullable(Type.Number()),
-        change_source: Type.Union([Type.Literal("protocols_list"), Type.Literal("tvl_series"), Type.Literal("unavailable")]),
+        change_source: Literals(["protocols_list", "tvl_series", "unavailable"]),
         members: Type.Optional(
           Type.Array(Type.String(), { description: "for a parent protocol (aave): the slugs of the versions its aggregate covers" }),
         ),
@@ -335,7 +308,7 @@ export const MarketPair = Type.Object({
   volume_24h_usd: Nullable(Type.Number()),
   dex_id: Nullable(Type.String()),
   pair_address: Nullable(Type.String()),
-  source: Type.Union([Type.Literal("dexscreener"), Type.Literal("defillama")]),
+  source: Literals(["dexscreener", "defillama"]),
   fetched_at: Type.String({ description: "when this service fetched the data (ISO 8601)" }),
   age_seconds: Type.Integer({ minimum: 0 }),
 });

@@ -6,7 +6,7 @@
 import { Type } from "@sinclair/typebox";
 import { TOPUP_DEFAULT_USD, TOPUP_MAX_USD, TOPUP_MIN_USD } from "../../src/payments/balances.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { Address, ClosedObject, Nullable } from "../schemas.ts";
+import { Address, ClosedObject, Literals, Nullable } from "../schemas.ts";
 
 /** What a chat message costs, per call or from a balance. */
 export const CHAT_PRICE_USD = 0.1;
@@ -120,7 +120,7 @@ export const balance = defineRoute({
     movements: Type.Array(
       Type.Object({
         at: Type.String(),
-        kind: Type.Union([Type.Literal("topup"), Type.Literal("debit")]),
+        kind: Literals(["topup", "debit"]),
         amount: Usd("USD moved"),
         route: Type.String(),
         request_id: Type.String(),

@@ -6,7 +6,7 @@
 import { Type } from "@sinclair/typebox";
 import { base } from "../../src/networks/base.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { Address, ClosedObject, NoInput, Nullable } from "../schemas.ts";
+import { Address, ClosedObject, Literals, NoInput, Nullable } from "../schemas.ts";
 import { HoneypotSimulation, RiskVerdict } from "../token-risk-schemas.ts";
 import { defiSentiment, Methodology, RecentBlocks, UPSTREAM_ERRORS, walletProfile } from "./analytics.ts";
 
@@ -22,7 +22,7 @@ export const baseToolsHealth = defineRoute({
   price: null,
   query: NoInput,
   response: Type.Object({
-    status: Type.Union([Type.Literal("ok"), Type.Literal("degraded")], {
+    status: Literals(["ok", "degraded"], {
       description: "degraded when the chain cannot be read, or (in production) its head is older than 60 seconds",
     }),
     network: Type.String({ examples: [base.id] }),
@@ -130,7 +130,7 @@ export const memeHunter = defineRoute({
   example: { input: { blocks: 1800, min_liquidity_usd: 5000, limit: 20 } },
 });
 
-const PegStatus = Type.Union([Type.Literal("on_peg"), Type.Literal("drifting"), Type.Literal("depegged")], {
+const PegStatus = Literals(["on_peg", "drifting", "depegged"], {
   description: "stablecoins: on_peg under 10 bps from the peg, drifting under 100 bps, else depegged",
 });
 
@@ -160,7 +160,7 @@ export const dinalibrium = defineRoute({
         symbol: Type.String(),
         stablecoin: Type.Boolean(),
         reference_price_usd: Type.Number(),
-        reference_source: Type.Union([Type.Literal("peg"), Type.Literal("dexscreener"), Type.Literal("defillama")]),
+        reference_source: Literals(["peg", "dexscreener", "defillama"]),
         pools: Type.Array(
           Type.Object({
             pool: Address,

@@ -22,7 +22,7 @@ import {
   type SopSlug,
 } from "../content-schema.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { ClosedObject, FREE_DOCUMENT, NoInput, Nullable } from "../schemas.ts";
+import { ClosedObject, FREE_DOCUMENT, Literals, NoInput, Nullable } from "../schemas.ts";
 
 /** The free bundle preview. */
 export const PlaybookBundlePreview = Type.Object({
@@ -80,7 +80,7 @@ export const buyPlaybookBundle = defineRoute({
     topic: Type.Optional(
       Type.String({ minLength: 1, description: `one playbook id (${PLAYBOOK_IDS.join(", ")}, or any added later); omit for all` }),
     ),
-    format: Type.Optional(Type.Union([Type.Literal("json"), Type.Literal("markdown")], { description: '"json" (default) or "markdown"' })),
+    format: Type.Optional(Literals(["json", "markdown"], { description: '"json" (default) or "markdown"' })),
   }),
   response: PlaybookBundlePurchase,
   errors: ["invalid_request", "not_found"],

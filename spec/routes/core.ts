@@ -2,7 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import { base } from "../../src/networks/base.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { Address, ClosedObject, FREE_DOCUMENT, NoInput, Nullable, TxHash } from "../schemas.ts";
+import { Address, ClosedObject, FREE_DOCUMENT, Literals, NoInput, Nullable, TxHash } from "../schemas.ts";
 
 /** `GET /api/health`: liveness and what chain the service settles on. */
 export const health = defineRoute({
@@ -16,8 +16,8 @@ export const health = defineRoute({
   price: null,
   query: NoInput,
   response: Type.Object({
-    status: Type.Union([Type.Literal("ok"), Type.Literal("degraded")]),
-    mode: Type.Union([Type.Literal("local"), Type.Literal("production")]),
+    status: Literals(["ok", "degraded"]),
+    mode: Literals(["local", "production"]),
     network: Type.String({ examples: [base.id] }),
     chain_id: Type.Integer(),
     block_number: Nullable(Type.Integer()),
@@ -57,17 +57,8 @@ export const pricing = defineRoute({
 });
 
 /** The reasons `payment-verify` gives; stable codes callers can switch on. */
-export const PaymentVerifyReason = Type.Union(
-  [
-    Type.Literal("verified"),
-    Type.Literal("tx_not_found"),
-    Type.Literal("tx_pending"),
-    Type.Literal("tx_reverted"),
-    Type.Literal("no_usdc_transfer"),
-    Type.Literal("wrong_recipient"),
-    Type.Literal("wrong_sender"),
-    Type.Literal("amount_too_small"),
-  ],
+export const PaymentVerifyReason = Literals(
+  ["verified", "tx_not_found", "tx_pending", "tx_reverted", "no_usdc_transfer", "wrong_recipient", "wrong_sender", "amount_too_small"],
   { description: "stable code: why the payment is or is not verified" },
 );
 

@@ -6,7 +6,7 @@
  */
 import { type Static, Type } from "@sinclair/typebox";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { Address, ClosedObject, NoInput, Nullable, TxHash } from "../schemas.ts";
+import { Address, ClosedObject, Literals, NoInput, Nullable, TxHash } from "../schemas.ts";
 import { DecimalString } from "../token-risk-schemas.ts";
 import { Labels, Methodology, UPSTREAM_ERRORS } from "./analytics.ts";
 
@@ -57,26 +57,14 @@ const TokenInput = (description: string, fallback?: string) =>
   });
 
 /** What kind of entity an address is: a curated venue class, else its class from interface probes. */
-export const EntityClass = Type.Union(
-  [
-    Type.Literal("cex"),
-    Type.Literal("dex"),
-    Type.Literal("bridge"),
-    Type.Literal("mixer"),
-    Type.Literal("wallet"),
-    Type.Literal("token"),
-    Type.Literal("contract"),
-    Type.Literal("zero_address"),
-  ],
-  {
-    description:
-      "cex, bridge or mixer: a curated venue of the label file; dex: a curated DEX venue or a pair, pool or router by interface probes; otherwise the probe class (wallet, token, contract, zero_address)",
-  },
-);
+export const EntityClass = Literals(["cex", "dex", "bridge", "mixer", "wallet", "token", "contract", "zero_address"], {
+  description:
+    "cex, bridge or mixer: a curated venue of the label file; dex: a curated DEX venue or a pair, pool or router by interface probes; otherwise the probe class (wallet, token, contract, zero_address)",
+});
 export type EntityClass = Static<typeof EntityClass>;
 
 /** A curated warning. */
-export const Flag = Type.Union([Type.Literal("exploit"), Type.Literal("phishing"), Type.Literal("mixer"), Type.Literal("scam")]);
+export const Flag = Literals(["exploit", "phishing", "mixer", "scam"]);
 
 const Flags = Type.Array(Flag, { description: "curated flags (exploit, phishing, mixer, scam) from the label file; empty when none" });
 
@@ -283,7 +271,7 @@ export const portfolio = defineRoute({
         token: Address,
         symbol: Nullable(Type.String()),
         balance: DecimalString,
-        reason: Type.Union([Type.Literal("no_price"), Type.Literal("not_looked_up")], {
+        reason: Literals(["no_price", "not_looked_up"], {
           description: `no_price: neither price API has one; not_looked_up: past the ${ENTITY_LIMITS.pricedTokens} tokens one answer prices (USDC, WETH, then the most transfers in the window)`,
         }),
       }),
@@ -359,12 +347,9 @@ export const TERMINALS = [
   "budget",
   "max_hops",
 ] as const;
-export const Terminal = Type.Union(
-  TERMINALS.map((t) => Type.Literal(t)),
-  {
-    description: `cex, bridge, dex: the money reached a venue; no_further_transfers: nothing at or above min_usd moved on in the window; tokens_not_priced: nothing priced at or above min_usd moved on, but some of what moved on is in tokens past the ${ENTITY_LIMITS.pricedTokens} one answer prices (see tokens_not_looked_up), so their worth is unknown; fan_out_limit: it went on to more addresses than the trace follows; budget: the time or log budget ran out first; max_hops: the trace stopped at max_hops`,
-  },
-);
+export const Terminal = Literals(TERMINALS, {
+  description: `cex, bridge, dex: the money reached a venue; no_further_transfers: nothing at or above min_usd moved on in the window; tokens_not_priced: nothing priced at or above min_usd moved on, but some of what moved on is in tokens past the ${ENTITY_LIMITS.pricedTokens} one answer prices (see tokens_not_looked_up), so their worth is unknown; fan_out_limit: it went on to more addresses than the trace follows; budget: the time or log budget ran out first; max_hops: the trace stopped at max_hops`,
+});
 export type Terminal = Static<typeof Terminal>;
 
 /** `POST /api/entity-intel/trace`. */
@@ -381,7 +366,7 @@ export const trace = defineRoute({
     from: Type.Union([Address, TxHash], { description: "an address, or a transaction hash whose transfers start the trace" }),
     token: Type.Optional(TokenInput('"USDC", "WETH" or a token address; default every priced token')),
     direction: Type.Optional(
-      Type.Union([Type.Literal("out"), Type.Literal("in")], {
+      Literals(["out", "in"], {
         default: "out",
         description: '"out" (where it went, default) or "in" (where it came from)',
       }),
@@ -407,8 +392,8 @@ export const trace = defineRoute({
   }),
   response: Type.Object({
     origin: Type.String({ description: "the address or transaction the trace starts from" }),
-    origin_kind: Type.Union([Type.Literal("address"), Type.Literal("transaction")]),
-    direction: Type.Union([Type.Literal("out"), Type.Literal("in")]),
+    origin_kind: Literals(["address", "transaction"]),
+    direction: Literals(["out", "in"]),
     token: Nullable(Address),
     min_usd: Type.Number(),
     max_hops: Type.Integer(),

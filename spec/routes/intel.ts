@@ -12,7 +12,7 @@ import {
 } from "../../src/intel/x402-clients.ts";
 import { base } from "../../src/networks/base.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { ClosedObject, NoInput, Nullable } from "../schemas.ts";
+import { ClosedObject, Literals, NoInput, Nullable } from "../schemas.ts";
 
 const Url = Type.String({
   minLength: 1,
@@ -30,17 +30,11 @@ export const ConformanceChecks = Type.Object(
 );
 
 /** The name of one check. */
-export const CheckNameSchema = Type.Union(
-  CHECK_NAMES.map((name) => Type.Literal(name)),
-  { description: "a check name" },
-);
+export const CheckNameSchema = Literals(CHECK_NAMES, { description: "a check name" });
 
 /** One client family's answer. */
 export const ClientAcceptanceSchema = Type.Object({
-  family: Type.Union(
-    CLIENT_FAMILIES.map((f) => Type.Literal(f)),
-    { description: CLIENT_FAMILIES.map((f) => `${f}: ${CLIENT_FAMILY_MEANINGS[f]}`).join("; ") },
-  ),
+  family: Literals(CLIENT_FAMILIES, { description: CLIENT_FAMILIES.map((f) => `${f}: ${CLIENT_FAMILY_MEANINGS[f]}`).join("; ") }),
   accepts: Nullable(Type.Boolean(), {
     description: "true when this family produces a payment for at least one option; null when it could not be run here",
   }),
@@ -116,7 +110,7 @@ export const ConformanceReportSchema = Type.Object({
     description: "each failed check with the sentence saying what it requires and, for option rules, which option fails it",
   }),
   checks: ConformanceChecks,
-  discovery: Type.Union([Type.Literal("complete"), Type.Literal("timeout")], {
+  discovery: Literals(["complete", "timeout"], {
     description: "timeout when a discovery document did not answer within its own, shorter budget (the rest of the answer is not held up)",
   }),
   discovery_urls: Type.Object({ well_known_url: Type.String(), openapi_url: Type.String() }),
@@ -137,7 +131,7 @@ export const x402Check = defineRoute({
   body: ClosedObject({
     url: Url,
     method: Type.Optional(
-      Type.Union([Type.Literal("GET"), Type.Literal("POST"), Type.Literal("PUT"), Type.Literal("PATCH"), Type.Literal("DELETE")], {
+      Literals(["GET", "POST", "PUT", "PATCH", "DELETE"], {
         default: "POST",
         description: "HTTP method of the call; default POST",
       }),
@@ -193,7 +187,7 @@ export const x402Directory = defineRoute({
   example: { input: { query: "weather", network: base.id, max_price_usd: 0.05, limit: 10 } },
 });
 
-const VerdictSchema = Type.Union(VERDICTS.map((v) => Type.Literal(v)));
+const VerdictSchema = Literals(VERDICTS);
 
 /** The payTo reputation of a row. */
 export const ReputationSchema = Type.Object({
@@ -209,12 +203,9 @@ export const ReputationSchema = Type.Object({
 /** An origin's latest purchase by a trust run. */
 export const PurchaseVerificationSchema = Type.Object({
   at: Type.String({ description: "when it was bought, ISO 8601 UTC" }),
-  outcome: Type.Union(
-    PURCHASE_OUTCOMES.map((o) => Type.Literal(o)),
-    {
-      description: PURCHASE_OUTCOMES.map((o) => `${o}: ${PURCHASE_OUTCOME_MEANINGS[o]}`).join("; "),
-    },
-  ),
+  outcome: Literals(PURCHASE_OUTCOMES, {
+    description: PURCHASE_OUTCOMES.map((o) => `${o}: ${PURCHASE_OUTCOME_MEANINGS[o]}`).join("; "),
+  }),
   charged_usd: Type.Number({ description: "what the buyer was charged, read on chain" }),
   detail: Type.String(),
 });
@@ -299,7 +290,7 @@ export const TrustLeaderboardFull = Type.Composite([
       sources: Type.Record(Type.String(), Type.String()),
       runs_total: Type.Integer({ description: "completed runs kept in the history" }),
     }),
-    order: Type.Union([Type.Literal("best"), Type.Literal("worst")]),
+    order: Literals(["best", "worst"]),
     limit: Type.Integer(),
     rows_matching: Type.Integer({ description: "rows matching the filters before the limit" }),
     rows: Type.Array(TrustRowSchema),
@@ -308,7 +299,7 @@ export const TrustLeaderboardFull = Type.Composite([
 export type TrustLeaderboardFull = Static<typeof TrustLeaderboardFull>;
 
 const Limit = Type.Integer({ minimum: 1, maximum: 500, default: 25, description: "rows returned; default 25" });
-const Order = Type.Union([Type.Literal("best"), Type.Literal("worst")], { default: "best", description: "best (default) or worst first" });
+const Order = Literals(["best", "worst"], { default: "best", description: "best (default) or worst first" });
 const trustErrors = ["invalid_request", "unavailable"] as const;
 const trustDescription =
   "Every origin in the public x402 catalogue (CDP Bazaar and x402 List), one representative endpoint probed each, scored 0-100 on 402 behaviour, payability by a standard client, challenge conformance, discovery documents, on-chain payTo reputation (last 25 incoming USDC transfers: count, distinct payers, age) and price sanity, with a verdict pay, pay_with_caution or avoid; a seller no standard client can pay is always avoid. The document carries the scoring rules (what_it_is), coverage, score statistics, common penalties and the top 10; rows follow ordered by score. Answers 503 (not charged) until a crawl has completed.";

@@ -6,7 +6,7 @@
 
 import { Type } from "@sinclair/typebox";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { ClosedObject, Nullable } from "../schemas.ts";
+import { ClosedObject, Literals, Nullable } from "../schemas.ts";
 import { RiskVerdict } from "../token-risk-schemas.ts";
 import { defiSentiment, Methodology, UPSTREAM_ERRORS } from "./analytics.ts";
 
@@ -19,7 +19,7 @@ export const SolanaAddress = Type.String({
 
 /** A mint's own risk, read from its account. */
 export const MintRisk = Type.Object({
-  program: Type.Union([Type.Literal("spl-token"), Type.Literal("spl-token-2022")]),
+  program: Literals(["spl-token", "spl-token-2022"]),
   decimals: Type.Integer(),
   supply: Type.String({ description: "atomic units" }),
   mint_authority: Nullable(SolanaAddress, { description: "who can mint more; null: revoked" }),
@@ -110,7 +110,7 @@ export const solanaMemeHunter = defineRoute({
   example: { input: { limit: 20 } },
 });
 
-const PegStatus = Type.Union([Type.Literal("on_peg"), Type.Literal("drifting"), Type.Literal("depegged")]);
+const PegStatus = Literals(["on_peg", "drifting", "depegged"]);
 
 /** `POST /v1/dinalibrium` on Solana. */
 export const solanaDinalibrium = defineRoute({
@@ -186,7 +186,7 @@ export const solanaWalletProfile = defineRoute({
         account: SolanaAddress,
         mint: SolanaAddress,
         symbol: Nullable(Type.String()),
-        program: Type.Union([Type.Literal("spl-token"), Type.Literal("spl-token-2022")]),
+        program: Literals(["spl-token", "spl-token-2022"]),
         atomic: Type.String(),
         amount: Type.Number(),
         frozen: Type.Boolean(),
