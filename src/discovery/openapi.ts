@@ -132,9 +132,7 @@ function operation(route: RouteDef): Record<string, unknown> {
 
 /** A USD price as the decimal string `x-payment-info` quotes: at least two decimals, at most six (USDC's). */
 export function usdAmount(price: number): string {
-  const text = price.toFixed(6).replace(/0+$/, "");
-  const decimals = text.length - text.indexOf(".") - 1;
-  return decimals < 2 ? price.toFixed(2) : text;
+  return price.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 6, useGrouping: false });
 }
 
 /** The bounds of a dynamic price: its query parameter's minimum and maximum. */
@@ -151,13 +149,8 @@ function priceBounds(route: RouteDef): { min?: number; max?: number } {
 /** `x-payment-info.price`: a fixed amount, or a dynamic one with the bounds an agent can pre-authorise. */
 function priceInfo(route: RouteDef): Record<string, string> {
   if (!route.dynamicPrice) return { mode: "fixed", currency: "USD", amount: usdAmount(route.price as number) };
-  const { min, max } = priceBounds(route);
-  return {
-    mode: "dynamic",
-    currency: "USD",
-    ...(min !== undefined ? { min: usdAmount(min) } : {}),
-    ...(max !== undefined ? { max: usdAmount(max) } : {}),
-  };
+  const bounds = Object.entries(priceBounds(route)).map(([bound, usd]) => [bound, usdAmount(usd)]);
+  return { mode: "dynamic", currency: "USD", ...Object.fromEntries(bounds) };
 }
 
 function priceText(route: RouteDef): string {
