@@ -71,7 +71,7 @@ export const walletProfile = defineRoute({
   example: { input: { address: "0x4200000000000000000000000000000000000006" } },
 });
 
-/** Fees at the three levels. */
+/** A figure at each of the three levels: the fees, and the reward percentiles behind them. */
 const FeeLevels = Type.Object({ low: Type.Number(), medium: Type.Number(), high: Type.Number() });
 
 /** `POST /api/gas-tracker`. */
@@ -90,7 +90,7 @@ export const gasTracker = defineRoute({
     block_number: Type.Integer({ description: "the newest block sampled" }),
     base_fee_gwei: Type.Number({ description: "base fee of the next block" }),
     priority_fee_gwei: FeeLevels,
-    percentiles: Type.Object({ low: Type.Number(), medium: Type.Number(), high: Type.Number() }),
+    percentiles: FeeLevels,
     blocks_sampled: Type.Integer(),
     blocks_with_transactions: Type.Integer(),
     eth_price_usd: Type.Number(),

@@ -56,12 +56,6 @@ export const pricing = defineRoute({
   }),
 });
 
-/** The reasons `payment-verify` gives; stable codes callers can switch on. */
-export const PaymentVerifyReason = Literals(
-  ["verified", "tx_not_found", "tx_pending", "tx_reverted", "no_usdc_transfer", "wrong_recipient", "wrong_sender", "amount_too_small"],
-  { description: "stable code: why the payment is or is not verified" },
-);
-
 /** `POST /api/payment-verify`: proves a USDC payment on chain. */
 export const paymentVerify = defineRoute({
   method: "POST",
@@ -81,7 +75,10 @@ export const paymentVerify = defineRoute({
   response: Type.Object({
     tx_hash: TxHash,
     verified: Type.Boolean(),
-    reason: PaymentVerifyReason,
+    reason: Literals(
+      ["verified", "tx_not_found", "tx_pending", "tx_reverted", "no_usdc_transfer", "wrong_recipient", "wrong_sender", "amount_too_small"],
+      { description: "stable code: why the payment is or is not verified" },
+    ),
     detail: Type.String({ description: "the reason in words" }),
     from: Nullable(Address),
     to: Nullable(Address),

@@ -102,9 +102,6 @@ const UsdOrNull = Nullable(Type.Number(), { description: "USD, rounded to the ce
 
 // ---------------------------------------------------------------------------------------------
 
-/** One endpoint of the index document. */
-const IndexEndpoint = Type.Object({ route: Type.String(), price_usd: Type.Number(), answers: Type.String() });
-
 /** `GET /api/entity-intel` (free): the index document. */
 export const entityIntelIndex = defineRoute({
   method: "GET",
@@ -122,7 +119,7 @@ export const entityIntelIndex = defineRoute({
     not_nansen: Type.String({ description: "disclaimer: not affiliated with any analytics vendor; names only from the curated file" }),
     source_thread: Type.String({ description: "where the use cases and this document are rendered for people" }),
     price_usdc_per_call: Type.Number(),
-    endpoints: Type.Array(IndexEndpoint),
+    endpoints: Type.Array(Type.Object({ route: Type.String(), price_usd: Type.Number(), answers: Type.String() })),
     labels_configured: Type.Array(Type.String(), { description: "every address the curated label file names on this network" }),
     methodology: Type.Object({
       chain: Type.String(),
@@ -143,7 +140,6 @@ export const PlanStep = ClosedObject({
   why: Type.String({ description: "what this step answers and why it comes here" }),
   example_body: Type.Record(Type.String(), Type.Unknown(), { description: "a valid request body for the route" }),
 });
-export type PlanStep = Static<typeof PlanStep>;
 
 const UseCaseRef = Type.Object({ id: Type.String(), title: Type.String() });
 
@@ -437,15 +433,6 @@ export const trace = defineRoute({
   example: { input: { from: "0x4200000000000000000000000000000000000006", max_hops: 3, min_usd: 1000 } },
 });
 
-/** A value segment of a venue's users. */
-export const Segment = Type.Object({
-  name: Type.String(),
-  min_usd: Type.Number(),
-  max_usd: Nullable(Type.Number(), { description: "exclusive; null: no upper bound" }),
-  users: Type.Integer(),
-  volume_usd: Type.Number(),
-});
-
 /** `POST /api/entity-intel/venue-users`. */
 export const venueUsers = defineRoute({
   method: "POST",
@@ -476,7 +463,15 @@ export const venueUsers = defineRoute({
     }),
     token: Nullable(Address),
     users_total: Type.Integer(),
-    segments: Type.Array(Segment),
+    segments: Type.Array(
+      Type.Object({
+        name: Type.String(),
+        min_usd: Type.Number(),
+        max_usd: Nullable(Type.Number(), { description: "exclusive; null: no upper bound" }),
+        users: Type.Integer(),
+        volume_usd: Type.Number(),
+      }),
+    ),
     vip_candidates: Type.Array(Type.Object({ address: Address, volume_usd: Type.Number(), transfers: Type.Integer() })),
     gone_quiet: Type.Array(Type.Object({ address: Address, last_seen_block: Type.Integer(), volume_usd_before: Type.Number() })),
     flagged_funders: Type.Array(Type.Object({ user: Address, funder: Address, flags: Flags })),
