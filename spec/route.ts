@@ -29,8 +29,8 @@ export interface RouteDef {
   readonly body?: TObject;
   /** The 200 response. */
   readonly response: TSchema;
-  /** Error codes the route can answer with, beyond the ones every route has. */
-  readonly errors: readonly ErrorCode[];
+  /** Error codes the route can answer with, beyond the ones every route has (absent: none). */
+  readonly errors?: readonly ErrorCode[];
   /**
    * `"process"`: a free GET whose answer depends only on the build and the configuration, so
    * it is computed once per process and then served from memory (skipping the Astro render).

@@ -47,4 +47,4 @@ export function Literals<const T extends readonly string[]>(values: T, options?:
 export const NoInput = ClosedObject({});
 
 /** A free GET whose answer depends only on the build and the configuration: no parameters, no errors of its own, held per process. */
-export const FREE_DOCUMENT = { price: null, cache: "process", query: NoInput, errors: [] } as const;
+export const FREE_DOCUMENT = { price: null, cache: "process", query: NoInput } as const;

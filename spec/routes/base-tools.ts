@@ -30,7 +30,6 @@ export const baseToolsHealth = defineRoute({
     head_age_seconds: Nullable(Type.Integer(), { description: "seconds since the latest block's timestamp" }),
     version: Type.String(),
   }),
-  errors: [],
 });
 
 /** `POST /v1/honeypot-check`: a buy, a transfer and a sell simulated on the chain, with the owner's powers. */

@@ -238,7 +238,6 @@ export const listAds = defineRoute({
   price: null,
   query: NoInput,
   response: Type.Array(Ad),
-  errors: [],
   example: {
     output: [
       {

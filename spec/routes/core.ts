@@ -25,7 +25,6 @@ export const health = defineRoute({
     pay_to: Address,
     version: Type.String(),
   }),
-  errors: [],
 });
 
 /** `GET /api/pricing`: what every route costs, for agents budgeting before they call. */

@@ -130,7 +130,6 @@ export const entityIntelIndex = defineRoute({
     }),
     not_checked: Type.Array(Type.String()),
   }),
-  errors: [],
 });
 
 /** One step of a plan. */

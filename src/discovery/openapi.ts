@@ -60,7 +60,7 @@ function queryParameters(route: RouteDef): Record<string, unknown>[] {
 
 /** The codes an operation can answer with: its route's own, and the ones every route of its kind has. */
 function errorCodesOf(route: RouteDef): ErrorCode[] {
-  const codes = new Set<ErrorCode>(route.errors);
+  const codes = new Set<ErrorCode>(route.errors ?? []);
   if (route.method === "POST") codes.add("invalid_request");
   if (route.price !== null) {
     codes.add("payment_required");
