@@ -56,6 +56,15 @@ export function routeKey(route: Pick<RouteDef, "method" | "path">): string {
   return `${route.method} ${route.path}`;
 }
 
+/** `CreateX402Endpoint` from `create-x402-endpoint` or `createX402Endpoint`: operationIds and OpenAPI schema names. */
+export function pascalCase(text: string): string {
+  return text
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join("");
+}
+
 /** Atomic USDC units (6 decimals) of a USD price, as the decimal string x402 quotes. */
 export function atomicUsdc(priceUsd: number): string {
   return String(Math.round(priceUsd * 1_000_000));

@@ -21,7 +21,7 @@ import {
   SopRecord,
   type SopSlug,
 } from "../content-schema.ts";
-import { defineRoute, type RouteDef } from "../route.ts";
+import { defineRoute, pascalCase, type RouteDef } from "../route.ts";
 import { ClosedObject, FREE_DOCUMENT, Literals, NoInput, Nullable } from "../schemas.ts";
 
 /** `GET /api/compute/playbook-bundle`: the free preview. */
@@ -102,11 +102,6 @@ export const getHowtoIndex = defineRoute({
   }),
 });
 
-/** `Create-X402-Endpoint` from `create-x402-endpoint`, for operationIds. */
-function pascal(slug: string): string {
-  return slug.replace(/(^|-)([a-z0-9])/g, (_m, _dash: string, c: string) => c.toUpperCase());
-}
-
 /** The `sop` parameter: optional, and when given it must name the path's SOP. */
 function sopParameter(slug: string) {
   return ClosedObject({
@@ -131,13 +126,13 @@ function howtoRoutesOf(slug: SopSlug, price: number): { get: RouteDef; post: Rou
     get: defineRoute({
       ...common,
       method: "GET",
-      operationId: `getHowto${pascal(slug)}`,
+      operationId: `getHowto${pascalCase(slug)}`,
       query: sopParameter(slug),
     }),
     post: defineRoute({
       ...common,
       method: "POST",
-      operationId: `postHowto${pascal(slug)}`,
+      operationId: `postHowto${pascalCase(slug)}`,
       body: sopParameter(slug),
       example: { input: { sop: slug } },
     }),

@@ -8,6 +8,8 @@
  * do not find repeats.
  */
 
+import { pascalCase } from "../../spec/route.ts";
+
 type Json = Record<string, unknown>;
 
 /** A shared schema must be at least this long (in JSON characters) to be worth a `$ref`. */
@@ -55,13 +57,6 @@ function operationSchemaSlots(doc: Json): { holder: Json; key: string; name: str
   }
   return slots;
 }
-
-const pascalCase = (text: string) =>
-  text
-    .split(/[^A-Za-z0-9]+/)
-    .filter(Boolean)
-    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
-    .join("");
 
 /**
  * Share every subschema of the document's operations that occurs more than once, largest
