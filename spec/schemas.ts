@@ -46,5 +46,8 @@ export function Literals<const T extends readonly string[]>(values: T, options?:
 /** A request with no parameters. */
 export const NoInput = ClosedObject({});
 
+/** A free GET with no parameters. */
+export const FREE_GET = { price: null, query: NoInput } as const;
+
 /** A free GET whose answer depends only on the build and the configuration: no parameters, no errors of its own, held per process. */
-export const FREE_DOCUMENT = { price: null, cache: "process", query: NoInput } as const;
+export const FREE_DOCUMENT = { ...FREE_GET, cache: "process" } as const;

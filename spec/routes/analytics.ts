@@ -2,7 +2,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { base } from "../../src/networks/base.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { Address, ClosedObject, Literals, NoInput, Nullable, TxHash } from "../schemas.ts";
+import { Address, ClosedObject, FREE_GET, Literals, Nullable, TxHash } from "../schemas.ts";
 import { DecimalString, HoneypotSimulation } from "../token-risk-schemas.ts";
 
 /** The errors of a route that reads a chain or a market API: a bad input, or an upstream that failed (never charged). */
@@ -323,8 +323,7 @@ export const markets = defineRoute({
   description:
     "Free. WETH, cbBTC, cbETH, AERO and USDC priced through their deepest Base pair on DexScreener (DefiLlama coins when DexScreener fails), each with its 24 h change, source and age. Third-party data, may be delayed.",
   tags: ["free"],
-  price: null,
-  query: NoInput,
+  ...FREE_GET,
   response: Type.Object({
     pairs: Type.Array(MarketPair),
     generated_at: Type.String(),

@@ -6,7 +6,7 @@
 import { Type } from "@sinclair/typebox";
 import { base } from "../../src/networks/base.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { Address, ClosedObject, Literals, NoInput, Nullable } from "../schemas.ts";
+import { Address, ClosedObject, FREE_GET, Literals, Nullable } from "../schemas.ts";
 import { HoneypotSimulation, RiskVerdict } from "../token-risk-schemas.ts";
 import { defiSentiment, Methodology, RecentBlocks, UPSTREAM_ERRORS, walletProfile } from "./analytics.ts";
 
@@ -19,8 +19,7 @@ export const baseToolsHealth = defineRoute({
   description:
     "Free. Whether this site can read its chain: the network it reads and settles on, the latest block number and how many seconds ago that block was produced (a stalled node shows a growing age), and the service build.",
   tags: ["free"],
-  price: null,
-  query: NoInput,
+  ...FREE_GET,
   response: Type.Object({
     status: Literals(["ok", "degraded"], {
       description: "degraded when the chain cannot be read, or (in production) its head is older than 60 seconds",

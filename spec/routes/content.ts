@@ -22,7 +22,7 @@ import {
   type SopSlug,
 } from "../content-schema.ts";
 import { defineRoute, pascalCase, type RouteDef } from "../route.ts";
-import { ClosedObject, FREE_DOCUMENT, Literals, NoInput, Nullable } from "../schemas.ts";
+import { ClosedObject, FREE_DOCUMENT, FREE_GET, Literals, Nullable } from "../schemas.ts";
 
 /** `GET /api/compute/playbook-bundle`: the free preview. */
 export const getPlaybookBundle = defineRoute({
@@ -230,8 +230,7 @@ export const listAds = defineRoute({
   summary: "Sponsored placements active now",
   description: `Free. The sponsored placements showing at this moment, one per slot at most (slots: ${AD_PLACEMENTS.join(", ")}; one per free page), each with its sponsor, title, text (at most 280 characters), link and the window it shows in. Whether a placement is active is decided per request: one past its expires_at is gone without a rebuild. Paid answers never carry placements.`,
   tags: ["free"],
-  price: null,
-  query: NoInput,
+  ...FREE_GET,
   response: Type.Array(Ad),
   example: {
     output: [

@@ -2,7 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import { base } from "../../src/networks/base.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { Address, ClosedObject, FREE_DOCUMENT, Literals, NoInput, Nullable, TxHash } from "../schemas.ts";
+import { Address, ClosedObject, FREE_DOCUMENT, FREE_GET, Literals, Nullable, TxHash } from "../schemas.ts";
 
 /** `GET /api/health`: liveness and what chain the service settles on. */
 export const health = defineRoute({
@@ -13,8 +13,7 @@ export const health = defineRoute({
   description:
     "Free. Answers whether the service can reach its chain, which network and USDC contract it settles on, and where payments go.",
   tags: ["free"],
-  price: null,
-  query: NoInput,
+  ...FREE_GET,
   response: Type.Object({
     status: Literals(["ok", "degraded"]),
     mode: Literals(["local", "production"]),

@@ -6,7 +6,7 @@
  */
 import { type Static, Type } from "@sinclair/typebox";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { Address, ClosedObject, Literals, NoInput, Nullable, TxHash } from "../schemas.ts";
+import { Address, ClosedObject, FREE_DOCUMENT, Literals, Nullable, TxHash } from "../schemas.ts";
 import { DecimalString } from "../token-risk-schemas.ts";
 import { Labels, Methodology, UPSTREAM_ERRORS } from "./analytics.ts";
 
@@ -111,9 +111,7 @@ export const entityIntelIndex = defineRoute({
   description:
     "Free. What the entity-intelligence routes answer and cost, the curated addresses this service names, how the answers are computed (chain, transfers, prices, classes, labels) and what is not checked. The use cases that plan across the routes are at /entity-intel.",
   tags: ["free", "entity intelligence"],
-  price: null,
-  query: NoInput,
-  cache: "process",
+  ...FREE_DOCUMENT,
   response: ClosedObject({
     provider: Type.String(),
     not_nansen: Type.String({ description: "disclaimer: not affiliated with any analytics vendor; names only from the curated file" }),

@@ -12,7 +12,7 @@ import {
 } from "../../src/intel/x402-clients.ts";
 import { base } from "../../src/networks/base.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { ClosedObject, Literals, NoInput, Nullable } from "../schemas.ts";
+import { ClosedObject, FREE_GET, Literals, Nullable } from "../schemas.ts";
 
 const Url = Type.String({
   minLength: 1,
@@ -348,8 +348,7 @@ export const trustLeaderboardPreview = defineRoute({
   description:
     "Free. The trust leaderboard document of the latest completed crawl: scoring rules, coverage, score statistics, common penalties and the top 10 origins, without further rows. 503 until a crawl has completed.",
   tags: ["free"],
-  price: null,
-  query: NoInput,
+  ...FREE_GET,
   response: TrustLeaderboardDocument,
   errors: ["unavailable"],
 });
