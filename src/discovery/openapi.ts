@@ -131,7 +131,7 @@ function operation(route: RouteDef): Record<string, unknown> {
 }
 
 /** A USD price as the decimal string `x-payment-info` quotes: at least two decimals, at most six (USDC's). */
-export function usdAmount(price: number): string {
+function usdAmount(price: number): string {
   return price.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 6, useGrouping: false });
 }
 
@@ -161,23 +161,19 @@ function priceText(route: RouteDef): string {
 }
 
 /** `info.x-guidance`: how an agent should use this API, generated from the route table (kept under 4000 characters). */
-export function guidanceOf(
-  routes: readonly RouteDef[],
-  site: Pick<SiteDef, "description" | "networks" | "budgetHint" | "howToPay"> = primarySite,
-): string {
+function guidanceOf(routes: readonly RouteDef[], site: Pick<SiteDef, "description" | "networks" | "budgetHint" | "howToPay">): string {
   // One line per path and price: a path offered with GET and POST at one price answers one question.
   const byPath = Map.groupBy(routes, (route) => `${route.path} ${route.price}`);
   // Routes under a parent path with four or more children (the entity-intelligence and how-to families) share
   // one heading, then one short line each: the guidance must stay short enough to inline.
-  const children = new Map<string, number>();
-  for (const route of routes) {
-    const parent = route.path.slice(0, route.path.lastIndexOf("/"));
-    if (parent !== "/api") children.set(parent, (children.get(parent) ?? 0) + 1);
-  }
+  const parentOf = (path: string) => path.slice(0, path.lastIndexOf("/"));
+  const children = Map.groupBy(
+    routes.filter((route) => parentOf(route.path) !== "/api"),
+    (route) => parentOf(route.path),
+  );
   const familyOf = (path: string) => {
-    const parent = path.slice(0, path.lastIndexOf("/"));
-    if ((children.get(parent) ?? 0) >= 4) return parent;
-    return (children.get(path) ?? 0) >= 4 ? path : undefined;
+    if ((children.get(parentOf(path))?.length ?? 0) >= 4) return parentOf(path);
+    return (children.get(path)?.length ?? 0) >= 4 ? path : undefined;
   };
   const headed = new Set<string>();
   const lines: string[] = [];
