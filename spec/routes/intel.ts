@@ -1,6 +1,6 @@
 /** x402 ecosystem intelligence routes: conformance checks, directory search, trust scores. */
-import { type SchemaOptions, type Static, Type } from "@sinclair/typebox";
-import { CHECK_MEANINGS, CHECK_NAMES, RULES_VERSION } from "../../src/intel/conformance.ts";
+import { type SchemaOptions, type Static, type TBoolean, Type } from "@sinclair/typebox";
+import { CHECK_MEANINGS, CHECK_NAMES, type CheckName, RULES_VERSION } from "../../src/intel/conformance.ts";
 import { PURCHASE_OUTCOME_MEANINGS, PURCHASE_OUTCOMES } from "../../src/intel/purchase.ts";
 import { VERDICTS } from "../../src/intel/trust-score.ts";
 import {
@@ -23,10 +23,7 @@ const Url = Type.String({
 
 /** The named boolean checks of a conformance report. */
 export const ConformanceChecks = Type.Object(
-  Object.fromEntries(CHECK_NAMES.map((name) => [name, Type.Boolean({ description: CHECK_MEANINGS[name] })])) as Record<
-    (typeof CHECK_NAMES)[number],
-    ReturnType<typeof Type.Boolean>
-  >,
+  Object.fromEntries(CHECK_NAMES.map((name) => [name, Type.Boolean({ description: CHECK_MEANINGS[name] })])) as Record<CheckName, TBoolean>,
 );
 
 /** The name of one check. */
