@@ -10,8 +10,8 @@ import { Address, ClosedObject, FREE_DOCUMENT, Literals, Nullable, TxHash } from
 import { DecimalString } from "../token-risk-schemas.ts";
 import { Labels, Methodology, UPSTREAM_ERRORS } from "./analytics.ts";
 
-/** Price of each paid entity route in USD. */
-export const ENTITY_PRICE_USD = 0.1;
+/** What every paid entity route shares: its tag and its price in USD. */
+const PAID_ENTITY_ROUTE = { tags: ["entity intelligence"], price: 0.1 } as const;
 
 /** Defaults and limits of the entity routes' inputs. */
 export const ENTITY_LIMITS = {
@@ -148,8 +148,7 @@ export const entityUseCases = defineRoute({
   summary: "Entity intelligence plan for a role or task",
   description:
     "Matches `role` and/or `task` against the curated use cases (exchange treasury watch, a token team watching for dumps, incident response, venue growth, VIP outreach, airdrop-farm detection, whale following, counterparty due diligence, ...) and answers the best one's ordered plan: each step names the route, why, and a valid example body. Other matches are listed as alternatives; no match is a 404 listing the use cases, not charged.",
-  tags: ["entity intelligence"],
-  price: ENTITY_PRICE_USD,
+  ...PAID_ENTITY_ROUTE,
   body: ClosedObject({
     role: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "who you are, e.g. exchange treasury team" })),
     task: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: "what you want to find out" })),
@@ -194,8 +193,7 @@ export const exchangeFlow = defineRoute({
   summary: "Token inflow/outflow by venue class, top counterparties",
   description:
     "Reads the token's Transfer logs to and from every curated venue address (exchange hot-wallet clusters, bridges, DEX pools and routers, mixers) in the window, filtered on the indexed from/to topics, never every transfer of the token. Inflow and outflow per venue class in token units and USD (current price), transfers inside one venue's cluster left out; the top non-venue counterparties by USD. `to_block` names a past window.",
-  tags: ["entity intelligence"],
-  price: ENTITY_PRICE_USD,
+  ...PAID_ENTITY_ROUTE,
   body: ClosedObject({
     token: Type.Optional(TokenInput('"USDC" (default), "WETH" or a token address', "USDC")),
     blocks: Blocks(ENTITY_LIMITS.blocks),
@@ -251,8 +249,7 @@ export const portfolio = defineRoute({
   summary: "Wallet holdings in USD and activity in a window",
   description:
     "Finds the tokens an address moved in the window (Transfer logs with it as from or to, every token), reads ETH and each token's balance at to_block (USDC and WETH always), prices them in one batch (DexScreener, DefiLlama for what it lacks) and sums the value; tokens without a price are listed under unpriced. Activity: transfers in and out, tokens touched, first and last block seen.",
-  tags: ["entity intelligence"],
-  price: ENTITY_PRICE_USD,
+  ...PAID_ENTITY_ROUTE,
   body: ClosedObject({ address: Address, blocks: Blocks(ENTITY_LIMITS.portfolioBlocks), to_block: ToBlock }),
   response: Type.Object({
     ...Described,
@@ -294,8 +291,7 @@ export const counterparties = defineRoute({
   summary: "Who an address transacts with: class, flags, first/last seen",
   description:
     "Transfer logs with the address as from or as to in the window (one token, or every token), grouped by the other side: class (curated venue or interface probes), labels, flags, first and last block seen with their times, transfers each way and USD volume each way at current prices. Ranked by total USD volume.",
-  tags: ["entity intelligence"],
-  price: ENTITY_PRICE_USD,
+  ...PAID_ENTITY_ROUTE,
   body: ClosedObject({
     address: Address,
     token: Type.Optional(TokenInput('"USDC", "WETH" or a token address; default every token')),
@@ -353,8 +349,7 @@ export const trace = defineRoute({
   summary: "Where money went, hop by hop, and why each path stops",
   description:
     "From an address (or the transfers of a transaction), follows transfers worth at least min_usd that happen after the money arrived (direction out) or before it left (direction in), one hop per round, up to max_hops. A path stops at an exchange, a bridge or a DEX, where nothing moves on, where the money fans out to too many addresses, or when the budget runs out; every node says which. One indexed-topic query per hop for the whole frontier.",
-  tags: ["entity intelligence"],
-  price: ENTITY_PRICE_USD,
+  ...PAID_ENTITY_ROUTE,
   body: ClosedObject({
     from: Type.Union([Address, TxHash], { description: "an address, or a transaction hash whose transfers start the trace" }),
     token: Type.Optional(TokenInput('"USDC", "WETH" or a token address; default every priced token')),
@@ -438,8 +433,7 @@ export const venueUsers = defineRoute({
   summary: "Venue users: segments, VIPs, gone quiet, flagged funders",
   description:
     "For a venue (a curated venue id, which may be a cluster of addresses, or any address): every address that sent to or received from it in the window, with its USD volume; value segments; the largest users as VIP candidates; users active in the window's first half and silent in its last quarter; and users that received money from a curated flagged address.",
-  tags: ["entity intelligence"],
-  price: ENTITY_PRICE_USD,
+  ...PAID_ENTITY_ROUTE,
   body: ClosedObject({
     venue: Type.String({
       pattern: "^(0x[0-9a-fA-F]{40}|[a-z0-9]+(-[a-z0-9]+)*)$",
