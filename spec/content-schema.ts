@@ -11,7 +11,7 @@
  */
 import { type Static, Type } from "@sinclair/typebox";
 import { PlanStep } from "./routes/entity-intel.ts";
-import { ClosedObject } from "./schemas.ts";
+import { ClosedObject, Literals } from "./schemas.ts";
 
 // ---------------------------------------------------------------------------------------
 // The catalogue: what must exist.
@@ -186,10 +186,7 @@ export const SopFrontmatter = ClosedObject({
 export const KbFrontmatter = ClosedObject({
   id: KebabId,
   title: Text("the entry's title: a question or a topic"),
-  category: Type.Union(
-    KB_CATEGORIES.map((c) => Type.Literal(c)),
-    { description: `one of ${KB_CATEGORIES.join(", ")}` },
-  ),
+  category: Literals(KB_CATEGORIES, { description: `one of ${KB_CATEGORIES.join(", ")}` }),
   /** Keywords (searched by `kb/ask` and `kb/search`). Required, at least one. */
   tags: Tags,
   /**
@@ -220,10 +217,7 @@ export const AdFrontmatter = ClosedObject({
     pattern: "^(https://[A-Za-z0-9.-]+\\.[A-Za-z]{2,}(:\\d+)?([/?#]\\S*)?|/(?!/)\\S*)$",
     description: "an https:// URL, or a path on this service starting with a single /",
   }),
-  placement: Type.Union(
-    AD_PLACEMENTS.map((p) => Type.Literal(p)),
-    { description: `one of the slots ${AD_PLACEMENTS.join(", ")}` },
-  ),
+  placement: Literals(AD_PLACEMENTS, { description: `one of the slots ${AD_PLACEMENTS.join(", ")}` }),
   /** When it starts showing, UTC. Required. */
   starts_at: Type.String({ pattern: UTC_TIME, description: "a UTC time YYYY-MM-DDTHH:MM:SSZ" }),
   /** When it stops showing, UTC, after `starts_at`. Required. */
@@ -385,7 +379,7 @@ export const Ad = ClosedObject({
   title: Type.String(),
   text: Type.String({ maxLength: AD_TEXT_MAX, description: "plain text, at most 280 characters" }),
   url: Type.String({ description: 'an https URL; pages link it with rel="sponsored noopener"' }),
-  placement: Type.Union(AD_PLACEMENTS.map((p) => Type.Literal(p))),
+  placement: Literals(AD_PLACEMENTS),
   starts_at: Type.String({ description: "ISO 8601 UTC" }),
   expires_at: Type.String({ description: "ISO 8601 UTC; gone from GET /api/ads and the pages from this instant" }),
 });

@@ -29,8 +29,8 @@ export interface RouteDef {
   readonly body?: TObject;
   /** The 200 response. */
   readonly response: TSchema;
-  /** Error codes the route can answer with, beyond the ones every route has. */
-  readonly errors: readonly ErrorCode[];
+  /** Error codes the route can answer with, beyond the ones every route has (absent: none). */
+  readonly errors?: readonly ErrorCode[];
   /**
    * `"process"`: a free GET whose answer depends only on the build and the configuration, so
    * it is computed once per process and then served from memory (skipping the Astro render).
@@ -54,6 +54,15 @@ export function defineRoute<const R extends RouteDef>(route: R): R {
 /** `"POST /api/x"`: the key used by the x402 routes config and `/.well-known/x402`. */
 export function routeKey(route: Pick<RouteDef, "method" | "path">): string {
   return `${route.method} ${route.path}`;
+}
+
+/** `CreateX402Endpoint` from `create-x402-endpoint` or `createX402Endpoint`: operationIds and OpenAPI schema names. */
+export function pascalCase(text: string): string {
+  return text
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join("");
 }
 
 /** Atomic USDC units (6 decimals) of a USD price, as the decimal string x402 quotes. */

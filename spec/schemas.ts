@@ -1,5 +1,13 @@
 /** Shared TypeBox schemas used by several routes. */
-import { type ObjectOptions, type TObject, type TProperties, Type } from "@sinclair/typebox";
+import {
+  type ObjectOptions,
+  type SchemaOptions,
+  type TLiteral,
+  type TObject,
+  type TProperties,
+  type TSchema,
+  Type,
+} from "@sinclair/typebox";
 import { base } from "../src/networks/base.ts";
 
 /** A 20-byte EVM address, any case. */
@@ -25,8 +33,21 @@ export function ClosedObject<T extends TProperties>(properties: T, options: Obje
   return Type.Object(properties, { additionalProperties: false, ...options });
 }
 
+/** `schema`, or null. */
+export function Nullable<T extends TSchema>(schema: T, options?: SchemaOptions) {
+  return Type.Union([schema, Type.Null()], options);
+}
+
+/** One of the strings `values`: a union of their literals. */
+export function Literals<const T extends readonly string[]>(values: T, options?: SchemaOptions) {
+  return Type.Union(values.map((value) => Type.Literal(value)) as TLiteral<T[number]>[], options);
+}
+
 /** A request with no parameters. */
 export const NoInput = ClosedObject({});
 
+/** A free GET with no parameters. */
+export const FREE_GET = { price: null, query: NoInput } as const;
+
 /** A free GET whose answer depends only on the build and the configuration: no parameters, no errors of its own, held per process. */
-export const FREE_DOCUMENT = { price: null, cache: "process", query: NoInput, errors: [] } as const;
+export const FREE_DOCUMENT = { ...FREE_GET, cache: "process" } as const;

@@ -2,7 +2,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { base } from "../../src/networks/base.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { Address, ClosedObject, NoInput, TxHash } from "../schemas.ts";
+import { Address, ClosedObject, FREE_GET, Literals, Nullable, TxHash } from "../schemas.ts";
 import { DecimalString, HoneypotSimulation } from "../token-risk-schemas.ts";
 
 /** The errors of a route that reads a chain or a market API: a bad input, or an upstream that failed (never charged). */
@@ -27,18 +27,9 @@ export const Methodology = Type.Object({
 export type Methodology = Static<typeof Methodology>;
 
 /** The class of an address from interface probes. */
-export const AddressClass = Type.Union(
-  [
-    Type.Literal("wallet"),
-    Type.Literal("token"),
-    Type.Literal("v2_pair"),
-    Type.Literal("v3_pool"),
-    Type.Literal("router"),
-    Type.Literal("contract"),
-    Type.Literal("zero_address"),
-  ],
-  { description: "wallet (no code), token, v2_pair, v3_pool, router, contract or zero_address" },
-);
+export const AddressClass = Literals(["wallet", "token", "v2_pair", "v3_pool", "router", "contract", "zero_address"], {
+  description: "wallet (no code), token, v2_pair, v3_pool, router, contract or zero_address",
+});
 export type AddressClass = Static<typeof AddressClass>;
 
 /** Curated entity names of an address (empty when it is not labelled). */
@@ -80,7 +71,7 @@ export const walletProfile = defineRoute({
   example: { input: { address: "0x4200000000000000000000000000000000000006" } },
 });
 
-/** Fees at the three levels. */
+/** A figure at each of the three levels: the fees, and the reward percentiles behind them. */
 const FeeLevels = Type.Object({ low: Type.Number(), medium: Type.Number(), high: Type.Number() });
 
 /** `POST /api/gas-tracker`. */
@@ -99,11 +90,11 @@ export const gasTracker = defineRoute({
     block_number: Type.Integer({ description: "the newest block sampled" }),
     base_fee_gwei: Type.Number({ description: "base fee of the next block" }),
     priority_fee_gwei: FeeLevels,
-    percentiles: Type.Object({ low: Type.Number(), medium: Type.Number(), high: Type.Number() }),
+    percentiles: FeeLevels,
     blocks_sampled: Type.Integer(),
     blocks_with_transactions: Type.Integer(),
     eth_price_usd: Type.Number(),
-    price_source: Type.Union([Type.Literal("dexscreener"), Type.Literal("defillama")]),
+    price_source: Literals(["dexscreener", "defillama"]),
     usd_estimate: Type.Object({
       transfer_21000: Type.Number({ description: "ETH transfer at the medium level" }),
       transfer_21000_low: Type.Number(),
@@ -122,15 +113,10 @@ export const gasTracker = defineRoute({
 
 /** The proxy facts of a contract. */
 const ProxyFacts = Type.Object({
-  standard: Type.Union([
-    Type.Literal("eip1967"),
-    Type.Literal("eip1967_beacon"),
-    Type.Literal("zeppelinos"),
-    Type.Literal("eip1167_minimal"),
-  ]),
-  implementation: Type.Union([Address, Type.Null()]),
-  admin: Type.Union([Address, Type.Null()]),
-  beacon: Type.Union([Address, Type.Null()]),
+  standard: Literals(["eip1967", "eip1967_beacon", "zeppelinos", "eip1167_minimal"]),
+  implementation: Nullable(Address),
+  admin: Nullable(Address),
+  beacon: Nullable(Address),
 });
 
 /** `POST /api/token-check`. */
@@ -151,30 +137,27 @@ export const tokenCheck = defineRoute({
     is_contract: Type.Boolean(),
     class: AddressClass,
     is_token: Type.Boolean({ description: "answers decimals() like an ERC-20" }),
-    name: Type.Union([Type.String(), Type.Null()]),
-    symbol: Type.Union([Type.String(), Type.Null()]),
-    decimals: Type.Union([Type.Integer(), Type.Null()]),
-    total_supply: Type.Union([DecimalString, Type.Null()]),
+    name: Nullable(Type.String()),
+    symbol: Nullable(Type.String()),
+    decimals: Nullable(Type.Integer()),
+    total_supply: Nullable(DecimalString),
     is_proxy: Type.Boolean(),
-    proxy: Type.Union([ProxyFacts, Type.Null()]),
-    dex: Type.Union(
-      [
-        Type.Object({
-          liquidity_usd: Type.Number(),
-          volume_24h_usd: Type.Number(),
-          price_usd: Type.Union([DecimalString, Type.Null()]),
-          pair_address: Type.String(),
-          dex_id: Type.String(),
-          pair: Type.String({ description: "BASE/QUOTE symbols" }),
-          pairs_found: Type.Integer(),
-          source: Type.Literal("dexscreener"),
-        }),
-        Type.Null(),
-      ],
+    proxy: Nullable(ProxyFacts),
+    dex: Nullable(
+      Type.Object({
+        liquidity_usd: Type.Number(),
+        volume_24h_usd: Type.Number(),
+        price_usd: Nullable(DecimalString),
+        pair_address: Type.String(),
+        dex_id: Type.String(),
+        pair: Type.String({ description: "BASE/QUOTE symbols" }),
+        pairs_found: Type.Integer(),
+        source: Type.Literal("dexscreener"),
+      }),
       { description: "the deepest Base pair; null when DexScreener lists none" },
     ),
     labels: Labels,
-    simulation: Type.Union([HoneypotSimulation, Type.Null()], {
+    simulation: Nullable(HoneypotSimulation, {
       description: "the honeypot simulation with a 100 USD buy; null when the address is not an ERC-20 token",
     }),
     not_checked: Type.Array(Type.String()),
@@ -196,19 +179,8 @@ export const WhaleTransfer = Type.Object({
   tx_hash: TxHash,
   block: Type.Integer(),
   log_index: Type.Integer(),
-  direction: Type.Union(
-    [
-      Type.Literal("mint"),
-      Type.Literal("burn"),
-      Type.Literal("to_exchange"),
-      Type.Literal("from_exchange"),
-      Type.Literal("to_bridge"),
-      Type.Literal("from_bridge"),
-      Type.Literal("into_dex"),
-      Type.Literal("out_of_dex"),
-      Type.Literal("wallet_to_wallet"),
-      Type.Literal("other"),
-    ],
+  direction: Literals(
+    ["mint", "burn", "to_exchange", "from_exchange", "to_bridge", "from_bridge", "into_dex", "out_of_dex", "wallet_to_wallet", "other"],
     { description: "first that applies: mint/burn, exchange, bridge, dex, wallet_to_wallet, other" },
   ),
   from_class: AddressClass,
@@ -236,12 +208,10 @@ export const whaleWatch = defineRoute({
   body: ClosedObject({
     min_usd: Type.Optional(Type.Number({ minimum: 0, maximum: 1e12, default: 100000, description: "USD threshold, default 100000" })),
     blocks: RecentBlocks,
-    token: Type.Optional(
-      Type.Union([Type.Literal("USDC"), Type.Literal("WETH")], { default: "USDC", description: '"USDC" (default) or "WETH"' }),
-    ),
+    token: Type.Optional(Literals(["USDC", "WETH"], { default: "USDC", description: '"USDC" (default) or "WETH"' })),
   }),
   response: Type.Object({
-    token: Type.Union([Type.Literal("USDC"), Type.Literal("WETH")]),
+    token: Literals(["USDC", "WETH"]),
     token_address: Address,
     chain_id: Type.Integer(),
     from_block: Type.Integer(),
@@ -249,7 +219,7 @@ export const whaleWatch = defineRoute({
     blocks_scanned: Type.Integer(),
     threshold_usd: Type.Number(),
     price_usd: DecimalString,
-    price_source: Type.Union([Type.Literal("dexscreener"), Type.Literal("defillama")]),
+    price_source: Literals(["dexscreener", "defillama"]),
     transfers_scanned: Type.Integer(),
     events_found: Type.Integer({ description: "transfers at or above the threshold" }),
     largest: Type.Array(WhaleTransfer),
@@ -259,8 +229,6 @@ export const whaleWatch = defineRoute({
   errors: [...UPSTREAM_ERRORS],
   example: { input: { token: "USDC", min_usd: 100000, blocks: 1800 } },
 });
-
-const NullableNumber = Type.Union([Type.Number(), Type.Null()]);
 
 /** `POST /api/defi-sentiment`. */
 export const defiSentiment = defineRoute({
@@ -282,29 +250,28 @@ export const defiSentiment = defineRoute({
     ),
   }),
   response: Type.Object({
-    asset: Type.Union([Type.String(), Type.Null()]),
-    protocol: Type.Union([Type.String(), Type.Null()]),
-    sentiment: Type.Union([Type.Literal("bullish"), Type.Literal("neutral"), Type.Literal("bearish"), Type.Literal("unknown")]),
-    score: NullableNumber,
-    funding_rate_1h_pct: NullableNumber,
-    funding_rate_8h_pct: NullableNumber,
-    open_interest_contracts: NullableNumber,
-    open_interest_usd: NullableNumber,
-    mark_price_usd: NullableNumber,
-    price_change: Type.Object({ "24h_pct": NullableNumber }),
-    protocol_tvl: Type.Union([
+    asset: Nullable(Type.String()),
+    protocol: Nullable(Type.String()),
+    sentiment: Literals(["bullish", "neutral", "bearish", "unknown"]),
+    score: Nullable(Type.Number()),
+    funding_rate_1h_pct: Nullable(Type.Number()),
+    funding_rate_8h_pct: Nullable(Type.Number()),
+    open_interest_contracts: Nullable(Type.Number()),
+    open_interest_usd: Nullable(Type.Number()),
+    mark_price_usd: Nullable(Type.Number()),
+    price_change: Type.Object({ "24h_pct": Nullable(Type.Number()) }),
+    protocol_tvl: Nullable(
       Type.Object({
         slug: Type.String(),
         name: Type.String(),
         tvl_usd: Type.Number(),
-        change_24h_pct: NullableNumber,
-        change_source: Type.Union([Type.Literal("protocols_list"), Type.Literal("tvl_series"), Type.Literal("unavailable")]),
+        change_24h_pct: Nullable(Type.Number()),
+        change_source: Literals(["protocols_list", "tvl_series", "unavailable"]),
         members: Type.Optional(
           Type.Array(Type.String(), { description: "for a parent protocol (aave): the slugs of the versions its aggregate covers" }),
         ),
       }),
-      Type.Null(),
-    ]),
+    ),
     score_inputs: Type.Array(
       Type.Object({
         name: Type.String(),
@@ -321,8 +288,8 @@ export const defiSentiment = defineRoute({
       thresholds: Type.Object({ bullish: Type.Number(), bearish: Type.Number() }),
     }),
     sources: Type.Object({
-      hyperliquid: Type.Union([Type.Object({ fetched_at: Type.String() }), Type.Null()]),
-      defillama: Type.Union([Type.Object({ fetched_at: Type.String() }), Type.Null()]),
+      hyperliquid: Nullable(Type.Object({ fetched_at: Type.String() })),
+      defillama: Nullable(Type.Object({ fetched_at: Type.String() })),
     }),
     methodology: Methodology,
   }),
@@ -334,14 +301,14 @@ export const defiSentiment = defineRoute({
 export const MarketPair = Type.Object({
   symbol: Type.String(),
   token_address: Address,
-  pair: Type.Union([Type.String({ description: "BASE/QUOTE of the pair priced from" }), Type.Null()]),
+  pair: Nullable(Type.String({ description: "BASE/QUOTE of the pair priced from" })),
   price_usd: DecimalString,
-  change_24h_pct: NullableNumber,
-  liquidity_usd: NullableNumber,
-  volume_24h_usd: NullableNumber,
-  dex_id: Type.Union([Type.String(), Type.Null()]),
-  pair_address: Type.Union([Type.String(), Type.Null()]),
-  source: Type.Union([Type.Literal("dexscreener"), Type.Literal("defillama")]),
+  change_24h_pct: Nullable(Type.Number()),
+  liquidity_usd: Nullable(Type.Number()),
+  volume_24h_usd: Nullable(Type.Number()),
+  dex_id: Nullable(Type.String()),
+  pair_address: Nullable(Type.String()),
+  source: Literals(["dexscreener", "defillama"]),
   fetched_at: Type.String({ description: "when this service fetched the data (ISO 8601)" }),
   age_seconds: Type.Integer({ minimum: 0 }),
 });
@@ -356,8 +323,7 @@ export const markets = defineRoute({
   description:
     "Free. WETH, cbBTC, cbETH, AERO and USDC priced through their deepest Base pair on DexScreener (DefiLlama coins when DexScreener fails), each with its 24 h change, source and age. Third-party data, may be delayed.",
   tags: ["free"],
-  price: null,
-  query: NoInput,
+  ...FREE_GET,
   response: Type.Object({
     pairs: Type.Array(MarketPair),
     generated_at: Type.String(),

@@ -3,16 +3,15 @@
  * or from a balance topped up with one x402 payment and spent only by its own wallet
  * (Sign-In-With-X). Balances: src/payments/balances.ts; the engine: src/chat/.
  */
-import { type TSchema, Type } from "@sinclair/typebox";
+import { Type } from "@sinclair/typebox";
 import { TOPUP_DEFAULT_USD, TOPUP_MAX_USD, TOPUP_MIN_USD } from "../../src/payments/balances.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { Address, ClosedObject } from "../schemas.ts";
+import { Address, ClosedObject, Literals, Nullable } from "../schemas.ts";
 
 /** What a chat message costs, per call or from a balance. */
 export const CHAT_PRICE_USD = 0.1;
 
 const Usd = (description: string) => Type.Number({ minimum: 0, description });
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 const ChatSource = Type.Object(
   {
@@ -121,7 +120,7 @@ export const balance = defineRoute({
     movements: Type.Array(
       Type.Object({
         at: Type.String(),
-        kind: Type.Union([Type.Literal("topup"), Type.Literal("debit")]),
+        kind: Literals(["topup", "debit"]),
         amount: Usd("USD moved"),
         route: Type.String(),
         request_id: Type.String(),

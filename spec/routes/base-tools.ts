@@ -6,7 +6,7 @@
 import { Type } from "@sinclair/typebox";
 import { base } from "../../src/networks/base.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { Address, ClosedObject, NoInput } from "../schemas.ts";
+import { Address, ClosedObject, FREE_GET, Literals, Nullable } from "../schemas.ts";
 import { HoneypotSimulation, RiskVerdict } from "../token-risk-schemas.ts";
 import { defiSentiment, Methodology, RecentBlocks, UPSTREAM_ERRORS, walletProfile } from "./analytics.ts";
 
@@ -19,18 +19,16 @@ export const baseToolsHealth = defineRoute({
   description:
     "Free. Whether this site can read its chain: the network it reads and settles on, the latest block number and how many seconds ago that block was produced (a stalled node shows a growing age), and the service build.",
   tags: ["free"],
-  price: null,
-  query: NoInput,
+  ...FREE_GET,
   response: Type.Object({
-    status: Type.Union([Type.Literal("ok"), Type.Literal("degraded")], {
+    status: Literals(["ok", "degraded"], {
       description: "degraded when the chain cannot be read, or (in production) its head is older than 60 seconds",
     }),
     network: Type.String({ examples: [base.id] }),
-    chain_head: Type.Union([Type.Integer(), Type.Null()], { description: "the latest block number; null when the chain cannot be read" }),
-    head_age_seconds: Type.Union([Type.Integer(), Type.Null()], { description: "seconds since the latest block's timestamp" }),
+    chain_head: Nullable(Type.Integer(), { description: "the latest block number; null when the chain cannot be read" }),
+    head_age_seconds: Nullable(Type.Integer(), { description: "seconds since the latest block's timestamp" }),
     version: Type.String(),
   }),
-  errors: [],
 });
 
 /** `POST /v1/honeypot-check`: a buy, a transfer and a sell simulated on the chain, with the owner's powers. */
@@ -88,7 +86,7 @@ export const memeHunter = defineRoute({
       Type.Object({
         pair: Address,
         token: Address,
-        symbol: Type.Union([Type.String(), Type.Null()]),
+        symbol: Nullable(Type.String()),
         dex: Type.String(),
         quote_symbol: Type.String(),
         created_block: Type.Integer(),
@@ -97,7 +95,7 @@ export const memeHunter = defineRoute({
         buys: Type.Integer(),
         sells: Type.Integer(),
         unique_buyers: Type.Integer(),
-        top10_share_pct: Type.Union([Type.Number(), Type.Null()], {
+        top10_share_pct: Nullable(Type.Number(), {
           description: "share of the token received in the window (outside its pools) that went to the 10 largest receivers",
         }),
         liquidity_removed: Type.Boolean({ description: "at least half of the quote side added in the window was withdrawn" }),
@@ -130,7 +128,7 @@ export const memeHunter = defineRoute({
   example: { input: { blocks: 1800, min_liquidity_usd: 5000, limit: 20 } },
 });
 
-const PegStatus = Type.Union([Type.Literal("on_peg"), Type.Literal("drifting"), Type.Literal("depegged")], {
+const PegStatus = Literals(["on_peg", "drifting", "depegged"], {
   description: "stablecoins: on_peg under 10 bps from the peg, drifting under 100 bps, else depegged",
 });
 
@@ -160,7 +158,7 @@ export const dinalibrium = defineRoute({
         symbol: Type.String(),
         stablecoin: Type.Boolean(),
         reference_price_usd: Type.Number(),
-        reference_source: Type.Union([Type.Literal("peg"), Type.Literal("dexscreener"), Type.Literal("defillama")]),
+        reference_source: Literals(["peg", "dexscreener", "defillama"]),
         pools: Type.Array(
           Type.Object({
             pool: Address,
@@ -174,15 +172,15 @@ export const dinalibrium = defineRoute({
             liquidity_usd: Type.Number({ description: "twice the counter side's value" }),
             deviation_bps: Type.Number({ description: "(implied / reference - 1) x 10,000" }),
             gap_after_fee_bps: Type.Number({ description: "|deviation_bps| less the pool's fee, at least 0" }),
-            peg: Type.Union([PegStatus, Type.Null()]),
+            peg: Nullable(PegStatus),
           }),
         ),
         pools_skipped: Type.Integer({ description: "pools found but not priced (no price, empty reserves)" }),
-        weighted_deviation_bps: Type.Union([Type.Number(), Type.Null()], { description: "liquidity-weighted mean deviation" }),
-        peg: Type.Union([PegStatus, Type.Null()]),
-        max_gap_bps: Type.Union([Type.Number(), Type.Null()], { description: "the widest difference between two pools' implied prices" }),
-        max_gap_after_fees_bps: Type.Union([Type.Number(), Type.Null()]),
-        max_gap_between: Type.Union([Type.Array(Address, { minItems: 2, maxItems: 2 }), Type.Null()], {
+        weighted_deviation_bps: Nullable(Type.Number(), { description: "liquidity-weighted mean deviation" }),
+        peg: Nullable(PegStatus),
+        max_gap_bps: Nullable(Type.Number(), { description: "the widest difference between two pools' implied prices" }),
+        max_gap_after_fees_bps: Nullable(Type.Number()),
+        max_gap_between: Nullable(Type.Array(Address, { minItems: 2, maxItems: 2 }), {
           description: "the cheaper pool, then the dearer one",
         }),
       }),

@@ -21,22 +21,8 @@ import {
   SopRecord,
   type SopSlug,
 } from "../content-schema.ts";
-import { defineRoute, type RouteDef } from "../route.ts";
-import { ClosedObject, FREE_DOCUMENT, NoInput } from "../schemas.ts";
-
-/** The free bundle preview. */
-export const PlaybookBundlePreview = Type.Object({
-  bundle: Type.String({ description: "the bundle's name" }),
-  bundle_id: Type.Literal(BUNDLE_ID),
-  version: Type.String({ examples: ["1.0.0"] }),
-  vendor: Type.String(),
-  summary: Type.String(),
-  free: Type.Literal(true, { description: "this preview is free" }),
-  price_usdc: Type.Literal(BUNDLE_PRICE_USDC, { description: "price of the full bundle (POST) in USD" }),
-  how_to_buy: Type.String(),
-  items_total: Type.Integer({ minimum: PLAYBOOK_IDS.length, description: "playbooks in the bundle (13 in the spec)" }),
-  items: Type.Array(PlaybookPreviewItem),
-});
+import { defineRoute, pascalCase, type RouteDef } from "../route.ts";
+import { ClosedObject, FREE_DOCUMENT, FREE_GET, Literals, Nullable } from "../schemas.ts";
 
 /** `GET /api/compute/playbook-bundle`: the free preview. */
 export const getPlaybookBundle = defineRoute({
@@ -48,21 +34,18 @@ export const getPlaybookBundle = defineRoute({
     "Free. The bundle's name, version, vendor, summary, price and how to buy, and the 13 playbooks as id, title and whether the owner requested it. The steps, pitfalls and checks are sold by POST on the same path.",
   tags: ["playbooks", "free"],
   ...FREE_DOCUMENT,
-  response: PlaybookBundlePreview,
-});
-
-/** The bought bundle. */
-export const PlaybookBundlePurchase = Type.Object({
-  bundle: Type.String(),
-  bundle_id: Type.Literal(BUNDLE_ID),
-  version: Type.String(),
-  items_total: Type.Integer({ minimum: PLAYBOOK_IDS.length, description: "playbooks in the bundle (13 in the spec)" }),
-  items_returned: Type.Integer({ minimum: 1, description: "all of them, or 1 when a topic was given" }),
-  topic_found: Type.Union([Type.Boolean(), Type.Null()], {
-    description: "true when a topic was given (and found); null when none was given",
+  response: Type.Object({
+    bundle: Type.String({ description: "the bundle's name" }),
+    bundle_id: Type.Literal(BUNDLE_ID),
+    version: Type.String({ examples: ["1.0.0"] }),
+    vendor: Type.String(),
+    summary: Type.String(),
+    free: Type.Literal(true, { description: "this preview is free" }),
+    price_usdc: Type.Literal(BUNDLE_PRICE_USDC, { description: "price of the full bundle (POST) in USD" }),
+    how_to_buy: Type.String(),
+    items_total: Type.Integer({ minimum: PLAYBOOK_IDS.length, description: "playbooks in the bundle (13 in the spec)" }),
+    items: Type.Array(PlaybookPreviewItem),
   }),
-  items: Type.Array(PlaybookItem),
-  markdown: Type.Optional(Type.String({ description: "the items as one Markdown document; present when format is markdown" })),
 });
 
 /** `POST /api/compute/playbook-bundle`: the full playbooks, all or one. */
@@ -80,22 +63,22 @@ export const buyPlaybookBundle = defineRoute({
     topic: Type.Optional(
       Type.String({ minLength: 1, description: `one playbook id (${PLAYBOOK_IDS.join(", ")}, or any added later); omit for all` }),
     ),
-    format: Type.Optional(Type.Union([Type.Literal("json"), Type.Literal("markdown")], { description: '"json" (default) or "markdown"' })),
+    format: Type.Optional(Literals(["json", "markdown"], { description: '"json" (default) or "markdown"' })),
   }),
-  response: PlaybookBundlePurchase,
+  response: Type.Object({
+    bundle: Type.String(),
+    bundle_id: Type.Literal(BUNDLE_ID),
+    version: Type.String(),
+    items_total: Type.Integer({ minimum: PLAYBOOK_IDS.length, description: "playbooks in the bundle (13 in the spec)" }),
+    items_returned: Type.Integer({ minimum: 1, description: "all of them, or 1 when a topic was given" }),
+    topic_found: Nullable(Type.Boolean(), {
+      description: "true when a topic was given (and found); null when none was given",
+    }),
+    items: Type.Array(PlaybookItem),
+    markdown: Type.Optional(Type.String({ description: "the items as one Markdown document; present when format is markdown" })),
+  }),
   errors: ["invalid_request", "not_found"],
   example: { input: { topic: "ship-x402-endpoint", format: "json" } },
-});
-
-/** The free SOP index document. */
-export const HowtoIndex = Type.Object({
-  service: Type.String(),
-  summary: Type.String(),
-  free: Type.Literal(true),
-  sops_total: Type.Literal(SOP_CATALOGUE.length),
-  sops: Type.Array(SopIndexEntry),
-  how_to_buy: Type.String(),
-  all_in_option: AllInOption,
 });
 
 /** `GET /api/howto`: the free SOP index. */
@@ -108,13 +91,16 @@ export const getHowtoIndex = defineRoute({
     "Free. The four step-by-step SOPs with title, price, summary, number of steps and pitfalls, tags and the date they were last verified, plus how to buy one and the all-in bundle option.",
   tags: ["how-to", "free"],
   ...FREE_DOCUMENT,
-  response: HowtoIndex,
+  response: Type.Object({
+    service: Type.String(),
+    summary: Type.String(),
+    free: Type.Literal(true),
+    sops_total: Type.Literal(SOP_CATALOGUE.length),
+    sops: Type.Array(SopIndexEntry),
+    how_to_buy: Type.String(),
+    all_in_option: AllInOption,
+  }),
 });
-
-/** `Create-X402-Endpoint` from `create-x402-endpoint`, for operationIds. */
-function pascal(slug: string): string {
-  return slug.replace(/(^|-)([a-z0-9])/g, (_m, _dash: string, c: string) => c.toUpperCase());
-}
 
 /** The `sop` parameter: optional, and when given it must name the path's SOP. */
 function sopParameter(slug: string) {
@@ -140,13 +126,13 @@ function howtoRoutesOf(slug: SopSlug, price: number): { get: RouteDef; post: Rou
     get: defineRoute({
       ...common,
       method: "GET",
-      operationId: `getHowto${pascal(slug)}`,
+      operationId: `getHowto${pascalCase(slug)}`,
       query: sopParameter(slug),
     }),
     post: defineRoute({
       ...common,
       method: "POST",
-      operationId: `postHowto${pascal(slug)}`,
+      operationId: `postHowto${pascalCase(slug)}`,
       body: sopParameter(slug),
       example: { input: { sop: slug } },
     }),
@@ -159,12 +145,6 @@ export const howtoRoutes = Object.fromEntries(SOP_CATALOGUE.map((s) => [s.slug, 
   { get: RouteDef; post: RouteDef }
 >;
 
-/** All knowledge-base entries. */
-export const KbList = Type.Object({
-  entries_total: Type.Integer(),
-  entries: Type.Array(KbEntrySummary),
-});
-
 /** `GET /api/kb`: every entry's id, title and category. */
 export const listKb = defineRoute({
   method: "GET",
@@ -174,13 +154,10 @@ export const listKb = defineRoute({
   description: "Free. The 15 knowledge-base entries by category. The answers are sold through POST /api/kb/ask.",
   tags: ["knowledge-base", "free"],
   ...FREE_DOCUMENT,
-  response: KbList,
-});
-
-/** Knowledge-base categories with their entry counts. */
-export const KbCategories = Type.Object({
-  categories_total: Type.Integer(),
-  categories: Type.Array(KbCategoryCount),
+  response: Type.Object({
+    entries_total: Type.Integer(),
+    entries: Type.Array(KbEntrySummary),
+  }),
 });
 
 /** `GET /api/kb/categories`. */
@@ -192,13 +169,10 @@ export const listKbCategories = defineRoute({
   description: "Free. Each knowledge-base category that has entries, with how many.",
   tags: ["knowledge-base", "free"],
   ...FREE_DOCUMENT,
-  response: KbCategories,
-});
-
-/** Search results: matching entries, best first. */
-export const KbSearchResult = Type.Object({
-  query: Type.String(),
-  matches: Type.Array(KbEntrySummary, { description: "matching entries, most relevant first (at most 10)" }),
+  response: Type.Object({
+    categories_total: Type.Integer(),
+    categories: Type.Array(KbCategoryCount),
+  }),
 });
 
 /** `GET /api/kb/search?q=`. */
@@ -214,20 +188,11 @@ export const searchKb = defineRoute({
   query: ClosedObject({
     q: Type.String({ minLength: 1, maxLength: 200, pattern: "\\S", description: "the search words (1-200 characters, not blank)" }),
   }),
-  response: KbSearchResult,
+  response: Type.Object({
+    query: Type.String(),
+    matches: Type.Array(KbEntrySummary, { description: "matching entries, most relevant first (at most 10)" }),
+  }),
   errors: ["invalid_request"],
-});
-
-/** The answer of `kb/ask`. */
-export const KbAskAnswer = Type.Object({
-  question: Type.String(),
-  matches: Type.Array(KbEntrySummary, { description: "the most relevant entries, best first (at most 5)" }),
-  best_match: Type.Union([KbEntry, Type.Null()], {
-    description: "the entry that answers the question, in full (with its answer); null when no entry clearly answers it",
-  }),
-  note: Type.Union([Type.String(), Type.Null()], {
-    description: "when best_match is null: says that no entry clearly answers the question and names the closest entries; null otherwise",
-  }),
 });
 
 /** `POST /api/kb/ask`: the best answer to a question. */
@@ -243,7 +208,16 @@ export const askKb = defineRoute({
   body: ClosedObject({
     question: Type.String({ minLength: 3, maxLength: 500, pattern: "\\S", description: "the question (3-500 characters)" }),
   }),
-  response: KbAskAnswer,
+  response: Type.Object({
+    question: Type.String(),
+    matches: Type.Array(KbEntrySummary, { description: "the most relevant entries, best first (at most 5)" }),
+    best_match: Nullable(KbEntry, {
+      description: "the entry that answers the question, in full (with its answer); null when no entry clearly answers it",
+    }),
+    note: Nullable(Type.String(), {
+      description: "when best_match is null: says that no entry clearly answers the question and names the closest entries; null otherwise",
+    }),
+  }),
   errors: ["invalid_request"],
   example: { input: { question: "How many decimals does USDC use in an x402 amount?" } },
 });
@@ -256,10 +230,8 @@ export const listAds = defineRoute({
   summary: "Sponsored placements active now",
   description: `Free. The sponsored placements showing at this moment, one per slot at most (slots: ${AD_PLACEMENTS.join(", ")}; one per free page), each with its sponsor, title, text (at most 280 characters), link and the window it shows in. Whether a placement is active is decided per request: one past its expires_at is gone without a rebuild. Paid answers never carry placements.`,
   tags: ["free"],
-  price: null,
-  query: NoInput,
+  ...FREE_GET,
   response: Type.Array(Ad),
-  errors: [],
   example: {
     output: [
       {

@@ -2,7 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import { base } from "../../src/networks/base.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { Address, ClosedObject, FREE_DOCUMENT, NoInput, TxHash } from "../schemas.ts";
+import { Address, ClosedObject, FREE_DOCUMENT, FREE_GET, Literals, Nullable, TxHash } from "../schemas.ts";
 
 /** `GET /api/health`: liveness and what chain the service settles on. */
 export const health = defineRoute({
@@ -13,19 +13,17 @@ export const health = defineRoute({
   description:
     "Free. Answers whether the service can reach its chain, which network and USDC contract it settles on, and where payments go.",
   tags: ["free"],
-  price: null,
-  query: NoInput,
+  ...FREE_GET,
   response: Type.Object({
-    status: Type.Union([Type.Literal("ok"), Type.Literal("degraded")]),
-    mode: Type.Union([Type.Literal("local"), Type.Literal("production")]),
+    status: Literals(["ok", "degraded"]),
+    mode: Literals(["local", "production"]),
     network: Type.String({ examples: [base.id] }),
     chain_id: Type.Integer(),
-    block_number: Type.Union([Type.Integer(), Type.Null()]),
+    block_number: Nullable(Type.Integer()),
     usdc: Address,
     pay_to: Address,
     version: Type.String(),
   }),
-  errors: [],
 });
 
 /** `GET /api/pricing`: what every route costs, for agents budgeting before they call. */
@@ -56,21 +54,6 @@ export const pricing = defineRoute({
   }),
 });
 
-/** The reasons `payment-verify` gives; stable codes callers can switch on. */
-export const PaymentVerifyReason = Type.Union(
-  [
-    Type.Literal("verified"),
-    Type.Literal("tx_not_found"),
-    Type.Literal("tx_pending"),
-    Type.Literal("tx_reverted"),
-    Type.Literal("no_usdc_transfer"),
-    Type.Literal("wrong_recipient"),
-    Type.Literal("wrong_sender"),
-    Type.Literal("amount_too_small"),
-  ],
-  { description: "stable code: why the payment is or is not verified" },
-);
-
 /** `POST /api/payment-verify`: proves a USDC payment on chain. */
 export const paymentVerify = defineRoute({
   method: "POST",
@@ -90,13 +73,16 @@ export const paymentVerify = defineRoute({
   response: Type.Object({
     tx_hash: TxHash,
     verified: Type.Boolean(),
-    reason: PaymentVerifyReason,
+    reason: Literals(
+      ["verified", "tx_not_found", "tx_pending", "tx_reverted", "no_usdc_transfer", "wrong_recipient", "wrong_sender", "amount_too_small"],
+      { description: "stable code: why the payment is or is not verified" },
+    ),
     detail: Type.String({ description: "the reason in words" }),
-    from: Type.Union([Address, Type.Null()]),
-    to: Type.Union([Address, Type.Null()]),
-    amount_usdc: Type.Union([Type.String({ description: "decimal USDC, e.g. 0.1" }), Type.Null()]),
+    from: Nullable(Address),
+    to: Nullable(Address),
+    amount_usdc: Nullable(Type.String({ description: "decimal USDC, e.g. 0.1" })),
     confirmations: Type.Integer({ minimum: 0 }),
-    transfer: Type.Union([
+    transfer: Nullable(
       Type.Object({
         from: Address,
         to: Address,
@@ -106,8 +92,7 @@ export const paymentVerify = defineRoute({
         block: Type.Integer(),
         log_index: Type.Integer(),
       }),
-      Type.Null(),
-    ]),
+    ),
   }),
   errors: ["invalid_request", "upstream_error", "unavailable", "upstream_timeout"],
   example: {

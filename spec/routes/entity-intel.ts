@@ -6,12 +6,12 @@
  */
 import { type Static, Type } from "@sinclair/typebox";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { Address, ClosedObject, NoInput, TxHash } from "../schemas.ts";
+import { Address, ClosedObject, FREE_DOCUMENT, Literals, Nullable, TxHash } from "../schemas.ts";
 import { DecimalString } from "../token-risk-schemas.ts";
 import { Labels, Methodology, UPSTREAM_ERRORS } from "./analytics.ts";
 
-/** Price of each paid entity route in USD. */
-export const ENTITY_PRICE_USD = 0.1;
+/** What every paid entity route shares: its tag and its price in USD. */
+const PAID_ENTITY_ROUTE = { tags: ["entity intelligence"], price: 0.1 } as const;
 
 /** Defaults and limits of the entity routes' inputs. */
 export const ENTITY_LIMITS = {
@@ -57,26 +57,14 @@ const TokenInput = (description: string, fallback?: string) =>
   });
 
 /** What kind of entity an address is: a curated venue class, else its class from interface probes. */
-export const EntityClass = Type.Union(
-  [
-    Type.Literal("cex"),
-    Type.Literal("dex"),
-    Type.Literal("bridge"),
-    Type.Literal("mixer"),
-    Type.Literal("wallet"),
-    Type.Literal("token"),
-    Type.Literal("contract"),
-    Type.Literal("zero_address"),
-  ],
-  {
-    description:
-      "cex, bridge or mixer: a curated venue of the label file; dex: a curated DEX venue or a pair, pool or router by interface probes; otherwise the probe class (wallet, token, contract, zero_address)",
-  },
-);
+export const EntityClass = Literals(["cex", "dex", "bridge", "mixer", "wallet", "token", "contract", "zero_address"], {
+  description:
+    "cex, bridge or mixer: a curated venue of the label file; dex: a curated DEX venue or a pair, pool or router by interface probes; otherwise the probe class (wallet, token, contract, zero_address)",
+});
 export type EntityClass = Static<typeof EntityClass>;
 
 /** A curated warning. */
-export const Flag = Type.Union([Type.Literal("exploit"), Type.Literal("phishing"), Type.Literal("mixer"), Type.Literal("scam")]);
+export const Flag = Literals(["exploit", "phishing", "mixer", "scam"]);
 
 const Flags = Type.Array(Flag, { description: "curated flags (exploit, phishing, mixer, scam) from the label file; empty when none" });
 
@@ -110,12 +98,9 @@ const Described = { address: Address, class: EntityClass, labels: Labels, flags:
 /** How the answer was made and what it does not check. */
 const Explained = { methodology: Methodology, not_checked: Type.Array(Type.String()) };
 
-const UsdOrNull = Type.Union([Type.Number(), Type.Null()], { description: "USD, rounded to the cent; null when the token has no price" });
+const UsdOrNull = Nullable(Type.Number(), { description: "USD, rounded to the cent; null when the token has no price" });
 
 // ---------------------------------------------------------------------------------------------
-
-/** One endpoint of the index document. */
-const IndexEndpoint = Type.Object({ route: Type.String(), price_usd: Type.Number(), answers: Type.String() });
 
 /** `GET /api/entity-intel` (free): the index document. */
 export const entityIntelIndex = defineRoute({
@@ -126,15 +111,13 @@ export const entityIntelIndex = defineRoute({
   description:
     "Free. What the entity-intelligence routes answer and cost, the curated addresses this service names, how the answers are computed (chain, transfers, prices, classes, labels) and what is not checked. The use cases that plan across the routes are at /entity-intel.",
   tags: ["free", "entity intelligence"],
-  price: null,
-  query: NoInput,
-  cache: "process",
+  ...FREE_DOCUMENT,
   response: ClosedObject({
     provider: Type.String(),
     not_nansen: Type.String({ description: "disclaimer: not affiliated with any analytics vendor; names only from the curated file" }),
     source_thread: Type.String({ description: "where the use cases and this document are rendered for people" }),
     price_usdc_per_call: Type.Number(),
-    endpoints: Type.Array(IndexEndpoint),
+    endpoints: Type.Array(Type.Object({ route: Type.String(), price_usd: Type.Number(), answers: Type.String() })),
     labels_configured: Type.Array(Type.String(), { description: "every address the curated label file names on this network" }),
     methodology: Type.Object({
       chain: Type.String(),
@@ -145,7 +128,6 @@ export const entityIntelIndex = defineRoute({
     }),
     not_checked: Type.Array(Type.String()),
   }),
-  errors: [],
 });
 
 /** One step of a plan. */
@@ -155,7 +137,6 @@ export const PlanStep = ClosedObject({
   why: Type.String({ description: "what this step answers and why it comes here" }),
   example_body: Type.Record(Type.String(), Type.Unknown(), { description: "a valid request body for the route" }),
 });
-export type PlanStep = Static<typeof PlanStep>;
 
 const UseCaseRef = Type.Object({ id: Type.String(), title: Type.String() });
 
@@ -167,14 +148,13 @@ export const entityUseCases = defineRoute({
   summary: "Entity intelligence plan for a role or task",
   description:
     "Matches `role` and/or `task` against the curated use cases (exchange treasury watch, a token team watching for dumps, incident response, venue growth, VIP outreach, airdrop-farm detection, whale following, counterparty due diligence, ...) and answers the best one's ordered plan: each step names the route, why, and a valid example body. Other matches are listed as alternatives; no match is a 404 listing the use cases, not charged.",
-  tags: ["entity intelligence"],
-  price: ENTITY_PRICE_USD,
+  ...PAID_ENTITY_ROUTE,
   body: ClosedObject({
     role: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "who you are, e.g. exchange treasury team" })),
     task: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: "what you want to find out" })),
   }),
   response: Type.Object({
-    query: Type.Object({ role: Type.Union([Type.String(), Type.Null()]), task: Type.Union([Type.String(), Type.Null()]) }),
+    query: Type.Object({ role: Nullable(Type.String()), task: Nullable(Type.String()) }),
     matched: UseCaseRef,
     summary: Type.String(),
     plan: Type.Array(PlanStep),
@@ -199,9 +179,9 @@ const ClassFlow = Type.Object({
 const ResolvedToken = {
   token: Type.String({ description: "the token as asked: USDC, WETH or its address" }),
   token_address: Address,
-  symbol: Type.Union([Type.String(), Type.Null()]),
+  symbol: Nullable(Type.String()),
   decimals: Type.Integer(),
-  price_usd: Type.Union([DecimalString, Type.Null()], { description: "the token's current USD price; null when no source has one" }),
+  price_usd: Nullable(DecimalString, { description: "the token's current USD price; null when no source has one" }),
   price_source: Type.Union([Type.Literal("dexscreener"), Type.Literal("defillama"), Type.Null()]),
 };
 
@@ -213,8 +193,7 @@ export const exchangeFlow = defineRoute({
   summary: "Token inflow/outflow by venue class, top counterparties",
   description:
     "Reads the token's Transfer logs to and from every curated venue address (exchange hot-wallet clusters, bridges, DEX pools and routers, mixers) in the window, filtered on the indexed from/to topics, never every transfer of the token. Inflow and outflow per venue class in token units and USD (current price), transfers inside one venue's cluster left out; the top non-venue counterparties by USD. `to_block` names a past window.",
-  tags: ["entity intelligence"],
-  price: ENTITY_PRICE_USD,
+  ...PAID_ENTITY_ROUTE,
   body: ClosedObject({
     token: Type.Optional(TokenInput('"USDC" (default), "WETH" or a token address', "USDC")),
     blocks: Blocks(ENTITY_LIMITS.blocks),
@@ -254,10 +233,10 @@ export const exchangeFlow = defineRoute({
 /** One holding of a portfolio. */
 const Holding = Type.Object({
   token: Type.Union([Address, Type.Literal("ETH")], { description: "token address, or ETH for the native balance" }),
-  symbol: Type.Union([Type.String(), Type.Null()]),
+  symbol: Nullable(Type.String()),
   decimals: Type.Integer(),
   balance: DecimalString,
-  price_usd: Type.Union([DecimalString, Type.Null()]),
+  price_usd: Nullable(DecimalString),
   value_usd: UsdOrNull,
   price_source: Type.Union([Type.Literal("dexscreener"), Type.Literal("defillama"), Type.Null()]),
 });
@@ -270,8 +249,7 @@ export const portfolio = defineRoute({
   summary: "Wallet holdings in USD and activity in a window",
   description:
     "Finds the tokens an address moved in the window (Transfer logs with it as from or to, every token), reads ETH and each token's balance at to_block (USDC and WETH always), prices them in one batch (DexScreener, DefiLlama for what it lacks) and sums the value; tokens without a price are listed under unpriced. Activity: transfers in and out, tokens touched, first and last block seen.",
-  tags: ["entity intelligence"],
-  price: ENTITY_PRICE_USD,
+  ...PAID_ENTITY_ROUTE,
   body: ClosedObject({ address: Address, blocks: Blocks(ENTITY_LIMITS.portfolioBlocks), to_block: ToBlock }),
   response: Type.Object({
     ...Described,
@@ -281,9 +259,9 @@ export const portfolio = defineRoute({
     unpriced: Type.Array(
       Type.Object({
         token: Address,
-        symbol: Type.Union([Type.String(), Type.Null()]),
+        symbol: Nullable(Type.String()),
         balance: DecimalString,
-        reason: Type.Union([Type.Literal("no_price"), Type.Literal("not_looked_up")], {
+        reason: Literals(["no_price", "not_looked_up"], {
           description: `no_price: neither price API has one; not_looked_up: past the ${ENTITY_LIMITS.pricedTokens} tokens one answer prices (USDC, WETH, then the most transfers in the window)`,
         }),
       }),
@@ -293,8 +271,8 @@ export const portfolio = defineRoute({
       transfers_in: Type.Integer(),
       transfers_out: Type.Integer(),
       tokens_touched: Type.Integer(),
-      first_seen_block: Type.Union([Type.Integer(), Type.Null()]),
-      last_seen_block: Type.Union([Type.Integer(), Type.Null()]),
+      first_seen_block: Nullable(Type.Integer()),
+      last_seen_block: Nullable(Type.Integer()),
     }),
     ...Coverage,
     ...Explained,
@@ -313,8 +291,7 @@ export const counterparties = defineRoute({
   summary: "Who an address transacts with: class, flags, first/last seen",
   description:
     "Transfer logs with the address as from or as to in the window (one token, or every token), grouped by the other side: class (curated venue or interface probes), labels, flags, first and last block seen with their times, transfers each way and USD volume each way at current prices. Ranked by total USD volume.",
-  tags: ["entity intelligence"],
-  price: ENTITY_PRICE_USD,
+  ...PAID_ENTITY_ROUTE,
   body: ClosedObject({
     address: Address,
     token: Type.Optional(TokenInput('"USDC", "WETH" or a token address; default every token')),
@@ -326,7 +303,7 @@ export const counterparties = defineRoute({
   }),
   response: Type.Object({
     ...Described,
-    token: Type.Union([Address, Type.Null()], { description: "the token asked for; null: every token" }),
+    token: Nullable(Address, { description: "the token asked for; null: every token" }),
     total_counterparties: Type.Integer(),
     counterparties: Type.Array(
       Type.Object({
@@ -359,12 +336,9 @@ export const TERMINALS = [
   "budget",
   "max_hops",
 ] as const;
-export const Terminal = Type.Union(
-  TERMINALS.map((t) => Type.Literal(t)),
-  {
-    description: `cex, bridge, dex: the money reached a venue; no_further_transfers: nothing at or above min_usd moved on in the window; tokens_not_priced: nothing priced at or above min_usd moved on, but some of what moved on is in tokens past the ${ENTITY_LIMITS.pricedTokens} one answer prices (see tokens_not_looked_up), so their worth is unknown; fan_out_limit: it went on to more addresses than the trace follows; budget: the time or log budget ran out first; max_hops: the trace stopped at max_hops`,
-  },
-);
+export const Terminal = Literals(TERMINALS, {
+  description: `cex, bridge, dex: the money reached a venue; no_further_transfers: nothing at or above min_usd moved on in the window; tokens_not_priced: nothing priced at or above min_usd moved on, but some of what moved on is in tokens past the ${ENTITY_LIMITS.pricedTokens} one answer prices (see tokens_not_looked_up), so their worth is unknown; fan_out_limit: it went on to more addresses than the trace follows; budget: the time or log budget ran out first; max_hops: the trace stopped at max_hops`,
+});
 export type Terminal = Static<typeof Terminal>;
 
 /** `POST /api/entity-intel/trace`. */
@@ -375,13 +349,12 @@ export const trace = defineRoute({
   summary: "Where money went, hop by hop, and why each path stops",
   description:
     "From an address (or the transfers of a transaction), follows transfers worth at least min_usd that happen after the money arrived (direction out) or before it left (direction in), one hop per round, up to max_hops. A path stops at an exchange, a bridge or a DEX, where nothing moves on, where the money fans out to too many addresses, or when the budget runs out; every node says which. One indexed-topic query per hop for the whole frontier.",
-  tags: ["entity intelligence"],
-  price: ENTITY_PRICE_USD,
+  ...PAID_ENTITY_ROUTE,
   body: ClosedObject({
     from: Type.Union([Address, TxHash], { description: "an address, or a transaction hash whose transfers start the trace" }),
     token: Type.Optional(TokenInput('"USDC", "WETH" or a token address; default every priced token')),
     direction: Type.Optional(
-      Type.Union([Type.Literal("out"), Type.Literal("in")], {
+      Literals(["out", "in"], {
         default: "out",
         description: '"out" (where it went, default) or "in" (where it came from)',
       }),
@@ -407,9 +380,9 @@ export const trace = defineRoute({
   }),
   response: Type.Object({
     origin: Type.String({ description: "the address or transaction the trace starts from" }),
-    origin_kind: Type.Union([Type.Literal("address"), Type.Literal("transaction")]),
-    direction: Type.Union([Type.Literal("out"), Type.Literal("in")]),
-    token: Type.Union([Address, Type.Null()]),
+    origin_kind: Literals(["address", "transaction"]),
+    direction: Literals(["out", "in"]),
+    token: Nullable(Address),
     min_usd: Type.Number(),
     max_hops: Type.Integer(),
     from_block: Type.Integer(),
@@ -422,7 +395,7 @@ export const trace = defineRoute({
             from: Address,
             to: Address,
             token: Address,
-            symbol: Type.Union([Type.String(), Type.Null()]),
+            symbol: Nullable(Type.String()),
             amount: DecimalString,
             amount_usd: Type.Number(),
             tx_hash: TxHash,
@@ -439,7 +412,7 @@ export const trace = defineRoute({
         class: EntityClass,
         labels: Labels,
         flags: Flags,
-        terminal: Type.Union([Terminal, Type.Null()], { description: "why the path stops here; null when it goes on" }),
+        terminal: Nullable(Terminal, { description: "why the path stops here; null when it goes on" }),
       }),
     ),
     reached: Type.Record(Type.String(), Type.Integer(), { description: "nodes by terminal kind" }),
@@ -452,15 +425,6 @@ export const trace = defineRoute({
   example: { input: { from: "0x4200000000000000000000000000000000000006", max_hops: 3, min_usd: 1000 } },
 });
 
-/** A value segment of a venue's users. */
-export const Segment = Type.Object({
-  name: Type.String(),
-  min_usd: Type.Number(),
-  max_usd: Type.Union([Type.Number(), Type.Null()], { description: "exclusive; null: no upper bound" }),
-  users: Type.Integer(),
-  volume_usd: Type.Number(),
-});
-
 /** `POST /api/entity-intel/venue-users`. */
 export const venueUsers = defineRoute({
   method: "POST",
@@ -469,8 +433,7 @@ export const venueUsers = defineRoute({
   summary: "Venue users: segments, VIPs, gone quiet, flagged funders",
   description:
     "For a venue (a curated venue id, which may be a cluster of addresses, or any address): every address that sent to or received from it in the window, with its USD volume; value segments; the largest users as VIP candidates; users active in the window's first half and silent in its last quarter; and users that received money from a curated flagged address.",
-  tags: ["entity intelligence"],
-  price: ENTITY_PRICE_USD,
+  ...PAID_ENTITY_ROUTE,
   body: ClosedObject({
     venue: Type.String({
       pattern: "^(0x[0-9a-fA-F]{40}|[a-z0-9]+(-[a-z0-9]+)*)$",
@@ -483,15 +446,23 @@ export const venueUsers = defineRoute({
   }),
   response: Type.Object({
     venue: Type.Object({
-      id: Type.Union([Type.String(), Type.Null()], { description: "the curated venue id; null for an address not in the label file" }),
+      id: Nullable(Type.String(), { description: "the curated venue id; null for an address not in the label file" }),
       address: Address,
       addresses: Type.Array(Address, { description: "the venue's cluster" }),
       class: EntityClass,
       labels: Labels,
     }),
-    token: Type.Union([Address, Type.Null()]),
+    token: Nullable(Address),
     users_total: Type.Integer(),
-    segments: Type.Array(Segment),
+    segments: Type.Array(
+      Type.Object({
+        name: Type.String(),
+        min_usd: Type.Number(),
+        max_usd: Nullable(Type.Number(), { description: "exclusive; null: no upper bound" }),
+        users: Type.Integer(),
+        volume_usd: Type.Number(),
+      }),
+    ),
     vip_candidates: Type.Array(Type.Object({ address: Address, volume_usd: Type.Number(), transfers: Type.Integer() })),
     gone_quiet: Type.Array(Type.Object({ address: Address, last_seen_block: Type.Integer(), volume_usd_before: Type.Number() })),
     flagged_funders: Type.Array(Type.Object({ user: Address, funder: Address, flags: Flags })),

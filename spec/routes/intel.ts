@@ -1,6 +1,6 @@
 /** x402 ecosystem intelligence routes: conformance checks, directory search, trust scores. */
-import { type SchemaOptions, type Static, Type } from "@sinclair/typebox";
-import { CHECK_MEANINGS, CHECK_NAMES, RULES_VERSION } from "../../src/intel/conformance.ts";
+import { type SchemaOptions, type Static, type TBoolean, Type } from "@sinclair/typebox";
+import { CHECK_MEANINGS, CHECK_NAMES, type CheckName, RULES_VERSION } from "../../src/intel/conformance.ts";
 import { PURCHASE_OUTCOME_MEANINGS, PURCHASE_OUTCOMES } from "../../src/intel/purchase.ts";
 import { VERDICTS } from "../../src/intel/trust-score.ts";
 import {
@@ -12,7 +12,7 @@ import {
 } from "../../src/intel/x402-clients.ts";
 import { base } from "../../src/networks/base.ts";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { ClosedObject, NoInput } from "../schemas.ts";
+import { ClosedObject, FREE_GET, Literals, Nullable } from "../schemas.ts";
 
 const Url = Type.String({
   minLength: 1,
@@ -23,28 +23,19 @@ const Url = Type.String({
 
 /** The named boolean checks of a conformance report. */
 export const ConformanceChecks = Type.Object(
-  Object.fromEntries(CHECK_NAMES.map((name) => [name, Type.Boolean({ description: CHECK_MEANINGS[name] })])) as Record<
-    (typeof CHECK_NAMES)[number],
-    ReturnType<typeof Type.Boolean>
-  >,
+  Object.fromEntries(CHECK_NAMES.map((name) => [name, Type.Boolean({ description: CHECK_MEANINGS[name] })])) as Record<CheckName, TBoolean>,
 );
 
 /** The name of one check. */
-export const CheckNameSchema = Type.Union(
-  CHECK_NAMES.map((name) => Type.Literal(name)),
-  { description: "a check name" },
-);
+export const CheckNameSchema = Literals(CHECK_NAMES, { description: "a check name" });
 
 /** One client family's answer. */
 export const ClientAcceptanceSchema = Type.Object({
-  family: Type.Union(
-    CLIENT_FAMILIES.map((f) => Type.Literal(f)),
-    { description: CLIENT_FAMILIES.map((f) => `${f}: ${CLIENT_FAMILY_MEANINGS[f]}`).join("; ") },
-  ),
-  accepts: Type.Union([Type.Boolean(), Type.Null()], {
+  family: Literals(CLIENT_FAMILIES, { description: CLIENT_FAMILIES.map((f) => `${f}: ${CLIENT_FAMILY_MEANINGS[f]}`).join("; ") }),
+  accepts: Nullable(Type.Boolean(), {
     description: "true when this family produces a payment for at least one option; null when it could not be run here",
   }),
-  reason: Type.Union([Type.String(), Type.Null()], { description: "the client's own error when it produces none" }),
+  reason: Nullable(Type.String(), { description: "the client's own error when it produces none" }),
 });
 
 /** Who refuses a payment: the client, its default spend controls, or a facilitator; null when none does. */
@@ -59,39 +50,39 @@ const SpendControl = (options?: SchemaOptions) =>
 export const ConformanceReportSchema = Type.Object({
   url: Type.String(),
   method: Type.String(),
-  final_url: Type.Union([Type.String(), Type.Null()], { description: "the URL that answered, after redirects" }),
+  final_url: Nullable(Type.String(), { description: "the URL that answered, after redirects" }),
   reachable: Type.Boolean(),
-  status: Type.Union([Type.Integer(), Type.Null()], { description: "HTTP status of the unpaid call; null when there was no HTTP answer" }),
-  error: Type.Union([Type.String(), Type.Null()], { description: "why the target was unreachable (kind: message)" }),
-  payable: Type.Union([Type.Boolean(), Type.Null()], {
+  status: Nullable(Type.Integer(), { description: "HTTP status of the unpaid call; null when there was no HTTP answer" }),
+  error: Nullable(Type.String(), { description: "why the target was unreachable (kind: message)" }),
+  payable: Nullable(Type.Boolean(), {
     description: `the client a buyer actually runs pays it, defaults included: the @x402/fetch quick start (@x402/core with the @x402/evm exact scheme, spend controls at their defaults: default assets such as USDC only, at most $1 per payment) read the 402 answer with its own parser and signed a payment for at least one option, offline with a throwaway key (nothing sent), and a facilitator would settle it (no zero or burn payTo, not expired on arrival, the token's own signing domain, a token with an EIP-3009 transfer). Solana options are signed the same way by @x402/svm's exact client scheme. Only the first ${MAX_ASSESSED_OPTIONS} options are assessed. null when no option can be measured: every assessed option on a network family no client is run for here, or in a Solana mint other than USDC`,
   }),
-  payable_reason: Type.Union([Type.String(), Type.Null()], {
+  payable_reason: Nullable(Type.String(), {
     description: "the real cause when not payable: the client's own error, the spend control's message, or the facilitator's refusal",
   }),
   payable_refused_by: RefusedBy({
     description:
       "who refuses it: the client cannot sign it, its default spend controls refuse it, or a facilitator would not settle the payment",
   }),
-  payable_with_default_client: Type.Union([Type.Boolean(), Type.Null()], {
+  payable_with_default_client: Nullable(Type.Boolean(), {
     description: "the default client (spend controls at their defaults) signs a payment for at least one option, settleable or not",
   }),
-  payable_with_loosened_controls: Type.Union([Type.Boolean(), Type.Null()], {
+  payable_with_loosened_controls: Nullable(Type.Boolean(), {
     description: "a client with spend controls off (spendControls: false) would pay, and a facilitator settle, at least one option",
   }),
   refused_by_control: SpendControl({ description: "the default client's spend control that refuses it, when that is the cause" }),
   payable_options: Type.Array(
     Type.Object({
       index: Type.Integer({ minimum: 0, description: "position in accepts" }),
-      payable: Type.Union([Type.Boolean(), Type.Null()], {
+      payable: Nullable(Type.Boolean(), {
         description: `null when the option is not measured: on a network family no client is run for here, or after the first ${MAX_ASSESSED_OPTIONS} options (not assessed)`,
       }),
-      reason: Type.Union([Type.String(), Type.Null()], {
+      reason: Nullable(Type.String(), {
         description: `why the option is not payable or not measured; "${NOT_ASSESSED}" for every option after the first ${MAX_ASSESSED_OPTIONS}`,
       }),
       refused_by: RefusedBy(),
       control: SpendControl(),
-      payable_with_loosened_controls: Type.Union([Type.Boolean(), Type.Null()]),
+      payable_with_loosened_controls: Nullable(Type.Boolean()),
     }),
     {
       description: `the default client's answer for each option; only the first ${MAX_ASSESSED_OPTIONS} are assessed, and at most ${MAX_TOKEN_READS} tokens the EVM scheme does not know are read on chain per check, within the call's budget (a token not read is not judged)`,
@@ -102,21 +93,21 @@ export const ConformanceReportSchema = Type.Object({
   discoverable: Type.Boolean({
     description: "Bazaar metadata, a /.well-known/x402 discovery document and an OpenAPI document listing the route with a price",
   }),
-  x402Version: Type.Union([Type.Integer(), Type.Null()]),
+  x402Version: Nullable(Type.Integer()),
   challenge_source: Type.Union([Type.Literal("header"), Type.Literal("body"), Type.Literal("both"), Type.Null()]),
   accepts: Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: "the challenge's payment options as sent" }),
-  price_usd: Type.Union([Type.Number(), Type.Null()], {
+  price_usd: Nullable(Type.Number(), {
     description: "USD price of the USDC option (Base first); null when not in USDC or not atomic",
   }),
-  pay_to: Type.Union([Type.String(), Type.Null()], { description: "receiving address of that option" }),
-  network: Type.Union([Type.String(), Type.Null()], { description: "CAIP-2 network of that option (v1 names translated)" }),
-  asset: Type.Union([Type.String(), Type.Null()]),
+  pay_to: Nullable(Type.String(), { description: "receiving address of that option" }),
+  network: Nullable(Type.String(), { description: "CAIP-2 network of that option (v1 names translated)" }),
+  asset: Nullable(Type.String()),
   failed_checks: Type.Array(CheckNameSchema),
   failures: Type.Array(Type.Object({ check: CheckNameSchema, message: Type.String() }), {
     description: "each failed check with the sentence saying what it requires and, for option rules, which option fails it",
   }),
   checks: ConformanceChecks,
-  discovery: Type.Union([Type.Literal("complete"), Type.Literal("timeout")], {
+  discovery: Literals(["complete", "timeout"], {
     description: "timeout when a discovery document did not answer within its own, shorter budget (the rest of the answer is not held up)",
   }),
   discovery_urls: Type.Object({ well_known_url: Type.String(), openapi_url: Type.String() }),
@@ -137,7 +128,7 @@ export const x402Check = defineRoute({
   body: ClosedObject({
     url: Url,
     method: Type.Optional(
-      Type.Union([Type.Literal("GET"), Type.Literal("POST"), Type.Literal("PUT"), Type.Literal("PATCH"), Type.Literal("DELETE")], {
+      Literals(["GET", "POST", "PUT", "PATCH", "DELETE"], {
         default: "POST",
         description: "HTTP method of the call; default POST",
       }),
@@ -152,12 +143,12 @@ export const x402Check = defineRoute({
 /** One endpoint of a directory search. */
 export const DirectoryEndpoint = Type.Object({
   url: Type.String(),
-  price_usd: Type.Union([Type.Number(), Type.Null()]),
+  price_usd: Nullable(Type.Number()),
   sources: Type.Array(Type.String(), { description: "directories listing it: cdp_bazaar, x402_list" }),
-  network: Type.Union([Type.String(), Type.Null()], { description: "CAIP-2 network (v1 names such as base normalised)" }),
-  payTo: Type.Union([Type.String(), Type.Null()]),
-  description: Type.Union([Type.String(), Type.Null()]),
-  name: Type.Union([Type.String(), Type.Null()]),
+  network: Nullable(Type.String(), { description: "CAIP-2 network (v1 names such as base normalised)" }),
+  payTo: Nullable(Type.String()),
+  description: Nullable(Type.String()),
+  name: Nullable(Type.String()),
   method: Type.Union([Type.Literal("GET"), Type.Literal("POST"), Type.Null()]),
   tags: Type.Array(Type.String()),
 });
@@ -179,9 +170,9 @@ export const x402Directory = defineRoute({
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: "endpoints returned; default 20" })),
   }),
   response: Type.Object({
-    query: Type.Union([Type.String(), Type.Null()]),
-    network: Type.Union([Type.String(), Type.Null()]),
-    max_price_usd: Type.Union([Type.Number(), Type.Null()]),
+    query: Nullable(Type.String()),
+    network: Nullable(Type.String()),
+    max_price_usd: Nullable(Type.Number()),
     limit: Type.Integer(),
     sources: Type.Record(Type.String(), Type.String(), { description: "directory name to status: ok, timeout or error: <reason>" }),
     results: Type.Integer({ description: "endpoints returned" }),
@@ -193,28 +184,25 @@ export const x402Directory = defineRoute({
   example: { input: { query: "weather", network: base.id, max_price_usd: 0.05, limit: 10 } },
 });
 
-const VerdictSchema = Type.Union(VERDICTS.map((v) => Type.Literal(v)));
+const VerdictSchema = Literals(VERDICTS);
 
 /** The payTo reputation of a row. */
 export const ReputationSchema = Type.Object({
   measured: Type.Boolean(),
-  transfers: Type.Union([Type.Integer(), Type.Null()], { description: "incoming USDC transfers found (at most 25)" }),
-  distinct_payers: Type.Union([Type.Integer(), Type.Null()]),
-  newest_age_hours: Type.Union([Type.Number(), Type.Null()]),
-  oldest_age_hours: Type.Union([Type.Number(), Type.Null()]),
-  window_blocks: Type.Union([Type.Integer(), Type.Null()], { description: "blocks scanned back from the latest" }),
+  transfers: Nullable(Type.Integer(), { description: "incoming USDC transfers found (at most 25)" }),
+  distinct_payers: Nullable(Type.Integer()),
+  newest_age_hours: Nullable(Type.Number()),
+  oldest_age_hours: Nullable(Type.Number()),
+  window_blocks: Nullable(Type.Integer(), { description: "blocks scanned back from the latest" }),
   note: Type.String({ description: "in words; starts with 'NOT measured' when the RPC refused" }),
 });
 
 /** An origin's latest purchase by a trust run. */
 export const PurchaseVerificationSchema = Type.Object({
   at: Type.String({ description: "when it was bought, ISO 8601 UTC" }),
-  outcome: Type.Union(
-    PURCHASE_OUTCOMES.map((o) => Type.Literal(o)),
-    {
-      description: PURCHASE_OUTCOMES.map((o) => `${o}: ${PURCHASE_OUTCOME_MEANINGS[o]}`).join("; "),
-    },
-  ),
+  outcome: Literals(PURCHASE_OUTCOMES, {
+    description: PURCHASE_OUTCOMES.map((o) => `${o}: ${PURCHASE_OUTCOME_MEANINGS[o]}`).join("; "),
+  }),
   charged_usd: Type.Number({ description: "what the buyer was charged, read on chain" }),
   detail: Type.String(),
 });
@@ -228,24 +216,24 @@ export const TrustRowSchema = Type.Object({
   endpoints: Type.Integer({ description: "endpoints of this origin in the catalogue" }),
   score: Type.Integer({ minimum: 0, maximum: 100 }),
   verdict: VerdictSchema,
-  previous_score: Type.Union([Type.Integer(), Type.Null()], { description: "score in the previous run; null when not scored then" }),
+  previous_score: Nullable(Type.Integer(), { description: "score in the previous run; null when not scored then" }),
   reachable: Type.Boolean(),
-  status: Type.Union([Type.Integer(), Type.Null()]),
-  payable: Type.Union([Type.Boolean(), Type.Null()], {
+  status: Nullable(Type.Integer()),
+  payable: Nullable(Type.Boolean(), {
     description: "a standard client can pay; null when not measured (or scored under rules version 1)",
   }),
   conformant: Type.Boolean(),
   discoverable: Type.Boolean(),
   failed_checks: Type.Array(Type.String(), { description: "check names of the run's rules version" }),
   penalties: Type.Array(Type.String()),
-  price_usd: Type.Union([Type.Number(), Type.Null()]),
-  pay_to: Type.Union([Type.String(), Type.Null()]),
-  network: Type.Union([Type.String(), Type.Null()]),
-  x402_version: Type.Union([Type.Integer(), Type.Null()]),
+  price_usd: Nullable(Type.Number()),
+  pay_to: Nullable(Type.String()),
+  network: Nullable(Type.String()),
+  x402_version: Nullable(Type.Integer()),
   reputation: ReputationSchema,
-  latency_ms: Type.Union([Type.Integer(), Type.Null()]),
+  latency_ms: Nullable(Type.Integer()),
   probed_at: Type.String(),
-  last_verified_by_purchase: Type.Union([PurchaseVerificationSchema, Type.Null()], {
+  last_verified_by_purchase: Nullable(PurchaseVerificationSchema, {
     description: "the origin's latest purchase by a trust run (any run); null when it was never bought from",
   }),
 });
@@ -259,15 +247,15 @@ export const TrustLeaderboardDocument = Type.Object({
   endpoints: Type.Array(Type.Object({ route: Type.String(), price_usd: Type.Number() })),
   freshness: Type.String({ description: "when the run finished, ISO 8601 UTC" }),
   coverage: Type.Object({
-    origins_in_catalogue: Type.Union([Type.Integer(), Type.Null()]),
+    origins_in_catalogue: Nullable(Type.Integer()),
     origins_scored: Type.Integer({ description: "origins that answered over HTTP and were scored" }),
     origins_total: Type.Integer({ description: "origins probed (scored + unreachable)" }),
     verdicts: Type.Object({ pay: Type.Integer(), pay_with_caution: Type.Integer(), avoid: Type.Integer() }),
   }),
   score_stats: Type.Object({
-    median: Type.Union([Type.Number(), Type.Null()]),
-    mean: Type.Union([Type.Number(), Type.Null()]),
-    p90: Type.Union([Type.Number(), Type.Null()]),
+    median: Nullable(Type.Number()),
+    mean: Nullable(Type.Number()),
+    p90: Nullable(Type.Number()),
     unreachable: Type.Integer(),
   }),
   common_penalties: Type.Record(Type.String(), Type.Integer(), { description: "penalty text to the number of origins it applied to" }),
@@ -279,10 +267,9 @@ export const TrustLeaderboardDocument = Type.Object({
   verified_by_purchase: Type.Object({
     what_it_means: Type.String(),
     enabled: Type.Boolean({ description: "whether this deployment's trust runs buy (off by default in production)" }),
-    budget: Type.Union(
-      [Type.Object({ per_run_usd: Type.Number(), per_origin_usd: Type.Number(), price_cap_usd: Type.Number() }), Type.Null()],
-      { description: "the operator's budget; null when purchases are off" },
-    ),
+    budget: Nullable(Type.Object({ per_run_usd: Type.Number(), per_origin_usd: Type.Number(), price_cap_usd: Type.Number() }), {
+      description: "the operator's budget; null when purchases are off",
+    }),
   }),
 });
 export type TrustLeaderboardDocument = Static<typeof TrustLeaderboardDocument>;
@@ -300,7 +287,7 @@ export const TrustLeaderboardFull = Type.Composite([
       sources: Type.Record(Type.String(), Type.String()),
       runs_total: Type.Integer({ description: "completed runs kept in the history" }),
     }),
-    order: Type.Union([Type.Literal("best"), Type.Literal("worst")]),
+    order: Literals(["best", "worst"]),
     limit: Type.Integer(),
     rows_matching: Type.Integer({ description: "rows matching the filters before the limit" }),
     rows: Type.Array(TrustRowSchema),
@@ -309,7 +296,7 @@ export const TrustLeaderboardFull = Type.Composite([
 export type TrustLeaderboardFull = Static<typeof TrustLeaderboardFull>;
 
 const Limit = Type.Integer({ minimum: 1, maximum: 500, default: 25, description: "rows returned; default 25" });
-const Order = Type.Union([Type.Literal("best"), Type.Literal("worst")], { default: "best", description: "best (default) or worst first" });
+const Order = Literals(["best", "worst"], { default: "best", description: "best (default) or worst first" });
 const trustErrors = ["invalid_request", "unavailable"] as const;
 const trustDescription =
   "Every origin in the public x402 catalogue (CDP Bazaar and x402 List), one representative endpoint probed each, scored 0-100 on 402 behaviour, payability by a standard client, challenge conformance, discovery documents, on-chain payTo reputation (last 25 incoming USDC transfers: count, distinct payers, age) and price sanity, with a verdict pay, pay_with_caution or avoid; a seller no standard client can pay is always avoid. The document carries the scoring rules (what_it_is), coverage, score statistics, common penalties and the top 10; rows follow ordered by score. Answers 503 (not charged) until a crawl has completed.";
@@ -358,8 +345,7 @@ export const trustLeaderboardPreview = defineRoute({
   description:
     "Free. The trust leaderboard document of the latest completed crawl: scoring rules, coverage, score statistics, common penalties and the top 10 origins, without further rows. 503 until a crawl has completed.",
   tags: ["free"],
-  price: null,
-  query: NoInput,
+  ...FREE_GET,
   response: TrustLeaderboardDocument,
   errors: ["unavailable"],
 });
@@ -395,7 +381,7 @@ export const x402Trust = defineRoute({
     penalties: Type.Array(Type.String()),
     reputation: ReputationSchema,
     check: ConformanceReportSchema,
-    leaderboard: Type.Union([
+    leaderboard: Nullable(
       Type.Object({
         run_id: Type.Integer(),
         freshness: Type.String(),
@@ -403,10 +389,9 @@ export const x402Trust = defineRoute({
         score: Type.Integer(),
         verdict: VerdictSchema,
       }),
-      Type.Null(),
-    ]),
+    ),
     history: Type.Array(HistoryItem, { description: "this origin's crawl rows, newest first (at most 20)" }),
-    verified_by_purchase: Type.Union([Type.Intersect([PurchaseVerificationSchema, Type.Object({ summary: Type.String() })]), Type.Null()], {
+    verified_by_purchase: Nullable(Type.Intersect([PurchaseVerificationSchema, Type.Object({ summary: Type.String() })]), {
       description:
         "the origin's last purchase by a trust run ('verified by purchase at <time>: <outcome>'); null when never bought from. Never bought on this request.",
     }),

@@ -6,7 +6,7 @@
 
 import { Type } from "@sinclair/typebox";
 import { defineRoute, type RouteDef } from "../route.ts";
-import { ClosedObject } from "../schemas.ts";
+import { ClosedObject, Literals, Nullable } from "../schemas.ts";
 import { RiskVerdict } from "../token-risk-schemas.ts";
 import { defiSentiment, Methodology, UPSTREAM_ERRORS } from "./analytics.ts";
 
@@ -17,47 +17,41 @@ export const SolanaAddress = Type.String({
   examples: ["EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"],
 });
 
-const NullableNumber = Type.Union([Type.Number(), Type.Null()]);
-const NullableString = Type.Union([Type.String(), Type.Null()]);
-
 /** A mint's own risk, read from its account. */
 export const MintRisk = Type.Object({
-  program: Type.Union([Type.Literal("spl-token"), Type.Literal("spl-token-2022")]),
+  program: Literals(["spl-token", "spl-token-2022"]),
   decimals: Type.Integer(),
   supply: Type.String({ description: "atomic units" }),
-  mint_authority: Type.Union([SolanaAddress, Type.Null()], { description: "who can mint more; null: revoked" }),
-  freeze_authority: Type.Union([SolanaAddress, Type.Null()], {
+  mint_authority: Nullable(SolanaAddress, { description: "who can mint more; null: revoked" }),
+  freeze_authority: Nullable(SolanaAddress, {
     description: "who can freeze any holder's account (so it cannot sell); null: none",
   }),
   extensions: Type.Object({
-    transfer_fee_bps: Type.Union([Type.Integer(), Type.Null()], {
+    transfer_fee_bps: Nullable(Type.Integer(), {
       description: "Token-2022 transfer fee in force now (this epoch), in basis points; null: none",
     }),
-    transfer_fee_max: Type.Union([Type.String(), Type.Null()], { description: "the most one transfer pays now, atomic" }),
-    transfer_fee_pending: Type.Union(
-      [
-        Type.Object({
-          bps: Type.Integer(),
-          max: Type.String({ description: "atomic" }),
-          from_epoch: Type.Integer({ description: "the epoch it is in force from" }),
-        }),
-        Type.Null(),
-      ],
+    transfer_fee_max: Nullable(Type.String(), { description: "the most one transfer pays now, atomic" }),
+    transfer_fee_pending: Nullable(
+      Type.Object({
+        bps: Type.Integer(),
+        max: Type.String({ description: "atomic" }),
+        from_epoch: Type.Integer({ description: "the epoch it is in force from" }),
+      }),
       { description: "a fee set but not yet in force (Token-2022 applies a new fee two epochs on); null: none" },
     ),
-    transfer_hook_program: Type.Union([SolanaAddress, Type.Null()], {
+    transfer_hook_program: Nullable(SolanaAddress, {
       description: "a program run on every transfer, which can refuse it",
     }),
-    permanent_delegate: Type.Union([SolanaAddress, Type.Null()], { description: "an address that can move or burn anyone's tokens" }),
+    permanent_delegate: Nullable(SolanaAddress, { description: "an address that can move or burn anyone's tokens" }),
     non_transferable: Type.Boolean(),
     default_account_state: Type.Union([Type.Literal("initialized"), Type.Literal("frozen"), Type.Null()], {
       description: "frozen: every new holder's account starts frozen",
     }),
     paused: Type.Boolean({ description: "Token-2022 pausable: every transfer is stopped" }),
-    pause_authority: Type.Union([SolanaAddress, Type.Null()], { description: "who can pause every transfer; null: none" }),
+    pause_authority: Nullable(SolanaAddress, { description: "who can pause every transfer; null: none" }),
   }),
-  top10_share_pct: NullableNumber,
-  largest_holder_share_pct: NullableNumber,
+  top10_share_pct: Nullable(Type.Number()),
+  largest_holder_share_pct: Nullable(Type.Number()),
 });
 
 /** The verdict's vocabulary, shared with the Base site. */
@@ -91,21 +85,20 @@ export const solanaMemeHunter = defineRoute({
     tokens: Type.Array(
       Type.Object({
         mint: SolanaAddress,
-        symbol: NullableString,
-        pair: Type.Union([
+        symbol: Nullable(Type.String()),
+        pair: Nullable(
           Type.Object({
             address: Type.String(),
             dex: Type.String(),
             quote_symbol: Type.String(),
-            price_usd: NullableNumber,
-            liquidity_usd: NullableNumber,
-            volume_24h_usd: NullableNumber,
-            created_at: NullableString,
-            age_minutes: Type.Union([Type.Integer(), Type.Null()]),
+            price_usd: Nullable(Type.Number()),
+            liquidity_usd: Nullable(Type.Number()),
+            volume_24h_usd: Nullable(Type.Number()),
+            created_at: Nullable(Type.String()),
+            age_minutes: Nullable(Type.Integer()),
           }),
-          Type.Null(),
-        ]),
-        risk: Type.Union([MintRisk, Type.Null()], { description: "null: the address is not a mint on this chain" }),
+        ),
+        risk: Nullable(MintRisk, { description: "null: the address is not a mint on this chain" }),
         verdict: RiskVerdict,
         verdict_reasons: Type.Array(Type.String()),
       }),
@@ -117,7 +110,7 @@ export const solanaMemeHunter = defineRoute({
   example: { input: { limit: 20 } },
 });
 
-const PegStatus = Type.Union([Type.Literal("on_peg"), Type.Literal("drifting"), Type.Literal("depegged")]);
+const PegStatus = Literals(["on_peg", "drifting", "depegged"]);
 
 /** `POST /v1/dinalibrium` on Solana. */
 export const solanaDinalibrium = defineRoute({
@@ -155,12 +148,12 @@ export const solanaDinalibrium = defineRoute({
             price_usd: Type.Number(),
             liquidity_usd: Type.Number(),
             deviation_bps: Type.Number({ description: "(price / weighted - 1) x 10,000" }),
-            peg: Type.Union([PegStatus, Type.Null()]),
+            peg: Nullable(PegStatus),
           }),
         ),
-        peg: Type.Union([PegStatus, Type.Null()], { description: "stablecoins: of the weighted price against 1 USD" }),
-        max_gap_bps: NullableNumber,
-        max_gap_between: Type.Union([Type.Array(Type.String(), { minItems: 2, maxItems: 2 }), Type.Null()], {
+        peg: Nullable(PegStatus, { description: "stablecoins: of the weighted price against 1 USD" }),
+        max_gap_bps: Nullable(Type.Number()),
+        max_gap_between: Nullable(Type.Array(Type.String(), { minItems: 2, maxItems: 2 }), {
           description: "the cheaper pair, then the dearer one",
         }),
       }),
@@ -186,19 +179,19 @@ export const solanaWalletProfile = defineRoute({
     address: SolanaAddress,
     network: Type.String(),
     is_program: Type.Boolean(),
-    sol: Type.Object({ lamports: Type.String(), amount: Type.Number(), usd: NullableNumber }),
+    sol: Type.Object({ lamports: Type.String(), amount: Type.Number(), usd: Nullable(Type.Number()) }),
     usdc: Type.Object({ atomic: Type.String(), amount: Type.Number() }),
     token_accounts: Type.Array(
       Type.Object({
         account: SolanaAddress,
         mint: SolanaAddress,
-        symbol: NullableString,
-        program: Type.Union([Type.Literal("spl-token"), Type.Literal("spl-token-2022")]),
+        symbol: Nullable(Type.String()),
+        program: Literals(["spl-token", "spl-token-2022"]),
         atomic: Type.String(),
         amount: Type.Number(),
         frozen: Type.Boolean(),
-        price_usd: NullableNumber,
-        usd: NullableNumber,
+        price_usd: Nullable(Type.Number()),
+        usd: Nullable(Type.Number()),
       }),
     ),
     total_usd: Type.Number({ description: "SOL and every token account with a price" }),
@@ -208,7 +201,7 @@ export const solanaWalletProfile = defineRoute({
         Type.Object({
           signature: Type.String(),
           slot: Type.Integer(),
-          block_time: Type.Union([Type.Integer(), Type.Null()]),
+          block_time: Nullable(Type.Integer()),
           failed: Type.Boolean(),
         }),
       ),

@@ -60,7 +60,7 @@ function queryParameters(route: RouteDef): Record<string, unknown>[] {
 
 /** The codes an operation can answer with: its route's own, and the ones every route of its kind has. */
 function errorCodesOf(route: RouteDef): ErrorCode[] {
-  const codes = new Set<ErrorCode>(route.errors);
+  const codes = new Set<ErrorCode>(route.errors ?? []);
   if (route.method === "POST") codes.add("invalid_request");
   if (route.price !== null) {
     codes.add("payment_required");
@@ -131,10 +131,8 @@ function operation(route: RouteDef): Record<string, unknown> {
 }
 
 /** A USD price as the decimal string `x-payment-info` quotes: at least two decimals, at most six (USDC's). */
-export function usdAmount(price: number): string {
-  const text = price.toFixed(6).replace(/0+$/, "");
-  const decimals = text.length - text.indexOf(".") - 1;
-  return decimals < 2 ? price.toFixed(2) : text;
+function usdAmount(price: number): string {
+  return price.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 6, useGrouping: false });
 }
 
 /** The bounds of a dynamic price: its query parameter's minimum and maximum. */
@@ -151,13 +149,8 @@ function priceBounds(route: RouteDef): { min?: number; max?: number } {
 /** `x-payment-info.price`: a fixed amount, or a dynamic one with the bounds an agent can pre-authorise. */
 function priceInfo(route: RouteDef): Record<string, string> {
   if (!route.dynamicPrice) return { mode: "fixed", currency: "USD", amount: usdAmount(route.price as number) };
-  const { min, max } = priceBounds(route);
-  return {
-    mode: "dynamic",
-    currency: "USD",
-    ...(min !== undefined ? { min: usdAmount(min) } : {}),
-    ...(max !== undefined ? { max: usdAmount(max) } : {}),
-  };
+  const bounds = Object.entries(priceBounds(route)).map(([bound, usd]) => [bound, usdAmount(usd)]);
+  return { mode: "dynamic", currency: "USD", ...Object.fromEntries(bounds) };
 }
 
 function priceText(route: RouteDef): string {
@@ -168,23 +161,19 @@ function priceText(route: RouteDef): string {
 }
 
 /** `info.x-guidance`: how an agent should use this API, generated from the route table (kept under 4000 characters). */
-export function guidanceOf(
-  routes: readonly RouteDef[],
-  site: Pick<SiteDef, "description" | "networks" | "budgetHint" | "howToPay"> = primarySite,
-): string {
+function guidanceOf(routes: readonly RouteDef[], site: Pick<SiteDef, "description" | "networks" | "budgetHint" | "howToPay">): string {
   // One line per path and price: a path offered with GET and POST at one price answers one question.
   const byPath = Map.groupBy(routes, (route) => `${route.path} ${route.price}`);
   // Routes under a parent path with four or more children (the entity-intelligence and how-to families) share
   // one heading, then one short line each: the guidance must stay short enough to inline.
-  const children = new Map<string, number>();
-  for (const route of routes) {
-    const parent = route.path.slice(0, route.path.lastIndexOf("/"));
-    if (parent !== "/api") children.set(parent, (children.get(parent) ?? 0) + 1);
-  }
+  const parentOf = (path: string) => path.slice(0, path.lastIndexOf("/"));
+  const children = Map.groupBy(
+    routes.filter((route) => parentOf(route.path) !== "/api"),
+    (route) => parentOf(route.path),
+  );
   const familyOf = (path: string) => {
-    const parent = path.slice(0, path.lastIndexOf("/"));
-    if ((children.get(parent) ?? 0) >= 4) return parent;
-    return (children.get(path) ?? 0) >= 4 ? path : undefined;
+    if ((children.get(parentOf(path))?.length ?? 0) >= 4) return parentOf(path);
+    return (children.get(path)?.length ?? 0) >= 4 ? path : undefined;
   };
   const headed = new Set<string>();
   const lines: string[] = [];

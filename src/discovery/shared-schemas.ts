@@ -8,26 +8,34 @@
  * do not find repeats.
  */
 
+import { pascalCase } from "../../spec/route.ts";
+
 type Json = Record<string, unknown>;
 
 /** A shared schema must be at least this long (in JSON characters) to be worth a `$ref`. */
 const MIN_LENGTH = 60;
 
-/** Where a subschema sits under a schema: each value of `properties`, `items`, each of `anyOf`… */
-function subschemas(schema: Json): Json[] {
-  const out: Json[] = [];
-  const add = (v: unknown) => {
-    if (v && typeof v === "object" && !Array.isArray(v)) out.push(v as Json);
+/**
+ * The subschemas directly under a schema (each value of `properties`, `items`, each of `anyOf`…),
+ * each with the name it is shared under: its property's, `<name>Item` for an array's items, else
+ * its parent's `name`.
+ */
+function subschemas(schema: Json, name: string): [Json, string][] {
+  const out: [Json, string][] = [];
+  const add = (v: unknown, as: string) => {
+    if (v && typeof v === "object" && !Array.isArray(v)) out.push([v as Json, as]);
   };
-  for (const key of ["properties", "patternProperties", "$defs"] as const) {
+  for (const [prop, v] of Object.entries((schema.properties ?? {}) as Json)) add(v, pascalCase(prop));
+  add(schema.items, `${name}Item`);
+  for (const key of ["patternProperties", "$defs"] as const) {
     const map = schema[key];
-    if (map && typeof map === "object") for (const v of Object.values(map as Json)) add(v);
+    if (map && typeof map === "object") for (const v of Object.values(map as Json)) add(v, name);
   }
   for (const key of ["anyOf", "oneOf", "allOf", "prefixItems"] as const) {
     const list = schema[key];
-    if (Array.isArray(list)) for (const v of list) add(v);
+    if (Array.isArray(list)) for (const v of list) add(v, name);
   }
-  for (const key of ["items", "additionalProperties", "not", "contains"] as const) add(schema[key]);
+  for (const key of ["additionalProperties", "not", "contains"] as const) add(schema[key], name);
   return out;
 }
 
@@ -40,8 +48,7 @@ function operationSchemaSlots(doc: Json): { holder: Json; key: string; name: str
   };
   for (const item of Object.values((doc.paths ?? {}) as Record<string, Record<string, Json>>)) {
     for (const op of Object.values(item)) {
-      const id = String(op.operationId ?? "Operation");
-      const pascal = id.charAt(0).toUpperCase() + id.slice(1);
+      const pascal = pascalCase(String(op.operationId ?? "Operation"));
       for (const p of (op.parameters ?? []) as Json[])
         if (p.schema) slots.push({ holder: p, key: "schema", name: `${pascal}${String(p.name)}` });
       content((op.requestBody as Json | undefined)?.content, `${pascal}Request`);
@@ -50,13 +57,6 @@ function operationSchemaSlots(doc: Json): { holder: Json; key: string; name: str
   }
   return slots;
 }
-
-const pascalCase = (text: string) =>
-  text
-    .split(/[^A-Za-z0-9]+/)
-    .filter(Boolean)
-    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
-    .join("");
 
 /**
  * Share every subschema of the document's operations that occurs more than once, largest
@@ -71,28 +71,16 @@ export function shareRepeatedSchemas<T extends Json>(doc: T): T {
   for (;;) {
     // Each schema node's JSON text, how often it occurs, and a name from its first place.
     const seen = new Map<string, { count: number; name: string; node: Json }>();
-    const visit = (node: Json, name: string, isRoot: boolean): string => {
+    const visit = (node: Json, name: string, isRoot = false) => {
       const text = JSON.stringify(node);
       if (!isRoot && !("$ref" in node) && text.length >= MIN_LENGTH) {
         const entry = seen.get(text);
         if (entry) entry.count++;
         else seen.set(text, { count: 1, name, node });
       }
-      for (const [key, value] of Object.entries(node)) {
-        if (key === "properties" && value && typeof value === "object") {
-          for (const [prop, sub] of Object.entries(value as Json))
-            if (sub && typeof sub === "object") visit(sub as Json, pascalCase(prop), false);
-        } else if (key === "items" && value && typeof value === "object" && !Array.isArray(value)) {
-          visit(value as Json, `${name}Item`, false);
-        }
-      }
-      for (const sub of subschemas(node)) {
-        if (Object.values((node.properties ?? {}) as Json).includes(sub) || node.items === sub) continue;
-        visit(sub, name, false);
-      }
-      return text;
+      for (const [sub, subName] of subschemas(node, name)) visit(sub, subName);
     };
-    for (const slot of operationSchemaSlots(doc)) visit(slot.holder[slot.key] as Json, slot.name, false);
+    for (const slot of operationSchemaSlots(doc)) visit(slot.holder[slot.key] as Json, slot.name);
     for (const [name, schema] of Object.entries(shared)) visit(schema, name, true);
 
     // The repeats worth sharing, largest saving first; one round shares those that do not hold
@@ -109,20 +97,20 @@ export function shareRepeatedSchemas<T extends Json>(doc: T): T {
       shared[name] = structuredClone(entry.node);
     }
     if (picked.size === 0) break;
-    const replace = (holder: Json, key: string | number, inside: string | undefined) => {
+    const replace = (holder: Json, key: string | number) => {
       const value = (holder as Record<string | number, unknown>)[key];
       if (!value || typeof value !== "object") return;
       const name = picked.get(JSON.stringify(value));
-      if (name && name !== inside) {
+      if (name) {
         (holder as Record<string | number, unknown>)[key] = { $ref: `#/components/schemas/${name}` };
         return;
       }
-      for (const k of Object.keys(value as Json)) replace(value as Json, Array.isArray(value) ? Number(k) : k, inside);
+      for (const k of Object.keys(value as Json)) replace(value as Json, Array.isArray(value) ? Number(k) : k);
     };
-    for (const slot of operationSchemaSlots(doc)) replace(slot.holder, slot.key, undefined);
+    for (const slot of operationSchemaSlots(doc)) replace(slot.holder, slot.key);
     for (const key of Object.keys(shared)) {
       const own = shared[key] as Json;
-      for (const k of Object.keys(own)) replace(own, k, undefined);
+      for (const k of Object.keys(own)) replace(own, k);
     }
     // The new component itself may contain further copies of smaller repeats: they are found next round.
   }
