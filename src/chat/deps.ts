@@ -53,7 +53,7 @@ export interface ChatDeps {
  * the compiled knowledge base.
  *
  * @example
- * const answer = await answerChat(input.message, chatDepsFromContext(ctx), { llm: chatConfig.llm });
+ * const answer = await answerChat(input.message, chatDepsFromContext(ctx), chatConfig.llm);
  */
 export function chatDepsFromContext(ctx: FunctionContext): ChatDeps {
   return {
