@@ -28,11 +28,6 @@ export function usd(atomic: bigint): string {
   return `$${whole}.${fraction.padEnd(2, "0")}`;
 }
 
-/** The price of a route in atomic USDC, or null for a free route. */
-export function priceAtomic(route: RouteDef): bigint | null {
-  return route.price === null ? null : BigInt(atomicUsdc(route.price));
-}
-
 /** The JSON Schema of a route's input, as plain JSON (TypeBox's symbol keys dropped). */
 function inputSchemaOf(route: RouteDef): Tool["inputSchema"] {
   // A POST without a body takes its query as its input (the top-up's amount).
@@ -47,7 +42,7 @@ function networkNameOf(route: RouteDef): string {
 }
 
 function descriptionOf(route: RouteDef): string {
-  const atomic = priceAtomic(route);
+  const atomic = route.price === null ? null : BigInt(atomicUsdc(route.price));
   const network = networkNameOf(route);
   const price =
     atomic === null
