@@ -1,23 +1,31 @@
 /**
  * `POST /api/defi-sentiment`: perpetual funding, open interest and 24 h price change of an
  * asset (Hyperliquid) and a protocol's TVL trend (DefiLlama), with a score whose every input
- * and weight is in the answer.
+ * and weight is in the answer. The same method answers the secondary site's
+ * `POST /v1/defi-sentiment` and, SOL when no asset or protocol is named, the Solana site's.
  */
 import { defiSentiment } from "../spec/routes/analytics.ts";
+import { defiSentimentV1 } from "../spec/routes/base-tools.ts";
+import { solanaDefiSentiment } from "../spec/routes/solana.ts";
 import { methodologyFor } from "../src/analytics/methodology.ts";
 import { FULL_SCALE, NEUTRAL_FUNDING_8H_PCT, SENTIMENT_THRESHOLD, SENTIMENT_WEIGHTS, scoreSentiment } from "../src/analytics/sentiment.ts";
 import { analyticsOf } from "../src/analytics/services.ts";
 import { exactTimes, parseDecimal } from "../src/analytics/usd-value.ts";
-import { defineFunction, type FunctionContext } from "../src/context.ts";
+import { defineFunction, type FunctionContext, type RouteFunction } from "../src/context.ts";
 import { NotFoundError } from "../src/errors.ts";
 
 // Tickers people use for the wrapped or bridged form of an asset that trades as a perpetual.
 const ALIASES: Record<string, string> = { WETH: "ETH", CBETH: "ETH", WBTC: "BTC", CBBTC: "BTC" };
 
-export default defineFunction(defiSentiment, (input, ctx) => sentimentOf(input, ctx, "ETH"));
+const defiSentimentFunctions: readonly RouteFunction[] = [
+  defineFunction(defiSentiment, (input, ctx) => sentimentOf(input, ctx, "ETH")),
+  defineFunction(defiSentimentV1, (input, ctx) => sentimentOf(input, ctx, "ETH")),
+  defineFunction(solanaDefiSentiment, (input, ctx) => sentimentOf(input, ctx, "SOL")),
+];
+export default defiSentimentFunctions;
 
-/** The sentiment of `input`, `defaultAsset` when it names neither asset nor protocol (the Solana site's answers SOL). */
-export async function sentimentOf(input: { asset?: string; protocol?: string }, ctx: FunctionContext, defaultAsset: string) {
+/** The sentiment of `input`, `defaultAsset` when it names neither asset nor protocol. */
+async function sentimentOf(input: { asset?: string; protocol?: string }, ctx: FunctionContext, defaultAsset: string) {
   const { hyperliquid, defillama } = analyticsOf(ctx);
   const asset = input.asset ? input.asset.toUpperCase() : input.protocol ? null : defaultAsset;
   const protocol = input.protocol ?? null;

@@ -174,7 +174,6 @@ export default defineFunction(trace, async (input, ctx) => {
     }
     await learn(result.logs);
     const edges: TransferLog[] = [];
-    const fresh: Node[] = [];
     for (const node of expanding) {
       const onward = result.logs.filter((l) =>
         out
@@ -195,10 +194,7 @@ export default defineFunction(trace, async (input, ctx) => {
       edges.push(...own);
     }
     edges.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
-    for (const e of edges) {
-      const node = reach(e, hop);
-      if (node) fresh.push(node);
-    }
+    const fresh = edges.map((e) => reach(e, hop)).filter((n): n is Node => n !== undefined);
     hops.push({ hop, edges });
     frontier = await settle(fresh, hop, await describeNew(fresh.map((n) => n.address)));
   }

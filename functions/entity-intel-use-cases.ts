@@ -9,13 +9,8 @@ import { UseCaseIndex } from "../src/content/use-cases.ts";
 import { defineFunction } from "../src/context.ts";
 import { InvalidRequestError, NotFoundError } from "../src/errors.ts";
 
-let index: UseCaseIndex | undefined;
-
-/** The index of the compiled use cases, built on first use. */
-function useCaseIndex(): UseCaseIndex {
-  index ??= new UseCaseIndex(catalog.entity_use_cases);
-  return index;
-}
+/** The index of the compiled use cases (a handful: built when the module loads). */
+const useCaseIndex = new UseCaseIndex(catalog.entity_use_cases);
 
 export default defineFunction(entityUseCases, async (input, ctx) => {
   const role = input.role?.trim() || null;
@@ -26,7 +21,7 @@ export default defineFunction(entityUseCases, async (input, ctx) => {
       { field: "body.task", expected: "what you want to find out (or give body.role)" },
     ]);
   }
-  const hits = useCaseIndex().search([role, task].filter(Boolean).join(" "));
+  const hits = useCaseIndex.search([role, task].filter(Boolean).join(" "));
   const [best, ...rest] = hits;
   if (!best) {
     const useCases = catalog.entity_use_cases.map((u) => ({ id: u.id, title: u.title, roles: u.roles }));

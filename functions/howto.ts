@@ -6,13 +6,9 @@
  * name the path's SOP; the route's schema enforces it.
  */
 import { SOP_CATALOGUE, type SopSlug } from "../spec/content-schema.ts";
-import type { RouteDef } from "../spec/route.ts";
 import { howtoRoutes } from "../spec/routes/content.ts";
 import { sopBySlug } from "../src/content/catalog.ts";
 import { defineFunction, type FunctionContext, type RouteFunction } from "../src/context.ts";
-
-/** The SOP routes: GET and POST for each SOP of the catalogue, in catalogue order. */
-export const sopRoutes: readonly RouteDef[] = SOP_CATALOGUE.flatMap((s) => [howtoRoutes[s.slug].get, howtoRoutes[s.slug].post]);
 
 const slugByPath = new Map<string, SopSlug>(SOP_CATALOGUE.map((s) => [howtoRoutes[s.slug].get.path, s.slug]));
 
@@ -26,6 +22,9 @@ export async function sopRecord(_input: unknown, ctx: FunctionContext): Promise<
   return sop.record;
 }
 
-/** One function per SOP route, all running `sopRecord`. */
-const howto: readonly RouteFunction[] = sopRoutes.map((route) => defineFunction(route, sopRecord));
+/** One function per SOP route (GET and POST for each SOP of the catalogue, in catalogue order), all running `sopRecord`. */
+const howto: readonly RouteFunction[] = SOP_CATALOGUE.flatMap((s) => [
+  defineFunction(howtoRoutes[s.slug].get, sopRecord),
+  defineFunction(howtoRoutes[s.slug].post, sopRecord),
+]);
 export default howto;

@@ -493,7 +493,7 @@ describe("the LLM engine against a local stand-in", () => {
     });
     servers.push(api);
 
-    const answer: ChatAnswer = await answerChat("what is ETH doing?", chatDepsFromContext(ctx), { llm: llmConfig(api.url) });
+    const answer: ChatAnswer = await answerChat("what is ETH doing?", chatDepsFromContext(ctx), llmConfig(api.url));
     expect(answer.engine).toBe("llm");
     expect(answer.fallback).toBeUndefined();
     expect(answer.reply).toBe("ETH is at $3120.45, 1.84% over 24 h (dexscreener). Not financial advice.");
@@ -546,7 +546,7 @@ describe("the LLM engine against a local stand-in", () => {
     });
     servers.push(api);
 
-    const answer = await answerChat("SOL funding, and who pays gas?", chatDepsFromContext(ctx), { llm: llmConfig(api.url) });
+    const answer = await answerChat("SOL funding, and who pays gas?", chatDepsFromContext(ctx), llmConfig(api.url));
     expect(answer.engine).toBe("llm");
     expect(answer.reply).toBe("SOL funding is -0.0035% per hour; the facilitator pays the gas (who-pays-gas-x402). Not financial advice.");
     expect(withoutTimes(answer.sources)).toEqual([
@@ -567,7 +567,7 @@ describe("the LLM engine against a local stand-in", () => {
       res.writeHead(500, { "content-type": "application/json" }).end('{"error":"boom"}');
     });
     servers.push(api);
-    const answer = await answerChat("What is ETH at?", chatDepsFromContext(ctx), { llm: llmConfig(api.url) });
+    const answer = await answerChat("What is ETH at?", chatDepsFromContext(ctx), llmConfig(api.url));
     expect(answer.engine).toBe("builtin");
     expect(answer.fallback).toEqual({
       from: "llm",
@@ -586,7 +586,7 @@ describe("the LLM engine against a local stand-in", () => {
     });
     servers.push(api);
     const begin = Date.now();
-    const answer = await answerChat("price of SOL", chatDepsFromContext(ctx), { llm: llmConfig(api.url, { timeoutMs: 400 }) });
+    const answer = await answerChat("price of SOL", chatDepsFromContext(ctx), llmConfig(api.url, { timeoutMs: 400 }));
     const elapsed = Date.now() - begin;
     expect(answer.engine).toBe("builtin");
     expect(answer.fallback).toEqual({
@@ -604,7 +604,7 @@ describe("the LLM engine against a local stand-in", () => {
       res.writeHead(200, { "content-type": "application/json" }).end('{"choices": []}');
     });
     servers.push(api);
-    const answer = await answerChat("SOL funding", chatDepsFromContext(ctx), { llm: llmConfig(api.url) });
+    const answer = await answerChat("SOL funding", chatDepsFromContext(ctx), llmConfig(api.url));
     expect(answer.engine).toBe("builtin");
     expect(answer.fallback?.reason).toBe("llm_bad_answer");
     expect(answer.reply).toBe("SOL funding on Hyperliquid is -0.0035% per hour (-0.028% per 8 h): shorts pay longs. Not financial advice.");
@@ -616,7 +616,7 @@ describe("the LLM engine against a local stand-in", () => {
       completion(res, { content: null, tool_calls: [{ id: "g", type: "function", function: { name: "get_markets", arguments: "{}" } }] });
     });
     servers.push(api);
-    const answer = await answerChat("markets?", chatDepsFromContext(ctx), { llm: llmConfig(api.url, { maxRounds: 2 }) });
+    const answer = await answerChat("markets?", chatDepsFromContext(ctx), llmConfig(api.url, { maxRounds: 2 }));
     expect(api.requests.map((r) => r.body.tool_choice)).toEqual(["auto", "auto", "none"]);
     expect(answer.engine).toBe("llm");
     expect(answer.reply).toBe("Gas data was fetched twice. Not financial advice.");

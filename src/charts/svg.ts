@@ -4,11 +4,7 @@
  * `--line` of src/layouts/Base.astro), so a chart follows the light or dark scheme like the
  * text around it. Each chart is an `img` with a title that says in words what it shows.
  */
-
-/** Escape text for SVG/HTML content and attributes. */
-function esc(text: string): string {
-  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
-}
+import { escapeHtml as esc } from "../content/inline-markdown.ts";
 
 const round = (n: number) => Math.round(n * 10) / 10;
 

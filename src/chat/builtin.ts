@@ -159,10 +159,8 @@ export function excerpt(markdown: string, limit = 600): string {
   return end > 0 ? cut.slice(0, end + 1) : `${cut.trimEnd()}…`;
 }
 
-function listOf(items: readonly string[]): string {
-  if (items.length <= 1) return items.join("");
-  return `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
-}
+/** "a, b and c": British English puts no comma before the "and". */
+const listOf = (items: readonly string[]) => new Intl.ListFormat("en-GB", { type: "conjunction" }).format(items);
 
 async function marketReply(question: ChatQuestion, deps: ChatDeps): Promise<EngineAnswer> {
   const { topics } = question;

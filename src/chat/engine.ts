@@ -33,12 +33,6 @@ export interface ChatAnswer extends EngineAnswer {
   fallback?: ChatFallback;
 }
 
-/** How to answer. */
-export interface ChatOptions {
-  /** The LLM to ask first (from `chatConfigFromEnv`); null or absent: the built-in engine. */
-  llm?: ChatLlmConfig | null;
-}
-
 // Any sentence a model writes about advice: the service's own disclaimer replaces it, so it is said once.
 const ADVICE_SENTENCE = /[^.!?\n]*\bnot (?:financial|investment) advice\b[^.!?\n]*[.!?]?/gi;
 
@@ -52,16 +46,17 @@ export function withDisclaimer(reply: string): string {
 }
 
 /**
- * Answer one chat message with live figures fetched now.
+ * Answer one chat message with live figures fetched now, asking `llm` first (from
+ * `chatConfigFromEnv`); null or absent: the built-in engine.
  *
  * @example
  * const answer = await answerChat("what is ETH at?", chatDepsFromContext(ctx));
  * // { reply: "ETH (WETH on Base) is at $3,120.45 (...). Not financial advice.", engine: "builtin", sources: [...] }
  */
-export async function answerChat(message: string, deps: ChatDeps, options: ChatOptions = {}): Promise<ChatAnswer> {
-  if (options.llm) {
+export async function answerChat(message: string, deps: ChatDeps, llm: ChatLlmConfig | null = null): Promise<ChatAnswer> {
+  if (llm) {
     try {
-      const answer = await answerWithLlm(message, deps, options.llm);
+      const answer = await answerWithLlm(message, deps, llm);
       return { reply: withDisclaimer(answer.reply), engine: "llm", sources: answer.sources };
     } catch (error) {
       if (!(error instanceof LlmFailure)) throw error;

@@ -7,7 +7,7 @@ import { type Address, getAddress, isAddress } from "viem";
 import type { MarketPair } from "../../spec/routes/analytics.ts";
 import { exactTimes, parseDecimal, rounded } from "../analytics/usd-value.ts";
 import { WATCHLIST } from "../analytics/watchlist.ts";
-import type { ChatDeps, GasReading } from "./deps.ts";
+import type { ChatDeps } from "./deps.ts";
 import type { ChatFigure } from "./sources.ts";
 
 /** An asset a question names, resolved to where its figures come from. */
@@ -93,15 +93,11 @@ export function perpChange24h(markPx: string, prevDayPx: string): number | null 
   return Number(((Number(markPx) / prev - 1) * 100).toFixed(2));
 }
 
-function watchedRow(pairs: readonly MarketPair[], symbol: string): MarketPair | undefined {
-  return pairs.find((p) => p.symbol === symbol);
-}
-
 /** The price of an asset: watched tokens from the markets rows, perpetuals from Hyperliquid, tokens by address from their deepest pair. */
 export async function priceFact(deps: ChatDeps, ref: AssetRef): Promise<PriceFact> {
   if (ref.kind === "watched") {
     const { pairs } = await deps.markets();
-    const row = watchedRow(pairs, ref.symbol);
+    const row = pairs.find((p) => p.symbol === ref.symbol);
     if (row) {
       return {
         label: assetLabel(ref),
@@ -165,38 +161,28 @@ export function priceFigures(
   return figures;
 }
 
-/** Funding, open interest and mark price of one Hyperliquid perpetual. */
-export interface PerpFact {
-  name: string;
-  /** Percent per hour, exact. */
-  funding_1h_pct: string;
-  /** Percent per 8 hours (8 hourly payments), exact. */
-  funding_8h_pct: string;
-  /** Coin units. */
-  open_interest: string;
-  /** USD at the mark price, rounded half up to whole dollars. */
-  open_interest_usd: number;
-  mark_px: string;
-  change_24h_pct: number | null;
-  fetched_at: string;
-}
-
-/** The perpetual `name` on Hyperliquid, or null when it is not listed. */
-export async function perpFact(deps: ChatDeps, name: string): Promise<PerpFact | null> {
+/** Funding, open interest and mark price of the perpetual `name` on Hyperliquid, or null when it is not listed. */
+export async function perpFact(deps: ChatDeps, name: string) {
   const perps = await deps.perps();
   const perp = perps.value.get(name.toUpperCase());
   if (!perp) return null;
   return {
     name: perp.name,
+    // Percent per hour, exact.
     funding_1h_pct: exactTimes(perp.funding_1h, 1n, 2),
+    // Percent per 8 hours (8 hourly payments), exact.
     funding_8h_pct: exactTimes(perp.funding_1h, 8n, 2),
+    // Coin units.
     open_interest: parseDecimal(perp.open_interest).toFixed(),
+    // USD at the mark price, rounded half up to whole dollars.
     open_interest_usd: rounded(parseDecimal(perp.open_interest).times(perp.mark_px), 0),
     mark_px: parseDecimal(perp.mark_px).toFixed(),
     change_24h_pct: perpChange24h(perp.mark_px, perp.prev_day_px),
     fetched_at: new Date(perps.fetchedAt).toISOString(),
   };
 }
+
+type PerpFact = NonNullable<Awaited<ReturnType<typeof perpFact>>>;
 
 /** The figures of a perpetual's funding (`funding`), open interest (`oi`) or both. */
 export function perpFigures(fact: PerpFact, parts: { funding: boolean; oi: boolean }): ChatFigure[] {
@@ -215,19 +201,14 @@ export function perpFigures(fact: PerpFact, parts: { funding: boolean; oi: boole
   return figures;
 }
 
-/** Gas now, stamped with when it was read. */
-export interface GasFact extends GasReading {
-  fetched_at: string;
-}
-
-/** Gas on the served chain now. */
-export async function gasFact(deps: ChatDeps): Promise<GasFact> {
+/** Gas on the served chain now, stamped with when it was read. */
+export async function gasFact(deps: ChatDeps) {
   const reading = await deps.gas();
   return { ...reading, fetched_at: deps.now().toISOString() };
 }
 
 /** The figures a gas answer contributes (the ETH price used for the USD costs among them). */
-export function gasFigures(fact: GasFact): ChatFigure[] {
+export function gasFigures(fact: Awaited<ReturnType<typeof gasFact>>): ChatFigure[] {
   const at = { source: "chain", fetched_at: fact.fetched_at };
   return [
     { kind: "gas", id: "base_fee_gwei", value: fact.base_fee_gwei, ...at },
@@ -243,18 +224,6 @@ export function gasFigures(fact: GasFact): ChatFigure[] {
 /** The figures of the watched markets' rows. */
 export function marketFigures(pairs: readonly MarketPair[]): ChatFigure[] {
   return pairs.flatMap((row) => priceFigures({ ...row, address: null }));
-}
-
-/** A protocol's TVL now and its 24 h change, as DefiLlama gives them. */
-export interface TvlFact {
-  slug: string;
-  name: string;
-  tvl_usd: number;
-  /** Percent; null when DefiLlama gives none. */
-  change_24h_pct: number | null;
-  /** For a parent protocol: the slugs of the versions its figure covers. */
-  members: string[] | null;
-  fetched_at: string;
 }
 
 // Words of a TVL question that name no protocol.
@@ -297,21 +266,23 @@ export async function protocolsNamed(deps: ChatDeps, message: string): Promise<s
   return found;
 }
 
-/** A protocol's TVL and 24 h change (`POST /api/defi-sentiment`'s `protocol_tvl`). */
-export async function tvlFact(deps: ChatDeps, slug: string): Promise<TvlFact> {
+/** A protocol's TVL now and its 24 h change, as DefiLlama gives them (`POST /api/defi-sentiment`'s `protocol_tvl`). */
+export async function tvlFact(deps: ChatDeps, slug: string) {
   const { value, fetchedAt } = await deps.protocolTvl(slug);
   return {
     slug: value.slug,
     name: value.name,
     tvl_usd: value.tvl_usd,
+    // Percent; null when DefiLlama gives none.
     change_24h_pct: value.change_24h_pct,
+    // For a parent protocol: the slugs of the versions its figure covers.
     members: value.members ?? null,
     fetched_at: new Date(fetchedAt).toISOString(),
   };
 }
 
 /** The figures a TVL fact contributes. */
-export function tvlFigures(fact: TvlFact): ChatFigure[] {
+export function tvlFigures(fact: Awaited<ReturnType<typeof tvlFact>>): ChatFigure[] {
   const base = { id: fact.slug, source: "defillama", fetched_at: fact.fetched_at };
   const figures: ChatFigure[] = [{ kind: "tvl", ...base, value: fact.tvl_usd }];
   if (fact.change_24h_pct !== null) figures.push({ kind: "tvl_change_24h", ...base, value: fact.change_24h_pct });

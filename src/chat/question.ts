@@ -13,21 +13,6 @@ export interface AssetMention {
   known: AssetRef | null;
 }
 
-/** What a message asks. */
-export interface ChatQuestion {
-  text: string;
-  topics: ChatTopics;
-  /** Phrased as a how/why/what-is question (a knowledge-base question unless it asks for live figures). */
-  howTo: boolean;
-  /** Says "now", "current", "today"...: wants live figures. */
-  live: boolean;
-  /** Asks for a recommendation or a prediction. */
-  advice: boolean;
-  /** Asks what the assistant can do. */
-  help: boolean;
-  mentions: AssetMention[];
-}
-
 /** The topics a message may ask about, each with the words that ask it. */
 const TOPIC_RULES = {
   price: /\bprices?\b|\bpriced\b|\bworth\b|\btrading at\b|\bat\s*\??\s*$|\bat right now\b|\bhow much is\b|\bquote\b|\bvalue of\b/,
@@ -110,8 +95,11 @@ function mentionKey(mention: AssetMention): string {
   return `token:${ref.address}`;
 }
 
+/** What a message asks. */
+export type ChatQuestion = ReturnType<typeof readQuestion>;
+
 /** Read `message`: its topics, phrasing and the assets it names, in order of appearance. */
-export function readQuestion(message: string): ChatQuestion {
+export function readQuestion(message: string) {
   const lower = message.toLowerCase().replace(/\s+/g, " ").trim();
   const topics = Object.fromEntries(Object.entries(TOPIC_RULES).map(([topic, rule]) => [topic, rule.test(lower)])) as unknown as ChatTopics;
   const tickers = tickerWords(message);
@@ -132,9 +120,13 @@ export function readQuestion(message: string): ChatQuestion {
   return {
     text: message,
     topics,
+    // Phrased as a how/why/what-is question (a knowledge-base question unless it asks for live figures).
     howTo: HOW_TO.test(lower),
+    // Says "now", "current", "today"...: wants live figures.
     live: LIVE.test(lower),
+    // Asks for a recommendation or a prediction.
     advice: ADVICE.test(lower),
+    // Asks what the assistant can do.
     help: HELP.test(lower),
     mentions,
   };

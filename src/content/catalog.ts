@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { Value } from "@sinclair/typebox/value";
-import { CompiledContent, type CompiledPlaybook, type CompiledSop } from "../../spec/content-schema.ts";
+import { CompiledContent, type CompiledSop } from "../../spec/content-schema.ts";
 
 function load(): CompiledContent {
   let data: unknown;
@@ -23,11 +23,6 @@ function load(): CompiledContent {
 
 /** Everything compiled from `content/`. */
 export const catalog: CompiledContent = load();
-
-/** The compiled playbook with this id, if any. */
-export function playbookById(id: string): CompiledPlaybook | undefined {
-  return catalog.playbooks.find((p) => p.item.id === id);
-}
 
 /** The compiled SOP with this slug, if any. */
 export function sopBySlug(slug: string): CompiledSop | undefined {

@@ -9,7 +9,8 @@ import { unified } from "unified";
 
 const parser = unified().use(remarkParse);
 
-function escapeHtml(text: string): string {
+/** Escape text for HTML (or SVG) content and attributes. */
+export function escapeHtml(text: string): string {
   return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;").replaceAll('"', "&quot;");
 }
 

@@ -15,13 +15,6 @@ export interface KbHit extends KbEntrySummary {
   matchedTerms: number;
 }
 
-/** What `ask` answers. */
-export interface KbAnswer {
-  matches: KbHit[];
-  /** The top match's full entry when it answers the question, else null. */
-  best: KbEntry | null;
-}
-
 /** Field weights: a word of the title or of a question the entry is asked as says more than the same word in its answer. */
 export const KB_BOOST = { title: 3, asked_as: 3, tags: 2, answer: 1 } as const;
 
@@ -131,11 +124,12 @@ export class KbIndex {
   }
 
   /** The ranked matches of a question and, when the top one is confident, its full entry. */
-  ask(question: string): KbAnswer {
+  ask(question: string) {
     const ranked = this.#index.search(question);
     const top = ranked[0];
     return {
       matches: ranked.slice(0, KB_ASK_MATCHES).map((hit) => this.#hit(hit)),
+      // The top match's full entry when it answers the question, else null.
       best: top && isConfident(ranked, searchTerms(question).size) ? (this.#byId.get(top.id) as KbEntry) : null,
     };
   }

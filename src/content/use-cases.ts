@@ -10,12 +10,6 @@ import { fieldText, fuzzyFor, KB_MAX_FUZZY, prefixFor, processTerm } from "./kb-
 /** Field weights: the title and roles say most about whom a use case is for. */
 export const USE_CASE_BOOST = { title: 3, roles: 3, tags: 2, summary: 1.5, why: 1 } as const;
 
-/** A ranked match. */
-export interface UseCaseHit {
-  useCase: EntityUseCase;
-  score: number;
-}
-
 /** A search over a set of use cases. */
 export class UseCaseIndex {
   readonly #index: MiniSearch<EntityUseCase>;
@@ -33,7 +27,7 @@ export class UseCaseIndex {
   }
 
   /** Use cases matching `query`, best first. */
-  search(query: string, limit = 4): UseCaseHit[] {
+  search(query: string, limit = 4) {
     return this.#index
       .search(query)
       .slice(0, limit)

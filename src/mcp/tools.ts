@@ -9,6 +9,7 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { formatUnits } from "viem";
 import { atomicUsdc, type RouteDef } from "../../spec/route.ts";
+import { NoInput } from "../../spec/schemas.ts";
 import { sites } from "../../spec/sites.ts";
 import { networkById } from "../networks/index.ts";
 
@@ -19,25 +20,17 @@ export interface RouteTool {
   route: RouteDef;
 }
 
-/** The input schema of a route without input: an object with no properties. */
-const NO_INPUT = { type: "object", properties: {}, additionalProperties: false } as const;
-
 /** Atomic USDC (6 decimals) as dollars with at least two decimals: 100000n → "$0.10". */
 export function usd(atomic: bigint): string {
   const [whole, fraction = ""] = formatUnits(atomic, 6).split(".");
   return `$${whole}.${fraction.padEnd(2, "0")}`;
 }
 
-/** The price of a route in atomic USDC, or null for a free route. */
-export function priceAtomic(route: RouteDef): bigint | null {
-  return route.price === null ? null : BigInt(atomicUsdc(route.price));
-}
-
 /** The JSON Schema of a route's input, as plain JSON (TypeBox's symbol keys dropped). */
 function inputSchemaOf(route: RouteDef): Tool["inputSchema"] {
-  // A POST without a body takes its query as its input (the top-up's amount).
-  const schema = route.method === "GET" ? route.query : (route.body ?? route.query);
-  return schema ? (JSON.parse(JSON.stringify(schema)) as Tool["inputSchema"]) : { ...NO_INPUT };
+  // A POST without a body takes its query as its input (the top-up's amount); a route without input takes an empty object.
+  const schema = (route.method === "GET" ? route.query : (route.body ?? route.query)) ?? NoInput;
+  return JSON.parse(JSON.stringify(schema)) as Tool["inputSchema"];
 }
 
 /** The name of the network a route is paid on: its site's first (a route outside the table: Base, the primary's). */
@@ -47,7 +40,7 @@ function networkNameOf(route: RouteDef): string {
 }
 
 function descriptionOf(route: RouteDef): string {
-  const atomic = priceAtomic(route);
+  const atomic = route.price === null ? null : BigInt(atomicUsdc(route.price));
   const network = networkNameOf(route);
   const price =
     atomic === null
