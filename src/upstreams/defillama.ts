@@ -6,7 +6,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import type { defiSentiment } from "../../spec/routes/analytics.ts";
 import { NotFoundError } from "../errors.ts";
 import { expectShape, fetchUpstreamJson } from "./http-json.ts";
-import { type Cached, TtlCache } from "./ttl-cache.ts";
+import { type Cached, readInBatches, TtlCache } from "./ttl-cache.ts";
 
 /** The public TVL API. */
 export const DEFILLAMA_DEFAULT_URL = "https://api.llama.fi";
@@ -223,8 +223,8 @@ export class DefiLlama {
    * Current prices of `base:0x...` coins (`GET /prices/current/{coins}`); keys echo the request.
    * At most {@link COINS_PER_CALL} coins per call, the calls made together.
    */
-  coinPrices(coins: readonly string[]): Promise<Cached<Record<string, LlamaCoinPrice>>> {
-    return this.#batched(coins, (list) =>
+  async coinPrices(coins: readonly string[]): Promise<Cached<Record<string, LlamaCoinPrice>>> {
+    const answers = await readInBatches(coins, COINS_PER_CALL, (list) =>
       this.#prices.get(list, async () => {
         const { body } = await this.#get("defillama-coins", `${this.#coinsUrl}/prices/current/${list}?searchWidth=4h`);
         const parsed = expectShape("defillama-coins", CoinPrices, body);
@@ -233,33 +233,19 @@ export class DefiLlama {
         );
       }),
     );
+    return { value: Object.assign({}, ...answers.value), fetchedAt: answers.fetchedAt };
   }
 
   /** 24 h price change in percent of `base:0x...` coins (`GET /percentage/{coins}?period=24h`), batched as `coinPrices`. */
-  coinChanges24h(coins: readonly string[]): Promise<Cached<Record<string, number>>> {
-    return this.#batched(coins, (list) =>
+  async coinChanges24h(coins: readonly string[]): Promise<Cached<Record<string, number>>> {
+    const answers = await readInBatches(coins, COINS_PER_CALL, (list) =>
       this.#percentages.get(list, async () => {
         const { body } = await this.#get("defillama-coins", `${this.#coinsUrl}/percentage/${list}?period=24h`);
         const parsed = expectShape("defillama-coins", CoinPercentages, body);
         return Object.fromEntries(Object.entries(parsed.coins).map(([key, v]) => [key.toLowerCase(), v]));
       }),
     );
-  }
-
-  /** `coins` sorted and cut into lists of at most {@link COINS_PER_CALL}, each read by `read` (all at once), the answers merged. */
-  async #batched<T>(
-    coins: readonly string[],
-    read: (list: string) => Promise<Cached<Record<string, T>>>,
-  ): Promise<Cached<Record<string, T>>> {
-    const sorted = [...new Set(coins)].sort();
-    const lists: string[] = [];
-    for (let i = 0; i < sorted.length; i += COINS_PER_CALL) lists.push(sorted.slice(i, i + COINS_PER_CALL).join(","));
-    if (lists.length <= 1) return read(lists[0] ?? "");
-    const answers = await Promise.all(lists.map(read));
-    return {
-      value: Object.assign({}, ...answers.map((a) => a.value)) as Record<string, T>,
-      fetchedAt: Math.min(...answers.map((a) => a.fetchedAt)),
-    };
+    return { value: Object.assign({}, ...answers.value), fetchedAt: answers.fetchedAt };
   }
 
   /** GET `url` of the TVL (`defillama`) or coins (`defillama-coins`) API within the time limit. */
