@@ -15,7 +15,7 @@ import type { Logger } from "../log.ts";
 import { type SafeFetcher, TargetNotAllowedError } from "../outbound/safe-fetch.ts";
 import { lastPurchases, type OurPurchaseRow, recordPurchase } from "../store/ledger.ts";
 import type { Store } from "../store/store.ts";
-import { type ProbeBudgets, probeOrigin } from "./assess-origin.ts";
+import { probeOrigin, type ReputationReader } from "./assess-origin.ts";
 import { type Catalogue, groupByOrigin, representativeEndpoint } from "./catalogue.ts";
 import { CHECK_NAMES, type CheckName, type ConformanceReport } from "./conformance.ts";
 import { eip3009Probe } from "./eip3009-probe.ts";
@@ -177,15 +177,6 @@ export async function runCrawl(options: CrawlOptions) {
 /** What a finished crawl reports. */
 export type CrawlResult = Awaited<ReturnType<typeof runCrawl>>;
 
-/**
- * Budgets inside one origin's limit: the unpaid call may use most of it (a GET answering 404
- * may be followed by a POST), the discovery documents a shorter share, so a slow
- * /openapi.json never costs more than the call itself.
- */
-function probeBudgets(options: Pick<CrawlOptions, "originTimeoutMs">): ProbeBudgets {
-  return { probeTimeoutMs: options.originTimeoutMs, discoveryTimeoutMs: Math.max(250, Math.floor(options.originTimeoutMs / 2)) };
-}
-
 /** What every origin of a run shares: earlier purchases, the token reader, and the run's purchases when on. */
 interface RunContext {
   earlier: Map<string, OurPurchaseRow>;
@@ -196,7 +187,7 @@ interface RunContext {
 async function probeOne(
   origin: string,
   endpoints: Parameters<typeof representativeEndpoint>[0],
-  readReputation: (payTo: string, network: string | null) => Promise<Reputation>,
+  readReputation: ReputationReader,
   options: CrawlOptions,
   now: () => Date,
   context: RunContext,
@@ -207,8 +198,13 @@ async function probeOne(
   const signal = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
   const base = { origin, endpoint: target.url, endpoints: endpoints.length, probed_at: probedAt };
   try {
-    const probe = await probeOrigin(options.fetcher, { url: target.url, method: target.method }, readReputation, signal, {
-      ...probeBudgets(options),
+    // Budgets inside the origin's limit: the unpaid call may use most of it (a GET answering 404
+    // may be followed by a POST), the discovery documents a shorter share, so a slow
+    // /openapi.json never costs more than the call itself.
+    const probe = await probeOrigin(options.fetcher, target, readReputation, {
+      signal,
+      probeTimeoutMs: options.originTimeoutMs,
+      discoveryTimeoutMs: Math.max(250, Math.floor(options.originTimeoutMs / 2)),
       eip3009Probe: context.eip3009,
     });
     const r = probe.report;
