@@ -73,7 +73,7 @@ const balance = () => client.readContract({ address: base.usdc.address, abi: erc
 const crawl = (budget: PurchaseBudget) =>
   runCrawl({
     store,
-    catalogue: createCatalogue([cdpBazaarDirectory({ url: directories.cdpUrl }), x402ListDirectory({ url: directories.x402ListUrl })]),
+    catalogue: createCatalogue([cdpBazaarDirectory(directories.cdpUrl), x402ListDirectory(directories.x402ListUrl)]),
     fetcher,
     chain: { client, network: base.id, usdc: base.usdc.address },
     concurrency: 4,
