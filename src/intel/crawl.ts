@@ -17,7 +17,7 @@ import { lastPurchases, type OurPurchaseRow, recordPurchase } from "../store/led
 import type { Store } from "../store/store.ts";
 import { probeOrigin, type ReputationReader } from "./assess-origin.ts";
 import { type Catalogue, groupByOrigin, representativeEndpoint } from "./catalogue.ts";
-import { CHECK_NAMES, type CheckName, type ConformanceReport } from "./conformance.ts";
+import { type ConformanceReport, NO_CHECKS } from "./conformance.ts";
 import { eip3009Probe } from "./eip3009-probe.ts";
 import { failRun, finishRun, insertRows, startRun, summarise, type TrustRecord } from "./leaderboard.ts";
 import { type PurchaseOutcome, PurchaseRun, type PurchaserSettings, type PurchaseTarget } from "./purchase.ts";
@@ -51,8 +51,6 @@ export interface CrawlOptions {
    */
   purchases?: Omit<PurchaserSettings, "fetcher">;
 }
-
-const NO_CHECKS = Object.fromEntries(CHECK_NAMES.map((n) => [n, false])) as Record<CheckName, boolean>;
 
 /** Run one crawl and record it. Throws `UpstreamError` (run marked failed) when no directory answers. */
 export async function runCrawl(options: CrawlOptions) {

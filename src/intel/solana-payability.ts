@@ -12,7 +12,7 @@ import type { PaymentRequired, PaymentRequirements, SchemeNetworkClient } from "
 import { findDefaultAsset } from "@x402/svm";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import { isUsdc } from "./networks.ts";
-import { controlOf, optionAnswer, signOffline } from "./sign-offline.ts";
+import { controlOf, messageOf, optionAnswer, signOffline } from "./sign-offline.ts";
 
 const TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
 /** A well-formed blockhash for offline signing: a real buyer reads the latest one itself. */
@@ -60,9 +60,6 @@ class CheckingSvmClient implements SchemeNetworkClient {
 const solanaClient = new x402HTTPClient(new x402Client().register("solana:*", new CheckingSvmClient()));
 /** The same client with its spend controls off: what a buyer who loosened them would do. */
 const loosenedSolanaClient = new x402HTTPClient(new x402Client().register("solana:*", new CheckingSvmClient()).setSpendControls(false));
-
-const messageOf = (error: unknown) =>
-  ((error instanceof Error ? error.message : String(error)).split("\n")[0] ?? "").slice(0, 300) || "the client failed without a message";
 
 /** Whether `option` is a Solana option of an x402 v2 challenge (CAIP-2 `solana:*`): the options checked here. */
 export function isSolanaOption(version: unknown, option: unknown): boolean {
