@@ -84,6 +84,12 @@ export function tvlFromSeries(detail: LlamaProtocolDetail): { tvl_usd: number; c
   return { tvl_usd: tvl, change_24h_pct: (last.totalLiquidityUSD / dayBefore.totalLiquidityUSD - 1) * 100 };
 }
 
+/** `tvlFromSeries` with where the change came from (none without a series: TVL 0, no change). */
+function fromSeries(detail: LlamaProtocolDetail | null) {
+  const { tvl_usd, change_24h_pct } = detail ? tvlFromSeries(detail) : { tvl_usd: 0, change_24h_pct: null };
+  return { tvl_usd, change_24h_pct, change_source: change_24h_pct === null ? ("unavailable" as const) : ("tvl_series" as const) };
+}
+
 /** The words the names of a parent's versions start with ("Uniswap V2", "Uniswap V3" → "Uniswap"), or null. */
 export function commonName(names: readonly string[]): string | null {
   const split = names.map((n) => n.split(/\s+/));
@@ -167,15 +173,9 @@ export class DefiLlama {
     }
     // No series (DefiLlama has no detail for the slug): the list's TVL, and no change.
     const detail = await this.protocolDetail(summary.slug);
-    const fromSeries = detail.value ? tvlFromSeries(detail.value) : { tvl_usd: 0, change_24h_pct: null };
+    const series = fromSeries(detail.value);
     return {
-      value: {
-        slug: summary.slug,
-        name: summary.name,
-        tvl_usd: summary.tvl ?? fromSeries.tvl_usd,
-        change_24h_pct: fromSeries.change_24h_pct,
-        change_source: fromSeries.change_24h_pct === null ? "unavailable" : "tvl_series",
-      },
+      value: { slug: summary.slug, name: summary.name, ...series, tvl_usd: summary.tvl ?? series.tvl_usd },
       fetchedAt: detail.value ? Math.min(list.fetchedAt, detail.fetchedAt) : list.fetchedAt,
     };
   }
@@ -189,16 +189,8 @@ export class DefiLlama {
     const memberSlugs = members.map((m) => m.slug).sort();
     const detail = await this.protocolDetail(slug);
     if (detail.value) {
-      const fromSeries = tvlFromSeries(detail.value);
       return {
-        value: {
-          slug,
-          name: detail.value.name,
-          tvl_usd: fromSeries.tvl_usd,
-          change_24h_pct: fromSeries.change_24h_pct,
-          change_source: fromSeries.change_24h_pct === null ? "unavailable" : "tvl_series",
-          members: memberSlugs,
-        },
+        value: { slug, name: detail.value.name, ...fromSeries(detail.value), members: memberSlugs },
         fetchedAt: Math.min(listFetchedAt, detail.fetchedAt),
       };
     }
