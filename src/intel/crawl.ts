@@ -15,8 +15,8 @@ import type { Logger } from "../log.ts";
 import { type SafeFetcher, TargetNotAllowedError } from "../outbound/safe-fetch.ts";
 import { lastPurchases, type OurPurchaseRow, recordPurchase } from "../store/ledger.ts";
 import type { Store } from "../store/store.ts";
-import { probeOrigin, type ReputationReader } from "./assess-origin.ts";
-import { type Catalogue, groupByOrigin, representativeEndpoint } from "./catalogue.ts";
+import { probeOrigin } from "./assess-origin.ts";
+import { type Catalogue, type CatalogueEndpoint, groupByOrigin, representativeEndpoint } from "./catalogue.ts";
 import { type ConformanceReport, NO_CHECKS } from "./conformance.ts";
 import { eip3009Probe } from "./eip3009-probe.ts";
 import { failRun, finishRun, insertRows, startRun, summarise, type TrustRecord } from "./leaderboard.ts";
@@ -79,26 +79,21 @@ export async function runCrawl(options: CrawlOptions) {
     const purchases = options.purchases ? new PurchaseRun({ ...options.purchases, fetcher: options.fetcher }) : undefined;
     const bought: OurPurchaseRow[] = [];
     let charged = 0n;
-    const context: RunContext = {
-      earlier,
-      eip3009: eip3009Probe(options.chain.client, options.chain.network),
-      buy: purchases
-        ? async (target, report) => {
-            const record = await purchases.buy(target, report);
-            if (!record) return null;
-            await recordPurchase(options.store, runId, record);
-            charged += BigInt(record.charged_atomic);
-            const row = { ...record, id: 0, run_id: runId, created_at: record.at.toISOString() };
-            bought.push(row);
-            log.info("trust purchase", {
-              origin: target.origin,
-              outcome: record.outcome,
-              charged_atomic: record.charged_atomic,
-              status: record.status,
-            });
-            return row;
-          }
-        : undefined,
+    const eip3009 = eip3009Probe(options.chain.client, options.chain.network);
+    const buy = async (target: PurchaseTarget, report: ConformanceReport) => {
+      const record = await purchases?.buy(target, report);
+      if (!record) return null;
+      await recordPurchase(options.store, runId, record);
+      charged += BigInt(record.charged_atomic);
+      const row = { ...record, id: 0, run_id: runId, created_at: record.at.toISOString() };
+      bought.push(row);
+      log.info("trust purchase", {
+        origin: target.origin,
+        outcome: record.outcome,
+        charged_atomic: record.charged_atomic,
+        status: record.status,
+      });
+      return row;
     };
     // Four reputation reads at once: public RPCs rate-limit.
     const chainSlot = pLimit(4);
@@ -120,6 +115,73 @@ export async function runCrawl(options: CrawlOptions) {
       return found;
     };
 
+    /** Probe, score and maybe buy from one origin; never throws for the origin's own failures. */
+    const probeOne = async (origin: string, endpoints: CatalogueEndpoint[]): Promise<TrustRecord> => {
+      const target = representativeEndpoint(endpoints);
+      const probedAt = now();
+      const deadline = AbortSignal.timeout(options.originTimeoutMs);
+      const signal = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
+      const base = { origin, endpoint: target.url, endpoints: endpoints.length, probed_at: probedAt };
+      try {
+        // Budgets inside the origin's limit: the unpaid call may use most of it (a GET answering 404
+        // may be followed by a POST), the discovery documents a shorter share, so a slow
+        // /openapi.json never costs more than the call itself.
+        const probe = await probeOrigin(options.fetcher, target, readReputation, {
+          signal,
+          probeTimeoutMs: options.originTimeoutMs,
+          discoveryTimeoutMs: Math.max(250, Math.floor(options.originTimeoutMs / 2)),
+          eip3009Probe: eip3009,
+        });
+        const r = probe.report;
+        // Bought outside the origin's probe deadline: a purchase has its own time limit.
+        const boughtNow = await buy({ origin, url: target.url, method: probe.method }, r).catch((error: unknown) => {
+          options.log.error("trust purchase failed", { origin, error: error instanceof Error ? error : String(error) });
+          return null;
+        });
+        const purchase = boughtNow ?? earlier.get(origin) ?? null;
+        const assessment = assessTrust(r, probe.reputation, purchase && { outcome: purchase.outcome as PurchaseOutcome });
+        return {
+          ...base,
+          method: probe.method,
+          reachable: r.reachable,
+          status: r.status,
+          ...assessment,
+          checks: r.checks,
+          payable: r.payable,
+          conformant: r.conformant,
+          discoverable: r.discoverable,
+          price_usd: r.price_usd,
+          pay_to: r.pay_to,
+          network: r.network,
+          x402_version: r.x402Version,
+          reputation: probe.reputation,
+          latency_ms: r.reachable ? r.elapsed_ms : null,
+        };
+      } catch (error) {
+        // One broken origin must not sink the crawl: a refusal is recorded as such, anything
+        // else (our own bug included) is logged and recorded as unreachable.
+        const refused = error instanceof TargetNotAllowedError;
+        if (!refused) options.log.error("trust probe failed", { origin, error: error instanceof Error ? error : String(error) });
+        return {
+          ...base,
+          method: target.method ?? "GET",
+          reachable: false,
+          status: null,
+          ...notScored(refused ? "refused" : "unreachable"),
+          checks: NO_CHECKS,
+          payable: refused ? null : false,
+          conformant: false,
+          discoverable: false,
+          price_usd: null,
+          pay_to: null,
+          network: null,
+          x402_version: null,
+          reputation: notMeasured(refused ? "the host is not allowed" : "the probe failed"),
+          latency_ms: null,
+        };
+      }
+    };
+
     const records: TrustRecord[] = [];
     let pending: TrustRecord[] = [];
     let writes = Promise.resolve();
@@ -135,7 +197,7 @@ export async function runCrawl(options: CrawlOptions) {
       origins.map(([origin, endpoints]) =>
         originSlot(async () => {
           if (options.signal?.aborted) throw new Error("the crawl was stopped");
-          const record = await probeOne(origin, endpoints, readReputation, options, now, context);
+          const record = await probeOne(origin, endpoints);
           records.push(record);
           options.onProgress?.(records.length, origins.length);
           pending.push(record);
@@ -174,85 +236,3 @@ export async function runCrawl(options: CrawlOptions) {
 
 /** What a finished crawl reports. */
 export type CrawlResult = Awaited<ReturnType<typeof runCrawl>>;
-
-/** What every origin of a run shares: earlier purchases, the token reader, and the run's purchases when on. */
-interface RunContext {
-  earlier: Map<string, OurPurchaseRow>;
-  eip3009: ReturnType<typeof eip3009Probe>;
-  buy?: ((target: PurchaseTarget, report: ConformanceReport) => Promise<OurPurchaseRow | null>) | undefined;
-}
-
-async function probeOne(
-  origin: string,
-  endpoints: Parameters<typeof representativeEndpoint>[0],
-  readReputation: ReputationReader,
-  options: CrawlOptions,
-  now: () => Date,
-  context: RunContext,
-): Promise<TrustRecord> {
-  const target = representativeEndpoint(endpoints);
-  const probedAt = now();
-  const deadline = AbortSignal.timeout(options.originTimeoutMs);
-  const signal = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
-  const base = { origin, endpoint: target.url, endpoints: endpoints.length, probed_at: probedAt };
-  try {
-    // Budgets inside the origin's limit: the unpaid call may use most of it (a GET answering 404
-    // may be followed by a POST), the discovery documents a shorter share, so a slow
-    // /openapi.json never costs more than the call itself.
-    const probe = await probeOrigin(options.fetcher, target, readReputation, {
-      signal,
-      probeTimeoutMs: options.originTimeoutMs,
-      discoveryTimeoutMs: Math.max(250, Math.floor(options.originTimeoutMs / 2)),
-      eip3009Probe: context.eip3009,
-    });
-    const r = probe.report;
-    // Bought outside the origin's probe deadline: a purchase has its own time limit.
-    const bought = context.buy
-      ? await context.buy({ origin, url: target.url, method: probe.method }, r).catch((error: unknown) => {
-          options.log.error("trust purchase failed", { origin, error: error instanceof Error ? error : String(error) });
-          return null;
-        })
-      : null;
-    const purchase = bought ?? context.earlier.get(origin) ?? null;
-    const assessment = assessTrust(r, probe.reputation, purchase && { outcome: purchase.outcome as PurchaseOutcome });
-    return {
-      ...base,
-      method: probe.method,
-      reachable: r.reachable,
-      status: r.status,
-      ...assessment,
-      checks: r.checks,
-      payable: r.payable,
-      conformant: r.conformant,
-      discoverable: r.discoverable,
-      price_usd: r.price_usd,
-      pay_to: r.pay_to,
-      network: r.network,
-      x402_version: r.x402Version,
-      reputation: probe.reputation,
-      latency_ms: r.reachable ? r.elapsed_ms : null,
-    };
-  } catch (error) {
-    // One broken origin must not sink the crawl: a refusal is recorded as such, anything
-    // else (our own bug included) is logged and recorded as unreachable.
-    const refused = error instanceof TargetNotAllowedError;
-    if (!refused) options.log.error("trust probe failed", { origin, error: error instanceof Error ? error : String(error) });
-    return {
-      ...base,
-      method: target.method ?? "GET",
-      reachable: false,
-      status: null,
-      ...notScored(refused ? "refused" : "unreachable"),
-      checks: NO_CHECKS,
-      payable: refused ? null : false,
-      conformant: false,
-      discoverable: false,
-      price_usd: null,
-      pay_to: null,
-      network: null,
-      x402_version: null,
-      reputation: notMeasured(refused ? "the host is not allowed" : "the probe failed"),
-      latency_ms: null,
-    };
-  }
-}
