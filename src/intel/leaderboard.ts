@@ -343,13 +343,7 @@ export async function leaderboardDocument(store: Queryable, run: RunInfo, contex
     verified_by_purchase: {
       what_it_means: VERIFIED_BY_PURCHASE,
       enabled: context.purchases.enabled,
-      budget: context.purchases.budget
-        ? {
-            per_run_usd: context.purchases.budget.perRunUsd,
-            per_origin_usd: context.purchases.budget.perOriginUsd,
-            price_cap_usd: context.purchases.budget.priceCapUsd,
-          }
-        : null,
+      budget: context.purchases.budget,
     },
   };
 }
