@@ -11,6 +11,7 @@ import { x402Client, x402HTTPClient } from "@x402/core/client";
 import type { PaymentRequired, PaymentRequirements, SchemeNetworkClient } from "@x402/core/types";
 import { findDefaultAsset } from "@x402/svm";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
+import { isObject } from "../json.ts";
 import { isUsdc } from "./networks.ts";
 import { controlOf, messageOf, optionAnswer, signOffline } from "./sign-offline.ts";
 
@@ -63,12 +64,7 @@ const loosenedSolanaClient = new x402HTTPClient(new x402Client().register("solan
 
 /** Whether `option` is a Solana option of an x402 v2 challenge (CAIP-2 `solana:*`): the options checked here. */
 export function isSolanaOption(version: unknown, option: unknown): boolean {
-  return (
-    version === 2 &&
-    typeof option === "object" &&
-    option !== null &&
-    String((option as { network?: unknown }).network).startsWith("solana:")
-  );
+  return version === 2 && isObject(option) && String(option.network).startsWith("solana:");
 }
 
 /** One Solana option's payability, in the shape of the EVM options' (src/intel/x402-clients.ts). */
