@@ -83,7 +83,6 @@ describe("adapters", () => {
       pay_to: "0x742d35Cc6634C0532925a3b844Bc454e4438f44e",
       method: "GET",
       tags: ["weather", "data"],
-      endpoints_listed: null,
     });
   });
 
@@ -110,7 +109,6 @@ describe("adapters", () => {
       pay_to: "0x00000000000000000000000000000000000000b1",
       method: "POST",
       tags: [],
-      endpoints_listed: null,
     });
   });
 
@@ -141,7 +139,6 @@ describe("adapters", () => {
       pay_to: null,
       method: null,
       tags: [],
-      endpoints_listed: 5,
     });
   });
 
@@ -238,7 +235,6 @@ describe("merge, paging and status", () => {
       method: "POST",
       tags: [],
       sources: ["cdp_bazaar", "x402_list"],
-      endpoints_listed: 1,
     });
   });
 

@@ -41,7 +41,6 @@ export function mergeEntries(lists: readonly { name: DirectoryName; entries: rea
       known.price_usd ??= entry.price_usd;
       known.pay_to ??= entry.pay_to;
       known.method ??= entry.method;
-      known.endpoints_listed ??= entry.endpoints_listed;
       for (const tag of entry.tags) if (!known.tags.includes(tag)) known.tags.push(tag);
     }
   }

@@ -57,7 +57,6 @@ export function cdpItemToEntry(item: unknown): DirectoryEntry | null {
     pay_to: option ? text(option.payTo) : null,
     method: methodOf(item, option),
     tags: Array.isArray(item.tags) ? item.tags.filter((t): t is string => typeof t === "string") : [],
-    endpoints_listed: null,
   };
 }
 

@@ -43,7 +43,6 @@ export function x402ListItemToEntry(item: unknown): DirectoryEntry | null {
     pay_to: text(item.payTo) ?? text(item.pay_to),
     method: null,
     tags: Array.isArray(item.tags) ? item.tags.filter((t): t is string => typeof t === "string") : [],
-    endpoints_listed: typeof item.endpoints === "number" && Number.isInteger(item.endpoints) ? item.endpoints : null,
   };
 }
 
