@@ -61,9 +61,6 @@ const CoinPercentages = Type.Object({ coins: Type.Record(Type.String(), Type.Num
 /** A token price from the coins API. */
 export interface LlamaCoinPrice {
   price: number;
-  symbol: string | undefined;
-  /** Unix seconds of DefiLlama's price point. */
-  timestamp: number | undefined;
 }
 
 /** TVL of one protocol and its change over 24 h, as `POST /api/defi-sentiment` answers it. */
@@ -220,9 +217,7 @@ export class DefiLlama {
       this.#prices.get(list, async () => {
         const { body } = await this.#get("defillama-coins", `${this.#coinsUrl}/prices/current/${list}?searchWidth=4h`);
         const parsed = expectShape("defillama-coins", CoinPrices, body);
-        return Object.fromEntries(
-          Object.entries(parsed.coins).map(([key, c]) => [key.toLowerCase(), { price: c.price, symbol: c.symbol, timestamp: c.timestamp }]),
-        );
+        return Object.fromEntries(Object.entries(parsed.coins).map(([key, c]) => [key.toLowerCase(), { price: c.price }]));
       }),
     );
     return { value: Object.assign({}, ...answers.value), fetchedAt: answers.fetchedAt };
