@@ -39,7 +39,6 @@ export interface CrawlOptions {
   /** What started the run: `schedule`, `cli`, `test`, `bench`. */
   trigger: string;
   log: Logger;
-  now?: () => Date;
   /** Stops the crawl early (the run is then marked failed). */
   signal?: AbortSignal;
   /** Told how many origins are probed of how many, once the catalogue is read and after each origin. */
@@ -54,10 +53,9 @@ export interface CrawlOptions {
 
 /** Run one crawl and record it. Throws `UpstreamError` (run marked failed) when no directory answers. */
 export async function runCrawl(options: CrawlOptions) {
-  const now = options.now ?? (() => new Date());
   const started = performance.now();
   const log = options.log.child({ crawl: options.trigger });
-  const runId = await startRun(options.store, options.trigger, now());
+  const runId = await startRun(options.store, options.trigger, new Date());
   try {
     const snapshot = await options.catalogue.read({ fresh: true });
     if (snapshot.sources_ok === 0) {
@@ -107,7 +105,6 @@ export async function runCrawl(options: CrawlOptions) {
             chain: options.chain.client,
             network: options.chain.network,
             usdc: options.chain.usdc,
-            now,
           }),
         );
         reputations.set(key, found);
@@ -118,7 +115,7 @@ export async function runCrawl(options: CrawlOptions) {
     /** Probe, score and maybe buy from one origin; never throws for the origin's own failures. */
     const probeOne = async (origin: string, endpoints: CatalogueEndpoint[]): Promise<TrustRecord> => {
       const target = representativeEndpoint(endpoints);
-      const probedAt = now();
+      const probedAt = new Date();
       const deadline = AbortSignal.timeout(options.originTimeoutMs);
       const signal = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
       const base = { origin, endpoint: target.url, endpoints: endpoints.length, probed_at: probedAt };
@@ -208,7 +205,7 @@ export async function runCrawl(options: CrawlOptions) {
     await flush();
 
     const summary = summarise(records, origins.length, snapshot.sources);
-    await finishRun(options.store, runId, summary, now());
+    await finishRun(options.store, runId, summary, new Date());
     const elapsed = Math.round(performance.now() - started);
     log.info("trust crawl finished", {
       run_id: runId,
@@ -228,7 +225,7 @@ export async function runCrawl(options: CrawlOptions) {
         : null,
     };
   } catch (error) {
-    await failRun(options.store, runId, error instanceof Error ? error.message : String(error), now()).catch(() => {});
+    await failRun(options.store, runId, error instanceof Error ? error.message : String(error), new Date()).catch(() => {});
     log.error("trust crawl failed", { run_id: runId, error: error instanceof Error ? error : String(error) });
     throw error;
   }

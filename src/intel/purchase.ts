@@ -70,8 +70,6 @@ export interface PurchaserSettings {
   budget: PurchaseBudget;
   /** The fetcher sellers are reached through (the crawl's, with its address policy). */
   fetcher: SafeFetcher;
-  /** Time allowed for one purchase; default 20 s. */
-  timeoutMs?: number;
   /** How long to look again for a late settlement before calling a purchase refused; default 2 s. */
   settleGraceMs?: number;
 }
@@ -253,7 +251,8 @@ export class PurchaseRun {
     const balance = () =>
       settings.chain.readContract({ address: settings.usdc, abi: erc20Abi, functionName: "balanceOf", args: [settings.buyer.address] });
     const before = await balance();
-    const signal = AbortSignal.timeout(settings.timeoutMs ?? 20_000);
+    // Time allowed for one purchase.
+    const signal = AbortSignal.timeout(20_000);
     const paying = wrapFetchWithPayment(safeFetch(settings.fetcher, signal), new x402HTTPClient(client));
     let status: number | null = null;
     let contentType: string | null = null;
