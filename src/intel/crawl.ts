@@ -218,7 +218,6 @@ export async function runCrawl(options: CrawlOptions) {
       ...summary,
       run_id: runId,
       elapsed_ms: elapsed,
-      concurrency: options.concurrency,
       // Purchases made in this run and what they were charged on chain (atomic USDC); null when purchases were off.
       purchases: purchases
         ? { made: bought.length, signed_atomic: purchases.reservedAtomic.toString(), charged_atomic: charged.toString() }
