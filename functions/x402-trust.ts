@@ -39,7 +39,6 @@ export default defineFunction(x402Trust, async (input, ctx) => {
     target,
     (payTo, network) =>
       payToReputation(payTo, network, { chain: ctx.chain, network: ctx.config.network, usdc: ctx.config.usdc, now: () => ctx.now() }),
-    undefined,
     { eip3009Probe: eip3009Probe(ctx.chain, ctx.config.network) },
   );
   // Read from the trust runs' purchases: this request never buys anything.

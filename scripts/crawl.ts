@@ -86,8 +86,8 @@ async function main(): Promise<void> {
     if (purchases) {
       const b = purchases.budget;
       console.log(
-        `Verified by purchase: buying once from each seller judged payable, from ${purchases.buyer.address}, at most $${b.perRunUsd} this run, ` +
-          `$${b.perOriginUsd} per origin, sellers quoting at most $${b.priceCapUsd} (TRUST_PURCHASES=0 turns it off).`,
+        `Verified by purchase: buying once from each seller judged payable, from ${purchases.buyer.address}, at most $${b.per_run_usd} this run, ` +
+          `$${b.per_origin_usd} per origin, sellers quoting at most $${b.price_cap_usd} (TRUST_PURCHASES=0 turns it off).`,
       );
     }
     console.log(

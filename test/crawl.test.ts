@@ -97,7 +97,7 @@ const fetcher = createSafeFetcher({ allowLoopback: true, connectTimeoutMs: 1_500
 const crawl = (s: Store, dirs: LocalDirectories, trigger = "test") =>
   runCrawl({
     store: s,
-    catalogue: createCatalogue([cdpBazaarDirectory({ url: dirs.cdpUrl }), x402ListDirectory({ url: dirs.x402ListUrl })]),
+    catalogue: createCatalogue([cdpBazaarDirectory(dirs.cdpUrl), x402ListDirectory(dirs.x402ListUrl)]),
     fetcher,
     chain: { client: chainClient(), network: base.id, usdc: devnet().usdc },
     concurrency: 32,

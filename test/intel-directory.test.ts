@@ -83,7 +83,6 @@ describe("adapters", () => {
       pay_to: "0x742d35Cc6634C0532925a3b844Bc454e4438f44e",
       method: "GET",
       tags: ["weather", "data"],
-      endpoints_listed: null,
     });
   });
 
@@ -110,7 +109,6 @@ describe("adapters", () => {
       pay_to: "0x00000000000000000000000000000000000000b1",
       method: "POST",
       tags: [],
-      endpoints_listed: null,
     });
   });
 
@@ -141,7 +139,6 @@ describe("adapters", () => {
       pay_to: null,
       method: null,
       tags: [],
-      endpoints_listed: 5,
     });
   });
 
@@ -223,7 +220,7 @@ describe("merge, paging and status", () => {
   });
 
   it("merges by URL and says which directories list each endpoint", async () => {
-    const snapshot = await readDirectories([cdpBazaarDirectory({ url: dirs.cdpUrl }), x402ListDirectory({ url: dirs.x402ListUrl })], 5_000);
+    const snapshot = await readDirectories([cdpBazaarDirectory(dirs.cdpUrl), x402ListDirectory(dirs.x402ListUrl)], 5_000);
     expect(snapshot.sources).toEqual({ cdp_bazaar: "ok", x402_list: "ok" });
     expect(snapshot.endpoints).toHaveLength(25);
     const byUrl = new Map(snapshot.endpoints.map((e) => [e.url, e]));
@@ -238,20 +235,19 @@ describe("merge, paging and status", () => {
       method: "POST",
       tags: [],
       sources: ["cdp_bazaar", "x402_list"],
-      endpoints_listed: 1,
     });
   });
 
   it("pages through both directories", async () => {
     const before = { ...big.requests };
-    const snapshot = await readDirectories([cdpBazaarDirectory({ url: big.cdpUrl }), x402ListDirectory({ url: big.x402ListUrl })], 5_000);
+    const snapshot = await readDirectories([cdpBazaarDirectory(big.cdpUrl), x402ListDirectory(big.x402ListUrl)], 5_000);
     expect(snapshot.endpoints).toHaveLength(1_050);
     expect(big.requests.cdp - before.cdp).toBe(2); // 1000 + 50
     expect(big.requests.x402List - before.x402List).toBe(3); // 100 + 100 + 50
   });
 
   it("reports a directory that is down, slow, failing or malformed, and keeps the other", async () => {
-    const list = x402ListDirectory({ url: dirs.x402ListUrl });
+    const list = x402ListDirectory(dirs.x402ListUrl);
     const cases: [string, string][] = [
       [`${closed}/resources`, "error: connection refused"],
       [`${broken.url}/hang`, "timeout"],
@@ -261,7 +257,7 @@ describe("merge, paging and status", () => {
       [`${broken.url}/shape`, "error: unexpected response shape (no items array)"],
     ];
     for (const [url, status] of cases) {
-      const snapshot = await readDirectories([cdpBazaarDirectory({ url }), list], 400);
+      const snapshot = await readDirectories([cdpBazaarDirectory(url), list], 400);
       expect(snapshot.sources).toEqual({ cdp_bazaar: status, x402_list: "ok" });
       expect(snapshot.sources_ok).toBe(1);
       expect(snapshot.endpoints.map((e) => e.url)).toHaveLength(17);
@@ -270,7 +266,7 @@ describe("merge, paging and status", () => {
   });
 
   it("caches the catalogue: concurrent reads share one read of each directory, later reads reuse it, a fresh read reads again", async () => {
-    const cached = createCatalogue([cdpBazaarDirectory({ url: dirs.cdpUrl }), x402ListDirectory({ url: dirs.x402ListUrl })]);
+    const cached = createCatalogue([cdpBazaarDirectory(dirs.cdpUrl), x402ListDirectory(dirs.x402ListUrl)]);
     const before = { ...dirs.requests };
     const [first, second] = await Promise.all([cached.read(), cached.read({ fresh: true })]);
     expect(second).toBe(first);
@@ -284,7 +280,7 @@ describe("merge, paging and status", () => {
   });
 
   it("filters by words, network (either spelling), price and limit", async () => {
-    const snapshot = await readDirectories([cdpBazaarDirectory({ url: dirs.cdpUrl }), x402ListDirectory({ url: dirs.x402ListUrl })], 5_000);
+    const snapshot = await readDirectories([cdpBazaarDirectory(dirs.cdpUrl), x402ListDirectory(dirs.x402ListUrl)], 5_000);
     const urls = (q: Parameters<typeof searchCatalogue>[1]) => searchCatalogue(snapshot, q).endpoints.map((e) => e.url);
     // "Weather forecast" items: i = 0, 5, 10, 15, 20; both-listed first.
     expect(urls({ query: "weather FORECAST", limit: 20 })).toEqual([

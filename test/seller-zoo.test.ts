@@ -310,7 +310,7 @@ describe("sellers that take payments, judged against what the default @x402/fetc
       chain: client,
       network: base.id,
       usdc: base.usdc.address,
-      budget: { perOriginUsd: 0.05, perRunUsd: 1, priceCapUsd: 0.05 },
+      budget: { per_origin_usd: 0.05, per_run_usd: 1, price_cap_usd: 0.05 },
       fetcher,
       settleGraceMs: 300,
     });

@@ -73,7 +73,7 @@ const balance = () => client.readContract({ address: base.usdc.address, abi: erc
 const crawl = (budget: PurchaseBudget) =>
   runCrawl({
     store,
-    catalogue: createCatalogue([cdpBazaarDirectory({ url: directories.cdpUrl }), x402ListDirectory({ url: directories.x402ListUrl })]),
+    catalogue: createCatalogue([cdpBazaarDirectory(directories.cdpUrl), x402ListDirectory(directories.x402ListUrl)]),
     fetcher,
     chain: { client, network: base.id, usdc: base.usdc.address },
     concurrency: 4,
@@ -123,7 +123,7 @@ afterAll(async () => {
 const originOf = (name: string) => (sellers.get(name) as PayingSeller).origin;
 
 describe("a trust run that buys", () => {
-  const budget: PurchaseBudget = { perRunUsd: 0.1, perOriginUsd: 0.02, priceCapUsd: 0.02 };
+  const budget: PurchaseBudget = { per_run_usd: 0.1, per_origin_usd: 0.02, price_cap_usd: 0.02 };
   let first: CrawlResult;
   let spentOnChain: bigint;
   let bought: OurPurchaseRow[];
@@ -186,7 +186,7 @@ describe("a trust run that buys", () => {
   });
 
   it("never spends more than a smaller run budget, and keeps the earlier purchases' verdicts for origins it could not buy", async () => {
-    const small: PurchaseBudget = { perRunUsd: 0.015, perOriginUsd: 0.02, priceCapUsd: 0.02 };
+    const small: PurchaseBudget = { per_run_usd: 0.015, per_origin_usd: 0.02, price_cap_usd: 0.02 };
     const before = await balance();
     const second = await crawl(small);
     const spent = before - (await balance());
@@ -312,7 +312,7 @@ describe("the operator's settings", () => {
   it("keeps purchases off in production by default and on in local mode, with the default budget", () => {
     expect(loadConfig(production).intel.purchases).toEqual({
       enabled: false,
-      budget: { perRunUsd: 0.1, perOriginUsd: 0.02, priceCapUsd: 0.02 },
+      budget: { per_run_usd: 0.1, per_origin_usd: 0.02, price_cap_usd: 0.02 },
       buyerPrivateKey: undefined,
     });
     expect(loadConfig({}).intel.purchases.enabled).toBe(true);
@@ -327,7 +327,7 @@ describe("the operator's settings", () => {
     expect(
       loadConfig({ ...production, TRUST_PURCHASES: "1", TRUST_BUYER_PRIVATE_KEY: key, TRUST_PURCHASE_RUN_BUDGET_USD: "0.5" }).intel
         .purchases,
-    ).toEqual({ enabled: true, budget: { perRunUsd: 0.5, perOriginUsd: 0.02, priceCapUsd: 0.02 }, buyerPrivateKey: key });
+    ).toEqual({ enabled: true, budget: { per_run_usd: 0.5, per_origin_usd: 0.02, price_cap_usd: 0.02 }, buyerPrivateKey: key });
     expect(problemsOf({ TRUST_PURCHASE_PRICE_CAP_USD: "-1", TRUST_PURCHASES: "yes" })).toEqual([
       'TRUST_PURCHASES must be 1 or 0, got "yes"',
       'TRUST_PURCHASE_PRICE_CAP_USD must be a USD amount 0-1000 with at most 6 decimals, got "-1"',
@@ -355,7 +355,7 @@ describe("a seller that takes a second payment for one call", () => {
         chain: client,
         network: base.id,
         usdc: base.usdc.address,
-        budget: { perRunUsd: 0.1, perOriginUsd: 0.02, priceCapUsd: 0.02 },
+        budget: { per_run_usd: 0.1, per_origin_usd: 0.02, price_cap_usd: 0.02 },
         fetcher,
         settleGraceMs: 300,
       });
@@ -391,7 +391,7 @@ describe("a purchase pays only the option the checker judged payable", () => {
       chain: client,
       network: base.id,
       usdc: base.usdc.address,
-      budget: { perRunUsd: 0.1, perOriginUsd: 0.02, priceCapUsd: 0.02 },
+      budget: { per_run_usd: 0.1, per_origin_usd: 0.02, price_cap_usd: 0.02 },
       fetcher,
       settleGraceMs: 300,
     });

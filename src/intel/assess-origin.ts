@@ -5,48 +5,29 @@
  * exactly as the leaderboard's.
  */
 import type { SafeFetcher } from "../outbound/safe-fetch.ts";
-import { checkConformance } from "./conformance.ts";
+import type { DirectoryEntry } from "../upstreams/directory-entry.ts";
+import { type CheckTarget, checkConformance } from "./conformance.ts";
 import { notMeasured, type Reputation } from "./reputation.ts";
-import type { Eip3009Probe } from "./x402-clients.ts";
-
-/** The endpoint to probe and, when a directory says, its method. */
-export interface ProbeTarget {
-  url: string;
-  method: "GET" | "POST" | null;
-}
 
 /** Reads the reputation of a payTo on a network (cached and rate-bounded by the crawl). */
 export type ReputationReader = (payTo: string, network: string | null) => Promise<Reputation>;
-
-/** Time budgets of one probe, and the chain read for unknown tokens (see `CheckTarget` in src/intel/conformance.ts). */
-export interface ProbeBudgets {
-  probeTimeoutMs?: number;
-  discoveryTimeoutMs?: number;
-  eip3009Probe?: Eip3009Probe;
-}
 
 /** Statuses that mean "not this method": an unknown method is tried with GET, then POST. */
 const WRONG_METHOD = new Set([404, 405]);
 
 /**
- * Probe `target`. The unpaid call carries an empty JSON object on POST (sellers
- * answer 402 before reading input). Throws `TargetNotAllowedError` when the host is refused.
+ * Probe `target` (the endpoint and, when a directory says, its method) with the signal, time
+ * budgets and token reader of `check`. The unpaid call carries an empty JSON object on POST
+ * (sellers answer 402 before reading input). Throws `TargetNotAllowedError` when the host is refused.
  */
 export async function probeOrigin(
   fetcher: SafeFetcher,
-  target: ProbeTarget,
+  target: Pick<DirectoryEntry, "url" | "method">,
   readReputation: ReputationReader,
-  signal?: AbortSignal,
-  budgets: ProbeBudgets = {},
+  check: Omit<CheckTarget, "url" | "method" | "body"> = {},
 ) {
   const call = (method: "GET" | "POST") =>
-    checkConformance(fetcher, {
-      url: target.url,
-      method,
-      ...(method === "POST" ? { body: {} } : {}),
-      ...(signal ? { signal } : {}),
-      ...budgets,
-    });
+    checkConformance(fetcher, { ...check, url: target.url, method, ...(method === "POST" ? { body: {} } : {}) });
   let method: "GET" | "POST" = target.method ?? "GET";
   let report = await call(method);
   if (target.method === null && report.reachable && report.status !== null && WRONG_METHOD.has(report.status)) {

@@ -5,6 +5,8 @@
  * every call. The directory search filters it; the leaderboard crawl reads it fresh.
  */
 import { LRUCache } from "lru-cache";
+import type { x402Directory } from "../../spec/routes/intel.ts";
+import type { RouteInput } from "../context.ts";
 import type { DirectoryEntry, DirectoryName, DirectorySource } from "../upstreams/directory-entry.ts";
 import { DirectoryError } from "../upstreams/directory-http.ts";
 import { normaliseNetwork } from "./networks.ts";
@@ -39,7 +41,6 @@ export function mergeEntries(lists: readonly { name: DirectoryName; entries: rea
       known.price_usd ??= entry.price_usd;
       known.pay_to ??= entry.pay_to;
       known.method ??= entry.method;
-      known.endpoints_listed ??= entry.endpoints_listed;
       for (const tag of entry.tags) if (!known.tags.includes(tag)) known.tags.push(tag);
     }
   }
@@ -92,17 +93,13 @@ export function createCatalogue(sources: readonly DirectorySource[]) {
 /** A cached, merged view of the directories. */
 export type Catalogue = ReturnType<typeof createCatalogue>;
 
-/** Filters of a directory search. */
-export interface CatalogueQuery {
-  /** Words that must all appear in the URL, name, description or tags (any case). */
-  query?: string | undefined;
-  /** CAIP-2 id or v1 name (`base`). */
-  network?: string | undefined;
-  max_price_usd?: number | undefined;
-  limit: number;
-}
+/** Filters of a directory search: the x402-directory body, its limit resolved. */
+type CatalogueQuery = Omit<RouteInput<typeof x402Directory>, "limit"> & { limit: number };
 
-/** Search the catalogue: endpoints listed by more directories first, then by URL. */
+/**
+ * Search the catalogue: every word of `query` in the URL, name, description or tags (any case),
+ * `network` a CAIP-2 id or v1 name (`base`); endpoints listed by more directories first, then by URL.
+ */
 export function searchCatalogue(snapshot: CatalogueSnapshot, q: CatalogueQuery): { matched: number; endpoints: CatalogueEndpoint[] } {
   const words = (q.query ?? "").toLowerCase().split(/\s+/).filter(Boolean);
   const network = q.network ? normaliseNetwork(q.network) : null;

@@ -62,6 +62,9 @@ export type CheckName = keyof typeof CHECK_MEANINGS;
 /** Every check, in the order reports list them. */
 export const CHECK_NAMES = Object.keys(CHECK_MEANINGS) as CheckName[];
 
+/** Every check failed: a report's checks before any is run, and the row of an origin never probed. */
+export const NO_CHECKS = Object.fromEntries(CHECK_NAMES.map((name) => [name, false])) as Readonly<Record<CheckName, boolean>>;
+
 /** Discovery: `discoverable` is their conjunction. Not required by the protocol. */
 export const DISCOVERY_CHECKS: readonly CheckName[] = ["bazaar_metadata", "well_known_x402", "openapi"];
 
@@ -287,7 +290,7 @@ export async function checkConformance(fetcher: SafeFetcher, target: CheckTarget
       : error;
   });
 
-  const checks = Object.fromEntries(CHECK_NAMES.map((name) => [name, false])) as Record<CheckName, boolean>;
+  const checks = { ...NO_CHECKS };
   const details: Partial<Record<CheckName, string>> = {};
   const res = probe instanceof OutboundError ? undefined : probe;
   const reachable = res !== undefined;

@@ -15,9 +15,9 @@ import type { Logger } from "../log.ts";
 import { type SafeFetcher, TargetNotAllowedError } from "../outbound/safe-fetch.ts";
 import { lastPurchases, type OurPurchaseRow, recordPurchase } from "../store/ledger.ts";
 import type { Store } from "../store/store.ts";
-import { type ProbeBudgets, probeOrigin } from "./assess-origin.ts";
-import { type Catalogue, groupByOrigin, representativeEndpoint } from "./catalogue.ts";
-import { CHECK_NAMES, type CheckName, type ConformanceReport } from "./conformance.ts";
+import { probeOrigin } from "./assess-origin.ts";
+import { type Catalogue, type CatalogueEndpoint, groupByOrigin, representativeEndpoint } from "./catalogue.ts";
+import { type ConformanceReport, NO_CHECKS } from "./conformance.ts";
 import { eip3009Probe } from "./eip3009-probe.ts";
 import { failRun, finishRun, insertRows, startRun, summarise, type TrustRecord } from "./leaderboard.ts";
 import { type PurchaseOutcome, PurchaseRun, type PurchaserSettings, type PurchaseTarget } from "./purchase.ts";
@@ -39,7 +39,6 @@ export interface CrawlOptions {
   /** What started the run: `schedule`, `cli`, `test`, `bench`. */
   trigger: string;
   log: Logger;
-  now?: () => Date;
   /** Stops the crawl early (the run is then marked failed). */
   signal?: AbortSignal;
   /** Told how many origins are probed of how many, once the catalogue is read and after each origin. */
@@ -52,14 +51,11 @@ export interface CrawlOptions {
   purchases?: Omit<PurchaserSettings, "fetcher">;
 }
 
-const NO_CHECKS = Object.fromEntries(CHECK_NAMES.map((n) => [n, false])) as Record<CheckName, boolean>;
-
 /** Run one crawl and record it. Throws `UpstreamError` (run marked failed) when no directory answers. */
 export async function runCrawl(options: CrawlOptions) {
-  const now = options.now ?? (() => new Date());
   const started = performance.now();
   const log = options.log.child({ crawl: options.trigger });
-  const runId = await startRun(options.store, options.trigger, now());
+  const runId = await startRun(options.store, options.trigger, new Date());
   try {
     const snapshot = await options.catalogue.read({ fresh: true });
     if (snapshot.sources_ok === 0) {
@@ -81,26 +77,21 @@ export async function runCrawl(options: CrawlOptions) {
     const purchases = options.purchases ? new PurchaseRun({ ...options.purchases, fetcher: options.fetcher }) : undefined;
     const bought: OurPurchaseRow[] = [];
     let charged = 0n;
-    const context: RunContext = {
-      earlier,
-      eip3009: eip3009Probe(options.chain.client, options.chain.network),
-      buy: purchases
-        ? async (target, report) => {
-            const record = await purchases.buy(target, report);
-            if (!record) return null;
-            await recordPurchase(options.store, runId, record);
-            charged += BigInt(record.charged_atomic);
-            const row = { ...record, id: 0, run_id: runId, created_at: record.at.toISOString() };
-            bought.push(row);
-            log.info("trust purchase", {
-              origin: target.origin,
-              outcome: record.outcome,
-              charged_atomic: record.charged_atomic,
-              status: record.status,
-            });
-            return row;
-          }
-        : undefined,
+    const eip3009 = eip3009Probe(options.chain.client, options.chain.network);
+    const buy = async (target: PurchaseTarget, report: ConformanceReport) => {
+      const record = await purchases?.buy(target, report);
+      if (!record) return null;
+      await recordPurchase(options.store, runId, record);
+      charged += BigInt(record.charged_atomic);
+      const row = { ...record, id: 0, run_id: runId, created_at: record.at.toISOString() };
+      bought.push(row);
+      log.info("trust purchase", {
+        origin: target.origin,
+        outcome: record.outcome,
+        charged_atomic: record.charged_atomic,
+        status: record.status,
+      });
+      return row;
     };
     // Four reputation reads at once: public RPCs rate-limit.
     const chainSlot = pLimit(4);
@@ -114,12 +105,78 @@ export async function runCrawl(options: CrawlOptions) {
             chain: options.chain.client,
             network: options.chain.network,
             usdc: options.chain.usdc,
-            now,
           }),
         );
         reputations.set(key, found);
       }
       return found;
+    };
+
+    /** Probe, score and maybe buy from one origin; never throws for the origin's own failures. */
+    const probeOne = async (origin: string, endpoints: CatalogueEndpoint[]): Promise<TrustRecord> => {
+      const target = representativeEndpoint(endpoints);
+      const probedAt = new Date();
+      const deadline = AbortSignal.timeout(options.originTimeoutMs);
+      const signal = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
+      const base = { origin, endpoint: target.url, endpoints: endpoints.length, probed_at: probedAt };
+      try {
+        // Budgets inside the origin's limit: the unpaid call may use most of it (a GET answering 404
+        // may be followed by a POST), the discovery documents a shorter share, so a slow
+        // /openapi.json never costs more than the call itself.
+        const probe = await probeOrigin(options.fetcher, target, readReputation, {
+          signal,
+          probeTimeoutMs: options.originTimeoutMs,
+          discoveryTimeoutMs: Math.max(250, Math.floor(options.originTimeoutMs / 2)),
+          eip3009Probe: eip3009,
+        });
+        const r = probe.report;
+        // Bought outside the origin's probe deadline: a purchase has its own time limit.
+        const boughtNow = await buy({ origin, url: target.url, method: probe.method }, r).catch((error: unknown) => {
+          options.log.error("trust purchase failed", { origin, error: error instanceof Error ? error : String(error) });
+          return null;
+        });
+        const purchase = boughtNow ?? earlier.get(origin) ?? null;
+        const assessment = assessTrust(r, probe.reputation, purchase && { outcome: purchase.outcome as PurchaseOutcome });
+        return {
+          ...base,
+          method: probe.method,
+          reachable: r.reachable,
+          status: r.status,
+          ...assessment,
+          checks: r.checks,
+          payable: r.payable,
+          conformant: r.conformant,
+          discoverable: r.discoverable,
+          price_usd: r.price_usd,
+          pay_to: r.pay_to,
+          network: r.network,
+          x402_version: r.x402Version,
+          reputation: probe.reputation,
+          latency_ms: r.reachable ? r.elapsed_ms : null,
+        };
+      } catch (error) {
+        // One broken origin must not sink the crawl: a refusal is recorded as such, anything
+        // else (our own bug included) is logged and recorded as unreachable.
+        const refused = error instanceof TargetNotAllowedError;
+        if (!refused) options.log.error("trust probe failed", { origin, error: error instanceof Error ? error : String(error) });
+        return {
+          ...base,
+          method: target.method ?? "GET",
+          reachable: false,
+          status: null,
+          ...notScored(refused ? "refused" : "unreachable"),
+          checks: NO_CHECKS,
+          payable: refused ? null : false,
+          conformant: false,
+          discoverable: false,
+          price_usd: null,
+          pay_to: null,
+          network: null,
+          x402_version: null,
+          reputation: notMeasured(refused ? "the host is not allowed" : "the probe failed"),
+          latency_ms: null,
+        };
+      }
     };
 
     const records: TrustRecord[] = [];
@@ -137,7 +194,7 @@ export async function runCrawl(options: CrawlOptions) {
       origins.map(([origin, endpoints]) =>
         originSlot(async () => {
           if (options.signal?.aborted) throw new Error("the crawl was stopped");
-          const record = await probeOne(origin, endpoints, readReputation, options, now, context);
+          const record = await probeOne(origin, endpoints);
           records.push(record);
           options.onProgress?.(records.length, origins.length);
           pending.push(record);
@@ -148,7 +205,7 @@ export async function runCrawl(options: CrawlOptions) {
     await flush();
 
     const summary = summarise(records, origins.length, snapshot.sources);
-    await finishRun(options.store, runId, summary, now());
+    await finishRun(options.store, runId, summary, new Date());
     const elapsed = Math.round(performance.now() - started);
     log.info("trust crawl finished", {
       run_id: runId,
@@ -161,14 +218,13 @@ export async function runCrawl(options: CrawlOptions) {
       ...summary,
       run_id: runId,
       elapsed_ms: elapsed,
-      concurrency: options.concurrency,
       // Purchases made in this run and what they were charged on chain (atomic USDC); null when purchases were off.
       purchases: purchases
         ? { made: bought.length, signed_atomic: purchases.reservedAtomic.toString(), charged_atomic: charged.toString() }
         : null,
     };
   } catch (error) {
-    await failRun(options.store, runId, error instanceof Error ? error.message : String(error), now()).catch(() => {});
+    await failRun(options.store, runId, error instanceof Error ? error.message : String(error), new Date()).catch(() => {});
     log.error("trust crawl failed", { run_id: runId, error: error instanceof Error ? error : String(error) });
     throw error;
   }
@@ -176,89 +232,3 @@ export async function runCrawl(options: CrawlOptions) {
 
 /** What a finished crawl reports. */
 export type CrawlResult = Awaited<ReturnType<typeof runCrawl>>;
-
-/**
- * Budgets inside one origin's limit: the unpaid call may use most of it (a GET answering 404
- * may be followed by a POST), the discovery documents a shorter share, so a slow
- * /openapi.json never costs more than the call itself.
- */
-function probeBudgets(options: Pick<CrawlOptions, "originTimeoutMs">): ProbeBudgets {
-  return { probeTimeoutMs: options.originTimeoutMs, discoveryTimeoutMs: Math.max(250, Math.floor(options.originTimeoutMs / 2)) };
-}
-
-/** What every origin of a run shares: earlier purchases, the token reader, and the run's purchases when on. */
-interface RunContext {
-  earlier: Map<string, OurPurchaseRow>;
-  eip3009: ReturnType<typeof eip3009Probe>;
-  buy?: ((target: PurchaseTarget, report: ConformanceReport) => Promise<OurPurchaseRow | null>) | undefined;
-}
-
-async function probeOne(
-  origin: string,
-  endpoints: Parameters<typeof representativeEndpoint>[0],
-  readReputation: (payTo: string, network: string | null) => Promise<Reputation>,
-  options: CrawlOptions,
-  now: () => Date,
-  context: RunContext,
-): Promise<TrustRecord> {
-  const target = representativeEndpoint(endpoints);
-  const probedAt = now();
-  const deadline = AbortSignal.timeout(options.originTimeoutMs);
-  const signal = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
-  const base = { origin, endpoint: target.url, endpoints: endpoints.length, probed_at: probedAt };
-  try {
-    const probe = await probeOrigin(options.fetcher, { url: target.url, method: target.method }, readReputation, signal, {
-      ...probeBudgets(options),
-      eip3009Probe: context.eip3009,
-    });
-    const r = probe.report;
-    // Bought outside the origin's probe deadline: a purchase has its own time limit.
-    const bought = context.buy
-      ? await context.buy({ origin, url: target.url, method: probe.method }, r).catch((error: unknown) => {
-          options.log.error("trust purchase failed", { origin, error: error instanceof Error ? error : String(error) });
-          return null;
-        })
-      : null;
-    const purchase = bought ?? context.earlier.get(origin) ?? null;
-    const assessment = assessTrust(r, probe.reputation, purchase && { outcome: purchase.outcome as PurchaseOutcome });
-    return {
-      ...base,
-      method: probe.method,
-      reachable: r.reachable,
-      status: r.status,
-      ...assessment,
-      checks: r.checks,
-      payable: r.payable,
-      conformant: r.conformant,
-      discoverable: r.discoverable,
-      price_usd: r.price_usd,
-      pay_to: r.pay_to,
-      network: r.network,
-      x402_version: r.x402Version,
-      reputation: probe.reputation,
-      latency_ms: r.reachable ? r.elapsed_ms : null,
-    };
-  } catch (error) {
-    // One broken origin must not sink the crawl: a refusal is recorded as such, anything
-    // else (our own bug included) is logged and recorded as unreachable.
-    const refused = error instanceof TargetNotAllowedError;
-    if (!refused) options.log.error("trust probe failed", { origin, error: error instanceof Error ? error : String(error) });
-    return {
-      ...base,
-      method: target.method ?? "GET",
-      reachable: false,
-      status: null,
-      ...notScored(refused ? "refused" : "unreachable"),
-      checks: NO_CHECKS,
-      payable: refused ? null : false,
-      conformant: false,
-      discoverable: false,
-      price_usd: null,
-      pay_to: null,
-      network: null,
-      x402_version: null,
-      reputation: notMeasured(refused ? "the host is not allowed" : "the probe failed"),
-      latency_ms: null,
-    };
-  }
-}

@@ -37,7 +37,7 @@ export function createIntelServices(settings: IntelSettings) {
     /** Fetches caller-chosen URLs (x402-check, x402-trust). */
     fetcher: createSafeFetcher({ allowLoopback: settings.allowLoopbackTargets, ...resolve }),
     /** The CDP Bazaar and x402 List directories, merged and cached. */
-    catalogue: createCatalogue([cdpBazaarDirectory({ url: settings.cdpDiscoveryUrl }), x402ListDirectory({ url: settings.x402ListUrl })]),
+    catalogue: createCatalogue([cdpBazaarDirectory(settings.cdpDiscoveryUrl), x402ListDirectory(settings.x402ListUrl)]),
     crawl: {
       /** Fetches the catalogue's origins, with the crawl's own time limits. */
       fetcher: createSafeFetcher({

@@ -6,12 +6,13 @@
  */
 import {
   getTrustLeaderboard,
+  type postTrustLeaderboard,
   type TrustLeaderboardDocument,
   type TrustLeaderboardFull,
   type TrustRowSchema,
   trustRoutes,
 } from "../../spec/routes/intel.ts";
-import type { FunctionConfig } from "../context.ts";
+import type { FunctionConfig, RouteInput } from "../context.ts";
 import { UpstreamError } from "../errors.ts";
 import { inArray } from "../store/dialect.ts";
 import { lastPurchases } from "../store/ledger.ts";
@@ -279,13 +280,8 @@ function toRow(r: RowRecord): Omit<TrustRowSchema, "last_verified_by_purchase"> 
   };
 }
 
-/** Row filters and order of the paid leaderboard. */
-export interface RowQuery {
-  limit: number;
-  order: "best" | "worst";
-  verdict?: Verdict | undefined;
-  min_score?: number | undefined;
-}
+/** Row filters and order of the paid leaderboard: the POST body, its limit and order resolved. */
+type RowQuery = Omit<RouteInput<typeof postTrustLeaderboard>, "limit" | "order"> & { limit: number; order: "best" | "worst" };
 
 async function readRows(store: Queryable, runId: number, q: RowQuery): Promise<{ matching: number; rows: TrustRowSchema[] }> {
   const [previous] = await store.query<{ id: string | number }>(
@@ -347,13 +343,7 @@ export async function leaderboardDocument(store: Queryable, run: RunInfo, contex
     verified_by_purchase: {
       what_it_means: VERIFIED_BY_PURCHASE,
       enabled: context.purchases.enabled,
-      budget: context.purchases.budget
-        ? {
-            per_run_usd: context.purchases.budget.perRunUsd,
-            per_origin_usd: context.purchases.budget.perOriginUsd,
-            price_cap_usd: context.purchases.budget.priceCapUsd,
-          }
-        : null,
+      budget: context.purchases.budget,
     },
   };
 }

@@ -14,7 +14,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import type { PurchaseBudget, PurchaserSettings } from "./purchase.ts";
 
 /** The default budget: a few cents per run. */
-export const DEFAULT_BUDGET: PurchaseBudget = { perRunUsd: 0.1, perOriginUsd: 0.02, priceCapUsd: 0.02 };
+export const DEFAULT_BUDGET: PurchaseBudget = { per_run_usd: 0.1, per_origin_usd: 0.02, price_cap_usd: 0.02 };
 
 /** The devnet buyer local mode pays from: account 9 of the test mnemonic (the last of data/devnet.json's buyers). */
 export const LOCAL_BUYER_INDEX = 7;
@@ -38,9 +38,9 @@ export function purchaseConfigFromEnv(env: Record<string, string | undefined>, p
     else enabled = flag === "1";
   }
   const budget: PurchaseBudget = {
-    perRunUsd: usd("TRUST_PURCHASE_RUN_BUDGET_USD", env.TRUST_PURCHASE_RUN_BUDGET_USD, DEFAULT_BUDGET.perRunUsd, problems),
-    perOriginUsd: usd("TRUST_PURCHASE_ORIGIN_BUDGET_USD", env.TRUST_PURCHASE_ORIGIN_BUDGET_USD, DEFAULT_BUDGET.perOriginUsd, problems),
-    priceCapUsd: usd("TRUST_PURCHASE_PRICE_CAP_USD", env.TRUST_PURCHASE_PRICE_CAP_USD, DEFAULT_BUDGET.priceCapUsd, problems),
+    per_run_usd: usd("TRUST_PURCHASE_RUN_BUDGET_USD", env.TRUST_PURCHASE_RUN_BUDGET_USD, DEFAULT_BUDGET.per_run_usd, problems),
+    per_origin_usd: usd("TRUST_PURCHASE_ORIGIN_BUDGET_USD", env.TRUST_PURCHASE_ORIGIN_BUDGET_USD, DEFAULT_BUDGET.per_origin_usd, problems),
+    price_cap_usd: usd("TRUST_PURCHASE_PRICE_CAP_USD", env.TRUST_PURCHASE_PRICE_CAP_USD, DEFAULT_BUDGET.price_cap_usd, problems),
   };
   // The buyer's key; undefined in local mode, which pays from a devnet buyer.
   let buyerPrivateKey: `0x${string}` | undefined;

@@ -28,6 +28,7 @@ import type { PaymentPayload, PaymentRequired, PaymentRequirements } from "@x402
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { erc20Abi, type LocalAccount, type PublicClient } from "viem";
+import type { TrustLeaderboardDocument } from "../../spec/routes/intel.ts";
 import { authorizationReader } from "../chain/authorization.ts";
 import { OutboundError, type SafeFetcher, TargetNotAllowedError } from "../outbound/safe-fetch.ts";
 import type { OurPurchase } from "../store/ledger.ts";
@@ -51,15 +52,11 @@ export const PURCHASE_OUTCOME_MEANINGS: Readonly<Record<PurchaseOutcome, string>
   not_signed: "the buyer's client produced no payment, so nothing could be spent",
 };
 
-/** The operator's budget, in USD. */
-export interface PurchaseBudget {
-  /** Spent at most on one origin in one run. */
-  perOriginUsd: number;
-  /** Spent at most in one run. */
-  perRunUsd: number;
-  /** Only sellers quoting at most this much are bought from. */
-  priceCapUsd: number;
-}
+/**
+ * The operator's budget in USD, as the leaderboard shows it: spent at most in one run, at most on
+ * one origin in one run, and the price cap (only sellers quoting at most it are bought from).
+ */
+export type PurchaseBudget = NonNullable<TrustLeaderboardDocument["verified_by_purchase"]["budget"]>;
 
 /** What a purchase run needs. */
 export interface PurchaserSettings {
@@ -73,8 +70,6 @@ export interface PurchaserSettings {
   budget: PurchaseBudget;
   /** The fetcher sellers are reached through (the crawl's, with its address policy). */
   fetcher: SafeFetcher;
-  /** Time allowed for one purchase; default 20 s. */
-  timeoutMs?: number;
   /** How long to look again for a late settlement before calling a purchase refused; default 2 s. */
   settleGraceMs?: number;
 }
@@ -154,8 +149,8 @@ function purchasable(report: ConformanceReport, settings: Pick<PurchaserSettings
   if (!sameAddress(option.payTo, report.pay_to)) return null;
   const { budget } = settings;
   if (report.price_usd === null) return null;
-  if (report.price_usd > budget.priceCapUsd) return null;
-  if (report.price_usd > budget.perOriginUsd) return null;
+  if (report.price_usd > budget.price_cap_usd) return null;
+  if (report.price_usd > budget.per_origin_usd) return null;
   return option;
 }
 
@@ -184,7 +179,7 @@ export class PurchaseRun {
 
   /** What is left of the run's budget, in atomic USDC. */
   get remainingAtomic(): bigint {
-    const left = atomicOf(this.settings.budget.perRunUsd) - this.#reserved;
+    const left = atomicOf(this.settings.budget.per_run_usd) - this.#reserved;
     return left > 0n ? left : 0n;
   }
 
@@ -208,8 +203,8 @@ export class PurchaseRun {
     if (price > this.remainingAtomic) return null;
     this.#bought.add(target.origin);
 
-    const perOrigin = atomicOf(settings.budget.perOriginUsd);
-    const cap = atomicOf(settings.budget.priceCapUsd);
+    const perOrigin = atomicOf(settings.budget.per_origin_usd);
+    const cap = atomicOf(settings.budget.price_cap_usd);
     let spentHere = 0n;
     const signed: { nonce: `0x${string}`; value: bigint }[] = [];
     let required: PaymentRequired | undefined;
@@ -256,7 +251,8 @@ export class PurchaseRun {
     const balance = () =>
       settings.chain.readContract({ address: settings.usdc, abi: erc20Abi, functionName: "balanceOf", args: [settings.buyer.address] });
     const before = await balance();
-    const signal = AbortSignal.timeout(settings.timeoutMs ?? 20_000);
+    // Time allowed for one purchase.
+    const signal = AbortSignal.timeout(20_000);
     const paying = wrapFetchWithPayment(safeFetch(settings.fetcher, signal), new x402HTTPClient(client));
     let status: number | null = null;
     let contentType: string | null = null;

@@ -28,6 +28,14 @@ export async function signOffline(client: x402HTTPClient, required: PaymentRequi
   }
 }
 
+/** An error's message, without the requirement dumps some clients append, at most 300 characters. */
+export function messageOf(error: unknown): string {
+  // The first line: viem and zod put detail lines after it.
+  const text = (error instanceof Error ? error.message : String(error)).split("\n")[0] ?? "";
+  const cut = text.search(/ [{[]"/);
+  return (cut > 0 ? text.slice(0, cut) : text).replace(/\s+/g, " ").trim().slice(0, 300) || "the client failed without a message";
+}
+
 /** The spend control an error of the default client names, if any. */
 export function controlOf(message: string): SpendControl | null {
   if (/rejected by spendControls\.(allowedAssets )?maxAmountPerPayment/.test(message)) return "spendControls.maxAmountPerPayment";

@@ -11,8 +11,9 @@ import { x402Client, x402HTTPClient } from "@x402/core/client";
 import type { PaymentRequired, PaymentRequirements, SchemeNetworkClient } from "@x402/core/types";
 import { findDefaultAsset } from "@x402/svm";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
+import { isObject } from "../json.ts";
 import { isUsdc } from "./networks.ts";
-import { controlOf, optionAnswer, signOffline } from "./sign-offline.ts";
+import { controlOf, messageOf, optionAnswer, signOffline } from "./sign-offline.ts";
 
 const TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
 /** A well-formed blockhash for offline signing: a real buyer reads the latest one itself. */
@@ -61,17 +62,9 @@ const solanaClient = new x402HTTPClient(new x402Client().register("solana:*", ne
 /** The same client with its spend controls off: what a buyer who loosened them would do. */
 const loosenedSolanaClient = new x402HTTPClient(new x402Client().register("solana:*", new CheckingSvmClient()).setSpendControls(false));
 
-const messageOf = (error: unknown) =>
-  ((error instanceof Error ? error.message : String(error)).split("\n")[0] ?? "").slice(0, 300) || "the client failed without a message";
-
 /** Whether `option` is a Solana option of an x402 v2 challenge (CAIP-2 `solana:*`): the options checked here. */
 export function isSolanaOption(version: unknown, option: unknown): boolean {
-  return (
-    version === 2 &&
-    typeof option === "object" &&
-    option !== null &&
-    String((option as { network?: unknown }).network).startsWith("solana:")
-  );
+  return version === 2 && isObject(option) && String(option.network).startsWith("solana:");
 }
 
 /** One Solana option's payability, in the shape of the EVM options' (src/intel/x402-clients.ts). */

@@ -26,7 +26,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { ConformanceReportSchema } from "../../spec/routes/intel.ts";
 import { isObject } from "../json.ts";
 import { isCaip2, isEvmNetwork, isV1NetworkName, knownTokenDomain, normaliseNetwork } from "./networks.ts";
-import { controlOf, InvalidPayment, optionAnswer, signOffline } from "./sign-offline.ts";
+import { controlOf, InvalidPayment, messageOf, optionAnswer, signOffline } from "./sign-offline.ts";
 import { isSolanaOption, solanaOptionPayability } from "./solana-payability.ts";
 
 /** The client families reported, reference first. */
@@ -89,14 +89,6 @@ function quickStartClient(spendControls: boolean): x402HTTPClient {
 }
 const defaultClient = quickStartClient(true);
 const loosenedClient = quickStartClient(false);
-
-/** An error's message, without the requirement dumps some clients append, at most 300 characters. */
-function messageOf(error: unknown): string {
-  // The first line: viem and zod put detail lines after it.
-  const text = (error instanceof Error ? error.message : String(error)).split("\n")[0] ?? "";
-  const cut = text.search(/ [{[]"/);
-  return (cut > 0 ? text.slice(0, cut) : text).replace(/\s+/g, " ").trim().slice(0, 300) || "the client failed without a message";
-}
 
 /** The earliest a facilitator accepts an authorization's end: @x402/evm refuses one valid for less than 6 more seconds. */
 export const MIN_SECONDS_LEFT = 6;

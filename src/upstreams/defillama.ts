@@ -6,7 +6,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import type { defiSentiment } from "../../spec/routes/analytics.ts";
 import { NotFoundError } from "../errors.ts";
 import { expectShape, fetchUpstreamJson } from "./http-json.ts";
-import { type Cached, TtlCache } from "./ttl-cache.ts";
+import { type Cached, readInBatches, TtlCache } from "./ttl-cache.ts";
 
 /** The public TVL API. */
 export const DEFILLAMA_DEFAULT_URL = "https://api.llama.fi";
@@ -61,9 +61,6 @@ const CoinPercentages = Type.Object({ coins: Type.Record(Type.String(), Type.Num
 /** A token price from the coins API. */
 export interface LlamaCoinPrice {
   price: number;
-  symbol: string | undefined;
-  /** Unix seconds of DefiLlama's price point. */
-  timestamp: number | undefined;
 }
 
 /** TVL of one protocol and its change over 24 h, as `POST /api/defi-sentiment` answers it. */
@@ -82,6 +79,12 @@ export function tvlFromSeries(detail: LlamaProtocolDetail): { tvl_usd: number; c
   const dayBefore = series.filter((p) => p.date <= last.date - 86_400).at(-1);
   if (!dayBefore || dayBefore.totalLiquidityUSD === 0) return { tvl_usd: tvl, change_24h_pct: null };
   return { tvl_usd: tvl, change_24h_pct: (last.totalLiquidityUSD / dayBefore.totalLiquidityUSD - 1) * 100 };
+}
+
+/** `tvlFromSeries` with where the change came from (none without a series: TVL 0, no change). */
+function fromSeries(detail: LlamaProtocolDetail | null) {
+  const { tvl_usd, change_24h_pct } = detail ? tvlFromSeries(detail) : { tvl_usd: 0, change_24h_pct: null };
+  return { tvl_usd, change_24h_pct, change_source: change_24h_pct === null ? ("unavailable" as const) : ("tvl_series" as const) };
 }
 
 /** The words the names of a parent's versions start with ("Uniswap V2", "Uniswap V3" → "Uniswap"), or null. */
@@ -167,15 +170,9 @@ export class DefiLlama {
     }
     // No series (DefiLlama has no detail for the slug): the list's TVL, and no change.
     const detail = await this.protocolDetail(summary.slug);
-    const fromSeries = detail.value ? tvlFromSeries(detail.value) : { tvl_usd: 0, change_24h_pct: null };
+    const series = fromSeries(detail.value);
     return {
-      value: {
-        slug: summary.slug,
-        name: summary.name,
-        tvl_usd: summary.tvl ?? fromSeries.tvl_usd,
-        change_24h_pct: fromSeries.change_24h_pct,
-        change_source: fromSeries.change_24h_pct === null ? "unavailable" : "tvl_series",
-      },
+      value: { slug: summary.slug, name: summary.name, ...series, tvl_usd: summary.tvl ?? series.tvl_usd },
       fetchedAt: detail.value ? Math.min(list.fetchedAt, detail.fetchedAt) : list.fetchedAt,
     };
   }
@@ -189,16 +186,8 @@ export class DefiLlama {
     const memberSlugs = members.map((m) => m.slug).sort();
     const detail = await this.protocolDetail(slug);
     if (detail.value) {
-      const fromSeries = tvlFromSeries(detail.value);
       return {
-        value: {
-          slug,
-          name: detail.value.name,
-          tvl_usd: fromSeries.tvl_usd,
-          change_24h_pct: fromSeries.change_24h_pct,
-          change_source: fromSeries.change_24h_pct === null ? "unavailable" : "tvl_series",
-          members: memberSlugs,
-        },
+        value: { slug, name: detail.value.name, ...fromSeries(detail.value), members: memberSlugs },
         fetchedAt: Math.min(listFetchedAt, detail.fetchedAt),
       };
     }
@@ -223,43 +212,27 @@ export class DefiLlama {
    * Current prices of `base:0x...` coins (`GET /prices/current/{coins}`); keys echo the request.
    * At most {@link COINS_PER_CALL} coins per call, the calls made together.
    */
-  coinPrices(coins: readonly string[]): Promise<Cached<Record<string, LlamaCoinPrice>>> {
-    return this.#batched(coins, (list) =>
+  async coinPrices(coins: readonly string[]): Promise<Cached<Record<string, LlamaCoinPrice>>> {
+    const answers = await readInBatches(coins, COINS_PER_CALL, (list) =>
       this.#prices.get(list, async () => {
         const { body } = await this.#get("defillama-coins", `${this.#coinsUrl}/prices/current/${list}?searchWidth=4h`);
         const parsed = expectShape("defillama-coins", CoinPrices, body);
-        return Object.fromEntries(
-          Object.entries(parsed.coins).map(([key, c]) => [key.toLowerCase(), { price: c.price, symbol: c.symbol, timestamp: c.timestamp }]),
-        );
+        return Object.fromEntries(Object.entries(parsed.coins).map(([key, c]) => [key.toLowerCase(), { price: c.price }]));
       }),
     );
+    return { value: Object.assign({}, ...answers.value), fetchedAt: answers.fetchedAt };
   }
 
   /** 24 h price change in percent of `base:0x...` coins (`GET /percentage/{coins}?period=24h`), batched as `coinPrices`. */
-  coinChanges24h(coins: readonly string[]): Promise<Cached<Record<string, number>>> {
-    return this.#batched(coins, (list) =>
+  async coinChanges24h(coins: readonly string[]): Promise<Cached<Record<string, number>>> {
+    const answers = await readInBatches(coins, COINS_PER_CALL, (list) =>
       this.#percentages.get(list, async () => {
         const { body } = await this.#get("defillama-coins", `${this.#coinsUrl}/percentage/${list}?period=24h`);
         const parsed = expectShape("defillama-coins", CoinPercentages, body);
         return Object.fromEntries(Object.entries(parsed.coins).map(([key, v]) => [key.toLowerCase(), v]));
       }),
     );
-  }
-
-  /** `coins` sorted and cut into lists of at most {@link COINS_PER_CALL}, each read by `read` (all at once), the answers merged. */
-  async #batched<T>(
-    coins: readonly string[],
-    read: (list: string) => Promise<Cached<Record<string, T>>>,
-  ): Promise<Cached<Record<string, T>>> {
-    const sorted = [...new Set(coins)].sort();
-    const lists: string[] = [];
-    for (let i = 0; i < sorted.length; i += COINS_PER_CALL) lists.push(sorted.slice(i, i + COINS_PER_CALL).join(","));
-    if (lists.length <= 1) return read(lists[0] ?? "");
-    const answers = await Promise.all(lists.map(read));
-    return {
-      value: Object.assign({}, ...answers.map((a) => a.value)) as Record<string, T>,
-      fetchedAt: Math.min(...answers.map((a) => a.fetchedAt)),
-    };
+    return { value: Object.assign({}, ...answers.value), fetchedAt: answers.fetchedAt };
   }
 
   /** GET `url` of the TVL (`defillama`) or coins (`defillama-coins`) API within the time limit. */

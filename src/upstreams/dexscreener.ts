@@ -6,7 +6,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { getAddress, isAddressEqual } from "viem";
 import { expectShape, fetchUpstreamJson } from "./http-json.ts";
-import { type Cached, TtlCache } from "./ttl-cache.ts";
+import { type Cached, readInBatches, TtlCache } from "./ttl-cache.ts";
 
 const UPSTREAM = "dexscreener";
 /** The public API. */
@@ -96,18 +96,12 @@ export class DexScreener {
 
   /** Pairs of several tokens in as few calls as DexScreener allows (`GET /tokens/v1/base/{a,b,...}`). */
   async tokensPairs(tokens: readonly string[]): Promise<Cached<DexPair[]>> {
-    const addresses = [...new Set(tokens.map((t) => t.toLowerCase()))].sort();
-    const batches: string[][] = [];
-    for (let i = 0; i < addresses.length; i += TOKENS_PER_CALL) batches.push(addresses.slice(i, i + TOKENS_PER_CALL));
-    const results = await Promise.all(
-      batches.map((batch) =>
-        this.#cache.get(`tokens:${batch.join(",")}`, () => this.#pairs(`/tokens/v1/${DEXSCREENER_BASE_CHAIN}/${batch.join(",")}`)),
-      ),
+    const pairs = await readInBatches(
+      tokens.map((t) => t.toLowerCase()),
+      TOKENS_PER_CALL,
+      (list) => this.#cache.get(`tokens:${list}`, () => this.#pairs(`/tokens/v1/${DEXSCREENER_BASE_CHAIN}/${list}`)),
     );
-    return {
-      value: results.flatMap((r) => r.value),
-      fetchedAt: Math.min(...results.map((r) => r.fetchedAt)),
-    };
+    return { value: pairs.value.flat(), fetchedAt: pairs.fetchedAt };
   }
 
   /** The pairs DexScreener answers at `path`, checked against the shape read. */

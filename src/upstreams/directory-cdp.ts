@@ -20,11 +20,6 @@ const PAGE = 1000;
 /** Pages read at most. */
 const MAX_PAGES = 20;
 
-/** Options of the CDP adapter. */
-export interface CdpBazaarOptions {
-  url: string;
-}
-
 function methodOf(item: Record<string, unknown>, option: Record<string, unknown> | undefined): "GET" | "POST" | null {
   const bazaar = isObject(item.extensions) && isObject(item.extensions.bazaar) ? item.extensions.bazaar : undefined;
   const v2 = bazaar && isObject(bazaar.info) && isObject(bazaar.info.input) ? bazaar.info.input.method : undefined;
@@ -62,19 +57,18 @@ export function cdpItemToEntry(item: unknown): DirectoryEntry | null {
     pay_to: option ? text(option.payTo) : null,
     method: methodOf(item, option),
     tags: Array.isArray(item.tags) ? item.tags.filter((t): t is string => typeof t === "string") : [],
-    endpoints_listed: null,
   };
 }
 
-/** The CDP Bazaar discovery directory. */
-export function cdpBazaarDirectory(options: CdpBazaarOptions): DirectorySource {
+/** The CDP Bazaar discovery directory at `discoveryUrl`. */
+export function cdpBazaarDirectory(discoveryUrl: string): DirectorySource {
   return {
     name: "cdp_bazaar",
     async list(signal) {
       const entries: DirectoryEntry[] = [];
       let offset = 0;
       for (let page = 0; page < MAX_PAGES; page++) {
-        const url = new URL(options.url);
+        const url = new URL(discoveryUrl);
         url.searchParams.set("type", "http");
         url.searchParams.set("limit", String(PAGE));
         url.searchParams.set("offset", String(offset));

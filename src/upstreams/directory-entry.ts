@@ -21,8 +21,6 @@ export interface DirectoryEntry {
   /** HTTP method when the directory says (Bazaar `info.input.method`). */
   method: "GET" | "POST" | null;
   tags: string[];
-  /** How many endpoints the directory says the service has (x402 List's `endpoints`). */
-  endpoints_listed: number | null;
 }
 
 /** A directory the catalogue can read. */

@@ -18,11 +18,6 @@ const PER_PAGE = 100;
 /** Pages read at most. */
 const MAX_PAGES = 50;
 
-/** Options of the x402 List adapter. */
-export interface X402ListOptions {
-  url: string;
-}
-
 /** USD of a listed price: 0.01 from "$0.01", "0.01", "0.01 USDC", "$0.01/request" or 0.01; 0 from "free"; else null. */
 export function parseListedPrice(value: unknown): number | null {
   if (typeof value === "number") return Number.isFinite(value) && value >= 0 ? value : null;
@@ -48,18 +43,17 @@ export function x402ListItemToEntry(item: unknown): DirectoryEntry | null {
     pay_to: text(item.payTo) ?? text(item.pay_to),
     method: null,
     tags: Array.isArray(item.tags) ? item.tags.filter((t): t is string => typeof t === "string") : [],
-    endpoints_listed: typeof item.endpoints === "number" && Number.isInteger(item.endpoints) ? item.endpoints : null,
   };
 }
 
-/** The x402 List directory. */
-export function x402ListDirectory(options: X402ListOptions): DirectorySource {
+/** The x402 List directory at `servicesUrl`. */
+export function x402ListDirectory(servicesUrl: string): DirectorySource {
   return {
     name: "x402_list",
     async list(signal) {
       const entries: DirectoryEntry[] = [];
       for (let page = 1; page <= MAX_PAGES; page++) {
-        const url = new URL(options.url);
+        const url = new URL(servicesUrl);
         url.searchParams.set("page", String(page));
         url.searchParams.set("per_page", String(PER_PAGE));
         const body = await fetchDirectoryJson("x402_list", url.href, { signal });

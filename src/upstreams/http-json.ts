@@ -20,12 +20,6 @@ export interface UpstreamRequest {
   timeoutMs: number;
 }
 
-/** A parsed JSON answer; `status` is 2xx, or 404 when `allowNotFound` was asked for. */
-export interface UpstreamResponse {
-  status: number;
-  body: unknown;
-}
-
 const RETRY_AFTER_DEFAULT_S = 30;
 
 function retryAfterSeconds(header: string | null): number {
@@ -34,10 +28,10 @@ function retryAfterSeconds(header: string | null): number {
 }
 
 /**
- * GET or POST `url` and parse its JSON. A 404 is returned (not thrown) when `allowNotFound`
- * is set, so an adapter can say which thing was not found; every other failure throws.
+ * GET or POST `url` and parse its JSON: `status` is 2xx, or a 404 returned (not thrown) when
+ * `allowNotFound` is set, so an adapter can say which thing was not found; every other failure throws.
  */
-export async function fetchUpstreamJson(request: UpstreamRequest, allowNotFound = false): Promise<UpstreamResponse> {
+export async function fetchUpstreamJson(request: UpstreamRequest, allowNotFound = false): Promise<{ status: number; body: unknown }> {
   const { upstream, url, timeoutMs } = request;
   let response: Response;
   let text: string;

@@ -43,7 +43,6 @@ export interface PerpAsset {
   open_interest: string;
   mark_px: string;
   prev_day_px: string;
-  day_notional_volume: string | undefined;
 }
 
 /** The Hyperliquid adapter. */
@@ -81,7 +80,6 @@ export class Hyperliquid {
           open_interest: ctx.openInterest,
           mark_px: ctx.markPx,
           prev_day_px: ctx.prevDayPx,
-          day_notional_volume: ctx.dayNtlVlm,
         });
       });
       return perps;

@@ -29,3 +29,16 @@ export class TtlCache<V> {
     return (await this.#lru.fetch(key, { context: load })) as Cached<V>;
   }
 }
+
+/** `keys` deduplicated, sorted, cut into comma-joined lists of at most `size` and read all at once: each list's value, and the oldest fetch time. */
+export async function readInBatches<V>(
+  keys: readonly string[],
+  size: number,
+  read: (list: string) => Promise<Cached<V>>,
+): Promise<Cached<V[]>> {
+  const sorted = [...new Set(keys)].sort();
+  const lists: string[] = [];
+  for (let i = 0; i < sorted.length; i += size) lists.push(sorted.slice(i, i + size).join(","));
+  const answers = await Promise.all(lists.map(read));
+  return { value: answers.map((a) => a.value), fetchedAt: Math.min(...answers.map((a) => a.fetchedAt)) };
+}
