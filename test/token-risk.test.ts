@@ -501,16 +501,8 @@ describe("a node failing eth_call (HTTP 503) during the token-risk reads", () =>
       // Only the token's own decimals() read failing: no longer read as "not a token, no limits".
       rpc.options.failMethods = [];
       rpc.options.failSelectors = ["0x313ce567"];
-      const deps = {
-        chain: client,
-        venues,
-        prices: {
-          price: async () => {
-            throw new Error("no price is read when the pools are given");
-          },
-        },
-      };
-      await expect(assessToken(deps, pair.token, 100, block, { code, pools: [] })).rejects.toMatchObject({
+      const deps = { chain: client, venues, prices: { price: async (token: `0x${string}`) => ({ token, price_usd: "1" }) as never } };
+      await expect(assessToken(deps, pair.token, 100, block, { code })).rejects.toMatchObject({
         code: "unavailable",
         status: 503,
       });

@@ -204,11 +204,8 @@ export async function scanBudgeted(
       logs.push(log);
     }
   }
-  return { logs: sorted(logs), coveredFrom, truncated: coveredFrom > window.fromBlock };
-}
-
-function sorted(logs: TransferLog[]): TransferLog[] {
-  return logs.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
+  logs.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
+  return { logs, coveredFrom, truncated: coveredFrom > window.fromBlock };
 }
 
 /** The coverage fields of an answer. */

@@ -66,12 +66,9 @@ const VARIANTS: Record<FactoryKind, (factory: Factory) => { args: readonly unkno
   aerodrome_cl: () => CL_TICK_SPACINGS.map((spacing) => ({ args: [spacing], feeBps: null, stable: false })),
 };
 
-interface Candidate {
-  factory: Factory;
-  counter: KnownToken;
+/** A pool a factory may hold, before it is asked: the lookup call that names it. */
+interface Candidate extends Omit<KnownPool, "address"> {
   call: { address: Address; abi: (typeof LOOKUP)[FactoryKind]; functionName: "getPair" | "getPool"; args: readonly unknown[] };
-  feeBps: number | null;
-  stable: boolean;
 }
 
 function candidates(token: Address, factories: readonly Factory[], counters: readonly KnownToken[]): Candidate[] {
