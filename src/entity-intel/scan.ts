@@ -140,15 +140,6 @@ export async function resolveWindow(scanner: TransferScanner, blocks: number, to
   return { fromBlock: Math.max(0, end - blocks + 1), toBlock: end, finalized };
 }
 
-/** What a budgeted read found. */
-export interface ScanResult {
-  /** Unique logs (by block and log index), in chain order. */
-  logs: TransferLog[];
-  /** The oldest block read; the window's first block when nothing was cut. */
-  coveredFrom: number;
-  truncated: boolean;
-}
-
 /** The queries of every transfer of `token` (every token when undefined) from and to `addresses`. */
 export function bothWays(token: Address | undefined, addresses: Address | Address[]): Omit<TransferQuery, "fromBlock" | "toBlock">[] {
   return [
@@ -177,14 +168,15 @@ export function splitQuery(query: Omit<TransferQuery, "fromBlock" | "toBlock">):
  * starting its newest chunk first, so a budget that runs out leaves the newest part of the
  * window read. The logs of all queries are merged (a log two queries match is kept once); those
  * older than the newest block some query left unread are dropped, so the answer covers one
- * unbroken range ending at `toBlock`.
+ * unbroken range ending at `toBlock`, from `coveredFrom` (the window's first block unless
+ * `truncated`), its logs unique by block and log index and in chain order.
  */
 export async function scanBudgeted(
   scanner: TransferScanner,
   queries: readonly Omit<TransferQuery, "fromBlock" | "toBlock">[],
   window: ScanWindow,
   budget: ScanBudget,
-): Promise<ScanResult> {
+) {
   const parts = queries.flatMap(splitQuery);
   // One failed read fails the answer; the scanner then stops the budget, so the other reads send nothing more.
   const results = await Promise.all(
