@@ -352,23 +352,20 @@ export class TransferScanner {
     // With an allowance the newest chunk starts first, so the requests that go before the others
     // (the first slots, equal places in the allowance's queue) are the ones the answer keeps when
     // it runs out; the results are put back in chain order.
-    const parts = allowance
-      ? (
-          await Promise.all(
-            tasks.toReversed().map((task) =>
-              task().catch((error: unknown) => {
-                if (error === STOPPED) return undefined;
-                // This scan fails: the requests of its other chunks, and of every other scan
-                // spending the same allowance, would be sent for an answer that is already lost.
-                // A request that fails has stopped it already (before handing its slot on); this
-                // covers any other failure of a chunk.
-                allowance.stop();
-                throw error;
-              }),
-            ),
-          )
-        ).reverse()
-      : await Promise.all(tasks.map((task) => task()));
+    const started = await Promise.all(
+      (allowance ? tasks.toReversed() : tasks).map((task) =>
+        task().catch((error: unknown) => {
+          if (error === STOPPED) return undefined;
+          // This scan fails: the requests of its other chunks, and of every other scan
+          // spending the same allowance, would be sent for an answer that is already lost.
+          // A request that fails has stopped it already (before handing its slot on); this
+          // covers any other failure of a chunk.
+          allowance?.stop();
+          throw error;
+        }),
+      ),
+    );
+    const parts = allowance ? started.reverse() : started;
     stats.maxRange = this.#maxRange;
     stats.concurrency = this.#limit.concurrency;
     // The newest chunks read in full, back to the first one the allowance left unread.
