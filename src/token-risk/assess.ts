@@ -166,7 +166,7 @@ export async function assessToken(
       ? {
           address: pool.address,
           dex: pool.factory.name,
-          kind: pool.kind,
+          kind: pool.factory.kind,
           quote_symbol: pool.counter.symbol,
           quote: pool.counter.address,
           fee_bps: pool.feeBps,

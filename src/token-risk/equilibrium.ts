@@ -44,7 +44,7 @@ export async function tokenEquilibrium(deps: AssessDeps, token: KnownToken, bloc
     venues.push({
       pool: p.address,
       dex: p.factory.name,
-      kind: p.kind,
+      kind: p.factory.kind,
       counter_symbol: p.counter.symbol,
       counter: p.counter.address,
       fee_bps: p.feeBps,

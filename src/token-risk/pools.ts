@@ -37,7 +37,6 @@ export const poolAbi = parseAbi([
 export interface TokenPool {
   address: Address;
   factory: Factory;
-  kind: FactoryKind;
   token: Address;
   counter: KnownToken;
   /** The swap fee in basis points (v3: the fee tier; Aerodrome: the factory's fee for the pool). */
@@ -175,7 +174,6 @@ export async function readPools(
     out.push({
       address: p.address,
       factory: p.factory,
-      kind: p.factory.kind,
       token: getAddress(token),
       counter: p.counter,
       feeBps: feeBps ?? 30,
