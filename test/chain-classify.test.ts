@@ -7,7 +7,7 @@ import { type Address, getAddress, type Hex, parseAbi } from "viem";
 import { afterAll, describe, expect, it } from "vitest";
 import { AddressClassifier, classFromProbes } from "../src/chain/classify.ts";
 import { createChainClient, rpcTransport } from "../src/chain/client.ts";
-import { batchAnswers, causeChain, isBatchFailure, readMulticall, readOrNull } from "../src/chain/rpc-error.ts";
+import { causeChain, isBatchFailure, readMulticall, readOrNull } from "../src/chain/rpc-error.ts";
 import { proxyFromSlots, readProxyInfo, readTokenMetadata } from "../src/chain/token-reads.ts";
 import { UpstreamError } from "../src/errors.ts";
 import { base } from "../src/networks/base.ts";
@@ -145,7 +145,7 @@ describe("a multicall whose request fails", () => {
       "RawContractError",
     ]);
     expect(isBatchFailure(answers[1].error)).toBe(false);
-    expect(batchAnswers(answers, "reading")).toBe(answers);
+    expect(await readMulticall("reading", async () => answers)).toBe(answers);
     expect(await readMulticall("reading", read)).toEqual(answers);
 
     rpc.options.failMethods = ["eth_call"];
@@ -158,7 +158,7 @@ describe("a multicall whose request fails", () => {
       "HttpRequestError",
     ]);
     expect(isBatchFailure(blip[0].error)).toBe(true);
-    expect(() => batchAnswers(blip, "reading")).toThrow(UpstreamError);
+    await expect(readMulticall("reading", async () => blip)).rejects.toThrow(UpstreamError);
     await expect(readMulticall("probing contract interfaces", read)).rejects.toMatchObject({
       code: "unavailable",
       status: 503,

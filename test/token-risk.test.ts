@@ -233,7 +233,6 @@ describe("the deepest pool across kinds", () => {
   const v2 = (wethReserve: bigint): TokenPool => ({
     address: "0x00000000000000000000000000000000000000b2",
     factory: { name: "v2", kind: "uniswap_v2", address: "0x00000000000000000000000000000000000000f2", fee_bps: 30 },
-    kind: "uniswap_v2",
     token,
     counter: weth,
     feeBps: 30,
@@ -250,7 +249,6 @@ describe("the deepest pool across kinds", () => {
     ...v2(0n),
     address: "0x00000000000000000000000000000000000000b3",
     factory: { name: "v3", kind: "uniswap_v3", address: "0x00000000000000000000000000000000000000f3" },
-    kind: "uniswap_v3",
     v2Style: false,
     reserves: null,
     sqrtPriceX96: Q96,
@@ -264,10 +262,10 @@ describe("the deepest pool across kinds", () => {
     // 50 WETH held, but only 2 WETH of virtual reserve in range: the 10 WETH v2 pair is deeper.
     const outOfRange = await pricePools([v2(10n * ether), v3(2n * ether, 50n * ether)], prices);
     expect(outOfRange.map((p) => p.liquidityUsd)).toEqual([40_000, 8_000]);
-    expect(deepestSimulable(outOfRange)?.kind).toBe("uniswap_v2");
+    expect(deepestSimulable(outOfRange)?.factory.kind).toBe("uniswap_v2");
     // 20 WETH in range (of 30 held): the v3 pool is deeper; a virtual reserve above the balance counts the balance.
     const inRange = await pricePools([v2(10n * ether), v3(20n * ether, 30n * ether)], prices);
-    expect(deepestSimulable(inRange)?.kind).toBe("uniswap_v3");
+    expect(deepestSimulable(inRange)?.factory.kind).toBe("uniswap_v3");
     const capped = await pricePools([v3(90n * ether, 30n * ether)], prices);
     expect(capped[0]?.liquidityUsd).toBe(120_000);
     // No liquidity in range: nothing to trade through.
@@ -501,16 +499,8 @@ describe("a node failing eth_call (HTTP 503) during the token-risk reads", () =>
       // Only the token's own decimals() read failing: no longer read as "not a token, no limits".
       rpc.options.failMethods = [];
       rpc.options.failSelectors = ["0x313ce567"];
-      const deps = {
-        chain: client,
-        venues,
-        prices: {
-          price: async () => {
-            throw new Error("no price is read when the pools are given");
-          },
-        },
-      };
-      await expect(assessToken(deps, pair.token, 100, block, { code, pools: [] })).rejects.toMatchObject({
+      const deps = { chain: client, venues, prices: { price: async (token: `0x${string}`) => ({ token, price_usd: "1" }) as never } };
+      await expect(assessToken(deps, pair.token, 100, block, { code })).rejects.toMatchObject({
         code: "unavailable",
         status: 503,
       });

@@ -36,10 +36,12 @@ export function scoreSentiment(values: {
   const present = (Object.keys(SENTIMENT_WEIGHTS) as (keyof typeof SENTIMENT_WEIGHTS)[]).filter((k) => values[k] !== null);
   const totalWeight = present.reduce((sum, k) => sum + SENTIMENT_WEIGHTS[k], 0);
   if (present.length === 0 || totalWeight === 0) return { score: null, sentiment: "unknown", inputs: [] };
+  let sum = 0;
   const inputs = present.map((name) => {
     const value = values[name] as number;
     const normalized = scaled[name](value);
     const weight = SENTIMENT_WEIGHTS[name] / totalWeight;
+    sum += normalized * weight;
     return {
       name,
       value: round(value, 6),
@@ -48,10 +50,7 @@ export function scoreSentiment(values: {
       contribution: round(normalized * weight * 100, 4),
     };
   });
-  const score = round(
-    present.reduce((sum, name) => sum + scaled[name](values[name] as number) * (SENTIMENT_WEIGHTS[name] / totalWeight), 0) * 100,
-    2,
-  );
+  const score = round(sum * 100, 2);
   const sentiment = score >= SENTIMENT_THRESHOLD ? "bullish" : score <= -SENTIMENT_THRESHOLD ? "bearish" : "neutral";
   return { score, sentiment, inputs };
 }

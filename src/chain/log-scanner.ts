@@ -26,6 +26,7 @@ import {
   TimeoutError,
   toEventSelector,
 } from "viem";
+import type { ScanBudget } from "../entity-intel/scan.ts";
 import { causeChain, readChain, toChainError } from "./rpc-error.ts";
 
 /**
@@ -84,29 +85,7 @@ export interface ScanOptions {
    */
   keep?: (log: TransferLog) => boolean;
   /** What the scan may spend, asked before every request; when it runs out the scan stops early (see `coveredFrom`). */
-  allowance?: ScanAllowance;
-}
-
-/**
- * A budget of work one answer may spend on `eth_getLogs`. The scanner asks it before every
- * request (so a scan stops within one request of running out, whatever the window) and tells it
- * the transfers of the window each request brought.
- */
-export interface ScanAllowance {
-  /**
-   * Resolves true when one more request may leave now (it may wait for others to come back), false
-   * when the budget is spent. `toBlock` is the last block the request reads, so an allowance may
-   * let the newest requests go first.
-   */
-  acquire(toBlock?: number): Promise<boolean>;
-  /** After each request `acquire` let through: the window's transfers it brought (0 when it failed). */
-  release(transfers: number): void;
-  /** Transfers of the window answered from the cache, without a request. */
-  add(transfers: number): void;
-  /** True once the budget is spent; asked again right before a request leaves and before a cached chunk is used. */
-  exhausted(): boolean;
-  /** Spend what is left: a read of the scan failed, so the scan fails and the requests still to go are of no use. */
-  stop(): void;
+  allowance?: ScanBudget;
 }
 
 /** What a scan found: the logs, how it went, and from which block on it read every chunk. */
@@ -352,23 +331,20 @@ export class TransferScanner {
     // With an allowance the newest chunk starts first, so the requests that go before the others
     // (the first slots, equal places in the allowance's queue) are the ones the answer keeps when
     // it runs out; the results are put back in chain order.
-    const parts = allowance
-      ? (
-          await Promise.all(
-            tasks.toReversed().map((task) =>
-              task().catch((error: unknown) => {
-                if (error === STOPPED) return undefined;
-                // This scan fails: the requests of its other chunks, and of every other scan
-                // spending the same allowance, would be sent for an answer that is already lost.
-                // A request that fails has stopped it already (before handing its slot on); this
-                // covers any other failure of a chunk.
-                allowance.stop();
-                throw error;
-              }),
-            ),
-          )
-        ).reverse()
-      : await Promise.all(tasks.map((task) => task()));
+    const started = await Promise.all(
+      (allowance ? tasks.toReversed() : tasks).map((task) =>
+        task().catch((error: unknown) => {
+          if (error === STOPPED) return undefined;
+          // This scan fails: the requests of its other chunks, and of every other scan
+          // spending the same allowance, would be sent for an answer that is already lost.
+          // A request that fails has stopped it already (before handing its slot on); this
+          // covers any other failure of a chunk.
+          allowance?.stop();
+          throw error;
+        }),
+      ),
+    );
+    const parts = allowance ? started.reverse() : started;
     stats.maxRange = this.#maxRange;
     stats.concurrency = this.#limit.concurrency;
     // The newest chunks read in full, back to the first one the allowance left unread.
@@ -618,5 +594,5 @@ interface Scan<T> {
   limit: LimitFunction;
   read: LogRead<T>;
   /** What the scan may spend, the window whose transfers it counts, and the block of a decoded log to count them by. */
-  budget: { allowance: ScanAllowance; from: number; to: number; blockOf: (log: T) => number } | undefined;
+  budget: { allowance: ScanBudget; from: number; to: number; blockOf: (log: T) => number } | undefined;
 }

@@ -80,19 +80,16 @@ export function isBatchFailure(error: unknown): boolean {
 }
 
 /**
- * Throw the chain error (`toChainError`) when any answer of a multicall with failures allowed
- * failed because the batch's request failed, so a node's blip is never read as "these
- * contracts do not answer"; otherwise return the answers, per-call failures included.
+ * Run a multicall with failures allowed, failing like `readChain`, and throw the chain error
+ * (`toChainError`) when any answer failed because the batch's request failed, so a node's blip
+ * is never read as "these contracts do not answer"; otherwise return the answers, per-call
+ * failures included.
  */
-export function batchAnswers<T extends readonly MulticallAnswer[]>(answers: T, what: string): T {
+export async function readMulticall<T extends readonly MulticallAnswer[]>(what: string, read: () => Promise<T>): Promise<T> {
+  const answers = await readChain(what, read);
   const failed = answers.find((a) => a.status === "failure" && isBatchFailure(a.error));
   if (failed) throw toChainError(failed.error, what);
   return answers;
-}
-
-/** Run a multicall with failures allowed, failing like `readChain` when a batch's request failed (see `batchAnswers`). */
-export async function readMulticall<T extends readonly MulticallAnswer[]>(what: string, read: () => Promise<T>): Promise<T> {
-  return batchAnswers(await readChain(what, read), what);
 }
 
 /**

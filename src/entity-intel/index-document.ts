@@ -23,16 +23,14 @@ const ANSWERS: Record<string, string> = {
   "/api/entity-intel/venue-users": "venue view: users, value segments, VIP candidates, users gone quiet, flagged funders",
 };
 
-/** The free page that renders this document with the use cases. */
-export const ENTITY_INTEL_PAGE = "/entity-intel";
-
 /** Build the index document for a service (its version and public origin name the provider). */
 export function entityIndexDocument(config: { version: string; publicUrl: string | undefined }, labels: LabelBook): EntityIndexDocument {
   return {
     provider: `x402-chain-data-service ${config.version}${config.publicUrl ? ` (${config.publicUrl})` : ""}`,
     not_nansen:
       "Not Nansen, Arkham or any analytics vendor, and not affiliated with one: every answer is computed per call from public Base chain data with its method stated, and entity names and flags come only from this service's curated label file, each entry with its source.",
-    source_thread: ENTITY_INTEL_PAGE,
+    // The free page that renders this document with the use cases.
+    source_thread: "/entity-intel",
     price_usdc_per_call: entityPaidRoutes[0].price,
     endpoints: entityPaidRoutes.map((r) => ({ route: r.path, price_usd: r.price, answers: ANSWERS[r.path] ?? r.summary })),
     labels_configured: labels.addresses(),

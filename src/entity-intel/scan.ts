@@ -6,13 +6,7 @@
  * window that was, instead of timing out.
  */
 import type { Address } from "viem";
-import {
-  type ScanAllowance,
-  TARGET_LOGS_PER_RESPONSE,
-  type TransferLog,
-  type TransferQuery,
-  type TransferScanner,
-} from "../chain/log-scanner.ts";
+import { TARGET_LOGS_PER_RESPONSE, type TransferLog, type TransferQuery, type TransferScanner } from "../chain/log-scanner.ts";
 import { InvalidRequestError } from "../errors.ts";
 
 /** The most addresses one topic OR-list carries; longer lists are split into several queries. */
@@ -30,13 +24,14 @@ export interface BudgetLimits {
 export const DEFAULT_BUDGET: BudgetLimits = { maxLogs: 250_000, maxMs: 20_000 };
 
 /**
- * What one answer has spent, and the scanner's allowance: every `eth_getLogs` request asks it
- * first, so the budget is checked per request, not per window. Requests go out together while
- * the logs left could take an answer of the largest size seen for each one in flight (at least
- * the scanner's target size); closer to the limit they go one at a time, so the answer stops
- * within one request of its log budget.
+ * What one answer has spent, and the scanner's allowance (`ScanOptions.allowance`): every
+ * `eth_getLogs` request asks it first, so the budget is checked per request, not per window, and
+ * tells it the transfers of the window it brought. Requests go out together while the logs left
+ * could take an answer of the largest size seen for each one in flight (at least the scanner's
+ * target size); closer to the limit they go one at a time, so the answer stops within one request
+ * of its log budget.
  */
-export class ScanBudget implements ScanAllowance {
+export class ScanBudget {
   readonly limits: BudgetLimits;
   readonly #started: number;
   readonly #now: () => number;
@@ -60,14 +55,19 @@ export class ScanBudget implements ScanAllowance {
     this.#started = now();
   }
 
-  /** True once either limit is reached: no further request is sent. */
+  /**
+   * True once either limit is reached: no further request is sent (the scanner asks again right
+   * before a request leaves and before a cached chunk is used).
+   */
   exhausted(): boolean {
     return this.#stopped || this.logsRead >= this.limits.maxLogs || this.#now() - this.#started >= this.limits.maxMs;
   }
 
   /**
-   * A request without a block goes after every request with one. Leave is given a microtask
-   * later, not at once: the requests of every scan of an answer ask in one go (each scan its
+   * Resolves true when one more request may leave now (it may wait for others to come back), false
+   * when the budget is spent. `toBlock` is the last block the request reads, so the newest requests
+   * go first; a request without a block goes after every request with one. Leave is given a
+   * microtask later, not at once: the requests of every scan of an answer ask in one go (each scan its
    * chunks newest first, one scan after another), and they must all be in the queue, in block
    * order, before the first ones are let through, or the first scan's oldest chunks would take
    * the slots before the other scans' newest.
@@ -86,6 +86,7 @@ export class ScanBudget implements ScanAllowance {
     this.#admit();
   }
 
+  /** After each request `acquire` let through: the window's transfers it brought (0 when it failed). */
   release(transfers: number): void {
     this.#inFlight--;
     this.logsRead += transfers;
@@ -93,6 +94,7 @@ export class ScanBudget implements ScanAllowance {
     this.#admit();
   }
 
+  /** Transfers of the window answered from the cache, without a request. */
   add(transfers: number): void {
     this.logsRead += transfers;
   }
@@ -140,15 +142,6 @@ export async function resolveWindow(scanner: TransferScanner, blocks: number, to
   return { fromBlock: Math.max(0, end - blocks + 1), toBlock: end, finalized };
 }
 
-/** What a budgeted read found. */
-export interface ScanResult {
-  /** Unique logs (by block and log index), in chain order. */
-  logs: TransferLog[];
-  /** The oldest block read; the window's first block when nothing was cut. */
-  coveredFrom: number;
-  truncated: boolean;
-}
-
 /** The queries of every transfer of `token` (every token when undefined) from and to `addresses`. */
 export function bothWays(token: Address | undefined, addresses: Address | Address[]): Omit<TransferQuery, "fromBlock" | "toBlock">[] {
   return [
@@ -177,14 +170,15 @@ export function splitQuery(query: Omit<TransferQuery, "fromBlock" | "toBlock">):
  * starting its newest chunk first, so a budget that runs out leaves the newest part of the
  * window read. The logs of all queries are merged (a log two queries match is kept once); those
  * older than the newest block some query left unread are dropped, so the answer covers one
- * unbroken range ending at `toBlock`.
+ * unbroken range ending at `toBlock`, from `coveredFrom` (the window's first block unless
+ * `truncated`), its logs unique by block and log index and in chain order.
  */
 export async function scanBudgeted(
   scanner: TransferScanner,
   queries: readonly Omit<TransferQuery, "fromBlock" | "toBlock">[],
   window: ScanWindow,
   budget: ScanBudget,
-): Promise<ScanResult> {
+) {
   const parts = queries.flatMap(splitQuery);
   // One failed read fails the answer; the scanner then stops the budget, so the other reads send nothing more.
   const results = await Promise.all(
@@ -204,11 +198,8 @@ export async function scanBudgeted(
       logs.push(log);
     }
   }
-  return { logs: sorted(logs), coveredFrom, truncated: coveredFrom > window.fromBlock };
-}
-
-function sorted(logs: TransferLog[]): TransferLog[] {
-  return logs.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
+  logs.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
+  return { logs, coveredFrom, truncated: coveredFrom > window.fromBlock };
 }
 
 /** The coverage fields of an answer. */

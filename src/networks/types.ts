@@ -45,12 +45,6 @@ export interface SchemeRegistrations<ClientSigner, FacilitatorSigner> {
   client(client: x402Client, signer: ClientSigner): x402Client;
 }
 
-/** The chain local mode runs instead of the network: seeded, with funded test keys. */
-export interface LocalChain<Options, Running> {
-  /** Start (or resume from its saved state) and seed it; loaded only when called. */
-  start(options: Options): Promise<Running>;
-}
-
 /** What every family's entry has. */
 export interface NetworkCommon<Family extends string> {
   family: Family;
@@ -75,7 +69,11 @@ export interface EvmNetwork extends NetworkCommon<"evm"> {
   chainAt(rpcUrls: string[]): Chain;
   usdc: EvmPaymentAsset;
   schemes: SchemeRegistrations<ClientEvmSigner, ReturnType<typeof toFacilitatorEvmSigner>>;
-  local: LocalChain<import("../local/devnet/devnet.ts").DevnetOptions, import("../local/devnet/devnet.ts").Devnet>;
+  /** The chain local mode runs instead of the network, seeded, with funded test keys. */
+  local: {
+    /** Start (or resume from its saved state) and seed it; loaded only when called. */
+    start(options: import("../local/devnet/devnet.ts").DevnetOptions): Promise<import("../local/devnet/devnet.ts").Devnet>;
+  };
 }
 
 /** A Solana (SVM) network. */

@@ -7,13 +7,15 @@
 import type { Static } from "@sinclair/typebox";
 import type { Address, PendingRpcRequest, Rpc, SolanaRpcApi } from "@solana/kit";
 import { getMintDecoder, TOKEN_2022_PROGRAM_ADDRESS } from "@solana-program/token-2022";
+import { TOKEN_PROGRAM_ADDRESS } from "@x402/svm";
 import type { MintRisk } from "../../spec/routes/solana.ts";
 import { UpstreamError } from "../errors.ts";
 import { TtlCache } from "../upstreams/ttl-cache.ts";
 import { SolanaDexScreener } from "./dexscreener.ts";
 import { solanaRpc } from "./rpc.ts";
 
-const TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
+/** The answers' name of a token program. */
+const programName = (owner: string) => (owner === TOKEN_PROGRAM_ADDRESS ? ("spl-token" as const) : ("spl-token-2022" as const));
 
 /** Where the Solana site reads. */
 export interface SolanaSettings {
@@ -81,7 +83,7 @@ export async function mintRisk(reads: SolanaReads, mint: string): Promise<MintRi
   const { rpc } = reads;
   const info = await rpcCall(reads, "getAccountInfo", rpc.getAccountInfo(mint as Address, { encoding: "base64" }));
   const account = info.value;
-  if (!account || (account.owner !== TOKEN_PROGRAM && account.owner !== TOKEN_2022_PROGRAM_ADDRESS)) return null;
+  if (!account || (account.owner !== TOKEN_PROGRAM_ADDRESS && account.owner !== TOKEN_2022_PROGRAM_ADDRESS)) return null;
   const data = Buffer.from(account.data[0], "base64");
   // A token account is not a mint: 165 bytes (or its Token-2022 account type byte, 2).
   if (data.length !== 82 && !(data.length > 165 && data[165] === 1)) return null;
@@ -140,7 +142,7 @@ export async function mintRisk(reads: SolanaReads, mint: string): Promise<MintRi
   const amounts = largest.value.map((a) => BigInt(a.amount));
   const top10 = amounts.slice(0, 10).reduce((s, a) => s + a, 0n);
   return {
-    program: account.owner === TOKEN_PROGRAM ? "spl-token" : "spl-token-2022",
+    program: programName(account.owner),
     decimals: m.decimals,
     supply: m.supply.toString(),
     mint_authority: m.mintAuthority.__option === "Some" ? m.mintAuthority.value : null,
@@ -202,7 +204,7 @@ export function verdictOf(
 export async function tokenAccountsOf(reads: SolanaReads, owner: string) {
   const { rpc } = reads;
   const lists = await Promise.all(
-    [TOKEN_PROGRAM, TOKEN_2022_PROGRAM_ADDRESS].map((program) =>
+    [TOKEN_PROGRAM_ADDRESS, TOKEN_2022_PROGRAM_ADDRESS].map((program) =>
       rpcCall(
         reads,
         "getTokenAccountsByOwner",
@@ -211,15 +213,11 @@ export async function tokenAccountsOf(reads: SolanaReads, owner: string) {
     ),
   );
   return lists.flat().map(({ program, a }) => {
-    const info = (
-      a.account.data as {
-        parsed: { info: { mint: string; state: string; tokenAmount: { amount: string; decimals: number; uiAmountString: string } } };
-      }
-    ).parsed.info;
+    const { info } = a.account.data.parsed;
     return {
       account: a.pubkey as string,
-      mint: info.mint,
-      program: (program === TOKEN_PROGRAM ? "spl-token" : "spl-token-2022") as "spl-token" | "spl-token-2022",
+      mint: info.mint as string,
+      program: programName(program),
       atomic: info.tokenAmount.amount,
       amount: Number(info.tokenAmount.uiAmountString),
       decimals: info.tokenAmount.decimals,

@@ -124,13 +124,12 @@ export async function assessToken(
   token: Address,
   amountUsd: number,
   blockNumber: bigint,
-  options: { code?: Hex; pools?: readonly PricedPool[] } = {},
+  options: { code?: Hex } = {},
 ): Promise<HoneypotSimulation> {
   const address = getAddress(token);
   const code = options.code ?? (await readChain("reading the token's code", () => deps.chain.getCode({ address, blockNumber }))) ?? "0x";
   const quotes = deps.venues.tokens.filter((t) => t.quote);
-  const pools =
-    options.pools ?? (await pricePools(await findPools(deps.chain, address, deps.venues.factories, quotes, blockNumber), deps.prices));
+  const pools = await pricePools(await findPools(deps.chain, address, deps.venues.factories, quotes, blockNumber), deps.prices);
   const pool = deepestSimulable(pools);
   const [privileges, limits, decimals] = await Promise.all([
     readOwnerPrivileges(deps.chain, address, code, blockNumber),
@@ -167,7 +166,7 @@ export async function assessToken(
       ? {
           address: pool.address,
           dex: pool.factory.name,
-          kind: pool.kind,
+          kind: pool.factory.kind,
           quote_symbol: pool.counter.symbol,
           quote: pool.counter.address,
           fee_bps: pool.feeBps,

@@ -5,12 +5,11 @@
  * and the widest gap between two pools.
  */
 import type { Static } from "@sinclair/typebox";
-import { getAddress, type PublicClient } from "viem";
+import { getAddress } from "viem";
 import type { dinalibrium } from "../../spec/routes/base-tools.ts";
-import type { PriceSource } from "../analytics/price-source.ts";
-import { pricePools } from "./assess.ts";
+import { type AssessDeps, pricePools } from "./assess.ts";
 import { findPools, impliedPrice } from "./pools.ts";
-import type { KnownToken, Venues } from "./venues.ts";
+import type { KnownToken } from "./venues.ts";
 
 /** Peg thresholds in basis points. */
 export const PEG_BPS = { onPeg: 10, drifting: 100 } as const;
@@ -28,11 +27,7 @@ type VenuePrice = TokenEquilibrium["pools"][number];
 const round = (x: number, digits: number) => Number(x.toFixed(digits));
 
 /** The equilibrium of `token` at `blockNumber`. */
-export async function tokenEquilibrium(
-  deps: { chain: PublicClient; venues: Venues; prices: Pick<PriceSource, "price"> },
-  token: KnownToken,
-  blockNumber: bigint,
-): Promise<TokenEquilibrium> {
+export async function tokenEquilibrium(deps: AssessDeps, token: KnownToken, blockNumber: bigint): Promise<TokenEquilibrium> {
   const counters = deps.venues.tokens.filter((t) => t.address !== token.address && (t.quote || t.peg_usd !== null));
   const [pools, reference] = await Promise.all([
     findPools(deps.chain, token.address, deps.venues.factories, counters, blockNumber).then((found) => pricePools(found, deps.prices)),
@@ -49,7 +44,7 @@ export async function tokenEquilibrium(
     venues.push({
       pool: p.address,
       dex: p.factory.name,
-      kind: p.kind,
+      kind: p.factory.kind,
       counter_symbol: p.counter.symbol,
       counter: p.counter.address,
       fee_bps: p.feeBps,

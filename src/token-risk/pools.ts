@@ -37,7 +37,6 @@ export const poolAbi = parseAbi([
 export interface TokenPool {
   address: Address;
   factory: Factory;
-  kind: FactoryKind;
   token: Address;
   counter: KnownToken;
   /** The swap fee in basis points (v3: the fee tier; Aerodrome: the factory's fee for the pool). */
@@ -66,12 +65,9 @@ const VARIANTS: Record<FactoryKind, (factory: Factory) => { args: readonly unkno
   aerodrome_cl: () => CL_TICK_SPACINGS.map((spacing) => ({ args: [spacing], feeBps: null, stable: false })),
 };
 
-interface Candidate {
-  factory: Factory;
-  counter: KnownToken;
+/** A pool a factory may hold, before it is asked: the lookup call that names it. */
+interface Candidate extends Omit<KnownPool, "address"> {
   call: { address: Address; abi: (typeof LOOKUP)[FactoryKind]; functionName: "getPair" | "getPool"; args: readonly unknown[] };
-  feeBps: number | null;
-  stable: boolean;
 }
 
 function candidates(token: Address, factories: readonly Factory[], counters: readonly KnownToken[]): Candidate[] {
@@ -142,6 +138,7 @@ export async function readPools(
 ): Promise<TokenPool[]> {
   if (pools.length === 0) return [];
   const v2Style = (kind: FactoryKind) => kind === "uniswap_v2" || kind === "aerodrome_v2";
+  const readsPoolFee = (p: KnownPool) => p.factory.kind === "aerodrome_cl" || (p.factory.kind === "uniswap_v3" && p.feeBps === null);
   const reads = pools.flatMap((p) => [
     { address: p.address, abi: poolAbi, functionName: "token0" },
     v2Style(p.factory.kind)
@@ -149,7 +146,7 @@ export async function readPools(
       : { address: p.address, abi: poolAbi, functionName: "slot0" },
     p.factory.kind === "aerodrome_v2"
       ? { address: p.factory.address, abi: factoryAbi, functionName: "getFee", args: [p.address, p.stable] }
-      : p.factory.kind === "aerodrome_cl" || (p.factory.kind === "uniswap_v3" && p.feeBps === null)
+      : readsPoolFee(p)
         ? { address: p.address, abi: poolAbi, functionName: "fee" }
         : { address: p.address, abi: poolAbi, functionName: "token0" },
     { address: token, abi: erc20Abi, functionName: "balanceOf", args: [p.address] },
@@ -172,13 +169,10 @@ export async function readPools(
     let feeBps = p.feeBps;
     // Aerodrome's getFee answers basis points; Slipstream's fee() hundredths of one, as Uniswap v3's.
     if (p.factory.kind === "aerodrome_v2" && fee.status === "success") feeBps = Number(fee.result as bigint);
-    if ((p.factory.kind === "aerodrome_cl" || (p.factory.kind === "uniswap_v3" && p.feeBps === null)) && fee.status === "success") {
-      feeBps = Number(fee.result as number) / 100;
-    }
+    if (readsPoolFee(p) && fee.status === "success") feeBps = Number(fee.result as number) / 100;
     out.push({
       address: p.address,
       factory: p.factory,
-      kind: p.factory.kind,
       token: getAddress(token),
       counter: p.counter,
       feeBps: feeBps ?? 30,

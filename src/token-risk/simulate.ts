@@ -56,9 +56,9 @@ export type TradeSimulation = Omit<
 const simulatorErrors = parseAbi(["error ShortPaid(uint256 owed, uint256 arrived)"]);
 
 /** How the simulator trades through a pool (TokenRiskSimulator's MODE_ constants). */
-export function simulationMode(pool: Pick<TokenPool, "v2Style" | "kind">): 0 | 1 | 2 {
+export function simulationMode(pool: Pick<TokenPool, "v2Style" | "factory">): 0 | 1 | 2 {
   if (!pool.v2Style) return 2;
-  return pool.kind === "aerodrome_v2" ? 1 : 0;
+  return pool.factory.kind === "aerodrome_v2" ? 1 : 0;
 }
 
 /** The text of revert data: an `Error(string)` reason, a panic code, a custom error's selector, or none. */

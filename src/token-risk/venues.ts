@@ -8,10 +8,9 @@ import { type Static, Type } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { type Address, getAddress } from "viem";
 import venuesFile from "../../content/token-risk.json" with { type: "json" };
-import { ClosedObject } from "../../spec/schemas.ts";
+import { Address as AddressText, ClosedObject } from "../../spec/schemas.ts";
 
 const Networks = Type.Array(Type.Union([Type.Literal("base"), Type.Literal("local")]), { minItems: 1 });
-const AddressText = Type.String({ pattern: "^0x[0-9a-fA-F]{40}$" });
 
 /** The kinds of factory read, by the interface of their pools. */
 export const FactoryKind = Type.Union([
@@ -58,7 +57,6 @@ export type KnownToken = Omit<Static<typeof TokenEntry>, "address" | "networks" 
 
 /** The venues and tokens of one network. */
 export interface Venues {
-  network: "base" | "local";
   factories: Factory[];
   tokens: KnownToken[];
   /** A curated token by address (checksummed). */
@@ -99,7 +97,6 @@ export function venuesFor(network: "base" | "local"): Venues {
     const tokens = file.tokens.filter((t) => t.networks.includes(network)).map((t) => ({ ...t, address: getAddress(t.address) }));
     const byAddress = new Map(tokens.map((t) => [t.address, t]));
     found = {
-      network,
       factories: file.factories.filter((f) => f.networks.includes(network)).map((f) => ({ ...f, address: getAddress(f.address) })),
       tokens,
       token: (address) => byAddress.get(getAddress(address)),
