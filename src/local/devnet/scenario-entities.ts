@@ -110,18 +110,6 @@ const TOKENS: Record<EntityTokenSymbol, { name: string; symbol: string; decimals
   ENTC: { name: "Entity Test Token C", symbol: "ENTC", decimals: 6 },
 };
 
-/** The deterministic key of a chapter wallet (public, local-only). */
-export function entityAccount(name: string): PrivateKeyAccount {
-  return scenarioAccount(`entities/${name}`);
-}
-
-/** The chapter's contracts: the deployer's first five nonces. */
-export function entityContracts(): { ENTA: Address; ENTB: Address; ENTC: Address; poolA: Address; poolB: Address } {
-  const from = entityAccount("deployer").address;
-  const at = (nonce: number) => getContractAddress({ from, nonce: BigInt(nonce) });
-  return { ENTA: at(0), ENTB: at(1), ENTC: at(2), poolA: at(3), poolB: at(4) };
-}
-
 const USER_COUNT = 32;
 const userName = (i: number) => `user-${String(i).padStart(2, "0")}`;
 
@@ -159,9 +147,12 @@ export interface EntitiesOptions {
 
 /** Run the chapter on `builder` (automine off) and return its ground truth. */
 export async function seedEntities(client: TestClient, builder: BlockBuilder, options: EntitiesOptions): Promise<EntitiesTruth> {
-  const acct = Object.fromEntries(ENTITY_WALLETS.map((n) => [n, entityAccount(n)])) as Record<string, PrivateKeyAccount>;
+  // The chapter's wallets have keys of their own (public, local-only), derived from names under `entities/`.
+  const acct = Object.fromEntries(ENTITY_WALLETS.map((n) => [n, scenarioAccount(`entities/${n}`)])) as Record<string, PrivateKeyAccount>;
   const A = (name: string) => (acct[name] as PrivateKeyAccount).address;
-  const contracts = entityContracts();
+  // The chapter's contracts: the deployer's first five nonces.
+  const created = (nonce: number) => getContractAddress({ from: A("deployer"), nonce: BigInt(nonce) });
+  const contracts = { ENTA: created(0), ENTB: created(1), ENTC: created(2), poolA: created(3), poolB: created(4) };
   const core = scenarioContracts();
   for (const symbol of ["ENTA", "ENTB", "ENTC"] as const) builder.tokenAddress[symbol] = contracts[symbol];
   // The first chapter registered USDC, WETH, PLAIN and PRXY.
@@ -182,7 +173,6 @@ export async function seedEntities(client: TestClient, builder: BlockBuilder, op
     const eth = name === "deployer" ? "100" : name === "holder" ? "10" : name === "user-20" || name === "user-31" ? "10" : "1";
     await client.setBalance({ address: A(name), value: weth(eth) });
   }
-  const ethFunded = new Map<Address, bigint>([[A("holder"), weth("10")]]);
   const ethWrapped = new Map<Address, bigint>();
 
   const send = (who: string, symbol: ScenarioTokenSymbol, to: Address, value: bigint) =>
@@ -385,16 +375,15 @@ export async function seedEntities(client: TestClient, builder: BlockBuilder, op
 
   const addresses: Record<string, Address> = { ...contracts };
   for (const name of ENTITY_WALLETS) addresses[name] = A(name);
-  const holderEth = (ethFunded.get(A("holder")) ?? 0n) - (ethWrapped.get(A("holder")) ?? 0n) - (builder.gasSpent.get(A("holder")) ?? 0n);
+  // The holder's ETH: the 10 ETH set above, less what it wrapped and spent on gas.
+  const holderEth = weth("10") - (ethWrapped.get(A("holder")) ?? 0n) - (builder.gasSpent.get(A("holder")) ?? 0n);
 
   return {
     window,
     addresses,
-    tokens: {
-      ENTA: { address: contracts.ENTA, ...TOKENS.ENTA },
-      ENTB: { address: contracts.ENTB, ...TOKENS.ENTB },
-      ENTC: { address: contracts.ENTC, ...TOKENS.ENTC },
-    },
+    tokens: Object.fromEntries(
+      Object.entries(TOKENS).map(([symbol, token]) => [symbol, { address: contracts[symbol as EntityTokenSymbol], ...token }]),
+    ) as EntitiesTruth["tokens"],
     venues,
     flags,
     classes,

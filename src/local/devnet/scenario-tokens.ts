@@ -188,15 +188,19 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
   const D = deployer.address;
   const at = (nonce: number) => getContractAddress({ from: D, nonce: BigInt(nonce) });
   const factories = { v2: at(0), v2b: at(1), v3: at(2) };
-  const tokens: Record<TokenRiskSymbol, Address> = {
-    MEME: at(3),
-    HPOT: at(4),
-    TAX: at(5),
-    BLKL: at(6),
-    RUG: at(7),
-    USDL: at(8),
-    BTAX: at(9),
+  // The tokens in the order they are deployed (nonces 3-9): name, contract, and the constructor's
+  // arguments after (name, symbol, supply).
+  const tokenPlans: Record<TokenRiskSymbol, [name: string, artifact: Deployable, ...args: bigint[]]> = {
+    MEME: ["Clean Meme", artifacts.MemeToken],
+    HPOT: ["Honey Pot", artifacts.HoneypotToken],
+    TAX: ["Sell Tax Meme", artifacts.SellTaxToken, 1_000n], // a 10% sell tax
+    BLKL: ["Blacklist Meme", artifacts.BlacklistToken],
+    RUG: ["Rug Pull Meme", artifacts.MemeToken],
+    USDL: ["Local Dollar", artifacts.MemeToken],
+    BTAX: ["Buy Tax Meme", artifacts.BuyTaxToken, 500n], // a 5% buy tax
   };
+  const symbols = Object.keys(tokenPlans) as TokenRiskSymbol[];
+  const tokens = Object.fromEntries(symbols.map((symbol, i) => [symbol, at(3 + i)])) as Record<TokenRiskSymbol, Address>;
   for (const [symbol, address] of Object.entries(tokens)) builder.tokenAddress[symbol as TokenRiskSymbol] = address;
   const symbolOf = (address: Address): ScenarioTransferToken =>
     address === WETH_ADDRESS
@@ -239,23 +243,15 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
   await builder.mine();
 
   // --- Block 2: the tokens (each mints its supply to the deployer), USDC and WETH for liquidity. ---
-  const mintPlan = (symbol: TokenRiskSymbol, supply = SUPPLY) => [{ token: symbol, from: zeroAddress, to: D, value: supply }];
-  const names: Record<TokenRiskSymbol, string> = {
-    MEME: "Clean Meme",
-    HPOT: "Honey Pot",
-    TAX: "Sell Tax Meme",
-    BLKL: "Blacklist Meme",
-    RUG: "Rug Pull Meme",
-    USDL: "Local Dollar",
-    BTAX: "Buy Tax Meme",
-  };
-  await deploy(artifacts.MemeToken, [names.MEME, "MEME", SUPPLY], mintPlan("MEME"), "deploy MEME");
-  await deploy(artifacts.HoneypotToken, [names.HPOT, "HPOT", SUPPLY], mintPlan("HPOT"), "deploy HPOT");
-  await deploy(artifacts.SellTaxToken, [names.TAX, "TAX", SUPPLY, 1_000n], mintPlan("TAX"), "deploy TAX (10% sell tax)");
-  await deploy(artifacts.BlacklistToken, [names.BLKL, "BLKL", SUPPLY], mintPlan("BLKL"), "deploy BLKL");
-  await deploy(artifacts.MemeToken, [names.RUG, "RUG", SUPPLY], mintPlan("RUG"), "deploy RUG");
-  await deploy(artifacts.MemeToken, [names.USDL, "USDL", SUPPLY], mintPlan("USDL"), "deploy USDL");
-  await deploy(artifacts.BuyTaxToken, [names.BTAX, "BTAX", SUPPLY, 500n], mintPlan("BTAX"), "deploy BTAX (5% buy tax)");
+  for (const symbol of symbols) {
+    const [name, artifact, ...args] = tokenPlans[symbol];
+    await deploy(
+      artifact,
+      [name, symbol, SUPPLY, ...args],
+      [{ token: symbol, from: zeroAddress, to: D, value: SUPPLY }],
+      `deploy ${symbol}`,
+    );
+  }
   const v3Minter = at(10);
   await deploy(artifacts.ScenarioV3Minter, [], [], "deploy the v3 position minter");
   const usdcMints = [parseUnits("60100", 6), parseUnits("40000", 6), parseUnits("20400", 6)];
@@ -597,7 +593,7 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
         const s = stats.get(symbol) as { buys: number; sells: number; buyers: Set<Address> };
         return {
           symbol,
-          name: names[symbol],
+          name: tokenPlans[symbol][0],
           token: tokens[symbol],
           pair: book.pair,
           factory: factories.v2,
@@ -616,7 +612,7 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
       }),
       {
         symbol: "BTAX",
-        name: names.BTAX,
+        name: tokenPlans.BTAX[0],
         token: tokens.BTAX,
         pair: btaxPool,
         factory: factories.v3,

@@ -85,15 +85,7 @@ export interface ScenarioGroundTruth {
   version: number;
   startBlock: number;
   endBlock: number;
-  contracts: {
-    plainToken: Address;
-    proxyImplementation: Address;
-    proxyToken: Address;
-    proxyAdmin: Address;
-    v2Pair: Address;
-    v3Pool: Address;
-    router: Address;
-  };
+  contracts: ReturnType<typeof scenarioContracts>;
   tokens: Record<"PLAIN" | "PRXY", { name: string; symbol: string; decimals: number; totalSupply: string }>;
   wallets: ScenarioWalletTruth[];
   transfers: ScenarioTransfer[];
