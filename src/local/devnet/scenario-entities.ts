@@ -19,8 +19,8 @@ import { type Address, encodeFunctionData, getContractAddress, type Hash, type H
 import { WETH_ADDRESS } from "../../chain/addresses.ts";
 import type { AddressClass } from "../../chain/classify.ts";
 import { base } from "../../networks/base.ts";
-import type { Deployable, loadContracts } from "./contracts.ts";
-import type { BlockBuilder, PlannedTransfer, ScenarioTokenSymbol, ScenarioTransfer, TestClient } from "./scenario.ts";
+import type { Deployable } from "./contracts.ts";
+import type { Chapter, PlannedTransfer, ScenarioTokenSymbol, ScenarioTransfer } from "./scenario.ts";
 import { amountOut, initializePair, scenarioAccount, scenarioContracts, tokenAbi } from "./scenario-common.ts";
 
 /** Tokens this chapter deploys: ENTA (priced by DexScreener), ENTB (DefiLlama only), ENTC (no price anywhere). */
@@ -138,15 +138,8 @@ const usdc = (amount: string) => parseUnits(amount, 6);
 const weth = (amount: string) => parseUnits(amount, 18);
 const ent = (symbol: EntityTokenSymbol, amount: string) => parseUnits(amount, TOKENS[symbol].decimals);
 
-/** Options of {@link seedEntities}. */
-export interface EntitiesOptions {
-  /** Devnet account 0: USDC's minter. */
-  minter: PrivateKeyAccount;
-  artifacts: ReturnType<typeof loadContracts>;
-}
-
-/** Run the chapter on `builder` (automine off) and return its ground truth. */
-export async function seedEntities(client: TestClient, builder: BlockBuilder, options: EntitiesOptions): Promise<EntitiesTruth> {
+/** Run the chapter on the scenario's builder and return its ground truth. */
+export async function seedEntities({ client, builder, minter, artifacts }: Chapter): Promise<EntitiesTruth> {
   // The chapter's wallets have keys of their own (public, local-only), derived from names under `entities/`.
   const acct = Object.fromEntries(ENTITY_WALLETS.map((n) => [n, scenarioAccount(`entities/${n}`)])) as Record<string, PrivateKeyAccount>;
   const A = (name: string) => (acct[name] as PrivateKeyAccount).address;
@@ -177,7 +170,7 @@ export async function seedEntities(client: TestClient, builder: BlockBuilder, op
 
   const send = (who: string, symbol: ScenarioTokenSymbol, to: Address, value: bigint) =>
     builder.transfer(acct[who] as PrivateKeyAccount, symbol, to, value, `entities: ${who} sends ${value} ${symbol}`);
-  const mintUsdc = (to: Address, amount: string) => builder.mint(options.minter, "USDC", to, usdc(amount), `entities: mint ${amount} USDC`);
+  const mintUsdc = (to: Address, amount: string) => builder.mint(minter, "USDC", to, usdc(amount), `entities: mint ${amount} USDC`);
   const wrap = (who: string, amount: string) => {
     ethWrapped.set(A(who), (ethWrapped.get(A(who)) ?? 0n) + weth(amount));
     return builder.wrap(acct[who] as PrivateKeyAccount, weth(amount), `entities: ${who} wraps ${amount} ETH`);
@@ -247,7 +240,7 @@ export async function seedEntities(client: TestClient, builder: BlockBuilder, op
   const deploy = (artifact: Deployable, args: readonly unknown[], what: string) =>
     builder.deploy(acct.deployer as PrivateKeyAccount, artifact, args, `entities: deploy ${what}`, 4_000_000n);
   await at(0, async () => {
-    const a = options.artifacts;
+    const a = artifacts;
     for (const symbol of ["ENTA", "ENTB", "ENTC"] as const) {
       const t = TOKENS[symbol];
       await deploy(a.ScenarioToken, [t.name, t.symbol, t.decimals], symbol);

@@ -32,8 +32,8 @@ import {
 import { WETH_ADDRESS } from "../../chain/addresses.ts";
 import type { AddressClass } from "../../chain/classify.ts";
 import { base } from "../../networks/base.ts";
-import type { Deployable, loadContracts } from "./contracts.ts";
-import type { BlockBuilder, PlannedTransfer, ScenarioTransferToken, TestClient } from "./scenario.ts";
+import type { Deployable } from "./contracts.ts";
+import type { Chapter, PlannedTransfer, ScenarioTransferToken } from "./scenario.ts";
 import { amountOut, isqrt, scenarioAccount, sortTokens } from "./scenario-common.ts";
 
 /** The meme tokens of the token-risk scenario. */
@@ -113,15 +113,6 @@ export interface TokenRiskTruth {
   classes: Record<Address, AddressClass>;
 }
 
-/** Options of {@link seedTokenRisk}. */
-export interface SeedTokenRiskOptions {
-  client: TestClient;
-  builder: BlockBuilder;
-  /** Devnet account 0: USDC's minter. */
-  minter: PrivateKeyAccount;
-  artifacts: ReturnType<typeof loadContracts>;
-}
-
 const WETH_USD = "3120.45";
 const USDC_USD = "1.0001";
 const SUPPLY = parseUnits("1000000000", 18);
@@ -183,7 +174,7 @@ interface PairBook {
 }
 
 /** Seed the token-risk scenario with the scenario's builder and return its ground truth. */
-export async function seedTokenRisk({ client, builder, minter, artifacts }: SeedTokenRiskOptions): Promise<TokenRiskTruth> {
+export async function seedTokenRisk({ client, builder, minter, artifacts }: Chapter): Promise<TokenRiskTruth> {
   const deployer = scenarioAccount("token-risk-deployer");
   const D = deployer.address;
   const at = (nonce: number) => getContractAddress({ from: D, nonce: BigInt(nonce) });

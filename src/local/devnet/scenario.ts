@@ -187,6 +187,16 @@ interface PendingTx {
   what: string;
 }
 
+/** What a later chapter (scenario-entities.ts, scenario-tokens.ts) runs with. */
+export interface Chapter {
+  client: TestClient;
+  /** The scenario's builder (automine off): the chapter's transfers are planned and recorded with the others. */
+  builder: BlockBuilder;
+  /** Devnet account 0: USDC's minter. */
+  minter: PrivateKeyAccount;
+  artifacts: ReturnType<typeof loadContracts>;
+}
+
 /** Sends signed transactions into the next block and mines it, keeping nonces and an ETH ledger. */
 export class BlockBuilder {
   readonly #client: TestClient;
@@ -674,7 +684,7 @@ async function runScenario(
     }
     await builder.mine();
   }
-  const entities = await seedEntities(client, builder, { minter, artifacts });
+  const entities = await seedEntities({ client, builder, minter, artifacts });
   await builder.skip(10);
   const tokenRisk = await seedTokenRisk({ client, builder, minter, artifacts });
 
