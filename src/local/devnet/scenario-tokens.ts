@@ -212,20 +212,14 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Chap
     from: PrivateKeyAccount,
     to: Address,
     data: `0x${string}`,
-    transfers: PlannedTransfer<ScenarioTransferToken>[],
+    transfers: PlannedTransfer[],
     what: string,
     gas: bigint = GAS.call,
   ) => builder.send(from, { to, data, gas }, transfers, what);
-  const deploy = (artifact: Deployable, args: readonly unknown[], transfers: PlannedTransfer<ScenarioTransferToken>[], what: string) =>
+  const deploy = (artifact: Deployable, args: readonly unknown[], transfers: PlannedTransfer[], what: string) =>
     builder.deploy(deployer, artifact, args, what, GAS.deploy, transfers);
-  const transfer = (
-    from: PrivateKeyAccount,
-    token: Address,
-    to: Address,
-    value: bigint,
-    what: string,
-    transfers?: PlannedTransfer<ScenarioTransferToken>[],
-  ) => builder.transfer(from, symbolOf(token), to, value, what, transfers);
+  const transfer = (from: PrivateKeyAccount, token: Address, to: Address, value: bigint, what: string, transfers?: PlannedTransfer[]) =>
+    builder.transfer(from, symbolOf(token), to, value, what, transfers);
 
   // --- Block 1: the factories. ---------------------------------------------------------------------
   await deploy(artifacts.UniswapV2Factory, [D], [], "deploy the seeded v2 factory");
@@ -323,7 +317,7 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Chap
     book.totalSupply = liquidity + 1000n;
     book.provided = liquidity;
     for (const [token, value] of amounts) book.reserve.set(token, value);
-    const minted: PlannedTransfer<ScenarioTransferToken>[] = [
+    const minted: PlannedTransfer[] = [
       { token: book.lp, from: zeroAddress, to: zeroAddress, value: 1000n },
       { token: book.lp, from: zeroAddress, to: D, value: liquidity },
     ];
@@ -486,7 +480,7 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Chap
     const amount = ((held.get(`${trader.address}:${symbol}`) ?? 0n) * share) / 100n;
     const tax = symbol === "TAX" ? (amount * 1_000n) / 10_000n : 0n;
     const arrived = amount - tax;
-    const plans: PlannedTransfer<ScenarioTransferToken>[] = [
+    const plans: PlannedTransfer[] = [
       ...(tax > 0n ? [{ token: symbol, from: trader.address, to: D, value: tax }] : []),
       { token: symbol, from: trader.address, to: book.pair, value: arrived },
     ];

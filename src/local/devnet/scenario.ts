@@ -173,8 +173,8 @@ function scenarioClient(rpcUrl: string) {
 }
 
 /** A transfer a transaction is planned to make (its Transfer log is checked against it). */
-export interface PlannedTransfer<T extends ScenarioTransferToken = ScenarioTokenSymbol> {
-  token: T;
+export interface PlannedTransfer {
+  token: ScenarioTransferToken;
   from: Address;
   to: Address;
   value: bigint;
@@ -183,7 +183,7 @@ export interface PlannedTransfer<T extends ScenarioTransferToken = ScenarioToken
 interface PendingTx {
   hash: Hash;
   from: Address;
-  transfers: PlannedTransfer<ScenarioTransferToken>[];
+  transfers: PlannedTransfer[];
   what: string;
 }
 
@@ -225,7 +225,7 @@ export class BlockBuilder {
   async send(
     account: PrivateKeyAccount,
     tx: { to?: Address; data?: Hex; value?: bigint; gas: bigint; tip?: bigint },
-    transfers: PlannedTransfer<ScenarioTransferToken>[],
+    transfers: PlannedTransfer[],
     what: string,
   ): Promise<Hash> {
     const nonce = await this.nonceOf(account.address);
@@ -253,7 +253,7 @@ export class BlockBuilder {
     to: Address,
     value: bigint,
     what: string,
-    transfers: PlannedTransfer<ScenarioTransferToken>[] = [{ token, from: account.address, to, value }],
+    transfers: PlannedTransfer[] = [{ token, from: account.address, to, value }],
   ): Promise<Hash> {
     const data = encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [to, value] });
     return this.send(account, { to: this.tokenAddress[token] as Address, data, gas: ERC20_GAS }, transfers, what);
@@ -300,7 +300,7 @@ export class BlockBuilder {
     args: readonly unknown[],
     what: string,
     gas: bigint,
-    transfers: PlannedTransfer<ScenarioTransferToken>[] = [],
+    transfers: PlannedTransfer[] = [],
   ): Promise<Hash> {
     const data = encodeDeployData({ abi: artifact.abi, bytecode: artifact.bytecode, args });
     return this.send(account, { data, gas }, transfers, what);
@@ -326,7 +326,7 @@ export class BlockBuilder {
         throw new Error(`scenario: "${plan.what}" emitted ${logs.length} Transfer logs, planned ${plan.transfers.length}`);
       }
       logs.forEach(({ log, args }, k) => {
-        const want = plan.transfers[k] as PlannedTransfer<ScenarioTransferToken>;
+        const want = plan.transfers[k] as PlannedTransfer;
         const token = this.tokenAddress[want.token];
         if (
           !token ||
