@@ -123,10 +123,7 @@ export class LocalSolana {
     if (this.dirty) this.save();
   }
 
-  get blockHeight(): number {
-    return this.height;
-  }
-
+  /** The slot, which is also the block height: every slot here has its block. */
   get slot(): number {
     return this.height;
   }
