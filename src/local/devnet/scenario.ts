@@ -16,7 +16,6 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import {
   type Abi,
   type Address,
-  createTestClient,
   decodeEventLog,
   encodeDeployData,
   encodeFunctionData,
@@ -24,13 +23,10 @@ import {
   getAddress,
   type Hash,
   type Hex,
-  http,
   maxUint256,
   type PrivateKeyAccount,
   parseUnits,
-  publicActions,
   type TransactionReceipt,
-  walletActions,
   zeroAddress,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
@@ -39,7 +35,7 @@ import type { AddressClass } from "../../chain/classify.ts";
 import { TRANSFER_EVENT, TRANSFER_TOPIC } from "../../chain/log-scanner.ts";
 import { base } from "../../networks/base.ts";
 import { type Deployable, loadContracts } from "./contracts.ts";
-import { type DevnetAccount, devnetChain } from "./devnet.ts";
+import { type DevnetAccount, devnetClient } from "./devnet.ts";
 import { amountOut, initializePair, isqrt, scenarioAccount, scenarioContracts, tokenAbi } from "./scenario-common.ts";
 import { type EntitiesTruth, type EntityTokenSymbol, seedEntities } from "./scenario-entities.ts";
 import { type LiquiditySymbol, seedTokenRisk, type TokenRiskSymbol, type TokenRiskTruth } from "./scenario-tokens.ts";
@@ -164,13 +160,7 @@ function seededRandom(seed: number): () => number {
 }
 
 /** The scenario's client: anvil test actions, public and wallet actions. */
-export type TestClient = ReturnType<typeof scenarioClient>;
-
-function scenarioClient(rpcUrl: string) {
-  return createTestClient({ mode: "anvil", chain: devnetChain(rpcUrl), transport: http(rpcUrl), pollingInterval: 50 })
-    .extend(publicActions)
-    .extend(walletActions);
-}
+export type TestClient = ReturnType<typeof devnetClient>;
 
 /** A transfer a transaction is planned to make (its Transfer log is checked against it). */
 export interface PlannedTransfer {
@@ -375,7 +365,7 @@ export interface SeedOptions {
  * from `groundTruthFile`, or undefined when there is none.
  */
 export async function seedScenario(options: SeedOptions): Promise<ScenarioGroundTruth | undefined> {
-  const client = scenarioClient(options.rpcUrl);
+  const client = devnetClient(options.rpcUrl);
   const deployer = scenarioAccount("deployer");
   if ((await client.getTransactionCount({ address: deployer.address })) > 0) {
     if (options.groundTruthFile && existsSync(options.groundTruthFile)) {
@@ -400,7 +390,7 @@ export async function seedScenario(options: SeedOptions): Promise<ScenarioGround
 
 /** Mine the fee window again now (the gas tracker samples the latest blocks); returns its plan. */
 export async function mineFeeBlocks(rpcUrl: string): Promise<ScenarioGroundTruth["feeBlocks"]> {
-  const client = scenarioClient(rpcUrl);
+  const client = devnetClient(rpcUrl);
   await client.setAutomine(false);
   try {
     const builder = new BlockBuilder(client, { USDC: base.usdc.address, WETH: WETH_ADDRESS, PLAIN: zeroAddress, PRXY: zeroAddress });
