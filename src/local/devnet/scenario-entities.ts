@@ -409,25 +409,19 @@ function exchangeFlowTruth(transfers: EntityTransfer[], venues: EntitiesTruth["v
     const from = venueOf.get(t.from);
     const to = venueOf.get(t.to);
     if (from && from === to) continue; // a sweep inside one cluster is not a flow
-    if (to) {
-      const r = row(to.class);
-      r.inflow = (BigInt(r.inflow) + BigInt(t.value)).toString();
+    // Into a venue, its inflow (and what the sender sent venues); out of one, its outflow (and what the recipient got).
+    for (const [venue, otherVenue, other, way] of [
+      [to, from, t.from, "inflow"],
+      [from, to, t.to, "outflow"],
+    ] as const) {
+      if (!venue) continue;
+      const r = row(venue.class);
+      r[way] = (BigInt(r[way]) + BigInt(t.value)).toString();
       r.transfers++;
-      if (!from) {
-        const o = others.get(t.from) ?? { inflow: 0n, outflow: 0n };
-        o.inflow += BigInt(t.value);
-        others.set(t.from, o);
-      }
-    }
-    if (from) {
-      const r = row(from.class);
-      r.outflow = (BigInt(r.outflow) + BigInt(t.value)).toString();
-      r.transfers++;
-      if (!to) {
-        const o = others.get(t.to) ?? { inflow: 0n, outflow: 0n };
-        o.outflow += BigInt(t.value);
-        others.set(t.to, o);
-      }
+      if (otherVenue) continue;
+      const o = others.get(other) ?? { inflow: 0n, outflow: 0n };
+      o[way] += BigInt(t.value);
+      others.set(other, o);
     }
   }
   const counterparties = [...others]
