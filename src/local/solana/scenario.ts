@@ -131,21 +131,16 @@ const TOKEN = 10n ** BigInt(DECIMALS);
 
 /** The keys of the scenario (the same on every machine). */
 export async function scenarioKeys() {
-  const [feePayer, payTo, usdcAuthority, creator, wallet] = await Promise.all(
-    ["fee-payer", "pay-to", "usdc-authority", "token-creator", "profiled-wallet"].map((l) => localKey(l)),
-  );
-  const buyers = await Promise.all(Array.from({ length: BUYERS }, (_, i) => localKey(`buyer-${i}`)));
-  const holders = await Promise.all(Array.from({ length: 15 }, (_, i) => localKey(`holder-${i}`)));
-  const mints = await Promise.all(PLANS.map((p) => localKey(`mint:${p.symbol}`)));
+  const keys = (labels: string[]) => Promise.all(labels.map((label) => localKey(label)));
   return {
-    feePayer: feePayer as SolanaKey,
-    payTo: payTo as SolanaKey,
-    usdcAuthority: usdcAuthority as SolanaKey,
-    creator: creator as SolanaKey,
-    wallet: wallet as SolanaKey,
-    buyers,
-    holders,
-    mints,
+    feePayer: await localKey("fee-payer"),
+    payTo: await localKey("pay-to"),
+    usdcAuthority: await localKey("usdc-authority"),
+    creator: await localKey("token-creator"),
+    wallet: await localKey("profiled-wallet"),
+    buyers: await keys(Array.from({ length: BUYERS }, (_, i) => `buyer-${i}`)),
+    holders: await keys(Array.from({ length: 15 }, (_, i) => `holder-${i}`)),
+    mints: await keys(PLANS.map((p) => `mint:${p.symbol}`)),
   };
 }
 
