@@ -388,19 +388,8 @@ export async function seedScenario(options: SeedOptions): Promise<ScenarioGround
   }
 }
 
-/** Mine the fee window again now (the gas tracker samples the latest blocks); returns its plan. */
-export async function mineFeeBlocks(rpcUrl: string): Promise<ScenarioGroundTruth["feeBlocks"]> {
-  const client = devnetClient(rpcUrl);
-  await client.setAutomine(false);
-  try {
-    const builder = new BlockBuilder(client, { USDC: base.usdc.address, WETH: WETH_ADDRESS, PLAIN: zeroAddress, PRXY: zeroAddress });
-    return await feeWindow(builder);
-  } finally {
-    await client.setAutomine(true);
-  }
-}
-
-async function feeWindow(builder: BlockBuilder): Promise<ScenarioGroundTruth["feeBlocks"]> {
+/** Mine the fee window (five 21,000-gas transfers a block, of known tips) with `builder`; returns its plan. */
+export async function feeWindow(builder: BlockBuilder): Promise<ScenarioGroundTruth["feeBlocks"]> {
   const fee = feeAccounts();
   const blocks: number[] = [];
   const tipsWei: string[][] = [];
