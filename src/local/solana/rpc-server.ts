@@ -231,7 +231,7 @@ function rpcMethods(chain: LocalSolana): Record<string, (params: unknown[]) => u
     simulateTransaction: ([wire, opts]) => {
       const o = options(opts);
       const tx = decodeTx(wire, o.encoding);
-      const result = chain.simulate(tx, { sigVerify: o.sigVerify === true });
+      const result = chain.simulate(tx, o.sigVerify === true);
       return {
         context: context(),
         value: {
