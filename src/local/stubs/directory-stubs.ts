@@ -122,39 +122,32 @@ export interface LocalDirectories {
 /** Serve `cdp` and `x402List` items as the two directories on `host` (default 127.0.0.1). */
 export async function startLocalDirectories(items: { cdp: unknown[]; x402List: unknown[] }, host = "127.0.0.1"): Promise<LocalDirectories> {
   const requests = { cdp: 0, x402List: 0 };
-  const cdp = createServer((req, res) => {
-    requests.cdp++;
-    const url = new URL(req.url ?? "/", "http://local");
-    const asked = Number(url.searchParams.get("limit") ?? 100);
+  // A directory counts its requests and answers JSON from their query.
+  const serve = (directory: keyof typeof requests, answer: (query: URLSearchParams) => unknown) =>
+    createServer((req, res) => {
+      requests[directory]++;
+      const body = JSON.stringify(answer(new URL(req.url ?? "/", "http://local").searchParams));
+      res.writeHead(200, { "content-type": "application/json" }).end(body);
+    });
+  const cdp = serve("cdp", (query) => {
+    const asked = Number(query.get("limit") ?? 100);
     // As documented: rounded to 10 and clamped to 20..1000.
     const limit = Math.min(1000, Math.max(20, Math.round((Number.isFinite(asked) ? asked : 100) / 10) * 10));
-    const offset = Math.max(0, Number(url.searchParams.get("offset") ?? 0) || 0);
-    res.writeHead(200, { "content-type": "application/json" });
-    res.end(
-      JSON.stringify({
-        x402Version: 2,
-        items: items.cdp.slice(offset, offset + limit),
-        pagination: { limit, offset, total: items.cdp.length },
-      }),
-    );
+    const offset = Math.max(0, Number(query.get("offset") ?? 0) || 0);
+    return { x402Version: 2, items: items.cdp.slice(offset, offset + limit), pagination: { limit, offset, total: items.cdp.length } };
   });
-  const list = createServer((req, res) => {
-    requests.x402List++;
-    const url = new URL(req.url ?? "/", "http://local");
-    const perPage = Math.min(100, Math.max(1, Number(url.searchParams.get("per_page") ?? 20) || 20));
-    const page = Math.max(1, Number(url.searchParams.get("page") ?? 1) || 1);
-    res.writeHead(200, { "content-type": "application/json" });
-    res.end(
-      JSON.stringify({
-        data: items.x402List.slice((page - 1) * perPage, page * perPage),
-        meta: {
-          page,
-          per_page: perPage,
-          total: items.x402List.length,
-          total_pages: Math.max(1, Math.ceil(items.x402List.length / perPage)),
-        },
-      }),
-    );
+  const list = serve("x402List", (query) => {
+    const perPage = Math.min(100, Math.max(1, Number(query.get("per_page") ?? 20) || 20));
+    const page = Math.max(1, Number(query.get("page") ?? 1) || 1);
+    return {
+      data: items.x402List.slice((page - 1) * perPage, page * perPage),
+      meta: {
+        page,
+        per_page: perPage,
+        total: items.x402List.length,
+        total_pages: Math.max(1, Math.ceil(items.x402List.length / perPage)),
+      },
+    };
   });
   const [cdpPort, listPort] = await Promise.all([listen(cdp, host), listen(list, host)]);
   return {
