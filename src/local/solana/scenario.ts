@@ -150,8 +150,6 @@ export async function ataOf(owner: Address, mint: Address, program: Address = TO
   return ata;
 }
 
-const programOf = (p: "spl-token" | "spl-token-2022") => (p === "spl-token" ? TOKEN_PROGRAM : TOKEN_2022_PROGRAM_ADDRESS);
-
 /**
  * Seed a new chain, or only describe an already seeded one (`seed` false: the accounts exist).
  * Every amount in the answer is what the chain holds after seeding.
@@ -298,7 +296,7 @@ async function seedMint(
   plan: MintPlan,
   holders: { owner: Address; amount: string }[],
 ): Promise<void> {
-  const program = programOf(plan.program);
+  const program = plan.program === "spl-token" ? TOKEN_PROGRAM : TOKEN_2022_PROGRAM_ADDRESS;
   const extensions = extensionsOf(plan, creator.address);
   const space = plan.program === "spl-token" ? getMintSize() : getMintSize(extensions);
   const rent = chain.svm.minimumBalanceForRentExemption(BigInt(space));
