@@ -7,10 +7,19 @@
 import { type Address, getAddress, parseAbiItem } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { methodologyFor } from "../src/analytics/methodology.ts";
-import { mineFeeBlocks } from "../src/local/devnet/scenario.ts";
 import { base as baseNetwork } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
-import { classOf, decimal, expectedDirection, labelsOf, paidPost, scenario, transfersOf, wallet } from "./support/scenario.ts";
+import {
+  classOf,
+  decimal,
+  expectedDirection,
+  labelsOf,
+  mineFeeBlocks,
+  paidPost,
+  scenario,
+  transfersOf,
+  wallet,
+} from "./support/scenario.ts";
 import { buyerAccount, chainClient, devnet, startTestService, usdcBalance } from "./support/service.ts";
 
 const PRICE = 100_000n; // 0.10 USDC in atomic units

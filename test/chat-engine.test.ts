@@ -17,10 +17,10 @@ import { chatDepsFromContext } from "../src/chat/deps.ts";
 import { answerChat, type ChatAnswer, type ChatSource } from "../src/chat/engine.ts";
 import type { FunctionContext } from "../src/context.ts";
 import { ServiceError, UpstreamError } from "../src/errors.ts";
-import { mineFeeBlocks } from "../src/local/devnet/scenario.ts";
 import { type StubFault, type StubUpstream, startUpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
 import { createLogger } from "../src/log.ts";
 import { base } from "../src/networks/base.ts";
+import { mineFeeBlocks } from "./support/scenario.ts";
 import { chainClient, devnet, testStore } from "./support/service.ts";
 
 const USDC = base.usdc.address;

@@ -17,9 +17,9 @@ import { answerChat, type ChatSource } from "../src/chat/engine.ts";
 import { runChatTool } from "../src/chat/tools.ts";
 import type { FunctionContext } from "../src/context.ts";
 import { ServiceError } from "../src/errors.ts";
-import { mineFeeBlocks } from "../src/local/devnet/scenario.ts";
 import { createLogger } from "../src/log.ts";
 import { base } from "../src/networks/base.ts";
+import { mineFeeBlocks } from "./support/scenario.ts";
 import { chainClient, devnet, testStore } from "./support/service.ts";
 
 const PLAIN = "0x4557687c966Db5302e0d37A22dEA406BfA30d9b0";

@@ -5,8 +5,16 @@
  */
 import { type Address, getAddress, zeroAddress } from "viem";
 import { inject } from "vitest";
+import { WETH_ADDRESS } from "../../src/chain/addresses.ts";
 import type { TransferLog } from "../../src/chain/log-scanner.ts";
-import type { ScenarioGroundTruth, ScenarioTransfer, ScenarioWalletTruth } from "../../src/local/devnet/scenario.ts";
+import { devnetClient } from "../../src/local/devnet/devnet.ts";
+import {
+  BlockBuilder,
+  feeWindow,
+  type ScenarioGroundTruth,
+  type ScenarioTransfer,
+  type ScenarioWalletTruth,
+} from "../../src/local/devnet/scenario.ts";
 import { base as baseNetwork } from "../../src/networks/base.ts";
 import type { RunningService } from "../../src/server/service.ts";
 import { buyerAccount, payingFetch, usdcBalance } from "./service.ts";
@@ -14,6 +22,18 @@ import { buyerAccount, payingFetch, usdcBalance } from "./service.ts";
 /** The ground truth of the shared devnet's scenario. */
 export function scenario(): ScenarioGroundTruth {
   return inject("scenario");
+}
+
+/** Mine the scenario's fee window again now (the gas tracker samples the latest blocks); returns its plan. */
+export async function mineFeeBlocks(rpcUrl: string): Promise<ScenarioGroundTruth["feeBlocks"]> {
+  const client = devnetClient(rpcUrl);
+  await client.setAutomine(false);
+  try {
+    const builder = new BlockBuilder(client, { USDC: baseNetwork.usdc.address, WETH: WETH_ADDRESS, PLAIN: zeroAddress, PRXY: zeroAddress });
+    return await feeWindow(builder);
+  } finally {
+    await client.setAutomine(true);
+  }
 }
 
 /** The ground truth's transfers as the scanner reports them. */

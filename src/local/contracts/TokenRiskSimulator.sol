@@ -2,28 +2,18 @@
 pragma solidity ^0.8.24;
 
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
-
-interface ISimV2Pool {
-    function token0() external view returns (address);
-    function getReserves() external view returns (uint112, uint112, uint32);
-    function swap(uint256 amount0Out, uint256 amount1Out, address to, bytes calldata data) external;
-}
+// A v2-style pool: Uniswap v2's pair and the pools of its forks (token0, getReserves, swap).
+import {IUniswapV2Pair as ISimV2Pool} from "@uniswap/v2-core/contracts/interfaces/IUniswapV2Pair.sol";
+// The swap of a concentrated-liquidity pool: Uniswap v3's UniswapV3Pool.swap (v3-core,
+// IUniswapV3PoolActions) and Aerodrome Slipstream's CLPool.swap (aerodrome-finance/slipstream,
+// contracts/core/CLPool.sol) have the same signature; both send the output first, then call
+// `uniswapV3SwapCallback(amount0Delta, amount1Delta, data)` on the caller (Slipstream through
+// `ICLSwapCallback(msg.sender).uniswapV3SwapCallback`, which keeps v3's name) and then require
+// that their balance of the input grew by what they asked ("IIA").
+import {IUniswapV3Pool as ISimCLPool} from "@uniswap/v3-core/contracts/interfaces/IUniswapV3Pool.sol";
 
 interface ISimQuotingPool {
     function getAmountOut(uint256 amountIn, address tokenIn) external view returns (uint256);
-}
-
-/// The swap of a concentrated-liquidity pool: Uniswap v3's UniswapV3Pool.swap (v3-core,
-/// IUniswapV3PoolActions) and Aerodrome Slipstream's CLPool.swap (aerodrome-finance/slipstream,
-/// contracts/core/CLPool.sol) have this same signature; both send the output first, then call
-/// `uniswapV3SwapCallback(amount0Delta, amount1Delta, data)` on the caller (Slipstream through
-/// `ICLSwapCallback(msg.sender).uniswapV3SwapCallback`, which keeps v3's name) and then require
-/// that their balance of the input grew by what they asked ("IIA").
-interface ISimCLPool {
-    function token0() external view returns (address);
-    function swap(address recipient, bool zeroForOne, int256 amountSpecified, uint160 sqrtPriceLimitX96, bytes calldata data)
-        external
-        returns (int256 amount0, int256 amount1);
 }
 
 /// @title TokenRiskSimulator

@@ -14,6 +14,7 @@ import { createPublicClient, http } from "viem";
 import { TEST_MNEMONIC } from "../../chain/addresses.ts";
 import { base } from "../../networks/base.ts";
 import { processAlive } from "../../process-alive.ts";
+import { listen } from "../stubs/loopback.ts";
 
 /** Options for {@link startAnvil}. */
 export type AnvilOptions = {
@@ -82,7 +83,7 @@ async function startOnce(options: AnvilOptions): Promise<AnvilInstance> {
   const chainId = base.chainId;
 
   // Otherwise a leftover anvil on the same port would answer our readiness probe while ours fails to bind.
-  if (!(await isPortFree(port))) {
+  if ((await probePort(port)) === undefined) {
     throw new PortInUseError(`anvil: ${HOST}:${port} is already in use (a previous devnet still running?)`);
   }
 
@@ -167,23 +168,18 @@ async function terminate(child: ChildProcess, exited: Promise<void>): Promise<vo
   clearTimeout(timer);
 }
 
-function findFreePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, HOST, () => {
-      const address = server.address();
-      server.close(() => (address && typeof address === "object" ? resolve(address.port) : reject(new Error("no port"))));
-    });
-  });
+/** Listen on `port` (0: a free one) and close again: the port, or undefined when it is taken. */
+async function probePort(port: number): Promise<number | undefined> {
+  const server = createServer();
+  const bound = await listen(server, HOST, port).catch(() => undefined);
+  await new Promise((resolve) => server.close(resolve));
+  return bound;
 }
 
-function isPortFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once("error", () => resolve(false));
-    server.listen(port, HOST, () => server.close(() => resolve(true)));
-  });
+async function findFreePort(): Promise<number> {
+  const port = await probePort(0);
+  if (port === undefined) throw new Error("no free port");
+  return port;
 }
 
 let exitHooksInstalled = false;

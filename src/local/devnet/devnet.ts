@@ -79,10 +79,9 @@ export function devnetAccounts(): DevnetAccount[] {
 }
 
 /** viem chain for the devnet: Base's definition (formatters, chain id) pointed at the local RPC. */
-export function devnetChain(rpcUrl: string, chainId: number = base.chainId): Chain {
+export function devnetChain(rpcUrl: string): Chain {
   return defineChain({
     ...base.chain,
-    id: chainId,
     name: "Base (local devnet)",
     rpcUrls: { default: { http: [rpcUrl] } },
     blockExplorers: undefined,
@@ -91,6 +90,13 @@ export function devnetChain(rpcUrl: string, chainId: number = base.chainId): Cha
     contracts: { multicall3: { address: MULTICALL3_ADDRESS } },
     testnet: true,
   });
+}
+
+/** A client of the devnet at `rpcUrl`: anvil's test actions, public and wallet actions. */
+export function devnetClient(rpcUrl: string) {
+  return createTestClient({ mode: "anvil", chain: devnetChain(rpcUrl), transport: http(rpcUrl), pollingInterval: 50 })
+    .extend(publicActions)
+    .extend(walletActions);
 }
 
 /** Starts (or resumes) the devnet and idempotently installs contracts and funds accounts. */
@@ -128,21 +134,15 @@ type Artifacts = ReturnType<typeof loadContracts>;
 
 // Returns true when this call minted the initial balances (i.e. the chain was new).
 async function setUpChain(info: DevnetInfo, accounts: DevnetAccount[], contracts: Artifacts): Promise<boolean> {
-  const client = createTestClient({
-    mode: "anvil",
-    chain: devnetChain(info.rpcUrl, info.chainId),
-    transport: http(info.rpcUrl),
-    account: privateKeyToAccount(info.facilitator.privateKey),
-    pollingInterval: 50,
-  })
-    .extend(publicActions)
-    .extend(walletActions);
+  const client = devnetClient(info.rpcUrl);
+  const account = privateKeyToAccount(info.facilitator.privateKey);
 
   const usdc = contracts.FiatTokenLocal;
   if (!sameRuntimeCode(await client.getCode({ address: base.usdc.address }), usdc)) {
     // Immutables (minter, EIP-712 caches) are only filled in by a real constructor run, so deploy
     // normally and copy the resulting runtime code; setCode keeps existing storage (balances).
     const hash = await client.deployContract({
+      account,
       abi: usdc.abi,
       bytecode: usdc.bytecode,
       args: [info.facilitator.address],
@@ -187,6 +187,7 @@ async function setUpChain(info: DevnetInfo, accounts: DevnetAccount[], contracts
       for (const { address } of accounts) {
         hashes.push(
           await client.writeContract({
+            account,
             address: base.usdc.address,
             abi: usdc.abi,
             functionName: "mint",

@@ -14,7 +14,6 @@ import {
   stringToBytes,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import type { ScenarioGroundTruth } from "./scenario.ts";
 
 /** The deterministic key of a scenario wallet: public, local-only, worthless anywhere else. */
 export function scenarioAccount(name: string): PrivateKeyAccount {
@@ -22,7 +21,7 @@ export function scenarioAccount(name: string): PrivateKeyAccount {
 }
 
 /** The contract addresses the scenario deploys (the deployer's first nonces; the proxy creates its admin). */
-export function scenarioContracts(): ScenarioGroundTruth["contracts"] {
+export function scenarioContracts() {
   const from = scenarioAccount("deployer").address;
   const at = (nonce: number) => getContractAddress({ from, nonce: BigInt(nonce) });
   const proxyToken = at(2);

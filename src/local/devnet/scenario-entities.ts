@@ -19,8 +19,8 @@ import { type Address, encodeFunctionData, getContractAddress, type Hash, type H
 import { WETH_ADDRESS } from "../../chain/addresses.ts";
 import type { AddressClass } from "../../chain/classify.ts";
 import { base } from "../../networks/base.ts";
-import type { Deployable, loadContracts } from "./contracts.ts";
-import type { BlockBuilder, PlannedTransfer, ScenarioTokenSymbol, ScenarioTransfer, TestClient } from "./scenario.ts";
+import type { Deployable } from "./contracts.ts";
+import type { Chapter, PlannedTransfer, ScenarioTokenSymbol, ScenarioTransfer } from "./scenario.ts";
 import { amountOut, initializePair, scenarioAccount, scenarioContracts, tokenAbi } from "./scenario-common.ts";
 
 /** Tokens this chapter deploys: ENTA (priced by DexScreener), ENTB (DefiLlama only), ENTC (no price anywhere). */
@@ -110,18 +110,6 @@ const TOKENS: Record<EntityTokenSymbol, { name: string; symbol: string; decimals
   ENTC: { name: "Entity Test Token C", symbol: "ENTC", decimals: 6 },
 };
 
-/** The deterministic key of a chapter wallet (public, local-only). */
-export function entityAccount(name: string): PrivateKeyAccount {
-  return scenarioAccount(`entities/${name}`);
-}
-
-/** The chapter's contracts: the deployer's first five nonces. */
-export function entityContracts(): { ENTA: Address; ENTB: Address; ENTC: Address; poolA: Address; poolB: Address } {
-  const from = entityAccount("deployer").address;
-  const at = (nonce: number) => getContractAddress({ from, nonce: BigInt(nonce) });
-  return { ENTA: at(0), ENTB: at(1), ENTC: at(2), poolA: at(3), poolB: at(4) };
-}
-
 const USER_COUNT = 32;
 const userName = (i: number) => `user-${String(i).padStart(2, "0")}`;
 
@@ -150,18 +138,14 @@ const usdc = (amount: string) => parseUnits(amount, 6);
 const weth = (amount: string) => parseUnits(amount, 18);
 const ent = (symbol: EntityTokenSymbol, amount: string) => parseUnits(amount, TOKENS[symbol].decimals);
 
-/** Options of {@link seedEntities}. */
-export interface EntitiesOptions {
-  /** Devnet account 0: USDC's minter. */
-  minter: PrivateKeyAccount;
-  artifacts: ReturnType<typeof loadContracts>;
-}
-
-/** Run the chapter on `builder` (automine off) and return its ground truth. */
-export async function seedEntities(client: TestClient, builder: BlockBuilder, options: EntitiesOptions): Promise<EntitiesTruth> {
-  const acct = Object.fromEntries(ENTITY_WALLETS.map((n) => [n, entityAccount(n)])) as Record<string, PrivateKeyAccount>;
+/** Run the chapter on the scenario's builder and return its ground truth. */
+export async function seedEntities({ client, builder, minter, artifacts }: Chapter): Promise<EntitiesTruth> {
+  // The chapter's wallets have keys of their own (public, local-only), derived from names under `entities/`.
+  const acct = Object.fromEntries(ENTITY_WALLETS.map((n) => [n, scenarioAccount(`entities/${n}`)])) as Record<string, PrivateKeyAccount>;
   const A = (name: string) => (acct[name] as PrivateKeyAccount).address;
-  const contracts = entityContracts();
+  // The chapter's contracts: the deployer's first five nonces.
+  const created = (nonce: number) => getContractAddress({ from: A("deployer"), nonce: BigInt(nonce) });
+  const contracts = { ENTA: created(0), ENTB: created(1), ENTC: created(2), poolA: created(3), poolB: created(4) };
   const core = scenarioContracts();
   for (const symbol of ["ENTA", "ENTB", "ENTC"] as const) builder.tokenAddress[symbol] = contracts[symbol];
   // The first chapter registered USDC, WETH, PLAIN and PRXY.
@@ -182,12 +166,11 @@ export async function seedEntities(client: TestClient, builder: BlockBuilder, op
     const eth = name === "deployer" ? "100" : name === "holder" ? "10" : name === "user-20" || name === "user-31" ? "10" : "1";
     await client.setBalance({ address: A(name), value: weth(eth) });
   }
-  const ethFunded = new Map<Address, bigint>([[A("holder"), weth("10")]]);
   const ethWrapped = new Map<Address, bigint>();
 
   const send = (who: string, symbol: ScenarioTokenSymbol, to: Address, value: bigint) =>
     builder.transfer(acct[who] as PrivateKeyAccount, symbol, to, value, `entities: ${who} sends ${value} ${symbol}`);
-  const mintUsdc = (to: Address, amount: string) => builder.mint(options.minter, "USDC", to, usdc(amount), `entities: mint ${amount} USDC`);
+  const mintUsdc = (to: Address, amount: string) => builder.mint(minter, "USDC", to, usdc(amount), `entities: mint ${amount} USDC`);
   const wrap = (who: string, amount: string) => {
     ethWrapped.set(A(who), (ethWrapped.get(A(who)) ?? 0n) + weth(amount));
     return builder.wrap(acct[who] as PrivateKeyAccount, weth(amount), `entities: ${who} wraps ${amount} ETH`);
@@ -257,7 +240,7 @@ export async function seedEntities(client: TestClient, builder: BlockBuilder, op
   const deploy = (artifact: Deployable, args: readonly unknown[], what: string) =>
     builder.deploy(acct.deployer as PrivateKeyAccount, artifact, args, `entities: deploy ${what}`, 4_000_000n);
   await at(0, async () => {
-    const a = options.artifacts;
+    const a = artifacts;
     for (const symbol of ["ENTA", "ENTB", "ENTC"] as const) {
       const t = TOKENS[symbol];
       await deploy(a.ScenarioToken, [t.name, t.symbol, t.decimals], symbol);
@@ -385,16 +368,15 @@ export async function seedEntities(client: TestClient, builder: BlockBuilder, op
 
   const addresses: Record<string, Address> = { ...contracts };
   for (const name of ENTITY_WALLETS) addresses[name] = A(name);
-  const holderEth = (ethFunded.get(A("holder")) ?? 0n) - (ethWrapped.get(A("holder")) ?? 0n) - (builder.gasSpent.get(A("holder")) ?? 0n);
+  // The holder's ETH: the 10 ETH set above, less what it wrapped and spent on gas.
+  const holderEth = weth("10") - (ethWrapped.get(A("holder")) ?? 0n) - (builder.gasSpent.get(A("holder")) ?? 0n);
 
   return {
     window,
     addresses,
-    tokens: {
-      ENTA: { address: contracts.ENTA, ...TOKENS.ENTA },
-      ENTB: { address: contracts.ENTB, ...TOKENS.ENTB },
-      ENTC: { address: contracts.ENTC, ...TOKENS.ENTC },
-    },
+    tokens: Object.fromEntries(
+      Object.entries(TOKENS).map(([symbol, token]) => [symbol, { address: contracts[symbol as EntityTokenSymbol], ...token }]),
+    ) as EntitiesTruth["tokens"],
     venues,
     flags,
     classes,
@@ -427,25 +409,19 @@ function exchangeFlowTruth(transfers: EntityTransfer[], venues: EntitiesTruth["v
     const from = venueOf.get(t.from);
     const to = venueOf.get(t.to);
     if (from && from === to) continue; // a sweep inside one cluster is not a flow
-    if (to) {
-      const r = row(to.class);
-      r.inflow = (BigInt(r.inflow) + BigInt(t.value)).toString();
+    // Into a venue, its inflow (and what the sender sent venues); out of one, its outflow (and what the recipient got).
+    for (const [venue, otherVenue, other, way] of [
+      [to, from, t.from, "inflow"],
+      [from, to, t.to, "outflow"],
+    ] as const) {
+      if (!venue) continue;
+      const r = row(venue.class);
+      r[way] = (BigInt(r[way]) + BigInt(t.value)).toString();
       r.transfers++;
-      if (!from) {
-        const o = others.get(t.from) ?? { inflow: 0n, outflow: 0n };
-        o.inflow += BigInt(t.value);
-        others.set(t.from, o);
-      }
-    }
-    if (from) {
-      const r = row(from.class);
-      r.outflow = (BigInt(r.outflow) + BigInt(t.value)).toString();
-      r.transfers++;
-      if (!to) {
-        const o = others.get(t.to) ?? { inflow: 0n, outflow: 0n };
-        o.outflow += BigInt(t.value);
-        others.set(t.to, o);
-      }
+      if (otherVenue) continue;
+      const o = others.get(other) ?? { inflow: 0n, outflow: 0n };
+      o[way] += BigInt(t.value);
+      others.set(other, o);
     }
   }
   const counterparties = [...others]

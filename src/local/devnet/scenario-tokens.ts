@@ -32,8 +32,8 @@ import {
 import { WETH_ADDRESS } from "../../chain/addresses.ts";
 import type { AddressClass } from "../../chain/classify.ts";
 import { base } from "../../networks/base.ts";
-import type { Deployable, loadContracts } from "./contracts.ts";
-import type { BlockBuilder, PlannedTransfer, ScenarioTransferToken, TestClient } from "./scenario.ts";
+import type { Deployable } from "./contracts.ts";
+import type { Chapter, PlannedTransfer, ScenarioTransferToken } from "./scenario.ts";
 import { amountOut, isqrt, scenarioAccount, sortTokens } from "./scenario-common.ts";
 
 /** The meme tokens of the token-risk scenario. */
@@ -113,15 +113,6 @@ export interface TokenRiskTruth {
   classes: Record<Address, AddressClass>;
 }
 
-/** Options of {@link seedTokenRisk}. */
-export interface SeedTokenRiskOptions {
-  client: TestClient;
-  builder: BlockBuilder;
-  /** Devnet account 0: USDC's minter. */
-  minter: PrivateKeyAccount;
-  artifacts: ReturnType<typeof loadContracts>;
-}
-
 const WETH_USD = "3120.45";
 const USDC_USD = "1.0001";
 const SUPPLY = parseUnits("1000000000", 18);
@@ -183,20 +174,24 @@ interface PairBook {
 }
 
 /** Seed the token-risk scenario with the scenario's builder and return its ground truth. */
-export async function seedTokenRisk({ client, builder, minter, artifacts }: SeedTokenRiskOptions): Promise<TokenRiskTruth> {
+export async function seedTokenRisk({ client, builder, minter, artifacts }: Chapter): Promise<TokenRiskTruth> {
   const deployer = scenarioAccount("token-risk-deployer");
   const D = deployer.address;
   const at = (nonce: number) => getContractAddress({ from: D, nonce: BigInt(nonce) });
   const factories = { v2: at(0), v2b: at(1), v3: at(2) };
-  const tokens: Record<TokenRiskSymbol, Address> = {
-    MEME: at(3),
-    HPOT: at(4),
-    TAX: at(5),
-    BLKL: at(6),
-    RUG: at(7),
-    USDL: at(8),
-    BTAX: at(9),
+  // The tokens in the order they are deployed (nonces 3-9): name, contract, and the constructor's
+  // arguments after (name, symbol, supply).
+  const tokenPlans: Record<TokenRiskSymbol, [name: string, artifact: Deployable, ...args: bigint[]]> = {
+    MEME: ["Clean Meme", artifacts.MemeToken],
+    HPOT: ["Honey Pot", artifacts.HoneypotToken],
+    TAX: ["Sell Tax Meme", artifacts.SellTaxToken, 1_000n], // a 10% sell tax
+    BLKL: ["Blacklist Meme", artifacts.BlacklistToken],
+    RUG: ["Rug Pull Meme", artifacts.MemeToken],
+    USDL: ["Local Dollar", artifacts.MemeToken],
+    BTAX: ["Buy Tax Meme", artifacts.BuyTaxToken, 500n], // a 5% buy tax
   };
+  const symbols = Object.keys(tokenPlans) as TokenRiskSymbol[];
+  const tokens = Object.fromEntries(symbols.map((symbol, i) => [symbol, at(3 + i)])) as Record<TokenRiskSymbol, Address>;
   for (const [symbol, address] of Object.entries(tokens)) builder.tokenAddress[symbol as TokenRiskSymbol] = address;
   const symbolOf = (address: Address): ScenarioTransferToken =>
     address === WETH_ADDRESS
@@ -217,20 +212,14 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
     from: PrivateKeyAccount,
     to: Address,
     data: `0x${string}`,
-    transfers: PlannedTransfer<ScenarioTransferToken>[],
+    transfers: PlannedTransfer[],
     what: string,
     gas: bigint = GAS.call,
   ) => builder.send(from, { to, data, gas }, transfers, what);
-  const deploy = (artifact: Deployable, args: readonly unknown[], transfers: PlannedTransfer<ScenarioTransferToken>[], what: string) =>
+  const deploy = (artifact: Deployable, args: readonly unknown[], transfers: PlannedTransfer[], what: string) =>
     builder.deploy(deployer, artifact, args, what, GAS.deploy, transfers);
-  const transfer = (
-    from: PrivateKeyAccount,
-    token: Address,
-    to: Address,
-    value: bigint,
-    what: string,
-    transfers?: PlannedTransfer<ScenarioTransferToken>[],
-  ) => builder.transfer(from, symbolOf(token), to, value, what, transfers);
+  const transfer = (from: PrivateKeyAccount, token: Address, to: Address, value: bigint, what: string, transfers?: PlannedTransfer[]) =>
+    builder.transfer(from, symbolOf(token), to, value, what, transfers);
 
   // --- Block 1: the factories. ---------------------------------------------------------------------
   await deploy(artifacts.UniswapV2Factory, [D], [], "deploy the seeded v2 factory");
@@ -239,23 +228,15 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
   await builder.mine();
 
   // --- Block 2: the tokens (each mints its supply to the deployer), USDC and WETH for liquidity. ---
-  const mintPlan = (symbol: TokenRiskSymbol, supply = SUPPLY) => [{ token: symbol, from: zeroAddress, to: D, value: supply }];
-  const names: Record<TokenRiskSymbol, string> = {
-    MEME: "Clean Meme",
-    HPOT: "Honey Pot",
-    TAX: "Sell Tax Meme",
-    BLKL: "Blacklist Meme",
-    RUG: "Rug Pull Meme",
-    USDL: "Local Dollar",
-    BTAX: "Buy Tax Meme",
-  };
-  await deploy(artifacts.MemeToken, [names.MEME, "MEME", SUPPLY], mintPlan("MEME"), "deploy MEME");
-  await deploy(artifacts.HoneypotToken, [names.HPOT, "HPOT", SUPPLY], mintPlan("HPOT"), "deploy HPOT");
-  await deploy(artifacts.SellTaxToken, [names.TAX, "TAX", SUPPLY, 1_000n], mintPlan("TAX"), "deploy TAX (10% sell tax)");
-  await deploy(artifacts.BlacklistToken, [names.BLKL, "BLKL", SUPPLY], mintPlan("BLKL"), "deploy BLKL");
-  await deploy(artifacts.MemeToken, [names.RUG, "RUG", SUPPLY], mintPlan("RUG"), "deploy RUG");
-  await deploy(artifacts.MemeToken, [names.USDL, "USDL", SUPPLY], mintPlan("USDL"), "deploy USDL");
-  await deploy(artifacts.BuyTaxToken, [names.BTAX, "BTAX", SUPPLY, 500n], mintPlan("BTAX"), "deploy BTAX (5% buy tax)");
+  for (const symbol of symbols) {
+    const [name, artifact, ...args] = tokenPlans[symbol];
+    await deploy(
+      artifact,
+      [name, symbol, SUPPLY, ...args],
+      [{ token: symbol, from: zeroAddress, to: D, value: SUPPLY }],
+      `deploy ${symbol}`,
+    );
+  }
   const v3Minter = at(10);
   await deploy(artifacts.ScenarioV3Minter, [], [], "deploy the v3 position minter");
   const usdcMints = [parseUnits("60100", 6), parseUnits("40000", 6), parseUnits("20400", 6)];
@@ -336,7 +317,7 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
     book.totalSupply = liquidity + 1000n;
     book.provided = liquidity;
     for (const [token, value] of amounts) book.reserve.set(token, value);
-    const minted: PlannedTransfer<ScenarioTransferToken>[] = [
+    const minted: PlannedTransfer[] = [
       { token: book.lp, from: zeroAddress, to: zeroAddress, value: 1000n },
       { token: book.lp, from: zeroAddress, to: D, value: liquidity },
     ];
@@ -499,7 +480,7 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
     const amount = ((held.get(`${trader.address}:${symbol}`) ?? 0n) * share) / 100n;
     const tax = symbol === "TAX" ? (amount * 1_000n) / 10_000n : 0n;
     const arrived = amount - tax;
-    const plans: PlannedTransfer<ScenarioTransferToken>[] = [
+    const plans: PlannedTransfer[] = [
       ...(tax > 0n ? [{ token: symbol, from: trader.address, to: D, value: tax }] : []),
       { token: symbol, from: trader.address, to: book.pair, value: arrived },
     ];
@@ -597,7 +578,7 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
         const s = stats.get(symbol) as { buys: number; sells: number; buyers: Set<Address> };
         return {
           symbol,
-          name: names[symbol],
+          name: tokenPlans[symbol][0],
           token: tokens[symbol],
           pair: book.pair,
           factory: factories.v2,
@@ -616,7 +597,7 @@ export async function seedTokenRisk({ client, builder, minter, artifacts }: Seed
       }),
       {
         symbol: "BTAX",
-        name: names.BTAX,
+        name: tokenPlans.BTAX[0],
         token: tokens.BTAX,
         pair: btaxPool,
         factory: factories.v3,

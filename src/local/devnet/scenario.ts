@@ -16,7 +16,6 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import {
   type Abi,
   type Address,
-  createTestClient,
   decodeEventLog,
   encodeDeployData,
   encodeFunctionData,
@@ -24,13 +23,10 @@ import {
   getAddress,
   type Hash,
   type Hex,
-  http,
   maxUint256,
   type PrivateKeyAccount,
   parseUnits,
-  publicActions,
   type TransactionReceipt,
-  walletActions,
   zeroAddress,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
@@ -39,7 +35,7 @@ import type { AddressClass } from "../../chain/classify.ts";
 import { TRANSFER_EVENT, TRANSFER_TOPIC } from "../../chain/log-scanner.ts";
 import { base } from "../../networks/base.ts";
 import { type Deployable, loadContracts } from "./contracts.ts";
-import { type DevnetAccount, devnetChain } from "./devnet.ts";
+import { type DevnetAccount, devnetClient } from "./devnet.ts";
 import { amountOut, initializePair, isqrt, scenarioAccount, scenarioContracts, tokenAbi } from "./scenario-common.ts";
 import { type EntitiesTruth, type EntityTokenSymbol, seedEntities } from "./scenario-entities.ts";
 import { type LiquiditySymbol, seedTokenRisk, type TokenRiskSymbol, type TokenRiskTruth } from "./scenario-tokens.ts";
@@ -85,15 +81,7 @@ export interface ScenarioGroundTruth {
   version: number;
   startBlock: number;
   endBlock: number;
-  contracts: {
-    plainToken: Address;
-    proxyImplementation: Address;
-    proxyToken: Address;
-    proxyAdmin: Address;
-    v2Pair: Address;
-    v3Pool: Address;
-    router: Address;
-  };
+  contracts: ReturnType<typeof scenarioContracts>;
   tokens: Record<"PLAIN" | "PRXY", { name: string; symbol: string; decimals: number; totalSupply: string }>;
   wallets: ScenarioWalletTruth[];
   transfers: ScenarioTransfer[];
@@ -172,17 +160,11 @@ function seededRandom(seed: number): () => number {
 }
 
 /** The scenario's client: anvil test actions, public and wallet actions. */
-export type TestClient = ReturnType<typeof scenarioClient>;
-
-function scenarioClient(rpcUrl: string) {
-  return createTestClient({ mode: "anvil", chain: devnetChain(rpcUrl), transport: http(rpcUrl), pollingInterval: 50 })
-    .extend(publicActions)
-    .extend(walletActions);
-}
+export type TestClient = ReturnType<typeof devnetClient>;
 
 /** A transfer a transaction is planned to make (its Transfer log is checked against it). */
-export interface PlannedTransfer<T extends ScenarioTransferToken = ScenarioTokenSymbol> {
-  token: T;
+export interface PlannedTransfer {
+  token: ScenarioTransferToken;
   from: Address;
   to: Address;
   value: bigint;
@@ -191,8 +173,18 @@ export interface PlannedTransfer<T extends ScenarioTransferToken = ScenarioToken
 interface PendingTx {
   hash: Hash;
   from: Address;
-  transfers: PlannedTransfer<ScenarioTransferToken>[];
+  transfers: PlannedTransfer[];
   what: string;
+}
+
+/** What a later chapter (scenario-entities.ts, scenario-tokens.ts) runs with. */
+export interface Chapter {
+  client: TestClient;
+  /** The scenario's builder (automine off): the chapter's transfers are planned and recorded with the others. */
+  builder: BlockBuilder;
+  /** Devnet account 0: USDC's minter. */
+  minter: PrivateKeyAccount;
+  artifacts: ReturnType<typeof loadContracts>;
 }
 
 /** Sends signed transactions into the next block and mines it, keeping nonces and an ETH ledger. */
@@ -223,7 +215,7 @@ export class BlockBuilder {
   async send(
     account: PrivateKeyAccount,
     tx: { to?: Address; data?: Hex; value?: bigint; gas: bigint; tip?: bigint },
-    transfers: PlannedTransfer<ScenarioTransferToken>[],
+    transfers: PlannedTransfer[],
     what: string,
   ): Promise<Hash> {
     const nonce = await this.nonceOf(account.address);
@@ -251,7 +243,7 @@ export class BlockBuilder {
     to: Address,
     value: bigint,
     what: string,
-    transfers: PlannedTransfer<ScenarioTransferToken>[] = [{ token, from: account.address, to, value }],
+    transfers: PlannedTransfer[] = [{ token, from: account.address, to, value }],
   ): Promise<Hash> {
     const data = encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [to, value] });
     return this.send(account, { to: this.tokenAddress[token] as Address, data, gas: ERC20_GAS }, transfers, what);
@@ -298,7 +290,7 @@ export class BlockBuilder {
     args: readonly unknown[],
     what: string,
     gas: bigint,
-    transfers: PlannedTransfer<ScenarioTransferToken>[] = [],
+    transfers: PlannedTransfer[] = [],
   ): Promise<Hash> {
     const data = encodeDeployData({ abi: artifact.abi, bytecode: artifact.bytecode, args });
     return this.send(account, { data, gas }, transfers, what);
@@ -324,7 +316,7 @@ export class BlockBuilder {
         throw new Error(`scenario: "${plan.what}" emitted ${logs.length} Transfer logs, planned ${plan.transfers.length}`);
       }
       logs.forEach(({ log, args }, k) => {
-        const want = plan.transfers[k] as PlannedTransfer<ScenarioTransferToken>;
+        const want = plan.transfers[k] as PlannedTransfer;
         const token = this.tokenAddress[want.token];
         if (
           !token ||
@@ -373,7 +365,7 @@ export interface SeedOptions {
  * from `groundTruthFile`, or undefined when there is none.
  */
 export async function seedScenario(options: SeedOptions): Promise<ScenarioGroundTruth | undefined> {
-  const client = scenarioClient(options.rpcUrl);
+  const client = devnetClient(options.rpcUrl);
   const deployer = scenarioAccount("deployer");
   if ((await client.getTransactionCount({ address: deployer.address })) > 0) {
     if (options.groundTruthFile && existsSync(options.groundTruthFile)) {
@@ -396,19 +388,8 @@ export async function seedScenario(options: SeedOptions): Promise<ScenarioGround
   }
 }
 
-/** Mine the fee window again now (the gas tracker samples the latest blocks); returns its plan. */
-export async function mineFeeBlocks(rpcUrl: string): Promise<ScenarioGroundTruth["feeBlocks"]> {
-  const client = scenarioClient(rpcUrl);
-  await client.setAutomine(false);
-  try {
-    const builder = new BlockBuilder(client, { USDC: base.usdc.address, WETH: WETH_ADDRESS, PLAIN: zeroAddress, PRXY: zeroAddress });
-    return await feeWindow(builder);
-  } finally {
-    await client.setAutomine(true);
-  }
-}
-
-async function feeWindow(builder: BlockBuilder): Promise<ScenarioGroundTruth["feeBlocks"]> {
+/** Mine the fee window (five 21,000-gas transfers a block, of known tips) with `builder`; returns its plan. */
+export async function feeWindow(builder: BlockBuilder): Promise<ScenarioGroundTruth["feeBlocks"]> {
   const fee = feeAccounts();
   const blocks: number[] = [];
   const tipsWei: string[][] = [];
@@ -682,7 +663,7 @@ async function runScenario(
     }
     await builder.mine();
   }
-  const entities = await seedEntities(client, builder, { minter, artifacts });
+  const entities = await seedEntities({ client, builder, minter, artifacts });
   await builder.skip(10);
   const tokenRisk = await seedTokenRisk({ client, builder, minter, artifacts });
 

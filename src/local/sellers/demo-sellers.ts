@@ -8,6 +8,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { base } from "../../networks/base.ts";
+import { v1Option, v2Option } from "../stubs/directory-stubs.ts";
 import { closeServer, listen } from "../stubs/loopback.ts";
 
 /** Every way a seller can behave, for loops. */
@@ -55,16 +56,9 @@ const DEFAULT_PAY_TO = "0x000000000000000000000000000000000000dEaD";
 export const SELLER_PATH = "/api/data";
 
 function v2Challenge(spec: SellerSpec, url: string): Record<string, unknown> {
-  const option: Record<string, unknown> = {
-    scheme: "exact",
-    network: base.id,
-    asset: USDC,
-    // $0.01; $25 for `expensive`.
-    amount: spec.kind === "expensive" ? "25000000" : spec.kind === "decimal_amount" ? "0.01" : "10000",
-    payTo: spec.payTo ?? DEFAULT_PAY_TO,
-    maxTimeoutSeconds: 300,
-    extra: { name: "USD Coin", version: "2" },
-  };
+  // $0.01; $25 for `expensive`.
+  const amount = spec.kind === "expensive" ? "25000000" : spec.kind === "decimal_amount" ? "0.01" : "10000";
+  const option = v2Option(base.id, amount, spec.payTo ?? DEFAULT_PAY_TO);
   if (spec.kind === "missing_pay_to") delete option.payTo;
   return {
     x402Version: 2,
@@ -79,20 +73,7 @@ function v1Challenge(spec: SellerSpec, url: string): Record<string, unknown> {
   return {
     x402Version: 1,
     error: "X-PAYMENT header is required",
-    accepts: [
-      {
-        scheme: "exact",
-        network: "base",
-        maxAmountRequired: "10000",
-        resource: url,
-        description: "demo v1 seller",
-        mimeType: "application/json",
-        payTo: spec.payTo ?? DEFAULT_PAY_TO,
-        maxTimeoutSeconds: 60,
-        asset: USDC,
-        extra: { name: "USD Coin", version: "2" },
-      },
-    ],
+    accepts: [v1Option({ url, amount: "10000", payTo: spec.payTo ?? DEFAULT_PAY_TO, description: "demo v1 seller" }, "base")],
   };
 }
 

@@ -123,10 +123,7 @@ export class LocalSolana {
     if (this.dirty) this.save();
   }
 
-  get blockHeight(): number {
-    return this.height;
-  }
-
+  /** The slot, which is also the block height: every slot here has its block. */
   get slot(): number {
     return this.height;
   }
@@ -172,8 +169,7 @@ export class LocalSolana {
   }
 
   /** Simulate: nothing changes. Without `sigVerify` the fee payer's missing signature is accepted (a facilitator verifies before co-signing). */
-  simulate(tx: Transaction, options: { sigVerify?: boolean } = {}): { err: unknown; logs: string[]; unitsConsumed: number } {
-    const sigVerify = options.sigVerify ?? false;
+  simulate(tx: Transaction, sigVerify: boolean): { err: unknown; logs: string[]; unitsConsumed: number } {
     this.svm.withSigverify(sigVerify);
     try {
       const compiled = getCompiledTransactionMessageDecoder().decode(tx.messageBytes);

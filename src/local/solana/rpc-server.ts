@@ -32,23 +32,8 @@ function base58Bytes(text: string): Uint8Array {
   }
 }
 
-/** JSON-RPC 2.0 over `rpcMethods`: requests, batches and error answers are json-rpc-2.0's. */
-function jsonRpcServer(chain: LocalSolana): JSONRPCServer {
-  // A refused call is an answer to its caller, nothing for this process to log.
-  const server = new JSONRPCServer({ errorListener: () => {} });
-  for (const [name, method] of Object.entries(rpcMethods(chain))) {
-    server.addMethod(name, (params) => method(Array.isArray(params) ? params : []));
-  }
-  // What no method meant to throw is -32603, as Solana's RPC answers it (the library's own code is 0).
-  server.mapErrorToJSONRPCErrorResponse = (id, error) =>
-    error instanceof JSONRPCErrorException
-      ? createJSONRPCErrorResponse(id, error.code, error.message, error.data)
-      : createJSONRPCErrorResponse(id, JSONRPCErrorCode.InternalError, `Internal error: ${(error as Error).message}`);
-  return server;
-}
-
 /** The RPC's answers, one function per method. */
-export function rpcMethods(chain: LocalSolana): Record<string, (params: unknown[]) => unknown> {
+function rpcMethods(chain: LocalSolana): Record<string, (params: unknown[]) => unknown> {
   const context = () => ({ slot: chain.slot, apiVersion: "2.2.0" });
   const account = (address: unknown): EncodedAccount | null => {
     if (typeof address !== "string" || address.length < 32 || address.length > 44) throw invalidParams("an address (base58)");
@@ -137,11 +122,11 @@ export function rpcMethods(chain: LocalSolana): Record<string, (params: unknown[
     getVersion: () => ({ "solana-core": "2.2.0-litesvm", "feature-set": 0 }),
     getGenesisHash: () => "5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d",
     getSlot: () => chain.slot,
-    getBlockHeight: () => chain.blockHeight,
+    getBlockHeight: () => chain.slot,
     // The epoch is the clock's the programs read (Token-2022 picks a mint's transfer fee by it).
     getEpochInfo: () => ({
       absoluteSlot: chain.slot,
-      blockHeight: chain.blockHeight,
+      blockHeight: chain.slot,
       epoch: Number(chain.svm.getClock().epoch),
       slotIndex: chain.slot,
       slotsInEpoch: 432000,
@@ -246,7 +231,7 @@ export function rpcMethods(chain: LocalSolana): Record<string, (params: unknown[
     simulateTransaction: ([wire, opts]) => {
       const o = options(opts);
       const tx = decodeTx(wire, o.encoding);
-      const result = chain.simulate(tx, { sigVerify: o.sigVerify === true });
+      const result = chain.simulate(tx, o.sigVerify === true);
       return {
         context: context(),
         value: {
@@ -273,7 +258,17 @@ export function rpcMethods(chain: LocalSolana): Record<string, (params: unknown[
 
 /** The RPC server on `127.0.0.1:port` (0: a free one). */
 export async function startSolanaRpc(chain: LocalSolana, port = 0): Promise<{ url: string; close(): Promise<void> }> {
-  const rpc = jsonRpcServer(chain);
+  // JSON-RPC 2.0 over `rpcMethods`: requests, batches and error answers are json-rpc-2.0's. A
+  // refused call is an answer to its caller, nothing for this process to log.
+  const rpc = new JSONRPCServer({ errorListener: () => {} });
+  for (const [name, method] of Object.entries(rpcMethods(chain))) {
+    rpc.addMethod(name, (params) => method(Array.isArray(params) ? params : []));
+  }
+  // What no method meant to throw is -32603, as Solana's RPC answers it (the library's own code is 0).
+  rpc.mapErrorToJSONRPCErrorResponse = (id, error) =>
+    error instanceof JSONRPCErrorException
+      ? createJSONRPCErrorResponse(id, error.code, error.message, error.data)
+      : createJSONRPCErrorResponse(id, JSONRPCErrorCode.InternalError, `Internal error: ${(error as Error).message}`);
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     if (req.method !== "POST") {
       res.writeHead(405, { allow: "POST", "content-type": "application/json" }).end('{"error":"POST JSON-RPC 2.0"}');

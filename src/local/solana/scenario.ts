@@ -131,21 +131,16 @@ const TOKEN = 10n ** BigInt(DECIMALS);
 
 /** The keys of the scenario (the same on every machine). */
 export async function scenarioKeys() {
-  const [feePayer, payTo, usdcAuthority, creator, wallet] = await Promise.all(
-    ["fee-payer", "pay-to", "usdc-authority", "token-creator", "profiled-wallet"].map((l) => localKey(l)),
-  );
-  const buyers = await Promise.all(Array.from({ length: BUYERS }, (_, i) => localKey(`buyer-${i}`)));
-  const holders = await Promise.all(Array.from({ length: 15 }, (_, i) => localKey(`holder-${i}`)));
-  const mints = await Promise.all(PLANS.map((p) => localKey(`mint:${p.symbol}`)));
+  const keys = (labels: string[]) => Promise.all(labels.map((label) => localKey(label)));
   return {
-    feePayer: feePayer as SolanaKey,
-    payTo: payTo as SolanaKey,
-    usdcAuthority: usdcAuthority as SolanaKey,
-    creator: creator as SolanaKey,
-    wallet: wallet as SolanaKey,
-    buyers,
-    holders,
-    mints,
+    feePayer: await localKey("fee-payer"),
+    payTo: await localKey("pay-to"),
+    usdcAuthority: await localKey("usdc-authority"),
+    creator: await localKey("token-creator"),
+    wallet: await localKey("profiled-wallet"),
+    buyers: await keys(Array.from({ length: BUYERS }, (_, i) => `buyer-${i}`)),
+    holders: await keys(Array.from({ length: 15 }, (_, i) => `holder-${i}`)),
+    mints: await keys(PLANS.map((p) => `mint:${p.symbol}`)),
   };
 }
 
@@ -154,8 +149,6 @@ export async function ataOf(owner: Address, mint: Address, program: Address = TO
   const [ata] = await findAssociatedTokenPda({ owner, mint, tokenProgram: program });
   return ata;
 }
-
-const programOf = (p: "spl-token" | "spl-token-2022") => (p === "spl-token" ? TOKEN_PROGRAM : TOKEN_2022_PROGRAM_ADDRESS);
 
 /**
  * Seed a new chain, or only describe an already seeded one (`seed` false: the accounts exist).
@@ -303,7 +296,7 @@ async function seedMint(
   plan: MintPlan,
   holders: { owner: Address; amount: string }[],
 ): Promise<void> {
-  const program = programOf(plan.program);
+  const program = plan.program === "spl-token" ? TOKEN_PROGRAM : TOKEN_2022_PROGRAM_ADDRESS;
   const extensions = extensionsOf(plan, creator.address);
   const space = plan.program === "spl-token" ? getMintSize() : getMintSize(extensions);
   const rent = chain.svm.minimumBalanceForRentExemption(BigInt(space));

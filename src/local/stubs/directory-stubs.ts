@@ -27,21 +27,35 @@ export interface ListedEndpoint {
 
 const USDC_BASE = DEFAULT_NETWORK.usdc.address;
 const V1_NAMES: Record<string, string> = Object.fromEntries(KNOWN_NETWORKS.map((n) => [n.id, n.v1Names[0]]));
+const EXTRA = { name: "USD Coin", version: "2" };
+
+/** An x402 v2 payment option of `amount` atomic USDC (Base's), as the directories and the demo sellers quote it. */
+export function v2Option(network: string, amount: string, payTo: string): Record<string, unknown> {
+  return { scheme: "exact", network, amount, payTo, asset: USDC_BASE, maxTimeoutSeconds: 300, extra: EXTRA };
+}
+
+/** An x402 v1 payment option: `maxAmountRequired`, and the resource and its description on the option. */
+export function v1Option(e: Pick<ListedEndpoint, "url" | "amount" | "payTo" | "description">, network: string, more = {}) {
+  return {
+    scheme: "exact",
+    network,
+    maxAmountRequired: e.amount,
+    resource: e.url,
+    description: e.description,
+    mimeType: "application/json",
+    payTo: e.payTo,
+    maxTimeoutSeconds: 60,
+    asset: USDC_BASE,
+    ...more,
+    extra: EXTRA,
+  };
+}
 
 /** The CDP Bazaar items of `endpoints`, rotating through the documented variants. */
 export function cdpItems(endpoints: readonly ListedEndpoint[]): Record<string, unknown>[] {
   return endpoints.map((e, i) => {
     const network = e.network ?? DEFAULT_NETWORK.id;
     const bazaar = { bazaar: { info: { input: { type: "http", method: e.method } }, schema: {} } };
-    const v2Option = {
-      scheme: "exact",
-      network,
-      amount: e.amount,
-      payTo: e.payTo,
-      asset: USDC_BASE,
-      maxTimeoutSeconds: 300,
-      extra: { name: "USD Coin", version: "2" },
-    };
     const quality = { l30DaysTotalCalls: 42 + i, l30DaysUniquePayers: 15, lastCalledAt: "2026-01-15T10:30:00Z" };
     switch (i % 3) {
       case 0:
@@ -51,7 +65,7 @@ export function cdpItems(endpoints: readonly ListedEndpoint[]): Record<string, u
           type: "http",
           x402Version: 2,
           lastUpdated: "2026-01-15T10:30:00Z",
-          accepts: [v2Option],
+          accepts: [v2Option(network, e.amount, e.payTo)],
           extensions: bazaar,
           quality,
           serviceName: e.name,
@@ -63,21 +77,7 @@ export function cdpItems(endpoints: readonly ListedEndpoint[]): Record<string, u
           type: "http",
           x402Version: 1,
           lastUpdated: 1768473000,
-          accepts: [
-            {
-              scheme: "exact",
-              network: V1_NAMES[network] ?? network,
-              maxAmountRequired: e.amount,
-              resource: e.url,
-              description: e.description,
-              mimeType: "application/json",
-              payTo: e.payTo,
-              maxTimeoutSeconds: 60,
-              asset: USDC_BASE,
-              outputSchema: { input: { type: "http", method: e.method }, output: {} },
-              extra: { name: "USD Coin", version: "2" },
-            },
-          ],
+          accepts: [v1Option(e, V1_NAMES[network] ?? network, { outputSchema: { input: { type: "http", method: e.method }, output: {} } })],
         };
       default:
         return {
@@ -85,7 +85,7 @@ export function cdpItems(endpoints: readonly ListedEndpoint[]): Record<string, u
           type: "http",
           x402Version: 2,
           lastUpdated: "2026-01-16T08:00:00.000Z",
-          accepts: [v2Option],
+          accepts: [v2Option(network, e.amount, e.payTo)],
           extensions: bazaar,
           metadata: { name: e.name, description: e.description },
           tags: e.tags ?? [],
@@ -122,39 +122,32 @@ export interface LocalDirectories {
 /** Serve `cdp` and `x402List` items as the two directories on `host` (default 127.0.0.1). */
 export async function startLocalDirectories(items: { cdp: unknown[]; x402List: unknown[] }, host = "127.0.0.1"): Promise<LocalDirectories> {
   const requests = { cdp: 0, x402List: 0 };
-  const cdp = createServer((req, res) => {
-    requests.cdp++;
-    const url = new URL(req.url ?? "/", "http://local");
-    const asked = Number(url.searchParams.get("limit") ?? 100);
+  // A directory counts its requests and answers JSON from their query.
+  const serve = (directory: keyof typeof requests, answer: (query: URLSearchParams) => unknown) =>
+    createServer((req, res) => {
+      requests[directory]++;
+      const body = JSON.stringify(answer(new URL(req.url ?? "/", "http://local").searchParams));
+      res.writeHead(200, { "content-type": "application/json" }).end(body);
+    });
+  const cdp = serve("cdp", (query) => {
+    const asked = Number(query.get("limit") ?? 100);
     // As documented: rounded to 10 and clamped to 20..1000.
     const limit = Math.min(1000, Math.max(20, Math.round((Number.isFinite(asked) ? asked : 100) / 10) * 10));
-    const offset = Math.max(0, Number(url.searchParams.get("offset") ?? 0) || 0);
-    res.writeHead(200, { "content-type": "application/json" });
-    res.end(
-      JSON.stringify({
-        x402Version: 2,
-        items: items.cdp.slice(offset, offset + limit),
-        pagination: { limit, offset, total: items.cdp.length },
-      }),
-    );
+    const offset = Math.max(0, Number(query.get("offset") ?? 0) || 0);
+    return { x402Version: 2, items: items.cdp.slice(offset, offset + limit), pagination: { limit, offset, total: items.cdp.length } };
   });
-  const list = createServer((req, res) => {
-    requests.x402List++;
-    const url = new URL(req.url ?? "/", "http://local");
-    const perPage = Math.min(100, Math.max(1, Number(url.searchParams.get("per_page") ?? 20) || 20));
-    const page = Math.max(1, Number(url.searchParams.get("page") ?? 1) || 1);
-    res.writeHead(200, { "content-type": "application/json" });
-    res.end(
-      JSON.stringify({
-        data: items.x402List.slice((page - 1) * perPage, page * perPage),
-        meta: {
-          page,
-          per_page: perPage,
-          total: items.x402List.length,
-          total_pages: Math.max(1, Math.ceil(items.x402List.length / perPage)),
-        },
-      }),
-    );
+  const list = serve("x402List", (query) => {
+    const perPage = Math.min(100, Math.max(1, Number(query.get("per_page") ?? 20) || 20));
+    const page = Math.max(1, Number(query.get("page") ?? 1) || 1);
+    return {
+      data: items.x402List.slice((page - 1) * perPage, page * perPage),
+      meta: {
+        page,
+        per_page: perPage,
+        total: items.x402List.length,
+        total_pages: Math.max(1, Math.ceil(items.x402List.length / perPage)),
+      },
+    };
   });
   const [cdpPort, listPort] = await Promise.all([listen(cdp, host), listen(list, host)]);
   return {

@@ -46,18 +46,10 @@ export interface UpstreamStubOptions {
 /** Where the fixtures live. */
 const FIXTURES_DIR = new URL("../../../fixtures/upstreams/", import.meta.url);
 
-interface Fixtures {
-  pairs: { chainId: string; baseToken: { address: string }; quoteToken: { address: string }; pairAddress: string }[];
-  coinPrices: Record<string, unknown>;
-  coinPercentages: Record<string, unknown>;
-  protocols: unknown[];
-  protocolDetails: Record<string, unknown>;
-  hyperliquid: unknown;
-  /** DexScreener's latest token profiles (`/token-profiles/latest/v1`). */
-  profiles: unknown[];
-}
+/** A DexScreener pair, as far as the stub reads it. */
+type Pair = { chainId: string; baseToken: { address: string }; quoteToken: { address: string } };
 
-function loadFixtures(dir: URL): Fixtures {
+function loadFixtures(dir: URL) {
   const read = (name: string) => JSON.parse(readFileSync(new URL(name, dir), "utf8")) as Record<string, unknown>;
   // GET /protocol/{slug} answers from defillama-protocol-{slug}.json (a parent's slug answers its aggregate).
   const protocolDetails: Record<string, unknown> = {};
@@ -67,10 +59,8 @@ function loadFixtures(dir: URL): Fixtures {
     protocolDetails[file.slice("defillama-protocol-".length, -".json".length)] = detail;
   }
   return {
-    pairs: [
-      ...(read("dexscreener-pairs.json").pairs as Fixtures["pairs"]),
-      ...(read("dexscreener-solana-pairs.json").pairs as Fixtures["pairs"]),
-    ],
+    pairs: [...(read("dexscreener-pairs.json").pairs as Pair[]), ...(read("dexscreener-solana-pairs.json").pairs as Pair[])],
+    // DexScreener's latest token profiles (`/token-profiles/latest/v1`).
     profiles: read("dexscreener-token-profiles.json").profiles as unknown[],
     coinPrices: read("defillama-coins-prices.json").coins as Record<string, unknown>,
     coinPercentages: read("defillama-coins-percentage.json").coins as Record<string, unknown>,
@@ -81,7 +71,7 @@ function loadFixtures(dir: URL): Fixtures {
 }
 
 // Each upstream's documented endpoints; any other path falls through to a 404 naming it.
-function routes(fixtures: Fixtures): Record<StubUpstream, Router> {
+function routes(fixtures: ReturnType<typeof loadFixtures>): Record<StubUpstream, Router> {
   const dexscreener = Router();
   dexscreener.get("/token-profiles/latest/v1", (_req, res) => void res.json(fixtures.profiles));
   dexscreener.get(["/token-pairs/v1/:chain/:list", "/tokens/v1/:chain/:list"], (req: Request<{ chain: string; list: string }>, res) => {
