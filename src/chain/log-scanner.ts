@@ -26,7 +26,6 @@ import {
   TimeoutError,
   toEventSelector,
 } from "viem";
-import type { ScanBudget } from "../entity-intel/scan.ts";
 import { causeChain, readChain, toChainError } from "./rpc-error.ts";
 
 /**
@@ -85,7 +84,29 @@ export interface ScanOptions {
    */
   keep?: (log: TransferLog) => boolean;
   /** What the scan may spend, asked before every request; when it runs out the scan stops early (see `coveredFrom`). */
-  allowance?: ScanBudget;
+  allowance?: ScanAllowance;
+}
+
+/**
+ * A budget of work one answer may spend on `eth_getLogs`. The scanner asks it before every
+ * request (so a scan stops within one request of running out, whatever the window) and tells it
+ * the transfers of the window each request brought.
+ */
+export interface ScanAllowance {
+  /**
+   * Resolves true when one more request may leave now (it may wait for others to come back), false
+   * when the budget is spent. `toBlock` is the last block the request reads, so an allowance may
+   * let the newest requests go first.
+   */
+  acquire(toBlock?: number): Promise<boolean>;
+  /** After each request `acquire` let through: the window's transfers it brought (0 when it failed). */
+  release(transfers: number): void;
+  /** Transfers of the window answered from the cache, without a request. */
+  add(transfers: number): void;
+  /** True once the budget is spent; asked again right before a request leaves and before a cached chunk is used. */
+  exhausted(): boolean;
+  /** Spend what is left: a read of the scan failed, so the scan fails and the requests still to go are of no use. */
+  stop(): void;
 }
 
 /** What a scan found: the logs, how it went, and from which block on it read every chunk. */
@@ -594,5 +615,5 @@ interface Scan<T> {
   limit: LimitFunction;
   read: LogRead<T>;
   /** What the scan may spend, the window whose transfers it counts, and the block of a decoded log to count them by. */
-  budget: { allowance: ScanBudget; from: number; to: number; blockOf: (log: T) => number } | undefined;
+  budget: { allowance: ScanAllowance; from: number; to: number; blockOf: (log: T) => number } | undefined;
 }

@@ -6,7 +6,13 @@
  * window that was, instead of timing out.
  */
 import type { Address } from "viem";
-import { TARGET_LOGS_PER_RESPONSE, type TransferLog, type TransferQuery, type TransferScanner } from "../chain/log-scanner.ts";
+import {
+  type ScanAllowance,
+  TARGET_LOGS_PER_RESPONSE,
+  type TransferLog,
+  type TransferQuery,
+  type TransferScanner,
+} from "../chain/log-scanner.ts";
 import { InvalidRequestError } from "../errors.ts";
 
 /** The most addresses one topic OR-list carries; longer lists are split into several queries. */
@@ -24,14 +30,13 @@ export interface BudgetLimits {
 export const DEFAULT_BUDGET: BudgetLimits = { maxLogs: 250_000, maxMs: 20_000 };
 
 /**
- * What one answer has spent, and the scanner's allowance (`ScanOptions.allowance`): every
- * `eth_getLogs` request asks it first, so the budget is checked per request, not per window, and
- * tells it the transfers of the window it brought. Requests go out together while the logs left
- * could take an answer of the largest size seen for each one in flight (at least the scanner's
- * target size); closer to the limit they go one at a time, so the answer stops within one request
- * of its log budget.
+ * What one answer has spent, and the scanner's allowance: every `eth_getLogs` request asks it
+ * first, so the budget is checked per request, not per window. Requests go out together while
+ * the logs left could take an answer of the largest size seen for each one in flight (at least
+ * the scanner's target size); closer to the limit they go one at a time, so the answer stops
+ * within one request of its log budget.
  */
-export class ScanBudget {
+export class ScanBudget implements ScanAllowance {
   readonly limits: BudgetLimits;
   readonly #started: number;
   readonly #now: () => number;
@@ -55,19 +60,14 @@ export class ScanBudget {
     this.#started = now();
   }
 
-  /**
-   * True once either limit is reached: no further request is sent (the scanner asks again right
-   * before a request leaves and before a cached chunk is used).
-   */
+  /** True once either limit is reached: no further request is sent. */
   exhausted(): boolean {
     return this.#stopped || this.logsRead >= this.limits.maxLogs || this.#now() - this.#started >= this.limits.maxMs;
   }
 
   /**
-   * Resolves true when one more request may leave now (it may wait for others to come back), false
-   * when the budget is spent. `toBlock` is the last block the request reads, so the newest requests
-   * go first; a request without a block goes after every request with one. Leave is given a
-   * microtask later, not at once: the requests of every scan of an answer ask in one go (each scan its
+   * A request without a block goes after every request with one. Leave is given a microtask
+   * later, not at once: the requests of every scan of an answer ask in one go (each scan its
    * chunks newest first, one scan after another), and they must all be in the queue, in block
    * order, before the first ones are let through, or the first scan's oldest chunks would take
    * the slots before the other scans' newest.
@@ -86,7 +86,6 @@ export class ScanBudget {
     this.#admit();
   }
 
-  /** After each request `acquire` let through: the window's transfers it brought (0 when it failed). */
   release(transfers: number): void {
     this.#inFlight--;
     this.logsRead += transfers;
@@ -94,7 +93,6 @@ export class ScanBudget {
     this.#admit();
   }
 
-  /** Transfers of the window answered from the cache, without a request. */
   add(transfers: number): void {
     this.logsRead += transfers;
   }

@@ -2,10 +2,10 @@
  * The service's Prometheus metrics (prom-client), one registry per running service so that
  * several services in one process (tests, benchmarks) never mix their counts. Served at
  * `/metrics` by src/server/middleware/metrics.ts; fed by that middleware (requests), the
- * payment gate (`payments`), the store (`observedStore`), the crawl and the rate limits.
+ * payment gate (`PaymentObserver`), the store (`observedStore`), the crawl and the rate limits.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
-import type { PaidOutcome } from "../payments/gate.ts";
+import type { PaidOutcome, PaymentObserver } from "../payments/gate.ts";
 import type { Queryable, Store } from "../store/store.ts";
 
 /** Seconds: from a fast local facilitator (milliseconds) to a slow chain (tens of seconds). */
@@ -90,18 +90,14 @@ export function createMetrics() {
       labelNames: ["budget"] as const,
       registers,
     }),
-    /** What the payment gate tells: how each paid call ended, and how long the facilitator took. */
     payments: {
-      /** One call to a paid route ended; `amountAtomic` is what it charged (only when `settled`). */
       paidCall(route: string, outcome: PaidOutcome, amountAtomic?: string) {
         paidCalls.inc({ route, outcome });
         if (outcome === "settled" && amountAtomic) revenue.inc({ route }, Number(amountAtomic));
       },
-      /** The facilitator verified (or refused) a payment in `seconds`. */
-      verified: (seconds: number) => verifySeconds.observe(seconds),
-      /** The facilitator settled (or failed to settle) a payment in `seconds`. */
-      settled: (seconds: number) => settleSeconds.observe(seconds),
-    },
+      verified: (seconds) => verifySeconds.observe(seconds),
+      settled: (seconds) => settleSeconds.observe(seconds),
+    } satisfies PaymentObserver,
   };
 }
 

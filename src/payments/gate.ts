@@ -32,7 +32,6 @@ import type { Config } from "../config.ts";
 import type { VerifiedPayment } from "../context.ts";
 import { errorBody, errorResponse, InvalidRequestError, jsonResponse, ServiceError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import type { ServiceMetrics } from "../metrics/metrics.ts";
 import { balanceOf } from "../store/balances.ts";
 import type { Store } from "../store/store.ts";
 import { checkBeforeCharging, type RequestBody } from "../validate.ts";
@@ -62,8 +61,8 @@ export interface GateOptions {
   instance: string;
   authorizations: AuthorizationReader;
   log: Logger;
-  /** Told how each paid call ended and how long the facilitator took (src/metrics/metrics.ts counts what it is told). */
-  observer?: ServiceMetrics["payments"];
+  /** Told how each paid call ended and how long the facilitator took (the metrics). */
+  observer?: PaymentObserver;
   /** The site's network family (asset quoted, x402 scheme, how a payment header is read); default: EVM with `config.usdc`. */
   scheme?: PaymentScheme;
 }
@@ -73,6 +72,16 @@ export interface Given {
   body: RequestBody;
   /** The payment header as the site's scheme decoded it for the rate limits (undefined: not decoded). */
   payment?: () => DecodedPayment | PayloadProblem | undefined;
+}
+
+/** Observes the payment gate (src/metrics/metrics.ts counts what it is told). */
+export interface PaymentObserver {
+  /** One call to a paid route ended; `amountAtomic` is what it charged (only when `settled`). */
+  paidCall(route: string, outcome: PaidOutcome, amountAtomic?: string): void;
+  /** The facilitator verified (or refused) a payment in `seconds`. */
+  verified(seconds: number): void;
+  /** The facilitator settled (or failed to settle) a payment in `seconds`. */
+  settled(seconds: number): void;
 }
 
 /** What identifies "the same request" for a paid retry: method, path with query, and body bytes. */
