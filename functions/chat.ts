@@ -12,7 +12,7 @@ import { ServiceError } from "../src/errors.ts";
 import { usdOf } from "../src/store/balances.ts";
 
 export default defineFunction(chat, async (input, ctx) => {
-  const answer = await answerChat(input.message, chatDepsFromContext(ctx), ctx.chat?.llm);
+  const answer = await answerChat(input.message, chatDepsFromContext(ctx), ctx.chatLlm);
   const debit = ctx.payment?.balance;
   let balance: number | null = null;
   let creditsLeft: number | null = null;

@@ -6,7 +6,7 @@ import { solana } from "../src/networks/solana.ts";
 import { pairsDeepestFirst } from "../src/solana/dexscreener.ts";
 import { solanaMethodology } from "../src/solana/methodology.ts";
 import { solanaReads } from "../src/solana/reads.ts";
-import { pegStatus } from "../src/token-risk/equilibrium.ts";
+import { pegStatus, round } from "../src/token-risk/equilibrium.ts";
 
 /** The venues priced, by DexScreener's dex id. */
 export const SOLANA_VENUES = ["raydium", "orca", "meteora"] as const;
@@ -16,8 +16,6 @@ export const SOLANA_SYMBOLS: Record<string, { mint: string; stablecoin: boolean 
   USDC: { mint: solana.usdc.address, stablecoin: true },
   USDT: { mint: "Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB", stablecoin: true },
 };
-
-const round = (n: number, digits: number) => Number(n.toFixed(digits));
 
 export default defineFunction(solanaDinalibrium, async (input, ctx) => {
   const reads = solanaReads(ctx.solana);

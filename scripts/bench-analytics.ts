@@ -21,7 +21,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { encodeFunctionData, getAddress, keccak256, type PublicClient, parseAbi, stringToBytes, toHex } from "viem";
-import walletProfileFn from "../functions/wallet-profile.ts";
+import walletProfileFunctions from "../functions/wallet-profile.ts";
 import whaleWatchFn from "../functions/whale-watch.ts";
 import { walletProfile, whaleWatch } from "../spec/routes/analytics.ts";
 import type { AnalyticsSettings } from "../src/analytics/services.ts";
@@ -379,6 +379,7 @@ export async function benchAnalytics(): Promise<void> {
 
     const address = devnetAccounts()[2]?.address as `0x${string}`;
     const profileCtx = ctx(walletProfile);
+    const walletProfileFn = walletProfileFunctions.find((f) => f.route === walletProfile) as (typeof walletProfileFunctions)[number];
     await walletProfileFn.run({ address }, profileCtx); // warm the caches
     let calls = 0;
     const until = performance.now() + PROFILE_SECONDS * 1000;

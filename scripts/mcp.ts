@@ -12,7 +12,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { routes, secondaryRoutes, solanaSiteRoutes } from "../spec/routes.ts";
+import { baseToolsRoutes } from "../spec/routes/base-tools.ts";
+import { solanaRoutes } from "../spec/routes/solana.ts";
+import { routes } from "../spec/routes.ts";
 import { usd } from "../src/mcp/tools.ts";
 import { createStdioServer, McpSettingsError, stdioSettingsFromEnv } from "./mcp/stdio.ts";
 
@@ -43,8 +45,8 @@ const solanaBaseUrl = process.env.SOLANA_BASE_URL ? settings.solanaBaseUrl : (lo
 
 const server = createStdioServer({
   routes,
-  secondary: { routes: secondaryRoutes, baseUrl: settings.secondaryBaseUrl },
-  solana: { routes: solanaSiteRoutes, baseUrl: solanaBaseUrl, buyer: solanaBuyer },
+  secondary: { routes: baseToolsRoutes, baseUrl: settings.secondaryBaseUrl },
+  solana: { routes: solanaRoutes, baseUrl: solanaBaseUrl, buyer: solanaBuyer },
   ...settings,
   expectedPayTo,
   expectedSolanaPayTo,
@@ -52,5 +54,5 @@ const server = createStdioServer({
 await server.connect(new StdioServerTransport());
 const buyer = settings.buyer ? `paying as ${settings.buyer.address}` : "no BUYER_PRIVATE_KEY: free tools only";
 console.error(
-  `mcp: ${routes.length + secondaryRoutes.length + solanaSiteRoutes.length} tools calling ${settings.baseUrl}, ${settings.secondaryBaseUrl} and ${solanaBaseUrl} (Solana${solanaBuyer ? "" : ": no SOLANA_BUYER_KEY, free tools only"}), ${buyer}, caps ${usd(settings.caps.maxPerCall)} per call and ${usd(settings.caps.maxSession)} per session, payee ${expectedPayTo ?? "not checked (MCP_EXPECTED_PAY_TO)"}`,
+  `mcp: ${routes.length + baseToolsRoutes.length + solanaRoutes.length} tools calling ${settings.baseUrl}, ${settings.secondaryBaseUrl} and ${solanaBaseUrl} (Solana${solanaBuyer ? "" : ": no SOLANA_BUYER_KEY, free tools only"}), ${buyer}, caps ${usd(settings.caps.maxPerCall)} per call and ${usd(settings.caps.maxSession)} per session, payee ${expectedPayTo ?? "not checked (MCP_EXPECTED_PAY_TO)"}`,
 );

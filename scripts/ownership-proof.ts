@@ -14,7 +14,7 @@
  */
 import { type Hex, isAddress, isAddressEqual, isHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { devnetPayToAccount, originOf, ownershipProofSigner } from "../src/discovery/ownership-proof.ts";
+import { devnetPayToAccount, ownershipProofSigner } from "../src/discovery/ownership-proof.ts";
 
 /** What the script was asked to sign, from its arguments and environment. */
 export interface ProofRequest {
@@ -39,7 +39,7 @@ export function proofRequest(argv: readonly string[], env: Record<string, string
   const url = originArg ?? env.PUBLIC_URL ?? `http://127.0.0.1:${env.PORT || 4021}`;
   let origin: string;
   try {
-    origin = originOf(url);
+    origin = new URL(url).origin;
     if (!/^https?:$/.test(new URL(url).protocol)) throw new Error("scheme");
   } catch {
     throw new Error(`the origin must be an http(s) URL, got "${url}"`);
@@ -106,7 +106,7 @@ export async function makeProof(request: ProofRequest, privateKey: Hex): Promise
   if (request.payTo && !isAddressEqual(signer, request.payTo)) {
     throw new Error(`this key belongs to ${signer}, not PAY_TO ${request.payTo}: sign with the key of the address that receives payments`);
   }
-  // The message is the origin exactly as originOf prints it (request.origin is).
+  // The message is the origin exactly as `new URL(url).origin` prints it (request.origin is).
   const proof = await account.signMessage({ message: request.origin });
   const recovered = await ownershipProofSigner(proof, request.origin);
   if (!recovered || !isAddressEqual(recovered, signer)) throw new Error("the signature does not recover its signer; nothing printed");

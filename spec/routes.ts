@@ -31,18 +31,12 @@ export const routes: readonly RouteDef[] = [
 /** The primary site's paid routes. */
 export const paidRoutes: readonly RouteDef[] = routes.filter((r) => r.price !== null);
 
-/** The secondary site's routes (Base token-risk tools under `/v1/`). */
-export const secondaryRoutes: readonly RouteDef[] = baseToolsRoutes;
-
-/** The Solana site's routes (the same `/v1/` paths, read and paid on Solana). */
-export const solanaSiteRoutes: readonly RouteDef[] = solanaRoutes;
-
 /** Every route of every site: one function table serves them all. */
-export const allRoutes: readonly RouteDef[] = [...routes, ...secondaryRoutes, ...solanaSiteRoutes];
+export const allRoutes: readonly RouteDef[] = [...routes, ...baseToolsRoutes, ...solanaRoutes];
 
 // A path is unique within its site; sites on different origins may share one (`/v1/meme-hunter`).
 const repeated = (values: readonly string[]) => values.find((value, i) => values.indexOf(value) !== i);
-for (const siteRoutes of [routes, secondaryRoutes, solanaSiteRoutes]) {
+for (const siteRoutes of [routes, baseToolsRoutes, solanaRoutes]) {
   const key = repeated(siteRoutes.map(routeKey));
   if (key) throw new Error(`spec/routes: ${key} is declared twice`);
 }

@@ -8,7 +8,9 @@ import { base } from "../src/networks/base.ts";
 import { solana } from "../src/networks/solana.ts";
 import type { CaipNetworkId } from "../src/networks/types.ts";
 import type { RouteDef } from "./route.ts";
-import { routes as primaryRoutes, secondaryRoutes, solanaSiteRoutes } from "./routes.ts";
+import { baseToolsRoutes } from "./routes/base-tools.ts";
+import { solanaRoutes } from "./routes/solana.ts";
+import { routes as primaryRoutes } from "./routes.ts";
 
 /** One site. */
 export interface SiteDef {
@@ -54,7 +56,7 @@ export const baseToolsSite: SiteDef = {
   description: `Token-risk tools for traders and trading agents on Base: a honeypot check simulated on the chain itself, a new-pair hunter, price equilibrium across venues, wallet profiles and DeFi sentiment. Paid per call in USDC on Base (${base.id}) with x402 v2.`,
   networks: [base.id],
   apiPrefix: "/v1/",
-  routes: secondaryRoutes,
+  routes: baseToolsRoutes,
   landing: "/sites/base-tools",
   // `/mcp`: the remote MCP server with this site's routes as tools (src/pages/mcp.ts).
   pages: ["/errors", "/mcp"],
@@ -68,7 +70,7 @@ export const solanaSite: SiteDef = {
   description: `Token-risk and market tools for traders and trading agents on Solana: new tokens with each mint's authorities and Token-2022 extensions read on chain, price equilibrium across Raydium, Orca and Meteora, wallet profiles and DeFi sentiment. Paid per call in USDC on Solana (${solana.id}) with x402 v2.`,
   networks: [solana.id],
   apiPrefix: "/v1/",
-  routes: solanaSiteRoutes,
+  routes: solanaRoutes,
   landing: "/sites/solana",
   pages: ["/errors", "/mcp"],
   budgetHint: "Every /v1/ route states its price in this document and in its 402 challenge.",

@@ -245,7 +245,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxMs: parseInteger("ENTITY_INTEL_MAX_MS", env.ENTITY_INTEL_MAX_MS, 20_000, 1, 600_000, problems),
   };
 
-  const chat = chatConfigFromEnv(env, problems);
+  const chatLlm = chatConfigFromEnv(env, problems);
 
   /**
    * RATE_LIMIT_PER_MINUTE: free requests per client address and minute, a token bucket that
@@ -307,8 +307,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl,
     /** x402 intelligence: directories, the trust crawl, outbound targets. */
     intel,
-    /** The trading-assistant chat's engine (CHAT_LLM_*; none: the built-in engine). */
-    chat,
+    /** The trading-assistant chat's LLM engine (CHAT_LLM_*; null: the built-in engine). */
+    chatLlm,
     /** Market-data APIs of the chain analytics. */
     upstreams,
     /** Limits on what is free (src/server/middleware/rate-limit.ts). */

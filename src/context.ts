@@ -8,7 +8,7 @@ import type { PublicClient } from "viem";
 import type { RouteDef } from "../spec/route.ts";
 import type { SiteId } from "../spec/sites.ts";
 import type { AnalyticsSettings } from "./analytics/services.ts";
-import type { ChatConfig } from "./chat/config.ts";
+import type { ChatLlmConfig } from "./chat/config.ts";
 import type { ServiceError } from "./errors.ts";
 import type { IntelSettings } from "./intel/intel-services.ts";
 import type { Logger } from "./log.ts";
@@ -57,10 +57,10 @@ export interface Services {
    */
   analytics?: AnalyticsSettings;
   /**
-   * The chat engine's settings (the optional LLM, with its key). Always set by `startService`;
+   * The chat's LLM engine, with its key (null: the built-in engine). Always set by `startService`;
    * optional only so hand-built test contexts stay valid (absent: the built-in engine).
    */
-  chat?: ChatConfig;
+  chatLlm?: ChatLlmConfig | null;
   /** The clock functions read through `ctx.now()` (tests move it); absent: the system clock. */
   now?: () => Date;
   /** The Solana site's RPC and market data (set on that site's services only). */

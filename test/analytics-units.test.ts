@@ -11,7 +11,7 @@ import { scoreSentiment } from "../src/analytics/sentiment.ts";
 import { divideDecimals, exactTimes, parseDecimal, smallestWorth, usdOf, usdValue } from "../src/analytics/usd-value.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { tvlFromSeries } from "../src/upstreams/defillama.ts";
-import { basePairsDeepestFirst, type DexPair } from "../src/upstreams/dexscreener.ts";
+import { type DexPair, pairsDeepestFirst } from "../src/upstreams/dexscreener.ts";
 import { TtlCache } from "../src/upstreams/ttl-cache.ts";
 import { startTestService } from "./support/service.ts";
 
@@ -123,7 +123,7 @@ describe("price selection", () => {
     const other = pair({ base: T, quote: U, chainId: "ethereum", liquidity: { usd: 1e9 } });
     const unrelated = pair({ base: U, quote: U, liquidity: { usd: 1e9 } });
     const none = pair({ base: T, quote: U, liquidity: null });
-    expect(basePairsDeepestFirst([none, deep, other, unrelated, tie], T.toUpperCase().replace("0X", "0x"))).toEqual([tie, deep, none]);
+    expect(pairsDeepestFirst([none, deep, other, unrelated, tie], T.toUpperCase().replace("0X", "0x"))).toEqual([tie, deep, none]);
   });
 
   it("prices a token as the base of its deepest such pair, else derives it from a pair quoting it", () => {

@@ -627,7 +627,7 @@ describe("the LLM engine against a local stand-in", () => {
 describe("chatConfigFromEnv", () => {
   it("uses the built-in engine when no LLM is configured", () => {
     const problems: string[] = [];
-    expect(chatConfigFromEnv({}, problems)).toEqual({ llm: null });
+    expect(chatConfigFromEnv({}, problems)).toBeNull();
     expect(problems).toEqual([]);
   });
 
@@ -635,9 +635,7 @@ describe("chatConfigFromEnv", () => {
     const problems: string[] = [];
     expect(
       chatConfigFromEnv({ CHAT_LLM_URL: "https://api.example.com/v1/", CHAT_LLM_MODEL: "m", CHAT_LLM_API_KEY: "k" }, problems),
-    ).toEqual({
-      llm: { url: "https://api.example.com/v1", model: "m", apiKey: "k", timeoutMs: 15_000, maxRounds: 4 },
-    });
+    ).toEqual({ url: "https://api.example.com/v1", model: "m", apiKey: "k", timeoutMs: 15_000, maxRounds: 4 });
     expect(problems).toEqual([]);
   });
 

@@ -38,8 +38,12 @@ describe("local mode", () => {
     expect(problems({ CHAT_LLM_MODEL: "m" })).toEqual([
       "CHAT_LLM_MODEL and CHAT_LLM_API_KEY need CHAT_LLM_URL (the chat-completions API's base URL)",
     ]);
-    expect(loadConfig({ CHAT_LLM_URL: "http://127.0.0.1:9/v1", CHAT_LLM_MODEL: "m" }).chat).toEqual({
-      llm: { url: "http://127.0.0.1:9/v1", model: "m", apiKey: undefined, timeoutMs: 15_000, maxRounds: 4 },
+    expect(loadConfig({ CHAT_LLM_URL: "http://127.0.0.1:9/v1", CHAT_LLM_MODEL: "m" }).chatLlm).toEqual({
+      url: "http://127.0.0.1:9/v1",
+      model: "m",
+      apiKey: undefined,
+      timeoutMs: 15_000,
+      maxRounds: 4,
     });
   });
 });

@@ -9,7 +9,8 @@
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RouteDef } from "../spec/route.ts";
-import { routes, secondaryRoutes } from "../spec/routes.ts";
+import { baseToolsRoutes } from "../spec/routes/base-tools.ts";
+import { routes } from "../spec/routes.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { startTestService } from "./support/service.ts";
 
@@ -74,7 +75,7 @@ function requestOf(route: RouteDef): { path: string; headers: Record<string, str
 describe("the raw header block of every 402", () => {
   const paid = [
     ...routes.filter((r) => r.price !== null).map((route) => ({ route, site: "primary" as const })),
-    ...secondaryRoutes.filter((r) => r.price !== null).map((route) => ({ route, site: "secondary" as const })),
+    ...baseToolsRoutes.filter((r) => r.price !== null).map((route) => ({ route, site: "secondary" as const })),
   ];
 
   it("is under 3,584 bytes for every paid route of both sites, unpaid", async () => {
@@ -93,7 +94,7 @@ describe("the raw header block of every 402", () => {
   });
 
   it("is under 3,584 bytes when a payment is refused with its reason", async () => {
-    const route = secondaryRoutes.find((r) => r.path === "/v1/honeypot-check") as RouteDef;
+    const route = baseToolsRoutes.find((r) => r.path === "/v1/honeypot-check") as RouteDef;
     const { path, headers, body } = requestOf(route);
     // A payment header that decodes to nothing usable: refused with the challenge and the reason;
     // the buyer's own request id (64 characters, the longest echoed) in place of a UUID.

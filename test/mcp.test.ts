@@ -19,7 +19,9 @@ import { erc20Abi, type PrivateKeyAccount, parseEventLogs } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SpendCaps } from "../scripts/mcp/spend-caps.ts";
 import { createStdioServer, McpSettingsError, stdioSettingsFromEnv, ToolNameClashError } from "../scripts/mcp/stdio.ts";
-import { routes, secondaryRoutes, solanaSiteRoutes } from "../spec/routes.ts";
+import { baseToolsRoutes } from "../spec/routes/base-tools.ts";
+import { solanaRoutes } from "../spec/routes/solana.ts";
+import { routes } from "../spec/routes.ts";
 import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { scenario } from "./support/scenario.ts";
@@ -99,9 +101,9 @@ describe("npm run mcp: the stdio MCP server", () => {
 
   it("lists every route of both sites as a tool named by its operationId, with its input schema and price", async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual([...routes, ...secondaryRoutes, ...solanaSiteRoutes].map((r) => r.operationId));
+    expect(tools.map((t) => t.name)).toEqual([...routes, ...baseToolsRoutes, ...solanaRoutes].map((r) => r.operationId));
     expect(new Set(tools.map((t) => t.name)).size).toBe(tools.length);
-    for (const route of [...routes, ...secondaryRoutes, ...solanaSiteRoutes]) {
+    for (const route of [...routes, ...baseToolsRoutes, ...solanaRoutes]) {
       const tool = tools.find((t) => t.name === route.operationId);
       const schema = route.method === "GET" ? route.query : (route.body ?? route.query);
       const none = { type: "object", properties: {}, additionalProperties: false };
@@ -390,7 +392,7 @@ describe("the settings of npm run mcp", () => {
   });
 
   it("refuse to offer two sites' routes whose tool names clash", () => {
-    const clashing = secondaryRoutes.map((r) => (r.operationId === "v1WalletProfile" ? { ...r, operationId: "getPricing" } : r));
+    const clashing = baseToolsRoutes.map((r) => (r.operationId === "v1WalletProfile" ? { ...r, operationId: "getPricing" } : r));
     const make = () =>
       createStdioServer({
         routes,
@@ -551,7 +553,7 @@ describe("POST /mcp on the secondary site", () => {
 
   it("lists the secondary site's routes only", async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(secondaryRoutes.map((r) => r.operationId));
+    expect(tools.map((t) => t.name)).toEqual(baseToolsRoutes.map((r) => r.operationId));
   });
 
   it("challenges an unpaid call on the secondary origin at its price, then settles the payment once", async () => {

@@ -21,7 +21,9 @@ import { wrapFetchWithPayment } from "@x402/fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SpendCaps } from "../scripts/mcp/spend-caps.ts";
 import { createStdioServer } from "../scripts/mcp/stdio.ts";
-import { routes, secondaryRoutes, solanaSiteRoutes } from "../spec/routes.ts";
+import { baseToolsRoutes } from "../spec/routes/base-tools.ts";
+import { solanaRoutes } from "../spec/routes/solana.ts";
+import { routes } from "../spec/routes.ts";
 import type { LocalSolanaDevnet } from "../src/local/solana/devnet.ts";
 import { type ScenarioMint, USDC_MINT } from "../src/local/solana/scenario.ts";
 import { CHALLENGE_BUDGET } from "../src/payments/requirements.ts";
@@ -522,7 +524,7 @@ describe("an MCP client", () => {
     const server = createStdioServer({
       routes,
       baseUrl: service.url,
-      solana: { routes: solanaSiteRoutes, baseUrl: site, buyer: { secretKey: buyer(1).secretKey, rpcUrl: chain.rpcUrl } },
+      solana: { routes: solanaRoutes, baseUrl: site, buyer: { secretKey: buyer(1).secretKey, rpcUrl: chain.rpcUrl } },
       buyer: undefined,
       caps: new SpendCaps({ maxPerCall: 1_000_000n, maxSession: 1_000_000n }),
       expectedSolanaPayTo: other,
@@ -553,8 +555,8 @@ describe("an MCP client", () => {
     const server = createStdioServer({
       routes,
       baseUrl: service.url,
-      secondary: { routes: secondaryRoutes, baseUrl: service.secondaryUrl as string },
-      solana: { routes: solanaSiteRoutes, baseUrl: site, buyer: { secretKey: buyer(1).secretKey, rpcUrl: chain.rpcUrl } },
+      secondary: { routes: baseToolsRoutes, baseUrl: service.secondaryUrl as string },
+      solana: { routes: solanaRoutes, baseUrl: site, buyer: { secretKey: buyer(1).secretKey, rpcUrl: chain.rpcUrl } },
       buyer: undefined,
       caps: new SpendCaps({ maxPerCall: 1_000_000n, maxSession: 1_000_000n }),
       expectedSolanaPayTo: chain.scenario.payTo,
@@ -601,7 +603,7 @@ describe("the Solana site's remote /mcp, paid the x402 MCP way", () => {
     const client = new Client({ name: "mcp-test", version: "1.0.0" });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${site}/mcp`)));
     try {
-      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(solanaSiteRoutes.map((r) => r.operationId));
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(solanaRoutes.map((r) => r.operationId));
       const call = { name: "solanaDinalibrium", arguments: args };
       const unpaid = (await client.callTool(call)) as CallToolResult;
       expect(unpaid.isError).toBe(true);

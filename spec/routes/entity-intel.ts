@@ -93,7 +93,7 @@ const NotLookedUp = Type.Array(Address, {
 });
 
 /** An address as the answers describe it. */
-const Described = { address: Address, class: EntityClass, labels: Labels, flags: Flags };
+export const Described = { address: Address, class: EntityClass, labels: Labels, flags: Flags };
 
 /** How the answer was made and what it does not check. */
 const Explained = { methodology: Methodology, not_checked: Type.Array(Type.String()) };

@@ -7,7 +7,7 @@ import { type Address, getAddress, isAddressEqual } from "viem";
 import { UpstreamError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { DefiLlama } from "../upstreams/defillama.ts";
-import { basePairsDeepestFirst, type DexPair, type DexScreener, pairLiquidityUsd, pairVolume24hUsd } from "../upstreams/dexscreener.ts";
+import { type DexPair, type DexScreener, pairLiquidityUsd, pairsDeepestFirst, pairVolume24hUsd } from "../upstreams/dexscreener.ts";
 import { divideDecimals, parseDecimal } from "./usd-value.ts";
 
 /** A token's USD price and where it came from. */
@@ -43,7 +43,7 @@ export function describePair(pair: DexPair) {
  * else, from the deepest pair quoting it, base price / price of base in quote units.
  */
 export function priceFromPairs(token: Address, pairs: readonly DexPair[], fetchedAt: number): TokenPrice | undefined {
-  const ordered = basePairsDeepestFirst(pairs, token);
+  const ordered = pairsDeepestFirst(pairs, token);
   const asBase = ordered.find((p) => isAddressEqual(p.baseToken.address as Address, token) && p.priceUsd);
   if (asBase?.priceUsd) {
     return {
@@ -172,7 +172,7 @@ export class PriceSource {
   /** The deepest Base pair trading `token` (as base or quote) and how many pairs DexScreener lists. */
   async deepestPair(token: Address): Promise<{ pair: DexPair | null; pairsFound: number; fetchedAt: number }> {
     const pairs = await this.#dex.tokenPairs(token);
-    const ordered = basePairsDeepestFirst(pairs.value, token);
+    const ordered = pairsDeepestFirst(pairs.value, token);
     return { pair: ordered[0] ?? null, pairsFound: ordered.length, fetchedAt: pairs.fetchedAt };
   }
 }

@@ -29,22 +29,17 @@ export interface ChatLlmConfig {
   maxRounds: number;
 }
 
-/** What the chat engine is configured with. */
-export interface ChatConfig {
-  /** The LLM engine, or null: the built-in engine answers (the default). */
-  llm: ChatLlmConfig | null;
-}
-
 /**
- * The chat settings from environment variables: `CHAT_LLM_URL`, `CHAT_LLM_MODEL`,
- * `CHAT_LLM_API_KEY`, `CHAT_LLM_TIMEOUT_MS`, `CHAT_LLM_MAX_ROUNDS`. Each problem (a URL
- * without a model, a malformed URL, a bad number) is added to `problems`, which the caller
- * (`loadConfig`) refuses to start with; the answer then means nothing.
+ * The chat's LLM engine from environment variables: `CHAT_LLM_URL`, `CHAT_LLM_MODEL`,
+ * `CHAT_LLM_API_KEY`, `CHAT_LLM_TIMEOUT_MS`, `CHAT_LLM_MAX_ROUNDS`; null: the built-in engine
+ * answers (the default). Each problem (a URL without a model, a malformed URL, a bad number)
+ * is added to `problems`, which the caller (`loadConfig`) refuses to start with; the answer
+ * then means nothing.
  *
  * @example
- * const chat = chatConfigFromEnv(process.env, problems); // { llm: null } unless CHAT_LLM_URL is set
+ * const llm = chatConfigFromEnv(process.env, problems); // null (the built-in engine) unless CHAT_LLM_URL is set
  */
-export function chatConfigFromEnv(env: Record<string, string | undefined>, problems: string[]): ChatConfig {
+export function chatConfigFromEnv(env: Record<string, string | undefined>, problems: string[]): ChatLlmConfig | null {
   const url = env.CHAT_LLM_URL?.trim() || undefined;
   const model = env.CHAT_LLM_MODEL?.trim() || undefined;
   const apiKey = env.CHAT_LLM_API_KEY?.trim() || undefined;
@@ -53,11 +48,11 @@ export function chatConfigFromEnv(env: Record<string, string | undefined>, probl
 
   if (!url) {
     if (model || apiKey) problems.push("CHAT_LLM_MODEL and CHAT_LLM_API_KEY need CHAT_LLM_URL (the chat-completions API's base URL)");
-    return { llm: null };
+    return null;
   }
   const parsed = parseUrl("CHAT_LLM_URL", url, problems);
   if (!model) problems.push("CHAT_LLM_MODEL is required with CHAT_LLM_URL (e.g. gpt-4o-mini)");
-  return { llm: model && parsed ? { url: parsed, model, apiKey, timeoutMs, maxRounds } : null };
+  return model && parsed ? { url: parsed, model, apiKey, timeoutMs, maxRounds } : null;
 }
 
 /** The chat-completions endpoint of a configured API. */

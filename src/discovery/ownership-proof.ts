@@ -13,16 +13,11 @@ import { TEST_MNEMONIC } from "../chain/addresses.ts";
 /** An ownership proof as published: a 65-byte (or EIP-2098 64-byte) signature in hex. */
 export const OWNERSHIP_PROOF = /^0x(?:[0-9a-fA-F]{128}|[0-9a-fA-F]{130})$/;
 
-/** The origin of `url` as the signed message: scheme, host and port, no path or trailing slash. */
-export function originOf(url: string): string {
-  return new URL(url).origin;
-}
-
 /** The address that signed `proof` for `origin`, as x402scan recovers it; undefined when it is not a signature. */
 export async function ownershipProofSigner(proof: string, origin: string): Promise<Address | undefined> {
   if (!OWNERSHIP_PROOF.test(proof)) return undefined;
   try {
-    return await recoverMessageAddress({ message: originOf(origin), signature: proof as Hex });
+    return await recoverMessageAddress({ message: new URL(origin).origin, signature: proof as Hex });
   } catch {
     return undefined;
   }
@@ -45,5 +40,5 @@ export function devnetPayToAccount() {
 /** The devnet `payTo` key's proof for `origin`, when `payTo` is that account; local mode publishes it unasked. */
 export async function devnetOwnershipProof(payTo: Address, origin: string): Promise<Hex | undefined> {
   const account = devnetPayToAccount();
-  return isAddressEqual(account.address, payTo) ? account.signMessage({ message: originOf(origin) }) : undefined;
+  return isAddressEqual(account.address, payTo) ? account.signMessage({ message: new URL(origin).origin }) : undefined;
 }

@@ -4,20 +4,17 @@
  * and what they need about tokens (symbol, decimals, price) and USD sums, exact until the
  * last rounding.
  */
+import type { Static, TObject } from "@sinclair/typebox";
 import { type Address, getAddress, type PublicClient, parseAbi } from "viem";
-import type { EntityClass } from "../../spec/routes/entity-intel.ts";
-import type { FlagKind, LabelBook } from "../analytics/labels.ts";
+import type { Described, EntityClass } from "../../spec/routes/entity-intel.ts";
+import type { LabelBook } from "../analytics/labels.ts";
 import type { PriceSource, TokenPrice } from "../analytics/price-source.ts";
 import { type ExactDecimal, parseDecimal, rounded, usdOf } from "../analytics/usd-value.ts";
 import { type AddressClassifier, DEX_CLASSES } from "../chain/classify.ts";
 import { readMulticall } from "../chain/rpc-error.ts";
 
-/** An address as answers describe it. */
-export interface EntityFacts {
-  class: EntityClass;
-  labels: string[];
-  flags: FlagKind[];
-}
+/** An address as answers describe it (without the address). */
+export type EntityFacts = Omit<Static<TObject<typeof Described>>, "address">;
 
 /** Describe addresses: curated venue class first, else the probe class; names and flags only from the label file. */
 export async function describe(

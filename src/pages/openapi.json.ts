@@ -8,7 +8,7 @@ import { LRUCache } from "lru-cache";
 import { type SiteDef, siteById } from "../../spec/sites.ts";
 import type { FunctionConfig, Services } from "../context.ts";
 import { buildOpenApi } from "../discovery/openapi.ts";
-import { devnetOwnershipProof, originOf, provesOwnership } from "../discovery/ownership-proof.ts";
+import { devnetOwnershipProof, provesOwnership } from "../discovery/ownership-proof.ts";
 
 /** Documents by site and origin, per service configuration; the 8 last used (saneHost bounds the Host header's shape). */
 const documents = new WeakMap<FunctionConfig, LRUCache<string, Promise<string>>>();
@@ -41,7 +41,7 @@ async function documentFor(services: Services, site: SiteDef, origin: string): P
 export const GET: APIRoute = async ({ url, locals }) => {
   const { services } = locals;
   const site = siteById(locals.site);
-  const origin = services.config.publicUrl ? originOf(services.config.publicUrl) : url.origin;
+  const origin = services.config.publicUrl ? new URL(services.config.publicUrl).origin : url.origin;
   const byOrigin = documents.get(services.config) ?? new LRUCache<string, Promise<string>>({ max: 8 });
   documents.set(services.config, byOrigin);
   const key = `${site.id} ${origin}`;

@@ -225,7 +225,7 @@ export async function startService(options: StartServiceOptions) {
     store,
     intel: intelSettings,
     analytics: options.analytics ?? { mode: config.mode, upstreams: config.upstreams, entityBudget: config.entityIntel },
-    chat: config.chat,
+    chatLlm: config.chatLlm,
     ...(options.now ? { now: options.now } : {}),
   };
   const authorizations = authorizationReader(createChainClient(chain, transport), config.usdc.address);

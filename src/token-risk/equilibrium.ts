@@ -24,7 +24,7 @@ export function pegStatus(deviationBps: number): NonNullable<VenuePrice["peg"]> 
 type TokenEquilibrium = Static<typeof dinalibrium.response>["tokens"][number];
 type VenuePrice = TokenEquilibrium["pools"][number];
 
-const round = (x: number, digits: number) => Number(x.toFixed(digits));
+export const round = (x: number, digits: number) => Number(x.toFixed(digits));
 
 /** The equilibrium of `token` at `blockNumber`. */
 export async function tokenEquilibrium(deps: AssessDeps, token: KnownToken, blockNumber: bigint): Promise<TokenEquilibrium> {

@@ -3,8 +3,7 @@
  * /work/shared/reference/upstream-apis.md §1; fields the service does not read are not
  * checked, and the ones it reads may be null where DexScreener leaves them out.
  */
-import { type Static, Type } from "@sinclair/typebox";
-import { getAddress, isAddressEqual } from "viem";
+import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { expectShape, fetchUpstreamJson } from "./http-json.ts";
 import { type Cached, readInBatches, TtlCache } from "./ttl-cache.ts";
 
@@ -52,61 +51,65 @@ export function pairVolume24hUsd(pair: DexPair): number {
 }
 
 /**
- * Base pairs that trade `token`, deepest first: by liquidity in USD, ties broken by 24 h
- * volume, then by pair address so the order never depends on DexScreener's.
+ * The pairs on `chain` that trade `token`, deepest first: by liquidity in USD, ties broken by
+ * 24 h volume, then by pair address so the order never depends on DexScreener's. Base's hex
+ * addresses compare in any case; other chains' (Solana's base58, case-sensitive) as given.
  */
-export function basePairsDeepestFirst(pairs: readonly DexPair[], token: string): DexPair[] {
-  const wanted = getAddress(token);
+export function pairsDeepestFirst(pairs: readonly DexPair[], token: string, chain = DEXSCREENER_BASE_CHAIN): DexPair[] {
+  const key = (address: string) => (chain === DEXSCREENER_BASE_CHAIN ? address.toLowerCase() : address);
   const seen = new Set<string>();
   return pairs
-    .filter((p) => p.chainId === DEXSCREENER_BASE_CHAIN)
-    .filter(
-      (p) => isAddressEqual(p.baseToken.address as `0x${string}`, wanted) || isAddressEqual(p.quoteToken.address as `0x${string}`, wanted),
-    )
-    .filter((p) => {
-      const key = p.pairAddress.toLowerCase();
-      if (seen.has(key)) return false;
-      seen.add(key);
-      return true;
-    })
+    .filter((p) => p.chainId === chain)
+    .filter((p) => key(p.baseToken.address) === key(token) || key(p.quoteToken.address) === key(token))
+    .filter((p) => !seen.has(key(p.pairAddress)) && seen.add(key(p.pairAddress)))
     .sort(
       (a, b) =>
         pairLiquidityUsd(b) - pairLiquidityUsd(a) ||
         pairVolume24hUsd(b) - pairVolume24hUsd(a) ||
-        a.pairAddress.toLowerCase().localeCompare(b.pairAddress.toLowerCase()),
+        key(a.pairAddress).localeCompare(key(b.pairAddress)),
     );
 }
 
-/** The DexScreener adapter: validated pairs, cached briefly. */
+/**
+ * The DexScreener adapter of one chain (Base unless told): validated pairs, cached briefly.
+ * Base's hex addresses are sent lower-cased; other chains' (base58 is case-sensitive) as given.
+ */
 export class DexScreener {
   readonly #baseUrl: string;
   readonly #timeoutMs: number;
+  readonly #chain: string;
   readonly #cache = new TtlCache<DexPair[]>(DEXSCREENER_TTL_MS, { maxEntries: 2_000 });
 
-  constructor(baseUrl: string, timeoutMs: number) {
+  constructor(baseUrl: string, timeoutMs: number, chain = DEXSCREENER_BASE_CHAIN) {
     this.#baseUrl = baseUrl.replace(/\/+$/, "");
     this.#timeoutMs = timeoutMs;
+    this.#chain = chain;
   }
 
-  /** Every Base pair of one token (`GET /token-pairs/v1/base/{token}`), with when it was fetched. */
+  /** Every pair of one token on the chain (`GET /token-pairs/v1/{chain}/{token}`), with when it was fetched. */
   tokenPairs(token: string): Promise<Cached<DexPair[]>> {
-    const address = token.toLowerCase();
-    return this.#cache.get(`pairs:${address}`, () => this.#pairs(`/token-pairs/v1/${DEXSCREENER_BASE_CHAIN}/${address}`));
+    const address = this.#sent(token);
+    return this.#cache.get(`pairs:${address}`, () => this.read(`/token-pairs/v1/${this.#chain}/${address}`, PairList));
   }
 
-  /** Pairs of several tokens in as few calls as DexScreener allows (`GET /tokens/v1/base/{a,b,...}`). */
+  /** Pairs of several tokens in as few calls as DexScreener allows (`GET /tokens/v1/{chain}/{a,b,...}`). */
   async tokensPairs(tokens: readonly string[]): Promise<Cached<DexPair[]>> {
     const pairs = await readInBatches(
-      tokens.map((t) => t.toLowerCase()),
+      tokens.map((t) => this.#sent(t)),
       TOKENS_PER_CALL,
-      (list) => this.#cache.get(`tokens:${list}`, () => this.#pairs(`/tokens/v1/${DEXSCREENER_BASE_CHAIN}/${list}`)),
+      (list) => this.#cache.get(`tokens:${list}`, () => this.read(`/tokens/v1/${this.#chain}/${list}`, PairList)),
     );
     return { value: pairs.value.flat(), fetchedAt: pairs.fetchedAt };
   }
 
-  /** The pairs DexScreener answers at `path`, checked against the shape read. */
-  async #pairs(path: string): Promise<DexPair[]> {
+  /** What DexScreener answers at `path`, checked against the shape read. */
+  protected async read<S extends TSchema>(path: string, shape: S): Promise<Static<S>> {
     const { body } = await fetchUpstreamJson({ upstream: UPSTREAM, url: `${this.#baseUrl}${path}`, timeoutMs: this.#timeoutMs });
-    return expectShape(UPSTREAM, PairList, body);
+    return expectShape(UPSTREAM, shape, body);
+  }
+
+  /** `address` as this chain's API takes it. */
+  #sent(address: string): string {
+    return this.#chain === DEXSCREENER_BASE_CHAIN ? address.toLowerCase() : address;
   }
 }
