@@ -1,7 +1,7 @@
 /** `POST /v1/meme-hunter` on Solana: DexScreener's newest Solana tokens, each mint's own risk read on chain. */
 import { SOLANA_VERDICT_RULES, solanaMemeHunter } from "../spec/routes/solana.ts";
 import { defineFunction } from "../src/context.ts";
-import { pairsDeepestFirst } from "../src/solana/dexscreener.ts";
+import { pairsDeepestFirst, priceOf } from "../src/solana/dexscreener.ts";
 import { solanaMethodology } from "../src/solana/methodology.ts";
 import { mintRisk, solanaReads, verdictOf } from "../src/solana/reads.ts";
 
@@ -18,7 +18,8 @@ export default defineFunction(solanaMemeHunter, async (input, ctx) => {
       const deepest = pairsDeepestFirst(pairs, mint)[0];
       const risk = await mintRisk(reads, mint);
       const liquidity = deepest?.liquidity?.usd ?? null;
-      const { verdict, reasons } = verdictOf(risk, deepest ? liquidity : null, minLiquidity);
+      // The mint's own USD price (its deepest pair where it is the base side) values a transfer fee's cap.
+      const { verdict, reasons } = verdictOf(risk, deepest ? liquidity : null, minLiquidity, priceOf(pairs, mint));
       const side = deepest ? (deepest.baseToken.address === mint ? deepest.baseToken : deepest.quoteToken) : null;
       return {
         mint,

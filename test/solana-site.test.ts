@@ -13,7 +13,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { createSolanaRpc, type Signature } from "@solana/kit";
+import { type Address, createSolanaRpc, type Signature } from "@solana/kit";
+import { getTokenDecoder, getTransferCheckedInstruction, TOKEN_2022_PROGRAM_ADDRESS } from "@solana-program/token-2022";
 import { x402HTTPClient } from "@x402/core/client";
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
@@ -25,10 +26,11 @@ import { baseToolsRoutes } from "../spec/routes/base-tools.ts";
 import { solanaRoutes } from "../spec/routes/solana.ts";
 import { routes } from "../spec/routes.ts";
 import type { LocalSolanaDevnet } from "../src/local/solana/devnet.ts";
-import { type ScenarioMint, USDC_MINT } from "../src/local/solana/scenario.ts";
+import { ataOf, type ScenarioMint, USDC_MINT } from "../src/local/solana/scenario.ts";
 import { CHALLENGE_BUDGET } from "../src/payments/requirements.ts";
 import type { RunningService } from "../src/server/service.ts";
-import { type MintRiskAnswer, mintRisk, solanaReads, verdictOf } from "../src/solana/reads.ts";
+import { localKey } from "../src/solana/keys.ts";
+import { type MintRiskAnswer, mintRisk, solanaReads, transferFeeOn, verdictOf } from "../src/solana/reads.ts";
 import { svmClient } from "../src/solana/x402.ts";
 import { CAPABILITY, mcpRpc } from "./support/mcp.ts";
 import { startRpcProxy } from "./support/rpc-proxy.ts";
@@ -174,8 +176,8 @@ describe("answers against the scenario's ground truth", () => {
   it("meme-hunter: each mint's authorities, extensions, holder concentration and verdict", async () => {
     const { res, json } = await paidCall("/v1/meme-hunter", { limit: 20, min_liquidity_usd: 5000 });
     expect(res.status).toBe(200);
-    // The stand-in lists the eleven scenario mints (FEEDROP and PAUSE with no pair yet) and one Base profile, which is left out.
-    expect(json.profiles_listed).toBe(11);
+    // The stand-in lists the fifteen scenario mints (FEEDROP and PAUSE with no pair yet) and one Base profile, which is left out.
+    expect(json.profiles_listed).toBe(15);
     const tokens = json.tokens as {
       mint: string;
       symbol: string;
@@ -185,7 +187,23 @@ describe("answers against the scenario's ground truth", () => {
       pair: Record<string, unknown>;
     }[];
     // A token with no pair has no symbol from DexScreener.
-    expect(tokens.map((t) => t.symbol)).toEqual(["SAFE", "MINTY", "FRZ", "WHALE", "FEE", "HOOK", "PDEL", "SOUL", "DFRZ", null, null]);
+    expect(tokens.map((t) => t.symbol)).toEqual([
+      "SAFE",
+      "MINTY",
+      "FRZ",
+      "WHALE",
+      "FEE",
+      "HOOK",
+      "PDEL",
+      "SOUL",
+      "DFRZ",
+      null,
+      null,
+      "FEENIL",
+      "FEEDUST",
+      "FEECAP",
+      "FEEPEND",
+    ]);
     const creator = (await import("../src/local/solana/scenario.ts").then((m) => m.scenarioKeys())).creator.address;
     const bySymbol = Object.fromEntries(chain.scenario.mints.map((m) => [m.symbol, m.mint]));
     const symbolOf = Object.fromEntries(chain.scenario.mints.map((m) => [m.mint, m.symbol]));
@@ -241,16 +259,46 @@ describe("answers against the scenario's ground truth", () => {
       DFRZ: "honeypot",
       FEEDROP: "high_tax",
       PAUSE: "honeypot",
+      FEENIL: "ok",
+      FEEDUST: "caution",
+      FEECAP: "high_tax",
+      FEEPEND: "caution",
     });
     const reasons = Object.fromEntries(tokens.map((t) => [symbolOf[t.mint], t.verdict_reasons]));
     expect(reasons.WHALE).toEqual(["top 10 holders hold 100% of supply", "liquidity 3000 USD under 5000"]);
-    expect(reasons.FEE).toEqual(["transfer fee 5% (Token-2022)"]);
+    // FEE at 0.02 USD: 100 USD is 5,000 tokens, 5% of it 250 tokens, under the 1,000-token cap (20 USD).
+    expect(reasons.FEE).toEqual(["transfer fee 5% capped at 1000 tokens (20 USD) (Token-2022): a 100 USD trade pays 5%"]);
     expect(reasons.DFRZ).toEqual([
       "accounts start frozen (Token-2022 default account state): a buyer cannot sell until the authority thaws it",
       `freeze authority live (${creator}): any holder's account can be frozen`,
     ]);
     // Buyers pay the 10% in force until epoch 2, and the authority can keep re-setting 0% to postpone it.
-    expect(reasons.FEEDROP).toEqual(["transfer fee 10% now, 0% from epoch 2 (Token-2022)"]);
+    // No pair prices FEEDROP, so its cap cannot be weighed: the 10% rate decides, and the reason says so.
+    expect(reasons.FEEDROP).toEqual([
+      "transfer fee 10% capped at 1000 tokens now, 0% capped at 0 tokens from epoch 2 (Token-2022): no price to value the cap, judged by its 10% rate now, no fee is charged from epoch 2",
+    ]);
+    // Transfer fees whose maximum decides (scenario.ts; prices in the stand-in's pairs, 6 decimals):
+    // FEENIL's 10% has a maximum of 0: no transfer pays anything.
+    expect(reasons.FEENIL).toEqual([]);
+    // FEEDUST at 0.02 USD: 100 USD is 5,000 tokens; 10% of it is 500 tokens, capped at 0.0001 token
+    // (100 atomic of 5,000,000,000: 0.000002%).
+    expect(reasons.FEEDUST).toEqual([
+      "transfer fee 10% capped at 0.0001 tokens (0.000002 USD) (Token-2022): a 100 USD trade pays 0.000002%",
+    ]);
+    // FEECAP at 0.04 USD: 100 USD is 2,500 tokens; 10% of it, 250 tokens, is under the 1,000-token cap.
+    expect(reasons.FEECAP).toEqual(["transfer fee 10% capped at 1000 tokens (40 USD) (Token-2022): a 100 USD trade pays 10%"]);
+    // FEEPEND at 0.05 USD: 100 USD is 2,000 tokens; 2% now (40 tokens); the pending 10% capped at
+    // 0.0001 token (100 atomic of 2,000,000,000: 0.000005%).
+    expect(reasons.FEEPEND).toEqual([
+      "transfer fee 2% capped at 1000 tokens (50 USD) now, 10% capped at 0.0001 tokens (0.000005 USD) from epoch 2 (Token-2022): a 100 USD trade pays 2% now, a 100 USD trade pays 0.000005% from epoch 2",
+    ]);
+    expect(tokenOf("FEEPEND").risk.extensions).toMatchObject({
+      transfer_fee_bps: 200,
+      transfer_fee_max: "1000000000",
+      transfer_fee_pending: { bps: 1000, max: "100", from_epoch: 2 },
+    });
+    expect(tokenOf("FEENIL").risk.extensions).toMatchObject({ transfer_fee_bps: 1000, transfer_fee_max: "0", transfer_fee_pending: null });
+    expect(tokenOf("FEEDUST").risk.extensions).toMatchObject({ transfer_fee_bps: 1000, transfer_fee_max: "100" });
     // Freeze authority revoked, but paused with a live pause authority: no holder can sell.
     expect(reasons.PAUSE).toEqual([
       "paused (Token-2022 pausable): no holder can transfer it until the authority unpauses it",
@@ -289,6 +337,16 @@ describe("answers against the scenario's ground truth", () => {
       );
       expect(feedrop?.risk.extensions).toMatchObject({ transfer_fee_bps: 0, transfer_fee_max: "0", transfer_fee_pending: null });
       expect([feedrop?.verdict, feedrop?.verdict_reasons]).toEqual(["ok", []]);
+      // FEEPEND's pending 10% is in force from epoch 2, its 0.0001-token cap with it: still no high_tax.
+      const feependMint = chain.scenario.mints.find((m) => m.symbol === "FEEPEND")?.mint;
+      const feepend = (json.tokens as { mint: string; risk: { extensions: unknown }; verdict: string; verdict_reasons: string[] }[]).find(
+        (t) => t.mint === feependMint,
+      );
+      expect(feepend?.risk.extensions).toMatchObject({ transfer_fee_bps: 1000, transfer_fee_max: "100", transfer_fee_pending: null });
+      expect([feepend?.verdict, feepend?.verdict_reasons]).toEqual([
+        "caution",
+        ["transfer fee 10% capped at 0.0001 tokens (0.000005 USD) (Token-2022): a 100 USD trade pays 0.000005%"],
+      ]);
     } finally {
       await own.service.close();
       setEpoch(0n);
@@ -338,6 +396,31 @@ describe("answers against the scenario's ground truth", () => {
     }
   });
 
+  it("Token-2022 on the local chain withholds the fee meme-hunter judges by: the rate rounded up, at most the maximum", async () => {
+    // A 100 USD trade of FEEDUST (0.02 USD: 5,000 tokens) and of FEECAP (0.04 USD: 2,500 tokens),
+    // and 1 atomic unit of FEEPEND (2%), from holder-14 to holder-13 (both outside the top ten).
+    const [from, to] = await Promise.all([localKey("holder-14"), localKey("holder-13")]);
+    const withheld = async (symbol: string, amount: bigint) => {
+      const mint = chain.scenario.mints.find((m) => m.symbol === symbol)?.mint as Address;
+      const [source, destination] = await Promise.all([
+        ataOf(from.address, mint, TOKEN_2022_PROGRAM_ADDRESS),
+        ataOf(to.address, mint, TOKEN_2022_PROGRAM_ADDRESS),
+      ]);
+      await chain.chain.run(chain.scenario.feePayer.signer, [
+        getTransferCheckedInstruction({ source, mint, destination, authority: from.signer, amount, decimals: 6 }),
+      ]);
+      const account = chain.chain.svm.getAccount(destination);
+      if (!account.exists) throw new Error(`no ${symbol} account for holder-13`);
+      const decoded = getTokenDecoder().decode(account.data);
+      const ext = decoded.extensions.__option === "Some" ? decoded.extensions.value : [];
+      const fee = ext.find((e) => e.__kind === "TransferFeeAmount");
+      return fee?.__kind === "TransferFeeAmount" ? fee.withheldAmount : null;
+    };
+    expect(await withheld("FEEDUST", 5_000_000_000n)).toBe(100n);
+    expect(await withheld("FEECAP", 2_500_000_000n)).toBe(250_000_000n);
+    expect(await withheld("FEEPEND", 1n)).toBe(1n);
+  });
+
   it("dinalibrium: SOL and USDC across Raydium, Orca and Meteora against the liquidity-weighted price, with USDC's peg", async () => {
     const { res, json } = await paidCall("/v1/dinalibrium", {});
     expect(res.status).toBe(200);
@@ -374,8 +457,8 @@ describe("answers against the scenario's ground truth", () => {
 });
 
 describe("a Token-2022 transfer fee's verdict", () => {
-  // A mint with nothing else to say: only its fee decides.
-  const withFee = (bps: number, pending: { bps: number; from_epoch: number } | null): MintRiskAnswer => ({
+  // A mint of 6 decimals with nothing else to say: only its fee decides. Maximum 1,000 tokens unless given.
+  const withFee = (bps: number, pending: { bps: number; from_epoch: number; max?: string } | null, max = "1000000000"): MintRiskAnswer => ({
     program: "spl-token-2022",
     decimals: 6,
     supply: "1000000000000",
@@ -383,8 +466,8 @@ describe("a Token-2022 transfer fee's verdict", () => {
     freeze_authority: null,
     extensions: {
       transfer_fee_bps: bps,
-      transfer_fee_max: "1000000000",
-      transfer_fee_pending: pending && { ...pending, max: "1000000000" },
+      transfer_fee_max: max,
+      transfer_fee_pending: pending && { max: "1000000000", ...pending },
       transfer_hook_program: null,
       permanent_delegate: null,
       non_transferable: false,
@@ -397,19 +480,74 @@ describe("a Token-2022 transfer fee's verdict", () => {
   });
 
   it("is judged by the higher of the fee in force and a pending one (in force within two epochs)", () => {
-    expect(verdictOf(withFee(100, { bps: 5_000, from_epoch: 812 }), null, 0)).toEqual({
+    // At 1 USD a token, 100 USD is 100 tokens: every fee here is under the 1,000-token cap.
+    expect(verdictOf(withFee(100, { bps: 5_000, from_epoch: 812 }), null, 0, 1)).toEqual({
       verdict: "high_tax",
-      reasons: ["transfer fee 1% now, 50% from epoch 812 (Token-2022)"],
+      reasons: [
+        "transfer fee 1% capped at 1000 tokens (1000 USD) now, 50% capped at 1000 tokens (1000 USD) from epoch 812 (Token-2022): a 100 USD trade pays 1% now, a 100 USD trade pays 50% from epoch 812",
+      ],
     });
-    expect(verdictOf(withFee(0, { bps: 300, from_epoch: 812 }), null, 0)).toEqual({
+    expect(verdictOf(withFee(0, { bps: 300, from_epoch: 812 }), null, 0, 1)).toEqual({
       verdict: "caution",
-      reasons: ["transfer fee 0% now, 3% from epoch 812 (Token-2022)"],
+      reasons: [
+        "transfer fee 0% capped at 1000 tokens now, 3% capped at 1000 tokens (1000 USD) from epoch 812 (Token-2022): no fee is charged now, a 100 USD trade pays 3% from epoch 812",
+      ],
     });
-    expect(verdictOf(withFee(9_900, { bps: 0, from_epoch: 812 }), null, 0)).toEqual({
+    expect(verdictOf(withFee(9_900, { bps: 0, from_epoch: 812 }), null, 0, 1)).toEqual({
       verdict: "high_tax",
-      reasons: ["transfer fee 99% now, 0% from epoch 812 (Token-2022)"],
+      reasons: [
+        "transfer fee 99% capped at 1000 tokens (1000 USD) now, 0% capped at 1000 tokens from epoch 812 (Token-2022): a 100 USD trade pays 99% now, no fee is charged from epoch 812",
+      ],
     });
-    expect(verdictOf(withFee(0, null), null, 0)).toEqual({ verdict: "ok", reasons: [] });
+    expect(verdictOf(withFee(0, null), null, 0, 1)).toEqual({ verdict: "ok", reasons: [] });
+  });
+
+  it("is judged by what a 100 USD trade pays under the fee's maximum (a fee charging nothing has no USD cap)", () => {
+    // A maximum of 0 charges nothing, whatever the rate.
+    expect(verdictOf(withFee(1_000, null, "0"), null, 0, 0.5)).toEqual({ verdict: "ok", reasons: [] });
+    expect(verdictOf(withFee(10_000, null, "0"), null, 0, null)).toEqual({ verdict: "ok", reasons: [] });
+    // 10% capped at 1 atomic unit (0.000001 token at 0.5 USD): 200 tokens pay 0.000001 of them.
+    expect(verdictOf(withFee(1_000, null, "1"), null, 0, 0.5)).toEqual({
+      verdict: "caution",
+      reasons: ["transfer fee 10% capped at 0.000001 tokens (0.0000005 USD) (Token-2022): a 100 USD trade pays 0.0000005%"],
+    });
+    // 10% capped at 5 tokens (5 USD at 1 USD): the 100-token trade pays 5 tokens, 5%.
+    expect(verdictOf(withFee(1_000, null, "5000000"), null, 0, 1)).toEqual({
+      verdict: "caution",
+      reasons: ["transfer fee 10% capped at 5 tokens (5 USD) (Token-2022): a 100 USD trade pays 5%"],
+    });
+    // Capped at exactly 10 tokens (10 USD): the 100-token trade pays its full 10%.
+    expect(verdictOf(withFee(1_000, null, "10000000"), null, 0, 1)).toEqual({
+      verdict: "high_tax",
+      reasons: ["transfer fee 10% capped at 10 tokens (10 USD) (Token-2022): a 100 USD trade pays 10%"],
+    });
+    // Charging nothing now, but 10% with a large cap pending: high_tax.
+    expect(verdictOf(withFee(1_000, { bps: 1_000, max: "1000000000", from_epoch: 812 }, "0"), null, 0, 1)).toEqual({
+      verdict: "high_tax",
+      reasons: [
+        "transfer fee 10% capped at 0 tokens now, 10% capped at 1000 tokens (1000 USD) from epoch 812 (Token-2022): no fee is charged now, a 100 USD trade pays 10% from epoch 812",
+      ],
+    });
+  });
+
+  it("with no price, is judged by its rate alone and says so", () => {
+    expect(verdictOf(withFee(1_000, null, "1"), null, 0, null)).toEqual({
+      verdict: "high_tax",
+      reasons: ["transfer fee 10% capped at 0.000001 tokens (Token-2022): no price to value the cap, judged by its 10% rate"],
+    });
+    expect(verdictOf(withFee(500, null), null, 0, null)).toEqual({
+      verdict: "caution",
+      reasons: ["transfer fee 5% capped at 1000 tokens (Token-2022): no price to value the cap, judged by its 5% rate"],
+    });
+  });
+
+  it("is Token-2022's fee: the rate rounded up, at most the maximum", () => {
+    expect(transferFeeOn({ bps: 1, max: 1_000n }, 1n)).toBe(1n);
+    expect(transferFeeOn({ bps: 1, max: 1_000n }, 10_000n)).toBe(1n);
+    expect(transferFeeOn({ bps: 1, max: 1_000n }, 10_001n)).toBe(2n);
+    expect(transferFeeOn({ bps: 1_000, max: 7n }, 1_000n)).toBe(7n);
+    expect(transferFeeOn({ bps: 1_000, max: 0n }, 1_000n)).toBe(0n);
+    expect(transferFeeOn({ bps: 0, max: 1_000n }, 1_000n)).toBe(0n);
   });
 });
 

@@ -30,7 +30,7 @@ export const MintRisk = Type.Object({
     transfer_fee_bps: Nullable(Type.Integer(), {
       description: "Token-2022 transfer fee in force now (this epoch), in basis points; null: none",
     }),
-    transfer_fee_max: Nullable(Type.String(), { description: "the most one transfer pays now, atomic" }),
+    transfer_fee_max: Nullable(Type.String(), { description: "the most one transfer pays now, atomic; 0: no fee is charged" }),
     transfer_fee_pending: Nullable(
       Type.Object({
         bps: Type.Integer(),
@@ -57,9 +57,10 @@ export const MintRisk = Type.Object({
 /** The verdict's vocabulary, shared with the Base site. */
 export const SOLANA_VERDICT_RULES = {
   honeypot: "non-transferable, accounts frozen by default, paused, or a live freeze or pause authority: a holder may be unable to sell",
-  high_tax: "a transfer fee of 10% (1,000 bps) or more, in force now or pending (in force within two epochs)",
+  high_tax:
+    "a transfer fee taking 10% or more of a 100 USD trade (the Base site's default test buy), in force now or pending (in force within two epochs): Token-2022 charges min(amount x bps / 10,000 rounded up, the fee's maximum), the trade sized at the price of the mint's deepest pair; with no price, a rate of 10% (1,000 bps) or more",
   caution:
-    "a smaller transfer fee (in force or pending), a transfer hook, a permanent delegate, a live mint authority, the top 10 holders over 80% of supply, or liquidity under min_liquidity_usd",
+    "a smaller transfer fee that charges something (rate and maximum above 0, in force or pending), a transfer hook, a permanent delegate, a live mint authority, the top 10 holders over 80% of supply, or liquidity under min_liquidity_usd",
   ok: "none of these",
 } as const;
 
@@ -70,7 +71,7 @@ export const solanaMemeHunter = defineRoute({
   operationId: "solanaMemeHunter",
   summary: "New Solana tokens and pairs, each mint's own risk read on chain (authorities, Token-2022 extensions, holders) and a verdict",
   description:
-    "The latest token profiles DexScreener lists on Solana, with their deepest pair (dex, liquidity, price, age). For each mint, read on Solana: mint authority and freeze authority (live or revoked; a live freeze authority can freeze a holder: the Solana honeypot), Token-2022 extensions (the transfer fee in force this epoch and any pending one, transfer hook, permanent delegate, non-transferable, frozen default account state, paused and the pause authority), the top holders' share of supply (getTokenLargestAccounts against the supply in the mint account), and a verdict (honeypot, high_tax, caution, ok) with every reason.",
+    "The latest token profiles DexScreener lists on Solana, with their deepest pair (dex, liquidity, price, age). For each mint, read on Solana: mint authority and freeze authority (live or revoked; a live freeze authority can freeze a holder: the Solana honeypot), Token-2022 extensions (the transfer fee in force this epoch and any pending one, each judged by what a 100 USD trade pays under its maximum, transfer hook, permanent delegate, non-transferable, frozen default account state, paused and the pause authority), the top holders' share of supply (getTokenLargestAccounts against the supply in the mint account), and a verdict (honeypot, high_tax, caution, ok) with every reason.",
   tags: ["token risk"],
   price: 0.1,
   body: ClosedObject({

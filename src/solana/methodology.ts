@@ -9,6 +9,7 @@ const METHODS: Record<"meme-hunter" | "dinalibrium" | "wallet-profile", Methodol
       "GET /tokens/v1/solana/{mints}: each mint's deepest pair by liquidity",
       "getAccountInfo(mint): mint and freeze authorities, Token-2022 extensions (transfer fee, transfer hook, permanent delegate, non-transferable, default account state)",
       "getTokenLargestAccounts against the supply in the mint account (getAccountInfo): the top 10 and the largest holder's share of supply",
+      "transfer fee (in force and pending): Token-2022's fee on a 100 USD trade, min(ceil(amount x bps / 10,000), maximum fee), the amount at the mint's price on its deepest pair where it is the base side (the cap named in tokens and USD); with no price, the rate alone (said in the reason)",
       "verdict: honeypot, then high_tax, then caution, else ok (verdict_rules)",
     ],
     chain: "Solana mainnet (solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp) through the configured RPC",

@@ -8,6 +8,7 @@ import type { Static } from "@sinclair/typebox";
 import type { Address, PendingRpcRequest, Rpc, SolanaRpcApi } from "@solana/kit";
 import { getMintDecoder, TOKEN_2022_PROGRAM_ADDRESS } from "@solana-program/token-2022";
 import { TOKEN_PROGRAM_ADDRESS } from "@x402/svm";
+import { formatUnits } from "viem";
 import type { MintRisk } from "../../spec/routes/solana.ts";
 import { UpstreamError } from "../errors.ts";
 import { TtlCache } from "../upstreams/ttl-cache.ts";
@@ -155,14 +156,62 @@ export async function mintRisk(reads: SolanaReads, mint: string): Promise<MintRi
 
 /** Above this share of supply, the top 10 holders are a caution reason. */
 export const CONCENTRATION_PCT = 80;
-/** A transfer fee at or above this is high_tax (the Base site's 10%). */
+/** A transfer fee taking this much of the reference trade or more is high_tax (the Base site's 10%). */
 export const HIGH_TAX_BPS = 1_000;
+/**
+ * The trade a transfer fee is judged on, in USD: the Base site's honeypot check buys 100 USD by
+ * default, so a fee is high_tax on both sites when that trade would lose 10% to it.
+ */
+export const REFERENCE_TRADE_USD = 100;
 
-/** The verdict of a mint's risk, in the Base site's vocabulary, with every reason. */
+/** One Token-2022 transfer fee: its rate and the most one transfer pays (atomic). */
+interface TransferFee {
+  bps: number;
+  max: bigint;
+}
+
+/** Token-2022's fee on a transfer of `amount` (atomic): the rate rounded up, at most the maximum. */
+export function transferFeeOn(fee: TransferFee, amount: bigint): bigint {
+  if (fee.bps === 0 || amount === 0n) return 0n;
+  const raw = (amount * BigInt(fee.bps) + 9_999n) / 10_000n;
+  return raw < fee.max ? raw : fee.max;
+}
+
+// Plain decimals (no exponent, no grouping) for the reasons.
+const sig3 = new Intl.NumberFormat("en-US", { maximumSignificantDigits: 3, useGrouping: false });
+const sig4 = new Intl.NumberFormat("en-US", { maximumSignificantDigits: 4, useGrouping: false });
+
+/** What a fee takes of the reference trade: null when no price values the trade. */
+function feeJudged(fee: TransferFee, decimals: number, priceUsd: number | null) {
+  const charged = fee.bps > 0 && fee.max > 0n;
+  const cap = `${fee.bps / 100}% capped at ${formatUnits(fee.max, decimals)} tokens`;
+  if (!charged) return { cap, high: false, charged, effect: "no fee is charged" };
+  const atomic = priceUsd === null ? Number.NaN : Math.round((REFERENCE_TRADE_USD / priceUsd) * 10 ** decimals);
+  if (priceUsd === null || !(priceUsd > 0) || !Number.isFinite(atomic)) {
+    // Without a price the cap cannot be weighed against a trade: the rate alone decides.
+    return { cap, high: fee.bps >= HIGH_TAX_BPS, charged, effect: `no price to value the cap, judged by its ${fee.bps / 100}% rate` };
+  }
+  const amount = BigInt(Math.max(1, atomic));
+  const paid = transferFeeOn(fee, amount);
+  const capUsd = Number(formatUnits(fee.max, decimals)) * priceUsd;
+  return {
+    cap: `${cap} (${sig3.format(capUsd)} USD)`,
+    high: paid * 10_000n >= amount * BigInt(HIGH_TAX_BPS),
+    charged,
+    effect: `a ${REFERENCE_TRADE_USD} USD trade pays ${sig4.format((Number(paid) / Number(amount)) * 100)}%`,
+  };
+}
+
+/**
+ * The verdict of a mint's risk, in the Base site's vocabulary, with every reason. A transfer fee
+ * is judged by what a REFERENCE_TRADE_USD trade pays at `priceUsd` (the mint's USD price), its
+ * maximum included; with no price, by its rate alone.
+ */
 export function verdictOf(
   risk: MintRiskAnswer | null,
   liquidityUsd: number | null,
   minLiquidityUsd: number,
+  priceUsd: number | null,
 ): { verdict: "honeypot" | "high_tax" | "caution" | "ok"; reasons: string[] } {
   if (!risk) return { verdict: "caution", reasons: ["not a mint on this chain: nothing could be read"] };
   const honeypot: string[] = [];
@@ -176,15 +225,19 @@ export function verdictOf(
   if (e.paused) honeypot.push("paused (Token-2022 pausable): no holder can transfer it until the authority unpauses it");
   if (e.pause_authority) honeypot.push(`pause authority live (${e.pause_authority}): every transfer can be stopped at once`);
   if (e.transfer_fee_bps !== null) {
-    // Judged by the higher of the fee in force and a pending one: a pending fee is in force within two epochs.
+    // Judged by the worse of the fee in force and a pending one: a pending fee is in force within
+    // two epochs. A fee whose maximum is 0 charges nothing; raising it is a new fee, pending
+    // for two epochs before it is charged, and reported as such.
     const pending = e.transfer_fee_pending;
-    const highest = Math.max(e.transfer_fee_bps, pending?.bps ?? 0);
+    const now = feeJudged({ bps: e.transfer_fee_bps, max: BigInt(e.transfer_fee_max ?? "0") }, risk.decimals, priceUsd);
+    const next = pending && feeJudged({ bps: pending.bps, max: BigInt(pending.max) }, risk.decimals, priceUsd);
+    const differs = pending !== null && (pending.bps !== e.transfer_fee_bps || pending.max !== e.transfer_fee_max);
     const reason =
-      pending && pending.bps !== e.transfer_fee_bps
-        ? `transfer fee ${e.transfer_fee_bps / 100}% now, ${pending.bps / 100}% from epoch ${pending.from_epoch} (Token-2022)`
-        : `transfer fee ${e.transfer_fee_bps / 100}% (Token-2022)`;
-    if (highest >= HIGH_TAX_BPS) highTax.push(reason);
-    else if (highest > 0) caution.push(reason);
+      next && differs
+        ? `transfer fee ${now.cap} now, ${next.cap} from epoch ${pending.from_epoch} (Token-2022): ${now.effect} now, ${next.effect} from epoch ${pending.from_epoch}`
+        : `transfer fee ${now.cap} (Token-2022): ${now.effect}`;
+    if (now.high || next?.high) highTax.push(reason);
+    else if (now.charged || next?.charged) caution.push(reason);
   }
   if (e.transfer_hook_program)
     caution.push(`transfer hook (${e.transfer_hook_program}): a program runs on every transfer and can refuse it`);

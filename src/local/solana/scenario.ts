@@ -44,7 +44,7 @@ const BUYERS = 3;
  * Bump when what is seeded changes: a chain saved by another version is seeded afresh on open
  * (its accounts would otherwise lack what this code describes).
  */
-export const SOLANA_SCENARIO_VERSION = 3;
+export const SOLANA_SCENARIO_VERSION = 4;
 
 interface MintPlan {
   symbol: string;
@@ -54,8 +54,12 @@ interface MintPlan {
   extensions: (creator: Address) => ExtensionArgs[];
   /** Token-2022 transfer fee at initialisation (bps; the most one transfer pays: 1,000 tokens). */
   feeBps?: number;
-  /** A transfer fee set after initialisation (bps, no maximum): Token-2022 schedules it two epochs on. */
+  /** The most one transfer pays at initialisation, atomic, when not FEE_MAX. */
+  feeMax?: bigint;
+  /** A transfer fee set after initialisation (bps): Token-2022 schedules it two epochs on. */
   rescheduledFeeBps?: number;
+  /** The rescheduled fee's maximum, atomic (default 0: it charges nothing). */
+  rescheduledFeeMax?: bigint;
   /** Token-2022 pausable, the creator its authority, paused once the holders are funded. */
   paused?: boolean;
   /** Holders' shares of the 1,000,000-token supply, in tokens. */
@@ -104,13 +108,20 @@ const PLANS: MintPlan[] = [
   // 10% charged now; 0% set after, which stays pending (an authority can keep re-setting it so).
   plan("FEEDROP", "spl-token-2022", { feeBps: 1_000, rescheduledFeeBps: 0 }),
   plan("PAUSE", "spl-token-2022", { paused: true }),
+  // Transfer fees whose maximum decides what a trade pays: 10% charging nothing (maximum 0); 10%
+  // capped at 0.0001 token (dust); 10% capped at 1,000 tokens (above a 100 USD trade's 10%); 2%
+  // in force with 10% capped at 0.0001 token pending.
+  plan("FEENIL", "spl-token-2022", { feeBps: 1_000, feeMax: 0n }),
+  plan("FEEDUST", "spl-token-2022", { feeBps: 1_000, feeMax: 100n }),
+  plan("FEECAP", "spl-token-2022", { feeBps: 1_000 }),
+  plan("FEEPEND", "spl-token-2022", { feeBps: 200, rescheduledFeeBps: 1_000, rescheduledFeeMax: 100n }),
 ];
 
 /** A plan's extensions, those its fields name included. */
 function extensionsOf(plan: MintPlan, creator: Address): ExtensionArgs[] {
   const out = plan.extensions(creator);
   if (plan.feeBps !== undefined) {
-    const fee = { epoch: 0n, maximumFee: FEE_MAX, transferFeeBasisPoints: plan.feeBps };
+    const fee = { epoch: 0n, maximumFee: plan.feeMax ?? FEE_MAX, transferFeeBasisPoints: plan.feeBps };
     out.push(
       extension("TransferFeeConfig", {
         transferFeeConfigAuthority: creator,
@@ -174,9 +185,11 @@ export async function seedSolanaScenario(chain: LocalSolana, seed: boolean) {
       freezeAuthority: plan.freezeAuthority,
       // The fee in force (the seed's chain is in epoch 0), and the one set after it, pending.
       transferFeeBps: plan.feeBps ?? null,
-      transferFeeMax: plan.feeBps === undefined ? null : FEE_MAX.toString(),
+      transferFeeMax: plan.feeBps === undefined ? null : (plan.feeMax ?? FEE_MAX).toString(),
       transferFeePending:
-        plan.rescheduledFeeBps === undefined ? null : { bps: plan.rescheduledFeeBps, max: "0", fromEpoch: RESCHEDULED_FROM_EPOCH },
+        plan.rescheduledFeeBps === undefined
+          ? null
+          : { bps: plan.rescheduledFeeBps, max: (plan.rescheduledFeeMax ?? 0n).toString(), fromEpoch: RESCHEDULED_FROM_EPOCH },
       transferHook: exts.includes("TransferHook"),
       permanentDelegate: exts.includes("PermanentDelegate"),
       nonTransferable: exts.includes("NonTransferable"),
@@ -343,7 +356,7 @@ async function seedMint(
         mint: key.address,
         transferFeeConfigAuthority: creator.signer,
         transferFeeBasisPoints: plan.rescheduledFeeBps,
-        maximumFee: 0n,
+        maximumFee: plan.rescheduledFeeMax ?? 0n,
       }),
     ]);
   }
