@@ -1,7 +1,7 @@
 /** `POST /v1/meme-hunter` on Solana: DexScreener's newest Solana tokens, each mint's own risk read on chain. */
 import { SOLANA_VERDICT_RULES, solanaMemeHunter } from "../spec/routes/solana.ts";
 import { defineFunction } from "../src/context.ts";
-import { pairsDeepestFirst, priceOf } from "../src/solana/dexscreener.ts";
+import { pairPriceUsd, pairsDeepestFirst, priceOf } from "../src/solana/dexscreener.ts";
 import { solanaMethodology } from "../src/solana/methodology.ts";
 import { mintRisk, solanaReads, verdictOf } from "../src/solana/reads.ts";
 
@@ -29,7 +29,7 @@ export default defineFunction(solanaMemeHunter, async (input, ctx) => {
               address: deepest.pairAddress,
               dex: deepest.dexId,
               quote_symbol: deepest.baseToken.address === mint ? deepest.quoteToken.symbol : deepest.baseToken.symbol,
-              price_usd: deepest.priceUsd ? Number(deepest.priceUsd) : null,
+              price_usd: pairPriceUsd(deepest, mint),
               liquidity_usd: liquidity,
               volume_24h_usd: deepest.volume?.h24 ?? null,
               created_at: deepest.pairCreatedAt ? new Date(deepest.pairCreatedAt).toISOString() : null,

@@ -307,6 +307,9 @@ describe("answers against the scenario's ground truth", () => {
     expect((json.verdict_rules as Record<string, string>).honeypot).toBe(
       "non-transferable, accounts frozen by default, paused, or a live freeze or pause authority: a holder may be unable to sell",
     );
+    // HOOK's deepest pair (SOL/HOOK, 100,000 USD) has it on the quote side: DexScreener's priceUsd
+    // there is SOL's 150 USD, and HOOK's own price is 150 / priceNative 5,000 = 0.03 USD.
+    expect(tokenOf("HOOK").pair).toMatchObject({ dex: "pumpswap", quote_symbol: "SOL", price_usd: 0.03, liquidity_usd: 100000 });
     // SAFE's deepest pair is the Raydium SOL pair (250,000 USD), not the thinner Meteora one.
     expect(tokens[0]?.pair).toMatchObject({
       dex: "raydium",

@@ -92,7 +92,7 @@ export const solanaMemeHunter = defineRoute({
             address: Type.String(),
             dex: Type.String(),
             quote_symbol: Type.String(),
-            price_usd: Nullable(Type.Number()),
+            price_usd: Nullable(Type.Number(), { description: "the mint's USD price on this pair, whichever side it is on" }),
             liquidity_usd: Nullable(Type.Number()),
             volume_24h_usd: Nullable(Type.Number()),
             created_at: Nullable(Type.String()),

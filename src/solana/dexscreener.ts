@@ -37,6 +37,18 @@ export function pairsDeepestFirst(pairs: readonly DexPair[], mint: string): DexP
   return pairsOnChainDeepestFirst(pairs, mint, DEXSCREENER_SOLANA_CHAIN);
 }
 
+/**
+ * The USD price of `mint` on `pair`: DexScreener's priceUsd is the base token's, and priceNative
+ * the base token's price in the quote token, so a quote-side mint is worth priceUsd / priceNative.
+ */
+export function pairPriceUsd(pair: DexPair, mint: string): number | null {
+  const base = Number(pair.priceUsd);
+  if (!(base > 0)) return null;
+  if (pair.baseToken.address === mint) return base;
+  const native = Number(pair.priceNative);
+  return native > 0 ? base / native : null;
+}
+
 /** The USD price of `mint` from its deepest pair where it is the base token; null when none prices it. */
 export function priceOf(pairs: readonly DexPair[], mint: string): number | null {
   const pair = pairsDeepestFirst(pairs, mint).find((p) => p.baseToken.address === mint && p.priceUsd);
