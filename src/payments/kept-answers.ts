@@ -6,7 +6,7 @@
  * (`config.payments.redeemHours`), after which the upkeep forgets them.
  */
 import { inArray, nowPlus, storedAddressSql } from "../store/dialect.ts";
-import { SETTLE_ROW, supersedeRows } from "../store/ledger.ts";
+import { SETTLE_ROW, settledTwice, supersedeRows } from "../store/ledger.ts";
 import type { Queryable } from "../store/store.ts";
 
 /** Largest answer kept for paid retries; a larger one is run again on a retry instead. */
@@ -104,19 +104,32 @@ export async function settleAndKeep(
     params.push(superseded);
     steps.push(`superseded as (${supersedeRows(db, `$${params.length}`)} returning id)`);
   }
-  if (!answer) {
-    await db.query(`with ${steps.join(", ")} select 1`, params);
-    return;
-  }
-  const at = params.length;
-  params.push(answer.payer, answer.nonce, answer.requestHash, JSON.stringify(answer.headers), answer.body, answer.expiresAt.toISOString());
-  const p = (i: number) => `$${at + i}`;
-  await db.query(
-    `with ${steps.join(", ")}
+  let sql = `with ${steps.join(", ")} select 1`;
+  if (answer) {
+    const at = params.length;
+    params.push(
+      answer.payer,
+      answer.nonce,
+      answer.requestHash,
+      JSON.stringify(answer.headers),
+      answer.body,
+      answer.expiresAt.toISOString(),
+    );
+    const p = (i: number) => `$${at + i}`;
+    sql = `with ${steps.join(", ")}
      ${INSERT} values (${storedAddressSql(p(1))}, lower(${p(2)}), ${p(3)}, $2, ${p(4)}, ${p(5)}, $3, ${p(6)})
-     on conflict (payer, nonce) do ${REPLACE}`,
-    params,
-  );
+     on conflict (payer, nonce) do ${REPLACE}`;
+  }
+  try {
+    await db.query(sql, params);
+  } catch (error) {
+    // Another row of this payment turned settled while this statement ran (the upkeep recording an
+    // earlier attempt from this very transfer): the unique index refused the whole statement.
+    // Run again, it sees that row, ends this one `same_payment_settled_once`, and still keeps
+    // the answer and frees the leases; left undone, a repeat would not get this answer back.
+    if (!settledTwice(error)) throw error;
+    await db.query(sql, params);
+  }
 }
 
 /** Forget kept answers, Sign-In-With-X nonces and in-flight leases past their time; returns how many answers went. */

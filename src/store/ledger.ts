@@ -198,7 +198,7 @@ export const supersedeRows = (db: Queryable, param: string) =>
     where ${inArray(db, "id", param, "bigint")} and outcome in ('pending', 'settlement_unknown')`;
 
 /** Whether `error` is PostgreSQL refusing a second settled row of one payment (`ledger_settled_once`). */
-function settledTwice(error: unknown): boolean {
+export function settledTwice(error: unknown): boolean {
   const e = error as { code?: string; constraint?: string } | null;
   return e?.code === "23505" && e.constraint === "ledger_settled_once";
 }
