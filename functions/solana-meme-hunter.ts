@@ -18,7 +18,7 @@ export default defineFunction(solanaMemeHunter, async (input, ctx) => {
       const deepest = pairsDeepestFirst(pairs, mint)[0];
       const risk = await mintRisk(reads, mint);
       const liquidity = deepest?.liquidity?.usd ?? null;
-      // The mint's own USD price (its deepest pair where it is the base side) values a transfer fee's cap.
+      // The mint's own USD price (on its deepest pair that prices it, either side) values a transfer fee's cap.
       const { verdict, reasons } = verdictOf(risk, deepest ? liquidity : null, minLiquidity, priceOf(pairs, mint));
       const side = deepest ? (deepest.baseToken.address === mint ? deepest.baseToken : deepest.quoteToken) : null;
       return {

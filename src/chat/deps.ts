@@ -21,7 +21,7 @@ export type ChatDeps = ReturnType<typeof chatDepsFromContext>;
  * the compiled knowledge base.
  *
  * @example
- * const answer = await answerChat(input.message, chatDepsFromContext(ctx), chatConfig.llm);
+ * const answer = await answerChat(input.message, chatDepsFromContext(ctx), ctx.chatLlm);
  */
 export function chatDepsFromContext(ctx: FunctionContext) {
   return {

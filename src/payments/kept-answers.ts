@@ -127,6 +127,8 @@ export async function settleAndKeep(
     // earlier attempt from this very transfer): the unique index refused the whole statement.
     // Run again, it sees that row, ends this one `same_payment_settled_once`, and still keeps
     // the answer and frees the leases; left undone, a repeat would not get this answer back.
+    // This needs `db` to run each statement on its own (the pool): inside a transaction PostgreSQL
+    // refuses every statement after an error, so the second run would fail too.
     if (!settledTwice(error)) throw error;
     await db.query(sql, params);
   }

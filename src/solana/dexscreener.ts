@@ -49,8 +49,11 @@ export function pairPriceUsd(pair: DexPair, mint: string): number | null {
   return native > 0 ? base / native : null;
 }
 
-/** The USD price of `mint` from its deepest pair where it is the base token; null when none prices it. */
+/** The USD price of `mint` on its deepest pair that prices it, on either side; null when none does. */
 export function priceOf(pairs: readonly DexPair[], mint: string): number | null {
-  const pair = pairsDeepestFirst(pairs, mint).find((p) => p.baseToken.address === mint && p.priceUsd);
-  return pair ? Number(pair.priceUsd) : null;
+  for (const pair of pairsDeepestFirst(pairs, mint)) {
+    const price = pairPriceUsd(pair, mint);
+    if (price !== null) return price;
+  }
+  return null;
 }
