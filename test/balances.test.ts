@@ -17,10 +17,10 @@ import { settleAndKeep } from "../src/payments/kept-answers.ts";
 import { reconcileLedger } from "../src/payments/upkeep.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { finishLedgerRow, insertLedgerRow, markLedgerRowVerified } from "../src/store/ledger.ts";
-import { openStore, type Store } from "../src/store/store.ts";
+import type { Store } from "../src/store/store.ts";
 import { freshBuyer } from "./support/fresh-buyer.ts";
 import { ledgerRowsOf } from "./support/ledger.ts";
-import { freshDatabase } from "./support/postgres.ts";
+import { freshPostgresStore } from "./support/postgres.ts";
 import { buyerAccount, devnet, payingFetch, startTestService, testConfig, testStore, usdcBalance } from "./support/service.ts";
 
 const json = { "content-type": "application/json" };
@@ -61,15 +61,8 @@ const engines: { name: string; enabled: boolean; open(): Promise<{ store: Store;
     name: "PostgreSQL",
     enabled: Boolean(databaseUrl),
     open: async () => {
-      const db = await freshDatabase(databaseUrl as string);
-      const store = await openStore({ kind: "postgres", url: db.url });
-      return {
-        store,
-        close: async () => {
-          await store.close();
-          await db.drop();
-        },
-      };
+      const store = await freshPostgresStore(databaseUrl as string);
+      return { store, close: () => store.close() };
     },
   },
 ];
@@ -450,13 +443,11 @@ describe.each(engines.filter((e) => e.enabled))("one authorisation counted once 
 });
 
 describe.runIf(databaseUrl)("a prepaid balance on two instances sharing PostgreSQL", () => {
-  let db: Awaited<ReturnType<typeof freshDatabase>>;
   let store: Store;
   let a: RunningService;
   let b: RunningService;
   beforeAll(async () => {
-    db = await freshDatabase(databaseUrl as string);
-    store = await openStore({ kind: "postgres", url: db.url });
+    store = await freshPostgresStore(databaseUrl as string);
     a = await startTestService({ store, config: testConfig(), instance: "instance-a" });
     b = await startTestService({ store, config: testConfig(), instance: "instance-b" });
   });
@@ -464,7 +455,6 @@ describe.runIf(databaseUrl)("a prepaid balance on two instances sharing PostgreS
     await a.close();
     await b.close();
     await store.close();
-    await db.drop();
   });
 
   it("answers fifty concurrent messages split over both against a balance worth ten exactly ten times", async () => {

@@ -10,6 +10,7 @@ import { signInHeader } from "../scripts/buyer/sign-in.ts";
 import { CAPABILITIES } from "../src/chat/builtin.ts";
 import type { RunningService } from "../src/server/service.ts";
 import {
+  authorizationOf,
   buyerAccount,
   chainClient,
   challengeOf,
@@ -47,8 +48,7 @@ async function paidChat(message: string, index: number) {
   const challenge = await challengeOf(`${service.url}/api/chat`, init);
   expect(challenge.accepts[0]?.amount).toBe(String(PRICE));
   const header = await signPayment(challenge, buyer);
-  const nonce = (JSON.parse(Buffer.from(header, "base64").toString("utf8")) as { payload: { authorization: { nonce: `0x${string}` } } })
-    .payload.authorization.nonce;
+  const { nonce } = authorizationOf(header);
   const before = await Promise.all([usdcBalance(buyer.address), usdcBalance(devnet().payTo)]);
   const res = await fetch(`${service.url}/api/chat`, { ...init, headers: { ...init.headers, "payment-signature": header } });
   const body = (await res.json()) as Record<string, unknown>;

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { openStore } from "../src/store/store.ts";
 import { ledgerRowsOf } from "./support/ledger.ts";
 import { freePort, startServiceProcess } from "./support/production-process.ts";
-import { buyerAccount, chainClient, challengeOf, devnet, signPayment, usdcBalance } from "./support/service.ts";
+import { authorizationOf, buyerAccount, chainClient, challengeOf, devnet, signPayment, usdcBalance } from "./support/service.ts";
 import { forwardRpc, type Stub, startStub } from "./support/stub-server.ts";
 
 const target = `0x${"c7".repeat(32)}`;
@@ -95,8 +95,7 @@ it("keeps the pending row across SIGKILL and settles exactly once when the buyer
   child = undefined;
   const store = await openStore({ kind: "sqlite", file: path.join(dataDir, "store.sqlite") });
   try {
-    const auth = JSON.parse(Buffer.from(header, "base64").toString()) as { payload: { authorization: { nonce: string } } };
-    const rows = await ledgerRowsOf(store, buyer.address, auth.payload.authorization.nonce);
+    const rows = await ledgerRowsOf(store, buyer.address, authorizationOf(header).nonce);
     expect(rows.map((r) => [r.route, r.amount_atomic, r.outcome, r.status, r.reason, r.settlement_tx])).toEqual([
       // The killed attempt's authorisation was still valid: it stayed open until the retry settled it once.
       ["POST /api/payment-verify", "100000", "not_charged", null, "same_payment_settled_once", null],

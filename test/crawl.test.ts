@@ -23,11 +23,11 @@ import { createLogger } from "../src/log.ts";
 import { base } from "../src/networks/base.ts";
 import { createSafeFetcher } from "../src/outbound/safe-fetch.ts";
 import type { RunningService } from "../src/server/service.ts";
-import { openStore, type Store } from "../src/store/store.ts";
+import type { Store } from "../src/store/store.ts";
 import { cdpBazaarDirectory } from "../src/upstreams/directory-cdp.ts";
 import { x402ListDirectory } from "../src/upstreams/directory-x402-list.ts";
 import { EXPECTED_TRUST, freshAddress, payUsdc } from "./support/fake-sellers.ts";
-import { freshDatabase } from "./support/postgres.ts";
+import { freshPostgresStore } from "./support/postgres.ts";
 import {
   buyerAccount,
   chainClient,
@@ -418,8 +418,7 @@ describe("the scheduled crawl inside the service", () => {
 const databaseUrl = inject("databaseUrl");
 describe.runIf(databaseUrl)("on PostgreSQL", () => {
   it("records runs and rows, and reads the leaderboard back, with the same SQL", async () => {
-    const db = await freshDatabase(databaseUrl as string);
-    const pg = await openStore({ kind: "postgres", url: db.url });
+    const pg = await freshPostgresStore(databaseUrl as string);
     try {
       const one = await crawl(pg, small);
       const two = await crawl(pg, small);
@@ -439,7 +438,6 @@ describe.runIf(databaseUrl)("on PostgreSQL", () => {
       }
     } finally {
       await pg.close();
-      await db.drop();
     }
   });
 });

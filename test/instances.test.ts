@@ -10,9 +10,9 @@ import { SettlementKeyInUseError } from "../src/operations/instances.ts";
 import { type JobDefinition, type JobName, startJobs } from "../src/operations/jobs.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { nowPlus } from "../src/store/dialect.ts";
-import { openStore, type Store } from "../src/store/store.ts";
+import type { Store } from "../src/store/store.ts";
 import { operationsConfig, startDirectoryStub } from "./support/operations.ts";
-import { freshDatabase } from "./support/postgres.ts";
+import { freshPostgresStore } from "./support/postgres.ts";
 import { devnet, freshSqliteStore, startTestService } from "./support/service.ts";
 import type { Stub } from "./support/stub-server.ts";
 
@@ -260,18 +260,15 @@ describe("a second process settling with the same key", () => {
 
 const databaseUrl = inject("databaseUrl");
 describe.runIf(databaseUrl)("two instances on one PostgreSQL", () => {
-  let db: Awaited<ReturnType<typeof freshDatabase>>;
   let store: Store;
   let directories: Stub;
   const intervals = { trust_crawl: 1_500, ledger_upkeep: 1_000, status: 2_000 } as const;
   beforeAll(async () => {
-    db = await freshDatabase(databaseUrl as string);
-    store = await openStore({ kind: "postgres", url: db.url });
+    store = await freshPostgresStore(databaseUrl as string);
     directories = await startDirectoryStub();
   });
   afterAll(async () => {
     await store?.close();
-    await db?.drop();
     await directories?.close();
   });
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningService } from "../src/server/service.ts";
 import { freshBuyer } from "./support/fresh-buyer.ts";
 import { ledgerRowsOf } from "./support/ledger.ts";
-import { challengeOf, signPayment, startTestService, usdcBalance } from "./support/service.ts";
+import { authorizationOf, challengeOf, signPayment, startTestService, usdcBalance } from "./support/service.ts";
 
 let service: RunningService;
 beforeAll(async () => {
@@ -27,8 +27,7 @@ describe("the ledger records refused payments", () => {
   it("keeps a not_charged row for an authorisation refused as payment_already_used", async () => {
     const buyer = await freshBuyer(100_000n);
     const header = await signPayment(await challengeOf(`${service.url}/api/payment-verify`, { method: "POST" }), buyer);
-    const nonce = (JSON.parse(Buffer.from(header, "base64").toString()) as { payload: { authorization: { nonce: string } } }).payload
-      .authorization.nonce;
+    const { nonce } = authorizationOf(header);
     expect((await verify(header, `0x${"a1".repeat(32)}`, "ledger-refusal-first")).status).toBe(200);
 
     const refused = await verify(header, `0x${"a2".repeat(32)}`, "ledger-refusal-second");

@@ -16,10 +16,11 @@ import { base } from "../src/networks/base.ts";
 import { createSelfFacilitator } from "../src/payments/facilitator.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { insertLedgerRow, type LedgerRow, markLedgerRowVerified } from "../src/store/ledger.ts";
-import { openStore, type Store } from "../src/store/store.ts";
+import type { Store } from "../src/store/store.ts";
 import { ledgerRowsOf } from "./support/ledger.ts";
-import { freshDatabase } from "./support/postgres.ts";
+import { freshPostgresStore } from "./support/postgres.ts";
 import {
+  authorizationOf,
   buyerAccount,
   chainClient,
   challengeOf,
@@ -43,21 +44,13 @@ const databaseUrl = inject("databaseUrl");
 const postgres: Engine = {
   name: "PostgreSQL",
   open: async () => {
-    const db = await freshDatabase(databaseUrl as string);
-    const store = await openStore({ kind: "postgres", url: db.url });
-    return {
-      store,
-      close: async () => {
-        await store.close();
-        await db.drop();
-      },
-    };
+    const store = await freshPostgresStore(databaseUrl as string);
+    return { store, close: () => store.close() };
   },
 };
 
 function claim(header: string): { payer: string; nonce: string } {
-  const auth = (JSON.parse(Buffer.from(header, "base64").toString()) as { payload: { authorization: { from: string; nonce: string } } })
-    .payload.authorization;
+  const auth = authorizationOf(header);
   return { payer: auth.from, nonce: auth.nonce };
 }
 

@@ -14,7 +14,7 @@ import { decodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentRequired } from "@x402/core/types";
 import { eip3009ABI } from "@x402/evm";
 import { erc20Abi, parseEventLogs } from "viem";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { ledgerRowsOf } from "./support/ledger.ts";
@@ -207,56 +207,43 @@ describe("POST /mcp: a paid call whose payment lacks its payer's signature", () 
   });
 });
 
-describe("POST /mcp: the messages of a batch besides tool calls", () => {
+/** `count` tools/list messages with ids from `first`. */
+const toolsList = (first: number, count: number) =>
+  Array.from({ length: count }, (_, i) => ({ jsonrpc: "2.0", id: first + i, method: "tools/list" }));
+
+/** POST a batch to /mcp, answered as sent (a refusal is read from the response). */
+const postBatch = (url: string, batch: unknown[]) =>
+  fetch(`${url}/mcp`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+    body: JSON.stringify(batch),
+  });
+
+describe("POST /mcp: the messages of a batch besides tool calls, each on a fresh free budget of 120", () => {
   let service: RunningService;
-  beforeAll(async () => {
+  beforeEach(async () => {
     service = await startTestService({ config: testConfig({ RATE_LIMIT_PER_MINUTE: "120" }), now: () => new Date(T0) });
   });
-  afterAll(() => service.close());
+  afterEach(() => service.close());
 
   it("take a free request each: a batch of 100 tools/list leaves 20 of 120, and the next such batch is a 429", async () => {
     const url = service.url;
-    const list = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/list" });
-    const first = await mcpRpc(
-      url,
-      Array.from({ length: 100 }, (_, i) => list(i + 1)),
-    );
+    const first = await mcpRpc(url, toolsList(1, 100));
     expect(first.status).toBe(200);
     expect(first.answers.length).toBe(100);
     const statuses: number[] = [];
     for (let i = 0; i < 21; i++) statuses.push((await fetch(`${url}/api/pricing`)).status);
     expect(statuses).toEqual([...Array(20).fill(200), 429]);
-    const second = await fetch(`${url}/mcp`, {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body: JSON.stringify(Array.from({ length: 100 }, (_, i) => list(i + 101))),
-    });
+    const second = await postBatch(url, toolsList(101, 100));
     expect(second.status).toBe(429);
     expect(((await second.json()) as { error: { details: unknown } }).error.details).toEqual({ budget: "free", per_minute: 120 });
   });
-});
 
-describe("POST /mcp: a batch whose other messages the free budget no longer covers", () => {
-  let service: RunningService;
-  beforeAll(async () => {
-    service = await startTestService({ config: testConfig({ RATE_LIMIT_PER_MINUTE: "120" }), now: () => new Date(T0) });
-  });
-  afterAll(() => service.close());
-
-  it("is the free budget's 429, and takes none of them: 100 tools/list leave 20, 30 more are refused, 19 requests still pass", async () => {
+  it("a batch the free budget no longer covers is its 429 and takes none: 100 tools/list leave 20, 30 more are refused, 19 requests still pass", async () => {
     const url = service.url;
-    const list = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/list" });
-    const first = await mcpRpc(
-      url,
-      Array.from({ length: 100 }, (_, i) => list(i + 1)),
-    );
-    expect(first.status).toBe(200);
+    expect((await mcpRpc(url, toolsList(1, 100))).status).toBe(200);
     // The POST itself takes 1 of the 20 left; its 29 other messages are more than the 19 after it.
-    const second = await fetch(`${url}/mcp`, {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body: JSON.stringify(Array.from({ length: 30 }, (_, i) => list(i + 101))),
-    });
+    const second = await postBatch(url, toolsList(101, 30));
     expect(second.status).toBe(429);
     // 10 more tokens at 2 a second.
     expect(second.headers.get("retry-after")).toBe("5");

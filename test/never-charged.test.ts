@@ -10,6 +10,7 @@ import { authorizationReader } from "../src/chain/authorization.ts";
 import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
 import {
+  authorizationOf,
   buyerAccount,
   chainClient,
   challengeOf,
@@ -41,8 +42,7 @@ async function snapshot(buyer: PrivateKeyAccount) {
 }
 
 function nonceOf(header: string): `0x${string}` {
-  return (JSON.parse(Buffer.from(header, "base64").toString()) as { payload: { authorization: { nonce: `0x${string}` } } }).payload
-    .authorization.nonce;
+  return authorizationOf(header).nonce;
 }
 
 function authorizationUsed(buyer: PrivateKeyAccount, nonce: `0x${string}`): Promise<boolean> {

@@ -17,11 +17,12 @@ import { base } from "../src/networks/base.ts";
 import { createSelfFacilitator } from "../src/payments/facilitator.ts";
 import { reconcileLedger } from "../src/payments/upkeep.ts";
 import type { RunningService } from "../src/server/service.ts";
-import { openStore, type Store } from "../src/store/store.ts";
+import type { Store } from "../src/store/store.ts";
 import { freshBuyer } from "./support/fresh-buyer.ts";
 import { ledgerRowsOf } from "./support/ledger.ts";
-import { freshDatabase } from "./support/postgres.ts";
+import { freshPostgresStore } from "./support/postgres.ts";
 import {
+  authorizationOf,
   buyerAccount,
   chainClient,
   challengeOf,
@@ -64,12 +65,6 @@ async function pay(target: RunningService, header: string | undefined, body: unk
   });
   const text = await res.text();
   return { res, text, body: JSON.parse(text) as Record<string, unknown> & { error?: { code: string; details?: Record<string, unknown> } } };
-}
-
-function authOf(header: string): { from: `0x${string}`; nonce: `0x${string}` } {
-  return (
-    JSON.parse(Buffer.from(header, "base64").toString()) as { payload: { authorization: { from: `0x${string}`; nonce: `0x${string}` } } }
-  ).payload.authorization;
 }
 
 /** What a stranger can build from the chain: the same payer and nonce, a signature that is not the payer's, no id. */
@@ -141,7 +136,7 @@ describe("a payment settled on chain whose answer was lost", () => {
     const d = devnet();
     const reader = authorizationReader(chainClient(), d.usdc);
     await reconcileLedger(store, reader, d.payTo, createLogger("silent"), new Date(Date.now() + 4 * 60_000));
-    const { from, nonce } = authOf(header);
+    const { from, nonce } = authorizationOf(header);
     expect((await ledgerRowsOf(store, from, nonce)).map((r) => [r.outcome, r.reason, r.settlement_tx])).toEqual([
       ["settled", "reconciled_on_chain", settledTx],
     ]);
@@ -198,7 +193,7 @@ describe("a payment settled on chain whose answer was lost", () => {
     // One transfer in all: the first one.
     expect(await usdcBalance(buyer.address)).toBe(before - PRICE);
     // The authorisation that carried the id to redeem it was never settled.
-    const redeemAuth = authOf(byId);
+    const redeemAuth = authorizationOf(byId);
     const used = await authorizationReader(chainClient(), d.usdc).isUsed(redeemAuth.from, redeemAuth.nonce);
     expect(used).toBe(false);
   });
@@ -265,7 +260,7 @@ describe("an authorisation whose settlement is not known yet", () => {
       expect(other.body.error?.code).toBe("payment_in_progress");
       // Only the first request was settled (the second's verification, made while its row was looked up, is dropped).
       expect(calls.settle).toBe(1);
-      const { from, nonce } = authOf(header);
+      const { from, nonce } = authorizationOf(header);
       expect((await ledgerRowsOf(await testStore(), from, nonce)).map((r) => [r.outcome, r.status, r.reason])).toEqual([
         ["settlement_unknown", 402, "settlement_unknown"],
         ["not_charged", 409, "payment_in_progress"],
@@ -400,13 +395,11 @@ describe("a chain outage", () => {
 const databaseUrl = inject("databaseUrl");
 // Only with a PostgreSQL server (TEST_DATABASE_URL; .ci/run starts a throwaway one); reported as skipped otherwise.
 describe.runIf(databaseUrl)("two instances on one PostgreSQL", () => {
-  let db: Awaited<ReturnType<typeof freshDatabase>>;
   let store: Store;
   let a: RunningService;
   let b: RunningService;
   beforeAll(async () => {
-    db = await freshDatabase(databaseUrl as string);
-    store = await openStore({ kind: "postgres", url: db.url });
+    store = await freshPostgresStore(databaseUrl as string);
     const config = testConfig({ PAYMENT_LEASE_SECONDS: "2" });
     a = await startTestService({ store, config, instance: "instance-a" });
     b = await startTestService({ store, config, instance: "instance-b" });
@@ -415,7 +408,6 @@ describe.runIf(databaseUrl)("two instances on one PostgreSQL", () => {
     await a.close();
     await b.close();
     await store.close();
-    await db.drop();
   });
 
   it("share the in-flight claim: one payment sent to both runs once", async () => {
@@ -453,7 +445,7 @@ describe.runIf(databaseUrl)("two instances on one PostgreSQL", () => {
     const buyer = buyerAccount(7);
     const before = await usdcBalance(buyer.address);
     const header = await signPayment(await challengeOf(`${b.url}/api/payment-verify`, { method: "POST" }), buyer);
-    const { from, nonce } = authOf(header);
+    const { from, nonce } = authorizationOf(header);
     // What an instance killed mid-request leaves: a live lease that nobody renews any more.
     await store.query("insert into inflight (key, instance, expires_at) values ($1, 'dead-instance:req-1', now() + interval '2 seconds')", [
       `${from.toLowerCase()}:${nonce.toLowerCase()}`,

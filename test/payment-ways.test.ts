@@ -17,6 +17,7 @@ import type { RunningService } from "../src/server/service.ts";
 import { balanceOf } from "../src/store/balances.ts";
 import type { Store } from "../src/store/store.ts";
 import {
+  authorizationOf,
   buyerAccount,
   chainClient,
   challengeOf,
@@ -34,9 +35,7 @@ type Answer = Record<string, unknown> & { error?: { code: string; details?: Reco
 
 const used = (from: `0x${string}`, nonce: `0x${string}`) =>
   chainClient().readContract({ address: devnet().usdc, abi: eip3009ABI, functionName: "authorizationState", args: [from, nonce] });
-const nonceOf = (header: string) =>
-  (JSON.parse(Buffer.from(header, "base64").toString("utf8")) as { payload: { authorization: { nonce: `0x${string}` } } }).payload
-    .authorization.nonce;
+const nonceOf = (header: string) => authorizationOf(header).nonce;
 
 describe("one balance for the whole catalogue, spent by wrapFetchWithSIWx", () => {
   let service: RunningService;

@@ -13,16 +13,16 @@ import { routes } from "../spec/routes.ts";
 import { rpcTransport } from "../src/chain/client.ts";
 import type { Config } from "../src/config.ts";
 import { clientKey, isLoopback } from "../src/limits/client-key.ts";
-import { memoryBuckets, storeBuckets } from "../src/limits/token-buckets.ts";
+import { memoryBuckets, storeBuckets, type TokenBuckets } from "../src/limits/token-buckets.ts";
 import { createLogger } from "../src/log.ts";
 import { base } from "../src/networks/base.ts";
 import { createSelfFacilitator } from "../src/payments/facilitator.ts";
 import { decodePayment } from "../src/payments/payload.ts";
 import { rateLimiter } from "../src/server/middleware/rate-limit.ts";
 import { type RunningService, startService } from "../src/server/service.ts";
-import { openStore, type Store } from "../src/store/store.ts";
+import type { Store } from "../src/store/store.ts";
 import { ledgerRowsOf } from "./support/ledger.ts";
-import { freshDatabase } from "./support/postgres.ts";
+import { freshPostgresStore } from "./support/postgres.ts";
 import {
   buyerAccount,
   challengeOf,
@@ -41,6 +41,20 @@ const T0 = Date.parse("2026-03-02T12:00:00Z");
 function manualClock(start = T0) {
   let now = start;
   return { now: () => new Date(now), advance: (ms: number) => (now += ms) };
+}
+
+/** 6 a minute, one token every 10 s: a count is taken at once, or refused whole and none taken. */
+async function countChecks(buckets: TokenBuckets) {
+  expect(await buckets.take("d", T0, 4)).toEqual({ allowed: true, retryAfterSeconds: 0 });
+  // 2 left: 3 are refused and none taken; the third comes in 10 s.
+  expect(await buckets.take("d", T0, 3)).toEqual({ allowed: false, retryAfterSeconds: 10 });
+  expect(await buckets.take("d", T0, 2)).toEqual({ allowed: true, retryAfterSeconds: 0 });
+  expect(await buckets.take("d", T0)).toEqual({ allowed: false, retryAfterSeconds: 10 });
+  // A fresh bucket holds 6: 7 at once are refused (no wait would let them pass; the shortest is
+  // said), and 6 are taken.
+  expect(await buckets.take("e", T0, 7)).toEqual({ allowed: false, retryAfterSeconds: 1 });
+  expect(await buckets.take("e", T0, 6)).toEqual({ allowed: true, retryAfterSeconds: 0 });
+  expect((await buckets.take("e", T0)).allowed).toBe(false);
 }
 
 async function free(url: string, path = "/api/health", headers: Record<string, string> = {}) {
@@ -82,18 +96,7 @@ describe("token buckets", () => {
   it("take a count of tokens at once, and refuse it whole when fewer remain, in memory and in the store", async () => {
     const store = await testStore();
     // 6 a minute: one token every 10 s.
-    for (const buckets of [memoryBuckets(6), storeBuckets(store, 6, "count")]) {
-      expect(await buckets.take("d", T0, 4)).toEqual({ allowed: true, retryAfterSeconds: 0 });
-      // 2 left: 3 are refused and none taken; the third comes in 10 s.
-      expect(await buckets.take("d", T0, 3)).toEqual({ allowed: false, retryAfterSeconds: 10 });
-      expect(await buckets.take("d", T0, 2)).toEqual({ allowed: true, retryAfterSeconds: 0 });
-      expect(await buckets.take("d", T0)).toEqual({ allowed: false, retryAfterSeconds: 10 });
-      // A fresh bucket holds 6: 7 at once are refused (no wait would let them pass; the shortest is
-      // said), and 6 are taken.
-      expect(await buckets.take("e", T0, 7)).toEqual({ allowed: false, retryAfterSeconds: 1 });
-      expect(await buckets.take("e", T0, 6)).toEqual({ allowed: true, retryAfterSeconds: 0 });
-      expect((await buckets.take("e", T0)).allowed).toBe(false);
-    }
+    for (const buckets of [memoryBuckets(6), storeBuckets(store, 6, "count")]) await countChecks(buckets);
   });
 
   it("key IPv6 clients by their /64 and IPv4-mapped addresses as IPv4", () => {
@@ -380,13 +383,11 @@ describe("payment headers without the payer's signature", () => {
 const databaseUrl = inject("databaseUrl");
 describe.runIf(databaseUrl)("two instances on one PostgreSQL", () => {
   const clock = manualClock();
-  let db: Awaited<ReturnType<typeof freshDatabase>>;
   let store: Store;
   let a: RunningService;
   let b: RunningService;
   beforeAll(async () => {
-    db = await freshDatabase(databaseUrl as string);
-    store = await openStore({ kind: "postgres", url: db.url });
+    store = await freshPostgresStore(databaseUrl as string);
     const config = testConfig({ RATE_LIMIT_PER_MINUTE: "120" });
     a = await startTestService({ store, config, instance: "instance-a", now: clock.now });
     b = await startTestService({ store, config, instance: "instance-b", now: clock.now });
@@ -395,7 +396,6 @@ describe.runIf(databaseUrl)("two instances on one PostgreSQL", () => {
     await a.close();
     await b.close();
     await store.close();
-    await db.drop();
   });
 
   it("share one budget per client: 60 on each, then the 121st is refused by either", async () => {
@@ -412,13 +412,6 @@ describe.runIf(databaseUrl)("two instances on one PostgreSQL", () => {
   });
 
   it("take a count of tokens at once in one upsert, and refuse it whole when fewer remain", async () => {
-    const buckets = storeBuckets(store, 6, "count");
-    expect(await buckets.take("d", T0, 4)).toEqual({ allowed: true, retryAfterSeconds: 0 });
-    expect(await buckets.take("d", T0, 3)).toEqual({ allowed: false, retryAfterSeconds: 10 });
-    expect(await buckets.take("d", T0, 2)).toEqual({ allowed: true, retryAfterSeconds: 0 });
-    expect(await buckets.take("d", T0)).toEqual({ allowed: false, retryAfterSeconds: 10 });
-    expect(await buckets.take("e", T0, 7)).toEqual({ allowed: false, retryAfterSeconds: 1 });
-    expect(await buckets.take("e", T0, 6)).toEqual({ allowed: true, retryAfterSeconds: 0 });
-    expect((await buckets.take("e", T0)).allowed).toBe(false);
+    await countChecks(storeBuckets(store, 6, "count"));
   });
 });

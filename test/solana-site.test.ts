@@ -69,6 +69,19 @@ async function paymentFor(
   return { header: encodePaymentSignatureHeader(payload), payload, challenge };
 }
 
+/** Solana reads of their own, through a proxy counting what the RPC is asked (no DexScreener). */
+async function countedReads() {
+  const proxy = await startRpcProxy(chain.rpcUrl);
+  const reads = solanaReads({
+    network: chain.scenario.network,
+    rpcUrl: proxy.url,
+    usdcMint: chain.scenario.usdcMint,
+    dexscreenerUrl: "http://127.0.0.1:9",
+    timeoutMs: 5_000,
+  });
+  return { proxy, reads };
+}
+
 /** A paid call (buyer `i`) to `on` (the site by default), with the payTo and buyer balances before and after. */
 async function paidCall(path: string, body: unknown, i = 0, on = site) {
   const before = { payTo: await usdcOf(chain.scenario.payTo), buyer: await usdcOf(buyer(i).address) };
@@ -357,16 +370,8 @@ describe("answers against the scenario's ground truth", () => {
   });
 
   it("meme-hunter: a mint's holders' shares are of the supply its account holds, read with no getTokenSupply", async () => {
-    // Reads of their own, through a proxy counting what the RPC is asked.
-    const proxy = await startRpcProxy(chain.rpcUrl);
+    const { proxy, reads } = await countedReads();
     try {
-      const reads = solanaReads({
-        network: chain.scenario.network,
-        rpcUrl: proxy.url,
-        usdcMint: chain.scenario.usdcMint,
-        dexscreenerUrl: "http://127.0.0.1:9",
-        timeoutMs: 5_000,
-      });
       const whale = chain.scenario.mints.find((m) => m.symbol === "WHALE")?.mint as string;
       // WHALE: 1,000,000 tokens of 6 decimals, its four holders with all of it, the largest 900,000.
       expect(await mintRisk(reads, whale)).toMatchObject({ supply: "1000000000000", top10_share_pct: 100, largest_holder_share_pct: 90 });
@@ -377,16 +382,8 @@ describe("answers against the scenario's ground truth", () => {
   });
 
   it("meme-hunter: the epoch is read once for the mints asking at once and kept for those after", async () => {
-    // Reads of their own, through a proxy counting what the RPC is asked.
-    const proxy = await startRpcProxy(chain.rpcUrl);
+    const { proxy, reads } = await countedReads();
     try {
-      const reads = solanaReads({
-        network: chain.scenario.network,
-        rpcUrl: proxy.url,
-        usdcMint: chain.scenario.usdcMint,
-        dexscreenerUrl: "http://127.0.0.1:9",
-        timeoutMs: 5_000,
-      });
       const feedrop = chain.scenario.mints.find((m) => m.symbol === "FEEDROP")?.mint as string;
       const pending = { transfer_fee_bps: 1_000, transfer_fee_pending: { bps: 0, max: "0", from_epoch: 2 } };
       const [first, second] = await Promise.all([mintRisk(reads, feedrop), mintRisk(reads, feedrop)]);

@@ -12,9 +12,9 @@ import { startUpstreamStubs, type UpstreamStubs } from "../src/local/stubs/upstr
 import { base } from "../src/networks/base.ts";
 import { instanceLabel } from "../src/operations/status-feed.ts";
 import type { RunningService } from "../src/server/service.ts";
-import { openStore, type Store } from "../src/store/store.ts";
+import type { Store } from "../src/store/store.ts";
 import { operationsConfig, startDirectoryStub } from "./support/operations.ts";
-import { freshDatabase } from "./support/postgres.ts";
+import { freshPostgresStore } from "./support/postgres.ts";
 import { buyerAccount, chainClient, freshSqliteStore, payingFetch, startTestService } from "./support/service.ts";
 import type { Stub } from "./support/stub-server.ts";
 
@@ -188,14 +188,12 @@ describe("the status feed of one instance", () => {
 
 const databaseUrl = inject("databaseUrl");
 describe.runIf(databaseUrl)("two instances on one PostgreSQL", () => {
-  let db: Awaited<ReturnType<typeof freshDatabase>>;
   let store: Store;
   let directories: Stub;
   let a: RunningService;
   let b: RunningService;
   beforeAll(async () => {
-    db = await freshDatabase(databaseUrl as string);
-    store = await openStore({ kind: "postgres", url: db.url });
+    store = await freshPostgresStore(databaseUrl as string);
     directories = await startDirectoryStub();
     const config = operationsConfig(directories);
     a = await startTestService({ store, config, instance: "instance-a", maintenance: true });
@@ -205,7 +203,6 @@ describe.runIf(databaseUrl)("two instances on one PostgreSQL", () => {
     await a?.close();
     await b?.close();
     await store?.close();
-    await db?.drop();
     await directories?.close();
   });
 

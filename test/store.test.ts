@@ -19,7 +19,7 @@ import { insertLedgerRow, type LedgerPayment } from "../src/store/ledger.ts";
 import { MIGRATIONS, type Migration, migrate, SCHEMA_VERSION, SQLITE_MIGRATIONS } from "../src/store/migrations.ts";
 import { openStore, type Store, StoreUnavailableError } from "../src/store/store.ts";
 import { ledgerRowsOf } from "./support/ledger.ts";
-import { freshDatabase } from "./support/postgres.ts";
+import { freshDatabase, freshPostgresStore } from "./support/postgres.ts";
 import {
   buyerAccount,
   capturingLogger,
@@ -57,13 +57,11 @@ describe("migrations", () => {
   });
 
   it.runIf(databaseUrl)("apply once on PostgreSQL and refuse a newer schema", async () => {
-    const db = await freshDatabase(databaseUrl as string);
-    const store = await openStore({ kind: "postgres", url: db.url });
+    const store = await freshPostgresStore(databaseUrl as string);
     try {
       await migrationChecks(store, MIGRATIONS);
     } finally {
       await store.close();
-      await db.drop();
     }
   });
 });
@@ -105,13 +103,11 @@ describe("one settled row per payment", () => {
   });
 
   it.runIf(databaseUrl)("is made so on PostgreSQL, the later duplicates an earlier build left ending not charged", async () => {
-    const db = await freshDatabase(databaseUrl as string);
-    const store = await openStore({ kind: "postgres", url: db.url });
+    const store = await freshPostgresStore(databaseUrl as string);
     try {
       await settledOnceChecks(store);
     } finally {
       await store.close();
-      await db.drop();
     }
   });
 });
@@ -175,8 +171,7 @@ describe("amounts", () => {
   });
 
   it.runIf(databaseUrl)("round-trip exactly on PostgreSQL, 2^200 too", async () => {
-    const db = await freshDatabase(databaseUrl as string);
-    const store = await openStore({ kind: "postgres", url: db.url });
+    const store = await freshPostgresStore(databaseUrl as string);
     try {
       await amountChecks(store);
       await insertLedgerRow(store, payment("0x31", "POST /api/huge", 2n ** 200n), { outcome: "not_charged", status: 500 });
@@ -185,7 +180,6 @@ describe("amounts", () => {
       ]);
     } finally {
       await store.close();
-      await db.drop();
     }
   });
 });

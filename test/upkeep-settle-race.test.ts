@@ -28,11 +28,12 @@ import { createSelfFacilitator } from "../src/payments/facilitator.ts";
 import { reconcileLedger } from "../src/payments/upkeep.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { insertLedgerRow, markLedgerRowVerified, SETTLE_ROW } from "../src/store/ledger.ts";
-import { openStore, type Queryable, type Store } from "../src/store/store.ts";
+import type { Queryable, Store } from "../src/store/store.ts";
 import { freshBuyer } from "./support/fresh-buyer.ts";
 import { ledgerRowsOf } from "./support/ledger.ts";
-import { freshDatabase } from "./support/postgres.ts";
+import { freshPostgresStore } from "./support/postgres.ts";
 import {
+  authorizationOf,
   capturingLogger,
   chainClient,
   challengeOf,
@@ -60,29 +61,14 @@ const databaseUrl = inject("databaseUrl");
 const postgres: Engine = {
   name: "PostgreSQL",
   open: async () => {
-    const db = await freshDatabase(databaseUrl as string);
-    const store = await openStore({ kind: "postgres", url: db.url });
-    return {
-      store,
-      close: async () => {
-        await store.close();
-        await db.drop();
-      },
-    };
+    const store = await freshPostgresStore(databaseUrl as string);
+    return { store, close: () => store.close() };
   },
 };
 
 describe("the upkeep and a retry settling one payment at once, on SQLite", () => raceTests(sqlite));
 // Only with a PostgreSQL server (TEST_DATABASE_URL; scripts/ci/with-postgres.sh starts a throwaway one).
 describe.runIf(databaseUrl)("the upkeep and a retry settling one payment at once, on PostgreSQL", () => raceTests(postgres));
-
-function authOf(header: string): { from: `0x${string}`; nonce: `0x${string}`; validBefore: string } {
-  return (
-    JSON.parse(Buffer.from(header, "base64").toString()) as {
-      payload: { authorization: { from: `0x${string}`; nonce: `0x${string}`; validBefore: string } };
-    }
-  ).payload.authorization;
-}
 
 /** The gate's hash of a `POST /api/payment-verify` request with `body`. */
 const requestHashOf = (body: unknown) =>
@@ -178,7 +164,7 @@ function raceTests(engine: Engine): void {
     const [mined] = (await chainClient().getBlock({ blockNumber: 1n })).transactions;
     const body = { tx_hash: mined as string };
     const header = await signPayment(await challengeOf(`${service.url}/api/payment-verify`, { method: "POST" }), buyer);
-    const auth = authOf(header);
+    const auth = authorizationOf(header);
     const dead = await insertLedgerRow(
       store,
       {
@@ -255,20 +241,13 @@ function raceTests(engine: Engine): void {
     // The retry's transfer lands; before the facilitator answers the gate, the upkeep runs: it
     // finds that transfer for the old row and records it settled, in a transaction left open
     // until the gate's own ledger write (started before that commit) waits for it.
-    let commitUpkeep = () => {};
-    const upkeepMayCommit = new Promise<void>((resolve) => {
-      commitUpkeep = resolve;
-    });
-    const sent = new Promise<void>((resolve) => {
-      ledgerWriteSent = resolve;
-    });
+    const { promise: upkeepMayCommit, resolve: commitUpkeep } = Promise.withResolvers<void>();
+    const { promise: sent, resolve: writeSent } = Promise.withResolvers<void>();
+    ledgerWriteSent = writeSent;
     let upkeep: Promise<number> | undefined;
     afterTransfer = async () => {
       afterTransfer = undefined;
-      let recorded = () => {};
-      const upkeepRecorded = new Promise<void>((resolve) => {
-        recorded = resolve;
-      });
+      const { promise: upkeepRecorded, resolve: recorded } = Promise.withResolvers<void>();
       upkeep = store.atomic(async (tx) => {
         const resolved = await upkeepOn(tx);
         recorded();
@@ -306,17 +285,11 @@ function raceTests(engine: Engine): void {
     // The retry's transfer lands; before the facilitator answers the gate, the upkeep runs: it
     // reads the old row open and finds that transfer on chain, and writes only after the
     // retry's own ledger write (its row settled, the old one closed, its answer kept) is done.
-    let retryAnswered = () => {};
-    const answered = new Promise<void>((resolve) => {
-      retryAnswered = resolve;
-    });
+    const { promise: answered, resolve: retryAnswered } = Promise.withResolvers<void>();
     let upkeep: Promise<number> | undefined;
     afterTransfer = async () => {
       afterTransfer = undefined;
-      let found = () => {};
-      const transferFound = new Promise<void>((resolve) => {
-        found = resolve;
-      });
+      const { promise: transferFound, resolve: found } = Promise.withResolvers<void>();
       const chain = authorizationReader(chainClient(), devnet().usdc);
       const reader: AuthorizationReader = {
         ...chain,

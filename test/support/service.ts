@@ -1,5 +1,5 @@
 import { request as httpRequest } from "node:http";
-import { decodePaymentRequiredHeader } from "@x402/core/http";
+import { decodePaymentRequiredHeader, decodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentRequired } from "@x402/core/types";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
@@ -115,6 +115,22 @@ export async function challengeOf(url: string, init: RequestInit = {}): Promise<
 }
 
 export { signPayment } from "../../scripts/buyer/sign-payment.ts";
+
+/** The EIP-3009 authorisation an exact-EVM payment header carries (payer, nonce, validity). */
+export function authorizationOf(header: string) {
+  return (
+    decodePaymentSignatureHeader(header).payload as {
+      authorization: {
+        from: `0x${string}`;
+        to: `0x${string}`;
+        value: string;
+        validAfter: string;
+        validBefore: string;
+        nonce: `0x${string}`;
+      };
+    }
+  ).authorization;
+}
 export { freshSqliteStore, testStore } from "./file-store.ts";
 
 /** A raw HTTP/1.1 request with the path sent byte for byte (fetch would normalise it). */
