@@ -186,8 +186,9 @@ function feeJudged(fee: TransferFee, decimals: number, priceUsd: number | null) 
   const charged = fee.bps > 0 && fee.max > 0n;
   const cap = `${fee.bps / 100}% capped at ${formatUnits(fee.max, decimals)} tokens`;
   if (!charged) return { cap, high: false, charged, effect: "no fee is charged" };
-  const atomic = priceUsd === null ? Number.NaN : Math.round((REFERENCE_TRADE_USD / priceUsd) * 10 ** decimals);
-  if (priceUsd === null || !(priceUsd > 0) || !Number.isFinite(atomic)) {
+  // The trade in atomic units; not finite with no usable price (none, 0, or too small to size it).
+  const atomic = priceUsd !== null && priceUsd > 0 ? Math.round((REFERENCE_TRADE_USD / priceUsd) * 10 ** decimals) : Number.NaN;
+  if (!Number.isFinite(atomic) || priceUsd === null) {
     // Without a price the cap cannot be weighed against a trade: the rate alone decides.
     return { cap, high: fee.bps >= HIGH_TAX_BPS, charged, effect: `no price to value the cap, judged by its ${fee.bps / 100}% rate` };
   }
