@@ -29,7 +29,7 @@ import { corsGetHeaders, corsHeaders } from "./middleware/cors.ts";
 import { documentCache, type HeldAnswer } from "./middleware/document-cache.ts";
 import type { Drain } from "./middleware/drain.ts";
 import { countRequestNow, metricsEndpoint, requestCounter, requestMetrics } from "./middleware/metrics.ts";
-import { rateLimiter } from "./middleware/rate-limit.ts";
+import { addressOf, rateLimiter } from "./middleware/rate-limit.ts";
 import { beginRequest, logRequestLine, requestContext, requestIdFor, requestIdOf } from "./middleware/request-context.ts";
 import { knownMethods, saneHost } from "./middleware/request-line.ts";
 import { paymentOf, routeMatch, routeOf } from "./middleware/route-match.ts";
@@ -241,7 +241,14 @@ export function createApp({
       path: req.path,
       gate,
       site: site.id,
-      calls: { address: req.ip ?? req.socket.remoteAddress, admit: limiter.admit, admitFree: limiter.admitFree },
+      calls: {
+        // Read only by /mcp (addressOf resolves the trusted proxies at each read).
+        get address() {
+          return addressOf(req);
+        },
+        admit: limiter.admit,
+        admitFree: limiter.admitFree,
+      },
       payment: () => paymentOf(req),
       ...(matched ? { matched } : {}),
     };

@@ -78,7 +78,7 @@ function payerIn(decoded: ReturnType<PaymentDecoder> | undefined): string | unde
  * resolution on every read, so it is read only where a request is counted, never for the
  * requests that are not (static files).
  */
-const addressOf = (req: Request): string | undefined => req.ip ?? req.socket.remoteAddress;
+export const addressOf = (req: Request): string | undefined => req.ip ?? req.socket.remoteAddress;
 
 /** An HTTP request's kind, by the route matched once at the edge (src/server/middleware/route-match.ts). */
 function kindOfRequest(req: Request): "free" | "paid" | "exempt" {
