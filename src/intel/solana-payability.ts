@@ -9,13 +9,12 @@
 import { generateKeyPairSigner, isAddress, type KeyPairSigner } from "@solana/kit";
 import { x402Client, x402HTTPClient } from "@x402/core/client";
 import type { PaymentRequired, PaymentRequirements, SchemeNetworkClient } from "@x402/core/types";
-import { findDefaultAsset } from "@x402/svm";
+import { findDefaultAsset, TOKEN_PROGRAM_ADDRESS } from "@x402/svm";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import { isObject } from "../json.ts";
 import { isUsdc } from "./networks.ts";
 import { controlOf, messageOf, optionAnswer, signOffline } from "./sign-offline.ts";
 
-const TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
 /** A well-formed blockhash for offline signing: a real buyer reads the latest one itself. */
 const PLACEHOLDER_BLOCKHASH = "11111111111111111111111111111111";
 
@@ -47,7 +46,7 @@ class CheckingSvmClient implements SchemeNetworkClient {
     // What getAccountInfo answers for USDC's mint: the SPL Token program, 6 decimals.
     (client as unknown as { mintCache: Map<string, Promise<unknown>> }).mintCache.set(
       `${requirements.network}:${requirements.asset}`,
-      Promise.resolve({ decimals: 6, programAddress: TOKEN_PROGRAM }),
+      Promise.resolve({ decimals: 6, programAddress: TOKEN_PROGRAM_ADDRESS }),
     );
     const extra = requirements.extra ?? {};
     const withBlockhash = extra.recentBlockhash

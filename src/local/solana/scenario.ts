@@ -26,12 +26,13 @@ import {
   getTransferCheckedInstruction,
   TOKEN_2022_PROGRAM_ADDRESS,
 } from "@solana-program/token-2022";
+import { TOKEN_PROGRAM_ADDRESS } from "@x402/svm";
 import { solana } from "../../networks/solana.ts";
 import { localKey, type SolanaKey } from "../../solana/keys.ts";
 import type { LocalSolana } from "./local-chain.ts";
 
-/** The classic SPL Token program. */
-export const TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA" as Address;
+/** The classic SPL Token program, as kit's Address. */
+export const TOKEN_PROGRAM = TOKEN_PROGRAM_ADDRESS as Address;
 /** USDC's mint on the network local mode stands in for (canonical: buyers' stock code names it). */
 export const USDC_MINT = solana.usdc.address as Address;
 
