@@ -24,8 +24,9 @@ import { solanaRoutes } from "../spec/routes/solana.ts";
 import { routes } from "../spec/routes.ts";
 import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
+import { freshBuyer } from "./support/fresh-buyer.ts";
 import { scenario } from "./support/scenario.ts";
-import { buyerAccount, chainClient, challengeOf, devnet, startTestService, usdcBalance } from "./support/service.ts";
+import { buyerAccount, chainClient, challengeOf, devnet, payingFetch, startTestService, usdcBalance } from "./support/service.ts";
 
 const PRICE = 100_000n; // verifyPayment (POST /api/payment-verify): 0.10 USDC
 const HONEYPOT_PRICE = 50_000n; // v1HoneypotCheck (POST /v1/honeypot-check on the secondary site): 0.05 USDC
@@ -274,6 +275,30 @@ async function inProcessStdio(
   await client.connect(clientSide);
   return { client, sent };
 }
+
+describe("npm run mcp reads the buyer's prepaid balance", () => {
+  it("signs in with BUYER_PRIVATE_KEY for getBalance, which answers only its wallet, paying nothing", async () => {
+    const buyer = await freshBuyer(2_000_000n);
+    const topUp = await payingFetch(buyer)(`${service.url}/api/balance/topup?amount=1`, { method: "POST" });
+    expect(topUp.status).toBe(200);
+    const before = await usdcBalance(buyer.address);
+    const client = await stdioClient({ BUYER_PRIVATE_KEY: buyer.privateKey });
+    try {
+      const result = (await client.callTool({ name: "getBalance", arguments: {} })) as CallToolResult;
+      expect(result.isError).toBeUndefined();
+      expect(result.structuredContent).toEqual({
+        user_id: buyer.address.toLowerCase(),
+        balance: 1,
+        credits_left: 10,
+        movements: [{ at: expect.any(String), kind: "topup", amount: 1, route: "POST /api/balance/topup", request_id: expect.any(String) }],
+        debits_by_route: [],
+      });
+      expect(await usdcBalance(buyer.address)).toBe(before);
+    } finally {
+      await client.close();
+    }
+  });
+});
 
 describe("npm run mcp pays only what tools/list showed, to the service's payee", () => {
   it("refuses a challenge asking more than the tool's listed price, though within the caps, signing nothing", async () => {

@@ -7,7 +7,8 @@
  * 402 challenge itself. The challenge must also ask no more than the price tools/list showed (for
  * the top-up, exactly the amount chosen) and, when the payee is known, name that payee: an origin
  * that is stale, compromised or tampered with in transit cannot make this server sign for more or
- * for someone else.
+ * for someone else. A free tool that answers only a signed-in wallet (getBalance) gets the buyer's
+ * sign-in, which pays nothing.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
@@ -19,6 +20,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { PaymentRequirements } from "@x402/core/types";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
+import { wrapFetchWithSIWx } from "@x402/extensions/sign-in-with-x";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import bs58 from "bs58";
 import { getAddress, isAddress, isHex, parseUnits } from "viem";
@@ -418,8 +420,12 @@ export function createStdioServer(options: StdioServerOptions): Server {
     if (!entry) throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${request.params.name}; tools/list names them all.`);
     const args = request.params.arguments;
     if (entry.route.price === null) {
+      // A free tool that answers only a signed-in wallet (getBalance) is answered for the buyer:
+      // it signs in when the challenge asks, which pays nothing.
+      const plain = options.fetch ?? fetch;
+      const free = options.buyer && !entry.solana ? wrapFetchWithSIWx(plain, options.buyer) : plain;
       try {
-        return await toolResultOf(await (options.fetch ?? fetch)(routeRequest(entry.route, args, entry.baseUrl)));
+        return await toolResultOf(await free(routeRequest(entry.route, args, entry.baseUrl)));
       } catch (error) {
         return toolError("call_failed", `The call to ${entry.baseUrl} failed: ${error instanceof Error ? error.message : String(error)}.`);
       }
