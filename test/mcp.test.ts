@@ -7,6 +7,8 @@
  *   MCP SDK, settles once however often the same payment is retried, and never charges a failing
  *   call; on the secondary site it offers that site's routes, priced and challenged on its origin.
  */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -294,6 +296,36 @@ describe("npm run mcp reads the buyer's prepaid balance", () => {
         debits_by_route: [],
       });
       expect(await usdcBalance(buyer.address)).toBe(before);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe("npm run mcp when the service is not running", () => {
+  it("says the connection was refused, for a free and a paid tool, and pays nothing", async () => {
+    // A port nothing listens on: one the system just handed out and took back.
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+    const { port } = probe.address() as AddressInfo;
+    await new Promise((resolve) => probe.close(resolve));
+    const origin = `http://127.0.0.1:${port}`;
+    const { client, sent } = await inProcessStdio({ baseUrl: origin });
+    try {
+      const refused = `The call to ${origin} failed: fetch failed (connect ECONNREFUSED 127.0.0.1:${port}).`;
+      expect(await client.callTool({ name: "getHealth", arguments: {} })).toEqual({
+        isError: true,
+        content: [{ type: "text", text: refused }],
+        structuredContent: { error: { code: "call_failed", message: refused } },
+      });
+      const unpaid = `${refused} Nothing was paid.`;
+      expect(await client.callTool({ name: "verifyPayment", arguments: { tx_hash: unknownTx } })).toEqual({
+        isError: true,
+        content: [{ type: "text", text: unpaid }],
+        structuredContent: { error: { code: "call_failed", message: unpaid } },
+      });
+      // Neither request got as far as a challenge, so nothing was signed.
+      expect(sent).toEqual([null, null]);
     } finally {
       await client.close();
     }

@@ -316,6 +316,16 @@ function payingFetch(options: StdioServerOptions, buyer: PrivateKeyAccount | x40
   return wrapFetchWithPayment(options.fetch ?? fetch, client);
 }
 
+/**
+ * Why a request got no answer. fetch says only "fetch failed" and keeps the reason (a refused
+ * connection, an unknown host) in its cause, which is what tells a user the service is not running.
+ */
+function whyFailed(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error ? error.cause.message : undefined;
+  return cause && !error.message.includes(cause) ? `${error.message} (${cause})` : error.message;
+}
+
 /** Whether a paid answer may have moved money: a success, or a settlement whose outcome is unknown. */
 async function mayHaveCharged(response: Response): Promise<boolean> {
   if (response.ok) return true;
@@ -381,10 +391,7 @@ async function callPaidTool(
     const paid = held.reservation
       ? " A payment was signed and may have been used; it counts against this session's cap."
       : " Nothing was paid.";
-    return toolError(
-      "call_failed",
-      `The call to ${entry.baseUrl} failed: ${error instanceof Error ? error.message : String(error)}.${paid}`,
-    );
+    return toolError("call_failed", `The call to ${entry.baseUrl} failed: ${whyFailed(error)}.${paid}`);
   }
   if (held.reservation) {
     if (await mayHaveCharged(response)) held.reservation.commit();
@@ -427,7 +434,7 @@ export function createStdioServer(options: StdioServerOptions): Server {
       try {
         return await toolResultOf(await free(routeRequest(entry.route, args, entry.baseUrl)));
       } catch (error) {
-        return toolError("call_failed", `The call to ${entry.baseUrl} failed: ${error instanceof Error ? error.message : String(error)}.`);
+        return toolError("call_failed", `The call to ${entry.baseUrl} failed: ${whyFailed(error)}.`);
       }
     }
     return callPaidTool(options, entry, args);
