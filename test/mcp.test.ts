@@ -332,6 +332,69 @@ describe("npm run mcp when the service is not running", () => {
   });
 });
 
+describe("npm run mcp after a settlement whose outcome is unknown", () => {
+  let flaky: RunningService;
+  let late: Promise<unknown> | undefined;
+  beforeAll(async () => {
+    // The first settlement's answer is lost (a dropped connection: its outcome is unknown), and
+    // its transfer lands a moment later; the later ones go through.
+    const d = devnet();
+    const { createSelfFacilitator } = await import("../src/payments/facilitator.ts");
+    const { rpcTransport } = await import("../src/chain/client.ts");
+    const real = createSelfFacilitator(d.facilitator.privateKey, base.chainAt([d.rpcUrl]), rpcTransport([d.rpcUrl]), base.id);
+    let settles = 0;
+    flaky = await startTestService({
+      facilitator: {
+        verify: (p, r) => real.verify(p, r),
+        getSupported: () => real.getSupported(),
+        settle: (p, r) => {
+          settles += 1;
+          if (settles > 1) return real.settle(p, r);
+          late = new Promise((resolve) => setTimeout(resolve, 200)).then(() => real.settle(p, r));
+          return Promise.reject(new Error("socket hang up"));
+        },
+      },
+    });
+  });
+  afterAll(() => flaky.close());
+
+  it("sends the same payment again when the same call is made again, so the answer is paid once though it landed late", async () => {
+    const buyer = await freshBuyer(1_000_000n);
+    const caps = new SpendCaps({ maxPerCall: 1_000_000n, maxSession: 1_000_000n });
+    const { client, sent } = await inProcessStdio({ baseUrl: flaky.url, buyer, caps });
+    try {
+      const call = { name: "verifyPayment", arguments: { tx_hash: unknownTx } };
+      const first = (await client.callTool(call)) as CallToolResult;
+      expect(first.isError).toBe(true);
+      expect(first.structuredContent).toMatchObject({ error: { code: "settlement_unknown" } });
+      expect(first.content.at(-1)).toEqual({
+        type: "text",
+        text: "Call this tool again with the same arguments: this MCP server then sends the same payment again, which the service never charges twice.",
+      });
+      // The payment is counted against the caps until its outcome is known.
+      expect(caps.spent).toBe(0n);
+      expect(caps.refusal(1_000_000n)).toBe(
+        "This call costs $1.00 and this session has already committed $0.10 of its $1.00 cap (MCP_MAX_SPEND_USD). Nothing was paid.",
+      );
+      await late;
+      expect(await usdcBalance(buyer.address)).toBe(1_000_000n - PRICE);
+
+      const second = (await client.callTool(call)) as CallToolResult;
+      expect(second.isError).toBeUndefined();
+      expect(second.structuredContent).toEqual(unknownTxAnswer);
+      // Charged once: the late transfer paid for this answer.
+      expect(await usdcBalance(buyer.address)).toBe(1_000_000n - PRICE);
+      const settlement = settlementOf(second);
+      expect(await transfersOf(settlement?.transaction as string)).toEqual([[buyer.address, devnet().payTo, PRICE]]);
+      // One signature, sent with the first call and again, as it was, with the second.
+      expect(sent).toEqual([null, expect.any(String), sent[1]]);
+      expect(caps.spent).toBe(PRICE);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
 describe("npm run mcp pays only what tools/list showed, to the service's payee", () => {
   it("refuses a challenge asking more than the tool's listed price, though within the caps, signing nothing", async () => {
     // tools/list shows askKb at $0.01 (a stale route table, or an origin now asking more); the
