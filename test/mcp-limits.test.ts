@@ -7,7 +7,9 @@
  * - arguments nested 10,000 levels, a `tools/call` without params and an unknown tool are
  *   JSON-RPC `-32602` with the HTTP error body as `data`, never `-32603`;
  * - a client advertising `org.x402/payment` gets `resultType: "payment_required"`, pays with
- *   `_meta["x402/payment"]` and gets `resultType: "complete"` with the settlement.
+ *   `_meta["x402/payment"]` and gets `resultType: "complete"` with the settlement;
+ * - a payment the facilitator refuses to settle gets the route's `PaymentRequired` with the
+ *   reason in either binding, and nothing is charged.
  */
 import { randomBytes } from "node:crypto";
 import { decodePaymentSignatureHeader } from "@x402/core/http";
@@ -411,5 +413,73 @@ describe("POST /mcp: the org.x402/payment extension binding", () => {
     const plainResult = plain.answers[0]?.result as { content: { text: string }[] };
     expect(plainResult).toEqual({ isError: true, structuredContent: expected, content: [{ type: "text", text: expect.any(String) }] });
     expect(JSON.parse(plainResult.content[0]?.text as string)).toEqual(expected);
+  });
+});
+
+describe("POST /mcp: a payment the facilitator refuses to settle", () => {
+  let service: RunningService;
+  beforeAll(async () => {
+    // A facilitator that verifies on the devnet but refuses every settlement before broadcasting,
+    // as a remote facilitator does when the payer's USDC is gone by the time it settles.
+    const d = devnet();
+    const { createSelfFacilitator } = await import("../src/payments/facilitator.ts");
+    const { rpcTransport } = await import("../src/chain/client.ts");
+    const real = createSelfFacilitator(d.facilitator.privateKey, base.chainAt([d.rpcUrl]), rpcTransport([d.rpcUrl]), base.id);
+    const settle = async () =>
+      ({ success: false, errorReason: "insufficient_funds", errorMessage: "", transaction: "", network: base.id }) as const;
+    service = await startTestService({
+      facilitator: { verify: (p, r) => real.verify(p, r), getSupported: () => real.getSupported(), settle },
+    });
+  });
+  afterAll(() => service.close());
+
+  it("answers the route's PaymentRequired with the reason in both bindings, charging nothing", async () => {
+    const buyer = buyerAccount(6);
+    const before = await usdcBalance(buyer.address);
+    const args = { tx_hash: txHash(0xe200) };
+    const challenge = await challengeOf(`${service.url}/api/payment-verify`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(args),
+    });
+    const siwx = challenge.extensions?.["sign-in-with-x"] as { info: Record<string, unknown> };
+    const fresh = { nonce: expect.any(String), issuedAt: expect.any(String) };
+    const expected = {
+      ...challenge,
+      error: "insufficient_funds",
+      extensions: { ...challenge.extensions, "sign-in-with-x": { ...siwx, info: { ...siwx.info, ...fresh } } },
+    };
+    const receipt = { success: false, errorReason: "insufficient_funds", transaction: "", network: base.id };
+    const message =
+      "The payment could not be settled, so the answer was withheld and you were not charged. Sign a fresh authorisation and retry.";
+
+    const header = await signPayment(challenge, buyer);
+    const plain = await mcpRpc(service.url, call(1, "verifyPayment", args, { "x402/payment": decodePaymentSignatureHeader(header) }));
+    const result = plain.answers[0]?.result as { content: { text: string }[] };
+    expect(result).toEqual({
+      isError: true,
+      structuredContent: expected,
+      content: [
+        { type: "text", text: expect.any(String) },
+        { type: "text", text: message },
+      ],
+      _meta: { "x402/payment-response": receipt },
+    });
+    expect(JSON.parse(result.content[0]?.text as string)).toEqual(expected);
+
+    const second = await signPayment(challenge, buyer);
+    const extension = await mcpRpc(
+      service.url,
+      call(2, "verifyPayment", args, { ...CAPABILITY, "x402/payment": decodePaymentSignatureHeader(second) }),
+    );
+    expect(extension.answers[0]?.result).toEqual({
+      resultType: "payment_required",
+      paymentRequired: expected,
+      _meta: { "x402/payment-response": receipt },
+    });
+
+    expect(await authorizationUsed(header)).toBe(false);
+    expect(await authorizationUsed(second)).toBe(false);
+    expect(await usdcBalance(buyer.address)).toBe(before);
   });
 });

@@ -7,6 +7,8 @@
  *   MCP SDK, settles once however often the same payment is retried, and never charges a failing
  *   call; on the secondary site it offers that site's routes, priced and challenged on its origin.
  */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -24,8 +26,9 @@ import { solanaRoutes } from "../spec/routes/solana.ts";
 import { routes } from "../spec/routes.ts";
 import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
+import { freshBuyer } from "./support/fresh-buyer.ts";
 import { scenario } from "./support/scenario.ts";
-import { buyerAccount, chainClient, challengeOf, devnet, startTestService, usdcBalance } from "./support/service.ts";
+import { buyerAccount, chainClient, challengeOf, devnet, payingFetch, startTestService, usdcBalance } from "./support/service.ts";
 
 const PRICE = 100_000n; // verifyPayment (POST /api/payment-verify): 0.10 USDC
 const HONEYPOT_PRICE = 50_000n; // v1HoneypotCheck (POST /v1/honeypot-check on the secondary site): 0.05 USDC
@@ -274,6 +277,123 @@ async function inProcessStdio(
   await client.connect(clientSide);
   return { client, sent };
 }
+
+describe("npm run mcp reads the buyer's prepaid balance", () => {
+  it("signs in with BUYER_PRIVATE_KEY for getBalance, which answers only its wallet, paying nothing", async () => {
+    const buyer = await freshBuyer(2_000_000n);
+    const topUp = await payingFetch(buyer)(`${service.url}/api/balance/topup?amount=1`, { method: "POST" });
+    expect(topUp.status).toBe(200);
+    const before = await usdcBalance(buyer.address);
+    const client = await stdioClient({ BUYER_PRIVATE_KEY: buyer.privateKey });
+    try {
+      const result = (await client.callTool({ name: "getBalance", arguments: {} })) as CallToolResult;
+      expect(result.isError).toBeUndefined();
+      expect(result.structuredContent).toEqual({
+        user_id: buyer.address.toLowerCase(),
+        balance: 1,
+        credits_left: 10,
+        movements: [{ at: expect.any(String), kind: "topup", amount: 1, route: "POST /api/balance/topup", request_id: expect.any(String) }],
+        debits_by_route: [],
+      });
+      expect(await usdcBalance(buyer.address)).toBe(before);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe("npm run mcp when the service is not running", () => {
+  it("says the connection was refused, for a free and a paid tool, and pays nothing", async () => {
+    // A port nothing listens on: one the system just handed out and took back.
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+    const { port } = probe.address() as AddressInfo;
+    await new Promise((resolve) => probe.close(resolve));
+    const origin = `http://127.0.0.1:${port}`;
+    const { client, sent } = await inProcessStdio({ baseUrl: origin });
+    try {
+      const refused = `The call to ${origin} failed: fetch failed (connect ECONNREFUSED 127.0.0.1:${port}).`;
+      expect(await client.callTool({ name: "getHealth", arguments: {} })).toEqual({
+        isError: true,
+        content: [{ type: "text", text: refused }],
+        structuredContent: { error: { code: "call_failed", message: refused } },
+      });
+      const unpaid = `${refused} Nothing was paid.`;
+      expect(await client.callTool({ name: "verifyPayment", arguments: { tx_hash: unknownTx } })).toEqual({
+        isError: true,
+        content: [{ type: "text", text: unpaid }],
+        structuredContent: { error: { code: "call_failed", message: unpaid } },
+      });
+      // Neither request got as far as a challenge, so nothing was signed.
+      expect(sent).toEqual([null, null]);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe("npm run mcp after a settlement whose outcome is unknown", () => {
+  let flaky: RunningService;
+  let late: Promise<unknown> | undefined;
+  beforeAll(async () => {
+    // The first settlement's answer is lost (a dropped connection: its outcome is unknown), and
+    // its transfer lands a moment later; the later ones go through.
+    const d = devnet();
+    const { createSelfFacilitator } = await import("../src/payments/facilitator.ts");
+    const { rpcTransport } = await import("../src/chain/client.ts");
+    const real = createSelfFacilitator(d.facilitator.privateKey, base.chainAt([d.rpcUrl]), rpcTransport([d.rpcUrl]), base.id);
+    let settles = 0;
+    flaky = await startTestService({
+      facilitator: {
+        verify: (p, r) => real.verify(p, r),
+        getSupported: () => real.getSupported(),
+        settle: (p, r) => {
+          settles += 1;
+          if (settles > 1) return real.settle(p, r);
+          late = new Promise((resolve) => setTimeout(resolve, 200)).then(() => real.settle(p, r));
+          return Promise.reject(new Error("socket hang up"));
+        },
+      },
+    });
+  });
+  afterAll(() => flaky.close());
+
+  it("sends the same payment again when the same call is made again, so the answer is paid once though it landed late", async () => {
+    const buyer = await freshBuyer(1_000_000n);
+    const caps = new SpendCaps({ maxPerCall: 1_000_000n, maxSession: 1_000_000n });
+    const { client, sent } = await inProcessStdio({ baseUrl: flaky.url, buyer, caps });
+    try {
+      const call = { name: "verifyPayment", arguments: { tx_hash: unknownTx } };
+      const first = (await client.callTool(call)) as CallToolResult;
+      expect(first.isError).toBe(true);
+      expect(first.structuredContent).toMatchObject({ error: { code: "settlement_unknown" } });
+      expect(first.content.at(-1)).toEqual({
+        type: "text",
+        text: "Call this tool again with the same arguments: this MCP server then sends the same payment again, which the service never charges twice.",
+      });
+      // The payment is counted against the caps until its outcome is known.
+      expect(caps.spent).toBe(0n);
+      expect(caps.refusal(1_000_000n)).toBe(
+        "This call costs $1.00 and this session has already committed $0.10 of its $1.00 cap (MCP_MAX_SPEND_USD). Nothing was paid.",
+      );
+      await late;
+      expect(await usdcBalance(buyer.address)).toBe(1_000_000n - PRICE);
+
+      const second = (await client.callTool(call)) as CallToolResult;
+      expect(second.isError).toBeUndefined();
+      expect(second.structuredContent).toEqual(unknownTxAnswer);
+      // Charged once: the late transfer paid for this answer.
+      expect(await usdcBalance(buyer.address)).toBe(1_000_000n - PRICE);
+      const settlement = settlementOf(second);
+      expect(await transfersOf(settlement?.transaction as string)).toEqual([[buyer.address, devnet().payTo, PRICE]]);
+      // One signature, sent with the first call and again, as it was, with the second.
+      expect(sent).toEqual([null, expect.any(String), sent[1]]);
+      expect(caps.spent).toBe(PRICE);
+    } finally {
+      await client.close();
+    }
+  });
+});
 
 describe("npm run mcp pays only what tools/list showed, to the service's payee", () => {
   it("refuses a challenge asking more than the tool's listed price, though within the caps, signing nothing", async () => {

@@ -7,7 +7,9 @@
  * 402 challenge itself. The challenge must also ask no more than the price tools/list showed (for
  * the top-up, exactly the amount chosen) and, when the payee is known, name that payee: an origin
  * that is stale, compromised or tampered with in transit cannot make this server sign for more or
- * for someone else.
+ * for someone else. A payment whose outcome is not known (settlement_unknown, or a lost answer)
+ * is sent again, as it was, by the same call made again, so an answer is never paid twice. A free
+ * tool that answers only a signed-in wallet (getBalance) gets the buyer's sign-in, which pays nothing.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
@@ -19,6 +21,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { PaymentRequirements } from "@x402/core/types";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
+import { wrapFetchWithSIWx } from "@x402/extensions/sign-in-with-x";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import bs58 from "bs58";
 import { getAddress, isAddress, isHex, parseUnits } from "viem";
@@ -221,11 +224,35 @@ function isUsdc(requirements: PaymentRequirements): boolean {
   return network !== undefined && requirements.asset.toLowerCase() === network.usdc.address.toLowerCase();
 }
 
-/** What one paid call holds: its reservation once signed, or why its challenge was refused. */
+/** What one paid call holds: its reservation and payment once signed, or why its challenge was refused. */
 interface Held {
   reservation?: Reservation;
+  /** The PAYMENT-SIGNATURE header sent with the paid request. */
+  header?: string;
   refused?: { code: ToolErrorCode; message: string; details: JsonObject };
 }
+
+/**
+ * A payment sent whose outcome is not known (its settlement's outcome is unknown, or its answer
+ * was lost): its reservation stays held, and the same call sends the same payment again, which
+ * the service answers without a second charge, instead of signing a new one that could be
+ * charged besides it.
+ */
+interface Unsettled {
+  header: string;
+  reservation: Reservation;
+}
+
+/** The payments of this session whose outcome is not known, by the request they paid for. */
+type UnsettledPayments = Map<string, Unsettled>;
+
+/** What makes two calls the same request to the service: method, URL and body. */
+async function requestKey(request: Request): Promise<string> {
+  return `${request.method} ${request.url} ${await request.clone().text()}`;
+}
+
+const RESEND_NOTE =
+  "Call this tool again with the same arguments: this MCP server then sends the same payment again, which the service never charges twice.";
 
 /** What the challenge of one paid call may ask. */
 interface Expected {
@@ -311,27 +338,99 @@ function payingFetch(options: StdioServerOptions, buyer: PrivateKeyAccount | x40
     // No await since the cap check above, so the reservation cannot be refused now.
     held.reservation = options.caps.reserve(amount);
   });
-  return wrapFetchWithPayment(options.fetch ?? fetch, client);
+  const send = options.fetch ?? fetch;
+  const recording: typeof fetch = (input, init) => {
+    const request = new Request(input, init);
+    held.header = request.headers.get("payment-signature") ?? held.header;
+    return send(request);
+  };
+  return wrapFetchWithPayment(recording, client);
 }
 
-/** Whether a paid answer may have moved money: a success, or a settlement whose outcome is unknown. */
-async function mayHaveCharged(response: Response): Promise<boolean> {
-  if (response.ok) return true;
-  if (response.status !== 402) return false;
+/**
+ * Why a request got no answer. fetch says only "fetch failed" and keeps the reason (a refused
+ * connection, an unknown host) in its cause, which is what tells a user the service is not running.
+ */
+function whyFailed(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error ? error.cause.message : undefined;
+  return cause && !error.message.includes(cause) ? `${error.message} (${cause})` : error.message;
+}
+
+/** The service's error code of an answer, if it has one. */
+async function errorCodeOf(response: Response): Promise<unknown> {
   const body = (await response
     .clone()
     .json()
     .catch(() => undefined)) as { error?: { code?: unknown } } | undefined;
-  return body?.error?.code === "settlement_unknown";
+  return body?.error?.code;
+}
+
+/** Whether a paid answer is a settlement whose outcome is unknown: the payment may still be charged, for this request. */
+async function settlementUnknown(response: Response): Promise<boolean> {
+  return response.status === 402 && (await errorCodeOf(response)) === "settlement_unknown";
+}
+
+/** The tool result of an answer that leaves a payment open, with how to get the answer without paying twice. */
+async function openResult(response: Response): Promise<CallToolResult> {
+  const result = await toolResultOf(response);
+  return { ...result, content: [...result.content, { type: "text", text: RESEND_NOTE }] };
+}
+
+/**
+ * Send an open payment again with its call: undefined when the service refused it (it was never
+ * used: its reservation is given back and the call pays afresh), else the call's result.
+ */
+async function resend(
+  options: StdioServerOptions,
+  entry: SiteTool,
+  args: Record<string, unknown> | undefined,
+  key: string,
+  open: Unsettled,
+  unsettled: UnsettledPayments,
+): Promise<CallToolResult | undefined> {
+  let response: Response;
+  try {
+    response = await (options.fetch ?? fetch)(routeRequest(entry.route, args, entry.baseUrl, { "PAYMENT-SIGNATURE": open.header }));
+  } catch (error) {
+    return toolError("call_failed", `The call to ${entry.baseUrl} failed: ${whyFailed(error)}. ${RESEND_NOTE}`);
+  }
+  if (response.ok) {
+    unsettled.delete(key);
+    open.reservation.commit();
+    return toolResultOf(response);
+  }
+  const code = response.status === 402 ? await errorCodeOf(response) : undefined;
+  if (code === "payment_already_used") {
+    // Used, though not for an answer this call can get back now: it was charged.
+    unsettled.delete(key);
+    open.reservation.commit();
+    return toolResultOf(response);
+  }
+  if (response.status === 402 && code !== "settlement_unknown") {
+    // Refused (expired, or settled now and failed): that authorisation moved nothing.
+    unsettled.delete(key);
+    open.reservation.release();
+    return undefined;
+  }
+  // Still unknown, in progress, or not looked at (a rate limit, an outage): the payment stays open.
+  return openResult(response);
 }
 
 async function callPaidTool(
   options: StdioServerOptions,
   entry: SiteTool,
   args: Record<string, unknown> | undefined,
+  unsettled: UnsettledPayments,
 ): Promise<CallToolResult> {
   const { route } = entry;
   const request = routeRequest(route, args, entry.baseUrl);
+  const key = await requestKey(request);
+  const open = unsettled.get(key);
+  if (open) {
+    const result = await resend(options, entry, args, key, open, unsettled);
+    if (result) return result;
+  }
   // A price chosen by the caller (a top-up's amount) is checked at that amount; the challenge is checked again.
   // It is read from the query string the service receives, parsed as the service's gate parses it,
   // so the exact check below cannot disagree with the amount the service asks.
@@ -374,18 +473,24 @@ async function callPaidTool(
     response = await pay(request);
   } catch (error) {
     if (held.refused) return toolError(held.refused.code, held.refused.message, held.refused.details);
-    // Signed and sent but no answer: it may have been used, so it stays counted.
+    // Signed and sent but no answer: it may have been used, so it stays counted until resent.
+    if (held.reservation && held.header) {
+      unsettled.set(key, { header: held.header, reservation: held.reservation });
+      const message = `The call to ${entry.baseUrl} failed: ${whyFailed(error)}. A payment was signed and may have been used; it counts against this session's cap. ${RESEND_NOTE}`;
+      return toolError("call_failed", message);
+    }
     held.reservation?.commit();
     const paid = held.reservation
       ? " A payment was signed and may have been used; it counts against this session's cap."
       : " Nothing was paid.";
-    return toolError(
-      "call_failed",
-      `The call to ${entry.baseUrl} failed: ${error instanceof Error ? error.message : String(error)}.${paid}`,
-    );
+    return toolError("call_failed", `The call to ${entry.baseUrl} failed: ${whyFailed(error)}.${paid}`);
   }
   if (held.reservation) {
-    if (await mayHaveCharged(response)) held.reservation.commit();
+    if (held.header && (await settlementUnknown(response))) {
+      unsettled.set(key, { header: held.header, reservation: held.reservation });
+      return openResult(response);
+    }
+    if (response.ok) held.reservation.commit();
     else held.reservation.release();
   }
   return toolResultOf(response);
@@ -401,6 +506,7 @@ export function createStdioServer(options: StdioServerOptions): Server {
     ...(options.solana ? siteTools(options.solana.routes, options.solana.baseUrl, true) : []),
   ]);
   const { caps } = options;
+  const unsettled: UnsettledPayments = new Map();
   const origins = [
     options.secondary ? `${options.baseUrl} (/api/) and ${options.secondary.baseUrl} (/v1/)` : options.baseUrl,
     ...(options.solana ? [` and ${options.solana.baseUrl} (/v1/ on Solana, paid in USDC on Solana)`] : []),
@@ -418,13 +524,17 @@ export function createStdioServer(options: StdioServerOptions): Server {
     if (!entry) throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${request.params.name}; tools/list names them all.`);
     const args = request.params.arguments;
     if (entry.route.price === null) {
+      // A free tool that answers only a signed-in wallet (getBalance) is answered for the buyer:
+      // it signs in when the challenge asks, which pays nothing.
+      const plain = options.fetch ?? fetch;
+      const free = options.buyer && !entry.solana ? wrapFetchWithSIWx(plain, options.buyer) : plain;
       try {
-        return await toolResultOf(await (options.fetch ?? fetch)(routeRequest(entry.route, args, entry.baseUrl)));
+        return await toolResultOf(await free(routeRequest(entry.route, args, entry.baseUrl)));
       } catch (error) {
-        return toolError("call_failed", `The call to ${entry.baseUrl} failed: ${error instanceof Error ? error.message : String(error)}.`);
+        return toolError("call_failed", `The call to ${entry.baseUrl} failed: ${whyFailed(error)}.`);
       }
     }
-    return callPaidTool(options, entry, args);
+    return callPaidTool(options, entry, args, unsettled);
   });
   return server;
 }

@@ -25,7 +25,7 @@ import {
   McpError,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from "@modelcontextprotocol/sdk/types.js";
-import { encodePaymentSignatureHeader } from "@x402/core/http";
+import { decodePaymentRequiredHeader, encodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload } from "@x402/core/types";
 import packageJson from "../../package.json" with { type: "json" };
 import type { RouteDef } from "../../spec/route.ts";
@@ -135,6 +135,28 @@ function callParams(params: unknown): { name: string; args: JsonObject | undefin
   return { name: params.name, args: params.arguments as JsonObject | undefined, meta: params._meta as JsonObject | undefined };
 }
 
+/**
+ * `answer` itself, unless it is a 402 `settlement_failed` (the payment was verified but could not
+ * be settled; nothing was charged): then the same answer with the route's challenge, from
+ * `unpaid`, in its PAYMENT-REQUIRED, whose `error` is the settlement's reason. A
+ * `settlement_unknown` keeps its answer: its remedy is the same payment again, not a new one.
+ */
+async function withChallengeIfUnsettled(answer: Response, unpaid: () => Promise<Response>): Promise<Response> {
+  if (answer.status !== 402 || answer.headers.has("payment-required")) return answer;
+  const body = parseJsonOrUndefined(await answer.clone().text());
+  const error = isObject(body) ? body.error : undefined;
+  if (!isObject(error) || error.code !== "settlement_failed") return answer;
+  const challenge = await unpaid();
+  const header = challenge.headers.get("payment-required");
+  await challenge.body?.cancel();
+  if (challenge.status !== 402 || !header) return answer;
+  const details = isObject(error.details) ? error.details : {};
+  const reason = typeof details.reason === "string" ? details.reason : "settlement_failed";
+  const headers = new Headers(answer.headers);
+  headers.set("PAYMENT-REQUIRED", encodePaymentRequiredHeader({ ...decodePaymentRequiredHeader(header), error: reason }));
+  return new Response(answer.body, { status: 402, headers });
+}
+
 function createRemoteServer(origin: string, tools: readonly RouteTool[], dispatchRoute: RouteDispatch, limits?: CallLimits): Server {
   const capabilities = { tools: {}, extensions: { [PAYMENT_EXTENSION]: {} } };
   const info = { name: packageJson.name, version: packageJson.version };
@@ -160,7 +182,11 @@ function createRemoteServer(origin: string, tools: readonly RouteTool[], dispatc
         ...(typeof signIn === "string" ? { "SIGN-IN-WITH-X": signIn } : {}),
       };
       const call = routeRequest(entry.route, args, origin, headers);
-      return await toolResultOf(await dispatchRoute(call, entry.route, admission.payment), binding);
+      const answer = await dispatchRoute(call, entry.route, admission.payment);
+      // Over HTTP a failed settlement is a 402 without a challenge. The transport answers it, as any
+      // refused payment, with the PaymentRequired to sign afresh: the route's current one, asked unpaid.
+      const challenged = await withChallengeIfUnsettled(answer, () => dispatchRoute(routeRequest(entry.route, args, origin), entry.route));
+      return await toolResultOf(challenged, binding);
     } finally {
       admission.done();
     }
