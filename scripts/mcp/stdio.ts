@@ -515,7 +515,7 @@ export function createStdioServer(options: StdioServerOptions): Server {
     { name: packageJson.name, version: packageJson.version },
     {
       capabilities: { tools: {} },
-      instructions: `Each tool is one route of ${origins}. Paid tools pay in USDC on Base automatically, at most ${usd(caps.maxPerCall)} per call and ${usd(caps.maxSession)} for this session; a call over a cap returns an error and pays nothing, as does one whose payment request asks more than the tool's listed price (for topUpBalance, another amount than the one chosen) or names another payee. A call that fails is never charged.`,
+      instructions: `Each tool is one route of ${origins}. Paid tools pay in USDC automatically, on the chain each site names (Base, or Solana for the Solana site's tools), at most ${usd(caps.maxPerCall)} per call and ${usd(caps.maxSession)} for this session; a call over a cap returns an error and pays nothing, as does one whose payment request asks more than the tool's listed price (for topUpBalance, another amount than the one chosen) or names another payee. A call that fails is never charged.`,
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools.map((t) => t.tool) }));
