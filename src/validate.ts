@@ -179,7 +179,7 @@ export function parseJsonBody(text: string): unknown {
   }
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
     throw new InvalidRequestError("The request body must be a JSON object.", [
-      { field: "body", expected: "a JSON object", received: Array.isArray(parsed) ? "array" : typeof parsed },
+      { field: "body", expected: "a JSON object", received: parsed === null ? "null" : Array.isArray(parsed) ? "array" : typeof parsed },
     ]);
   }
   return parsed;
