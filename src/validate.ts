@@ -4,7 +4,6 @@
  */
 import type { TObject, TSchema } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
-import { Value } from "@sinclair/typebox/value";
 import type { RouteDef } from "../spec/route.ts";
 import { NoInput } from "../spec/schemas.ts";
 import { type FieldProblem, InvalidRequestError } from "./errors.ts";
@@ -92,14 +91,36 @@ export function validateBody<T>(schema: TObject, body: unknown): T {
   return body as T;
 }
 
-/** Validate query parameters, coercing their text to the declared types; throws a 400 naming every bad field. */
+/** Decimal digits with an optional fraction and exponent: the only spelling a numeric query parameter may take. */
+const DECIMAL_NUMBER = /^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$/;
+
+/** Whether `schema` (or one of its `anyOf` branches) declares `type`. */
+function declares(schema: TSchema | undefined, type: string): boolean {
+  if (!schema) return false;
+  if (schema.type === type) return true;
+  return Array.isArray(schema.anyOf) && (schema.anyOf as TSchema[]).some((branch) => declares(branch, type));
+}
+
+/**
+ * One query value's text as the type its field declares, when the text spells one exactly;
+ * otherwise the text itself, which the schema then refuses naming the field. TypeBox's own
+ * conversion is lenient in ways a buyer would not expect (for an integer, "1.5" and "1e1"
+ * become 1, "true" becomes 1), so a call could be charged for an answer to another question.
+ */
+function fromQueryText(schema: TSchema | undefined, text: string): unknown {
+  if ((declares(schema, "number") || declares(schema, "integer")) && DECIMAL_NUMBER.test(text)) return Number(text);
+  if (declares(schema, "boolean") && (text === "true" || text === "false")) return text === "true";
+  return text;
+}
+
+/** Validate query parameters, reading their text as the declared types; throws a 400 naming every bad field. */
 export function validateQuery<T>(schema: TObject, params: URLSearchParams): T {
-  const raw: Record<string, string | string[]> = {};
+  const converted: Record<string, unknown> = {};
   for (const key of new Set(params.keys())) {
     const all = params.getAll(key);
-    raw[key] = all.length === 1 ? (all[0] as string) : all;
+    const field = schema.properties?.[key] as TSchema | undefined;
+    converted[key] = all.length === 1 ? fromQueryText(field, all[0] as string) : all;
   }
-  const converted = Value.Convert(schema, raw);
   const problems = findProblems(schema, converted, "query");
   if (problems.length > 0) throw new InvalidRequestError(summarise(problems), problems);
   return converted as T;
@@ -158,7 +179,7 @@ export function parseJsonBody(text: string): unknown {
   }
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
     throw new InvalidRequestError("The request body must be a JSON object.", [
-      { field: "body", expected: "a JSON object", received: Array.isArray(parsed) ? "array" : typeof parsed },
+      { field: "body", expected: "a JSON object", received: parsed === null ? "null" : Array.isArray(parsed) ? "array" : typeof parsed },
     ]);
   }
   return parsed;

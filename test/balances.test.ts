@@ -244,7 +244,8 @@ describe.each(engines.filter((e) => e.enabled))("a prepaid balance on $name", (e
     const byDefault = await fetch(`${service.url}/api/balance/topup`, { method: "POST" });
     expect(decodePaymentRequiredHeader(byDefault.headers.get("payment-required") as string).accepts[0]?.amount).toBe("5000000");
 
-    for (const amount of ["0.5", "101", "abc", "-3"]) {
+    // Only decimal digits spell a number: "true" and " 2" were read as 1 and 2, and quoted.
+    for (const amount of ["0.5", "101", "abc", "-3", "true", "%202", "0x2"]) {
       const bad = await fetch(`${service.url}/api/balance/topup?amount=${amount}`, { method: "POST" });
       expect(bad.status).toBe(400);
       expect(((await bad.json()) as Answer).error).toMatchObject({

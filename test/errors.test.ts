@@ -3,6 +3,8 @@
  * (src/error-docs.ts) documents exactly the codes the service sends.
  */
 
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { Value } from "@sinclair/typebox/value";
 import { expect, it } from "vitest";
 import {
@@ -77,6 +79,20 @@ it("documents exactly the 22 codes the service sends, each with its status, neve
     expect(doc.charged, code).toBe(false);
     for (const text of [doc.title, doc.when, doc.fix]) expect(text.trim().length, code).toBeGreaterThan(0);
   }
+});
+
+it("is quoted in the docs with the status the service sends it with", () => {
+  const files = ["README.md", ...readdirSync("docs").map((f) => path.join("docs", f))].filter((f) => f.endsWith(".md"));
+  const quoted: string[] = [];
+  for (const file of files) {
+    for (const m of readFileSync(file, "utf8").matchAll(/\b([1-5][0-9]{2})\s+`([a-z_]+)`/g)) {
+      const [, status, code] = m as unknown as [string, string, string];
+      if (!(code in ERROR_DOCS)) continue;
+      quoted.push(code);
+      expect(Number(status), `${file}: ${status} ${code}`).toBe(ERROR_DOCS[code as keyof typeof ERROR_DOCS].status);
+    }
+  }
+  expect(new Set(quoted).size).toBeGreaterThan(15);
 });
 
 it("takes every error's status from the one error table", () => {

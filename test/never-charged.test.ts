@@ -104,6 +104,28 @@ describe("failures of the call itself", () => {
     expect(await snapshot(buyer)).toEqual(before);
   });
 
+  it("a JSON body that is not an object is a 400 saying what it is instead", async () => {
+    for (const [text, received] of [
+      ["null", "null"],
+      ["[]", "array"],
+      ['"x"', "string"],
+      ["7", "number"],
+    ]) {
+      const res = await fetch(`${service.url}/api/payment-verify`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: text,
+      });
+      expect(res.status, text).toBe(400);
+      expect(((await res.json()) as { error: unknown }).error, text).toEqual({
+        code: "invalid_request",
+        message: "The request body must be a JSON object.",
+        details: { fields: [{ field: "body", expected: "a JSON object", received }] },
+        docs: "/errors#invalid_request",
+      });
+    }
+  });
+
   it("a body over 64 KiB on a GET is a 413 too", async () => {
     const res = await rawRequest(service.url, "GET", "/api/health", { "content-type": "application/json" }, "x".repeat(70_000));
     expect(res.status).toBe(413);

@@ -9,7 +9,8 @@
  * nothing. `buy` itself is also run on a free GET, a paid GET and a POST without a body.
  */
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { decodeHTML } from "entities";
 import { parse as parseShell } from "shell-quote";
@@ -23,6 +24,7 @@ import { finishRun, insertRows, startRun, summarise, type TrustRecord } from "..
 import { notMeasured } from "../src/intel/reputation.ts";
 import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
+import { tryItCommand } from "../src/server/try-it.ts";
 import type { Store } from "../src/store/store.ts";
 import { buyerAccount, chainClient, devnet, freshSqliteStore, startTestService, usdcBalance } from "./support/service.ts";
 
@@ -74,15 +76,23 @@ afterAll(async () => {
   await store?.close();
 });
 
-/** Run `command` through bash in the repository, as a reader pastes it, paying with `buyer`. */
-function runCommand(command: string): Promise<{ code: number | null; out: string }> {
+/** This run's environment without what tells `npm run buy` where the service is and whose key to use. */
+function bareEnv(): NodeJS.ProcessEnv {
+  const { BASE_URL: _url, PORT: _port, DATA_DIR: _dir, BUYER_PRIVATE_KEY: _key, ...rest } = process.env;
+  return rest;
+}
+
+/**
+ * Run `command` through bash in the repository, as a reader pastes it, paying with `buyer`;
+ * `told: false` runs it in a terminal that was told nothing, neither the service's URL nor a key.
+ */
+function runCommand(command: string, told = true): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn("bash", ["-c", command], {
       cwd: root,
       env: {
-        ...process.env,
-        BASE_URL: service.url,
-        BUYER_PRIVATE_KEY: devnet().buyers[6]?.privateKey,
+        ...bareEnv(),
+        ...(told ? { BASE_URL: service.url, BUYER_PRIVATE_KEY: devnet().buyers[6]?.privateKey } : {}),
         npm_config_loglevel: "silent",
       },
       stdio: ["ignore", "pipe", "pipe"],
@@ -210,6 +220,26 @@ describe("npm run buy", () => {
     }
     expect(failures.filter(Boolean)).toEqual([]);
   }, 120_000);
+
+  it("runs the start banner's Try it line as printed, in a terminal told neither the port nor the data folder", async () => {
+    // The service runs on a free port; its data folder is elsewhere, with this file's buyer first.
+    const dataDir = mkdtempSync(path.join(tmpdir(), "x402 try it "));
+    try {
+      writeFileSync(path.join(dataDir, "devnet.json"), JSON.stringify({ ...devnet(), buyers: [devnet().buyers[6]] }));
+      const command = tryItCommand(service.url, dataDir);
+      const before = await usdcBalance(buyer.address);
+      const { code, out } = await runCommand(command, false);
+      expect(out).toContain(`POST ${service.url}/api/payment-verify -> 200 `);
+      expect(code).toBe(0);
+      expect(await usdcBalance(buyer.address)).toBe(before - 100_000n);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+    // Started with the defaults, it is the README's command.
+    expect(tryItCommand("http://127.0.0.1:4021", "data", root)).toBe(
+      `npm run buy -- POST /api/payment-verify '{"tx_hash":"0x${"0".repeat(64)}"}'`,
+    );
+  }, 60_000);
 
   it("refuses a command a shell would split, such as an unquoted & in a query", () => {
     expect(() => requestOf("npm run buy -- GET /api/trust-leaderboard?limit=100&order=worst")).toThrow(/a shell splits it/);

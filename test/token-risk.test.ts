@@ -224,6 +224,22 @@ describe("POST /v1/honeypot-check", () => {
     expect(bad.status).toBe(400);
     expect(bad.spent).toBe(0n);
   });
+
+  it("refuses, without charging, an address that is not a token: a wallet or another contract", async () => {
+    const wallet = scenario().wallets.find((w) => w.name === "whale-1")?.address as string;
+    const multicall = "0xcA11bde05977b3631167028862bE2a173976CA11";
+    for (const token of [wallet, multicall]) {
+      const { status, body, spent } = await paidPost(secondary, "/v1/honeypot-check", { token }, 7);
+      expect(status, token).toBe(400);
+      expect(spent, token).toBe(0n);
+      expect(body.error, token).toEqual({
+        code: "invalid_request",
+        message: `Invalid request: body.token (${token} does not answer decimals() like an ERC-20 token).`,
+        details: { fields: [{ field: "body.token", expected: "the address of an ERC-20 token", received: token }] },
+        docs: "/errors#invalid_request",
+      });
+    }
+  });
 });
 
 describe("the deepest pool across kinds", () => {

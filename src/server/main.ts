@@ -194,6 +194,7 @@ async function main(): Promise<void> {
     const { solanaDevnetInfo, writeSolanaDevnetInfo } = await import("../local/solana/devnet.ts");
     writeSolanaDevnetInfo(path.join(config.dataDir, "devnet.json"), solanaDevnetInfo(solana, service.solanaUrl));
   }
+  const { tryItCommand } = await import("./try-it.ts");
   const lines =
     config.mode === "local" && devnet
       ? [
@@ -212,7 +213,7 @@ async function main(): Promise<void> {
           `  Pay-to         ${devnet.payTo}`,
           `  Facilitator    ${devnet.facilitator.address}   (pays gas for settlement)`,
           `  Buyers         ${devnet.buyers.length} funded accounts, keys in ${config.dataDir}/devnet.json`,
-          `  Try it         npm run buy -- POST /api/payment-verify '{"tx_hash":"0x${"0".repeat(64)}"}'`,
+          `  Try it         ${tryItCommand(service.url, config.dataDir)}`,
           ...(demo
             ? [
                 `  Directories    local stand-ins of CDP Bazaar and x402 List listing ${demo.origins} origins (demo sellers on 127.0.0.1 and this service)`,
