@@ -2,14 +2,16 @@
  * Browsers as buyers: CORS on every answer of the real service, checked over plain HTTP
  * (preflight, allowed request headers, exposed payment headers, held documents included), and a
  * page on another origin in a real headless Chromium that pays a route end to end with a viem
- * account and @x402/fetch bundled into the page, read back on the chain.
+ * account and @x402/fetch bundled into the page, read back on the chain; then docs/payments.md's
+ * browser block, as printed, paying per call and from a balance through an EIP-1193 wallet.
  */
+import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { decodePaymentResponseHeader } from "@x402/core/http";
 import { build } from "esbuild";
 import type { Browser } from "playwright-core";
-import { erc20Abi, parseEventLogs } from "viem";
+import { erc20Abi, type Hex, numberToHex, parseEventLogs } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
@@ -20,6 +22,7 @@ import { chainClient, devnet, startTestService, usdcBalance } from "./support/se
 const ORIGIN = "http://buyer.example";
 const PRICE = 100_000n; // POST /api/payment-verify: 0.10 USDC
 const TX = `0x${"ab".repeat(32)}`;
+const OTHER_TX = `0x${"cd".repeat(32)}`;
 
 let service: RunningService;
 beforeAll(async () => {
@@ -168,6 +171,150 @@ describe.skipIf(skipBrowserTests())("a page on another origin pays in Chromium",
       ]);
       expect(transfers).toEqual([[buyer.address, devnet().payTo, PRICE]]);
       expect(await usdcBalance(buyer.address)).toBe(0n);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+/** The fenced ts block under docs/payments.md's browser heading, exactly as a reader copies it. */
+function documentedBrowserBuyer(): string {
+  const doc = readFileSync(new URL("../docs/payments.md", import.meta.url), "utf8");
+  const section = doc.split("## In a browser, with the reader's wallet")[1] ?? "";
+  const block = /```ts\n([\s\S]*?)\n```/.exec(section)?.[1];
+  if (!block) throw new Error("docs/payments.md has no ts block under its browser heading");
+  return block;
+}
+
+/** The documented block bundled as the page's module script, its exports put on globalThis.buyer. */
+async function documentedBundle(): Promise<string> {
+  const result = await build({
+    stdin: { contents: 'import * as buyer from "documented-buyer"; globalThis.buyer = buyer;', resolveDir: process.cwd(), loader: "js" },
+    plugins: [
+      {
+        name: "documented-buyer",
+        setup(b) {
+          b.onResolve({ filter: /^documented-buyer$/ }, () => ({ path: "documented-buyer", namespace: "doc" }));
+          b.onLoad({ filter: /.*/, namespace: "doc" }, () => ({
+            // The block names window.ethereum as a page does; only its type is declared here.
+            contents: `declare const window: { ethereum: any };\n${documentedBrowserBuyer()}`,
+            loader: "ts",
+            resolveDir: process.cwd(),
+          }));
+        },
+      },
+    ],
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    minify: true,
+    write: false,
+    logLevel: "error",
+  });
+  return result.outputFiles[0]?.text as string;
+}
+
+describe.skipIf(skipBrowserTests())("docs/payments.md's browser block pays through the reader's wallet", () => {
+  let browser: Browser;
+  let page: Server;
+  let pageOrigin: string;
+  beforeAll(async () => {
+    const script = await documentedBundle();
+    page = createServer((req, res) => {
+      if (req.url === "/buyer.js") {
+        res.writeHead(200, { "content-type": "text/javascript" }).end(script);
+        return;
+      }
+      res
+        .writeHead(200, { "content-type": "text/html" })
+        .end('<!doctype html><title>buyer</title><script type="module" src="/buyer.js"></script>');
+    });
+    await new Promise<void>((resolve) => page.listen(0, "127.0.0.1", resolve));
+    pageOrigin = `http://localhost:${(page.address() as AddressInfo).port}`;
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await new Promise((resolve) => page?.close(resolve));
+  });
+
+  it("pays a route per call, tops up, then pays from the balance with a sign-in and no transfer", async () => {
+    const TOPUP = 1_000_000n;
+    const buyer = await freshBuyer(PRICE + TOPUP);
+    const context = await browser.newContext();
+    // The wallet: an EIP-1193 provider in the page whose requests the reader's key answers here,
+    // as an extension's background page would. Each method the page asked for is recorded.
+    const asked: string[] = [];
+    await context.exposeFunction("walletRequest", async ({ method, params }: { method: string; params?: unknown[] }) => {
+      asked.push(method);
+      if (method === "eth_requestAccounts" || method === "eth_accounts") return [buyer.address];
+      if (method === "eth_chainId") return numberToHex(base.chainId);
+      if (method === "eth_signTypedData_v4") {
+        const { domain, types, primaryType, message } = JSON.parse(params?.[1] as string);
+        const { EIP712Domain: _derived, ...rest } = types;
+        return buyer.signTypedData({ domain, types: rest, primaryType, message });
+      }
+      if (method === "personal_sign") return buyer.signMessage({ message: { raw: params?.[0] as Hex } });
+      throw Object.assign(new Error(`${method} is not supported`), { code: 4200 });
+    });
+    await context.addInitScript(() => {
+      const call = (globalThis as unknown as { walletRequest: (args: unknown) => Promise<unknown> }).walletRequest;
+      (globalThis as unknown as { ethereum: unknown }).ethereum = { request: (args: unknown) => call(args) };
+    });
+    const tab = await context.newPage();
+    const failures: string[] = [];
+    tab.on("console", (m) => {
+      if (m.type() === "error" && !m.text().includes("status of 402")) failures.push(m.text());
+    });
+    tab.on("pageerror", (e) => failures.push(e.message));
+    try {
+      await tab.goto(`${pageOrigin}/`);
+      await tab.waitForFunction(() => "buyer" in globalThis);
+      const seen = await tab.evaluate(
+        async ({ origin, tx, other_tx }) => {
+          const { pay, payFromBalance } = (globalThis as unknown as { buyer: Record<string, typeof fetch> }).buyer as {
+            pay: typeof fetch;
+            payFromBalance: typeof fetch;
+          };
+          const init = { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ tx_hash: tx }) };
+          const perCall = await pay(`${origin}/api/payment-verify`, init);
+          const topup = await pay(`${origin}/api/balance/topup?amount=1`, { method: "POST" });
+          // Another transaction: the same request signed in would get the kept answer, not a debit.
+          const other = { ...init, body: JSON.stringify({ tx_hash: other_tx }) };
+          const fromBalance = await payFromBalance(`${origin}/api/payment-verify`, other);
+          return {
+            perCall: { status: perCall.status, settlement: perCall.headers.get("payment-response"), body: await perCall.json() },
+            topup: { status: topup.status, settlement: topup.headers.get("payment-response") },
+            fromBalance: {
+              status: fromBalance.status,
+              settlement: fromBalance.headers.get("payment-response"),
+              debited: fromBalance.headers.get("balance-debited"),
+              remaining: fromBalance.headers.get("balance-remaining"),
+              body: await fromBalance.json(),
+            },
+          };
+        },
+        { origin: service.url, tx: TX, other_tx: OTHER_TX },
+      );
+      expect(failures).toEqual([]);
+      expect(seen.perCall.status).toBe(200);
+      expect(seen.perCall.body).toMatchObject({ tx_hash: TX, verified: false, reason: "tx_not_found" });
+      const perCall = decodePaymentResponseHeader(seen.perCall.settlement as string);
+      expect(perCall).toMatchObject({ success: true, network: base.id, payer: buyer.address });
+      const receipt = await chainClient().getTransactionReceipt({ hash: perCall.transaction as `0x${string}` });
+      expect(
+        parseEventLogs({ abi: erc20Abi, eventName: "Transfer", logs: receipt.logs }).map((t) => [t.args.from, t.args.to, t.args.value]),
+      ).toEqual([[buyer.address, devnet().payTo, PRICE]]);
+      expect(seen.topup.status).toBe(200);
+      expect(decodePaymentResponseHeader(seen.topup.settlement as string)).toMatchObject({ success: true, payer: buyer.address });
+      // The balance paid the second call: no settlement, 0.10 debited, and not a unit more left the wallet.
+      expect(seen.fromBalance).toMatchObject({ status: 200, settlement: null, debited: "0.1", remaining: "0.9" });
+      expect(seen.fromBalance.body).toMatchObject({ tx_hash: OTHER_TX, verified: false, reason: "tx_not_found" });
+      expect(await usdcBalance(buyer.address)).toBe(0n);
+      // Two typed-data signatures (the two transfers) and one signed message (the sign-in).
+      expect(asked.filter((m) => m === "eth_signTypedData_v4")).toHaveLength(2);
+      expect(asked.filter((m) => m === "personal_sign")).toHaveLength(1);
     } finally {
       await context.close();
     }

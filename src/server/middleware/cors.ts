@@ -27,7 +27,14 @@ export const CORS_ALLOWED_HEADERS = [
  * Headers a page may read besides the safelisted ones. Kept short: it is sent with every
  * answer, a 402 included, whose whole header block has a budget (src/payments/requirements.ts).
  */
-export const CORS_EXPOSED_HEADERS = ["PAYMENT-REQUIRED", "PAYMENT-RESPONSE", "Retry-After", "WWW-Authenticate"];
+export const CORS_EXPOSED_HEADERS = [
+  "PAYMENT-REQUIRED",
+  "PAYMENT-RESPONSE",
+  "Balance-Debited",
+  "Balance-Remaining",
+  "Retry-After",
+  "WWW-Authenticate",
+];
 
 /** A day: browsers cap it lower (Chromium at 2 h), which is fine. */
 const PREFLIGHT_MAX_AGE_SECONDS = 86_400;
