@@ -268,6 +268,14 @@ describe("the built-in engine on the stubs' figures", () => {
     expect(withoutTimes(answer.sources)).toEqual(sources);
   });
 
+  it("takes a symbol written beside a token's address as that token's label, not a second asset to look up", async () => {
+    const expected = "PLAIN (0x4557…d9b0) is at $0.312045 (DexScreener, uniswap PLAIN/WETH pair), -3.20% over 24 h.";
+    for (const question of [`price of PLAIN ${PLAIN}`, `What is ${PLAIN} (PLAIN) trading at?`, `PLAIN: ${PLAIN} price`]) {
+      const answer = await answerChat(question, chatDepsFromContext(ctx));
+      expect([question, answer.reply]).toEqual([question, `${expected} Not financial advice.`]);
+    }
+  });
+
   it("answers gas now from the last 20 blocks and the fixture ETH price, listing every figure", async () => {
     const plan = await mineFeeBlocks(devnet().rpcUrl);
     const pending = await chainClient().getBlock({ blockTag: "pending" });

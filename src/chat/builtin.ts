@@ -79,6 +79,8 @@ interface Part {
   sources: ChatSource[];
   /** The price fact, when the part priced an asset (comparisons read it). */
   price?: { name: string; fact: PriceFact };
+  /** The word, when the part found no asset by that name. */
+  unknown?: string;
 }
 
 /** A part to answer, with what it is about (for the sentence naming it when its upstream fails). */
@@ -200,9 +202,15 @@ async function marketReply(question: ChatQuestion, deps: ChatDeps): Promise<Engi
   const sources: ChatSource[] = [];
   const failures: { about: string; error: UpstreamError }[] = [];
   const priced: { name: string; fact: PriceFact }[] = [];
+  // "PLAIN 0x4557…" names one token twice: a word that is the symbol of a token priced by its
+  // address is that token's label, not a second, unknown asset.
+  const symbolsByAddress = new Set(
+    settled.flatMap((r) => (r.status === "fulfilled" && r.value.price?.fact.address ? [r.value.price.fact.symbol.toUpperCase()] : [])),
+  );
   settled.forEach((result, i) => {
     const task = tasks[i] as PartTask;
     if (result.status === "fulfilled") {
+      if (result.value.unknown && symbolsByAddress.has(result.value.unknown.toUpperCase())) return;
       sentences.push(...result.value.sentences);
       sources.push(...result.value.sources);
       if (result.value.price) priced.push(result.value.price);
@@ -246,7 +254,7 @@ function unknownAsset(word: string): string {
 
 async function pricePart(deps: ChatDeps, mention: AssetMention): Promise<Part> {
   const ref = await resolveAsset(deps, mention.word);
-  if (!ref) return { sentences: [unknownAsset(mention.word)], sources: [] };
+  if (!ref) return { sentences: [unknownAsset(mention.word)], sources: [], unknown: mention.word };
   let fact: PriceFact;
   try {
     fact = await priceFact(deps, ref);
@@ -278,7 +286,7 @@ async function pricePart(deps: ChatDeps, mention: AssetMention): Promise<Part> {
 
 async function perpPart(deps: ChatDeps, mention: AssetMention, topics: ChatQuestion["topics"]): Promise<Part> {
   const ref = await resolveAsset(deps, mention.word);
-  if (!ref) return { sentences: [unknownAsset(mention.word)], sources: [] };
+  if (!ref) return { sentences: [unknownAsset(mention.word)], sources: [], unknown: mention.word };
   const name = ref.kind === "perp" ? ref.name : ref.kind === "watched" ? ref.perp : null;
   const fact = name ? await perpFact(deps, name) : null;
   if (!fact) {
