@@ -125,6 +125,13 @@ it("/openapi.json is under 150 KB, each repeated schema written once in componen
     const response = doc.components.responses[code] as { description: string } | undefined;
     if (response) expect(response.description).toContain(doc_.when);
   }
+  // The shared primitives keep their own names, whichever field they were first met under: a
+  // client generated from the document types a payer, a token and a recipient as Address.
+  expect(doc.components.schemas.Address).toMatchObject({ pattern: "^0x[0-9a-fA-F]{40}$", type: "string" });
+  expect(doc.components.schemas.TxHash).toMatchObject({ pattern: "^0x[0-9a-fA-F]{64}$", type: "string" });
+  expect(doc.components.schemas.DecimalString).toMatchObject({ pattern: "^-?[0-9]+(\\.[0-9]+)?$", type: "string" });
+  const walletProfile = JSON.stringify(doc.paths["/api/wallet-profile"]);
+  expect(walletProfile).toContain('"address":{"$ref":"#/components/schemas/Address"}');
   const unpaid = doc.paths["/api/kb/ask"]?.post?.responses;
   expect(unpaid?.["402"]).toEqual({ $ref: "#/components/responses/payment_required" });
   expect(unpaid?.["409"]).toEqual({ $ref: "#/components/responses/payment_in_progress" });

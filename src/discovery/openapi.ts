@@ -11,8 +11,10 @@
  */
 import type { TSchema } from "@sinclair/typebox";
 import type { RouteDef } from "../../spec/route.ts";
+import { Address, TxHash } from "../../spec/schemas.ts";
 import { primarySite, type SiteDef } from "../../spec/sites.ts";
 import { TAGS } from "../../spec/tags.ts";
+import { DecimalString } from "../../spec/token-risk-schemas.ts";
 import { ERROR_DOCS, ErrorBody, type ErrorCode, statusOf } from "../error-docs.ts";
 import { base } from "../networks/base.ts";
 import { enumOf } from "./output-example.ts";
@@ -300,5 +302,5 @@ export function buildOpenApi(
       },
     },
   };
-  return shareRepeatedSchemas(doc);
+  return shareRepeatedSchemas(doc, { Address, TxHash, DecimalString });
 }

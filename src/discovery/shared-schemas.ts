@@ -60,10 +60,12 @@ function operationSchemaSlots(doc: Json): { holder: Json; key: string; name: str
 
 /**
  * Share every subschema of the document's operations that occurs more than once, largest
- * saving first, as `components.schemas.<Name>`: the name is the property or operation it was
- * first found under. Returns the same document, changed in place.
+ * saving first, as `components.schemas.<Name>`: the name `named` gives it, else the property or
+ * operation it was first found under. Returns the same document, changed in place.
  */
-export function shareRepeatedSchemas<T extends Json>(doc: T): T {
+export function shareRepeatedSchemas<T extends Json>(doc: T, named: Record<string, object> = {}): T {
+  // A schema used under many names (an address is a payer, a token, a recipient…) keeps its own.
+  const names = new Map(Object.entries(named).map(([name, schema]) => [JSON.stringify(schema), name]));
   const components = (doc.components ?? {}) as Json;
   const shared = (components.schemas ?? {}) as Record<string, Json>;
   components.schemas = shared;
@@ -76,7 +78,7 @@ export function shareRepeatedSchemas<T extends Json>(doc: T): T {
       if (!isRoot && !("$ref" in node) && text.length >= MIN_LENGTH) {
         const entry = seen.get(text);
         if (entry) entry.count++;
-        else seen.set(text, { count: 1, name, node });
+        else seen.set(text, { count: 1, name: names.get(text) ?? name, node });
       }
       for (const [sub, subName] of subschemas(node, name)) visit(sub, subName);
     };
