@@ -164,14 +164,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         "a facilitator is required in production: FACILITATOR_URL (with CDP_API_KEY_ID/CDP_API_KEY_SECRET for Coinbase's) or FACILITATOR_PRIVATE_KEY to settle ourselves",
       );
     }
+    // Listed with the others, so one run names every missing setting (startService checks it again for configurations built by hand).
+    if (!set("PUBLIC_URL"))
+      problems.push(
+        "PUBLIC_URL is required in production: the public origin (e.g. https://api.example.com) that challenges and sign-ins name; an origin read from the Host header is the caller's to choose",
+      );
   } else if (host !== "127.0.0.1" && host !== "localhost") {
     problems.push(
       `local mode binds to 127.0.0.1 only (it runs a development chain with public keys); HOST="${host}" needs production settings`,
     );
-  }
-
-  if (production && ownershipProofs.length > 0 && !set("PUBLIC_URL")) {
-    problems.push("OWNERSHIP_PROOFS needs PUBLIC_URL: each proof signs the public origin, which must be the one the service names");
   }
 
   let databaseUrl: string | undefined;

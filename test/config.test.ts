@@ -55,6 +55,7 @@ describe("production mode", () => {
     expect(problems({ PAY_TO: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" })).toEqual([
       "RPC_URL is required in production: one or more comma-separated Base RPC URLs (e.g. https://mainnet.base.org)",
       "a facilitator is required in production: FACILITATOR_URL (with CDP_API_KEY_ID/CDP_API_KEY_SECRET for Coinbase's) or FACILITATOR_PRIVATE_KEY to settle ourselves",
+      "PUBLIC_URL is required in production: the public origin (e.g. https://api.example.com) that challenges and sign-ins name; an origin read from the Host header is the caller's to choose",
     ]);
   });
 
@@ -76,7 +77,11 @@ describe("production mode", () => {
   });
 
   it("needs CDP keys for the CDP facilitator", () => {
-    const base = { RPC_URL: "https://mainnet.base.org", PAY_TO: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" };
+    const base = {
+      RPC_URL: "https://mainnet.base.org",
+      PAY_TO: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+      PUBLIC_URL: "https://api.example.com",
+    };
     expect(problems({ ...base, FACILITATOR_URL: "https://api.cdp.coinbase.com/platform/v2/x402" })).toEqual([
       "CDP_API_KEY_ID and CDP_API_KEY_SECRET are required when FACILITATOR_URL is the Coinbase CDP facilitator",
     ]);
@@ -105,6 +110,7 @@ describe("production mode", () => {
       PAY_TO: "0x123",
       FACILITATOR_PRIVATE_KEY: "0xsecretvalue",
       PORT: "99999",
+      PUBLIC_URL: "https://api.example.com",
     });
     expect(found).toEqual([
       `NETWORK must be one of ${baseNetwork.id}, got "eip155:1"`,

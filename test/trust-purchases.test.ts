@@ -298,6 +298,7 @@ describe("the operator's settings", () => {
     RPC_URL: "https://mainnet.base.org",
     PAY_TO: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
     FACILITATOR_URL: "https://x402.org/facilitator",
+    PUBLIC_URL: "https://api.example.com",
   };
   const problemsOf = (env: Record<string, string>) => {
     try {
