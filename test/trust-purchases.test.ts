@@ -324,6 +324,10 @@ describe("the operator's settings", () => {
     expect(problemsOf({ ...production, TRUST_PURCHASES: "1" })).toEqual([
       "TRUST_PURCHASES=1 in production needs TRUST_BUYER_PRIVATE_KEY: the wallet the trust runs buy from, funded with USDC within the budget",
     ]);
+    // A malformed key is one problem, named once: not also "needs TRUST_BUYER_PRIVATE_KEY".
+    expect(problemsOf({ ...production, TRUST_PURCHASES: "1", TRUST_BUYER_PRIVATE_KEY: "0xsecretvalue" })).toEqual([
+      "TRUST_BUYER_PRIVATE_KEY must be a 32-byte hex private key (64 hex digits); its value is not shown",
+    ]);
     const key = chain.buyers[3]?.privateKey as string;
     expect(
       loadConfig({ ...production, TRUST_PURCHASES: "1", TRUST_BUYER_PRIVATE_KEY: key, TRUST_PURCHASE_RUN_BUDGET_USD: "0.5" }).intel
