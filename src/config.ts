@@ -4,6 +4,7 @@
  * production mode, where every required variable is checked at start and each problem is
  * reported in one clear line. Secrets are held here and never logged.
  */
+import { createPrivateKey } from "node:crypto";
 import bs58 from "bs58";
 import { getAddress, isAddress, isHex } from "viem";
 import { chatConfigFromEnv } from "./chat/config.ts";
@@ -96,6 +97,23 @@ export function checkSignInOrigin(config: Pick<Config, "mode" | "publicUrl">, si
   ]);
 }
 
+/**
+ * What the CDP facilitator's JWT signer (@coinbase/cdp-sdk, through @coinbase/x402) accepts: an
+ * EC P-256 key in PKCS#8 PEM, or an Ed25519 key in base64 of 64 bytes. Anything else is refused
+ * at every signing, so every paid call would answer 503 as if the facilitator were down.
+ */
+function isCdpKeySecret(text: string): boolean {
+  if (text.startsWith("-----BEGIN PRIVATE KEY-----")) {
+    try {
+      const key = createPrivateKey(text);
+      return key.asymmetricKeyType === "ec" && key.asymmetricKeyDetails?.namedCurve === "prime256v1";
+    } catch {
+      return false;
+    }
+  }
+  return Buffer.from(text, "base64").length === 64;
+}
+
 const PRODUCTION_VARS = ["NETWORK", "RPC_URL", "PAY_TO", "FACILITATOR_URL", "FACILITATOR_PRIVATE_KEY"] as const;
 const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error", "silent"];
 const CDP_FACILITATOR_HOST = "api.cdp.coinbase.com";
@@ -150,6 +168,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       if (url && new URL(url).host === CDP_FACILITATOR_HOST) {
         if (!set("CDP_API_KEY_ID") || !set("CDP_API_KEY_SECRET")) {
           problems.push("CDP_API_KEY_ID and CDP_API_KEY_SECRET are required when FACILITATOR_URL is the Coinbase CDP facilitator");
+        } else if (!isCdpKeySecret(env.CDP_API_KEY_SECRET as string)) {
+          problems.push(
+            "CDP_API_KEY_SECRET must be a CDP API key secret: an EC P-256 private key in PEM (-----BEGIN PRIVATE KEY-----, with its line breaks) or an Ed25519 key in base64 (64 bytes); its value is not shown",
+          );
         } else cdp = { keyId: env.CDP_API_KEY_ID as string, keySecret: env.CDP_API_KEY_SECRET as string };
       }
       if (url) facilitator = { kind: "remote", url, cdp };
