@@ -377,6 +377,7 @@ export async function startService(options: StartServiceOptions) {
       exclusiveStore: embeddedFile !== undefined,
     });
   } catch (error) {
+    await solana?.close();
     if (ownStore) {
       await store.close().catch(() => {});
       if (embeddedFile) releaseEmbedded(embeddedFile);
