@@ -4,6 +4,7 @@
  * production mode, where every required variable is checked at start and each problem is
  * reported in one clear line. Secrets are held here and never logged.
  */
+import { createPrivateKey } from "node:crypto";
 import bs58 from "bs58";
 import { getAddress, isAddress, isHex } from "viem";
 import { chatConfigFromEnv } from "./chat/config.ts";
@@ -96,6 +97,23 @@ export function checkSignInOrigin(config: Pick<Config, "mode" | "publicUrl">, si
   ]);
 }
 
+/**
+ * What the CDP facilitator's JWT signer (@coinbase/cdp-sdk, through @coinbase/x402) accepts: an
+ * EC P-256 key in PKCS#8 PEM, or an Ed25519 key in base64 of 64 bytes. Anything else is refused
+ * at every signing, so every paid call would answer 503 as if the facilitator were down.
+ */
+function isCdpKeySecret(text: string): boolean {
+  if (text.startsWith("-----BEGIN PRIVATE KEY-----")) {
+    try {
+      const key = createPrivateKey(text);
+      return key.asymmetricKeyType === "ec" && key.asymmetricKeyDetails?.namedCurve === "prime256v1";
+    } catch {
+      return false;
+    }
+  }
+  return Buffer.from(text, "base64").length === 64;
+}
+
 const PRODUCTION_VARS = ["NETWORK", "RPC_URL", "PAY_TO", "FACILITATOR_URL", "FACILITATOR_PRIVATE_KEY"] as const;
 const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error", "silent"];
 const CDP_FACILITATOR_HOST = "api.cdp.coinbase.com";
@@ -150,6 +168,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       if (url && new URL(url).host === CDP_FACILITATOR_HOST) {
         if (!set("CDP_API_KEY_ID") || !set("CDP_API_KEY_SECRET")) {
           problems.push("CDP_API_KEY_ID and CDP_API_KEY_SECRET are required when FACILITATOR_URL is the Coinbase CDP facilitator");
+        } else if (!isCdpKeySecret(env.CDP_API_KEY_SECRET as string)) {
+          problems.push(
+            "CDP_API_KEY_SECRET must be a CDP API key secret: an EC P-256 private key in PEM (-----BEGIN PRIVATE KEY-----, with its line breaks) or an Ed25519 key in base64 (64 bytes); its value is not shown",
+          );
         } else cdp = { keyId: env.CDP_API_KEY_ID as string, keySecret: env.CDP_API_KEY_SECRET as string };
       }
       if (url) facilitator = { kind: "remote", url, cdp };
@@ -164,14 +186,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         "a facilitator is required in production: FACILITATOR_URL (with CDP_API_KEY_ID/CDP_API_KEY_SECRET for Coinbase's) or FACILITATOR_PRIVATE_KEY to settle ourselves",
       );
     }
+    // Listed with the others, so one run names every missing setting (startService checks it again for configurations built by hand).
+    if (!set("PUBLIC_URL"))
+      problems.push(
+        "PUBLIC_URL is required in production: the public origin (e.g. https://api.example.com) that challenges and sign-ins name; an origin read from the Host header is the caller's to choose",
+      );
   } else if (host !== "127.0.0.1" && host !== "localhost") {
     problems.push(
       `local mode binds to 127.0.0.1 only (it runs a development chain with public keys); HOST="${host}" needs production settings`,
     );
-  }
-
-  if (production && ownershipProofs.length > 0 && !set("PUBLIC_URL")) {
-    problems.push("OWNERSHIP_PROOFS needs PUBLIC_URL: each proof signs the public origin, which must be the one the service names");
   }
 
   let databaseUrl: string | undefined;

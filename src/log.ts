@@ -73,8 +73,22 @@ function streamOf(sink: LogSink): DestinationStream {
 }
 
 /**
+ * viem's request errors name the RPC URL on a line `URL: …`, and a provider's API key is often in
+ * its path or query (`/v2/<key>`, `?apikey=`): such a line keeps the origin only.
+ */
+const REQUEST_URL = /\bURL: (https?|wss?):\/\/([^\s/?#]+)[^\s]*/g;
+
+function withoutUrlSecrets(text: string): string {
+  return text.replace(REQUEST_URL, (whole, scheme: string, host: string) => {
+    const origin = `${scheme}://${host.replace(/^[^@]*@/, "")}`;
+    return whole === `URL: ${origin}` || whole === `URL: ${origin}/` ? whole : `URL: ${origin}/…`;
+  });
+}
+
+/**
  * `fields` as they are logged: secret-named keys redacted, errors as name and message, bigints as
- * strings. pino's `redact` takes paths, not a pattern of key names, so this is pino's `log` formatter.
+ * strings, RPC URLs in viem's messages cut to their origin. pino's `redact` takes paths, not a
+ * pattern of key names, so this is pino's `log` formatter.
  */
 function safeFields(fields: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -83,12 +97,14 @@ function safeFields(fields: Record<string, unknown>): Record<string, unknown> {
     out[key] = SECRET_KEY.test(key)
       ? "[redacted]"
       : v instanceof Error
-        ? { name: v.name, message: v.message }
+        ? { name: v.name, message: withoutUrlSecrets(v.message) }
         : typeof v === "bigint"
           ? v.toString()
-          : typeof v === "object" && v !== null
-            ? withoutBigints(v)
-            : v;
+          : typeof v === "string"
+            ? withoutUrlSecrets(v)
+            : typeof v === "object" && v !== null
+              ? withoutBigints(v)
+              : v;
   }
   return out;
 }

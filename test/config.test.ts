@@ -1,7 +1,15 @@
 /** Configuration: local mode by default; production settings are checked all at once, one line per problem, secrets never echoed. */
+import { generateKeyPairSync } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config.ts";
 import { base as baseNetwork } from "../src/networks/base.ts";
+
+/** A CDP Ed25519 key secret as CDP issues it: the 32-byte seed and the 32-byte public key, in base64. */
+function ed25519Secret(): string {
+  const { privateKey, publicKey } = generateKeyPairSync("ed25519");
+  const seed = privateKey.export({ format: "der", type: "pkcs8" }).subarray(-32);
+  return Buffer.concat([seed, publicKey.export({ format: "der", type: "spki" }).subarray(-32)]).toString("base64");
+}
 
 function problems(env: Record<string, string>): string[] {
   try {
@@ -55,6 +63,7 @@ describe("production mode", () => {
     expect(problems({ PAY_TO: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" })).toEqual([
       "RPC_URL is required in production: one or more comma-separated Base RPC URLs (e.g. https://mainnet.base.org)",
       "a facilitator is required in production: FACILITATOR_URL (with CDP_API_KEY_ID/CDP_API_KEY_SECRET for Coinbase's) or FACILITATOR_PRIVATE_KEY to settle ourselves",
+      "PUBLIC_URL is required in production: the public origin (e.g. https://api.example.com) that challenges and sign-ins name; an origin read from the Host header is the caller's to choose",
     ]);
   });
 
@@ -76,25 +85,68 @@ describe("production mode", () => {
   });
 
   it("needs CDP keys for the CDP facilitator", () => {
-    const base = { RPC_URL: "https://mainnet.base.org", PAY_TO: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" };
+    const base = {
+      RPC_URL: "https://mainnet.base.org",
+      PAY_TO: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+      PUBLIC_URL: "https://api.example.com",
+    };
     expect(problems({ ...base, FACILITATOR_URL: "https://api.cdp.coinbase.com/platform/v2/x402" })).toEqual([
       "CDP_API_KEY_ID and CDP_API_KEY_SECRET are required when FACILITATOR_URL is the Coinbase CDP facilitator",
     ]);
+    const secret = ed25519Secret();
     const config = loadConfig({
       ...base,
       FACILITATOR_URL: "https://api.cdp.coinbase.com/platform/v2/x402",
       CDP_API_KEY_ID: "id",
-      CDP_API_KEY_SECRET: "secret",
+      CDP_API_KEY_SECRET: secret,
     });
     expect(config.facilitator).toEqual({
       kind: "remote",
       url: "https://api.cdp.coinbase.com/platform/v2/x402",
-      cdp: { keyId: "id", keySecret: "secret" },
+      cdp: { keyId: "id", keySecret: secret },
     });
     expect(loadConfig({ ...base, FACILITATOR_URL: "https://facilitator.payai.network" }).facilitator).toEqual({
       kind: "remote",
       url: "https://facilitator.payai.network",
       cdp: undefined,
+    });
+  });
+
+  it("refuses a CDP key secret the CDP signer cannot sign with, as the signer itself judges it, without echoing it", async () => {
+    const base = {
+      RPC_URL: "https://mainnet.base.org",
+      PAY_TO: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+      PUBLIC_URL: "https://api.example.com",
+      FACILITATOR_URL: "https://api.cdp.coinbase.com/platform/v2/x402",
+      CDP_API_KEY_ID: "key-id",
+    };
+    const pem = (curve: string, type: "pkcs8" | "sec1") =>
+      generateKeyPairSync("ec", { namedCurve: curve }).privateKey.export({ format: "pem", type }) as string;
+    const secrets = {
+      ed25519: ed25519Secret(),
+      p256: pem("prime256v1", "pkcs8"),
+      "p256 as SEC1": pem("prime256v1", "sec1"),
+      p384: pem("secp384r1", "pkcs8"),
+      "a word": "notavalidsecretXYZ",
+    };
+    const { createFacilitatorConfig } = await import("@coinbase/x402");
+    const verdicts: Record<string, [string, string[]]> = {};
+    for (const [name, secret] of Object.entries(secrets)) {
+      const signs = await (createFacilitatorConfig("key-id", secret).createAuthHeaders as () => Promise<unknown>)().then(
+        () => "signs",
+        () => "refused",
+      );
+      verdicts[name] = [signs, problems({ ...base, CDP_API_KEY_SECRET: secret })];
+    }
+    const refused = [
+      "CDP_API_KEY_SECRET must be a CDP API key secret: an EC P-256 private key in PEM (-----BEGIN PRIVATE KEY-----, with its line breaks) or an Ed25519 key in base64 (64 bytes); its value is not shown",
+    ];
+    expect(verdicts).toEqual({
+      ed25519: ["signs", []],
+      p256: ["signs", []],
+      "p256 as SEC1": ["refused", refused],
+      p384: ["refused", refused],
+      "a word": ["refused", refused],
     });
   });
 
@@ -105,6 +157,7 @@ describe("production mode", () => {
       PAY_TO: "0x123",
       FACILITATOR_PRIVATE_KEY: "0xsecretvalue",
       PORT: "99999",
+      PUBLIC_URL: "https://api.example.com",
     });
     expect(found).toEqual([
       `NETWORK must be one of ${baseNetwork.id}, got "eip155:1"`,

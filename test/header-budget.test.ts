@@ -11,8 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RouteDef } from "../spec/route.ts";
 import { baseToolsRoutes } from "../spec/routes/base-tools.ts";
 import { routes } from "../spec/routes.ts";
-import type { RunningService } from "../src/server/service.ts";
-import { startTestService } from "./support/service.ts";
+import { CHALLENGE_BUDGET } from "../src/payments/requirements.ts";
+import { type RunningService, startService } from "../src/server/service.ts";
+import { productionConfig, startTestService, testStore } from "./support/service.ts";
 
 /** nginx's default buffer is 4,096 bytes; 512 are left for what a proxy or a longer public origin adds. */
 const HEADER_BLOCK_BUDGET = 3584;
@@ -24,7 +25,7 @@ beforeAll(async () => {
 afterAll(() => service?.close());
 
 /** Send one raw HTTP/1.1 request on a keep-alive connection; resolve with the status and the raw header block, in bytes. */
-function headerBlock(base: string, method: string, path: string, headers: Record<string, string>, body = "") {
+function headerBlock(base: string, method: string, path: string, headers: Record<string, string>, body = "", host?: string) {
   const url = new URL(base);
   return new Promise<{ status: number; bytes: number; text: string }>((resolve, reject) => {
     const socket = connect(Number(url.port), url.hostname);
@@ -40,7 +41,7 @@ function headerBlock(base: string, method: string, path: string, headers: Record
     socket.on("error", reject);
     const lines = [
       `${method} ${path} HTTP/1.1`,
-      `Host: ${url.host}`,
+      `Host: ${host ?? url.host}`,
       "Connection: keep-alive",
       "Origin: https://buyer.example",
       ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
@@ -72,12 +73,12 @@ function requestOf(route: RouteDef): { path: string; headers: Record<string, str
   };
 }
 
-describe("the raw header block of every 402", () => {
-  const paid = [
-    ...routes.filter((r) => r.price !== null).map((route) => ({ route, site: "primary" as const })),
-    ...baseToolsRoutes.filter((r) => r.price !== null).map((route) => ({ route, site: "secondary" as const })),
-  ];
+const paid = [
+  ...routes.filter((r) => r.price !== null).map((route) => ({ route, site: "primary" as const })),
+  ...baseToolsRoutes.filter((r) => r.price !== null).map((route) => ({ route, site: "secondary" as const })),
+];
 
+describe("the raw header block of every 402", () => {
   it("is under 3,584 bytes for every paid route of both sites, unpaid", async () => {
     const sizes: [string, number, number][] = [];
     for (const { route, site } of paid) {
@@ -109,5 +110,47 @@ describe("the raw header block of every 402", () => {
     expect(refused.text).toMatch(/\r\npayment-required: /i);
     expect(refused.text).toContain(`X-Request-Id: ${"r".repeat(64)}`);
     expect(refused.bytes).toBeLessThan(HEADER_BLOCK_BUDGET);
+  });
+});
+
+describe("behind a proxy with a long public origin", () => {
+  // 49 characters: the longest origin whose challenges fit (POST /api/x402-check is the widest).
+  const fits = "https://api.x402-chain-data-service.example.co.uk";
+  const secondary = "https://token-risk.x402-chain-data-service.example.co.uk";
+
+  it("answers every 402 of both sites within the budget, the sign-in declaration's origin counted", async () => {
+    expect(fits).toHaveLength(49);
+    const config = productionConfig({ PUBLIC_URL: fits, SECONDARY_PUBLIC_URL: secondary });
+    const proxied = await startService({ config, store: await testStore(), maintenance: false });
+    try {
+      const sizes: [string, number, number, number][] = [];
+      for (const { route, site } of paid) {
+        const host = new URL(site === "primary" ? fits : secondary).host;
+        const { path, headers, body } = requestOf(route);
+        const answer = await headerBlock(proxied.url, route.method, path, { ...headers, "X-Request-Id": "r".repeat(64) }, body, host);
+        const challenge = /\r\npayment-required: ([^\r]*)\r\n/i.exec(answer.text)?.[1] ?? "";
+        sizes.push([`${route.method} ${route.path}`, answer.status, challenge.length, answer.bytes]);
+      }
+      expect(sizes.filter(([, status]) => status !== 402)).toEqual([]);
+      expect(sizes.filter(([, , challenge, bytes]) => challenge > CHALLENGE_BUDGET || bytes >= HEADER_BLOCK_BUDGET)).toEqual([]);
+    } finally {
+      await proxied.close();
+    }
+  });
+
+  it("refuses to start with a public origin its challenges cannot carry, naming the route and the origin", async () => {
+    // 56 characters: once served with its sign-in declaration, x402-check's challenge took 3,132 bytes.
+    const long = "https://apis.x402-chain-data-for-agents.example-corp.com";
+    const config = productionConfig({ PUBLIC_URL: long });
+    const outcome = await startService({ config, store: await testStore(), maintenance: false }).then(
+      async (started) => {
+        await started.close();
+        return "started";
+      },
+      (error: Error) => error.message,
+    );
+    expect(outcome).toBe(
+      `POST /api/x402-check: its 402 challenge takes 3132 bytes in base64, over ${CHALLENGE_BUDGET} with the public origin ${long} (56 characters): use a shorter public origin`,
+    );
   });
 });

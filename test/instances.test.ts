@@ -4,6 +4,9 @@
  * instance keeps a heartbeat, and a second process settling with the same key is refused at
  * start while a dead one's heartbeat is no obstacle.
  */
+
+import type { AddressInfo } from "node:net";
+import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createLogger } from "../src/log.ts";
 import { SettlementKeyInUseError } from "../src/operations/instances.ts";
@@ -204,6 +207,25 @@ describe("a second process settling with the same key", () => {
     expect((await store.query<{ id: string }>("select id from instances order by id")).map((r) => r.id)).toEqual(["second", "sibling"]);
     await second.close();
     await sibling.close();
+  });
+
+  it("leaves no heartbeat behind when its port is taken, so the status feed counts no dead instance", async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (taken.address() as AddressInfo).port;
+      const error = await startTestService({
+        store,
+        config: { ...operationsConfig(directories), port },
+        instance: "port-taken",
+        processId: "process-7",
+        heartbeatMs: 200,
+      }).catch((e: unknown) => e);
+      expect((error as NodeJS.ErrnoException).code).toBe("EADDRINUSE");
+      expect(await store.query("select id from instances")).toEqual([]);
+    } finally {
+      taken.close();
+    }
   });
 
   it("starts after watching a crashed instance's heartbeat stand still", async () => {

@@ -8,6 +8,7 @@
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { createPublicClient, http } from "viem";
 import { afterEach, beforeEach, expect, it, type Mock, vi } from "vitest";
 import { captureConsole, createLogger, flushLogs, type LogLevel } from "../src/log.ts";
 
@@ -162,6 +163,21 @@ it("redacts secret-named fields (also in child bindings), writes errors as name 
     msg: "failed",
   });
   expect(lines[0]).not.toMatch(/0xabc|Bearer t|eyJ|"pw"/);
+});
+
+it("cuts the RPC URL in viem's error messages to its origin: a provider's key rides in its path or query", async () => {
+  const rpc = "http://127.0.0.1:1/v2/KEY-IN-PATH?apikey=KEY-IN-QUERY";
+  const client = createPublicClient({ transport: http(rpc, { retryCount: 0 }) });
+  const error = (await client.getBlockNumber().catch((e: unknown) => e)) as Error;
+  // What viem itself writes: the whole URL.
+  expect(error.message).toContain(`URL: ${rpc}`);
+  const { log, lines } = arrayLogger("info");
+  log.error("chain read failed", { error, detail: error.message, plain: "URL: http://127.0.0.1:1" });
+  const record = JSON.parse(lines[0] as string) as { error: { message: string }; detail: string; plain: string };
+  expect(record.error.message).toContain("URL: http://127.0.0.1:1/…\n");
+  expect(record.detail).toContain("URL: http://127.0.0.1:1/…\n");
+  expect(record.plain).toBe("URL: http://127.0.0.1:1");
+  expect(lines[0]).not.toMatch(/KEY-IN-PATH|KEY-IN-QUERY/);
 });
 
 it("drops lines below its level and writes nothing at silent", () => {

@@ -326,6 +326,7 @@ describe("loopback is never allowed in production", () => {
     RPC_URL: "https://mainnet.base.org",
     PAY_TO: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
     FACILITATOR_PRIVATE_KEY: `0x${"11".repeat(32)}`,
+    PUBLIC_URL: "https://api.example.com",
   };
 
   it("refuses ALLOW_LOOPBACK_TARGETS in production configuration", () => {

@@ -88,7 +88,7 @@ describe("OWNERSHIP_PROOFS", () => {
       'OWNERSHIP_PROOFS must be signatures (0x + 130 hex digits) printed by `npm run ownership-proof`, got "0x1234"',
     ]);
     expect(problems({ ...production, OWNERSHIP_PROOFS: proof })).toEqual([
-      "OWNERSHIP_PROOFS needs PUBLIC_URL: each proof signs the public origin, which must be the one the service names",
+      "PUBLIC_URL is required in production: the public origin (e.g. https://api.example.com) that challenges and sign-ins name; an origin read from the Host header is the caller's to choose",
     ]);
   });
 });

@@ -45,6 +45,7 @@ describe("the secondary site's configuration", () => {
     RPC_URL: "https://mainnet.base.org",
     PAY_TO: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
     FACILITATOR_URL: "https://facilitator.payai.network",
+    PUBLIC_URL: "https://api.example.com",
   };
   const problems = (env: Record<string, string>) => {
     try {

@@ -223,12 +223,16 @@ describe("the sign-in's signature", () => {
 
 describe("production without PUBLIC_URL", () => {
   it("refuses to start, saying sign-ins need the public origin", async () => {
-    const config = loadConfig({
+    const env = {
       RPC_URL: "https://mainnet.base.org",
       PAY_TO: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
       FACILITATOR_PRIVATE_KEY: `0x${"ab".repeat(32)}`,
       LOG_LEVEL: "silent",
-    });
+    };
+    // The environment is refused at once, among its other problems (test/config.test.ts);
+    // a configuration built by hand without it is refused by the service itself.
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    const config = { ...loadConfig({ ...env, PUBLIC_URL: "https://api.example.com" }), publicUrl: undefined };
     const started = startService({ config, store: await testStore() });
     await expect(started).rejects.toBeInstanceOf(ConfigError);
     await expect(started).rejects.toThrow(/PUBLIC_URL is required in production: sign-ins \(.*\) must name the service.s public origin/);

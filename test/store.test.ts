@@ -299,6 +299,14 @@ it("an unreachable PostgreSQL is a clear error that hides the password", async (
   expect(error).toBeInstanceOf(StoreUnavailableError);
   expect((error as Error).message).toMatch(/^Cannot reach the database at postgres:\/\/app:\*\*\*@127\.0\.0\.1:1\/ledger: /);
   expect((error as Error).message).not.toContain("s3cret");
+  // node-postgres reads `password` (and `sslpassword`) from the query string as well.
+  const inQuery = await openStore({
+    kind: "postgres",
+    url: "postgres://app@127.0.0.1:1/ledger?password=s3cret&sslpassword=k3y&sslmode=disable",
+  }).catch((e: unknown) => e);
+  expect((inQuery as Error).message).toMatch(
+    /^Cannot reach the database at postgres:\/\/app@127\.0\.0\.1:1\/ledger\?password=\*\*\*&sslpassword=\*\*\*&sslmode=disable: /,
+  );
 });
 
 describe.runIf(databaseUrl)("two instances on one PostgreSQL", () => {

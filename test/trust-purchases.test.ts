@@ -298,6 +298,7 @@ describe("the operator's settings", () => {
     RPC_URL: "https://mainnet.base.org",
     PAY_TO: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
     FACILITATOR_URL: "https://x402.org/facilitator",
+    PUBLIC_URL: "https://api.example.com",
   };
   const problemsOf = (env: Record<string, string>) => {
     try {
@@ -322,6 +323,10 @@ describe("the operator's settings", () => {
   it("needs a buyer key to buy in production, and checks the budget", () => {
     expect(problemsOf({ ...production, TRUST_PURCHASES: "1" })).toEqual([
       "TRUST_PURCHASES=1 in production needs TRUST_BUYER_PRIVATE_KEY: the wallet the trust runs buy from, funded with USDC within the budget",
+    ]);
+    // A malformed key is one problem, named once: not also "needs TRUST_BUYER_PRIVATE_KEY".
+    expect(problemsOf({ ...production, TRUST_PURCHASES: "1", TRUST_BUYER_PRIVATE_KEY: "0xsecretvalue" })).toEqual([
+      "TRUST_BUYER_PRIVATE_KEY must be a 32-byte hex private key (64 hex digits); its value is not shown",
     ]);
     const key = chain.buyers[3]?.privateKey as string;
     expect(

@@ -50,7 +50,8 @@ export function purchaseConfigFromEnv(env: Record<string, string | undefined>, p
       problems.push("TRUST_BUYER_PRIVATE_KEY must be a 32-byte hex private key (64 hex digits); its value is not shown");
     else buyerPrivateKey = key as `0x${string}`;
   }
-  if (production && enabled && !buyerPrivateKey) {
+  // A key that is set but malformed has its own line above.
+  if (production && enabled && !key) {
     problems.push(
       "TRUST_PURCHASES=1 in production needs TRUST_BUYER_PRIVATE_KEY: the wallet the trust runs buy from, funded with USDC within the budget",
     );

@@ -123,7 +123,8 @@ export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo
     // A free route read by signing in answers the same 402 form (price 0), which standard clients act on.
     .filter((route) => route.price !== null || route.signIn)
     .map((route) => {
-      const url = `${config.publicUrl ?? SIZING_ORIGIN}${route.path}`;
+      const origin = config.publicUrl ?? SIZING_ORIGIN;
+      const url = `${origin}${route.path}`;
       const signsIn = declaresSignIn(route) && scheme.signIn;
       const entryWith = (step: DiscoveryStep) => ({
         accepts: {
@@ -143,9 +144,12 @@ export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo
           ...(signsIn ? { [SIWX_HEADER]: {} } : {}),
         },
       });
-      const signIn = signsIn ? Buffer.byteLength(JSON.stringify(signInDeclaration(SIZING_ORIGIN, url, config.network))) : 0;
+      // The declaration names the origin twice (domain and uri): sized with the one it will carry.
+      const signIn = (at: string) =>
+        signsIn ? Buffer.byteLength(JSON.stringify(signInDeclaration(at, `${at}${route.path}`, config.network))) : 0;
       // Fields the server scheme adds at run time (a Solana fee payer) count too.
-      const added = signIn + (scheme.sizingExtra ? Buffer.byteLength(JSON.stringify(scheme.sizingExtra)) : 0);
+      const extra = scheme.sizingExtra ? Buffer.byteLength(JSON.stringify(scheme.sizingExtra)) : 0;
+      const added = signIn(origin) + extra;
       let entry = entryWith(DISCOVERY_STEPS[0]);
       for (const step of DISCOVERY_STEPS.slice(1)) {
         if (challengeSize(entry, url, added) <= CHALLENGE_BUDGET) break;
@@ -153,8 +157,14 @@ export function paymentRoutes(routes: readonly RouteDef[], config: Config, payTo
       }
       const size = challengeSize(entry, url, added);
       if (size > CHALLENGE_BUDGET) {
+        // The origin is in it up to three times: when a shorter one would fit, the remedy is the operator's.
+        const originTooLong =
+          config.publicUrl !== undefined &&
+          challengeSize(entry, `${SIZING_ORIGIN}${route.path}`, signIn(SIZING_ORIGIN) + extra) <= CHALLENGE_BUDGET;
         throw new Error(
-          `${routeKey(route)}: its 402 challenge takes ${size} bytes in base64, over ${CHALLENGE_BUDGET}: shorten its summary, input schema or output example`,
+          originTooLong
+            ? `${routeKey(route)}: its 402 challenge takes ${size} bytes in base64, over ${CHALLENGE_BUDGET} with the public origin ${config.publicUrl} (${config.publicUrl?.length} characters): use a shorter public origin`
+            : `${routeKey(route)}: its 402 challenge takes ${size} bytes in base64, over ${CHALLENGE_BUDGET}: shorten its summary, input schema or output example`,
         );
       }
       return [routeKey(route), entry];

@@ -230,30 +230,6 @@ export async function startService(options: StartServiceOptions) {
   };
   const authorizations = authorizationReader(createChainClient(chain, transport), config.usdc.address);
 
-  // Registered before serving: a second process settling with the same key is refused here.
-  const instanceInfo = {
-    id: instance,
-    version: packageJson.version,
-    settlementAddress: facilitatorAddress,
-    ...(options.processId ? { process: options.processId } : {}),
-  };
-  try {
-    await registerInstance(store, instanceInfo, {
-      log,
-      heartbeatMs: options.heartbeatMs ?? HEARTBEAT_MS,
-      // A claimed embedded database file is this process's alone (claimEmbedded).
-      exclusiveStore: embeddedFile !== undefined,
-    });
-  } catch (error) {
-    if (ownStore) {
-      await store.close().catch(() => {});
-      if (embeddedFile) releaseEmbedded(embeddedFile);
-    }
-    throw error;
-  }
-  phase("instance_registered");
-  heartbeat = startHeartbeat(store, instanceInfo, log, options.heartbeatMs ?? HEARTBEAT_MS);
-
   const intervals = options.jobIntervalsMs ?? {};
   const crawlMinutes = config.intel.crawlIntervalMinutes ?? 0;
   const crawlIntervalMs = crawlMinutes > 0 ? (intervals.trust_crawl ?? crawlMinutes * 60_000) : null;
@@ -385,11 +361,55 @@ export async function startService(options: StartServiceOptions) {
   const byHost = new Map(config.secondary.host ? [[config.secondary.host, secondaryApp]] : []);
   if (solanaApp && config.solana.host) byHost.set(config.solana.host, solanaApp);
   phase("apps_created");
-  const [server, secondaryServer, solanaServer] = await Promise.all([
+  // Registered just before serving: a second process settling with the same key is refused here,
+  // and a start refused earlier (a challenge over the header budget, say) leaves no heartbeat behind.
+  const instanceInfo = {
+    id: instance,
+    version: packageJson.version,
+    settlementAddress: facilitatorAddress,
+    ...(options.processId ? { process: options.processId } : {}),
+  };
+  try {
+    await registerInstance(store, instanceInfo, {
+      log,
+      heartbeatMs: options.heartbeatMs ?? HEARTBEAT_MS,
+      // A claimed embedded database file is this process's alone (claimEmbedded).
+      exclusiveStore: embeddedFile !== undefined,
+    });
+  } catch (error) {
+    await solana?.close();
+    if (ownStore) {
+      await store.close().catch(() => {});
+      if (embeddedFile) releaseEmbedded(embeddedFile);
+    }
+    throw error;
+  }
+  phase("instance_registered");
+  heartbeat = startHeartbeat(store, instanceInfo, log, options.heartbeatMs ?? HEARTBEAT_MS);
+  const listening = await Promise.allSettled([
     listen(byHost.size > 0 ? siteRouter(app, byHost) : app, config.port, config.host),
     local ? listen(secondaryApp, config.secondary.port, config.host) : undefined,
     local && solanaApp ? listen(solanaApp, config.solana.port, config.host) : undefined,
   ]);
+  const refused = listening.find((r) => r.status === "rejected");
+  if (refused) {
+    // A port in use: remove the heartbeat, or a restart would wait for it to go quiet and the
+    // status feed would count a dead instance for 15 minutes.
+    for (const r of listening) if (r.status === "fulfilled") r.value?.close();
+    heartbeat.stop();
+    await unregisterInstance(store, instance).catch(() => {});
+    await solana?.close();
+    if (ownStore) {
+      await store.close().catch(() => {});
+      if (embeddedFile) releaseEmbedded(embeddedFile);
+    }
+    throw refused.reason;
+  }
+  const [server, secondaryServer, solanaServer] = listening.map((r) => (r as PromiseFulfilledResult<Server | undefined>).value) as [
+    Server,
+    Server | undefined,
+    Server | undefined,
+  ];
   const listeners = [server, secondaryServer, solanaServer].filter((s): s is Server => s !== undefined).map(trackConnections);
   phase("listening");
   // Added once the sites are built: the Solana site's scheme finds its open payments on its own chain.

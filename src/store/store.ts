@@ -86,6 +86,8 @@ export function redact(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = "***";
+    // node-postgres also takes the password (and an SSL key's passphrase) from the query string.
+    for (const name of [...parsed.searchParams.keys()]) if (/password/i.test(name)) parsed.searchParams.set(name, "***");
     return parsed.toString();
   } catch {
     return "(unparseable DATABASE_URL)";
