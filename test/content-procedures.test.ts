@@ -3,8 +3,9 @@
  * command this machine can run: the x402-register SOP's step 7 `jq` must print the ownership
  * proof published at the document's root, its step 4 must create the favicon the discovery
  * audit looks for (VERIFY promises no warnings, and FAVICON_MISSING is one), the x402-register
- * playbook's favicon route must answer what its VERIFY says, and the test-buyer playbook's
- * install step must keep the seller's exact version pins.
+ * playbook's favicon route must answer what its VERIFY says, the verifier-money-rules playbook's
+ * greps must print the lines it says they print, and the test-buyer playbook's install step must
+ * keep the seller's exact version pins.
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -99,6 +100,30 @@ describe("the x402-register playbook", () => {
     } finally {
       server.close();
     }
+  });
+});
+
+describe("the verifier-money-rules playbook", () => {
+  it("step 1's greps print the lines its comments name, in the packages the project installs", () => {
+    const { cmd } = step(playbook("verifier-money-rules")?.steps ?? [], 1);
+    const lines = (cmd ?? "").replace(/\\\n\s*/g, "").split("\n");
+    const greps = lines.filter((l) => l.startsWith("grep -n "));
+    expect(greps).toHaveLength(2);
+    // The comment lines after each grep: every "<line>:" they name, in order.
+    const promised = greps.map((g) => {
+      const after = lines.slice(lines.indexOf(g) + 1);
+      const end = after.findIndex((l) => !l.startsWith("#"));
+      const comments = end === -1 ? after : after.slice(0, end);
+      return comments.flatMap((c) => [...c.matchAll(/(\d+):/g)].map((m) => Number(m[1])));
+    });
+    const printed = greps.map((g) =>
+      execFileSync("bash", ["-c", g], { cwd: root, encoding: "utf8" })
+        .trim()
+        .split("\n")
+        .map((l) => Number(l.split(":")[0])),
+    );
+    expect(printed).toEqual(promised);
+    expect(promised).toEqual([[293], [116, 185, 196, 216, 434]]);
   });
 });
 
