@@ -7,8 +7,8 @@
  * greps must print the lines it says they print, and the test-buyer playbook's install step must
  * keep the seller's exact version pins.
  */
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { execFile, execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -124,6 +124,45 @@ describe("the verifier-money-rules playbook", () => {
     );
     expect(printed).toEqual(promised);
     expect(promised).toEqual([[293], [116, 185, 196, 216, 434]]);
+  });
+});
+
+describe("the fix-bug-base-rpc playbook", () => {
+  it("step 2's rpc-health.ts asks a valid 2,000-block getLogs of a chain younger than 2,000 blocks (a fresh anvil)", async () => {
+    const { cmd } = step(playbook("fix-bug-base-rpc")?.steps ?? [], 2);
+    const asked: unknown[] = [];
+    // A node's JSON-RPC at block 597: block numbers must be hex quantities, as geth and anvil require.
+    const quantity = /^0x(0|[1-9a-f][0-9a-f]*)$/;
+    const rpc = express().use(express.json());
+    rpc.post("/", (req, res) => {
+      const { id, method, params } = req.body as { id: number; method: string; params: { fromBlock: string; toBlock: string }[] };
+      if (method === "eth_chainId") return void res.json({ jsonrpc: "2.0", id, result: "0x2105" });
+      if (method === "eth_blockNumber") return void res.json({ jsonrpc: "2.0", id, result: "0x255" });
+      const filter = params[0] as { fromBlock: string; toBlock: string };
+      asked.push(filter);
+      if (!quantity.test(filter.fromBlock) || !quantity.test(filter.toBlock))
+        return void res.json({ jsonrpc: "2.0", id, error: { code: -32602, message: "invalid digit found in string" } });
+      res.json({ jsonrpc: "2.0", id, result: [] });
+    });
+    const server = rpc.listen(0);
+    const dir = mkdtempSync(path.join(tmpdir(), "rpc-health-"));
+    try {
+      await new Promise((resolve) => server.once("listening", resolve));
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+      writeFileSync(path.join(dir, "rpc-health.ts"), cmd ?? "");
+      const out = await new Promise<string>((resolve, reject) =>
+        execFile(process.execPath, ["rpc-health.ts"], { cwd: dir, env: { ...process.env, RPC_URLS: url } }, (error, stdout) =>
+          error ? reject(error) : resolve(stdout),
+        ),
+      );
+      expect(asked).toEqual([{ address: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", fromBlock: "0x0", toBlock: "0x255", topics: [] }]);
+      expect(out).toMatch(
+        new RegExp(`^ok +${url.replaceAll(".", "\\.")}  chain=8453 block=597 lag=0 \\d+ms getLogs\\(2000\\)=ok \\(0 logs\\) \\n$`),
+      );
+    } finally {
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
