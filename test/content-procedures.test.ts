@@ -15,6 +15,7 @@ import path from "node:path";
 import express from "express";
 import { describe, expect, it } from "vitest";
 import type { CompiledContent } from "../spec/content-schema.ts";
+import { base } from "../src/networks/base.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 const compiled = JSON.parse(readFileSync(path.join(root, ".generated/content.json"), "utf8")) as CompiledContent;
@@ -136,7 +137,7 @@ describe("the fix-bug-base-rpc playbook", () => {
     const rpc = express().use(express.json());
     rpc.post("/", (req, res) => {
       const { id, method, params } = req.body as { id: number; method: string; params: { fromBlock: string; toBlock: string }[] };
-      if (method === "eth_chainId") return void res.json({ jsonrpc: "2.0", id, result: "0x2105" });
+      if (method === "eth_chainId") return void res.json({ jsonrpc: "2.0", id, result: `0x${base.chainId.toString(16)}` });
       if (method === "eth_blockNumber") return void res.json({ jsonrpc: "2.0", id, result: "0x255" });
       const filter = params[0] as { fromBlock: string; toBlock: string };
       asked.push(filter);
@@ -155,9 +156,11 @@ describe("the fix-bug-base-rpc playbook", () => {
           error ? reject(error) : resolve(stdout),
         ),
       );
-      expect(asked).toEqual([{ address: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", fromBlock: "0x0", toBlock: "0x255", topics: [] }]);
+      expect(asked).toEqual([{ address: base.usdc.address, fromBlock: "0x0", toBlock: "0x255", topics: [] }]);
       expect(out).toMatch(
-        new RegExp(`^ok +${url.replaceAll(".", "\\.")}  chain=8453 block=597 lag=0 \\d+ms getLogs\\(2000\\)=ok \\(0 logs\\) \\n$`),
+        new RegExp(
+          `^ok +${url.replaceAll(".", "\\.")}  chain=${base.chainId} block=597 lag=0 \\d+ms getLogs\\(2000\\)=ok \\(0 logs\\) \\n$`,
+        ),
       );
     } finally {
       server.close();
