@@ -375,6 +375,34 @@ describe("fixtures", () => {
       });
     }
 
+    it.each([
+      {
+        name: "a YAML error",
+        breakIt: () => edit("kb/entry-1.md", "title: Question 1?", "title: Base USDC: the address"),
+        want: { field: "frontmatter", expected: "valid YAML between the two `---` lines", line: 3 },
+      },
+      {
+        name: "a file without its opening ---",
+        breakIt: () => edit("kb/entry-1.md", /^---\n/, ""),
+        want: {
+          field: "frontmatter",
+          expected: "the file to start with a `---` line, then the YAML frontmatter, then a closing `---` line",
+          found: '"id: entry-1"',
+          line: 1,
+        },
+      },
+      {
+        name: "a file without its closing ---",
+        breakIt: () => edit("kb/entry-1.md", "last_verified: 2026-11-20\n---\n", "last_verified: 2026-11-20\n"),
+        want: { field: "frontmatter", expected: "a closing `---` line after the YAML frontmatter", found: "none", line: 1 },
+      },
+    ])("$name is one problem, not one per field the author did write", async ({ breakIt, want }) => {
+      breakIt();
+      const problems = (await problemsOf()).filter((p) => p.file === "content/kb/entry-1.md");
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toMatchObject({ file: "content/kb/entry-1.md", ...want });
+    });
+
     it("lists every problem of every file in one error message", async () => {
       edit("playbooks/core-data.md", /^solves: .*\n/m, "");
       edit("sops/x402-register.md", "price_usdc: 0.3", "price_usdc: 0.2");

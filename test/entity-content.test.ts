@@ -48,6 +48,9 @@ describe("the real use cases", () => {
     expect(best("follow a whale wallet, copy trading")).toBe("whale-following");
     expect(best("due diligence before an otc trade with a counterparty")).toBe("counterparty-due-diligence");
     expect(best("bridge operator watching cross-chain outflow")).toBe("bridge-flow-monitor");
+    // Asked of the running service in a buyer's words, and first answered with another plan.
+    expect(best("I need to know if a wallet I am about to trade with is linked to hacks or mixers")).toBe("counterparty-due-diligence");
+    expect(best("monitor when a whale deposits to binance")).toBe("whale-following");
   });
 });
 

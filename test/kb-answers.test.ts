@@ -11,7 +11,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { CompiledContent } from "../spec/content-schema.ts";
 import { KB_CONFIDENCE, KbIndex, searchTerms } from "../src/content/kb-index.ts";
-import { ANSWERED, SEARCH_PARAPHRASES, UNANSWERED } from "./support/kb-questions.ts";
+import { AGENT_TRIAL, ANSWERED, SEARCH_PARAPHRASES, UNANSWERED } from "./support/kb-questions.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 const compiled = JSON.parse(readFileSync(path.join(root, ".generated/content.json"), "utf8")) as CompiledContent;
@@ -70,6 +70,10 @@ describe("kb/ask answers buyers' questions", () => {
     const answer = index.ask(question);
     expect(answer.best).toEqual(compiled.kb.entries.find((e) => e.id === id));
     expect(answer.matches[0]?.id).toBe(id);
+  });
+
+  it.each(AGENT_TRIAL)("answers an agent's question with its entry: %j -> %s", (question, id) => {
+    expect(index.ask(question).best?.id ?? null).toBe(id);
   });
 
   it.each(UNANSWERED)("gives no best_match to %j", (question) => {

@@ -27,6 +27,12 @@ export interface SourceFile {
   bodyLineOffset: number;
   /** Frontmatter keys and the file line they are on. */
   keyLines: Map<string, number>;
+  /**
+   * Whether a frontmatter block was found and parsed. When it was not, that one problem is
+   * reported and the fields are not checked: each would be "missing" although the author wrote
+   * it, burying the one real mistake under a line per field.
+   */
+  frontmatterRead: boolean;
   problems: ContentProblem[];
 }
 
@@ -39,27 +45,46 @@ const parser = unified().use(remarkParse);
  */
 const engines = { yaml: (text: string) => load(text, { schema: CORE_SCHEMA }) as object };
 
-/** Read and parse `abs`; YAML errors become problems (the file then has empty data). */
+/** Read and parse `abs`; a missing `---` fence or a YAML error becomes one problem (the file then has empty data). */
 export function readSourceFile(abs: string, rel: string, problems: ContentProblem[]): SourceFile {
   const text = readFileSync(abs, "utf8").replace(/\r\n?/g, "\n");
   let data: Record<string, unknown> = {};
   let body = text;
   let rawMatter = "";
-  try {
-    // An options object turns off gray-matter's cache, which would hand back the same object for equal texts.
-    const parsed = matter(text, { engines });
-    data = parsed.data as Record<string, unknown>;
-    body = parsed.content;
-    rawMatter = parsed.matter;
-  } catch (error) {
-    const mark = (error as { mark?: { line?: number } }).mark;
+  let frontmatterRead = true;
+  // gray-matter reads a file without its opening `---` (or without its closing one) as all body
+  // (or all frontmatter); either way every field would then be reported missing or malformed.
+  const opened = /^\uFEFF?---(?!-)/.test(text);
+  if (!opened || !text.slice(3).includes("\n---")) {
+    frontmatterRead = false;
     problems.push({
       file: rel,
       field: "frontmatter",
-      expected: "valid YAML between the two `---` lines",
-      found: (error as Error).message.split("\n")[0],
-      ...(mark?.line !== undefined ? { line: mark.line + 1 } : {}),
+      expected: opened
+        ? "a closing `---` line after the YAML frontmatter"
+        : "the file to start with a `---` line, then the YAML frontmatter, then a closing `---` line",
+      found: opened ? "none" : echo(text.split("\n", 1)[0]),
+      line: 1,
     });
+  }
+  if (frontmatterRead) {
+    try {
+      // An options object turns off gray-matter's cache, which would hand back the same object for equal texts.
+      const parsed = matter(text, { engines });
+      data = parsed.data as Record<string, unknown>;
+      body = parsed.content;
+      rawMatter = parsed.matter;
+    } catch (error) {
+      frontmatterRead = false;
+      const mark = (error as { mark?: { line?: number } }).mark;
+      problems.push({
+        file: rel,
+        field: "frontmatter",
+        expected: "valid YAML between the two `---` lines",
+        found: (error as Error).message.split("\n")[0],
+        ...(mark?.line !== undefined ? { line: mark.line + 1 } : {}),
+      });
+    }
   }
   const bodyLineOffset = text.slice(0, text.length - body.length).split("\n").length - 1;
   const keyLines = new Map<string, number>();
@@ -68,7 +93,7 @@ export function readSourceFile(abs: string, rel: string, problems: ContentProble
     // rawMatter starts right after the opening `---`, so its line i is file line i + 1.
     if (key && !keyLines.has(key)) keyLines.set(key, i + 1);
   });
-  return { rel, data, body, tree: parser.parse(body) as Root, bodyLineOffset, keyLines, problems };
+  return { rel, data, body, tree: parser.parse(body) as Root, bodyLineOffset, keyLines, frontmatterRead, problems };
 }
 
 /** The file line of `node` (a node of the body), if it has a position. */
@@ -89,6 +114,7 @@ function expectedOf(schema: TSchema): string {
  * problem naming the field and what was expected. Returns the typed data when it is valid.
  */
 export function checkFrontmatter<S extends TObject>(file: SourceFile, schema: S): Static<S> | undefined {
+  if (!file.frontmatterRead) return undefined;
   const check = checkerFor(schema);
   if (check.Check(file.data)) return file.data as Static<S>;
   const seen = new Set<string>();

@@ -29,9 +29,9 @@ export const getPlaybookBundle = defineRoute({
   method: "GET",
   path: "/api/compute/playbook-bundle",
   operationId: "getPlaybookBundlePreview",
-  summary: "Playbook bundle: free preview of the 13 playbooks",
+  summary: "Playbook bundle: free preview of every playbook",
   description:
-    "Free. The bundle's name, version, vendor, summary, price and how to buy, and the 13 playbooks as id, title and whether the owner requested it. The steps, pitfalls and checks are sold by POST on the same path.",
+    "Free. The bundle's name, version, vendor, summary, price and how to buy, and every playbook as id, title and whether the owner requested it. The steps, pitfalls and checks are sold by POST on the same path.",
   tags: ["playbooks", "free"],
   ...FREE_DOCUMENT,
   response: Type.Object({

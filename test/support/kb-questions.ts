@@ -92,3 +92,36 @@ export const SEARCH_PARAPHRASES: readonly (readonly [string, string])[] = [
   ["make my service findable by agent directories", "x402-discovery-documents"],
   ["catalogue listing of paid routes", "x402-discovery-documents"],
 ];
+
+/**
+ * Questions an agent asked `kb/ask` on the running service, worded as agents word them, with the
+ * entry that answers each. Before the entries carried these words (and answered Solana, getting
+ * USDC and the payment-identifier extension), the last nine got another entry's answer or none;
+ * every one must now get its entry.
+ */
+export const AGENT_TRIAL: readonly (readonly [string, string])[] = [
+  ["what's the usdc contract address on base?", "base-usdc-contract"],
+  ["do I need ETH in my wallet to pay for an x402 API?", "who-pays-gas-x402"],
+  ["my eth_getLogs call keeps failing with block range too large, what's the max range on base?", "base-getlogs-range-limits"],
+  ["how long until a base transaction can't be reorged?", "base-block-time-finality"],
+  ["I got 409 payment_in_progress, was I charged twice?", "duplicate-payment-idempotency"],
+  ["how do I stop my agent from overspending on paid APIs?", "agent-spending-limits"],
+  ["which header do I put the signed payment in?", "x402-payment-headers"],
+  ["what should I serve at /.well-known/x402?", "x402-discovery-documents"],
+  ["does the coinbase facilitator need an API key for mainnet?", "x402-facilitators-base"],
+  ["what is the nonce in transferWithAuthorization for?", "eip-3009-transfer-with-authorization"],
+  ["what does the accepts array in a 402 response mean?", "x402-v2-challenge-fields"],
+  ["how much should I charge per request for my API?", "choosing-a-price"],
+  ["the API returned a 500 error, did it still take my money?", "failed-calls-not-settled"],
+  ["how do I decode the payment-response header?", "read-payment-response"],
+  ["how do I get the transaction hash after paying?", "read-payment-response"],
+  ["is X-PAYMENT still used in x402 v2?", "x402-payment-headers"],
+  ["how can I prove the seller actually received my USDC?", "verify-usdc-payment-onchain"],
+  ["what are validAfter and validBefore in an x402 payment?", "eip-3009-transfer-with-authorization"],
+  ["where is maxAmountRequired in a v2 payment requirement?", "x402-v2-challenge-fields"],
+  ["does x402 work on solana", "x402-v2-challenge-fields"],
+  ["do I need SOL to pay on solana", "x402-v2-challenge-fields"],
+  ["my payment failed with invalid_exact_evm_signature on base sepolia", "base-usdc-contract"],
+  ["how to get USDC on base", "base-usdc-contract"],
+  ["what is the payment-identifier extension", "duplicate-payment-idempotency"],
+];
