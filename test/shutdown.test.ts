@@ -27,11 +27,17 @@ interface Child {
   exited: Promise<number | null>;
 }
 
-/** Start `node src/server/main.ts` as `npm start` does, in production mode against the test devnet. */
-async function startChild(dataDir: string, stubs: UpstreamStubs, directories: Stub): Promise<Child> {
+/**
+ * Start `node src/server/main.ts` as `npm start` does (or `npm start` itself, in a process group
+ * of its own so that whatever it leaves behind can be killed), in production mode against the
+ * test devnet.
+ */
+async function startChild(dataDir: string, stubs: UpstreamStubs, directories: Stub, through: "node" | "npm" = "node"): Promise<Child> {
   const d = devnet();
-  const child = spawn(process.execPath, ["src/server/main.ts"], {
+  const [command, args] = through === "npm" ? ["npm", ["start", "--silent"]] : [process.execPath, ["src/server/main.ts"]];
+  const child = spawn(command, args, {
     cwd: root,
+    detached: through === "npm",
     env: {
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "",
@@ -89,8 +95,16 @@ describe("SIGTERM to npm start", () => {
     stubs = await startUpstreamStubs({ slowMs: SLOW_MS, faults: { hyperliquid: "slow" } });
     directories = await startDirectoryStub();
   });
+  const groups: number[] = [];
   afterAll(async () => {
     for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
+    for (const group of groups) {
+      try {
+        process.kill(-group, "SIGKILL");
+      } catch {
+        // The group is gone: nothing was left behind.
+      }
+    }
     await stubs?.close();
     await directories?.close();
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
@@ -159,6 +173,22 @@ describe("SIGTERM to npm start", () => {
       await store.close();
     }
   }, 90_000);
+
+  it("sent to the npm process itself, reaches the service: it stops gracefully and nothing is left running", async () => {
+    // What a supervisor or a shell's `kill <pid of npm start>` does. Through a shell that stayed
+    // between npm and node, npm passed the signal to the shell only, and the service ran on.
+    const child = await startChild(fresh(), stubs, directories, "npm");
+    groups.push(child.process.pid as number);
+    await fetch(`${child.url}/api/health`).then((res) => expect(res.status).toBe(200));
+    child.process.kill("SIGTERM");
+    await child.exited;
+    expect(child.output()).toContain('"msg":"stopped"');
+    const after = await fetch(`${child.url}/api/health`).then(
+      (res) => `answered ${res.status}`,
+      (error: Error) => (error.cause as { code?: string } | undefined)?.code ?? error.message,
+    );
+    expect(after).toBe("ECONNREFUSED");
+  }, 60_000);
 
   it("exits at once on a second signal, without waiting for calls in flight", async () => {
     const child = await startChild(fresh(), stubs, directories);
