@@ -567,6 +567,19 @@ describe("never charged, never twice", () => {
     expect(await usdcOf(buyer(2).address)).toBe(before);
   });
 
+  it("wallet-profile: base58 of the right length that is not 32 bytes is bad input naming body.address, not a 502, not charged", async () => {
+    // 43 ones are 43 zero bytes; 44 z's are more than 32 bytes. Both pass the pattern, so the stock client pays.
+    for (const address of ["1".repeat(43), "z".repeat(44)]) {
+      const { res, json, before, after } = await paidCall("/v1/wallet-profile", { address }, 2);
+      expect([address, res.status]).toEqual([address, 400]);
+      expect(json).toMatchObject({
+        error: { code: "invalid_request", details: { fields: [{ field: "body.address", received: address }] } },
+      });
+      expect(res.headers.get("payment-response")).toBeNull();
+      expect(after).toEqual(before);
+    }
+  });
+
   it("dinalibrium: a symbol it does not know is bad input naming body.token, with or without a payment, not charged", async () => {
     const before = await usdcOf(buyer(2).address);
     expect((await post("/v1/dinalibrium", { token: "BONK" })).status).toBe(400);
