@@ -19,6 +19,7 @@ import { x402HTTPClient } from "@x402/core/client";
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
 import { wrapFetchWithPayment } from "@x402/fetch";
+import { decodeHTML } from "entities";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SpendCaps } from "../scripts/mcp/spend-caps.ts";
 import { createStdioServer } from "../scripts/mcp/stdio.ts";
@@ -666,6 +667,46 @@ describe("an outside buyer", () => {
     });
     expect(JSON.parse(out.trim().split("\n").at(-1) as string)).toEqual({ status: 200, receipt: true, symbol: "SOL" });
     expect((await usdcOf(chain.scenario.payTo)) - before).toBe(PRICE);
+  });
+
+  it("runs the landing page's first-purchase snippet as printed, with the Solana buyer's settings: 200, exactly the price moves", async () => {
+    const html = await (await fetch(`${site}/`)).text();
+    const snippets = [...html.matchAll(/<pre[^>]*>\s*<code[^>]*>([\s\S]*?)<\/code>/g)].map((m) =>
+      decodeHTML((m[1] as string).replace(/<[^>]+>/g, "")),
+    );
+    // Nothing on the page is Base's: no EVM client, no Base site's port, no EVM key.
+    expect(html).not.toMatch(/@x402\/evm|viem|127\.0\.0\.1:4022|BUYER_PRIVATE_KEY|window\.ethereum/);
+    expect(html).not.toContain("USDC on Base");
+    expect(html).toContain("You need a wallet holding a little USDC on Solana");
+    expect(html).toContain("Paid routes settle per call in USDC on Solana (solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp) with x402 v2.");
+    const mcp = JSON.parse(snippets.find((s) => s.includes('"mcpServers"')) as string) as {
+      mcpServers: Record<string, { env: Record<string, string> }>;
+    };
+    expect(Object.keys(Object.values(mcp.mcpServers)[0]?.env ?? {})).toEqual([
+      "SOLANA_BUYER_KEY",
+      "SOLANA_RPC_URL",
+      "SOLANA_BASE_URL",
+      "MCP_MAX_SPEND_USD",
+    ]);
+    const snippet = snippets[0] as string;
+    expect(snippet).toContain('new URL("/v1/meme-hunter"');
+    const before = { payTo: await usdcOf(chain.scenario.payTo), buyer: await usdcOf(buyer(1).address) };
+    const out = await new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, ["--input-type=module", "-e", snippet], {
+        env: { ...process.env, SOLANA_BUYER_KEY: buyer(1).secretKey, SOLANA_RPC_URL: chain.rpcUrl, SOLANA_BASE_URL: site },
+        cwd: new URL("..", import.meta.url).pathname,
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d: Buffer) => (stdout += d));
+      child.stderr.on("data", (d: Buffer) => (stderr += d));
+      child.on("exit", (code) => (code === 0 ? resolve(stdout) : reject(new Error(`snippet exited ${code}: ${stderr}`))));
+    });
+    // console.log(res.status, await res.json()): the status, then the answer's first line.
+    expect(out.startsWith("200 {")).toBe(true);
+    expect(out).toContain("network: 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'");
+    expect(await usdcOf(chain.scenario.payTo)).toBe(before.payTo + PRICE);
+    expect(await usdcOf(buyer(1).address)).toBe(before.buyer - PRICE);
   });
 });
 
