@@ -138,6 +138,28 @@ describe("the Solana site's challenges", () => {
     // The Base site's own routes are not answered here.
     expect((await post("/v1/honeypot-check", {})).status).toBe(404);
   });
+
+  it("tells a Solana payer how to pay on Solana, in /openapi.json and on /errors, which every error body links to", async () => {
+    const openapi = await (await fetch(`${site}/openapi.json`)).text();
+    // Nothing in it says Base alone: the error texts it shares with the Base sites name both networks.
+    expect(openapi).not.toMatch(/EIP-3009 authorisation for the quoted amount|network eip155:8453 and/);
+    expect(openapi).toContain("solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp on the Solana site");
+    expect(
+      (JSON.parse(openapi) as { components: { securitySchemes: { x402: { description: string } } } }).components.securitySchemes.x402
+        .description,
+    ).toContain("a signed USDC transfer (TransferChecked) of the quoted amount");
+    const bad = (await (await post("/v1/dinalibrium", { token: "BONK" })).json()) as { error: { docs: string } };
+    expect(bad.error.docs).toBe("/errors#invalid_request");
+    const errors = await fetch(`${site}/errors/`);
+    expect(errors.status).toBe(200);
+    const text = decodeHTML((await errors.text()).replace(/<[^>]+>/g, " ")).replace(/\s+/g, " ");
+    expect(text).toContain("network (eip155:8453 on the Base sites, solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp on the Solana site");
+    expect(text).toContain(
+      "on Solana, sign a USDC TransferChecked of the quoted amount to payTo's token account, which the fee payer named in extra.feePayer co-signs",
+    );
+    expect(text).toContain("Paid routes settle per call in USDC on the network each challenge names with x402 v2.");
+    expect(text).not.toContain("USDC on Base");
+  });
 });
 
 describe("a paid call on Solana", () => {

@@ -262,8 +262,7 @@ export function buildOpenApi(
           type: "apiKey",
           in: "header",
           name: "X-Payment",
-          description:
-            "The x402 v2 payment header: base64 JSON with a signed EIP-3009 authorisation for the quoted amount (PAYMENT-SIGNATURE is accepted too). It is a payment, not an account key: paid operations declare their price in x-payment-info and need no other credential.",
+          description: `The x402 v2 payment header: base64 JSON with ${site.howToPay ? "a signed USDC transfer (TransferChecked) of" : "a signed EIP-3009 authorisation for"} the quoted amount (PAYMENT-SIGNATURE is accepted too). It is a payment, not an account key: paid operations declare their price in x-payment-info and need no other credential.`,
         },
       },
       schemas: {
