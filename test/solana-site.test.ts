@@ -146,6 +146,21 @@ describe("the Solana site's challenges", () => {
     expect(openapi).not.toContain("EIP-3009 authorisation for the quoted amount");
     expect(openapi).not.toContain(`network ${base.id} and`);
     expect(openapi).toContain("solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp on the Solana site");
+    // Its route groups are described as this site's, on its landing page too: no Base tools, no simulated honeypots.
+    expect((JSON.parse(openapi) as { tags: { name: string; description: string }[] }).tags).toEqual([
+      {
+        name: "token risk",
+        description:
+          "Token-risk tools on Solana for traders deciding whether a token is safe to touch: each new mint's authorities and Token-2022 extensions read on chain, and price equilibrium across Raydium, Orca and Meteora.",
+      },
+      {
+        name: "chain analytics",
+        description: "Answers computed from public Solana chain data and market APIs: wallet profiles and DeFi sentiment.",
+      },
+    ]);
+    const landing = await (await fetch(`${site}/`)).text();
+    expect(landing).not.toMatch(/Token-risk tools on Base|public Base chain data|simulated honeypot/);
+    expect(landing).toContain("Answers computed from public Solana chain data and market APIs: wallet profiles and DeFi sentiment.");
     expect(
       (JSON.parse(openapi) as { components: { securitySchemes: { x402: { description: string } } } }).components.securitySchemes.x402
         .description,

@@ -27,7 +27,7 @@ export interface OpenApiOptions {
   /** Signatures of the origin by the `payTo` key (see src/discovery/ownership-proof.ts); none: not published. */
   ownershipProofs?: readonly string[];
   /** The site the document describes: its title, description, network and budgeting hint (default: the primary site). */
-  site?: Pick<SiteDef, "title" | "description" | "networks" | "budgetHint" | "howToPay">;
+  site?: Pick<SiteDef, "title" | "description" | "networks" | "budgetHint" | "howToPay" | "tagNotes">;
 }
 
 /**
@@ -238,7 +238,7 @@ export function buildOpenApi(
     // The contract's X-Payment scheme, as the document's default; every operation overrides it
     // with `security: []` (see the top of this file), so no operation asks for a key.
     security: [{ x402: [] }],
-    tags: [...new Set(routes.flatMap((r) => r.tags))].map((name) => ({ name, description: TAGS[name] })),
+    tags: [...new Set(routes.flatMap((r) => r.tags))].map((name) => ({ name, description: site.tagNotes?.[name] ?? TAGS[name] })),
     ...(ownershipProofs.length > 0
       ? { "x-agentcash-provenance": { ownershipProofs: [...ownershipProofs] }, "x-discovery": { ownershipProofs: [...ownershipProofs] } }
       : {}),
