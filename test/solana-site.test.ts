@@ -167,14 +167,21 @@ describe("the Solana site's challenges", () => {
     ).toContain("a signed USDC transfer (TransferChecked) of the quoted amount");
     const bad = (await (await post("/v1/dinalibrium", { token: "BONK" })).json()) as { error: { docs: string } };
     expect(bad.error.docs).toBe("/errors#invalid_request");
-    const errors = await fetch(`${site}/errors/`);
+    const errors = await fetch(`${site}/errors`);
     expect(errors.status).toBe(200);
-    const text = decodeHTML((await errors.text()).replace(/<[^>]+>/g, " ")).replace(/\s+/g, " ");
+    const page = await errors.text();
+    // Its header links only what this site serves (the primary's reader pages are 404 here).
+    const links = [...page.matchAll(/<nav[^>]*>([\s\S]*?)<\/nav>/g)].flatMap((m) =>
+      [...(m[1] as string).matchAll(/href="([^"]+)"/g)].map((h) => h[1]),
+    );
+    expect(links).toEqual(["/", "/openapi.json", "/.well-known/x402", "/errors"]);
+    for (const link of links) expect([link, (await fetch(`${site}${link}`)).status]).toEqual([link, 200]);
+    const text = decodeHTML(page.replace(/<[^>]+>/g, " ")).replace(/\s+/g, " ");
     expect(text).toContain(`network (${base.id} on the Base sites, solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp on the Solana site`);
     expect(text).toContain(
       "on Solana, sign a USDC TransferChecked of the quoted amount to payTo's token account, which the fee payer named in extra.feePayer co-signs",
     );
-    expect(text).toContain("Paid routes settle per call in USDC on the network each challenge names with x402 v2.");
+    expect(text).toContain("Paid routes settle per call in USDC on Solana (solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp) with x402 v2.");
     expect(text).not.toContain("USDC on Base");
   });
 });
