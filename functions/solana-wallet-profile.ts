@@ -1,7 +1,8 @@
 /** `POST /v1/wallet-profile` on Solana: balances, token accounts with USD values, program or not, activity, labels. */
-import type { Address } from "@solana/kit";
+import { isAddress } from "@solana/kit";
 import { solanaWalletProfile } from "../spec/routes/solana.ts";
 import { defineFunction } from "../src/context.ts";
+import { InvalidRequestError } from "../src/errors.ts";
 import { priceOf } from "../src/solana/dexscreener.ts";
 import { solanaMethodology } from "../src/solana/methodology.ts";
 import { rpcCall, solanaReads, tokenAccountsOf } from "../src/solana/reads.ts";
@@ -21,9 +22,17 @@ const LATEST = 10;
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
 export default defineFunction(solanaWalletProfile, async (input, ctx) => {
+  // The schema's pattern takes any 32 to 44 base58 characters; only those that decode to 32 bytes
+  // are addresses. The RPC refuses the others (invalid params), which is the caller's mistake, not
+  // an upstream failure.
+  if (!isAddress(input.address)) {
+    throw new InvalidRequestError(`Invalid request: body.address (${input.address} is not 32 bytes in base58, so not a Solana address).`, [
+      { field: "body.address", expected: "a Solana address (base58 of 32 bytes)", received: input.address },
+    ]);
+  }
   const reads = solanaReads(ctx.solana);
   const { rpc, settings } = reads;
-  const address = input.address as Address;
+  const address = input.address;
   const [info, balance, accounts, signatures] = await Promise.all([
     rpcCall(reads, "getAccountInfo", rpc.getAccountInfo(address, { encoding: "base64" })),
     rpcCall(reads, "getBalance", rpc.getBalance(address)),

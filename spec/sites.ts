@@ -11,6 +11,7 @@ import type { RouteDef } from "./route.ts";
 import { baseToolsRoutes } from "./routes/base-tools.ts";
 import { solanaRoutes } from "./routes/solana.ts";
 import { routes as primaryRoutes } from "./routes.ts";
+import type { Tag } from "./tags.ts";
 
 /** One site. */
 export interface SiteDef {
@@ -34,6 +35,8 @@ export interface SiteDef {
   readonly budgetHint: string;
   /** How a buyer pays on its network, one sentence for the landing page and discovery documents; default: an EIP-3009 USDC authorisation. */
   readonly howToPay?: string;
+  /** What a tag's routes answer here, for the landing page and `/openapi.json`, where spec/tags.ts's description is Base's. */
+  readonly tagNotes?: Partial<Record<Tag, string>>;
 }
 
 /** The primary site: chain data, x402 intelligence and playbooks under `/api/`. */
@@ -76,6 +79,11 @@ export const solanaSite: SiteDef = {
   budgetHint: "Every /v1/ route states its price in this document and in its 402 challenge.",
   howToPay:
     "sign a USDC transfer (TransferChecked) to the quoted payTo with your Solana key, leaving the fee payer named in extra.feePayer to co-sign and pay the fee",
+  tagNotes: {
+    "token risk":
+      "Token-risk tools on Solana for traders deciding whether a token is safe to touch: each new mint's authorities and Token-2022 extensions read on chain, and price equilibrium across Raydium, Orca and Meteora.",
+    "chain analytics": "Answers computed from public Solana chain data and market APIs: wallet profiles and DeFi sentiment.",
+  },
 };
 
 /** Every site, the primary first. */

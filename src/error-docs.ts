@@ -7,6 +7,7 @@
  */
 import { type Static, Type } from "@sinclair/typebox";
 import { DEFAULT_NETWORK } from "./networks/index.ts";
+import { solana } from "./networks/solana.ts";
 
 /** One error code's entry. No error is ever charged, hence `charged: false`. */
 export interface ErrorDoc {
@@ -48,8 +49,8 @@ export const ERROR_DOCS = {
   payment_required: {
     status: 402,
     title: "Payment required (the x402 challenge)",
-    when: `You called a paid route without a payment. This 402 is the x402 v2 challenge: the PAYMENT-REQUIRED response header holds it as base64 JSON, and the response body is the same challenge as JSON (x402Version, and in accepts the price in atomic USDC, payTo, asset, network ${DEFAULT_NETWORK.id} and maxTimeoutSeconds). Nothing ran.`,
-    fix: "Sign an EIP-3009 transferWithAuthorization of the quoted amount to payTo (any x402 v2 client does this from the challenge) and send the same request again with the payment in the X-Payment or PAYMENT-SIGNATURE header.",
+    when: `You called a paid route without a payment. This 402 is the x402 v2 challenge: the PAYMENT-REQUIRED response header holds it as base64 JSON, and the response body is the same challenge as JSON (x402Version, and in accepts the price in atomic USDC, payTo, asset, network (${DEFAULT_NETWORK.id} on the Base sites, ${solana.id} on the Solana site, whose challenges also name extra.feePayer) and maxTimeoutSeconds). Nothing ran.`,
+    fix: "Pay what the challenge asks (any x402 v2 client does this from it): on Base, sign an EIP-3009 transferWithAuthorization of the quoted amount to payTo; on Solana, sign a USDC TransferChecked of the quoted amount to payTo's token account, which the fee payer named in extra.feePayer co-signs and pays the fee of. Then send the same request again with the payment in the X-Payment or PAYMENT-SIGNATURE header.",
     charged: false,
   },
   invalid_payload: {
@@ -62,15 +63,15 @@ export const ERROR_DOCS = {
   payment_already_used: {
     status: 402,
     title: "Payment already used",
-    when: "The EIP-3009 authorisation in the payment header was already settled, for a different request, or for this one but its retry window has passed and no proof of being the payer came with it. A used authorisation never buys a fresh answer.",
-    fix: "For a new call, sign a fresh authorisation (a new nonce). To get back an answer you paid for: within the authorisation's validity window (at most 300 s), send the same request with the same complete payment header; after that, for 24 hours, send the same request with the payment-identifier id you sent with the payment, or with a Sign-In-With-X header signed by the paying wallet.",
+    when: "The payment in the header (an EIP-3009 authorisation on Base, a signed transaction on Solana) was already settled, for a different request, or for this one but its retry window has passed and no proof of being the payer came with it. A used payment never buys a fresh answer.",
+    fix: "For a new call, sign a fresh payment (on Base a new nonce, on Solana a new transaction). To get back an answer you paid for, send the same request with the same complete payment header (on Base within the authorisation's validity window, at most 300 s; after that, for 24 hours, with the payment-identifier id you sent with the payment, or with a Sign-In-With-X header signed by the paying wallet).",
     charged: false,
   },
   settlement_failed: {
     status: 402,
     title: "Settlement failed",
-    when: "The payment verified and the call ran, but the transfer was not made at settlement (for instance the authorisation expired, the balance was spent meanwhile, or the nonce was used elsewhere), so the answer was withheld. details.reason, when present, is a stable reason code; facilitator and RPC error text is never sent.",
-    fix: "Sign a fresh authorisation (a new nonce, enough USDC, a validity window that has not passed) and send the request again.",
+    when: "The payment verified and the call ran, but the transfer was not made at settlement (for instance the authorisation or the transaction's blockhash expired, the balance was spent meanwhile, or the nonce was used elsewhere), so the answer was withheld. details.reason, when present, is a stable reason code; facilitator and RPC error text is never sent.",
+    fix: "Sign a fresh payment (enough USDC; on Base a new nonce and a validity window that has not passed, on Solana a new transaction with a recent blockhash) and send the request again.",
     charged: false,
   },
   settlement_unknown: {

@@ -190,6 +190,19 @@ describe("the secondary site on its own port", () => {
     expect(primary).toContain("<code>/api/wallet-profile</code>");
   });
 
+  it("serves its own /errors, whose header links only its own pages and whose footer names Base", async () => {
+    const res = await fetch(`${secondary}/errors`);
+    expect(res.status).toBe(200);
+    const page = await res.text();
+    const links = [...page.matchAll(/<nav[^>]*>([\s\S]*?)<\/nav>/g)].flatMap((m) =>
+      [...(m[1] as string).matchAll(/href="([^"]+)"/g)].map((h) => h[1]),
+    );
+    expect(links).toEqual(["/", "/openapi.json", "/.well-known/x402", "/errors"]);
+    for (const link of links) expect([link, (await fetch(`${secondary}${link}`)).status]).toEqual([link, 200]);
+    expect(page).toContain(`Paid routes settle per call in USDC on Base (${base.id}) with x402 v2.`);
+    expect(page).toContain('id="payment_required"');
+  });
+
   it("answers 402 on every paid route with a challenge quoting its own origin and the contract's amount", async () => {
     for (const c of SECONDARY_PAID_CONTRACT) {
       const res = await fetch(`${secondary}${c.path}`, { method: c.method, headers: { "content-type": "application/json" }, body: "{}" });

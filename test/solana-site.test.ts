@@ -19,6 +19,7 @@ import { x402HTTPClient } from "@x402/core/client";
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
 import { wrapFetchWithPayment } from "@x402/fetch";
+import { decodeHTML } from "entities";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SpendCaps } from "../scripts/mcp/spend-caps.ts";
 import { createStdioServer } from "../scripts/mcp/stdio.ts";
@@ -27,6 +28,7 @@ import { solanaRoutes } from "../spec/routes/solana.ts";
 import { routes } from "../spec/routes.ts";
 import type { LocalSolanaDevnet } from "../src/local/solana/devnet.ts";
 import { ataOf, type ScenarioMint, USDC_MINT } from "../src/local/solana/scenario.ts";
+import { base } from "../src/networks/base.ts";
 import { CHALLENGE_BUDGET } from "../src/payments/requirements.ts";
 import type { RunningService } from "../src/server/service.ts";
 import { localKey } from "../src/solana/keys.ts";
@@ -136,6 +138,51 @@ describe("the Solana site's challenges", () => {
     expect(await landing.text()).toContain("Token-risk and market tools on Solana");
     // The Base site's own routes are not answered here.
     expect((await post("/v1/honeypot-check", {})).status).toBe(404);
+  });
+
+  it("tells a Solana payer how to pay on Solana, in /openapi.json and on /errors, which every error body links to", async () => {
+    const openapi = await (await fetch(`${site}/openapi.json`)).text();
+    // Nothing in it says Base alone: the error texts it shares with the Base sites name both networks.
+    expect(openapi).not.toContain("EIP-3009 authorisation for the quoted amount");
+    expect(openapi).not.toContain(`network ${base.id} and`);
+    expect(openapi).toContain("solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp on the Solana site");
+    // Its route groups are described as this site's, on its landing page too: no Base tools, no simulated honeypots.
+    expect((JSON.parse(openapi) as { tags: { name: string; description: string }[] }).tags).toEqual([
+      {
+        name: "token risk",
+        description:
+          "Token-risk tools on Solana for traders deciding whether a token is safe to touch: each new mint's authorities and Token-2022 extensions read on chain, and price equilibrium across Raydium, Orca and Meteora.",
+      },
+      {
+        name: "chain analytics",
+        description: "Answers computed from public Solana chain data and market APIs: wallet profiles and DeFi sentiment.",
+      },
+    ]);
+    const landing = await (await fetch(`${site}/`)).text();
+    expect(landing).not.toMatch(/Token-risk tools on Base|public Base chain data|simulated honeypot/);
+    expect(landing).toContain("Answers computed from public Solana chain data and market APIs: wallet profiles and DeFi sentiment.");
+    expect(
+      (JSON.parse(openapi) as { components: { securitySchemes: { x402: { description: string } } } }).components.securitySchemes.x402
+        .description,
+    ).toContain("a signed USDC transfer (TransferChecked) of the quoted amount");
+    const bad = (await (await post("/v1/dinalibrium", { token: "BONK" })).json()) as { error: { docs: string } };
+    expect(bad.error.docs).toBe("/errors#invalid_request");
+    const errors = await fetch(`${site}/errors`);
+    expect(errors.status).toBe(200);
+    const page = await errors.text();
+    // Its header links only what this site serves (the primary's reader pages are 404 here).
+    const links = [...page.matchAll(/<nav[^>]*>([\s\S]*?)<\/nav>/g)].flatMap((m) =>
+      [...(m[1] as string).matchAll(/href="([^"]+)"/g)].map((h) => h[1]),
+    );
+    expect(links).toEqual(["/", "/openapi.json", "/.well-known/x402", "/errors"]);
+    for (const link of links) expect([link, (await fetch(`${site}${link}`)).status]).toEqual([link, 200]);
+    const text = decodeHTML(page.replace(/<[^>]+>/g, " ")).replace(/\s+/g, " ");
+    expect(text).toContain(`network (${base.id} on the Base sites, solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp on the Solana site`);
+    expect(text).toContain(
+      "on Solana, sign a USDC TransferChecked of the quoted amount to payTo's token account, which the fee payer named in extra.feePayer co-signs",
+    );
+    expect(text).toContain("Paid routes settle per call in USDC on Solana (solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp) with x402 v2.");
+    expect(text).not.toContain("USDC on Base");
   });
 });
 
@@ -567,6 +614,19 @@ describe("never charged, never twice", () => {
     expect(await usdcOf(buyer(2).address)).toBe(before);
   });
 
+  it("wallet-profile: base58 of the right length that is not 32 bytes is bad input naming body.address, not a 502, not charged", async () => {
+    // 43 ones are 43 zero bytes; 44 z's are more than 32 bytes. Both pass the pattern, so the stock client pays.
+    for (const address of ["1".repeat(43), "z".repeat(44)]) {
+      const { res, json, before, after } = await paidCall("/v1/wallet-profile", { address }, 2);
+      expect([address, res.status]).toEqual([address, 400]);
+      expect(json).toMatchObject({
+        error: { code: "invalid_request", details: { fields: [{ field: "body.address", received: address }] } },
+      });
+      expect(res.headers.get("payment-response")).toBeNull();
+      expect(after).toEqual(before);
+    }
+  });
+
   it("dinalibrium: a symbol it does not know is bad input naming body.token, with or without a payment, not charged", async () => {
     const before = await usdcOf(buyer(2).address);
     expect((await post("/v1/dinalibrium", { token: "BONK" })).status).toBe(400);
@@ -653,6 +713,46 @@ describe("an outside buyer", () => {
     });
     expect(JSON.parse(out.trim().split("\n").at(-1) as string)).toEqual({ status: 200, receipt: true, symbol: "SOL" });
     expect((await usdcOf(chain.scenario.payTo)) - before).toBe(PRICE);
+  });
+
+  it("runs the landing page's first-purchase snippet as printed, with the Solana buyer's settings: 200, exactly the price moves", async () => {
+    const html = await (await fetch(`${site}/`)).text();
+    const snippets = [...html.matchAll(/<pre[^>]*>\s*<code[^>]*>([\s\S]*?)<\/code>/g)].map((m) =>
+      decodeHTML((m[1] as string).replace(/<[^>]+>/g, "")),
+    );
+    // Nothing on the page is Base's: no EVM client, no Base site's port, no EVM key.
+    expect(html).not.toMatch(/@x402\/evm|viem|127\.0\.0\.1:4022|BUYER_PRIVATE_KEY|window\.ethereum/);
+    expect(html).not.toContain("USDC on Base");
+    expect(html).toContain("You need a wallet holding a little USDC on Solana");
+    expect(html).toContain("Paid routes settle per call in USDC on Solana (solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp) with x402 v2.");
+    const mcp = JSON.parse(snippets.find((s) => s.includes('"mcpServers"')) as string) as {
+      mcpServers: Record<string, { env: Record<string, string> }>;
+    };
+    expect(Object.keys(Object.values(mcp.mcpServers)[0]?.env ?? {})).toEqual([
+      "SOLANA_BUYER_KEY",
+      "SOLANA_RPC_URL",
+      "SOLANA_BASE_URL",
+      "MCP_MAX_SPEND_USD",
+    ]);
+    const snippet = snippets[0] as string;
+    expect(snippet).toContain('new URL("/v1/meme-hunter"');
+    const before = { payTo: await usdcOf(chain.scenario.payTo), buyer: await usdcOf(buyer(1).address) };
+    const out = await new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, ["--input-type=module", "-e", snippet], {
+        env: { ...process.env, SOLANA_BUYER_KEY: buyer(1).secretKey, SOLANA_RPC_URL: chain.rpcUrl, SOLANA_BASE_URL: site },
+        cwd: new URL("..", import.meta.url).pathname,
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d: Buffer) => (stdout += d));
+      child.stderr.on("data", (d: Buffer) => (stderr += d));
+      child.on("exit", (code) => (code === 0 ? resolve(stdout) : reject(new Error(`snippet exited ${code}: ${stderr}`))));
+    });
+    // console.log(res.status, await res.json()): the status, then the answer's first line.
+    expect(out.startsWith("200 {")).toBe(true);
+    expect(out).toContain("network: 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'");
+    expect(await usdcOf(chain.scenario.payTo)).toBe(before.payTo + PRICE);
+    expect(await usdcOf(buyer(1).address)).toBe(before.buyer - PRICE);
   });
 });
 

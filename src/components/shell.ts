@@ -25,3 +25,22 @@ const pay = wrapFetchWithPayment(fetch, client);
 const res = await pay(new URL("${path}", ${base}), ${init});
 console.log(${log});`;
 }
+
+/**
+ * The Node snippet that buys `path` on a site paid on Solana: `@x402/svm`'s client scheme
+ * registered by hand with the RPC it reads the mint and a blockhash from, and the buyer's key as
+ * Solana wallets export it (64 bytes in base58), both from the environment. `base` and `init` are code.
+ */
+export function svmFetchSnippet(path: string, base: string, rpc: string, init: string, log: string): string {
+  return `import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
+import { ExactSvmScheme } from "@x402/svm/exact/client";
+import { toClientSvmSigner } from "@x402/svm";
+import { createKeyPairSignerFromBytes, getBase58Encoder } from "@solana/kit";
+
+const signer = await createKeyPairSignerFromBytes(getBase58Encoder().encode(process.env.SOLANA_BUYER_KEY));
+const client = new x402Client();
+client.register("solana:*", new ExactSvmScheme(toClientSvmSigner(signer), { rpcUrl: ${rpc} }));
+const pay = wrapFetchWithPayment(fetch, client);
+const res = await pay(new URL("${path}", ${base}), ${init});
+console.log(${log});`;
+}

@@ -29,7 +29,7 @@ export interface OpenApiOptions {
   /** Signatures of the origin by the `payTo` key (see src/discovery/ownership-proof.ts); none: not published. */
   ownershipProofs?: readonly string[];
   /** The site the document describes: its title, description, network and budgeting hint (default: the primary site). */
-  site?: Pick<SiteDef, "title" | "description" | "networks" | "budgetHint" | "howToPay">;
+  site?: Pick<SiteDef, "title" | "description" | "networks" | "budgetHint" | "howToPay" | "tagNotes">;
 }
 
 /**
@@ -240,7 +240,7 @@ export function buildOpenApi(
     // The contract's X-Payment scheme, as the document's default; every operation overrides it
     // with `security: []` (see the top of this file), so no operation asks for a key.
     security: [{ x402: [] }],
-    tags: [...new Set(routes.flatMap((r) => r.tags))].map((name) => ({ name, description: TAGS[name] })),
+    tags: [...new Set(routes.flatMap((r) => r.tags))].map((name) => ({ name, description: site.tagNotes?.[name] ?? TAGS[name] })),
     ...(ownershipProofs.length > 0
       ? { "x-agentcash-provenance": { ownershipProofs: [...ownershipProofs] }, "x-discovery": { ownershipProofs: [...ownershipProofs] } }
       : {}),
@@ -264,8 +264,7 @@ export function buildOpenApi(
           type: "apiKey",
           in: "header",
           name: "X-Payment",
-          description:
-            "The x402 v2 payment header: base64 JSON with a signed EIP-3009 authorisation for the quoted amount (PAYMENT-SIGNATURE is accepted too). It is a payment, not an account key: paid operations declare their price in x-payment-info and need no other credential.",
+          description: `The x402 v2 payment header: base64 JSON with ${site.howToPay ? "a signed USDC transfer (TransferChecked) of" : "a signed EIP-3009 authorisation for"} the quoted amount (PAYMENT-SIGNATURE is accepted too). It is a payment, not an account key: paid operations declare their price in x-payment-info and need no other credential.`,
         },
       },
       schemas: {

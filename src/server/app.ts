@@ -221,6 +221,13 @@ export function createApp({
       res.setHeader("Cache-Control", PAGE_CACHE);
       res.sendFile(landing);
     });
+    // Its error codes in its own frame: the primary's page links reader pages this site does not serve.
+    const errors = path.resolve(CLIENT_DIR, `.${site.landing}/errors/index.html`);
+    app.get(["/errors", "/errors/"], (_req, res) => {
+      if (!existsSync(errors)) return sendError(res, "not_found", "The error codes page was not built; run `npm run build`.");
+      res.setHeader("Cache-Control", PAGE_CACHE);
+      res.sendFile(errors);
+    });
   }
   // API paths are never files: skipping the static lookup saves a filesystem stat per call.
   // Astro's hashed assets never change; pages change with each deploy, so clients revalidate.

@@ -11,6 +11,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { type Address, type EncodedAccount, getBase58Encoder, getBase64Encoder, getTransactionDecoder } from "@solana/kit";
 import { getMintDecoder, getTokenDecoder, TOKEN_2022_PROGRAM_ADDRESS } from "@solana-program/token-2022";
+import cors from "cors";
 import { createJSONRPCErrorResponse, JSONRPCErrorCode, JSONRPCErrorException, JSONRPCServer } from "json-rpc-2.0";
 import getRawBody from "raw-body";
 import { formatUnits } from "viem";
@@ -269,7 +270,11 @@ export async function startSolanaRpc(chain: LocalSolana, port = 0): Promise<{ ur
     error instanceof JSONRPCErrorException
       ? createJSONRPCErrorResponse(id, error.code, error.message, error.data)
       : createJSONRPCErrorResponse(id, JSONRPCErrorCode.InternalError, `Internal error: ${(error as Error).message}`);
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  // A page paying the Solana site from a browser reads the mint and a blockhash here, as it would
+  // from a public Solana RPC, which answers any origin and the headers it asks for: without these
+  // headers the browser blocks the read and the page cannot sign a payment.
+  const allowPages = cors({ origin: "*", methods: ["POST"], maxAge: 86_400, optionsSuccessStatus: 204 });
+  const serve = (req: IncomingMessage, res: ServerResponse) => {
     if (req.method !== "POST") {
       res.writeHead(405, { allow: "POST", "content-type": "application/json" }).end('{"error":"POST JSON-RPC 2.0"}');
       return;
@@ -285,7 +290,8 @@ export async function startSolanaRpc(chain: LocalSolana, port = 0): Promise<{ ur
       })
       // A body over MAX_BODY, or a batch holding something that is not a request object.
       .catch(() => req.destroy());
-  });
+  };
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => allowPages(req, res, () => serve(req, res)));
   const url = `http://127.0.0.1:${await listen(server, "127.0.0.1", port)}`;
   return { url, close: () => closeServer(server) };
 }
