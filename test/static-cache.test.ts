@@ -120,7 +120,7 @@ describe("free documents held in memory", () => {
     const chain = await rawRequest(service.url, "GET", "/api/kb?via=chain", { origin: "https://app.example" });
     expect(cors(chain.headers)).toEqual({
       "access-control-allow-origin": "*",
-      "access-control-expose-headers": "PAYMENT-REQUIRED,PAYMENT-RESPONSE,Retry-After,WWW-Authenticate",
+      "access-control-expose-headers": "PAYMENT-REQUIRED,PAYMENT-RESPONSE,Balance-Debited,Balance-Remaining,Retry-After,WWW-Authenticate",
     });
     const held = await rawRequest(service.url, "GET", "/api/kb", { origin: "https://app.example" });
     const notModified = await rawRequest(service.url, "GET", "/api/kb", { "if-none-match": held.headers.etag as string });
@@ -137,7 +137,7 @@ describe("free documents held in memory", () => {
       Object.fromEntries(Object.entries(headers).filter(([name]) => name.startsWith("access-control-")));
     const expected = {
       "access-control-allow-origin": "*",
-      "access-control-expose-headers": "PAYMENT-REQUIRED,PAYMENT-RESPONSE,Retry-After,WWW-Authenticate",
+      "access-control-expose-headers": "PAYMENT-REQUIRED,PAYMENT-RESPONSE,Balance-Debited,Balance-Remaining,Retry-After,WWW-Authenticate",
     };
     // The first answer is the chain's, and holds the page.
     const chain = await rawRequest(service.url, "GET", "/", { origin: "https://app.example" });
