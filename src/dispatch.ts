@@ -88,7 +88,10 @@ async function answer(
       const problems = responseProblems(route.response, output);
       if (problems.length > 0) throw new Error(`${route.operationId} answered outside its schema: ${problems.join("; ")}`);
     }
-    return jsonResponse(200, output, route.price === null ? {} : { "Cache-Control": "private, no-store" });
+    // A paid answer is its payer's, and a free one read by signing in is the wallet's own (its
+    // balance): no shared cache may keep either for the next caller of the URL.
+    const own = route.price !== null || route.signIn === true;
+    return jsonResponse(200, output, own ? { "Cache-Control": "private, no-store" } : {});
   } catch (error) {
     return errorJson(error, log);
   }

@@ -85,7 +85,26 @@ function group(id: StatusGroupId, name: string, checks: StatusCheck[], status = 
   return { id, name, status, workers: { total: checks.length, healthy: checks.filter((c) => c.status === "operational").length }, checks };
 }
 
-/** Time a probe under a budget; the outcome and how long it took. */
+/** The longest error text a public check shows. */
+const MAX_ERROR_TEXT = 300;
+/** A URL in an error's text, with its scheme, its authority (user info included) and whatever follows. */
+const URL_IN_TEXT = /\b(https?|wss?):\/\/([^\s/?#]+)([^\s]*)/g;
+
+/**
+ * An error's text as the public document may show it: every URL cut to its origin (an RPC
+ * provider's key is often in the path or query, `/v2/<key>`, `?apikey=`, and viem names the URL
+ * in its messages), user info dropped, on one line and bounded.
+ */
+export function publicErrorText(text: string): string {
+  const cut = text.replace(URL_IN_TEXT, (_whole, scheme: string, authority: string, rest: string) => {
+    const origin = `${scheme}://${authority.replace(/^[^@]*@/, "")}`;
+    return rest === "" || rest === "/" ? `${origin}${rest}` : `${origin}/…`;
+  });
+  const line = cut.replace(/\s+/g, " ").trim();
+  return line.length > MAX_ERROR_TEXT ? `${line.slice(0, MAX_ERROR_TEXT - 1)}…` : line;
+}
+
+/** Time a probe under a budget; the outcome and how long it took (a failure's text fit for the public document). */
 async function timed(
   probe: (signal: AbortSignal) => Promise<unknown>,
 ): Promise<{ ok: true; value: unknown; ms: number } | { ok: false; error: string; ms: number }> {
@@ -98,7 +117,8 @@ async function timed(
     });
     return { ok: true, value, ms: Math.round(performance.now() - started) };
   } catch (error) {
-    return { ok: false, error: error instanceof Error ? error.message : String(error), ms: Math.round(performance.now() - started) };
+    const text = error instanceof Error ? error.message : String(error);
+    return { ok: false, error: publicErrorText(text), ms: Math.round(performance.now() - started) };
   }
 }
 
@@ -227,7 +247,8 @@ async function jobsGroup(db: Queryable, jobs: readonly JobSchedule[], instance: 
     const lastStart = new Date(last.started_at).getTime();
     // Late when neither a run started within two intervals (and a minute of slack) nor one is running.
     const overdue = !runningNow && now.getTime() - lastStart > 2 * job.intervalMs + 60_000;
-    const outcome = last.outcome === "ok" ? "ok" : `${last.outcome}${last.detail ? ` (${last.detail})` : ""}`;
+    // A failed run's detail is its error's message, which may name a URL of the configuration.
+    const outcome = last.outcome === "ok" ? "ok" : `${last.outcome}${last.detail ? ` (${publicErrorText(last.detail)})` : ""}`;
     checks.push({
       name,
       status: last.outcome === "ok" && !overdue ? "operational" : "degraded",
