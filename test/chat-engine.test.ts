@@ -96,6 +96,10 @@ const SOL_PRICE = [
   // (171.2 / 180.5 - 1) x 100 = -5.1523...
   { kind: "change_24h", symbol: "SOL", value: -5.15, source: "hyperliquid" },
 ];
+const USDC_PRICE = [
+  { kind: "price", symbol: "USDC", value: "1.0001", source: "dexscreener" },
+  { kind: "change_24h", symbol: "USDC", value: 0.01, source: "dexscreener" },
+];
 const MARKETS = [
   ...WETH_PRICE,
   ...CBBTC_PRICE,
@@ -332,6 +336,50 @@ describe("the built-in engine on the stubs' figures", () => {
     expect(answer.reply).toContain("I don't know PEPE");
     expect(answer.reply).toContain("I can't compare their 24 h moves: I have the 24 h change of fewer than two of them.");
     expect(withoutTimes(answer.sources)).toEqual(WETH_PRICE);
+  });
+
+  // The entry on who pays the gas ("needs USDC, no ETH") is the knowledge base's confident match for
+  // "eth and usdc", so that message got the entry's answer, charged, instead of the two prices.
+  it.each([
+    [
+      "eth and usdc",
+      [
+        "ETH (WETH on Base) is at $3,120.45 (DexScreener, aerodrome WETH/USDC pair), +1.84% over 24 h.",
+        "USDC on Base is at $1.0001 (DexScreener, aerodrome USDC/USDbC pair), +0.01% over 24 h.",
+      ],
+      [...WETH_PRICE, ...USDC_PRICE],
+    ],
+    ["eth", ["ETH (WETH on Base) is at $3,120.45 (DexScreener, aerodrome WETH/USDC pair), +1.84% over 24 h."], WETH_PRICE],
+    ["ETH?", ["ETH (WETH on Base) is at $3,120.45 (DexScreener, aerodrome WETH/USDC pair), +1.84% over 24 h."], WETH_PRICE],
+    [
+      "$eth and sol 🚀",
+      [
+        "ETH (WETH on Base) is at $3,120.45 (DexScreener, aerodrome WETH/USDC pair), +1.84% over 24 h.",
+        "SOL is at $171.2 (Hyperliquid perpetual mark price), -5.15% over 24 h.",
+      ],
+      [...WETH_PRICE, ...SOL_PRICE],
+    ],
+  ] as const)("prices the assets of a message that only names them: %j", async (question, sentences, sources) => {
+    const answer = await answerChat(question, chatDepsFromContext(ctx));
+    expect(answer.reply).toBe(`${sentences.join(" ")} Not financial advice.`);
+    expect(withoutTimes(answer.sources)).toEqual(sources);
+  });
+
+  // "compare X and Y" made AAVE and UNISWAP assets to price: the reply gave both TVLs, then said it
+  // did not know AAVE or UNISWAP and could not compare them.
+  it("compares two protocols' TVLs without taking the protocols for unknown assets", async () => {
+    const answer = await answerChat("compare aave and uniswap tvl", chatDepsFromContext(ctx));
+    expect(answer.reply).toBe(
+      "Aave's TVL on DefiLlama is $27,710,000,000 (all its versions: aave-v2 and aave-v3), -0.87% over 24 h. " +
+        "Uniswap's TVL on DefiLlama is $5,581,720,331 (all its versions: uniswap-v2 and uniswap-v3), -0.21% over 24 h. Not financial advice.",
+    );
+    // Uniswap: its two versions in the list, 4,101,220,330.2 + 1,480,500,000.5.
+    expect(answer.sources.map((s) => (s.kind === "tvl" ? [s.id, s.value] : [s.kind, s.id]))).toEqual([
+      ["aave", 27_710_000_000],
+      ["tvl_change_24h", "aave"],
+      ["uniswap", 5_581_720_330.7],
+      ["tvl_change_24h", "uniswap"],
+    ]);
   });
 
   it("names the closest knowledge-base entries in a 400 when none answers", async () => {

@@ -101,6 +101,9 @@ export async function answerBuiltin(message: string, deps: ChatDeps): Promise<En
     topics.price || topics.move || topics.compare || topics.funding || topics.openInterest || topics.markets || topics.tvl || liveGas;
 
   if (question.help && !marketTopic && question.mentions.length === 0) return finish([CAPABILITIES], []);
+  // "eth", "btc?", "$AERO and SOL": a message of asset names alone asks their prices; the knowledge base
+  // would otherwise answer on the shared word ("eth" is in the title of the entry on who pays the gas).
+  if (namesOnlyAssets(message, question.mentions)) return marketReply(question, cached);
   // A confident knowledge-base match wins unless live figures are asked for: "how do I verify a USDC payment" names USDC but wants no price.
   if (kb.best && !marketTopic && !question.advice) return kbReply(kb.best);
   if (marketTopic || topics.gas || topics.transferCost || question.mentions.length > 0 || question.advice) {
@@ -114,6 +117,14 @@ export async function answerBuiltin(message: string, deps: ChatDeps): Promise<En
     );
   }
   throw cannotAnswer(["I can't answer that: it is not about prices, funding, gas, TVL, the watched markets or the knowledge base."]);
+}
+
+/** Whether `message` is only the asset words of `mentions` (with "and", "vs" or punctuation between them). */
+function namesOnlyAssets(message: string, mentions: readonly AssetMention[]): boolean {
+  if (mentions.length === 0) return false;
+  let rest = message;
+  for (const { word } of mentions) rest = rest.replace(new RegExp(`\\$?\\b${word}\\b`, "gi"), " ");
+  return !/[\p{L}\p{N}]/u.test(rest.replace(/\b(and|or|vs|versus)\b/gi, " "));
 }
 
 function finish(sentences: string[], sources: ChatSource[]): EngineAnswer {
@@ -176,7 +187,9 @@ async function marketReply(question: ChatQuestion, deps: ChatDeps): Promise<Engi
   // "How has Aave's TVL changed?" asks about the TVL's move, "gas today" about gas; "the cost to send USDC" names USDC but asks no price.
   const move = topics.move && !topics.tvl && !topics.gas && !topics.transferCost;
   const otherTopic = perpTopic || topics.gas || topics.transferCost || topics.markets || topics.tvl;
-  const priceTopic = topics.price || move || topics.compare || !otherTopic;
+  // "compare aave and uniswap tvl" compares TVLs: the protocols it names are not assets to price.
+  const comparePrices = topics.compare && !topics.tvl;
+  const priceTopic = topics.price || move || comparePrices || !otherTopic;
   const mentions = question.mentions;
 
   if (topics.transferCost) tasks.push({ about: "gas on Base", run: () => transferPart(deps) });
@@ -224,7 +237,7 @@ async function marketReply(question: ChatQuestion, deps: ChatDeps): Promise<Engi
     sentences.push(`I could not get ${about} just now: ${error.upstream} did not answer properly (${error.code}); ask again shortly.`);
   }
 
-  if (topics.compare) sentences.push(...comparison(priced, mentions.length));
+  if (comparePrices || (topics.compare && priced.length > 0)) sentences.push(...comparison(priced, mentions.length));
   // Not one figure: nothing was answered (an unknown asset or protocol), so nothing is charged.
   if (sources.length === 0 && failures.length === 0) throw cannotAnswer(sentences);
   return finish(sentences, uniqueSources(sources));
