@@ -382,6 +382,31 @@ describe("the built-in engine on the stubs' figures", () => {
     ]);
   });
 
+  // With a capital X the address was not read at all: the reply listed the watched markets, charged, instead of AERO.
+  it("prices a token whose address is pasted with a capital 0X", async () => {
+    const answer = await answerChat("price of 0X940181A94A35A4569E4529A3CDFB74E38FD98631", chatDepsFromContext(ctx));
+    expect(answer.reply).toBe(
+      "AERO (0x9401…8631) is at $0.7211 (DexScreener, aerodrome AERO/USDC pair), +4.02% over 24 h. Not financial advice.",
+    );
+    const AERO = "0x940181a94A35A4569E4529A3CDfB74e38FD98631";
+    expect(withoutTimes(answer.sources)).toEqual([
+      { kind: "price", symbol: "AERO", id: AERO, value: "0.7211", source: "dexscreener" },
+      { kind: "change_24h", symbol: "AERO", id: AERO, value: 4.02, source: "dexscreener" },
+    ]);
+  });
+
+  // Only the first two were compared: "ETH did better than BTC", with SOL priced but left out.
+  it("ranks every asset of a comparison of three", async () => {
+    const answer = await answerChat("btc vs eth vs sol", chatDepsFromContext(ctx));
+    expect(answer.reply).toBe(
+      "BTC (cbBTC on Base) is at $97,250.12 (DexScreener, aerodrome cbBTC/USDC pair), +0.85% over 24 h. " +
+        "ETH (WETH on Base) is at $3,120.45 (DexScreener, aerodrome WETH/USDC pair), +1.84% over 24 h. " +
+        "SOL is at $171.2 (Hyperliquid perpetual mark price), -5.15% over 24 h. " +
+        "Over 24 h, from best to worst: ETH (+1.84%), BTC (+0.85%) and SOL (-5.15%). Not financial advice.",
+    );
+    expect(withoutTimes(answer.sources)).toEqual([...CBBTC_PRICE, ...WETH_PRICE, ...SOL_PRICE]);
+  });
+
   it("names the closest knowledge-base entries in a 400 when none answers", async () => {
     const error = await refusal("what is x402?");
     const title = "What are /.well-known/x402 and /openapi.json for an x402 service, and what goes in them?";

@@ -248,6 +248,11 @@ function comparison(priced: readonly { name: string; fact: PriceFact }[], named:
   const withChange = priced.filter((p) => p.fact.change_24h_pct !== null);
   const [a, b] = withChange;
   if (withChange.length < 2 || !a || !b) return ["I can't compare their 24 h moves: I have the 24 h change of fewer than two of them."];
+  // "btc vs eth vs sol": every asset named is ranked, not only the first two.
+  if (withChange.length > 2) {
+    const ranked = [...withChange].sort((x, y) => (y.fact.change_24h_pct as number) - (x.fact.change_24h_pct as number));
+    return [`Over 24 h, from best to worst: ${listOf(ranked.map((p) => `${p.name} (${signedPct(p.fact.change_24h_pct as number)})`))}.`];
+  }
   const ca = a.fact.change_24h_pct as number;
   const cb = b.fact.change_24h_pct as number;
   if (signedPct(ca) === signedPct(cb)) return [`${a.name} and ${b.name} moved the same over 24 h (${signedPct(ca)}).`];

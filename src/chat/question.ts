@@ -106,7 +106,9 @@ export function readQuestion(message: string) {
 
   const mentions: AssetMention[] = [];
   const seen = new Set<string>();
-  for (const word of message.match(/0x[0-9a-fA-F]{40}\b|\$?[A-Za-z][A-Za-z0-9]*/g) ?? []) {
+  // An address pasted as "0X9401…" (a capital X, as some explorers and spreadsheets write it) is the same address.
+  for (const found of message.match(/0[xX][0-9a-fA-F]{40}\b|\$?[A-Za-z][A-Za-z0-9]*/g) ?? []) {
+    const word = found.replace(/^0X/, "0x");
     const known = knownAsset(word) ?? null;
     if (!known && !tickers.has(word.replace(/^\$/, "").toLowerCase())) continue;
     const mention = { word: word.replace(/^\$/, ""), known };
