@@ -365,6 +365,28 @@ describe("the built-in engine on the stubs' figures", () => {
     expect(withoutTimes(answer.sources)).toEqual(sources);
   });
 
+  // The entry on who pays the gas matched these only by "usdc" and "eth" (its answer: "needs USDC, no ETH"),
+  // and answered them, charged, instead of the two prices.
+  it.each(["convert 100 usdc to eth", "swap eth to usdc"])(
+    "prices the assets of %j rather than answer with a knowledge-base entry",
+    async (question) => {
+      const answer = await answerChat(question, chatDepsFromContext(ctx));
+      const [first, second] = question.startsWith("convert") ? [USDC_PRICE, WETH_PRICE] : [WETH_PRICE, USDC_PRICE];
+      expect(withoutTimes(answer.sources)).toEqual([...first, ...second]);
+      expect(answer.reply).toContain("ETH (WETH on Base) is at $3,120.45 (DexScreener, aerodrome WETH/USDC pair), +1.84% over 24 h.");
+      expect(answer.reply).toContain("USDC on Base is at $1.0001 (DexScreener, aerodrome USDC/USDbC pair), +0.01% over 24 h.");
+    },
+  );
+
+  it.each([
+    ["do I need to hold ETH in my agent's wallet", "who-pays-gas-x402"],
+    ["does x402 work on solana", "x402-v2-challenge-fields"],
+    ["what name and version go in the EIP-712 domain when signing for USDC", "base-usdc-contract"],
+  ])("still answers %j from the knowledge base (%s)", async (question, id) => {
+    const answer = await answerChat(question, chatDepsFromContext(ctx));
+    expect(answer.sources.map((s) => s.kind === "kb" && s.id)).toEqual([id]);
+  });
+
   // "compare X and Y" made AAVE and UNISWAP assets to price: the reply gave both TVLs, then said it
   // did not know AAVE or UNISWAP and could not compare them.
   it("compares two protocols' TVLs without taking the protocols for unknown assets", async () => {

@@ -14,6 +14,7 @@
  * 502/503/504 and charges nothing). When some parts were answered, the answer gives them and
  * says which figures could not be fetched, without a number for those.
  */
+import { KB_ASK_MATCHES, KB_CONFIDENCE } from "../content/kb-index.ts";
 import { ServiceError, UpstreamError } from "../errors.ts";
 import { base } from "../networks/base.ts";
 import type { ChatDeps } from "./deps.ts";
@@ -105,7 +106,16 @@ export async function answerBuiltin(message: string, deps: ChatDeps): Promise<En
   // would otherwise answer on the shared word ("eth" is in the title of the entry on who pays the gas).
   if (namesOnlyAssets(message, question.mentions)) return marketReply(question, cached);
   // A confident knowledge-base match wins unless live figures are asked for: "how do I verify a USDC payment" names USDC but wants no price.
-  if (kb.best && !marketTopic && !question.advice) return kbReply(kb.best);
+  // Unless phrased as a question about how things work, the entry must also match what the message says besides
+  // its asset names: "convert 100 usdc to eth" matches the entry on who pays the gas only by "usdc" and "eth".
+  if (
+    kb.best &&
+    !marketTopic &&
+    !question.advice &&
+    (question.howTo || matchesBesidesAssets(message, question.mentions, kb.best.id, deps))
+  ) {
+    return kbReply(kb.best);
+  }
   if (marketTopic || topics.gas || topics.transferCost || question.mentions.length > 0 || question.advice) {
     return marketReply(question, cached);
   }
@@ -119,12 +129,24 @@ export async function answerBuiltin(message: string, deps: ChatDeps): Promise<En
   throw cannotAnswer(["I can't answer that: it is not about prices, funding, gas, TVL, the watched markets or the knowledge base."]);
 }
 
+/** `message` without the asset words of `mentions`. */
+function withoutAssets(message: string, mentions: readonly AssetMention[]): string {
+  let rest = message;
+  for (const { word } of mentions) rest = rest.replace(new RegExp(`\\$?\\b${word}\\b`, "gi"), " ");
+  return rest;
+}
+
 /** Whether `message` is only the asset words of `mentions` (with "and", "vs" or punctuation between them). */
 function namesOnlyAssets(message: string, mentions: readonly AssetMention[]): boolean {
   if (mentions.length === 0) return false;
-  let rest = message;
-  for (const { word } of mentions) rest = rest.replace(new RegExp(`\\$?\\b${word}\\b`, "gi"), " ");
-  return !/[\p{L}\p{N}]/u.test(rest.replace(/\b(and|or|vs|versus)\b/gi, " "));
+  return !/[\p{L}\p{N}]/u.test(withoutAssets(message, mentions).replace(/\b(and|or|vs|versus)\b/gi, " "));
+}
+
+/** Whether entry `id` matches `message` with its asset names left out as well as a confident match must (`KB_CONFIDENCE.minScore`). */
+function matchesBesidesAssets(message: string, mentions: readonly AssetMention[], id: string, deps: ChatDeps): boolean {
+  if (mentions.length === 0) return true;
+  const hit = deps.kb.search(withoutAssets(message, mentions), KB_ASK_MATCHES).find((h) => h.id === id);
+  return hit !== undefined && hit.score >= KB_CONFIDENCE.minScore;
 }
 
 function finish(sentences: string[], sources: ChatSource[]): EngineAnswer {

@@ -35,7 +35,7 @@ const TOPIC_RULES = {
 export type ChatTopics = Record<keyof typeof TOPIC_RULES, boolean>;
 
 const HOW_TO =
-  /^\s*(how (do|does|can|could|should|would|to|are|is the|many|long)\b|how to\b|why\b|where\b|who\b|explain\b|can (i|you|my|we)\b|is it (safe|possible|ok)\b|what (is|are|does|do|happens|should|if)\b|what's\b|which (header|field|facilitator)\b|i (sent|got|want|need)\b|my\b)/;
+  /^\s*(how (do|does|can|could|should|would|to|are|is the|many|long)\b|how to\b|why\b|where\b|who\b|explain\b|can (i|you|my|we)\b|do (i|we)\b|does (x402|the|my|a|an|it)\b|is it (safe|possible|ok)\b|what (is|are|does|do|happens|should|if)\b|what's\b|which (header|field|facilitator)\b|i (sent|got|want|need)\b|my\b)/;
 const LIVE = /\b(now|current|currently|right now|today|at the moment|live|latest|gwei|how much|how high|how expensive|cheap|expensive)\b/;
 const ADVICE =
   /\bshould i (buy|sell|long|short|hold|ape)|\bis (it|now) (a )?good (time|idea) to (buy|sell)|\bwill \S+ (go|pump|dump|moon|rise|fall|crash)|\bpredict|\bforecast|\bprice target|\bwhere is \S+ (going|headed)\b/;
