@@ -387,6 +387,18 @@ describe("the built-in engine on the stubs' figures", () => {
     expect(answer.sources.map((s) => s.kind === "kb" && s.id)).toEqual([id]);
   });
 
+  // The comparison named each asset by the word typed, in capitals: "ETH did better than CBETH", "than
+  // 0X4557687C966DB5302E0D37A22DEA406BFA30D9B0", and "WBTC" after a sentence pricing it as "BTC".
+  it.each([
+    ["cbeth vs eth", "Over 24 h ETH did better than cbETH (+1.84% against +1.72%)."],
+    [`compare eth and ${PLAIN}`, "Over 24 h ETH did better than PLAIN (+1.84% against -3.20%)."],
+    // Hyperliquid's BTC: 97,240 against 96,110 a day before, +1.1757%.
+    ["wbtc vs cbbtc", "Over 24 h BTC did better than cbBTC (+1.18% against +0.85%)."],
+  ])("names the assets of %j in its comparison as their price sentences do", async (question, sentence) => {
+    const answer = await answerChat(question, chatDepsFromContext(ctx));
+    expect(answer.reply.endsWith(`${sentence} Not financial advice.`)).toBe(true);
+  });
+
   // "compare X and Y" made AAVE and UNISWAP assets to price: the reply gave both TVLs, then said it
   // did not know AAVE or UNISWAP and could not compare them.
   it("compares two protocols' TVLs without taking the protocols for unknown assets", async () => {

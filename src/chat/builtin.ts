@@ -19,6 +19,7 @@ import { ServiceError, UpstreamError } from "../errors.ts";
 import { base } from "../networks/base.ts";
 import type { ChatDeps } from "./deps.ts";
 import {
+  type AssetRef,
   gasFact,
   gasFigures,
   MissingFigure,
@@ -320,8 +321,20 @@ async function pricePart(deps: ChatDeps, mention: AssetMention): Promise<Part> {
   return {
     sentences: [`${fact.label} is at ${usd(fact.price_usd)} (${where})${change}.`],
     sources: priceFigures(fact),
-    price: { name: mention.word.toUpperCase(), fact },
+    price: { name: comparedName(ref, fact), fact },
   };
+}
+
+/**
+ * How a comparison names an asset, as its price sentence does: "cbETH" (not "CBETH"), "PLAIN" for a
+ * token asked by address, "BTC" for the perpetual "wbtc" is priced by.
+ */
+function comparedName(ref: AssetRef, fact: PriceFact): string {
+  if (ref.kind === "watched") {
+    const asked = ref.asked.replace(/^\$/, "").toUpperCase();
+    return asked === ref.symbol.toUpperCase() ? ref.symbol : asked;
+  }
+  return fact.symbol;
 }
 
 async function perpPart(deps: ChatDeps, mention: AssetMention, topics: ChatQuestion["topics"]): Promise<Part> {
