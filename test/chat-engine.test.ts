@@ -399,6 +399,27 @@ describe("the built-in engine on the stubs' figures", () => {
     expect(answer.reply.endsWith(`${sentence} Not financial advice.`)).toBe(true);
   });
 
+  // The word before "vs" or "against" was taken for an asset: "I don't know PERFORM: it is not one of the
+  // watched Base tokens...", in a charged reply about ETH and BTC.
+  it.each(["how does eth perform against btc", "eth strength vs btc"])("takes no word of %j for an unknown asset", async (question) => {
+    const answer = await answerChat(question, chatDepsFromContext(ctx));
+    expect(answer.reply).toBe(
+      "ETH (WETH on Base) is at $3,120.45 (DexScreener, aerodrome WETH/USDC pair), +1.84% over 24 h. " +
+        "BTC (cbBTC on Base) is at $97,250.12 (DexScreener, aerodrome cbBTC/USDC pair), +0.85% over 24 h. " +
+        "Over 24 h ETH did better than BTC (+1.84% against +0.85%). Not financial advice.",
+    );
+    expect(withoutTimes(answer.sources)).toEqual([...WETH_PRICE, ...CBBTC_PRICE]);
+  });
+
+  it('takes no "about" for an asset in the follow-up "how about vs sol"', async () => {
+    const answer = await answerChat("how about vs sol", chatDepsFromContext(ctx));
+    expect(answer.reply).toBe(
+      "SOL is at $171.2 (Hyperliquid perpetual mark price), -5.15% over 24 h. " +
+        "Name two assets to compare them (for example “compare ETH and BTC”). Not financial advice.",
+    );
+    expect(withoutTimes(answer.sources)).toEqual(SOL_PRICE);
+  });
+
   // "compare X and Y" made AAVE and UNISWAP assets to price: the reply gave both TVLs, then said it
   // did not know AAVE or UNISWAP and could not compare them.
   it("compares two protocols' TVLs without taking the protocols for unknown assets", async () => {

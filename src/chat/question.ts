@@ -47,11 +47,14 @@ const NOT_TICKERS = new Set(
     "a an the it its this that these those i me my you your we our he she they them what which who how why when where is are was were " +
     "be do does did can could should would will now today current currently right here there and or vs versus with to of for on in at " +
     "by from price prices funding rate rates open interest oi gas fee fees market markets token tokens coin coins asset assets perp perps " +
-    "perpetual perpetuals usd tvl api faq x402 eip erc rpc utc gmt am pm ok hi hello thanks please tell show give compare moved move " +
+    "perpetual perpetuals usd tvl api faq x402 eip erc rpc utc gmt am pm ok hi hello thanks please tell show give compare moved move about " +
     "doing trading worth value quote much many up down day 24h hour hours one two both all any some base chain l1 l2 dex cex nft " +
     "json http https url sdk cdp evm abi ai llm gpt usa eu uk"
   ).split(" "),
 );
+
+/** "X vs Y", "X against Y". */
+const VERSUS = /\b\$?([a-z][a-z0-9]*) (?:vs\.?|versus|against) \$?([a-z][a-z0-9]*)/g;
 
 const CAPTURES: RegExp[] = [
   /\bprice (?:of|for) \$?([a-z][a-z0-9]*)/g,
@@ -64,7 +67,7 @@ const CAPTURES: RegExp[] = [
   /\bopen interest (?:for|of|on|in) \$?([a-z][a-z0-9]*)/g,
   /\b\$?([a-z][a-z0-9]*) open interest\b/g,
   /\bcompare \$?([a-z][a-z0-9]*) (?:and|with|to|vs\.?|versus|against) \$?([a-z][a-z0-9]*)/g,
-  /\b\$?([a-z][a-z0-9]*) (?:vs\.?|versus|against) \$?([a-z][a-z0-9]*)/g,
+  VERSUS,
   /\b(?:did|has) \$?([a-z][a-z0-9]*) (?:move|moved|change|changed|do|done|go|gone)\b/g,
 ];
 
@@ -80,7 +83,9 @@ function tickerWords(text: string): Set<string> {
   const lower = text.toLowerCase();
   for (const rule of CAPTURES) {
     for (const match of lower.matchAll(rule)) {
-      for (const group of match.slice(1)) if (group) found.add(group);
+      // "eth strength vs btc", "how does eth perform against btc": the word after an asset's name qualifies it.
+      const qualifier = rule === VERSUS && knownAsset(lower.slice(0, match.index).match(/\$?([a-z0-9]+)\s*$/)?.[1] ?? "") !== undefined;
+      for (const group of match.slice(qualifier ? 2 : 1)) if (group) found.add(group);
     }
   }
   for (const word of [...found]) if (NOT_TICKERS.has(word)) found.delete(word);
