@@ -96,6 +96,10 @@ const SOL_PRICE = [
   // (171.2 / 180.5 - 1) x 100 = -5.1523...
   { kind: "change_24h", symbol: "SOL", value: -5.15, source: "hyperliquid" },
 ];
+const USDC_PRICE = [
+  { kind: "price", symbol: "USDC", value: "1.0001", source: "dexscreener" },
+  { kind: "change_24h", symbol: "USDC", value: 0.01, source: "dexscreener" },
+];
 const MARKETS = [
   ...WETH_PRICE,
   ...CBBTC_PRICE,
@@ -332,6 +336,130 @@ describe("the built-in engine on the stubs' figures", () => {
     expect(answer.reply).toContain("I don't know PEPE");
     expect(answer.reply).toContain("I can't compare their 24 h moves: I have the 24 h change of fewer than two of them.");
     expect(withoutTimes(answer.sources)).toEqual(WETH_PRICE);
+  });
+
+  // The entry on who pays the gas ("needs USDC, no ETH") is the knowledge base's confident match for
+  // "eth and usdc", so that message got the entry's answer, charged, instead of the two prices.
+  it.each([
+    [
+      "eth and usdc",
+      [
+        "ETH (WETH on Base) is at $3,120.45 (DexScreener, aerodrome WETH/USDC pair), +1.84% over 24 h.",
+        "USDC on Base is at $1.0001 (DexScreener, aerodrome USDC/USDbC pair), +0.01% over 24 h.",
+      ],
+      [...WETH_PRICE, ...USDC_PRICE],
+    ],
+    ["eth", ["ETH (WETH on Base) is at $3,120.45 (DexScreener, aerodrome WETH/USDC pair), +1.84% over 24 h."], WETH_PRICE],
+    ["ETH?", ["ETH (WETH on Base) is at $3,120.45 (DexScreener, aerodrome WETH/USDC pair), +1.84% over 24 h."], WETH_PRICE],
+    [
+      "$eth and sol 🚀",
+      [
+        "ETH (WETH on Base) is at $3,120.45 (DexScreener, aerodrome WETH/USDC pair), +1.84% over 24 h.",
+        "SOL is at $171.2 (Hyperliquid perpetual mark price), -5.15% over 24 h.",
+      ],
+      [...WETH_PRICE, ...SOL_PRICE],
+    ],
+  ] as const)("prices the assets of a message that only names them: %j", async (question, sentences, sources) => {
+    const answer = await answerChat(question, chatDepsFromContext(ctx));
+    expect(answer.reply).toBe(`${sentences.join(" ")} Not financial advice.`);
+    expect(withoutTimes(answer.sources)).toEqual(sources);
+  });
+
+  // The entry on who pays the gas matched these only by "usdc" and "eth" (its answer: "needs USDC, no ETH"),
+  // and answered them, charged, instead of the two prices.
+  it.each(["convert 100 usdc to eth", "swap eth to usdc"])(
+    "prices the assets of %j rather than answer with a knowledge-base entry",
+    async (question) => {
+      const answer = await answerChat(question, chatDepsFromContext(ctx));
+      const [first, second] = question.startsWith("convert") ? [USDC_PRICE, WETH_PRICE] : [WETH_PRICE, USDC_PRICE];
+      expect(withoutTimes(answer.sources)).toEqual([...first, ...second]);
+      expect(answer.reply).toContain("ETH (WETH on Base) is at $3,120.45 (DexScreener, aerodrome WETH/USDC pair), +1.84% over 24 h.");
+      expect(answer.reply).toContain("USDC on Base is at $1.0001 (DexScreener, aerodrome USDC/USDbC pair), +0.01% over 24 h.");
+    },
+  );
+
+  it.each([
+    ["do I need to hold ETH in my agent's wallet", "who-pays-gas-x402"],
+    ["does x402 work on solana", "x402-v2-challenge-fields"],
+    ["what name and version go in the EIP-712 domain when signing for USDC", "base-usdc-contract"],
+  ])("still answers %j from the knowledge base (%s)", async (question, id) => {
+    const answer = await answerChat(question, chatDepsFromContext(ctx));
+    expect(answer.sources.map((s) => s.kind === "kb" && s.id)).toEqual([id]);
+  });
+
+  // The comparison named each asset by the word typed, in capitals: "ETH did better than CBETH", "than
+  // 0X4557687C966DB5302E0D37A22DEA406BFA30D9B0", and "WBTC" after a sentence pricing it as "BTC".
+  it.each([
+    ["cbeth vs eth", "Over 24 h ETH did better than cbETH (+1.84% against +1.72%)."],
+    [`compare eth and ${PLAIN}`, "Over 24 h ETH did better than PLAIN (+1.84% against -3.20%)."],
+    // Hyperliquid's BTC: 97,240 against 96,110 a day before, +1.1757%.
+    ["wbtc vs cbbtc", "Over 24 h BTC did better than cbBTC (+1.18% against +0.85%)."],
+  ])("names the assets of %j in its comparison as their price sentences do", async (question, sentence) => {
+    const answer = await answerChat(question, chatDepsFromContext(ctx));
+    expect(answer.reply.endsWith(`${sentence} Not financial advice.`)).toBe(true);
+  });
+
+  // The word before "vs" or "against" was taken for an asset: "I don't know PERFORM: it is not one of the
+  // watched Base tokens...", in a charged reply about ETH and BTC.
+  it.each(["how does eth perform against btc", "eth strength vs btc"])("takes no word of %j for an unknown asset", async (question) => {
+    const answer = await answerChat(question, chatDepsFromContext(ctx));
+    expect(answer.reply).toBe(
+      "ETH (WETH on Base) is at $3,120.45 (DexScreener, aerodrome WETH/USDC pair), +1.84% over 24 h. " +
+        "BTC (cbBTC on Base) is at $97,250.12 (DexScreener, aerodrome cbBTC/USDC pair), +0.85% over 24 h. " +
+        "Over 24 h ETH did better than BTC (+1.84% against +0.85%). Not financial advice.",
+    );
+    expect(withoutTimes(answer.sources)).toEqual([...WETH_PRICE, ...CBBTC_PRICE]);
+  });
+
+  it('takes no "about" for an asset in the follow-up "how about vs sol"', async () => {
+    const answer = await answerChat("how about vs sol", chatDepsFromContext(ctx));
+    expect(answer.reply).toBe(
+      "SOL is at $171.2 (Hyperliquid perpetual mark price), -5.15% over 24 h. " +
+        "Name two assets to compare them (for example “compare ETH and BTC”). Not financial advice.",
+    );
+    expect(withoutTimes(answer.sources)).toEqual(SOL_PRICE);
+  });
+
+  // "compare X and Y" made AAVE and UNISWAP assets to price: the reply gave both TVLs, then said it
+  // did not know AAVE or UNISWAP and could not compare them.
+  it("compares two protocols' TVLs without taking the protocols for unknown assets", async () => {
+    const answer = await answerChat("compare aave and uniswap tvl", chatDepsFromContext(ctx));
+    expect(answer.reply).toBe(
+      "Aave's TVL on DefiLlama is $27,710,000,000 (all its versions: aave-v2 and aave-v3), -0.87% over 24 h. " +
+        "Uniswap's TVL on DefiLlama is $5,581,720,331 (all its versions: uniswap-v2 and uniswap-v3), -0.21% over 24 h. Not financial advice.",
+    );
+    // Uniswap: its two versions in the list, 4,101,220,330.2 + 1,480,500,000.5.
+    expect(answer.sources.map((s) => (s.kind === "tvl" ? [s.id, s.value] : [s.kind, s.id]))).toEqual([
+      ["aave", 27_710_000_000],
+      ["tvl_change_24h", "aave"],
+      ["uniswap", 5_581_720_330.7],
+      ["tvl_change_24h", "uniswap"],
+    ]);
+  });
+
+  // With a capital X the address was not read at all: the reply listed the watched markets, charged, instead of AERO.
+  it("prices a token whose address is pasted with a capital 0X", async () => {
+    const answer = await answerChat("price of 0X940181A94A35A4569E4529A3CDFB74E38FD98631", chatDepsFromContext(ctx));
+    expect(answer.reply).toBe(
+      "AERO (0x9401…8631) is at $0.7211 (DexScreener, aerodrome AERO/USDC pair), +4.02% over 24 h. Not financial advice.",
+    );
+    const AERO = "0x940181a94A35A4569E4529A3CDfB74e38FD98631";
+    expect(withoutTimes(answer.sources)).toEqual([
+      { kind: "price", symbol: "AERO", id: AERO, value: "0.7211", source: "dexscreener" },
+      { kind: "change_24h", symbol: "AERO", id: AERO, value: 4.02, source: "dexscreener" },
+    ]);
+  });
+
+  // Only the first two were compared: "ETH did better than BTC", with SOL priced but left out.
+  it("ranks every asset of a comparison of three", async () => {
+    const answer = await answerChat("btc vs eth vs sol", chatDepsFromContext(ctx));
+    expect(answer.reply).toBe(
+      "BTC (cbBTC on Base) is at $97,250.12 (DexScreener, aerodrome cbBTC/USDC pair), +0.85% over 24 h. " +
+        "ETH (WETH on Base) is at $3,120.45 (DexScreener, aerodrome WETH/USDC pair), +1.84% over 24 h. " +
+        "SOL is at $171.2 (Hyperliquid perpetual mark price), -5.15% over 24 h. " +
+        "Over 24 h, from best to worst: ETH (+1.84%), BTC (+0.85%) and SOL (-5.15%). Not financial advice.",
+    );
+    expect(withoutTimes(answer.sources)).toEqual([...CBBTC_PRICE, ...WETH_PRICE, ...SOL_PRICE]);
   });
 
   it("names the closest knowledge-base entries in a 400 when none answers", async () => {

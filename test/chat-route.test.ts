@@ -92,6 +92,23 @@ describe("POST /api/chat on the local chain", () => {
     expect(used).toBe(false);
   });
 
+  // A blank message passed the schema: the buyer got a 402, signed a payment, and only then a 400.
+  it.each(["   ", "\n\t "])("refuses the blank message %j with a 400 naming body.message before any 402", async (message) => {
+    const res = await fetch(`${service.url}/api/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ message }),
+    });
+    expect(res.status).toBe(400);
+    expect(res.headers.get("payment-required")).toBeNull();
+    expect(await res.json()).toMatchObject({
+      error: {
+        code: "invalid_request",
+        details: { fields: [{ field: "body.message", expected: "the question, 1 to 2,000 characters, not blank", received: message }] },
+      },
+    });
+  });
+
   it('answers "aave tvl" with Aave\'s TVL from DefiLlama and settles exactly 0.10 USDC', async () => {
     const { res, body, paid, received, used } = await paidChat("aave tvl", 6);
     expect(res.status).toBe(200);

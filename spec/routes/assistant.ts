@@ -36,7 +36,7 @@ export const chat = defineRoute({
   tags: ["assistant"],
   price: CHAT_PRICE_USD,
   body: ClosedObject({
-    message: Type.String({ minLength: 1, maxLength: 2000, description: "the question, 1 to 2,000 characters" }),
+    message: Type.String({ minLength: 1, maxLength: 2000, pattern: "\\S", description: "the question, 1 to 2,000 characters, not blank" }),
     user_id: Type.Optional({ ...Address, description: "the wallet whose prepaid balance pays (sign in with it)" }),
   }),
   response: Type.Object({

@@ -14,10 +14,12 @@
  * 502/503/504 and charges nothing). When some parts were answered, the answer gives them and
  * says which figures could not be fetched, without a number for those.
  */
+import { KB_ASK_MATCHES, KB_CONFIDENCE } from "../content/kb-index.ts";
 import { ServiceError, UpstreamError } from "../errors.ts";
 import { base } from "../networks/base.ts";
 import type { ChatDeps } from "./deps.ts";
 import {
+  type AssetRef,
   gasFact,
   gasFigures,
   MissingFigure,
@@ -101,8 +103,20 @@ export async function answerBuiltin(message: string, deps: ChatDeps): Promise<En
     topics.price || topics.move || topics.compare || topics.funding || topics.openInterest || topics.markets || topics.tvl || liveGas;
 
   if (question.help && !marketTopic && question.mentions.length === 0) return finish([CAPABILITIES], []);
+  // "eth", "btc?", "$AERO and SOL": a message of asset names alone asks their prices; the knowledge base
+  // would otherwise answer on the shared word ("eth" is in the title of the entry on who pays the gas).
+  if (namesOnlyAssets(message, question.mentions)) return marketReply(question, cached);
   // A confident knowledge-base match wins unless live figures are asked for: "how do I verify a USDC payment" names USDC but wants no price.
-  if (kb.best && !marketTopic && !question.advice) return kbReply(kb.best);
+  // Unless phrased as a question about how things work, the entry must also match what the message says besides
+  // its asset names: "convert 100 usdc to eth" matches the entry on who pays the gas only by "usdc" and "eth".
+  if (
+    kb.best &&
+    !marketTopic &&
+    !question.advice &&
+    (question.howTo || matchesBesidesAssets(message, question.mentions, kb.best.id, deps))
+  ) {
+    return kbReply(kb.best);
+  }
   if (marketTopic || topics.gas || topics.transferCost || question.mentions.length > 0 || question.advice) {
     return marketReply(question, cached);
   }
@@ -114,6 +128,26 @@ export async function answerBuiltin(message: string, deps: ChatDeps): Promise<En
     );
   }
   throw cannotAnswer(["I can't answer that: it is not about prices, funding, gas, TVL, the watched markets or the knowledge base."]);
+}
+
+/** `message` without the asset words of `mentions`. */
+function withoutAssets(message: string, mentions: readonly AssetMention[]): string {
+  let rest = message;
+  for (const { word } of mentions) rest = rest.replace(new RegExp(`\\$?\\b${word}\\b`, "gi"), " ");
+  return rest;
+}
+
+/** Whether `message` is only the asset words of `mentions` (with "and", "vs" or punctuation between them). */
+function namesOnlyAssets(message: string, mentions: readonly AssetMention[]): boolean {
+  if (mentions.length === 0) return false;
+  return !/[\p{L}\p{N}]/u.test(withoutAssets(message, mentions).replace(/\b(and|or|vs|versus)\b/gi, " "));
+}
+
+/** Whether entry `id` matches `message` with its asset names left out as well as a confident match must (`KB_CONFIDENCE.minScore`). */
+function matchesBesidesAssets(message: string, mentions: readonly AssetMention[], id: string, deps: ChatDeps): boolean {
+  if (mentions.length === 0) return true;
+  const hit = deps.kb.search(withoutAssets(message, mentions), KB_ASK_MATCHES).find((h) => h.id === id);
+  return hit !== undefined && hit.score >= KB_CONFIDENCE.minScore;
 }
 
 function finish(sentences: string[], sources: ChatSource[]): EngineAnswer {
@@ -176,7 +210,9 @@ async function marketReply(question: ChatQuestion, deps: ChatDeps): Promise<Engi
   // "How has Aave's TVL changed?" asks about the TVL's move, "gas today" about gas; "the cost to send USDC" names USDC but asks no price.
   const move = topics.move && !topics.tvl && !topics.gas && !topics.transferCost;
   const otherTopic = perpTopic || topics.gas || topics.transferCost || topics.markets || topics.tvl;
-  const priceTopic = topics.price || move || topics.compare || !otherTopic;
+  // "compare aave and uniswap tvl" compares TVLs: the protocols it names are not assets to price.
+  const comparePrices = topics.compare && !topics.tvl;
+  const priceTopic = topics.price || move || comparePrices || !otherTopic;
   const mentions = question.mentions;
 
   if (topics.transferCost) tasks.push({ about: "gas on Base", run: () => transferPart(deps) });
@@ -224,7 +260,7 @@ async function marketReply(question: ChatQuestion, deps: ChatDeps): Promise<Engi
     sentences.push(`I could not get ${about} just now: ${error.upstream} did not answer properly (${error.code}); ask again shortly.`);
   }
 
-  if (topics.compare) sentences.push(...comparison(priced, mentions.length));
+  if (comparePrices || (topics.compare && priced.length > 0)) sentences.push(...comparison(priced, mentions.length));
   // Not one figure: nothing was answered (an unknown asset or protocol), so nothing is charged.
   if (sources.length === 0 && failures.length === 0) throw cannotAnswer(sentences);
   return finish(sentences, uniqueSources(sources));
@@ -235,6 +271,11 @@ function comparison(priced: readonly { name: string; fact: PriceFact }[], named:
   const withChange = priced.filter((p) => p.fact.change_24h_pct !== null);
   const [a, b] = withChange;
   if (withChange.length < 2 || !a || !b) return ["I can't compare their 24 h moves: I have the 24 h change of fewer than two of them."];
+  // "btc vs eth vs sol": every asset named is ranked, not only the first two.
+  if (withChange.length > 2) {
+    const ranked = [...withChange].sort((x, y) => (y.fact.change_24h_pct as number) - (x.fact.change_24h_pct as number));
+    return [`Over 24 h, from best to worst: ${listOf(ranked.map((p) => `${p.name} (${signedPct(p.fact.change_24h_pct as number)})`))}.`];
+  }
   const ca = a.fact.change_24h_pct as number;
   const cb = b.fact.change_24h_pct as number;
   if (signedPct(ca) === signedPct(cb)) return [`${a.name} and ${b.name} moved the same over 24 h (${signedPct(ca)}).`];
@@ -280,8 +321,20 @@ async function pricePart(deps: ChatDeps, mention: AssetMention): Promise<Part> {
   return {
     sentences: [`${fact.label} is at ${usd(fact.price_usd)} (${where})${change}.`],
     sources: priceFigures(fact),
-    price: { name: mention.word.toUpperCase(), fact },
+    price: { name: comparedName(ref, fact), fact },
   };
+}
+
+/**
+ * How a comparison names an asset, as its price sentence does: "cbETH" (not "CBETH"), "PLAIN" for a
+ * token asked by address, "BTC" for the perpetual "wbtc" is priced by.
+ */
+function comparedName(ref: AssetRef, fact: PriceFact): string {
+  if (ref.kind === "watched") {
+    const asked = ref.asked.replace(/^\$/, "").toUpperCase();
+    return asked === ref.symbol.toUpperCase() ? ref.symbol : asked;
+  }
+  return fact.symbol;
 }
 
 async function perpPart(deps: ChatDeps, mention: AssetMention, topics: ChatQuestion["topics"]): Promise<Part> {

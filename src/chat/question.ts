@@ -35,7 +35,7 @@ const TOPIC_RULES = {
 export type ChatTopics = Record<keyof typeof TOPIC_RULES, boolean>;
 
 const HOW_TO =
-  /^\s*(how (do|does|can|could|should|would|to|are|is the|many|long)\b|how to\b|why\b|where\b|who\b|explain\b|can (i|you|my|we)\b|is it (safe|possible|ok)\b|what (is|are|does|do|happens|should|if)\b|what's\b|which (header|field|facilitator)\b|i (sent|got|want|need)\b|my\b)/;
+  /^\s*(how (do|does|can|could|should|would|to|are|is the|many|long)\b|how to\b|why\b|where\b|who\b|explain\b|can (i|you|my|we)\b|do (i|we)\b|does (x402|the|my|a|an|it)\b|is it (safe|possible|ok)\b|what (is|are|does|do|happens|should|if)\b|what's\b|which (header|field|facilitator)\b|i (sent|got|want|need)\b|my\b)/;
 const LIVE = /\b(now|current|currently|right now|today|at the moment|live|latest|gwei|how much|how high|how expensive|cheap|expensive)\b/;
 const ADVICE =
   /\bshould i (buy|sell|long|short|hold|ape)|\bis (it|now) (a )?good (time|idea) to (buy|sell)|\bwill \S+ (go|pump|dump|moon|rise|fall|crash)|\bpredict|\bforecast|\bprice target|\bwhere is \S+ (going|headed)\b/;
@@ -47,11 +47,14 @@ const NOT_TICKERS = new Set(
     "a an the it its this that these those i me my you your we our he she they them what which who how why when where is are was were " +
     "be do does did can could should would will now today current currently right here there and or vs versus with to of for on in at " +
     "by from price prices funding rate rates open interest oi gas fee fees market markets token tokens coin coins asset assets perp perps " +
-    "perpetual perpetuals usd tvl api faq x402 eip erc rpc utc gmt am pm ok hi hello thanks please tell show give compare moved move " +
+    "perpetual perpetuals usd tvl api faq x402 eip erc rpc utc gmt am pm ok hi hello thanks please tell show give compare moved move about " +
     "doing trading worth value quote much many up down day 24h hour hours one two both all any some base chain l1 l2 dex cex nft " +
     "json http https url sdk cdp evm abi ai llm gpt usa eu uk"
   ).split(" "),
 );
+
+/** "X vs Y", "X against Y". */
+const VERSUS = /\b\$?([a-z][a-z0-9]*) (?:vs\.?|versus|against) \$?([a-z][a-z0-9]*)/g;
 
 const CAPTURES: RegExp[] = [
   /\bprice (?:of|for) \$?([a-z][a-z0-9]*)/g,
@@ -64,7 +67,7 @@ const CAPTURES: RegExp[] = [
   /\bopen interest (?:for|of|on|in) \$?([a-z][a-z0-9]*)/g,
   /\b\$?([a-z][a-z0-9]*) open interest\b/g,
   /\bcompare \$?([a-z][a-z0-9]*) (?:and|with|to|vs\.?|versus|against) \$?([a-z][a-z0-9]*)/g,
-  /\b\$?([a-z][a-z0-9]*) (?:vs\.?|versus|against) \$?([a-z][a-z0-9]*)/g,
+  VERSUS,
   /\b(?:did|has) \$?([a-z][a-z0-9]*) (?:move|moved|change|changed|do|done|go|gone)\b/g,
 ];
 
@@ -80,7 +83,9 @@ function tickerWords(text: string): Set<string> {
   const lower = text.toLowerCase();
   for (const rule of CAPTURES) {
     for (const match of lower.matchAll(rule)) {
-      for (const group of match.slice(1)) if (group) found.add(group);
+      // "eth strength vs btc", "how does eth perform against btc": the word after an asset's name qualifies it.
+      const qualifier = rule === VERSUS && knownAsset(lower.slice(0, match.index).match(/\$?([a-z0-9]+)\s*$/)?.[1] ?? "") !== undefined;
+      for (const group of match.slice(qualifier ? 2 : 1)) if (group) found.add(group);
     }
   }
   for (const word of [...found]) if (NOT_TICKERS.has(word)) found.delete(word);
@@ -106,7 +111,9 @@ export function readQuestion(message: string) {
 
   const mentions: AssetMention[] = [];
   const seen = new Set<string>();
-  for (const word of message.match(/0x[0-9a-fA-F]{40}\b|\$?[A-Za-z][A-Za-z0-9]*/g) ?? []) {
+  // An address pasted as "0X9401…" (a capital X, as some explorers and spreadsheets write it) is the same address.
+  for (const found of message.match(/0[xX][0-9a-fA-F]{40}\b|\$?[A-Za-z][A-Za-z0-9]*/g) ?? []) {
+    const word = found.replace(/^0X/, "0x");
     const known = knownAsset(word) ?? null;
     if (!known && !tickers.has(word.replace(/^\$/, "").toLowerCase())) continue;
     const mention = { word: word.replace(/^\$/, ""), known };

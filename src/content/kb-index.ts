@@ -24,11 +24,13 @@ export const KB_BOOST = { title: 3, asked_as: 3, tags: 2, answer: 1 } as const;
  * `minCoverage` of the question's words. Tuned on the 15 real entries with the buyer-worded
  * questions of test/kb-answers.test.ts: questions an entry answers score far above
  * `minScore` and share at least 60% of their words with it; one-word or off-topic ones stay
- * under it or share one word ("stake ETH with Lido" shares only "eth"); a lead under
+ * under it or share one word ("stake ETH with Lido" shares only "eth"), and one shared word is
+ * never enough (`minShared`: the one word "eth" scores 29.6 on the entry on who pays the gas,
+ * whose title names ETH, yet that entry does not answer "eth"); a lead under
  * `minLead` means two entries answer about equally well, and the caller then gets the
  * ranked list instead of a guess.
  */
-export const KB_CONFIDENCE = { minScore: 25, minLead: 1.25, minCoverage: 0.5 } as const;
+export const KB_CONFIDENCE = { minScore: 25, minLead: 1.25, minCoverage: 0.5, minShared: 2 } as const;
 
 /** How many matches `ask` lists. */
 export const KB_ASK_MATCHES = 5;
@@ -64,7 +66,7 @@ export function searchTerms(text: string): Set<string> {
 export function isConfident(hits: readonly { score: number; queryTerms: readonly string[] }[], questionTerms: number): boolean {
   const [top, second] = hits;
   if (!top || top.score < KB_CONFIDENCE.minScore) return false;
-  if (top.queryTerms.length < KB_CONFIDENCE.minCoverage * questionTerms) return false;
+  if (top.queryTerms.length < KB_CONFIDENCE.minShared || top.queryTerms.length < KB_CONFIDENCE.minCoverage * questionTerms) return false;
   return !second || top.score / second.score >= KB_CONFIDENCE.minLead;
 }
 
