@@ -254,6 +254,12 @@ describe("sellers that take payments, judged against what the default @x402/fetc
       option: {},
       options: [{ asset: WETH_ADDRESS, extra: { name: "Wrapped Ether", version: "1" } }, {}],
     },
+    {
+      id: "two options: the first in WETH, the second at $5",
+      mode: "serve",
+      option: {},
+      options: [{ asset: WETH_ADDRESS, extra: { name: "Wrapped Ether", version: "1" } }, { amount: "5000000" }],
+    },
   ];
   type Truth = { threw: string | null; status: number | null; served: boolean; charged: bigint; refusal: string | null; payable: boolean };
   type Judged = { report: ConformanceReport; purchase: PurchaseRecord | null; verdict: string; penalties: string[] };
@@ -431,6 +437,17 @@ describe("sellers that take payments, judged against what the default @x402/fetc
     const wethFirst = judged.get("two options: the first in WETH, the second valid") as Judged;
     expect([truth.get("two options: the first in WETH, the second valid")?.charged, wethFirst.report.payable]).toEqual([PRICE, true]);
     expect(wethFirst.purchase?.outcome).toBe("served");
+  });
+
+  it("says a client with its spend controls off pays the first option, so a WETH option before a $5 one leaves it unpaid (checked by paying it)", async () => {
+    const id = "two options: the first in WETH, the second at $5";
+    const seller = sellers.get(id) as PayingSeller;
+    const loosened = await defaultClientRun(seller.url, chain.buyers[3]?.privateKey as `0x${string}`, seller, true);
+    expect([loosened.served, loosened.charged]).toEqual([false, 0n]);
+    const j = judged.get(id) as Judged;
+    expect([j.report.payable, j.report.payable_with_loosened_controls]).toEqual([false, false]);
+    // Each option alone: the WETH one never settles, the $5 one would with the controls off.
+    expect(j.report.payable_options.map((o) => o.payable_with_loosened_controls)).toEqual([false, true]);
   });
 
   it("says a wrong extra.version is present but wrong, not missing", () => {

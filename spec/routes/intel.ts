@@ -68,7 +68,8 @@ export const ConformanceReportSchema = Type.Object({
     description: "the default client (spend controls at their defaults) signs a payment for at least one option, settleable or not",
   }),
   payable_with_loosened_controls: Nullable(Type.Boolean(), {
-    description: "a client with spend controls off (spendControls: false) would pay, and a facilitator settle, at least one option",
+    description:
+      "a client with spend controls off (spendControls: false) would pay, and a facilitator settle, the option it pays (the first it can sign)",
   }),
   refused_by_control: SpendControl({ description: "the default client's spend control that refuses it, when that is the cause" }),
   payable_options: Type.Array(

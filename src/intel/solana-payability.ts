@@ -62,6 +62,8 @@ const solanaClient = new x402HTTPClient(new x402Client().register("solana:*", ne
 export const solanaChoice = optionChooser(new x402Client().register("solana:*", new CheckingSvmClient()));
 /** The same client with its spend controls off: what a buyer who loosened them would do. */
 const loosenedSolanaClient = new x402HTTPClient(new x402Client().register("solana:*", new CheckingSvmClient()).setSpendControls(false));
+/** The option of a challenge that loosened client pays, if any. */
+export const loosenedSolanaChoice = optionChooser(new x402Client().register("solana:*", new CheckingSvmClient()).setSpendControls(false));
 
 /** Whether `option` is a Solana option of an x402 v2 challenge (CAIP-2 `solana:*`): the options checked here. */
 export function isSolanaOption(version: unknown, option: unknown): boolean {

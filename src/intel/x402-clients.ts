@@ -27,7 +27,7 @@ import type { ConformanceReportSchema } from "../../spec/routes/intel.ts";
 import { isObject } from "../json.ts";
 import { isCaip2, isEvmNetwork, isV1NetworkName, knownTokenDomain, normaliseNetwork } from "./networks.ts";
 import { controlOf, InvalidPayment, messageOf, optionAnswer, optionChooser, signOffline } from "./sign-offline.ts";
-import { isSolanaOption, solanaChoice, solanaOptionPayability } from "./solana-payability.ts";
+import { isSolanaOption, loosenedSolanaChoice, solanaChoice, solanaOptionPayability } from "./solana-payability.ts";
 
 /** The client families reported, reference first. */
 export const CLIENT_FAMILIES = ["@x402/core", "x402@1"] as const;
@@ -90,6 +90,7 @@ function quickStartClient(spendControls: boolean): x402Client {
 const defaultClient = new x402HTTPClient(quickStartClient(true));
 const defaultChoice = optionChooser(quickStartClient(true));
 const loosenedClient = new x402HTTPClient(quickStartClient(false));
+const loosenedChoice = optionChooser(quickStartClient(false));
 
 /** The earliest a facilitator accepts an authorization's end: @x402/evm refuses one valid for less than 6 more seconds. */
 export const MIN_SECONDS_LEFT = 6;
@@ -257,18 +258,22 @@ function boundedProbe(probe: Eip3009Probe | undefined, signal: AbortSignal | und
 async function referenceClient(
   answer: PaymentAnswer,
   probe: Eip3009Probe | undefined,
-): Promise<{ options: OptionPayability[]; chosen: number[]; reason: string | null }> {
+): Promise<{ options: OptionPayability[]; chosen: number[]; loosenedChosen: number[]; reason: string | null }> {
   let required: PaymentRequired;
   try {
     required = defaultClient.getPaymentRequiredResponse((name) => answer.header(name) ?? null, answer.body);
   } catch (error) {
-    return { options: [], chosen: [], reason: messageOf(error) };
+    return { options: [], chosen: [], loosenedChosen: [], reason: messageOf(error) };
   }
   if (!isObject(required) || !Array.isArray(required.accepts) || required.accepts.length === 0) {
-    return { options: [], chosen: [], reason: "the challenge lists no payment options (accepts)" };
+    return { options: [], chosen: [], loosenedChosen: [], reason: "the challenge lists no payment options (accepts)" };
   }
-  // The one option each buyer's client pays: the EVM quick start's and the stock Solana client's.
-  const chosen = (await Promise.all([defaultChoice(required), solanaChoice(required)])).filter((i) => i !== null);
+  // The one option each buyer's client pays: the EVM quick start's and the stock Solana client's,
+  // with their spend controls at their defaults and off.
+  const [chosen, loosenedChosen] = await Promise.all([
+    Promise.all([defaultChoice(required), solanaChoice(required)]),
+    Promise.all([loosenedChoice(required), loosenedSolanaChoice(required)]),
+  ]);
   const options: OptionPayability[] = [];
   for (const [index, option] of required.accepts.entries()) {
     options.push(
@@ -277,7 +282,8 @@ async function referenceClient(
         : optionAnswer(index, null, { reason: NOT_ASSESSED }),
     );
   }
-  return { options, chosen, reason: null };
+  const found = (indices: (number | null)[]) => indices.filter((i) => i !== null);
+  return { options, chosen: found(chosen), loosenedChosen: found(loosenedChosen), reason: null };
 }
 
 /** The x402 1.x library: its client and its types. */
@@ -329,10 +335,12 @@ export async function assessPayability(answer: PaymentAnswer, probe?: Eip3009Pro
   const [ref, v1] = await Promise.all([referenceClient(answer, boundedProbe(probe, signal)), v1Client(answer)]);
   // A client pays the option it chooses and no other: a later option a facilitator would settle
   // is never reached when the chosen one is refused.
-  const chosen = ref.chosen.flatMap((i) => {
-    const option = ref.options[i];
-    return option && option.payable !== null ? [option] : [];
-  });
+  const measuredAt = (indices: number[]) =>
+    indices.flatMap((i) => {
+      const option = ref.options[i];
+      return option && option.payable !== null ? [option] : [];
+    });
+  const chosen = measuredAt(ref.chosen);
   const payableOption = chosen.length > 0 ? chosen.some((o) => o.payable === true) : ref.options.some((o) => o.payable === true);
   const allOutOfReach = ref.options.length > 0 && ref.options.every((o) => o.payable === null);
   const payable = payableOption ? true : allOutOfReach ? null : false;
@@ -361,7 +369,12 @@ export async function assessPayability(answer: PaymentAnswer, probe?: Eip3009Pro
   };
   const measured = ref.options.filter((o) => o.payable !== null);
   const byDefault = payable === null ? null : measured.some((o) => o.payable === true || o.refused_by === "facilitator");
-  const loosened = payable === null ? null : measured.some((o) => o.payable_with_loosened_controls === true);
+  // The same for a client with its spend controls off: it pays the first option it can sign.
+  const loosenedChosen = measuredAt(ref.loosenedChosen);
+  const loosened =
+    payable === null
+      ? null
+      : (loosenedChosen.length > 0 ? loosenedChosen : measured).some((o) => o.payable_with_loosened_controls === true);
   const control = payable === false ? (measured.find((o) => o.control !== null)?.control ?? null) : null;
   return {
     payable,
