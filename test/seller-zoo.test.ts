@@ -224,7 +224,8 @@ describe("the rules the zoo proves", () => {
 describe("sellers that take payments, judged against what the default @x402/fetch client gets on a local chain", () => {
   const PRICE = 10_000n;
   const ZERO = "0x0000000000000000000000000000000000000000";
-  type PaidRow = { id: string; mode: PayingMode; option: Record<string, unknown> };
+  /** A row quotes one option (`option`'s changes to the reference one) or several (`options`, in order). */
+  type PaidRow = { id: string; mode: PayingMode; option: Record<string, unknown>; options?: Record<string, unknown>[] };
   const PAID_ROWS: PaidRow[] = [
     { id: "reference seller that serves", mode: "serve", option: {} },
     {
@@ -239,6 +240,26 @@ describe("sellers that take payments, judged against what the default @x402/fetc
     { id: "takes a valid payment, settles it, answers 402 again", mode: "settle_then_402", option: {} },
     { id: "ignores the payment header and answers 402 again", mode: "ignore_payment", option: {} },
     { id: "reads only X-PAYMENT, so a v2 payment is ignored and 402 comes again", mode: "x_payment_only", option: {} },
+    // The client pays the first option its spend controls let through, not the first a facilitator would settle.
+    { id: "two options: the first pays the zero address, the second is valid", mode: "serve", option: {}, options: [{ payTo: ZERO }, {}] },
+    {
+      id: "two options: the first expires on arrival, the second is valid",
+      mode: "serve",
+      option: {},
+      options: [{ maxTimeoutSeconds: 0 }, {}],
+    },
+    {
+      id: "two options: the first in WETH, the second valid",
+      mode: "serve",
+      option: {},
+      options: [{ asset: WETH_ADDRESS, extra: { name: "Wrapped Ether", version: "1" } }, {}],
+    },
+    {
+      id: "two options: the first in WETH, the second at $5",
+      mode: "serve",
+      option: {},
+      options: [{ asset: WETH_ADDRESS, extra: { name: "Wrapped Ether", version: "1" } }, { amount: "5000000" }],
+    },
   ];
   type Truth = { threw: string | null; status: number | null; served: boolean; charged: bigint; refusal: string | null; payable: boolean };
   type Judged = { report: ConformanceReport; purchase: PurchaseRecord | null; verdict: string; penalties: string[] };
@@ -292,7 +313,11 @@ describe("sellers that take payments, judged against what the default @x402/fetc
       sellers.set(
         row.id,
         await startPayingSeller({
-          challenge: (url) => v2Challenge(url, [v2Option({ payTo: chain.payTo, ...row.option })]),
+          challenge: (url) =>
+            v2Challenge(
+              url,
+              (row.options ?? [row.option]).map((o) => v2Option({ payTo: chain.payTo, ...o })),
+            ),
           mode: row.mode,
           facilitator,
         }),
@@ -397,6 +422,32 @@ describe("sellers that take payments, judged against what the default @x402/fetc
     expect(expired.report.payable_reason).toContain("a facilitator refuses the payment as expired");
     expect(expired.report.payable_reason).toContain(refusal);
     expect(expired.report.payable_reason).not.toContain("not a valid x402 payment");
+  });
+
+  it("judges a seller by the option the client pays, the first it accepts, not by a later one it never tries", () => {
+    const zeroFirst = judged.get("two options: the first pays the zero address, the second is valid") as Judged;
+    expect(truth.get("two options: the first pays the zero address, the second is valid")?.served).toBe(false);
+    expect([zeroFirst.report.payable, zeroFirst.report.payable_refused_by, zeroFirst.purchase]).toEqual([false, "facilitator", null]);
+    expect(zeroFirst.report.payable_options.map((o) => o.payable)).toEqual([false, true]);
+    expect(zeroFirst.report.payable_reason).toBe(
+      "the default client pays the first option it accepts, option 0, and never tries option 1: a facilitator refuses it: payTo is the zero address, and the token refuses a transfer to the zero address, so the payment never settles",
+    );
+    expect(zeroFirst.penalties).toContain("facilitator_refuses");
+    // A WETH option first is passed over by the spend controls, so the client pays the second.
+    const wethFirst = judged.get("two options: the first in WETH, the second valid") as Judged;
+    expect([truth.get("two options: the first in WETH, the second valid")?.charged, wethFirst.report.payable]).toEqual([PRICE, true]);
+    expect(wethFirst.purchase?.outcome).toBe("served");
+  });
+
+  it("says a client with its spend controls off pays the first option, so a WETH option before a $5 one leaves it unpaid (checked by paying it)", async () => {
+    const id = "two options: the first in WETH, the second at $5";
+    const seller = sellers.get(id) as PayingSeller;
+    const loosened = await defaultClientRun(seller.url, chain.buyers[3]?.privateKey as `0x${string}`, seller, true);
+    expect([loosened.served, loosened.charged]).toEqual([false, 0n]);
+    const j = judged.get(id) as Judged;
+    expect([j.report.payable, j.report.payable_with_loosened_controls]).toEqual([false, false]);
+    // Each option alone: the WETH one never settles, the $5 one would with the controls off.
+    expect(j.report.payable_options.map((o) => o.payable_with_loosened_controls)).toEqual([false, true]);
   });
 
   it("says a wrong extra.version is present but wrong, not missing", () => {

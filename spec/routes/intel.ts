@@ -55,7 +55,7 @@ export const ConformanceReportSchema = Type.Object({
   status: Nullable(Type.Integer(), { description: "HTTP status of the unpaid call; null when there was no HTTP answer" }),
   error: Nullable(Type.String(), { description: "why the target was unreachable (kind: message)" }),
   payable: Nullable(Type.Boolean(), {
-    description: `the client a buyer actually runs pays it, defaults included: the @x402/fetch quick start (@x402/core with the @x402/evm exact scheme, spend controls at their defaults: default assets such as USDC only, at most $1 per payment) read the 402 answer with its own parser and signed a payment for at least one option, offline with a throwaway key (nothing sent), and a facilitator would settle it (no zero or burn payTo, not expired on arrival, the token's own signing domain, a token with an EIP-3009 transfer). Solana options are signed the same way by @x402/svm's exact client scheme. Only the first ${MAX_ASSESSED_OPTIONS} options are assessed. null when no option can be measured: every assessed option on a network family no client is run for here, or in a Solana mint other than USDC`,
+    description: `the client a buyer actually runs pays it, defaults included: the @x402/fetch quick start (@x402/core with the @x402/evm exact scheme, spend controls at their defaults: default assets such as USDC only, at most $1 per payment) read the 402 answer with its own parser and signed a payment for the option it pays (the first its spend controls let through; a later option is never tried), offline with a throwaway key (nothing sent), and a facilitator would settle it (no zero or burn payTo, not expired on arrival, the token's own signing domain, a token with an EIP-3009 transfer). Solana options are signed the same way by @x402/svm's exact client scheme. Only the first ${MAX_ASSESSED_OPTIONS} options are assessed. null when no option can be measured: every assessed option on a network family no client is run for here, or in a Solana mint other than USDC`,
   }),
   payable_reason: Nullable(Type.String(), {
     description: "the real cause when not payable: the client's own error, the spend control's message, or the facilitator's refusal",
@@ -68,7 +68,8 @@ export const ConformanceReportSchema = Type.Object({
     description: "the default client (spend controls at their defaults) signs a payment for at least one option, settleable or not",
   }),
   payable_with_loosened_controls: Nullable(Type.Boolean(), {
-    description: "a client with spend controls off (spendControls: false) would pay, and a facilitator settle, at least one option",
+    description:
+      "a client with spend controls off (spendControls: false) would pay, and a facilitator settle, the option it pays (the first it can sign)",
   }),
   refused_by_control: SpendControl({ description: "the default client's spend control that refuses it, when that is the cause" }),
   payable_options: Type.Array(

@@ -5,8 +5,8 @@
  * through the safe fetcher. Three separate answers come out of one call:
  *
  * - `payable`: the default client a buyer runs (src/intel/x402-clients.ts: @x402/fetch's setup,
- *   spend controls at their defaults) signs a payment for at least one option, and a facilitator
- *   would settle it; when not, the real cause and who refuses it.
+ *   spend controls at their defaults) signs a payment for the option it pays (the first its
+ *   spend controls let through), and a facilitator would settle it; when not, the real cause and who refuses it.
  * - `conformant`: every protocol rule of the challenge's version holds (PROTOCOL_CHECKS);
  *   discovery is not part of the protocol.
  * - `discoverable`: Bazaar metadata, a `/.well-known/x402` that is one, and an OpenAPI document

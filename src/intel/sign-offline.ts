@@ -2,7 +2,7 @@
  * Signing one option of a challenge with a buyer's client, offline, as the EVM and the Solana
  * checks (src/intel/x402-clients.ts, src/intel/solana-payability.ts) both do it.
  */
-import type { x402HTTPClient } from "@x402/core/client";
+import type { x402Client, x402HTTPClient } from "@x402/core/client";
 import { parsePaymentPayload } from "@x402/core/schemas";
 import type { PaymentRequired } from "@x402/core/types";
 import type { OptionPayability, SpendControl } from "./x402-clients.ts";
@@ -26,6 +26,28 @@ export async function signOffline(client: x402HTTPClient, required: PaymentRequi
   } catch (error) {
     return error;
   }
+}
+
+/**
+ * `client` set up to say which option of a challenge it pays, without paying: the index in
+ * `accepts`, or null when it pays none. A client pays one option, the first its schemes and
+ * spend controls let through (authorizations before other flows), whether or not a facilitator
+ * would settle it: it never moves on to the next option when that payment is refused. `client`
+ * must be used for nothing else: its payments stop before they are signed.
+ */
+export function optionChooser(client: x402Client): (required: PaymentRequired) => Promise<number | null> {
+  const picked = new WeakMap<object, unknown>();
+  client.onBeforePaymentCreation(async ({ paymentRequired, selectedRequirements }) => {
+    picked.set(paymentRequired, selectedRequirements);
+    return { abort: true, reason: "only choosing an option" };
+  });
+  return async (required) => {
+    // A copy of its own, so that concurrent checks never read each other's choice.
+    const asked = { ...required };
+    await client.createPaymentPayload(asked).catch(() => {});
+    const index = required.accepts.indexOf(picked.get(asked) as PaymentRequired["accepts"][number]);
+    return index === -1 ? null : index;
+  };
 }
 
 /** An error's message, without the requirement dumps some clients append, at most 300 characters. */

@@ -13,7 +13,7 @@ import { findDefaultAsset, TOKEN_PROGRAM_ADDRESS } from "@x402/svm";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import { isObject } from "../json.ts";
 import { isUsdc } from "./networks.ts";
-import { controlOf, messageOf, optionAnswer, signOffline } from "./sign-offline.ts";
+import { controlOf, messageOf, optionAnswer, optionChooser, signOffline } from "./sign-offline.ts";
 
 /** A well-formed blockhash for offline signing: a real buyer reads the latest one itself. */
 const PLACEHOLDER_BLOCKHASH = "11111111111111111111111111111111";
@@ -58,8 +58,12 @@ class CheckingSvmClient implements SchemeNetworkClient {
 
 /** The stock client a Solana buyer gets (x402Client with the SVM exact scheme, default spend controls), checking as above. */
 const solanaClient = new x402HTTPClient(new x402Client().register("solana:*", new CheckingSvmClient()));
+/** The option of a challenge the same client pays, if any. */
+export const solanaChoice = optionChooser(new x402Client().register("solana:*", new CheckingSvmClient()));
 /** The same client with its spend controls off: what a buyer who loosened them would do. */
 const loosenedSolanaClient = new x402HTTPClient(new x402Client().register("solana:*", new CheckingSvmClient()).setSpendControls(false));
+/** The option of a challenge that loosened client pays, if any. */
+export const loosenedSolanaChoice = optionChooser(new x402Client().register("solana:*", new CheckingSvmClient()).setSpendControls(false));
 
 /** Whether `option` is a Solana option of an x402 v2 challenge (CAIP-2 `solana:*`): the options checked here. */
 export function isSolanaOption(version: unknown, option: unknown): boolean {

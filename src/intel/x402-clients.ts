@@ -26,8 +26,8 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { ConformanceReportSchema } from "../../spec/routes/intel.ts";
 import { isObject } from "../json.ts";
 import { isCaip2, isEvmNetwork, isV1NetworkName, knownTokenDomain, normaliseNetwork } from "./networks.ts";
-import { controlOf, InvalidPayment, messageOf, optionAnswer, signOffline } from "./sign-offline.ts";
-import { isSolanaOption, solanaOptionPayability } from "./solana-payability.ts";
+import { controlOf, InvalidPayment, messageOf, optionAnswer, optionChooser, signOffline } from "./sign-offline.ts";
+import { isSolanaOption, loosenedSolanaChoice, solanaChoice, solanaOptionPayability } from "./solana-payability.ts";
 
 /** The client families reported, reference first. */
 export const CLIENT_FAMILIES = ["@x402/core", "x402@1"] as const;
@@ -81,14 +81,16 @@ export type Eip3009Probe = (network: string, asset: string) => Promise<boolean |
 const throwaway = privateKeyToAccount(generatePrivateKey());
 
 /** The client a buyer gets from the @x402/fetch quick start, with its spend controls at their defaults or all off. */
-function quickStartClient(spendControls: boolean): x402HTTPClient {
+function quickStartClient(spendControls: boolean): x402Client {
   const client = new x402Client();
   registerExactEvmScheme(client, { signer: throwaway });
   if (!spendControls) client.setSpendControls(false);
-  return new x402HTTPClient(client);
+  return client;
 }
-const defaultClient = quickStartClient(true);
-const loosenedClient = quickStartClient(false);
+const defaultClient = new x402HTTPClient(quickStartClient(true));
+const defaultChoice = optionChooser(quickStartClient(true));
+const loosenedClient = new x402HTTPClient(quickStartClient(false));
+const loosenedChoice = optionChooser(quickStartClient(false));
 
 /** The earliest a facilitator accepts an authorization's end: @x402/evm refuses one valid for less than 6 more seconds. */
 export const MIN_SECONDS_LEFT = 6;
@@ -256,16 +258,22 @@ function boundedProbe(probe: Eip3009Probe | undefined, signal: AbortSignal | und
 async function referenceClient(
   answer: PaymentAnswer,
   probe: Eip3009Probe | undefined,
-): Promise<{ options: OptionPayability[]; reason: string | null }> {
+): Promise<{ options: OptionPayability[]; chosen: number[]; loosenedChosen: number[]; reason: string | null }> {
   let required: PaymentRequired;
   try {
     required = defaultClient.getPaymentRequiredResponse((name) => answer.header(name) ?? null, answer.body);
   } catch (error) {
-    return { options: [], reason: messageOf(error) };
+    return { options: [], chosen: [], loosenedChosen: [], reason: messageOf(error) };
   }
   if (!isObject(required) || !Array.isArray(required.accepts) || required.accepts.length === 0) {
-    return { options: [], reason: "the challenge lists no payment options (accepts)" };
+    return { options: [], chosen: [], loosenedChosen: [], reason: "the challenge lists no payment options (accepts)" };
   }
+  // The one option each buyer's client pays: the EVM quick start's and the stock Solana client's,
+  // with their spend controls at their defaults and off.
+  const [chosen, loosenedChosen] = await Promise.all([
+    Promise.all([defaultChoice(required), solanaChoice(required)]),
+    Promise.all([loosenedChoice(required), loosenedSolanaChoice(required)]),
+  ]);
   const options: OptionPayability[] = [];
   for (const [index, option] of required.accepts.entries()) {
     options.push(
@@ -274,7 +282,8 @@ async function referenceClient(
         : optionAnswer(index, null, { reason: NOT_ASSESSED }),
     );
   }
-  return { options, reason: null };
+  const found = (indices: (number | null)[]) => indices.filter((i) => i !== null);
+  return { options, chosen: found(chosen), loosenedChosen: found(loosenedChosen), reason: null };
 }
 
 /** The x402 1.x library: its client and its types. */
@@ -324,17 +333,30 @@ async function v1Client(answer: PaymentAnswer): Promise<ClientAcceptance> {
  */
 export async function assessPayability(answer: PaymentAnswer, probe?: Eip3009Probe, signal?: AbortSignal): Promise<Payability> {
   const [ref, v1] = await Promise.all([referenceClient(answer, boundedProbe(probe, signal)), v1Client(answer)]);
-  const payableOption = ref.options.some((o) => o.payable === true);
+  // A client pays the option it chooses and no other: a later option a facilitator would settle
+  // is never reached when the chosen one is refused.
+  const measuredAt = (indices: number[]) =>
+    indices.flatMap((i) => {
+      const option = ref.options[i];
+      return option && option.payable !== null ? [option] : [];
+    });
+  const chosen = measuredAt(ref.chosen);
+  const payableOption = chosen.length > 0 ? chosen.some((o) => o.payable === true) : ref.options.some((o) => o.payable === true);
   const allOutOfReach = ref.options.length > 0 && ref.options.every((o) => o.payable === null);
   const payable = payableOption ? true : allOutOfReach ? null : false;
-  const failing = payable === false ? ref.options.find((o) => o.payable === false) : undefined;
+  const failing = payable === false ? (chosen.find((o) => o.payable === false) ?? ref.options.find((o) => o.payable === false)) : undefined;
+  const passedOver = failing && chosen.includes(failing) ? ref.options.find((o) => o.payable === true) : undefined;
+  const failingReason =
+    failing && passedOver
+      ? `the default client pays the first option it accepts, option ${failing.index}, and never tries option ${passedOver.index}: ${failing.reason}`
+      : (failing?.reason ?? null);
   const unassessed = ref.options.length - MAX_ASSESSED_OPTIONS;
   // Not paying the first options says nothing of the ones after them.
   const noting = (text: string) =>
     unassessed > 0
       ? `${text.replace(/\.$/, "")}; the options after the first ${MAX_ASSESSED_OPTIONS} were not assessed (${unassessed} of ${ref.options.length})`
       : text;
-  const reason = payable === false ? (ref.reason ?? failing?.reason ?? null) : null;
+  const reason = payable === false ? (ref.reason ?? failingReason) : null;
   const referenceAcceptance: ClientAcceptance = {
     family: "@x402/core",
     accepts: payable,
@@ -347,7 +369,12 @@ export async function assessPayability(answer: PaymentAnswer, probe?: Eip3009Pro
   };
   const measured = ref.options.filter((o) => o.payable !== null);
   const byDefault = payable === null ? null : measured.some((o) => o.payable === true || o.refused_by === "facilitator");
-  const loosened = payable === null ? null : measured.some((o) => o.payable_with_loosened_controls === true);
+  // The same for a client with its spend controls off: it pays the first option it can sign.
+  const loosenedChosen = measuredAt(ref.loosenedChosen);
+  const loosened =
+    payable === null
+      ? null
+      : (loosenedChosen.length > 0 ? loosenedChosen : measured).some((o) => o.payable_with_loosened_controls === true);
   const control = payable === false ? (measured.find((o) => o.control !== null)?.control ?? null) : null;
   return {
     payable,
