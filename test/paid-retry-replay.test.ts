@@ -4,11 +4,14 @@
  * watching transfers to payTo can rebuild the payment header from the chain and the public 402
  * challenge. Sent for the same request from another client address, within the retry window,
  * it must be refused and charge nothing; the paying client's own retry still gets the kept
- * answer, and a sign-in of the paying wallet from anywhere still redeems it. Through the real
- * HTTP server behind a trusted loopback proxy (each client named by X-Forwarded-For), the local
- * chain, and each store engine.
+ * answer, and a sign-in of the paying wallet from anywhere still redeems it; over MCP the client
+ * is POST /mcp's. Through the real HTTP server behind a trusted loopback proxy (each client named
+ * by X-Forwarded-For), the local chain, and each store engine.
  */
-import { encodePaymentSignatureHeader } from "@x402/core/http";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { decodePaymentSignatureHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { decodeFunctionData, type Hex, parseAbi, serializeSignature } from "viem";
 import { describe, expect, inject, it } from "vitest";
@@ -122,6 +125,30 @@ async function replayChecks(store: Store) {
       ["not_charged", "paid_retry: kept answer replayed", STRANGER],
       ["not_charged", "paid_retry: kept answer replayed", "198.51.100.77"],
     ]);
+
+    // Over MCP, the client is POST /mcp's: the stranger's tool call is refused, the paying client's answered.
+    const mcpCall = async (client: string) => {
+      const mcp = new Client({ name: "replay-test", version: "1.0.0" });
+      await mcp.connect(
+        new StreamableHTTPClientTransport(new URL(`${service.url}/mcp`), { requestInit: { headers: { "X-Forwarded-For": client } } }),
+      );
+      try {
+        const _meta = { "x402/payment": decodePaymentSignatureHeader(replayed) };
+        return (await mcp.callTool({ name: "verifyPayment", arguments: { tx_hash: `0x${"e7".repeat(32)}` }, _meta })) as CallToolResult;
+      } finally {
+        await mcp.close();
+      }
+    };
+    const mcpStranger = await mcpCall(STRANGER);
+    expect(mcpStranger.isError).toBe(true);
+    expect(mcpStranger.structuredContent).toMatchObject({ x402Version: 2, error: "retry_window_closed" });
+    expect(mcpStranger.structuredContent).not.toHaveProperty("verified");
+    expect(mcpStranger._meta?.["x402/payment-response"]).toBeUndefined();
+    const mcpPayer = await mcpCall(PAYING_CLIENT);
+    expect(mcpPayer.isError).toBeUndefined();
+    expect(mcpPayer.structuredContent).toEqual(JSON.parse(paid.text));
+    expect(mcpPayer._meta?.["x402/payment-response"]).toMatchObject({ success: true, transaction: settlement.transaction });
+    expect(await usdcBalance(buyer.address)).toBe(1_000_000n - PRICE);
 
     // A row written before clients were recorded names none: its bare retry keeps the window alone.
     await store.query("update ledger set client_address = null where payer = lower($1) and nonce = lower($2) and outcome = 'settled'", [
