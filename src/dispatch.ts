@@ -10,6 +10,7 @@ import type { RouteDef } from "../spec/route.ts";
 import { type SiteDef, siteById } from "../spec/sites.ts";
 import type { ApiLocals, FunctionContext, VerifiedPayment } from "./context.ts";
 import { errorResponse, jsonResponse, NotFoundError, ServiceError } from "./errors.ts";
+import { clientKey } from "./limits/client-key.ts";
 import type { Logger } from "./log.ts";
 import { inputOf, type RequestBody, requestBody, responseProblems } from "./validate.ts";
 
@@ -115,7 +116,10 @@ export async function dispatch(request: Request, locals: ApiLocals): Promise<Res
       return await answer(route, url, body, null, locals, log, signedIn.wallet);
     }
     if (route.price === null) return await answer(route, url, body, null, locals, log);
-    const given = { body, ...(locals.payment ? { payment: locals.payment } : {}) };
+    // The client as the rate limits see it: a bare retry of a settled payment is answered only to the one that paid.
+    const address = locals.calls?.address;
+    const client = address === undefined ? null : clientKey(address);
+    const given = { body, client, ...(locals.payment ? { payment: locals.payment } : {}) };
     return await locals.gate.handle(request, route, (payment) => answer(route, url, body, payment, locals, log), given);
   } catch (error) {
     return errorJson(error, log);

@@ -63,8 +63,8 @@ export const ERROR_DOCS = {
   payment_already_used: {
     status: 402,
     title: "Payment already used",
-    when: "The payment in the header (an EIP-3009 authorisation on Base, a signed transaction on Solana) was already settled, for a different request, or for this one but its retry window has passed and no proof of being the payer came with it. A used payment never buys a fresh answer.",
-    fix: "For a new call, sign a fresh payment (on Base a new nonce, on Solana a new transaction). To get back an answer you paid for, send the same request with the same complete payment header (on Base within the authorisation's validity window, at most 300 s; after that, for 24 hours, with the payment-identifier id you sent with the payment, or with a Sign-In-With-X header signed by the paying wallet).",
+    when: "The payment in the header (an EIP-3009 authorisation on Base, a signed transaction on Solana) was already settled, for a different request, or for this one but from another client address than the one that paid, or after its retry window, and no proof of being the payer came with it. A used payment never buys a fresh answer.",
+    fix: "For a new call, sign a fresh payment (on Base a new nonce, on Solana a new transaction). To get back an answer you paid for, send the same request with the same complete payment header from the same client address (on Base within the authorisation's validity window, at most 300 s); from another address or after that, for 24 hours, send it with the payment-identifier id you sent with the payment, or with a Sign-In-With-X header signed by the paying wallet.",
     charged: false,
   },
   settlement_failed: {

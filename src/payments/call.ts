@@ -42,6 +42,8 @@ export interface Attempt {
   run: PaidRun;
   /** The request's SIGN-IN-WITH-X header: checked only when a way of paying needs it. */
   siwx: string | null;
+  /** The client's address as the rate limits key it (src/limits/client-key.ts); null when unknown. */
+  client: string | null;
   /** How long each step took, in milliseconds. */
   timings: { verify?: number; fn?: number; settle?: number };
   /** How the call ended and what it charged, for the metrics. */

@@ -72,6 +72,8 @@ export interface Given {
   body: RequestBody;
   /** The payment header as the site's scheme decoded it for the rate limits (undefined: not decoded). */
   payment?: () => DecodedPayment | PayloadProblem | undefined;
+  /** The client's address as the rate limits key it (for an MCP tool call, POST /mcp's client). */
+  client?: string | null;
 }
 
 /** Observes the payment gate (src/metrics/metrics.ts counts what it is told). */
@@ -264,7 +266,7 @@ export class PaymentGate {
     return !isRefusal(signed) && signed.payer === payer && (await useSignIn(this.options.store, signed));
   }
 
-  private attemptOf(request: Request, route: RouteDef, run: PaidRun, { body, payment }: Given): Attempt {
+  private attemptOf(request: Request, route: RouteDef, run: PaidRun, { body, payment, client }: Given): Attempt {
     const url = new URL(request.url);
     return {
       request,
@@ -276,6 +278,7 @@ export class PaymentGate {
       requestId: request.headers.get("x-request-id") ?? randomUUID(),
       run,
       siwx: request.headers.get(SIWX_HEADER),
+      client: client ?? null,
       timings: {},
       record: {},
     };

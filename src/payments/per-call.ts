@@ -7,8 +7,8 @@
  *   else read what is known     → 402 unless the payer's own signature
  *   claim (in-flight lease)     → 409 payment_in_progress while another request holds the payment
  *   settled before?             → redeem: kept answer, or run again; never a second charge
- *                                 (same request + complete signed authorisation within its window,
- *                                 or its payment-identifier id / Sign-In-With-X for 24 h after)
+ *                                 (same request + complete signed authorisation within its window from
+ *                                 the client that paid, or its payment-identifier id / Sign-In-With-X for 24 h)
  *   verify (facilitator)        → 402 refused, 503 payment_unavailable past the time budget
  *   run                         → status >= 400: not charged
  *   client gone?                → not settled: the authorisation stays unused, a retry with it pays
@@ -109,7 +109,8 @@ export class PerCallPayment {
     // Seen before, or contended: read everything the ledger knows of it first.
     const seen = await attemptsOf(options.store, payer, decoded.authorization.nonce, decoded.paymentId);
     // An authorisation seen before, or one naming a known id, must carry the payer's own signature,
-    // checked before it may hold anything: a stranger copying it from the chain changes nothing.
+    // checked before it may hold anything. A settled one is public on chain, signature and all:
+    // that proves nothing of who asks, so its bare retry is answered only to the client that paid.
     const known = seen.settled || seen.open.length > 0 || seen.byId || seen.byIdOpen.length > 0;
     if (known && !(await this.core.scheme.signedByPayer(decoded))) {
       return this.core.refuse(attempt, "invalid_payload", "The authorisation's signature is not the payer's.", {
@@ -239,12 +240,15 @@ export class PerCallPayment {
       earlier.valid_before === null ? Number.POSITIVE_INFINITY : Number(earlier.valid_before) * 1000,
       new Date(earlier.created_at).getTime() + this.core.options.config.maxTimeoutSeconds * 1000,
     );
-    const proven = Date.now() < windowEnd || (await this.core.provesPayer(attempt, payer));
+    // Anyone watching the chain can rebuild this header: the bare retry is the paying client's
+    // alone (a row from before clients were recorded names none, and keeps the window only).
+    const sameClient = earlier.client_address === null || earlier.client_address === attempt.client;
+    const proven = (sameClient && Date.now() < windowEnd) || (await this.core.provesPayer(attempt, payer));
     if (!proven) {
       return this.refuseUsed(
         attempt,
         decoded,
-        "This payment was settled and its retry window has passed. Redeem it with the payment-identifier id you sent with it, or sign in with the paying wallet (SIGN-IN-WITH-X).",
+        "This payment was settled; its header alone is honoured only within its retry window and from the client address that paid. Redeem it with the payment-identifier id you sent with it, or sign in with the paying wallet (SIGN-IN-WITH-X).",
         { reason: "retry_window_closed", redeem_until: new Date(new Date(earlier.created_at).getTime() + this.redeemMs()).toISOString() },
       );
     }
@@ -460,6 +464,7 @@ export class PerCallPayment {
       requestHash: attempt.requestHash,
       instance: this.core.options.instance,
       paymentId: presented?.paymentId ?? null,
+      client: attempt.client,
     };
   }
 

@@ -91,6 +91,7 @@ export async function lastDebitFor(
     settlement_tx: null,
     created_at: new Date(row.at).toISOString(),
     valid_before: null,
+    client_address: null,
   };
 }
 

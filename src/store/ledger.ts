@@ -24,6 +24,11 @@ export interface LedgerPayment {
   instance: string;
   /** The buyer's `payment-identifier` id, when it sent one. */
   paymentId: string | null;
+  /**
+   * The address of the client that presented it, as its rate limits key it (src/limits/client-key.ts);
+   * null or absent when unknown. A bare retry of a settled payment is answered only to the same one.
+   */
+  client?: string | null;
 }
 
 /** A ledger row as read back. */
@@ -55,10 +60,11 @@ export function toRow(row: Omit<LedgerRow, "valid_before"> & { valid_before: str
   return { ...row, valid_before: validBefore !== null && Number.isSafeInteger(validBefore) ? validBefore : null };
 }
 
-/** The payment columns of a row, in the order of `paymentParams` ($1-$11). */
-const PAYMENT_COLUMNS = "request_id, route, payer, amount_atomic, asset, network, nonce, valid_before, request_hash, instance, payment_id";
+/** The payment columns of a row, in the order of `paymentParams` ($1-$12). */
+const PAYMENT_COLUMNS =
+  "request_id, route, payer, amount_atomic, asset, network, nonce, valid_before, request_hash, instance, payment_id, client_address";
 
-/** `payment` as the parameters $1-$11 of a statement that writes PAYMENT_COLUMNS. */
+/** `payment` as the parameters $1-$12 of a statement that writes PAYMENT_COLUMNS. */
 function paymentParams(payment: LedgerPayment): unknown[] {
   return [
     payment.requestId,
@@ -72,6 +78,7 @@ function paymentParams(payment: LedgerPayment): unknown[] {
     payment.requestHash,
     payment.instance,
     payment.paymentId,
+    payment.client ?? null,
   ];
 }
 
@@ -83,7 +90,7 @@ export async function insertLedgerRow(
 ): Promise<number> {
   const [row] = await db.query<{ id: number }>(
     `insert into ledger (${PAYMENT_COLUMNS}, outcome, status, reason, settlement_tx, finished_at)
-     values ($1, $2, ${storedAddressSql("$3")}, $4, ${storedAddressSql("$5")}, $6, lower($7), $8, $9, $10, $11, $12, $13, $14, $15, case when $12 = 'pending' then null else now() end)
+     values ($1, $2, ${storedAddressSql("$3")}, $4, ${storedAddressSql("$5")}, $6, lower($7), $8, $9, $10, $11, $12, $13, $14, $15, $16, case when $13 = 'pending' then null else now() end)
      returning cast(id as integer) as id`,
     [...paymentParams(payment), end.outcome, end.status ?? null, end.reason ?? null, end.settlementTx ?? null],
   );
@@ -116,19 +123,19 @@ export async function openFreshAttempt(
   if (db.engine === "sqlite") return openFreshAttemptInSteps(db, payment, claim);
   const params = paymentParams(payment);
   // INSERT ... SELECT does not infer parameter types from the columns: each is cast.
-  const values = `select $1::text, $2::text, ${storedAddressSql("$3")}, $4::numeric, ${storedAddressSql("$5")}, $6::text, lower($7::text), $8::bigint, $9::text, $10::text, $11::text, 'pending'`;
+  const values = `select $1::text, $2::text, ${storedAddressSql("$3")}, $4::numeric, ${storedAddressSql("$5")}, $6::text, lower($7::text), $8::bigint, $9::text, $10::text, $11::text, $12::text, 'pending'`;
   let sql: string;
   if (claim) {
     params.push(claim.holder, claim.leaseSeconds, claim.keys);
     sql = `with known as (${KNOWN_ATTEMPT}),
       claim as (
         insert into inflight (key, instance, expires_at)
-        select key, $12, now() + make_interval(secs => $13) from unnest($14::text[]) as key where not (select k from known)
+        select key, $13, now() + make_interval(secs => $14) from unnest($15::text[]) as key where not (select k from known)
         on conflict (key) do update set instance = excluded.instance, expires_at = excluded.expires_at where inflight.expires_at <= now()
         returning key),
       opened as (
         insert into ledger (${PAYMENT_COLUMNS}, outcome) ${values}
-        where not (select k from known) and (select count(*) from claim) = cardinality($14::text[])
+        where not (select k from known) and (select count(*) from claim) = cardinality($15::text[])
         returning id::int as id)
       select (select k from known) as known, (select id from opened) as id, coalesce((select array_agg(key) from claim), '{}') as claimed`;
   } else {
@@ -152,7 +159,8 @@ async function openFreshAttemptInSteps(
 ): Promise<{ known: boolean; rowId: number | null; claimed: string[] }> {
   const params = paymentParams(payment);
   return db.atomic(async (tx) => {
-    const [known] = await tx.query<{ k: number }>(KNOWN_ATTEMPT, params);
+    // SQLite refuses a parameter its statement does not name: KNOWN_ATTEMPT names up to $11.
+    const [known] = await tx.query<{ k: number }>(KNOWN_ATTEMPT, params.slice(0, 11));
     if (known?.k) return { known: true, rowId: null, claimed: [] };
     const claimed: string[] = [];
     for (const key of claim?.keys ?? []) {
@@ -166,7 +174,7 @@ async function openFreshAttemptInSteps(
     }
     if (claimed.length < (claim?.keys.length ?? 0)) return { known: false, rowId: null, claimed };
     const [row] = await tx.query<{ id: number }>(
-      `insert into ledger (${PAYMENT_COLUMNS}, outcome) values ($1, $2, ${storedAddressSql("$3")}, $4, ${storedAddressSql("$5")}, $6, lower($7), $8, $9, $10, $11, 'pending') returning id`,
+      `insert into ledger (${PAYMENT_COLUMNS}, outcome) values ($1, $2, ${storedAddressSql("$3")}, $4, ${storedAddressSql("$5")}, $6, lower($7), $8, $9, $10, $11, $12, 'pending') returning id`,
       params,
     );
     return { known: false, rowId: row?.id ?? null, claimed };
@@ -254,6 +262,8 @@ export interface AttemptRow {
   settlement_tx: string | null;
   created_at: string;
   valid_before: string | null;
+  /** The client that presented it (null: unknown, or a row written before clients were recorded). */
+  client_address: string | null;
 }
 
 /** A ledger row as the JSON object of an `AttemptRow` (`verified` is 1/0 on SQLite: read it as truthy). */
@@ -261,7 +271,7 @@ const attempt = (
   db: Queryable,
 ) => `${jsonObject(db)}('id', id, 'payer', payer, 'nonce', nonce, 'route', route, 'request_hash', request_hash,
   'payment_id', payment_id, 'outcome', outcome, 'verified', verified_at is not null, 'amount_atomic', cast(amount_atomic as text),
-  'settlement_tx', settlement_tx, 'created_at', created_at, 'valid_before', cast(valid_before as text))`;
+  'settlement_tx', settlement_tx, 'created_at', created_at, 'valid_before', cast(valid_before as text), 'client_address', client_address)`;
 
 /** The `AttemptRow`s of the rows a `from ... where` selects, as a JSON array in id order (empty when none). */
 const attempts = (db: Queryable) =>

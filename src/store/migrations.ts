@@ -307,6 +307,13 @@ export const MIGRATIONS: readonly Migration[] = [
       create unique index ledger_settled_once on ledger (payer, nonce) where outcome = 'settled'
     `,
   },
+  {
+    version: 11,
+    name: "ledger rows keep the client address that presented the payment",
+    // A settled authorisation is public on chain: a bare retry of it is answered only to the
+    // client that paid. Rows written before stay null and keep the earlier rule.
+    sql: "alter table ledger add column client_address text",
+  },
 ];
 
 /**
