@@ -67,26 +67,62 @@ export default defineFunction(trace, async (input, ctx) => {
     return least !== undefined && log.value >= least;
   };
 
-  type Node = { address: Address; hop: number; terminal: Terminal | null; at: Position };
+  /**
+   * `at`: where the money reached the node (out) or left it (in). `read`: the `at` its last
+   * expansion started from (its transfers beyond it were followed then); undefined until it is
+   * expanded. `queued`: it waits in the frontier. `movedOn`: an expansion followed money on.
+   */
+  type Node = {
+    address: Address;
+    hop: number;
+    terminal: Terminal | null;
+    at: Position;
+    read?: Position;
+    queued?: boolean;
+    movedOn?: boolean;
+  };
   const nodes = new Map<Address, Node>();
   const hops: { hop: number; edges: TransferLog[] }[] = [];
+  /** The edges listed so far, by block and log index: a node expanded again never lists one twice. */
+  const listed = new Set<string>();
+  const keyOf = (l: TransferLog) => `${l.blockNumber}:${l.logIndex}`;
   let truncated = false;
   let frontier: Node[] = [];
   let firstHop = 1;
 
+  // Reached again: the money can move on from the earliest arrival (out) or the latest departure (in).
+  // A node still waiting to be expanded just moves its `at`; one already expanded (or a start of a
+  // transaction trace, never expanded) is expanded again over the part it has not read, or the
+  // money that came back by another path, or in a loop, would be lost without a word.
+  const reopenable = new Set<Terminal | null>([null, "no_further_transfers", "tokens_not_priced"]);
   const reach = (log: TransferLog, hop: number): Node | undefined => {
     const next = out ? log.to : log.from;
     const at: Position = [log.blockNumber, log.logIndex];
     const known = nodes.get(next);
     if (known) {
-      // Reached again: the money can move on from the earliest arrival (out) or the latest departure (in).
-      if (known.terminal === null && (out ? before(at, known.at) : before(known.at, at))) known.at = at;
-      return undefined;
+      if (!(out ? before(at, known.at) : before(known.at, at))) return undefined;
+      if (known.queued) {
+        known.at = at;
+        return undefined;
+      }
+      const cls = described.get(known.address)?.class;
+      if (!reopenable.has(known.terminal) || cls === "cex" || cls === "bridge" || cls === "dex" || cls === "zero_address") {
+        return undefined;
+      }
+      known.at = at;
+      known.terminal = null;
+      known.queued = true;
+      return known;
     }
-    const node: Node = { address: next, hop, terminal: null, at };
+    const node: Node = { address: next, hop, terminal: null, at, queued: true };
     nodes.set(next, node);
     return node;
   };
+  /** Whether a transfer at `p` is one the node's expansion has not followed yet. */
+  const unread = (node: Node, p: Position) =>
+    out
+      ? before(node.at, p) && (node.read === undefined || !before(node.read, p))
+      : before(p, node.at) && (node.read === undefined || !before(p, node.read));
   // New nodes stop at a venue, at a burn or mint (the zero address), or at max_hops; the rest go on.
   const settle = async (fresh: Node[], hop: number, facts: Map<Address, EntityFacts>) => {
     const next: Node[] = [];
@@ -97,6 +133,7 @@ export default defineFunction(trace, async (input, ctx) => {
       else if (hop >= maxHops) node.terminal = "max_hops";
       else next.push(node);
     }
+    for (const node of fresh) node.queued = next.includes(node);
     return next;
   };
   const described = new Map<Address, EntityFacts>();
@@ -137,10 +174,19 @@ export default defineFunction(trace, async (input, ctx) => {
     const edges = logs.filter(qualifies);
     for (const e of edges) {
       const start = out ? e.from : e.to;
-      if (!nodes.has(start)) nodes.set(start, { address: start, hop: 0, terminal: null, at: [block, e.logIndex] });
+      // Money the transaction moved away has not reached its start, so no position is `at` yet.
+      if (!nodes.has(start)) {
+        nodes.set(start, {
+          address: start,
+          hop: 0,
+          terminal: null,
+          at: out ? [Number.POSITIVE_INFINITY, 0] : [Number.NEGATIVE_INFINITY, 0],
+        });
+      }
     }
     const fresh = edges.map((e) => reach(e, 1)).filter((n): n is Node => n !== undefined);
     hops.push({ hop: 1, edges });
+    for (const e of edges) listed.add(keyOf(e));
     frontier = await settle(fresh, 1, await describeNew([...nodes.keys()]));
     firstHop = 2;
   } else {
@@ -159,6 +205,7 @@ export default defineFunction(trace, async (input, ctx) => {
       truncated = true;
       break;
     }
+    for (const node of frontier) node.queued = false;
     const expanding = frontier.slice(0, TRACE_MAX_FRONTIER);
     for (const node of frontier.slice(TRACE_MAX_FRONTIER)) node.terminal = "budget";
     if (frontier.length > TRACE_MAX_FRONTIER) truncated = true;
@@ -175,25 +222,28 @@ export default defineFunction(trace, async (input, ctx) => {
     await learn(result.logs);
     const edges: TransferLog[] = [];
     for (const node of expanding) {
-      const onward = result.logs.filter((l) =>
-        out
-          ? l.from === node.address && before(node.at, [l.blockNumber, l.logIndex])
-          : l.to === node.address && before([l.blockNumber, l.logIndex], node.at),
+      const onward = result.logs.filter(
+        (l) => (out ? l.from : l.to) === node.address && unread(node, [l.blockNumber, l.logIndex]) && !listed.has(keyOf(l)),
       );
+      node.read = node.at;
       const own = onward.filter(qualifies);
       if (own.length === 0) {
         // A transfer in a token past the price cap may well be worth min_usd: the trace cannot
         // tell, so it does not claim that nothing moved on.
-        node.terminal = onward.some((l) => notLookedUp.has(l.token)) ? "tokens_not_priced" : "no_further_transfers";
+        if (!node.movedOn) {
+          node.terminal = onward.some((l) => notLookedUp.has(l.token)) ? "tokens_not_priced" : "no_further_transfers";
+        }
         continue;
       }
       if (new Set(own.map((l) => (out ? l.to : l.from))).size > TRACE_FAN_OUT_LIMIT) {
         node.terminal = "fan_out_limit";
         continue;
       }
+      node.movedOn = true;
       edges.push(...own);
     }
     edges.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
+    for (const e of edges) listed.add(keyOf(e));
     const fresh = edges.map((e) => reach(e, hop)).filter((n): n is Node => n !== undefined);
     hops.push({ hop, edges });
     frontier = await settle(fresh, hop, await describeNew(fresh.map((n) => n.address)));

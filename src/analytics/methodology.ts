@@ -237,7 +237,7 @@ export const ENDPOINT_METHODS = {
     steps: [
       ENTITY_WINDOW,
       "The start is an address, or a transaction: its Transfer logs are the first hop.",
-      `Each hop is one query for the whole frontier (a topic OR-list of its addresses). Direction out follows a node's transfers at or after the block the money reached it; direction in, transfers into it at or before the block it sent the money on. ${ENTITY_SCAN}`,
+      `Each hop is one query for the whole frontier (a topic OR-list of its addresses). Direction out follows a node's transfers at or after the block the money reached it; direction in, transfers into it at or before the block it sent the money on. An address the money reaches again, earlier (out) or later (in) than it was followed from, by another path or back in a loop (the start of a transaction trace too), is followed again over what was not read; its hop stays the first one. ${ENTITY_SCAN}`,
       "Only transfers worth at least min_usd at the current price are followed (tokens without a price are not).",
       `A path stops at a curated exchange (cex), bridge or DEX (dex, also a pair, pool or router by probes), where nothing at or above min_usd moves on (no_further_transfers), where nothing priced at or above min_usd moves on but some of what does is in tokens past the answer's price cap (tokens_not_priced, the tokens listed in tokens_not_looked_up), at a node sending to more than ${TRACE_FAN_OUT_LIMIT} addresses in one hop (fan_out_limit), when the budget runs out (budget) or at max_hops. At most ${TRACE_MAX_FRONTIER} nodes are expanded per hop.`,
     ],
