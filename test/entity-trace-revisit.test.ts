@@ -141,4 +141,48 @@ describe("trace: money that reaches an address again", () => {
       node(c, 3, "no_further_transfers"),
     ]);
   });
+  it("follows an address again from a later departure by another path (in)", async () => {
+    const [x, p, q, r] = [fresh(), fresh(), fresh(), fresh()] as [
+      PrivateKeyAccount,
+      PrivateKeyAccount,
+      PrivateKeyAccount,
+      PrivateKeyAccount,
+    ];
+    await funded(p, q, r);
+    const first = await mint(r.address, "300");
+    const mintP = await mint(p.address, "100");
+    const pToX = await pay(p, x, "100");
+    const rToP = await pay(r, p, "200");
+    const pToQ = await pay(p, q, "200");
+    const qToX = await pay(q, x, "200");
+    // P is first met sending to X early (pToX); its later departure to Q (the money of qToX) came
+    // from R, which arrived after pToX and so was not read when P was first expanded.
+    const { status, body } = await paidPost(service, "/api/entity-intel/trace", {
+      from: x.address,
+      direction: "in",
+      min_usd: 50,
+      max_hops: 4,
+      to_block: qToX.block,
+      blocks: qToX.block - first.block + 1,
+    });
+    expect(status).toBe(200);
+    const zero = { address: "0x0000000000000000000000000000000000000000" } as PrivateKeyAccount;
+    const hops = (body.hops as { hop: number; edges: Record<string, unknown>[] }[]).map((h) => ({
+      hop: h.hop,
+      edges: h.edges.map((e) => ({ from: e.from, to: e.to, amount: e.amount, tx_hash: e.tx_hash, block: e.block })),
+    }));
+    expect(hops).toEqual([
+      { hop: 1, edges: [edge(p, x, "100", pToX), edge(q, x, "200", qToX)] },
+      { hop: 2, edges: [edge(zero, p, "100", mintP), edge(p, q, "200", pToQ)] },
+      { hop: 3, edges: [edge(r, p, "200", rToP)] },
+      { hop: 4, edges: [edge(zero, r, "300", first)] },
+    ]);
+    expect((body.nodes as Record<string, unknown>[]).map((n) => ({ address: n.address, hop: n.hop, terminal: n.terminal }))).toEqual([
+      node(x, 0, null),
+      node(p, 1, null),
+      node(q, 1, null),
+      node(zero, 2, "no_further_transfers"),
+      node(r, 3, null),
+    ]);
+  });
 });
