@@ -57,14 +57,15 @@ async function funded(...accounts: PrivateKeyAccount[]) {
   for (const a of accounts) await test.setBalance({ address: a.address, value: 10n ** 18n });
 }
 
-const edge = (from: PrivateKeyAccount, to: PrivateKeyAccount, amount: string, tx: { hash: Hash; block: number }) => ({
+type Who = { address: Address };
+const edge = (from: Who, to: Who, amount: string, tx: { hash: Hash; block: number }) => ({
   from: from.address,
   to: to.address,
   amount,
   tx_hash: tx.hash,
   block: tx.block,
 });
-const node = (who: PrivateKeyAccount, hop: number, terminal: string | null) => ({ address: who.address, hop, terminal });
+const node = (who: Who, hop: number, terminal: string | null) => ({ address: who.address, hop, terminal });
 
 describe("trace: money that reaches an address again", () => {
   it("follows an address again from an earlier arrival by another path (out)", async () => {
@@ -166,7 +167,7 @@ describe("trace: money that reaches an address again", () => {
       blocks: qToX.block - first.block + 1,
     });
     expect(status).toBe(200);
-    const zero = { address: "0x0000000000000000000000000000000000000000" } as PrivateKeyAccount;
+    const zero: Who = { address: "0x0000000000000000000000000000000000000000" };
     const hops = (body.hops as { hop: number; edges: Record<string, unknown>[] }[]).map((h) => ({
       hop: h.hop,
       edges: h.edges.map((e) => ({ from: e.from, to: e.to, amount: e.amount, tx_hash: e.tx_hash, block: e.block })),
