@@ -123,7 +123,7 @@ export default defineFunction(trace, async (input, ctx) => {
     out
       ? before(node.at, p) && (node.read === undefined || !before(node.read, p))
       : before(p, node.at) && (node.read === undefined || !before(p, node.read));
-  // New nodes stop at a venue, at a burn or mint (the zero address), or at max_hops; the rest go on.
+  // New and re-reached nodes stop at a venue, at a burn or mint (the zero address), or at max_hops; the rest go on.
   const settle = async (fresh: Node[], hop: number, facts: Map<Address, EntityFacts>) => {
     const next: Node[] = [];
     for (const node of fresh) {
@@ -133,7 +133,8 @@ export default defineFunction(trace, async (input, ctx) => {
       else if (hop >= maxHops) node.terminal = "max_hops";
       else next.push(node);
     }
-    for (const node of fresh) node.queued = next.includes(node);
+    const going = new Set(next);
+    for (const node of fresh) node.queued = going.has(node);
     return next;
   };
   const described = new Map<Address, EntityFacts>();
