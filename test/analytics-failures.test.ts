@@ -7,10 +7,23 @@
 import { http } from "viem";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { type StubFault, type StubUpstream, startUpstreamStubs, type UpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
+import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
+import { ledgerRowsOf } from "./support/ledger.ts";
 import { startRpcProxy } from "./support/rpc-proxy.ts";
 import { paidPost, wallet } from "./support/scenario.ts";
-import { chainClient, devnet, startTestService, testConfig } from "./support/service.ts";
+import {
+  authorizationOf,
+  buyerAccount,
+  chainClient,
+  challengeOf,
+  devnet,
+  signPayment,
+  startTestService,
+  testConfig,
+  usdcBalance,
+} from "./support/service.ts";
+import { startStub } from "./support/stub-server.ts";
 
 const started: { close(): Promise<void> }[] = [];
 afterEach(async () => {
@@ -71,6 +84,46 @@ describe("the chain node", () => {
     expect(answer.body.events_found).toBe(reference.body.events_found);
     expect(rpc.getLogs.some((r) => r.refused)).toBe(true);
     expect(rpc.getLogs.filter((r) => !r.refused).every((r) => r.to - r.from + 1 <= 100)).toBe(true);
+  });
+});
+
+describe("the chain node answering JSON-RPC of the wrong shape", () => {
+  it("a quantity that is not hex ('0xzz'): token-check and gas-tracker answer 502 naming the rpc, not 500, and charge nothing", async () => {
+    // Answers every request with the id it was asked and a result no quantity decodes from.
+    const rpc = await startStub((_req, res, body) => {
+      const answer = (r: { id: number }) => ({ jsonrpc: "2.0", id: r.id, result: "0xzz" });
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify(Array.isArray(body) ? body.map(answer) : answer(body as { id: number })));
+    });
+    started.push(rpc);
+    const service = await startTestService({ readTransport: http(rpc.url, { retryCount: 0 }) });
+    started.push(service);
+    const buyer = buyerAccount(7);
+    for (const [path, body, what] of [
+      ["/api/token-check", { token: base.usdc.address }, "reading the latest block number"],
+      ["/api/gas-tracker", {}, "reading the fee history"],
+    ] as const) {
+      const before = await usdcBalance(buyer.address);
+      const header = await signPayment(await challengeOf(`${service.url}${path}`, { method: "POST" }), buyer);
+      const res = await fetch(`${service.url}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "PAYMENT-SIGNATURE": header },
+        body: JSON.stringify(body),
+      });
+      expect(res.status, path).toBe(502);
+      expect(await res.json()).toEqual({
+        error: {
+          code: "upstream_error",
+          message: `The chain node answered in an unexpected shape while ${what}.`,
+          details: { upstream: "rpc" },
+          docs: "/errors#upstream_error",
+        },
+      });
+      expect(res.headers.get("payment-response")).toBeNull();
+      expect(await usdcBalance(buyer.address)).toBe(before);
+      const rows = await ledgerRowsOf(service.services.store, buyer.address, authorizationOf(header).nonce);
+      expect(rows.map((r) => [r.route, r.outcome, r.status])).toEqual([[`POST ${path}`, "not_charged", 502]]);
+    }
   });
 });
 
