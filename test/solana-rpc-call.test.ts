@@ -1,6 +1,7 @@
 /**
  * A Solana RPC call of the site's reads past its time budget is a 504 upstream_timeout (the
- * request aborted), and one the RPC fails is a 502 upstream_error, both naming the Solana RPC.
+ * request aborted), one the RPC rate-limits a 503 with its Retry-After, one it fails or answers in
+ * the wrong shape a 502 upstream_error, all naming the Solana RPC.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -20,6 +21,10 @@ beforeAll(async () => {
   rpcServer = createServer((req, res) => {
     if (req.url === "/hang") {
       req.on("close", () => abandoned++);
+      return;
+    }
+    if (req.url === "/limited") {
+      res.writeHead(429, { "retry-after": "9", "content-type": "text/plain" }).end("Too Many Requests");
       return;
     }
     if (req.url?.startsWith("/result/")) {
@@ -58,6 +63,13 @@ describe("rpcCall", () => {
     const error = await rpcCall(readsWithin(5_000), "getEpochInfo", rpc.getEpochInfo()).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "upstream_error", status: 502, details: { upstream: "solana-rpc" } });
     expect((error as Error).message).toBe("The Solana RPC failed getEpochInfo.");
+  });
+
+  it("rate-limited (429, Retry-After: 9): a 503 unavailable naming the Solana RPC, passing the wait on", async () => {
+    const rpc = solanaRpc(`${rpcUrl}/limited`);
+    const error = await rpcCall(readsWithin(5_000), "getBalance", rpc.getBalance(MINT)).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "unavailable", status: 503, details: { upstream: "solana-rpc" }, headers: { "Retry-After": "9" } });
+    expect((error as Error).message).toBe("The Solana RPC is rate-limiting us while reading getBalance; retry in 9 s.");
   });
 
   // An account of the wrong shape read as "no such account" made meme-hunter answer 200 and charge;

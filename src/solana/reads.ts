@@ -5,7 +5,14 @@
  */
 
 import type { Static } from "@sinclair/typebox";
-import type { Address, PendingRpcRequest, Rpc, SolanaRpcApi } from "@solana/kit";
+import {
+  type Address,
+  isSolanaError,
+  type PendingRpcRequest,
+  type Rpc,
+  SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR,
+  type SolanaRpcApi,
+} from "@solana/kit";
 import { getMintDecoder, TOKEN_2022_PROGRAM_ADDRESS } from "@solana-program/token-2022";
 import { TOKEN_PROGRAM_ADDRESS } from "@x402/svm";
 import { formatUnits } from "viem";
@@ -71,6 +78,20 @@ export async function rpcCall<T>(reads: Pick<SolanaReads, "settings">, what: str
     // The time budget's abort is told by the signal, whatever error the transport made of it.
     if (abortSignal.aborted) {
       throw new UpstreamError("upstream_timeout", "solana-rpc", `The Solana RPC did not answer ${what} in time.`, { cause: error });
+    }
+    // A provider's rate limit passes: the caller is told when to come back, as for the Base RPC.
+    if (isSolanaError(error, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR) && error.context.statusCode === 429) {
+      const header = Number(error.context.headers.get("retry-after"));
+      const retryAfterSeconds = Number.isFinite(header) && header > 0 ? Math.min(Math.ceil(header), 3600) : 5;
+      throw new UpstreamError(
+        "unavailable",
+        "solana-rpc",
+        `The Solana RPC is rate-limiting us while reading ${what}; retry in ${retryAfterSeconds} s.`,
+        {
+          cause: error,
+          retryAfterSeconds,
+        },
+      );
     }
     throw new UpstreamError("upstream_error", "solana-rpc", `The Solana RPC failed ${what}.`, { cause: error });
   }
