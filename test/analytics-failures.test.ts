@@ -1,8 +1,9 @@
 /**
  * When the chain node or a market API fails, a paid analytics call answers with the right
  * status and is not charged: RPC down (503), RPC refusing large ranges (still the exact
- * answer), a slow upstream (504), malformed or reshaped JSON (502), rate limiting (503 with
- * Retry-After); and a failing DexScreener falls back to DefiLlama prices.
+ * answer), a node answering the wrong shape (502), a slow upstream (504), malformed, empty,
+ * oversized or reshaped JSON (502), a reset connection and rate limiting (503, the latter with
+ * Retry-After); then healthy again; and a failing DexScreener falls back to DefiLlama prices.
  */
 import { http } from "viem";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -231,6 +232,26 @@ describe("market APIs", () => {
     expect(answer.headers.get("retry-after")).toBe("7");
     expect(answer.body).toMatchObject({ error: { code: "unavailable", details: { upstream: "hyperliquid" } } });
     expect(answer.spent).toBe(0n);
+  });
+
+  it("an empty 200, a 64 MiB body, a reset connection: defi-sentiment answers 502/502/503 naming hyperliquid, not charged; then 200 again", async () => {
+    const { service, stubs } = await serviceWithFaults({});
+    for (const [fault, status, code, message] of [
+      ["empty", 502, "upstream_error", "hyperliquid answered with malformed JSON."],
+      ["huge", 502, "upstream_error", "hyperliquid answered in an unexpected shape."],
+      ["reset", 503, "unavailable", "hyperliquid is unreachable; retry shortly."],
+    ] as const) {
+      stubs.setFault("hyperliquid", fault);
+      const answer = await paidPost(service, "/api/defi-sentiment", { asset: "ETH" }, 7);
+      expect([fault, answer.status]).toEqual([fault, status]);
+      expect(answer.body).toEqual({ error: { code, message, details: { upstream: "hyperliquid" }, docs: `/errors#${code}` } });
+      expect(answer.spent).toBe(0n);
+      expect(answer.headers.get("payment-response")).toBeNull();
+    }
+    stubs.setFault("hyperliquid", null);
+    const healthy = await paidPost(service, "/api/defi-sentiment", { asset: "ETH" }, 7);
+    expect(healthy.status).toBe(200);
+    expect(healthy.spent).toBe(100_000n);
   });
 
   it("DexScreener failing: prices come from DefiLlama coins, and the answer says so", async () => {
