@@ -7,6 +7,7 @@
  */
 import { http } from "viem";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { rpcTransport } from "../src/chain/client.ts";
 import { type StubFault, type StubUpstream, startUpstreamStubs, type UpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
 import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
@@ -126,6 +127,31 @@ describe("the chain node answering JSON-RPC of the wrong shape", () => {
       expect(rows.map((r) => [r.route, r.outcome, r.status])).toEqual([[`POST ${path}`, "not_charged", 502]]);
     }
   });
+});
+
+describe("the chain node stalling mid-answer", () => {
+  it("headers sent, then no body: token-check answers 504 within the time limit, not charged", async () => {
+    const rpc = await startStub((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write('{"jsonrpc":"2.0",');
+    });
+    started.push(rpc);
+    const service = await startTestService({ readTransport: rpcTransport([rpc.url], { timeoutMs: 500, retryCount: 0 }) });
+    started.push(service);
+    const began = Date.now();
+    const answer = await paidPost(service, "/api/token-check", { token: base.usdc.address }, 7);
+    expect(answer.status).toBe(504);
+    expect(answer.body).toMatchObject({
+      error: {
+        code: "upstream_timeout",
+        message: "The chain node did not answer in time while reading the latest block number; retry shortly.",
+        details: { upstream: "rpc" },
+      },
+    });
+    expect(answer.spent).toBe(0n);
+    expect(answer.headers.get("payment-response")).toBeNull();
+    expect(Date.now() - began).toBeLessThan(3_000);
+  }, 15_000);
 });
 
 describe("the scan budget", () => {

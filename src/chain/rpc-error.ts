@@ -28,7 +28,8 @@ export function causeChain(error: unknown): Error[] {
 export function toChainError(error: unknown, what: string): unknown {
   if (error instanceof ServiceError || !(error instanceof BaseError)) return error;
   const chain = causeChain(error);
-  if (chain.some((e) => e instanceof TimeoutError)) {
+  // viem's own timeout, or the fetch deadline (a DOMException named TimeoutError) ending a stalled body.
+  if (chain.some((e) => e instanceof TimeoutError || e.name === "TimeoutError")) {
     return new UpstreamError("upstream_timeout", "rpc", `The chain node did not answer in time while ${what}; retry shortly.`, {
       cause: error,
     });
