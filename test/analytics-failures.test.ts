@@ -1,16 +1,31 @@
 /**
  * When the chain node or a market API fails, a paid analytics call answers with the right
  * status and is not charged: RPC down (503), RPC refusing large ranges (still the exact
- * answer), a slow upstream (504), malformed or reshaped JSON (502), rate limiting (503 with
- * Retry-After); and a failing DexScreener falls back to DefiLlama prices.
+ * answer), a node answering the wrong shape (502), a slow upstream (504), malformed, empty,
+ * oversized or reshaped JSON (502), a reset connection and rate limiting (503, the latter with
+ * Retry-After); then healthy again; and a failing DexScreener falls back to DefiLlama prices.
  */
 import { http } from "viem";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { rpcTransport } from "../src/chain/client.ts";
 import { type StubFault, type StubUpstream, startUpstreamStubs, type UpstreamStubs } from "../src/local/stubs/upstream-stubs.ts";
+import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
+import { ledgerRowsOf } from "./support/ledger.ts";
 import { startRpcProxy } from "./support/rpc-proxy.ts";
 import { paidPost, wallet } from "./support/scenario.ts";
-import { chainClient, devnet, startTestService, testConfig } from "./support/service.ts";
+import {
+  authorizationOf,
+  buyerAccount,
+  chainClient,
+  challengeOf,
+  devnet,
+  signPayment,
+  startTestService,
+  testConfig,
+  usdcBalance,
+} from "./support/service.ts";
+import { startStub } from "./support/stub-server.ts";
 
 const started: { close(): Promise<void> }[] = [];
 afterEach(async () => {
@@ -72,6 +87,71 @@ describe("the chain node", () => {
     expect(rpc.getLogs.some((r) => r.refused)).toBe(true);
     expect(rpc.getLogs.filter((r) => !r.refused).every((r) => r.to - r.from + 1 <= 100)).toBe(true);
   });
+});
+
+describe("the chain node answering JSON-RPC of the wrong shape", () => {
+  it("a quantity that is not hex ('0xzz'): token-check and gas-tracker answer 502 naming the rpc, not 500, and charge nothing", async () => {
+    // Answers every request with the id it was asked and a result no quantity decodes from.
+    const rpc = await startStub((_req, res, body) => {
+      const answer = (r: { id: number }) => ({ jsonrpc: "2.0", id: r.id, result: "0xzz" });
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify(Array.isArray(body) ? body.map(answer) : answer(body as { id: number })));
+    });
+    started.push(rpc);
+    const service = await startTestService({ readTransport: http(rpc.url, { retryCount: 0 }) });
+    started.push(service);
+    const buyer = buyerAccount(7);
+    for (const [path, body, what] of [
+      ["/api/token-check", { token: base.usdc.address }, "reading the latest block number"],
+      ["/api/gas-tracker", {}, "reading the fee history"],
+    ] as const) {
+      const before = await usdcBalance(buyer.address);
+      const header = await signPayment(await challengeOf(`${service.url}${path}`, { method: "POST" }), buyer);
+      const res = await fetch(`${service.url}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "PAYMENT-SIGNATURE": header },
+        body: JSON.stringify(body),
+      });
+      expect(res.status, path).toBe(502);
+      expect(await res.json()).toEqual({
+        error: {
+          code: "upstream_error",
+          message: `The chain node answered in an unexpected shape while ${what}.`,
+          details: { upstream: "rpc" },
+          docs: "/errors#upstream_error",
+        },
+      });
+      expect(res.headers.get("payment-response")).toBeNull();
+      expect(await usdcBalance(buyer.address)).toBe(before);
+      const rows = await ledgerRowsOf(service.services.store, buyer.address, authorizationOf(header).nonce);
+      expect(rows.map((r) => [r.route, r.outcome, r.status])).toEqual([[`POST ${path}`, "not_charged", 502]]);
+    }
+  });
+});
+
+describe("the chain node stalling mid-answer", () => {
+  it("headers sent, then no body: token-check answers 504 within the time limit, not charged", async () => {
+    const rpc = await startStub((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write('{"jsonrpc":"2.0",');
+    });
+    started.push(rpc);
+    const service = await startTestService({ readTransport: rpcTransport([rpc.url], { timeoutMs: 500, retryCount: 0 }) });
+    started.push(service);
+    const began = Date.now();
+    const answer = await paidPost(service, "/api/token-check", { token: base.usdc.address }, 7);
+    expect(answer.status).toBe(504);
+    expect(answer.body).toMatchObject({
+      error: {
+        code: "upstream_timeout",
+        message: "The chain node did not answer in time while reading the latest block number; retry shortly.",
+        details: { upstream: "rpc" },
+      },
+    });
+    expect(answer.spent).toBe(0n);
+    expect(answer.headers.get("payment-response")).toBeNull();
+    expect(Date.now() - began).toBeLessThan(3_000);
+  }, 15_000);
 });
 
 describe("the scan budget", () => {
@@ -178,6 +258,26 @@ describe("market APIs", () => {
     expect(answer.headers.get("retry-after")).toBe("7");
     expect(answer.body).toMatchObject({ error: { code: "unavailable", details: { upstream: "hyperliquid" } } });
     expect(answer.spent).toBe(0n);
+  });
+
+  it("an empty 200, a 64 MiB body, a reset connection: defi-sentiment answers 502/502/503 naming hyperliquid, not charged; then 200 again", async () => {
+    const { service, stubs } = await serviceWithFaults({});
+    for (const [fault, status, code, message] of [
+      ["empty", 502, "upstream_error", "hyperliquid answered with malformed JSON."],
+      ["huge", 502, "upstream_error", "hyperliquid answered in an unexpected shape."],
+      ["reset", 503, "unavailable", "hyperliquid is unreachable; retry shortly."],
+    ] as const) {
+      stubs.setFault("hyperliquid", fault);
+      const answer = await paidPost(service, "/api/defi-sentiment", { asset: "ETH" }, 7);
+      expect([fault, answer.status]).toEqual([fault, status]);
+      expect(answer.body).toEqual({ error: { code, message, details: { upstream: "hyperliquid" }, docs: `/errors#${code}` } });
+      expect(answer.spent).toBe(0n);
+      expect(answer.headers.get("payment-response")).toBeNull();
+    }
+    stubs.setFault("hyperliquid", null);
+    const healthy = await paidPost(service, "/api/defi-sentiment", { asset: "ETH" }, 7);
+    expect(healthy.status).toBe(200);
+    expect(healthy.spent).toBe(100_000n);
   });
 
   it("DexScreener failing: prices come from DefiLlama coins, and the answer says so", async () => {

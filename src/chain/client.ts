@@ -16,10 +16,23 @@ const UNBATCHED = new Set(["eth_getLogs"]);
  */
 export const LOGS_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 
+/**
+ * fetch under `timeoutMs` for the whole exchange, body included: viem's own timeout ends when
+ * the headers arrive, so a node that sends them and then stalls its body would hold the read,
+ * and the paid call waiting on it, until undici's five-minute body timeout.
+ */
+function fetchWithin(timeoutMs: number): typeof fetch {
+  return (input, init) => {
+    const deadline = AbortSignal.timeout(timeoutMs);
+    return fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, deadline]) : deadline });
+  };
+}
+
 /** One URL: small calls batched, log queries as separate requests. */
 function splitHttp(url: string, timeoutMs: number, retryCount: number): Transport {
-  const batched = http(url, { timeout: timeoutMs, retryCount, retryDelay: 250, batch: { wait: 0 } });
-  const single = http(url, { timeout: timeoutMs, retryCount, retryDelay: 250, maxResponseBodySize: LOGS_MAX_RESPONSE_BYTES });
+  const fetchFn = fetchWithin(timeoutMs);
+  const batched = http(url, { timeout: timeoutMs, retryCount, retryDelay: 250, batch: { wait: 0 }, fetchFn });
+  const single = http(url, { timeout: timeoutMs, retryCount, retryDelay: 250, maxResponseBodySize: LOGS_MAX_RESPONSE_BYTES, fetchFn });
   return (params) => {
     const many = batched(params);
     const one = single(params);

@@ -28,7 +28,8 @@ export function causeChain(error: unknown): Error[] {
 export function toChainError(error: unknown, what: string): unknown {
   if (error instanceof ServiceError || !(error instanceof BaseError)) return error;
   const chain = causeChain(error);
-  if (chain.some((e) => e instanceof TimeoutError)) {
+  // viem's own timeout, or the fetch deadline (a DOMException named TimeoutError) ending a stalled body.
+  if (chain.some((e) => e instanceof TimeoutError || e.name === "TimeoutError")) {
     return new UpstreamError("upstream_timeout", "rpc", `The chain node did not answer in time while ${what}; retry shortly.`, {
       cause: error,
     });
@@ -50,12 +51,24 @@ export function toChainError(error: unknown, what: string): unknown {
   });
 }
 
-/** Run a chain read, re-wrapping any failure with `toChainError`. */
+/**
+ * A failed read's error as the caller should see it: `toChainError`, and also a plain
+ * `SyntaxError`/`TypeError`/`RangeError` (anything not viem's nor ours) is the node's doing. A read is
+ * only viem calls, and viem decodes the node's `result` with `BigInt()`, `hexToNumber` and
+ * property access that throw these on an answer of the wrong shape (`"0xzz"`, `null`, an object
+ * for a quantity): that is a broken answer (502), not a bug of the service (500).
+ */
+function readFailure(error: unknown, what: string): unknown {
+  if (error instanceof ServiceError || error instanceof BaseError || !(error instanceof Error)) return toChainError(error, what);
+  return new UpstreamError("upstream_error", "rpc", `The chain node answered in an unexpected shape while ${what}.`, { cause: error });
+}
+
+/** Run a chain read, re-wrapping any failure with `readFailure`. */
 export async function readChain<T>(what: string, read: () => Promise<T>): Promise<T> {
   try {
     return await read();
   } catch (error) {
-    throw toChainError(error, what);
+    throw readFailure(error, what);
   }
 }
 
@@ -106,6 +119,6 @@ export async function readOrNull<T>(what: string, read: () => Promise<T>): Promi
       error instanceof ContractFunctionExecutionError &&
       (chain.some((e) => e instanceof ContractFunctionRevertedError) || !chain.some((e) => e instanceof CallExecutionError));
     if (contractFailure) return null;
-    throw toChainError(error, what);
+    throw readFailure(error, what);
   }
 }

@@ -5,7 +5,14 @@
  */
 
 import type { Static } from "@sinclair/typebox";
-import type { Address, PendingRpcRequest, Rpc, SolanaRpcApi } from "@solana/kit";
+import {
+  type Address,
+  isSolanaError,
+  type PendingRpcRequest,
+  type Rpc,
+  SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR,
+  type SolanaRpcApi,
+} from "@solana/kit";
 import { getMintDecoder, TOKEN_2022_PROGRAM_ADDRESS } from "@solana-program/token-2022";
 import { TOKEN_PROGRAM_ADDRESS } from "@x402/svm";
 import { formatUnits } from "viem";
@@ -64,16 +71,53 @@ export function solanaReads(settings: SolanaSettings | undefined): SolanaReads {
  */
 export async function rpcCall<T>(reads: Pick<SolanaReads, "settings">, what: string, request: PendingRpcRequest<T>): Promise<T> {
   const abortSignal = AbortSignal.timeout(reads.settings.timeoutMs);
+  let answer: T;
   try {
-    return await request.send({ abortSignal });
+    answer = await request.send({ abortSignal });
   } catch (error) {
     // The time budget's abort is told by the signal, whatever error the transport made of it.
     if (abortSignal.aborted) {
       throw new UpstreamError("upstream_timeout", "solana-rpc", `The Solana RPC did not answer ${what} in time.`, { cause: error });
     }
+    // A provider's rate limit passes: the caller is told when to come back, as for the Base RPC.
+    if (isSolanaError(error, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR) && error.context.statusCode === 429) {
+      const header = Number(error.context.headers.get("retry-after"));
+      const retryAfterSeconds = Number.isFinite(header) && header > 0 ? Math.min(Math.ceil(header), 3600) : 5;
+      throw new UpstreamError(
+        "unavailable",
+        "solana-rpc",
+        `The Solana RPC is rate-limiting us while reading ${what}; retry in ${retryAfterSeconds} s.`,
+        {
+          cause: error,
+          retryAfterSeconds,
+        },
+      );
+    }
     throw new UpstreamError("upstream_error", "solana-rpc", `The Solana RPC failed ${what}.`, { cause: error });
   }
+  // Kit passes a JSON-RPC `result` through unchecked: one of the wrong shape would read as "no
+  // such account" (a wrong answer, charged) or crash a reader (a 500).
+  const expected = ANSWER_SHAPES[what];
+  if (expected && !expected(answer)) {
+    throw new UpstreamError("upstream_error", "solana-rpc", `The Solana RPC answered ${what} in an unexpected shape.`);
+  }
+  return answer;
 }
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null;
+const isInteger = (v: unknown) => typeof v === "bigint" || (typeof v === "number" && Number.isInteger(v));
+/** An `RpcResponse`: `{context, value}`, its value as `check` says. */
+const response = (check: (value: unknown) => boolean) => (v: unknown) =>
+  isObject(v) && isObject(v.context) && "value" in v && check(v.value);
+/** The top-level shape of each method's answer that the readers rely on. */
+const ANSWER_SHAPES: Record<string, (answer: unknown) => boolean> = {
+  getAccountInfo: response((v) => v === null || (isObject(v) && typeof v.owner === "string" && Array.isArray(v.data))),
+  getBalance: response(isInteger),
+  getTokenLargestAccounts: response(Array.isArray),
+  getTokenAccountsByOwner: response(Array.isArray),
+  getEpochInfo: (v) => isObject(v) && isInteger(v.epoch),
+  getSignaturesForAddress: Array.isArray,
+};
 
 export type MintRiskAnswer = Static<typeof MintRisk>;
 

@@ -2,7 +2,7 @@
  * Local stand-ins for the market-data APIs (DexScreener, DefiLlama TVL and coins, Hyperliquid)
  * on one loopback HTTP server, answering from the recorded-looking fixtures in
  * `fixtures/upstreams/` in each API's documented shape. Local mode points the service at
- * them; tests do too, and can make one upstream slow, malformed or failing.
+ * them; tests do too, and can make one upstream slow, malformed, empty, oversized, reset or failing.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -23,7 +23,13 @@ export type StubFault =
   /** HTTP 500. */
   | "error"
   /** HTTP 429 with Retry-After. */
-  | "rate_limited";
+  | "rate_limited"
+  /** 200 with an empty body. */
+  | "empty"
+  /** 200 with valid JSON far larger than any real answer (64 MiB). */
+  | "huge"
+  /** The connection closed without an answer. */
+  | "reset";
 
 /** A running stub server. */
 export interface UpstreamStubs {
@@ -127,6 +133,15 @@ export async function startUpstreamStubs(options: UpstreamStubOptions = {}): Pro
       if (fault === "error") return res.status(500).json({ error: "internal error" });
       if (fault === "rate_limited")
         return res.writeHead(429, { "retry-after": "7", "content-type": "text/plain" }).end("Too Many Requests");
+      if (fault === "empty") return res.writeHead(200, { "content-type": "application/json" }).end();
+      if (fault === "reset") return req.socket.destroy();
+      if (fault === "huge") {
+        res.writeHead(200, { "content-type": "application/json" });
+        const chunk = `"${"x".repeat(1024 * 1024 - 3)}",`;
+        res.write("[");
+        for (let i = 0; i < 64; i++) res.write(chunk);
+        return res.end("0]");
+      }
       if (fault !== "slow") return next();
       const timer = setTimeout(() => {
         timers.delete(timer);
