@@ -72,18 +72,24 @@ function streamOf(sink: LogSink): DestinationStream {
   return { write: (line: string) => sink(line.endsWith("\n") ? line.slice(0, -1) : line) };
 }
 
-/**
- * viem's request errors name the RPC URL on a line `URL: …`, and a provider's API key is often in
- * its path or query (`/v2/<key>`, `?apikey=`): such a line keeps the origin only.
- */
-const REQUEST_URL = /\bURL: (https?|wss?):\/\/([^\s/?#]+)[^\s]*/g;
+/** Any URL in a text: what precedes it (nothing), its scheme, its authority (user info included) and the rest. */
+const URL_IN_TEXT = /\b()(https?|wss?):\/\/([^\s/?#]+)([^\s]*)/g;
+/** The URL on viem's request errors' `URL: …` line, the only URLs the logs cut (others name what was reached). */
+const REQUEST_URL = /\b(URL: )(https?|wss?):\/\/([^\s/?#]+)([^\s]*)/g;
 
-function withoutUrlSecrets(text: string): string {
-  return text.replace(REQUEST_URL, (whole, scheme: string, host: string) => {
-    const origin = `${scheme}://${host.replace(/^[^@]*@/, "")}`;
-    return whole === `URL: ${origin}` || whole === `URL: ${origin}/` ? whole : `URL: ${origin}/…`;
+/**
+ * `text` with each URL `pattern` finds cut to its origin, user info dropped: an RPC provider's API
+ * key is often in the URL's path or query (`/v2/<key>`, `?apikey=`), and viem names the URL in its
+ * messages.
+ */
+export function urlsCutToOrigin(text: string, pattern: RegExp = URL_IN_TEXT): string {
+  return text.replace(pattern, (_whole, lead: string, scheme: string, authority: string, rest: string) => {
+    const origin = `${scheme}://${authority.replace(/^[^@]*@/, "")}`;
+    return `${lead}${rest === "" || rest === "/" ? `${origin}${rest}` : `${origin}/…`}`;
   });
 }
+
+const withoutUrlSecrets = (text: string) => urlsCutToOrigin(text, REQUEST_URL);
 
 /**
  * `fields` as they are logged: secret-named keys redacted, errors as name and message, bigints as

@@ -11,6 +11,7 @@ import { createHash } from "node:crypto";
 import type { FacilitatorClient } from "@x402/core/server";
 import { createPublicClient, http } from "viem";
 import type { HealthStatus, StatusCheck, StatusDocument, StatusGroup, StatusGroupId } from "../../spec/routes/status.ts";
+import { urlsCutToOrigin } from "../log.ts";
 import { nowPlus } from "../store/dialect.ts";
 import type { Queryable, Store } from "../store/store.ts";
 import { withBudget } from "../time-budget.ts";
@@ -87,20 +88,10 @@ function group(id: StatusGroupId, name: string, checks: StatusCheck[], status = 
 
 /** The longest error text a public check shows. */
 const MAX_ERROR_TEXT = 300;
-/** A URL in an error's text, with its scheme, its authority (user info included) and whatever follows. */
-const URL_IN_TEXT = /\b(https?|wss?):\/\/([^\s/?#]+)([^\s]*)/g;
 
-/**
- * An error's text as the public document may show it: every URL cut to its origin (an RPC
- * provider's key is often in the path or query, `/v2/<key>`, `?apikey=`, and viem names the URL
- * in its messages), user info dropped, on one line and bounded.
- */
+/** An error's text as the public document may show it: every URL cut to its origin, on one line and bounded. */
 export function publicErrorText(text: string): string {
-  const cut = text.replace(URL_IN_TEXT, (_whole, scheme: string, authority: string, rest: string) => {
-    const origin = `${scheme}://${authority.replace(/^[^@]*@/, "")}`;
-    return rest === "" || rest === "/" ? `${origin}${rest}` : `${origin}/…`;
-  });
-  const line = cut.replace(/\s+/g, " ").trim();
+  const line = urlsCutToOrigin(text).replace(/\s+/g, " ").trim();
   return line.length > MAX_ERROR_TEXT ? `${line.slice(0, MAX_ERROR_TEXT - 1)}…` : line;
 }
 
