@@ -1,19 +1,9 @@
-/**
- * A browser as a buyer on the Solana site: a page on another origin, in a real headless Chromium,
- * pays a route with @x402/fetch and @x402/svm's client scheme (registered by hand with the local
- * chain's rpcUrl, as a page with a wallet does), bundled into the page. The page reads the mint and
- * a blockhash from the local Solana RPC itself, so that RPC, like a public Solana RPC, must answer
- * a browser's preflight. Read back on the chain: exactly the price moved.
- */
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
-import { build } from "esbuild";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocalSolanaDevnet } from "../src/local/solana/devnet.ts";
 import type { RunningService } from "../src/server/service.ts";
-import { launchBrowser, skipBrowserTests } from "./support/browser.ts";
+import { bundleForPage, launchBrowser, servePage, skipBrowserTests } from "./support/browser.ts";
 import { startSolanaSite, usdcOn } from "./support/solana.ts";
 
 const PRICE = 100_000n; // POST /v1/dinalibrium: 0.10 USDC
@@ -51,48 +41,26 @@ describe("the local Solana RPC answers browsers", () => {
 });
 
 /** The page's script: @x402/fetch, @x402/svm's client scheme and kit's key import, bundled for the browser. */
-async function buyerBundle(): Promise<string> {
-  const result = await build({
-    stdin: {
-      contents: `
-        import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
-        import { ExactSvmScheme } from "@x402/svm/exact/client";
-        import { toClientSvmSigner } from "@x402/svm";
-        import { createKeyPairSignerFromBytes, getBase58Encoder } from "@solana/kit";
-        globalThis.x402 = { wrapFetchWithPayment, x402Client, ExactSvmScheme, toClientSvmSigner, createKeyPairSignerFromBytes, getBase58Encoder };`,
-      resolveDir: process.cwd(),
-      loader: "js",
-    },
-    bundle: true,
-    format: "iife",
-    platform: "browser",
-    minify: true,
-    write: false,
-    logLevel: "error",
-  });
-  return result.outputFiles[0]?.text as string;
-}
+const buyerBundle = () =>
+  bundleForPage(`
+    import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
+    import { ExactSvmScheme } from "@x402/svm/exact/client";
+    import { toClientSvmSigner } from "@x402/svm";
+    import { createKeyPairSignerFromBytes, getBase58Encoder } from "@solana/kit";
+    globalThis.x402 = { wrapFetchWithPayment, x402Client, ExactSvmScheme, toClientSvmSigner, createKeyPairSignerFromBytes, getBase58Encoder };`);
 
 describe.skipIf(skipBrowserTests())("a page on another origin pays the Solana site in Chromium", () => {
   let browser: Browser;
-  let page: Server;
+  let page: Awaited<ReturnType<typeof servePage>>;
   let pageOrigin: string;
   beforeAll(async () => {
-    const script = await buyerBundle();
-    page = createServer((req, res) => {
-      if (req.url === "/buyer.js") {
-        res.writeHead(200, { "content-type": "text/javascript" }).end(script);
-        return;
-      }
-      res.writeHead(200, { "content-type": "text/html" }).end('<!doctype html><title>buyer</title><script src="/buyer.js"></script>');
-    });
-    await new Promise<void>((resolve) => page.listen(0, "127.0.0.1", resolve));
-    pageOrigin = `http://localhost:${(page.address() as AddressInfo).port}`;
+    page = await servePage(await buyerBundle());
+    pageOrigin = page.origin;
     browser = await launchBrowser();
   });
   afterAll(async () => {
     await browser?.close();
-    await new Promise((resolve) => page?.close(resolve));
+    await page?.close();
   });
 
   it("reads the 402, signs with the SVM client through the local RPC, and reads PAYMENT-RESPONSE; exactly the price moves", async () => {

@@ -6,16 +6,13 @@
  * browser block, as printed, paying per call and from a balance through an EIP-1193 wallet.
  */
 import { readFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { decodePaymentResponseHeader } from "@x402/core/http";
-import { build } from "esbuild";
 import type { Browser } from "playwright-core";
 import { erc20Abi, type Hex, numberToHex, parseEventLogs } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { base } from "../src/networks/base.ts";
 import type { RunningService } from "../src/server/service.ts";
-import { launchBrowser, skipBrowserTests } from "./support/browser.ts";
+import { bundleForPage, launchBrowser, servePage, skipBrowserTests } from "./support/browser.ts";
 import { freshBuyer } from "./support/fresh-buyer.ts";
 import { chainClient, devnet, startTestService, usdcBalance } from "./support/service.ts";
 
@@ -77,47 +74,25 @@ describe("CORS on every answer", () => {
 });
 
 /** The page's script: @x402/fetch, its EVM scheme and viem's accounts, bundled for the browser. */
-async function buyerBundle(): Promise<string> {
-  const result = await build({
-    stdin: {
-      contents: `
-        import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
-        import { registerExactEvmScheme } from "@x402/evm/exact/client";
-        import { privateKeyToAccount } from "viem/accounts";
-        globalThis.x402 = { wrapFetchWithPayment, x402Client, registerExactEvmScheme, privateKeyToAccount };`,
-      resolveDir: process.cwd(),
-      loader: "js",
-    },
-    bundle: true,
-    format: "iife",
-    platform: "browser",
-    minify: true,
-    write: false,
-    logLevel: "error",
-  });
-  return result.outputFiles[0]?.text as string;
-}
+const buyerBundle = () =>
+  bundleForPage(`
+    import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
+    import { registerExactEvmScheme } from "@x402/evm/exact/client";
+    import { privateKeyToAccount } from "viem/accounts";
+    globalThis.x402 = { wrapFetchWithPayment, x402Client, registerExactEvmScheme, privateKeyToAccount };`);
 
 describe.skipIf(skipBrowserTests())("a page on another origin pays in Chromium", () => {
   let browser: Browser;
-  let page: Server;
+  let page: Awaited<ReturnType<typeof servePage>>;
   let pageOrigin: string;
   beforeAll(async () => {
-    const script = await buyerBundle();
-    page = createServer((req, res) => {
-      if (req.url === "/buyer.js") {
-        res.writeHead(200, { "content-type": "text/javascript" }).end(script);
-        return;
-      }
-      res.writeHead(200, { "content-type": "text/html" }).end('<!doctype html><title>buyer</title><script src="/buyer.js"></script>');
-    });
-    await new Promise<void>((resolve) => page.listen(0, "127.0.0.1", resolve));
-    pageOrigin = `http://localhost:${(page.address() as AddressInfo).port}`;
+    page = await servePage(await buyerBundle());
+    pageOrigin = page.origin;
     browser = await launchBrowser();
   });
   afterAll(async () => {
     await browser?.close();
-    await new Promise((resolve) => page?.close(resolve));
+    await page?.close();
   });
 
   it("reads the 402, signs with a viem account, sends PAYMENT-SIGNATURE and reads PAYMENT-RESPONSE", async () => {
@@ -187,9 +162,8 @@ function documentedBrowserBuyer(): string {
 }
 
 /** The documented block bundled as the page's module script, its exports put on globalThis.buyer. */
-async function documentedBundle(): Promise<string> {
-  const result = await build({
-    stdin: { contents: 'import * as buyer from "documented-buyer"; globalThis.buyer = buyer;', resolveDir: process.cwd(), loader: "js" },
+function documentedBundle(): Promise<string> {
+  return bundleForPage('import * as buyer from "documented-buyer"; globalThis.buyer = buyer;', {
     plugins: [
       {
         name: "documented-buyer",
@@ -204,39 +178,23 @@ async function documentedBundle(): Promise<string> {
         },
       },
     ],
-    bundle: true,
     format: "esm",
-    platform: "browser",
     target: "es2022",
-    minify: true,
-    write: false,
-    logLevel: "error",
   });
-  return result.outputFiles[0]?.text as string;
 }
 
 describe.skipIf(skipBrowserTests())("docs/payments.md's browser block pays through the reader's wallet", () => {
   let browser: Browser;
-  let page: Server;
+  let page: Awaited<ReturnType<typeof servePage>>;
   let pageOrigin: string;
   beforeAll(async () => {
-    const script = await documentedBundle();
-    page = createServer((req, res) => {
-      if (req.url === "/buyer.js") {
-        res.writeHead(200, { "content-type": "text/javascript" }).end(script);
-        return;
-      }
-      res
-        .writeHead(200, { "content-type": "text/html" })
-        .end('<!doctype html><title>buyer</title><script type="module" src="/buyer.js"></script>');
-    });
-    await new Promise<void>((resolve) => page.listen(0, "127.0.0.1", resolve));
-    pageOrigin = `http://localhost:${(page.address() as AddressInfo).port}`;
+    page = await servePage(await documentedBundle(), "module");
+    pageOrigin = page.origin;
     browser = await launchBrowser();
   });
   afterAll(async () => {
     await browser?.close();
-    await new Promise((resolve) => page?.close(resolve));
+    await page?.close();
   });
 
   it("pays a route per call, tops up, then pays from the balance with a sign-in and no transfer", async () => {

@@ -4,6 +4,9 @@
  * the install command; only outside CI (`CI` unset) is it a skip, with the reason printed.
  */
 import { existsSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { type BuildOptions, build } from "esbuild";
 import { type Browser, chromium, type Page } from "playwright-core";
 
 /** Where Debian installs Chromium (`apt-get install -y chromium`). */
@@ -71,4 +74,39 @@ export async function visit<T>(browser: Browser, url: string, use: (page: Page, 
   } finally {
     await context.close();
   }
+}
+
+/** `contents`, a script's source importing from node_modules, bundled for a browser page (`options` may change the format or add plugins). */
+export async function bundleForPage(contents: string, options: BuildOptions = {}): Promise<string> {
+  const result = await build({
+    stdin: { contents, resolveDir: process.cwd(), loader: "js" },
+    bundle: true,
+    format: "iife",
+    platform: "browser",
+    minify: true,
+    write: false,
+    logLevel: "error",
+    ...options,
+  });
+  return result.outputFiles?.[0]?.text as string;
+}
+
+/** A page of its own origin (`http://localhost:<port>`, not the service's) that only loads `script`, as a classic or a module script. */
+export async function servePage(
+  script: string,
+  type: "classic" | "module" = "classic",
+): Promise<{ origin: string; close(): Promise<void> }> {
+  const tag = type === "module" ? '<script type="module" src="/buyer.js"></script>' : '<script src="/buyer.js"></script>';
+  const page = createServer((req, res) => {
+    if (req.url === "/buyer.js") {
+      res.writeHead(200, { "content-type": "text/javascript" }).end(script);
+      return;
+    }
+    res.writeHead(200, { "content-type": "text/html" }).end(`<!doctype html><title>buyer</title>${tag}`);
+  });
+  await new Promise<void>((resolve) => page.listen(0, "127.0.0.1", resolve));
+  return {
+    origin: `http://localhost:${(page.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => page.close(() => resolve())),
+  };
 }
